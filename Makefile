@@ -1,0 +1,129 @@
+# tflm-micropython: TinyML models on MicroPython, natively.
+#
+#   make deps      toolchains, QEMU, .venv, MicroPython 1.25.0 source (once)
+#   make unix      MicroPython unix port with the tflm module
+#   make firmware BOARD=NETDUINO2|MPS2_AN385
+#   make demo      person-facing demo on the emulated STM32 (NETDUINO2)
+#   make test      every test
+#
+# Everything built lives in build/ (ignored by git); nothing is downloaded
+# again when it is already there.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+TOP := $(CURDIR)
+BUILD := $(TOP)/build
+MPY_VERSION := 1.25.0
+# A MicroPython 1.25 checkout of your own can be given with MPY_DIR=...
+MPY_DIR ?= $(BUILD)/micropython-$(MPY_VERSION)
+VENV := $(TOP)/.venv
+PY := $(VENV)/bin/python
+MODELS ?= $(abspath $(TOP)/../shared/models)
+BOARD ?= NETDUINO2
+QEMU_BOARDS := MPS2_AN385 NETDUINO2
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+MPY_CROSS := $(BUILD)/mpy-cross/mpy-cross
+UNIX_BIN := $(BUILD)/unix/micropython
+MPY_STAMP := $(MPY_DIR)/py/mpconfig.h
+VENV_STAMP := $(VENV)/.installed
+
+# Kernels to link in (empty: all of them), e.g. TFLM_OPS="FULLY_CONNECTED QUANTIZE".
+TFLM_OPS ?=
+MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MANIFEST= \
+	TFLM_OPS="$(TFLM_OPS)" -j$(JOBS)
+
+APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+
+.PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware demo \
+	test test-host test-engine test-device clean distclean
+
+help:
+	@sed -n '3,9p' Makefile | sed 's/^# \{0,1\}//'
+
+# ---------------------------------------------------------------------------
+# Dependencies
+
+deps: apt-deps venv micropython
+
+apt-deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing:$$missing"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+venv: $(VENV_STAMP)
+
+$(VENV_STAMP): host_tools/pyproject.toml tests/requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e host_tools -r tests/requirements.txt
+	touch $@
+
+micropython: $(MPY_STAMP)
+
+# MicroPython 1.25.0: Debian trixie's source package (through a private apt
+# configuration in build/apt, so the system's is left alone), else git.
+$(MPY_STAMP):
+ifneq ($(MPY_DIR),$(BUILD)/micropython-$(MPY_VERSION))
+	@echo "MPY_DIR=$(MPY_DIR) holds no MicroPython source" && false
+endif
+	@mkdir -p $(BUILD)
+	@if ! bash port_boards/fetch_micropython.sh debian $(BUILD) $(MPY_VERSION); then \
+		echo "Debian source package not reachable, trying git"; \
+		bash port_boards/fetch_micropython.sh git $(BUILD) $(MPY_VERSION); \
+	fi
+	@grep -q 'MICROPY_VERSION_MINOR (25)' $@ || (echo "$@ is not MicroPython 1.25" && false)
+	@touch $@
+
+mpy-cross: $(MPY_CROSS)
+
+$(MPY_CROSS): $(MPY_STAMP)
+	$(MAKE) -C $(MPY_DIR)/mpy-cross BUILD=$(BUILD)/mpy-cross -j$(JOBS)
+
+# ---------------------------------------------------------------------------
+# Builds (MicroPython's make decides what is out of date)
+
+unix: $(MPY_CROSS)
+	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix \
+		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 $(MPY_MAKE_FLAGS)
+
+firmware: $(MPY_CROSS)
+	@test -d port_boards/$(BOARD) || (echo "Unknown BOARD=$(BOARD); boards: $(QEMU_BOARDS)" && false)
+	$(MAKE) -C $(MPY_DIR)/ports/qemu BOARD=$(BOARD) BOARD_DIR=$(TOP)/port_boards/$(BOARD) \
+		BUILD=$(BUILD)/$(BOARD) $(MPY_MAKE_FLAGS)
+
+qemu-firmware: $(MPY_CROSS)
+	@for b in $(QEMU_BOARDS); do $(MAKE) --no-print-directory firmware BOARD=$$b || exit 1; done
+
+# ---------------------------------------------------------------------------
+# Demo: a model in the emulated STM32's flash, run from MicroPython
+
+demo: deps
+	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2
+	$(PY) -m tflm_host demo --board NETDUINO2 --models $(MODELS)
+
+# ---------------------------------------------------------------------------
+# Tests
+
+test: deps
+	@$(MAKE) --no-print-directory unix qemu-firmware
+	@$(MAKE) --no-print-directory test-engine
+	TFLM_MODELS=$(MODELS) $(PY) -m pytest -q tests
+
+# The engine alone, on the host, under AddressSanitizer and UBSan.
+test-engine:
+	$(MAKE) -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS)
+
+clean:
+	rm -rf $(BUILD)/unix $(addprefix $(BUILD)/,$(QEMU_BOARDS)) $(BUILD)/engine
+
+distclean:
+	rm -rf $(BUILD) $(VENV)

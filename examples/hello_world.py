@@ -1,0 +1,58 @@
+# hello_world: a small int8 network that learned sin(x), run from flash.
+#
+# The model file sits in the board's ROMFS region and is used in place: tflm
+# reads it through a memoryview into flash, so opening it costs a few dozen
+# bytes of RAM whatever the model's size. The interpreter gets an arena of
+# exactly the size the model needs (tflm.arena_size).
+import gc
+import math
+import sys
+
+import tflm
+
+MODEL = "/rom/hello_world_int8.tflite"
+STEPS = 24
+WIDTH = 41
+
+
+def load(path):
+    f = open(path, "rb")
+    try:
+        return memoryview(f)  # ROMFS: points into flash, no copy
+    except TypeError:
+        return f.read()  # other filesystems: read into RAM once
+
+
+print("tflm", tflm.version, "on", getattr(sys.implementation, "_machine", sys.platform))
+gc.collect()
+free_before = gc.mem_free()
+model = tflm.Model(load(MODEL))
+gc.collect()
+print("model:", MODEL, "-", model.size, "bytes in flash,", free_before - gc.mem_free(), "bytes of RAM to open it")
+print("ops:", ", ".join(model.ops))
+
+interp = tflm.Interpreter(model)
+print("arena_used_bytes:", interp.arena_used_bytes(),
+      "(head", interp.head_bytes(), "for tensors + tail", interp.tail_bytes(), "for the interpreter)")
+
+inp, out = model.inputs[0], model.outputs[0]
+x_in = interp.input(0)
+y_out = interp.output(0)
+print()
+print("{:>5}  {:>6}  {:>6}   {}".format("x", "sin(x)", "model", "-1" + " " * (WIDTH - 4) + "+1"))
+worst = 0.0
+for step in range(STEPS + 1):
+    x = 2 * math.pi * step / STEPS
+    q = round(x / inp.scale) + inp.zero_point
+    x_in[0] = max(-128, min(127, q))
+    interp.invoke()
+    y = (y_out[0] - out.zero_point) * out.scale
+    worst = max(worst, abs(y - math.sin(x)))
+    row = [" "] * WIDTH
+    row[WIDTH // 2] = "|"
+    row[round((math.sin(x) + 1) / 2 * (WIDTH - 1))] = "o"
+    row[round((max(-1.0, min(1.0, y)) + 1) / 2 * (WIDTH - 1))] = "*"
+    print("{:5.2f}  {:6.3f}  {:6.3f}   {}".format(x, math.sin(x), y, "".join(row)))
+print()
+print("o = sin(x), * = model; largest error {:.3f}".format(worst))
+print("arena_used_bytes:", interp.arena_used_bytes())

@@ -1,0 +1,3 @@
+"""Host tools for the tflm MicroPython module."""
+
+__version__ = "0.1.0"

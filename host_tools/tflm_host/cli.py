@@ -1,0 +1,235 @@
+"""The tflm-host command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__, codegen, device, romfs
+from .model import Model, load_model
+from .runner import make_inputs, run_model
+
+
+def _quant_text(t) -> str:
+    if not t.quantization:
+        return ""
+    q = t.quantization
+    if q.per_channel:
+        return f" per-channel q: {len(q.scales)} scales on dim {q.dimension}"
+    return f" q: scale={q.scales[0]:.6g} zp={q.zero_points[0]}"
+
+
+def inspect_text(model: Model, name: str) -> str:
+    lines = [f"model: {name} ({len(model.raw)} bytes, schema v{model.version}, "
+             f"{len(model.subgraphs)} subgraph{'s' if len(model.subgraphs) != 1 else ''})"]
+    if model.description:
+        lines.append(f"description: {model.description}")
+    if model.metadata:
+        lines.append("metadata: " + ", ".join(f"{k} ({len(v)} bytes)" for k, v in model.metadata.items()))
+    lines.append("ops: " + ", ".join(f"{k}x{v}" for k, v in model.op_counts().items()))
+    for sg in model.subgraphs:
+        lines.append(f"subgraph {sg.index} {sg.name!r}: {len(sg.tensors)} tensors, {len(sg.operators)} operators")
+        for label, indices in (("inputs", sg.inputs), ("outputs", sg.outputs)):
+            for i in indices:
+                t = sg.tensors[i]
+                lines.append(f"  {label[:-1]} [{i}] {t.name} {t.dtype.lower()} {list(t.shape)}{_quant_text(t)}")
+        lines.append("  operators:")
+        for op in sg.operators:
+            opts = " ".join(f"{k}={v}" for k, v in op.options.items())
+            lines.append(f"    {op.index:3d} {op.opcode} in {list(op.inputs)} out {list(op.outputs)}"
+                         + (f"  {opts}" if opts else ""))
+        lines.append("  tensors:")
+        for t in sg.tensors:
+            kind = "const" if t.is_constant else ("var" if t.is_variable else "act")
+            lines.append(f"    {t.index:3d} {kind:5s} {t.dtype.lower():7s} {str(list(t.shape)):18s} "
+                         f"{t.nbytes:7d} B  {t.name}{_quant_text(t)}")
+    return "\n".join(lines)
+
+
+def inspect_json(model: Model, name: str) -> dict:
+    def tensor(t):
+        return {"index": t.index, "name": t.name, "dtype": t.dtype.lower(), "shape": list(t.shape),
+                "bytes": t.nbytes, "constant": t.is_constant, "variable": t.is_variable,
+                "quantization": None if not t.quantization else {
+                    "scales": t.quantization.scales, "zero_points": t.quantization.zero_points,
+                    "dimension": t.quantization.dimension}}
+
+    return {
+        "model": name, "bytes": len(model.raw), "version": model.version, "description": model.description,
+        "metadata": {k: len(v) for k, v in model.metadata.items()}, "ops": model.op_counts(),
+        "subgraphs": [{
+            "index": sg.index, "name": sg.name, "inputs": list(sg.inputs), "outputs": list(sg.outputs),
+            "operators": [{"index": op.index, "op": op.opcode, "inputs": list(op.inputs),
+                           "outputs": list(op.outputs), "options": op.options} for op in sg.operators],
+            "tensors": [tensor(t) for t in sg.tensors],
+        } for sg in model.subgraphs],
+    }
+
+
+def cmd_inspect(args) -> int:
+    model = load_model(args.model)
+    if args.json:
+        print(json.dumps(inspect_json(model, Path(args.model).name), indent=1))
+    else:
+        print(inspect_text(model, Path(args.model).name))
+    return 0
+
+
+def _samples(args, model: Model):
+    return make_inputs(model, args.inputs, args.seed, args.count)
+
+
+def cmd_run(args) -> int:
+    model = load_model(args.model)
+    samples = _samples(args, model)
+    result = run_model(args.model, device.target(args.target, args.firmware), samples, args.planner)
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    print(f"model {Path(args.model).name} on {result.target} ({args.inputs} inputs, "
+          f"{len(samples)} run{'s' if len(samples) != 1 else ''})")
+    print(f"arena_used_bytes {result.arena_used_bytes} (head {result.head_bytes}, tail {result.tail_bytes})")
+    for r, outs in enumerate(result.runs):
+        for k, out in enumerate(outs):
+            prefix = f"run {r} " if len(result.runs) > 1 else ""
+            print(f"{prefix}output {k} {out.dtype} {list(out.shape)}: "
+                  f"{np.array2string(out.ravel(), threshold=16, max_line_width=200)}")
+    return 0
+
+
+def compare_outputs(ours: list[list[np.ndarray]], ref: list[list[np.ndarray]]) -> tuple[bool, list[str]]:
+    """Bit-exact comparison, output by output over all runs."""
+    lines = []
+    same = True
+    for k in range(len(ref[0])):
+        diffs = []
+        for r, (a, b) in enumerate(zip(ours, ref)):
+            x, y = a[k], np.asarray(b[k]).astype(a[k].dtype, copy=False).reshape(a[k].shape)
+            if x.tobytes() != y.tobytes():
+                diffs.append((r, x, y))
+        t = ref[0][k]
+        head = f"output {k} ({t.dtype}, shape {list(t.shape)})"
+        if not diffs:
+            lines.append(f"{head}: bit-exact on {len(ref)} of {len(ref)} input sets")
+            continue
+        same = False
+        r, x, y = diffs[0]
+        xs, ys = x.ravel(), y.ravel()
+        bad = [j for j in range(xs.size) if xs[j:j + 1].tobytes() != ys[j:j + 1].tobytes()]
+        i = int(bad[0])
+        lines.append(f"{head}: DIFFERS on {len(diffs)} of {len(ref)} input sets; first at set {r}, "
+                     f"{len(bad)} of {x.size} values differ, first at index {i}: "
+                     f"ours {x.ravel()[i]!r}, TFLM {y.ravel()[i]!r}")
+    return same, lines
+
+
+def cmd_compare(args) -> int:
+    from .reference import reference_outputs
+
+    model = load_model(args.model)
+    samples = _samples(args, model)
+    ours = run_model(args.model, device.target(args.target, args.firmware), samples, args.planner)
+    ref = reference_outputs(Path(args.model), samples)
+    same, lines = compare_outputs(ours.runs, ref)
+    if args.json:
+        print(json.dumps({"target": ours.target, "bit_exact": same, "input_sets": len(samples),
+                          "report": lines, "arena_used_bytes": ours.arena_used_bytes,
+                          "head_bytes": ours.head_bytes, "tail_bytes": ours.tail_bytes}))
+    else:
+        print(f"model {Path(args.model).name} on {ours.target} vs TFLM reference, "
+              f"{len(samples)} {args.inputs} input set{'s' if len(samples) != 1 else ''}")
+        for line in lines:
+            print("  " + line)
+        print("result: " + ("bit-exact" if same else "DIFFERENT"))
+    return 0 if same else 1
+
+
+def cmd_romfs(args) -> int:
+    root = Path(args.dir)
+    if not root.is_dir():
+        print(f"{root} is not a folder", file=sys.stderr)
+        return 2
+    image = romfs.build_from_dir(root, args.align)
+    Path(args.output).write_bytes(image)
+    for path, (offset, length) in romfs.list_image(image).items():
+        print(f"{offset:8d} {length:8d}  {path}")
+    print(f"{len(image)} bytes written to {args.output}")
+    return 0
+
+
+def cmd_codegen(args) -> int:
+    engine = device.PROJECT_ROOT / "micropython_mod" / "engine"
+    if args.check:
+        stale = [p for p, text in codegen.generated_files(engine).items()
+                 if not p.exists() or p.read_text() != text]
+        for p in stale:
+            print(f"{p} is out of date: run tflm-host codegen", file=sys.stderr)
+        return 1 if stale else 0
+    for p in codegen.write(engine):
+        print(f"wrote {p}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from .demo import run_demo
+
+    return run_demo(args.board, Path(args.models))
+
+
+def _add_input_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help=".tflite file")
+    p.add_argument("--target", default="unix", choices=device.TARGETS)
+    p.add_argument("--inputs", default="random", help="zeros, random or FILE.npz (input_0, input_1, ...)")
+    p.add_argument("--seed", type=int, default=0, help="seed of random inputs")
+    p.add_argument("--count", type=int, default=1, help="input sets to run (zeros, random)")
+    p.add_argument("--planner", default="greedy", help="memory planner on the device")
+    p.add_argument("--firmware", type=Path, help="firmware or unix binary (default: the project's build)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tflm-host", description="Host tools for the tflm MicroPython module")
+    parser.add_argument("--version", action="version", version=__version__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("inspect", help="ops, tensors, shapes, quantization, metadata")
+    p.add_argument("model")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_inspect)
+
+    p = sub.add_parser("run", help="run a model with our runtime on a target")
+    _add_input_args(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("compare", help="run on a target and on TFLM; exit 1 unless bit-exact")
+    _add_input_args(p)
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("romfs", help="build a ROMFS image with aligned file data")
+    p.add_argument("dir")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--align", type=int, default=16)
+    p.set_defaults(func=cmd_romfs)
+
+    p = sub.add_parser("codegen", help="write the engine's generated C tables")
+    p.add_argument("--check", action="store_true", help="only check they are up to date")
+    p.set_defaults(func=cmd_codegen)
+
+    p = sub.add_parser("demo", help="the demo: a model from flash on an emulated board")
+    p.add_argument("--board", default="NETDUINO2", choices=device.QEMU_BOARDS)
+    p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, FileNotFoundError, RuntimeError, TimeoutError) as e:
+        print(f"tflm-host {args.command}: {e}", file=sys.stderr)
+        return 2

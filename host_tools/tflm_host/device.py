@@ -1,0 +1,232 @@
+"""Targets that run MicroPython code with the tflm module: the unix port, and
+firmware for the project's QEMU boards driven over MicroPython's raw REPL.
+
+Code is given as a list of chunks. On QEMU each chunk is one raw-REPL
+execution (they share globals), which keeps every compile small enough for a
+128 KiB board; files are put in a ROMFS image in the board's flash and show
+up under /rom. On unix the chunks run as one script and files sit in a
+temporary folder. Either way the code finds its files under the global ROOT.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import struct
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import romfs
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+QEMU_BOARDS = ("MPS2_AN385", "NETDUINO2")
+TARGETS = ("unix",) + QEMU_BOARDS
+
+
+class DeviceError(RuntimeError):
+    """The code raised an exception on the device; the message is its traceback."""
+
+
+def build_dir() -> Path:
+    return Path(os.environ.get("TFLM_BUILD", PROJECT_ROOT / "build"))
+
+
+def elf_symbol(path: Path, name: str) -> int:
+    """Address of a symbol in a 32-bit little-endian ELF file."""
+    data = path.read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 1:
+        raise ValueError(f"{path} is not a 32-bit ELF file")
+    shoff, = struct.unpack_from("<I", data, 0x20)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x2E)
+    sections = [struct.unpack_from("<IIIIIIIIII", data, shoff + i * shentsize) for i in range(shnum)]
+    for sh in sections:
+        if sh[1] != 2:  # SHT_SYMTAB
+            continue
+        strtab = sections[sh[6]]
+        for off in range(sh[4], sh[4] + sh[5], 16):
+            st_name, st_value = struct.unpack_from("<II", data, off)
+            start = strtab[4] + st_name
+            end = data.index(b"\0", start)
+            if data[start:end] == name.encode():
+                return st_value
+    raise KeyError(f"{name} not found in {path}")
+
+
+@dataclass
+class Board:
+    name: str
+    machine: str  # QEMU machine
+    firmware: Path
+
+    @property
+    def romfs_start(self) -> int:
+        return elf_symbol(self.firmware, "_tflm_romfs_start")
+
+    @property
+    def romfs_size(self) -> int:
+        return elf_symbol(self.firmware, "_tflm_romfs_end") - self.romfs_start
+
+
+def board(name: str, firmware: Path | None = None) -> Board:
+    """A QEMU board as port_boards/ defines it, with its built firmware."""
+    mk = PROJECT_ROOT / "port_boards" / name / "mpconfigboard.mk"
+    if not mk.is_file():
+        raise ValueError(f"unknown board {name!r} (boards: {', '.join(QEMU_BOARDS)})")
+    m = re.search(r"^QEMU_MACHINE\s*=\s*(\S+)", mk.read_text(), re.M)
+    if not m:
+        raise ValueError(f"{mk} sets no QEMU_MACHINE")
+    fw = firmware or build_dir() / name / "firmware.elf"
+    if not fw.is_file():
+        raise FileNotFoundError(f"{fw} not found: run `make firmware BOARD={name}`")
+    return Board(name, m.group(1), fw)
+
+
+class Target:
+    name = ""
+
+    def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600) -> str:
+        raise NotImplementedError
+
+
+class UnixTarget(Target):
+    name = "unix"
+
+    def __init__(self, binary: Path | None = None, heap: str = "16M") -> None:
+        self.binary = binary or build_dir() / "unix" / "micropython"
+        if not self.binary.is_file():
+            raise FileNotFoundError(f"{self.binary} not found: run `make unix`")
+        self.heap = heap
+
+    def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600) -> str:
+        with tempfile.TemporaryDirectory(prefix="tflm-") as tmp:
+            for rel, data in (files or {}).items():
+                path = Path(tmp, rel)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+            script = Path(tmp, "_main.py")
+            script.write_text(f"ROOT = {tmp!r}\n" + "\n".join(chunks) + "\n")
+            proc = subprocess.run([str(self.binary), "-X", f"heapsize={self.heap}", str(script)],
+                                  capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            raise DeviceError((proc.stdout + proc.stderr).strip())
+        return proc.stdout
+
+
+class RawRepl:
+    """MicroPython's raw REPL over a process's stdin/stdout."""
+
+    def __init__(self, proc: subprocess.Popen, timeout: float) -> None:
+        self.proc = proc
+        self.timeout = timeout
+        self.pending = b""
+
+    def read_until(self, token: bytes, timeout: float | None = None, echo=None) -> bytes:
+        deadline = time.monotonic() + (timeout or self.timeout)
+        fd = self.proc.stdout.fileno()
+        shown = 0
+        while token not in self.pending:
+            if echo is not None:
+                # Show complete lines as they arrive.
+                end = self.pending.rfind(b"\n") + 1
+                if end > shown:
+                    echo.write(self.pending[shown:end].decode(errors="replace").replace("\r\n", "\n"))
+                    echo.flush()
+                    shown = end
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"device did not answer (waiting for {token!r}); got {self.pending[-300:]!r}")
+            ready, _, _ = select.select([fd], [], [], min(left, 0.5))
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    raise DeviceError(f"device exited; output: {self.pending[-500:]!r}")
+                self.pending += chunk
+        head, _, self.pending = self.pending.partition(token)
+        if echo is not None and len(head) > shown:
+            echo.write(head[shown:].decode(errors="replace").replace("\r\n", "\n"))
+            echo.flush()
+        return head
+
+    def write(self, data: bytes) -> None:
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def enter(self) -> None:
+        # Bytes sent before the UART is enabled are lost: wait for the prompt.
+        self.read_until(b">>> ", timeout=60)
+        self.write(b"\x01")
+        self.read_until(b"raw REPL; CTRL-B to exit\r\n>")
+
+    def exec(self, code: str, echo=None) -> str:
+        """Runs code; returns its output, raises DeviceError with its traceback.
+        With `echo` (a text stream) the output is also written there as it comes."""
+        self.write(code.encode() + b"\x04")
+        status = self.read_until(b"OK")
+        if status.strip():
+            raise DeviceError(f"raw REPL refused the code: {status!r}")
+        out = self.read_until(b"\x04", echo=echo)
+        err = self.read_until(b"\x04")
+        self.read_until(b">")
+        if err:
+            raise DeviceError(err.decode(errors="replace").strip())
+        return out.decode(errors="replace").replace("\r\n", "\n")
+
+
+class QemuTarget(Target):
+    def __init__(self, board_name: str, firmware: Path | None = None) -> None:
+        self.board = board(board_name, firmware)
+        self.name = board_name
+
+    def command(self, image: Path | None) -> list[str]:
+        # -icount shift=0: one guest instruction per virtual nanosecond, so
+        # timings are repeatable instruction counts.
+        cmd = ["qemu-system-arm", "-machine", self.board.machine, "-nographic", "-monitor", "none",
+               "-serial", "stdio", "-semihosting", "-icount", "shift=0", "-kernel", str(self.board.firmware)]
+        if image is not None:
+            cmd += ["-device", f"loader,file={image},addr={self.board.romfs_start:#x},force-raw=on"]
+        return cmd
+
+    def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600) -> str:
+        with tempfile.TemporaryDirectory(prefix="tflm-qemu-") as tmp:
+            image = None
+            if files:
+                data = romfs.build_image(files)
+                if len(data) > self.board.romfs_size:
+                    raise ValueError(f"ROMFS image of {len(data)} bytes exceeds the {self.board.name} "
+                                     f"ROMFS region of {self.board.romfs_size} bytes")
+                image = Path(tmp, "romfs.img")
+                image.write_bytes(data)
+            return run_qemu(self.command(image), chunks, timeout)
+
+
+def run_qemu(cmd: list[str], chunks: list[str], timeout: float, echo=None) -> str:
+    """Boots QEMU, runs each chunk in the raw REPL, and always stops QEMU."""
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        repl = RawRepl(proc, timeout)
+        repl.enter()
+        out = [repl.exec("ROOT = '/rom'")]
+        for chunk in chunks:
+            out.append(repl.exec(chunk, echo))
+        return "".join(out)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        for f in (proc.stdin, proc.stdout):
+            if f:
+                f.close()
+
+
+def target(name: str, firmware: Path | None = None) -> Target:
+    if name == "unix":
+        return UnixTarget(firmware)
+    return QemuTarget(name, firmware)

@@ -1,0 +1,144 @@
+"""Runs a model with the tflm module on a target and reads back the outputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .device import Target
+from .model import Model, Tensor, load_model
+
+# Bytes of input per raw-REPL execution: small compiles fit small boards.
+INPUT_CHUNK = 2048
+
+SETUP = """\
+import tflm, binascii
+def _open(path):
+    f = open(path, 'rb')
+    try:
+        return memoryview(f)  # ROMFS: the model stays in flash, no copy
+    except TypeError:
+        return f.read()
+_m = tflm.Model(_open(ROOT + '/model.tflite'))
+_it = tflm.Interpreter(_m, planner={planner!r})
+_n_out = len(_m.outputs)
+print('@ARENA', _it.arena_used_bytes(), _it.head_bytes(), _it.tail_bytes())
+def _run():
+    _it.invoke()
+    for k in range(_n_out):
+        print('@OUT', k, binascii.hexlify(bytes(_it.output(k))).decode())
+"""
+
+
+@dataclass
+class RunResult:
+    target: str
+    runs: list[list[np.ndarray]]  # per input set: the outputs
+    arena_used_bytes: int
+    head_bytes: int
+    tail_bytes: int
+
+    @property
+    def outputs(self) -> list[np.ndarray]:
+        return self.runs[0]
+
+    def to_json(self) -> dict[str, Any]:
+        def encode(outs: list[np.ndarray]) -> list[dict[str, Any]]:
+            return [{"dtype": str(o.dtype), "shape": list(o.shape), "data": o.ravel().tolist()} for o in outs]
+
+        result: dict[str, Any] = {
+            "target": self.target,
+            "outputs": encode(self.outputs),
+            "arena_used_bytes": self.arena_used_bytes,
+            "head_bytes": self.head_bytes,
+            "tail_bytes": self.tail_bytes,
+        }
+        if len(self.runs) > 1:
+            result["runs"] = [encode(r) for r in self.runs]
+        return result
+
+
+def input_chunks(samples: list[list[np.ndarray]]) -> list[str]:
+    """Device code that writes each input set and runs the model."""
+    chunks = []
+    for sample in samples:
+        for i, array in enumerate(sample):
+            raw = np.ascontiguousarray(array).tobytes()
+            for off in range(0, len(raw), INPUT_CHUNK):
+                piece = raw[off:off + INPUT_CHUNK].hex()
+                chunks.append(f"_it.set_input({i}, binascii.unhexlify('{piece}'), {off})")
+        chunks.append("_run()")
+    return chunks
+
+
+def parse_output(text: str, model: Model, count: int) -> tuple[list[list[np.ndarray]], tuple[int, int, int]]:
+    arena = None
+    runs: list[list[np.ndarray]] = []
+    outputs = model.outputs
+    for line in text.splitlines():
+        if line.startswith("@ARENA "):
+            used, head, tail = (int(x) for x in line.split()[1:4])
+            arena = (used, head, tail)
+        elif line.startswith("@OUT "):
+            _, k, hexdata = line.split()
+            k = int(k)
+            if k == 0:
+                runs.append([])
+            t = outputs[k]
+            runs[-1].append(np.frombuffer(bytes.fromhex(hexdata), t.numpy_dtype).reshape(t.shape))
+    if arena is None or len(runs) != count:
+        raise RuntimeError(f"unexpected device output:\n{text[-2000:]}")
+    return runs, arena
+
+
+def run_model(model_path: Path, target: Target, samples: list[list[np.ndarray]],
+              planner: str = "greedy", timeout: float = 900) -> RunResult:
+    model_bytes = Path(model_path).read_bytes()
+    model = load_model(model_bytes)
+    chunks = [SETUP.format(planner=planner)] + input_chunks(samples)
+    text = target.run(chunks, {"model.tflite": model_bytes}, timeout=timeout)
+    runs, (used, head, tail) = parse_output(text, model, len(samples))
+    return RunResult(target.name, runs, used, head, tail)
+
+
+def _random_tensor(t: Tensor, rng: np.random.Generator) -> np.ndarray:
+    dtype = t.numpy_dtype
+    if dtype.kind == "f":
+        return rng.normal(0.0, 2.0, t.shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, t.shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, t.shape, dtype=dtype, endpoint=True)
+
+
+def make_inputs(model: Model, spec: str, seed: int = 0, count: int = 1) -> list[list[np.ndarray]]:
+    """Input sets: "zeros", "random" (seeded), or an .npz file with arrays
+    input_0, input_1, ... (each the input's shape, or a stack of them)."""
+    tensors = model.inputs
+    if spec == "zeros":
+        return [[np.zeros(t.shape, t.numpy_dtype) for t in tensors] for _ in range(count)]
+    if spec == "random":
+        rng = np.random.default_rng(seed)
+        return [[_random_tensor(t, rng) for t in tensors] for _ in range(count)]
+    path = Path(spec)
+    if path.suffix != ".npz" or not path.is_file():
+        raise ValueError(f"--inputs must be zeros, random or an existing .npz file, not {spec!r}")
+    with np.load(path) as npz:
+        arrays = []
+        for i, t in enumerate(tensors):
+            key = f"input_{i}"
+            if key not in npz:
+                raise ValueError(f"{path} has no array {key!r} (it has {', '.join(npz.files)})")
+            a = npz[key].astype(t.numpy_dtype)
+            if tuple(a.shape) == tuple(t.shape):
+                a = a[np.newaxis]
+            elif tuple(a.shape[1:]) != tuple(t.shape):
+                raise ValueError(f"{key} has shape {a.shape}; input {i} needs {t.shape} or (N, *{t.shape})")
+            arrays.append(a)
+    n = arrays[0].shape[0] if arrays else count
+    if any(a.shape[0] != n for a in arrays):
+        raise ValueError("all inputs in the .npz file need the same number of samples")
+    return [[a[k] for a in arrays] for k in range(n)]

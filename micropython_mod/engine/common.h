@@ -1,0 +1,103 @@
+// Shared definitions of the tflm engine: status codes, errors, tensor types.
+// The engine is plain C99 with no MicroPython dependency, so it can be built
+// and fuzzed on a host.
+#ifndef TFLM_ENGINE_COMMON_H
+#define TFLM_ENGINE_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tflm_config.h"
+
+typedef enum {
+    TFLM_OK = 0,
+    TFLM_ERR_VALUE,           // malformed model, bad argument: ValueError
+    TFLM_ERR_MEMORY,          // arena too small: MemoryError
+    TFLM_ERR_NOT_IMPLEMENTED, // op or type not supported: NotImplementedError
+    TFLM_ERR_RUNTIME,         // failure while running: RuntimeError
+} tflm_status_t;
+
+#define TFLM_ERROR_MSG_LEN (200)
+
+typedef struct _tflm_error_t {
+    tflm_status_t status;
+    uint32_t needed; // with TFLM_ERR_MEMORY: bytes the arena must have
+    uint32_t given;  // with TFLM_ERR_MEMORY: bytes it has
+    char msg[TFLM_ERROR_MSG_LEN];
+} tflm_error_t;
+
+// Sets status and message and returns status. The format knows %d (int),
+// %u (unsigned), %x (unsigned, hex), %s and %c; the engine avoids libc's
+// printf so bare-metal builds stay small and behave alike.
+tflm_status_t tflm_error(tflm_error_t *err, tflm_status_t status, const char *fmt, ...);
+// Appends to the message without changing the status.
+void tflm_error_append(tflm_error_t *err, const char *fmt, ...);
+void tflm_error_clear(tflm_error_t *err);
+
+// Tensor element types, numbered as in the TFLite schema.
+typedef enum {
+    TFLM_FLOAT32 = 0,
+    TFLM_FLOAT16 = 1,
+    TFLM_INT32 = 2,
+    TFLM_UINT8 = 3,
+    TFLM_INT64 = 4,
+    TFLM_STRING = 5,
+    TFLM_BOOL = 6,
+    TFLM_INT16 = 7,
+    TFLM_COMPLEX64 = 8,
+    TFLM_INT8 = 9,
+    TFLM_FLOAT64 = 10,
+    TFLM_COMPLEX128 = 11,
+    TFLM_UINT64 = 12,
+    TFLM_RESOURCE = 13,
+    TFLM_VARIANT = 14,
+    TFLM_UINT32 = 15,
+    TFLM_UINT16 = 16,
+    TFLM_INT4 = 17,
+    TFLM_TYPE_COUNT = 18,
+} tflm_type_t;
+
+// Bytes per element, 0 for types the engine cannot hold in memory.
+size_t tflm_type_size(unsigned type);
+const char *tflm_type_name(unsigned type);
+
+// Every buffer in the arena starts on this boundary, as in TFLM.
+#define TFLM_ALIGN (16u)
+
+static inline uint32_t tflm_align_up(uint32_t n, uint32_t a) {
+    return (n + a - 1u) & ~(a - 1u);
+}
+
+// Unaligned little-endian reads; all targets are little-endian.
+static inline uint16_t tflm_rd_u16(const uint8_t *p) {
+    uint16_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+static inline uint32_t tflm_rd_u32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+static inline int32_t tflm_rd_i32(const uint8_t *p) {
+    int32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+static inline uint64_t tflm_rd_u64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+static inline float tflm_rd_f32(const uint8_t *p) {
+    float v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+#define TFLM_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define TFLM_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif // TFLM_ENGINE_COMMON_H

@@ -1,0 +1,732 @@
+// The interpreter (see interpreter.h).
+//
+// Allocation runs the same build code twice. The dry run, in an arena with no
+// memory, measures the tail; the real run then writes the records, runs the
+// kernels' prepare(), marks lifetimes and plans the head. Tail layout, from
+// the top of the arena down: subgraph records and their input/output lists,
+// tensor records (model tensors, then scratch buffers), node records and
+// their input/output lists, kernel data, variable tensors.
+#include "interpreter.h"
+#include "ops.h"
+#include "schema.h"
+
+// BuiltinOptions union types of the control-flow ops and their fields.
+#define TFLM_OPTIONS_IF (92)
+#define TFLM_OPTIONS_WHILE (93)
+#define TFLM_OPTIONS_CALL_ONCE (103)
+
+typedef struct {
+    tflm_interp_t *ip;
+    tflm_arena_t *arena;
+    bool dry;
+    uint32_t n_scratch;   // scratch buffers requested so far
+    uint32_t scratch_cap; // records reserved for them (real pass)
+} tflm_build_t;
+
+static tflm_status_t out_of_tail(tflm_build_t *b) {
+    tflm_error_t *err = &b->ip->err;
+    err->needed = 0;
+    err->given = b->arena->size;
+    return tflm_error(err, TFLM_ERR_MEMORY, "arena too small: %u bytes cannot hold the model's persistent data",
+        (unsigned)b->arena->size);
+}
+
+// Tail allocation of `bytes` rounded up to 4; TFLM_ARENA_FAIL on failure.
+static uint32_t tail_alloc(tflm_build_t *b, uint32_t bytes) {
+    return tflm_arena_alloc_tail(b->arena, tflm_align_up(bytes, 4), 4);
+}
+
+static void *at(tflm_build_t *b, uint32_t offset) {
+    return b->dry ? NULL : tflm_arena_ptr(b->arena, offset);
+}
+
+// Writes a list of global tensor indices (int16, -1 for omitted) from a
+// model index vector after checking each one.
+static tflm_status_t write_indices(tflm_build_t *b, uint16_t *out, tflm_fb_vec_t v, uint32_t base,
+    uint32_t n_tensors, bool allow_none) {
+    tflm_model_t *m = b->ip->model;
+    for (uint32_t i = 0; i < v.count; ++i) {
+        int32_t t = tflm_model_index(m, v, i);
+        if (t == TFLM_NO_TENSOR && allow_none) {
+            if (out) {
+                out[i] = TFLM_NO_INDEX;
+            }
+            continue;
+        }
+        if (t < 0 || (uint32_t)t >= n_tensors) {
+            return tflm_error(&b->ip->err, TFLM_ERR_VALUE, "malformed model: tensor index %d out of range (%u tensors)",
+                (int)t, (unsigned)n_tensors);
+        }
+        if (out) {
+            out[i] = (uint16_t)(base + (uint32_t)t);
+        }
+    }
+    return TFLM_OK;
+}
+
+// Subgraph records and their input/output lists.
+static tflm_status_t build_subgraphs(tflm_build_t *b) {
+    tflm_interp_t *ip = b->ip;
+    tflm_model_t *m = ip->model;
+    uint32_t n = m->subgraphs.count;
+    uint32_t recs_at = tail_alloc(b, n * (uint32_t)sizeof(tflm_subgraph_rec_t));
+    if (recs_at == TFLM_ARENA_FAIL) {
+        return out_of_tail(b);
+    }
+    ip->subgraphs_at = recs_at;
+    ip->n_subgraphs = n;
+    uint32_t tensors = 0, nodes = 0;
+    for (uint32_t s = 0; s < n; ++s) {
+        tflm_subgraph_t sg;
+        if (!tflm_model_subgraph(m, s, &sg)) {
+            return tflm_model_check(m, &ip->err);
+        }
+        uint32_t n_io = sg.inputs.count + sg.outputs.count;
+        uint32_t io_at = tail_alloc(b, 2 * n_io);
+        if (io_at == TFLM_ARENA_FAIL) {
+            return out_of_tail(b);
+        }
+        uint16_t *io = at(b, io_at);
+        tflm_status_t st;
+        if ((st = write_indices(b, io, sg.inputs, tensors, sg.tensors.count, false))
+            || (st = write_indices(b, io ? io + sg.inputs.count : NULL, sg.outputs, tensors, sg.tensors.count, false))) {
+            return st;
+        }
+        tflm_subgraph_rec_t *r = at(b, recs_at + s * (uint32_t)sizeof(tflm_subgraph_rec_t));
+        if (r) {
+            r->io = io_at;
+            r->tensor_base = (uint16_t)tensors;
+            r->n_tensors = (uint16_t)sg.tensors.count;
+            r->node_base = (uint16_t)nodes;
+            r->n_nodes = (uint16_t)sg.operators.count;
+            r->n_inputs = (uint16_t)sg.inputs.count;
+            r->n_outputs = (uint16_t)sg.outputs.count;
+        }
+        tensors += sg.tensors.count;
+        nodes += sg.operators.count;
+    }
+    if (tensors >= TFLM_MAX_TENSORS || nodes > TFLM_MAX_OPS) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "model too large: %u tensors and %u operators in all subgraphs",
+            (unsigned)tensors, (unsigned)nodes);
+    }
+    ip->n_model_tensors = tensors;
+    ip->n_nodes = nodes;
+    return TFLM_OK;
+}
+
+// Tensor records: where each model tensor's bytes are.
+static tflm_status_t build_tensors(tflm_build_t *b) {
+    tflm_interp_t *ip = b->ip;
+    tflm_model_t *m = ip->model;
+    uint32_t total = ip->n_model_tensors + b->scratch_cap;
+    if (total >= TFLM_MAX_TENSORS) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "model too large: %u tensors and scratch buffers", (unsigned)total);
+    }
+    uint32_t recs_at = tail_alloc(b, total * (uint32_t)sizeof(tflm_tensor_rec_t));
+    if (recs_at == TFLM_ARENA_FAIL) {
+        return out_of_tail(b);
+    }
+    ip->tensors_at = recs_at;
+    if (b->dry) {
+        return TFLM_OK;
+    }
+    tflm_tensor_rec_t *recs = tflm_arena_ptr(b->arena, recs_at);
+    memset(recs, 0, total * sizeof(tflm_tensor_rec_t));
+    uint32_t g = 0;
+    for (uint32_t s = 0; s < ip->n_subgraphs; ++s) {
+        tflm_subgraph_t sg;
+        if (!tflm_model_subgraph(m, s, &sg)) {
+            return tflm_model_check(m, &ip->err);
+        }
+        for (uint32_t i = 0; i < sg.tensors.count; ++i, ++g) {
+            tflm_model_tensor_t t;
+            uint32_t elements, bytes, pos, len;
+            if (!tflm_model_tensor(m, &sg, i, &t) || !tflm_model_buffer(m, t.buffer, &pos, &len)) {
+                return tflm_model_check(m, &ip->err);
+            }
+            if (!tflm_model_tensor_size(m, &t, &elements, &bytes)) {
+                return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: tensor %u has a bad shape", (unsigned)i);
+            }
+            tflm_tensor_rec_t *r = &recs[g];
+            r->type = t.type;
+            r->bytes = bytes;
+            r->first = TFLM_LIFETIME_UNSET;
+            r->last = TFLM_LIFETIME_UNSET;
+            if (t.is_variable) {
+                r->flags |= TFLM_TENSOR_VARIABLE;
+            }
+            if (len != 0) {
+                size_t align = TFLM_MIN(tflm_type_size(t.type), 4u);
+                if (len < bytes) {
+                    return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: tensor %u needs %u bytes, its buffer holds %u",
+                        (unsigned)i, (unsigned)bytes, (unsigned)len);
+                }
+                if (align > 1 && ((uintptr_t)(m->fb.buf + pos) % align) != 0) {
+                    return tflm_error(&ip->err, TFLM_ERR_VALUE,
+                        "tensor %u data is not %u-byte aligned in memory; load the model into an aligned buffer",
+                        (unsigned)i, (unsigned)align);
+                }
+                r->where = TFLM_AT_MODEL;
+                r->data = pos;
+            } else if (bytes != 0 && !t.is_variable) {
+                r->where = TFLM_AT_HEAD;
+            }
+        }
+    }
+    return TFLM_OK;
+}
+
+static const tflm_kernel_t *node_kernel(tflm_interp_t *ip, const tflm_model_op_t *op, uint32_t *index) {
+    (void)ip;
+    return tflm_kernel_find(op->builtin, index);
+}
+
+// Prefixes the current error message with the node it came from.
+static tflm_status_t node_error(tflm_interp_t *ip, uint32_t node, int32_t builtin) {
+    char msg[TFLM_ERROR_MSG_LEN];
+    memcpy(msg, ip->err.msg, sizeof(msg));
+    const char *name = tflm_op_name(builtin);
+    tflm_status_t st = ip->err.status;
+    tflm_error(&ip->err, st, "operator %u (%s): %s", (unsigned)node, name ? name : "?", msg);
+    return st;
+}
+
+// Node records, their input/output lists, and the kernels' prepare().
+static tflm_status_t build_nodes(tflm_build_t *b) {
+    tflm_interp_t *ip = b->ip;
+    tflm_model_t *m = ip->model;
+    uint32_t recs_at = tail_alloc(b, ip->n_nodes * (uint32_t)sizeof(tflm_node_rec_t));
+    if (recs_at == TFLM_ARENA_FAIL) {
+        return out_of_tail(b);
+    }
+    ip->nodes_at = recs_at;
+    uint32_t node = 0, tensor_base = 0;
+    for (uint32_t s = 0; s < ip->n_subgraphs; ++s) {
+        tflm_subgraph_t sg;
+        if (!tflm_model_subgraph(m, s, &sg)) {
+            return tflm_model_check(m, &ip->err);
+        }
+        for (uint32_t i = 0; i < sg.operators.count; ++i, ++node) {
+            tflm_model_op_t op;
+            if (!tflm_model_op(m, &sg, i, &op)) {
+                return tflm_model_check(m, &ip->err);
+            }
+            uint32_t n_in = op.inputs.count, n_out = op.outputs.count;
+            if (n_in + n_out > TFLM_MAX_NODE_IO) {
+                tflm_error(&ip->err, TFLM_ERR_NOT_IMPLEMENTED, "%u inputs and outputs (at most %u)",
+                    (unsigned)(n_in + n_out), TFLM_MAX_NODE_IO);
+                return node_error(ip, node, op.builtin);
+            }
+            uint32_t io_at = tail_alloc(b, 2 * (n_in + n_out));
+            if (io_at == TFLM_ARENA_FAIL) {
+                return out_of_tail(b);
+            }
+            uint16_t *io = at(b, io_at);
+            tflm_status_t st;
+            if ((st = write_indices(b, io, op.inputs, tensor_base, sg.tensors.count, true))
+                || (st = write_indices(b, io ? io + n_in : NULL, op.outputs, tensor_base, sg.tensors.count, false))) {
+                return node_error(ip, node, op.builtin);
+            }
+            uint32_t kernel_index;
+            const tflm_kernel_t *k = node_kernel(ip, &op, &kernel_index);
+            if (k == NULL) {
+                // Checked before building; reached only if the model changed since.
+                tflm_error(&ip->err, TFLM_ERR_NOT_IMPLEMENTED, "no kernel");
+                return node_error(ip, node, op.builtin);
+            }
+            tflm_prepare_t p;
+            memset(&p, 0, sizeof(p));
+            p.ip = ip;
+            p.model = m;
+            p.op = &op;
+            p.subgraph = s;
+            p.node = node;
+            p.dry = b->dry;
+            p.err = &ip->err;
+            if ((st = k->prepare(&p)) != TFLM_OK) {
+                return node_error(ip, node, op.builtin);
+            }
+            if (m->fb.bad) {
+                return tflm_model_check(m, &ip->err);
+            }
+            if (p.data_at == TFLM_ARENA_FAIL) {
+                return out_of_tail(b);
+            }
+            uint32_t first_scratch = ip->n_model_tensors + b->n_scratch;
+            if (!b->dry) {
+                if (b->n_scratch + p.n_scratch > b->scratch_cap) {
+                    return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: scratch requests differ between passes");
+                }
+                for (uint32_t k2 = 0; k2 < p.n_scratch; ++k2) {
+                    tflm_tensor_rec_t *r = tflm_interp_tensor(ip, first_scratch + k2);
+                    r->where = p.scratch_bytes[k2] ? TFLM_AT_HEAD : TFLM_AT_NONE;
+                    r->bytes = p.scratch_bytes[k2];
+                    r->type = TFLM_INT8;
+                    r->flags = TFLM_TENSOR_SCRATCH;
+                    r->first = TFLM_LIFETIME_UNSET;
+                    r->last = TFLM_LIFETIME_UNSET;
+                }
+                tflm_node_rec_t *nr = tflm_interp_node(ip, node);
+                nr->io = io_at;
+                nr->data = p.data_at;
+                nr->kernel = (uint16_t)kernel_index;
+                nr->scratch = (uint16_t)first_scratch;
+                nr->n_inputs = (uint8_t)n_in;
+                nr->n_outputs = (uint8_t)n_out;
+                nr->n_scratch = p.n_scratch;
+            }
+            b->n_scratch += p.n_scratch;
+            ip->data_bytes += p.data_bytes;
+        }
+        tensor_base += sg.tensors.count;
+    }
+    return TFLM_OK;
+}
+
+// Variable tensors live in the tail, 16-byte aligned, zeroed.
+static tflm_status_t build_variables(tflm_build_t *b) {
+    tflm_interp_t *ip = b->ip;
+    tflm_model_t *m = ip->model;
+    uint32_t g = 0;
+    for (uint32_t s = 0; s < ip->n_subgraphs; ++s) {
+        tflm_subgraph_t sg;
+        if (!tflm_model_subgraph(m, s, &sg)) {
+            return tflm_model_check(m, &ip->err);
+        }
+        for (uint32_t i = 0; i < sg.tensors.count; ++i, ++g) {
+            tflm_model_tensor_t t;
+            uint32_t elements, bytes;
+            if (!tflm_model_tensor(m, &sg, i, &t)) {
+                return tflm_model_check(m, &ip->err);
+            }
+            if (!t.is_variable || !tflm_model_tensor_size(m, &t, &elements, &bytes) || bytes == 0) {
+                continue;
+            }
+            uint32_t off = tflm_arena_alloc_tail(b->arena, tflm_align_up(bytes, TFLM_ALIGN), TFLM_ALIGN);
+            if (off == TFLM_ARENA_FAIL) {
+                return out_of_tail(b);
+            }
+            ip->variable_bytes += tflm_align_up(bytes, TFLM_ALIGN);
+            if (!b->dry) {
+                tflm_tensor_rec_t *r = tflm_interp_tensor(ip, g);
+                r->where = TFLM_AT_TAIL;
+                r->data = off;
+                memset(tflm_arena_ptr(b->arena, off), 0, bytes);
+            }
+        }
+    }
+    return TFLM_OK;
+}
+
+// Lifetimes in TFLM's allocation scopes: one scope per subgraph entry and
+// per operator, counted across the subgraphs control-flow ops run.
+typedef struct {
+    tflm_interp_t *ip;
+    int32_t scope;
+    uint32_t depth;
+} tflm_lifetimes_t;
+
+static tflm_status_t set_created(tflm_lifetimes_t *lt, uint32_t tensor) {
+    if (lt->scope > INT16_MAX) {
+        return tflm_error(&lt->ip->err, TFLM_ERR_VALUE, "model too large: more than %d allocation scopes", INT16_MAX);
+    }
+    tflm_tensor_rec_t *r = tflm_interp_tensor(lt->ip, tensor);
+    r->first = (int16_t)lt->scope;
+    r->last = (int16_t)lt->scope;
+    return TFLM_OK;
+}
+
+static tflm_status_t set_used(tflm_lifetimes_t *lt, uint32_t tensor) {
+    if (lt->scope > INT16_MAX) {
+        return tflm_error(&lt->ip->err, TFLM_ERR_VALUE, "model too large: more than %d allocation scopes", INT16_MAX);
+    }
+    tflm_interp_tensor(lt->ip, tensor)->last = (int16_t)lt->scope;
+    return TFLM_OK;
+}
+
+static tflm_status_t mark_subgraph(tflm_lifetimes_t *lt, uint32_t s);
+
+// Marks the subgraphs a control-flow operator runs.
+static tflm_status_t mark_called_subgraphs(tflm_lifetimes_t *lt, uint32_t s, uint32_t i) {
+    tflm_interp_t *ip = lt->ip;
+    tflm_model_t *m = ip->model;
+    tflm_subgraph_t sg;
+    tflm_model_op_t op;
+    if (!tflm_model_subgraph(m, s, &sg) || !tflm_model_op(m, &sg, i, &op)) {
+        return tflm_model_check(m, &ip->err);
+    }
+    int32_t called[2] = { -1, -1 };
+    if (op.builtin == TFLM_OP_CALL_ONCE && op.options_type == TFLM_OPTIONS_CALL_ONCE) {
+        called[0] = tflm_fb_i32(&m->fb, op.options, 0, -1);
+    } else if ((op.builtin == TFLM_OP_IF && op.options_type == TFLM_OPTIONS_IF)
+               || (op.builtin == TFLM_OP_WHILE && op.options_type == TFLM_OPTIONS_WHILE)) {
+        called[0] = tflm_fb_i32(&m->fb, op.options, 0, -1);
+        called[1] = tflm_fb_i32(&m->fb, op.options, 1, -1);
+    }
+    for (int c = 0; c < 2; ++c) {
+        if (called[c] == -1) {
+            continue;
+        }
+        if (called[c] < 0 || (uint32_t)called[c] >= ip->n_subgraphs) {
+            return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: operator calls subgraph %d of %u",
+                (int)called[c], (unsigned)ip->n_subgraphs);
+        }
+        lt->scope++;
+        tflm_status_t st = mark_subgraph(lt, (uint32_t)called[c]);
+        if (st) {
+            return st;
+        }
+    }
+    return tflm_model_check(m, &ip->err);
+}
+
+static tflm_status_t mark_subgraph(tflm_lifetimes_t *lt, uint32_t s) {
+    tflm_interp_t *ip = lt->ip;
+    if (++lt->depth > ip->n_subgraphs) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: subgraphs call each other in a cycle");
+    }
+    tflm_subgraph_rec_t *sr = tflm_interp_subgraph(ip, s);
+    const uint16_t *sio = tflm_arena_ptr(ip->arena, sr->io);
+    tflm_status_t st = TFLM_OK;
+    for (uint32_t i = 0; i < (uint32_t)sr->n_inputs + sr->n_outputs && !st; ++i) {
+        st = set_created(lt, sio[i]);
+    }
+    for (uint32_t n = 0; n < sr->n_nodes && !st; ++n) {
+        lt->scope++;
+        tflm_node_rec_t *nr = tflm_interp_node(ip, sr->node_base + n);
+        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+        for (uint32_t k = 0; k < nr->n_outputs && !st; ++k) {
+            st = set_created(lt, io[nr->n_inputs + k]);
+        }
+        int32_t start = lt->scope;
+        if (!st) {
+            st = mark_called_subgraphs(lt, s, n);
+        }
+        for (uint32_t k = 0; k < nr->n_inputs && !st; ++k) {
+            if (io[k] != TFLM_NO_INDEX) {
+                st = set_used(lt, io[k]);
+            }
+        }
+        for (uint32_t k = 0; k < nr->n_outputs && !st; ++k) {
+            st = set_used(lt, io[nr->n_inputs + k]);
+        }
+        for (uint32_t k = 0; k < nr->n_scratch && !st; ++k) {
+            tflm_tensor_rec_t *r = tflm_interp_tensor(ip, nr->scratch + k);
+            r->first = (int16_t)start;
+            r->last = (int16_t)lt->scope;
+        }
+    }
+    for (uint32_t i = 0; i < sr->n_outputs && !st; ++i) {
+        st = set_used(lt, sio[sr->n_inputs + i]);
+    }
+    lt->depth--;
+    return st;
+}
+
+// True when some operator of the model uses opcode entry `c`.
+static bool opcode_used(tflm_model_t *m, uint32_t c) {
+    for (uint32_t s = 0; s < m->subgraphs.count; ++s) {
+        tflm_subgraph_t sg;
+        if (!tflm_model_subgraph(m, s, &sg)) {
+            return false;
+        }
+        for (uint32_t i = 0; i < sg.operators.count; ++i) {
+            uint32_t t = tflm_fb_vec_table(&m->fb, sg.operators, i);
+            if (tflm_fb_u32(&m->fb, t, TFLM_OPERATOR_OPCODE_INDEX, 0) == c) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+// Writes the name of opcode entry `c` ("CONV_2D", "CUSTOM:Name", "BUILTIN_300").
+static void opcode_name(tflm_model_t *m, uint32_t c, char *name, size_t cap) {
+    tflm_fb_vec_t custom = { 0, 0 };
+    int32_t code = tflm_model_opcode(m, c, &custom);
+    const char *builtin = tflm_op_name(code);
+    tflm_error_t e;
+    if (code == TFLM_OP_CUSTOM && custom.count) {
+        char cname[64];
+        uint32_t n = TFLM_MIN(custom.count, (uint32_t)sizeof(cname) - 1);
+        memcpy(cname, m->fb.buf + custom.pos, n);
+        cname[n] = '\0';
+        tflm_error(&e, TFLM_OK, "CUSTOM:%s", cname);
+    } else if (builtin) {
+        tflm_error(&e, TFLM_OK, "%s", builtin);
+    } else {
+        tflm_error(&e, TFLM_OK, "BUILTIN_%d", (int)code);
+    }
+    size_t len = strlen(e.msg);
+    len = len < cap ? len : cap - 1;
+    memcpy(name, e.msg, len);
+    name[len] = '\0';
+}
+
+// A used opcode with no kernel in this build.
+static bool opcode_missing(tflm_model_t *m, uint32_t c) {
+    return tflm_kernel_find(tflm_model_opcode(m, c, NULL), NULL) == NULL && opcode_used(m, c);
+}
+
+bool tflm_interp_missing_op(tflm_model_t *m, uint32_t nth, char *name, size_t cap) {
+    char other[72];
+    for (uint32_t c = 0; c < m->opcodes.count && !m->fb.bad; ++c) {
+        if (!opcode_missing(m, c)) {
+            continue;
+        }
+        opcode_name(m, c, name, cap);
+        bool seen = false;
+        for (uint32_t c2 = 0; c2 < c && !seen; ++c2) {
+            if (opcode_missing(m, c2)) {
+                opcode_name(m, c2, other, sizeof(other));
+                seen = strcmp(name, other) == 0;
+            }
+        }
+        if (!seen && nth-- == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Checks that every operator has a kernel; the error names the missing ones.
+static tflm_status_t check_ops(tflm_interp_t *ip) {
+    tflm_model_t *m = ip->model;
+    tflm_error_t *err = &ip->err;
+    char name[72];
+    for (uint32_t n = 0; tflm_interp_missing_op(m, n, name, sizeof(name)); ++n) {
+        if (n == 0) {
+            tflm_error(err, TFLM_ERR_NOT_IMPLEMENTED, "model uses ops this firmware does not include: %s", name);
+        } else {
+            tflm_error_append(err, ", %s", name);
+        }
+    }
+    if (err->status == TFLM_ERR_NOT_IMPLEMENTED) {
+        return err->status;
+    }
+    return tflm_model_check(m, err);
+}
+
+// Builds everything that goes into the tail; in the real pass also prepares
+// the kernels and lays out variables.
+static tflm_status_t build_tail(tflm_build_t *b) {
+    tflm_status_t st;
+    if ((st = build_subgraphs(b))) {
+        return st;
+    }
+    if (b->dry) {
+        // Scratch requests are counted while preparing: size the tensor
+        // records afterwards (all these pieces are multiples of 4 bytes, so
+        // their order does not change the total).
+        if ((st = build_nodes(b))) {
+            return st;
+        }
+        b->scratch_cap = b->n_scratch;
+        if ((st = build_tensors(b))) {
+            return st;
+        }
+    } else {
+        if ((st = build_tensors(b)) || (st = build_nodes(b))) {
+            return st;
+        }
+    }
+    if ((st = build_variables(b))) {
+        return st;
+    }
+    if (!tflm_arena_align_tail(b->arena, TFLM_ALIGN)) {
+        return out_of_tail(b);
+    }
+    return TFLM_OK;
+}
+
+static void reset_counts(tflm_interp_t *ip) {
+    ip->data_bytes = 0;
+    ip->variable_bytes = 0;
+}
+
+// Dry run: the tail bytes, and the number of scratch buffers.
+static tflm_status_t measure_tail(tflm_interp_t *ip, uint32_t *tail, uint32_t *n_scratch) {
+    tflm_arena_t dry;
+    tflm_arena_init_dry(&dry);
+    tflm_build_t b = { ip, &dry, true, 0, 0 };
+    tflm_arena_t *saved = ip->arena;
+    ip->arena = &dry;
+    reset_counts(ip);
+    tflm_status_t st = build_tail(&b);
+    ip->arena = saved;
+    *tail = dry.tail;
+    *n_scratch = b.n_scratch;
+    return st;
+}
+
+// Real run in ip->arena. With check_head, fails unless the head fits too.
+static tflm_status_t allocate(tflm_interp_t *ip, bool check_head) {
+    tflm_arena_t *a = ip->arena;
+    tflm_status_t st;
+    if ((st = check_ops(ip))) {
+        return st;
+    }
+    uint32_t dry_tail, n_scratch;
+    if ((st = measure_tail(ip, &dry_tail, &n_scratch))) {
+        return st;
+    }
+    uint32_t tail_before = a->tail;
+    if (dry_tail > a->size - a->tail - a->head) {
+        ip->err.needed = 0;
+        ip->err.given = a->size;
+        return tflm_error(&ip->err, TFLM_ERR_MEMORY, "arena too small: %u bytes cannot hold the model's %u persistent bytes",
+            (unsigned)a->size, (unsigned)dry_tail);
+    }
+    tflm_build_t b = { ip, a, false, 0, n_scratch };
+    reset_counts(ip);
+    if ((st = build_tail(&b)) == TFLM_OK) {
+        ip->n_tensors = ip->n_model_tensors + n_scratch;
+        ip->tail_bytes = a->tail - tail_before;
+        ip->tail_at = a->size - a->tail;
+        if (ip->tail_bytes != dry_tail || b.n_scratch != n_scratch) {
+            st = tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: tail is %u bytes, measured %u",
+                (unsigned)ip->tail_bytes, (unsigned)dry_tail);
+        }
+    }
+    if (st == TFLM_OK) {
+        tflm_lifetimes_t lt = { ip, 0, 0 };
+        st = mark_subgraph(&lt, 0);
+    }
+    if (st == TFLM_OK) {
+        st = ip->planner->plan(tflm_interp_tensor(ip, 0), ip->n_tensors, &ip->head_bytes, &ip->err);
+    }
+    if (st == TFLM_OK && check_head) {
+        uint32_t head = TFLM_MAX(a->head, ip->head_bytes);
+        if ((uint64_t)head + a->tail > a->size) {
+            ip->err.needed = head + a->tail;
+            ip->err.given = a->size;
+            st = tflm_error(&ip->err, TFLM_ERR_MEMORY, "arena too small: needs %u bytes (head %u, tail %u), has %u",
+                (unsigned)ip->err.needed, (unsigned)head, (unsigned)a->tail, (unsigned)a->size);
+        } else {
+            a->head = head;
+        }
+    }
+    if (st != TFLM_OK) {
+        a->tail = tail_before; // give the tail back so the arena stays usable
+        return st;
+    }
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_interp_init(tflm_interp_t *ip, tflm_model_t *model, tflm_arena_t *arena,
+    const tflm_planner_t *planner) {
+    memset(ip, 0, sizeof(*ip));
+    ip->model = model;
+    ip->arena = arena;
+    ip->planner = planner;
+    if (arena->temp != 0) {
+        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "arena is busy");
+    }
+    tflm_status_t st = allocate(ip, true);
+    if (st == TFLM_OK) {
+        arena->users++;
+        ip->ready = true;
+    }
+    return st;
+}
+
+tflm_status_t tflm_interp_tail_size(tflm_model_t *model, const tflm_planner_t *planner,
+    uint32_t *tail_bytes, tflm_error_t *err) {
+    tflm_interp_t ip;
+    memset(&ip, 0, sizeof(ip));
+    ip.model = model;
+    ip.planner = planner;
+    tflm_status_t st = check_ops(&ip);
+    uint32_t n_scratch;
+    if (st == TFLM_OK) {
+        st = measure_tail(&ip, tail_bytes, &n_scratch);
+    }
+    *err = ip.err;
+    return st;
+}
+
+tflm_status_t tflm_interp_measure(tflm_model_t *model, const tflm_planner_t *planner,
+    void *work, size_t work_len, uint32_t *head_bytes, uint32_t *tail_bytes, tflm_error_t *err) {
+    tflm_arena_t a;
+    tflm_arena_init(&a, work, work_len);
+    tflm_interp_t ip;
+    memset(&ip, 0, sizeof(ip));
+    ip.model = model;
+    ip.arena = &a;
+    ip.planner = planner;
+    tflm_status_t st = allocate(&ip, false);
+    *head_bytes = ip.head_bytes;
+    *tail_bytes = ip.tail_bytes;
+    *err = ip.err;
+    return st;
+}
+
+void *tflm_interp_tensor_data(const tflm_interp_t *ip, const tflm_tensor_rec_t *r) {
+    switch (r->where) {
+        case TFLM_AT_HEAD:
+        case TFLM_AT_TAIL:
+            return tflm_arena_ptr(ip->arena, r->data);
+        case TFLM_AT_MODEL:
+            return (void *)(ip->model->fb.buf + r->data);
+        default:
+            return NULL;
+    }
+}
+
+uint32_t tflm_interp_num_inputs(const tflm_interp_t *ip) {
+    return tflm_interp_subgraph(ip, 0)->n_inputs;
+}
+
+uint32_t tflm_interp_num_outputs(const tflm_interp_t *ip) {
+    return tflm_interp_subgraph(ip, 0)->n_outputs;
+}
+
+uint32_t tflm_interp_input(const tflm_interp_t *ip, uint32_t i) {
+    const tflm_subgraph_rec_t *s = tflm_interp_subgraph(ip, 0);
+    return ((const uint16_t *)tflm_arena_ptr(ip->arena, s->io))[i];
+}
+
+uint32_t tflm_interp_output(const tflm_interp_t *ip, uint32_t i) {
+    const tflm_subgraph_rec_t *s = tflm_interp_subgraph(ip, 0);
+    return ((const uint16_t *)tflm_arena_ptr(ip->arena, s->io))[s->n_inputs + i];
+}
+
+tflm_status_t tflm_interp_run_subgraph(tflm_interp_t *ip, uint32_t subgraph) {
+    const tflm_subgraph_rec_t *s = tflm_interp_subgraph(ip, subgraph);
+    void *ptrs[TFLM_MAX_NODE_IO + TFLM_MAX_SCRATCH_PER_OP];
+    for (uint32_t n = 0; n < s->n_nodes; ++n) {
+        uint32_t node = s->node_base + n;
+        const tflm_node_rec_t *nr = tflm_interp_node(ip, node);
+        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+        uint32_t n_io = (uint32_t)nr->n_inputs + nr->n_outputs;
+        for (uint32_t k = 0; k < n_io; ++k) {
+            ptrs[k] = io[k] == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[k]));
+        }
+        for (uint32_t k = 0; k < nr->n_scratch; ++k) {
+            ptrs[n_io + k] = tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, nr->scratch + k));
+        }
+        const tflm_kernel_t *k = &tflm_kernels[nr->kernel];
+        tflm_eval_t e = {
+            .data = tflm_arena_ptr(ip->arena, nr->data),
+            .in = ptrs,
+            .out = ptrs + nr->n_inputs,
+            .scratch = ptrs + n_io,
+            .n_in = nr->n_inputs,
+            .n_out = nr->n_outputs,
+            .ip = ip,
+            .err = &ip->err,
+        };
+        tflm_status_t st = k->eval(&e);
+        if (st != TFLM_OK) {
+            return node_error(ip, node, k->op);
+        }
+    }
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
+    if (!ip->ready) {
+        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
+    }
+    return tflm_interp_run_subgraph(ip, 0);
+}

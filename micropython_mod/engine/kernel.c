@@ -1,0 +1,133 @@
+// Helpers kernels use in prepare() (see kernel.h).
+#include "interpreter.h"
+
+static tflm_status_t tensor_info(tflm_prepare_t *p, tflm_fb_vec_t list, uint32_t i, tflm_tinfo_t *t) {
+    tflm_model_t *m = p->model;
+    memset(t, 0, sizeof(*t));
+    t->index = TFLM_NO_TENSOR;
+    if (i >= list.count) {
+        return TFLM_OK; // omitted trailing input
+    }
+    int32_t index = tflm_model_index(m, list, i);
+    if (index == TFLM_NO_TENSOR) {
+        return TFLM_OK;
+    }
+    tflm_subgraph_t sg;
+    uint32_t pos, len;
+    if (!tflm_model_subgraph(m, p->subgraph, &sg) || index < 0 || (uint32_t)index >= sg.tensors.count
+        || !tflm_model_tensor(m, &sg, (uint32_t)index, &t->t) || !tflm_model_buffer(m, t->t.buffer, &pos, &len)) {
+        tflm_fb_fail(&m->fb, list.pos, "tensor index out of range");
+        return tflm_model_check(m, p->err);
+    }
+    t->index = index;
+    t->type = t->t.type;
+    t->is_variable = t->t.is_variable;
+    t->ndims = (uint8_t)t->t.shape.count;
+    for (uint32_t d = 0; d < t->ndims; ++d) {
+        t->dims[d] = tflm_fb_vec_i32(&m->fb, t->t.shape, d);
+    }
+    if (!tflm_model_tensor_size(m, &t->t, &t->elements, &t->bytes)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "tensor %d has a bad shape", (int)index);
+    }
+    if (len != 0) {
+        if (len < t->bytes) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "tensor %d needs %u bytes, its buffer holds %u",
+                (int)index, (unsigned)t->bytes, (unsigned)len);
+        }
+        t->is_const = true;
+        t->data = m->fb.buf + pos;
+    }
+    t->n_scales = t->t.scale.count;
+    t->quantized_dimension = t->t.quantized_dimension;
+    if (t->n_scales) {
+        t->scale = tflm_fb_vec_f32(&m->fb, t->t.scale, 0);
+    }
+    if (t->t.zero_point.count) {
+        t->zero_point = (int32_t)tflm_fb_vec_i64(&m->fb, t->t.zero_point, 0);
+    }
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_prep_input(tflm_prepare_t *p, uint32_t i, tflm_tinfo_t *t) {
+    return tensor_info(p, p->op->inputs, i, t);
+}
+
+tflm_status_t tflm_prep_output(tflm_prepare_t *p, uint32_t i, tflm_tinfo_t *t) {
+    return tensor_info(p, p->op->outputs, i, t);
+}
+
+float tflm_prep_scale(tflm_prepare_t *p, const tflm_tinfo_t *t, uint32_t channel) {
+    if (t->n_scales == 0) {
+        return 0.0f;
+    }
+    uint32_t c = t->n_scales == 1 ? 0 : channel;
+    return c < t->n_scales ? tflm_fb_vec_f32(&p->model->fb, t->t.scale, c) : 0.0f;
+}
+
+int32_t tflm_prep_zero_point(tflm_prepare_t *p, const tflm_tinfo_t *t, uint32_t channel) {
+    uint32_t n = t->t.zero_point.count;
+    if (n == 0) {
+        return 0;
+    }
+    uint32_t c = n == 1 ? 0 : channel;
+    return c < n ? (int32_t)tflm_fb_vec_i64(&p->model->fb, t->t.zero_point, c) : 0;
+}
+
+uint8_t tflm_prep_opt_u8(tflm_prepare_t *p, unsigned field, uint8_t dflt) {
+    return tflm_fb_u8(&p->model->fb, p->op->options, field, dflt);
+}
+
+int32_t tflm_prep_opt_i32(tflm_prepare_t *p, unsigned field, int32_t dflt) {
+    return tflm_fb_i32(&p->model->fb, p->op->options, field, dflt);
+}
+
+float tflm_prep_opt_f32(tflm_prepare_t *p, unsigned field, float dflt) {
+    return tflm_fb_f32(&p->model->fb, p->op->options, field, dflt);
+}
+
+void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes) {
+    if (p->data_bytes != 0 || bytes == 0) {
+        // One block per operator keeps the node record to one offset.
+        tflm_error(p->err, TFLM_ERR_RUNTIME, "internal error: kernel data allocated twice");
+        p->data_at = TFLM_ARENA_FAIL;
+        return NULL;
+    }
+    bytes = tflm_align_up(bytes, 4);
+    p->data_bytes = bytes;
+    p->data_at = tflm_arena_alloc_tail(p->ip->arena, bytes, 4);
+    if (p->data_at == TFLM_ARENA_FAIL) {
+        p->err->needed = 0;
+        p->err->given = p->ip->arena->size;
+        tflm_error(p->err, TFLM_ERR_MEMORY, "arena too small for %u bytes of kernel data", (unsigned)bytes);
+        return NULL;
+    }
+    if (p->dry) {
+        return NULL;
+    }
+    void *d = tflm_arena_ptr(p->ip->arena, p->data_at);
+    memset(d, 0, bytes);
+    return d;
+}
+
+tflm_status_t tflm_prep_scratch(tflm_prepare_t *p, uint32_t bytes, uint32_t *index) {
+    if (p->n_scratch >= TFLM_MAX_SCRATCH_PER_OP) {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "more than %u scratch buffers requested",
+            TFLM_MAX_SCRATCH_PER_OP);
+    }
+    p->scratch_bytes[p->n_scratch] = bytes;
+    *index = p->n_scratch++;
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_prep_expect_io(tflm_prepare_t *p, uint32_t min_in, uint32_t max_in, uint32_t n_out) {
+    uint32_t n_in = tflm_prep_num_inputs(p);
+    if (n_in < min_in || n_in > max_in || tflm_prep_num_outputs(p) != n_out) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "has %u inputs and %u outputs, expected %u to %u inputs and %u outputs",
+            (unsigned)n_in, (unsigned)tflm_prep_num_outputs(p), (unsigned)min_in, (unsigned)max_in, (unsigned)n_out);
+    }
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_prep_unsupported_type(tflm_prepare_t *p, const char *what, unsigned type) {
+    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "%s of type %s is not supported", what, tflm_type_name(type));
+}

@@ -1,0 +1,103 @@
+// The interface between the interpreter and the kernels.
+//
+// prepare() runs twice per operator. The first, dry run only measures:
+// tflm_prep_alloc() returns NULL and the kernel returns right after it, so
+// the bytes it asks for come from the same code that later fills them. The
+// second run allocates in the arena tail and fills the kernel's data.
+// prepare() reads everything it needs from the model (shapes, quantization,
+// options) and stores what eval() needs in its data: eval() never reads the
+// model's structure, only tensor bytes.
+#ifndef TFLM_ENGINE_KERNEL_H
+#define TFLM_ENGINE_KERNEL_H
+
+#include "model.h"
+
+// At most this many scratch buffers per operator, as in TFLM.
+#define TFLM_MAX_SCRATCH_PER_OP (12)
+// Inputs plus outputs of one operator.
+#define TFLM_MAX_NODE_IO (40)
+
+typedef struct _tflm_interp_t tflm_interp_t;
+
+// What prepare() learns about one input or output tensor.
+typedef struct {
+    int32_t index;          // tensor index in its subgraph, -1 when omitted
+    uint8_t type;
+    uint8_t ndims;
+    bool is_const;          // bytes come from the model
+    bool is_variable;
+    int32_t dims[TFLM_MAX_DIMS];
+    uint32_t elements;
+    uint32_t bytes;
+    uint32_t n_scales;      // 0: not quantized, 1: per tensor, >1: per channel
+    float scale;            // first scale (0 when not quantized)
+    int32_t zero_point;     // first zero point
+    int32_t quantized_dimension;
+    const uint8_t *data;    // constant bytes, NULL otherwise
+    tflm_model_tensor_t t;  // the model's tensor, for per-channel values
+} tflm_tinfo_t;
+
+typedef struct _tflm_prepare_t {
+    tflm_interp_t *ip;
+    tflm_model_t *model;
+    const tflm_model_op_t *op;
+    uint32_t subgraph;
+    uint32_t node;            // global node index
+    bool dry;                 // measuring pass
+    uint32_t data_at;         // arena offset of the kernel data, 0 when none
+    uint32_t data_bytes;
+    uint8_t n_scratch;
+    uint32_t scratch_bytes[TFLM_MAX_SCRATCH_PER_OP];
+    tflm_error_t *err;
+} tflm_prepare_t;
+
+typedef struct _tflm_eval_t {
+    void *data;               // the kernel's data from prepare()
+    void *const *in;          // input pointers, NULL for omitted inputs
+    void *const *out;
+    void *const *scratch;
+    uint32_t n_in;
+    uint32_t n_out;
+    tflm_interp_t *ip;
+    tflm_error_t *err;
+} tflm_eval_t;
+
+typedef struct _tflm_kernel_t {
+    int32_t op;               // builtin operator code
+    tflm_status_t (*prepare)(tflm_prepare_t *p);
+    tflm_status_t (*eval)(tflm_eval_t *e);
+} tflm_kernel_t;
+
+// The kernels linked into this build (see kernels/registry.c).
+extern const tflm_kernel_t tflm_kernels[];
+extern const uint32_t tflm_kernel_count;
+const tflm_kernel_t *tflm_kernel_find(int32_t op, uint32_t *index);
+
+// prepare() helpers.
+static inline uint32_t tflm_prep_num_inputs(const tflm_prepare_t *p) {
+    return p->op->inputs.count;
+}
+static inline uint32_t tflm_prep_num_outputs(const tflm_prepare_t *p) {
+    return p->op->outputs.count;
+}
+tflm_status_t tflm_prep_input(tflm_prepare_t *p, uint32_t i, tflm_tinfo_t *t);
+tflm_status_t tflm_prep_output(tflm_prepare_t *p, uint32_t i, tflm_tinfo_t *t);
+float tflm_prep_scale(tflm_prepare_t *p, const tflm_tinfo_t *t, uint32_t channel);
+int32_t tflm_prep_zero_point(tflm_prepare_t *p, const tflm_tinfo_t *t, uint32_t channel);
+
+// Builtin options of the operator; fields of the options table, or defaults.
+uint8_t tflm_prep_opt_u8(tflm_prepare_t *p, unsigned field, uint8_t dflt);
+int32_t tflm_prep_opt_i32(tflm_prepare_t *p, unsigned field, int32_t dflt);
+float tflm_prep_opt_f32(tflm_prepare_t *p, unsigned field, float dflt);
+
+// The kernel's persistent data (once per operator): NULL in the dry pass.
+void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes);
+// Asks for a scratch buffer in the head, alive during this operator only.
+tflm_status_t tflm_prep_scratch(tflm_prepare_t *p, uint32_t bytes, uint32_t *index);
+
+// Checks the input/output counts.
+tflm_status_t tflm_prep_expect_io(tflm_prepare_t *p, uint32_t min_in, uint32_t max_in, uint32_t n_out);
+// NotImplementedError naming a tensor type.
+tflm_status_t tflm_prep_unsupported_type(tflm_prepare_t *p, const char *what, unsigned type);
+
+#endif // TFLM_ENGINE_KERNEL_H

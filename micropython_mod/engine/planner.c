@@ -1,0 +1,21 @@
+// The planners linked into this build, by name.
+#include "planner.h"
+
+static const tflm_planner_t *const tflm_planners[] = {
+    #if TFLM_PLANNER_GREEDY
+    &tflm_planner_greedy,
+    #endif
+    #if TFLM_PLANNER_LINEAR
+    &tflm_planner_linear,
+    #endif
+    NULL,
+};
+
+const tflm_planner_t *tflm_planner_find(const char *name) {
+    for (size_t i = 0; tflm_planners[i]; ++i) {
+        if (strcmp(tflm_planners[i]->name, name) == 0) {
+            return tflm_planners[i];
+        }
+    }
+    return NULL;
+}

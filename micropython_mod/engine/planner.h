@@ -1,0 +1,34 @@
+// The memory planner interface: one function that gives every planned buffer
+// an offset in the head and returns the head size. Planners work in place on
+// the tensor records and need no memory of their own, so the smallest arena
+// that allocates is exactly the arena the model then uses.
+#ifndef TFLM_ENGINE_PLANNER_H
+#define TFLM_ENGINE_PLANNER_H
+
+#include "records.h"
+
+typedef struct _tflm_planner_t {
+    const char *name;
+    // Plans every record with where == TFLM_AT_HEAD. Records flagged
+    // TFLM_TENSOR_FIXED keep the offset they have. Sizes are rounded up to
+    // TFLM_ALIGN. Sets *head_bytes to the end of the highest buffer.
+    tflm_status_t (*plan)(tflm_tensor_rec_t *recs, uint32_t count, uint32_t *head_bytes, tflm_error_t *err);
+} tflm_planner_t;
+
+// First fit by decreasing size, in TFLM's order: the head equals TFLM's.
+extern const tflm_planner_t tflm_planner_greedy;
+// No reuse: every buffer keeps its bytes, so every tensor can be read after invoke.
+extern const tflm_planner_t tflm_planner_linear;
+
+// Finds a planner by name, NULL if none is linked in.
+const tflm_planner_t *tflm_planner_find(const char *name);
+
+static inline uint32_t tflm_planned_size(const tflm_tensor_rec_t *r) {
+    return tflm_align_up(r->bytes, TFLM_ALIGN);
+}
+
+static inline bool tflm_lifetimes_overlap(const tflm_tensor_rec_t *a, const tflm_tensor_rec_t *b) {
+    return !(a->first > b->last || b->first > a->last);
+}
+
+#endif // TFLM_ENGINE_PLANNER_H

@@ -1,0 +1,138 @@
+// Fixed-point and rounding arithmetic (see quant.h).
+#include "quant.h"
+#include "schema.h"
+
+typedef union {
+    double d;
+    uint64_t u;
+} tflm_f64_bits_t;
+
+double tflm_frexp(double x, int *exponent) {
+    tflm_f64_bits_t b = { .d = x };
+    int e = (int)((b.u >> 52) & 0x7ff);
+    *exponent = 0;
+    if (e == 0x7ff || x == 0.0) {
+        return x; // inf, nan, zero
+    }
+    if (e == 0) {
+        // Subnormal: scale into the normal range first.
+        b.d = x * 18014398509481984.0; // 2^54
+        e = (int)((b.u >> 52) & 0x7ff) - 54;
+    }
+    *exponent = e - 1022;
+    b.u = (b.u & ~((uint64_t)0x7ff << 52)) | ((uint64_t)1022 << 52);
+    return b.d;
+}
+
+double tflm_round(double x) {
+    double ax = x < 0 ? -x : x;
+    if (!(ax < 4503599627370496.0)) {
+        return x; // 2^52 and above are integral; also inf and nan
+    }
+    double t = (double)(int64_t)x; // truncation
+    double frac = x - t;           // exact
+    if (frac >= 0.5) {
+        t += 1.0;
+    } else if (frac <= -0.5) {
+        t -= 1.0;
+    }
+    return t;
+}
+
+float tflm_roundf(float x) {
+    float ax = x < 0 ? -x : x;
+    if (!(ax < 8388608.0f)) {
+        return x; // 2^23 and above are integral
+    }
+    float t = (float)(int32_t)x;
+    float frac = x - t;
+    if (frac >= 0.5f) {
+        t += 1.0f;
+    } else if (frac <= -0.5f) {
+        t -= 1.0f;
+    }
+    return t;
+}
+
+void tflm_quantize_multiplier(double real, int32_t *multiplier, int32_t *shift) {
+    if (real == 0.0) {
+        *multiplier = 0;
+        *shift = 0;
+        return;
+    }
+    int e;
+    double q = tflm_frexp(real, &e);
+    int64_t q_fixed = (int64_t)tflm_round(q * 2147483648.0);
+    if (q_fixed == ((int64_t)1 << 31)) {
+        q_fixed /= 2;
+        ++e;
+    }
+    // All bits would be shifted out: TFLM uses a zero multiplier instead.
+    if (e < -31) {
+        e = 0;
+        q_fixed = 0;
+    }
+    *multiplier = (int32_t)q_fixed;
+    *shift = e;
+}
+
+int32_t tflm_srdhm(int32_t a, int32_t b) {
+    if (a == b && a == INT32_MIN) {
+        return INT32_MAX;
+    }
+    int64_t ab = (int64_t)a * (int64_t)b;
+    int64_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
+    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+}
+
+int32_t tflm_rounding_divide_by_pot(int32_t x, int32_t exponent) {
+    int32_t mask = (int32_t)(((int64_t)1 << exponent) - 1);
+    int32_t remainder = x & mask;
+    int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+static int32_t quantize_with(float f, float scale, int32_t zero_point) {
+    return zero_point + (int32_t)tflm_roundf(f / scale);
+}
+
+void tflm_activation_range_quantized(unsigned activation, float scale, int32_t zero_point,
+    int32_t qmin, int32_t qmax, int32_t *act_min, int32_t *act_max) {
+    *act_min = qmin;
+    *act_max = qmax;
+    switch (activation) {
+        case TFLM_ACT_RELU:
+            *act_min = TFLM_MAX(qmin, quantize_with(0.0f, scale, zero_point));
+            break;
+        case TFLM_ACT_RELU6:
+            *act_min = TFLM_MAX(qmin, quantize_with(0.0f, scale, zero_point));
+            *act_max = TFLM_MIN(qmax, quantize_with(6.0f, scale, zero_point));
+            break;
+        case TFLM_ACT_RELU_N1_TO_1:
+            *act_min = TFLM_MAX(qmin, quantize_with(-1.0f, scale, zero_point));
+            *act_max = TFLM_MIN(qmax, quantize_with(1.0f, scale, zero_point));
+            break;
+        default:
+            break;
+    }
+}
+
+void tflm_activation_range_float(unsigned activation, float *act_min, float *act_max) {
+    *act_min = -3.40282347e+38f;
+    *act_max = 3.40282347e+38f;
+    switch (activation) {
+        case TFLM_ACT_RELU:
+            *act_min = 0.0f;
+            break;
+        case TFLM_ACT_RELU6:
+            *act_min = 0.0f;
+            *act_max = 6.0f;
+            break;
+        case TFLM_ACT_RELU_N1_TO_1:
+            *act_min = -1.0f;
+            *act_max = 1.0f;
+            break;
+        default:
+            break;
+    }
+}

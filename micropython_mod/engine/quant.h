@@ -1,0 +1,67 @@
+// Fixed-point and rounding arithmetic, bit-exact with TFLM's reference kernels.
+// frexp/round are implemented here because bare-metal MicroPython builds link
+// no double-precision libm, and so every target rounds alike.
+#ifndef TFLM_ENGINE_QUANT_H
+#define TFLM_ENGINE_QUANT_H
+
+#include "common.h"
+
+double tflm_frexp(double x, int *exponent);
+double tflm_round(double x);   // half away from zero, like C's round()
+float tflm_roundf(float x);
+
+// Splits a real multiplier into a Q31 fixed-point multiplier and a power of two.
+void tflm_quantize_multiplier(double real, int32_t *multiplier, int32_t *shift);
+
+int32_t tflm_srdhm(int32_t a, int32_t b); // saturating rounding doubling high multiply
+int32_t tflm_rounding_divide_by_pot(int32_t x, int32_t exponent);
+
+// x * multiplier * 2^shift, rounded as TFLM does (double rounding).
+static inline int32_t tflm_mul_by_quantized_mul(int32_t x, int32_t multiplier, int32_t shift) {
+    int32_t left = shift > 0 ? shift : 0;
+    int32_t right = shift > 0 ? 0 : -shift;
+    // Wrapping multiply, as the reference does on two's complement targets.
+    int32_t shifted = (int32_t)((uint32_t)x * ((uint32_t)1 << left));
+    return tflm_rounding_divide_by_pot(tflm_srdhm(shifted, multiplier), right);
+}
+
+// The 64-bit-input variant TFLM uses for int16 activations.
+static inline int32_t tflm_mul_by_quantized_mul64(int64_t x, int32_t multiplier, int32_t shift) {
+    int32_t reduced = multiplier < 0x7fff0000 ? ((multiplier + (1 << 15)) >> 16) : 0x7fff;
+    int32_t total_shift = 15 - shift;
+    int64_t round = (int64_t)1 << (total_shift - 1);
+    int64_t result = (int64_t)((uint64_t)x * (uint64_t)(int64_t)reduced) + round;
+    return (int32_t)(result >> total_shift);
+}
+
+// float -> int32 as x86-64 converts (what TFLM's reference gives on the host
+// its Python package runs on): NaN and out-of-range values become INT32_MIN.
+static inline int32_t tflm_float_to_int32(float x) {
+    if (!(x >= -2147483648.0f && x < 2147483648.0f)) {
+        return INT32_MIN;
+    }
+    return (int32_t)x;
+}
+
+// Wrapping int32 add (the reference's overflow behaviour, without UB).
+static inline int32_t tflm_wrap_add(int32_t a, int32_t b) {
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+// Clamp range of a fused activation for a quantized output.
+void tflm_activation_range_quantized(unsigned activation, float scale, int32_t zero_point,
+    int32_t qmin, int32_t qmax, int32_t *act_min, int32_t *act_max);
+// Clamp range of a fused activation for a float output.
+void tflm_activation_range_float(unsigned activation, float *act_min, float *act_max);
+
+static inline float tflm_clampf(float x, float lo, float hi) {
+    // Same comparisons as std::min(std::max(x, lo), hi): NaN passes through.
+    x = (x < lo) ? lo : x;
+    return (hi < x) ? hi : x;
+}
+
+static inline int32_t tflm_clamp(int32_t x, int32_t lo, int32_t hi) {
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
+#endif // TFLM_ENGINE_QUANT_H

@@ -1,0 +1,66 @@
+// Persistent records the interpreter keeps in the arena tail. They hold
+// fixed-width integers and offsets only, no pointers, so their sizes (and the
+// arena size a model needs) are the same on 32- and 64-bit targets.
+#ifndef TFLM_ENGINE_RECORDS_H
+#define TFLM_ENGINE_RECORDS_H
+
+#include "common.h"
+
+// Where a tensor's bytes live.
+enum {
+    TFLM_AT_NONE = 0,     // no data (omitted or zero-sized)
+    TFLM_AT_HEAD = 1,     // planned buffer: `data` is an arena offset in the head
+    TFLM_AT_TAIL = 2,     // persistent buffer (variable tensor): arena offset
+    TFLM_AT_MODEL = 3,    // constant: `data` is an offset into the model buffer
+    TFLM_AT_EXTERNAL = 4, // a buffer outside the arena given by the user
+};
+
+// tflm_tensor_rec_t.flags
+#define TFLM_TENSOR_VARIABLE (0x01)
+#define TFLM_TENSOR_SCRATCH (0x02)  // a kernel's scratch buffer, not a model tensor
+#define TFLM_TENSOR_FIXED (0x04)    // offset fixed before planning (offline plan)
+#define TFLM_TENSOR_PLACED (0x08)   // planner's mark while it works
+
+// An omitted input in an index list.
+#define TFLM_NO_INDEX (0xffffu)
+
+// Lifetime of a buffer that is never used (TFLM plans it too, at "-1").
+#define TFLM_LIFETIME_UNSET (-1)
+
+typedef struct {
+    uint32_t data;  // see TFLM_AT_*
+    uint32_t bytes; // exact size
+    int16_t first;  // first allocation scope that uses the buffer
+    int16_t last;   // last allocation scope that uses it
+    uint8_t type;   // tflm_type_t
+    uint8_t where;  // TFLM_AT_*
+    uint8_t flags;
+    uint8_t reserved;
+} tflm_tensor_rec_t;
+
+typedef struct {
+    uint32_t io;        // arena offset of uint16 tensor indices (inputs, outputs), 0xffff: omitted
+    uint32_t data;      // arena offset of the kernel's data
+    uint16_t kernel;    // index into tflm_kernels
+    uint16_t scratch;   // tensor index of the node's first scratch buffer
+    uint8_t n_inputs;
+    uint8_t n_outputs;
+    uint8_t n_scratch;
+    uint8_t reserved;
+} tflm_node_rec_t;
+
+typedef struct {
+    uint32_t io;        // arena offset of uint16 tensor indices: inputs, then outputs
+    uint16_t tensor_base; // index of its first tensor record
+    uint16_t n_tensors;
+    uint16_t node_base;   // index of its first node record
+    uint16_t n_nodes;
+    uint16_t n_inputs;
+    uint16_t n_outputs;
+} tflm_subgraph_rec_t;
+
+typedef char tflm_tensor_rec_is_16_bytes[sizeof(tflm_tensor_rec_t) == 16 ? 1 : -1];
+typedef char tflm_node_rec_is_16_bytes[sizeof(tflm_node_rec_t) == 16 ? 1 : -1];
+typedef char tflm_subgraph_rec_is_16_bytes[sizeof(tflm_subgraph_rec_t) == 16 ? 1 : -1];
+
+#endif // TFLM_ENGINE_RECORDS_H

@@ -1,0 +1,207 @@
+// FULLY_CONNECTED: float32, int8 (per-tensor or per-channel weights) and
+// int16 activations with int8 weights, bit-exact with TFLM's reference.
+#include "kernels/kernels.h"
+#include "engine/quant.h"
+#include "engine/schema.h"
+
+#if TFLM_KERNEL_FULLY_CONNECTED
+
+enum { FC_FLOAT32, FC_INT8, FC_INT16 };
+
+typedef struct {
+    uint8_t kind;
+    uint8_t per_channel;
+    uint8_t has_bias;
+    uint8_t reserved;
+    int32_t batches;
+    int32_t output_depth;
+    int32_t accum_depth;
+    int32_t input_offset;  // -input zero point
+    int32_t filter_offset; // -filter zero point
+    int32_t output_offset; // output zero point
+    int32_t multiplier;    // per-tensor requantization
+    int32_t shift;
+    int32_t act_min;
+    int32_t act_max;
+    float fact_min;
+    float fact_max;
+    // per channel: int32 multipliers[output_depth], then int8 shifts[output_depth]
+} fc_data_t;
+
+static const int32_t *fc_multipliers(const fc_data_t *d) {
+    return (const int32_t *)(d + 1);
+}
+
+static const int8_t *fc_shifts(const fc_data_t *d) {
+    return (const int8_t *)(fc_multipliers(d) + d->output_depth);
+}
+
+static void tflm_fully_connected_float32(const fc_data_t *d, const float *input, const float *filter,
+    const float *bias, float *output) {
+    const int32_t depth = d->accum_depth, units = d->output_depth;
+    for (int32_t b = 0; b < d->batches; ++b) {
+        const float *in = input + b * depth;
+        for (int32_t u = 0; u < units; ++u) {
+            const float *w = filter + u * depth;
+            float total = 0.0f;
+            for (int32_t k = 0; k < depth; ++k) {
+                total += in[k] * w[k];
+            }
+            float bias_value = bias ? bias[u] : 0.0f;
+            output[b * units + u] = tflm_clampf(total + bias_value, d->fact_min, d->fact_max);
+        }
+    }
+}
+
+static void tflm_fully_connected_int8(const fc_data_t *d, const int8_t *input, const int8_t *filter,
+    const int32_t *bias, int8_t *output) {
+    const int32_t depth = d->accum_depth, units = d->output_depth;
+    const int32_t *mults = fc_multipliers(d);
+    const int8_t *shifts = fc_shifts(d);
+    for (int32_t b = 0; b < d->batches; ++b) {
+        const int8_t *in = input + b * depth;
+        for (int32_t u = 0; u < units; ++u) {
+            const int8_t *w = filter + u * depth;
+            int32_t acc = 0;
+            for (int32_t k = 0; k < depth; ++k) {
+                acc += (w[k] + d->filter_offset) * (in[k] + d->input_offset);
+            }
+            if (bias) {
+                acc += bias[u];
+            }
+            int32_t mult = d->per_channel ? mults[u] : d->multiplier;
+            int32_t shift = d->per_channel ? shifts[u] : d->shift;
+            acc = tflm_mul_by_quantized_mul(acc, mult, shift) + d->output_offset;
+            output[b * units + u] = (int8_t)tflm_clamp(acc, d->act_min, d->act_max);
+        }
+    }
+}
+
+static void tflm_fully_connected_int16(const fc_data_t *d, const int16_t *input, const int8_t *filter,
+    const int64_t *bias, int16_t *output) {
+    const int32_t depth = d->accum_depth, units = d->output_depth;
+    const int32_t *mults = fc_multipliers(d);
+    const int8_t *shifts = fc_shifts(d);
+    for (int32_t b = 0; b < d->batches; ++b) {
+        const int16_t *in = input + b * depth;
+        for (int32_t u = 0; u < units; ++u) {
+            const int8_t *w = filter + u * depth;
+            int64_t acc = 0;
+            for (int32_t k = 0; k < depth; ++k) {
+                acc += (int32_t)(w[k] + d->filter_offset) * (in[k] + d->input_offset);
+            }
+            if (bias) {
+                acc += bias[u];
+            }
+            int32_t mult = d->per_channel ? mults[u] : d->multiplier;
+            int32_t shift = d->per_channel ? shifts[u] : d->shift;
+            int32_t out = tflm_mul_by_quantized_mul64(acc, mult, shift) + d->output_offset;
+            output[b * units + u] = (int16_t)tflm_clamp(out, d->act_min, d->act_max);
+        }
+    }
+}
+
+tflm_status_t tflm_fully_connected_prepare(tflm_prepare_t *p) {
+    tflm_status_t st = tflm_prep_expect_io(p, 2, 3, 1);
+    if (st) {
+        return st;
+    }
+    tflm_tinfo_t in, w, bias, out;
+    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_input(p, 1, &w))
+        || (st = tflm_prep_input(p, 2, &bias)) || (st = tflm_prep_output(p, 0, &out))) {
+        return st;
+    }
+    if (in.index < 0 || w.index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input or weights missing");
+    }
+    uint8_t kind;
+    uint8_t bias_type;
+    if (in.type == TFLM_FLOAT32 && w.type == TFLM_FLOAT32 && out.type == TFLM_FLOAT32) {
+        kind = FC_FLOAT32;
+        bias_type = TFLM_FLOAT32;
+    } else if (in.type == TFLM_INT8 && w.type == TFLM_INT8 && out.type == TFLM_INT8) {
+        kind = FC_INT8;
+        bias_type = TFLM_INT32;
+    } else if (in.type == TFLM_INT16 && w.type == TFLM_INT8 && out.type == TFLM_INT16) {
+        kind = FC_INT16;
+        bias_type = TFLM_INT64;
+    } else {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "%s input with %s weights and %s output is not supported",
+            tflm_type_name(in.type), tflm_type_name(w.type), tflm_type_name(out.type));
+    }
+    if (bias.index >= 0 && bias.type != bias_type) {
+        return tflm_prep_unsupported_type(p, "bias", bias.type);
+    }
+    if (out.ndims == 0 || w.ndims < 2) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "weights need 2 dimensions and the output at least 1");
+    }
+    // Shapes as TFLM reads them; checked here so eval never reads out of bounds.
+    int32_t units = out.dims[out.ndims - 1];
+    int32_t depth = w.dims[w.ndims - 1];
+    int32_t batches = units ? (int32_t)(out.elements / (uint32_t)units) : 0;
+    if (w.dims[w.ndims - 2] != units || (uint64_t)units * (uint64_t)depth > w.elements
+        || (uint64_t)batches * (uint64_t)depth > in.elements
+        || (bias.index >= 0 && bias.elements < (uint32_t)units)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "shapes do not match: input %u elements, weights %dx%d, output %u elements",
+            (unsigned)in.elements, (int)units, (int)depth, (unsigned)out.elements);
+    }
+    bool per_channel = kind != FC_FLOAT32 && w.n_scales > 1;
+    if (per_channel && w.n_scales != (uint32_t)units) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "%u weight scales for %d output channels", (unsigned)w.n_scales, (int)units);
+    }
+    uint32_t bytes = (uint32_t)sizeof(fc_data_t) + (per_channel ? 5u * (uint32_t)units : 0u);
+    fc_data_t *d = tflm_prep_alloc(p, bytes);
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    uint8_t activation = tflm_prep_opt_u8(p, TFLM_FC_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    d->kind = kind;
+    d->per_channel = per_channel;
+    d->has_bias = bias.index >= 0;
+    d->batches = batches;
+    d->output_depth = units;
+    d->accum_depth = depth;
+    if (kind == FC_FLOAT32) {
+        tflm_activation_range_float(activation, &d->fact_min, &d->fact_max);
+        return TFLM_OK;
+    }
+    d->input_offset = -in.zero_point;
+    d->filter_offset = -w.zero_point;
+    d->output_offset = out.zero_point;
+    if (per_channel) {
+        int32_t *mults = (int32_t *)(d + 1);
+        int8_t *shifts = (int8_t *)(mults + units);
+        for (int32_t c = 0; c < units; ++c) {
+            double real = (double)in.scale * (double)tflm_prep_scale(p, &w, (uint32_t)c) / (double)out.scale;
+            int32_t shift;
+            tflm_quantize_multiplier(real, &mults[c], &shift);
+            shifts[c] = (int8_t)shift;
+        }
+    } else {
+        double real = (double)in.scale * (double)w.scale / (double)out.scale;
+        tflm_quantize_multiplier(real, &d->multiplier, &d->shift);
+    }
+    int32_t qmin = kind == FC_INT8 ? -128 : -32768;
+    int32_t qmax = kind == FC_INT8 ? 127 : 32767;
+    tflm_activation_range_quantized(activation, out.scale, out.zero_point, qmin, qmax, &d->act_min, &d->act_max);
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_fully_connected_eval(tflm_eval_t *e) {
+    const fc_data_t *d = e->data;
+    const void *bias = d->has_bias ? e->in[2] : NULL;
+    switch (d->kind) {
+        case FC_FLOAT32:
+            tflm_fully_connected_float32(d, e->in[0], e->in[1], bias, e->out[0]);
+            break;
+        case FC_INT8:
+            tflm_fully_connected_int8(d, e->in[0], e->in[1], bias, e->out[0]);
+            break;
+        default:
+            tflm_fully_connected_int16(d, e->in[0], e->in[1], bias, e->out[0]);
+            break;
+    }
+    return TFLM_OK;
+}
+
+#endif // TFLM_KERNEL_FULLY_CONNECTED

@@ -1,0 +1,32 @@
+// Build-time choice of what the tflm module links in.
+//
+// Every part is on unless the build says otherwise. To link only some
+// kernels, build with -DTFLM_KERNELS_DEFAULT=0 and -DTFLM_KERNEL_<OP>=1 for
+// each op wanted (`make ... TFLM_OPS="FULLY_CONNECTED QUANTIZE"` does this;
+// `tflm-host ops MODEL...` prints the setting a set of models needs).
+#ifndef TFLM_CONFIG_H
+#define TFLM_CONFIG_H
+
+#ifndef TFLM_KERNELS_DEFAULT
+#define TFLM_KERNELS_DEFAULT (1)
+#endif
+
+#ifndef TFLM_KERNEL_FULLY_CONNECTED
+#define TFLM_KERNEL_FULLY_CONNECTED TFLM_KERNELS_DEFAULT
+#endif
+#ifndef TFLM_KERNEL_QUANTIZE
+#define TFLM_KERNEL_QUANTIZE TFLM_KERNELS_DEFAULT
+#endif
+#ifndef TFLM_KERNEL_DEQUANTIZE
+#define TFLM_KERNEL_DEQUANTIZE TFLM_KERNELS_DEFAULT
+#endif
+
+// Memory planners.
+#ifndef TFLM_PLANNER_GREEDY
+#define TFLM_PLANNER_GREEDY (1)
+#endif
+#ifndef TFLM_PLANNER_LINEAR
+#define TFLM_PLANNER_LINEAR (1)
+#endif
+
+#endif // TFLM_CONFIG_H

@@ -1,0 +1,10 @@
+# Arm MPS2 with the AN385 image as QEMU emulates it: Cortex-M3, one 4 MiB
+# RAM that holds code and data. The top 1 MiB is the ROMFS region for models.
+QEMU_MACHINE = mps2-an385
+TFLM_MCU_NAME = Cortex-M3
+CFLAGS += -mcpu=cortex-m3 -mfloat-abi=soft -DQEMU_SOC_MPS2
+LDSCRIPT = $(BOARD_DIR)/mps2_an385.ld
+MPY_CROSS_FLAGS += -march=armv7m
+MICROPY_HEAP_SIZE = 524288
+TFLM_ROMFS_ADDR = 0x00300000
+include $(BOARD_DIR)/../common/qemu_arm.mk

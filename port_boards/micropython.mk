@@ -1,0 +1,6 @@
+# Board support for the project's QEMU boards, built like a user C module:
+# it mounts the ROMFS region of the board's memory map at /rom on boot.
+# Boards turn it on with TFLM_BOARD_GLUE = 1 (see common/qemu_arm.mk).
+ifeq ($(TFLM_BOARD_GLUE),1)
+SRC_USERMOD_C += $(USERMOD_DIR)/common/board_romfs.c
+endif
