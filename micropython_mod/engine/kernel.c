@@ -1,5 +1,6 @@
 // Helpers kernels use in prepare() (see kernel.h).
 #include "interpreter.h"
+#include "quant.h"
 
 static tflm_status_t tensor_info(tflm_prepare_t *p, tflm_fb_vec_t list, uint32_t i, tflm_tinfo_t *t) {
     tflm_model_t *m = p->model;
@@ -42,8 +43,35 @@ static tflm_status_t tensor_info(tflm_prepare_t *p, tflm_fb_vec_t list, uint32_t
     if (t->n_scales) {
         t->scale = tflm_fb_vec_f32(&m->fb, t->t.scale, 0);
     }
-    if (t->t.zero_point.count) {
-        t->zero_point = (int32_t)tflm_fb_vec_i64(&m->fb, t->t.zero_point, 0);
+    // Zero points must fit the tensor's type: kernels rely on it so their
+    // arithmetic cannot overflow.
+    int64_t lo = 0, hi = 0;
+    switch (t->type) {
+        case TFLM_INT8:
+            lo = -128;
+            hi = 127;
+            break;
+        case TFLM_UINT8:
+            hi = 255;
+            break;
+        case TFLM_INT16:
+            lo = -32768;
+            hi = 32767;
+            break;
+        default:
+            lo = INT32_MIN;
+            hi = INT32_MAX;
+            break;
+    }
+    for (uint32_t c = 0; c < t->t.zero_point.count; ++c) {
+        int64_t zp = tflm_fb_vec_i64(&m->fb, t->t.zero_point, c);
+        if (zp < lo || zp > hi) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "tensor %d has zero point %d, outside its type's range",
+                (int)index, (int)(zp < INT32_MIN ? INT32_MIN : zp > INT32_MAX ? INT32_MAX : zp));
+        }
+        if (c == 0) {
+            t->zero_point = (int32_t)zp;
+        }
     }
     return TFLM_OK;
 }
@@ -116,6 +144,13 @@ tflm_status_t tflm_prep_scratch(tflm_prepare_t *p, uint32_t bytes, uint32_t *ind
     }
     p->scratch_bytes[p->n_scratch] = bytes;
     *index = p->n_scratch++;
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_prep_multiplier(tflm_prepare_t *p, double real, int32_t max_shift, int32_t *multiplier, int32_t *shift) {
+    if (!tflm_quantize_multiplier(real, multiplier, shift) || *shift > max_shift) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "quantization scales give an out-of-range multiplier");
+    }
     return TFLM_OK;
 }
 

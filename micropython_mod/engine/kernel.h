@@ -95,6 +95,10 @@ void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes);
 // Asks for a scratch buffer in the head, alive during this operator only.
 tflm_status_t tflm_prep_scratch(tflm_prepare_t *p, uint32_t bytes, uint32_t *index);
 
+// Fixed-point form of a real scale ratio; ValueError when the model's scales
+// put it out of range (max_shift: largest power of two the kernel handles).
+tflm_status_t tflm_prep_multiplier(tflm_prepare_t *p, double real, int32_t max_shift, int32_t *multiplier, int32_t *shift);
+
 // Checks the input/output counts.
 tflm_status_t tflm_prep_expect_io(tflm_prepare_t *p, uint32_t min_in, uint32_t max_in, uint32_t n_out);
 // NotImplementedError naming a tensor type.

@@ -54,11 +54,14 @@ float tflm_roundf(float x) {
     return t;
 }
 
-void tflm_quantize_multiplier(double real, int32_t *multiplier, int32_t *shift) {
+bool tflm_quantize_multiplier(double real, int32_t *multiplier, int32_t *shift) {
+    *multiplier = 0;
+    *shift = 0;
     if (real == 0.0) {
-        *multiplier = 0;
-        *shift = 0;
-        return;
+        return true;
+    }
+    if (!(real > 0.0 && real < 2147483648.0)) {
+        return false;
     }
     int e;
     double q = tflm_frexp(real, &e);
@@ -72,8 +75,12 @@ void tflm_quantize_multiplier(double real, int32_t *multiplier, int32_t *shift) 
         e = 0;
         q_fixed = 0;
     }
+    if (e > 31) {
+        return false;
+    }
     *multiplier = (int32_t)q_fixed;
     *shift = e;
+    return true;
 }
 
 int32_t tflm_srdhm(int32_t a, int32_t b) {

@@ -10,8 +10,10 @@ double tflm_frexp(double x, int *exponent);
 double tflm_round(double x);   // half away from zero, like C's round()
 float tflm_roundf(float x);
 
-// Splits a real multiplier into a Q31 fixed-point multiplier and a power of two.
-void tflm_quantize_multiplier(double real, int32_t *multiplier, int32_t *shift);
+// Splits a real multiplier into a Q31 fixed-point multiplier and a power of
+// two. False (and a zero multiplier) when it is negative, not finite or 2^31
+// or more: no model's scales give that, only broken ones.
+bool tflm_quantize_multiplier(double real, int32_t *multiplier, int32_t *shift);
 
 int32_t tflm_srdhm(int32_t a, int32_t b); // saturating rounding doubling high multiply
 int32_t tflm_rounding_divide_by_pot(int32_t x, int32_t exponent);

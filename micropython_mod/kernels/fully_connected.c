@@ -62,17 +62,18 @@ static void tflm_fully_connected_int8(const fc_data_t *d, const int8_t *input, c
         const int8_t *in = input + b * depth;
         for (int32_t u = 0; u < units; ++u) {
             const int8_t *w = filter + u * depth;
-            int32_t acc = 0;
+            // Sums wrap on overflow as the reference's do on its targets.
+            uint32_t acc = 0;
             for (int32_t k = 0; k < depth; ++k) {
-                acc += (w[k] + d->filter_offset) * (in[k] + d->input_offset);
+                acc += (uint32_t)((w[k] + d->filter_offset) * (in[k] + d->input_offset));
             }
             if (bias) {
-                acc += bias[u];
+                acc += (uint32_t)bias[u];
             }
             int32_t mult = d->per_channel ? mults[u] : d->multiplier;
             int32_t shift = d->per_channel ? shifts[u] : d->shift;
-            acc = tflm_mul_by_quantized_mul(acc, mult, shift) + d->output_offset;
-            output[b * units + u] = (int8_t)tflm_clamp(acc, d->act_min, d->act_max);
+            int32_t out = tflm_wrap_add(tflm_mul_by_quantized_mul((int32_t)acc, mult, shift), d->output_offset);
+            output[b * units + u] = (int8_t)tflm_clamp(out, d->act_min, d->act_max);
         }
     }
 }
@@ -86,16 +87,16 @@ static void tflm_fully_connected_int16(const fc_data_t *d, const int16_t *input,
         const int16_t *in = input + b * depth;
         for (int32_t u = 0; u < units; ++u) {
             const int8_t *w = filter + u * depth;
-            int64_t acc = 0;
+            uint64_t acc = 0;
             for (int32_t k = 0; k < depth; ++k) {
-                acc += (int32_t)(w[k] + d->filter_offset) * (in[k] + d->input_offset);
+                acc += (uint64_t)(int64_t)((int32_t)(w[k] + d->filter_offset) * (in[k] + d->input_offset));
             }
             if (bias) {
-                acc += bias[u];
+                acc += (uint64_t)bias[u];
             }
             int32_t mult = d->per_channel ? mults[u] : d->multiplier;
             int32_t shift = d->per_channel ? shifts[u] : d->shift;
-            int32_t out = tflm_mul_by_quantized_mul64(acc, mult, shift) + d->output_offset;
+            int32_t out = tflm_wrap_add(tflm_mul_by_quantized_mul64((int64_t)acc, mult, shift), d->output_offset);
             output[b * units + u] = (int16_t)tflm_clamp(out, d->act_min, d->act_max);
         }
     }
@@ -168,18 +169,24 @@ tflm_status_t tflm_fully_connected_prepare(tflm_prepare_t *p) {
     d->input_offset = -in.zero_point;
     d->filter_offset = -w.zero_point;
     d->output_offset = out.zero_point;
+    // The 64-bit rescaling of int16 handles shifts up to 7, as TFLM's.
+    int32_t max_shift = kind == FC_INT8 ? 31 : 7;
     if (per_channel) {
         int32_t *mults = (int32_t *)(d + 1);
         int8_t *shifts = (int8_t *)(mults + units);
         for (int32_t c = 0; c < units; ++c) {
             double real = (double)in.scale * (double)tflm_prep_scale(p, &w, (uint32_t)c) / (double)out.scale;
             int32_t shift;
-            tflm_quantize_multiplier(real, &mults[c], &shift);
+            if ((st = tflm_prep_multiplier(p, real, max_shift, &mults[c], &shift))) {
+                return st;
+            }
             shifts[c] = (int8_t)shift;
         }
     } else {
         double real = (double)in.scale * (double)w.scale / (double)out.scale;
-        tflm_quantize_multiplier(real, &d->multiplier, &d->shift);
+        if ((st = tflm_prep_multiplier(p, real, max_shift, &d->multiplier, &d->shift))) {
+            return st;
+        }
     }
     int32_t qmin = kind == FC_INT8 ? -128 : -32768;
     int32_t qmax = kind == FC_INT8 ? 127 : 32767;

@@ -83,8 +83,8 @@ static void tflm_quantize_float32(const quantize_data_t *d, const float *in, voi
 // Requantize: (x - in zero point) * multiplier + out zero point, clamped.
 static void tflm_requantize(const quantize_data_t *d, const void *in, void *out) {
     for (uint32_t i = 0; i < d->count; ++i) {
-        int32_t x = load_int(in, d->in_type, i) - d->in_zero_point;
-        int32_t q = tflm_mul_by_quantized_mul(x, d->multiplier, d->shift) + d->out_zero_point;
+        int32_t x = tflm_wrap_add(load_int(in, d->in_type, i), -d->in_zero_point);
+        int32_t q = tflm_wrap_add(tflm_mul_by_quantized_mul(x, d->multiplier, d->shift), d->out_zero_point);
         store_int(out, d->out_type, i, tflm_clamp(q, d->qmin, d->qmax));
     }
 }
@@ -121,7 +121,7 @@ tflm_status_t tflm_quantize_prepare(tflm_prepare_t *p) {
     d->qmin = qmin;
     d->qmax = qmax;
     if (in.type != TFLM_FLOAT32) {
-        tflm_quantize_multiplier((double)in.scale / (double)out.scale, &d->multiplier, &d->shift);
+        return tflm_prep_multiplier(p, (double)in.scale / (double)out.scale, 31, &d->multiplier, &d->shift);
     }
     return TFLM_OK;
 }

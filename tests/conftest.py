@@ -1,0 +1,95 @@
+"""Shared fixtures: the shared models, their measured TFLM figures, targets."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tflm_host import device
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = Path(os.environ.get("TFLM_MODELS", ROOT.parent / "shared" / "models"))
+TARGETS = device.TARGETS
+# Ops this build implements (the kernels issue grows this list).
+SUPPORTED_OPS = {"FULLY_CONNECTED", "QUANTIZE", "DEQUANTIZE"}
+
+
+@dataclass
+class MeasuredModel:
+    """A row of MODELS.md: what TFLM measured for a shared model."""
+
+    name: str
+    ops: dict[str, int]
+    tflm_head: int
+    tflm_tail: int
+    tflm_used: int
+    bound: int
+    no_reuse: int
+
+    @property
+    def path(self) -> Path:
+        return MODELS / self.name
+
+    @property
+    def runnable(self) -> bool:
+        return set(self.ops) <= SUPPORTED_OPS
+
+
+def read_models_table() -> dict[str, MeasuredModel]:
+    text = (MODELS / "MODELS.md").read_text()
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 8 or not cells[0].endswith(".tflite") or not cells[1].isdigit():
+            continue
+        ops = {}
+        for item in cells[2].split(", "):
+            name, count = item.rsplit("×", 1)
+            ops[name] = int(count)
+        rows[cells[0]] = MeasuredModel(cells[0], ops, *(int(c) for c in cells[3:8]))
+    return rows
+
+
+MEASURED = read_models_table()
+
+
+@pytest.fixture(scope="session")
+def measured() -> dict[str, MeasuredModel]:
+    return MEASURED
+
+
+def model_path(name: str) -> Path:
+    path = MODELS / name
+    assert path.is_file(), f"{path} missing: the shared models must sit in ../shared/models"
+    return path
+
+
+_targets: dict[str, device.Target] = {}
+
+
+def get_target(name: str) -> device.Target:
+    if name not in _targets:
+        _targets[name] = device.target(name)
+    return _targets[name]
+
+
+def run_on(target: str, code: str, files: dict[str, bytes] | None = None, timeout: float = 600) -> str:
+    """Runs device code (a chunk, or a list of chunks) and returns its output."""
+    chunks = [code] if isinstance(code, str) else code
+    return get_target(target).run(chunks, files or {}, timeout=timeout)
+
+
+def model_files(*names: str) -> dict[str, bytes]:
+    return {n: model_path(n).read_bytes() for n in names}
+
+
+def pytest_report_header(config):
+    return f"shared models: {MODELS} ({len(MEASURED)} measured)"
+
+
+def ops_regex(ops: list[str]) -> str:
+    return ", ".join(re.escape(o) for o in ops)

@@ -1,0 +1,280 @@
+// Unit tests of the engine on the host: rounding and fixed-point helpers
+// against libm and exact arithmetic, the greedy planner against a plain
+// list-based first fit written here, the arena's sections, and the checked
+// FlatBuffers reader on hand-made buffers.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine/arena.h"
+#include "engine/flatbuffer.h"
+#include "engine/planner.h"
+#include "engine/quant.h"
+
+static int failures;
+
+#define CHECK(cond, ...) do { \
+        if (!(cond)) { \
+            failures++; \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+            printf(__VA_ARGS__); \
+            printf("\n"); \
+        } \
+} while (0)
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static double rnd_double(void) {
+    // Wide range of magnitudes, both signs, with many exact .5 cases.
+    double mag = ldexp((double)(rnd() % 1000000) / 1000.0, (int)(rnd() % 40) - 20);
+    if (rnd() % 4 == 0) {
+        mag = (double)(rnd() % 2000) / 2.0;
+    }
+    return rnd() % 2 ? -mag : mag;
+}
+
+static void test_rounding(void) {
+    for (int i = 0; i < 200000; ++i) {
+        double x = rnd_double();
+        CHECK(tflm_round(x) == round(x), "round(%.17g): %.17g vs %.17g", x, tflm_round(x), round(x));
+        float f = (float)x;
+        CHECK(tflm_roundf(f) == roundf(f), "roundf(%.9g)", (double)f);
+        int e1, e2;
+        double m1 = tflm_frexp(x, &e1), m2 = frexp(x, &e2);
+        CHECK(m1 == m2 && e1 == e2, "frexp(%.17g)", x);
+    }
+    double special[] = { 0.0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 4503599627370495.5, 1e300, 5e-324, -1e-310 };
+    for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); ++i) {
+        int e1, e2;
+        CHECK(tflm_round(special[i]) == round(special[i]), "round special %zu", i);
+        CHECK(tflm_frexp(special[i], &e1) == frexp(special[i], &e2) && e1 == e2, "frexp special %zu", i);
+    }
+}
+
+// The real value a (multiplier, shift) pair stands for.
+static double multiplier_value(int32_t m, int32_t shift) {
+    return ldexp((double)m, shift - 31);
+}
+
+static void test_quantize_multiplier(void) {
+    int32_t m, s;
+    tflm_quantize_multiplier(0.5, &m, &s);
+    CHECK(m == (1 << 30) && s == 0, "0.5 -> %d %d", m, s);
+    tflm_quantize_multiplier(1.0, &m, &s);
+    CHECK(m == (1 << 30) && s == 1, "1.0 -> %d %d", m, s);
+    tflm_quantize_multiplier(0.0, &m, &s);
+    CHECK(m == 0 && s == 0, "0 -> %d %d", m, s);
+    tflm_quantize_multiplier(1e-12, &m, &s);
+    CHECK(m == 0 && s == 0, "tiny multipliers become zero");
+    for (int i = 0; i < 100000; ++i) {
+        double real = ldexp(0.5 + (double)(rnd() % 1000000) / 2000000.0, (int)(rnd() % 40) - 30);
+        tflm_quantize_multiplier(real, &m, &s);
+        // Q31 rounding: the pair is within half a unit in the last place.
+        double err = fabs(multiplier_value(m, s) - real);
+        CHECK(m >= (1 << 30) && err <= ldexp(1.0, s - 32), "multiplier %.17g -> %d %d", real, m, s);
+    }
+}
+
+static void test_fixed_point(void) {
+    for (int i = 0; i < 200000; ++i) {
+        int32_t x = (int32_t)rnd();
+        int32_t e = (int32_t)(rnd() % 32);
+        // Rounding divide by 2^e rounds half away from zero.
+        double q = ldexp((double)x, -e);
+        double want = q < 0 ? -floor(-q + 0.5) : floor(q + 0.5);
+        CHECK(tflm_rounding_divide_by_pot(x, e) == (int32_t)want, "rdbpot(%d, %d)", x, e);
+        int32_t a = (int32_t)rnd(), b = (int32_t)rnd();
+        // a*b/2^31 rounded half away from zero, saturated.
+        long double p = (long double)a * (long double)b / 2147483648.0L;
+        long double r = p < 0 ? -floorl(-p + 0.5L) : floorl(p + 0.5L);
+        if (r > 2147483647.0L) {
+            r = 2147483647.0L;
+        }
+        CHECK(tflm_srdhm(a, b) == (int32_t)r, "srdhm(%d, %d) = %d, want %.0Lf", a, b, tflm_srdhm(a, b), r);
+    }
+    CHECK(tflm_srdhm(INT32_MIN, INT32_MIN) == INT32_MAX, "srdhm saturates");
+    CHECK(tflm_float_to_int32(3e9f) == INT32_MIN && tflm_float_to_int32(NAN) == INT32_MIN, "x86 conversion");
+}
+
+// TFLM's greedy first fit with explicit sorted lists, written independently
+// of planner_greedy.c, to check that the list-free version places alike.
+static uint32_t list_first_fit(tflm_tensor_rec_t *recs, uint32_t n, uint32_t *offsets) {
+    uint32_t order[256], placed[256];
+    uint32_t n_order = 0, n_placed = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (recs[i].where == TFLM_AT_HEAD) {
+            order[n_order++] = i;
+        }
+    }
+    // Stable sort: size descending, ties higher index first.
+    for (uint32_t i = 1; i < n_order; ++i) {
+        for (uint32_t j = i; j > 0; --j) {
+            uint32_t a = order[j - 1], b = order[j];
+            uint32_t sa = tflm_planned_size(&recs[a]), sb = tflm_planned_size(&recs[b]);
+            if (sa < sb || (sa == sb && a < b)) {
+                order[j - 1] = b;
+                order[j] = a;
+            }
+        }
+    }
+    uint32_t head = 0;
+    for (uint32_t k = 0; k < n_order; ++k) {
+        uint32_t id = order[k];
+        uint32_t size = tflm_planned_size(&recs[id]);
+        // Live placed buffers sorted by offset, then the first gap that fits.
+        uint32_t live[256], n_live = 0;
+        for (uint32_t p = 0; p < n_placed; ++p) {
+            if (tflm_lifetimes_overlap(&recs[placed[p]], &recs[id])) {
+                uint32_t at = n_live++;
+                while (at > 0 && offsets[live[at - 1]] > offsets[placed[p]]) {
+                    live[at] = live[at - 1];
+                    at--;
+                }
+                live[at] = placed[p];
+            }
+        }
+        uint32_t candidate = 0;
+        for (uint32_t p = 0; p < n_live; ++p) {
+            uint32_t off = offsets[live[p]];
+            if (off >= candidate + size) {
+                break;
+            }
+            uint32_t end = off + tflm_planned_size(&recs[live[p]]);
+            candidate = end > candidate ? end : candidate;
+        }
+        offsets[id] = candidate;
+        placed[n_placed++] = id;
+        head = candidate + size > head ? candidate + size : head;
+    }
+    return head;
+}
+
+static void test_planners(void) {
+    tflm_error_t err;
+    for (int trial = 0; trial < 3000; ++trial) {
+        tflm_tensor_rec_t recs[64];
+        uint32_t n = 1 + (uint32_t)(rnd() % 64);
+        int16_t steps = (int16_t)(1 + rnd() % 20);
+        memset(recs, 0, sizeof(recs));
+        for (uint32_t i = 0; i < n; ++i) {
+            recs[i].where = rnd() % 8 ? TFLM_AT_HEAD : TFLM_AT_MODEL;
+            // Many equal sizes, to exercise the tie order.
+            recs[i].bytes = (uint32_t)(rnd() % 4 ? 16 * (1 + rnd() % 8) : 1 + rnd() % 700);
+            recs[i].first = (int16_t)(rnd() % (uint64_t)steps);
+            recs[i].last = (int16_t)(recs[i].first + (int16_t)(rnd() % 5));
+        }
+        uint32_t want[64], head_want = list_first_fit(recs, n, want), head = 0;
+        CHECK(tflm_planner_greedy.plan(recs, n, &head, &err) == TFLM_OK, "greedy plan");
+        CHECK(head == head_want, "trial %d: greedy head %u, list first fit %u", trial, head, head_want);
+        for (uint32_t i = 0; i < n; ++i) {
+            if (recs[i].where != TFLM_AT_HEAD) {
+                continue;
+            }
+            CHECK(recs[i].data == want[i], "trial %d buffer %u: %u vs %u", trial, i, recs[i].data, want[i]);
+            CHECK(recs[i].data % TFLM_ALIGN == 0 && recs[i].data + recs[i].bytes <= head, "inside the head");
+            for (uint32_t j = 0; j < i; ++j) {
+                if (recs[j].where == TFLM_AT_HEAD && tflm_lifetimes_overlap(&recs[i], &recs[j])) {
+                    bool apart = recs[i].data + tflm_planned_size(&recs[i]) <= recs[j].data
+                        || recs[j].data + tflm_planned_size(&recs[j]) <= recs[i].data;
+                    CHECK(apart, "trial %d: buffers %u and %u overlap", trial, i, j);
+                }
+            }
+        }
+        uint32_t linear_head = 0, sum = 0;
+        CHECK(tflm_planner_linear.plan(recs, n, &linear_head, &err) == TFLM_OK, "linear plan");
+        for (uint32_t i = 0; i < n; ++i) {
+            if (recs[i].where == TFLM_AT_HEAD) {
+                CHECK(recs[i].data == sum, "linear offsets follow index order");
+                sum += tflm_planned_size(&recs[i]);
+            }
+        }
+        CHECK(linear_head == sum && linear_head >= head, "linear head %u, greedy %u", linear_head, head);
+    }
+}
+
+static void test_arena(void) {
+    static uint8_t buf[1024 + 32];
+    for (uint32_t shift = 0; shift < 16; ++shift) {
+        tflm_arena_t a;
+        tflm_arena_init(&a, buf + shift, 1000);
+        CHECK(((uintptr_t)a.base % TFLM_ALIGN) == 0, "aligned base");
+        CHECK(a.size % TFLM_ALIGN == 0 && a.size + a.align_loss <= 1000 && a.size >= 1000 - 31, "usable size %u", a.size);
+        uint32_t x = tflm_arena_alloc_tail(&a, 10, 4);
+        CHECK(x != TFLM_ARENA_FAIL && x % 4 == 0 && x + 10 <= a.size, "tail allocation");
+        uint32_t before = a.tail;
+        CHECK(tflm_arena_alloc_tail(&a, a.size, 4) == TFLM_ARENA_FAIL && a.tail == before, "overfull tail fails cleanly");
+        a.head = 64;
+        uint32_t t = tflm_arena_alloc_temp(&a, 100, 16);
+        CHECK(t == 64 && a.temp == 100, "temporary sits on the head");
+        CHECK(tflm_arena_alloc_tail(&a, a.size - a.tail - 64 - 99, 1) == TFLM_ARENA_FAIL, "tail stops at temporaries");
+        tflm_arena_reset_temp(&a);
+        CHECK(a.temp == 0, "temp reset");
+    }
+    tflm_arena_t dry;
+    tflm_arena_init_dry(&dry);
+    CHECK(tflm_arena_is_dry(&dry) && tflm_arena_alloc_tail(&dry, 1000000, 4) != TFLM_ARENA_FAIL, "dry arena counts");
+}
+
+static void test_flatbuffer(void) {
+    // A table at 8 with a vtable at 0: one int32 field (id 1) holding 42,
+    // field 0 absent; root offset replaced below.
+    uint8_t buf[32] = { 0 };
+    // vtable at 4: vsize 8, tsize 8, field0 at 0 (absent), field1 at offset 4
+    buf[4] = 8; buf[6] = 8; buf[8] = 0; buf[10] = 4;
+    // table at 12: soffset to vtable = 12 - 4 = 8, then the int32
+    buf[12] = 8; buf[16] = 42;
+    buf[0] = 12; // root offset
+    tflm_fb_t fb;
+    tflm_fb_init(&fb, buf, sizeof(buf));
+    uint32_t root = tflm_fb_root(&fb);
+    CHECK(root == 12 && !fb.bad, "root at 12");
+    CHECK(tflm_fb_i32(&fb, root, 1, -1) == 42, "field 1");
+    CHECK(tflm_fb_i32(&fb, root, 0, -7) == -7, "absent field gives default");
+    CHECK(tflm_fb_i32(&fb, root, 9, -9) == -9 && !fb.bad, "field past the vtable is absent");
+    // A field whose offset leaves the table is an error.
+    buf[10] = 6;
+    tflm_fb_init(&fb, buf, sizeof(buf));
+    tflm_fb_i32(&fb, tflm_fb_root(&fb), 1, 0);
+    CHECK(fb.bad != NULL, "field outside its table is caught");
+    buf[10] = 4;
+    // Root offset past the end; vtable offset pointing before the buffer.
+    buf[0] = 200;
+    tflm_fb_init(&fb, buf, sizeof(buf));
+    CHECK(tflm_fb_root(&fb) == 0 && fb.bad, "root outside the buffer");
+    buf[0] = 12;
+    buf[12] = 100;
+    tflm_fb_init(&fb, buf, sizeof(buf));
+    CHECK(tflm_fb_root(&fb) == 0 && fb.bad, "vtable outside the buffer");
+    buf[12] = 8;
+    // A vector whose length runs past the end.
+    buf[10] = 4; buf[16] = 4; // field 1 now an offset to a vector at 20
+    buf[20] = 0xff; buf[21] = 0xff;
+    tflm_fb_init(&fb, buf, sizeof(buf));
+    tflm_fb_vec_t v = tflm_fb_vector(&fb, tflm_fb_root(&fb), 1, 4);
+    CHECK(v.count == 0 && fb.bad, "long vector is caught");
+    buf[20] = 2; buf[21] = 0;
+    tflm_fb_init(&fb, buf, sizeof(buf));
+    v = tflm_fb_vector(&fb, tflm_fb_root(&fb), 1, 4);
+    CHECK(v.count == 2 && v.pos == 24 && !fb.bad, "vector of two");
+}
+
+int main(void) {
+    test_rounding();
+    test_quantize_multiplier();
+    test_fixed_point();
+    test_planners();
+    test_arena();
+    test_flatbuffer();
+    if (failures) {
+        printf("%d checks failed\n", failures);
+        return 1;
+    }
+    printf("engine unit tests passed\n");
+    return 0;
+}

@@ -1,0 +1,84 @@
+"""`tflm-host run`, `compare` and `demo`: their output is a contract."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from conftest import MODELS, TARGETS, model_path
+from tflm_host import cli, runner
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    code = cli.main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_run_json_shape(capsys, target):
+    code, out, _ = run_cli(capsys, "run", model_path("hello_world_legacy.tflite"), "--target", target,
+                           "--inputs", "zeros", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) == {"target", "outputs", "arena_used_bytes", "head_bytes", "tail_bytes"}
+    assert data["target"] == target
+    (output,) = data["outputs"]
+    assert output["dtype"] == "float32" and output["shape"] == [1, 1] and len(output["data"]) == 1
+    assert data["arena_used_bytes"] == data["head_bytes"] + data["tail_bytes"] > 0
+
+
+def test_run_several_and_npz(capsys, tmp_path):
+    x = np.arange(-3, 3, dtype=np.int8).reshape(6, 1, 1)
+    npz = tmp_path / "in.npz"
+    np.savez(npz, input_0=x)
+    code, out, _ = run_cli(capsys, "run", model_path("hello_world_int8.tflite"), "--inputs", npz, "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert len(data["runs"]) == 6 and data["runs"][0] == data["outputs"]
+    code, out, _ = run_cli(capsys, "run", model_path("hello_world_int8.tflite"), "--count", "3", "--seed", "4")
+    assert code == 0
+    assert out.startswith("model hello_world_int8.tflite on unix (random inputs, 3 runs)")
+    assert re.search(r"^arena_used_bytes \d+ \(head \d+, tail \d+\)$", out, re.M)
+    np.savez(npz, wrong=x)
+    code, _, err = run_cli(capsys, "run", model_path("hello_world_int8.tflite"), "--inputs", npz)
+    assert code == 2 and "has no array 'input_0'" in err
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", ["hello_world_int8.tflite", "hello_world_float.tflite", "hello_world_legacy.tflite"])
+def test_compare_bit_exact(capsys, name, target):
+    code, out, _ = run_cli(capsys, "compare", model_path(name), "--target", target, "--count", "20")
+    assert code == 0, out
+    assert "output 0" in out and "bit-exact on 20 of 20 input sets" in out
+    assert out.rstrip().endswith("result: bit-exact")
+
+
+def test_compare_reports_differences(capsys, monkeypatch):
+    real_run = runner.run_model
+
+    def off_by_one(*args, **kwargs):
+        result = real_run(*args, **kwargs)
+        result.runs[1][0] = (result.runs[1][0].astype(np.int16) + 1).astype(np.int8)
+        return result
+
+    monkeypatch.setattr(cli, "run_model", off_by_one)
+    code, out, _ = run_cli(capsys, "compare", model_path("hello_world_int8.tflite"), "--count", "3")
+    assert code == 1
+    assert "DIFFERS on 1 of 3 input sets; first at set 1" in out
+    assert out.rstrip().endswith("result: DIFFERENT")
+
+
+def test_demo(capsys):
+    code, out, _ = run_cli(capsys, "demo", "--models", MODELS)
+    assert code == 0
+    assert "flash image build/NETDUINO2/flash-demo.bin" in out
+    assert "on netduino2 with STM32F205" in out
+    m = re.search(r"(\d+) bytes in flash, (\d+) bytes of RAM to open it", out)
+    assert m and int(m.group(1)) == model_path("hello_world_int8.tflite").stat().st_size
+    assert int(m.group(2)) < 256  # used in place from flash, not copied
+    assert re.search(r"largest error 0\.\d+", out)
+    assert re.search(r"^arena_used_bytes: \d+$", out, re.M)

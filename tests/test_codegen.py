@@ -1,0 +1,26 @@
+"""The engine's generated C tables match the schema facts in host_tools."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import ROOT
+from tflm_host import cli, schema
+
+
+def test_generated_files_are_current():
+    assert cli.main(["codegen", "--check"]) == 0
+
+
+def test_op_codes_in_header():
+    header = (ROOT / "micropython_mod" / "engine" / "ops.h").read_text()
+    codes = dict(re.findall(r"#define TFLM_OP_(\w+) \((\d+)\)", header))
+    for name, code in schema.OP_CODES.items():
+        assert int(codes[name]) == code
+    assert int(codes["COUNT"]) == len(schema.BUILTIN_OPS)
+
+
+def test_kernel_ops_exist():
+    registry = (ROOT / "micropython_mod" / "kernels" / "registry.c").read_text()
+    for name in re.findall(r"TFLM_OP_(\w+)", registry):
+        assert name in schema.OP_CODES

@@ -1,0 +1,202 @@
+"""The tflm module's Python API on every target: model info, tensors as
+memoryviews, invoke without heap allocation, exact arena errors, missing ops."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from conftest import MEASURED, SUPPORTED_OPS, TARGETS, model_files, model_path, run_on
+from tflm_host.model import load_model
+
+OPEN = """
+import tflm, gc, micropython
+def load(name):
+    f = open(ROOT + '/' + name, 'rb')
+    try:
+        return memoryview(f)
+    except TypeError:
+        return f.read()
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_model_info(target):
+    names = ["hello_world_int8.tflite", "hello_world_legacy.tflite"]
+    code = OPEN + """
+for name in NAMES:
+    m = tflm.Model(load(name))
+    for t in m.inputs + m.outputs:
+        print(repr((t.index, t.name, t.dtype, t.shape, t.scale, t.zero_point)))
+    print(repr(m.ops), m.subgraphs, m.size)
+""".replace("NAMES", repr(names))
+    lines = run_on(target, code, model_files(*names)).splitlines()
+    for name in names:
+        model = load_model(model_path(name))
+        for t in model.inputs + model.outputs:
+            index, tname, dtype, shape, scale, zp = ast.literal_eval(lines.pop(0))
+            assert (index, tname, dtype, shape, zp) == (t.index, t.name, t.dtype.lower(), t.shape, t.zero_point)
+            assert scale == pytest.approx(t.scale, rel=1e-6)  # float32 on the boards
+        ops, subgraphs, size = lines.pop(0).rsplit(" ", 2)
+        assert ast.literal_eval(ops) == tuple(op.opcode for op in model.main.operators)
+        assert (int(subgraphs), int(size)) == (len(model.subgraphs), len(model.raw))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_tensors_invoke_and_heap_lock(target):
+    code = OPEN + """
+m = tflm.Model(load('hello_world_legacy.tflite'))
+it = tflm.Interpreter(m, 4000)
+x, y = it.input(0), it.output(0)
+print(len(x), len(y), type(x).__name__)
+x[0] = 1.5
+def locked(n):
+    # Locals only: storing globals would itself allocate.
+    micropython.heap_lock()
+    try:
+        for i in range(n):
+            it.invoke()
+    finally:
+        micropython.heap_unlock()
+locked(3)
+first = y[0]
+it.set_input(0, bytes(4))  # 0.0 as raw bytes
+it.invoke()
+print(first != y[0], it.input(0)[0] == 0.0)
+for bad in (lambda: it.input(1), lambda: it.output(-1)):
+    try:
+        bad()
+    except IndexError as e:
+        print('IndexError', e)
+try:
+    it.set_input(0, bytes(5))
+except ValueError as e:
+    print('ValueError', e)
+"""
+    out = run_on(target, code, model_files("hello_world_legacy.tflite")).splitlines()
+    assert out == [
+        "1 1 memoryview",
+        "True True",
+        "IndexError model has 1 inputs",
+        "IndexError model has 1 outputs",
+        "ValueError 5 bytes at offset 0 do not fit the input's 4 bytes",
+    ]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_arena_too_small_is_exact(target):
+    """Every arena size below the need raises a MemoryError naming the exact
+    need; the need itself works and is what the interpreter then uses."""
+    code = OPEN + """
+m = tflm.Model(load('hello_world_legacy.tflite'))
+need = tflm.arena_size(m)
+print('need', need)
+for size in list(range(0, need, 7)) + [need - 1]:
+    try:
+        tflm.Interpreter(m, size)
+        print('no error at', size)
+    except MemoryError as e:
+        if str(e) != 'arena too small: needs %d bytes, has %d' % (need, size & ~15):
+            print('bad message at', size, e)
+it = tflm.Interpreter(m, need)
+print('used', it.arena_used_bytes(), it.head_bytes() + it.tail_bytes())
+# A bytearray at any alignment: the runtime aligns inside it.
+ba = bytearray(need + 64)
+for k in range(16):
+    view = memoryview(ba)[k:k + need + 15]
+    it2 = tflm.Interpreter(m, view)
+    it2.input(0)[0] = 2.0
+    it2.invoke()
+    it.input(0)[0] = 2.0
+    it.invoke()
+    if it2.output(0)[0] != it.output(0)[0] or it2.arena_used_bytes() != need:
+        print('differs at offset', k)
+print('done')
+"""
+    out = run_on(target, code, model_files("hello_world_legacy.tflite")).splitlines()
+    need = int(out[0].split()[1])
+    assert out[1:] == [f"used {need} {need}", "done"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_exact_size_with_no_arena_argument(target):
+    code = OPEN + """
+for name in ('hello_world_int8.tflite', 'hello_world_float.tflite'):
+    m = tflm.Model(load(name))
+    it = tflm.Interpreter(m)
+    print(it.arena_used_bytes() == tflm.arena_size(m), len(it.arena) - 15 == tflm.arena_size(m))
+"""
+    out = run_on(target, code, model_files("hello_world_int8.tflite", "hello_world_float.tflite"))
+    assert out.split() == ["True"] * 4
+
+
+NOT_RUNNABLE = sorted(n for n, m in MEASURED.items() if not m.runnable)
+
+
+@pytest.mark.parametrize("target", ["unix", "MPS2_AN385"])
+def test_missing_ops_are_named(target):
+    code = OPEN + """
+for name in NAMES:
+    m = tflm.Model(load(name))
+    try:
+        tflm.Interpreter(m, 100)
+        print(name, 'built')
+    except NotImplementedError as e:
+        print(name, e)
+    try:
+        tflm.arena_size(m)
+    except NotImplementedError as e:
+        print(name, e)
+""".replace("NAMES", repr(NOT_RUNNABLE))
+    lines = run_on(target, code, model_files(*NOT_RUNNABLE)).splitlines()
+    assert len(lines) == 2 * len(NOT_RUNNABLE)
+    for i, name in enumerate(NOT_RUNNABLE):
+        missing = [op for op in MEASURED[name].ops if op not in SUPPORTED_OPS]
+        for line in lines[2 * i:2 * i + 2]:
+            m = re.fullmatch(re.escape(name) + r" model uses ops this firmware does not include: (.*)", line)
+            assert m, line
+            assert sorted(m.group(1).split(", ")) == sorted(missing)
+
+
+@pytest.mark.parametrize("target", ["unix", "NETDUINO2"])
+def test_buffers_changed_under_the_interpreter(target):
+    code = OPEN + """
+buf = bytearray(open(ROOT + '/hello_world_int8.tflite', 'rb').read())
+m = tflm.Model(buf)
+it = tflm.Interpreter(m, 1000)
+it.invoke()
+buf.extend(bytes(64))
+try:
+    it.invoke()
+except RuntimeError as e:
+    print('RuntimeError', e)
+arena = bytearray(1000)
+it = tflm.Interpreter(tflm.Model(open(ROOT + '/hello_world_int8.tflite', 'rb').read()), arena)
+arena.extend(bytes(4000))
+try:
+    it.invoke()
+except RuntimeError as e:
+    print('RuntimeError', e)
+"""
+    out = run_on(target, code, model_files("hello_world_int8.tflite")).splitlines()
+    assert out == ["RuntimeError model buffer was resized or moved", "RuntimeError arena buffer was resized or moved"]
+
+
+@pytest.mark.parametrize("target", ["unix", "NETDUINO2"])
+def test_views_keep_the_arena_alive(target):
+    """A tensor view outlives its interpreter safely: it holds the arena."""
+    code = OPEN + """
+def make():
+    it = tflm.Interpreter(tflm.Model(load('hello_world_int8.tflite')), 2000)
+    it.input(0)[0] = 17
+    it.invoke()
+    return it.output(0), it.output(0)[0]
+view, value = make()
+for _ in range(5):
+    gc.collect()
+    junk = [bytearray(64) for _ in range(300)]
+print(view[0] == value)
+"""
+    assert run_on(target, code, model_files("hello_world_int8.tflite")).split() == ["True"]

@@ -1,0 +1,72 @@
+"""The ROMFS image builder: aligned file data, read back by MicroPython's own VfsRom."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from conftest import run_on
+from tflm_host import cli, romfs
+
+
+def test_varuint():
+    assert romfs.varuint(0) == b"\x00"
+    assert romfs.varuint(0x7F) == b"\x7f"
+    assert romfs.varuint(0x80) == b"\x81\x00"
+    assert romfs.varuint(0x14A6B1) == b"\xd2\xcd\x31"  # ROMFS magic "RM1"
+    assert romfs.varuint(5, 4) == b"\x80\x80\x80\x05"
+
+
+def random_files(seed: int) -> dict[str, bytes]:
+    rng = random.Random(seed)
+    files = {}
+    for i in range(rng.randint(1, 8)):
+        depth = rng.randint(0, 2)
+        path = "/".join(f"d{rng.randint(0, 2)}" for _ in range(depth)) + ("/" if depth else "") + f"f{i}.bin"
+        files[path] = bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 1, 15, 16, 17, 300, 5000])))
+    return files
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("align", [4, 16, 64])
+def test_data_is_aligned(seed, align):
+    files = random_files(seed)
+    image = romfs.build_image(files, align)
+    assert len(image) % 2 == 0
+    listed = romfs.list_image(image)
+    assert set(listed) == set(files)
+    for path, (offset, length) in listed.items():
+        assert offset % align == 0, path
+        assert image[offset:offset + length] == files[path]
+
+
+def test_micropython_reads_the_image():
+    files = random_files(3)
+    files["model.tflite"] = bytes(range(256)) * 10
+    image = romfs.build_image(files)
+    listed = romfs.list_image(image)
+    code = f"""
+import vfs, binascii
+img = binascii.unhexlify({image.hex()!r})
+vfs.mount(vfs.VfsRom(memoryview(img)), '/romtest')
+for path in {sorted(files)!r}:
+    data = open('/romtest/' + path, 'rb').read()
+    print(path, len(data), binascii.crc32(data))
+"""
+    out = run_on("unix", code).split("\n")
+    import zlib
+    for path, line in zip(sorted(files), out):
+        assert line == f"{path} {len(files[path])} {zlib.crc32(files[path])}"
+    assert listed["model.tflite"][0] % 16 == 0
+
+
+def test_romfs_command(tmp_path, capsys):
+    (tmp_path / "in" / "sub").mkdir(parents=True)
+    (tmp_path / "in" / "a.tflite").write_bytes(b"x" * 100)
+    (tmp_path / "in" / "sub" / "labels.txt").write_bytes(b"yes\nno\n")
+    out = tmp_path / "rom.img"
+    assert cli.main(["romfs", str(tmp_path / "in"), "-o", str(out)]) == 0
+    listed = romfs.list_image(out.read_bytes())
+    assert set(listed) == {"a.tflite", "sub/labels.txt"}
+    assert "bytes written" in capsys.readouterr().out
