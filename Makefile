@@ -80,7 +80,7 @@ endif
 		echo "Debian source package not reachable, trying git"; \
 		bash port_boards/fetch_micropython.sh git $(BUILD) $(MPY_VERSION); \
 	fi
-	@grep -q 'MICROPY_VERSION_MINOR (25)' $@ || (echo "$@ is not MicroPython 1.25" && false)
+	@grep -Eq '^#define MICROPY_VERSION_MINOR \(?25\)?$$' $@ || (echo "$@ is not MicroPython 1.25" && false)
 	@touch $@
 
 mpy-cross: $(MPY_CROSS)
