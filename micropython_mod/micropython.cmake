@@ -6,6 +6,8 @@ file(GLOB TFLM_ENGINE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/engine/*.c ${CMAKE_CURRE
 
 target_sources(usermod_tflm INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/binding/modtflm.c
+    ${CMAKE_CURRENT_LIST_DIR}/binding/model.c
+    ${CMAKE_CURRENT_LIST_DIR}/binding/interpreter.c
     ${TFLM_ENGINE_SOURCES}
 )
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from . import __version__, codegen, device, romfs
+from . import __version__, arena, codegen, device, romfs
 from .model import Model, load_model
 from .runner import make_inputs, run_model
 
@@ -148,6 +149,39 @@ def cmd_compare(args) -> int:
     return 0 if same else 1
 
 
+def cmd_arena(args) -> int:
+    model = load_model(args.model)
+    layout = arena.plan_layout(model, args.planner)
+    if args.json:
+        print(json.dumps({"model": Path(args.model).name, "planner": args.planner, "arena_used_bytes": layout.used,
+                          "head_bytes": layout.head, "tail_bytes": layout.tail,
+                          "allocations": layout.audit_dict()}))
+        return 0
+    print(f"{Path(args.model).name}, {args.planner} planner: {layout.used} bytes "
+          f"(head {layout.head} + tail {layout.tail})")
+    if args.verbose:
+        for name, a in layout.audit.items():
+            print(f"  {name:17s} {a.used:8d} used {a.requested:8d} requested {a.count:6d} allocations")
+    return 0
+
+
+def cmd_plan(args) -> int:
+    model = load_model(args.model)
+    missing = arena.missing_ops(model)
+    layout = arena.plan_layout(model, args.planner, kernels=not missing)
+    print(f"{Path(args.model).name}, {args.planner} planner: head {layout.head} bytes, "
+          f"bound {arena.bound(model)} bytes (most bytes live at one operator)")
+    if missing:
+        print(f"(no kernels here for {', '.join(missing)}: planned without their scratch buffers)")
+    print(layout.memory_plan(args.width), end="")
+    if args.png:
+        from .plot import plot_plans
+
+        plot_plans([(args.planner, layout)], Path(args.png), Path(args.model).name)
+        print(f"plan drawn in {args.png}")
+    return 0
+
+
 def cmd_romfs(args) -> int:
     root = Path(args.dir)
     if not root.is_dir():
@@ -209,6 +243,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_args(p)
     p.set_defaults(func=cmd_compare)
 
+    p = sub.add_parser("arena", help="exact arena bytes the device will use")
+    p.add_argument("model")
+    p.add_argument("--planner", default="greedy", choices=sorted(arena.PLANNERS))
+    p.add_argument("--json", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true", help="list the allocations by category")
+    p.set_defaults(func=cmd_arena)
+
+    p = sub.add_parser("plan", help="the memory plan of the head, as text and as a picture")
+    p.add_argument("model")
+    p.add_argument("--planner", default="greedy", choices=sorted(arena.PLANNERS))
+    p.add_argument("--width", type=int, default=80, help="columns of the text picture")
+    p.add_argument("--png", help="also draw the plan into this PNG file")
+    p.set_defaults(func=cmd_plan)
+
     p = sub.add_parser("romfs", help="build a ROMFS image with aligned file data")
     p.add_argument("dir")
     p.add_argument("-o", "--output", required=True)
@@ -227,9 +275,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet exit when piped into head
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError, RuntimeError, TimeoutError) as e:
+    except (ValueError, FileNotFoundError, RuntimeError, TimeoutError, NotImplementedError) as e:
         print(f"tflm-host {args.command}: {e}", file=sys.stderr)
         return 2

@@ -35,6 +35,8 @@ tflm_status_t tflm_error(tflm_error_t *err, tflm_status_t status, const char *fm
 // Appends to the message without changing the status.
 void tflm_error_append(tflm_error_t *err, const char *fmt, ...);
 void tflm_error_clear(tflm_error_t *err);
+// Formats into buf (always NUL-terminated); returns the length written.
+size_t tflm_format(char *buf, size_t cap, const char *fmt, ...);
 
 // Tensor element types, numbered as in the TFLite schema.
 typedef enum {

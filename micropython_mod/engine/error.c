@@ -80,6 +80,18 @@ static void fmt_va(tflm_fmt_out_t *o, const char *fmt, va_list ap) {
     }
 }
 
+size_t tflm_format(char *buf, size_t cap, const char *fmt, ...) {
+    tflm_fmt_out_t o = { buf, 0, cap };
+    if (cap) {
+        buf[0] = '\0';
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    fmt_va(&o, fmt, ap);
+    va_end(ap);
+    return o.len;
+}
+
 tflm_status_t tflm_error(tflm_error_t *err, tflm_status_t status, const char *fmt, ...) {
     err->status = status;
     err->msg[0] = '\0';

@@ -31,9 +31,26 @@ static tflm_status_t out_of_tail(tflm_build_t *b) {
         (unsigned)b->arena->size);
 }
 
-// Tail allocation of `bytes` rounded up to 4; TFLM_ARENA_FAIL on failure.
-static uint32_t tail_alloc(tflm_build_t *b, uint32_t bytes) {
-    return tflm_arena_alloc_tail(b->arena, tflm_align_up(bytes, 4), 4);
+const char *const tflm_audit_names[TFLM_AUDIT_COUNT] = {
+    "head", "subgraph records", "tensor records", "scratch records", "node records",
+    "index lists", "kernel data", "variable tensors", "alignment",
+};
+
+static void audit(tflm_interp_t *ip, tflm_audit_kind_t kind, uint32_t used, uint32_t requested, uint32_t count) {
+    ip->audit[kind].used += used;
+    ip->audit[kind].requested += requested;
+    ip->audit[kind].count += count;
+}
+
+// Tail allocation of `bytes` rounded up to 4, recorded under `kind` as
+// `count` items; TFLM_ARENA_FAIL on failure.
+static uint32_t tail_alloc(tflm_build_t *b, uint32_t bytes, tflm_audit_kind_t kind, uint32_t count) {
+    uint32_t used = tflm_align_up(bytes, 4);
+    uint32_t at = tflm_arena_alloc_tail(b->arena, used, 4);
+    if (at != TFLM_ARENA_FAIL) {
+        audit(b->ip, kind, used, bytes, count);
+    }
+    return at;
 }
 
 static void *at(tflm_build_t *b, uint32_t offset) {
@@ -69,7 +86,7 @@ static tflm_status_t build_subgraphs(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_model_t *m = ip->model;
     uint32_t n = m->subgraphs.count;
-    uint32_t recs_at = tail_alloc(b, n * (uint32_t)sizeof(tflm_subgraph_rec_t));
+    uint32_t recs_at = tail_alloc(b, n * (uint32_t)sizeof(tflm_subgraph_rec_t), TFLM_AUDIT_SUBGRAPHS, n);
     if (recs_at == TFLM_ARENA_FAIL) {
         return out_of_tail(b);
     }
@@ -82,7 +99,7 @@ static tflm_status_t build_subgraphs(tflm_build_t *b) {
             return tflm_model_check(m, &ip->err);
         }
         uint32_t n_io = sg.inputs.count + sg.outputs.count;
-        uint32_t io_at = tail_alloc(b, 2 * n_io);
+        uint32_t io_at = tail_alloc(b, 2 * n_io, TFLM_AUDIT_INDEX_LISTS, 1);
         if (io_at == TFLM_ARENA_FAIL) {
             return out_of_tail(b);
         }
@@ -122,8 +139,14 @@ static tflm_status_t build_tensors(tflm_build_t *b) {
     if (total >= TFLM_MAX_TENSORS) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "model too large: %u tensors and scratch buffers", (unsigned)total);
     }
-    uint32_t recs_at = tail_alloc(b, total * (uint32_t)sizeof(tflm_tensor_rec_t));
-    if (recs_at == TFLM_ARENA_FAIL) {
+    // One array: model tensors, then the scratch buffers' records. The tail
+    // grows down, so the scratch part is allocated first.
+    uint32_t scratch_at = tail_alloc(b, b->scratch_cap * (uint32_t)sizeof(tflm_tensor_rec_t),
+        TFLM_AUDIT_SCRATCH, b->scratch_cap);
+    uint32_t recs_at = tail_alloc(b, ip->n_model_tensors * (uint32_t)sizeof(tflm_tensor_rec_t),
+        TFLM_AUDIT_TENSORS, ip->n_model_tensors);
+    if (scratch_at == TFLM_ARENA_FAIL || recs_at == TFLM_ARENA_FAIL
+        || recs_at + ip->n_model_tensors * (uint32_t)sizeof(tflm_tensor_rec_t) != scratch_at) {
         return out_of_tail(b);
     }
     ip->tensors_at = recs_at;
@@ -195,7 +218,7 @@ static tflm_status_t node_error(tflm_interp_t *ip, uint32_t node, int32_t builti
 static tflm_status_t build_nodes(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_model_t *m = ip->model;
-    uint32_t recs_at = tail_alloc(b, ip->n_nodes * (uint32_t)sizeof(tflm_node_rec_t));
+    uint32_t recs_at = tail_alloc(b, ip->n_nodes * (uint32_t)sizeof(tflm_node_rec_t), TFLM_AUDIT_NODES, ip->n_nodes);
     if (recs_at == TFLM_ARENA_FAIL) {
         return out_of_tail(b);
     }
@@ -217,7 +240,7 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                     (unsigned)(n_in + n_out), TFLM_MAX_NODE_IO);
                 return node_error(ip, node, op.builtin);
             }
-            uint32_t io_at = tail_alloc(b, 2 * (n_in + n_out));
+            uint32_t io_at = tail_alloc(b, 2 * (n_in + n_out), TFLM_AUDIT_INDEX_LISTS, 1);
             if (io_at == TFLM_ARENA_FAIL) {
                 return out_of_tail(b);
             }
@@ -243,7 +266,10 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             p.node = node;
             p.dry = b->dry;
             p.err = &ip->err;
-            if ((st = k->prepare(&p)) != TFLM_OK) {
+            st = k->prepare(&p);
+            // Temporary allocations live for one prepare() only.
+            tflm_arena_reset_temp(b->arena);
+            if (st != TFLM_OK) {
                 return node_error(ip, node, op.builtin);
             }
             if (m->fb.bad) {
@@ -276,7 +302,6 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                 nr->n_scratch = p.n_scratch;
             }
             b->n_scratch += p.n_scratch;
-            ip->data_bytes += p.data_bytes;
         }
         tensor_base += sg.tensors.count;
     }
@@ -302,11 +327,12 @@ static tflm_status_t build_variables(tflm_build_t *b) {
             if (!t.is_variable || !tflm_model_tensor_size(m, &t, &elements, &bytes) || bytes == 0) {
                 continue;
             }
+            uint32_t tail_before = b->arena->tail;
             uint32_t off = tflm_arena_alloc_tail(b->arena, tflm_align_up(bytes, TFLM_ALIGN), TFLM_ALIGN);
             if (off == TFLM_ARENA_FAIL) {
                 return out_of_tail(b);
             }
-            ip->variable_bytes += tflm_align_up(bytes, TFLM_ALIGN);
+            audit(ip, TFLM_AUDIT_VARIABLES, b->arena->tail - tail_before, bytes, 1);
             if (!b->dry) {
                 tflm_tensor_rec_t *r = tflm_interp_tensor(ip, g);
                 r->where = TFLM_AT_TAIL;
@@ -510,6 +536,7 @@ static tflm_status_t check_ops(tflm_interp_t *ip) {
 // Builds everything that goes into the tail; in the real pass also prepares
 // the kernels and lays out variables.
 static tflm_status_t build_tail(tflm_build_t *b) {
+    tflm_interp_t *ip = b->ip;
     tflm_status_t st;
     if ((st = build_subgraphs(b))) {
         return st;
@@ -533,18 +560,22 @@ static tflm_status_t build_tail(tflm_build_t *b) {
     if ((st = build_variables(b))) {
         return st;
     }
+    uint32_t tail_before = b->arena->tail;
     if (!tflm_arena_align_tail(b->arena, TFLM_ALIGN)) {
         return out_of_tail(b);
     }
+    audit(ip, TFLM_AUDIT_ALIGNMENT, b->arena->tail - tail_before, 0, 0);
     return TFLM_OK;
 }
 
 static void reset_counts(tflm_interp_t *ip) {
-    ip->data_bytes = 0;
-    ip->variable_bytes = 0;
+    memset(ip->audit, 0, sizeof(ip->audit));
+    ip->prepare_peak = 0;
+    ip->tail_start = ip->arena->tail;
 }
 
-// Dry run: the tail bytes, and the number of scratch buffers.
+// Dry run: the tail bytes, the number of scratch buffers, and (in
+// ip->prepare_peak) the most bytes prepare() had in use at once.
 static tflm_status_t measure_tail(tflm_interp_t *ip, uint32_t *tail, uint32_t *n_scratch) {
     tflm_arena_t dry;
     tflm_arena_init_dry(&dry);
@@ -559,6 +590,11 @@ static tflm_status_t measure_tail(tflm_interp_t *ip, uint32_t *tail, uint32_t *n
     return st;
 }
 
+// Arena bytes a model needs on top of what other interpreters already hold.
+static uint32_t needed_in(const tflm_arena_t *a, uint32_t tail_before, uint32_t head, uint32_t tail, uint32_t peak) {
+    return TFLM_MAX(TFLM_MAX(a->head, head) + tail_before + tail, a->head + tail_before + peak);
+}
+
 // Real run in ip->arena. With check_head, fails unless the head fits too.
 static tflm_status_t allocate(tflm_interp_t *ip, bool check_head) {
     tflm_arena_t *a = ip->arena;
@@ -571,11 +607,12 @@ static tflm_status_t allocate(tflm_interp_t *ip, bool check_head) {
         return st;
     }
     uint32_t tail_before = a->tail;
-    if (dry_tail > a->size - a->tail - a->head) {
+    uint32_t peak = ip->prepare_peak;
+    if (TFLM_MAX(dry_tail, peak) > a->size - a->tail - a->head) {
         ip->err.needed = 0;
         ip->err.given = a->size;
         return tflm_error(&ip->err, TFLM_ERR_MEMORY, "arena too small: %u bytes cannot hold the model's %u persistent bytes",
-            (unsigned)a->size, (unsigned)dry_tail);
+            (unsigned)a->size, (unsigned)TFLM_MAX(dry_tail, peak));
     }
     tflm_build_t b = { ip, a, false, 0, n_scratch };
     reset_counts(ip);
@@ -595,15 +632,27 @@ static tflm_status_t allocate(tflm_interp_t *ip, bool check_head) {
     if (st == TFLM_OK) {
         st = ip->planner->plan(tflm_interp_tensor(ip, 0), ip->n_tensors, &ip->head_bytes, &ip->err);
     }
+    if (st == TFLM_OK) {
+        uint32_t planned = 0, count = 0;
+        for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+            const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+            if (r->where == TFLM_AT_HEAD) {
+                planned += r->bytes;
+                count++;
+            }
+        }
+        audit(ip, TFLM_AUDIT_HEAD, ip->head_bytes, planned, count);
+        ip->prepare_peak = peak;
+    }
     if (st == TFLM_OK && check_head) {
-        uint32_t head = TFLM_MAX(a->head, ip->head_bytes);
-        if ((uint64_t)head + a->tail > a->size) {
-            ip->err.needed = head + a->tail;
+        uint32_t needed = needed_in(a, tail_before, ip->head_bytes, ip->tail_bytes, peak);
+        if (needed > a->size) {
+            ip->err.needed = needed;
             ip->err.given = a->size;
-            st = tflm_error(&ip->err, TFLM_ERR_MEMORY, "arena too small: needs %u bytes (head %u, tail %u), has %u",
-                (unsigned)ip->err.needed, (unsigned)head, (unsigned)a->tail, (unsigned)a->size);
+            st = tflm_error(&ip->err, TFLM_ERR_MEMORY, "arena too small: needs %u bytes, has %u",
+                (unsigned)needed, (unsigned)a->size);
         } else {
-            a->head = head;
+            a->head = TFLM_MAX(a->head, ip->head_bytes);
         }
     }
     if (st != TFLM_OK) {
@@ -631,33 +680,38 @@ tflm_status_t tflm_interp_init(tflm_interp_t *ip, tflm_model_t *model, tflm_aren
 }
 
 tflm_status_t tflm_interp_tail_size(tflm_model_t *model, const tflm_planner_t *planner,
-    uint32_t *tail_bytes, tflm_error_t *err) {
+    uint32_t *work_bytes, tflm_error_t *err) {
     tflm_interp_t ip;
+    tflm_arena_t none;
     memset(&ip, 0, sizeof(ip));
+    tflm_arena_init_dry(&none);
     ip.model = model;
     ip.planner = planner;
+    ip.arena = &none;
     tflm_status_t st = check_ops(&ip);
-    uint32_t n_scratch;
+    uint32_t tail = 0, n_scratch;
     if (st == TFLM_OK) {
-        st = measure_tail(&ip, tail_bytes, &n_scratch);
+        st = measure_tail(&ip, &tail, &n_scratch);
     }
+    *work_bytes = TFLM_MAX(tail, ip.prepare_peak);
     *err = ip.err;
     return st;
 }
 
+uint32_t tflm_interp_needed_in(const tflm_arena_t *a, const tflm_interp_t *measured) {
+    return needed_in(a, a->tail, measured->head_bytes, measured->tail_bytes, measured->prepare_peak);
+}
+
 tflm_status_t tflm_interp_measure(tflm_model_t *model, const tflm_planner_t *planner,
-    void *work, size_t work_len, uint32_t *head_bytes, uint32_t *tail_bytes, tflm_error_t *err) {
+    void *work, size_t work_len, tflm_interp_t *out) {
     tflm_arena_t a;
     tflm_arena_init(&a, work, work_len);
-    tflm_interp_t ip;
-    memset(&ip, 0, sizeof(ip));
-    ip.model = model;
-    ip.arena = &a;
-    ip.planner = planner;
-    tflm_status_t st = allocate(&ip, false);
-    *head_bytes = ip.head_bytes;
-    *tail_bytes = ip.tail_bytes;
-    *err = ip.err;
+    memset(out, 0, sizeof(*out));
+    out->model = model;
+    out->arena = &a;
+    out->planner = planner;
+    tflm_status_t st = allocate(out, false);
+    out->arena = NULL;
     return st;
 }
 
@@ -729,4 +783,55 @@ tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
         return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
     }
     return tflm_interp_run_subgraph(ip, 0);
+}
+
+char tflm_interp_plan_char(const tflm_interp_t *ip, uint32_t record) {
+    static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    if (tflm_interp_tensor(ip, record)->flags & TFLM_TENSOR_SCRATCH) {
+        return '#';
+    }
+    return record < sizeof(digits) - 1 ? digits[record] : '*';
+}
+
+void tflm_interp_memory_plan(const tflm_interp_t *ip, uint32_t width,
+    void (*line)(void *ctx, const char *text, size_t len), void *ctx) {
+    char text[TFLM_PLAN_MAX_WIDTH + 48];
+    width = TFLM_MAX(8u, TFLM_MIN(width, (uint32_t)TFLM_PLAN_MAX_WIDTH));
+    // As TFLM's picture: the head spread over the width, at least a byte a column.
+    uint32_t span = TFLM_MAX(ip->head_bytes, width);
+    int32_t last = -1;
+    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+        if (r->where == TFLM_AT_HEAD) {
+            last = TFLM_MAX(last, (int32_t)r->last);
+        }
+    }
+    size_t n = tflm_format(text, sizeof(text), "head %u bytes over %u columns; row n: during operator n-1 (row 0: inputs);",
+        (unsigned)ip->head_bytes, (unsigned)width);
+    line(ctx, text, n);
+    n = tflm_format(text, sizeof(text), "0-9a-zA-Z: tensor 0-61, *: higher tensors, #: scratch buffer, !: overlap");
+    line(ctx, text, n);
+    for (int32_t scope = 0; scope <= last; ++scope) {
+        size_t pre = tflm_format(text, sizeof(text), "%s%d: ", scope < 10 ? "  " : scope < 100 ? " " : "", (int)scope);
+        char *row = text + pre;
+        memset(row, '.', width);
+        uint32_t live = 0;
+        for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+            const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+            if (r->where != TFLM_AT_HEAD || scope < r->first || scope > r->last) {
+                continue;
+            }
+            uint32_t size = tflm_planned_size(r);
+            live += size;
+            uint32_t c0 = (uint32_t)((uint64_t)r->data * width / span);
+            uint32_t c1 = (uint32_t)((uint64_t)(r->data + size) * width / span);
+            char c = tflm_interp_plan_char(ip, i);
+            for (uint32_t col = c0; col < c1 && col < width; ++col) {
+                row[col] = row[col] == '.' ? c : '!';
+            }
+        }
+        n = pre + width;
+        n += tflm_format(text + n, sizeof(text) - n, " %u", (unsigned)live);
+        line(ctx, text, n);
+    }
 }

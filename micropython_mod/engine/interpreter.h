@@ -8,6 +8,29 @@
 #include "planner.h"
 #include "records.h"
 
+// Audit categories: what the arena holds, by kind. Their `used` bytes add up
+// to head + tail (arena_used_bytes).
+typedef enum {
+    TFLM_AUDIT_HEAD,            // planned tensors and scratch buffers (shared by reuse)
+    TFLM_AUDIT_SUBGRAPHS,       // subgraph records
+    TFLM_AUDIT_TENSORS,         // tensor records
+    TFLM_AUDIT_SCRATCH,         // scratch buffer records
+    TFLM_AUDIT_NODES,           // node records
+    TFLM_AUDIT_INDEX_LISTS,     // input/output index lists
+    TFLM_AUDIT_KERNEL_DATA,     // kernels' data from prepare()
+    TFLM_AUDIT_VARIABLES,       // variable tensors (model state)
+    TFLM_AUDIT_ALIGNMENT,       // padding that aligns the tail to 16 bytes
+    TFLM_AUDIT_COUNT,
+} tflm_audit_kind_t;
+
+typedef struct {
+    uint32_t used;      // bytes taken, with alignment
+    uint32_t requested; // bytes asked for
+    uint32_t count;     // allocations
+} tflm_audit_t;
+
+extern const char *const tflm_audit_names[TFLM_AUDIT_COUNT];
+
 typedef struct _tflm_interp_t {
     tflm_model_t *model;
     tflm_arena_t *arena;
@@ -22,8 +45,9 @@ typedef struct _tflm_interp_t {
     uint32_t head_bytes;       // this interpreter's plan
     uint32_t tail_bytes;       // this interpreter's persistent bytes
     uint32_t tail_at;          // lowest arena offset of its tail
-    uint32_t data_bytes;       // audit: kernel data
-    uint32_t variable_bytes;   // audit: variable tensors
+    uint32_t tail_start;       // arena tail bytes before this interpreter's
+    uint32_t prepare_peak;     // its bytes in use at the busiest moment of prepare()
+    tflm_audit_t audit[TFLM_AUDIT_COUNT];
     bool ready;
     tflm_error_t err;
 } tflm_interp_t;
@@ -34,18 +58,21 @@ typedef struct _tflm_interp_t {
 tflm_status_t tflm_interp_init(tflm_interp_t *ip, tflm_model_t *model, tflm_arena_t *arena,
     const tflm_planner_t *planner);
 
-// Tail bytes the model needs, without any memory (a dry run).
+// Bytes tflm_interp_measure needs as work space (a dry run, no memory).
 tflm_status_t tflm_interp_tail_size(tflm_model_t *model, const tflm_planner_t *planner,
-    uint32_t *tail_bytes, tflm_error_t *err);
+    uint32_t *work_bytes, tflm_error_t *err);
 
-// Head and tail bytes the model needs, using `work` (at least the tail size
-// plus 15 bytes) to build the records; the head need not fit.
+// Builds the model in `work` (at least the tail size plus 15 bytes) without
+// needing the head to fit, to learn its head, tail and needed bytes.
 tflm_status_t tflm_interp_measure(tflm_model_t *model, const tflm_planner_t *planner,
-    void *work, size_t work_len, uint32_t *head_bytes, uint32_t *tail_bytes, tflm_error_t *err);
+    void *work, size_t work_len, tflm_interp_t *out);
 
 // Name of the nth distinct op the model uses that this build has no kernel
 // for; false when there are fewer than n + 1.
 bool tflm_interp_missing_op(tflm_model_t *model, uint32_t nth, char *name, size_t cap);
+
+// Bytes arena `a` needs in all to also hold a model measured with tflm_interp_measure.
+uint32_t tflm_interp_needed_in(const tflm_arena_t *a, const tflm_interp_t *measured);
 
 tflm_status_t tflm_interp_invoke(tflm_interp_t *ip);
 tflm_status_t tflm_interp_run_subgraph(tflm_interp_t *ip, uint32_t subgraph);
@@ -70,5 +97,21 @@ uint32_t tflm_interp_output(const tflm_interp_t *ip, uint32_t i);
 static inline uint32_t tflm_interp_used_bytes(const tflm_interp_t *ip) {
     return ip->head_bytes + ip->tail_bytes;
 }
+
+// The smallest arena that allocates the model alone: head + tail, or more if
+// a kernel needs temporary memory in prepare() beyond that.
+static inline uint32_t tflm_interp_needed_bytes(const tflm_interp_t *ip) {
+    return TFLM_MAX(ip->head_bytes + ip->tail_bytes, ip->prepare_peak);
+}
+
+#define TFLM_PLAN_MAX_WIDTH (200)
+
+// The plan as text: one line per allocation scope, arena offsets across
+// `width` columns, one character per tensor. Calls `line` for each line.
+void tflm_interp_memory_plan(const tflm_interp_t *ip, uint32_t width,
+    void (*line)(void *ctx, const char *text, size_t len), void *ctx);
+
+// Character that stands for a record in the plan picture.
+char tflm_interp_plan_char(const tflm_interp_t *ip, uint32_t record);
 
 #endif // TFLM_ENGINE_INTERPRETER_H

@@ -117,24 +117,45 @@ void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes) {
     if (p->data_bytes != 0 || bytes == 0) {
         // One block per operator keeps the node record to one offset.
         tflm_error(p->err, TFLM_ERR_RUNTIME, "internal error: kernel data allocated twice");
-        p->data_at = TFLM_ARENA_FAIL;
+        p->failed = true;
         return NULL;
     }
-    bytes = tflm_align_up(bytes, 4);
-    p->data_bytes = bytes;
-    p->data_at = tflm_arena_alloc_tail(p->ip->arena, bytes, 4);
+    uint32_t used = tflm_align_up(bytes, 4);
+    p->data_bytes = used;
+    p->data_at = tflm_arena_alloc_tail(p->ip->arena, used, 4);
     if (p->data_at == TFLM_ARENA_FAIL) {
         p->err->needed = 0;
         p->err->given = p->ip->arena->size;
         tflm_error(p->err, TFLM_ERR_MEMORY, "arena too small for %u bytes of kernel data", (unsigned)bytes);
+        p->failed = true;
         return NULL;
     }
+    tflm_audit_t *audit = &p->ip->audit[TFLM_AUDIT_KERNEL_DATA];
+    audit->used += used;
+    audit->requested += bytes;
+    audit->count++;
     if (p->dry) {
         return NULL;
     }
     void *d = tflm_arena_ptr(p->ip->arena, p->data_at);
-    memset(d, 0, bytes);
+    memset(d, 0, used);
     return d;
+}
+
+void *tflm_prep_temp(tflm_prepare_t *p, uint32_t bytes) {
+    tflm_arena_t *a = p->ip->arena;
+    uint32_t at = tflm_arena_alloc_temp(a, bytes, TFLM_ALIGN);
+    if (at == TFLM_ARENA_FAIL) {
+        p->err->needed = 0;
+        p->err->given = a->size;
+        tflm_error(p->err, TFLM_ERR_MEMORY, "arena too small for %u temporary bytes", (unsigned)bytes);
+        p->failed = true;
+        return NULL;
+    }
+    // In use now: the head below, this interpreter's tail so far, the temporaries.
+    uint32_t in_use = a->temp + (a->tail - p->ip->tail_start);
+    p->ip->prepare_peak = TFLM_MAX(p->ip->prepare_peak, in_use);
+    return p->dry ? NULL : tflm_arena_ptr(a, at);
 }
 
 tflm_status_t tflm_prep_scratch(tflm_prepare_t *p, uint32_t bytes, uint32_t *index) {

@@ -46,6 +46,7 @@ typedef struct _tflm_prepare_t {
     bool dry;                 // measuring pass
     uint32_t data_at;         // arena offset of the kernel data, 0 when none
     uint32_t data_bytes;
+    bool failed;              // an allocation failed (err says why)
     uint8_t n_scratch;
     uint32_t scratch_bytes[TFLM_MAX_SCRATCH_PER_OP];
     tflm_error_t *err;
@@ -92,6 +93,10 @@ float tflm_prep_opt_f32(tflm_prepare_t *p, unsigned field, float dflt);
 
 // The kernel's persistent data (once per operator): NULL in the dry pass.
 void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes);
+// Temporary memory for the rest of this prepare(): NULL in the dry pass. Ask
+// for it right after tflm_prep_alloc(), before using either, so the dry pass
+// measures it too and the arena size stays exact.
+void *tflm_prep_temp(tflm_prepare_t *p, uint32_t bytes);
 // Asks for a scratch buffer in the head, alive during this operator only.
 tflm_status_t tflm_prep_scratch(tflm_prepare_t *p, uint32_t bytes, uint32_t *index);
 

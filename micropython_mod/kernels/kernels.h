@@ -13,10 +13,10 @@ tflm_status_t tflm_quantize_eval(tflm_eval_t *e);
 tflm_status_t tflm_dequantize_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_dequantize_eval(tflm_eval_t *e);
 
-// What prepare() returns after tflm_prep_alloc() gave NULL: OK in the dry
-// pass, the allocation error otherwise.
+// What prepare() returns after tflm_prep_alloc() or tflm_prep_temp() gave
+// NULL: OK in the dry pass, the allocation error otherwise.
 static inline tflm_status_t tflm_prep_status(const tflm_prepare_t *p) {
-    return p->data_at == UINT32_MAX ? p->err->status : TFLM_OK;
+    return p->failed ? p->err->status : TFLM_OK;
 }
 
 #endif // TFLM_KERNELS_KERNELS_H

@@ -1,0 +1,301 @@
+"""The device's arena, predicted on the host: lifetimes, plans and sizes.
+
+This mirrors micropython_mod/engine: the same records (16 bytes per
+subgraph, tensor and node; uint16 index lists), the same kernel data
+(kernels.py), TFLM's allocation scopes for lifetimes, and the same planners.
+Because the device lays the arena out with 32-bit offsets only, the result is
+the device's arena_used_bytes on every target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .kernels import KERNELS, missing_ops
+from .model import Model
+
+ALIGN = 16
+RECORD = 16
+UNSET = -1
+
+
+def align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+@dataclass
+class Buffer:
+    """A buffer the planner places in the head: a model tensor or a scratch buffer."""
+
+    index: int  # global record index (tensors of all subgraphs, then scratch buffers)
+    bytes: int
+    first: int = UNSET
+    last: int = UNSET
+    offset: int = -1
+    subgraph: int = 0
+    tensor: int = -1  # index in its subgraph, -1 for scratch buffers
+    node: int = -1  # the operator a scratch buffer belongs to
+    fixed: bool = False  # offset given before planning (offline plans)
+
+    @property
+    def size(self) -> int:
+        return align(self.bytes, ALIGN)
+
+    def overlaps(self, other: Buffer) -> bool:
+        return not (self.first > other.last or other.first > self.last)
+
+
+AUDIT_NAMES = ("head", "subgraph records", "tensor records", "scratch records", "node records",
+               "index lists", "kernel data", "variable tensors", "alignment")
+
+
+@dataclass
+class Audit:
+    used: int = 0
+    requested: int = 0
+    count: int = 0
+
+    def add(self, used: int, requested: int, count: int = 1) -> None:
+        self.used += used
+        self.requested += requested
+        self.count += count
+
+
+@dataclass
+class Layout:
+    records: list[Buffer]  # every tensor record: model tensors, then scratch buffers
+    head: int
+    tail: int
+    scopes: int  # number of allocation scopes (rows of a plan picture)
+    audit: dict[str, Audit] = field(default_factory=dict)
+
+    @property
+    def used(self) -> int:
+        return self.head + self.tail
+
+    @property
+    def buffers(self) -> list[Buffer]:
+        """The buffers planned in the head."""
+        return [b for b in self.records if b.planned]  # type: ignore[attr-defined]
+
+    def audit_dict(self) -> dict[str, dict[str, int]]:
+        return {k: {"used": a.used, "requested": a.requested, "count": a.count} for k, a in self.audit.items()}
+
+    def memory_plan(self, width: int = 80) -> str:
+        """The plan as text, exactly as the device's interp.memory_plan() prints it."""
+        width = max(8, min(width, 200))
+        span = max(self.head, width)
+        planned = self.buffers
+        last = max((b.last for b in planned), default=-1)
+        lines = [f"head {self.head} bytes over {width} columns; row n: during operator n-1 (row 0: inputs);",
+                 "0-9a-zA-Z: tensor 0-61, *: higher tensors, #: scratch buffer, !: overlap"]
+        for scope in range(0, last + 1):
+            row = ["."] * width
+            live = 0
+            for b in planned:
+                if not b.first <= scope <= b.last:
+                    continue
+                live += b.size
+                c = plan_char(b)
+                for col in range(b.offset * width // span, min((b.offset + b.size) * width // span, width)):
+                    row[col] = c if row[col] == "." else "!"
+            lines.append(f"{scope:3d}: {''.join(row)} {live}")
+        return "\n".join(lines) + "\n"
+
+
+_PLAN_CHARS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def plan_char(b: Buffer) -> str:
+    if b.tensor < 0:
+        return "#"
+    return _PLAN_CHARS[b.index] if b.index < len(_PLAN_CHARS) else "*"
+
+
+class UnsupportedModel(NotImplementedError):
+    pass
+
+
+def _control_flow_subgraphs(op) -> list[int]:
+    o = op.options
+    if op.opcode == "CALL_ONCE":
+        return [o.get("InitSubgraphIndex", -1)]
+    if op.opcode == "IF":
+        return [o.get("ThenSubgraphIndex", -1), o.get("ElseSubgraphIndex", -1)]
+    if op.opcode == "WHILE":
+        return [o.get("CondSubgraphIndex", -1), o.get("BodySubgraphIndex", -1)]
+    return []
+
+
+def records(model: Model) -> tuple[list[Buffer], list[list[int]], dict[tuple[int, int], int]]:
+    """Record list of all model tensors, with the global index base per subgraph."""
+    recs = []
+    bases = {}
+    g = 0
+    for sg in model.subgraphs:
+        for t in sg.tensors:
+            bases[(sg.index, t.index)] = g
+            planned = not t.is_constant and not t.is_variable and t.nbytes > 0
+            recs.append(Buffer(g, t.nbytes if planned else 0, subgraph=sg.index, tensor=t.index))
+            recs[-1].planned = planned  # type: ignore[attr-defined]
+            g += 1
+    return recs, [], bases
+
+
+def plan_layout(model: Model, planner: str = "greedy", scratch: dict[int, list[int]] | None = None,
+                kernels: bool = True) -> Layout:
+    """Lifetimes, plan and sizes of the model's arena, as the device computes
+    them. With kernels=False, ops the device lacks are allowed and planned
+    with no kernel data or scratch buffers (the head of the tensors alone)."""
+    missing = missing_ops(model)
+    if missing and kernels:
+        raise UnsupportedModel("model uses ops this firmware does not include: " + ", ".join(missing))
+    if planner not in PLANNERS:
+        raise ValueError(f"unknown planner {planner!r} (planners: {', '.join(PLANNERS)})")
+    recs, _, base = records(model)
+    # Kernel data and scratch requests, per node in execution order.
+    data = []
+    scratch_sizes: list[tuple[int, int]] = []  # (global node, bytes)
+    node = 0
+    node_base = {}
+    for sg in model.subgraphs:
+        node_base[sg.index] = node
+        for op in sg.operators:
+            spec = KERNELS.get(op.opcode) if kernels else None
+            data.append(spec.data_bytes(model, sg, op) if spec else 0)
+            for b in (scratch or {}).get(node, spec.scratch(model, sg, op) if spec else []):
+                scratch_sizes.append((node, b))
+            node += 1
+    scratch_bufs = []
+    for k, (n, b) in enumerate(scratch_sizes):
+        buf = Buffer(len(recs) + k, b, node=n)
+        buf.planned = b > 0  # type: ignore[attr-defined]
+        scratch_bufs.append(buf)
+    all_recs = recs + scratch_bufs
+    scopes = _mark_lifetimes(model, all_recs, base, node_base, scratch_sizes)
+    planned = [r for r in all_recs if r.planned]  # type: ignore[attr-defined]
+    head = PLANNERS[planner](planned)
+    audit = {name: Audit() for name in AUDIT_NAMES}
+    audit["head"].add(head, sum(b.bytes for b in planned), len(planned))
+    tail = _tail_bytes(model, data, len(scratch_sizes), audit)
+    return Layout(all_recs, head, tail, scopes, audit)
+
+
+def _mark_lifetimes(model, recs, base, node_base, scratch_sizes) -> int:
+    state = {"scope": 0}
+
+    def created(i):
+        recs[i].first = recs[i].last = state["scope"]
+
+    def used(i):
+        recs[i].last = state["scope"]
+
+    def mark(s: int, depth: int) -> None:
+        if depth > len(model.subgraphs):
+            raise ValueError("malformed model: subgraphs call each other in a cycle")
+        sg = model.subgraphs[s]
+        for t in list(sg.inputs) + list(sg.outputs):
+            created(base[(s, t)])
+        for n, op in enumerate(sg.operators):
+            state["scope"] += 1
+            for t in op.outputs:
+                created(base[(s, t)])
+            start = state["scope"]
+            for called in _control_flow_subgraphs(op):
+                if called != -1:
+                    state["scope"] += 1
+                    mark(called, depth + 1)
+            for t in op.inputs:
+                if t >= 0:
+                    used(base[(s, t)])
+            for t in op.outputs:
+                used(base[(s, t)])
+            g = node_base[s] + n
+            for k, (owner, _) in enumerate(scratch_sizes):
+                if owner == g:
+                    r = recs[len(recs) - len(scratch_sizes) + k]
+                    r.first, r.last = start, state["scope"]
+        for t in sg.outputs:
+            used(base[(s, t)])
+
+    mark(0, 1)
+    return state["scope"] + 1
+
+
+def greedy(buffers: list[Buffer]) -> int:
+    """TFLM's greedy first fit: fixed buffers first, then by size descending
+    (equal sizes: higher index first), each at the lowest offset free during
+    its lifetime."""
+    order = [b for b in buffers if b.fixed] + sorted(
+        (b for b in buffers if not b.fixed), key=lambda b: (-b.size, -b.index))
+    placed: list[Buffer] = []
+    head = 0
+    for b in order:
+        if not b.fixed:
+            live = sorted((p for p in placed if p.overlaps(b)), key=lambda p: p.offset)
+            offset = 0
+            for p in live:
+                if p.offset >= offset + b.size:
+                    break
+                offset = max(offset, p.offset + p.size)
+            b.offset = offset
+        placed.append(b)
+        head = max(head, b.offset + b.size)
+    return head
+
+
+def linear(buffers: list[Buffer]) -> int:
+    offset = 0
+    for b in buffers:
+        b.offset = offset
+        offset += b.size
+    return offset
+
+
+PLANNERS = {"greedy": greedy, "linear": linear}
+
+
+def _tail_bytes(model: Model, data: list[int], n_scratch: int, audit: dict[str, Audit]) -> int:
+    """The tail as the device's arena allocator lays it out: pieces rounded
+    to 4 bytes, then 16-byte aligned variable tensors, then the tail aligned
+    to 16. Fills the audit's tail categories."""
+    n_tensors = sum(len(sg.tensors) for sg in model.subgraphs)
+    n_nodes = sum(len(sg.operators) for sg in model.subgraphs)
+    audit["subgraph records"].add(RECORD * len(model.subgraphs), RECORD * len(model.subgraphs), len(model.subgraphs))
+    audit["tensor records"].add(RECORD * n_tensors, RECORD * n_tensors, n_tensors)
+    audit["scratch records"].add(RECORD * n_scratch, RECORD * n_scratch, n_scratch)
+    audit["node records"].add(RECORD * n_nodes, RECORD * n_nodes, n_nodes)
+    for sg in model.subgraphs:
+        lists = [len(sg.inputs) + len(sg.outputs)] + [len(op.inputs) + len(op.outputs) for op in sg.operators]
+        for n in lists:
+            audit["index lists"].add(align(2 * n, 4), 2 * n)
+    for d in data:
+        if d:
+            audit["kernel data"].add(align(d, 4), d)
+    tail = sum(audit[k].used for k in AUDIT_NAMES[1:7])
+    for sg in model.subgraphs:
+        for t in sg.tensors:
+            if t.is_variable and t.nbytes:
+                new = align(tail + align(t.nbytes, ALIGN), ALIGN)
+                audit["variable tensors"].add(new - tail, t.nbytes)
+                tail = new
+    final = align(tail, ALIGN)
+    audit["alignment"].add(final - tail, 0, 0)
+    return final
+
+
+def bound(model: Model) -> int:
+    """The most bytes live at one operator in the model's own order, each
+    tensor rounded to 16 bytes: no fixed-order plan of these tensors is smaller."""
+    recs, _, base = records(model)
+    node_base = {}
+    n = 0
+    for sg in model.subgraphs:
+        node_base[sg.index] = n
+        n += len(sg.operators)
+    scopes = _mark_lifetimes(model, recs, base, node_base, [])
+    planned = [r for r in recs if r.planned]  # type: ignore[attr-defined]
+    return max((sum(b.size for b in planned if b.first <= s <= b.last) for s in range(scopes)), default=0)
+
+
+__all__ = ["Buffer", "Layout", "UnsupportedModel", "plan_layout", "bound", "missing_ops", "PLANNERS"]

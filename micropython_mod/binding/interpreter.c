@@ -1,0 +1,460 @@
+// tflm.Arena and tflm.Interpreter.
+#include <string.h>
+
+#include "py/binary.h"
+#include "py/objarray.h"
+#include "py/objstr.h"
+
+#include "binding/binding.h"
+
+static const tflm_planner_t *get_planner(mp_obj_t name_in) {
+    const char *name = mp_obj_str_get_str(name_in);
+    const tflm_planner_t *planner = tflm_planner_find(name);
+    if (planner == NULL) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("unknown planner '%s'"), name);
+    }
+    return planner;
+}
+
+// Builds the model in a temporary buffer as large as its persistent data
+// (freed again) to learn its head, tail and the bytes it needs.
+static void measure(tflm_model_t *model, const tflm_planner_t *planner, tflm_interp_t *out) {
+    tflm_error_t err;
+    tflm_error_clear(&err);
+    uint32_t work_bytes;
+    if (tflm_interp_tail_size(model, planner, &work_bytes, &err) != TFLM_OK) {
+        tflm_raise_for(model, &err);
+    }
+    size_t work_len = work_bytes + TFLM_ALIGN;
+    uint8_t *work = m_new(uint8_t, work_len);
+    tflm_status_t st = tflm_interp_measure(model, planner, work, work_len, out);
+    m_del(uint8_t, work, work_len);
+    if (st != TFLM_OK) {
+        tflm_raise_for(model, &out->err);
+    }
+}
+
+static mp_obj_t tflm_arena_size(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
+    enum { ARG_model, ARG_planner };
+    static const mp_arg_t allowed_args[] = {
+        { MP_QSTR_model, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        { MP_QSTR_planner, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_QSTR(MP_QSTR_greedy)} },
+    };
+    mp_arg_val_t args[MP_ARRAY_SIZE(allowed_args)];
+    mp_arg_parse_all(n_args, pos_args, kw_args, MP_ARRAY_SIZE(allowed_args), allowed_args, args);
+    tflm_model_obj_t *model = tflm_get_model(args[ARG_model].u_obj);
+    tflm_interp_t measured;
+    measure(&model->model, get_planner(args[ARG_planner].u_obj), &measured);
+    return mp_obj_new_int_from_uint(tflm_interp_needed_bytes(&measured));
+}
+MP_DEFINE_CONST_FUN_OBJ_KW(tflm_arena_size_obj, 1, tflm_arena_size);
+
+// ---------------------------------------------------------------------------
+// Arena: the memory one or more interpreters allocate in. Interpreters that
+// share one run one after another: the head is sized for the largest plan,
+// their tails stack.
+
+typedef struct _tflm_arena_obj_t {
+    mp_obj_base_t base;
+    mp_obj_t buffer;  // the object holding the bytes
+    uint8_t *buf;     // its bytes when given (checked before each invoke)
+    size_t len;
+    tflm_arena_t arena;
+} tflm_arena_obj_t;
+
+// An arena of `size` usable bytes, allocated on the heap with 15 more to align it.
+static tflm_arena_obj_t *arena_new_size(mp_int_t size) {
+    if (size < 0) {
+        mp_raise_ValueError(MP_ERROR_TEXT("arena size must be positive"));
+    }
+    tflm_arena_obj_t *self = mp_obj_malloc(tflm_arena_obj_t, &tflm_arena_type);
+    self->len = (size_t)size + TFLM_ALIGN - 1;
+    self->buf = m_new(uint8_t, self->len);
+    self->buffer = mp_obj_new_bytearray_by_ref(self->len, self->buf);
+    tflm_arena_init(&self->arena, self->buf, self->len);
+    self->arena.size = (uint32_t)size & ~(TFLM_ALIGN - 1);
+    return self;
+}
+
+static tflm_arena_obj_t *arena_new_buffer(mp_obj_t buffer) {
+    mp_buffer_info_t bufinfo;
+    mp_get_buffer_raise(buffer, &bufinfo, MP_BUFFER_RW);
+    tflm_arena_obj_t *self = mp_obj_malloc(tflm_arena_obj_t, &tflm_arena_type);
+    self->buffer = buffer;
+    self->buf = bufinfo.buf;
+    self->len = bufinfo.len;
+    tflm_arena_init(&self->arena, bufinfo.buf, bufinfo.len);
+    return self;
+}
+
+static mp_obj_t arena_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *args) {
+    mp_arg_check_num(n_args, n_kw, 1, 1, false);
+    if (mp_obj_is_int(args[0])) {
+        return MP_OBJ_FROM_PTR(arena_new_size(mp_obj_get_int(args[0])));
+    }
+    return MP_OBJ_FROM_PTR(arena_new_buffer(args[0]));
+}
+
+// The arena's bytes must still be where they were.
+static void arena_check(tflm_arena_obj_t *self) {
+    mp_buffer_info_t bufinfo;
+    mp_get_buffer_raise(self->buffer, &bufinfo, MP_BUFFER_RW);
+    if (bufinfo.buf != self->buf || bufinfo.len != self->len) {
+        mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("arena buffer was resized or moved"));
+    }
+}
+
+static mp_obj_t arena_used_bytes(mp_obj_t self_in) {
+    tflm_arena_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    return mp_obj_new_int_from_uint(self->arena.head + self->arena.tail);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(arena_used_bytes_obj, arena_used_bytes);
+
+static mp_obj_t arena_head_bytes(mp_obj_t self_in) {
+    tflm_arena_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    return mp_obj_new_int_from_uint(self->arena.head);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(arena_head_bytes_obj, arena_head_bytes);
+
+static mp_obj_t arena_tail_bytes(mp_obj_t self_in) {
+    tflm_arena_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    return mp_obj_new_int_from_uint(self->arena.tail);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(arena_tail_bytes_obj, arena_tail_bytes);
+
+static void arena_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
+    tflm_arena_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (dest[0] != MP_OBJ_NULL) {
+        return;
+    }
+    if (attr == MP_QSTR_size) {
+        dest[0] = mp_obj_new_int_from_uint(self->arena.size);
+    } else if (attr == MP_QSTR_buffer) {
+        dest[0] = self->buffer;
+    } else {
+        dest[1] = MP_OBJ_SENTINEL;
+    }
+}
+
+static void arena_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
+    tflm_arena_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    mp_printf(print, "Arena(size=%u, head=%u, tail=%u, interpreters=%u)", (unsigned)self->arena.size,
+        (unsigned)self->arena.head, (unsigned)self->arena.tail, (unsigned)self->arena.users);
+}
+
+static const mp_rom_map_elem_t arena_locals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR_used_bytes), MP_ROM_PTR(&arena_used_bytes_obj) },
+    { MP_ROM_QSTR(MP_QSTR_head_bytes), MP_ROM_PTR(&arena_head_bytes_obj) },
+    { MP_ROM_QSTR(MP_QSTR_tail_bytes), MP_ROM_PTR(&arena_tail_bytes_obj) },
+};
+static MP_DEFINE_CONST_DICT(arena_locals, arena_locals_table);
+
+MP_DEFINE_CONST_OBJ_TYPE(
+    tflm_arena_type,
+    MP_QSTR_Arena,
+    MP_TYPE_FLAG_NONE,
+    make_new, arena_make_new,
+    print, arena_print,
+    attr, arena_attr,
+    locals_dict, &arena_locals
+    );
+
+// ---------------------------------------------------------------------------
+// Interpreter
+
+typedef struct _tflm_interp_obj_t {
+    mp_obj_base_t base;
+    mp_obj_t model;          // tflm.Model
+    tflm_arena_obj_t *arena; // tflm.Arena, possibly shared
+    tflm_interp_t ip;
+} tflm_interp_obj_t;
+
+// MemoryError with the exact bytes needed. When the engine could not even
+// fit the persistent data, the model is measured in a temporary buffer.
+static NORETURN void raise_arena_too_small(tflm_interp_obj_t *self) {
+    tflm_error_t *err = &self->ip.err;
+    tflm_arena_t *a = &self->arena->arena;
+    uint32_t needed = err->needed;
+    if (needed == 0) {
+        tflm_interp_t measured;
+        tflm_model_obj_t *model = MP_OBJ_TO_PTR(self->model);
+        measure(&model->model, self->ip.planner, &measured);
+        needed = tflm_interp_needed_in(a, &measured);
+    }
+    mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("arena too small: needs %u bytes, has %u"),
+        (unsigned)needed, (unsigned)a->size);
+}
+
+static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *all_args) {
+    enum { ARG_model, ARG_arena, ARG_planner };
+    static const mp_arg_t allowed_args[] = {
+        { MP_QSTR_model, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        { MP_QSTR_arena, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        { MP_QSTR_planner, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_QSTR(MP_QSTR_greedy)} },
+    };
+    mp_arg_val_t args[MP_ARRAY_SIZE(allowed_args)];
+    mp_arg_parse_all_kw_array(n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed_args), allowed_args, args);
+
+    tflm_model_obj_t *model = tflm_get_model(args[ARG_model].u_obj);
+    const tflm_planner_t *planner = get_planner(args[ARG_planner].u_obj);
+    mp_obj_t arena_in = args[ARG_arena].u_obj;
+
+    tflm_arena_obj_t *arena;
+    if (mp_obj_is_type(arena_in, &tflm_arena_type)) {
+        arena = MP_OBJ_TO_PTR(arena_in);
+        arena_check(arena);
+    } else if (arena_in == mp_const_none) {
+        tflm_interp_t measured;
+        measure(&model->model, planner, &measured);
+        arena = arena_new_size(tflm_interp_needed_bytes(&measured));
+    } else if (mp_obj_is_int(arena_in)) {
+        arena = arena_new_size(mp_obj_get_int(arena_in));
+    } else {
+        arena = arena_new_buffer(arena_in);
+    }
+
+    tflm_interp_obj_t *self = mp_obj_malloc(tflm_interp_obj_t, type);
+    self->model = MP_OBJ_FROM_PTR(model);
+    self->arena = arena;
+    if (tflm_interp_init(&self->ip, &model->model, &arena->arena, planner) != TFLM_OK) {
+        if (self->ip.err.status == TFLM_ERR_MEMORY) {
+            raise_arena_too_small(self);
+        }
+        tflm_raise_for(&model->model, &self->ip.err);
+    }
+    return MP_OBJ_FROM_PTR(self);
+}
+
+static void interp_check(tflm_interp_obj_t *self) {
+    arena_check(self->arena);
+    tflm_model_check_buffer(MP_OBJ_TO_PTR(self->model));
+}
+
+static char typecode_of(uint8_t type) {
+    switch (type) {
+        case TFLM_FLOAT32:
+            return 'f';
+        case TFLM_FLOAT64:
+            return 'd';
+        case TFLM_INT8:
+            return 'b';
+        case TFLM_INT16:
+            return 'h';
+        case TFLM_UINT16:
+        case TFLM_FLOAT16:
+            return 'H';
+        case TFLM_INT32:
+            return 'i';
+        case TFLM_UINT32:
+            return 'I';
+        case TFLM_INT64:
+            return 'q';
+        case TFLM_UINT64:
+            return 'Q';
+        default: // uint8, bool, and types kept as raw bytes
+            return 'B';
+    }
+}
+
+// A typed memoryview of a tensor's bytes. It references the memory block its
+// bytes are in (the arena or the model), so that block stays alive as long as
+// the view does. Views of constant tensors are read-only.
+static mp_obj_t tensor_view(tflm_interp_obj_t *self, uint32_t index) {
+    const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, index);
+    uint8_t *data = tflm_interp_tensor_data(&self->ip, r);
+    char typecode = typecode_of(r->type);
+    size_t item = mp_binary_get_size('@', typecode, NULL);
+    bool writable = r->where == TFLM_AT_HEAD || r->where == TFLM_AT_TAIL;
+    uint8_t *block = writable ? self->arena->buf : (uint8_t *)self->ip.model->fb.buf;
+    size_t block_len = writable ? self->arena->len : self->ip.model->fb.len;
+    if (data == NULL) {
+        return mp_obj_new_memoryview(typecode, 0, block);
+    }
+    uint8_t *anchor = data;
+    if (data >= block && data < block + block_len && (size_t)(data - block) % item == 0) {
+        anchor = block;
+    }
+    mp_obj_array_t *view = mp_obj_malloc(mp_obj_array_t, &mp_type_memoryview);
+    mp_obj_memoryview_init(view, typecode | (writable ? MP_OBJ_ARRAY_TYPECODE_FLAG_RW : 0),
+        (size_t)(data - anchor) / item, r->bytes / item, anchor);
+    return MP_OBJ_FROM_PTR(view);
+}
+
+static uint32_t io_index(tflm_interp_obj_t *self, mp_obj_t i_in, bool output) {
+    mp_int_t i = mp_obj_get_int(i_in);
+    uint32_t n = output ? tflm_interp_num_outputs(&self->ip) : tflm_interp_num_inputs(&self->ip);
+    if (i < 0 || (mp_uint_t)i >= n) {
+        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("model has %u %s"), (unsigned)n,
+            output ? "outputs" : "inputs");
+    }
+    return output ? tflm_interp_output(&self->ip, (uint32_t)i) : tflm_interp_input(&self->ip, (uint32_t)i);
+}
+
+static mp_obj_t interp_input(size_t n_args, const mp_obj_t *args) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
+    interp_check(self);
+    return tensor_view(self, io_index(self, n_args > 1 ? args[1] : MP_OBJ_NEW_SMALL_INT(0), false));
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_input_obj, 1, 2, interp_input);
+
+static mp_obj_t interp_output(size_t n_args, const mp_obj_t *args) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
+    interp_check(self);
+    return tensor_view(self, io_index(self, n_args > 1 ? args[1] : MP_OBJ_NEW_SMALL_INT(0), true));
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_output_obj, 1, 2, interp_output);
+
+// tensor(i): any tensor of the main subgraph. With the linear planner every
+// intermediate result is still there after invoke(); with the greedy one,
+// tensors share memory and only inputs' and outputs' bytes are meaningful.
+static mp_obj_t interp_tensor(mp_obj_t self_in, mp_obj_t i_in) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    interp_check(self);
+    mp_int_t i = mp_obj_get_int(i_in);
+    const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(&self->ip, 0);
+    if (i < 0 || i >= sg->n_tensors) {
+        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("model has %u tensors"), (unsigned)sg->n_tensors);
+    }
+    return tensor_view(self, sg->tensor_base + (uint32_t)i);
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(interp_tensor_obj, interp_tensor);
+
+// set_input(i, data, offset=0): copies raw bytes into input i at a byte offset.
+static mp_obj_t interp_set_input(size_t n_args, const mp_obj_t *args) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
+    interp_check(self);
+    const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, io_index(self, args[1], false));
+    mp_buffer_info_t bufinfo;
+    mp_get_buffer_raise(args[2], &bufinfo, MP_BUFFER_READ);
+    mp_int_t offset = n_args > 3 ? mp_obj_get_int(args[3]) : 0;
+    if (offset < 0 || (size_t)offset > r->bytes || bufinfo.len > r->bytes - (size_t)offset) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%u bytes at offset %d do not fit the input's %u bytes"),
+            (unsigned)bufinfo.len, (int)offset, (unsigned)r->bytes);
+    }
+    memcpy((uint8_t *)tflm_interp_tensor_data(&self->ip, r) + offset, bufinfo.buf, bufinfo.len);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_set_input_obj, 3, 4, interp_set_input);
+
+// Runs the model. Allocates nothing on the heap (unless it raises).
+static mp_obj_t interp_invoke(mp_obj_t self_in) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    interp_check(self);
+    if (tflm_interp_invoke(&self->ip) != TFLM_OK) {
+        tflm_raise(&self->ip.err);
+    }
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(interp_invoke_obj, interp_invoke);
+
+// Bytes this interpreter takes from its arena: its head plus its tail.
+static mp_obj_t interp_arena_used_bytes(mp_obj_t self_in) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    return mp_obj_new_int_from_uint(tflm_interp_used_bytes(&self->ip));
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(interp_arena_used_bytes_obj, interp_arena_used_bytes);
+
+static mp_obj_t interp_head_bytes(mp_obj_t self_in) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    return mp_obj_new_int_from_uint(self->ip.head_bytes);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(interp_head_bytes_obj, interp_head_bytes);
+
+static mp_obj_t interp_tail_bytes(mp_obj_t self_in) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    return mp_obj_new_int_from_uint(self->ip.tail_bytes);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(interp_tail_bytes_obj, interp_tail_bytes);
+
+// allocations(): {category: {'used': bytes, 'requested': bytes, 'count': n}};
+// the used bytes add up to arena_used_bytes().
+static mp_obj_t interp_allocations(mp_obj_t self_in) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    mp_obj_t result = mp_obj_new_dict(TFLM_AUDIT_COUNT);
+    for (int k = 0; k < TFLM_AUDIT_COUNT; ++k) {
+        const tflm_audit_t *a = &self->ip.audit[k];
+        mp_obj_t entry = mp_obj_new_dict(3);
+        mp_obj_dict_store(entry, MP_OBJ_NEW_QSTR(MP_QSTR_used), mp_obj_new_int_from_uint(a->used));
+        mp_obj_dict_store(entry, MP_OBJ_NEW_QSTR(MP_QSTR_requested), mp_obj_new_int_from_uint(a->requested));
+        mp_obj_dict_store(entry, MP_OBJ_NEW_QSTR(MP_QSTR_count), mp_obj_new_int_from_uint(a->count));
+        mp_obj_dict_store(result, mp_obj_new_str_from_cstr(tflm_audit_names[k]), entry);
+    }
+    return result;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(interp_allocations_obj, interp_allocations);
+
+// print_allocations(): the audit as text, in the style of TFLM's recording allocator.
+static mp_obj_t interp_print_allocations(mp_obj_t self_in) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    const tflm_interp_t *ip = &self->ip;
+    mp_printf(&mp_plat_print, "[tflm] arena allocation total %u bytes\n", (unsigned)tflm_interp_used_bytes(ip));
+    mp_printf(&mp_plat_print, "[tflm] arena allocation head %u bytes\n", (unsigned)ip->head_bytes);
+    mp_printf(&mp_plat_print, "[tflm] arena allocation tail %u bytes\n", (unsigned)ip->tail_bytes);
+    for (int k = 0; k < TFLM_AUDIT_COUNT; ++k) {
+        const tflm_audit_t *a = &ip->audit[k];
+        mp_printf(&mp_plat_print, "[tflm] '%s' used %u bytes with alignment overhead (requested %u bytes for %u)\n",
+            tflm_audit_names[k], (unsigned)a->used, (unsigned)a->requested, (unsigned)a->count);
+    }
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(interp_print_allocations_obj, interp_print_allocations);
+
+static void plan_line(void *ctx, const char *text, size_t len) {
+    vstr_t *vstr = ctx;
+    vstr_add_strn(vstr, text, len);
+    vstr_add_char(vstr, '\n');
+}
+
+// memory_plan(width=80): the head's plan as text, a line per allocation scope.
+static mp_obj_t interp_memory_plan(size_t n_args, const mp_obj_t *args) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
+    mp_int_t width = n_args > 1 ? mp_obj_get_int(args[1]) : 80;
+    if (width < 8 || width > TFLM_PLAN_MAX_WIDTH) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("width must be 8 to %d"), TFLM_PLAN_MAX_WIDTH);
+    }
+    vstr_t vstr;
+    vstr_init(&vstr, 128);
+    tflm_interp_memory_plan(&self->ip, (uint32_t)width, plan_line, &vstr);
+    return mp_obj_new_str_from_vstr(&vstr);
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_memory_plan_obj, 1, 2, interp_memory_plan);
+
+static void interp_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (dest[0] != MP_OBJ_NULL) {
+        return;
+    }
+    if (attr == MP_QSTR_model) {
+        dest[0] = self->model;
+    } else if (attr == MP_QSTR_arena) {
+        dest[0] = MP_OBJ_FROM_PTR(self->arena);
+    } else if (attr == MP_QSTR_planner) {
+        dest[0] = mp_obj_new_str_from_cstr(self->ip.planner->name);
+    } else {
+        dest[1] = MP_OBJ_SENTINEL;
+    }
+}
+
+static const mp_rom_map_elem_t interp_locals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR_input), MP_ROM_PTR(&interp_input_obj) },
+    { MP_ROM_QSTR(MP_QSTR_output), MP_ROM_PTR(&interp_output_obj) },
+    { MP_ROM_QSTR(MP_QSTR_tensor), MP_ROM_PTR(&interp_tensor_obj) },
+    { MP_ROM_QSTR(MP_QSTR_set_input), MP_ROM_PTR(&interp_set_input_obj) },
+    { MP_ROM_QSTR(MP_QSTR_invoke), MP_ROM_PTR(&interp_invoke_obj) },
+    { MP_ROM_QSTR(MP_QSTR_arena_used_bytes), MP_ROM_PTR(&interp_arena_used_bytes_obj) },
+    { MP_ROM_QSTR(MP_QSTR_head_bytes), MP_ROM_PTR(&interp_head_bytes_obj) },
+    { MP_ROM_QSTR(MP_QSTR_tail_bytes), MP_ROM_PTR(&interp_tail_bytes_obj) },
+    { MP_ROM_QSTR(MP_QSTR_allocations), MP_ROM_PTR(&interp_allocations_obj) },
+    { MP_ROM_QSTR(MP_QSTR_print_allocations), MP_ROM_PTR(&interp_print_allocations_obj) },
+    { MP_ROM_QSTR(MP_QSTR_memory_plan), MP_ROM_PTR(&interp_memory_plan_obj) },
+};
+static MP_DEFINE_CONST_DICT(interp_locals, interp_locals_table);
+
+MP_DEFINE_CONST_OBJ_TYPE(
+    tflm_interp_type,
+    MP_QSTR_Interpreter,
+    MP_TYPE_FLAG_NONE,
+    make_new, interp_make_new,
+    attr, interp_attr,
+    locals_dict, &interp_locals
+    );

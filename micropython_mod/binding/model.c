@@ -1,0 +1,285 @@
+// tflm.Model and tflm.TensorInfo: a .tflite model read in place.
+#include <string.h>
+
+#include "py/objstr.h"
+
+#include "binding/binding.h"
+
+// ---------------------------------------------------------------------------
+// Errors
+
+// NotImplementedError naming every op the model needs and this build lacks
+// (the engine's own message is bounded); other errors as they are.
+NORETURN void tflm_raise_for(tflm_model_t *model, const tflm_error_t *err) {
+    char name[72];
+    if (err->status == TFLM_ERR_NOT_IMPLEMENTED && tflm_interp_missing_op(model, 0, name, sizeof(name))) {
+        vstr_t vstr;
+        vstr_init(&vstr, 80);
+        vstr_add_str(&vstr, "model uses ops this firmware does not include: ");
+        for (uint32_t n = 0; tflm_interp_missing_op(model, n, name, sizeof(name)); ++n) {
+            if (n) {
+                vstr_add_str(&vstr, ", ");
+            }
+            vstr_add_str(&vstr, name);
+        }
+        mp_raise_msg_varg(&mp_type_NotImplementedError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&vstr));
+    }
+    tflm_raise(err);
+}
+
+NORETURN void tflm_raise(const tflm_error_t *err) {
+    const mp_obj_type_t *type;
+    switch (err->status) {
+        case TFLM_ERR_VALUE:
+            type = &mp_type_ValueError;
+            break;
+        case TFLM_ERR_MEMORY:
+            type = &mp_type_MemoryError;
+            break;
+        case TFLM_ERR_NOT_IMPLEMENTED:
+            type = &mp_type_NotImplementedError;
+            break;
+        default:
+            type = &mp_type_RuntimeError;
+            break;
+    }
+    mp_raise_msg_varg(type, MP_ERROR_TEXT("%s"), err->msg);
+}
+
+// ---------------------------------------------------------------------------
+// TensorInfo: what a model says about one tensor.
+
+typedef struct _tflm_tensor_info_obj_t {
+    mp_obj_base_t base;
+    mp_obj_t name;
+    mp_obj_t shape;
+    mp_obj_t scale;
+    uint16_t index;
+    uint8_t type;
+    int32_t zero_point;
+} tflm_tensor_info_obj_t;
+
+static void tensor_info_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
+    tflm_tensor_info_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    mp_printf(print, "TensorInfo(index=%u, name=", self->index);
+    mp_obj_print_helper(print, self->name, PRINT_REPR);
+    mp_printf(print, ", dtype='%s', shape=", tflm_type_name(self->type));
+    mp_obj_print_helper(print, self->shape, PRINT_REPR);
+    mp_print_str(print, ", scale=");
+    mp_obj_print_helper(print, self->scale, PRINT_REPR);
+    mp_printf(print, ", zero_point=%d)", (int)self->zero_point);
+}
+
+static void tensor_info_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
+    if (dest[0] != MP_OBJ_NULL) {
+        return; // read-only
+    }
+    tflm_tensor_info_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    switch (attr) {
+        case MP_QSTR_index:
+            dest[0] = MP_OBJ_NEW_SMALL_INT(self->index);
+            break;
+        case MP_QSTR_name:
+            dest[0] = self->name;
+            break;
+        case MP_QSTR_dtype:
+            dest[0] = mp_obj_new_str(tflm_type_name(self->type), strlen(tflm_type_name(self->type)));
+            break;
+        case MP_QSTR_shape:
+            dest[0] = self->shape;
+            break;
+        case MP_QSTR_scale:
+            dest[0] = self->scale;
+            break;
+        case MP_QSTR_zero_point:
+            dest[0] = mp_obj_new_int(self->zero_point);
+            break;
+        default:
+            break;
+    }
+}
+
+MP_DEFINE_CONST_OBJ_TYPE(
+    tflm_tensor_info_type,
+    MP_QSTR_TensorInfo,
+    MP_TYPE_FLAG_NONE,
+    print, tensor_info_print,
+    attr, tensor_info_attr
+    );
+
+// ---------------------------------------------------------------------------
+// Model
+
+// The model's bytes must not have moved or shrunk since it was read.
+void tflm_model_check_buffer(tflm_model_obj_t *self) {
+    mp_buffer_info_t bufinfo;
+    mp_get_buffer_raise(self->buffer, &bufinfo, MP_BUFFER_READ);
+    if (bufinfo.buf != self->model.fb.buf || bufinfo.len != self->model.fb.len) {
+        mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("model buffer was resized or moved"));
+    }
+}
+
+static mp_obj_t model_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *args) {
+    mp_arg_check_num(n_args, n_kw, 1, 1, false);
+    mp_buffer_info_t bufinfo;
+    mp_get_buffer_raise(args[0], &bufinfo, MP_BUFFER_READ);
+    tflm_model_obj_t *self = mp_obj_malloc(tflm_model_obj_t, type);
+    self->buffer = args[0];
+    tflm_error_t err;
+    tflm_error_clear(&err);
+    if (tflm_model_init(&self->model, bufinfo.buf, bufinfo.len, &err) != TFLM_OK) {
+        tflm_raise(&err);
+    }
+    return MP_OBJ_FROM_PTR(self);
+}
+
+static mp_obj_t bytes_or_empty(tflm_model_t *m, tflm_fb_vec_t v) {
+    return mp_obj_new_str((const char *)m->fb.buf + v.pos, v.count);
+}
+
+// TensorInfo of tensor `index` of subgraph 0.
+static mp_obj_t model_tensor_info(tflm_model_obj_t *self, uint32_t index) {
+    tflm_model_t *m = &self->model;
+    tflm_subgraph_t sg;
+    tflm_model_tensor_t t;
+    tflm_error_t err;
+    if (!tflm_model_subgraph(m, 0, &sg) || index >= sg.tensors.count || !tflm_model_tensor(m, &sg, index, &t)) {
+        if (tflm_model_check(m, &err) == TFLM_OK) {
+            mp_raise_msg(&mp_type_IndexError, MP_ERROR_TEXT("tensor index out of range"));
+        }
+        tflm_raise(&err);
+    }
+    tflm_tensor_info_obj_t *info = mp_obj_malloc(tflm_tensor_info_obj_t, &tflm_tensor_info_type);
+    info->index = (uint16_t)index;
+    info->type = t.type;
+    info->name = bytes_or_empty(m, t.name);
+    mp_obj_t dims[TFLM_MAX_DIMS];
+    for (uint32_t d = 0; d < t.shape.count; ++d) {
+        dims[d] = mp_obj_new_int(tflm_fb_vec_i32(&m->fb, t.shape, d));
+    }
+    info->shape = mp_obj_new_tuple(t.shape.count, dims);
+    info->scale = mp_obj_new_float(t.scale.count ? tflm_fb_vec_f32(&m->fb, t.scale, 0) : 0.0f);
+    info->zero_point = t.zero_point.count ? (int32_t)tflm_fb_vec_i64(&m->fb, t.zero_point, 0) : 0;
+    return MP_OBJ_FROM_PTR(info);
+}
+
+// Tuple of TensorInfo for subgraph 0's inputs (outputs when `outputs`).
+static mp_obj_t model_io(tflm_model_obj_t *self, bool outputs) {
+    tflm_model_t *m = &self->model;
+    tflm_subgraph_t sg;
+    tflm_error_t err;
+    tflm_model_check_buffer(self);
+    if (!tflm_model_subgraph(m, 0, &sg)) {
+        tflm_model_check(m, &err);
+        tflm_raise(&err);
+    }
+    tflm_fb_vec_t v = outputs ? sg.outputs : sg.inputs;
+    mp_obj_t tuple = mp_obj_new_tuple(v.count, NULL);
+    for (uint32_t i = 0; i < v.count; ++i) {
+        int32_t index = tflm_model_index(m, v, i);
+        ((mp_obj_tuple_t *)MP_OBJ_TO_PTR(tuple))->items[i] = model_tensor_info(self, (uint32_t)index);
+    }
+    return tuple;
+}
+
+// Names of subgraph 0's operators, in execution order.
+static mp_obj_t model_ops(tflm_model_obj_t *self) {
+    tflm_model_t *m = &self->model;
+    tflm_subgraph_t sg;
+    tflm_error_t err;
+    tflm_model_check_buffer(self);
+    if (!tflm_model_subgraph(m, 0, &sg)) {
+        tflm_model_check(m, &err);
+        tflm_raise(&err);
+    }
+    mp_obj_t tuple = mp_obj_new_tuple(sg.operators.count, NULL);
+    for (uint32_t i = 0; i < sg.operators.count; ++i) {
+        tflm_model_op_t op;
+        mp_obj_t name;
+        tflm_fb_vec_t custom = { 0, 0 };
+        if (!tflm_model_op(m, &sg, i, &op)) {
+            tflm_model_check(m, &err);
+            tflm_raise(&err);
+        }
+        tflm_model_opcode(m, op.opcode_index, &custom);
+        const char *builtin = tflm_op_name(op.builtin);
+        if (custom.count) {
+            vstr_t vstr;
+            vstr_init(&vstr, 8 + custom.count);
+            vstr_add_str(&vstr, "CUSTOM:");
+            vstr_add_strn(&vstr, (const char *)m->fb.buf + custom.pos, custom.count);
+            name = mp_obj_new_str_from_vstr(&vstr);
+        } else if (builtin) {
+            name = mp_obj_new_str(builtin, strlen(builtin));
+        } else {
+            name = mp_obj_new_str_from_cstr("BUILTIN");
+        }
+        ((mp_obj_tuple_t *)MP_OBJ_TO_PTR(tuple))->items[i] = name;
+    }
+    return tuple;
+}
+
+static void model_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
+    tflm_model_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (dest[0] != MP_OBJ_NULL) {
+        return;
+    }
+    switch (attr) {
+        case MP_QSTR_inputs:
+            dest[0] = model_io(self, false);
+            break;
+        case MP_QSTR_outputs:
+            dest[0] = model_io(self, true);
+            break;
+        case MP_QSTR_ops:
+            dest[0] = model_ops(self);
+            break;
+        case MP_QSTR_subgraphs:
+            dest[0] = MP_OBJ_NEW_SMALL_INT(self->model.subgraphs.count);
+            break;
+        case MP_QSTR_size:
+            dest[0] = mp_obj_new_int_from_uint(self->model.fb.len);
+            break;
+        case MP_QSTR_buffer:
+            dest[0] = self->buffer;
+            break;
+        default:
+            // Methods live in the locals dict.
+            dest[1] = MP_OBJ_SENTINEL;
+            break;
+    }
+}
+
+static mp_obj_t model_tensor(mp_obj_t self_in, mp_obj_t index_in) {
+    tflm_model_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    tflm_model_check_buffer(self);
+    mp_int_t index = mp_obj_get_int(index_in);
+    if (index < 0) {
+        mp_raise_msg(&mp_type_IndexError, MP_ERROR_TEXT("tensor index out of range"));
+    }
+    return model_tensor_info(self, (uint32_t)index);
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(model_tensor_obj, model_tensor);
+
+static const mp_rom_map_elem_t model_locals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR_tensor), MP_ROM_PTR(&model_tensor_obj) },
+};
+static MP_DEFINE_CONST_DICT(model_locals, model_locals_table);
+
+MP_DEFINE_CONST_OBJ_TYPE(
+    tflm_model_type,
+    MP_QSTR_Model,
+    MP_TYPE_FLAG_NONE,
+    make_new, model_make_new,
+    attr, model_attr,
+    locals_dict, &model_locals
+    );
+
+tflm_model_obj_t *tflm_get_model(mp_obj_t obj) {
+    if (!mp_obj_is_type(obj, &tflm_model_type)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("expected a tflm.Model"));
+    }
+    tflm_model_obj_t *model = MP_OBJ_TO_PTR(obj);
+    tflm_model_check_buffer(model);
+    return model;
+}
