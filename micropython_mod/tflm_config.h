@@ -21,6 +21,11 @@
 #define TFLM_KERNEL_DEQUANTIZE TFLM_KERNELS_DEFAULT
 #endif
 
+// A test kernel (CUSTOM op) for the engine's host tests; never in firmware.
+#ifndef TFLM_TEST_KERNELS
+#define TFLM_TEST_KERNELS (0)
+#endif
+
 // Memory planners.
 #ifndef TFLM_PLANNER_GREEDY
 #define TFLM_PLANNER_GREEDY (1)

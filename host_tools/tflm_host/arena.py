@@ -68,10 +68,17 @@ class Layout:
     tail: int
     scopes: int  # number of allocation scopes (rows of a plan picture)
     audit: dict[str, Audit] = field(default_factory=dict)
+    prepare_peak: int = 0  # bytes in use at the busiest moment of prepare()
 
     @property
     def used(self) -> int:
         return self.head + self.tail
+
+    @property
+    def needed(self) -> int:
+        """The smallest arena that allocates (tflm.arena_size): head + tail,
+        or more if a kernel's temporary memory in prepare() needs it."""
+        return max(self.used, self.prepare_peak)
 
     @property
     def buffers(self) -> list[Buffer]:
@@ -153,8 +160,8 @@ def plan_layout(model: Model, planner: str = "greedy", scratch: dict[int, list[i
     if planner not in PLANNERS:
         raise ValueError(f"unknown planner {planner!r} (planners: {', '.join(PLANNERS)})")
     recs, _, base = records(model)
-    # Kernel data and scratch requests, per node in execution order.
-    data = []
+    # Kernel data, scratch requests and temporary memory, per node in execution order.
+    data, temps = [], []
     scratch_sizes: list[tuple[int, int]] = []  # (global node, bytes)
     node = 0
     node_base = {}
@@ -163,6 +170,7 @@ def plan_layout(model: Model, planner: str = "greedy", scratch: dict[int, list[i
         for op in sg.operators:
             spec = KERNELS.get(op.opcode) if kernels else None
             data.append(spec.data_bytes(model, sg, op) if spec else 0)
+            temps.append(spec.temp(model, sg, op) if spec else 0)
             for b in (scratch or {}).get(node, spec.scratch(model, sg, op) if spec else []):
                 scratch_sizes.append((node, b))
             node += 1
@@ -178,7 +186,24 @@ def plan_layout(model: Model, planner: str = "greedy", scratch: dict[int, list[i
     audit = {name: Audit() for name in AUDIT_NAMES}
     audit["head"].add(head, sum(b.bytes for b in planned), len(planned))
     tail = _tail_bytes(model, data, len(scratch_sizes), audit)
-    return Layout(all_recs, head, tail, scopes, audit)
+    return Layout(all_recs, head, tail, scopes, audit, _prepare_peak(model, data, temps, len(scratch_sizes)))
+
+
+def _prepare_peak(model: Model, data: list[int], temps: list[int], n_scratch: int) -> int:
+    """The most bytes in use during prepare(): a node's temporary memory on
+    top of the tail built so far (records, then each node's index list and
+    kernel data, in execution order)."""
+    n_tensors = sum(len(sg.tensors) for sg in model.subgraphs)
+    tail = RECORD * (len(model.subgraphs) + n_tensors + n_scratch + sum(len(sg.operators) for sg in model.subgraphs))
+    tail += sum(align(2 * (len(sg.inputs) + len(sg.outputs)), 4) for sg in model.subgraphs)
+    peak, node = 0, 0
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            tail += align(2 * (len(op.inputs) + len(op.outputs)), 4) + align(data[node], 4)
+            if temps[node]:
+                peak = max(peak, align(tail + temps[node], ALIGN))
+            node += 1
+    return peak
 
 
 def _mark_lifetimes(model, recs, base, node_base, scratch_sizes) -> int:

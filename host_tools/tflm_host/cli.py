@@ -154,11 +154,13 @@ def cmd_arena(args) -> int:
     layout = arena.plan_layout(model, args.planner)
     if args.json:
         print(json.dumps({"model": Path(args.model).name, "planner": args.planner, "arena_used_bytes": layout.used,
-                          "head_bytes": layout.head, "tail_bytes": layout.tail,
+                          "arena_size": layout.needed, "head_bytes": layout.head, "tail_bytes": layout.tail,
                           "allocations": layout.audit_dict()}))
         return 0
-    print(f"{Path(args.model).name}, {args.planner} planner: {layout.used} bytes "
+    print(f"{Path(args.model).name}, {args.planner} planner: {layout.needed} bytes "
           f"(head {layout.head} + tail {layout.tail})")
+    if layout.needed > layout.used:
+        print(f"  ({layout.used} bytes after allocation; prepare() needs {layout.needed} at its peak)")
     if args.verbose:
         for name, a in layout.audit.items():
             print(f"  {name:17s} {a.used:8d} used {a.requested:8d} requested {a.count:6d} allocations")
@@ -179,6 +181,22 @@ def cmd_plan(args) -> int:
 
         plot_plans([(args.planner, layout)], Path(args.png), Path(args.model).name)
         print(f"plan drawn in {args.png}")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from . import bench
+
+    models = sorted(Path(args.models).glob("*.tflite"))
+    if not models:
+        print(f"no .tflite files in {args.models}", file=sys.stderr)
+        return 2
+    rows = bench.arena_rows(models, args.target, progress=None if args.quiet else bench.progress_bar)
+    table = bench.arena_markdown(rows, args.target)
+    print(table, end="")
+    if args.out:
+        Path(args.out).write_text("# Arena use, model by model\n\n" + table)
+        print(f"written to {args.out}")
     return 0
 
 
@@ -256,6 +274,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--width", type=int, default=80, help="columns of the text picture")
     p.add_argument("--png", help="also draw the plan into this PNG file")
     p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("bench", help="arena use of every model, ours next to TFLM's, as a Markdown table")
+    p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
+    p.add_argument("--target", default="unix", choices=device.TARGETS)
+    p.add_argument("--out", help="also write the table to this Markdown file")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("romfs", help="build a ROMFS image with aligned file data")
     p.add_argument("dir")

@@ -1,8 +1,8 @@
 """What each device kernel keeps in the arena, mirrored on the host.
 
 For every op the C runtime implements, `data_bytes` is the size of the kernel
-data its prepare() allocates in the arena tail, and `scratch` the scratch
-buffers it requests in the head. Tests compare these against the device,
+data its prepare() allocates in the arena tail, `scratch` the scratch buffers
+it requests in the head, and `temp` the temporary memory prepare() uses. Tests compare these against the device,
 kernel by kernel (see tests/test_arena.py).
 """
 
@@ -18,6 +18,8 @@ from .model import Model, Operator, Subgraph
 class KernelSpec:
     data_bytes: Callable[[Model, Subgraph, Operator], int]
     scratch: Callable[[Model, Subgraph, Operator], list[int]] = field(default=lambda m, sg, op: [])
+    # Temporary bytes prepare() asks for (tflm_prep_temp), freed after it.
+    temp: Callable[[Model, Subgraph, Operator], int] = field(default=lambda m, sg, op: 0)
 
 
 def _tensor(sg: Subgraph, op: Operator, i: int, output: bool = False):

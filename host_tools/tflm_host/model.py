@@ -74,6 +74,7 @@ class Operator:
     intermediates: tuple[int, ...]
     options_type: str | None
     options: dict[str, Any] = field(default_factory=dict)
+    custom_options: bytes = b""
 
 
 @dataclass
@@ -214,6 +215,7 @@ def load_model(source: str | Path | bytes) -> Model:
                 intermediates=tuple(int(x) for x in op.IntermediatesAsNumpy()) if op.IntermediatesLength() else (),
                 options_type=options_type,
                 options=options,
+                custom_options=op.CustomOptionsAsNumpy().tobytes() if op.CustomOptionsLength() else b"",
             ))
         subgraphs.append(Subgraph(
             index=s,

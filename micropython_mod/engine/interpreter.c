@@ -533,31 +533,13 @@ static tflm_status_t check_ops(tflm_interp_t *ip) {
     return tflm_model_check(m, err);
 }
 
-// Builds everything that goes into the tail; in the real pass also prepares
-// the kernels and lays out variables.
+// Builds everything that goes into the tail, in one order for the dry and
+// the real pass (so the sizes and the prepare() peak they see agree): tensor
+// records (with b->scratch_cap scratch records) before the nodes' prepare().
 static tflm_status_t build_tail(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_status_t st;
-    if ((st = build_subgraphs(b))) {
-        return st;
-    }
-    if (b->dry) {
-        // Scratch requests are counted while preparing: size the tensor
-        // records afterwards (all these pieces are multiples of 4 bytes, so
-        // their order does not change the total).
-        if ((st = build_nodes(b))) {
-            return st;
-        }
-        b->scratch_cap = b->n_scratch;
-        if ((st = build_tensors(b))) {
-            return st;
-        }
-    } else {
-        if ((st = build_tensors(b)) || (st = build_nodes(b))) {
-            return st;
-        }
-    }
-    if ((st = build_variables(b))) {
+    if ((st = build_subgraphs(b)) || (st = build_tensors(b)) || (st = build_nodes(b)) || (st = build_variables(b))) {
         return st;
     }
     uint32_t tail_before = b->arena->tail;
@@ -574,19 +556,25 @@ static void reset_counts(tflm_interp_t *ip) {
     ip->tail_start = ip->arena->tail;
 }
 
-// Dry run: the tail bytes, the number of scratch buffers, and (in
-// ip->prepare_peak) the most bytes prepare() had in use at once.
+// Dry runs: the tail bytes, the number of scratch buffers, and (in
+// ip->prepare_peak) the most bytes prepare() had in use at once. The first
+// run counts the scratch buffers, the second lays the tail out for real.
 static tflm_status_t measure_tail(tflm_interp_t *ip, uint32_t *tail, uint32_t *n_scratch) {
-    tflm_arena_t dry;
-    tflm_arena_init_dry(&dry);
-    tflm_build_t b = { ip, &dry, true, 0, 0 };
     tflm_arena_t *saved = ip->arena;
-    ip->arena = &dry;
-    reset_counts(ip);
-    tflm_status_t st = build_tail(&b);
+    tflm_status_t st = TFLM_OK;
+    uint32_t cap = 0;
+    for (int pass = 0; pass < 2 && st == TFLM_OK; ++pass) {
+        tflm_arena_t dry;
+        tflm_arena_init_dry(&dry);
+        tflm_build_t b = { ip, &dry, true, 0, cap };
+        ip->arena = &dry;
+        reset_counts(ip);
+        st = build_tail(&b);
+        cap = b.n_scratch;
+        *tail = dry.tail;
+    }
     ip->arena = saved;
-    *tail = dry.tail;
-    *n_scratch = b.n_scratch;
+    *n_scratch = cap;
     return st;
 }
 

@@ -153,7 +153,8 @@ void *tflm_prep_temp(tflm_prepare_t *p, uint32_t bytes) {
         return NULL;
     }
     // In use now: the head below, this interpreter's tail so far, the temporaries.
-    uint32_t in_use = a->temp + (a->tail - p->ip->tail_start);
+    // Rounded as arena sizes are: an arena of this many bytes fits.
+    uint32_t in_use = tflm_align_up(a->temp + (a->tail - p->ip->tail_start), TFLM_ALIGN);
     p->ip->prepare_peak = TFLM_MAX(p->ip->prepare_peak, in_use);
     return p->dry ? NULL : tflm_arena_ptr(a, at);
 }

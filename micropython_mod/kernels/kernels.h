@@ -13,6 +13,11 @@ tflm_status_t tflm_quantize_eval(tflm_eval_t *e);
 tflm_status_t tflm_dequantize_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_dequantize_eval(tflm_eval_t *e);
 
+#if TFLM_TEST_KERNELS
+tflm_status_t tflm_test_kernel_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_test_kernel_eval(tflm_eval_t *e);
+#endif
+
 // What prepare() returns after tflm_prep_alloc() or tflm_prep_temp() gave
 // NULL: OK in the dry pass, the allocation error otherwise.
 static inline tflm_status_t tflm_prep_status(const tflm_prepare_t *p) {

@@ -12,6 +12,10 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_QUANTIZE
     { TFLM_OP_QUANTIZE, tflm_quantize_prepare, tflm_quantize_eval },
     #endif
+    #if TFLM_TEST_KERNELS
+    // Host test builds only (tests/engine/test_kernel.c).
+    { TFLM_OP_CUSTOM, tflm_test_kernel_prepare, tflm_test_kernel_eval },
+    #endif
     { -1, NULL, NULL },
 };
 

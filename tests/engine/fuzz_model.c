@@ -84,7 +84,7 @@ static tflm_status_t try_model(const uint8_t *data, size_t len, size_t arena_len
         tflm_arena_init(&arena, arena_buf, arena_len);
         st = tflm_interp_init(&ip, &model, &arena, &tflm_planner_greedy);
         if (st == TFLM_OK) {
-            *used = tflm_interp_used_bytes(&ip);
+            *used = tflm_interp_needed_bytes(&ip);
             for (uint32_t i = 0; i < tflm_interp_num_inputs(&ip); ++i) {
                 tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, tflm_interp_input(&ip, i));
                 uint8_t *d = tflm_interp_tensor_data(&ip, r);

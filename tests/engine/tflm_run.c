@@ -47,20 +47,21 @@ int main(int argc, char **argv) {
     tflm_error_t err;
     tflm_error_clear(&err);
     tflm_model_t model;
+    int rc = 1;
+    uint8_t *arena_buf = malloc(arena_len ? arena_len : 1);
     if (tflm_model_init(&model, model_buf, model_len, &err)) {
         printf("error %d %s\n", err.status, err.msg);
-        return 1;
+        goto done;
     }
     const tflm_planner_t *planner = tflm_planner_find(planner_name);
-    uint8_t *arena_buf = malloc(arena_len + 16);
     tflm_arena_t arena;
     tflm_arena_init(&arena, arena_buf, arena_len);
     static tflm_interp_t ip;
     if (tflm_interp_init(&ip, &model, &arena, planner)) {
         printf("error %d needed %u given %u: %s\n", ip.err.status, ip.err.needed, ip.err.given, ip.err.msg);
-        return 1;
+        goto done;
     }
-    printf("head %u tail %u\n", ip.head_bytes, ip.tail_bytes);
+    printf("head %u tail %u needed %u\n", ip.head_bytes, ip.tail_bytes, tflm_interp_needed_bytes(&ip));
     for (int i = 0; i < n_inputs && (uint32_t)i < tflm_interp_num_inputs(&ip); ++i) {
         tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, tflm_interp_input(&ip, (uint32_t)i));
         size_t len;
@@ -70,7 +71,7 @@ int main(int argc, char **argv) {
     }
     if (tflm_interp_invoke(&ip)) {
         printf("error %d %s\n", ip.err.status, ip.err.msg);
-        return 1;
+        goto done;
     }
     for (uint32_t o = 0; o < tflm_interp_num_outputs(&ip); ++o) {
         tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, tflm_interp_output(&ip, o));
@@ -81,7 +82,9 @@ int main(int argc, char **argv) {
         }
         printf("\n");
     }
+    rc = 0;
+done:
     free(arena_buf);
     free(model_buf);
-    return 0;
+    return rc;
 }
