@@ -13,7 +13,8 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 TOP := $(CURDIR)
-BUILD := $(TOP)/build
+# Everything built goes here; BUILD=... gives a separate tree (MPY_DIR can stay shared).
+BUILD ?= $(TOP)/build
 MPY_VERSION := 1.25.0
 # A MicroPython 1.25 checkout of your own can be given with MPY_DIR=...
 MPY_DIR ?= $(BUILD)/micropython-$(MPY_VERSION)
@@ -116,7 +117,7 @@ demo: deps
 test: deps
 	@$(MAKE) --no-print-directory unix qemu-firmware
 	@$(MAKE) --no-print-directory test-engine
-	TFLM_MODELS=$(MODELS) $(PY) -m pytest -q tests
+	TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) $(PY) -m pytest -q tests
 
 # The engine alone, on the host, under AddressSanitizer and UBSan.
 test-engine:

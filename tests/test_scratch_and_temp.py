@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
+from engine_host import tflm_run as engine_binary
 from tflm_host import arena
 from tflm_host.builder import ModelBuilder
-from tflm_host.kernels import KERNELS, KernelSpec
+from tflm_host.specs import KERNELS, KernelSpec
 from tflm_host.model import load_model
 
-BUILD = ROOT / "build" / "engine"
 TEST_OP = "CUSTOM:TflmTest"
 TEST_DATA_BYTES = 60  # test_data_t in tests/engine/test_kernel.c
 
@@ -37,8 +37,7 @@ TEST_SPEC = KernelSpec(
 
 @pytest.fixture(scope="module")
 def tflm_run():
-    subprocess.run(["make", "-s", "-C", str(ROOT / "tests" / "engine"), f"BUILD={BUILD}", "binaries"], check=True)
-    return BUILD / "tflm_run"
+    return engine_binary()
 
 
 @pytest.fixture

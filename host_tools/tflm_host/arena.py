@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .kernels import KERNELS, missing_ops
+from .specs import KERNELS, missing_ops
 from .model import Model
 
 ALIGN = 16

@@ -1,10 +1,16 @@
-// Host runner for the engine: loads a model, allocates, runs it on raw
-// input files and prints the arena figures and the outputs in hex.
-//   tflm_run MODEL [-a ARENA_BYTES] [-p PLANNER] [-i INPUT.bin]...
+// Host runner for the engine (built with ASan/UBSan by tests/engine/Makefile):
+// loads a model, allocates, runs it and prints the arena figures and the
+// outputs in hex, one line per output per run.
+//   tflm_run MODEL [-a ARENA_BYTES] [-p PLANNER] [-r RUNS] [-i INPUT.bin]...
+// Input file k holds the raw bytes of input k for each run, one after another.
+// Prints "head H tail T needed N", then "out K HEX" lines (run by run), or
+// "error STATUS needed N given G: MESSAGE" (allocation) / "error STATUS MESSAGE".
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "engine/interpreter.h"
+
+#define MAX_INPUTS (16)
 
 static uint8_t *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -22,20 +28,23 @@ static uint8_t *read_file(const char *path, size_t *len) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: tflm_run MODEL [-a ARENA] [-p PLANNER] [-i INPUT]...\n");
+        fprintf(stderr, "usage: tflm_run MODEL [-a ARENA] [-p PLANNER] [-r RUNS] [-i INPUT]...\n");
         return 2;
     }
-    size_t arena_len = 1 << 20;
+    size_t arena_len = 1 << 22;
     const char *planner_name = "greedy";
-    const char *inputs[16];
+    const char *input_paths[MAX_INPUTS];
     int n_inputs = 0;
+    long runs = 1;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-a")) {
             arena_len = strtoul(argv[i + 1], NULL, 0);
         } else if (!strcmp(argv[i], "-p")) {
             planner_name = argv[i + 1];
-        } else if (!strcmp(argv[i], "-i") && n_inputs < 16) {
-            inputs[n_inputs++] = argv[i + 1];
+        } else if (!strcmp(argv[i], "-r")) {
+            runs = strtol(argv[i + 1], NULL, 0);
+        } else if (!strcmp(argv[i], "-i") && n_inputs < MAX_INPUTS) {
+            input_paths[n_inputs++] = argv[i + 1];
         }
     }
     size_t model_len;
@@ -44,46 +53,65 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cannot read %s\n", argv[1]);
         return 2;
     }
+    uint8_t *inputs[MAX_INPUTS] = { NULL };
+    size_t input_lens[MAX_INPUTS] = { 0 };
+    for (int k = 0; k < n_inputs; ++k) {
+        inputs[k] = read_file(input_paths[k], &input_lens[k]);
+        if (!inputs[k]) {
+            fprintf(stderr, "cannot read %s\n", input_paths[k]);
+            return 2;
+        }
+    }
     tflm_error_t err;
     tflm_error_clear(&err);
     tflm_model_t model;
     int rc = 1;
+    // Exactly arena_len bytes, so AddressSanitizer sees any access past it.
     uint8_t *arena_buf = malloc(arena_len ? arena_len : 1);
+    static tflm_interp_t ip;
     if (tflm_model_init(&model, model_buf, model_len, &err)) {
         printf("error %d %s\n", err.status, err.msg);
         goto done;
     }
     const tflm_planner_t *planner = tflm_planner_find(planner_name);
+    if (planner == NULL) {
+        printf("error 1 unknown planner %s\n", planner_name);
+        goto done;
+    }
     tflm_arena_t arena;
     tflm_arena_init(&arena, arena_buf, arena_len);
-    static tflm_interp_t ip;
     if (tflm_interp_init(&ip, &model, &arena, planner)) {
         printf("error %d needed %u given %u: %s\n", ip.err.status, ip.err.needed, ip.err.given, ip.err.msg);
         goto done;
     }
     printf("head %u tail %u needed %u\n", ip.head_bytes, ip.tail_bytes, tflm_interp_needed_bytes(&ip));
-    for (int i = 0; i < n_inputs && (uint32_t)i < tflm_interp_num_inputs(&ip); ++i) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, tflm_interp_input(&ip, (uint32_t)i));
-        size_t len;
-        uint8_t *data = read_file(inputs[i], &len);
-        memcpy(tflm_interp_tensor_data(&ip, r), data, len < r->bytes ? len : r->bytes);
-        free(data);
-    }
-    if (tflm_interp_invoke(&ip)) {
-        printf("error %d %s\n", ip.err.status, ip.err.msg);
-        goto done;
-    }
-    for (uint32_t o = 0; o < tflm_interp_num_outputs(&ip); ++o) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, tflm_interp_output(&ip, o));
-        const uint8_t *d = tflm_interp_tensor_data(&ip, r);
-        printf("out %u ", o);
-        for (uint32_t k = 0; k < r->bytes; ++k) {
-            printf("%02x", d[k]);
+    for (long run = 0; run < runs; ++run) {
+        for (int k = 0; k < n_inputs && (uint32_t)k < tflm_interp_num_inputs(&ip); ++k) {
+            tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, tflm_interp_input(&ip, (uint32_t)k));
+            size_t at = (size_t)run * r->bytes;
+            if (at + r->bytes <= input_lens[k]) {
+                memcpy(tflm_interp_tensor_data(&ip, r), inputs[k] + at, r->bytes);
+            }
         }
-        printf("\n");
+        if (tflm_interp_invoke(&ip)) {
+            printf("error %d %s\n", ip.err.status, ip.err.msg);
+            goto done;
+        }
+        for (uint32_t o = 0; o < tflm_interp_num_outputs(&ip); ++o) {
+            tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, tflm_interp_output(&ip, o));
+            const uint8_t *d = tflm_interp_tensor_data(&ip, r);
+            printf("out %u ", o);
+            for (uint32_t k = 0; d && k < r->bytes; ++k) {
+                printf("%02x", d[k]);
+            }
+            printf("\n");
+        }
     }
     rc = 0;
 done:
+    for (int k = 0; k < n_inputs; ++k) {
+        free(inputs[k]);
+    }
     free(arena_buf);
     free(model_buf);
     return rc;

@@ -2,16 +2,19 @@
 
 For every op the C runtime implements, `data_bytes` is the size of the kernel
 data its prepare() allocates in the arena tail, `scratch` the scratch buffers
-it requests in the head, and `temp` the temporary memory prepare() uses. Tests compare these against the device,
-kernel by kernel (see tests/test_arena.py).
+it requests in the head, and `temp` the temporary memory prepare() uses.
+Each module of this package registers the specs of one family of kernels;
+tests compare them with the device, kernel by kernel.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .model import Model, Operator, Subgraph
+from ..model import Model, Operator, Subgraph
 
 
 @dataclass
@@ -22,28 +25,24 @@ class KernelSpec:
     temp: Callable[[Model, Subgraph, Operator], int] = field(default=lambda m, sg, op: 0)
 
 
-def _tensor(sg: Subgraph, op: Operator, i: int, output: bool = False):
-    idx = (op.outputs if output else op.inputs)[i]
-    return sg.tensors[idx]
+KERNELS: dict[str, KernelSpec] = {}
 
 
-def _fully_connected_data(model: Model, sg: Subgraph, op: Operator) -> int:
-    # fc_data_t is 52 bytes; per-channel weights add an int32 multiplier and
-    # an int8 shift per output unit.
-    inp, weights = _tensor(sg, op, 0), _tensor(sg, op, 1)
-    out = _tensor(sg, op, 0, output=True)
-    size = 52
-    q = weights.quantization
-    if inp.dtype != "FLOAT32" and q is not None and q.per_channel:
-        size += 5 * out.shape[-1]
-    return size
+def tensor(sg: Subgraph, op: Operator, i: int, output: bool = False):
+    """Input i (or output i) of an operator, None when omitted."""
+    indices = op.outputs if output else op.inputs
+    if i >= len(indices) or indices[i] < 0:
+        return None
+    return sg.tensors[indices[i]]
 
 
-KERNELS: dict[str, KernelSpec] = {
-    "FULLY_CONNECTED": KernelSpec(_fully_connected_data),
-    "QUANTIZE": KernelSpec(lambda m, sg, op: 36),
-    "DEQUANTIZE": KernelSpec(lambda m, sg, op: 16),
-}
+def register(op: str, data_bytes, scratch=None, temp=None) -> None:
+    spec = KernelSpec(data_bytes)
+    if scratch is not None:
+        spec.scratch = scratch
+    if temp is not None:
+        spec.temp = temp
+    KERNELS[op] = spec
 
 
 def missing_ops(model: Model) -> list[str]:
@@ -54,3 +53,8 @@ def missing_ops(model: Model) -> list[str]:
             if op.opcode not in KERNELS and op.opcode not in seen:
                 seen.append(op.opcode)
     return seen
+
+
+# Every module of this package registers its kernels when imported.
+for _info in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_info.name}")

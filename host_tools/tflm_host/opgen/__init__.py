@@ -1,0 +1,127 @@
+"""Random models for testing kernels against TFLM: single ops and small graphs.
+
+Each module of this package registers generators with @generator("FAMILY/variant").
+A generator takes a numpy random Generator and returns a Case: the model's
+bytes and the parameters it chose (printed when a case fails, to reproduce
+it). `cases()` gives a deterministic list of cases over all generators.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..builder import ModelBuilder, SubgraphBuilder
+
+GENERATORS: dict[str, Callable[[np.random.Generator], "Case"]] = {}
+
+
+@dataclass
+class Case:
+    name: str
+    model: bytes
+    params: dict[str, Any]
+    # Input sets; None: random inputs by type (3 sets).
+    inputs: list[list[np.ndarray]] | None = None
+    # Runs of one interpreter (stateful models): input sets are used in turn.
+    runs: int = 0
+    tags: set[str] = field(default_factory=set)
+
+    def describe(self) -> str:
+        return f"{self.name} " + ", ".join(f"{k}={v}" for k, v in self.params.items())
+
+
+def generator(name: str):
+    def wrap(fn):
+        if name in GENERATORS:
+            raise ValueError(f"generator {name} registered twice")
+        GENERATORS[name] = fn
+        return fn
+    return wrap
+
+
+def cases(per_generator: int = 8, seed: int = 0, only: str | None = None) -> list[Case]:
+    """per_generator cases of every generator (or those whose name contains `only`)."""
+    out = []
+    for name in sorted(GENERATORS):
+        if only and only not in name:
+            continue
+        for i in range(per_generator):
+            rng = np.random.default_rng([seed, zlib.crc32(name.encode()), i])
+            case = GENERATORS[name](rng)
+            case.name = f"{name}/{i}"
+            out.append(case)
+    return out
+
+
+# -- helpers for generators --------------------------------------------------
+
+QRANGE = {"INT8": (-128, 127), "UINT8": (0, 255), "INT16": (-32768, 32767)}
+
+
+def act_quant(rng: np.random.Generator, dtype: str, scale_range=(0.005, 0.2)) -> tuple[list[float], list[int]]:
+    """Per-tensor quantization of an activation: int16 has zero point 0, as TFLM requires."""
+    scale = float(np.float32(rng.uniform(*scale_range)))
+    if dtype == "INT16":
+        return [scale], [0]
+    lo, hi = QRANGE[dtype]
+    return [scale], [int(rng.integers(lo + 10, hi - 10))]
+
+
+def weight_quant(rng: np.random.Generator, channels: int, per_channel: bool, dim: int = 0,
+                 scale_range=(0.002, 0.05)) -> tuple[list[float], list[int], int]:
+    """Symmetric weight quantization (zero points 0), per channel on `dim` or per tensor."""
+    n = channels if per_channel else 1
+    scales = [float(np.float32(s)) for s in rng.uniform(*scale_range, n)]
+    return scales, [0] * n, dim
+
+
+def random_data(rng: np.random.Generator, dtype: str, shape, low=None, high=None) -> np.ndarray:
+    dt = {"INT8": np.int8, "UINT8": np.uint8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64,
+          "FLOAT32": np.float32, "BOOL": np.bool_}[dtype]
+    if dtype == "FLOAT32":
+        return rng.normal(0, 1, shape).astype(np.float32)
+    if dtype == "BOOL":
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    info = np.iinfo(dt)
+    lo = info.min if low is None else low
+    hi = info.max if high is None else high
+    return rng.integers(lo, hi, shape, endpoint=True).astype(dt)
+
+
+def bias_data(rng: np.random.Generator, dtype: str, n: int) -> np.ndarray:
+    """Bias values in a realistic range (int32 for int8 models, int64 for int16)."""
+    if dtype == "FLOAT32":
+        return rng.normal(0, 1, n).astype(np.float32)
+    big = 1 << 12 if dtype == "INT32" else 1 << 16
+    return rng.integers(-big, big, n).astype(np.int32 if dtype == "INT32" else np.int64)
+
+
+def single_op(op: str, inputs: list[tuple], outputs: list[tuple], **options) -> tuple[bytes, SubgraphBuilder]:
+    """A model of one op. inputs/outputs are tensor() argument tuples:
+    (shape, dtype, data, quant); inputs with data are constants, the others
+    are model inputs."""
+    b = ModelBuilder()
+    sg = b.subgraph()
+    ins = []
+    for spec in inputs:
+        if spec is None:
+            ins.append(-1)
+            continue
+        shape, dtype, data, quant = (tuple(spec) + (None, None))[:4]
+        ins.append(sg.tensor(shape, dtype, data=data, quant=quant))
+    outs = [sg.tensor(shape, dtype, quant=quant) for shape, dtype, quant in outputs]
+    sg.op(op, ins, outs, **options)
+    sg.inputs = [i for i, spec in zip(ins, inputs) if spec is not None and (tuple(spec) + (None, None))[2] is None]
+    sg.outputs = outs
+    return b.build(), sg
+
+
+# Every module of this package registers its generators when imported.
+for _info in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_info.name}")

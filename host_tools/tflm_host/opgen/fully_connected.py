@@ -1,0 +1,53 @@
+"""FULLY_CONNECTED models: float32, int8 (per-tensor and per-channel
+weights), int16 activations with int8 weights; with and without bias, all
+fused activations, batches, keep_num_dims."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import Case, act_quant, bias_data, generator, random_data, single_op, weight_quant
+
+ACTIVATIONS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6"]
+
+
+def _fc(rng: np.random.Generator, dtype: str) -> Case:
+    batches = int(rng.integers(1, 4))
+    depth = int(rng.integers(1, 40))
+    units = int(rng.integers(1, 20))
+    keep = bool(rng.integers(0, 2)) and batches > 1
+    act = str(rng.choice(ACTIVATIONS))
+    has_bias = bool(rng.integers(0, 4))  # mostly with bias
+    per_channel = dtype != "FLOAT32" and bool(rng.integers(0, 2))
+    wtype = "FLOAT32" if dtype == "FLOAT32" else "INT8"
+    btype = {"FLOAT32": "FLOAT32", "INT8": "INT32", "INT16": "INT64"}[dtype]
+    in_shape = (batches, depth)
+    out_shape = (batches, units)
+    if dtype == "FLOAT32":
+        qin = qw = qb = qout = None
+    else:
+        qin, qout = act_quant(rng, dtype), act_quant(rng, dtype)
+        qw = weight_quant(rng, units, per_channel, 0)
+        qb = ([qin[0][0] * s for s in qw[0]], [0] * len(qw[0]), 0)
+    weights = random_data(rng, wtype, (units, depth), -127, 127) if wtype == "INT8" else random_data(rng, wtype, (units, depth))
+    inputs = [(in_shape, dtype, None, qin), ((units, depth), wtype, weights, qw),
+              ((units,), btype, bias_data(rng, btype, units), qb) if has_bias else None]
+    model, _ = single_op("FULLY_CONNECTED", inputs, [(out_shape, dtype, qout)],
+                         FusedActivationFunction=act, KeepNumDims=keep)
+    return Case("", model, dict(dtype=dtype, batches=batches, depth=depth, units=units, act=act,
+                                bias=has_bias, per_channel=per_channel, keep_num_dims=keep))
+
+
+@generator("FULLY_CONNECTED/float32")
+def fc_float32(rng):
+    return _fc(rng, "FLOAT32")
+
+
+@generator("FULLY_CONNECTED/int8")
+def fc_int8(rng):
+    return _fc(rng, "INT8")
+
+
+@generator("FULLY_CONNECTED/int16")
+def fc_int16(rng):
+    return _fc(rng, "INT16")

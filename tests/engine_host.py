@@ -1,0 +1,71 @@
+"""The engine built for the host (tests/engine, with ASan/UBSan), driven
+through its tflm_run binary: fast, and any out-of-bounds access fails."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from conftest import ROOT
+from tflm_host.device import build_dir
+from tflm_host.model import Model
+
+BUILD = build_dir() / "engine"
+_built = False
+
+
+class EngineError(RuntimeError):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class EngineRun:
+    head: int
+    tail: int
+    needed: int
+    runs: list[list[np.ndarray]]
+
+
+def tflm_run() -> Path:
+    global _built
+    if not _built:
+        subprocess.run(["make", "-s", "-C", str(ROOT / "tests" / "engine"), f"BUILD={BUILD}", "binaries"],
+                       check=True)
+        _built = True
+    return BUILD / "tflm_run"
+
+
+def run_engine(model_path: Path, model: Model, samples: list[list[np.ndarray]], tmp: Path,
+               arena: int = 1 << 22, planner: str = "greedy") -> EngineRun:
+    """Runs every input set through one interpreter, in order."""
+    args = [str(tflm_run()), str(model_path), "-a", str(arena), "-p", planner, "-r", str(len(samples))]
+    for k in range(len(model.inputs)):
+        path = tmp / f"input_{k}.bin"
+        path.write_bytes(b"".join(np.ascontiguousarray(s[k]).tobytes() for s in samples))
+        args += ["-i", str(path)]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    if proc.returncode not in (0, 1) or proc.stderr.strip():
+        raise AssertionError(f"tflm_run crashed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    lines = proc.stdout.splitlines()
+    if lines and lines[0].startswith("error"):
+        status = int(lines[0].split()[1])
+        raise EngineError(status, lines[0])
+    _, head, _, tail, _, needed = lines[0].split()
+    runs: list[list[np.ndarray]] = []
+    outputs = model.outputs
+    for line in lines[1:]:
+        if line.startswith("error"):
+            raise EngineError(int(line.split()[1]), line)
+        _, k, *rest = line.split()
+        k = int(k)
+        if k == 0:
+            runs.append([])
+        t = outputs[k]
+        data = bytes.fromhex(rest[0]) if rest else b""
+        runs[-1].append(np.frombuffer(data, t.numpy_dtype).reshape(t.shape))
+    return EngineRun(int(head), int(tail), int(needed), runs)
