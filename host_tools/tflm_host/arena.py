@@ -46,7 +46,8 @@ class Buffer:
 
 
 AUDIT_NAMES = ("head", "subgraph records", "tensor records", "scratch records", "node records",
-               "index lists", "kernel data", "variable tensors", "alignment")
+               "index lists", "kernel data", "variable tensors", "resource variables", "alignment")
+RESOURCE_RECORD = 8
 
 
 @dataclass
@@ -304,9 +305,40 @@ def _tail_bytes(model: Model, data: list[int], n_scratch: int, audit: dict[str, 
                 new = align(tail + align(t.nbytes, ALIGN), ALIGN)
                 audit["variable tensors"].add(new - tail, t.nbytes)
                 tail = new
+    sizes = resource_sizes(model)
+    start = tail
+    tail += RESOURCE_RECORD * len(sizes)
+    for b in sizes:
+        if b:
+            tail = align(tail + align(b, ALIGN), ALIGN)
+    audit["resource variables"].add(tail - start, RESOURCE_RECORD * len(sizes) + sum(sizes), len(sizes))
     final = align(tail, ALIGN)
     audit["alignment"].add(final - tail, 0, 0)
     return final
+
+
+def resource_sizes(model: Model) -> list[int]:
+    """Bytes of each resource variable, by id: resources are the distinct
+    (container, shared_name) pairs of VAR_HANDLE ops in model order; each is
+    sized by the value of the first ASSIGN_VARIABLE writing it."""
+    names: list[tuple] = []
+    handles: dict[tuple[int, int], int] = {}  # (subgraph, output tensor) -> id
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            if op.opcode == "VAR_HANDLE":
+                key = (op.options.get("Container") or "", op.options.get("SharedName") or "")
+                if key not in names:
+                    names.append(key)
+                if len(op.outputs) == 1:
+                    handles[(sg.index, op.outputs[0])] = names.index(key)
+    sizes: list[int | None] = [None] * len(names)
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            if op.opcode == "ASSIGN_VARIABLE" and len(op.inputs) == 2:
+                rid = handles.get((sg.index, op.inputs[0]))
+                if rid is not None and sizes[rid] is None:
+                    sizes[rid] = sg.tensors[op.inputs[1]].nbytes
+    return [s or 0 for s in sizes]
 
 
 def bound(model: Model) -> int:

@@ -268,10 +268,12 @@ class ModelBuilder:
     def _options(b: flatbuffers.Builder, name: str | None, options: dict[str, Any]) -> int:
         if name is None:
             raise ValueError(f"no options table known for options {sorted(options)}")
-        # Vectors first: they cannot be built inside a table.
+        # Vectors and strings first: they cannot be built inside a table.
         vectors = {}
         for key, value in options.items():
-            if isinstance(value, (list, tuple)):
+            if isinstance(value, str) and key not in _ENUMS:
+                vectors[key] = b.CreateString(value)
+            elif isinstance(value, (list, tuple)):
                 getattr(tflite, f"{name}Start{key}Vector")(b, len(value))
                 for v in reversed(value):
                     b.PrependInt32(int(v))

@@ -33,7 +33,7 @@ static tflm_status_t out_of_tail(tflm_build_t *b) {
 
 const char *const tflm_audit_names[TFLM_AUDIT_COUNT] = {
     "head", "subgraph records", "tensor records", "scratch records", "node records",
-    "index lists", "kernel data", "variable tensors", "alignment",
+    "index lists", "kernel data", "variable tensors", "resource variables", "alignment",
 };
 
 static void audit(tflm_interp_t *ip, tflm_audit_kind_t kind, uint32_t used, uint32_t requested, uint32_t count) {
@@ -263,6 +263,7 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             p.model = m;
             p.op = &op;
             p.subgraph = s;
+            p.index = i;
             p.node = node;
             p.dry = b->dry;
             p.err = &ip->err;
@@ -341,6 +342,47 @@ static tflm_status_t build_variables(tflm_build_t *b) {
             }
         }
     }
+    return TFLM_OK;
+}
+
+// Resource variables: their records, then each one's buffer (16-byte
+// aligned), filled as TFLM fills them.
+static tflm_status_t build_resources(tflm_build_t *b) {
+    tflm_interp_t *ip = b->ip;
+    tflm_model_t *m = ip->model;
+    tflm_status_t st = tflm_resource_count(m, &ip->n_resources, &ip->err);
+    if (st) {
+        return st;
+    }
+    uint32_t tail_before = b->arena->tail;
+    uint32_t recs_at = tflm_arena_alloc_tail(b->arena, ip->n_resources * (uint32_t)sizeof(tflm_resource_rec_t), 4);
+    if (recs_at == TFLM_ARENA_FAIL) {
+        return out_of_tail(b);
+    }
+    ip->resources_at = recs_at;
+    uint32_t requested = ip->n_resources * (uint32_t)sizeof(tflm_resource_rec_t);
+    for (uint32_t id = 0; id < ip->n_resources; ++id) {
+        uint32_t bytes;
+        uint8_t fill;
+        if (!tflm_resource_shape(m, (int32_t)id, &bytes, &fill)) {
+            return tflm_model_check(m, &ip->err) ? ip->err.status
+                   : tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: resource variable %u", (unsigned)id);
+        }
+        uint32_t off = bytes ? tflm_arena_alloc_tail(b->arena, tflm_align_up(bytes, TFLM_ALIGN), TFLM_ALIGN) : 0;
+        if (off == TFLM_ARENA_FAIL) {
+            return out_of_tail(b);
+        }
+        requested += bytes;
+        if (!b->dry) {
+            tflm_resource_rec_t *r = (tflm_resource_rec_t *)tflm_arena_ptr(b->arena, recs_at) + id;
+            r->data = off;
+            r->bytes = bytes;
+            if (bytes) {
+                memset(tflm_arena_ptr(b->arena, off), fill, bytes);
+            }
+        }
+    }
+    audit(ip, TFLM_AUDIT_RESOURCES, b->arena->tail - tail_before, requested, ip->n_resources);
     return TFLM_OK;
 }
 
@@ -539,7 +581,8 @@ static tflm_status_t check_ops(tflm_interp_t *ip) {
 static tflm_status_t build_tail(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_status_t st;
-    if ((st = build_subgraphs(b)) || (st = build_tensors(b)) || (st = build_nodes(b)) || (st = build_variables(b))) {
+    if ((st = build_subgraphs(b)) || (st = build_tensors(b)) || (st = build_nodes(b)) || (st = build_variables(b))
+        || (st = build_resources(b))) {
         return st;
     }
     uint32_t tail_before = b->arena->tail;

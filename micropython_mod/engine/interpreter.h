@@ -19,6 +19,7 @@ typedef enum {
     TFLM_AUDIT_INDEX_LISTS,     // input/output index lists
     TFLM_AUDIT_KERNEL_DATA,     // kernels' data from prepare()
     TFLM_AUDIT_VARIABLES,       // variable tensors (model state)
+    TFLM_AUDIT_RESOURCES,       // resource variables: records and buffers
     TFLM_AUDIT_ALIGNMENT,       // padding that aligns the tail to 16 bytes
     TFLM_AUDIT_COUNT,
 } tflm_audit_kind_t;
@@ -42,6 +43,8 @@ typedef struct _tflm_interp_t {
     uint32_t subgraphs_at;     // arena offsets of the record arrays
     uint32_t tensors_at;
     uint32_t nodes_at;
+    uint32_t resources_at;
+    uint32_t n_resources;
     uint32_t head_bytes;       // this interpreter's plan
     uint32_t tail_bytes;       // this interpreter's persistent bytes
     uint32_t tail_at;          // lowest arena offset of its tail
@@ -105,6 +108,15 @@ static inline uint32_t tflm_interp_needed_bytes(const tflm_interp_t *ip) {
 }
 
 #define TFLM_PLAN_MAX_WIDTH (200)
+
+// Resource variables (resources.c).
+#define TFLM_MAX_VAR_HANDLES (32)
+tflm_status_t tflm_resource_count(tflm_model_t *m, uint32_t *count, tflm_error_t *err);
+int32_t tflm_resource_of_var_handle(tflm_model_t *m, uint32_t subgraph, uint32_t op);
+int32_t tflm_resource_of_tensor(tflm_model_t *m, uint32_t subgraph, int32_t tensor);
+bool tflm_resource_shape(tflm_model_t *m, int32_t id, uint32_t *bytes, uint8_t *fill);
+// A resource's buffer at eval time, NULL for an unknown or never assigned id.
+void *tflm_resource_data(const tflm_interp_t *ip, int32_t id, uint32_t *bytes);
 
 // The plan as text: one line per allocation scope, arena offsets across
 // `width` columns, one character per tensor. Calls `line` for each line.

@@ -42,6 +42,7 @@ typedef struct _tflm_prepare_t {
     tflm_model_t *model;
     const tflm_model_op_t *op;
     uint32_t subgraph;
+    uint32_t index;           // operator index in its subgraph
     uint32_t node;            // global node index
     bool dry;                 // measuring pass
     uint32_t data_at;         // arena offset of the kernel data, 0 when none

@@ -59,6 +59,12 @@ typedef struct {
     uint16_t n_outputs;
 } tflm_subgraph_rec_t;
 
+// A resource variable (see resources.c).
+typedef struct {
+    uint32_t data;  // arena offset of its buffer
+    uint32_t bytes; // 0 when nothing assigns it
+} tflm_resource_rec_t;
+
 typedef char tflm_tensor_rec_is_16_bytes[sizeof(tflm_tensor_rec_t) == 16 ? 1 : -1];
 typedef char tflm_node_rec_is_16_bytes[sizeof(tflm_node_rec_t) == 16 ? 1 : -1];
 typedef char tflm_subgraph_rec_is_16_bytes[sizeof(tflm_subgraph_rec_t) == 16 ? 1 : -1];

@@ -10,6 +10,15 @@ tflm_status_t tflm_fully_connected_eval(tflm_eval_t *e);
 tflm_status_t tflm_quantize_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_quantize_eval(tflm_eval_t *e);
 
+tflm_status_t tflm_var_handle_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_var_handle_eval(tflm_eval_t *e);
+tflm_status_t tflm_assign_variable_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_assign_variable_eval(tflm_eval_t *e);
+tflm_status_t tflm_read_variable_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_read_variable_eval(tflm_eval_t *e);
+tflm_status_t tflm_call_once_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_call_once_eval(tflm_eval_t *e);
+
 tflm_status_t tflm_dequantize_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_dequantize_eval(tflm_eval_t *e);
 

@@ -3,6 +3,12 @@
 #include "engine/ops.h"
 
 const tflm_kernel_t tflm_kernels[] = {
+    #if TFLM_KERNEL_ASSIGN_VARIABLE
+    { TFLM_OP_ASSIGN_VARIABLE, tflm_assign_variable_prepare, tflm_assign_variable_eval },
+    #endif
+    #if TFLM_KERNEL_CALL_ONCE
+    { TFLM_OP_CALL_ONCE, tflm_call_once_prepare, tflm_call_once_eval },
+    #endif
     #if TFLM_KERNEL_DEQUANTIZE
     { TFLM_OP_DEQUANTIZE, tflm_dequantize_prepare, tflm_dequantize_eval },
     #endif
@@ -11,6 +17,12 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_QUANTIZE
     { TFLM_OP_QUANTIZE, tflm_quantize_prepare, tflm_quantize_eval },
+    #endif
+    #if TFLM_KERNEL_READ_VARIABLE
+    { TFLM_OP_READ_VARIABLE, tflm_read_variable_prepare, tflm_read_variable_eval },
+    #endif
+    #if TFLM_KERNEL_VAR_HANDLE
+    { TFLM_OP_VAR_HANDLE, tflm_var_handle_prepare, tflm_var_handle_eval },
     #endif
     #if TFLM_TEST_KERNELS
     // Host test builds only (tests/engine/test_kernel.c).

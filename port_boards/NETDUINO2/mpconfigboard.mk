@@ -9,4 +9,6 @@ MPY_CROSS_FLAGS += -march=armv7m
 # RAM left after .data, .bss and a 10 KiB stack.
 MICROPY_HEAP_SIZE = 114688
 TFLM_ROMFS_ADDR = 0x00070000
+# QEMU's CPU clock for this machine (SysTick counts it).
+TFLM_CPU_HZ = 120000000
 include $(BOARD_DIR)/../common/qemu_arm.mk

@@ -11,6 +11,7 @@ extern uint8_t _tflm_romfs_start[];
 extern uint8_t _tflm_romfs_end[];
 
 void tflm_board_init(void) {
+    tflm_board_clock_start();
     const uint8_t *rom = _tflm_romfs_start;
     // An image starts with the ROMFS record kind, encoded as 0xd2 0xcd 0x31.
     if (rom[0] != 0xd2 || rom[1] != 0xcd || rom[2] != 0x31) {

@@ -9,3 +9,7 @@ CFLAGS += -mthumb -DMICROPY_HW_MCU_NAME='"$(TFLM_MCU_NAME)"'
 CFLAGS += -include $(BOARD_DIR)/../common/board.h
 
 SRC_BOARD_O = shared/runtime/gchelper_native.o shared/runtime/gchelper_thumb2.o
+
+# SysTick counts instructions for qemuboard.icount() (board_clock.c).
+CFLAGS += -DTFLM_BOARD_CPU_HZ=$(TFLM_CPU_HZ)
+LDFLAGS += -Wl,--wrap=SysTick_Handler
