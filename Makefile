@@ -92,14 +92,20 @@ $(MPY_CROSS): $(MPY_STAMP)
 # ---------------------------------------------------------------------------
 # Builds (MicroPython's make decides what is out of date)
 
+# Not stripped: benchmarks count instructions per function (valgrind).
 unix: $(MPY_CROSS)
-	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix \
+	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix STRIP= \
 		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 $(MPY_MAKE_FLAGS)
+
+# With TFLM_OPS the firmware goes to its own folder, build/<BOARD>-ops-<hash>:
+# MicroPython's make does not rebuild objects when compiler flags change.
+FW_BUILD = $(BUILD)/$(BOARD)$(if $(strip $(TFLM_OPS)),-ops-$(shell echo "$(sort $(TFLM_OPS))" | md5sum | cut -c1-8))
 
 firmware: $(MPY_CROSS)
 	@test -d port_boards/$(BOARD) || (echo "Unknown BOARD=$(BOARD); boards: $(QEMU_BOARDS)" && false)
 	$(MAKE) -C $(MPY_DIR)/ports/qemu BOARD=$(BOARD) BOARD_DIR=$(TOP)/port_boards/$(BOARD) \
-		BUILD=$(BUILD)/$(BOARD) $(MPY_MAKE_FLAGS)
+		BUILD=$(FW_BUILD) $(MPY_MAKE_FLAGS)
+	@echo "firmware: $(FW_BUILD)/firmware.elf" 
 
 qemu-firmware: $(MPY_CROSS)
 	@for b in $(QEMU_BOARDS); do $(MAKE) --no-print-directory firmware BOARD=$$b || exit 1; done

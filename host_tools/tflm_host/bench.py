@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import arena
+from .device import build_dir
 from .device import target as make_target
 from .model import load_model
 from .runner import make_inputs, run_model
@@ -99,3 +101,109 @@ def progress_bar(i: int, n: int, label: str) -> None:
     print(f"\r[{'#' * done}{'.' * (width - done)}] {i}/{n} {label:40.40s}", end="", file=sys.stderr, flush=True)
     if i + 1 == n:
         print(file=sys.stderr)
+
+
+# -- speed ---------------------------------------------------------------------
+
+OURS_SCRIPT = """
+import tflm
+m = tflm.Model(open(MODEL, 'rb').read())
+it = tflm.Interpreter(m)
+for i in range(len(m.inputs)):
+    t = it.input(i)
+    for k in range(len(t)):
+        t[k] = 0
+for _ in range(RUNS):
+    it.invoke()
+"""
+
+TFLM_SCRIPT = """
+import numpy as np
+from tflite_micro.python.tflite_micro import runtime
+it = runtime.Interpreter.from_file(MODEL, arena_size=1 << 22)
+for i, d in enumerate(INPUTS):
+    it.set_input(np.zeros(d[0], d[1]), i)
+for _ in range(RUNS):
+    it.invoke()
+"""
+
+
+def callgrind_invoke(cmd: list[str], function: str) -> int:
+    """Instructions executed inside `function` (and what it calls) in a
+    process, counted by valgrind's callgrind."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           f"--toggle-collect={function}"] + cmd,
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"))
+    m = re.search(r"Collected : (\d+)", proc.stderr)
+    if proc.returncode != 0 or not m:
+        raise RuntimeError(f"valgrind failed on {cmd}:\n{proc.stderr[-2000:]}")
+    return int(m.group(1))
+
+
+def host_ours(model_path: Path, runs: int) -> int:
+    """x86-64 instructions of one invoke in our unix port."""
+    binary = build_dir() / "unix" / "micropython"
+    with tempfile.NamedTemporaryFile("w", suffix=".py") as f:
+        f.write(f"MODEL = {str(model_path)!r}\nRUNS = {runs}\n" + OURS_SCRIPT)
+        f.flush()
+        return callgrind_invoke([str(binary), "-X", "heapsize=16M", f.name], "tflm_interp_invoke") // runs
+
+
+def host_tflm(model_path: Path, runs: int) -> int:
+    """x86-64 instructions of one invoke in TFLM's Python interpreter."""
+    model = load_model(model_path)
+    inputs = [(list(t.shape), str(t.numpy_dtype)) for t in model.inputs]
+    with tempfile.NamedTemporaryFile("w", suffix=".py") as f:
+        f.write(f"MODEL = {str(model_path)!r}\nRUNS = {runs}\nINPUTS = {inputs!r}\n" + TFLM_SCRIPT)
+        f.flush()
+        return callgrind_invoke([sys.executable, f.name], "tflite::micro::MicroInterpreter::Invoke()") // runs
+
+
+def qemu_per_invoke(model_path: Path, board: str, runs: int) -> int:
+    """Instructions per invoke on a QEMU board (qemuboard.icount, -icount shift=0)."""
+    code = f"""
+import tflm, qemuboard
+f = open(ROOT + '/model.tflite', 'rb')
+m = tflm.Model(memoryview(f))
+it = tflm.Interpreter(m)
+for i in range(len(m.inputs)):
+    t = it.input(i)
+    for k in range(len(t)):
+        t[k] = 0
+it.invoke()
+a = qemuboard.icount()
+for _ in range({runs}):
+    it.invoke()
+print('@ICOUNT', (qemuboard.icount() - a) // {runs})
+"""
+    out = make_target(board).run([code], {"model.tflite": model_path.read_bytes()})
+    m = re.search(r"@ICOUNT (\d+)", out)
+    if not m:
+        raise RuntimeError(out)
+    return int(m.group(1))
+
+
+def speed_rows(models: list[Path], board: str, runs: int, progress=None) -> list[dict]:
+    rows = []
+    runnable = [p for p in models if not arena.missing_ops(load_model(p))]
+    for i, path in enumerate(runnable):
+        if progress:
+            progress(i, len(runnable), path.name)
+        ours, tflm = host_ours(path, runs), host_tflm(path, runs)
+        rows.append({"model": path.name, "qemu": qemu_per_invoke(path, board, runs), "host": ours, "tflm": tflm})
+    return rows
+
+
+def speed_markdown(rows: list[dict], board: str) -> str:
+    lines = [f"| model | {board} instructions / invoke | host: ours | host: TFLM reference | ours / TFLM |",
+             "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['qemu']:,} | {r['host']:,} | {r['tflm']:,} | {r['host'] / r['tflm']:.2f} |")
+    notes = [
+        "",
+        f"{board}: instructions counted by QEMU (`-icount shift=0`, `qemuboard.icount()`) around `invoke()`, "
+        "inputs all zero. Host: x86-64 instructions inside one invoke, counted by valgrind's callgrind "
+        "(`--toggle-collect`) in our unix port (`tflm_interp_invoke`) and in TFLM's Python interpreter "
+        "(PyPI `tflite-micro`, reference kernels: `MicroInterpreter::Invoke`). Instructions, not cycles.",
+    ]
+    return "\n".join(lines + notes) + "\n"

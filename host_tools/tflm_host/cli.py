@@ -188,15 +188,44 @@ def cmd_bench(args) -> int:
     from . import bench
 
     models = sorted(Path(args.models).glob("*.tflite"))
+    if args.only:
+        models = [m for m in models if any(o in m.name for o in args.only)]
     if not models:
         print(f"no .tflite files in {args.models}", file=sys.stderr)
         return 2
-    rows = bench.arena_rows(models, args.target, progress=None if args.quiet else bench.progress_bar)
-    table = bench.arena_markdown(rows, args.target)
+    progress = None if args.quiet else bench.progress_bar
+    if args.what == "arena":
+        title = "Arena use, model by model"
+        table = bench.arena_markdown(bench.arena_rows(models, args.target, progress), args.target)
+    else:
+        board = args.target if args.target != "unix" else "MPS2_AN385"
+        title = "Speed: instructions per invoke"
+        table = bench.speed_markdown(bench.speed_rows(models, board, args.runs, progress), board)
     print(table, end="")
     if args.out:
-        Path(args.out).write_text("# Arena use, model by model\n\n" + table)
+        Path(args.out).write_text(f"# {title}\n\n" + table)
         print(f"written to {args.out}")
+    return 0
+
+
+def cmd_ops(args) -> int:
+    from .specs import KERNELS
+
+    used: list[str] = []
+    for path in args.models:
+        for op in load_model(path).op_counts():
+            if op not in used:
+                used.append(op)
+    missing = [op for op in used if op not in KERNELS]
+    ops = sorted(op for op in used if op in KERNELS)
+    names = ", ".join(Path(p).name for p in args.models)
+    print(f"# kernels needed by {names}")
+    print(f'TFLM_OPS="{" ".join(ops)}"')
+    print(f"# make firmware BOARD=... TFLM_OPS=\"{' '.join(ops)}\"")
+    print("# or compile with: " + " ".join(["-DTFLM_KERNELS_DEFAULT=0"] + [f"-DTFLM_KERNEL_{op}=1" for op in ops]))
+    if missing:
+        print(f"tflm-host ops: no kernel in this runtime for {', '.join(missing)}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -275,12 +304,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--png", help="also draw the plan into this PNG file")
     p.set_defaults(func=cmd_plan)
 
-    p = sub.add_parser("bench", help="arena use of every model, ours next to TFLM's, as a Markdown table")
+    p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, as Markdown")
+    p.add_argument("what", choices=["arena", "speed"])
     p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
+    p.add_argument("--only", nargs="*", help="only models whose file name contains one of these")
+    p.add_argument("--runs", type=int, default=3, help="invokes measured per model (speed)")
     p.add_argument("--target", default="unix", choices=device.TARGETS)
     p.add_argument("--out", help="also write the table to this Markdown file")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("ops", help="the TFLM_OPS build setting that links only the kernels these models need")
+    p.add_argument("models", nargs="+")
+    p.set_defaults(func=cmd_ops)
 
     p = sub.add_parser("romfs", help="build a ROMFS image with aligned file data")
     p.add_argument("dir")
