@@ -10,12 +10,14 @@ from pathlib import Path
 import pytest
 
 from tflm_host import device
+from tflm_host.specs import KERNELS
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = Path(os.environ.get("TFLM_MODELS", ROOT.parent / "shared" / "models"))
 TARGETS = device.TARGETS
-# Ops this build implements (the kernels issue grows this list).
-SUPPORTED_OPS = {"FULLY_CONNECTED", "QUANTIZE", "DEQUANTIZE"}
+# Ops the runtime implements: the host's kernel specs (tests/test_codegen.py
+# checks they list exactly the kernels of micropython_mod/kernels/registry.c).
+SUPPORTED_OPS = set(KERNELS)
 
 
 @dataclass

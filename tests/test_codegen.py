@@ -24,3 +24,12 @@ def test_kernel_ops_exist():
     registry = (ROOT / "micropython_mod" / "kernels" / "registry.c").read_text()
     for name in re.findall(r"TFLM_OP_(\w+)", registry):
         assert name in schema.OP_CODES
+
+
+def test_host_specs_list_the_registered_kernels():
+    """The host's arena mirror has a spec for exactly the kernels the C registry links in."""
+    from tflm_host.specs import KERNELS
+
+    registry = (ROOT / "micropython_mod" / "kernels" / "registry.c").read_text()
+    registered = set(re.findall(r"\{ TFLM_OP_(\w+),", registry)) - {"CUSTOM"}  # CUSTOM: the test kernel
+    assert registered == set(KERNELS)

@@ -113,6 +113,44 @@ float tflm_prep_opt_f32(tflm_prepare_t *p, unsigned field, float dflt) {
     return tflm_fb_f32(&p->model->fb, p->op->options, field, dflt);
 }
 
+tflm_status_t tflm_prep_opt_i32s(tflm_prepare_t *p, unsigned field, int32_t *values, uint32_t max, uint32_t *count) {
+    tflm_fb_t *fb = &p->model->fb;
+    *count = 0;
+    if (p->op->options == 0) {
+        return TFLM_OK;
+    }
+    tflm_fb_vec_t v = tflm_fb_vector(fb, p->op->options, field, 4);
+    if (fb->bad) {
+        return tflm_model_check(p->model, p->err);
+    }
+    if (v.count > max) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "option holds %u values, at most %u allowed", (unsigned)v.count, (unsigned)max);
+    }
+    for (uint32_t i = 0; i < v.count; ++i) {
+        values[i] = tflm_fb_vec_i32(fb, v, i);
+    }
+    *count = v.count;
+    return TFLM_OK;
+}
+
+int32_t tflm_window_out_size(unsigned padding, int32_t in, int32_t filter, int32_t stride, int32_t dilation) {
+    if (stride <= 0 || dilation <= 0 || filter <= 0 || in < 0) {
+        return 0;
+    }
+    int64_t effective = (int64_t)(filter - 1) * dilation + 1;
+    int64_t out = padding == TFLM_PADDING_SAME ? ((int64_t)in + stride - 1) / stride
+        : ((int64_t)in + stride - effective) / stride;
+    return out > 0 && out <= INT32_MAX ? (int32_t)out : 0;
+}
+
+int32_t tflm_window_padding(int32_t in, int32_t filter, int32_t stride, int32_t dilation, int32_t out, int32_t *offset) {
+    int64_t effective = (int64_t)(filter - 1) * dilation + 1;
+    int64_t total = ((int64_t)out - 1) * stride + effective - in;
+    total = total > 0 ? total : 0;
+    *offset = (int32_t)(total % 2);
+    return (int32_t)(total / 2);
+}
+
 void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes) {
     if (p->data_bytes != 0 || bytes == 0) {
         // One block per operator keeps the node record to one offset.

@@ -91,6 +91,17 @@ int32_t tflm_prep_zero_point(tflm_prepare_t *p, const tflm_tinfo_t *t, uint32_t 
 uint8_t tflm_prep_opt_u8(tflm_prepare_t *p, unsigned field, uint8_t dflt);
 int32_t tflm_prep_opt_i32(tflm_prepare_t *p, unsigned field, int32_t dflt);
 float tflm_prep_opt_f32(tflm_prepare_t *p, unsigned field, float dflt);
+// A vector-of-int32 option: copies at most `max` values, returns the count
+// (0 when absent); ValueError when it holds more than `max`.
+tflm_status_t tflm_prep_opt_i32s(tflm_prepare_t *p, unsigned field, int32_t *values, uint32_t max, uint32_t *count);
+
+// Padding as TFLM computes it (schema Padding: 0 SAME, 1 VALID).
+#define TFLM_PADDING_SAME (0)
+#define TFLM_PADDING_VALID (1)
+// Output size of a window op along one dimension; 0 when the window does not fit.
+int32_t tflm_window_out_size(unsigned padding, int32_t in, int32_t filter, int32_t stride, int32_t dilation);
+// Leading padding (and the odd extra at the end, `offset`) along one dimension.
+int32_t tflm_window_padding(int32_t in, int32_t filter, int32_t stride, int32_t dilation, int32_t out, int32_t *offset);
 
 // The kernel's persistent data (once per operator): NULL in the dry pass.
 void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes);

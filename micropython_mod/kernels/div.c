@@ -1,0 +1,14 @@
+// Placeholder: DIV not written yet.
+#include "kernels/kernels.h"
+
+#if TFLM_KERNEL_DIV
+tflm_status_t tflm_div_prepare(tflm_prepare_t *p) {
+    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "DIV kernel not written yet");
+}
+
+tflm_status_t tflm_div_eval(tflm_eval_t *e) {
+    (void)e;
+    return TFLM_ERR_NOT_IMPLEMENTED;
+}
+#endif
+

@@ -1,0 +1,14 @@
+// Placeholder: TANH not written yet.
+#include "kernels/kernels.h"
+
+#if TFLM_KERNEL_TANH
+tflm_status_t tflm_tanh_prepare(tflm_prepare_t *p) {
+    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "TANH kernel not written yet");
+}
+
+tflm_status_t tflm_tanh_eval(tflm_eval_t *e) {
+    (void)e;
+    return TFLM_ERR_NOT_IMPLEMENTED;
+}
+#endif
+
