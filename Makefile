@@ -3,7 +3,7 @@
 #   make deps      toolchains, QEMU, .venv, MicroPython 1.25.0 source (once)
 #   make unix      MicroPython unix port with the tflm module
 #   make firmware BOARD=NETDUINO2|MPS2_AN385
-#   make demo      person-facing demo on the emulated STM32 (NETDUINO2)
+#   make demo      person detection from flash on the emulated STM32 (NETDUINO2)
 #   make test      every test
 #
 # Everything built lives in build/ (ignored by git); nothing is downloaded
@@ -38,7 +38,7 @@ MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MAN
 
 APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 
-.PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware demo \
+.PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware demo size-report \
 	test test-host test-engine test-device clean distclean
 
 help:
@@ -109,6 +109,17 @@ firmware: $(MPY_CROSS)
 
 qemu-firmware: $(MPY_CROSS)
 	@for b in $(QEMU_BOARDS); do $(MAKE) --no-print-directory firmware BOARD=$$b || exit 1; done
+
+# Firmware text of the module with every kernel and with person_detect's only
+# (docs/size.md).
+SIZE_OPS = $(shell $(PY) -m tflm_host ops $(MODELS)/person_detect.tflite | sed -n 's/^TFLM_OPS="\(.*\)"$$/\1/p')
+
+size-report: deps
+	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2
+	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2 TFLM_OPS="$(SIZE_OPS)"
+	$(PY) -m tflm_host bench size --target NETDUINO2 --out docs/size.md \
+		--builds "all ops=$(BUILD)/NETDUINO2" \
+		"person_detect's ops ($(SIZE_OPS))=$(BUILD)/NETDUINO2-ops-$$(echo "$(sort $(SIZE_OPS))" | md5sum | cut -c1-8)"
 
 # ---------------------------------------------------------------------------
 # Demo: a model in the emulated STM32's flash, run from MicroPython

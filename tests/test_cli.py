@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import MODELS, TARGETS, model_path
+from conftest import MEASURED, MODELS, TARGETS, model_path
 from tflm_host import cli, runner
 
 
@@ -72,8 +72,8 @@ def test_compare_reports_differences(capsys, monkeypatch):
     assert out.rstrip().endswith("result: DIFFERENT")
 
 
-def test_demo(capsys):
-    code, out, _ = run_cli(capsys, "demo", "--models", MODELS)
+def test_demo_hello_world(capsys):
+    code, out, _ = run_cli(capsys, "demo", "--models", MODELS, "--example", "hello_world")
     assert code == 0
     assert "flash image build/NETDUINO2/flash-demo.bin" in out
     assert "on netduino2 with STM32F205" in out
@@ -82,3 +82,18 @@ def test_demo(capsys):
     assert int(m.group(2)) < 256  # used in place from flash, not copied
     assert re.search(r"largest error 0\.\d+", out)
     assert re.search(r"^arena_used_bytes: \d+$", out, re.M)
+
+
+def test_demo_person_detect(capsys):
+    """`make demo`: person detection in 128 KiB of RAM, scores identical to TFLM's."""
+    code, out, _ = run_cli(capsys, "demo", "--models", MODELS)
+    assert code == 0, out
+    frames = re.findall(r"^frame (\S+) +person (\d\.\d+)  no person (\d\.\d+)  raw -?\d+ -?\d+  "
+                        r"\((\d+) instructions\)", out, re.M)
+    assert [f[0] for f in frames] == ["gray", "gradient", "silhouette", "checker", "noise"]
+    for _, person, no_person, _ in frames:
+        assert abs(float(person) + float(no_person) - 1) < 0.01  # softmax scores
+    assert all(int(f[3]) > 1_000_000 for f in frames)  # instructions of one invoke
+    assert "TFLM's reference kernels on the host give the same outputs for all 5 frames" in out
+    used = int(re.search(r"^arena_used_bytes: (\d+)$", out, re.M).group(1))
+    assert used < MEASURED["person_detect.tflite"].tflm_used

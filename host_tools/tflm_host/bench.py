@@ -207,3 +207,34 @@ def speed_markdown(rows: list[dict], board: str) -> str:
         "(PyPI `tflite-micro`, reference kernels: `MicroInterpreter::Invoke`). Instructions, not cycles.",
     ]
     return "\n".join(lines + notes) + "\n"
+
+
+# -- firmware size ------------------------------------------------------------
+
+SIZE_PARTS = ("engine", "kernels", "binding")
+
+
+def module_size(build: Path) -> dict[str, int]:
+    """Text bytes (code and constants) of the tflm module's objects in a firmware build, by part."""
+    sizes = {}
+    for part in SIZE_PARTS:
+        objs = sorted((build / "micropython_mod" / part).glob("*.o"))
+        if not objs:
+            raise FileNotFoundError(f"no objects in {build / 'micropython_mod' / part}: build the firmware first")
+        out = subprocess.run(["arm-none-eabi-size", "-t", *map(str, objs)], check=True,
+                             capture_output=True, text=True).stdout
+        sizes[part] = int(out.strip().splitlines()[-1].split()[0])
+    sizes["total"] = sum(sizes[p] for p in SIZE_PARTS)
+    return sizes
+
+
+def size_markdown(builds: dict[str, Path], board: str) -> str:
+    lines = [f"Text bytes of the tflm module in the {board} firmware (Cortex-M3, `-Os`), from "
+             "`arm-none-eabi-size` of its object files: code plus read-only data. "
+             "`make size-report` rebuilds this table.", "",
+             "| build | " + " | ".join(SIZE_PARTS) + " | total |",
+             "|---|" + "---|" * (len(SIZE_PARTS) + 1)]
+    for label, build in builds.items():
+        s = module_size(build)
+        lines.append(f"| {label} | " + " | ".join(f"{s[p]:,}" for p in SIZE_PARTS) + f" | {s['total']:,} |")
+    return "\n".join(lines) + "\n"

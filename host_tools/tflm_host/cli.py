@@ -194,7 +194,13 @@ def cmd_bench(args) -> int:
         print(f"no .tflite files in {args.models}", file=sys.stderr)
         return 2
     progress = None if args.quiet else bench.progress_bar
-    if args.what == "arena":
+    if args.what == "size":
+        # LABEL=BUILD_DIR pairs (`make size-report` passes them).
+        builds = dict(b.split("=", 1) for b in args.builds) if args.builds else {"all ops": device.build_dir() / args.target}
+        board = args.target if args.target != "unix" else "NETDUINO2"
+        title = "Firmware size of the module"
+        table = bench.size_markdown({k: Path(v) for k, v in builds.items()}, board)
+    elif args.what == "arena":
         title = "Arena use, model by model"
         table = bench.arena_markdown(bench.arena_rows(models, args.target, progress), args.target)
     else:
@@ -258,7 +264,7 @@ def cmd_codegen(args) -> int:
 def cmd_demo(args) -> int:
     from .demo import run_demo
 
-    return run_demo(args.board, Path(args.models))
+    return run_demo(args.board, Path(args.models), args.example)
 
 
 def _add_input_args(p: argparse.ArgumentParser) -> None:
@@ -304,13 +310,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--png", help="also draw the plan into this PNG file")
     p.set_defaults(func=cmd_plan)
 
-    p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, as Markdown")
-    p.add_argument("what", choices=["arena", "speed"])
+    p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
+    p.add_argument("what", choices=["arena", "speed", "size"])
     p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
     p.add_argument("--only", nargs="*", help="only models whose file name contains one of these")
     p.add_argument("--runs", type=int, default=3, help="invokes measured per model (speed)")
     p.add_argument("--target", default="unix", choices=device.TARGETS)
     p.add_argument("--out", help="also write the table to this Markdown file")
+    p.add_argument("--builds", nargs="*", help="size: LABEL=FIRMWARE_BUILD_DIR pairs")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 
@@ -331,6 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the demo: a model from flash on an emulated board")
     p.add_argument("--board", default="NETDUINO2", choices=device.QEMU_BOARDS)
     p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
+    p.add_argument("--example", default="person_detect", choices=["person_detect", "hello_world"],
+                   help="examples/<name>.py and its model")
     p.set_defaults(func=cmd_demo)
     return parser
 

@@ -2,19 +2,46 @@
 
 Builds a flash image the way a board is flashed (firmware, then a ROMFS image
 with the model and the example script at the board's ROMFS address), boots
-it in QEMU and runs examples/hello_world.py from /rom, streaming its output.
+it in QEMU and runs an example script from /rom, streaming its output:
+examples/person_detect.py (TFLM's person detector on a few camera-like frames,
+checked against TFLM on the host) or examples/hello_world.py.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from . import device, romfs
 
-MODEL = "hello_world_int8.tflite"
-EXAMPLE = "hello_world.py"
+# Example scripts (examples/) and the model each runs.
+EXAMPLES = {
+    "person_detect": "person_detect.tflite",
+    "hello_world": "hello_world_int8.tflite",
+}
+FRAME_SIDE = 96
+
+
+def demo_frames() -> dict[str, np.ndarray]:
+    """Camera-like 96x96 int8 grayscale frames, the same on every run."""
+    y, x = np.mgrid[0:FRAME_SIDE, 0:FRAME_SIDE].astype(np.float32)
+    centre = FRAME_SIDE / 2
+    frames = {
+        "gray": np.zeros((FRAME_SIDE, FRAME_SIDE)),
+        "gradient": (x + y) * (255 / (2 * FRAME_SIDE - 2)) - 128,
+        # A bright head-and-shoulders silhouette on a dark background.
+        "silhouette": np.where(((x - centre) ** 2 + (y - 30) ** 2 < 14 ** 2)
+                               | ((np.abs(x - centre) < 28 - (96 - y) * 0.05) & (y > 46)), 90, -100),
+        "checker": np.where(((x // 12) + (y // 12)) % 2 == 0, 100, -100),
+        "noise": np.random.default_rng(7).integers(-128, 128, (FRAME_SIDE, FRAME_SIDE)),
+    }
+    return {k: np.clip(np.round(v), -128, 127).astype(np.int8).reshape(1, FRAME_SIDE, FRAME_SIDE, 1)
+            for k, v in frames.items()}
+
 
 BOARD_TEXT = {
     "NETDUINO2": "Netduino 2: STM32F205 (Cortex-M3, 120 MHz class), 1 MiB flash, 128 KiB RAM",
@@ -36,24 +63,58 @@ def flash_image(board: device.Board, image: bytes, out: Path) -> Path:
     return out
 
 
-def run_demo(board_name: str, models: Path) -> int:
+def run_demo(board_name: str, models: Path, example: str = "person_detect") -> int:
     board = device.board(board_name)
-    model_path = models / MODEL
+    model_name = EXAMPLES[example]
+    model_path = models / model_name
     if not model_path.is_file():
         print(f"demo: {model_path} not found (set MODELS=...)", file=sys.stderr)
         return 2
+    script = f"{example}.py"
     files = {
-        MODEL: model_path.read_bytes(),
-        EXAMPLE: (device.PROJECT_ROOT / "examples" / EXAMPLE).read_bytes(),
+        model_name: model_path.read_bytes(),
+        script: (device.PROJECT_ROOT / "examples" / script).read_bytes(),
     }
+    frames = demo_frames() if example == "person_detect" else {}
+    if frames:
+        files["frames.bin"] = b"".join(f.tobytes() for f in frames.values())
+        files["frames.txt"] = " ".join(frames).encode()
     image = romfs.build_image(files)
     flash = flash_image(board, image, device.build_dir() / board_name / "flash-demo.bin")
     print(f"== {BOARD_TEXT.get(board_name, board_name)}, emulated by QEMU ({board.machine})")
-    print(f"== flash image {flash.relative_to(device.PROJECT_ROOT)}: firmware, then ROMFS at "
+    print(f"== flash image {_shown(flash)}: firmware, then ROMFS at "
           f"{board.romfs_start:#x} holding {', '.join(files)} ({len(image)} bytes)")
-    print(f"== running /rom/{EXAMPLE} on the device")
+    print(f"== running /rom/{script} on the device")
     print()
     cmd = ["qemu-system-arm", "-machine", board.machine, "-nographic", "-monitor", "none", "-serial", "stdio",
            "-semihosting", "-icount", "shift=0", "-kernel", str(flash)]
-    device.run_qemu(cmd, [f"import {Path(EXAMPLE).stem}"], timeout=300, echo=sys.stdout)
+    out = device.run_qemu(cmd, [f"import {example}"], timeout=600, echo=sys.stdout)
+    if frames:
+        return _check_frames(model_path, frames, out)
     return 0
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(device.PROJECT_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _check_frames(model_path: Path, frames: dict[str, np.ndarray], out: str) -> int:
+    """The device's raw scores against TFLM's reference kernels on the host."""
+    device_raw = {m.group(1): [int(m.group(3)), int(m.group(2))]
+                  for m in re.finditer(r"^frame (\S+) .* raw (-?\d+) (-?\d+)", out, re.M)}
+    if len(device_raw) != len(frames):
+        print("demo: the device did not score every frame", file=sys.stderr)
+        return 1
+    try:
+        from .reference import reference_outputs
+        ref = reference_outputs(model_path, [[f] for f in frames.values()])
+    except RuntimeError as e:  # tflite-micro not installed
+        print(f"== not compared with TFLM: {e}")
+        return 0
+    same = all(device_raw[name] == [int(v) for v in r[0].ravel()] for name, r in zip(frames, ref))
+    print(f"== TFLM's reference kernels on the host give {'the same' if same else 'DIFFERENT'} "
+          f"outputs for all {len(frames)} frames")
+    return 0 if same else 1

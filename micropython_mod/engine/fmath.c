@@ -1,15 +1,370 @@
-// Placeholder: libm wrappers until the own implementations land.
-#include <math.h>
+// Float functions with the results of the host's glibc (2.36, x86-64 with
+// FMA), from + - * / and bit manipulation only, so every target computes the
+// same bits: no libm, no long double, no FMA instruction (an exact FMA is
+// emulated where glibc's code fuses a multiply and an add).
 #include "fmath.h"
 
+static inline uint64_t f64_bits(double d) {
+    uint64_t u;
+    memcpy(&u, &d, sizeof(u));
+    return u;
+}
+
+static inline double f64_from(uint64_t u) {
+    double d;
+    memcpy(&d, &u, sizeof(d));
+    return d;
+}
+
+static inline uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof(u));
+    return u;
+}
+
+static inline float f32_from(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof(f));
+    return f;
+}
+
+// 2^(i/32) as a double-double: hi is the correctly rounded double, lo the rest.
+static const double exp2_table[32][2] = {
+    { 0x1.0000000000000p+0, 0x0.0p+0 },
+    { 0x1.059b0d3158574p+0, 0x1.d73e2a475b465p-55 },
+    { 0x1.0b5586cf9890fp+0, 0x1.8a62e4adc610bp-54 },
+    { 0x1.11301d0125b51p+0, -0x1.6c51039449b3ap-54 },
+    { 0x1.172b83c7d517bp+0, -0x1.19041b9d78a76p-55 },
+    { 0x1.1d4873168b9aap+0, 0x1.e016e00a2643cp-54 },
+    { 0x1.2387a6e756238p+0, 0x1.9b07eb6c70573p-54 },
+    { 0x1.29e9df51fdee1p+0, 0x1.612e8afad1255p-55 },
+    { 0x1.306fe0a31b715p+0, 0x1.6f46ad23182e4p-55 },
+    { 0x1.371a7373aa9cbp+0, -0x1.63aeabf42eae2p-54 },
+    { 0x1.3dea64c123422p+0, 0x1.ada0911f09ebcp-55 },
+    { 0x1.44e086061892dp+0, 0x1.89b7a04ef80d0p-59 },
+    { 0x1.4bfdad5362a27p+0, 0x1.d4397afec42e2p-56 },
+    { 0x1.5342b569d4f82p+0, -0x1.07abe1db13cadp-55 },
+    { 0x1.5ab07dd485429p+0, 0x1.6324c054647adp-54 },
+    { 0x1.6247eb03a5585p+0, -0x1.383c17e40b497p-54 },
+    { 0x1.6a09e667f3bcdp+0, -0x1.bdd3413b26456p-54 },
+    { 0x1.71f75e8ec5f74p+0, -0x1.16e4786887a99p-55 },
+    { 0x1.7a11473eb0187p+0, -0x1.41577ee04992fp-55 },
+    { 0x1.82589994cce13p+0, -0x1.d4c1dd41532d8p-54 },
+    { 0x1.8ace5422aa0dbp+0, 0x1.6e9f156864b27p-54 },
+    { 0x1.93737b0cdc5e5p+0, -0x1.75fc781b57ebcp-57 },
+    { 0x1.9c49182a3f090p+0, 0x1.c7c46b071f2bep-56 },
+    { 0x1.a5503b23e255dp+0, -0x1.d2f6edb8d41e1p-54 },
+    { 0x1.ae89f995ad3adp+0, 0x1.7a1cd345dcc81p-54 },
+    { 0x1.b7f76f2fb5e47p+0, -0x1.5584f7e54ac3bp-56 },
+    { 0x1.c199bdd85529cp+0, 0x1.11065895048ddp-55 },
+    { 0x1.cb720dcef9069p+0, 0x1.503cbd1e949dbp-56 },
+    { 0x1.d5818dcfba487p+0, 0x1.2ed02d75b3707p-55 },
+    { 0x1.dfc97337b9b5fp+0, -0x1.1a5cd4f184b5cp-54 },
+    { 0x1.ea4afa2a490dap+0, -0x1.e9c23179c2893p-54 },
+    { 0x1.f50765b6e4540p+0, 0x1.9d3e12dd8a18bp-54 },
+};
+
+// -- exact arithmetic helpers ---------------------------------------------
+
+// hi + lo == a + b exactly.
+static inline double two_sum(double a, double b, double *lo) {
+    double s = a + b;
+    double bb = s - a;
+    *lo = (a - (s - bb)) + (b - bb);
+    return s;
+}
+
+// Veltkamp split: hi holds the top 26 bits, hi + lo == a.
+static inline double split(double a, double *lo) {
+    double t = a * 134217729.0; // 2^27 + 1
+    double hi = t - (t - a);
+    *lo = a - hi;
+    return hi;
+}
+
+// hi + lo == a * b exactly (no overflow or underflow in our ranges).
+static inline double two_prod(double a, double b, double *lo) {
+    double p = a * b;
+    double ah, al, bh, bl;
+    ah = split(a, &al);
+    bh = split(b, &bl);
+    *lo = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+    return p;
+}
+
+// a + b rounded to odd: when inexact, the neighbour with an odd last bit.
+static inline double add_round_odd(double a, double b) {
+    double err;
+    double s = two_sum(a, b, &err);
+    uint64_t u = f64_bits(s);
+    if (err != 0.0 && (u & 1) == 0) {
+        // Step one ulp toward the exact value.
+        u = ((err > 0.0) == (s > 0.0)) ? u + 1 : u - 1;
+        s = f64_from(u);
+    }
+    return s;
+}
+
+// a * b + c rounded once (Boldo and Melquiond's emulation with rounding to
+// odd); exact for the normal-range operands glibc's expf gives it.
+static double exact_fma(double a, double b, double c) {
+    double pl;
+    double ph = two_prod(a, b, &pl);
+    double tl;
+    double th = two_sum(c, ph, &tl);
+    return th + add_round_odd(tl, pl);
+}
+
+// -- expf -----------------------------------------------------------------
+
+// glibc's expf: x * 32/ln2 = k + r, |r| <= 1/2, exp(x) = 2^(k/32) * 2^(r/32)
+// with a cubic for 2^(r/32), evaluated in double and rounded once to float.
+#define EXPF_INV_LN2_N (0x1.71547652b82fep+5)
+#define EXPF_SHIFT (0x1.8p+52)
+#define EXPF_C0 (0x1.c6af84b912394p-5 / 32768.0)
+#define EXPF_C1 (0x1.ebfce50fac4f3p-3 / 1024.0)
+#define EXPF_C2 (0x1.62e42ff0c52d6p-1 / 32.0)
+
+// 2^(k/32) for the integer k held in the low bits of kbits.
+static inline double expf_scale(uint64_t kbits) {
+    return f64_from(f64_bits(exp2_table[kbits % 32][0]) + ((kbits >> 5) << 52));
+}
+
 float tflm_expf(float x) {
-    return expf(x);
+    uint32_t ux = f32_bits(x);
+    uint32_t top = (ux >> 20) & 0x7ff;
+    if (top >= 0x42b) { // |x| >= 88, inf or nan
+        if (ux == 0xff800000u) {
+            return 0.0f;
+        }
+        if (top >= 0x7f8) {
+            return x + x;
+        }
+        if (x > 0x1.62e42ep6f) {
+            return f32_from(0x7f800000u);
+        }
+        if (x < -0x1.9fe368p6f) {
+            return 0.0f;
+        }
+    }
+    const double xd = (double)x;
+    // The same formula without fused operations: the result differs from
+    // glibc's fused evaluation by less than 2^-45 relative, unless the
+    // rounding of k is in doubt. When neither can change the float, done.
+    double z = EXPF_INV_LN2_N * xd;
+    double kd = z + EXPF_SHIFT;
+    uint64_t kbits = f64_bits(kd);
+    kd -= EXPF_SHIFT;
+    double r = z - kd;
+    double r2 = r * r;
+    double y = ((EXPF_C0 * r + EXPF_C1) * r2 + (EXPF_C2 * r + 1.0)) * expf_scale(kbits);
+    if (r < 0.5 - 0x1p-30 && r > -0.5 + 0x1p-30) {
+        float lo = (float)(y * (1.0 - 0x1p-42));
+        float hi = (float)(y * (1.0 + 0x1p-42));
+        if (lo == hi) {
+            return (float)y;
+        }
+    }
+    // Rare: glibc's exact sequence, every multiply-add fused.
+    kd = exact_fma(EXPF_INV_LN2_N, xd, EXPF_SHIFT);
+    kbits = f64_bits(kd);
+    kd -= EXPF_SHIFT;
+    r = exact_fma(EXPF_INV_LN2_N, xd, -kd);
+    r2 = r * r;
+    double p = exact_fma(EXPF_C0, r, EXPF_C1);
+    y = exact_fma(EXPF_C2, r, 1.0);
+    y = exact_fma(p, r2, y);
+    return (float)(y * expf_scale(kbits));
+}
+
+// -- tanhf ----------------------------------------------------------------
+
+// glibc 2.36's tanhf is fdlibm's: built on expm1f, all in float arithmetic.
+// These follow the same operations in the same order.
+
+#define EXPM1F_LN2_HI (0x1.62e300p-1f)     // ln2 with its low bits cleared
+#define EXPM1F_LN2_LO (0x1.2fefa2p-17f)
+#define EXPM1F_INV_LN2 (0x1.715476p+0f)
+#define EXPM1F_Q1 (-0x1.111112p-5f)
+#define EXPM1F_Q2 (0x1.a01a02p-10f)
+#define EXPM1F_Q3 (-0x1.4ce19ap-14f)
+#define EXPM1F_Q4 (0x1.0cfca8p-18f)
+#define EXPM1F_Q5 (-0x1.afdb76p-23f)
+
+// Adds k to the exponent of y (never leaves the normal range here).
+static inline float expm1f_scale(float y, int32_t k) {
+    return f32_from(f32_bits(y) + ((uint32_t)k << 23)); // wraps like the signed sum
+}
+
+static float expm1f_fdlibm(float x) {
+    uint32_t hx = f32_bits(x);
+    const bool negative = (hx & 0x80000000u) != 0;
+    hx &= 0x7fffffffu;
+    if (hx >= 0x4195b844u) { // |x| >= 27 ln2
+        if (hx >= 0x42b17218u) { // |x| >= 88.72
+            if (hx > 0x7f800000u) {
+                return x + x;
+            }
+            if (hx == 0x7f800000u) {
+                return negative ? -1.0f : x;
+            }
+            if (!negative) {
+                return f32_from(0x7f800000u); // overflow
+            }
+        }
+        if (negative) {
+            return 1.0e-30f - 1.0f;
+        }
+    }
+    float hi, lo, c = 0.0f;
+    int32_t k;
+    if (hx > 0x3eb17218u) { // |x| > ln2 / 2: reduce by k ln2
+        if (hx < 0x3f851592u) { // |x| < 3 ln2 / 2
+            if (!negative) {
+                hi = x - EXPM1F_LN2_HI;
+                lo = EXPM1F_LN2_LO;
+                k = 1;
+            } else {
+                hi = x + EXPM1F_LN2_HI;
+                lo = -EXPM1F_LN2_LO;
+                k = -1;
+            }
+        } else {
+            k = (int32_t)(EXPM1F_INV_LN2 * x + (negative ? -0.5f : 0.5f));
+            float t = (float)k;
+            hi = x - t * EXPM1F_LN2_HI; // exact
+            lo = t * EXPM1F_LN2_LO;
+        }
+        x = hi - lo;
+        c = (hi - x) - lo;
+    } else if (hx < 0x33000000u) { // |x| < 2^-25
+        return x;
+    } else {
+        k = 0;
+    }
+    const float hfx = 0.5f * x;
+    const float hxs = x * hfx;
+    const float r1 = 1.0f + hxs * (EXPM1F_Q1 + hxs * (EXPM1F_Q2 + hxs * (EXPM1F_Q3 + hxs * (EXPM1F_Q4 + hxs * EXPM1F_Q5))));
+    float t = 3.0f - r1 * hfx;
+    float e = hxs * ((r1 - t) / (6.0f - x * t));
+    if (k == 0) {
+        return x - (x * e - hxs);
+    }
+    e = (x * (e - c) - c);
+    e -= hxs;
+    if (k == -1) {
+        return 0.5f * (x - e) - 0.5f;
+    }
+    if (k == 1) {
+        if (x < -0.25f) {
+            return -2.0f * (e - (x + 0.5f));
+        }
+        return 1.0f + 2.0f * (x - e);
+    }
+    float y;
+    if (k <= -2 || k > 56) {
+        y = 1.0f - (e - x);
+        return expm1f_scale(y, k) - 1.0f;
+    }
+    if (k < 23) {
+        t = f32_from(0x3f800000u - (0x1000000u >> k)); // 1 - 2^-k
+        y = t - (e - x);
+    } else {
+        t = f32_from((uint32_t)(0x7f - k) << 23); // 2^-k
+        y = x - (e + t);
+        y += 1.0f;
+    }
+    return expm1f_scale(y, k);
 }
 
 float tflm_tanhf(float x) {
-    return tanhf(x);
+    uint32_t jx = f32_bits(x);
+    uint32_t ix = jx & 0x7fffffffu;
+    const bool negative = (jx & 0x80000000u) != 0;
+    if (ix >= 0x7f800000u) { // inf or nan
+        return negative ? 1.0f / x - 1.0f : 1.0f / x + 1.0f;
+    }
+    float z;
+    if (ix < 0x41b00000u) { // |x| < 22
+        if (ix == 0) {
+            return x; // keeps the sign of zero
+        }
+        if (ix < 0x24000000u) { // |x| < 2^-55
+            return x * (1.0f + x);
+        }
+        float ax = f32_from(ix);
+        if (ix >= 0x3f800000u) { // |x| >= 1
+            float t = expm1f_fdlibm(2.0f * ax);
+            z = 1.0f - 2.0f / (t + 2.0f);
+        } else {
+            float t = expm1f_fdlibm(-2.0f * ax);
+            z = -t / (t + 2.0f);
+        }
+    } else {
+        z = 1.0f - 1.0e-30f;
+    }
+    return negative ? -z : z;
 }
 
+// -- exp (double) -------------------------------------------------------------
+
+// Evaluated in double-double and rounded once: correctly rounded except when
+// the result lies within about 2^-100 of a rounding boundary (glibc's exp is
+// within 0.51 ulp, so the two agree but for its own misroundings). Results
+// in the subnormal range may be rounded twice.
+#define EXP_N_LN2 (0x1.71547652b82fep+5)     // 32 / ln2
+#define EXP_LN2_N_HI (0x1.62e42fefa0000p-6)  // ln2 / 32: 36 bits, k * hi is exact
+#define EXP_LN2_N_LO (0x1.cf79abc9e3b3ap-45)
+
 double tflm_exp(double x) {
-    return exp(x);
+    uint64_t ux = f64_bits(x);
+    uint32_t top = (uint32_t)(ux >> 52) & 0x7ff;
+    if (top >= 0x7ff) {
+        if (ux == 0xfff0000000000000u) {
+            return 0.0; // -inf
+        }
+        return x + x; // +inf, nan
+    }
+    if (x > 0x1.62e42fefa39efp+9) {
+        return f64_from(0x7ff0000000000000u); // overflow
+    }
+    if (x < -0x1.74910d52d3052p+9) {
+        return 0.0; // below half the smallest subnormal
+    }
+    if (top < 0x3c9) { // |x| < 2^-54: exp(x) rounds to 1 + x
+        return 1.0 + x;
+    }
+    // x = k ln2/32 + r, |r| <= ln2/64 (slightly more at worst).
+    double kd = x * EXP_N_LN2 + EXPF_SHIFT;
+    int64_t k = (int64_t)(f64_bits(kd) & 0xfffffffffffffu) - ((int64_t)1 << 51);
+    kd -= EXPF_SHIFT;
+    double rh0 = x - kd * EXP_LN2_N_HI; // exact
+    double t_lo;
+    double t_hi = two_prod(kd, EXP_LN2_N_LO, &t_lo);
+    double rl;
+    double rh = two_sum(rh0, -t_hi, &rl);
+    rl -= t_lo;
+    // exp(r) - 1 = r + r^2/2 + r^3/6 + ..., the first terms kept exact.
+    double sq_lo;
+    double sq = two_prod(rh, rh, &sq_lo);
+    double tail = rh * sq * (1.0 / 6 + rh * (1.0 / 24 + rh * (1.0 / 120 + rh * (1.0 / 720 + rh * (1.0 / 5040
+        + rh * (1.0 / 40320 + rh * (1.0 / 362880)))))));
+    double pl;
+    double ph = two_sum(rh, 0.5 * sq, &pl);
+    pl += rl + (0.5 * sq_lo + rh * rl + tail);
+    // 2^(j/32) * (1 + p), as a double-double then rounded once.
+    int64_t j = k & 31;
+    double th = exp2_table[j][0], tl = exp2_table[j][1];
+    double a_lo;
+    double a = two_prod(th, ph, &a_lo);
+    double s_lo;
+    double s = two_sum(th, a, &s_lo);
+    double lo = s_lo + (a_lo + th * pl + tl + tl * ph);
+    int64_t e = (k - j) / 32;
+    // 2^e applied in two exact steps where the result is normal.
+    int64_t e1 = e / 2;
+    int64_t e2 = e - e1;
+    double scale1 = f64_from((uint64_t)(1023 + e1) << 52);
+    double scale2 = f64_from((uint64_t)(1023 + e2) << 52);
+    return ((s + lo) * scale1) * scale2;
 }

@@ -338,7 +338,12 @@ static tflm_status_t build_variables(tflm_build_t *b) {
                 tflm_tensor_rec_t *r = tflm_interp_tensor(ip, g);
                 r->where = TFLM_AT_TAIL;
                 r->data = off;
-                memset(tflm_arena_ptr(b->arena, off), 0, bytes);
+                // As TFLM resets them: int8 state starts at its zero point.
+                int fill = 0;
+                if (t.type == TFLM_INT8 && t.zero_point.count > 0) {
+                    fill = (int)(uint8_t)(int8_t)tflm_fb_vec_i64(&m->fb, t.zero_point, 0);
+                }
+                memset(tflm_arena_ptr(b->arena, off), fill, bytes);
             }
         }
     }

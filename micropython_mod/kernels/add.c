@@ -1,14 +1,217 @@
-// Placeholder: ADD not written yet.
+// ADD: float32, int32, int8 and int16 with broadcasting, bit-exact with
+// TFLM's reference (int8/int16 rescale both inputs to a common scale with a
+// left shift of 20 or 15 bits, add, then rescale to the output).
 #include "kernels/kernels.h"
+#include "kernels/broadcast.h"
+#include "engine/quant.h"
+#include "engine/schema.h"
 
 #if TFLM_KERNEL_ADD
+
+// AddOptions fields
+#define ADD_FUSED_ACTIVATION (0)
+
+enum { ADD_FLOAT32, ADD_INT32, ADD_INT8, ADD_INT16 };
+
+typedef struct {
+    uint8_t kind;
+    uint8_t left_shift;
+    int8_t in1_shift;
+    int8_t in2_shift;
+    int8_t out_shift;
+    uint8_t reserved[3];
+    int32_t in1_offset;
+    int32_t in2_offset;
+    int32_t out_offset;
+    int32_t in1_multiplier;
+    int32_t in2_multiplier;
+    int32_t out_multiplier;
+    union {
+        int32_t i;
+        float f;
+    } act_min, act_max;
+    // then the broadcast plan
+} add_data_t;
+
+static const int32_t *add_plan(const add_data_t *d) {
+    return (const int32_t *)(d + 1);
+}
+
+static inline int32_t add_quantized(const add_data_t *d, int32_t x, int32_t y) {
+    // Shifts wrap as the reference's int32 arithmetic would (never in practice).
+    int32_t a = (int32_t)((uint32_t)(d->in1_offset + x) << d->left_shift);
+    int32_t b = (int32_t)((uint32_t)(d->in2_offset + y) << d->left_shift);
+    a = tflm_mul_by_quantized_mul(a, d->in1_multiplier, d->in1_shift);
+    b = tflm_mul_by_quantized_mul(b, d->in2_multiplier, d->in2_shift);
+    int32_t sum = tflm_mul_by_quantized_mul(tflm_wrap_add(a, b), d->out_multiplier, d->out_shift);
+    return tflm_clamp(tflm_wrap_add(sum, d->out_offset), d->act_min.i, d->act_max.i);
+}
+
+static void tflm_add_float32(const add_data_t *d, const float *in1, const float *in2, float *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, add_plan(d))) {
+        return;
+    }
+    do {
+        const float *x = in1 + it.at1, *y = in2 + it.at2;
+        float *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            o[i] = tflm_clampf(x[i * it.inc1] + y[i * it.inc2], d->act_min.f, d->act_max.f);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
+static void tflm_add_int32(const add_data_t *d, const int32_t *in1, const int32_t *in2, int32_t *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, add_plan(d))) {
+        return;
+    }
+    // TFLM clamps int32 sums to the full range: the fused activation is unused.
+    do {
+        const int32_t *x = in1 + it.at1, *y = in2 + it.at2;
+        int32_t *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            o[i] = tflm_wrap_add(x[i * it.inc1], y[i * it.inc2]);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
+static void tflm_add_int8(const add_data_t *d, const int8_t *in1, const int8_t *in2, int8_t *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, add_plan(d))) {
+        return;
+    }
+    do {
+        const int8_t *x = in1 + it.at1, *y = in2 + it.at2;
+        int8_t *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            o[i] = (int8_t)add_quantized(d, x[i * it.inc1], y[i * it.inc2]);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
+static void tflm_add_int16(const add_data_t *d, const int16_t *in1, const int16_t *in2, int16_t *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, add_plan(d))) {
+        return;
+    }
+    do {
+        const int16_t *x = in1 + it.at1, *y = in2 + it.at2;
+        int16_t *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            o[i] = (int16_t)add_quantized(d, x[i * it.inc1], y[i * it.inc2]);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
+// A multiplier below one as TFLM's QuantizeMultiplierSmallerThanOneExp makes it.
+static tflm_status_t add_multiplier_below_one(tflm_prepare_t *p, double real, int32_t *multiplier, int8_t *shift) {
+    int32_t s;
+    if (!(real > 0.0 && real < 1.0)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "quantization scales give an out-of-range multiplier");
+    }
+    tflm_status_t st = tflm_prep_multiplier(p, real, 0, multiplier, &s);
+    *shift = (int8_t)s;
+    return st;
+}
+
 tflm_status_t tflm_add_prepare(tflm_prepare_t *p) {
-    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "ADD kernel not written yet");
+    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    if (st) {
+        return st;
+    }
+    tflm_tinfo_t in1, in2, out;
+    if ((st = tflm_prep_input(p, 0, &in1)) || (st = tflm_prep_input(p, 1, &in2))
+        || (st = tflm_prep_output(p, 0, &out))) {
+        return st;
+    }
+    if (in1.index < 0 || in2.index < 0 || out.index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
+    }
+    uint8_t kind;
+    switch (out.type) {
+        case TFLM_FLOAT32:
+            kind = ADD_FLOAT32;
+            break;
+        case TFLM_INT32:
+            kind = ADD_INT32;
+            break;
+        case TFLM_INT8:
+            kind = ADD_INT8;
+            break;
+        case TFLM_INT16:
+            kind = ADD_INT16;
+            break;
+        default:
+            return tflm_prep_unsupported_type(p, "output", out.type);
+    }
+    if (in1.type != out.type || in2.type != out.type) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input types %s and %s differ from the output's %s",
+            tflm_type_name(in1.type), tflm_type_name(in2.type), tflm_type_name(out.type));
+    }
+    bool quantized = kind == ADD_INT8 || kind == ADD_INT16;
+    if (quantized && (in1.n_scales == 0 || in2.n_scales == 0 || out.n_scales == 0)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "quantized ADD needs quantized inputs and output");
+    }
+    if (kind == ADD_INT32 && (in1.n_scales != 0 || in2.n_scales != 0)) {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "quantized int32 ADD is not supported");
+    }
+    uint8_t activation = tflm_prep_opt_u8(p, ADD_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    if (quantized && activation > TFLM_ACT_RELU6) {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation %u is not supported", (unsigned)activation);
+    }
+    tflm_bcast_plan_t plan;
+    if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {
+        return st;
+    }
+    add_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(add_data_t) + tflm_bcast_bytes(&plan));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->kind = kind;
+    tflm_bcast_store(&plan, (int32_t *)(d + 1));
+    if (kind == ADD_FLOAT32) {
+        tflm_activation_range_float(activation, &d->act_min.f, &d->act_max.f);
+        return TFLM_OK;
+    }
+    if (kind == ADD_INT32) {
+        return TFLM_OK;
+    }
+    d->in1_offset = -in1.zero_point;
+    d->in2_offset = -in2.zero_point;
+    d->out_offset = out.zero_point;
+    d->left_shift = kind == ADD_INT16 ? 15 : 20;
+    // In double, as TFLM computes them.
+    double twice_max = 2.0 * (double)TFLM_MAX(in1.scale, in2.scale);
+    double out_real = twice_max / ((double)(1 << d->left_shift) * (double)out.scale);
+    if ((st = add_multiplier_below_one(p, (double)in1.scale / twice_max, &d->in1_multiplier, &d->in1_shift))
+        || (st = add_multiplier_below_one(p, (double)in2.scale / twice_max, &d->in2_multiplier, &d->in2_shift))
+        || (st = add_multiplier_below_one(p, out_real, &d->out_multiplier, &d->out_shift))) {
+        return st;
+    }
+    int32_t qmin = kind == ADD_INT8 ? -128 : -32768;
+    int32_t qmax = kind == ADD_INT8 ? 127 : 32767;
+    tflm_activation_range_quantized(activation, out.scale, out.zero_point, qmin, qmax, &d->act_min.i, &d->act_max.i);
+    return TFLM_OK;
 }
 
 tflm_status_t tflm_add_eval(tflm_eval_t *e) {
-    (void)e;
-    return TFLM_ERR_NOT_IMPLEMENTED;
+    const add_data_t *d = e->data;
+    switch (d->kind) {
+        case ADD_FLOAT32:
+            tflm_add_float32(d, e->in[0], e->in[1], e->out[0]);
+            break;
+        case ADD_INT32:
+            tflm_add_int32(d, e->in[0], e->in[1], e->out[0]);
+            break;
+        case ADD_INT8:
+            tflm_add_int8(d, e->in[0], e->in[1], e->out[0]);
+            break;
+        default:
+            tflm_add_int16(d, e->in[0], e->in[1], e->out[0]);
+            break;
+    }
+    return TFLM_OK;
 }
-#endif
 
+#endif // TFLM_KERNEL_ADD

@@ -1,14 +1,152 @@
-// Placeholder: CAST not written yet.
+// CAST between int8, int16, int32, uint32, float32 and bool, as TFLM's
+// reference: integers wrap to narrower integers, floats saturate to integer
+// ranges (NaN gives 0), any non-zero value is true.
 #include "kernels/kernels.h"
 
 #if TFLM_KERNEL_CAST
+
+typedef struct {
+    uint8_t in_type;
+    uint8_t out_type;
+    uint16_t reserved;
+    uint32_t count;
+} cast_data_t;
+
+static bool cast_type_ok(unsigned type) {
+    switch (type) {
+        case TFLM_INT8:
+        case TFLM_INT16:
+        case TFLM_INT32:
+        case TFLM_UINT32:
+        case TFLM_FLOAT32:
+        case TFLM_BOOL:
+            return true;
+        default:
+            return false;
+    }
+}
+
 tflm_status_t tflm_cast_prepare(tflm_prepare_t *p) {
-    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "CAST kernel not written yet");
+    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
+    if (st) {
+        return st;
+    }
+    tflm_tinfo_t in, out;
+    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
+        return st;
+    }
+    if (in.index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input missing");
+    }
+    if (!cast_type_ok(in.type)) {
+        return tflm_prep_unsupported_type(p, "input", in.type);
+    }
+    if (!cast_type_ok(out.type)) {
+        return tflm_prep_unsupported_type(p, "output", out.type);
+    }
+    if (in.elements != out.elements) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input has %u elements, output %u",
+            (unsigned)in.elements, (unsigned)out.elements);
+    }
+    cast_data_t *d = tflm_prep_alloc(p, sizeof(cast_data_t));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->in_type = in.type;
+    d->out_type = out.type;
+    d->count = in.elements;
+    return TFLM_OK;
+}
+
+// A value on its way: integers exactly (int64 holds them all), or a float.
+typedef struct {
+    bool is_float;
+    int64_t i;
+    float f;
+} cast_value_t;
+
+static cast_value_t cast_load(const uint8_t *p, uint8_t type) {
+    cast_value_t v = { false, 0, 0.0f };
+    switch (type) {
+        case TFLM_INT8:
+            v.i = (int8_t)p[0];
+            break;
+        case TFLM_INT16:
+            v.i = (int16_t)tflm_rd_u16(p);
+            break;
+        case TFLM_INT32:
+            v.i = tflm_rd_i32(p);
+            break;
+        case TFLM_UINT32:
+            v.i = tflm_rd_u32(p);
+            break;
+        case TFLM_BOOL:
+            v.i = p[0] != 0;
+            break;
+        default:
+            v.is_float = true;
+            v.f = tflm_rd_f32(p);
+            break;
+    }
+    return v;
+}
+
+// Float to a signed integer range, saturating; NaN gives 0.
+static int64_t cast_saturate(float f, int64_t lo, int64_t hi) {
+    if (f != f) {
+        return 0;
+    }
+    if (f >= (float)hi) {
+        return hi;
+    }
+    if (f <= (float)lo) {
+        return lo;
+    }
+    return (int64_t)f;
+}
+
+static void cast_store(uint8_t *p, uint8_t type, cast_value_t v) {
+    switch (type) {
+        case TFLM_INT8: {
+            int64_t x = v.is_float ? cast_saturate(v.f, INT8_MIN, INT8_MAX) : v.i;
+            p[0] = (uint8_t)x;
+            break;
+        }
+        case TFLM_INT16: {
+            uint16_t x = (uint16_t)(v.is_float ? cast_saturate(v.f, INT16_MIN, INT16_MAX) : v.i);
+            memcpy(p, &x, 2);
+            break;
+        }
+        case TFLM_INT32: {
+            uint32_t x = (uint32_t)(v.is_float ? cast_saturate(v.f, INT32_MIN, INT32_MAX) : v.i);
+            memcpy(p, &x, 4);
+            break;
+        }
+        case TFLM_UINT32: {
+            uint32_t x = (uint32_t)(v.is_float ? cast_saturate(v.f, 0, UINT32_MAX) : v.i);
+            memcpy(p, &x, 4);
+            break;
+        }
+        case TFLM_BOOL:
+            p[0] = v.is_float ? v.f != 0.0f : v.i != 0;
+            break;
+        default: {
+            float x = v.is_float ? v.f : (float)v.i;
+            memcpy(p, &x, 4);
+            break;
+        }
+    }
 }
 
 tflm_status_t tflm_cast_eval(tflm_eval_t *e) {
-    (void)e;
-    return TFLM_ERR_NOT_IMPLEMENTED;
+    const cast_data_t *d = e->data;
+    const uint8_t *in = e->in[0];
+    uint8_t *out = e->out[0];
+    const size_t in_size = tflm_type_size(d->in_type), out_size = tflm_type_size(d->out_type);
+    for (uint32_t i = 0; i < d->count; ++i) {
+        cast_store(out + i * out_size, d->out_type, cast_load(in + i * in_size, d->in_type));
+    }
+    return TFLM_OK;
 }
-#endif
 
+#endif // TFLM_KERNEL_CAST

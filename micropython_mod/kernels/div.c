@@ -1,14 +1,220 @@
-// Placeholder: DIV not written yet.
+// DIV: float32, int32 and int8 with broadcasting, bit-exact with TFLM's
+// reference. int8 divides through a fixed-point reciprocal of the divisor.
 #include "kernels/kernels.h"
+#include "kernels/broadcast.h"
+#include "engine/fixedpoint.h"
+#include "engine/quant.h"
+#include "engine/schema.h"
 
 #if TFLM_KERNEL_DIV
+
+// DivOptions fields
+#define DIV_FUSED_ACTIVATION (0)
+
+enum { DIV_FLOAT32, DIV_INT32, DIV_INT8 };
+
+typedef struct {
+    uint8_t kind;
+    int8_t shift;
+    uint8_t reserved[2];
+    int32_t in1_offset;
+    int32_t in2_offset;
+    int32_t out_offset;
+    int32_t multiplier;
+    union {
+        int32_t i;
+        float f;
+    } act_min, act_max;
+    // then the broadcast plan
+} div_data_t;
+
+static const int32_t *div_plan(const div_data_t *d) {
+    return (const int32_t *)(d + 1);
+}
+
+// Leading bits equal to the sign bit, not counting the sign bit (31 for 0).
+static int div_leading_sign_bits(int32_t x) {
+    uint32_t u = x < 0 ? ~(uint32_t)x : (uint32_t)x;
+    int n = 0;
+    while (n < 31 && !(u & ((uint32_t)1 << (30 - n)))) {
+        ++n;
+    }
+    return n;
+}
+
+// Rounding right shift as TFLM's reference computes it on x86-64 hosts, also
+// for exponents of 32 and more (reached for small quotients): the mask keeps
+// all 32 bits and the shift count wraps modulo 32.
+static int32_t div_rounding_shift(int32_t x, int exponent) {
+    if (exponent <= 31) {
+        return tflm_rounding_divide_by_pot(x, exponent);
+    }
+    int32_t threshold = x < 0 ? 0 : -1;
+    int32_t shifted = x >> (exponent & 31);
+    return shifted + (x > threshold ? 1 : 0);
+}
+
+static inline int32_t div_quantized(const div_data_t *d, int32_t x, int32_t y) {
+    int32_t num = d->in1_offset + x;
+    int32_t den = d->in2_offset + y;
+    if (den < 0) {
+        // The reciprocal needs a positive divisor.
+        num = -num;
+        den = -den;
+    }
+    if (den == 0) {
+        // TFLM leaves division by zero undefined; give the saturated sign.
+        int32_t r = num == 0 ? d->out_offset : (num > 0 ? d->act_max.i : d->act_min.i);
+        return tflm_clamp(r, d->act_min.i, d->act_max.i);
+    }
+    int recip_shift;
+    int32_t recip = tflm_fp_get_reciprocal(den, 31, &recip_shift);
+    int headroom = div_leading_sign_bits(num);
+    int32_t quotient = tflm_srdhm((int32_t)((uint32_t)num << headroom), recip);
+    int total_shift = d->shift - recip_shift - headroom;
+    int32_t r = div_rounding_shift(tflm_srdhm(quotient, d->multiplier), -total_shift);
+    return tflm_clamp(tflm_wrap_add(r, d->out_offset), d->act_min.i, d->act_max.i);
+}
+
+static void tflm_div_float32(const div_data_t *d, const float *in1, const float *in2, float *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, div_plan(d))) {
+        return;
+    }
+    do {
+        const float *x = in1 + it.at1, *y = in2 + it.at2;
+        float *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            o[i] = tflm_clampf(x[i * it.inc1] / y[i * it.inc2], d->act_min.f, d->act_max.f);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
+static void tflm_div_int32(const div_data_t *d, const int32_t *in1, const int32_t *in2, int32_t *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, div_plan(d))) {
+        return;
+    }
+    do {
+        const int32_t *x = in1 + it.at1, *y = in2 + it.at2;
+        int32_t *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            int32_t a = x[i * it.inc1], b = y[i * it.inc2];
+            // Division by zero traps in TFLM: 0 here. INT32_MIN / -1 wraps.
+            int32_t q = b == 0 ? 0 : (b == -1 ? (int32_t)(0u - (uint32_t)a) : a / b);
+            o[i] = tflm_clamp(q, d->act_min.i, d->act_max.i);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
+static void tflm_div_int8(const div_data_t *d, const int8_t *in1, const int8_t *in2, int8_t *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, div_plan(d))) {
+        return;
+    }
+    do {
+        const int8_t *x = in1 + it.at1, *y = in2 + it.at2;
+        int8_t *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            o[i] = (int8_t)div_quantized(d, x[i * it.inc1], y[i * it.inc2]);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
 tflm_status_t tflm_div_prepare(tflm_prepare_t *p) {
-    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "DIV kernel not written yet");
+    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    if (st) {
+        return st;
+    }
+    tflm_tinfo_t in1, in2, out;
+    if ((st = tflm_prep_input(p, 0, &in1)) || (st = tflm_prep_input(p, 1, &in2))
+        || (st = tflm_prep_output(p, 0, &out))) {
+        return st;
+    }
+    if (in1.index < 0 || in2.index < 0 || out.index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
+    }
+    uint8_t kind;
+    switch (out.type) {
+        case TFLM_FLOAT32:
+            kind = DIV_FLOAT32;
+            break;
+        case TFLM_INT32:
+            kind = DIV_INT32;
+            break;
+        case TFLM_INT8:
+            kind = DIV_INT8;
+            break;
+        default:
+            return tflm_prep_unsupported_type(p, "output", out.type);
+    }
+    if (in1.type != out.type || in2.type != out.type) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input types %s and %s differ from the output's %s",
+            tflm_type_name(in1.type), tflm_type_name(in2.type), tflm_type_name(out.type));
+    }
+    if (kind == DIV_INT8 && (in1.n_scales == 0 || in2.n_scales == 0 || out.n_scales == 0)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "quantized DIV needs quantized inputs and output");
+    }
+    if (kind == DIV_INT32 && (in1.n_scales != 0 || in2.n_scales != 0)) {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "quantized int32 DIV is not supported");
+    }
+    uint8_t activation = tflm_prep_opt_u8(p, DIV_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    if (kind == DIV_INT8 && activation > TFLM_ACT_RELU6) {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation %u is not supported", (unsigned)activation);
+    }
+    tflm_bcast_plan_t plan;
+    if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {
+        return st;
+    }
+    int32_t multiplier = 0, shift = 0;
+    if (kind == DIV_INT8) {
+        // In float, as TFLM computes it.
+        float real = in1.scale / (in2.scale * out.scale);
+        if ((st = tflm_prep_multiplier(p, (double)real, 31, &multiplier, &shift))) {
+            return st;
+        }
+        // Beyond these the reference's shifts leave the range it defines.
+        if (shift > 22 || shift < -25) {
+            return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "DIV scale ratio out of the supported range");
+        }
+    }
+    div_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(div_data_t) + tflm_bcast_bytes(&plan));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->kind = kind;
+    tflm_bcast_store(&plan, (int32_t *)(d + 1));
+    if (kind == DIV_FLOAT32) {
+        tflm_activation_range_float(activation, &d->act_min.f, &d->act_max.f);
+        return TFLM_OK;
+    }
+    if (kind == DIV_INT32) {
+        tflm_activation_range_int32(activation, &d->act_min.i, &d->act_max.i);
+        return TFLM_OK;
+    }
+    d->in1_offset = -in1.zero_point;
+    d->in2_offset = -in2.zero_point;
+    d->out_offset = out.zero_point;
+    d->multiplier = multiplier;
+    d->shift = (int8_t)shift;
+    tflm_activation_range_quantized(activation, out.scale, out.zero_point, -128, 127, &d->act_min.i, &d->act_max.i);
+    return TFLM_OK;
 }
 
 tflm_status_t tflm_div_eval(tflm_eval_t *e) {
-    (void)e;
-    return TFLM_ERR_NOT_IMPLEMENTED;
+    const div_data_t *d = e->data;
+    switch (d->kind) {
+        case DIV_FLOAT32:
+            tflm_div_float32(d, e->in[0], e->in[1], e->out[0]);
+            break;
+        case DIV_INT32:
+            tflm_div_int32(d, e->in[0], e->in[1], e->out[0]);
+            break;
+        default:
+            tflm_div_int8(d, e->in[0], e->in[1], e->out[0]);
+            break;
+    }
+    return TFLM_OK;
 }
-#endif
 
+#endif // TFLM_KERNEL_DIV

@@ -1,14 +1,555 @@
-// Placeholder: UNIDIRECTIONAL_SEQUENCE_LSTM not written yet.
+// UNIDIRECTIONAL_SEQUENCE_LSTM: float32, int8 activations with int8 weights
+// and int16 activations with int8 weights (int16 cell state), bit-exact with
+// TFLM's reference. As in TFLM, only the standard LSTM (no CIFG, peephole,
+// projection or layer norm) is supported. Hidden and cell state live in
+// variable tensors (inputs 18 and 19) and carry over between invokes.
+#include <float.h>
+#include <string.h>
+
 #include "kernels/kernels.h"
+#include "kernels/activation_int16.h"
+#include "engine/fmath.h"
+#include "engine/quant.h"
+#include "engine/schema.h"
 
 #if TFLM_KERNEL_UNIDIRECTIONAL_SEQUENCE_LSTM
+
+// UnidirectionalSequenceLSTMOptions fields
+#define LSTM_FUSED_ACTIVATION (0)
+#define LSTM_CELL_CLIP (1)
+#define LSTM_PROJ_CLIP (2)
+#define LSTM_TIME_MAJOR (3)
+
+// Inputs (TFLM's lstm_shared.h numbering)
+#define LSTM_INPUT (0)
+#define LSTM_INPUT_WEIGHTS (1)      // 1..4: input, forget, cell, output gates
+#define LSTM_RECURRENT_WEIGHTS (5)  // 5..8
+#define LSTM_PEEPHOLE (9)           // 9..11
+#define LSTM_BIAS (12)              // 12..15
+#define LSTM_PROJECTION (16)        // 16..17
+#define LSTM_HIDDEN_STATE (18)
+#define LSTM_CELL_STATE (19)
+#define LSTM_LAYER_NORM (20)        // 20..23
+#define LSTM_NUM_INPUTS (24)
+
+// Gates, in the order of their tensors.
+#define GATE_INPUT (0)
+#define GATE_FORGET (1)
+#define GATE_CELL (2)
+#define GATE_OUTPUT (3)
+
+// Multipliers: input FC of each gate, recurrent FC of each gate, then the
+// three element-wise products.
+#define MUL_RECURRENT (4)
+#define MUL_FORGET_CELL (8)
+#define MUL_INPUT_CELL (9)
+#define MUL_HIDDEN (10)
+#define LSTM_N_MULT (11)
+
+// Scales of the gate activations' inputs (Q3.12) and outputs (Q0.15).
+#define LSTM_GATE_INPUT_SCALE (0.000244140625f)
+#define LSTM_GATE_OUTPUT_SCALE (0.000030517578125f)
+
+#define ACT_TANH (4)
+
+enum { LSTM_FLOAT32, LSTM_INT8, LSTM_INT16 };
+
+typedef struct {
+    uint8_t kind;
+    uint8_t time_major;
+    int8_t tanh_shift;       // cell state -> int16 tanh input, as TFLM derives it
+    uint8_t tanh_multiplier; // 0 (power-of-two case) or 3
+    int32_t batches;
+    int32_t steps;
+    int32_t n_input;
+    int32_t n_state;
+    float cell_clip;         // clips the cell state when > 0
+    int16_t quantized_clip;
+    int16_t reserved;
+    int32_t input_offset;    // -input zero point
+    int32_t hidden_offset;   // -hidden state zero point
+    int32_t hidden_zp;
+    int32_t multiplier[LSTM_N_MULT];
+    int8_t shift[LSTM_N_MULT];
+    int8_t weight_zp[8];     // input weights 0..3, recurrent weights 4..7
+} lstm_data_t;
+
+// Tensors of one invoke; the gates index weights and biases by GATE_*.
+typedef struct {
+    const void *input;
+    const void *weights[4];
+    const void *recurrent[4];
+    const void *bias[4];
+    void *hidden;
+    void *cell;
+    void *output;
+    void *scratch[4];
+} lstm_io_t;
+
+// -- float32 -----------------------------------------------------------------
+
+// out[r][u] = sum_k x[r][k] * w[u][k] (+ bias), rounded in the reference's order.
+static void lstm_fc_float32(const float *x, int32_t rows, int32_t depth, int32_t units, const float *w,
+    const float *bias, float *out) {
+    for (int32_t r = 0; r < rows; ++r) {
+        for (int32_t u = 0; u < units; ++u) {
+            float total = 0.0f;
+            for (int32_t k = 0; k < depth; ++k) {
+                total += x[r * depth + k] * w[u * depth + k];
+            }
+            float b = bias ? bias[u] : 0.0f;
+            out[r * units + u] = tflm_clampf(total + b, -FLT_MAX, FLT_MAX);
+        }
+    }
+}
+
+// TFLM's reference float logistic, with its cutoffs.
+static float lstm_sigmoidf(float x) {
+    if (x > 16.619047164916992188f) {
+        return 1.0f;
+    }
+    if (x < -9.0f) {
+        return tflm_expf(x);
+    }
+    return 1.0f / (1.0f + tflm_expf(-x));
+}
+
+static void lstm_gate_float32(const lstm_data_t *d, const lstm_io_t *io, int gate, int32_t rows,
+    const float *x, const float *h, float *out) {
+    float *tmp = io->scratch[3];
+    int32_t n = rows * d->n_state;
+    lstm_fc_float32(x, rows, d->n_input, d->n_state, io->weights[gate], io->bias[gate], out);
+    lstm_fc_float32(h, rows, d->n_state, d->n_state, io->recurrent[gate], NULL, tmp);
+    for (int32_t i = 0; i < n; ++i) {
+        out[i] = out[i] + tmp[i];
+    }
+    if (gate == GATE_CELL) {
+        for (int32_t i = 0; i < n; ++i) {
+            out[i] = tflm_tanhf(out[i]);
+        }
+    } else {
+        for (int32_t i = 0; i < n; ++i) {
+            out[i] = lstm_sigmoidf(out[i]);
+        }
+    }
+}
+
+static void lstm_step_float32(const lstm_data_t *d, const lstm_io_t *io, int32_t rows, const float *x,
+    float *h, float *c, float *y) {
+    float *forget = io->scratch[0], *in_gate = io->scratch[1], *cell_gate = io->scratch[2];
+    int32_t n = rows * d->n_state;
+    lstm_gate_float32(d, io, GATE_FORGET, rows, x, h, forget);
+    lstm_gate_float32(d, io, GATE_INPUT, rows, x, h, in_gate);
+    lstm_gate_float32(d, io, GATE_CELL, rows, x, h, cell_gate);
+    for (int32_t i = 0; i < n; ++i) {
+        c[i] = tflm_clampf(forget[i] * c[i], -FLT_MAX, FLT_MAX);
+    }
+    for (int32_t i = 0; i < n; ++i) {
+        in_gate[i] = tflm_clampf(in_gate[i] * cell_gate[i], -FLT_MAX, FLT_MAX);
+    }
+    for (int32_t i = 0; i < n; ++i) {
+        c[i] = c[i] + in_gate[i];
+    }
+    if (d->cell_clip > 0.0f) {
+        // Same comparisons as std::max(std::min(clip, v), -clip).
+        float clip = d->cell_clip;
+        for (int32_t i = 0; i < n; ++i) {
+            float v = c[i] < clip ? c[i] : clip;
+            c[i] = v < -clip ? -clip : v;
+        }
+    }
+    float *out_gate = in_gate;
+    lstm_gate_float32(d, io, GATE_OUTPUT, rows, x, h, out_gate);
+    float *cell_tanh = forget;
+    for (int32_t i = 0; i < n; ++i) {
+        cell_tanh[i] = tflm_tanhf(c[i]);
+    }
+    for (int32_t i = 0; i < n; ++i) {
+        h[i] = tflm_clampf(cell_tanh[i] * out_gate[i], -FLT_MAX, FLT_MAX);
+    }
+    memcpy(y, h, (size_t)n * sizeof(float));
+}
+
+// -- int8 / int16 activations, int16 cell state -------------------------------
+
+// Gate FC of int8 values into the Q3.12 gate input (int32 sums wrap as the
+// reference's do on its targets).
+static void lstm_fc_int8(const int8_t *x, int32_t rows, int32_t depth, int32_t units, const int8_t *w,
+    int32_t x_offset, int32_t w_offset, const int32_t *bias, int32_t mult, int32_t shift, int16_t *out) {
+    for (int32_t r = 0; r < rows; ++r) {
+        for (int32_t u = 0; u < units; ++u) {
+            uint32_t acc = 0;
+            for (int32_t k = 0; k < depth; ++k) {
+                acc += (uint32_t)((w[u * depth + k] + w_offset) * (x[r * depth + k] + x_offset));
+            }
+            if (bias) {
+                acc += (uint32_t)bias[u];
+            }
+            int32_t v = tflm_mul_by_quantized_mul((int32_t)acc, mult, shift);
+            out[r * units + u] = (int16_t)tflm_clamp(v, -32768, 32767);
+        }
+    }
+}
+
+// The same for int16 values, with 64-bit sums and bias.
+static void lstm_fc_int16(const int16_t *x, int32_t rows, int32_t depth, int32_t units, const int8_t *w,
+    int32_t x_offset, int32_t w_offset, const int64_t *bias, int32_t mult, int32_t shift, int16_t *out) {
+    for (int32_t r = 0; r < rows; ++r) {
+        for (int32_t u = 0; u < units; ++u) {
+            uint64_t acc = 0;
+            for (int32_t k = 0; k < depth; ++k) {
+                acc += (uint64_t)(int64_t)((w[u * depth + k] + w_offset) * (x[r * depth + k] + x_offset));
+            }
+            if (bias) {
+                acc += (uint64_t)bias[u];
+            }
+            int32_t v = tflm_mul_by_quantized_mul64((int64_t)acc, mult, shift);
+            out[r * units + u] = (int16_t)tflm_clamp(v, -32768, 32767);
+        }
+    }
+}
+
+static void lstm_fc_quantized(const lstm_data_t *d, int index, const void *x, int32_t rows, int32_t depth,
+    int32_t x_offset, const int8_t *w, const void *bias, int16_t *out) {
+    if (d->kind == LSTM_INT8) {
+        lstm_fc_int8(x, rows, depth, d->n_state, w, x_offset, -d->weight_zp[index], bias,
+            d->multiplier[index], d->shift[index], out);
+    } else {
+        lstm_fc_int16(x, rows, depth, d->n_state, w, x_offset, -d->weight_zp[index], bias,
+            d->multiplier[index], d->shift[index], out);
+    }
+}
+
+static void lstm_add_sat(const int16_t *a, const int16_t *b, int32_t n, int16_t *out) {
+    for (int32_t i = 0; i < n; ++i) {
+        out[i] = (int16_t)tflm_clamp((int32_t)a[i] + b[i], -32768, 32767);
+    }
+}
+
+// Element-wise product of symmetric int16 values, rescaled.
+static void lstm_mul_int16(const lstm_data_t *d, int index, const int16_t *a, const int16_t *b, int32_t n,
+    int16_t *out) {
+    for (int32_t i = 0; i < n; ++i) {
+        int32_t v = tflm_mul_by_quantized_mul((int32_t)a[i] * b[i], d->multiplier[index], d->shift[index]);
+        out[i] = (int16_t)tflm_clamp(v, -32768, 32767);
+    }
+}
+
+static void lstm_gate_quantized(const lstm_data_t *d, const lstm_io_t *io, int gate, int32_t rows,
+    const void *x, const void *h, int16_t *out) {
+    int16_t *tmp = io->scratch[3];
+    int32_t n = rows * d->n_state;
+    lstm_fc_quantized(d, gate, x, rows, d->n_input, d->input_offset, io->weights[gate], io->bias[gate], out);
+    lstm_fc_quantized(d, MUL_RECURRENT + gate, h, rows, d->n_state, d->hidden_offset, io->recurrent[gate],
+        NULL, tmp);
+    lstm_add_sat(out, tmp, n, out);
+    if (gate == GATE_CELL) {
+        // Q3.12 input: TFLM's tanh with its power-of-two defaults.
+        tflm_tanh_int16_apply(0, 0, (uint32_t)n, out, out);
+    } else {
+        tflm_logistic_int16_apply(0, 0, (uint32_t)n, out, out);
+    }
+}
+
+static void lstm_step_quantized(const lstm_data_t *d, const lstm_io_t *io, int32_t rows, const void *x,
+    void *h, int16_t *c, void *y) {
+    int16_t *forget = io->scratch[0], *in_gate = io->scratch[1], *cell_gate = io->scratch[2];
+    int32_t n = rows * d->n_state;
+    lstm_gate_quantized(d, io, GATE_FORGET, rows, x, h, forget);
+    lstm_gate_quantized(d, io, GATE_INPUT, rows, x, h, in_gate);
+    lstm_gate_quantized(d, io, GATE_CELL, rows, x, h, cell_gate);
+    lstm_mul_int16(d, MUL_FORGET_CELL, forget, c, n, c);
+    lstm_mul_int16(d, MUL_INPUT_CELL, in_gate, cell_gate, n, in_gate);
+    lstm_add_sat(c, in_gate, n, c);
+    if (d->cell_clip > 0.0f) {
+        int16_t clip = d->quantized_clip;
+        for (int32_t i = 0; i < n; ++i) {
+            int16_t v = c[i] < clip ? c[i] : clip;
+            c[i] = v < -clip ? (int16_t)-clip : v;
+        }
+    }
+    int16_t *out_gate = in_gate;
+    lstm_gate_quantized(d, io, GATE_OUTPUT, rows, x, h, out_gate);
+    int16_t *cell_tanh = forget;
+    tflm_tanh_int16_apply(d->tanh_multiplier, d->tanh_shift, (uint32_t)n, c, cell_tanh);
+    // tanh(cell) * output gate -> hidden state, with its zero point.
+    int32_t lo = d->kind == LSTM_INT8 ? -128 : -32768;
+    int32_t hi = d->kind == LSTM_INT8 ? 127 : 32767;
+    for (int32_t i = 0; i < n; ++i) {
+        int32_t v = tflm_mul_by_quantized_mul((int32_t)cell_tanh[i] * out_gate[i], d->multiplier[MUL_HIDDEN],
+            d->shift[MUL_HIDDEN]);
+        v = tflm_clamp(tflm_wrap_add(v, d->hidden_zp), lo, hi);
+        if (d->kind == LSTM_INT8) {
+            ((int8_t *)h)[i] = (int8_t)v;
+        } else {
+            ((int16_t *)h)[i] = (int16_t)v;
+        }
+    }
+    size_t size = d->kind == LSTM_INT8 ? 1 : 2;
+    memcpy(y, h, (size_t)n * size);
+}
+
+// -- prepare -----------------------------------------------------------------
+
+// round(log2(scale)) as TFLM's CheckedLog2 gives it, without libm.
+static int32_t lstm_rounded_log2(float scale) {
+    int e;
+    double m = tflm_frexp((double)scale, &e); // scale = m * 2^e, m in [0.5, 1)
+    return m >= 0.70710678118654752 ? e : e - 1;
+}
+
+static tflm_status_t lstm_quantized_params(tflm_prepare_t *p, lstm_data_t *d, const tflm_tinfo_t *t) {
+    const tflm_tinfo_t *in = &t[LSTM_INPUT], *hidden = &t[LSTM_HIDDEN_STATE], *cell = &t[LSTM_CELL_STATE];
+    tflm_status_t st;
+    d->input_offset = -in->zero_point;
+    d->hidden_offset = -hidden->zero_point;
+    d->hidden_zp = hidden->zero_point;
+    // The 64-bit rescaling of int16 sums takes shifts up to 14 without UB.
+    int32_t fc_max_shift = d->kind == LSTM_INT8 ? 31 : 14;
+    for (int g = 0; g < 4; ++g) {
+        const tflm_tinfo_t *w = &t[LSTM_INPUT_WEIGHTS + g], *r = &t[LSTM_RECURRENT_WEIGHTS + g];
+        int32_t shift;
+        double real = (double)in->scale * (double)w->scale / (double)LSTM_GATE_INPUT_SCALE;
+        if ((st = tflm_prep_multiplier(p, real, fc_max_shift, &d->multiplier[g], &shift))) {
+            return st;
+        }
+        d->shift[g] = (int8_t)shift;
+        real = (double)hidden->scale * (double)r->scale / (double)LSTM_GATE_INPUT_SCALE;
+        if ((st = tflm_prep_multiplier(p, real, fc_max_shift, &d->multiplier[MUL_RECURRENT + g], &shift))) {
+            return st;
+        }
+        d->shift[MUL_RECURRENT + g] = (int8_t)shift;
+        d->weight_zp[g] = (int8_t)w->zero_point;
+        d->weight_zp[MUL_RECURRENT + g] = (int8_t)r->zero_point;
+    }
+    const double gate_out = (double)LSTM_GATE_OUTPUT_SCALE;
+    const double reals[3] = {
+        gate_out * (double)cell->scale / (double)cell->scale,
+        gate_out * gate_out / (double)cell->scale,
+        gate_out * gate_out / (double)hidden->scale,
+    };
+    for (int i = 0; i < 3; ++i) {
+        int32_t shift;
+        if ((st = tflm_prep_multiplier(p, reals[i], 31, &d->multiplier[MUL_FORGET_CELL + i], &shift))) {
+            return st;
+        }
+        d->shift[MUL_FORGET_CELL + i] = (int8_t)shift;
+    }
+    // Cell state -> tanh input: TFLM shifts by the power of two of the cell
+    // scale (rounded) and the table's factor 3.
+    int32_t power = lstm_rounded_log2(cell->scale);
+    int32_t shift = 15 + power - 3;
+    if (shift < 0) {
+        shift = -shift;
+        d->tanh_multiplier = 3;
+    } else {
+        d->tanh_multiplier = 0;
+    }
+    // Beyond these the reference's shifts overflow: no trained model has such scales.
+    if ((d->tanh_multiplier == 0 && shift > 14) || shift > 31) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "cell state scale %g is out of range", (double)cell->scale);
+    }
+    d->tanh_shift = (int8_t)shift;
+    if (d->cell_clip > 0.0f) {
+        double q = (double)d->cell_clip / (double)cell->scale;
+        q = q < -32768.0 ? -32768.0 : q;
+        q = q > 32767.0 ? 32767.0 : q;
+        d->quantized_clip = (int16_t)q;
+    }
+    return TFLM_OK;
+}
+
+static bool lstm_is_2d(const tflm_tinfo_t *t, int32_t d0, int32_t d1) {
+    return t->ndims == 2 && t->dims[0] == d0 && t->dims[1] == d1;
+}
+
 tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
-    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "UNIDIRECTIONAL_SEQUENCE_LSTM kernel not written yet");
+    tflm_status_t st = tflm_prep_expect_io(p, LSTM_NUM_INPUTS, LSTM_NUM_INPUTS, 1);
+    if (st) {
+        return st;
+    }
+    tflm_tinfo_t t[LSTM_NUM_INPUTS], out;
+    for (uint32_t i = 0; i < LSTM_NUM_INPUTS; ++i) {
+        if ((st = tflm_prep_input(p, i, &t[i]))) {
+            return st;
+        }
+    }
+    if ((st = tflm_prep_output(p, 0, &out))) {
+        return st;
+    }
+    const tflm_tinfo_t *in = &t[LSTM_INPUT], *hidden = &t[LSTM_HIDDEN_STATE], *cell = &t[LSTM_CELL_STATE];
+    // The LSTM variants TFLM's kernel rejects.
+    static const struct {
+        uint8_t first, count;
+        const char *name;
+    } variants[] = {
+        { LSTM_INPUT_WEIGHTS, 1, "CIFG (no input gate)" },
+        { LSTM_PEEPHOLE, 3, "peephole connections" },
+        { LSTM_PROJECTION, 2, "projection" },
+        { LSTM_LAYER_NORM, 4, "layer normalization" },
+    };
+    for (unsigned v = 0; v < sizeof(variants) / sizeof(variants[0]); ++v) {
+        bool want = variants[v].first == LSTM_INPUT_WEIGHTS;
+        for (unsigned i = variants[v].first; i < variants[v].first + variants[v].count; ++i) {
+            if ((t[i].index >= 0) != want) {
+                return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "LSTM with %s is not supported", variants[v].name);
+            }
+        }
+    }
+    if (in->index < 0 || out.index < 0 || hidden->index < 0 || cell->index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input, output or state tensor missing");
+    }
+    for (unsigned i = LSTM_INPUT_WEIGHTS; i < LSTM_RECURRENT_WEIGHTS + 4; ++i) {
+        if (t[i].index < 0) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "weights missing");
+        }
+    }
+    for (unsigned g = 0; g < 4; ++g) {
+        if (t[LSTM_BIAS + g].index < 0) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "gate bias missing");
+        }
+    }
+    if (!hidden->is_variable || !cell->is_variable) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "hidden and cell state must be variable tensors");
+    }
+    // Types: TFLM's float32, 8x8->16 and 16x8->16 kernels.
+    uint8_t kind, wtype, btype, ctype;
+    if (in->type == TFLM_FLOAT32) {
+        kind = LSTM_FLOAT32;
+        wtype = btype = ctype = TFLM_FLOAT32;
+    } else if (in->type == TFLM_INT8) {
+        kind = LSTM_INT8;
+        wtype = TFLM_INT8;
+        btype = TFLM_INT32;
+        ctype = TFLM_INT16;
+    } else if (in->type == TFLM_INT16) {
+        kind = LSTM_INT16;
+        wtype = TFLM_INT8;
+        btype = TFLM_INT64;
+        ctype = TFLM_INT16;
+    } else {
+        return tflm_prep_unsupported_type(p, "input", in->type);
+    }
+    if (hidden->type != in->type || out.type != in->type) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "hidden state and output must have the input's type");
+    }
+    if (cell->type != ctype) {
+        return tflm_prep_unsupported_type(p, "cell state", cell->type);
+    }
+    for (unsigned i = LSTM_INPUT_WEIGHTS; i < LSTM_RECURRENT_WEIGHTS + 4; ++i) {
+        if (t[i].type != wtype) {
+            return tflm_prep_unsupported_type(p, "weights", t[i].type);
+        }
+    }
+    for (unsigned g = 0; g < 4; ++g) {
+        if (t[LSTM_BIAS + g].type != btype) {
+            return tflm_prep_unsupported_type(p, "bias", t[LSTM_BIAS + g].type);
+        }
+    }
+    // Shapes, checked as TFLM's ValidateTensorSize does.
+    bool time_major = tflm_prep_opt_u8(p, LSTM_TIME_MAJOR, 0) != 0;
+    if (in->ndims != 3 || hidden->ndims != 2) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input needs 3 dimensions and the hidden state 2");
+    }
+    int32_t batches = time_major ? in->dims[1] : in->dims[0];
+    int32_t steps = time_major ? in->dims[0] : in->dims[1];
+    int32_t n_input = in->dims[2];
+    int32_t n_state = hidden->dims[1];
+    bool ok = out.ndims == 3 && out.dims[0] == in->dims[0] && out.dims[1] == in->dims[1] && out.dims[2] == n_state
+        && (uint64_t)hidden->elements == (uint64_t)batches * (uint64_t)n_state
+        && (uint64_t)cell->elements == (uint64_t)batches * (uint64_t)n_state;
+    for (unsigned g = 0; g < 4; ++g) {
+        ok = ok && lstm_is_2d(&t[LSTM_INPUT_WEIGHTS + g], n_state, n_input)
+            && lstm_is_2d(&t[LSTM_RECURRENT_WEIGHTS + g], n_state, n_state)
+            && t[LSTM_BIAS + g].ndims == 1 && t[LSTM_BIAS + g].dims[0] == n_state;
+    }
+    if (!ok) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "tensor shapes do not match the LSTM's (batch %d, steps %d, input %d, state %d)",
+            (int)batches, (int)steps, (int)n_input, (int)n_state);
+    }
+    uint8_t activation = tflm_prep_opt_u8(p, LSTM_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    if (activation != ACT_TANH) {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "LSTM cell activation %u is not supported (only TANH)",
+            (unsigned)activation);
+    }
+    if (kind != LSTM_FLOAT32) {
+        const unsigned quantized[] = { LSTM_INPUT, LSTM_HIDDEN_STATE, LSTM_CELL_STATE, 1, 2, 3, 4, 5, 6, 7, 8 };
+        for (unsigned i = 0; i < sizeof(quantized) / sizeof(quantized[0]); ++i) {
+            const tflm_tinfo_t *q = &t[quantized[i]];
+            if (q->n_scales == 0 || !(q->scale > 0.0f)) {
+                return tflm_error(p->err, TFLM_ERR_VALUE, "LSTM tensor %u is not quantized", quantized[i]);
+            }
+            if (q->n_scales > 1) {
+                return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "per-channel LSTM weights are not supported");
+            }
+        }
+    }
+    // Gate outputs, as TFLM asks: batch x state cells each, whatever the layout.
+    uint32_t cell_size = kind == LSTM_FLOAT32 ? 4u : 2u;
+    uint64_t buffer = (uint64_t)batches * (uint64_t)n_state * cell_size;
+    if (buffer > 0x7fffffffu) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "LSTM state too large");
+    }
+    for (int i = 0; i < 4; ++i) {
+        uint32_t index;
+        if ((st = tflm_prep_scratch(p, (uint32_t)buffer, &index))) {
+            return st;
+        }
+    }
+    lstm_data_t *d = tflm_prep_alloc(p, sizeof(lstm_data_t));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    memset(d, 0, sizeof(*d));
+    d->kind = kind;
+    d->time_major = time_major;
+    d->batches = batches;
+    d->steps = steps;
+    d->n_input = n_input;
+    d->n_state = n_state;
+    d->cell_clip = tflm_prep_opt_f32(p, LSTM_CELL_CLIP, 0.0f);
+    if (kind == LSTM_FLOAT32) {
+        return TFLM_OK;
+    }
+    return lstm_quantized_params(p, d, t);
 }
 
 tflm_status_t tflm_unidirectional_sequence_lstm_eval(tflm_eval_t *e) {
-    (void)e;
-    return TFLM_ERR_NOT_IMPLEMENTED;
+    const lstm_data_t *d = e->data;
+    lstm_io_t io;
+    io.input = e->in[LSTM_INPUT];
+    for (int g = 0; g < 4; ++g) {
+        io.weights[g] = e->in[LSTM_INPUT_WEIGHTS + g];
+        io.recurrent[g] = e->in[LSTM_RECURRENT_WEIGHTS + g];
+        io.bias[g] = e->in[LSTM_BIAS + g];
+    }
+    io.hidden = e->in[LSTM_HIDDEN_STATE];
+    io.cell = e->in[LSTM_CELL_STATE];
+    io.output = e->out[0];
+    for (int i = 0; i < 4; ++i) {
+        io.scratch[i] = e->scratch[i];
+    }
+    // Time major: all batches advance together. Batch major: one batch at a
+    // time, each through all its steps with its own slice of the state.
+    int32_t rows = d->time_major ? d->batches : 1;
+    int32_t outer = d->time_major ? 1 : d->batches;
+    size_t act = d->kind == LSTM_FLOAT32 ? 4 : d->kind == LSTM_INT8 ? 1 : 2;
+    size_t cell = d->kind == LSTM_FLOAT32 ? 4 : 2;
+    for (int32_t b = 0; b < outer; ++b) {
+        uint8_t *h = (uint8_t *)io.hidden + (size_t)b * (size_t)d->n_state * act;
+        uint8_t *c = (uint8_t *)io.cell + (size_t)b * (size_t)d->n_state * cell;
+        for (int32_t s = 0; s < d->steps; ++s) {
+            size_t at = (size_t)(b * d->steps + s) * (size_t)rows;
+            const uint8_t *x = (const uint8_t *)io.input + at * (size_t)d->n_input * act;
+            uint8_t *y = (uint8_t *)io.output + at * (size_t)d->n_state * act;
+            if (d->kind == LSTM_FLOAT32) {
+                lstm_step_float32(d, &io, rows, (const float *)x, (float *)h, (float *)c, (float *)y);
+            } else {
+                lstm_step_quantized(d, &io, rows, x, h, (int16_t *)c, y);
+            }
+        }
+    }
+    return TFLM_OK;
 }
-#endif
 
+#endif // TFLM_KERNEL_UNIDIRECTIONAL_SEQUENCE_LSTM

@@ -1,25 +1,122 @@
-// Placeholder: MINIMUM, MAXIMUM not written yet.
+// MINIMUM and MAXIMUM: float32, int8, int16, int32 and int64 with
+// broadcasting, as TFLM's reference: raw values are compared, quantization
+// is ignored, and a NaN on either side gives the second input's value.
 #include "kernels/kernels.h"
+#include "kernels/broadcast.h"
+
+#if TFLM_KERNEL_MINIMUM || TFLM_KERNEL_MAXIMUM
+
+typedef struct {
+    uint8_t type;
+    uint8_t is_max;
+    uint8_t reserved[2];
+    // then the broadcast plan
+} minmax_data_t;
+
+#define MINMAX_LOOP(name, T) \
+    static void name(const int32_t *plan, bool is_max, const T *in1, const T *in2, T *out) { \
+        tflm_bcast_iter_t it; \
+        if (!tflm_bcast_begin(&it, plan)) { \
+            return; \
+        } \
+        do { \
+            const T *x = in1 + it.at1, *y = in2 + it.at2; \
+            T *o = out + it.out; \
+            for (int32_t i = 0; i < it.len; ++i) { \
+                T a = x[i * it.inc1], b = y[i * it.inc2]; \
+                o[i] = is_max ? (a > b ? a : b) : (a < b ? a : b); \
+            } \
+        } while (tflm_bcast_next(&it)); \
+    }
+
+MINMAX_LOOP(tflm_minmax_float32, float)
+MINMAX_LOOP(tflm_minmax_int8, int8_t)
+MINMAX_LOOP(tflm_minmax_int16, int16_t)
+MINMAX_LOOP(tflm_minmax_int32, int32_t)
+MINMAX_LOOP(tflm_minmax_int64, int64_t)
+
+static tflm_status_t minmax_prepare(tflm_prepare_t *p, bool is_max) {
+    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    if (st) {
+        return st;
+    }
+    tflm_tinfo_t in1, in2, out;
+    if ((st = tflm_prep_input(p, 0, &in1)) || (st = tflm_prep_input(p, 1, &in2))
+        || (st = tflm_prep_output(p, 0, &out))) {
+        return st;
+    }
+    if (in1.index < 0 || in2.index < 0 || out.index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
+    }
+    switch (out.type) {
+        case TFLM_FLOAT32:
+        case TFLM_INT8:
+        case TFLM_INT16:
+        case TFLM_INT32:
+        case TFLM_INT64:
+            break;
+        default:
+            return tflm_prep_unsupported_type(p, "output", out.type);
+    }
+    if (in1.type != out.type || in2.type != out.type) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input types %s and %s differ from the output's %s",
+            tflm_type_name(in1.type), tflm_type_name(in2.type), tflm_type_name(out.type));
+    }
+    tflm_bcast_plan_t plan;
+    if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {
+        return st;
+    }
+    minmax_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(minmax_data_t) + tflm_bcast_bytes(&plan));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->type = out.type;
+    d->is_max = is_max;
+    tflm_bcast_store(&plan, (int32_t *)(d + 1));
+    return TFLM_OK;
+}
+
+static tflm_status_t minmax_eval(tflm_eval_t *e) {
+    const minmax_data_t *d = e->data;
+    const int32_t *plan = (const int32_t *)(d + 1);
+    switch (d->type) {
+        case TFLM_FLOAT32:
+            tflm_minmax_float32(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
+            break;
+        case TFLM_INT8:
+            tflm_minmax_int8(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
+            break;
+        case TFLM_INT16:
+            tflm_minmax_int16(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
+            break;
+        case TFLM_INT32:
+            tflm_minmax_int32(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
+            break;
+        default:
+            tflm_minmax_int64(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
+            break;
+    }
+    return TFLM_OK;
+}
+
+#endif
 
 #if TFLM_KERNEL_MINIMUM
 tflm_status_t tflm_minimum_prepare(tflm_prepare_t *p) {
-    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "MINIMUM kernel not written yet");
+    return minmax_prepare(p, false);
 }
 
 tflm_status_t tflm_minimum_eval(tflm_eval_t *e) {
-    (void)e;
-    return TFLM_ERR_NOT_IMPLEMENTED;
+    return minmax_eval(e);
 }
 #endif
 
 #if TFLM_KERNEL_MAXIMUM
 tflm_status_t tflm_maximum_prepare(tflm_prepare_t *p) {
-    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "MAXIMUM kernel not written yet");
+    return minmax_prepare(p, true);
 }
 
 tflm_status_t tflm_maximum_eval(tflm_eval_t *e) {
-    (void)e;
-    return TFLM_ERR_NOT_IMPLEMENTED;
+    return minmax_eval(e);
 }
 #endif
-

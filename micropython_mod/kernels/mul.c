@@ -1,14 +1,196 @@
-// Placeholder: MUL not written yet.
+// MUL: float32, int32, int8 and int16 (zero points 0) with broadcasting,
+// bit-exact with TFLM's reference: the product of the offset inputs is
+// rescaled once to the output.
 #include "kernels/kernels.h"
+#include "kernels/broadcast.h"
+#include "engine/quant.h"
+#include "engine/schema.h"
 
 #if TFLM_KERNEL_MUL
+
+// MulOptions fields
+#define MUL_FUSED_ACTIVATION (0)
+
+enum { MUL_FLOAT32, MUL_INT32, MUL_INT8, MUL_INT16 };
+
+typedef struct {
+    uint8_t kind;
+    int8_t shift;
+    uint8_t reserved[2];
+    int32_t in1_offset;
+    int32_t in2_offset;
+    int32_t out_offset;
+    int32_t multiplier;
+    union {
+        int32_t i;
+        float f;
+    } act_min, act_max;
+    // then the broadcast plan
+} mul_data_t;
+
+static const int32_t *mul_plan(const mul_data_t *d) {
+    return (const int32_t *)(d + 1);
+}
+
+static inline int32_t mul_quantized(const mul_data_t *d, int32_t x, int32_t y) {
+    int32_t prod = (int32_t)((uint32_t)(d->in1_offset + x) * (uint32_t)(d->in2_offset + y));
+    int32_t r = tflm_wrap_add(d->out_offset, tflm_mul_by_quantized_mul(prod, d->multiplier, d->shift));
+    return tflm_clamp(r, d->act_min.i, d->act_max.i);
+}
+
+static void tflm_mul_float32(const mul_data_t *d, const float *in1, const float *in2, float *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, mul_plan(d))) {
+        return;
+    }
+    do {
+        const float *x = in1 + it.at1, *y = in2 + it.at2;
+        float *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            o[i] = tflm_clampf(x[i * it.inc1] * y[i * it.inc2], d->act_min.f, d->act_max.f);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
+static void tflm_mul_int32(const mul_data_t *d, const int32_t *in1, const int32_t *in2, int32_t *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, mul_plan(d))) {
+        return;
+    }
+    do {
+        const int32_t *x = in1 + it.at1, *y = in2 + it.at2;
+        int32_t *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            // Wrapping product, as TFLM's WrappingMul.
+            int32_t prod = (int32_t)((uint32_t)x[i * it.inc1] * (uint32_t)y[i * it.inc2]);
+            o[i] = tflm_clamp(prod, d->act_min.i, d->act_max.i);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
+static void tflm_mul_int8(const mul_data_t *d, const int8_t *in1, const int8_t *in2, int8_t *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, mul_plan(d))) {
+        return;
+    }
+    do {
+        const int8_t *x = in1 + it.at1, *y = in2 + it.at2;
+        int8_t *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            o[i] = (int8_t)mul_quantized(d, x[i * it.inc1], y[i * it.inc2]);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
+static void tflm_mul_int16(const mul_data_t *d, const int16_t *in1, const int16_t *in2, int16_t *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, mul_plan(d))) {
+        return;
+    }
+    do {
+        const int16_t *x = in1 + it.at1, *y = in2 + it.at2;
+        int16_t *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            o[i] = (int16_t)mul_quantized(d, x[i * it.inc1], y[i * it.inc2]);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
 tflm_status_t tflm_mul_prepare(tflm_prepare_t *p) {
-    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "MUL kernel not written yet");
+    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    if (st) {
+        return st;
+    }
+    tflm_tinfo_t in1, in2, out;
+    if ((st = tflm_prep_input(p, 0, &in1)) || (st = tflm_prep_input(p, 1, &in2))
+        || (st = tflm_prep_output(p, 0, &out))) {
+        return st;
+    }
+    if (in1.index < 0 || in2.index < 0 || out.index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
+    }
+    uint8_t kind;
+    switch (in1.type) {
+        case TFLM_FLOAT32:
+            kind = MUL_FLOAT32;
+            break;
+        case TFLM_INT32:
+            kind = MUL_INT32;
+            break;
+        case TFLM_INT8:
+            kind = MUL_INT8;
+            break;
+        case TFLM_INT16:
+            kind = MUL_INT16;
+            break;
+        default:
+            return tflm_prep_unsupported_type(p, "input", in1.type);
+    }
+    if (in2.type != in1.type || out.type != in1.type) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input types %s and %s and output type %s differ",
+            tflm_type_name(in1.type), tflm_type_name(in2.type), tflm_type_name(out.type));
+    }
+    bool quantized = kind == MUL_INT8 || kind == MUL_INT16;
+    if (quantized && (in1.n_scales == 0 || in2.n_scales == 0 || out.n_scales == 0)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "quantized MUL needs quantized inputs and output");
+    }
+    if (kind == MUL_INT16 && (in1.zero_point != 0 || in2.zero_point != 0 || out.zero_point != 0)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "int16 MUL needs zero points 0");
+    }
+    uint8_t activation = tflm_prep_opt_u8(p, MUL_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    if (quantized && activation > TFLM_ACT_RELU6) {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation %u is not supported", (unsigned)activation);
+    }
+    tflm_bcast_plan_t plan;
+    if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {
+        return st;
+    }
+    mul_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(mul_data_t) + tflm_bcast_bytes(&plan));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->kind = kind;
+    tflm_bcast_store(&plan, (int32_t *)(d + 1));
+    if (kind == MUL_FLOAT32) {
+        tflm_activation_range_float(activation, &d->act_min.f, &d->act_max.f);
+        return TFLM_OK;
+    }
+    if (kind == MUL_INT32) {
+        tflm_activation_range_int32(activation, &d->act_min.i, &d->act_max.i);
+        return TFLM_OK;
+    }
+    d->in1_offset = -in1.zero_point;
+    d->in2_offset = -in2.zero_point;
+    d->out_offset = out.zero_point;
+    double real = (double)in1.scale * (double)in2.scale / (double)out.scale;
+    int32_t shift;
+    if ((st = tflm_prep_multiplier(p, real, 31, &d->multiplier, &shift))) {
+        return st;
+    }
+    d->shift = (int8_t)shift;
+    int32_t qmin = kind == MUL_INT8 ? -128 : -32768;
+    int32_t qmax = kind == MUL_INT8 ? 127 : 32767;
+    tflm_activation_range_quantized(activation, out.scale, out.zero_point, qmin, qmax, &d->act_min.i, &d->act_max.i);
+    return TFLM_OK;
 }
 
 tflm_status_t tflm_mul_eval(tflm_eval_t *e) {
-    (void)e;
-    return TFLM_ERR_NOT_IMPLEMENTED;
+    const mul_data_t *d = e->data;
+    switch (d->kind) {
+        case MUL_FLOAT32:
+            tflm_mul_float32(d, e->in[0], e->in[1], e->out[0]);
+            break;
+        case MUL_INT32:
+            tflm_mul_int32(d, e->in[0], e->in[1], e->out[0]);
+            break;
+        case MUL_INT8:
+            tflm_mul_int8(d, e->in[0], e->in[1], e->out[0]);
+            break;
+        default:
+            tflm_mul_int16(d, e->in[0], e->in[1], e->out[0]);
+            break;
+    }
+    return TFLM_OK;
 }
-#endif
 
+#endif // TFLM_KERNEL_MUL

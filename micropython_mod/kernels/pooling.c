@@ -1,25 +1,314 @@
-// Placeholder: AVERAGE_POOL_2D, MAX_POOL_2D not written yet.
+// AVERAGE_POOL_2D and MAX_POOL_2D: float32, int8 and int16, bit-exact with
+// TFLM's reference (same summation order, same rounding of the average).
 #include "kernels/kernels.h"
+#include "engine/quant.h"
+#include "engine/schema.h"
+
+#if TFLM_KERNEL_AVERAGE_POOL_2D || TFLM_KERNEL_MAX_POOL_2D
+
+// Pool2DOptions fields
+#define POOL_PADDING (0)
+#define POOL_STRIDE_W (1)
+#define POOL_STRIDE_H (2)
+#define POOL_FILTER_W (3)
+#define POOL_FILTER_H (4)
+#define POOL_FUSED_ACTIVATION (5)
+
+enum { POOL_FLOAT32, POOL_INT8, POOL_INT16 };
+
+typedef struct {
+    uint8_t kind;
+    uint8_t reserved;
+    // Window geometry fits 16 bits (checked in prepare): keeps the block small.
+    uint16_t stride_h;
+    uint16_t stride_w;
+    uint16_t filter_h;
+    uint16_t filter_w;
+    uint16_t pad_h;
+    uint16_t pad_w;
+    uint16_t reserved2;
+    int32_t batches;
+    int32_t in_h;
+    int32_t in_w;
+    int32_t depth;
+    int32_t out_h;
+    int32_t out_w;
+    union {
+        int32_t q;
+        float f;
+    } act_min, act_max;
+} pool_data_t;
+
+// The part of the filter window that lies inside the input, along one axis.
+static inline void pool_window(int32_t out_pos, int32_t stride, int32_t pad, int32_t filter, int32_t in_size,
+    int32_t *origin, int32_t *start, int32_t *end) {
+    *origin = out_pos * stride - pad;
+    *start = *origin < 0 ? -*origin : 0;
+    *end = in_size - *origin < filter ? in_size - *origin : filter;
+}
+
+// Walks the output positions; BODY sees the window bounds (ys, ye, xs, xe),
+// the input origin (iy, ix) and the batch/channel base pointers' offsets.
+#define POOL_LOOP(d, BODY) \
+    for (int32_t b = 0; b < (d)->batches; ++b) { \
+        for (int32_t oy = 0; oy < (d)->out_h; ++oy) { \
+            int32_t iy, ys, ye; \
+            pool_window(oy, (d)->stride_h, (d)->pad_h, (d)->filter_h, (d)->in_h, &iy, &ys, &ye); \
+            for (int32_t ox = 0; ox < (d)->out_w; ++ox) { \
+                int32_t ix, xs, xe; \
+                pool_window(ox, (d)->stride_w, (d)->pad_w, (d)->filter_w, (d)->in_w, &ix, &xs, &xe); \
+                for (int32_t c = 0; c < (d)->depth; ++c) { \
+                    const int32_t out_at = ((b * (d)->out_h + oy) * (d)->out_w + ox) * (d)->depth + c; \
+                    BODY \
+                } \
+            } \
+        } \
+    }
+
+#define POOL_IN_AT(d, y, x) ((((b * (d)->in_h + iy + (y)) * (d)->in_w) + ix + (x)) * (d)->depth + c)
+
+#endif
 
 #if TFLM_KERNEL_AVERAGE_POOL_2D
-tflm_status_t tflm_average_pool_2d_prepare(tflm_prepare_t *p) {
-    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "AVERAGE_POOL_2D kernel not written yet");
+
+static void tflm_average_pool_2d_float32(const pool_data_t *d, const float *input, float *output) {
+    POOL_LOOP(d, {
+        float total = 0.0f;
+        float count = 0.0f;
+        for (int32_t fy = ys; fy < ye; ++fy) {
+            for (int32_t fx = xs; fx < xe; ++fx) {
+                total += input[POOL_IN_AT(d, fy, fx)];
+                count += 1.0f;
+            }
+        }
+        output[out_at] = tflm_clampf(total / count, d->act_min.f, d->act_max.f);
+    })
 }
 
-tflm_status_t tflm_average_pool_2d_eval(tflm_eval_t *e) {
-    (void)e;
-    return TFLM_ERR_NOT_IMPLEMENTED;
+// Rounds half away from zero; the sum wraps as the reference's int32 does.
+static inline int32_t pool_average(uint32_t acc, int32_t count) {
+    int32_t sum = (int32_t)acc;
+    int32_t half = count / 2;
+    return sum > 0 ? tflm_wrap_add(sum, half) / count : tflm_wrap_add(sum, -half) / count;
 }
+
+static void tflm_average_pool_2d_int8(const pool_data_t *d, const int8_t *input, int8_t *output) {
+    POOL_LOOP(d, {
+        uint32_t acc = 0;
+        int32_t count = 0;
+        for (int32_t fy = ys; fy < ye; ++fy) {
+            for (int32_t fx = xs; fx < xe; ++fx) {
+                acc += (uint32_t)(int32_t)input[POOL_IN_AT(d, fy, fx)];
+                ++count;
+            }
+        }
+        output[out_at] = (int8_t)tflm_clamp(pool_average(acc, count), d->act_min.q, d->act_max.q);
+    })
+}
+
+static void tflm_average_pool_2d_int16(const pool_data_t *d, const int16_t *input, int16_t *output) {
+    POOL_LOOP(d, {
+        uint32_t acc = 0;
+        int32_t count = 0;
+        for (int32_t fy = ys; fy < ye; ++fy) {
+            for (int32_t fx = xs; fx < xe; ++fx) {
+                acc += (uint32_t)(int32_t)input[POOL_IN_AT(d, fy, fx)];
+                ++count;
+            }
+        }
+        output[out_at] = (int16_t)tflm_clamp(pool_average(acc, count), d->act_min.q, d->act_max.q);
+    })
+}
+
 #endif
 
 #if TFLM_KERNEL_MAX_POOL_2D
+
+static void tflm_max_pool_2d_float32(const pool_data_t *d, const float *input, float *output) {
+    POOL_LOOP(d, {
+        float max = -3.40282347e+38f;
+        for (int32_t fy = ys; fy < ye; ++fy) {
+            for (int32_t fx = xs; fx < xe; ++fx) {
+                float v = input[POOL_IN_AT(d, fy, fx)];
+                // std::max's comparison: a NaN input never replaces the maximum.
+                max = (max < v) ? v : max;
+            }
+        }
+        output[out_at] = tflm_clampf(max, d->act_min.f, d->act_max.f);
+    })
+}
+
+static void tflm_max_pool_2d_int8(const pool_data_t *d, const int8_t *input, int8_t *output) {
+    POOL_LOOP(d, {
+        int32_t max = -128;
+        for (int32_t fy = ys; fy < ye; ++fy) {
+            for (int32_t fx = xs; fx < xe; ++fx) {
+                int32_t v = input[POOL_IN_AT(d, fy, fx)];
+                max = v > max ? v : max;
+            }
+        }
+        output[out_at] = (int8_t)tflm_clamp(max, d->act_min.q, d->act_max.q);
+    })
+}
+
+static void tflm_max_pool_2d_int16(const pool_data_t *d, const int16_t *input, int16_t *output) {
+    POOL_LOOP(d, {
+        int32_t max = -32768;
+        for (int32_t fy = ys; fy < ye; ++fy) {
+            for (int32_t fx = xs; fx < xe; ++fx) {
+                int32_t v = input[POOL_IN_AT(d, fy, fx)];
+                max = v > max ? v : max;
+            }
+        }
+        output[out_at] = (int16_t)tflm_clamp(max, d->act_min.q, d->act_max.q);
+    })
+}
+
+#endif
+
+#if TFLM_KERNEL_AVERAGE_POOL_2D || TFLM_KERNEL_MAX_POOL_2D
+
+static tflm_status_t pool_prepare(tflm_prepare_t *p) {
+    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
+    if (st) {
+        return st;
+    }
+    tflm_tinfo_t in, out;
+    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
+        return st;
+    }
+    if (in.index < 0 || out.index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input or output missing");
+    }
+    uint8_t kind;
+    switch (in.type) {
+        case TFLM_FLOAT32:
+            kind = POOL_FLOAT32;
+            break;
+        case TFLM_INT8:
+            kind = POOL_INT8;
+            break;
+        case TFLM_INT16:
+            kind = POOL_INT16;
+            break;
+        default:
+            return tflm_prep_unsupported_type(p, "input", in.type);
+    }
+    if (out.type != in.type) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "output type %s differs from input type %s",
+            tflm_type_name(out.type), tflm_type_name(in.type));
+    }
+    if (in.ndims != 4 || out.ndims != 4) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input and output need 4 dimensions");
+    }
+    uint8_t padding = tflm_prep_opt_u8(p, POOL_PADDING, TFLM_PADDING_SAME);
+    int32_t stride_w = tflm_prep_opt_i32(p, POOL_STRIDE_W, 0);
+    int32_t stride_h = tflm_prep_opt_i32(p, POOL_STRIDE_H, 0);
+    int32_t filter_w = tflm_prep_opt_i32(p, POOL_FILTER_W, 0);
+    int32_t filter_h = tflm_prep_opt_i32(p, POOL_FILTER_H, 0);
+    uint8_t activation = tflm_prep_opt_u8(p, POOL_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    if (padding != TFLM_PADDING_SAME && padding != TFLM_PADDING_VALID) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "unknown padding %u", (unsigned)padding);
+    }
+    if (stride_w <= 0 || stride_h <= 0 || filter_w <= 0 || filter_h <= 0
+        || stride_w > UINT16_MAX || stride_h > UINT16_MAX || filter_w > UINT16_MAX || filter_h > UINT16_MAX) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "bad window: stride %dx%d, filter %dx%d",
+            (int)stride_h, (int)stride_w, (int)filter_h, (int)filter_w);
+    }
+    int32_t in_h = in.dims[1], in_w = in.dims[2];
+    int32_t out_h = tflm_window_out_size(padding, in_h, filter_h, stride_h, 1);
+    int32_t out_w = tflm_window_out_size(padding, in_w, filter_w, stride_w, 1);
+    if (out_h == 0 || out_w == 0 || out.dims[0] != in.dims[0] || out.dims[3] != in.dims[3]
+        || out.dims[1] != out_h || out.dims[2] != out_w) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "output shape does not match: input %dx%dx%dx%d, output %dx%dx%dx%d",
+            (int)in.dims[0], (int)in_h, (int)in_w, (int)in.dims[3],
+            (int)out.dims[0], (int)out.dims[1], (int)out.dims[2], (int)out.dims[3]);
+    }
+    int32_t offset;
+    int32_t pad_h = tflm_window_padding(in_h, filter_h, stride_h, 1, out_h, &offset);
+    int32_t pad_w = tflm_window_padding(in_w, filter_w, stride_w, 1, out_w, &offset);
+    if (kind != POOL_FLOAT32) {
+        // The reference copies values without rescaling: the scales must agree.
+        double diff = (double)in.scale - (double)out.scale;
+        if (in.n_scales == 0 || out.n_scales == 0 || !(out.scale > 0.0f) || diff > 1.0e-6 || diff < -1.0e-6
+            || in.zero_point != out.zero_point) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "input and output quantization differ");
+        }
+    }
+    pool_data_t *d = tflm_prep_alloc(p, sizeof(pool_data_t));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->kind = kind;
+    d->stride_h = (uint16_t)stride_h;
+    d->stride_w = (uint16_t)stride_w;
+    d->filter_h = (uint16_t)filter_h;
+    d->filter_w = (uint16_t)filter_w;
+    // Padding never exceeds the filter size minus one.
+    d->pad_h = (uint16_t)pad_h;
+    d->pad_w = (uint16_t)pad_w;
+    d->batches = in.dims[0];
+    d->in_h = in_h;
+    d->in_w = in_w;
+    d->depth = in.dims[3];
+    d->out_h = out_h;
+    d->out_w = out_w;
+    if (kind == POOL_FLOAT32) {
+        tflm_activation_range_float(activation, &d->act_min.f, &d->act_max.f);
+    } else if (kind == POOL_INT8) {
+        tflm_activation_range_quantized(activation, out.scale, out.zero_point, -128, 127, &d->act_min.q, &d->act_max.q);
+    } else {
+        tflm_activation_range_quantized(activation, out.scale, out.zero_point, -32768, 32767, &d->act_min.q, &d->act_max.q);
+    }
+    return TFLM_OK;
+}
+
+#endif
+
+#if TFLM_KERNEL_AVERAGE_POOL_2D
+
+tflm_status_t tflm_average_pool_2d_prepare(tflm_prepare_t *p) {
+    return pool_prepare(p);
+}
+
+tflm_status_t tflm_average_pool_2d_eval(tflm_eval_t *e) {
+    const pool_data_t *d = e->data;
+    switch (d->kind) {
+        case POOL_FLOAT32:
+            tflm_average_pool_2d_float32(d, e->in[0], e->out[0]);
+            break;
+        case POOL_INT8:
+            tflm_average_pool_2d_int8(d, e->in[0], e->out[0]);
+            break;
+        default:
+            tflm_average_pool_2d_int16(d, e->in[0], e->out[0]);
+            break;
+    }
+    return TFLM_OK;
+}
+
+#endif
+
+#if TFLM_KERNEL_MAX_POOL_2D
+
 tflm_status_t tflm_max_pool_2d_prepare(tflm_prepare_t *p) {
-    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "MAX_POOL_2D kernel not written yet");
+    return pool_prepare(p);
 }
 
 tflm_status_t tflm_max_pool_2d_eval(tflm_eval_t *e) {
-    (void)e;
-    return TFLM_ERR_NOT_IMPLEMENTED;
+    const pool_data_t *d = e->data;
+    switch (d->kind) {
+        case POOL_FLOAT32:
+            tflm_max_pool_2d_float32(d, e->in[0], e->out[0]);
+            break;
+        case POOL_INT8:
+            tflm_max_pool_2d_int8(d, e->in[0], e->out[0]);
+            break;
+        default:
+            tflm_max_pool_2d_int16(d, e->in[0], e->out[0]);
+            break;
+    }
+    return TFLM_OK;
 }
-#endif
 
+#endif

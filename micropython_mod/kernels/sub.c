@@ -1,14 +1,219 @@
-// Placeholder: SUB not written yet.
+// SUB: float32, int32, int8 and int16 with broadcasting, bit-exact with
+// TFLM's reference (as ADD, but the int32 result is clamped to the fused
+// activation).
 #include "kernels/kernels.h"
+#include "kernels/broadcast.h"
+#include "engine/quant.h"
+#include "engine/schema.h"
 
 #if TFLM_KERNEL_SUB
+
+// SubOptions fields
+#define SUB_FUSED_ACTIVATION (0)
+
+enum { SUB_FLOAT32, SUB_INT32, SUB_INT8, SUB_INT16 };
+
+typedef struct {
+    uint8_t kind;
+    uint8_t left_shift;
+    int8_t in1_shift;
+    int8_t in2_shift;
+    int8_t out_shift;
+    uint8_t reserved[3];
+    int32_t in1_offset;
+    int32_t in2_offset;
+    int32_t out_offset;
+    int32_t in1_multiplier;
+    int32_t in2_multiplier;
+    int32_t out_multiplier;
+    union {
+        int32_t i;
+        float f;
+    } act_min, act_max;
+    // then the broadcast plan
+} sub_data_t;
+
+static const int32_t *sub_plan(const sub_data_t *d) {
+    return (const int32_t *)(d + 1);
+}
+
+static inline int32_t sub_quantized(const sub_data_t *d, int32_t x, int32_t y) {
+    // Shifts wrap as the reference's int32 arithmetic would (never in practice).
+    int32_t a = (int32_t)((uint32_t)(d->in1_offset + x) << d->left_shift);
+    int32_t b = (int32_t)((uint32_t)(d->in2_offset + y) << d->left_shift);
+    a = tflm_mul_by_quantized_mul(a, d->in1_multiplier, d->in1_shift);
+    b = tflm_mul_by_quantized_mul(b, d->in2_multiplier, d->in2_shift);
+    int32_t diff = (int32_t)((uint32_t)a - (uint32_t)b);
+    diff = tflm_mul_by_quantized_mul(diff, d->out_multiplier, d->out_shift);
+    return tflm_clamp(tflm_wrap_add(diff, d->out_offset), d->act_min.i, d->act_max.i);
+}
+
+static void tflm_sub_float32(const sub_data_t *d, const float *in1, const float *in2, float *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, sub_plan(d))) {
+        return;
+    }
+    do {
+        const float *x = in1 + it.at1, *y = in2 + it.at2;
+        float *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            o[i] = tflm_clampf(x[i * it.inc1] - y[i * it.inc2], d->act_min.f, d->act_max.f);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
+static void tflm_sub_int32(const sub_data_t *d, const int32_t *in1, const int32_t *in2, int32_t *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, sub_plan(d))) {
+        return;
+    }
+    do {
+        const int32_t *x = in1 + it.at1, *y = in2 + it.at2;
+        int32_t *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            int32_t diff = (int32_t)((uint32_t)x[i * it.inc1] - (uint32_t)y[i * it.inc2]);
+            o[i] = tflm_clamp(diff, d->act_min.i, d->act_max.i);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
+static void tflm_sub_int8(const sub_data_t *d, const int8_t *in1, const int8_t *in2, int8_t *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, sub_plan(d))) {
+        return;
+    }
+    do {
+        const int8_t *x = in1 + it.at1, *y = in2 + it.at2;
+        int8_t *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            o[i] = (int8_t)sub_quantized(d, x[i * it.inc1], y[i * it.inc2]);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
+static void tflm_sub_int16(const sub_data_t *d, const int16_t *in1, const int16_t *in2, int16_t *out) {
+    tflm_bcast_iter_t it;
+    if (!tflm_bcast_begin(&it, sub_plan(d))) {
+        return;
+    }
+    do {
+        const int16_t *x = in1 + it.at1, *y = in2 + it.at2;
+        int16_t *o = out + it.out;
+        for (int32_t i = 0; i < it.len; ++i) {
+            o[i] = (int16_t)sub_quantized(d, x[i * it.inc1], y[i * it.inc2]);
+        }
+    } while (tflm_bcast_next(&it));
+}
+
+// A multiplier below one as TFLM's QuantizeMultiplierSmallerThanOneExp makes it.
+static tflm_status_t sub_multiplier_below_one(tflm_prepare_t *p, double real, int32_t *multiplier, int8_t *shift) {
+    int32_t s;
+    if (!(real > 0.0 && real < 1.0)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "quantization scales give an out-of-range multiplier");
+    }
+    tflm_status_t st = tflm_prep_multiplier(p, real, 0, multiplier, &s);
+    *shift = (int8_t)s;
+    return st;
+}
+
 tflm_status_t tflm_sub_prepare(tflm_prepare_t *p) {
-    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "SUB kernel not written yet");
+    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    if (st) {
+        return st;
+    }
+    tflm_tinfo_t in1, in2, out;
+    if ((st = tflm_prep_input(p, 0, &in1)) || (st = tflm_prep_input(p, 1, &in2))
+        || (st = tflm_prep_output(p, 0, &out))) {
+        return st;
+    }
+    if (in1.index < 0 || in2.index < 0 || out.index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
+    }
+    uint8_t kind;
+    switch (out.type) {
+        case TFLM_FLOAT32:
+            kind = SUB_FLOAT32;
+            break;
+        case TFLM_INT32:
+            kind = SUB_INT32;
+            break;
+        case TFLM_INT8:
+            kind = SUB_INT8;
+            break;
+        case TFLM_INT16:
+            kind = SUB_INT16;
+            break;
+        default:
+            return tflm_prep_unsupported_type(p, "output", out.type);
+    }
+    if (in1.type != out.type || in2.type != out.type) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input types %s and %s differ from the output's %s",
+            tflm_type_name(in1.type), tflm_type_name(in2.type), tflm_type_name(out.type));
+    }
+    bool quantized = kind == SUB_INT8 || kind == SUB_INT16;
+    if (quantized && (in1.n_scales == 0 || in2.n_scales == 0 || out.n_scales == 0)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "quantized SUB needs quantized inputs and output");
+    }
+    if (kind == SUB_INT32 && (in1.n_scales != 0 || in2.n_scales != 0 || out.n_scales != 0)) {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "quantized int32 SUB is not supported");
+    }
+    uint8_t activation = tflm_prep_opt_u8(p, SUB_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    if (quantized && activation > TFLM_ACT_RELU6) {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation %u is not supported", (unsigned)activation);
+    }
+    tflm_bcast_plan_t plan;
+    if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {
+        return st;
+    }
+    sub_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(sub_data_t) + tflm_bcast_bytes(&plan));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->kind = kind;
+    tflm_bcast_store(&plan, (int32_t *)(d + 1));
+    if (kind == SUB_FLOAT32) {
+        tflm_activation_range_float(activation, &d->act_min.f, &d->act_max.f);
+        return TFLM_OK;
+    }
+    if (kind == SUB_INT32) {
+        tflm_activation_range_int32(activation, &d->act_min.i, &d->act_max.i);
+        return TFLM_OK;
+    }
+    d->in1_offset = -in1.zero_point;
+    d->in2_offset = -in2.zero_point;
+    d->out_offset = out.zero_point;
+    d->left_shift = kind == SUB_INT16 ? 15 : 20;
+    // In double, as TFLM computes them.
+    double twice_max = 2.0 * (double)TFLM_MAX(in1.scale, in2.scale);
+    double out_real = twice_max / ((double)(1 << d->left_shift) * (double)out.scale);
+    if ((st = sub_multiplier_below_one(p, (double)in1.scale / twice_max, &d->in1_multiplier, &d->in1_shift))
+        || (st = sub_multiplier_below_one(p, (double)in2.scale / twice_max, &d->in2_multiplier, &d->in2_shift))
+        || (st = sub_multiplier_below_one(p, out_real, &d->out_multiplier, &d->out_shift))) {
+        return st;
+    }
+    int32_t qmin = kind == SUB_INT8 ? -128 : -32768;
+    int32_t qmax = kind == SUB_INT8 ? 127 : 32767;
+    tflm_activation_range_quantized(activation, out.scale, out.zero_point, qmin, qmax, &d->act_min.i, &d->act_max.i);
+    return TFLM_OK;
 }
 
 tflm_status_t tflm_sub_eval(tflm_eval_t *e) {
-    (void)e;
-    return TFLM_ERR_NOT_IMPLEMENTED;
+    const sub_data_t *d = e->data;
+    switch (d->kind) {
+        case SUB_FLOAT32:
+            tflm_sub_float32(d, e->in[0], e->in[1], e->out[0]);
+            break;
+        case SUB_INT32:
+            tflm_sub_int32(d, e->in[0], e->in[1], e->out[0]);
+            break;
+        case SUB_INT8:
+            tflm_sub_int8(d, e->in[0], e->in[1], e->out[0]);
+            break;
+        default:
+            tflm_sub_int16(d, e->in[0], e->in[1], e->out[0]);
+            break;
+    }
+    return TFLM_OK;
 }
-#endif
 
+#endif // TFLM_KERNEL_SUB

@@ -1,14 +1,313 @@
-// Placeholder: SVDF not written yet.
+// SVDF: float32, and int8 input with int8 feature weights and int16 (or
+// int8) time weights and activation state, bit-exact with TFLM's reference.
+// The activation state is a variable tensor: each invoke shifts it left by
+// one step and writes the newest feature projections in its last column.
 #include "kernels/kernels.h"
+#include "engine/fmath.h"
+#include "engine/quant.h"
+#include "engine/schema.h"
 
 #if TFLM_KERNEL_SVDF
+
+// SVDFOptions fields
+#define SVDF_RANK (0)
+#define SVDF_FUSED_ACTIVATION (1)
+
+// Inputs
+#define SVDF_INPUT (0)
+#define SVDF_WEIGHTS_FEATURE (1)
+#define SVDF_WEIGHTS_TIME (2)
+#define SVDF_BIAS (3)
+#define SVDF_STATE (4)
+
+enum { SVDF_FLOAT32, SVDF_INT16_STATE, SVDF_INT8_STATE };
+
+typedef struct {
+    uint8_t kind;
+    uint8_t activation;    // float only: TFLM's integer path has none
+    uint8_t has_bias;
+    int8_t feature_shift;  // input * feature weights -> state
+    int32_t batches;
+    int32_t input_size;
+    int32_t filters;
+    int32_t units;
+    int32_t rank;
+    int32_t memory;
+    int32_t input_zero_point;
+    int32_t state_zero_point;
+    int32_t output_zero_point;
+    int32_t feature_multiplier;
+    int32_t output_multiplier; // state * time weights -> output
+    int32_t output_shift;
+} svdf_data_t;
+
+// Drops the oldest step: the whole state moves one element left, as in
+// TFLM (the last column of every filter is then overwritten).
+#define SVDF_SHIFT_STATE(state, n) \
+    for (int32_t i = 0; i + 1 < (n); ++i) { \
+        (state)[i] = (state)[i + 1]; \
+    }
+
+static float svdf_activation(uint8_t activation, float x) {
+    switch (activation) {
+        case TFLM_ACT_RELU:
+            return 0.0f < x ? x : 0.0f;
+        case TFLM_ACT_RELU_N1_TO_1:
+            x = 1.0f < x ? 1.0f : x;
+            return -1.0f < x ? x : -1.0f;
+        case TFLM_ACT_RELU6:
+            x = 6.0f < x ? 6.0f : x;
+            return 0.0f < x ? x : 0.0f;
+        case TFLM_ACT_TANH:
+            return tflm_tanhf(x);
+        case TFLM_ACT_SIGN_BIT: {
+            uint32_t bits;
+            memcpy(&bits, &x, sizeof(bits));
+            return (bits >> 31) ? 1.0f : 0.0f;
+        }
+        default:
+            return x;
+    }
+}
+
+static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const float *wfeature,
+    const float *wtime, const float *bias, float *state, float *scratch, float *output) {
+    const int32_t n_batch = d->batches, n_input = d->input_size, n_filter = d->filters;
+    const int32_t n_unit = d->units, n_rank = d->rank, n_memory = d->memory;
+    SVDF_SHIFT_STATE(state, n_batch * n_filter * n_memory);
+    // Feature projection into the newest column of the state.
+    for (int32_t b = 0; b < n_batch; ++b) {
+        const float *in = input + b * n_input;
+        for (int32_t f = 0; f < n_filter; ++f) {
+            const float *w = wfeature + f * n_input;
+            float dot = 0.0f;
+            for (int32_t k = 0; k < n_input; ++k) {
+                dot += w[k] * in[k];
+            }
+            state[(b * n_filter + f) * n_memory + n_memory - 1] = dot;
+        }
+    }
+    // Time filter: one dot product per filter over its memory.
+    for (int32_t b = 0; b < n_batch; ++b) {
+        for (int32_t f = 0; f < n_filter; ++f) {
+            const float *w = wtime + f * n_memory;
+            const float *s = state + (b * n_filter + f) * n_memory;
+            float acc = 0.0f;
+            for (int32_t m = 0; m < n_memory; ++m) {
+                acc += w[m] * s[m];
+            }
+            scratch[b * n_filter + f] = acc;
+        }
+    }
+    // Bias, then the rank filters of each unit summed in order.
+    for (int32_t b = 0; b < n_batch; ++b) {
+        const float *s = scratch + b * n_filter;
+        float *out = output + b * n_unit;
+        for (int32_t u = 0; u < n_unit; ++u) {
+            float acc = bias ? bias[u] : 0.0f;
+            for (int32_t r = 0; r < n_rank; ++r) {
+                acc += s[u * n_rank + r];
+            }
+            out[u] = svdf_activation(d->activation, acc);
+        }
+    }
+}
+
+// The integer variants differ only in the state / time weights type.
+#define SVDF_INTEGER_BODY(T, T_MIN, T_MAX) \
+    const int32_t n_batch = d->batches, n_input = d->input_size, n_filter = d->filters; \
+    const int32_t n_unit = d->units, n_rank = d->rank, n_memory = d->memory; \
+    const int32_t state_zp = d->state_zero_point; \
+    SVDF_SHIFT_STATE(state, n_batch * n_filter * n_memory); \
+    for (int32_t b = 0; b < n_batch; ++b) { \
+        const int8_t *in = input + b * n_input; \
+        for (int32_t f = 0; f < n_filter; ++f) { \
+            const int8_t *w = wfeature + f * n_input; \
+            uint32_t dot = 0; \
+            for (int32_t k = 0; k < n_input; ++k) { \
+                dot += (uint32_t)(w[k] * (in[k] - d->input_zero_point)); \
+            } \
+            int32_t v = tflm_mul_by_quantized_mul((int32_t)dot, d->feature_multiplier, d->feature_shift); \
+            /* TFLM clamps first, then adds the zero point, wrapping into T. */ \
+            v = tflm_wrap_add(tflm_clamp(v, T_MIN, T_MAX), state_zp); \
+            state[(b * n_filter + f) * n_memory + n_memory - 1] = (T)v; \
+        } \
+    } \
+    for (int32_t b = 0; b < n_batch; ++b) { \
+        for (int32_t f = 0; f < n_filter; ++f) { \
+            const T *w = wtime + f * n_memory; \
+            const T *s = state + (b * n_filter + f) * n_memory; \
+            uint32_t acc = 0; \
+            for (int32_t m = 0; m < n_memory; ++m) { \
+                acc += (uint32_t)w[m] * (uint32_t)(s[m] - state_zp); \
+            } \
+            scratch[b * n_filter + f] = (int32_t)acc; \
+        } \
+    } \
+    for (int32_t b = 0; b < n_batch; ++b) { \
+        const int32_t *s = scratch + b * n_filter; \
+        for (int32_t u = 0; u < n_unit; ++u) { \
+            uint32_t acc = bias ? (uint32_t)bias[u] : 0u; \
+            for (int32_t r = 0; r < n_rank; ++r) { \
+                acc += (uint32_t)s[u * n_rank + r]; \
+            } \
+            out_acc[b * n_unit + u] = (int32_t)acc; \
+        } \
+    } \
+    for (int32_t i = 0; i < n_batch * n_unit; ++i) { \
+        int32_t v = tflm_mul_by_quantized_mul(out_acc[i], d->output_multiplier, d->output_shift); \
+        output[i] = (int8_t)tflm_clamp(tflm_wrap_add(v, d->output_zero_point), -128, 127); \
+    }
+
+static void tflm_svdf_int16(const svdf_data_t *d, const int8_t *input, const int8_t *wfeature,
+    const int16_t *wtime, const int32_t *bias, int16_t *state, int32_t *scratch, int32_t *out_acc, int8_t *output) {
+    SVDF_INTEGER_BODY(int16_t, -32768, 32767)
+}
+
+static void tflm_svdf_int8(const svdf_data_t *d, const int8_t *input, const int8_t *wfeature,
+    const int8_t *wtime, const int32_t *bias, int8_t *state, int32_t *scratch, int32_t *out_acc, int8_t *output) {
+    SVDF_INTEGER_BODY(int8_t, -128, 127)
+}
+
+static bool svdf_is_2d(const tflm_tinfo_t *t) {
+    return t->ndims == 2;
+}
+
 tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
-    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "SVDF kernel not written yet");
+    // TFLM wants all five inputs listed (the bias may be an omitted one).
+    tflm_status_t st = tflm_prep_expect_io(p, 5, 5, 1);
+    if (st) {
+        return st;
+    }
+    tflm_tinfo_t in, wf, wt, bias, state, out;
+    if ((st = tflm_prep_input(p, SVDF_INPUT, &in)) || (st = tflm_prep_input(p, SVDF_WEIGHTS_FEATURE, &wf))
+        || (st = tflm_prep_input(p, SVDF_WEIGHTS_TIME, &wt)) || (st = tflm_prep_input(p, SVDF_BIAS, &bias))
+        || (st = tflm_prep_input(p, SVDF_STATE, &state)) || (st = tflm_prep_output(p, 0, &out))) {
+        return st;
+    }
+    if (in.index < 0 || wf.index < 0 || wt.index < 0 || state.index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input, weights or activation state missing");
+    }
+    if (!state.is_variable) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "the activation state must be a variable tensor");
+    }
+    int32_t rank = tflm_prep_opt_i32(p, SVDF_RANK, 0);
+    if (!svdf_is_2d(&in) || !svdf_is_2d(&wf) || !svdf_is_2d(&wt) || !svdf_is_2d(&state) || !svdf_is_2d(&out)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input, weights, state and output need 2 dimensions");
+    }
+    int32_t batches = in.dims[0], input_size = in.dims[1];
+    int32_t filters = wf.dims[0], memory = wt.dims[1];
+    if (memory < 1) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "the time weights need a memory of at least 1");
+    }
+    if (rank <= 0 || filters % rank != 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "rank %d does not divide %d filters", (int)rank, (int)filters);
+    }
+    int32_t units = filters / rank;
+    if (out.dims[0] != batches || out.dims[1] != units || wf.dims[1] != input_size || wt.dims[0] != filters
+        || state.dims[0] != batches || (int64_t)state.dims[1] != (int64_t)memory * filters
+        || (bias.index >= 0 && (bias.ndims < 1 || bias.dims[0] != units || bias.elements < (uint32_t)units))) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "shapes do not match: input %dx%d, %d filters of rank %d, memory %d",
+            (int)batches, (int)input_size, (int)filters, (int)rank, (int)memory);
+    }
+    uint8_t kind;
+    if (in.type == TFLM_FLOAT32) {
+        if (wf.type != TFLM_FLOAT32 || wt.type != TFLM_FLOAT32 || state.type != TFLM_FLOAT32
+            || out.type != TFLM_FLOAT32 || (bias.index >= 0 && bias.type != TFLM_FLOAT32)) {
+            return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "float32 SVDF needs float32 weights, bias, state and output");
+        }
+        kind = SVDF_FLOAT32;
+    } else if (in.type == TFLM_INT8) {
+        // TFLM reads the state with the time weights' type: they must agree.
+        if (wf.type != TFLM_INT8 || out.type != TFLM_INT8 || (bias.index >= 0 && bias.type != TFLM_INT32)
+            || !((wt.type == TFLM_INT16 && state.type == TFLM_INT16) || (wt.type == TFLM_INT8 && state.type == TFLM_INT8))) {
+            return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED,
+                "int8 SVDF needs int8 feature weights and output, int32 bias, and int16 or int8 time weights and state alike");
+        }
+        kind = wt.type == TFLM_INT16 ? SVDF_INT16_STATE : SVDF_INT8_STATE;
+    } else {
+        return tflm_prep_unsupported_type(p, "input", in.type);
+    }
+    if (kind != SVDF_FLOAT32 && (in.n_scales == 0 || wf.n_scales == 0 || wt.n_scales == 0 || state.n_scales == 0
+                                 || out.n_scales == 0 || (bias.index >= 0 && bias.n_scales == 0))) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "int8 SVDF needs quantized tensors");
+    }
+    // Every buffer is at most a few KB on a microcontroller; this keeps the
+    // sizes below in range.
+    uint64_t cells = (uint64_t)batches * (uint64_t)filters;
+    if (cells > (1u << 28)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "SVDF too large");
+    }
+    // TFLM's scratch buffers: the time filter's sums, then (integer) the
+    // output accumulators.
+    uint32_t index;
+    if ((st = tflm_prep_scratch(p, (uint32_t)cells * 4u, &index))) {
+        return st;
+    }
+    if (kind != SVDF_FLOAT32 && (st = tflm_prep_scratch(p, (uint32_t)batches * (uint32_t)units * 4u, &index))) {
+        return st;
+    }
+    svdf_data_t *d = tflm_prep_alloc(p, sizeof(svdf_data_t));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->kind = kind;
+    d->activation = tflm_prep_opt_u8(p, SVDF_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    d->has_bias = bias.index >= 0;
+    d->batches = batches;
+    d->input_size = input_size;
+    d->filters = filters;
+    d->units = units;
+    d->rank = rank;
+    d->memory = memory;
+    if (kind == SVDF_FLOAT32) {
+        return TFLM_OK;
+    }
+    if (bias.index >= 0) {
+        // TFLM checks the bias scale against the product it stands for.
+        double expect = (double)(state.scale * wt.scale);
+        double diff = (double)bias.scale - expect;
+        if (!(diff < 1e-5 && diff > -1e-5)) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "bias scale %g does not match state scale x time weights scale",
+                (double)bias.scale);
+        }
+    }
+    // Single-precision products, as TFLM computes them.
+    double scale_1 = (double)(in.scale * wf.scale / state.scale);
+    double scale_2 = (double)(state.scale * wt.scale / out.scale);
+    int32_t shift;
+    if ((st = tflm_prep_multiplier(p, scale_1, 31, &d->feature_multiplier, &shift))) {
+        return st;
+    }
+    d->feature_shift = (int8_t)shift;
+    if ((st = tflm_prep_multiplier(p, scale_2, 31, &d->output_multiplier, &d->output_shift))) {
+        return st;
+    }
+    d->input_zero_point = in.zero_point;
+    d->state_zero_point = state.zero_point;
+    d->output_zero_point = out.zero_point;
+    return TFLM_OK;
 }
 
 tflm_status_t tflm_svdf_eval(tflm_eval_t *e) {
-    (void)e;
-    return TFLM_ERR_NOT_IMPLEMENTED;
+    const svdf_data_t *d = e->data;
+    const void *bias = d->has_bias ? e->in[SVDF_BIAS] : NULL;
+    void *state = e->in[SVDF_STATE];
+    switch (d->kind) {
+        case SVDF_FLOAT32:
+            tflm_svdf_float32(d, e->in[SVDF_INPUT], e->in[SVDF_WEIGHTS_FEATURE], e->in[SVDF_WEIGHTS_TIME], bias,
+                state, e->scratch[0], e->out[0]);
+            break;
+        case SVDF_INT16_STATE:
+            tflm_svdf_int16(d, e->in[SVDF_INPUT], e->in[SVDF_WEIGHTS_FEATURE], e->in[SVDF_WEIGHTS_TIME], bias,
+                state, e->scratch[0], e->scratch[1], e->out[0]);
+            break;
+        default:
+            tflm_svdf_int8(d, e->in[SVDF_INPUT], e->in[SVDF_WEIGHTS_FEATURE], e->in[SVDF_WEIGHTS_TIME], bias,
+                state, e->scratch[0], e->scratch[1], e->out[0]);
+            break;
+    }
+    return TFLM_OK;
 }
-#endif
 
+#endif // TFLM_KERNEL_SVDF

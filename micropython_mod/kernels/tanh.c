@@ -1,14 +1,150 @@
-// Placeholder: TANH not written yet.
+// TANH: float32, int8 (gemmlowp fixed point) and int16 (TFLM's sigmoid
+// table), bit-exact with TFLM's reference kernels.
 #include "kernels/kernels.h"
+#include "kernels/activation_int16.h"
+#include "engine/fixedpoint.h"
+#include "engine/fmath.h"
+#include "engine/quant.h"
 
 #if TFLM_KERNEL_TANH
+
+enum { TANH_FLOAT32, TANH_INT8, TANH_INT16 };
+
+// int8 inputs are rescaled into Q4.27.
+#define TANH_INPUT_IB (4)
+
+typedef struct {
+    uint8_t kind;
+    uint32_t n;
+    int32_t zero_point;
+    int32_t radius;     // int8: |input - zero point| at which the output saturates
+    int32_t multiplier;
+    int32_t shift;
+} tanh_data_t;
+
+static void tflm_tanh_float32(uint32_t n, const float *in, float *out) {
+    for (uint32_t i = 0; i < n; ++i) {
+        out[i] = tflm_tanhf(in[i]);
+    }
+}
+
+static void tflm_tanh_int8(const tanh_data_t *d, const int8_t *in, int8_t *out) {
+    for (uint32_t i = 0; i < d->n; ++i) {
+        int32_t x = in[i] - d->zero_point;
+        if (x <= -d->radius) {
+            out[i] = -128;
+        } else if (x >= d->radius) {
+            out[i] = 127;
+        } else {
+            int32_t q4 = tflm_mul_by_quantized_mul(x, d->multiplier, d->shift);
+            // Q0.31 to 1/128 steps; TFLM ignores the output zero point here.
+            int32_t r = tflm_rounding_divide_by_pot(tflm_fp_tanh(q4, TANH_INPUT_IB), 24);
+            out[i] = (int8_t)tflm_clamp(r, -128, 127);
+        }
+    }
+}
+
 tflm_status_t tflm_tanh_prepare(tflm_prepare_t *p) {
-    return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "TANH kernel not written yet");
+    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
+    if (st) {
+        return st;
+    }
+    tflm_tinfo_t in, out;
+    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
+        return st;
+    }
+    if (in.index < 0 || out.index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input or output missing");
+    }
+    if (in.type != out.type) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
+    }
+    uint8_t kind;
+    switch (in.type) {
+        case TFLM_FLOAT32:
+            kind = TANH_FLOAT32;
+            break;
+        case TFLM_INT8:
+            kind = TANH_INT8;
+            break;
+        case TFLM_INT16:
+            kind = TANH_INT16;
+            break;
+        default:
+            return tflm_prep_unsupported_type(p, "input", in.type);
+    }
+    if (out.elements != in.elements) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "output has %u elements, input %u",
+            (unsigned)out.elements, (unsigned)in.elements);
+    }
+    int32_t multiplier = 0, shift = 0, radius = 0;
+    if (kind == TANH_INT8) {
+        int e;
+        double q = tflm_frexp((double)in.scale * (double)(1 << (31 - TANH_INPUT_IB)), &e);
+        // Scales below 2^-28 (or not positive) would overflow the radius.
+        if (!(in.scale > 0.0f) || e < 0) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "input scale out of range");
+        }
+        multiplier = (int32_t)tflm_round(q * 2147483648.0);
+        shift = e > 31 ? 31 : e;  // radius 0 then: every input saturates
+        radius = (int32_t)((((int64_t)1 << TANH_INPUT_IB) - 1) * ((int64_t)1 << (31 - TANH_INPUT_IB)) >> shift);
+    } else if (kind == TANH_INT16) {
+        if (in.zero_point != 0 || out.zero_point != 0) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "int16 needs zero points 0");
+        }
+        if (!(in.scale > 0.0f)) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "input scale out of range");
+        }
+        int log2_in, log2_out;
+        bool pot = tflm_fp_checked_log2(in.scale, &log2_in);
+        // Q3.12 input: power-of-two scales 2^-12 and 2^-11 need no multiplier.
+        shift = 12 + log2_in;
+        if (pot && (shift == 0 || shift == 1)) {
+            multiplier = 0;
+        } else {
+            // The table's input scale is 1/(3 * 4096).
+            double m = (double)in.scale * 4096.0 * 3.0;
+            shift = 0;
+            while (m <= 32767.0 / 2.0 && shift <= 30) {
+                shift++;
+                m *= 2.0;
+            }
+            if (!(m < 2147483648.0)) {
+                return tflm_error(p->err, TFLM_ERR_VALUE, "input scale out of range");
+            }
+            multiplier = (int32_t)m;
+        }
+        if (!tflm_fp_checked_log2(out.scale, &log2_out) || log2_out != -15) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "int16 output needs scale 2^-15");
+        }
+    }
+    tanh_data_t *d = tflm_prep_alloc(p, sizeof(tanh_data_t));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->kind = kind;
+    d->n = in.elements;
+    d->zero_point = in.zero_point;
+    d->radius = radius;
+    d->multiplier = multiplier;
+    d->shift = shift;
+    return TFLM_OK;
 }
 
 tflm_status_t tflm_tanh_eval(tflm_eval_t *e) {
-    (void)e;
-    return TFLM_ERR_NOT_IMPLEMENTED;
+    const tanh_data_t *d = e->data;
+    switch (d->kind) {
+        case TANH_FLOAT32:
+            tflm_tanh_float32(d->n, e->in[0], e->out[0]);
+            break;
+        case TANH_INT8:
+            tflm_tanh_int8(d, e->in[0], e->out[0]);
+            break;
+        default:
+            tflm_tanh_int16_apply(d->multiplier, d->shift, d->n, e->in[0], e->out[0]);
+            break;
+    }
+    return TFLM_OK;
 }
-#endif
 
+#endif // TFLM_KERNEL_TANH

@@ -1,0 +1,160 @@
+"""CONV_2D and DEPTHWISE_CONV_2D models: float32, int8 (per-tensor and
+per-channel filters, random input/output zero points), int16 activations with
+int8 filters (int64 bias; int32 bias too for CONV_2D); random sizes, batches,
+kernels, strides, dilation, both paddings, all fused activations, grouped
+filters and optional bias (CONV_2D), depth multipliers (DEPTHWISE_CONV_2D,
+always with a bias: TFLM's prepare() crashes without one)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import Case, act_quant, bias_data, generator, random_data, single_op, weight_quant
+
+ACTIVATIONS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6"]
+
+
+def _out_size(padding: str, n: int, k: int, stride: int, dilation: int) -> int:
+    eff = (k - 1) * dilation + 1
+    return (n + stride - 1) // stride if padding == "SAME" else (n + stride - eff) // stride
+
+
+def _window(rng: np.random.Generator) -> tuple[int, int, int]:
+    """Kernel, stride, dilation along one dimension."""
+    k = int(rng.integers(1, 6))
+    stride = int(rng.integers(1, 4))
+    dilation = int(rng.integers(1, 4)) if rng.integers(0, 2) else 1
+    return k, stride, dilation
+
+
+def _geometry(rng: np.random.Generator) -> dict:
+    h, w = int(rng.integers(1, 13)), int(rng.integers(1, 13))
+    kh, sh, dh = _window(rng)
+    kw, sw, dw = _window(rng)
+    padding = "SAME" if rng.integers(0, 2) else "VALID"
+    if padding == "VALID":
+        # VALID needs the dilated window to fit: shrink it until it does.
+        while (kh - 1) * dh + 1 > h:
+            if dh > 1:
+                dh -= 1
+            else:
+                kh -= 1
+        while (kw - 1) * dw + 1 > w:
+            if dw > 1:
+                dw -= 1
+            else:
+                kw -= 1
+    return dict(h=h, w=w, kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw, padding=padding,
+                oh=_out_size(padding, h, kh, sh, dh), ow=_out_size(padding, w, kw, sw, dw))
+
+
+def _quant(rng, dtype, out_channels, per_channel, qdim, taps):
+    """Input, filter and output quantization: filter scales chosen so the sums
+    mostly land inside the output range, and the output scale so that fused
+    activations (-1..1, 0..6) clamp at several distinct values."""
+    qin = act_quant(rng, dtype)
+    qout = act_quant(rng, dtype, (0.005, 0.2) if dtype == "INT8" else (0.0002, 0.004))
+    spread = 74.0 if dtype == "INT8" else 18900.0   # std of uniform random inputs
+    target = 40.0 if dtype == "INT8" else 8000.0    # wanted std of the outputs
+    typical = qout[0][0] * target / (qin[0][0] * spread * 73.0 * math.sqrt(max(taps, 1)))
+    qw = weight_quant(rng, out_channels, per_channel, qdim, (typical * 0.5, typical * 2.0))
+    return qin, qw, qout
+
+
+def _conv(rng: np.random.Generator, dtype: str, bias_type: str | None = None) -> Case:
+    g = _geometry(rng)
+    batches = int(rng.integers(1, 4)) if rng.integers(0, 3) == 0 else 1
+    in_d = int(rng.integers(1, 17))
+    # Grouped filters sometimes: each filter sees in_d / groups input channels.
+    divisors = [d for d in range(1, in_d + 1) if in_d % d == 0]
+    groups = int(rng.choice(divisors)) if rng.integers(0, 3) == 0 else 1
+    f_d = in_d // groups
+    out_d = groups * int(rng.integers(1, max(2, 16 // groups + 1)))
+    act = str(rng.choice(ACTIVATIONS))
+    has_bias = bool(rng.integers(0, 4))
+    per_channel = dtype != "FLOAT32" and bool(rng.integers(0, 2))
+    wtype = "FLOAT32" if dtype == "FLOAT32" else "INT8"
+    btype = bias_type or {"FLOAT32": "FLOAT32", "INT8": "INT32", "INT16": "INT64"}[dtype]
+    fshape = (out_d, g["kh"], g["kw"], f_d)
+    if dtype == "FLOAT32":
+        qin = qw = qb = qout = None
+        weights = random_data(rng, wtype, fshape)
+    else:
+        qin, qw, qout = _quant(rng, dtype, out_d, per_channel, 0, g["kh"] * g["kw"] * f_d)
+        qb = ([qin[0][0] * s for s in qw[0]], [0] * len(qw[0]), 0)
+        weights = random_data(rng, wtype, fshape, -127, 127)
+    inputs = [((batches, g["h"], g["w"], in_d), dtype, None, qin), (fshape, wtype, weights, qw),
+              ((out_d,), btype, bias_data(rng, btype, out_d), qb) if has_bias else None]
+    if not has_bias and rng.integers(0, 2):
+        inputs = inputs[:2]  # two inputs rather than an omitted third
+    model, _ = single_op("CONV_2D", inputs, [((batches, g["oh"], g["ow"], out_d), dtype, qout)],
+                         Padding=g["padding"], StrideH=g["sh"], StrideW=g["sw"], DilationHFactor=g["dh"],
+                         DilationWFactor=g["dw"], FusedActivationFunction=act)
+    return Case("", model, dict(dtype=dtype, batches=batches, in_d=in_d, out_d=out_d, groups=groups, act=act,
+                                bias=btype if has_bias else None, per_channel=per_channel, **g))
+
+
+def _depthwise(rng: np.random.Generator, dtype: str) -> Case:
+    g = _geometry(rng)
+    batches = int(rng.integers(1, 4)) if rng.integers(0, 3) == 0 else 1
+    in_d = int(rng.integers(1, 17))
+    mult = int(rng.choice([1, 1, 2, 3]))
+    out_d = in_d * mult
+    act = str(rng.choice(ACTIVATIONS))
+    per_channel = dtype != "FLOAT32" and bool(rng.integers(0, 2))
+    wtype = "FLOAT32" if dtype == "FLOAT32" else "INT8"
+    btype = {"FLOAT32": "FLOAT32", "INT8": "INT32", "INT16": "INT64"}[dtype]
+    fshape = (1, g["kh"], g["kw"], out_d)
+    if dtype == "FLOAT32":
+        qin = qw = qb = qout = None
+        weights = random_data(rng, wtype, fshape)
+    else:
+        qin, qw, qout = _quant(rng, dtype, out_d, per_channel, 3, g["kh"] * g["kw"])
+        qb = ([qin[0][0] * s for s in qw[0]], [0] * len(qw[0]), 0)
+        weights = random_data(rng, wtype, fshape, -127, 127)
+    # Always with a bias: TFLM's DEPTHWISE_CONV_2D prepare() crashes without
+    # one (it frees the missing tensor).
+    inputs = [((batches, g["h"], g["w"], in_d), dtype, None, qin), (fshape, wtype, weights, qw),
+              ((out_d,), btype, bias_data(rng, btype, out_d), qb)]
+    model, _ = single_op("DEPTHWISE_CONV_2D", inputs, [((batches, g["oh"], g["ow"], out_d), dtype, qout)],
+                         Padding=g["padding"], StrideH=g["sh"], StrideW=g["sw"], DilationHFactor=g["dh"],
+                         DilationWFactor=g["dw"], DepthMultiplier=mult, FusedActivationFunction=act)
+    return Case("", model, dict(dtype=dtype, batches=batches, in_d=in_d, multiplier=mult, act=act,
+                                per_channel=per_channel, **g))
+
+
+@generator("CONV_2D/float32")
+def conv_float32(rng):
+    return _conv(rng, "FLOAT32")
+
+
+@generator("CONV_2D/int8")
+def conv_int8(rng):
+    return _conv(rng, "INT8")
+
+
+@generator("CONV_2D/int16")
+def conv_int16(rng):
+    return _conv(rng, "INT16")
+
+
+@generator("CONV_2D/int16_bias32")
+def conv_int16_bias32(rng):
+    return _conv(rng, "INT16", "INT32")
+
+
+@generator("DEPTHWISE_CONV_2D/float32")
+def depthwise_float32(rng):
+    return _depthwise(rng, "FLOAT32")
+
+
+@generator("DEPTHWISE_CONV_2D/int8")
+def depthwise_int8(rng):
+    return _depthwise(rng, "INT8")
+
+
+@generator("DEPTHWISE_CONV_2D/int16")
+def depthwise_int16(rng):
+    return _depthwise(rng, "INT16")

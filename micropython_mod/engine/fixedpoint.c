@@ -1,0 +1,148 @@
+// gemmlowp-style fixed-point arithmetic (see fixedpoint.h). Plain additions
+// wrap on overflow, as the reference's do on its two's complement targets.
+#include "fixedpoint.h"
+#include "quant.h"
+
+// Constants of the gemmlowp polynomial and Newton-Raphson steps, raw int32.
+#define FP_EXP_MINUS_ONE_EIGHTH (1895147668)  // exp(-1/8), Q0
+#define FP_ONE_THIRD (715827883)              // 1/3, Q0
+#define FP_48_OVER_17 (1515870810)            // Q2
+#define FP_MINUS_32_OVER_17 (-1010580540)     // Q2
+#define FP_Q2_ONE (1 << 29)
+
+static inline int32_t add(int32_t a, int32_t b) {
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+static inline int32_t sub(int32_t a, int32_t b) {
+    return (int32_t)((uint32_t)a - (uint32_t)b);
+}
+
+static inline int32_t mul(int32_t a, int32_t b) {
+    return tflm_srdhm(a, b);
+}
+
+int32_t tflm_fp_mul_pot(int32_t x, int exponent) {
+    if (exponent > 0) {
+        int32_t threshold = (int32_t)((1u << (31 - exponent)) - 1u);
+        if (x > threshold) {
+            return INT32_MAX;
+        }
+        if (x < -threshold) {
+            return INT32_MIN;
+        }
+        return (int32_t)((uint32_t)x << exponent);
+    }
+    if (exponent < 0) {
+        return tflm_rounding_divide_by_pot(x, -exponent);
+    }
+    return x;
+}
+
+int32_t tflm_fp_rounding_half_sum(int32_t a, int32_t b) {
+    int64_t sum = (int64_t)a + (int64_t)b;
+    return (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+}
+
+// exp(a) for a in [-1/4, 0), Q0: Taylor expansion around -1/8.
+static int32_t exp_on_quarter_interval(int32_t a) {
+    int32_t x = add(a, 1 << 28);
+    int32_t x2 = mul(x, x);
+    int32_t x3 = mul(x2, x);
+    int32_t x4 = mul(x2, x2);
+    int32_t x4_over_4 = tflm_fp_mul_pot(x4, -2);
+    int32_t poly = tflm_fp_mul_pot(add(mul(add(x4_over_4, x3), FP_ONE_THIRD), x2), -1);
+    return add(FP_EXP_MINUS_ONE_EIGHTH, mul(FP_EXP_MINUS_ONE_EIGHTH, add(x, poly)));
+}
+
+// exp(-2^k) in Q0 for k = -2 .. 4, the factors of the barrel shifter.
+static const int32_t exp_minus_pot[7] = {
+    1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242,
+};
+
+int32_t tflm_fp_exp_on_negative_values(int32_t a, int ib) {
+    const int frac = 31 - ib;
+    const int32_t one_quarter = (int32_t)1 << (frac - 2);
+    int32_t a_mod_minus_quarter = sub(a & (one_quarter - 1), one_quarter);
+    int32_t result = exp_on_quarter_interval(tflm_fp_rescale(a_mod_minus_quarter, ib, 0));
+    int32_t remainder = sub(a_mod_minus_quarter, a);
+    // Each set bit of the whole-quarter part multiplies by exp(-2^k).
+    for (int k = -2; k <= 4; ++k) {
+        if (ib > k && (remainder & ((int32_t)1 << (frac + k)))) {
+            result = mul(result, exp_minus_pot[k + 2]);
+        }
+    }
+    if (ib > 5 && a < -((int32_t)1 << (36 - ib))) {
+        result = 0;  // below -32
+    }
+    return a == 0 ? INT32_MAX : result;
+}
+
+// Newton-Raphson reciprocal of (1 + a) / 2, in Q2.
+static int32_t reciprocal_half_denominator(int32_t a) {
+    int32_t half_denominator = tflm_fp_rounding_half_sum(a, INT32_MAX);
+    int32_t x = add(FP_48_OVER_17, mul(half_denominator, FP_MINUS_32_OVER_17));
+    for (int i = 0; i < 3; ++i) {
+        int32_t one_minus = sub(FP_Q2_ONE, mul(half_denominator, x));
+        x = add(x, tflm_fp_rescale(mul(x, one_minus), 4, 2));
+    }
+    return x;
+}
+
+int32_t tflm_fp_one_over_one_plus_x_for_x_in_0_1(int32_t a) {
+    // x approximates 2 / (1 + a) in Q2, i.e. 1 / (1 + a) in Q1.
+    return tflm_fp_rescale(reciprocal_half_denominator(a), 1, 0);
+}
+
+int32_t tflm_fp_one_minus_x_over_one_plus_x_for_x_in_0_1(int32_t a) {
+    return tflm_fp_rescale(sub(reciprocal_half_denominator(a), FP_Q2_ONE), 2, 0);
+}
+
+int32_t tflm_fp_logistic(int32_t a, int ib) {
+    if (a == 0) {
+        return 1 << 30;  // one half
+    }
+    int32_t abs_a = a > 0 ? a : sub(0, a);
+    int32_t positive = tflm_fp_one_over_one_plus_x_for_x_in_0_1(tflm_fp_exp_on_negative_values(sub(0, abs_a), ib));
+    return a > 0 ? positive : sub(INT32_MAX, positive);
+}
+
+int32_t tflm_fp_tanh(int32_t a, int ib) {
+    if (a == 0) {
+        return 0;
+    }
+    int32_t neg = a < 0 ? a : sub(0, a);
+    // exp(2 * neg): the same raw value read with one more integer bit.
+    int32_t t = tflm_fp_one_minus_x_over_one_plus_x_for_x_in_0_1(tflm_fp_exp_on_negative_values(neg, ib + 1));
+    return a < 0 ? sub(0, t) : t;
+}
+
+int32_t tflm_fp_get_reciprocal(int32_t x, int x_integer_digits, int *num_bits_over_unit) {
+    uint32_t ux = (uint32_t)x;
+    int headroom_plus_one = ux ? __builtin_clz(ux) : 32;
+    *num_bits_over_unit = x_integer_digits - headroom_plus_one;
+    // x scaled into [1, 2), minus one, as a Q0 value.
+    uint32_t shifted = headroom_plus_one < 32 ? ux << headroom_plus_one : ux;
+    int32_t shifted_minus_one = (int32_t)(shifted - (1u << 31));
+    return tflm_fp_one_over_one_plus_x_for_x_in_0_1(shifted_minus_one);
+}
+
+bool tflm_fp_checked_log2(float x, int *log2) {
+    *log2 = 0;
+    if (!(x > 0.0f) || x > 3.0e38f) {
+        return false;
+    }
+    int e;
+    double m = tflm_frexp((double)x, &e);
+    // log2(m) for m in [0.5, 1) from the atanh series: 2 atanh(t) / ln 2.
+    double t = (m - 1.0) / (m + 1.0), t2 = t * t, term = t, series = 0.0;
+    for (int k = 1; k < 40; k += 2) {
+        series += term / k;
+        term *= t2;
+    }
+    float x_log2 = (float)((double)e + 2.0 * series / 0.69314718055994530942);
+    float rounded = tflm_roundf(x_log2);
+    float frac = x_log2 - rounded;
+    *log2 = (int)rounded;
+    return (frac < 0.0f ? -frac : frac) < 1e-3f;
+}

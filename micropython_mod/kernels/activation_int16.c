@@ -1,0 +1,100 @@
+// Int16 logistic and tanh, bit-exact with TFLM's reference_integer_ops.
+// Both read one table of sigmoid(i / 24) in unsigned 0.16 format, using
+// tanh(x) = 2 * sigmoid(2x) - 1 and the symmetry of both functions.
+#include "kernels/kernels.h"
+
+#if TFLM_KERNEL_LOGISTIC || TFLM_KERNEL_TANH || TFLM_KERNEL_UNIDIRECTIONAL_SEQUENCE_LSTM
+
+#include "kernels/activation_int16.h"
+
+// The exact values of TFLM's table (not all are round-to-nearest).
+static const uint16_t sigmoid_table[256] = {
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498,
+    40149, 40794, 41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255,
+    46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409, 51865,
+    52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174,
+    56503, 56823, 57133, 57433, 57724, 58007, 58280, 58544, 58800, 59048, 59288,
+    59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110, 61279, 61441,
+    61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886,
+    62990, 63090, 63186, 63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835,
+    63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308, 64357, 64405, 64450,
+    64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845,
+    64873, 64900, 64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079, 65097,
+    65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234, 65246, 65258,
+    65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360,
+    65367, 65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425,
+    65429, 65433, 65438, 65442, 65445, 65449, 65453, 65456, 65459, 65462, 65465,
+    65468, 65471, 65474, 65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491,
+    65493, 65495, 65497, 65498, 65500, 65501, 65503, 65504, 65505, 65507, 65508,
+    65509, 65510, 65511, 65512, 65513, 65514, 65515, 65516, 65517, 65517, 65518,
+    65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524, 65525,
+    65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529,
+    65529, 65529, 65530, 65530, 65530, 65530, 65531, 65531, 65531, 65531, 65531,
+    65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533, 65533, 65533,
+    65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534,
+    65534, 65534, 65535,
+};
+
+// The input rescaled to steps of 1/(3 * 4096): table entry i is then 512
+// steps for logistic, 256 for tanh (whose sigmoid argument is doubled).
+static inline int32_t rescale_input(int16_t x, int32_t multiplier, int32_t shift, int32_t round) {
+    // Wrapping product as on TFLM's targets (only absurd scales overflow).
+    uint32_t prod = (uint32_t)(int32_t)x * (uint32_t)multiplier + (uint32_t)round;
+    return (int32_t)prod >> shift;
+}
+
+// Power-of-two input scales come with multiplier 0: the 3 of the table's
+// 1/(3 * 4096) scale is applied here instead.
+static void fix_multiplier(int32_t *multiplier, int32_t *shift, int32_t *round) {
+    // TFLM's shifts are 0..31; others would be undefined there.
+    *shift = *shift < 0 ? 0 : (*shift > 31 ? 31 : *shift);
+    if (*multiplier == 0) {
+        *multiplier = (int32_t)(3u << *shift);
+        *shift = 0;
+    }
+    *round = *shift > 0 ? (int32_t)(1u << (*shift - 1)) : 0;
+}
+
+void tflm_logistic_int16_apply(int32_t input_multiplier, int32_t input_left_shift, uint32_t n, const int16_t *in, int16_t *out) {
+    int32_t round;
+    fix_multiplier(&input_multiplier, &input_left_shift, &round);
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t x = rescale_input(in[i], input_multiplier, input_left_shift, round);
+        uint32_t ax = x < 0 ? 0u - (uint32_t)x : (uint32_t)x;
+        uint32_t idx = ax >> 9;
+        uint32_t r;
+        if (idx >= 255) {
+            r = 0x7fffu << 10;
+        } else {
+            uint32_t a = sigmoid_table[idx];
+            uint32_t b = sigmoid_table[idx + 1];
+            r = (a << 9) + (ax & 0x1ff) * (b - a);
+        }
+        // sigmoid(-x) = 1 - sigmoid(x); rounds to Q0.15.
+        r = x >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1;
+        out[i] = (int16_t)(r >> 10);
+    }
+}
+
+void tflm_tanh_int16_apply(int32_t input_multiplier, int32_t input_left_shift, uint32_t n, const int16_t *in, int16_t *out) {
+    int32_t round;
+    fix_multiplier(&input_multiplier, &input_left_shift, &round);
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t x = rescale_input(in[i], input_multiplier, input_left_shift, round);
+        uint32_t ax = x < 0 ? 0u - (uint32_t)x : (uint32_t)x;
+        uint32_t idx = ax >> 8;
+        int32_t r;
+        if (idx >= 255) {
+            r = 0xffff << 8;
+        } else {
+            uint32_t a = sigmoid_table[idx];
+            uint32_t b = sigmoid_table[idx + 1];
+            r = (int32_t)((a << 8) + (ax & 0xff) * (b - a));
+        }
+        // 2 * sigmoid - 1 in Q0.15, rounded; odd symmetry for negatives.
+        r = x >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
+        out[i] = (int16_t)(r >> 8);
+    }
+}
+
+#endif

@@ -1,0 +1,70 @@
+// Broadcasting of two inputs onto an output, shared by the elementwise
+// binary kernels (ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM).
+//
+// prepare() plans the loops: shapes are aligned on their last dimension,
+// dimensions of extent 1 dropped and neighbours that walk both inputs alike
+// fused, as TFLM's BroadcastBinaryOpSimple does. The plan is stored in the
+// kernel data as int32 n, extent[n], step1[n], step2[n] (innermost first);
+// step1/step2 are element strides of the inputs, 0 where they broadcast.
+// eval() walks it row by row: the innermost loop is left to the kernel.
+#ifndef TFLM_KERNELS_BROADCAST_H
+#define TFLM_KERNELS_BROADCAST_H
+
+#include "engine/kernel.h"
+#include "engine/schema.h"
+
+typedef struct {
+    int32_t n;
+    int32_t extent[TFLM_MAX_DIMS];
+    int32_t step1[TFLM_MAX_DIMS];
+    int32_t step2[TFLM_MAX_DIMS];
+} tflm_bcast_plan_t;
+
+// Checks that each input dimension is 1 or the output's (shapes aligned on
+// the last dimension) and plans the loops. ValueError otherwise.
+tflm_status_t tflm_bcast_plan(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b,
+    const tflm_tinfo_t *out, tflm_bcast_plan_t *plan);
+
+// Bytes the stored plan takes in the kernel data (a multiple of 4).
+static inline uint32_t tflm_bcast_bytes(const tflm_bcast_plan_t *plan) {
+    return 4u + 12u * (uint32_t)plan->n;
+}
+
+void tflm_bcast_store(const tflm_bcast_plan_t *plan, int32_t *dst);
+
+// Walks a stored plan: the kernel handles `len` elements of each row, input 1
+// at `at1` stepping by `inc1`, input 2 at `at2` by `inc2`, output at `out`
+// contiguously, then calls tflm_bcast_next() for the next row.
+typedef struct {
+    const int32_t *plan;
+    int32_t n;
+    int32_t len;
+    int32_t inc1;
+    int32_t inc2;
+    uint32_t at1;
+    uint32_t at2;
+    uint32_t out;
+    int32_t idx[TFLM_MAX_DIMS];
+} tflm_bcast_iter_t;
+
+// False when the output is empty (nothing to do).
+bool tflm_bcast_begin(tflm_bcast_iter_t *it, const int32_t *plan);
+bool tflm_bcast_next(tflm_bcast_iter_t *it);
+
+// Clamp range of a fused activation for an int32 output, as TFLM's
+// CalculateActivationRange<int32_t> gives it.
+static inline void tflm_activation_range_int32(unsigned activation, int32_t *act_min, int32_t *act_max) {
+    *act_min = INT32_MIN;
+    *act_max = INT32_MAX;
+    if (activation == TFLM_ACT_RELU) {
+        *act_min = 0;
+    } else if (activation == TFLM_ACT_RELU6) {
+        *act_min = 0;
+        *act_max = 6;
+    } else if (activation == TFLM_ACT_RELU_N1_TO_1) {
+        *act_min = -1;
+        *act_max = 1;
+    }
+}
+
+#endif // TFLM_KERNELS_BROADCAST_H

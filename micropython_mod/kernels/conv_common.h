@@ -1,0 +1,51 @@
+// What CONV_2D and DEPTHWISE_CONV_2D share: their kernel data and the
+// prepare() that validates the model and fills it (kernels/conv.c).
+#ifndef TFLM_KERNELS_CONV_COMMON_H
+#define TFLM_KERNELS_CONV_COMMON_H
+
+#include "kernels/kernels.h"
+
+// Arithmetic variants. int16 CONV_2D accumulates in 32 bits with an int32
+// bias and in 64 bits otherwise, as TFLM's does.
+enum { CONV_FLOAT32, CONV_INT8, CONV_INT16_ACC32, CONV_INT16_ACC64 };
+
+typedef struct {
+    uint8_t kind;
+    uint8_t per_channel;   // one multiplier per output channel, else one in all
+    uint8_t has_bias;
+    uint8_t reserved;
+    // Geometry: 16 bits each (prepare rejects larger), keeps the data small.
+    uint16_t batches;
+    uint16_t in_h, in_w, in_d;
+    uint16_t f_h, f_w;
+    uint16_t f_d;          // CONV_2D: input channels per filter; DEPTHWISE: depth multiplier
+    uint16_t out_h, out_w, out_d;
+    uint16_t stride_h, stride_w;
+    uint16_t dil_h, dil_w;
+    uint16_t pad_h, pad_w;
+    int32_t input_offset;  // -input zero point (int8)
+    int32_t output_offset; // output zero point (int8)
+    union { int32_t q; float f; } act_min, act_max;
+    // Then int32 multipliers[n] and int8 shifts[n]: n = out_d per channel, 1 per tensor.
+} conv_data_t;
+
+// Builtin options of either op, read by its own prepare().
+typedef struct {
+    uint8_t padding;
+    uint8_t activation;
+    int32_t stride_h, stride_w;
+    int32_t dil_h, dil_w;
+    int32_t depth_multiplier; // DEPTHWISE_CONV_2D only
+} conv_options_t;
+
+tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *opt, bool depthwise);
+
+static inline const int32_t *conv_multipliers(const conv_data_t *d) {
+    return (const int32_t *)(d + 1);
+}
+
+static inline const int8_t *conv_shifts(const conv_data_t *d) {
+    return (const int8_t *)(conv_multipliers(d) + (d->per_channel ? d->out_d : 1));
+}
+
+#endif // TFLM_KERNELS_CONV_COMMON_H

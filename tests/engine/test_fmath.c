@@ -1,0 +1,130 @@
+// engine/fmath.c against the host's glibc: expf and tanhf over all 2^32 float
+// inputs (bit-exact, NaN payloads included), exp (double) over a dense random
+// sample and the softmax-table range (within 1 ulp, nearly always equal).
+// Exits non-zero on any expf/tanhf mismatch or any exp error above 1 ulp.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine/fmath.h"
+
+// Through pointers so the compiler cannot fold or inline libm's results.
+static float (*volatile libm_expf)(float) = expf;
+static float (*volatile libm_tanhf)(float) = tanhf;
+static double (*volatile libm_exp)(double) = exp;
+
+static uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof(u));
+    return u;
+}
+
+static uint64_t f64_bits(double d) {
+    uint64_t u;
+    memcpy(&u, &d, sizeof(u));
+    return u;
+}
+
+static unsigned long long check_float(const char *name, float (*ours)(float), float (*ref)(float)) {
+    unsigned long long bad = 0;
+    uint32_t u = 0;
+    do {
+        float x;
+        memcpy(&x, &u, sizeof(x));
+        uint32_t a = f32_bits(ours(x)), b = f32_bits(ref(x));
+        if (a != b && bad++ < 10) {
+            printf("  %s(%a) [0x%08x]: ours %a [0x%08x], glibc %a [0x%08x]\n", name, (double)x, (unsigned)u,
+                (double)ours(x), (unsigned)a, (double)ref(x), (unsigned)b);
+        }
+    } while (++u != 0);
+    printf("%s: %llu mismatches over all 2^32 inputs\n", name, bad);
+    return bad;
+}
+
+// Distance in ulps between two finite doubles of the same sign (or zero).
+static uint64_t ulp_distance(double a, double b) {
+    int64_t ia = (int64_t)f64_bits(a), ib = (int64_t)f64_bits(b);
+    return ia > ib ? (uint64_t)(ia - ib) : (uint64_t)(ib - ia);
+}
+
+static uint64_t next_random(uint64_t *state) {
+    // xorshift64*
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 2685821657736338717ull;
+}
+
+static int check_exp(void) {
+    unsigned long long n = 0, differ = 0, far = 0;
+    uint64_t state = 88172645463325252ull;
+    for (long i = 0; i < 20000000; ++i) {
+        double x;
+        if (i < 4000000) {
+            // The softmax-table range, densely.
+            x = -20.0 + 20.0 * (double)(next_random(&state) >> 11) * 0x1p-53;
+        } else if (i < 4100000) {
+            // Around the overflow and underflow edges.
+            x = (i & 1 ? 709.78 : -745.2) + 0.01 * (double)(next_random(&state) >> 11) * 0x1p-53;
+        } else if (i < 4200000) {
+            // Tiny arguments.
+            uint64_t u = (next_random(&state) & 0x800fffffffffffffull) | ((uint64_t)(960 + i % 64) << 52);
+            memcpy(&x, &u, sizeof(x));
+        } else {
+            x = -750.0 + 1462.0 * (double)(next_random(&state) >> 11) * 0x1p-53;
+        }
+        double a = tflm_exp(x), b = libm_exp(x);
+        ++n;
+        if (f64_bits(a) != f64_bits(b)) {
+            ++differ;
+            if (ulp_distance(a, b) > 1 && far++ < 10) {
+                printf("  exp(%a): ours %a, glibc %a\n", x, a, b);
+            }
+        }
+    }
+    static const double special[] = { 0.0, -0.0, 1.0, -1.0, 709.782712893384, 709.79, -745.13321910194122,
+        -745.2, -708.4, -709.0, -740.0, 1e-300, -1e-300 };
+    for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); ++i) {
+        double a = tflm_exp(special[i]), b = libm_exp(special[i]);
+        ++n;
+        if (f64_bits(a) != f64_bits(b)) {
+            ++differ;
+            if (ulp_distance(a, b) > 1 && far++ < 10) {
+                printf("  exp(%a): ours %a, glibc %a\n", special[i], a, b);
+            }
+        }
+    }
+    double inf = (double)INFINITY;
+    if (f64_bits(tflm_exp(inf)) != f64_bits(libm_exp(inf)) || tflm_exp(-inf) != 0.0 || !isnan(tflm_exp((double)NAN))) {
+        printf("  exp: inf/nan handling differs\n");
+        ++far;
+    }
+    printf("exp: %llu of %llu samples differ from glibc by one ulp, %llu by more\n", differ, n, far);
+    return far != 0;
+}
+
+int main(int argc, char **argv) {
+    // "quick" checks every 97th float only (for development).
+    int fail = 0;
+    (void)argv;
+    if (argc > 1) {
+        unsigned long long bad = 0;
+        for (uint64_t u = 0; u < 0x100000000ull; u += 97) {
+            float x;
+            uint32_t b = (uint32_t)u;
+            memcpy(&x, &b, sizeof(x));
+            bad += f32_bits(tflm_expf(x)) != f32_bits(libm_expf(x));
+            bad += f32_bits(tflm_tanhf(x)) != f32_bits(libm_tanhf(x));
+        }
+        printf("quick: %llu mismatches\n", bad);
+        fail = bad != 0;
+    } else {
+        fail |= check_float("expf", tflm_expf, libm_expf) != 0;
+        fail |= check_float("tanhf", tflm_tanhf, libm_tanhf) != 0;
+    }
+    fail |= check_exp();
+    printf(fail ? "test_fmath: FAILED\n" : "test_fmath: OK\n");
+    return fail;
+}
