@@ -95,3 +95,22 @@ def pytest_report_header(config):
 
 def ops_regex(ops: list[str]) -> str:
     return ", ".join(re.escape(o) for o in ops)
+
+
+def model_batches(target: str, names: list[str]) -> list[list[str]]:
+    """The models split into runs whose ROMFS image fits the target's ROMFS
+    region (one run on the unix port), in the given order."""
+    if target == "unix":
+        return [list(names)] if names else []
+    from tflm_host import romfs
+
+    limit = get_target(target).board.romfs_size
+    batches: list[list[str]] = []
+    for name in names:
+        if batches and len(romfs.build_image(model_files(*batches[-1], name))) <= limit:
+            batches[-1].append(name)
+        else:
+            if len(romfs.build_image(model_files(name))) > limit:
+                raise ValueError(f"{name} alone does not fit the {target} ROMFS region ({limit} bytes)")
+            batches.append([name])
+    return batches

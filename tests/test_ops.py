@@ -1,6 +1,8 @@
 """Generated models, op by op, through the engine (host build with ASan and
 UBSan) and through TFLM: outputs bit-exact, arena exactly as the host
-predicts. Set TFLM_OPGEN_CASES to run more cases per generator.
+predicts. Then all of them again on the unix port, and one per generator on
+the emulated MPS2_AN385 and NETDUINO2, through the MicroPython module. Set
+TFLM_OPGEN_CASES to run more cases per generator.
 
 A failing case prints its parameters, and its model is kept in
 build/failed-cases/ to reproduce it (tflm-host inspect / compare)."""
@@ -8,53 +10,118 @@ build/failed-cases/ to reproduce it (tflm-host inspect / compare)."""
 from __future__ import annotations
 
 import os
+import zlib
 
 import numpy as np
 import pytest
 
+from conftest import get_target
 from engine_host import run_engine
 from tflm_host import arena, opgen
 from tflm_host.device import build_dir
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
-from tflm_host.runner import make_inputs
+from tflm_host.runner import BatchJob, make_inputs, run_batch
 
 PER_GENERATOR = int(os.environ.get("TFLM_OPGEN_CASES", "12"))
 CASES = opgen.cases(PER_GENERATOR)
 FAILED = build_dir() / "failed-cases"
 
 
+def case_samples(case: opgen.Case) -> list[list[np.ndarray]]:
+    """The case's input sets: its own, or random ones seeded by its name."""
+    if case.inputs is not None:
+        return case.inputs
+    return make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()),
+                       count=max(3, case.runs))
+
+
+_references: dict[str, list[list[np.ndarray]]] = {}
+
+
+def case_reference(case: opgen.Case, path) -> list[list[np.ndarray]]:
+    """TFLM's outputs for the case, computed once per session."""
+    if case.name not in _references:
+        _references[case.name] = reference_outputs(path, case_samples(case))
+    return _references[case.name]
+
+
+def keep_failed(case: opgen.Case) -> str:
+    FAILED.mkdir(parents=True, exist_ok=True)
+    keep = FAILED / (case.name.replace("/", "_") + ".tflite")
+    keep.write_bytes(case.model)
+    return str(keep)
+
+
+def mismatch(a: np.ndarray, b: np.ndarray) -> str | None:
+    """None when bit-exact, else where the first value differs."""
+    b = np.asarray(b).astype(a.dtype, copy=False).reshape(a.shape)
+    if a.tobytes() == b.tobytes():
+        return None
+    bad = [i for i in range(a.size) if a.ravel()[i:i + 1].tobytes() != b.ravel()[i:i + 1].tobytes()]
+    i = bad[0]
+    return f"{len(bad)} of {a.size} values differ; first at {i}: ours {a.ravel()[i]!r}, TFLM {b.ravel()[i]!r}"
+
+
 def check_case(case: opgen.Case, tmp_path) -> None:
     path = tmp_path / "model.tflite"
     path.write_bytes(case.model)
     model = load_model(path)
-    if case.inputs is not None:
-        samples = case.inputs
-    else:
-        seed = abs(hash(case.name)) % (1 << 31)
-        samples = make_inputs(model, "random", seed=seed, count=max(3, case.runs))
+    samples = case_samples(case)
     try:
-        ref = reference_outputs(path, samples)
+        ref = case_reference(case, path)
         ours = run_engine(path, model, samples, tmp_path)
         layout = arena.plan_layout(model)
         assert (ours.head, ours.tail, ours.needed) == (layout.head, layout.tail, layout.needed), \
             f"arena {ours.head}/{ours.tail}/{ours.needed}, host predicts {layout.head}/{layout.tail}/{layout.needed}"
         for r, (a_run, b_run) in enumerate(zip(ours.runs, ref)):
             for k, (a, b) in enumerate(zip(a_run, b_run)):
-                b = np.asarray(b).astype(a.dtype, copy=False).reshape(a.shape)
-                if a.tobytes() != b.tobytes():
-                    bad = [i for i in range(a.size) if a.ravel()[i:i + 1].tobytes() != b.ravel()[i:i + 1].tobytes()]
-                    i = bad[0]
-                    raise AssertionError(f"run {r} output {k}: {len(bad)} of {a.size} values differ; first at "
-                                         f"{i}: ours {a.ravel()[i]!r}, TFLM {b.ravel()[i]!r}")
+                diff = mismatch(a, b)
+                if diff:
+                    raise AssertionError(f"run {r} output {k}: {diff}")
         assert len(ours.runs) == len(ref)
     except Exception as e:
-        FAILED.mkdir(parents=True, exist_ok=True)
-        keep = FAILED / (case.name.replace("/", "_") + ".tflite")
-        keep.write_bytes(case.model)
-        raise AssertionError(f"{case.describe()}\n(model kept in {keep})\n{e}") from e
+        raise AssertionError(f"{case.describe()}\n(model kept in {keep_failed(case)})\n{e}") from e
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_generated(case, tmp_path):
     check_case(case, tmp_path)
+
+
+# The module on real MicroPython: every case on the unix port, and the first
+# case of each generator on the emulated boards (Cortex-M3, no FPU: software
+# float, the board's own libm-free build).
+DEVICE_CASES = {
+    "unix": CASES,
+    "MPS2_AN385": [c for c in CASES if c.name.endswith("/0")],
+    "NETDUINO2": [c for c in CASES if c.name.endswith("/1")],
+}
+
+
+@pytest.mark.parametrize("target", sorted(DEVICE_CASES))
+def test_generated_on_device(target, tmp_path):
+    cases = DEVICE_CASES[target]
+    jobs = [BatchJob(f"c{i}", c.model, case_samples(c)) for i, c in enumerate(cases)]
+    results = run_batch(get_target(target), jobs)
+    failures = []
+    for job, case in zip(jobs, cases):
+        res = results[job.name]
+        path = tmp_path / f"{job.name}.tflite"
+        path.write_bytes(case.model)
+        ref = case_reference(case, path)
+        layout = arena.plan_layout(load_model(case.model))
+        problems = []
+        if res.error:
+            problems.append(res.error)
+        else:
+            if res.arena != (layout.used, layout.head, layout.tail):
+                problems.append(f"arena {res.arena}, host predicts {(layout.used, layout.head, layout.tail)}")
+            for r, (a_run, b_run) in enumerate(zip(res.runs, ref)):
+                for k, (a, b) in enumerate(zip(a_run, b_run)):
+                    diff = mismatch(a, b)
+                    if diff:
+                        problems.append(f"run {r} output {k}: {diff}")
+        if problems:
+            failures.append(f"{case.describe()} (model kept in {keep_failed(case)}): " + "; ".join(problems[:3]))
+    assert not failures, f"{len(failures)} of {len(cases)} cases differ on {target}:\n" + "\n".join(failures)

@@ -228,13 +228,22 @@ def module_size(build: Path) -> dict[str, int]:
     return sizes
 
 
+def firmware_text(build: Path) -> int:
+    """Text bytes (code and read-only data) of a whole linked firmware."""
+    elf = build / "firmware.elf"
+    out = subprocess.run(["arm-none-eabi-size", str(elf)], check=True, capture_output=True, text=True).stdout
+    return int(out.strip().splitlines()[-1].split()[0])
+
+
 def size_markdown(builds: dict[str, Path], board: str) -> str:
     lines = [f"Text bytes of the tflm module in the {board} firmware (Cortex-M3, `-Os`), from "
-             "`arm-none-eabi-size` of its object files: code plus read-only data. "
+             "`arm-none-eabi-size` of its object files (code plus read-only data), and the text of "
+             "the whole linked firmware (MicroPython included). "
              "`make size-report` rebuilds this table.", "",
-             "| build | " + " | ".join(SIZE_PARTS) + " | total |",
-             "|---|" + "---|" * (len(SIZE_PARTS) + 1)]
+             "| build | " + " | ".join(SIZE_PARTS) + " | module total | firmware text |",
+             "|---|" + "---|" * (len(SIZE_PARTS) + 2)]
     for label, build in builds.items():
         s = module_size(build)
-        lines.append(f"| {label} | " + " | ".join(f"{s[p]:,}" for p in SIZE_PARTS) + f" | {s['total']:,} |")
+        lines.append(f"| {label} | " + " | ".join(f"{s[p]:,}" for p in SIZE_PARTS)
+                     + f" | {s['total']:,} | {firmware_text(build):,} |")
     return "\n".join(lines) + "\n"

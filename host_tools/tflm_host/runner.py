@@ -142,3 +142,125 @@ def make_inputs(model: Model, spec: str, seed: int = 0, count: int = 1) -> list[
     if any(a.shape[0] != n for a in arrays):
         raise ValueError("all inputs in the .npz file need the same number of samples")
     return [[a[k] for a in arrays] for k in range(n)]
+
+
+# -- many models in one device session ----------------------------------------
+
+BATCH_SETUP = """\
+import tflm, binascii, gc
+def _open(path):
+    f = open(path, 'rb')
+    try:
+        return memoryview(f)
+    except TypeError:
+        return f.read()
+def _job(name, sizes, count, planner):
+    gc.collect()
+    try:
+        m = tflm.Model(_open(ROOT + '/' + name + '.tflite'))
+        it = tflm.Interpreter(m, planner=planner)
+    except Exception as e:
+        print('@ERR', name, type(e).__name__, e)
+        return
+    print('@ARENA', name, it.arena_used_bytes(), it.head_bytes(), it.tail_bytes())
+    data = _open(ROOT + '/' + name + '.in') if sum(sizes) else b''
+    off = 0
+    for r in range(count):
+        for i, n in enumerate(sizes):
+            it.set_input(i, data[off:off + n])
+            off += n
+        it.invoke()
+        for k in range(len(m.outputs)):
+            print('@OUT', name, k, binascii.hexlify(bytes(it.output(k))).decode())
+"""
+
+
+@dataclass
+class BatchJob:
+    """One model and its input sets, run through one interpreter in order."""
+
+    name: str  # a short identifier: letters, digits and underscores
+    model: bytes
+    samples: list[list[np.ndarray]]
+
+
+@dataclass
+class BatchResult:
+    name: str
+    runs: list[list[np.ndarray]]
+    arena: tuple[int, int, int] | None  # used, head, tail
+    error: str | None = None  # "ExceptionType message" when the model did not load
+
+
+def _job_files(job: BatchJob) -> dict[str, bytes]:
+    files = {job.name + ".tflite": job.model}
+    raw = b"".join(np.ascontiguousarray(x).tobytes() for sample in job.samples for x in sample)
+    if raw:
+        files[job.name + ".in"] = raw
+    return files
+
+
+def _batches(target: Target, jobs: list[BatchJob]) -> list[list[BatchJob]]:
+    """Jobs grouped so that each group's files fit the target's ROMFS region."""
+    limit = getattr(getattr(target, "board", None), "romfs_size", None)
+    if limit is None:
+        return [jobs] if jobs else []
+    from . import romfs
+
+    groups: list[list[BatchJob]] = []
+    size = 0
+    for job in jobs:
+        # A file costs its data, alignment padding and its record headers.
+        cost = sum(len(d) + 64 for d in _job_files(job).values())
+        if cost > limit:
+            raise ValueError(f"{job.name}: {cost} bytes do not fit the {target.name} ROMFS region ({limit} bytes)")
+        if not groups or size + cost > limit - 256:
+            groups.append([])
+            size = 0
+        groups[-1].append(job)
+        size += cost
+    for group in groups:
+        files = {k: v for job in group for k, v in _job_files(job).items()}
+        if len(romfs.build_image(files)) > limit:  # the estimate above is generous; check it
+            raise ValueError(f"ROMFS image for {[j.name for j in group]} exceeds {limit} bytes")
+    return groups
+
+
+def run_batch(target: Target, jobs: list[BatchJob], planner: str = "greedy",
+              timeout: float = 1800) -> dict[str, BatchResult]:
+    """Runs many models in as few device sessions as the target's ROMFS
+    allows (one on the unix port); inputs travel as files, not REPL text."""
+    results: dict[str, BatchResult] = {}
+    for group in _batches(target, jobs):
+        files: dict[str, bytes] = {}
+        chunks = [BATCH_SETUP]
+        for job in group:
+            files.update(_job_files(job))
+            sizes = [int(np.asarray(x).nbytes) for x in job.samples[0]] if job.samples else []
+            chunks.append(f"_job({job.name!r}, {sizes!r}, {len(job.samples)}, {planner!r})")
+        text = target.run(chunks, files, timeout=timeout)
+        models = {job.name: load_model(job.model) for job in group}
+        for job in group:
+            results[job.name] = BatchResult(job.name, [], None)
+        for line in text.splitlines():
+            if line.startswith("@ERR "):
+                _, name, error = line.split(" ", 2)
+                results[name].error = error
+            elif line.startswith("@ARENA "):
+                _, name, used, head, tail = line.split()
+                results[name].arena = (int(used), int(head), int(tail))
+            elif line.startswith("@OUT "):
+                parts = line.split()
+                name, k = parts[1], int(parts[2])
+                data = bytes.fromhex(parts[3]) if len(parts) > 3 else b""
+                res = results[name]
+                if k == 0:
+                    res.runs.append([])
+                t = models[name].outputs[k]
+                res.runs[-1].append(np.frombuffer(data, t.numpy_dtype).reshape(t.shape))
+        for job in group:
+            res = results[job.name]
+            if res.error is None and len(res.runs) != len(job.samples):
+                raise RuntimeError(f"{job.name}: {len(res.runs)} of {len(job.samples)} runs came back:\n"
+                                   f"{text[-2000:]}")
+    return results
