@@ -33,12 +33,16 @@ VENV_STAMP := $(VENV)/.installed
 
 # Kernels to link in (empty: all of them), e.g. TFLM_OPS="FULLY_CONNECTED QUANTIZE".
 TFLM_OPS ?=
+# Memory planners to link in (empty: all), e.g. TFLM_PLANNERS=offline.
+TFLM_PLANNERS ?=
+# A plan compiled in as tflm.builtin_plan: PLAN=plan.h (tflm-host plan --c-header).
+PLAN ?=
 MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MANIFEST= \
-	TFLM_OPS="$(TFLM_OPS)" -j$(JOBS)
+	TFLM_OPS="$(TFLM_OPS)" TFLM_PLANNERS="$(TFLM_PLANNERS)" TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
 
 APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 
-.PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware demo size-report \
+.PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware demo size-report fw-dir \
 	test test-host test-engine test-device clean distclean
 
 help:
@@ -97,9 +101,11 @@ unix: $(MPY_CROSS)
 	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix STRIP= \
 		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 $(MPY_MAKE_FLAGS)
 
-# With TFLM_OPS the firmware goes to its own folder, build/<BOARD>-ops-<hash>:
-# MicroPython's make does not rebuild objects when compiler flags change.
-FW_BUILD = $(BUILD)/$(BOARD)$(if $(strip $(TFLM_OPS)),-ops-$(shell echo "$(sort $(TFLM_OPS))" | md5sum | cut -c1-8))
+# With TFLM_OPS, TFLM_PLANNERS or PLAN the firmware goes to its own folder,
+# build/<BOARD>-cfg-<hash>: MicroPython's make does not rebuild objects when
+# compiler flags change.
+FW_CONFIG = $(strip $(sort $(TFLM_OPS)) $(if $(TFLM_PLANNERS),planners: $(sort $(TFLM_PLANNERS))) $(if $(PLAN),plan: $(abspath $(PLAN))))
+FW_BUILD = $(BUILD)/$(BOARD)$(if $(FW_CONFIG),-cfg-$(shell echo "$(FW_CONFIG)" | md5sum | cut -c1-8))
 
 firmware: $(MPY_CROSS)
 	@test -d port_boards/$(BOARD) || (echo "Unknown BOARD=$(BOARD); boards: $(QEMU_BOARDS)" && false)
@@ -110,16 +116,27 @@ firmware: $(MPY_CROSS)
 qemu-firmware: $(MPY_CROSS)
 	@for b in $(QEMU_BOARDS); do $(MAKE) --no-print-directory firmware BOARD=$$b || exit 1; done
 
-# Firmware text of the module with every kernel and with person_detect's only
+# The build folder `make firmware` uses with the same variables.
+fw-dir:
+	@echo $(FW_BUILD)
+
+# Firmware text of the module with every kernel, with person_detect's only,
+# and with those and person_detect's plan built in, no greedy planner
 # (docs/size.md).
 SIZE_OPS = $(shell $(PY) -m tflm_host ops $(MODELS)/person_detect.tflite | sed -n 's/^TFLM_OPS="\(.*\)"$$/\1/p')
+SIZE_PLAN := $(BUILD)/size-report/person_detect_plan.h
+SIZE_DIR = $(shell $(MAKE) --no-print-directory -s fw-dir BOARD=NETDUINO2 $(1))
 
 size-report: deps
+	@mkdir -p $(dir $(SIZE_PLAN))
+	$(PY) -m tflm_host plan $(MODELS)/person_detect.tflite --no-reorder --c-header $(SIZE_PLAN) > /dev/null
 	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2
 	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2 TFLM_OPS="$(SIZE_OPS)"
+	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2 TFLM_OPS="$(SIZE_OPS)" TFLM_PLANNERS=offline PLAN=$(SIZE_PLAN)
 	$(PY) -m tflm_host bench size --target NETDUINO2 --out docs/size.md \
-		--builds "all ops=$(BUILD)/NETDUINO2" \
-		"person_detect's ops ($(SIZE_OPS))=$(BUILD)/NETDUINO2-ops-$$(echo "$(sort $(SIZE_OPS))" | md5sum | cut -c1-8)"
+		--builds "all ops=$(call SIZE_DIR)" \
+		"person_detect's ops ($(SIZE_OPS))=$(call SIZE_DIR,TFLM_OPS="$(SIZE_OPS)")" \
+		"person_detect's ops, its plan built in, offline planner only=$(call SIZE_DIR,TFLM_OPS="$(SIZE_OPS)" TFLM_PLANNERS=offline PLAN=$(SIZE_PLAN))"
 
 # ---------------------------------------------------------------------------
 # Demo: a model in the emulated STM32's flash, run from MicroPython

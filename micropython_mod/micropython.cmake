@@ -8,6 +8,7 @@ target_sources(usermod_tflm INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/binding/modtflm.c
     ${CMAKE_CURRENT_LIST_DIR}/binding/model.c
     ${CMAKE_CURRENT_LIST_DIR}/binding/interpreter.c
+    ${CMAKE_CURRENT_LIST_DIR}/binding/plan.c
     ${TFLM_ENGINE_SOURCES}
 )
 
@@ -22,6 +23,24 @@ if(TFLM_OPS)
     foreach(op ${TFLM_OPS})
         target_compile_definitions(usermod_tflm INTERFACE TFLM_KERNEL_${op}=1)
     endforeach()
+endif()
+
+# TFLM_PLANNERS: a list of planners (greedy, linear, offline) links only those.
+if(TFLM_PLANNERS)
+    string(TOUPPER "${TFLM_PLANNERS}" TFLM_PLANNERS_UPPER)
+    foreach(planner GREEDY LINEAR OFFLINE)
+        if(${planner} IN_LIST TFLM_PLANNERS_UPPER)
+            target_compile_definitions(usermod_tflm INTERFACE TFLM_PLANNER_${planner}=1)
+        else()
+            target_compile_definitions(usermod_tflm INTERFACE TFLM_PLANNER_${planner}=0)
+        endif()
+    endforeach()
+endif()
+
+# TFLM_PLAN: a header from `tflm-host plan --c-header`, built in as tflm.builtin_plan.
+if(TFLM_PLAN)
+    get_filename_component(TFLM_PLAN_ABS ${TFLM_PLAN} ABSOLUTE)
+    target_compile_definitions(usermod_tflm INTERFACE TFLM_BUILTIN_PLAN_HEADER="${TFLM_PLAN_ABS}")
 endif()
 
 target_link_libraries(usermod INTERFACE usermod_tflm)

@@ -3,13 +3,33 @@
 TFLM_MOD_DIR := $(USERMOD_DIR)
 
 # The binding is scanned for qstrs; the engine and kernels are plain C.
-SRC_USERMOD_C += $(addprefix $(TFLM_MOD_DIR)/binding/, modtflm.c model.c interpreter.c)
+SRC_USERMOD_C += $(addprefix $(TFLM_MOD_DIR)/binding/, modtflm.c model.c interpreter.c plan.c)
 SRC_USERMOD_LIB_C += $(sort $(wildcard $(TFLM_MOD_DIR)/engine/*.c $(TFLM_MOD_DIR)/kernels/*.c))
 
 # No fused multiply-add: results must round as TFLM's reference kernels do.
 CFLAGS_USERMOD += -I$(TFLM_MOD_DIR) -ffp-contract=off
 
+# Optimization of the kernel objects, which hold the loops invoke() spends its
+# time in: added after the port's own flags (-Os), so it wins for them only.
+# About half the instructions per invoke of -Os, for some KB more code;
+# TFLM_KERNEL_OPT= builds them like the rest of the firmware.
+TFLM_KERNEL_OPT ?= -O2
+$(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/kernels/%.o: CFLAGS += $(TFLM_KERNEL_OPT)
+
 # TFLM_OPS="FULLY_CONNECTED QUANTIZE ..." links only those kernels.
 ifneq ($(strip $(TFLM_OPS)),)
 CFLAGS_USERMOD += -DTFLM_KERNELS_DEFAULT=0 $(foreach op,$(TFLM_OPS),-DTFLM_KERNEL_$(op)=1)
+endif
+
+# TFLM_PLANNERS="offline" links only those memory planners (greedy, linear,
+# offline); without the greedy one, models need complete offline plans.
+ifneq ($(strip $(TFLM_PLANNERS)),)
+TFLM_PLANNERS_UPPER := $(shell echo $(TFLM_PLANNERS) | tr a-z A-Z)
+CFLAGS_USERMOD += $(foreach p,GREEDY LINEAR OFFLINE,-DTFLM_PLANNER_$(p)=$(if $(filter $(p),$(TFLM_PLANNERS_UPPER)),1,0))
+endif
+
+# TFLM_PLAN=plan.h (from `tflm-host plan --c-header`) compiles a plan into the
+# firmware as tflm.builtin_plan.
+ifneq ($(strip $(TFLM_PLAN)),)
+CFLAGS_USERMOD += -DTFLM_BUILTIN_PLAN_HEADER='"$(abspath $(TFLM_PLAN))"'
 endif

@@ -149,12 +149,16 @@
 #define TFLM_TEST_KERNELS (0)
 #endif
 
-// Memory planners.
+// Memory planners. A firmware that only runs models with complete offline
+// plans can leave out the greedy planner (and the linear one).
 #ifndef TFLM_PLANNER_GREEDY
 #define TFLM_PLANNER_GREEDY (1)
 #endif
 #ifndef TFLM_PLANNER_LINEAR
 #define TFLM_PLANNER_LINEAR (1)
+#endif
+#ifndef TFLM_PLANNER_OFFLINE
+#define TFLM_PLANNER_OFFLINE (1)
 #endif
 
 #endif // TFLM_CONFIG_H

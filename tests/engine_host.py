@@ -4,7 +4,7 @@ through its tflm_run binary: fast, and any out-of-bounds access fails."""
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +29,8 @@ class EngineRun:
     tail: int
     needed: int
     runs: list[list[np.ndarray]]
+    # The head's plan: (kind, index, offset, bytes, first, last) per buffer.
+    buffers: list[tuple] = field(default_factory=list)
 
 
 def tflm_run() -> Path:
@@ -41,9 +43,16 @@ def tflm_run() -> Path:
 
 
 def run_engine(model_path: Path, model: Model, samples: list[list[np.ndarray]], tmp: Path,
-               arena: int = 1 << 22, planner: str = "greedy") -> EngineRun:
-    """Runs every input set through one interpreter, in order."""
+               arena: int = 1 << 22, planner: str = "greedy", plan: Path | None = None,
+               preallocated: tuple[int, ...] = ()) -> EngineRun:
+    """Runs every input set through one interpreter, in order. planner
+    "default" lets the engine choose; `plan` is a plan file (the shim);
+    `preallocated` tensors get buffers of their own outside the arena."""
     args = [str(tflm_run()), str(model_path), "-a", str(arena), "-p", planner, "-r", str(len(samples))]
+    if plan is not None:
+        args += ["-P", str(plan)]
+    for t in preallocated:
+        args += ["-e", str(t)]
     for k in range(len(model.inputs)):
         path = tmp / f"input_{k}.bin"
         path.write_bytes(b"".join(np.ascontiguousarray(s[k]).tobytes() for s in samples))
@@ -57,10 +66,15 @@ def run_engine(model_path: Path, model: Model, samples: list[list[np.ndarray]], 
         raise EngineError(status, lines[0])
     _, head, _, tail, _, needed = lines[0].split()
     runs: list[list[np.ndarray]] = []
+    buffers = []
     outputs = model.outputs
     for line in lines[1:]:
         if line.startswith("error"):
             raise EngineError(int(line.split()[1]), line)
+        if line.startswith("buf "):
+            _, kind, *nums = line.split()
+            buffers.append((kind, *(int(x) for x in nums)))
+            continue
         _, k, *rest = line.split()
         k = int(k)
         if k == 0:
@@ -68,4 +82,4 @@ def run_engine(model_path: Path, model: Model, samples: list[list[np.ndarray]], 
         t = outputs[k]
         data = bytes.fromhex(rest[0]) if rest else b""
         runs[-1].append(np.frombuffer(data, t.numpy_dtype).reshape(t.shape))
-    return EngineRun(int(head), int(tail), int(needed), runs)
+    return EngineRun(int(head), int(tail), int(needed), runs, buffers)

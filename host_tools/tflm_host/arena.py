@@ -36,6 +36,8 @@ class Buffer:
     tensor: int = -1  # index in its subgraph, -1 for scratch buffers
     node: int = -1  # the operator a scratch buffer belongs to
     fixed: bool = False  # offset given before planning (offline plans)
+    external: bool = False  # pre-allocated outside the arena
+    dtype_size: int = 1  # bytes per element (alignment)
 
     @property
     def size(self) -> int:
@@ -63,6 +65,17 @@ class Audit:
 
 
 @dataclass
+class Node:
+    """An operator as the planner sees it: global record indices."""
+
+    index: int  # global node index
+    opcode: str
+    inputs: list[int]  # record indices, -1 for omitted inputs
+    outputs: list[int]
+    scope: int  # the allocation scope it runs in
+
+
+@dataclass
 class Layout:
     records: list[Buffer]  # every tensor record: model tensors, then scratch buffers
     head: int
@@ -70,6 +83,9 @@ class Layout:
     scopes: int  # number of allocation scopes (rows of a plan picture)
     audit: dict[str, Audit] = field(default_factory=dict)
     prepare_peak: int = 0  # bytes in use at the busiest moment of prepare()
+    nodes: list[Node] = field(default_factory=list)
+    planner: str = "greedy"
+    n_tensors: int = 0  # model tensor records (the scratch buffers' records follow)
 
     @property
     def used(self) -> int:
@@ -85,6 +101,15 @@ class Layout:
     def buffers(self) -> list[Buffer]:
         """The buffers planned in the head."""
         return [b for b in self.records if b.planned]  # type: ignore[attr-defined]
+
+    def plan_tuples(self) -> list[tuple]:
+        """The head's plan as the device's interp.buffers() lists it."""
+        out = []
+        for b in self.buffers:
+            scratch = b.tensor < 0
+            out.append(("scratch" if scratch else "tensor", b.index - self.n_tensors if scratch else b.index,
+                        b.offset, b.bytes, b.first, b.last))
+        return out
 
     def audit_dict(self) -> dict[str, dict[str, int]]:
         return {k: {"used": a.used, "requested": a.requested, "count": a.count} for k, a in self.audit.items()}
@@ -137,6 +162,8 @@ def _control_flow_subgraphs(op) -> list[int]:
 
 def records(model: Model) -> tuple[list[Buffer], list[list[int]], dict[tuple[int, int], int]]:
     """Record list of all model tensors, with the global index base per subgraph."""
+    from . import schema
+
     recs = []
     bases = {}
     g = 0
@@ -144,22 +171,39 @@ def records(model: Model) -> tuple[list[Buffer], list[list[int]], dict[tuple[int
         for t in sg.tensors:
             bases[(sg.index, t.index)] = g
             planned = not t.is_constant and not t.is_variable and t.nbytes > 0
-            recs.append(Buffer(g, t.nbytes if planned else 0, subgraph=sg.index, tensor=t.index))
+            recs.append(Buffer(g, t.nbytes if planned else 0, subgraph=sg.index, tensor=t.index,
+                               dtype_size=schema.TYPE_SIZES.get(t.dtype, 1)))
             recs[-1].planned = planned  # type: ignore[attr-defined]
             g += 1
     return recs, [], bases
 
 
-def plan_layout(model: Model, planner: str = "greedy", scratch: dict[int, list[int]] | None = None,
-                kernels: bool = True) -> Layout:
+def default_planner(model: Model) -> str:
+    """The device's choice when none is given: the offline planner for a
+    model with a plan in its metadata, else the greedy one."""
+    from .planning.formats import METADATA_NAME
+
+    return "offline" if METADATA_NAME in model.metadata else "greedy"
+
+
+def plan_layout(model: Model, planner: str | None = None, scratch: dict[int, list[int]] | None = None,
+                kernels: bool = True, plan=None, preallocated=()) -> Layout:
     """Lifetimes, plan and sizes of the model's arena, as the device computes
     them. With kernels=False, ops the device lacks are allowed and planned
-    with no kernel data or scratch buffers (the head of the tensors alone)."""
+    with no kernel data or scratch buffers (the head of the tensors alone).
+    planner None picks as the device does; "offline" uses `plan` (an
+    OfflinePlan, the shim) or the model's metadata, and checks the result as
+    the device does (ValueError with the device's message). `preallocated`:
+    tensors of the main subgraph that live outside the arena."""
+    from .planning import formats, validate
+
     missing = missing_ops(model)
     if missing and kernels:
         raise UnsupportedModel("model uses ops this firmware does not include: " + ", ".join(missing))
-    if planner not in PLANNERS:
-        raise ValueError(f"unknown planner {planner!r} (planners: {', '.join(PLANNERS)})")
+    if planner is None:
+        planner = "offline" if plan is not None else default_planner(model)
+    if planner not in PLANNERS and planner != "offline":
+        raise ValueError(f"unknown planner {planner!r} (planners: {', '.join(list(PLANNERS) + ['offline'])})")
     recs, _, base = records(model)
     # Kernel data, scratch requests and temporary memory, per node in execution order.
     data, temps = [], []
@@ -181,13 +225,25 @@ def plan_layout(model: Model, planner: str = "greedy", scratch: dict[int, list[i
         buf.planned = b > 0  # type: ignore[attr-defined]
         scratch_bufs.append(buf)
     all_recs = recs + scratch_bufs
-    scopes = _mark_lifetimes(model, all_recs, base, node_base, scratch_sizes)
+    scopes, nodes = _mark_lifetimes(model, all_recs, base, node_base, scratch_sizes)
+    validate.use_external(model, all_recs, base, preallocated)
+    if planner == "offline":
+        if plan is None:
+            plan = formats.plan_from_model(model)
+            if plan is None:
+                raise ValueError(f"the model has no {formats.METADATA_NAME} metadata: give the offline planner a plan")
+        validate.apply_plan(all_recs, len(recs), plan)
     planned = [r for r in all_recs if r.planned]  # type: ignore[attr-defined]
-    head = PLANNERS[planner](planned)
+    head = PLANNERS["greedy" if planner == "offline" else planner](planned)
+    layout = Layout(all_recs, head, 0, scopes, {}, 0, nodes, planner, len(recs))
+    if planner == "offline":
+        validate.check(layout)
     audit = {name: Audit() for name in AUDIT_NAMES}
     audit["head"].add(head, sum(b.bytes for b in planned), len(planned))
-    tail = _tail_bytes(model, data, len(scratch_sizes), audit)
-    return Layout(all_recs, head, tail, scopes, audit, _prepare_peak(model, data, temps, len(scratch_sizes)))
+    layout.tail = _tail_bytes(model, data, len(scratch_sizes), audit)
+    layout.audit = audit
+    layout.prepare_peak = _prepare_peak(model, data, temps, len(scratch_sizes))
+    return layout
 
 
 def _prepare_peak(model: Model, data: list[int], temps: list[int], n_scratch: int) -> int:
@@ -207,8 +263,11 @@ def _prepare_peak(model: Model, data: list[int], temps: list[int], n_scratch: in
     return peak
 
 
-def _mark_lifetimes(model, recs, base, node_base, scratch_sizes) -> int:
+def _mark_lifetimes(model, recs, base, node_base, scratch_sizes) -> tuple[int, list[Node]]:
+    """TFLM's allocation scopes: sets each record's first and last scope;
+    returns the scope count and the operators in execution order."""
     state = {"scope": 0}
+    nodes: dict[int, Node] = {}
 
     def created(i):
         recs[i].first = recs[i].last = state["scope"]
@@ -224,6 +283,9 @@ def _mark_lifetimes(model, recs, base, node_base, scratch_sizes) -> int:
             created(base[(s, t)])
         for n, op in enumerate(sg.operators):
             state["scope"] += 1
+            g = node_base[s] + n
+            nodes[g] = Node(g, op.opcode, [base[(s, t)] if t >= 0 else -1 for t in op.inputs],
+                            [base[(s, t)] for t in op.outputs], state["scope"])
             for t in op.outputs:
                 created(base[(s, t)])
             start = state["scope"]
@@ -236,7 +298,6 @@ def _mark_lifetimes(model, recs, base, node_base, scratch_sizes) -> int:
                     used(base[(s, t)])
             for t in op.outputs:
                 used(base[(s, t)])
-            g = node_base[s] + n
             for k, (owner, _) in enumerate(scratch_sizes):
                 if owner == g:
                     r = recs[len(recs) - len(scratch_sizes) + k]
@@ -245,7 +306,7 @@ def _mark_lifetimes(model, recs, base, node_base, scratch_sizes) -> int:
             used(base[(s, t)])
 
     mark(0, 1)
-    return state["scope"] + 1
+    return state["scope"] + 1, [nodes[g] for g in sorted(nodes)]
 
 
 def greedy(buffers: list[Buffer]) -> int:
@@ -350,9 +411,10 @@ def bound(model: Model) -> int:
     for sg in model.subgraphs:
         node_base[sg.index] = n
         n += len(sg.operators)
-    scopes = _mark_lifetimes(model, recs, base, node_base, [])
+    scopes, _ = _mark_lifetimes(model, recs, base, node_base, [])
     planned = [r for r in recs if r.planned]  # type: ignore[attr-defined]
     return max((sum(b.size for b in planned if b.first <= s <= b.last) for s in range(scopes)), default=0)
 
 
-__all__ = ["Buffer", "Layout", "UnsupportedModel", "plan_layout", "bound", "missing_ops", "PLANNERS"]
+__all__ = ["Buffer", "Layout", "Node", "UnsupportedModel", "plan_layout", "bound", "missing_ops", "PLANNERS",
+           "default_planner"]

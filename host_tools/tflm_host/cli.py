@@ -167,20 +167,95 @@ def cmd_arena(args) -> int:
     return 0
 
 
+def _preallocated(model: Model, names: list[str] | None) -> tuple[int, ...]:
+    """Tensor indices from --preallocate: numbers, or "input"/"output" (all of them)."""
+    out: list[int] = []
+    for name in names or []:
+        for part in name.split(","):
+            if part == "input":
+                out += list(model.main.inputs)
+            elif part == "output":
+                out += list(model.main.outputs)
+            else:
+                out.append(int(part))
+    return tuple(dict.fromkeys(out))
+
+
 def cmd_plan(args) -> int:
     model = load_model(args.model)
+    name = Path(args.model).name
     missing = arena.missing_ops(model)
-    layout = arena.plan_layout(model, args.planner, kernels=not missing)
-    print(f"{Path(args.model).name}, {args.planner} planner: head {layout.head} bytes, "
-          f"bound {arena.bound(model)} bytes (most bytes live at one operator)")
+    prealloc = _preallocated(model, args.preallocate)
+    if args.planner != "offline":
+        layout = arena.plan_layout(model, args.planner, kernels=not missing, preallocated=prealloc)
+        print(f"{name}, {args.planner} planner: head {layout.head} bytes, "
+              f"bound {arena.bound(model)} bytes (most bytes live at one operator)")
+        if missing:
+            print(f"(no kernels here for {', '.join(missing)}: planned without their scratch buffers)")
+        print(layout.memory_plan(args.width), end="")
+        if args.png:
+            from .plot import plot_plans
+
+            plot_plans([(args.planner, layout)], Path(args.png), name)
+            print(f"plan drawn in {args.png}")
+        return 0
     if missing:
-        print(f"(no kernels here for {', '.join(missing)}: planned without their scratch buffers)")
-    print(layout.memory_plan(args.width), end="")
+        raise NotImplementedError("model uses ops this firmware does not include: " + ", ".join(missing))
+    from .planning import plan_model
+
+    data = Path(args.model).read_bytes()
+    greedy = arena.plan_layout(model, "greedy", preallocated=prealloc)
+    result = plan_model(data, alias=not args.no_alias, reorder=not args.no_reorder,
+                        time_limit=args.time_limit, preallocated=prealloc)
+    if args.json:
+        print(json.dumps({"model": name, "bound": result.bound, "tflm_greedy_head": greedy.head,
+                          "head": result.head, "proven_optimal": result.proven, "method": result.method,
+                          "aliases": result.aliases, "order": result.order,
+                          "arena_used_bytes": result.layout.used, "tensors": result.plan.tensors,
+                          "scratch": result.plan.scratch}))
+    else:
+        print(f"{name}: {len(result.layout.buffers)} buffers in the head, {len(result.layout.nodes)} operators"
+              + (f", tensors {', '.join(map(str, prealloc))} pre-allocated outside the arena" if prealloc else ""))
+        print(f"  bound (most bytes alive at one operator)  {result.bound:8d}")
+        print(f"  TFLM's greedy plan (TFLM's order)          {greedy.head:8d}")
+        proof = "proven optimal" if result.proven else "not proven optimal"
+        print(f"  this plan                                  {result.head:8d}  ({result.method}; {proof})")
+        below = []
+        if result.aliases:
+            below.append(f"{result.aliases} tensor{'s' if result.aliases != 1 else ''} sharing an input's bytes")
+        if result.order:
+            below.append("operators reordered: " + " ".join(map(str, result.order)))
+        if below:
+            print("  below the bound by: " + "; ".join(below))
+        print(f"  arena_used_bytes {result.layout.used} (head {result.layout.head} + tail {result.layout.tail}), "
+              f"greedy: {greedy.used}")
+        print(result.layout.memory_plan(args.width), end="")
     if args.png:
         from .plot import plot_plans
 
-        plot_plans([(args.planner, layout)], Path(args.png), Path(args.model).name)
-        print(f"plan drawn in {args.png}")
+        plot_plans([("TFLM's greedy", greedy), ("this plan", result.layout)], Path(args.png), name)
+        print(f"plans drawn in {args.png}")
+    if (args.shim_out or args.c_header) and result.order and not args.output:
+        raise ValueError("the plan runs the operators in a new order: write that model with -o OUT.tflite "
+                         "(or plan with --no-reorder)")
+    if args.output:
+        out = result.embedded() if args.embed else result.model
+        if len(model.subgraphs) > 1 and args.embed:
+            print("note: TFLM reads offline plans of models with several subgraphs with subgraph-local "
+                  "indices; this runtime reads them as documented", file=sys.stderr)
+        Path(args.output).write_bytes(out)
+        what = "with the plan in its metadata" if args.embed else "in the plan's operator order"
+        print(f"model {what} written to {args.output}")
+    elif args.embed:
+        raise ValueError("--embed needs -o OUT.tflite")
+    if args.shim_out:
+        Path(args.shim_out).write_bytes(result.plan.to_bytes())
+        print(f"plan written to {args.shim_out} (tflm.Interpreter(model, plan={Path(args.shim_out).name!r}))")
+    if args.c_header:
+        from .planning.formats import c_header
+
+        Path(args.c_header).write_text(c_header(result.plan, name, result.head))
+        print(f"C header written to {args.c_header} (make firmware BOARD=... PLAN={args.c_header})")
     return 0
 
 
@@ -303,11 +378,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="list the allocations by category")
     p.set_defaults(func=cmd_arena)
 
-    p = sub.add_parser("plan", help="the memory plan of the head, as text and as a picture")
+    p = sub.add_parser("plan", help="an offline memory plan better than TFLM's, as text, picture, metadata or C")
     p.add_argument("model")
-    p.add_argument("--planner", default="greedy", choices=sorted(arena.PLANNERS))
+    p.add_argument("--planner", default="offline", choices=sorted(arena.PLANNERS) + ["offline"],
+                   help="offline: compute a plan here (default); greedy/linear: show the device's own plan")
     p.add_argument("--width", type=int, default=80, help="columns of the text picture")
-    p.add_argument("--png", help="also draw the plan into this PNG file")
+    p.add_argument("--png", help="also draw the plan (and TFLM's greedy plan beside it) into this PNG file")
+    p.add_argument("--no-alias", action="store_true", help="no views or in-place ops sharing bytes")
+    p.add_argument("--no-reorder", action="store_true", help="keep the model's operator order")
+    p.add_argument("--time-limit", type=float, default=5.0, help="seconds for the exact search")
+    p.add_argument("--preallocate", nargs="*", metavar="TENSOR",
+                   help="tensors kept outside the arena (indices, or input / output)")
+    p.add_argument("--embed", action="store_true", help="write the plan into the model's metadata (needs -o)")
+    p.add_argument("-o", "--output", help="write the model (reordered if the plan reorders it) here")
+    p.add_argument("--shim-out", help="write the plan as a file for tflm.Interpreter(model, plan=...)")
+    p.add_argument("--c-header", help="write the plan as a C header for `make firmware PLAN=...`")
+    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")

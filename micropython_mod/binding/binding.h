@@ -3,6 +3,8 @@
 #ifndef TFLM_BINDING_BINDING_H
 #define TFLM_BINDING_BINDING_H
 
+#include "py/obj.h"
+#include "py/objstr.h"
 #include "py/runtime.h"
 
 #include "engine/interpreter.h"
@@ -24,6 +26,24 @@ NORETURN void tflm_raise(const tflm_error_t *err);
 // As tflm_raise, but a NotImplementedError names every op the model needs
 // and this build lacks (the engine's own message is bounded).
 NORETURN void tflm_raise_for(tflm_model_t *model, const tflm_error_t *err);
+
+// Interpreter() and arena_size() arguments besides the model (plan.c).
+typedef struct {
+    tflm_config_t cfg;
+    tflm_plan_t plan;
+    tflm_external_t external[TFLM_MAX_EXTERNAL];
+    mp_obj_t external_obj[TFLM_MAX_EXTERNAL]; // the buffers given for them
+    mp_obj_t plan_obj;                        // keeps the plan's bytes alive
+} tflm_build_args_t;
+
+void tflm_build_args(tflm_model_obj_t *model, mp_obj_t planner, mp_obj_t plan, mp_obj_t preallocated,
+    tflm_build_args_t *out);
+// One pre-allocated tensor: index and buffer, checked against the model.
+void tflm_external_arg(tflm_model_t *m, mp_obj_t index, mp_obj_t buffer, tflm_external_t *ext, mp_obj_t *keep);
+
+#ifdef TFLM_BUILTIN_PLAN_HEADER
+extern const mp_obj_str_t tflm_builtin_plan_obj;
+#endif
 
 // The tflm.Model in obj, checked to still have its bytes where it read them.
 tflm_model_obj_t *tflm_get_model(mp_obj_t obj);

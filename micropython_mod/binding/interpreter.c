@@ -7,44 +7,40 @@
 
 #include "binding/binding.h"
 
-static const tflm_planner_t *get_planner(mp_obj_t name_in) {
-    const char *name = mp_obj_str_get_str(name_in);
-    const tflm_planner_t *planner = tflm_planner_find(name);
-    if (planner == NULL) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("unknown planner '%s'"), name);
-    }
-    return planner;
-}
-
 // Builds the model in a temporary buffer as large as its persistent data
 // (freed again) to learn its head, tail and the bytes it needs.
-static void measure(tflm_model_t *model, const tflm_planner_t *planner, tflm_interp_t *out) {
+static void measure(tflm_model_t *model, const tflm_config_t *cfg, tflm_interp_t *out) {
     tflm_error_t err;
     tflm_error_clear(&err);
     uint32_t work_bytes;
-    if (tflm_interp_tail_size(model, planner, &work_bytes, &err) != TFLM_OK) {
+    if (tflm_interp_tail_size(model, cfg, &work_bytes, &err) != TFLM_OK) {
         tflm_raise_for(model, &err);
     }
     size_t work_len = work_bytes + TFLM_ALIGN;
     uint8_t *work = m_new(uint8_t, work_len);
-    tflm_status_t st = tflm_interp_measure(model, planner, work, work_len, out);
+    tflm_status_t st = tflm_interp_measure(model, cfg, work, work_len, out);
     m_del(uint8_t, work, work_len);
     if (st != TFLM_OK) {
         tflm_raise_for(model, &out->err);
     }
 }
 
+// arena_size(model, *, planner=None, plan=None, preallocated=None)
 static mp_obj_t tflm_arena_size(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
-    enum { ARG_model, ARG_planner };
+    enum { ARG_model, ARG_planner, ARG_plan, ARG_preallocated };
     static const mp_arg_t allowed_args[] = {
         { MP_QSTR_model, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
-        { MP_QSTR_planner, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_QSTR(MP_QSTR_greedy)} },
+        { MP_QSTR_planner, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        { MP_QSTR_plan, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        { MP_QSTR_preallocated, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed_args)];
     mp_arg_parse_all(n_args, pos_args, kw_args, MP_ARRAY_SIZE(allowed_args), allowed_args, args);
     tflm_model_obj_t *model = tflm_get_model(args[ARG_model].u_obj);
+    tflm_build_args_t build;
+    tflm_build_args(model, args[ARG_planner].u_obj, args[ARG_plan].u_obj, args[ARG_preallocated].u_obj, &build);
     tflm_interp_t measured;
-    measure(&model->model, get_planner(args[ARG_planner].u_obj), &measured);
+    measure(&model->model, &build.cfg, &measured);
     return mp_obj_new_int_from_uint(tflm_interp_needed_bytes(&measured));
 }
 MP_DEFINE_CONST_FUN_OBJ_KW(tflm_arena_size_obj, 1, tflm_arena_size);
@@ -166,37 +162,51 @@ typedef struct _tflm_interp_obj_t {
     mp_obj_base_t base;
     mp_obj_t model;          // tflm.Model
     tflm_arena_obj_t *arena; // tflm.Arena, possibly shared
+    mp_obj_t external[TFLM_MAX_EXTERNAL]; // buffers of pre-allocated tensors, by slot
     tflm_interp_t ip;
 } tflm_interp_obj_t;
 
 // MemoryError with the exact bytes needed. When the engine could not even
 // fit the persistent data, the model is measured in a temporary buffer.
-static NORETURN void raise_arena_too_small(tflm_interp_obj_t *self) {
+static NORETURN void raise_arena_too_small(tflm_interp_obj_t *self, const tflm_config_t *cfg) {
     tflm_error_t *err = &self->ip.err;
     tflm_arena_t *a = &self->arena->arena;
     uint32_t needed = err->needed;
     if (needed == 0) {
         tflm_interp_t measured;
         tflm_model_obj_t *model = MP_OBJ_TO_PTR(self->model);
-        measure(&model->model, self->ip.planner, &measured);
+        measure(&model->model, cfg, &measured);
         needed = tflm_interp_needed_in(a, &measured);
     }
     mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("arena too small: needs %u bytes, has %u"),
         (unsigned)needed, (unsigned)a->size);
 }
 
+// Remembers the buffer object behind each pre-allocated tensor's slot.
+static void keep_external(tflm_interp_obj_t *self, const tflm_external_t *ext, mp_obj_t obj) {
+    const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(&self->ip, 0);
+    const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, sg->tensor_base + ext->tensor);
+    if (r->where == TFLM_AT_EXTERNAL) {
+        self->external[r->data] = obj;
+    }
+}
+
+// Interpreter(model, arena=None, *, planner=None, plan=None, preallocated=None)
 static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *all_args) {
-    enum { ARG_model, ARG_arena, ARG_planner };
+    enum { ARG_model, ARG_arena, ARG_planner, ARG_plan, ARG_preallocated };
     static const mp_arg_t allowed_args[] = {
         { MP_QSTR_model, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
         { MP_QSTR_arena, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
-        { MP_QSTR_planner, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_QSTR(MP_QSTR_greedy)} },
+        { MP_QSTR_planner, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        { MP_QSTR_plan, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        { MP_QSTR_preallocated, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed_args)];
     mp_arg_parse_all_kw_array(n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed_args), allowed_args, args);
 
     tflm_model_obj_t *model = tflm_get_model(args[ARG_model].u_obj);
-    const tflm_planner_t *planner = get_planner(args[ARG_planner].u_obj);
+    tflm_build_args_t build;
+    tflm_build_args(model, args[ARG_planner].u_obj, args[ARG_plan].u_obj, args[ARG_preallocated].u_obj, &build);
     mp_obj_t arena_in = args[ARG_arena].u_obj;
 
     tflm_arena_obj_t *arena;
@@ -205,7 +215,7 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
         arena_check(arena);
     } else if (arena_in == mp_const_none) {
         tflm_interp_t measured;
-        measure(&model->model, planner, &measured);
+        measure(&model->model, &build.cfg, &measured);
         arena = arena_new_size(tflm_interp_needed_bytes(&measured));
     } else if (mp_obj_is_int(arena_in)) {
         arena = arena_new_size(mp_obj_get_int(arena_in));
@@ -216,11 +226,17 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
     tflm_interp_obj_t *self = mp_obj_malloc(tflm_interp_obj_t, type);
     self->model = MP_OBJ_FROM_PTR(model);
     self->arena = arena;
-    if (tflm_interp_init(&self->ip, &model->model, &arena->arena, planner) != TFLM_OK) {
+    for (size_t k = 0; k < TFLM_MAX_EXTERNAL; ++k) {
+        self->external[k] = MP_OBJ_NULL;
+    }
+    if (tflm_interp_init(&self->ip, &model->model, &arena->arena, &build.cfg) != TFLM_OK) {
         if (self->ip.err.status == TFLM_ERR_MEMORY) {
-            raise_arena_too_small(self);
+            raise_arena_too_small(self, &build.cfg);
         }
         tflm_raise_for(&model->model, &self->ip.err);
+    }
+    for (size_t k = 0; k < build.cfg.n_external; ++k) {
+        keep_external(self, &build.external[k], build.external_obj[k]);
     }
     return MP_OBJ_FROM_PTR(self);
 }
@@ -228,6 +244,14 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
 static void interp_check(tflm_interp_obj_t *self) {
     arena_check(self->arena);
     tflm_model_check_buffer(MP_OBJ_TO_PTR(self->model));
+    // Pre-allocated tensors' buffers must still be where they were.
+    for (uint32_t k = 0; k < self->ip.n_external; ++k) {
+        mp_buffer_info_t bufinfo;
+        if (self->external[k] == MP_OBJ_NULL || !mp_get_buffer(self->external[k], &bufinfo, MP_BUFFER_RW)
+            || bufinfo.buf != self->ip.external[k]) {
+            mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("a pre-allocated tensor's buffer was resized or moved"));
+        }
+    }
 }
 
 static char typecode_of(uint8_t type) {
@@ -264,9 +288,13 @@ static mp_obj_t tensor_view(tflm_interp_obj_t *self, uint32_t index) {
     uint8_t *data = tflm_interp_tensor_data(&self->ip, r);
     char typecode = typecode_of(r->type);
     size_t item = mp_binary_get_size('@', typecode, NULL);
-    bool writable = r->where == TFLM_AT_HEAD || r->where == TFLM_AT_TAIL;
+    bool writable = r->where == TFLM_AT_HEAD || r->where == TFLM_AT_TAIL || r->where == TFLM_AT_EXTERNAL;
     uint8_t *block = writable ? self->arena->buf : (uint8_t *)self->ip.model->fb.buf;
     size_t block_len = writable ? self->arena->len : self->ip.model->fb.len;
+    if (r->where == TFLM_AT_EXTERNAL) {
+        block = data;  // the user's buffer (kept alive by this interpreter too)
+        block_len = r->bytes;
+    }
     if (data == NULL) {
         return mp_obj_new_memoryview(typecode, 0, block);
     }
@@ -399,6 +427,51 @@ static mp_obj_t interp_print_allocations(mp_obj_t self_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_print_allocations_obj, interp_print_allocations);
 
+// set_tensor_buffer(index, buffer): tensor `index` of the main subgraph lives
+// in `buffer` from now on (a camera frame, a DMA buffer, another RAM bank);
+// the head is planned again without it. Get input()/output() views again
+// afterwards: other tensors may move.
+static mp_obj_t interp_set_tensor_buffer(mp_obj_t self_in, mp_obj_t index_in, mp_obj_t buffer) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    interp_check(self);
+    tflm_external_t ext;
+    mp_obj_t keep;
+    tflm_external_arg(self->ip.model, index_in, buffer, &ext, &keep);
+    if (tflm_interp_set_external(&self->ip, &ext) != TFLM_OK) {
+        tflm_raise(&self->ip.err);
+    }
+    keep_external(self, &ext, keep);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_3(interp_set_tensor_buffer_obj, interp_set_tensor_buffer);
+
+// buffers(): the head's plan as a list of (kind, index, offset, bytes, first,
+// last): kind 'tensor' (index: tensor of all subgraphs in order) or 'scratch'
+// (index: scratch buffer in request order), first/last: allocation scopes.
+static mp_obj_t interp_buffers(mp_obj_t self_in) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    const tflm_interp_t *ip = &self->ip;
+    mp_obj_t list = mp_obj_new_list(0, NULL);
+    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+        if (r->where != TFLM_AT_HEAD) {
+            continue;
+        }
+        bool scratch = i >= ip->n_model_tensors;
+        mp_obj_t items[6] = {
+            MP_OBJ_NEW_QSTR(scratch ? MP_QSTR_scratch : MP_QSTR_tensor),
+            MP_OBJ_NEW_SMALL_INT(scratch ? i - ip->n_model_tensors : i),
+            mp_obj_new_int_from_uint(r->data),
+            mp_obj_new_int_from_uint(r->bytes),
+            MP_OBJ_NEW_SMALL_INT(r->first),
+            MP_OBJ_NEW_SMALL_INT(r->last),
+        };
+        mp_obj_list_append(list, mp_obj_new_tuple(6, items));
+    }
+    return list;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(interp_buffers_obj, interp_buffers);
+
 static void plan_line(void *ctx, const char *text, size_t len) {
     vstr_t *vstr = ctx;
     vstr_add_strn(vstr, text, len);
@@ -447,6 +520,8 @@ static const mp_rom_map_elem_t interp_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_allocations), MP_ROM_PTR(&interp_allocations_obj) },
     { MP_ROM_QSTR(MP_QSTR_print_allocations), MP_ROM_PTR(&interp_print_allocations_obj) },
     { MP_ROM_QSTR(MP_QSTR_memory_plan), MP_ROM_PTR(&interp_memory_plan_obj) },
+    { MP_ROM_QSTR(MP_QSTR_buffers), MP_ROM_PTR(&interp_buffers_obj) },
+    { MP_ROM_QSTR(MP_QSTR_set_tensor_buffer), MP_ROM_PTR(&interp_set_tensor_buffer_obj) },
 };
 static MP_DEFINE_CONST_DICT(interp_locals, interp_locals_table);
 

@@ -20,6 +20,11 @@ static const mp_rom_map_elem_t tflm_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_Arena), MP_ROM_PTR(&tflm_arena_type) },
     { MP_ROM_QSTR(MP_QSTR_Interpreter), MP_ROM_PTR(&tflm_interp_type) },
     { MP_ROM_QSTR(MP_QSTR_arena_size), MP_ROM_PTR(&tflm_arena_size_obj) },
+    #ifdef TFLM_BUILTIN_PLAN_HEADER
+    { MP_ROM_QSTR(MP_QSTR_builtin_plan), MP_ROM_PTR(&tflm_builtin_plan_obj) },
+    #else
+    { MP_ROM_QSTR(MP_QSTR_builtin_plan), MP_ROM_NONE },
+    #endif
 };
 static MP_DEFINE_CONST_DICT(tflm_module_globals, tflm_module_globals_table);
 

@@ -631,8 +631,103 @@ static uint32_t needed_in(const tflm_arena_t *a, uint32_t tail_before, uint32_t 
     return TFLM_MAX(TFLM_MAX(a->head, head) + tail_before + tail, a->head + tail_before + peak);
 }
 
+// A pre-allocated tensor: record ext->tensor's data lives in the user's buffer.
+static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext) {
+    const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
+    if (ext->tensor >= sg->n_tensors) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "tensor %u does not exist (the model has %u tensors)",
+            (unsigned)ext->tensor, (unsigned)sg->n_tensors);
+    }
+    tflm_tensor_rec_t *r = tflm_interp_tensor(ip, sg->tensor_base + ext->tensor);
+    uint32_t t = ext->tensor;
+    if (r->where != TFLM_AT_HEAD && r->where != TFLM_AT_EXTERNAL) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE,
+            "tensor %u is %s: only tensors the arena's head would hold can be pre-allocated", (unsigned)t,
+            r->where == TFLM_AT_MODEL ? "a constant" : r->where == TFLM_AT_TAIL ? "a variable" : "empty");
+    }
+    if (r->flags & TFLM_TENSOR_FIXED) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "tensor %u is placed by the offline plan (at offset %u)",
+            (unsigned)t, (unsigned)r->data);
+    }
+    if (ext->len != r->bytes) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "buffer %s: tensor %u needs %u bytes, the buffer has %u",
+            ext->len < r->bytes ? "too small" : "of the wrong size", (unsigned)t, (unsigned)r->bytes, (unsigned)ext->len);
+    }
+    size_t align = TFLM_MIN(tflm_type_size(r->type), 8u);
+    if (align > 1 && (uintptr_t)ext->data % align != 0) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "buffer for tensor %u (%s) is not %u-byte aligned",
+            (unsigned)t, tflm_type_name(r->type), (unsigned)align);
+    }
+    uint32_t slot = r->where == TFLM_AT_EXTERNAL ? r->data : ip->n_external;
+    if (slot >= TFLM_MAX_EXTERNAL) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "at most %u tensors can be pre-allocated", TFLM_MAX_EXTERNAL);
+    }
+    if (slot == ip->n_external) {
+        ip->n_external++;
+    }
+    ip->external[slot] = ext->data;
+    r->where = TFLM_AT_EXTERNAL;
+    r->data = slot;
+    return TFLM_OK;
+}
+
+// Runs the planner over the head records (offline offsets stay where they
+// are) and checks the result when a plan gave offsets.
+static tflm_status_t plan_head(tflm_interp_t *ip) {
+    tflm_status_t st = ip->planner->plan(tflm_interp_tensor(ip, 0), ip->n_tensors, &ip->head_bytes, &ip->err);
+    if (st == TFLM_OK && ip->fixed) {
+        st = tflm_plan_check(ip);
+    }
+    if (st != TFLM_OK) {
+        return st;
+    }
+    uint32_t planned = 0, count = 0;
+    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+        if (r->where == TFLM_AT_HEAD) {
+            planned += r->bytes;
+            count++;
+        }
+    }
+    memset(&ip->audit[TFLM_AUDIT_HEAD], 0, sizeof(ip->audit[TFLM_AUDIT_HEAD]));
+    audit(ip, TFLM_AUDIT_HEAD, ip->head_bytes, planned, count);
+    return TFLM_OK;
+}
+
+// Pre-allocated tensors, the offline plan's offsets, then the head's plan.
+static tflm_status_t place_head(tflm_interp_t *ip, const tflm_config_t *cfg) {
+    tflm_status_t st;
+    for (uint32_t k = 0; k < cfg->n_external; ++k) {
+        if ((st = use_external(ip, &cfg->external[k]))) {
+            return st;
+        }
+    }
+    #if TFLM_PLANNER_OFFLINE
+    if (ip->planner == &tflm_planner_offline) {
+        tflm_plan_t from_model;
+        const tflm_plan_t *plan = cfg->plan;
+        if (plan == NULL) {
+            bool found;
+            if ((st = tflm_plan_from_model(ip->model, &from_model, &found, &ip->err))) {
+                return st;
+            }
+            if (!found) {
+                return tflm_error(&ip->err, TFLM_ERR_VALUE,
+                    "the model has no " TFLM_PLAN_METADATA " metadata: give the offline planner a plan");
+            }
+            plan = &from_model;
+        }
+        if ((st = tflm_plan_apply(ip, plan))) {
+            return st;
+        }
+        ip->fixed = true;
+    }
+    #endif
+    return plan_head(ip);
+}
+
 // Real run in ip->arena. With check_head, fails unless the head fits too.
-static tflm_status_t allocate(tflm_interp_t *ip, bool check_head) {
+static tflm_status_t allocate(tflm_interp_t *ip, const tflm_config_t *cfg, bool check_head) {
     tflm_arena_t *a = ip->arena;
     tflm_status_t st;
     if ((st = check_ops(ip))) {
@@ -666,18 +761,7 @@ static tflm_status_t allocate(tflm_interp_t *ip, bool check_head) {
         st = mark_subgraph(&lt, 0);
     }
     if (st == TFLM_OK) {
-        st = ip->planner->plan(tflm_interp_tensor(ip, 0), ip->n_tensors, &ip->head_bytes, &ip->err);
-    }
-    if (st == TFLM_OK) {
-        uint32_t planned = 0, count = 0;
-        for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-            const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
-            if (r->where == TFLM_AT_HEAD) {
-                planned += r->bytes;
-                count++;
-            }
-        }
-        audit(ip, TFLM_AUDIT_HEAD, ip->head_bytes, planned, count);
+        st = place_head(ip, cfg);
         ip->prepare_peak = peak;
     }
     if (st == TFLM_OK && check_head) {
@@ -698,16 +782,48 @@ static tflm_status_t allocate(tflm_interp_t *ip, bool check_head) {
     return TFLM_OK;
 }
 
+const tflm_planner_t *tflm_interp_default_planner(tflm_model_t *model) {
+    #if TFLM_PLANNER_OFFLINE
+    if (tflm_model_metadata(model, TFLM_PLAN_METADATA) != UINT32_MAX) {
+        return &tflm_planner_offline;
+    }
+    #endif
+    #if TFLM_PLANNER_GREEDY
+    (void)model;
+    return &tflm_planner_greedy;
+    #elif TFLM_PLANNER_OFFLINE
+    return &tflm_planner_offline;
+    #else
+    (void)model;
+    return NULL;
+    #endif
+}
+
+// The planner a configuration asks for, or an error when there is none.
+static tflm_status_t set_planner(tflm_interp_t *ip, const tflm_config_t *cfg) {
+    ip->planner = cfg->planner ? cfg->planner : tflm_interp_default_planner(ip->model);
+    if (ip->planner == NULL) {
+        return tflm_error(&ip->err, TFLM_ERR_NOT_IMPLEMENTED, "this firmware has no memory planner");
+    }
+    if (cfg->n_external > TFLM_MAX_EXTERNAL) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "at most %u tensors can be pre-allocated", TFLM_MAX_EXTERNAL);
+    }
+    return TFLM_OK;
+}
+
 tflm_status_t tflm_interp_init(tflm_interp_t *ip, tflm_model_t *model, tflm_arena_t *arena,
-    const tflm_planner_t *planner) {
+    const tflm_config_t *config) {
     memset(ip, 0, sizeof(*ip));
     ip->model = model;
     ip->arena = arena;
-    ip->planner = planner;
+    tflm_status_t st = set_planner(ip, config);
+    if (st != TFLM_OK) {
+        return st;
+    }
     if (arena->temp != 0) {
         return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "arena is busy");
     }
-    tflm_status_t st = allocate(ip, true);
+    st = allocate(ip, config, true);
     if (st == TFLM_OK) {
         arena->users++;
         ip->ready = true;
@@ -715,16 +831,57 @@ tflm_status_t tflm_interp_init(tflm_interp_t *ip, tflm_model_t *model, tflm_aren
     return st;
 }
 
-tflm_status_t tflm_interp_tail_size(tflm_model_t *model, const tflm_planner_t *planner,
+tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t *ext) {
+    if (!ip->ready) {
+        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
+    }
+    const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
+    tflm_tensor_rec_t *r = ext->tensor < sg->n_tensors ? tflm_interp_tensor(ip, sg->tensor_base + ext->tensor) : NULL;
+    tflm_tensor_rec_t saved;
+    if (r) {
+        saved = *r;
+    }
+    uint32_t saved_n = ip->n_external;
+    tflm_status_t st = use_external(ip, ext);
+    if (st == TFLM_OK) {
+        st = plan_head(ip);
+    }
+    tflm_arena_t *a = ip->arena;
+    if (st == TFLM_OK) {
+        // The arena's head is the largest plan of all its interpreters.
+        uint32_t head = a->users == 1 ? ip->head_bytes : TFLM_MAX(a->head, ip->head_bytes);
+        if (head + a->tail + a->temp > a->size) {
+            ip->err.needed = head + a->tail;
+            ip->err.given = a->size;
+            st = tflm_error(&ip->err, TFLM_ERR_MEMORY, "arena too small: needs %u bytes, has %u",
+                (unsigned)(head + a->tail), (unsigned)a->size);
+        } else {
+            a->head = head;
+        }
+    }
+    if (st != TFLM_OK && r) {
+        // Back to the plan that was in use; it fitted before.
+        tflm_error_t err = ip->err;
+        *r = saved;
+        ip->n_external = saved_n;
+        plan_head(ip);
+        ip->err = err;
+    }
+    return st;
+}
+
+tflm_status_t tflm_interp_tail_size(tflm_model_t *model, const tflm_config_t *config,
     uint32_t *work_bytes, tflm_error_t *err) {
     tflm_interp_t ip;
     tflm_arena_t none;
     memset(&ip, 0, sizeof(ip));
     tflm_arena_init_dry(&none);
     ip.model = model;
-    ip.planner = planner;
     ip.arena = &none;
-    tflm_status_t st = check_ops(&ip);
+    tflm_status_t st = set_planner(&ip, config);
+    if (st == TFLM_OK) {
+        st = check_ops(&ip);
+    }
     uint32_t tail = 0, n_scratch;
     if (st == TFLM_OK) {
         st = measure_tail(&ip, &tail, &n_scratch);
@@ -738,15 +895,17 @@ uint32_t tflm_interp_needed_in(const tflm_arena_t *a, const tflm_interp_t *measu
     return needed_in(a, a->tail, measured->head_bytes, measured->tail_bytes, measured->prepare_peak);
 }
 
-tflm_status_t tflm_interp_measure(tflm_model_t *model, const tflm_planner_t *planner,
+tflm_status_t tflm_interp_measure(tflm_model_t *model, const tflm_config_t *config,
     void *work, size_t work_len, tflm_interp_t *out) {
     tflm_arena_t a;
     tflm_arena_init(&a, work, work_len);
     memset(out, 0, sizeof(*out));
     out->model = model;
     out->arena = &a;
-    out->planner = planner;
-    tflm_status_t st = allocate(out, false);
+    tflm_status_t st = set_planner(out, config);
+    if (st == TFLM_OK) {
+        st = allocate(out, config, false);
+    }
     out->arena = NULL;
     return st;
 }
@@ -758,6 +917,8 @@ void *tflm_interp_tensor_data(const tflm_interp_t *ip, const tflm_tensor_rec_t *
             return tflm_arena_ptr(ip->arena, r->data);
         case TFLM_AT_MODEL:
             return (void *)(ip->model->fb.buf + r->data);
+        case TFLM_AT_EXTERNAL:
+            return ip->external[r->data];
         default:
             return NULL;
     }

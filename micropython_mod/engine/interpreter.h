@@ -5,8 +5,26 @@
 
 #include "arena.h"
 #include "kernel.h"
+#include "plan.h"
 #include "planner.h"
 #include "records.h"
+
+// Tensors that live in buffers of the user's (pre-allocated, outside the arena).
+#define TFLM_MAX_EXTERNAL (8)
+
+typedef struct {
+    uint32_t tensor; // tensor index in subgraph 0
+    void *data;
+    uint32_t len;    // bytes available at data
+} tflm_external_t;
+
+// How to build an interpreter.
+typedef struct {
+    const tflm_planner_t *planner;    // NULL: tflm_interp_default_planner()
+    const tflm_plan_t *plan;          // offsets for the offline planner; NULL: the model's metadata
+    const tflm_external_t *external;  // pre-allocated tensors
+    uint32_t n_external;
+} tflm_config_t;
 
 // Audit categories: what the arena holds, by kind. Their `used` bytes add up
 // to head + tail (arena_used_bytes).
@@ -51,6 +69,9 @@ typedef struct _tflm_interp_t {
     uint32_t tail_start;       // arena tail bytes before this interpreter's
     uint32_t prepare_peak;     // its bytes in use at the busiest moment of prepare()
     tflm_audit_t audit[TFLM_AUDIT_COUNT];
+    void *external[TFLM_MAX_EXTERNAL]; // data of pre-allocated tensors (TFLM_AT_EXTERNAL records)
+    uint32_t n_external;
+    bool fixed;                // some head offsets came from an offline plan
     bool ready;
     tflm_error_t err;
 } tflm_interp_t;
@@ -59,16 +80,27 @@ typedef struct _tflm_interp_t {
 // exact arena size needed (0 when even the tail did not fit: measure it with
 // tflm_interp_measure) and err.given the usable size.
 tflm_status_t tflm_interp_init(tflm_interp_t *ip, tflm_model_t *model, tflm_arena_t *arena,
-    const tflm_planner_t *planner);
+    const tflm_config_t *config);
+
+// The planner used when none is given: the offline planner for a model with
+// an offline plan in its metadata, else the greedy one (NULL if neither is
+// linked in).
+const tflm_planner_t *tflm_interp_default_planner(tflm_model_t *model);
 
 // Bytes tflm_interp_measure needs as work space (a dry run, no memory).
-tflm_status_t tflm_interp_tail_size(tflm_model_t *model, const tflm_planner_t *planner,
+tflm_status_t tflm_interp_tail_size(tflm_model_t *model, const tflm_config_t *config,
     uint32_t *work_bytes, tflm_error_t *err);
 
 // Builds the model in `work` (at least the tail size plus 15 bytes) without
 // needing the head to fit, to learn its head, tail and needed bytes.
-tflm_status_t tflm_interp_measure(tflm_model_t *model, const tflm_planner_t *planner,
+tflm_status_t tflm_interp_measure(tflm_model_t *model, const tflm_config_t *config,
     void *work, size_t work_len, tflm_interp_t *out);
+
+// Moves tensor `tensor` of subgraph 0 into a buffer of the user's after
+// allocation and plans the head again without it (it may shrink).
+// ValueError for a tensor that cannot move there, MemoryError when the new
+// plan does not fit (the interpreter is then unchanged).
+tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t *ext);
 
 // Name of the nth distinct op the model uses that this build has no kernel
 // for; false when there are fewer than n + 1.

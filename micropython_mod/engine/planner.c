@@ -8,6 +8,9 @@ static const tflm_planner_t *const tflm_planners[] = {
     #if TFLM_PLANNER_LINEAR
     &tflm_planner_linear,
     #endif
+    #if TFLM_PLANNER_OFFLINE
+    &tflm_planner_offline,
+    #endif
     NULL,
 };
 

@@ -19,6 +19,9 @@ typedef struct _tflm_planner_t {
 extern const tflm_planner_t tflm_planner_greedy;
 // No reuse: every buffer keeps its bytes, so every tensor can be read after invoke.
 extern const tflm_planner_t tflm_planner_linear;
+// Offsets from an offline plan (fixed records); the rest placed around them
+// by the greedy planner, or an error when it is not linked in.
+extern const tflm_planner_t tflm_planner_offline;
 
 // Finds a planner by name, NULL if none is linked in.
 const tflm_planner_t *tflm_planner_find(const char *name);

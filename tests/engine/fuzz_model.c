@@ -82,7 +82,8 @@ static tflm_status_t try_model(const uint8_t *data, size_t len, size_t arena_len
     if (st == TFLM_OK) {
         tflm_arena_t arena;
         tflm_arena_init(&arena, arena_buf, arena_len);
-        st = tflm_interp_init(&ip, &model, &arena, &tflm_planner_greedy);
+        tflm_config_t cfg = { 0 };  // the default planner: offline plans in the metadata too
+        st = tflm_interp_init(&ip, &model, &arena, &cfg);
         if (st == TFLM_OK) {
             *used = tflm_interp_needed_bytes(&ip);
             for (uint32_t i = 0; i < tflm_interp_num_inputs(&ip); ++i) {

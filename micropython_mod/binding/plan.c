@@ -1,0 +1,166 @@
+// What Interpreter() and arena_size() take besides the model: the planner,
+// an offline plan given separately (the planner shim) and pre-allocated
+// tensors. Turns Python objects into the engine's tflm_config_t.
+#include "py/binary.h"
+#include "py/builtin.h"
+#include "py/objstr.h"
+
+#include "binding/binding.h"
+
+#ifdef TFLM_BUILTIN_PLAN_HEADER
+// A plan compiled into the firmware (`make firmware PLAN=plan.h`, written by
+// `tflm-host plan --c-header`): it defines tflm_builtin_plan_words[].
+#include TFLM_BUILTIN_PLAN_HEADER
+const mp_obj_str_t tflm_builtin_plan_obj = {
+    {&mp_type_bytes}, 0, sizeof(tflm_builtin_plan_words), (const byte *)tflm_builtin_plan_words
+};
+#endif
+
+static uint32_t model_tensor_count(tflm_model_t *m) {
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < m->subgraphs.count; ++s) {
+        tflm_subgraph_t sg;
+        if (tflm_model_subgraph(m, s, &sg)) {
+            n += sg.tensors.count;
+        }
+    }
+    return n;
+}
+
+// A file's bytes, read with the built-in open().
+static mp_obj_t read_file(mp_obj_t path) {
+    mp_obj_t args[2] = { path, MP_OBJ_NEW_QSTR(MP_QSTR_rb) };
+    mp_obj_t f = mp_call_function_n_kw(MP_OBJ_FROM_PTR(&mp_builtin_open_obj), 2, 0, args);
+    mp_obj_t data = mp_call_function_0(mp_load_attr(f, MP_QSTR_read));
+    mp_call_function_0(mp_load_attr(f, MP_QSTR_close));
+    return data;
+}
+
+// Offsets as Python ints (a list, tuple or array('i')): one per model
+// tensor, optionally followed by one per scratch buffer. Written out in the
+// plan format so the engine reads one kind of plan.
+static mp_obj_t words_from_offsets(tflm_model_t *m, size_t n, mp_obj_t seq, const int32_t *raw) {
+    uint32_t tensors = model_tensor_count(m);
+    if (n < tensors) {
+        mp_raise_msg_varg(&mp_type_ValueError,
+            MP_ERROR_TEXT("plan has %u offsets, the model has %u tensors"), (unsigned)n, (unsigned)tensors);
+    }
+    size_t len = 16 + 4 * n;
+    vstr_t vstr;
+    vstr_init_len(&vstr, len);
+    byte *words = (byte *)vstr.buf;
+    int32_t head[4] = { (int32_t)TFLM_PLAN_MAGIC, TFLM_PLAN_VERSION, (int32_t)tensors,
+                        n == tensors ? -1 : (int32_t)(n - tensors) };
+    memcpy(words, head, sizeof(head));
+    for (size_t i = 0; i < n; ++i) {
+        int32_t v;
+        if (raw) {
+            memcpy(&v, raw + i, 4);
+        } else {
+            mp_int_t x = mp_obj_get_int(mp_obj_subscr(seq, MP_OBJ_NEW_SMALL_INT(i), MP_OBJ_SENTINEL));
+            if (x < -1 || x > INT32_MAX) {
+                mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("plan offset %d is out of range"), (int)x);
+            }
+            v = (int32_t)x;
+        }
+        memcpy(words + 16 + 4 * i, &v, 4);
+    }
+    return mp_obj_new_bytes_from_vstr(&vstr);
+}
+
+static void parse_plan(tflm_model_t *m, mp_obj_t plan_in, tflm_build_args_t *out) {
+    tflm_error_t err;
+    tflm_error_clear(&err);
+    if (mp_obj_is_str(plan_in)) {
+        plan_in = read_file(plan_in);
+    }
+    if (mp_obj_is_type(plan_in, &mp_type_list) || mp_obj_is_type(plan_in, &mp_type_tuple)) {
+        size_t n = mp_obj_get_int(mp_obj_len(plan_in));
+        plan_in = words_from_offsets(m, n, plan_in, NULL);
+    } else {
+        mp_buffer_info_t bufinfo;
+        mp_get_buffer_raise(plan_in, &bufinfo, MP_BUFFER_READ);
+        char tc = (char)(bufinfo.typecode & 0x7f);
+        if ((tc == 'i' || tc == 'l') && mp_binary_get_size('@', tc, NULL) == 4) {
+            plan_in = words_from_offsets(m, bufinfo.len / 4, MP_OBJ_NULL, bufinfo.buf);
+        }
+    }
+    mp_buffer_info_t words;
+    mp_get_buffer_raise(plan_in, &words, MP_BUFFER_READ);
+    if (tflm_plan_from_words(words.buf, words.len, &out->plan, &err) != TFLM_OK) {
+        tflm_raise(&err);
+    }
+    out->plan_obj = plan_in;
+    out->cfg.plan = &out->plan;
+}
+
+void tflm_external_arg(tflm_model_t *m, mp_obj_t index_in, mp_obj_t buffer, tflm_external_t *ext, mp_obj_t *keep) {
+    mp_int_t index = mp_obj_get_int(index_in);
+    mp_buffer_info_t bufinfo;
+    mp_get_buffer_raise(buffer, &bufinfo, MP_BUFFER_READ);
+    if (!mp_get_buffer(buffer, &bufinfo, MP_BUFFER_RW)) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("buffer for tensor %d is read-only"), (int)index);
+    }
+    tflm_subgraph_t sg;
+    tflm_model_tensor_t t;
+    if (!tflm_model_subgraph(m, 0, &sg)) {
+        mp_raise_ValueError(MP_ERROR_TEXT("malformed model"));
+    }
+    if (index < 0 || (mp_uint_t)index >= sg.tensors.count || !tflm_model_tensor(m, &sg, (uint32_t)index, &t)) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("tensor %d does not exist (the model has %u tensors)"),
+            (int)index, (unsigned)sg.tensors.count);
+    }
+    // A typed buffer must hold the tensor's element type (bytes are raw).
+    size_t item = mp_binary_get_size('@', bufinfo.typecode & 0x7f, NULL);
+    if (item > 1 && item != tflm_type_size(t.type)) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("buffer for tensor %d holds %u-byte items, the tensor is %s"),
+            (int)index, (unsigned)item, tflm_type_name(t.type));
+    }
+    ext->tensor = (uint32_t)index;
+    ext->data = bufinfo.buf;
+    ext->len = (uint32_t)bufinfo.len;
+    *keep = buffer;
+}
+
+void tflm_build_args(tflm_model_obj_t *model, mp_obj_t planner_in, mp_obj_t plan_in, mp_obj_t prealloc_in,
+    tflm_build_args_t *out) {
+    memset(out, 0, sizeof(*out));
+    tflm_model_t *m = &model->model;
+    if (planner_in != mp_const_none) {
+        const char *name = mp_obj_str_get_str(planner_in);
+        out->cfg.planner = tflm_planner_find(name);
+        if (out->cfg.planner == NULL) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("unknown planner '%s'"), name);
+        }
+    }
+    if (plan_in != mp_const_none) {
+        #if TFLM_PLANNER_OFFLINE
+        if (out->cfg.planner && out->cfg.planner != &tflm_planner_offline) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("a plan is for the offline planner, not '%s'"),
+                out->cfg.planner->name);
+        }
+        out->cfg.planner = &tflm_planner_offline;
+        parse_plan(m, plan_in, out);
+        #else
+        mp_raise_msg(&mp_type_NotImplementedError, MP_ERROR_TEXT("this firmware has no offline planner"));
+        #endif
+    }
+    if (prealloc_in != mp_const_none) {
+        if (!mp_obj_is_type(prealloc_in, &mp_type_dict)) {
+            mp_raise_TypeError(MP_ERROR_TEXT("preallocated must be a dict {tensor index: buffer}"));
+        }
+        mp_map_t *map = mp_obj_dict_get_map(prealloc_in);
+        for (size_t i = 0; i < map->alloc; ++i) {
+            if (!mp_map_slot_is_filled(map, i)) {
+                continue;
+            }
+            if (out->cfg.n_external == TFLM_MAX_EXTERNAL) {
+                mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("at most %u tensors can be pre-allocated"),
+                    TFLM_MAX_EXTERNAL);
+            }
+            uint32_t k = out->cfg.n_external++;
+            tflm_external_arg(m, map->table[i].key, map->table[i].value, &out->external[k], &out->external_obj[k]);
+        }
+        out->cfg.external = out->external;
+    }
+}

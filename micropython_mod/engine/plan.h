@@ -1,0 +1,64 @@
+// Offline memory plans: head offsets of tensors (and scratch buffers)
+// computed on a host, read from the model's OfflineMemoryAllocation metadata
+// or given separately (TFLM's planner shim). Nothing in a plan is trusted:
+// tflm_plan_check() validates the whole head layout before the interpreter
+// uses it.
+//
+// Two tensors may share bytes while both are alive only as an alias the
+// kernels support: the output of RESHAPE, SQUEEZE or EXPAND_DIMS at its
+// input's offset (a view: the bytes are not copied), or the output of an
+// element-wise op at the offset of an input of the same size that is not read
+// again after it (computed in place).
+#ifndef TFLM_ENGINE_PLAN_H
+#define TFLM_ENGINE_PLAN_H
+
+#include "model.h"
+#include "records.h"
+
+// Metadata names: TFLM's (tensors), and ours for scratch buffers, which
+// TFLM always plans online and ignores in the model.
+#define TFLM_PLAN_METADATA "OfflineMemoryAllocation"
+#define TFLM_PLAN_SCRATCH_METADATA "OfflineScratchAllocation"
+// First word of a plan given separately ("TFPL"), then the version.
+#define TFLM_PLAN_MAGIC (0x4c504654u)
+#define TFLM_PLAN_VERSION (1)
+// Offset of a buffer the device plans itself.
+#define TFLM_PLAN_ONLINE (-1)
+
+typedef struct {
+    const uint8_t *tensors;  // little-endian int32 offsets, one per model tensor of all subgraphs
+    uint32_t n_tensors;
+    const uint8_t *scratch;  // one per scratch buffer, NULL: planned online
+    uint32_t n_scratch;
+} tflm_plan_t;
+
+// The plan in the model's metadata; *found is false when there is none.
+tflm_status_t tflm_plan_from_model(tflm_model_t *m, tflm_plan_t *plan, bool *found, tflm_error_t *err);
+
+// A plan in the separate format (`tflm-host plan --shim-out`, or a C array
+// from `--c-header`): words "TFPL", version, tensor count, scratch count (-1:
+// scratch planned online), then the offsets. `buf` must stay valid while
+// the interpreter allocates.
+tflm_status_t tflm_plan_from_words(const uint8_t *buf, size_t len, tflm_plan_t *plan, tflm_error_t *err);
+
+// Alias kinds of an operator's output 0 (see the top of this file).
+typedef enum {
+    TFLM_ALIAS_NONE = 0,
+    TFLM_ALIAS_VIEW,
+    TFLM_ALIAS_IN_PLACE,
+} tflm_alias_t;
+
+tflm_alias_t tflm_plan_alias_kind(int32_t builtin);
+
+typedef struct _tflm_interp_t tflm_interp_t;
+
+// Gives the head records the plan's offsets and marks them fixed. ValueError
+// when the counts do not match the model, or a pre-allocated tensor is placed.
+tflm_status_t tflm_plan_apply(tflm_interp_t *ip, const tflm_plan_t *plan);
+
+// Checks a planned head: offsets aligned and in range, and no two buffers
+// that are alive at the same time sharing bytes unless as a supported alias.
+// ValueError naming the first conflicting buffers.
+tflm_status_t tflm_plan_check(tflm_interp_t *ip);
+
+#endif // TFLM_ENGINE_PLAN_H
