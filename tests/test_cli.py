@@ -97,3 +97,39 @@ def test_demo_person_detect(capsys):
     assert "TFLM's reference kernels on the host give the same outputs for all 5 frames" in out
     used = int(re.search(r"^arena_used_bytes: (\d+)$", out, re.M).group(1))
     assert used < MEASURED["person_detect.tflite"].tflm_used
+
+
+def test_plan_command_outputs(capsys, tmp_path):
+    """`tflm-host plan`: the figures, and the plan as a model, a plan file and a C header."""
+    from tflm_host.model import load_model
+    from tflm_host.planning import formats
+
+    path = model_path("vww_96_int8.tflite")
+    out_model, shim, header, png = (tmp_path / n for n in ("p.tflite", "p.plan", "p.h", "p.png"))
+    code, out, err = run_cli(capsys, "plan", path, "--embed", "-o", out_model, "--shim-out", shim,
+                             "--c-header", header, "--png", png, "--width", 40)
+    assert code == 0, err
+    assert re.search(r"bound \(most bytes alive at one operator\) +55296", out)
+    assert re.search(r"TFLM's greedy plan \(TFLM's order\) +73728", out)
+    assert re.search(r"this plan +55296 +\(.*; proven optimal\)", out)
+    assert "arena_used_bytes 72704 (head 55296 + tail 17408), greedy: 91136" in out
+    plan = formats.plan_from_model(load_model(out_model))
+    assert plan == formats.OfflinePlan.from_bytes(shim.read_bytes())
+    text = header.read_text()
+    assert "static const int32_t tflm_builtin_plan_words[" in text and "0x4c504654, 1, 89, -1," in text
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, out, _ = run_cli(capsys, "plan", path, "--json", "--no-alias")
+    data = json.loads(out)
+    assert data["head"] == data["bound"] == 55296 and data["tflm_greedy_head"] == 73728
+    assert data["proven_optimal"] and data["aliases"] == 0 and data["order"] is None
+    assert len(data["tensors"]) == 89 and data["scratch"] is None
+
+
+def test_plan_command_errors(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "plan", model_path("vww_96_int8.tflite"), "--embed")
+    assert code == 2 and "--embed needs -o OUT.tflite" in err
+    code, _, err = run_cli(capsys, "plan", model_path("audio_preprocessor_int8.tflite"))
+    assert code == 2 and "does not include: CUSTOM:SignalWindow" in err
+    code, out, _ = run_cli(capsys, "plan", model_path("simple_add_model.tflite"), "--preallocate", "input")
+    assert code == 0 and "tensors 0, 1 pre-allocated outside the arena" in out
+    assert re.search(r"this plan +16384 ", out)  # the sum, in place over nothing: the inputs are outside

@@ -74,6 +74,8 @@ def check_case(case: opgen.Case, tmp_path) -> None:
         layout = arena.plan_layout(model)
         assert (ours.head, ours.tail, ours.needed) == (layout.head, layout.tail, layout.needed), \
             f"arena {ours.head}/{ours.tail}/{ours.needed}, host predicts {layout.head}/{layout.tail}/{layout.needed}"
+        # Buffer by buffer: offsets, sizes (scratch included) and lifetimes.
+        assert ours.buffers == layout.plan_tuples(), "the device's plan differs from the host's"
         for r, (a_run, b_run) in enumerate(zip(ours.runs, ref)):
             for k, (a, b) in enumerate(zip(a_run, b_run)):
                 diff = mismatch(a, b)
@@ -117,6 +119,8 @@ def test_generated_on_device(target, tmp_path):
         else:
             if res.arena != (layout.used, layout.head, layout.tail):
                 problems.append(f"arena {res.arena}, host predicts {(layout.used, layout.head, layout.tail)}")
+            if res.buffers != layout.plan_tuples():
+                problems.append("the head's plan differs from the host's")
             for r, (a_run, b_run) in enumerate(zip(res.runs, ref)):
                 for k, (a, b) in enumerate(zip(a_run, b_run)):
                     diff = mismatch(a, b)

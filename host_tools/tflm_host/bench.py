@@ -103,6 +103,113 @@ def progress_bar(i: int, n: int, label: str) -> None:
         print(file=sys.stderr)
 
 
+# -- offline plans ---------------------------------------------------------------
+
+def plan_rows(models: list[Path], target_name: str, progress=None) -> list[dict]:
+    """Per model: TFLM's head, our greedy head, our offline plans (plain, and
+    with aliases and reordering), the bound, and arena_used_bytes measured on
+    the target with each; TFLM's own arena running our planned model."""
+    from .planning import plan_model
+    from .runner import BatchJob, run_batch
+
+    rows, jobs = [], []
+    target = make_target(target_name)
+    for i, path in enumerate(models):
+        if progress:
+            progress(i, len(models), path.name)
+        model = load_model(path)
+        row = {"model": path.name, "tflm": tflm_arena(path), "bound": arena.bound(model),
+               "missing": arena.missing_ops(model)}
+        rows.append(row)
+        if row["missing"]:
+            continue
+        data = path.read_bytes()
+        greedy = arena.plan_layout(model, "greedy")
+        plain = plan_model(data, alias=False, reorder=False)
+        best = plan_model(data)
+        row.update(greedy=greedy, plain=plain, best=best)
+        with tempfile.TemporaryDirectory() as tmp:
+            planned = Path(tmp, path.name)
+            planned.write_bytes(best.embedded())
+            row["tflm_planned"] = tflm_arena(planned)
+        zeros = make_inputs(model, "zeros")
+        k = len(jobs)
+        jobs += [BatchJob(f"g{k}", data, zeros), BatchJob(f"p{k}", plain.embedded(), zeros),
+                 BatchJob(f"b{k}", best.embedded(), zeros)]
+        row["jobs"] = (f"g{k}", f"p{k}", f"b{k}")
+    results = run_batch(target, jobs, planner=None)
+    for row in rows:
+        if "jobs" in row:
+            row["device"] = [results[j].arena[0] if results[j].arena else None for j in row["jobs"]]
+    return rows
+
+
+def plan_markdown(rows: list[dict], target_name: str) -> str:
+    lines = [
+        "| model | TFLM head | greedy head | offline head | bound | + aliases, order | "
+        f"used: greedy | used: offline | used: + aliases, order | TFLM used with our plan | TFLM used |",
+        "|---|" + "---|" * 10,
+    ]
+    for row in rows:
+        t = row["tflm"]
+        cells = [row["model"], str(t.head) if t else "-"]
+        if row["missing"]:
+            cells += ["-", "-", str(row["bound"]), "-", "-", "-", "-", "-", str(t.used) if t else "-"]
+        else:
+            plain, best = row["plain"], row["best"]
+            proof = "" if plain.proven else " (not proven optimal)"
+            extra = []
+            if best.aliases:
+                extra.append(f"{best.aliases} alias{'es' if best.aliases != 1 else ''}")
+            if best.order:
+                extra.append("reordered")
+            tp = row["tflm_planned"]
+            cells += [str(row["greedy"].head), f"{plain.head}{proof}", str(row["bound"]),
+                      f"{best.head}" + (f" ({', '.join(extra)})" if extra else ""),
+                      *(str(u) for u in row["device"]), str(tp.used) if tp else "-", str(t.used) if t else "-"]
+        lines.append("| " + " | ".join(cells) + " |")
+    notes = [
+        "",
+        "Heads and arenas in bytes. TFLM: PyPI `tflite-micro`'s interpreter (reference kernels, greedy "
+        "planner, recording allocator). Greedy head: our greedy planner, TFLM's algorithm. Offline head: "
+        "`tflm-host plan --no-alias --no-reorder`. Bound: the most bytes alive at one operator in the "
+        "model's order, scratch buffers not included (MODELS.md's `bound`); the offline plans include the "
+        "kernels' scratch buffers (SVDF, LSTM). + aliases, order: `tflm-host plan` (views and in-place "
+        f"element-wise ops share bytes; operators reordered where that lowers the peak). Used: "
+        f"arena_used_bytes measured with `tflm.Interpreter(model)` on `{target_name}` (the same bytes on "
+        "every target) for the model as it is and with each plan in its metadata. TFLM used with our "
+        "plan: TFLM's own interpreter running the model with our plan in its metadata.",
+    ]
+    return "\n".join(lines + notes) + "\n"
+
+
+def prealloc_rows(models: list[Path], target_name: str) -> list[dict]:
+    """arena_used_bytes with the input, the output or both pre-allocated,
+    for the greedy planner and the offline plan (host prediction, checked on the target)."""
+    from .planning import plan_model
+
+    rows = []
+    for path in models:
+        model = load_model(path)
+        inp, out = model.main.inputs[0], model.main.outputs[0]
+        data = path.read_bytes()
+        for label, pre in (("nothing", ()), ("input", (inp,)), ("output", (out,)), ("input and output", (inp, out))):
+            greedy = arena.plan_layout(model, "greedy", preallocated=pre)
+            best = plan_model(data, preallocated=pre)
+            ext = sum(model.main.tensors[t].nbytes for t in pre)
+            rows.append({"model": path.name, "what": label, "greedy": greedy.used, "offline": best.layout.used,
+                         "outside": ext})
+    return rows
+
+
+def prealloc_markdown(rows: list[dict]) -> str:
+    lines = ["| model | pre-allocated | bytes outside the arena | arena: greedy | arena: offline plan |",
+             "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['what']} | {r['outside']} | {r['greedy']} | {r['offline']} |")
+    return "\n".join(lines) + "\n"
+
+
 # -- speed ---------------------------------------------------------------------
 
 OURS_SCRIPT = """

@@ -278,6 +278,14 @@ def cmd_bench(args) -> int:
     elif args.what == "arena":
         title = "Arena use, model by model"
         table = bench.arena_markdown(bench.arena_rows(models, args.target, progress), args.target)
+    elif args.what == "plans":
+        title = "Offline plans against TFLM, model by model"
+        table = bench.plan_markdown(bench.plan_rows(models, args.target, progress), args.target)
+        pre = [m for m in models if m.name in ("person_detect.tflite", "vww_96_int8.tflite")]
+        if pre:
+            table += ("\n## Pre-allocated tensors\n\narena_used_bytes when tensors live in buffers of the "
+                      "user's (`preallocated={index: buffer}`), as predicted by the host (the tests check the "
+                      "device gives the same):\n\n" + bench.prealloc_markdown(bench.prealloc_rows(pre, args.target)))
     else:
         board = args.target if args.target != "unix" else "MPS2_AN385"
         title = "Speed: instructions per invoke"
@@ -397,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
-    p.add_argument("what", choices=["arena", "speed", "size"])
+    p.add_argument("what", choices=["arena", "plans", "speed", "size"])
     p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
     p.add_argument("--only", nargs="*", help="only models whose file name contains one of these")
     p.add_argument("--runs", type=int, default=3, help="invokes measured per model (speed)")

@@ -137,7 +137,8 @@ def _options(op: Any) -> tuple[str | None, dict[str, Any]]:
     obj.Init(table.Bytes, table.Pos)
     values: dict[str, Any] = {}
     for attr, method in inspect.getmembers(obj, inspect.ismethod):
-        if attr[0].islower() or attr.startswith(("Init", "GetRootAs")) or attr.endswith(("IsNone", "Length")):
+        if attr[0].islower() or attr == "Init" or attr.startswith("GetRootAs") or attr.endswith(
+                ("IsNone", "Length", "BufferHasIdentifier")):
             continue
         params = [p for p in inspect.signature(method).parameters.values() if p.default is p.empty]
         if params:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,7 +163,8 @@ def _job(name, sizes, count, planner):
     except Exception as e:
         print('@ERR', name, type(e).__name__, e)
         return
-    print('@ARENA', name, it.arena_used_bytes(), it.head_bytes(), it.tail_bytes())
+    print('@ARENA', name, it.arena_used_bytes(), it.head_bytes(), it.tail_bytes(), it.planner)
+    print('@BUFS', name, repr(it.buffers()).replace(' ', ''))
     data = _open(ROOT + '/' + name + '.in') if sum(sizes) else b''
     off = 0
     for r in range(count):
@@ -190,6 +192,8 @@ class BatchResult:
     runs: list[list[np.ndarray]]
     arena: tuple[int, int, int] | None  # used, head, tail
     error: str | None = None  # "ExceptionType message" when the model did not load
+    planner: str = ""
+    buffers: list[tuple] | None = None  # the head's plan (interp.buffers())
 
 
 def _job_files(job: BatchJob) -> dict[str, bytes]:
@@ -226,7 +230,7 @@ def _batches(target: Target, jobs: list[BatchJob]) -> list[list[BatchJob]]:
     return groups
 
 
-def run_batch(target: Target, jobs: list[BatchJob], planner: str = "greedy",
+def run_batch(target: Target, jobs: list[BatchJob], planner: str | None = "greedy",
               timeout: float = 1800) -> dict[str, BatchResult]:
     """Runs many models in as few device sessions as the target's ROMFS
     allows (one on the unix port); inputs travel as files, not REPL text."""
@@ -247,8 +251,12 @@ def run_batch(target: Target, jobs: list[BatchJob], planner: str = "greedy",
                 _, name, error = line.split(" ", 2)
                 results[name].error = error
             elif line.startswith("@ARENA "):
-                _, name, used, head, tail = line.split()
+                _, name, used, head, tail, used_planner = line.split()
                 results[name].arena = (int(used), int(head), int(tail))
+                results[name].planner = used_planner
+            elif line.startswith("@BUFS "):
+                _, name, text = line.split(" ", 2)
+                results[name].buffers = [tuple(b) for b in ast.literal_eval(text)]
             elif line.startswith("@OUT "):
                 parts = line.split()
                 name, k = parts[1], int(parts[2])

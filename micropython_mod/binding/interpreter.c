@@ -59,17 +59,21 @@ typedef struct _tflm_arena_obj_t {
 } tflm_arena_obj_t;
 
 // An arena of `size` usable bytes, allocated on the heap with 15 more to align it.
-static tflm_arena_obj_t *arena_new_size(mp_int_t size) {
-    if (size < 0) {
-        mp_raise_ValueError(MP_ERROR_TEXT("arena size must be positive"));
-    }
+static tflm_arena_obj_t *arena_new_bytes(size_t size) {
     tflm_arena_obj_t *self = mp_obj_malloc(tflm_arena_obj_t, &tflm_arena_type);
-    self->len = (size_t)size + TFLM_ALIGN - 1;
+    self->len = size + TFLM_ALIGN - 1;
     self->buf = m_new(uint8_t, self->len);
     self->buffer = mp_obj_new_bytearray_by_ref(self->len, self->buf);
     tflm_arena_init(&self->arena, self->buf, self->len);
     self->arena.size = (uint32_t)size & ~(TFLM_ALIGN - 1);
     return self;
+}
+
+static tflm_arena_obj_t *arena_new_size(mp_int_t size) {
+    if (size < 0) {
+        mp_raise_ValueError(MP_ERROR_TEXT("arena size must be positive"));
+    }
+    return arena_new_bytes((size_t)size);
 }
 
 static tflm_arena_obj_t *arena_new_buffer(mp_obj_t buffer) {
@@ -216,7 +220,7 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
     } else if (arena_in == mp_const_none) {
         tflm_interp_t measured;
         measure(&model->model, &build.cfg, &measured);
-        arena = arena_new_size(tflm_interp_needed_bytes(&measured));
+        arena = arena_new_bytes(tflm_interp_needed_bytes(&measured));
     } else if (mp_obj_is_int(arena_in)) {
         arena = arena_new_size(mp_obj_get_int(arena_in));
     } else {

@@ -58,7 +58,7 @@ static mp_obj_t words_from_offsets(tflm_model_t *m, size_t n, mp_obj_t seq, cons
             memcpy(&v, raw + i, 4);
         } else {
             mp_int_t x = mp_obj_get_int(mp_obj_subscr(seq, MP_OBJ_NEW_SMALL_INT(i), MP_OBJ_SENTINEL));
-            if (x < -1 || x > INT32_MAX) {
+            if (x < INT32_MIN || x > INT32_MAX) {
                 mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("plan offset %d is out of range"), (int)x);
             }
             v = (int32_t)x;

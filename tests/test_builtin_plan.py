@@ -1,0 +1,80 @@
+"""A firmware for one model: person_detect's kernels only, its offline plan
+compiled in (`make firmware PLAN=...`) and no greedy planner at all
+(`TFLM_PLANNERS=offline`), on the emulated Netduino 2."""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, model_files, model_path
+from tflm_host import device
+from tflm_host.model import load_model
+from tflm_host.planning import formats, plan_model
+from tflm_host.reference import reference_outputs
+from tflm_host.runner import make_inputs
+from tflm_host.specs import KERNELS
+
+NAME = "person_detect.tflite"
+
+
+@pytest.fixture(scope="module")
+def firmware():
+    build = device.build_dir()
+    header = build / "test-builtin-plan" / "person_detect_plan.h"
+    header.parent.mkdir(parents=True, exist_ok=True)
+    result = plan_model(model_path(NAME).read_bytes(), reorder=False)
+    text = formats.c_header(result.plan, NAME, result.head)
+    if not header.exists() or header.read_text() != text:
+        header.write_text(text)
+    ops = sorted({op.opcode for op in load_model(model_path(NAME)).main.operators} & set(KERNELS))
+    args = ["make", "-s", "--no-print-directory", "-C", str(ROOT), f"BUILD={build}", "BOARD=NETDUINO2",
+            f"TFLM_OPS={' '.join(ops)}", "TFLM_PLANNERS=offline", f"PLAN={header}"]
+    subprocess.run(args + ["firmware"], check=True, capture_output=True)
+    fw_dir = subprocess.run(args + ["fw-dir"], check=True, capture_output=True, text=True).stdout.strip()
+    return device.QemuTarget("NETDUINO2", firmware=device.Path(fw_dir) / "firmware.elf"), result
+
+
+def test_builtin_plan_without_greedy_planner(firmware):
+    target, result = firmware
+    model = load_model(model_path(NAME))
+    samples = make_inputs(model, "random", seed=8, count=2)
+    n = len(result.plan.tensors)
+    first = next(i for i, off in enumerate(result.plan.tensors) if off >= 0)
+    partial = list(result.plan.tensors)
+    partial[first] = -1  # left to the greedy planner, which is not there
+    code = f"""
+import tflm
+def attempt(f):
+    try:
+        f()
+        print('ok')
+    except Exception as e:
+        print(type(e).__name__, e)
+m = tflm.Model(memoryview(open(ROOT + '/{NAME}', 'rb')))
+print(len(tflm.builtin_plan))
+attempt(lambda: tflm.Interpreter(m))
+attempt(lambda: tflm.Interpreter(m, planner='greedy'))
+attempt(lambda: tflm.Interpreter(m, plan={partial!r}))
+it = tflm.Interpreter(m, plan=tflm.builtin_plan)
+print(it.planner, it.arena_used_bytes(), it.head_bytes())
+x = open(ROOT + '/x.bin', 'rb').read()
+for k in range(2):
+    it.set_input(0, x[k * {model.inputs[0].nbytes}:(k + 1) * {model.inputs[0].nbytes}])
+    it.invoke()
+    print(bytes(it.output(0)).hex())
+"""
+    files = model_files(NAME)
+    files["x.bin"] = b"".join(s[0].tobytes() for s in samples)
+    out = target.run([code], files).splitlines()
+    assert out[0] == str(4 * (4 + n))
+    assert out[1] == "ValueError the model has no OfflineMemoryAllocation metadata: give the offline planner a plan"
+    assert out[2] == "ValueError unknown planner 'greedy'"
+    assert out[3] == (f"NotImplementedError the offline plan leaves tensor {first} to the greedy planner, "
+                      "which this firmware does not include")
+    assert out[4] == f"offline {result.layout.used} {result.head}"
+    ref = reference_outputs(model_path(NAME), samples)
+    for k in range(2):
+        assert bytes.fromhex(out[5 + k]) == np.asarray(ref[k][0]).tobytes()
