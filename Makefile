@@ -22,7 +22,9 @@ VENV := $(TOP)/.venv
 PY := $(VENV)/bin/python
 MODELS ?= $(abspath $(TOP)/../shared/models)
 BOARD ?= NETDUINO2
-QEMU_BOARDS := MPS2_AN385 NETDUINO2
+# The project's QEMU boards: Cortex-M3 (MPS2), Cortex-M3 STM32F205, Cortex-M4F
+# STM32F405 (the pyboard's), Cortex-M0 (the RP2040's instruction set).
+QEMU_BOARDS := MPS2_AN385 NETDUINO2 NETDUINOPLUS2 MICROBIT
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -42,7 +44,7 @@ MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MAN
 
 APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 
-.PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware demo size-report fw-dir \
+.PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware list-qemu-boards demo size-report fw-dir \
 	test test-host test-engine test-device clean distclean
 
 help:
@@ -107,11 +109,23 @@ unix: $(MPY_CROSS)
 FW_CONFIG = $(strip $(sort $(TFLM_OPS)) $(if $(TFLM_PLANNERS),planners: $(sort $(TFLM_PLANNERS))) $(if $(PLAN),plan: $(abspath $(PLAN))))
 FW_BUILD = $(BUILD)/$(BOARD)$(if $(FW_CONFIG),-cfg-$(shell echo "$(FW_CONFIG)" | md5sum | cut -c1-8))
 
+# The board's make settings, hashed: when they change, the build folder
+# starts afresh (MicroPython's make does not see changed compiler flags).
+BOARD_CONFIG_HASH = $(shell cat port_boards/$(BOARD)/mpconfigboard.mk port_boards/common/*.mk port_boards/common/*.h \
+	2>/dev/null | md5sum | cut -c1-16)
+
 firmware: $(MPY_CROSS)
 	@test -d port_boards/$(BOARD) || (echo "Unknown BOARD=$(BOARD); boards: $(QEMU_BOARDS)" && false)
+	@if [ -d $(FW_BUILD) ] && [ "$$(cat $(FW_BUILD)/.board-config 2>/dev/null)" != "$(BOARD_CONFIG_HASH)" ]; then \
+		echo "board settings changed: rebuilding $(FW_BUILD) from scratch"; rm -rf $(FW_BUILD); fi
 	$(MAKE) -C $(MPY_DIR)/ports/qemu BOARD=$(BOARD) BOARD_DIR=$(TOP)/port_boards/$(BOARD) \
 		BUILD=$(FW_BUILD) $(MPY_MAKE_FLAGS)
-	@echo "firmware: $(FW_BUILD)/firmware.elf" 
+	@echo "$(BOARD_CONFIG_HASH)" > $(FW_BUILD)/.board-config
+	@echo "firmware: $(FW_BUILD)/firmware.elf"
+
+list-qemu-boards:
+	@for b in $(QEMU_BOARDS); do \
+		printf '%-14s %s\n' $$b "$$(sed -n 's/^QEMU_MACHINE = //p' port_boards/$$b/mpconfigboard.mk)"; done
 
 qemu-firmware: $(MPY_CROSS)
 	@for b in $(QEMU_BOARDS); do $(MAKE) --no-print-directory firmware BOARD=$$b || exit 1; done

@@ -1,7 +1,7 @@
 # hello_world: a small int8 network that learned sin(x), run from flash.
 #
-# The model file sits in the board's ROMFS region and is used in place: tflm
-# reads it through a memoryview into flash, so opening it costs a few dozen
+# The model file sits in the board's ROMFS region and tflm.load() uses it in
+# place, through a memoryview into flash, so opening it costs a few dozen
 # bytes of RAM whatever the model's size. The interpreter gets an arena of
 # exactly the size the model needs (tflm.arena_size).
 import gc
@@ -15,18 +15,10 @@ STEPS = 24
 WIDTH = 41
 
 
-def load(path):
-    f = open(path, "rb")
-    try:
-        return memoryview(f)  # ROMFS: points into flash, no copy
-    except TypeError:
-        return f.read()  # other filesystems: read into RAM once
-
-
 print("tflm", tflm.version, "on", getattr(sys.implementation, "_machine", sys.platform))
 gc.collect()
 free_before = gc.mem_free()
-model = tflm.Model(load(MODEL))
+model = tflm.load(MODEL)
 gc.collect()
 print("model:", MODEL, "-", model.size, "bytes in flash,", free_before - gc.mem_free(), "bytes of RAM to open it")
 print("ops:", ", ".join(model.ops))

@@ -31,7 +31,7 @@ def load(path):
 
 print("tflm", tflm.version, "on", getattr(sys.implementation, "_machine", sys.platform))
 gc.collect()
-model = tflm.Model(load(MODEL))
+model = tflm.load(MODEL)  # in place from flash
 print("model:", MODEL, "-", model.size, "bytes in flash")
 print("ops:", ", ".join(model.ops))
 free_before = gc.mem_free()

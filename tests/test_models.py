@@ -1,6 +1,7 @@
 """Every shared model whose ops this runtime has: bit-exact with TFLM on
 zeros and random inputs, several invokes in a row (stateful models see the
-same sequence), on the unix port and MPS2_AN385; the largest also on the
+same sequence), on the unix port, MPS2_AN385 (Cortex-M3), the Cortex-M4F
+board (hard float) and the Cortex-M0 board; the largest also on the
 Netduino 2 (128 KiB RAM)."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from tflm_host.runner import make_inputs, run_model
 
 RUNNABLE = sorted(n for n, m in MEASURED.items() if m.runnable)
 LARGE = {"person_detect.tflite", "vww_96_int8.tflite"}
-CASES = [(n, t) for n in RUNNABLE for t in ("unix", "MPS2_AN385")] + \
+CASES = [(n, t) for n in RUNNABLE for t in ("unix", "MPS2_AN385", "NETDUINOPLUS2", "MICROBIT")] + \
         [(n, "NETDUINO2") for n in RUNNABLE if n in LARGE]
 
 

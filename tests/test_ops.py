@@ -91,13 +91,15 @@ def test_generated(case, tmp_path):
     check_case(case, tmp_path)
 
 
-# The module on real MicroPython: every case on the unix port, and the first
-# case of each generator on the emulated boards (Cortex-M3, no FPU: software
-# float, the board's own libm-free build).
+# The module on real MicroPython: every case on the unix port, and one case
+# of each generator on each emulated board (Cortex-M3 with software float,
+# Cortex-M4F with hardware single-precision float, Cortex-M0).
 DEVICE_CASES = {
     "unix": CASES,
     "MPS2_AN385": [c for c in CASES if c.name.endswith("/0")],
     "NETDUINO2": [c for c in CASES if c.name.endswith("/1")],
+    "NETDUINOPLUS2": [c for c in CASES if c.name.endswith("/2")],  # hard float
+    "MICROBIT": [c for c in CASES if c.name.endswith("/3")],  # Cortex-M0
 }
 
 

@@ -6,8 +6,12 @@ import random
 
 import pytest
 
-from conftest import run_on
+from conftest import model_files, model_path, run_on
 from tflm_host import cli, romfs
+from tflm_host.device import QEMU_BOARDS
+from tflm_host.model import load_model
+from tflm_host.reference import reference_outputs
+from tflm_host.runner import make_inputs
 
 
 def test_varuint():
@@ -70,3 +74,46 @@ def test_romfs_command(tmp_path, capsys):
     listed = romfs.list_image(out.read_bytes())
     assert set(listed) == {"a.tflite", "sub/labels.txt"}
     assert "bytes written" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("target", QEMU_BOARDS)
+def test_models_in_flash_are_used_in_place(target):
+    """tflm.load() of a model in the board's ROMFS flash: no copy in RAM (the
+    heap shrinks by a few object headers, not by 300 KB), and inference from
+    flash is TFLM's bit for bit."""
+    name = "person_detect.tflite"
+    model = load_model(model_path(name))
+    x = make_inputs(model, "random", seed=12)[0][0]
+    code = f"""
+import tflm, gc
+gc.collect()
+before = gc.mem_free()
+m = tflm.load('/rom/{name}')
+gc.collect()
+print(before - gc.mem_free(), m.ram_bytes, m.size)
+it = tflm.Interpreter(m)
+it.set_input(0, open('/rom/x.bin', 'rb').read())
+it.invoke()
+print(bytes(it.output(0)).hex())
+"""
+    files = model_files(name)
+    files["x.bin"] = x.tobytes()
+    out = run_on(target, code, files).splitlines()
+    heap, ram, size = map(int, out[0].split())
+    assert (ram, size) == (0, model_path(name).stat().st_size)
+    assert 0 < heap < 256, heap
+    assert bytes.fromhex(out[1]) == reference_outputs(model_path(name), [[x]])[0][0].tobytes()
+
+
+def test_load_outside_romfs_reads_into_ram(tmp_path):
+    path = model_path("hello_world_int8.tflite")
+    code = f"""
+import tflm
+m = tflm.load({str(path)!r})
+print(m.ram_bytes)
+m = tflm.load({str(path)!r}, quiet=True)
+print(m.ram_bytes, m.size)
+"""
+    out = run_on("unix", code).splitlines()
+    size = path.stat().st_size
+    assert out == [f"tflm.load: {path} is not in ROMFS: read into {size} bytes of RAM", str(size), f"{size} {size}"]

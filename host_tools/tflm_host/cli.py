@@ -150,8 +150,12 @@ def cmd_compare(args) -> int:
 
 
 def cmd_arena(args) -> int:
+    from .planning.formats import read_plan_file
+
     model = load_model(args.model)
-    layout = arena.plan_layout(model, args.planner)
+    plan = read_plan_file(args.plan, sum(len(sg.tensors) for sg in model.subgraphs)) if args.plan else None
+    layout = arena.plan_layout(model, args.planner, plan=plan, preallocated=_preallocated(model, args.preallocate))
+    args.planner = layout.planner
     if args.json:
         print(json.dumps({"model": Path(args.model).name, "planner": args.planner, "arena_used_bytes": layout.used,
                           "arena_size": layout.needed, "head_bytes": layout.head, "tail_bytes": layout.tail,
@@ -331,6 +335,34 @@ def cmd_romfs(args) -> int:
     return 0
 
 
+def cmd_deploy(args) -> int:
+    from .deploy import deploy
+
+    caps = None
+    if args.dry_run and args.no_romfs:
+        caps = (False, 0, True)
+    return deploy([Path(m) for m in args.models], args.port, [Path(f) for f in args.file or []],
+                  dry_run=args.dry_run, check=not args.no_check, caps=caps)
+
+
+def cmd_qemu(args) -> int:
+    import time
+
+    image = None
+    if args.romfs:
+        src = Path(args.romfs)
+        image = romfs.build_from_dir(src) if src.is_dir() else src.read_bytes()
+    with device.QemuServer(args.board, image) as q:
+        print(f"{args.board} running in QEMU; its serial port: mpremote connect {q.url}  (Ctrl-C stops it)",
+              flush=True)
+        try:
+            while q.proc and q.proc.poll() is None:
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
 def cmd_codegen(args) -> int:
     engine = device.PROJECT_ROOT / "micropython_mod" / "engine"
     if args.check:
@@ -356,7 +388,8 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--inputs", default="random", help="zeros, random or FILE.npz (input_0, input_1, ...)")
     p.add_argument("--seed", type=int, default=0, help="seed of random inputs")
     p.add_argument("--count", type=int, default=1, help="input sets to run (zeros, random)")
-    p.add_argument("--planner", default="greedy", help="memory planner on the device")
+    p.add_argument("--planner", default=None,
+                   help="memory planner on the device (default: offline for a model with a plan, else greedy)")
     p.add_argument("--firmware", type=Path, help="firmware or unix binary (default: the project's build)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -381,7 +414,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("arena", help="exact arena bytes the device will use")
     p.add_argument("model")
-    p.add_argument("--planner", default="greedy", choices=sorted(arena.PLANNERS))
+    p.add_argument("--planner", default=None, choices=sorted(arena.PLANNERS) + ["offline"],
+                   help="default: as the device picks (offline for a model with a plan, else greedy)")
+    p.add_argument("--plan", help="a plan file (tflm-host plan --shim-out) for the offline planner")
+    p.add_argument("--preallocate", nargs="*", metavar="TENSOR", help="tensors outside the arena (indices, input, output)")
     p.add_argument("--json", action="store_true")
     p.add_argument("-v", "--verbose", action="store_true", help="list the allocations by category")
     p.set_defaults(func=cmd_arena)
@@ -425,6 +461,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--align", type=int, default=16)
     p.set_defaults(func=cmd_romfs)
 
+    p = sub.add_parser("deploy", help="models into a board's ROMFS flash (mpremote), then a check on the board")
+    p.add_argument("models", nargs="+", help=".tflite files (labels next to them, MODEL.labels, go too)")
+    p.add_argument("--port", required=True, help="the board's serial port, as mpremote takes it "
+                   "(/dev/ttyACM0, COM3, or the /dev/pts/N `tflm-host qemu` prints)")
+    p.add_argument("--file", nargs="*", help="more files to put beside the models (example scripts)")
+    p.add_argument("--no-check", action="store_true", help="do not run the models on the board afterwards")
+    p.add_argument("--dry-run", action="store_true", help="print the mpremote commands, run nothing")
+    p.add_argument("--no-romfs", action="store_true", help="with --dry-run: as for a board without ROMFS")
+    p.set_defaults(func=cmd_deploy)
+
+    p = sub.add_parser("qemu", help="run a QEMU board with its serial port on a pseudo-terminal (for mpremote)")
+    p.add_argument("board", choices=device.QEMU_BOARDS)
+    p.add_argument("--romfs", help="a ROMFS image, or a folder to build one from, in the board's ROMFS region")
+    p.set_defaults(func=cmd_qemu)
+
     p = sub.add_parser("codegen", help="write the engine's generated C tables")
     p.add_argument("--check", action="store_true", help="only check they are up to date")
     p.set_defaults(func=cmd_codegen)
@@ -432,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the demo: a model from flash on an emulated board")
     p.add_argument("--board", default="NETDUINO2", choices=device.QEMU_BOARDS)
     p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
-    p.add_argument("--example", default="person_detect", choices=["person_detect", "hello_world"],
+    p.add_argument("--example", default="person_detect", choices=["person_detect", "keyword_spotting", "hello_world"],
                    help="examples/<name>.py and its model")
     p.set_defaults(func=cmd_demo)
     return parser

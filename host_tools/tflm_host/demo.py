@@ -3,8 +3,10 @@
 Builds a flash image the way a board is flashed (firmware, then a ROMFS image
 with the model and the example script at the board's ROMFS address), boots
 it in QEMU and runs an example script from /rom, streaming its output:
-examples/person_detect.py (TFLM's person detector on a few camera-like frames,
-checked against TFLM on the host) or examples/hello_world.py.
+examples/person_detect.py (TFLM's person detector on a few camera-like
+frames), examples/keyword_spotting.py (MLPerf Tiny's keyword spotter on a few
+feature clips), both checked against TFLM on the host, or
+examples/hello_world.py.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from . import device, romfs
 # Example scripts (examples/) and the model each runs.
 EXAMPLES = {
     "person_detect": "person_detect.tflite",
+    "keyword_spotting": "kws_ref_model.tflite",
     "hello_world": "hello_world_int8.tflite",
 }
 FRAME_SIDE = 96
@@ -43,9 +46,25 @@ def demo_frames() -> dict[str, np.ndarray]:
             for k, v in frames.items()}
 
 
+def demo_clips() -> dict[str, np.ndarray]:
+    """Feature clips for the keyword spotter (49 frames of 10 MFCCs, int8),
+    the same on every run: the host has no microphone."""
+    rng = np.random.default_rng(11)
+    t, c = np.mgrid[0:49, 0:10].astype(np.float32)
+    clips = {
+        "quiet": np.full((49, 10), 83.0),  # the input's zero point
+        "noise": rng.integers(-128, 128, (49, 10)),
+        "sweep": 83 + 40 * np.sin(t / 4 + c),
+        "burst": np.where((t > 15) & (t < 34), 83 + 60 * np.cos(c), 83 - 30),
+    }
+    return {k: np.clip(np.round(v), -128, 127).astype(np.int8).reshape(1, 49, 10, 1) for k, v in clips.items()}
+
+
 BOARD_TEXT = {
     "NETDUINO2": "Netduino 2: STM32F205 (Cortex-M3, 120 MHz class), 1 MiB flash, 128 KiB RAM",
     "MPS2_AN385": "Arm MPS2 AN385: Cortex-M3, 4 MiB RAM",
+    "NETDUINOPLUS2": "Netduino Plus 2: STM32F405 (Cortex-M4F, the pyboard's MCU), 1 MiB flash, 128 KiB RAM used",
+    "MICROBIT": "Cortex-M0 (the RP2040's instruction set), 1 MiB flash, 256 KiB RAM",
 }
 
 
@@ -79,6 +98,11 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect") -> i
     if frames:
         files["frames.bin"] = b"".join(f.tobytes() for f in frames.values())
         files["frames.txt"] = " ".join(frames).encode()
+    clips = demo_clips() if example == "keyword_spotting" else {}
+    if clips:
+        files["clips.bin"] = b"".join(c.tobytes() for c in clips.values())
+        files["clips.txt"] = " ".join(clips).encode()
+        files["kws_ref_model.labels"] = (device.PROJECT_ROOT / "examples" / "kws_ref_model.labels").read_bytes()
     image = romfs.build_image(files)
     flash = flash_image(board, image, device.build_dir() / board_name / "flash-demo.bin")
     print(f"== {BOARD_TEXT.get(board_name, board_name)}, emulated by QEMU ({board.machine})")
@@ -86,11 +110,13 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect") -> i
           f"{board.romfs_start:#x} holding {', '.join(files)} ({len(image)} bytes)")
     print(f"== running /rom/{script} on the device")
     print()
-    cmd = ["qemu-system-arm", "-machine", board.machine, "-nographic", "-monitor", "none", "-serial", "stdio",
+    cmd = ["qemu-system-arm", "-machine", board.machine, *board.qemu_args, "-nographic", "-monitor", "none", "-serial", "stdio",
            "-semihosting", "-icount", "shift=0", "-kernel", str(flash)]
     out = device.run_qemu(cmd, [f"import {example}"], timeout=600, echo=sys.stdout)
     if frames:
         return _check_frames(model_path, frames, out)
+    if clips:
+        return _check_clips(model_path, clips, out)
     return 0
 
 
@@ -101,20 +127,31 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _check_frames(model_path: Path, frames: dict[str, np.ndarray], out: str) -> int:
-    """The device's raw scores against TFLM's reference kernels on the host."""
-    device_raw = {m.group(1): [int(m.group(3)), int(m.group(2))]
-                  for m in re.finditer(r"^frame (\S+) .* raw (-?\d+) (-?\d+)", out, re.M)}
-    if len(device_raw) != len(frames):
-        print("demo: the device did not score every frame", file=sys.stderr)
+def _check_clips(model_path: Path, clips: dict[str, np.ndarray], out: str) -> int:
+    """The keyword spotter's raw scores against TFLM's reference kernels."""
+    device_raw = {m.group(1): [int(v) for v in m.group(2).split()]
+                  for m in re.finditer(r"^clip (\S+) .* raw: (.*)$", out, re.M)}
+    return _compare(model_path, clips, device_raw, "clips")
+
+
+def _compare(model_path: Path, inputs: dict[str, np.ndarray], device_raw: dict[str, list[int]], what: str) -> int:
+    if len(device_raw) != len(inputs):
+        print(f"demo: the device did not score every one of the {what}", file=sys.stderr)
         return 1
     try:
         from .reference import reference_outputs
-        ref = reference_outputs(model_path, [[f] for f in frames.values()])
+        ref = reference_outputs(model_path, [[x] for x in inputs.values()])
     except RuntimeError as e:  # tflite-micro not installed
         print(f"== not compared with TFLM: {e}")
         return 0
-    same = all(device_raw[name] == [int(v) for v in r[0].ravel()] for name, r in zip(frames, ref))
+    same = all(device_raw[name] == [int(v) for v in r[0].ravel()] for name, r in zip(inputs, ref))
     print(f"== TFLM's reference kernels on the host give {'the same' if same else 'DIFFERENT'} "
-          f"outputs for all {len(frames)} frames")
+          f"outputs for all {len(inputs)} {what}")
     return 0 if same else 1
+
+
+def _check_frames(model_path: Path, frames: dict[str, np.ndarray], out: str) -> int:
+    """The person detector's raw scores (printed person first) against TFLM's."""
+    device_raw = {m.group(1): [int(m.group(3)), int(m.group(2))]
+                  for m in re.finditer(r"^frame (\S+) .* raw (-?\d+) (-?\d+)", out, re.M)}
+    return _compare(model_path, frames, device_raw, "frames")

@@ -24,7 +24,8 @@ from pathlib import Path
 from . import romfs
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-QEMU_BOARDS = ("MPS2_AN385", "NETDUINO2")
+# The project's QEMU boards (port_boards/<NAME>/mpconfigboard.mk with a QEMU_MACHINE).
+QEMU_BOARDS = ("MPS2_AN385", "NETDUINO2", "NETDUINOPLUS2", "MICROBIT")
 TARGETS = ("unix",) + QEMU_BOARDS
 
 
@@ -62,6 +63,8 @@ class Board:
     name: str
     machine: str  # QEMU machine
     firmware: Path
+    qemu_args: tuple[str, ...] = ()  # the machine's options (memory sizes)
+    heap_size: int = 0  # MicroPython's heap (MICROPY_HEAP_SIZE)
 
     @property
     def romfs_start(self) -> int:
@@ -83,7 +86,11 @@ def board(name: str, firmware: Path | None = None) -> Board:
     fw = firmware or build_dir() / name / "firmware.elf"
     if not fw.is_file():
         raise FileNotFoundError(f"{fw} not found: run `make firmware BOARD={name}`")
-    return Board(name, m.group(1), fw)
+    text = mk.read_text()
+    extra = re.search(r"^TFLM_QEMU_ARGS\s*=\s*(.*)$", text, re.M)
+    heap = re.search(r"^MICROPY_HEAP_SIZE\s*=\s*(\d+)", text, re.M)
+    return Board(name, m.group(1), fw, tuple(extra.group(1).split()) if extra else (),
+                 int(heap.group(1)) if heap else 0)
 
 
 class Target:
@@ -185,8 +192,9 @@ class QemuTarget(Target):
     def command(self, image: Path | None) -> list[str]:
         # -icount shift=0: one guest instruction per virtual nanosecond, so
         # timings are repeatable instruction counts.
-        cmd = ["qemu-system-arm", "-machine", self.board.machine, "-nographic", "-monitor", "none",
-               "-serial", "stdio", "-semihosting", "-icount", "shift=0", "-kernel", str(self.board.firmware)]
+        cmd = ["qemu-system-arm", "-machine", self.board.machine, *self.board.qemu_args, "-nographic",
+               "-monitor", "none", "-serial", "stdio", "-semihosting", "-icount", "shift=0",
+               "-kernel", str(self.board.firmware)]
         if image is not None:
             cmd += ["-device", f"loader,file={image},addr={self.board.romfs_start:#x},force-raw=on"]
         return cmd
@@ -202,6 +210,60 @@ class QemuTarget(Target):
                 image = Path(tmp, "romfs.img")
                 image.write_bytes(data)
             return run_qemu(self.command(image), chunks, timeout)
+
+
+class QemuServer:
+    """A QEMU board whose serial port is a pseudo-terminal, for tools that
+    talk to a device themselves: `mpremote connect <url>`. Use as a context
+    manager; QEMU stops on exit."""
+
+    def __init__(self, board_name: str, image: bytes | None = None, firmware: Path | None = None) -> None:
+        self.board = board(board_name, firmware)
+        self.image = image
+        self.url = ""
+        self.proc: subprocess.Popen | None = None
+        self._tmp: tempfile.TemporaryDirectory | None = None
+
+    def command(self) -> list[str]:
+        cmd = ["qemu-system-arm", "-machine", self.board.machine, *self.board.qemu_args, "-nographic",
+               "-monitor", "none", "-serial", "pty", "-semihosting", "-kernel", str(self.board.firmware)]
+        if self.image is not None:
+            assert self._tmp is not None
+            path = Path(self._tmp.name, "romfs.img")
+            path.write_bytes(self.image)
+            cmd += ["-device", f"loader,file={path},addr={self.board.romfs_start:#x},force-raw=on"]
+        return cmd
+
+    def __enter__(self) -> "QemuServer":
+        self._tmp = tempfile.TemporaryDirectory(prefix="tflm-qemu-")
+        log = Path(self._tmp.name, "qemu.log")
+        with open(log, "wb") as out:
+            self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+        # QEMU names the terminal: "char device redirected to /dev/pts/N (label serial0)".
+        deadline = time.monotonic() + 30
+        while True:
+            m = re.search(r"(/dev/\S+) \(label", log.read_text(errors="replace"))
+            if m:
+                self.url = m.group(1)
+                return self
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                text = log.read_text(errors="replace")
+                self.__exit__(None, None, None)
+                raise DeviceError(f"QEMU did not start: {text[-500:]}")
+            time.sleep(0.05)
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+            self.proc = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
 
 
 def run_qemu(cmd: list[str], chunks: list[str], timeout: float, echo=None) -> str:

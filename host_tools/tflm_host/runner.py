@@ -9,29 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .device import Target
+from .device import DeviceError, Target
 from .model import Model, Tensor, load_model
-
-# Bytes of input per raw-REPL execution: small compiles fit small boards.
-INPUT_CHUNK = 2048
-
-SETUP = """\
-import tflm, binascii
-def _open(path):
-    f = open(path, 'rb')
-    try:
-        return memoryview(f)  # ROMFS: the model stays in flash, no copy
-    except TypeError:
-        return f.read()
-_m = tflm.Model(_open(ROOT + '/model.tflite'))
-_it = tflm.Interpreter(_m, planner={planner!r})
-_n_out = len(_m.outputs)
-print('@ARENA', _it.arena_used_bytes(), _it.head_bytes(), _it.tail_bytes())
-def _run():
-    _it.invoke()
-    for k in range(_n_out):
-        print('@OUT', k, binascii.hexlify(bytes(_it.output(k))).decode())
-"""
 
 
 @dataclass
@@ -62,47 +41,16 @@ class RunResult:
         return result
 
 
-def input_chunks(samples: list[list[np.ndarray]]) -> list[str]:
-    """Device code that writes each input set and runs the model."""
-    chunks = []
-    for sample in samples:
-        for i, array in enumerate(sample):
-            raw = np.ascontiguousarray(array).tobytes()
-            for off in range(0, len(raw), INPUT_CHUNK):
-                piece = raw[off:off + INPUT_CHUNK].hex()
-                chunks.append(f"_it.set_input({i}, binascii.unhexlify('{piece}'), {off})")
-        chunks.append("_run()")
-    return chunks
-
-
-def parse_output(text: str, model: Model, count: int) -> tuple[list[list[np.ndarray]], tuple[int, int, int]]:
-    arena = None
-    runs: list[list[np.ndarray]] = []
-    outputs = model.outputs
-    for line in text.splitlines():
-        if line.startswith("@ARENA "):
-            used, head, tail = (int(x) for x in line.split()[1:4])
-            arena = (used, head, tail)
-        elif line.startswith("@OUT "):
-            _, k, hexdata = line.split()
-            k = int(k)
-            if k == 0:
-                runs.append([])
-            t = outputs[k]
-            runs[-1].append(np.frombuffer(bytes.fromhex(hexdata), t.numpy_dtype).reshape(t.shape))
-    if arena is None or len(runs) != count:
-        raise RuntimeError(f"unexpected device output:\n{text[-2000:]}")
-    return runs, arena
-
-
 def run_model(model_path: Path, target: Target, samples: list[list[np.ndarray]],
-              planner: str = "greedy", timeout: float = 900) -> RunResult:
-    model_bytes = Path(model_path).read_bytes()
-    model = load_model(model_bytes)
-    chunks = [SETUP.format(planner=planner)] + input_chunks(samples)
-    text = target.run(chunks, {"model.tflite": model_bytes}, timeout=timeout)
-    runs, (used, head, tail) = parse_output(text, model, len(samples))
-    return RunResult(target.name, runs, used, head, tail)
+              planner: str | None = "greedy", timeout: float = 900) -> RunResult:
+    """Runs the input sets through one interpreter on the target. The model
+    and the inputs travel as files (in the board's ROMFS flash on QEMU)."""
+    job = BatchJob("model", Path(model_path).read_bytes(), samples)
+    res = run_batch(target, [job], planner, timeout)["model"]
+    if res.error:
+        raise DeviceError(res.error)
+    used, head, tail = res.arena
+    return RunResult(target.name, res.runs, used, head, tail)
 
 
 def _random_tensor(t: Tensor, rng: np.random.Generator) -> np.ndarray:
@@ -173,7 +121,11 @@ def _job(name, sizes, count, planner):
             off += n
         it.invoke()
         for k in range(len(m.outputs)):
-            print('@OUT', name, k, binascii.hexlify(bytes(it.output(k))).decode())
+            print('@OUT', name, k, end=' ')
+            out = it.output(k)
+            for i in range(0, len(out), 64):
+                print(binascii.hexlify(out[i:i + 64]).decode(), end='')
+            print()
 """
 
 

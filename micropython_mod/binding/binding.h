@@ -20,6 +20,7 @@ extern const mp_obj_type_t tflm_tensor_info_type;
 extern const mp_obj_type_t tflm_arena_type;
 extern const mp_obj_type_t tflm_interp_type;
 MP_DECLARE_CONST_FUN_OBJ_KW(tflm_arena_size_obj);
+MP_DECLARE_CONST_FUN_OBJ_KW(tflm_load_obj);
 
 // Raises the exception an engine error stands for.
 NORETURN void tflm_raise(const tflm_error_t *err);

@@ -1,6 +1,9 @@
 // tflm.Model and tflm.TensorInfo: a .tflite model read in place.
 #include <string.h>
 
+#include "py/builtin.h"
+#include "py/gc.h"
+#include "py/mpstate.h"
 #include "py/objstr.h"
 
 #include "binding/binding.h"
@@ -133,6 +136,49 @@ static mp_obj_t model_make_new(const mp_obj_type_t *type, size_t n_args, size_t 
     return MP_OBJ_FROM_PTR(self);
 }
 
+// True when the model's bytes are in MicroPython's heap (RAM the model
+// takes), false when they are used in place (flash, static memory).
+static bool model_in_heap(const tflm_model_obj_t *self) {
+    const uint8_t *p = self->model.fb.buf;
+    if (gc_nbytes(p) != 0) {
+        return true;
+    }
+    #if !MICROPY_GC_SPLIT_HEAP
+    return p >= (const uint8_t *)MP_STATE_MEM(area).gc_pool_start && p < (const uint8_t *)MP_STATE_MEM(area).gc_pool_end;
+    #else
+    return false;
+    #endif
+}
+
+// tflm.load(path, *, quiet=False): the model in a file. A ROMFS file is used
+// in place (its bytes stay in flash, no copy in RAM); any other file is read
+// into RAM once, and unless quiet a line says how many bytes that took.
+static mp_obj_t tflm_load(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
+    enum { ARG_path, ARG_quiet };
+    static const mp_arg_t allowed_args[] = {
+        { MP_QSTR_path, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        { MP_QSTR_quiet, MP_ARG_KW_ONLY | MP_ARG_BOOL, {.u_bool = false} },
+    };
+    mp_arg_val_t args[MP_ARRAY_SIZE(allowed_args)];
+    mp_arg_parse_all(n_args, pos_args, kw_args, MP_ARRAY_SIZE(allowed_args), allowed_args, args);
+    mp_obj_t open_args[2] = { args[ARG_path].u_obj, MP_OBJ_NEW_QSTR(MP_QSTR_rb) };
+    mp_obj_t f = mp_call_function_n_kw(MP_OBJ_FROM_PTR(&mp_builtin_open_obj), 2, 0, open_args);
+    mp_buffer_info_t bufinfo;
+    mp_obj_t buffer = f;
+    // Files with the buffer protocol (ROMFS) are memory-mapped.
+    if (!mp_get_buffer(f, &bufinfo, MP_BUFFER_READ)) {
+        buffer = mp_call_function_0(mp_load_attr(f, MP_QSTR_read));
+        mp_call_function_0(mp_load_attr(f, MP_QSTR_close));
+        if (!args[ARG_quiet].u_bool) {
+            mp_get_buffer_raise(buffer, &bufinfo, MP_BUFFER_READ);
+            mp_printf(&mp_plat_print, "tflm.load: %s is not in ROMFS: read into %u bytes of RAM\n",
+                mp_obj_str_get_str(args[ARG_path].u_obj), (unsigned)bufinfo.len);
+        }
+    }
+    return MP_OBJ_TYPE_GET_SLOT(&tflm_model_type, make_new)(&tflm_model_type, 1, 0, &buffer);
+}
+MP_DEFINE_CONST_FUN_OBJ_KW(tflm_load_obj, 1, tflm_load);
+
 static mp_obj_t bytes_or_empty(tflm_model_t *m, tflm_fb_vec_t v) {
     return mp_obj_new_str((const char *)m->fb.buf + v.pos, v.count);
 }
@@ -242,6 +288,9 @@ static void model_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
             break;
         case MP_QSTR_buffer:
             dest[0] = self->buffer;
+            break;
+        case MP_QSTR_ram_bytes:
+            dest[0] = mp_obj_new_int_from_uint(model_in_heap(self) ? self->model.fb.len : 0);
             break;
         default:
             // Methods live in the locals dict.

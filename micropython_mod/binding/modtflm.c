@@ -1,5 +1,6 @@
 // The `tflm` MicroPython module: a thin layer over the engine.
 //
+//   model = tflm.load('/rom/model.tflite')  # in place from ROMFS flash, else read into RAM
 //   model = tflm.Model(buffer)              # bytes, bytearray, memoryview, ROMFS file
 //   interp = tflm.Interpreter(model, arena) # arena: size, buffer, tflm.Arena, or None (exact)
 //   interp.input(0)[:] = data; interp.invoke(); interp.output(0)
@@ -20,6 +21,7 @@ static const mp_rom_map_elem_t tflm_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_Arena), MP_ROM_PTR(&tflm_arena_type) },
     { MP_ROM_QSTR(MP_QSTR_Interpreter), MP_ROM_PTR(&tflm_interp_type) },
     { MP_ROM_QSTR(MP_QSTR_arena_size), MP_ROM_PTR(&tflm_arena_size_obj) },
+    { MP_ROM_QSTR(MP_QSTR_load), MP_ROM_PTR(&tflm_load_obj) },
     #ifdef TFLM_BUILTIN_PLAN_HEADER
     { MP_ROM_QSTR(MP_QSTR_builtin_plan), MP_ROM_PTR(&tflm_builtin_plan_obj) },
     #else

@@ -7,6 +7,8 @@ LDSCRIPT = $(BOARD_DIR)/mps2_an385.ld
 MPY_CROSS_FLAGS += -march=armv7m
 MICROPY_HEAP_SIZE = 524288
 TFLM_ROMFS_ADDR = 0x00300000
+# The ROMFS region is RAM: `mpremote romfs deploy` can write it (until power-off).
+TFLM_ROMFS_WRITABLE = 1
 # QEMU's CPU clock for this machine (SysTick counts it).
 TFLM_CPU_HZ = 25000000
 include $(BOARD_DIR)/../common/qemu_arm.mk

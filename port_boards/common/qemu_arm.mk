@@ -7,8 +7,22 @@ TFLM_BOARD_GLUE = 1
 CFLAGS += -mthumb -DMICROPY_HW_MCU_NAME='"$(TFLM_MCU_NAME)"'
 # Declares the boot hook that mounts /rom (MICROPY_PORT_INIT_FUNC).
 CFLAGS += -include $(BOARD_DIR)/../common/board.h
+# The port's configuration with vfs.rom_ioctl() (mpremote romfs deploy).
+CFLAGS += -DMP_CONFIGFILE='"$(BOARD_DIR)/../common/mpconfigport_tflm.h"'
+# Boards whose ROMFS region is RAM can be written (deployed to) at run time.
+ifeq ($(TFLM_ROMFS_WRITABLE),1)
+CFLAGS += -DTFLM_ROMFS_WRITABLE=1
+endif
 
-SRC_BOARD_O = shared/runtime/gchelper_native.o shared/runtime/gchelper_thumb2.o
+# Thumb-2 cores; the Cortex-M0 board sets TFLM_GCHELPER = thumb1.
+TFLM_GCHELPER ?= thumb2
+SRC_BOARD_O = shared/runtime/gchelper_native.o shared/runtime/gchelper_$(TFLM_GCHELPER).o
+
+# Cores with an FPU: the FPU is switched on before any other code runs
+# (board_fpu.c puts a vector table in front of the port's).
+ifeq ($(TFLM_BOARD_FPU),1)
+CFLAGS += -DTFLM_BOARD_FPU=1
+endif
 
 # SysTick counts instructions for qemuboard.icount() (board_clock.c).
 CFLAGS += -DTFLM_BOARD_CPU_HZ=$(TFLM_CPU_HZ)

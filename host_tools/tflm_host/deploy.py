@@ -1,0 +1,147 @@
+"""`tflm-host deploy`: models into a board's flash, then a check on the board.
+
+The models (and labels files next to them) go into a ROMFS image with
+aligned data, written with `mpremote romfs deploy` when the firmware has a
+ROMFS partition (vfs.rom_ioctl), else copied to the board's filesystem with
+`mpremote fs cp`. Then a script on the board loads each model and prints its
+arena_used_bytes, shown next to the host's prediction.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import arena, romfs
+from .model import load_model
+
+# Labels next to a model MODEL.tflite: MODEL.labels or MODEL_labels.txt.
+LABEL_SUFFIXES = (".labels", "_labels.txt")
+
+CAPABILITIES = """
+import vfs, os
+rom = hasattr(vfs, 'rom_ioctl') and vfs.rom_ioctl(1) > 0
+size = 0
+if rom:
+    size = len(vfs.rom_ioctl(2, 0))
+try:
+    os.statvfs('/')
+    fs = True
+except Exception:
+    fs = False
+print('@CAPS', rom, size, fs)
+"""
+
+CHECK = """
+import tflm, gc
+for path in PATHS:
+    gc.collect()
+    try:
+        m = tflm.load(path, quiet=True)
+        it = tflm.Interpreter(m)
+        it.invoke()
+        print('@MODEL', path, it.arena_used_bytes(), m.ram_bytes, 'ok')
+    except Exception as e:
+        print('@MODEL', path, -1, -1, type(e).__name__ + ': ' + str(e))
+    it = m = None
+"""
+
+
+@dataclass
+class Plan:
+    files: dict[str, bytes]  # name on the board -> bytes
+    image: bytes
+    models: list[Path]
+
+
+def collect(models: list[Path], extra: list[Path] | None = None) -> Plan:
+    files: dict[str, bytes] = {}
+    for path in models:
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} not found")
+        load_model(path)  # a .tflite model, or ValueError now rather than on the board
+        files[path.name] = path.read_bytes()
+        for suffix in LABEL_SUFFIXES:
+            labels = path.with_name(path.stem + suffix)
+            if labels.is_file():
+                files[path.stem + ".labels"] = labels.read_bytes()
+    for path in extra or []:
+        files[path.name] = path.read_bytes()
+    return Plan(files, romfs.build_image(files), models)
+
+
+def mpremote(port: str, *args: str, dry_run: bool = False, timeout: float = 600) -> str:
+    cmd = [sys.executable, "-m", "mpremote", "connect", port, *args]
+    shown_args = [f"'<script of {a.count(chr(10))} lines>'" if "\n" in a else a for a in args]
+    shown = " ".join(["mpremote", "connect", port, *shown_args])
+    print(f"$ {shown}", flush=True)
+    if dry_run:
+        return ""
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{shown} failed:\n{(proc.stdout + proc.stderr).strip()[-1500:]}")
+    return proc.stdout
+
+
+def capabilities(port: str) -> tuple[bool, int, bool]:
+    """(ROMFS partition, its size, a filesystem) of the board on `port`."""
+    out = mpremote(port, "exec", CAPABILITIES)
+    for line in out.splitlines():
+        if line.startswith("@CAPS "):
+            _, rom, size, fs = line.split()
+            return rom == "True", int(size), fs == "True"
+    raise RuntimeError(f"unexpected answer from the board:\n{out}")
+
+
+def deploy(models: list[Path], port: str, extra: list[Path] | None = None, dry_run: bool = False,
+           check: bool = True, caps: tuple[bool, int, bool] | None = None) -> int:
+    plan = collect(models, extra)
+    rom, size, fs = caps if caps is not None else (True, len(plan.image), False) if dry_run else capabilities(port)
+    with tempfile.TemporaryDirectory(prefix="tflm-deploy-") as tmp:
+        if rom:
+            if len(plan.image) > size:
+                raise ValueError(f"the ROMFS image ({len(plan.image)} bytes) does not fit the board's ROMFS "
+                                 f"partition ({size} bytes)")
+            image = Path(tmp, "models.romfs")
+            image.write_bytes(plan.image)
+            print(f"ROMFS image: {len(plan.image)} bytes, {', '.join(plan.files)} (data 16-byte aligned)")
+            mpremote(port, "romfs", "deploy", str(image), dry_run=dry_run)
+            mpremote(port, "soft-reset", dry_run=dry_run)  # mounts the new image at /rom
+            prefix = "/rom/"
+        elif fs:
+            print("no ROMFS partition on the board: copying to its filesystem (the models will be read into RAM)")
+            for name, data in plan.files.items():
+                src = Path(tmp, name)
+                src.write_bytes(data)
+                mpremote(port, "fs", "cp", str(src), f":{name}", dry_run=dry_run)
+            prefix = "/"
+        else:
+            raise RuntimeError("the board has neither a ROMFS partition (vfs.rom_ioctl) nor a filesystem")
+    if not check or dry_run:
+        return 0
+    paths = [prefix + p.name for p in models]
+    out = mpremote(port, "exec", CHECK.replace("PATHS", json.dumps(paths)))
+    device = {}
+    for line in out.splitlines():
+        if line.startswith("@MODEL "):
+            _, path, used, ram, status = line.split(" ", 4)
+            device[path] = (int(used), int(ram), status)
+    print()
+    print(f"{'model':32s} {'arena_used_bytes':>16s} {'host predicts':>14s}  where")
+    ok = True
+    for path, model in zip(paths, models):
+        predicted = arena.plan_layout(load_model(model)).used
+        used, ram, status = device.get(path, (-1, -1, "no answer"))
+        where = "in place (flash)" if ram == 0 else f"{ram} bytes of RAM"
+        if status != "ok":
+            ok = False
+            print(f"{model.name:32s} {'-':>16s} {predicted:14d}  {status}")
+            continue
+        same = used == predicted
+        ok = ok and same
+        print(f"{model.name:32s} {used:16d} {predicted:14d}  {where}{'' if same else '  DIFFERENT'}")
+    return 0 if ok else 1

@@ -1,0 +1,35 @@
+# pyboard v1.1 (STM32F405RG: Cortex-M4F at 168 MHz, 1 MiB flash, 128 KiB RAM
+# + 64 KiB CCM) with the tflm module and a ROMFS region for models in the
+# internal flash. Build through the project: make firmware BOARD=PYBV11
+# (or make -C ports/stm32 BOARD_DIR=<project>/port_boards/PYBV11 USER_C_MODULES=<project>).
+#
+# Flash map (tflm_pybv11.ld):
+#   0x08000000  16 KiB  sector 0      vectors and the first text
+#   0x08004000 112 KiB  sectors 1-4   the internal filesystem (/flash)
+#   0x08020000 512 KiB  sectors 5-8   firmware text
+#   0x080A0000 384 KiB  sectors 9-11  ROMFS, mounted at /rom on boot
+MCU_SERIES = f4
+CMSIS_MCU = STM32F405xx
+AF_FILE = boards/stm32f405_af.csv
+
+ifeq ($(USE_MBOOT),1)
+$(error BOARD_DIR=$(BOARD_DIR) has no Mboot layout; build without USE_MBOOT)
+endif
+LD_FILES = $(BOARD_DIR)/tflm_pybv11.ld boards/common_ifs.ld
+TEXT0_ADDR = 0x08000000
+TEXT1_ADDR = 0x08020000
+
+# The pins of the pyboard v1.1 are the port's own board list.
+override BOARD_PINS = boards/PYBV11/pins.csv
+
+MICROPY_VFS_LFS2 = 1
+
+# The pyboard's frozen modules (asyncio, dht, onewire, pyboard drivers).
+FROZEN_MANIFEST ?= boards/PYBV10/manifest.py
+
+# This port compiles everything with -fsingle-precision-constant (float
+# builds), which turns the double constants of the tflm engine's reference
+# arithmetic (multiplier derivation, expf, log2) into floats: outputs would
+# no longer match TFLM and -Wdouble-promotion stops the build. The module's
+# objects get standard C constants back (added last, so it wins).
+$(BUILD)/micropython_mod/%.o: CFLAGS += -fno-single-precision-constant

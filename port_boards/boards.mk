@@ -1,0 +1,282 @@
+# Real boards and compile checks, included by the top-level Makefile (which
+# defines TOP, BUILD, MPY_DIR, BOARD, JOBS, TFLM_OPS, TFLM_PLANNERS, PLAN,
+# FW_BUILD and the apt-deps and firmware rules).
+#
+#   make firmware BOARD=RPI_PICO|ESP32_GENERIC|PYBV11 MPY_DIR=<1.25 checkout>
+#       MicroPython 1.25 with the tflm module for a real board (rule
+#       firmware-real), in build/<BOARD>[-cfg-<hash>]. Needs a MicroPython
+#       git checkout with its submodules and the port's SDK: without them it
+#       stops and says what to run.
+#   make compile-check
+#       compiles all of the module's C (engine, kernels, binding) with
+#       -Werror for the real boards' CPUs: Cortex-M0+ (RP2040), Cortex-M4F
+#       (STM32F4), Cortex-M7 (STM32F7/H7), RV32IMC (ESP32-C3 class), and
+#       once with only some kernels; prints the module's size per CPU.
+#
+# Usable before the top-level Makefile includes it:
+#   make -f Makefile -f port_boards/boards.mk compile-check
+
+ifndef TFLM_BOARDS_MK
+TFLM_BOARDS_MK := $(abspath $(lastword $(MAKEFILE_LIST)))
+
+ifndef TOP
+$(error port_boards/boards.mk goes with the top-level Makefile: make -f Makefile -f port_boards/boards.mk TARGET)
+endif
+
+# Recursive make that knows this file's targets, whether or not the
+# top-level Makefile includes it.
+TFLM_TOP_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
+BOARDS_MAKE = $(MAKE) --no-print-directory -f $(TFLM_TOP_MAKEFILE) -f $(TFLM_BOARDS_MK)
+
+.PHONY: firmware-real real-boards-check compile-check compile-check-objs compile-check-deps \
+	compile-check-genhdr compile-check-report
+
+# ---------------------------------------------------------------------------
+# Real boards
+
+REAL_BOARDS := RPI_PICO ESP32_GENERIC PYBV11
+REAL_PORT_RPI_PICO := rp2
+REAL_PORT_ESP32_GENERIC := esp32
+REAL_PORT_PYBV11 := stm32
+REAL_PORT = $(REAL_PORT_$(BOARD))
+
+# The RP2040 firmware must end below the ROMFS region, which starts here
+# (port_boards/RPI_PICO/mpconfigboard.h; tests/test_flash.py checks both agree).
+RPI_PICO_ROMFS_ADDR := 0x10100000
+
+# The module's build settings as CMake definitions (lists are ;-separated).
+tflm_empty :=
+tflm_space := $(tflm_empty) $(tflm_empty)
+tflm_cmake_list = $(subst $(tflm_space),;,$(strip $(1)))
+TFLM_CMAKE_DEFS = $(if $(strip $(TFLM_OPS)),"-DTFLM_OPS=$(call tflm_cmake_list,$(TFLM_OPS))") \
+	$(if $(strip $(TFLM_PLANNERS)),"-DTFLM_PLANNERS=$(call tflm_cmake_list,$(TFLM_PLANNERS))") \
+	$(if $(strip $(PLAN)),"-DTFLM_PLAN=$(abspath $(PLAN))")
+TFLM_IDF_DEFS = $(if $(strip $(TFLM_OPS)),-D "TFLM_OPS=$(call tflm_cmake_list,$(TFLM_OPS))") \
+	$(if $(strip $(TFLM_PLANNERS)),-D "TFLM_PLANNERS=$(call tflm_cmake_list,$(TFLM_PLANNERS))") \
+	$(if $(strip $(PLAN)),-D "TFLM_PLAN=$(abspath $(PLAN))")
+
+MPY_CLONE_DIR := \$$HOME/micropython-1.25
+MPY_DEFAULT_DIR = $(BUILD)/micropython-$(MPY_VERSION)
+
+# How to get what a port needs, one echo per command.
+SETUP_CLONE := echo "  git clone --branch v1.25.0 https://github.com/micropython/micropython.git $(MPY_CLONE_DIR)";
+SETUP_rp2 := $(SETUP_CLONE) \
+	echo "  make -C $(MPY_CLONE_DIR)/ports/rp2 submodules"; \
+	echo "  sudo apt-get install cmake python3 gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib";
+SETUP_stm32 := $(SETUP_CLONE) \
+	echo "  make -C $(MPY_CLONE_DIR)/ports/stm32 BOARD=PYBV11 submodules"; \
+	echo "  sudo apt-get install python3 gcc-arm-none-eabi libnewlib-arm-none-eabi";
+SETUP_esp32 := $(SETUP_CLONE) \
+	echo "  git clone --branch v5.2.2 --recursive https://github.com/espressif/esp-idf.git ~/esp-idf"; \
+	echo "  ~/esp-idf/install.sh esp32"; \
+	echo "  . ~/esp-idf/export.sh   (in every new shell: it puts idf.py on PATH)"; \
+	echo "  make -C $(MPY_CLONE_DIR)/ports/esp32 submodules";
+
+# Prints the problem ($(1)) and the commands that fix it, then fails.
+real_board_missing = { echo "make firmware BOARD=$(BOARD): $(1)"; echo; \
+	echo "To build the $(BOARD) firmware (port $(REAL_PORT) of MicroPython 1.25):"; $(SETUP_$(REAL_PORT)) \
+	echo "  make firmware BOARD=$(BOARD) MPY_DIR=$(MPY_CLONE_DIR)"; echo; \
+	echo "The board guide: docs/boards.md"; } >&2; exit 1
+
+# What each port needs from MPY_DIR (a submodule is there when its folder is
+# not empty) and on PATH.
+has_dir = [ -n "$$(ls -A $(1) 2>/dev/null)" ]
+SUBMODULES_rp2 := lib/pico-sdk lib/tinyusb lib/mbedtls lib/micropython-lib
+SUBMODULES_stm32 := lib/stm32lib lib/micropython-lib
+SUBMODULES_esp32 := lib/berkeley-db-1.xx lib/micropython-lib
+TOOLS_rp2 := cmake arm-none-eabi-gcc arm-none-eabi-g++ arm-none-eabi-nm python3
+TOOLS_stm32 := arm-none-eabi-gcc python3
+TOOLS_esp32 := idf.py cmake python3
+
+# Everything a real board's build needs, checked before it starts.
+real-boards-check:
+	@case " $(REAL_BOARDS) " in *" $(BOARD) "*) ;; \
+		*) echo "BOARD=$(BOARD) is not a real board; real boards: $(REAL_BOARDS)" >&2; exit 1;; esac
+	@if ! grep -Eqs '^#define MICROPY_VERSION_MINOR \(?25\)?$$' $(MPY_DIR)/py/mpconfig.h; then \
+		$(call real_board_missing,MPY_DIR=$(MPY_DIR) holds no MicroPython 1.25 source); fi
+	@for m in $(SUBMODULES_$(REAL_PORT)); do \
+		if ! $(call has_dir,$(MPY_DIR)/$$m); then \
+			$(call real_board_missing,MPY_DIR=$(MPY_DIR) has no $$m: the $(REAL_PORT) port needs a MicroPython 1.25 git checkout with its submodules$(if $(filter $(MPY_DEFAULT_DIR),$(MPY_DIR)), (the source in build/ is Debian's source package: it has none))); \
+		fi; done
+	@for t in $(TOOLS_$(REAL_PORT)); do \
+		if ! command -v $$t > /dev/null; then \
+			$(call real_board_missing,$$t is not on PATH$(if $(filter esp32,$(REAL_PORT)), (ESP-IDF v5.2 to v5.4 must be installed and its export.sh sourced in this shell))); \
+		fi; done
+
+firmware-real: real-boards-check
+ifeq ($(REAL_PORT),rp2)
+	CMAKE_ARGS='$(TFLM_CMAKE_DEFS)' $(MAKE) -C $(MPY_DIR)/ports/rp2 BOARD=$(BOARD) \
+		BOARD_DIR=$(TOP)/port_boards/$(BOARD) BUILD=$(FW_BUILD) \
+		USER_C_MODULES=$(TOP)/micropython_mod/micropython.cmake -j$(JOBS)
+	@end=$$(arm-none-eabi-nm $(FW_BUILD)/firmware.elf | awk '$$3 == "__flash_binary_end" { print $$1 }'); \
+	if [ -z "$$end" ] || [ $$((0x$$end)) -gt $$(($(RPI_PICO_ROMFS_ADDR))) ]; then \
+		echo "firmware ends at 0x$$end, inside the ROMFS region at $(RPI_PICO_ROMFS_ADDR): build with fewer kernels (TFLM_OPS=...)" >&2; exit 1; fi; \
+	echo "firmware ends at 0x$$end, below the ROMFS region at $(RPI_PICO_ROMFS_ADDR)"
+	@echo "firmware: $(FW_BUILD)/firmware.uf2"
+endif
+ifeq ($(REAL_PORT),esp32)
+	IDFPY_FLAGS='$(TFLM_IDF_DEFS)' $(MAKE) -C $(MPY_DIR)/ports/esp32 BOARD=$(BOARD) \
+		BOARD_DIR=$(TOP)/port_boards/$(BOARD) BUILD=$(FW_BUILD) \
+		USER_C_MODULES=$(TOP)/micropython_mod/micropython.cmake
+	@echo "firmware: $(FW_BUILD)/firmware.bin (write it at 0x1000)"
+endif
+ifeq ($(REAL_PORT),stm32)
+	$(MAKE) -C $(MPY_DIR)/ports/stm32 BOARD=$(BOARD) BOARD_DIR=$(TOP)/port_boards/$(BOARD) \
+		BUILD=$(FW_BUILD) USER_C_MODULES=$(TOP) TFLM_OPS="$(TFLM_OPS)" TFLM_PLANNERS="$(TFLM_PLANNERS)" \
+		TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
+	@echo "firmware: $(FW_BUILD)/firmware.dfu (also firmware.hex, firmware0.bin at 0x08000000, firmware1.bin at 0x08020000)"
+endif
+
+# ---------------------------------------------------------------------------
+# Compile checks for the real boards' CPUs
+#
+# Every C file of the module is compiled (not linked) for each CPU with the
+# flags its MicroPython port gives user modules, and -Werror. The binding
+# needs MicroPython's headers and a port configuration: the qemu port's
+# mpconfigport.h is used, with the generated headers (qstrs, module and root
+# pointer lists) of the project's NETDUINO2 board, remade when the binding
+# changes. That configuration exists without any SDK, and it sets
+# what the binding's code depends on the same way as rp2, stm32 and esp32 do:
+# 32-bit mp_int_t, object representation A, single-precision floats, the
+# extra-features ROM level. It has no CPU code of its own (nothing of the
+# port but its headers is compiled), and for the Cortex-M0+ it takes the
+# qemu port's Cortex-M0 branch (QEMU_SOC_NRF51: no Thumb-2 emitter), as its
+# MICROBIT board does.
+
+CC_DIR := $(BUILD)/compile-check
+CC_MOD := $(TOP)/micropython_mod
+CC_GENHDR_BOARD := NETDUINO2
+CC_GENHDR_DIR := $(CC_DIR)/genhdr-$(CC_GENHDR_BOARD)
+CC_APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
+
+CC_SRCS = $(patsubst $(CC_MOD)/%,%,$(sort $(wildcard $(CC_MOD)/engine/*.c $(CC_MOD)/kernels/*.c $(CC_MOD)/binding/*.c)))
+
+# The configuration with fewer kernels: TFLM_OPS if given, else those of
+# person_detect.tflite (tflm-host ops).
+CHECK_OPS ?= $(or $(strip $(TFLM_OPS)),AVERAGE_POOL_2D CONV_2D DEPTHWISE_CONV_2D RESHAPE SOFTMAX)
+CC_CONFIGS ?= cortex-m0plus cortex-m4 cortex-m7 rv32imc cortex-m4-ops
+
+# Warnings of the make-based ports (stm32, qemu, ...) for user modules.
+CC_WARN := -Wall -Wpointer-arith -Wdouble-promotion -Wfloat-conversion -Werror
+CC_BASE = -ffp-contract=off -ffunction-sections -fdata-sections -DNDEBUG \
+	-I$(CC_MOD) -I$(MPY_DIR) -I$(MPY_DIR)/ports/qemu -I$(CC_GENHDR_DIR)
+TFLM_CHECK_PLANNERS = $(if $(strip $(TFLM_PLANNERS)),$(foreach p,GREEDY LINEAR OFFLINE,-DTFLM_PLANNER_$(p)=$(if $(filter $(p),$(shell echo $(TFLM_PLANNERS) | tr a-z A-Z)),1,0)))
+
+# rp2 (RP2040), a CMake port: CMake's MinSizeRel (-Os) for every file, no
+# ROM text compression (CMake ports have none).
+CC_cortex-m0plus_CC := arm-none-eabi-gcc
+CC_cortex-m0plus_SIZE := arm-none-eabi-size
+CC_cortex-m0plus_FLAGS := -mcpu=cortex-m0plus -mthumb -mfloat-abi=soft -DQEMU_SOC_NRF51 -std=gnu99 -Os \
+	$(CC_WARN) -DMICROPY_ROM_TEXT_COMPRESSION=0
+CC_cortex-m0plus_KOPT :=
+CC_cortex-m0plus_WHAT := RPI_PICO (rp2): RP2040, -Os
+
+# stm32 (F4: PYBV11): the port's CPU flags, -Os, ROM text compression, and
+# -fsingle-precision-constant, which the module's objects turn off again
+# (port_boards/PYBV11/mpconfigboard.mk: the engine's double constants must
+# stay double); kernels at -O2 as micropython.mk builds them.
+CC_STM32_FLAGS := -mthumb -Os $(CC_WARN) -std=gnu99 -DMICROPY_ROM_TEXT_COMPRESSION=1 \
+	-fsingle-precision-constant -fno-single-precision-constant
+CC_cortex-m4_CC := arm-none-eabi-gcc
+CC_cortex-m4_SIZE := arm-none-eabi-size
+CC_cortex-m4_FLAGS := -mcpu=cortex-m4 -mtune=cortex-m4 -mfpu=fpv4-sp-d16 -mfloat-abi=hard -mfp16-format=ieee $(CC_STM32_FLAGS)
+CC_cortex-m4_KOPT := -O2
+CC_cortex-m4_WHAT := PYBV11 (stm32): STM32F405, -Os, kernels -O2
+
+CC_cortex-m7_CC := arm-none-eabi-gcc
+CC_cortex-m7_SIZE := arm-none-eabi-size
+CC_cortex-m7_FLAGS := -mcpu=cortex-m7 -mtune=cortex-m7 -mfpu=fpv5-d16 -mfloat-abi=hard -mfp16-format=ieee $(CC_STM32_FLAGS)
+CC_cortex-m7_KOPT := -O2
+CC_cortex-m7_WHAT := stm32 F7/H7 boards, -Os, kernels -O2
+
+# esp32 (ESP32-C3 class RISC-V core): ESP-IDF's C flags (gnu17, -Wall
+# -Wextra less the warnings it turns off) and MicroPython's
+# CONFIG_COMPILER_OPTIMIZATION_PERF (-O2); Debian's RISC-V GCC with picolibc
+# for the C headers.
+CC_rv32imc_CC := riscv64-unknown-elf-gcc
+CC_rv32imc_SIZE := riscv64-unknown-elf-size
+CC_rv32imc_FLAGS := -march=rv32imc -mabi=ilp32 --specs=picolibc.specs -std=gnu17 -O2 $(CC_WARN) \
+	-Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-enum-conversion -Wno-missing-field-initializers \
+	-Wno-clobbered -Wno-deprecated-declarations -DMICROPY_ROM_TEXT_COMPRESSION=0
+CC_rv32imc_KOPT :=
+CC_rv32imc_WHAT := ESP32-C3 class (esp32 port), -O2
+
+CC_cortex-m4-ops_CC := $(CC_cortex-m4_CC)
+CC_cortex-m4-ops_SIZE := $(CC_cortex-m4_SIZE)
+CC_cortex-m4-ops_FLAGS = $(CC_cortex-m4_FLAGS) -DTFLM_KERNELS_DEFAULT=0 $(foreach op,$(CHECK_OPS),-DTFLM_KERNEL_$(op)=1) \
+	$(TFLM_CHECK_PLANNERS)
+CC_cortex-m4-ops_KOPT := $(CC_cortex-m4_KOPT)
+CC_cortex-m4-ops_WHAT = PYBV11, only $(CHECK_OPS)$(if $(strip $(TFLM_PLANNERS)), and the $(TFLM_PLANNERS) planners)
+
+CC_OBJS = $(foreach c,$(CC_CONFIGS),$(addprefix $(CC_DIR)/$(c)/,$(CC_SRCS:.c=.o)))
+
+# One set of rules per configuration. Objects depend on the file holding the
+# configuration's flags, rewritten only when they change, and on the
+# headers they include (-MMD).
+define CC_CONFIG_RULES
+$(CC_DIR)/$(1)/cflags: FORCE
+	@mkdir -p $$(@D)
+	@echo '$$(CC_$(1)_CC) $$(CC_$(1)_FLAGS) $$(CC_BASE) | $$(CC_$(1)_KOPT)' > $$@.new
+	@cmp -s $$@.new $$@ && rm $$@.new || mv $$@.new $$@
+
+$(CC_DIR)/$(1)/kernels/%.o: $(CC_MOD)/kernels/%.c $(CC_DIR)/$(1)/cflags
+	@mkdir -p $$(@D)
+	@echo "CC $(1) $$(patsubst $(CC_MOD)/%,%,$$<)"
+	@$$(CC_$(1)_CC) $$(CC_$(1)_FLAGS) $$(CC_BASE) $$(CC_$(1)_KOPT) -MMD -MP -c $$< -o $$@
+
+$(CC_DIR)/$(1)/%.o: $(CC_MOD)/%.c $(CC_DIR)/$(1)/cflags
+	@mkdir -p $$(@D)
+	@echo "CC $(1) $$(patsubst $(CC_MOD)/%,%,$$<)"
+	@$$(CC_$(1)_CC) $$(CC_$(1)_FLAGS) $$(CC_BASE) -MMD -MP -c $$< -o $$@
+endef
+$(foreach c,$(CC_CONFIGS),$(eval $(call CC_CONFIG_RULES,$(c))))
+
+.PHONY: FORCE
+FORCE:
+
+ifneq ($(filter compile-check-objs,$(MAKECMDGOALS)),)
+-include $(wildcard $(CC_OBJS:.o=.d))
+endif
+
+compile-check-deps:
+	@$(BOARDS_MAKE) apt-deps APT_PACKAGES="$(CC_APT_PACKAGES)"
+
+# The generated headers the binding includes: those of the NETDUINO2 QEMU
+# board's configuration, made in a folder of this check's own (the qstr and
+# module lists only, no firmware); made again when the binding changes.
+CC_GENHDR_FILES := qstrdefs.generated.h moduledefs.h root_pointers.h mpversion.h compressed.data.h
+compile-check-genhdr: $(MPY_STAMP)
+	@mkdir -p $(CC_DIR)
+	@$(MAKE) -C $(MPY_DIR)/ports/qemu BOARD=$(CC_GENHDR_BOARD) BOARD_DIR=$(TOP)/port_boards/$(CC_GENHDR_BOARD) \
+		BUILD=$(CC_GENHDR_DIR) USER_C_MODULES=$(TOP) FROZEN_MANIFEST= TFLM_OPS= TFLM_PLANNERS= TFLM_PLAN= \
+		$(addprefix $(CC_GENHDR_DIR)/genhdr/,$(CC_GENHDR_FILES)) > $(CC_DIR)/genhdr.log 2>&1 \
+		|| (cat $(CC_DIR)/genhdr.log; echo "compile-check: the generated headers of $(CC_GENHDR_BOARD) could not be made" >&2; exit 1)
+
+compile-check-objs: $(CC_OBJS)
+
+compile-check:
+	@mkdir -p $(CC_DIR)
+	@$(BOARDS_MAKE) compile-check-deps
+	@$(BOARDS_MAKE) compile-check-genhdr
+	@$(BOARDS_MAKE) -j$(JOBS) compile-check-objs
+	@$(BOARDS_MAKE) compile-check-report
+
+# The module's size per configuration (text: code and read-only data), by
+# part, from the objects: written to build/compile-check/sizes.md.
+compile-check-report:
+	@{ echo "| CPU | build | engine | kernels | binding | module text | data+bss |"; \
+	echo "|---|---|---|---|---|---|---|"; \
+	$(foreach c,$(CC_CONFIGS),printf '| %s | %s |' '$(c)' '$(CC_$(c)_WHAT)'; \
+		for part in engine kernels binding; do \
+			$(CC_$(c)_SIZE) $(CC_DIR)/$(c)/$$part/*.o | awk '$(CC_AWK_SUM) { t += $$1 } END { printf " %s |", n(t) }'; \
+		done; \
+		$(CC_$(c)_SIZE) $(CC_DIR)/$(c)/*/*.o | awk '$(CC_AWK_SUM) { t += $$1; d += $$2 + $$3 } END { printf " %s | %s |\n", n(t), n(d) }';) \
+	} > $(CC_DIR)/sizes.md
+	@cat $(CC_DIR)/sizes.md
+	@echo "compile-check: $(words $(CC_SRCS)) files compiled with -Werror for each of: $(CC_CONFIGS)"
+
+# awk: n() writes a number with thousands separators; the rule skips size's header.
+CC_AWK_SUM := function n(v,  s, r) { s = sprintf("%d", v); r = ""; \
+	while (length(s) > 3) { r = "," substr(s, length(s) - 2) r; s = substr(s, 1, length(s) - 3) } return s r } NR > 1
+
+endif # TFLM_BOARDS_MK

@@ -1,0 +1,77 @@
+"""`tflm-host deploy` for real, against an emulated board over a serial
+pseudo-terminal with mpremote: the ROMFS image goes into the board's
+writable ROMFS region (MPS2_AN385's is RAM) through vfs.rom_ioctl, the
+models then run from it and their arenas match the host's prediction."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import model_path
+from tflm_host import cli, romfs
+from tflm_host.device import QemuServer
+
+
+def mpremote(url: str, *args: str) -> str:
+    return subprocess.run([sys.executable, "-m", "mpremote", "connect", url, *args], check=True,
+                          capture_output=True, text=True, timeout=120).stdout
+
+
+def test_deploy_to_a_qemu_board(tmp_path, capsys):
+    models = []
+    for name in ("hello_world_int8.tflite", "magic_wand.tflite"):
+        shutil.copy(model_path(name), tmp_path / name)
+        models.append(tmp_path / name)
+    (tmp_path / "magic_wand.labels").write_text("wing\nring\nslope\nnegative\n")
+    script = tmp_path / "main_check.py"
+    script.write_text("print('hello from flash')\n")
+    with QemuServer("MPS2_AN385") as board:
+        assert "Not a valid ROMFS" in mpremote(board.url, "romfs", "query")
+        code = cli.main(["deploy", *map(str, models), "--port", board.url, "--file", str(script)])
+        out = capsys.readouterr().out
+        assert code == 0, out
+        assert f"$ mpremote connect {board.url} romfs deploy" in out
+        assert re.search(r"^hello_world_int8.tflite +448 +448  in place \(flash\)$", out, re.M), out
+        assert re.search(r"^magic_wand.tflite +14592 +14592  in place \(flash\)$", out, re.M), out
+        listing = mpremote(board.url, "exec", "import os; print(sorted(os.listdir('/rom')))")
+        assert listing.strip() == str(sorted(["hello_world_int8.tflite", "magic_wand.tflite", "magic_wand.labels",
+                                               "main_check.py"]))
+        assert mpremote(board.url, "exec", "import main_check").strip() == "hello from flash"
+        labels = mpremote(board.url, "exec", "print(open('/rom/magic_wand.labels').read().split())")
+        assert labels.strip() == "['wing', 'ring', 'slope', 'negative']"
+        # The image is the one the host built (data aligned for the kernels).
+        image = romfs.build_image({p.name: p.read_bytes() for p in [*models, tmp_path / "magic_wand.labels", script]})
+        assert f"ROMFS image size: " in mpremote(board.url, "romfs", "query")
+        assert mpremote(board.url, "exec", f"import vfs; print(bytes(vfs.rom_ioctl(2, 0)[:{len(image)}]) == "
+                                           f"{image!r})").strip() == "True"
+
+
+def test_deploy_to_flash_that_cannot_be_written(capsys):
+    """The Netduino 2's ROMFS region is flash, which QEMU does not let the
+    program write: deploy fails with the board's own error."""
+    with QemuServer("NETDUINO2") as board:
+        code = cli.main(["deploy", str(model_path("hello_world_int8.tflite")), "--port", board.url])
+    err = capsys.readouterr().err
+    assert code == 2 and "romfs deploy" in err and "OSError: 30" in err
+
+
+def test_deploy_dry_run(capsys, tmp_path):
+    model = model_path("hello_world_int8.tflite")
+    assert cli.main(["deploy", str(model), "--port", "/dev/ttyACM0", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^\$ mpremote connect /dev/ttyACM0 romfs deploy \S+models.romfs$", out, re.M)
+    assert "$ mpremote connect /dev/ttyACM0 soft-reset" in out
+    assert cli.main(["deploy", str(model), "--port", "/dev/ttyACM0", "--dry-run", "--no-romfs"]) == 0
+    out = capsys.readouterr().out
+    assert "no ROMFS partition on the board: copying to its filesystem" in out
+    assert re.search(r"^\$ mpremote connect /dev/ttyACM0 fs cp \S+hello_world_int8.tflite :hello_world_int8.tflite$",
+                     out, re.M)
+    bad = tmp_path / "x.tflite"
+    bad.write_bytes(b"not a model")
+    assert cli.main(["deploy", str(bad), "--port", "/dev/ttyACM0", "--dry-run"]) == 2
+    assert "not a .tflite model" in capsys.readouterr().err

@@ -1,0 +1,36 @@
+"""The on-device examples (examples/*.py) from a QEMU board's flash: each
+loads its model in place, prints its results and arena_used_bytes, and the
+host checks the scores against TFLM's."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import MODELS
+from tflm_host import cli
+from tflm_host.model import load_model
+from tflm_host import arena
+from tflm_host.demo import EXAMPLES
+
+CASES = [("hello_world", "MICROBIT"), ("hello_world", "NETDUINOPLUS2"), ("person_detect", "NETDUINOPLUS2"),
+         ("person_detect", "MICROBIT"), ("keyword_spotting", "MICROBIT"), ("keyword_spotting", "NETDUINO2"),
+         ("keyword_spotting", "NETDUINOPLUS2")]
+
+
+@pytest.mark.parametrize("example,board", CASES)
+def test_example_on_board(capsys, example, board):
+    code = cli.main(["demo", "--board", board, "--example", example, "--models", str(MODELS)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    used = int(re.search(r"^arena_used_bytes: (\d+)$", out, re.M).group(1))
+    assert used == arena.plan_layout(load_model(MODELS / EXAMPLES[example])).used
+    if example == "hello_world":
+        assert float(re.search(r"largest error (\d\.\d+)", out).group(1)) < 0.2
+    else:
+        assert re.search(r"== TFLM's reference kernels on the host give the same outputs for all \d+ "
+                         r"(frames|clips)", out)
+    if example == "keyword_spotting":
+        assert re.search(r"^model: /rom/kws_ref_model.tflite - 53936 bytes, 0 of them in RAM", out, re.M)
+        assert len(re.findall(r"^clip ", out, re.M)) == 4
