@@ -2,7 +2,9 @@
 #
 #   make deps      toolchains, QEMU, .venv, MicroPython 1.25.0 source (once)
 #   make unix      MicroPython unix port with the tflm module
-#   make firmware BOARD=NETDUINO2|MPS2_AN385
+#   make firmware BOARD=NETDUINO2|MPS2_AN385|NETDUINOPLUS2|MICROBIT (QEMU)
+#   make firmware BOARD=RPI_PICO|ESP32_GENERIC|PYBV11 MPY_DIR=... (real boards)
+#   make compile-check   the module for Cortex-M0+, M4F, M7 and RV32IMC, -Werror
 #   make demo      person detection from flash on the emulated STM32 (NETDUINO2)
 #   make test      every test
 #
@@ -42,7 +44,9 @@ PLAN ?=
 MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MANIFEST= \
 	TFLM_OPS="$(TFLM_OPS)" TFLM_PLANNERS="$(TFLM_PLANNERS)" TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
 
-APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+# The RISC-V compiler is for `make compile-check` (ESP32-C3-class cores).
+APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
+	gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
 
 .PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware list-qemu-boards demo size-report fw-dir \
 	test test-host test-engine test-device clean distclean
@@ -109,19 +113,26 @@ unix: $(MPY_CROSS)
 FW_CONFIG = $(strip $(sort $(TFLM_OPS)) $(if $(TFLM_PLANNERS),planners: $(sort $(TFLM_PLANNERS))) $(if $(PLAN),plan: $(abspath $(PLAN))))
 FW_BUILD = $(BUILD)/$(BOARD)$(if $(FW_CONFIG),-cfg-$(shell echo "$(FW_CONFIG)" | md5sum | cut -c1-8))
 
+# Real boards (RPI_PICO, ESP32_GENERIC, PYBV11) and the cross-compile checks.
+include port_boards/boards.mk
+
 # The board's make settings, hashed: when they change, the build folder
 # starts afresh (MicroPython's make does not see changed compiler flags).
 BOARD_CONFIG_HASH = $(shell cat port_boards/$(BOARD)/mpconfigboard.mk port_boards/common/*.mk port_boards/common/*.h \
 	2>/dev/null | md5sum | cut -c1-16)
 
+ifneq ($(filter $(BOARD),$(REAL_BOARDS)),)
+firmware: firmware-real
+else
 firmware: $(MPY_CROSS)
-	@test -d port_boards/$(BOARD) || (echo "Unknown BOARD=$(BOARD); boards: $(QEMU_BOARDS)" && false)
+	@test -d port_boards/$(BOARD) || (echo "Unknown BOARD=$(BOARD); boards: $(QEMU_BOARDS) $(REAL_BOARDS)" && false)
 	@if [ -d $(FW_BUILD) ] && [ "$$(cat $(FW_BUILD)/.board-config 2>/dev/null)" != "$(BOARD_CONFIG_HASH)" ]; then \
 		echo "board settings changed: rebuilding $(FW_BUILD) from scratch"; rm -rf $(FW_BUILD); fi
 	$(MAKE) -C $(MPY_DIR)/ports/qemu BOARD=$(BOARD) BOARD_DIR=$(TOP)/port_boards/$(BOARD) \
 		BUILD=$(FW_BUILD) $(MPY_MAKE_FLAGS)
 	@echo "$(BOARD_CONFIG_HASH)" > $(FW_BUILD)/.board-config
 	@echo "firmware: $(FW_BUILD)/firmware.elf"
+endif
 
 list-qemu-boards:
 	@for b in $(QEMU_BOARDS); do \
@@ -172,7 +183,7 @@ test-engine:
 	$(MAKE) -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS)
 
 clean:
-	rm -rf $(BUILD)/unix $(addprefix $(BUILD)/,$(QEMU_BOARDS)) $(BUILD)/engine
+	rm -rf $(BUILD)/unix $(addprefix $(BUILD)/,$(QEMU_BOARDS)) $(BUILD)/engine $(BUILD)/compile-check
 
 distclean:
 	rm -rf $(BUILD) $(VENV)

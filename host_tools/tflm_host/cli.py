@@ -471,6 +471,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-romfs", action="store_true", help="with --dry-run: as for a board without ROMFS")
     p.set_defaults(func=cmd_deploy)
 
+    from .flash import add_parser as add_flash_parser
+
+    add_flash_parser(sub)
+
     p = sub.add_parser("qemu", help="run a QEMU board with its serial port on a pseudo-terminal (for mpremote)")
     p.add_argument("board", choices=device.QEMU_BOARDS)
     p.add_argument("--romfs", help="a ROMFS image, or a folder to build one from, in the board's ROMFS region")
