@@ -150,7 +150,7 @@ fw-dir:
 # (docs/size.md).
 SIZE_OPS = $(shell $(PY) -m tflm_host ops $(MODELS)/person_detect.tflite | sed -n 's/^TFLM_OPS="\(.*\)"$$/\1/p')
 SIZE_PLAN := $(BUILD)/size-report/person_detect_plan.h
-SIZE_DIR = $(shell $(MAKE) --no-print-directory -s fw-dir BOARD=NETDUINO2 $(1))
+SIZE_DIR = $(shell $(MAKE) --no-print-directory -s fw-dir BUILD=$(BUILD) BOARD=NETDUINO2 $(1))
 
 size-report: deps
 	@mkdir -p $(dir $(SIZE_PLAN))

@@ -17,6 +17,17 @@ target_include_directories(usermod_tflm INTERFACE ${CMAKE_CURRENT_LIST_DIR})
 # No fused multiply-add: results must round as TFLM's reference kernels do.
 target_compile_options(usermod_tflm INTERFACE -ffp-contract=off)
 
+# Optimization of the kernel sources, as in micropython.mk: TFLM_KERNEL_OPT
+# (-O2 unless given; -DTFLM_KERNEL_OPT= keeps the port's own). Source options
+# come after the port's, so they win for these files only.
+if(NOT DEFINED TFLM_KERNEL_OPT)
+    set(TFLM_KERNEL_OPT -O2)
+endif()
+if(TFLM_KERNEL_OPT)
+    file(GLOB TFLM_KERNEL_SOURCES ${CMAKE_CURRENT_LIST_DIR}/kernels/*.c)
+    set_source_files_properties(${TFLM_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS "${TFLM_KERNEL_OPT}")
+endif()
+
 # TFLM_OPS: a list of op names links only those kernels.
 if(TFLM_OPS)
     target_compile_definitions(usermod_tflm INTERFACE TFLM_KERNELS_DEFAULT=0)

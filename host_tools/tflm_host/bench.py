@@ -138,23 +138,26 @@ def plan_rows(models: list[Path], target_name: str, progress=None) -> list[dict]
                  BatchJob(f"b{k}", best.embedded(), zeros)]
         row["jobs"] = (f"g{k}", f"p{k}", f"b{k}")
     results = run_batch(target, jobs, planner=None)
+    linear = run_batch(target, [j for j in jobs if j.name.startswith("g")], planner="linear")
     for row in rows:
         if "jobs" in row:
             row["device"] = [results[j].arena[0] if results[j].arena else None for j in row["jobs"]]
+            lin = linear[row["jobs"][0]]
+            row["device"].insert(0, lin.arena[0] if lin.arena else None)
     return rows
 
 
 def plan_markdown(rows: list[dict], target_name: str) -> str:
     lines = [
-        "| model | TFLM head | greedy head | offline head | bound | + aliases, order | "
+        "| model | TFLM head | greedy head | offline head | bound | + aliases, order | used: linear | "
         f"used: greedy | used: offline | used: + aliases, order | TFLM used with our plan | TFLM used |",
-        "|---|" + "---|" * 10,
+        "|---|" + "---|" * 11,
     ]
     for row in rows:
         t = row["tflm"]
         cells = [row["model"], str(t.head) if t else "-"]
         if row["missing"]:
-            cells += ["-", "-", str(row["bound"]), "-", "-", "-", "-", "-", str(t.used) if t else "-"]
+            cells += ["-", "-", str(row["bound"]), "-", "-", "-", "-", "-", "-", str(t.used) if t else "-"]
         else:
             plain, best = row["plain"], row["best"]
             proof = "" if plain.proven else " (not proven optimal)"
@@ -166,7 +169,8 @@ def plan_markdown(rows: list[dict], target_name: str) -> str:
             tp = row["tflm_planned"]
             cells += [str(row["greedy"].head), f"{plain.head}{proof}", str(row["bound"]),
                       f"{best.head}" + (f" ({', '.join(extra)})" if extra else ""),
-                      *(str(u) for u in row["device"]), str(tp.used) if tp else "-", str(t.used) if t else "-"]
+                      *(str(u) if u is not None else "-" for u in row["device"]), str(tp.used) if tp else "-",
+                      str(t.used) if t else "-"]
         lines.append("| " + " | ".join(cells) + " |")
     notes = [
         "",
@@ -177,7 +181,8 @@ def plan_markdown(rows: list[dict], target_name: str) -> str:
         "kernels' scratch buffers (SVDF, LSTM). + aliases, order: `tflm-host plan` (views and in-place "
         f"element-wise ops share bytes; operators reordered where that lowers the peak). Used: "
         f"arena_used_bytes measured with `tflm.Interpreter(model)` on `{target_name}` (the same bytes on "
-        "every target) for the model as it is and with each plan in its metadata. TFLM used with our "
+        "every target) for the model as it is (linear and greedy planners) and with each plan in its "
+        "metadata (offline planner, chosen by the device). TFLM used with our "
         "plan: TFLM's own interpreter running the model with our plan in its metadata.",
     ]
     return "\n".join(lines + notes) + "\n"
@@ -342,8 +347,22 @@ def firmware_text(build: Path) -> int:
     return int(out.strip().splitlines()[-1].split()[0])
 
 
+PLANNER_OBJECTS = ("planner_greedy", "planner_linear", "planner_offline", "plan")
+
+
+def planner_sizes(build: Path) -> dict[str, int]:
+    """Text bytes of each planner's object file in a firmware build (0: not linked in)."""
+    sizes = {}
+    for name in PLANNER_OBJECTS:
+        obj = build / "micropython_mod" / "engine" / f"{name}.o"
+        out = subprocess.run(["arm-none-eabi-size", str(obj)], check=True, capture_output=True, text=True).stdout
+        sizes[name] = int(out.strip().splitlines()[-1].split()[0])
+    return sizes
+
+
 def size_markdown(builds: dict[str, Path], board: str) -> str:
-    lines = [f"Text bytes of the tflm module in the {board} firmware (Cortex-M3, `-Os`), from "
+    lines = [f"Text bytes of the tflm module in the {board} firmware (Cortex-M3; `-Os`, the kernels at "
+             "`TFLM_KERNEL_OPT`, `-O2` by default), from "
              "`arm-none-eabi-size` of its object files (code plus read-only data), and the text of "
              "the whole linked firmware (MicroPython included). "
              "`make size-report` rebuilds this table.", "",
@@ -353,4 +372,11 @@ def size_markdown(builds: dict[str, Path], board: str) -> str:
         s = module_size(build)
         lines.append(f"| {label} | " + " | ".join(f"{s[p]:,}" for p in SIZE_PARTS)
                      + f" | {s['total']:,} | {firmware_text(build):,} |")
+    first = next(iter(builds.values()))
+    p = planner_sizes(first)
+    lines += ["", "The memory planners in the first build (text bytes of their objects): "
+              + ", ".join(f"`{n}.c` {v:,}" for n, v in p.items())
+              + ". A firmware with `TFLM_PLANNERS=offline` leaves out the greedy and linear planners "
+              f"({p['planner_greedy'] + p['planner_linear']:,} bytes); the last row also carries the "
+              "plan itself (its words, in flash)."]
     return "\n".join(lines) + "\n"

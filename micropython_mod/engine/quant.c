@@ -83,22 +83,6 @@ bool tflm_quantize_multiplier(double real, int32_t *multiplier, int32_t *shift) 
     return true;
 }
 
-int32_t tflm_srdhm(int32_t a, int32_t b) {
-    if (a == b && a == INT32_MIN) {
-        return INT32_MAX;
-    }
-    int64_t ab = (int64_t)a * (int64_t)b;
-    int64_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
-    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
-}
-
-int32_t tflm_rounding_divide_by_pot(int32_t x, int32_t exponent) {
-    int32_t mask = (int32_t)(((int64_t)1 << exponent) - 1);
-    int32_t remainder = x & mask;
-    int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-    return (x >> exponent) + (remainder > threshold ? 1 : 0);
-}
-
 static int32_t quantize_with(float f, float scale, int32_t zero_point) {
     return zero_point + (int32_t)tflm_roundf(f / scale);
 }

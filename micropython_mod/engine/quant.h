@@ -15,16 +15,58 @@ float tflm_roundf(float x);
 // or more: no model's scales give that, only broken ones.
 bool tflm_quantize_multiplier(double real, int32_t *multiplier, int32_t *shift);
 
-int32_t tflm_srdhm(int32_t a, int32_t b); // saturating rounding doubling high multiply
-int32_t tflm_rounding_divide_by_pot(int32_t x, int32_t exponent);
+// Saturating rounding doubling high multiply: round(a * b / 2^31), the one
+// overflowing case (INT32_MIN squared) saturated. Inline: kernels call it per
+// output value. Adding 2^30 and flooring gives the reference's rounding (its
+// nudge of 1 - 2^30 for negative products, then truncation toward zero, is
+// the same floor), so there is no branch on the sign.
+static inline int32_t tflm_srdhm(int32_t a, int32_t b) {
+    int64_t r = ((int64_t)a * (int64_t)b + ((int64_t)1 << 30)) >> 31;
+    // Only INT32_MIN squared gives more than INT32_MAX (2^31).
+    return r > INT32_MAX ? INT32_MAX : (int32_t)r;
+}
+
+// x / 2^exponent rounded half away from zero (0 <= exponent <= 31): add half
+// the divisor (one less below zero, so that ties go down there) and floor.
+// Same results as the reference's remainder-and-threshold form, fewer steps.
+static inline int32_t tflm_rounding_divide_by_pot(int32_t x, int32_t exponent) {
+    int32_t half = (int32_t)(((uint32_t)1 << exponent) >> 1);
+    int32_t nudge = (x < 0 && half > 0) ? half - 1 : half;
+    return (int32_t)(((int64_t)x + nudge) >> exponent);
+}
+
+// tflm_mul_by_quantized_mul in two parts, for loops that rescale many values
+// alike: what depends on the multiplier and shift only, worked out once, and
+// the part per value.
+typedef struct {
+    int32_t multiplier;
+    uint32_t scale;      // 2^shift for a positive shift, else 1
+    int32_t right;       // -shift for a negative shift, else 0
+    int32_t nudge_pos;   // rounding of the right shift, for values >= 0
+    int32_t nudge_neg;   // and for values < 0 (ties away from zero)
+} tflm_requant_t;
+
+static inline tflm_requant_t tflm_requant_init(int32_t multiplier, int32_t shift) {
+    tflm_requant_t r;
+    r.multiplier = multiplier;
+    r.scale = (uint32_t)1 << (shift > 0 ? shift : 0);
+    r.right = shift > 0 ? 0 : -shift;
+    r.nudge_pos = (int32_t)(((uint32_t)1 << r.right) >> 1);
+    r.nudge_neg = r.nudge_pos > 0 ? r.nudge_pos - 1 : 0;
+    return r;
+}
 
 // x * multiplier * 2^shift, rounded as TFLM does (double rounding).
-static inline int32_t tflm_mul_by_quantized_mul(int32_t x, int32_t multiplier, int32_t shift) {
-    int32_t left = shift > 0 ? shift : 0;
-    int32_t right = shift > 0 ? 0 : -shift;
+static inline int32_t tflm_requant(const tflm_requant_t *r, int32_t x) {
     // Wrapping multiply, as the reference does on two's complement targets.
-    int32_t shifted = (int32_t)((uint32_t)x * ((uint32_t)1 << left));
-    return tflm_rounding_divide_by_pot(tflm_srdhm(shifted, multiplier), right);
+    int32_t high = tflm_srdhm((int32_t)((uint32_t)x * r->scale), r->multiplier);
+    return (int32_t)(((int64_t)high + (high < 0 ? r->nudge_neg : r->nudge_pos)) >> r->right);
+}
+
+// The same in one call.
+static inline int32_t tflm_mul_by_quantized_mul(int32_t x, int32_t multiplier, int32_t shift) {
+    tflm_requant_t r = tflm_requant_init(multiplier, shift);
+    return tflm_requant(&r, x);
 }
 
 // The 64-bit-input variant TFLM uses for int16 activations.

@@ -51,6 +51,24 @@ typedef struct {
 bool tflm_bcast_begin(tflm_bcast_iter_t *it, const int32_t *plan);
 bool tflm_bcast_next(tflm_bcast_iter_t *it);
 
+// Walks a stored plan with EXPR(a, b) giving each output value from the
+// inputs' values; in1, in2 and out name the kernel's pointers. The row's
+// fields are read into locals: stores to the output could alias `it`.
+// Returns from the calling function when the output is empty.
+#define TFLM_BCAST_ROWS(T_IN, T_OUT, plan, EXPR) \
+    tflm_bcast_iter_t it; \
+    if (!tflm_bcast_begin(&it, (plan))) { \
+        return; \
+    } \
+    do { \
+        const T_IN *x = in1 + it.at1, *y = in2 + it.at2; \
+        T_OUT *o = out + it.out; \
+        const int32_t len = it.len, inc1 = it.inc1, inc2 = it.inc2; \
+        for (int32_t i = 0; i < len; ++i) { \
+            o[i] = EXPR(x[i * inc1], y[i * inc2]); \
+        } \
+    } while (tflm_bcast_next(&it))
+
 // Clamp range of a fused activation for an int32 output, as TFLM's
 // CalculateActivationRange<int32_t> gives it.
 static inline void tflm_activation_range_int32(unsigned activation, int32_t *act_min, int32_t *act_max) {

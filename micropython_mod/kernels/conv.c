@@ -3,6 +3,7 @@
 // filters, strides, dilation, both paddings, bit-exact with TFLM's reference.
 // Also holds the prepare() shared with DEPTHWISE_CONV_2D (conv_common.h).
 #include "kernels/conv_common.h"
+#include "kernels/dot.h"
 #include "engine/quant.h"
 #include "engine/schema.h"
 
@@ -198,38 +199,78 @@ tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *
 #define CONV_DILATION_W (4)
 #define CONV_DILATION_H (5)
 
-// The loops of all variants: for each output value, the taps of the window
-// that fall inside the input (padding contributes nothing), in TFLM's order.
-#define CONV_LOOPS(TAP_BODY, FINISH) \
-    const int32_t in_h = d->in_h, in_w = d->in_w, in_d = d->in_d; \
-    const int32_t f_h = d->f_h, f_w = d->f_w, f_d = d->f_d, out_d = d->out_d; \
+// The loops of all variants, in TFLM's order: for each output value, the
+// rows and columns of its window that lie inside the input. The geometry is
+// copied to locals first: stores through `output` could alias the kernel
+// data, so the compiler would otherwise reload it in the loops. Along a
+// filter row the taps are one run in the input and the filter when there is
+// neither dilation nor grouping (the common case): then a row is one
+// ROW(acc, w, x, n), adding n products to acc; else each tap is one. With
+// PAIRS, output channels of the same group go in pairs there:
+// ROW2(acc0, acc1, w0, w1, x, n) adds two filters' products over one pass of
+// the input. Every sum still takes its products in TFLM's order.
+// FINISH(acc, oc) writes *output.
+#define CONV_LOOPS(T_IN, T_W, T_ACC, PAIRS, ROW, ROW2, FINISH) \
+    const int32_t batches = d->batches, in_h = d->in_h, in_w = d->in_w, in_d = d->in_d; \
+    const int32_t f_h = d->f_h, f_w = d->f_w, f_d = d->f_d; \
+    const int32_t out_h = d->out_h, out_w = d->out_w, out_d = d->out_d; \
+    const int32_t stride_h = d->stride_h, stride_w = d->stride_w, dil_h = d->dil_h, dil_w = d->dil_w; \
+    const int32_t pad_h = d->pad_h, pad_w = d->pad_w; \
     const int32_t per_group = out_d / (in_d / f_d); \
-    for (int32_t b = 0; b < d->batches; ++b) { \
-        for (int32_t oy = 0; oy < d->out_h; ++oy) { \
-            const int32_t y0 = oy * d->stride_h - d->pad_h; \
-            for (int32_t ox = 0; ox < d->out_w; ++ox) { \
-                const int32_t x0 = ox * d->stride_w - d->pad_w; \
-                for (int32_t oc = 0; oc < out_d; ++oc) { \
-                    const int32_t first = (oc / per_group) * f_d; \
-                    for (int32_t fy = 0; fy < f_h; ++fy) { \
-                        const int32_t iy = y0 + d->dil_h * fy; \
-                        if (iy < 0 || iy >= in_h) { \
-                            continue; \
+    const int32_t in_row = in_w * in_d, w_row = f_w * f_d, w_size = f_h * w_row; \
+    const int32_t x_step = dil_w * in_d, y_step = dil_h * in_row; \
+    const bool one_run = dil_w == 1 && f_d == in_d; \
+    for (int32_t b = 0; b < batches; ++b) { \
+        const T_IN *in_b = input + b * in_h * in_row; \
+        for (int32_t oy = 0; oy < out_h; ++oy) { \
+            int32_t fy0, fy1; \
+            const int32_t y0 = conv_window(oy, stride_h, pad_h, dil_h, f_h, in_h, &fy0, &fy1); \
+            for (int32_t ox = 0; ox < out_w; ++ox) { \
+                int32_t fx0, fx1; \
+                const int32_t x0 = conv_window(ox, stride_w, pad_w, dil_w, f_w, in_w, &fx0, &fx1); \
+                const int32_t rows = fx0 < fx1 ? fy1 - fy0 : 0; \
+                const int32_t run = (fx1 - fx0) * f_d; \
+                /* Offsets of the first tap inside the input and the filter. */ \
+                const int32_t x_first = (y0 + dil_h * fy0) * in_row + (x0 + dil_w * fx0) * in_d; \
+                const int32_t w_first = fy0 * w_row + fx0 * f_d; \
+                int32_t first = x_first, w_at = w_first, group_left = per_group; \
+                for (int32_t oc = 0; oc < out_d;) { \
+                    if (group_left == 0) { \
+                        first += f_d; \
+                        group_left = per_group; \
+                    } \
+                    if (PAIRS && one_run && group_left >= 2) { \
+                        T_ACC acc0 = 0, acc1 = 0; \
+                        for (int32_t r = 0; r < rows; ++r) { \
+                            ROW2(acc0, acc1, filter + w_at + r * w_row, filter + w_at + w_size + r * w_row, \
+                                in_b + first + r * y_step, run); \
                         } \
-                        for (int32_t fx = 0; fx < f_w; ++fx) { \
-                            const int32_t ix = x0 + d->dil_w * fx; \
-                            if (ix < 0 || ix >= in_w) { \
-                                continue; \
-                            } \
-                            const int32_t in_at = ((b * in_h + iy) * in_w + ix) * in_d + first; \
-                            const int32_t w_at = ((oc * f_h + fy) * f_w + fx) * f_d; \
-                            for (int32_t ic = 0; ic < f_d; ++ic) { \
-                                TAP_BODY; \
+                        FINISH(acc0, oc); \
+                        ++output; \
+                        FINISH(acc1, oc + 1); \
+                        ++output; \
+                        oc += 2; \
+                        w_at += 2 * w_size; \
+                        group_left -= 2; \
+                        continue; \
+                    } \
+                    T_ACC acc = 0; \
+                    for (int32_t r = 0; r < rows; ++r) { \
+                        const T_IN *x = in_b + first + r * y_step; \
+                        const T_W *w = filter + w_at + r * w_row; \
+                        if (one_run) { \
+                            ROW(acc, w, x, run); \
+                        } else { \
+                            for (int32_t t = 0; t < fx1 - fx0; ++t) { \
+                                ROW(acc, w + t * f_d, x + t * x_step, f_d); \
                             } \
                         } \
                     } \
-                    FINISH; \
+                    FINISH(acc, oc); \
                     ++output; \
+                    ++oc; \
+                    w_at += w_size; \
+                    --group_left; \
                 } \
             } \
         } \
@@ -237,72 +278,91 @@ tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *
 
 static void tflm_conv_2d_float32(const conv_data_t *d, const float *input, const float *filter,
     const float *bias, float *output) {
-    float total = 0.0f;
-    CONV_LOOPS(
-        total += input[in_at + ic] * filter[w_at + ic],
-        {
-            float bias_value = bias ? bias[oc] : 0.0f;
-            *output = tflm_clampf(total + bias_value, d->act_min.f, d->act_max.f);
-            total = 0.0f;
-        })
+    const float act_min = d->act_min.f, act_max = d->act_max.f;
+#define CONV_ROW(acc, w, x, n) acc = tflm_dot_f32(acc, (w), (x), (n))
+#define CONV_ROW2(acc0, acc1, w0, w1, x, n) tflm_dot2_f32(&acc0, &acc1, (w0), (w1), (x), (n))
+#define CONV_FINISH(acc, oc) \
+    { \
+        float bias_value = bias ? bias[oc] : 0.0f; \
+        *output = tflm_clampf(acc + bias_value, act_min, act_max); \
+    }
+    CONV_LOOPS(float, float, float, true, CONV_ROW, CONV_ROW2, CONV_FINISH)
+#undef CONV_ROW
+#undef CONV_ROW2
+#undef CONV_FINISH
 }
+
+// The requantization of the integer variants: per channel, set up for each
+// output channel; per tensor, once.
+#define CONV_QUANT_LOCALS \
+    const int32_t *mults = conv_multipliers(d); \
+    const int8_t *shifts = conv_shifts(d); \
+    const bool per_channel = d->per_channel; \
+    const int32_t act_min = d->act_min.q, act_max = d->act_max.q
 
 static void tflm_conv_2d_int8(const conv_data_t *d, const int8_t *input, const int8_t *filter,
     const int32_t *bias, int8_t *output) {
-    const int32_t *mults = conv_multipliers(d);
-    const int8_t *shifts = conv_shifts(d);
-    const int32_t input_offset = d->input_offset;
+    CONV_QUANT_LOCALS;
+    const int32_t input_offset = d->input_offset, output_offset = d->output_offset;
+    tflm_requant_t rq = tflm_requant_init(mults[0], shifts[0]);
     // Sums wrap on overflow as the reference's do on its targets.
-    uint32_t acc = 0;
-    CONV_LOOPS(
-        acc += (uint32_t)(filter[w_at + ic] * (input[in_at + ic] + input_offset)),
-        {
-            if (bias) {
-                acc += (uint32_t)bias[oc];
-            }
-            int32_t c = d->per_channel ? oc : 0;
-            int32_t v = tflm_wrap_add(tflm_mul_by_quantized_mul((int32_t)acc, mults[c], shifts[c]), d->output_offset);
-            *output = (int8_t)tflm_clamp(v, d->act_min.q, d->act_max.q);
-            acc = 0;
-        })
+#define CONV_ROW(acc, w, x, n) acc += tflm_dot_s8((w), (x), (n), input_offset)
+#define CONV_ROW2(acc0, acc1, w0, w1, x, n) tflm_dot2_s8((w0), (w1), (x), (n), input_offset, &acc0, &acc1)
+#define CONV_FINISH(acc, oc) \
+    { \
+        uint32_t total = acc + (bias ? (uint32_t)bias[oc] : 0u); \
+        if (per_channel) { \
+            rq = tflm_requant_init(mults[oc], shifts[oc]); \
+        } \
+        int32_t v = tflm_wrap_add(tflm_requant(&rq, (int32_t)total), output_offset); \
+        *output = (int8_t)tflm_clamp(v, act_min, act_max); \
+    }
+    CONV_LOOPS(int8_t, int8_t, uint32_t, true, CONV_ROW, CONV_ROW2, CONV_FINISH)
+#undef CONV_ROW
+#undef CONV_ROW2
+#undef CONV_FINISH
 }
 
 // int16 with an int32 bias: a 32-bit accumulator and rescaling, no zero
-// points (TFLM's reference uses none for int16).
+// points (TFLM's reference uses none for int16). No channel pairs for int16:
+// such models are rare, the code stays small.
 static void tflm_conv_2d_int16_acc32(const conv_data_t *d, const int16_t *input, const int8_t *filter,
     const int32_t *bias, int16_t *output) {
-    const int32_t *mults = conv_multipliers(d);
-    const int8_t *shifts = conv_shifts(d);
-    uint32_t acc = 0;
-    CONV_LOOPS(
-        acc += (uint32_t)(filter[w_at + ic] * input[in_at + ic]),
-        {
-            if (bias) {
-                acc += (uint32_t)bias[oc];
-            }
-            int32_t c = d->per_channel ? oc : 0;
-            int32_t v = tflm_mul_by_quantized_mul((int32_t)acc, mults[c], shifts[c]);
-            *output = (int16_t)tflm_clamp(v, d->act_min.q, d->act_max.q);
-            acc = 0;
-        })
+    CONV_QUANT_LOCALS;
+    tflm_requant_t rq = tflm_requant_init(mults[0], shifts[0]);
+#define CONV_ROW(acc, w, x, n) acc += tflm_dot_s16_s8((w), (x), (n))
+#define CONV_ROW2(acc0, acc1, w0, w1, x, n)
+#define CONV_FINISH(acc, oc) \
+    { \
+        uint32_t total = acc + (bias ? (uint32_t)bias[oc] : 0u); \
+        if (per_channel) { \
+            rq = tflm_requant_init(mults[oc], shifts[oc]); \
+        } \
+        int32_t v = tflm_requant(&rq, (int32_t)total); \
+        *output = (int16_t)tflm_clamp(v, act_min, act_max); \
+    }
+    CONV_LOOPS(int16_t, int8_t, uint32_t, false, CONV_ROW, CONV_ROW2, CONV_FINISH)
+#undef CONV_ROW
+#undef CONV_ROW2
+#undef CONV_FINISH
 }
 
 static void tflm_conv_2d_int16_acc64(const conv_data_t *d, const int16_t *input, const int8_t *filter,
     const int64_t *bias, int16_t *output) {
-    const int32_t *mults = conv_multipliers(d);
-    const int8_t *shifts = conv_shifts(d);
-    uint64_t acc = 0;
-    CONV_LOOPS(
-        acc += (uint64_t)(int64_t)(filter[w_at + ic] * input[in_at + ic]),
-        {
-            if (bias) {
-                acc += (uint64_t)bias[oc];
-            }
-            int32_t c = d->per_channel ? oc : 0;
-            int32_t v = tflm_mul_by_quantized_mul64((int64_t)acc, mults[c], shifts[c]);
-            *output = (int16_t)tflm_clamp(v, d->act_min.q, d->act_max.q);
-            acc = 0;
-        })
+    CONV_QUANT_LOCALS;
+#define CONV_ROW(acc, w, x, n) acc += tflm_dot64_s16_s8((w), (x), (n))
+#define CONV_ROW2(acc0, acc1, w0, w1, x, n)
+#define CONV_FINISH(acc, oc) \
+    { \
+        uint64_t total = acc + (bias ? (uint64_t)bias[oc] : 0u); \
+        const int32_t c = per_channel ? (oc) : 0; \
+        int32_t v = tflm_mul_by_quantized_mul64((int64_t)total, mults[c], shifts[c]); \
+        *output = (int16_t)tflm_clamp(v, act_min, act_max); \
+    }
+    CONV_LOOPS(int16_t, int8_t, uint64_t, false, CONV_ROW, CONV_ROW2, CONV_FINISH)
+#undef CONV_ROW
+#undef CONV_ROW2
+#undef CONV_FINISH
 }
 
 tflm_status_t tflm_conv_2d_prepare(tflm_prepare_t *p) {

@@ -40,6 +40,25 @@ typedef struct {
 
 tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *opt, bool depthwise);
 
+// One axis of a window: returns the input position of tap 0 for output
+// position `o` and sets [*lo, *hi) to the taps inside the input (padding
+// adds nothing), both 0 when none is.
+static inline int32_t conv_window(int32_t o, int32_t stride, int32_t pad, int32_t dil, int32_t f, int32_t in,
+    int32_t *lo, int32_t *hi) {
+    int32_t origin = o * stride - pad;
+    // Without dilation (the common case) no division is needed.
+    int32_t first = origin >= 0 ? 0 : dil == 1 ? -origin : (dil - 1 - origin) / dil;
+    int32_t room = in - origin;
+    int32_t last = room <= 0 ? 0 : dil == 1 ? room : (room + dil - 1) / dil;
+    last = last < f ? last : f;
+    if (first >= last) {
+        first = last = 0;
+    }
+    *lo = first;
+    *hi = last;
+    return origin;
+}
+
 static inline const int32_t *conv_multipliers(const conv_data_t *d) {
     return (const int32_t *)(d + 1);
 }

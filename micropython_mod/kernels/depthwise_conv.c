@@ -17,34 +17,68 @@
 #define DW_DILATION_W (5)
 #define DW_DILATION_H (6)
 
-// For each output value (channel oc = ic * multiplier + m), the taps of its
-// window inside the input, in TFLM's order. The filter is [1, f_h, f_w, out_d].
-#define DW_LOOPS(TAP_BODY, FINISH) \
-    const int32_t in_h = d->in_h, in_w = d->in_w, in_d = d->in_d; \
-    const int32_t f_h = d->f_h, f_w = d->f_w, mult = d->f_d, out_d = d->out_d; \
-    for (int32_t b = 0; b < d->batches; ++b) { \
-        for (int32_t oy = 0; oy < d->out_h; ++oy) { \
-            const int32_t y0 = oy * d->stride_h - d->pad_h; \
-            for (int32_t ox = 0; ox < d->out_w; ++ox) { \
-                const int32_t x0 = ox * d->stride_w - d->pad_w; \
-                for (int32_t ic = 0; ic < in_d; ++ic) { \
-                    for (int32_t m = 0; m < mult; ++m) { \
-                        const int32_t oc = ic * mult + m; \
-                        for (int32_t fy = 0; fy < f_h; ++fy) { \
-                            const int32_t iy = y0 + d->dil_h * fy; \
-                            if (iy < 0 || iy >= in_h) { \
-                                continue; \
-                            } \
-                            for (int32_t fx = 0; fx < f_w; ++fx) { \
-                                const int32_t ix = x0 + d->dil_w * fx; \
-                                if (ix < 0 || ix >= in_w) { \
-                                    continue; \
+// Output channels summed together: their taps are neighbours in the input
+// and the filter. The sums live on the stack (at most 256 bytes).
+#define DW_CHUNK (32)
+
+// For each output position, its channels (oc = ic * multiplier + m) in runs
+// of DW_CHUNK: each tap of the window inside the input adds its products to
+// the run's sums, so every sum still takes its taps in TFLM's order (rows,
+// then columns). The filter is [1, f_h, f_w, out_d]. The geometry is copied
+// to locals first (stores through `output` could alias the kernel data).
+// TAP(acc, w, x) adds the product of a filter and an input value to a sum;
+// FINISH writes *output from `acc` for channel oc.
+#define DW_LOOPS(T_IN, T_W, T_ACC, TAP, FINISH) \
+    const int32_t batches = d->batches, in_h = d->in_h, in_w = d->in_w, in_d = d->in_d; \
+    const int32_t f_h = d->f_h, f_w = d->f_w, mult = d->f_d; \
+    const int32_t out_h = d->out_h, out_w = d->out_w, out_d = d->out_d; \
+    const int32_t stride_h = d->stride_h, stride_w = d->stride_w, dil_h = d->dil_h, dil_w = d->dil_w; \
+    const int32_t pad_h = d->pad_h, pad_w = d->pad_w; \
+    const int32_t in_row = in_w * in_d, w_row = f_w * out_d; \
+    T_ACC sums[DW_CHUNK]; \
+    for (int32_t b = 0; b < batches; ++b) { \
+        const T_IN *in_b = input + b * in_h * in_row; \
+        for (int32_t oy = 0; oy < out_h; ++oy) { \
+            int32_t fy0, fy1; \
+            const int32_t y0 = conv_window(oy, stride_h, pad_h, dil_h, f_h, in_h, &fy0, &fy1); \
+            for (int32_t ox = 0; ox < out_w; ++ox) { \
+                int32_t fx0, fx1; \
+                const int32_t x0 = conv_window(ox, stride_w, pad_w, dil_w, f_w, in_w, &fx0, &fx1); \
+                const int32_t fy_end = fx0 < fx1 ? fy1 : fy0; \
+                for (int32_t c0 = 0; c0 < out_d; c0 += DW_CHUNK) { \
+                    const int32_t n = out_d - c0 < DW_CHUNK ? out_d - c0 : DW_CHUNK; \
+                    const int32_t ic0 = c0 / mult, m0 = c0 % mult; \
+                    for (int32_t j = 0; j < n; ++j) { \
+                        sums[j] = 0; \
+                    } \
+                    for (int32_t fy = fy0; fy < fy_end; ++fy) { \
+                        const T_IN *x_row = in_b + (y0 + dil_h * fy) * in_row; \
+                        const T_W *w_row_c = filter + fy * w_row + c0; \
+                        for (int32_t fx = fx0; fx < fx1; ++fx) { \
+                            const T_IN *x = x_row + (x0 + dil_w * fx) * in_d; \
+                            const T_W *w = w_row_c + fx * out_d; \
+                            if (mult == 1) { \
+                                x += c0; \
+                                for (int32_t j = 0; j < n; ++j) { \
+                                    TAP(sums[j], w[j], x[j]); \
                                 } \
-                                const int32_t in_at = ((b * in_h + iy) * in_w + ix) * in_d + ic; \
-                                const int32_t w_at = (fy * f_w + fx) * out_d + oc; \
-                                TAP_BODY; \
+                            } else { \
+                                /* Each input value serves `mult` channels in a row. */ \
+                                int32_t ic = ic0, j = 0, left = mult - m0; \
+                                while (j < n) { \
+                                    const int32_t end = n - j < left ? n : j + left; \
+                                    const T_IN v = x[ic++]; \
+                                    for (; j < end; ++j) { \
+                                        TAP(sums[j], w[j], v); \
+                                    } \
+                                    left = mult; \
+                                } \
                             } \
                         } \
+                    } \
+                    for (int32_t j = 0; j < n; ++j) { \
+                        const int32_t oc = c0 + j; \
+                        const T_ACC acc = sums[j]; \
                         FINISH; \
                         ++output; \
                     } \
@@ -55,53 +89,56 @@
 
 static void tflm_depthwise_conv_2d_float32(const conv_data_t *d, const float *input, const float *filter,
     const float *bias, float *output) {
-    float total = 0.0f;
-    DW_LOOPS(
-        total += input[in_at] * filter[w_at],
+    const float act_min = d->act_min.f, act_max = d->act_max.f;
+#define DW_TAP(acc, w, x) acc += (x) * (w)
+    DW_LOOPS(float, float, float, DW_TAP,
         {
             float bias_value = bias ? bias[oc] : 0.0f;
-            *output = tflm_clampf(total + bias_value, d->act_min.f, d->act_max.f);
-            total = 0.0f;
+            *output = tflm_clampf(acc + bias_value, act_min, act_max);
         })
+#undef DW_TAP
 }
+
+// The requantization: per channel, set up for each output channel; per
+// tensor, once.
+#define DW_QUANT_LOCALS \
+    const int32_t *mults = conv_multipliers(d); \
+    const int8_t *shifts = conv_shifts(d); \
+    const bool per_channel = d->per_channel; \
+    const int32_t act_min = d->act_min.q, act_max = d->act_max.q
 
 static void tflm_depthwise_conv_2d_int8(const conv_data_t *d, const int8_t *input, const int8_t *filter,
     const int32_t *bias, int8_t *output) {
-    const int32_t *mults = conv_multipliers(d);
-    const int8_t *shifts = conv_shifts(d);
-    const int32_t input_offset = d->input_offset;
+    DW_QUANT_LOCALS;
+    const int32_t input_offset = d->input_offset, output_offset = d->output_offset;
+    tflm_requant_t rq = tflm_requant_init(mults[0], shifts[0]);
     // Sums wrap on overflow as the reference's do on its targets.
-    uint32_t acc = 0;
-    DW_LOOPS(
-        acc += (uint32_t)(filter[w_at] * (input[in_at] + input_offset)),
+#define DW_TAP(acc, w, x) acc += (uint32_t)((w) * ((x) + input_offset))
+    DW_LOOPS(int8_t, int8_t, uint32_t, DW_TAP,
         {
-            if (bias) {
-                acc += (uint32_t)bias[oc];
+            uint32_t total = acc + (bias ? (uint32_t)bias[oc] : 0u);
+            if (per_channel) {
+                rq = tflm_requant_init(mults[oc], shifts[oc]);
             }
-            int32_t c = d->per_channel ? oc : 0;
-            int32_t v = tflm_wrap_add(tflm_mul_by_quantized_mul((int32_t)acc, mults[c], shifts[c]), d->output_offset);
-            *output = (int8_t)tflm_clamp(v, d->act_min.q, d->act_max.q);
-            acc = 0;
+            int32_t v = tflm_wrap_add(tflm_requant(&rq, (int32_t)total), output_offset);
+            *output = (int8_t)tflm_clamp(v, act_min, act_max);
         })
+#undef DW_TAP
 }
 
 // int16: 64-bit accumulator, no zero points (as TFLM's reference).
 static void tflm_depthwise_conv_2d_int16(const conv_data_t *d, const int16_t *input, const int8_t *filter,
     const int64_t *bias, int16_t *output) {
-    const int32_t *mults = conv_multipliers(d);
-    const int8_t *shifts = conv_shifts(d);
-    uint64_t acc = 0;
-    DW_LOOPS(
-        acc += (uint64_t)(int64_t)(filter[w_at] * input[in_at]),
+    DW_QUANT_LOCALS;
+#define DW_TAP(acc, w, x) acc += (uint64_t)(int64_t)((w) * (x))
+    DW_LOOPS(int16_t, int8_t, uint64_t, DW_TAP,
         {
-            if (bias) {
-                acc += (uint64_t)bias[oc];
-            }
-            int32_t c = d->per_channel ? oc : 0;
-            int32_t v = tflm_mul_by_quantized_mul64((int64_t)acc, mults[c], shifts[c]);
-            *output = (int16_t)tflm_clamp(v, d->act_min.q, d->act_max.q);
-            acc = 0;
+            uint64_t total = acc + (bias ? (uint64_t)bias[oc] : 0u);
+            const int32_t c = per_channel ? oc : 0;
+            int32_t v = tflm_mul_by_quantized_mul64((int64_t)total, mults[c], shifts[c]);
+            *output = (int16_t)tflm_clamp(v, act_min, act_max);
         })
+#undef DW_TAP
 }
 
 tflm_status_t tflm_depthwise_conv_2d_prepare(tflm_prepare_t *p) {

@@ -1,6 +1,7 @@
 // FULLY_CONNECTED: float32, int8 (per-tensor or per-channel weights) and
 // int16 activations with int8 weights, bit-exact with TFLM's reference.
 #include "kernels/kernels.h"
+#include "kernels/dot.h"
 #include "engine/quant.h"
 #include "engine/schema.h"
 
@@ -36,68 +37,98 @@ static const int8_t *fc_shifts(const fc_data_t *d) {
     return (const int8_t *)(fc_multipliers(d) + d->output_depth);
 }
 
+// Fields are read into locals before the loops: stores through `output`
+// could alias the kernel data and force reloads.
 static void tflm_fully_connected_float32(const fc_data_t *d, const float *input, const float *filter,
     const float *bias, float *output) {
-    const int32_t depth = d->accum_depth, units = d->output_depth;
-    for (int32_t b = 0; b < d->batches; ++b) {
-        const float *in = input + b * depth;
-        for (int32_t u = 0; u < units; ++u) {
-            const float *w = filter + u * depth;
-            float total = 0.0f;
-            for (int32_t k = 0; k < depth; ++k) {
-                total += in[k] * w[k];
-            }
-            float bias_value = bias ? bias[u] : 0.0f;
-            output[b * units + u] = tflm_clampf(total + bias_value, d->fact_min, d->fact_max);
+    const int32_t batches = d->batches, depth = d->accum_depth, units = d->output_depth;
+    const float act_min = d->fact_min, act_max = d->fact_max;
+#define FC_F32_OUT(total, u) tflm_clampf((total) + (bias ? bias[u] : 0.0f), act_min, act_max)
+    for (int32_t b = 0; b < batches; ++b, input += depth) {
+        const float *w = filter;
+        int32_t u = 0;
+        // Two units at a time share the input's loads; each sum keeps its order.
+        for (; u + 2 <= units; u += 2, w += 2 * depth) {
+            float t0 = 0.0f, t1 = 0.0f;
+            tflm_dot2_f32(&t0, &t1, w, w + depth, input, depth);
+            *output++ = FC_F32_OUT(t0, u);
+            *output++ = FC_F32_OUT(t1, u + 1);
+        }
+        for (; u < units; ++u, w += depth) {
+            *output++ = FC_F32_OUT(tflm_dot_f32(0.0f, w, input, depth), u);
         }
     }
+#undef FC_F32_OUT
 }
 
 static void tflm_fully_connected_int8(const fc_data_t *d, const int8_t *input, const int8_t *filter,
     const int32_t *bias, int8_t *output) {
-    const int32_t depth = d->accum_depth, units = d->output_depth;
-    const int32_t *mults = fc_multipliers(d);
-    const int8_t *shifts = fc_shifts(d);
-    for (int32_t b = 0; b < d->batches; ++b) {
-        const int8_t *in = input + b * depth;
-        for (int32_t u = 0; u < units; ++u) {
-            const int8_t *w = filter + u * depth;
-            // Sums wrap on overflow as the reference's do on its targets.
-            uint32_t acc = 0;
-            for (int32_t k = 0; k < depth; ++k) {
-                acc += (uint32_t)((w[k] + d->filter_offset) * (in[k] + d->input_offset));
+    const int32_t batches = d->batches, depth = d->accum_depth, units = d->output_depth;
+    const int32_t input_offset = d->input_offset, filter_offset = d->filter_offset;
+    const int32_t output_offset = d->output_offset, act_min = d->act_min, act_max = d->act_max;
+    // Per channel, the rescaling is set up for each unit; per tensor, once.
+    const bool per_channel = d->per_channel;
+    const int32_t *mults = per_channel ? fc_multipliers(d) : NULL;
+    const int8_t *shifts = per_channel ? fc_shifts(d) : NULL;
+    tflm_requant_t rq = tflm_requant_init(d->multiplier, d->shift);
+    // Sums wrap on overflow as the reference's do on its targets.
+#define FC_INT8_OUT(acc, u) \
+    { \
+        uint32_t total = (acc) + (bias ? (uint32_t)bias[u] : 0u); \
+        if (per_channel) { \
+            rq = tflm_requant_init(mults[u], shifts[u]); \
+        } \
+        int32_t out = tflm_wrap_add(tflm_requant(&rq, (int32_t)total), output_offset); \
+        *output++ = (int8_t)tflm_clamp(out, act_min, act_max); \
+    }
+    for (int32_t b = 0; b < batches; ++b, input += depth) {
+        const int8_t *w = filter;
+        int32_t u = 0;
+        // int8 weights are symmetric (offset 0) in practice: then two units at
+        // a time share the input's loads.
+        if (filter_offset == 0) {
+            for (; u + 2 <= units; u += 2, w += 2 * depth) {
+                uint32_t acc0 = 0, acc1 = 0;
+                tflm_dot2_s8(w, w + depth, input, depth, input_offset, &acc0, &acc1);
+                FC_INT8_OUT(acc0, u);
+                FC_INT8_OUT(acc1, u + 1);
             }
-            if (bias) {
-                acc += (uint32_t)bias[u];
-            }
-            int32_t mult = d->per_channel ? mults[u] : d->multiplier;
-            int32_t shift = d->per_channel ? shifts[u] : d->shift;
-            int32_t out = tflm_wrap_add(tflm_mul_by_quantized_mul((int32_t)acc, mult, shift), d->output_offset);
-            output[b * units + u] = (int8_t)tflm_clamp(out, d->act_min, d->act_max);
+        }
+        for (; u < units; ++u, w += depth) {
+            uint32_t acc = filter_offset == 0 ? tflm_dot_s8(w, input, depth, input_offset)
+                                              : tflm_dot_s8_off(w, input, depth, filter_offset, input_offset);
+            FC_INT8_OUT(acc, u);
         }
     }
+#undef FC_INT8_OUT
 }
 
 static void tflm_fully_connected_int16(const fc_data_t *d, const int16_t *input, const int8_t *filter,
     const int64_t *bias, int16_t *output) {
-    const int32_t depth = d->accum_depth, units = d->output_depth;
-    const int32_t *mults = fc_multipliers(d);
-    const int8_t *shifts = fc_shifts(d);
-    for (int32_t b = 0; b < d->batches; ++b) {
-        const int16_t *in = input + b * depth;
-        for (int32_t u = 0; u < units; ++u) {
-            const int8_t *w = filter + u * depth;
+    const int32_t batches = d->batches, depth = d->accum_depth, units = d->output_depth;
+    const int32_t input_offset = d->input_offset, filter_offset = d->filter_offset;
+    const int32_t output_offset = d->output_offset, act_min = d->act_min, act_max = d->act_max;
+    const int32_t *mults = d->per_channel ? fc_multipliers(d) : &d->multiplier;
+    const int8_t *shifts = d->per_channel ? fc_shifts(d) : NULL;
+    const int32_t q_step = d->per_channel ? 1 : 0;
+    const int32_t tensor_shift = d->shift;
+    for (int32_t b = 0; b < batches; ++b, input += depth) {
+        const int8_t *w = filter;
+        for (int32_t u = 0; u < units; ++u, w += depth) {
             uint64_t acc = 0;
-            for (int32_t k = 0; k < depth; ++k) {
-                acc += (uint64_t)(int64_t)((int32_t)(w[k] + d->filter_offset) * (in[k] + d->input_offset));
+            if (filter_offset == 0 && input_offset == 0) {
+                acc = tflm_dot64_s16_s8(w, input, depth);
+            } else {
+                for (int32_t k = 0; k < depth; ++k) {
+                    acc += (uint64_t)(int64_t)((int32_t)(w[k] + filter_offset) * (input[k] + input_offset));
+                }
             }
             if (bias) {
                 acc += (uint64_t)bias[u];
             }
-            int32_t mult = d->per_channel ? mults[u] : d->multiplier;
-            int32_t shift = d->per_channel ? shifts[u] : d->shift;
-            int32_t out = tflm_wrap_add(tflm_mul_by_quantized_mul64((int64_t)acc, mult, shift), d->output_offset);
-            output[b * units + u] = (int16_t)tflm_clamp(out, d->act_min, d->act_max);
+            int32_t shift = q_step ? shifts[u] : tensor_shift;
+            int32_t out = tflm_wrap_add(tflm_mul_by_quantized_mul64((int64_t)acc, mults[u * q_step], shift), output_offset);
+            *output++ = (int16_t)tflm_clamp(out, act_min, act_max);
         }
     }
 }

@@ -8,6 +8,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/activation_int16.h"
+#include "kernels/dot.h"
 #include "engine/fmath.h"
 #include "engine/quant.h"
 #include "engine/schema.h"
@@ -88,19 +89,25 @@ typedef struct {
 
 // -- float32 -----------------------------------------------------------------
 
-// out[r][u] = sum_k x[r][k] * w[u][k] (+ bias), rounded in the reference's order.
+// out[r][u] = sum_k x[r][k] * w[u][k] (+ bias), rounded in the reference's
+// order; two units at a time share the input's loads.
 static void lstm_fc_float32(const float *x, int32_t rows, int32_t depth, int32_t units, const float *w,
     const float *bias, float *out) {
-    for (int32_t r = 0; r < rows; ++r) {
-        for (int32_t u = 0; u < units; ++u) {
-            float total = 0.0f;
-            for (int32_t k = 0; k < depth; ++k) {
-                total += x[r * depth + k] * w[u * depth + k];
-            }
-            float b = bias ? bias[u] : 0.0f;
-            out[r * units + u] = tflm_clampf(total + b, -FLT_MAX, FLT_MAX);
+#define LSTM_F32_OUT(total, u) tflm_clampf((total) + (bias ? bias[u] : 0.0f), -FLT_MAX, FLT_MAX)
+    for (int32_t r = 0; r < rows; ++r, x += depth) {
+        const float *wu = w;
+        int32_t u = 0;
+        for (; u + 2 <= units; u += 2, wu += 2 * depth) {
+            float t0 = 0.0f, t1 = 0.0f;
+            tflm_dot2_f32(&t0, &t1, wu, wu + depth, x, depth);
+            *out++ = LSTM_F32_OUT(t0, u);
+            *out++ = LSTM_F32_OUT(t1, u + 1);
+        }
+        for (; u < units; ++u, wu += depth) {
+            *out++ = LSTM_F32_OUT(tflm_dot_f32(0.0f, wu, x, depth), u);
         }
     }
+#undef LSTM_F32_OUT
 }
 
 // TFLM's reference float logistic, with its cutoffs.
@@ -173,38 +180,52 @@ static void lstm_step_float32(const lstm_data_t *d, const lstm_io_t *io, int32_t
 // -- int8 / int16 activations, int16 cell state -------------------------------
 
 // Gate FC of int8 values into the Q3.12 gate input (int32 sums wrap as the
-// reference's do on its targets).
+// reference's do on its targets). With symmetric weights two units at a time
+// share the input's loads.
 static void lstm_fc_int8(const int8_t *x, int32_t rows, int32_t depth, int32_t units, const int8_t *w,
     int32_t x_offset, int32_t w_offset, const int32_t *bias, int32_t mult, int32_t shift, int16_t *out) {
-    for (int32_t r = 0; r < rows; ++r) {
-        for (int32_t u = 0; u < units; ++u) {
-            uint32_t acc = 0;
-            for (int32_t k = 0; k < depth; ++k) {
-                acc += (uint32_t)((w[u * depth + k] + w_offset) * (x[r * depth + k] + x_offset));
+    const tflm_requant_t rq = tflm_requant_init(mult, shift);
+#define LSTM_INT8_OUT(acc, u) \
+    *out++ = (int16_t)tflm_clamp(tflm_requant(&rq, (int32_t)((acc) + (bias ? (uint32_t)bias[u] : 0u))), -32768, 32767)
+    for (int32_t r = 0; r < rows; ++r, x += depth) {
+        const int8_t *wu = w;
+        int32_t u = 0;
+        if (w_offset == 0) {
+            for (; u + 2 <= units; u += 2, wu += 2 * depth) {
+                uint32_t acc0 = 0, acc1 = 0;
+                tflm_dot2_s8(wu, wu + depth, x, depth, x_offset, &acc0, &acc1);
+                LSTM_INT8_OUT(acc0, u);
+                LSTM_INT8_OUT(acc1, u + 1);
             }
-            if (bias) {
-                acc += (uint32_t)bias[u];
-            }
-            int32_t v = tflm_mul_by_quantized_mul((int32_t)acc, mult, shift);
-            out[r * units + u] = (int16_t)tflm_clamp(v, -32768, 32767);
+        }
+        for (; u < units; ++u, wu += depth) {
+            uint32_t acc = w_offset == 0 ? tflm_dot_s8(wu, x, depth, x_offset)
+                                         : tflm_dot_s8_off(wu, x, depth, w_offset, x_offset);
+            LSTM_INT8_OUT(acc, u);
         }
     }
+#undef LSTM_INT8_OUT
 }
 
 // The same for int16 values, with 64-bit sums and bias.
 static void lstm_fc_int16(const int16_t *x, int32_t rows, int32_t depth, int32_t units, const int8_t *w,
     int32_t x_offset, int32_t w_offset, const int64_t *bias, int32_t mult, int32_t shift, int16_t *out) {
-    for (int32_t r = 0; r < rows; ++r) {
-        for (int32_t u = 0; u < units; ++u) {
+    for (int32_t r = 0; r < rows; ++r, x += depth) {
+        const int8_t *wu = w;
+        for (int32_t u = 0; u < units; ++u, wu += depth) {
             uint64_t acc = 0;
-            for (int32_t k = 0; k < depth; ++k) {
-                acc += (uint64_t)(int64_t)((w[u * depth + k] + w_offset) * (x[r * depth + k] + x_offset));
+            if (x_offset == 0 && w_offset == 0) {
+                acc = tflm_dot64_s16_s8(wu, x, depth);
+            } else {
+                for (int32_t k = 0; k < depth; ++k) {
+                    acc += (uint64_t)(int64_t)((wu[k] + w_offset) * (x[k] + x_offset));
+                }
             }
             if (bias) {
                 acc += (uint64_t)bias[u];
             }
             int32_t v = tflm_mul_by_quantized_mul64((int64_t)acc, mult, shift);
-            out[r * units + u] = (int16_t)tflm_clamp(v, -32768, 32767);
+            *out++ = (int16_t)tflm_clamp(v, -32768, 32767);
         }
     }
 }
@@ -229,8 +250,9 @@ static void lstm_add_sat(const int16_t *a, const int16_t *b, int32_t n, int16_t 
 // Element-wise product of symmetric int16 values, rescaled.
 static void lstm_mul_int16(const lstm_data_t *d, int index, const int16_t *a, const int16_t *b, int32_t n,
     int16_t *out) {
+    const int32_t mult = d->multiplier[index], shift = d->shift[index];
     for (int32_t i = 0; i < n; ++i) {
-        int32_t v = tflm_mul_by_quantized_mul((int32_t)a[i] * b[i], d->multiplier[index], d->shift[index]);
+        int32_t v = tflm_mul_by_quantized_mul((int32_t)a[i] * b[i], mult, shift);
         out[i] = (int16_t)tflm_clamp(v, -32768, 32767);
     }
 }
@@ -273,13 +295,13 @@ static void lstm_step_quantized(const lstm_data_t *d, const lstm_io_t *io, int32
     int16_t *cell_tanh = forget;
     tflm_tanh_int16_apply(d->tanh_multiplier, d->tanh_shift, (uint32_t)n, c, cell_tanh);
     // tanh(cell) * output gate -> hidden state, with its zero point.
-    int32_t lo = d->kind == LSTM_INT8 ? -128 : -32768;
-    int32_t hi = d->kind == LSTM_INT8 ? 127 : 32767;
+    const bool is8 = d->kind == LSTM_INT8;
+    const int32_t lo = is8 ? -128 : -32768, hi = is8 ? 127 : 32767;
+    const int32_t mult = d->multiplier[MUL_HIDDEN], shift = d->shift[MUL_HIDDEN], zp = d->hidden_zp;
     for (int32_t i = 0; i < n; ++i) {
-        int32_t v = tflm_mul_by_quantized_mul((int32_t)cell_tanh[i] * out_gate[i], d->multiplier[MUL_HIDDEN],
-            d->shift[MUL_HIDDEN]);
-        v = tflm_clamp(tflm_wrap_add(v, d->hidden_zp), lo, hi);
-        if (d->kind == LSTM_INT8) {
+        int32_t v = tflm_mul_by_quantized_mul((int32_t)cell_tanh[i] * out_gate[i], mult, shift);
+        v = tflm_clamp(tflm_wrap_add(v, zp), lo, hi);
+        if (is8) {
             ((int8_t *)h)[i] = (int8_t)v;
         } else {
             ((int16_t *)h)[i] = (int16_t)v;

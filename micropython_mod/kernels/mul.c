@@ -32,68 +32,58 @@ static const int32_t *mul_plan(const mul_data_t *d) {
     return (const int32_t *)(d + 1);
 }
 
-static inline int32_t mul_quantized(const mul_data_t *d, int32_t x, int32_t y) {
-    int32_t prod = (int32_t)((uint32_t)(d->in1_offset + x) * (uint32_t)(d->in2_offset + y));
-    int32_t r = tflm_wrap_add(d->out_offset, tflm_mul_by_quantized_mul(prod, d->multiplier, d->shift));
-    return tflm_clamp(r, d->act_min.i, d->act_max.i);
+// The rescaling of one quantized MUL, set up once per eval in a local (stores
+// to the output could alias the kernel data, forcing reloads in the loop).
+typedef struct {
+    int32_t in1_offset, in2_offset, out_offset;
+    int32_t act_min, act_max;
+    tflm_requant_t out;
+} mul_quant_t;
+
+static inline mul_quant_t mul_quant_init(const mul_data_t *d) {
+    mul_quant_t q;
+    q.in1_offset = d->in1_offset;
+    q.in2_offset = d->in2_offset;
+    q.out_offset = d->out_offset;
+    q.act_min = d->act_min.i;
+    q.act_max = d->act_max.i;
+    q.out = tflm_requant_init(d->multiplier, d->shift);
+    return q;
+}
+
+static inline int32_t mul_quantized(const mul_quant_t *q, int32_t x, int32_t y) {
+    int32_t prod = (int32_t)((uint32_t)(q->in1_offset + x) * (uint32_t)(q->in2_offset + y));
+    int32_t r = tflm_wrap_add(q->out_offset, tflm_requant(&q->out, prod));
+    return tflm_clamp(r, q->act_min, q->act_max);
 }
 
 static void tflm_mul_float32(const mul_data_t *d, const float *in1, const float *in2, float *out) {
-    tflm_bcast_iter_t it;
-    if (!tflm_bcast_begin(&it, mul_plan(d))) {
-        return;
-    }
-    do {
-        const float *x = in1 + it.at1, *y = in2 + it.at2;
-        float *o = out + it.out;
-        for (int32_t i = 0; i < it.len; ++i) {
-            o[i] = tflm_clampf(x[i * it.inc1] * y[i * it.inc2], d->act_min.f, d->act_max.f);
-        }
-    } while (tflm_bcast_next(&it));
+    const float act_min = d->act_min.f, act_max = d->act_max.f;
+#define MUL_F32(a, b) tflm_clampf((a) * (b), act_min, act_max)
+    TFLM_BCAST_ROWS(float, float, mul_plan(d), MUL_F32);
+#undef MUL_F32
 }
 
 static void tflm_mul_int32(const mul_data_t *d, const int32_t *in1, const int32_t *in2, int32_t *out) {
-    tflm_bcast_iter_t it;
-    if (!tflm_bcast_begin(&it, mul_plan(d))) {
-        return;
-    }
-    do {
-        const int32_t *x = in1 + it.at1, *y = in2 + it.at2;
-        int32_t *o = out + it.out;
-        for (int32_t i = 0; i < it.len; ++i) {
-            // Wrapping product, as TFLM's WrappingMul.
-            int32_t prod = (int32_t)((uint32_t)x[i * it.inc1] * (uint32_t)y[i * it.inc2]);
-            o[i] = tflm_clamp(prod, d->act_min.i, d->act_max.i);
-        }
-    } while (tflm_bcast_next(&it));
+    const int32_t act_min = d->act_min.i, act_max = d->act_max.i;
+    // Wrapping product, as TFLM's WrappingMul.
+#define MUL_I32(a, b) tflm_clamp((int32_t)((uint32_t)(a) * (uint32_t)(b)), act_min, act_max)
+    TFLM_BCAST_ROWS(int32_t, int32_t, mul_plan(d), MUL_I32);
+#undef MUL_I32
 }
 
 static void tflm_mul_int8(const mul_data_t *d, const int8_t *in1, const int8_t *in2, int8_t *out) {
-    tflm_bcast_iter_t it;
-    if (!tflm_bcast_begin(&it, mul_plan(d))) {
-        return;
-    }
-    do {
-        const int8_t *x = in1 + it.at1, *y = in2 + it.at2;
-        int8_t *o = out + it.out;
-        for (int32_t i = 0; i < it.len; ++i) {
-            o[i] = (int8_t)mul_quantized(d, x[i * it.inc1], y[i * it.inc2]);
-        }
-    } while (tflm_bcast_next(&it));
+    const mul_quant_t q = mul_quant_init(d);
+#define MUL_Q8(a, b) (int8_t)mul_quantized(&q, (a), (b))
+    TFLM_BCAST_ROWS(int8_t, int8_t, mul_plan(d), MUL_Q8);
+#undef MUL_Q8
 }
 
 static void tflm_mul_int16(const mul_data_t *d, const int16_t *in1, const int16_t *in2, int16_t *out) {
-    tflm_bcast_iter_t it;
-    if (!tflm_bcast_begin(&it, mul_plan(d))) {
-        return;
-    }
-    do {
-        const int16_t *x = in1 + it.at1, *y = in2 + it.at2;
-        int16_t *o = out + it.out;
-        for (int32_t i = 0; i < it.len; ++i) {
-            o[i] = (int16_t)mul_quantized(d, x[i * it.inc1], y[i * it.inc2]);
-        }
-    } while (tflm_bcast_next(&it));
+    const mul_quant_t q = mul_quant_init(d);
+#define MUL_Q16(a, b) (int16_t)mul_quantized(&q, (a), (b))
+    TFLM_BCAST_ROWS(int16_t, int16_t, mul_plan(d), MUL_Q16);
+#undef MUL_Q16
 }
 
 tflm_status_t tflm_mul_prepare(tflm_prepare_t *p) {

@@ -47,41 +47,54 @@ static inline void pool_window(int32_t out_pos, int32_t stride, int32_t pad, int
     *end = in_size - *origin < filter ? in_size - *origin : filter;
 }
 
-// Walks the output positions; BODY sees the window bounds (ys, ye, xs, xe),
-// the input origin (iy, ix) and the batch/channel base pointers' offsets.
-#define POOL_LOOP(d, BODY) \
-    for (int32_t b = 0; b < (d)->batches; ++b) { \
-        for (int32_t oy = 0; oy < (d)->out_h; ++oy) { \
+// Walks the output positions and channels with the geometry in locals
+// (stores through `output` could alias the kernel data). BODY sees `win`,
+// the first tap of the window inside the input for this channel, the window's
+// `rows` and `cols` there, and the strides `in_row` and `depth`; it writes
+// *output.
+#define POOL_LOOP(T, BODY) \
+    const int32_t batches = d->batches, in_h = d->in_h, in_w = d->in_w, depth = d->depth; \
+    const int32_t out_h = d->out_h, out_w = d->out_w; \
+    const int32_t stride_h = d->stride_h, stride_w = d->stride_w; \
+    const int32_t filter_h = d->filter_h, filter_w = d->filter_w, pad_h = d->pad_h, pad_w = d->pad_w; \
+    const int32_t in_row = in_w * depth; \
+    for (int32_t b = 0; b < batches; ++b) { \
+        const T *in_b = input + b * in_h * in_row; \
+        for (int32_t oy = 0; oy < out_h; ++oy) { \
             int32_t iy, ys, ye; \
-            pool_window(oy, (d)->stride_h, (d)->pad_h, (d)->filter_h, (d)->in_h, &iy, &ys, &ye); \
-            for (int32_t ox = 0; ox < (d)->out_w; ++ox) { \
+            pool_window(oy, stride_h, pad_h, filter_h, in_h, &iy, &ys, &ye); \
+            for (int32_t ox = 0; ox < out_w; ++ox) { \
                 int32_t ix, xs, xe; \
-                pool_window(ox, (d)->stride_w, (d)->pad_w, (d)->filter_w, (d)->in_w, &ix, &xs, &xe); \
-                for (int32_t c = 0; c < (d)->depth; ++c) { \
-                    const int32_t out_at = ((b * (d)->out_h + oy) * (d)->out_w + ox) * (d)->depth + c; \
+                pool_window(ox, stride_w, pad_w, filter_w, in_w, &ix, &xs, &xe); \
+                const int32_t rows = ye - ys, cols = xe - xs; \
+                const T *win = in_b + (iy + ys) * in_row + (ix + xs) * depth; \
+                for (int32_t c = 0; c < depth; ++c, ++win, ++output) { \
                     BODY \
                 } \
             } \
         } \
     }
 
-#define POOL_IN_AT(d, y, x) ((((b * (d)->in_h + iy + (y)) * (d)->in_w) + ix + (x)) * (d)->depth + c)
+// The window's values in TFLM's order (rows, then columns).
+#define POOL_TAPS(T, v, STMT) \
+    for (int32_t r = 0; r < rows; ++r) { \
+        for (int32_t k = 0; k < cols; ++k) { \
+            const T v = win[r * in_row + k * depth]; \
+            STMT; \
+        } \
+    }
 
 #endif
 
 #if TFLM_KERNEL_AVERAGE_POOL_2D
 
 static void tflm_average_pool_2d_float32(const pool_data_t *d, const float *input, float *output) {
-    POOL_LOOP(d, {
+    const float act_min = d->act_min.f, act_max = d->act_max.f;
+    POOL_LOOP(float, {
         float total = 0.0f;
-        float count = 0.0f;
-        for (int32_t fy = ys; fy < ye; ++fy) {
-            for (int32_t fx = xs; fx < xe; ++fx) {
-                total += input[POOL_IN_AT(d, fy, fx)];
-                count += 1.0f;
-            }
-        }
-        output[out_at] = tflm_clampf(total / count, d->act_min.f, d->act_max.f);
+        POOL_TAPS(float, v, total += v);
+        // The tap count is exact as a float, as the reference counts it.
+        *output = tflm_clampf(total / (float)(rows * cols), act_min, act_max);
     })
 }
 
@@ -93,30 +106,20 @@ static inline int32_t pool_average(uint32_t acc, int32_t count) {
 }
 
 static void tflm_average_pool_2d_int8(const pool_data_t *d, const int8_t *input, int8_t *output) {
-    POOL_LOOP(d, {
+    const int32_t act_min = d->act_min.q, act_max = d->act_max.q;
+    POOL_LOOP(int8_t, {
         uint32_t acc = 0;
-        int32_t count = 0;
-        for (int32_t fy = ys; fy < ye; ++fy) {
-            for (int32_t fx = xs; fx < xe; ++fx) {
-                acc += (uint32_t)(int32_t)input[POOL_IN_AT(d, fy, fx)];
-                ++count;
-            }
-        }
-        output[out_at] = (int8_t)tflm_clamp(pool_average(acc, count), d->act_min.q, d->act_max.q);
+        POOL_TAPS(int8_t, v, acc += (uint32_t)(int32_t)v);
+        *output = (int8_t)tflm_clamp(pool_average(acc, rows * cols), act_min, act_max);
     })
 }
 
 static void tflm_average_pool_2d_int16(const pool_data_t *d, const int16_t *input, int16_t *output) {
-    POOL_LOOP(d, {
+    const int32_t act_min = d->act_min.q, act_max = d->act_max.q;
+    POOL_LOOP(int16_t, {
         uint32_t acc = 0;
-        int32_t count = 0;
-        for (int32_t fy = ys; fy < ye; ++fy) {
-            for (int32_t fx = xs; fx < xe; ++fx) {
-                acc += (uint32_t)(int32_t)input[POOL_IN_AT(d, fy, fx)];
-                ++count;
-            }
-        }
-        output[out_at] = (int16_t)tflm_clamp(pool_average(acc, count), d->act_min.q, d->act_max.q);
+        POOL_TAPS(int16_t, v, acc += (uint32_t)(int32_t)v);
+        *output = (int16_t)tflm_clamp(pool_average(acc, rows * cols), act_min, act_max);
     })
 }
 
@@ -125,42 +128,30 @@ static void tflm_average_pool_2d_int16(const pool_data_t *d, const int16_t *inpu
 #if TFLM_KERNEL_MAX_POOL_2D
 
 static void tflm_max_pool_2d_float32(const pool_data_t *d, const float *input, float *output) {
-    POOL_LOOP(d, {
+    const float act_min = d->act_min.f, act_max = d->act_max.f;
+    POOL_LOOP(float, {
         float max = -3.40282347e+38f;
-        for (int32_t fy = ys; fy < ye; ++fy) {
-            for (int32_t fx = xs; fx < xe; ++fx) {
-                float v = input[POOL_IN_AT(d, fy, fx)];
-                // std::max's comparison: a NaN input never replaces the maximum.
-                max = (max < v) ? v : max;
-            }
-        }
-        output[out_at] = tflm_clampf(max, d->act_min.f, d->act_max.f);
+        // std::max's comparison: a NaN input never replaces the maximum.
+        POOL_TAPS(float, v, max = (max < v) ? v : max);
+        *output = tflm_clampf(max, act_min, act_max);
     })
 }
 
 static void tflm_max_pool_2d_int8(const pool_data_t *d, const int8_t *input, int8_t *output) {
-    POOL_LOOP(d, {
+    const int32_t act_min = d->act_min.q, act_max = d->act_max.q;
+    POOL_LOOP(int8_t, {
         int32_t max = -128;
-        for (int32_t fy = ys; fy < ye; ++fy) {
-            for (int32_t fx = xs; fx < xe; ++fx) {
-                int32_t v = input[POOL_IN_AT(d, fy, fx)];
-                max = v > max ? v : max;
-            }
-        }
-        output[out_at] = (int8_t)tflm_clamp(max, d->act_min.q, d->act_max.q);
+        POOL_TAPS(int8_t, v, max = v > max ? v : max);
+        *output = (int8_t)tflm_clamp(max, act_min, act_max);
     })
 }
 
 static void tflm_max_pool_2d_int16(const pool_data_t *d, const int16_t *input, int16_t *output) {
-    POOL_LOOP(d, {
+    const int32_t act_min = d->act_min.q, act_max = d->act_max.q;
+    POOL_LOOP(int16_t, {
         int32_t max = -32768;
-        for (int32_t fy = ys; fy < ye; ++fy) {
-            for (int32_t fx = xs; fx < xe; ++fx) {
-                int32_t v = input[POOL_IN_AT(d, fy, fx)];
-                max = v > max ? v : max;
-            }
-        }
-        output[out_at] = (int16_t)tflm_clamp(max, d->act_min.q, d->act_max.q);
+        POOL_TAPS(int16_t, v, max = v > max ? v : max);
+        *output = (int16_t)tflm_clamp(max, act_min, act_max);
     })
 }
 

@@ -35,8 +35,9 @@ static const int16_t *sm_luts(const softmax_data_t *d) {
 }
 
 static void tflm_softmax_float32(const softmax_data_t *d, const float *in, float *out) {
-    const int32_t depth = d->depth;
-    for (int32_t i = 0; i < d->outer; ++i) {
+    const int32_t outer = d->outer, depth = d->depth;
+    const float beta = d->beta;
+    for (int32_t i = 0; i < outer; ++i) {
         const float *x = in + i * depth;
         float *y = out + i * depth;
         float max = -3.40282347e+38f;
@@ -45,7 +46,7 @@ static void tflm_softmax_float32(const softmax_data_t *d, const float *in, float
         }
         float sum = 0.0f;
         for (int32_t c = 0; c < depth; ++c) {
-            float e = tflm_expf((x[c] - max) * d->beta);
+            float e = tflm_expf((x[c] - max) * beta);
             y[c] = e;
             sum += e;
         }
@@ -56,18 +57,20 @@ static void tflm_softmax_float32(const softmax_data_t *d, const float *in, float
 }
 
 // exp(beta * scale * diff) in Q0 for diff >= diff_min (diff <= 0).
-static int32_t sm_exp_int8(const softmax_data_t *d, int32_t diff) {
+static inline int32_t sm_exp_int8(int32_t diff, int32_t multiplier, int32_t shift) {
     // The multiplier's shift is 0..31 here: wrapping shift, then Q31 multiply.
-    int32_t scaled = tflm_srdhm((int32_t)((uint32_t)diff << d->shift), d->multiplier);
+    int32_t scaled = tflm_srdhm((int32_t)((uint32_t)diff << shift), multiplier);
     return tflm_fp_exp_on_negative_values(scaled, SM_DIFF_IB);
 }
 
-// int8 input, int8 (out_bits 8) or int16 (out_bits 16) output.
+// int8 input, int8 (out_bits 8) or int16 (out_bits 16) output. The kernel
+// data is read into locals: int8 stores could alias it.
 static void tflm_softmax_int8(const softmax_data_t *d, const int8_t *in, void *out, int out_bits) {
-    const int32_t depth = d->depth;
+    const int32_t outer = d->outer, depth = d->depth, diff_min = d->diff_min;
+    const int32_t multiplier = d->multiplier, shift = d->shift;
     const int32_t out_min = out_bits == 8 ? -128 : -32768;
     const int32_t out_max = out_bits == 8 ? 127 : 32767;
-    for (int32_t i = 0; i < d->outer; ++i) {
+    for (int32_t i = 0; i < outer; ++i) {
         const int8_t *x = in + i * depth;
         int32_t max = -128;
         for (int32_t c = 0; c < depth; ++c) {
@@ -76,8 +79,8 @@ static void tflm_softmax_int8(const softmax_data_t *d, const int8_t *in, void *o
         int32_t sum = 0;
         for (int32_t c = 0; c < depth; ++c) {
             int32_t diff = x[c] - max;
-            if (diff >= d->diff_min) {
-                sum = tflm_wrap_add(sum, tflm_fp_rescale(sm_exp_int8(d, diff), 0, SM_ACCUM_IB));
+            if (diff >= diff_min) {
+                sum = tflm_wrap_add(sum, tflm_fp_rescale(sm_exp_int8(diff, multiplier, shift), 0, SM_ACCUM_IB));
             }
         }
         int bits_over_unit;
@@ -88,8 +91,9 @@ static void tflm_softmax_int8(const softmax_data_t *d, const int8_t *in, void *o
         for (int32_t c = 0; c < depth; ++c) {
             int32_t diff = x[c] - max;
             int32_t v = out_min;
-            if (diff >= d->diff_min) {
-                int32_t unsat = tflm_rounding_divide_by_pot(tflm_srdhm(scale, sm_exp_int8(d, diff)), exponent);
+            if (diff >= diff_min) {
+                int32_t e = sm_exp_int8(diff, multiplier, shift);
+                int32_t unsat = tflm_rounding_divide_by_pot(tflm_srdhm(scale, e), exponent);
                 v = tflm_clamp(unsat + out_min, out_min, out_max);
             }
             if (out_bits == 8) {
@@ -111,10 +115,10 @@ static int16_t sm_lut_lookup(int16_t value, const int16_t *lut) {
 }
 
 static void tflm_softmax_int16(const softmax_data_t *d, const int16_t *in, int16_t *out) {
-    const int32_t depth = d->depth;
+    const int32_t outer = d->outer, depth = d->depth, multiplier = d->multiplier, shift = d->shift;
     const int16_t *exp_lut = sm_luts(d);
     const int16_t *recip_lut = exp_lut + SM_LUT_SIZE;
-    for (int32_t i = 0; i < d->outer; ++i) {
+    for (int32_t i = 0; i < outer; ++i) {
         const int16_t *x = in + i * depth;
         int16_t *y = out + i * depth;
         int32_t max = -32768;
@@ -124,7 +128,7 @@ static void tflm_softmax_int16(const softmax_data_t *d, const int16_t *in, int16
         // exp(x - max) in Q0.15, kept in the output row until rescaled.
         int32_t sum = 0;
         for (int32_t c = 0; c < depth; ++c) {
-            int32_t scaled = tflm_mul_by_quantized_mul(x[c] - max, d->multiplier, d->shift);
+            int32_t scaled = tflm_mul_by_quantized_mul(x[c] - max, multiplier, shift);
             int32_t centered = tflm_clamp(tflm_wrap_add(scaled, 32767), -32768, 32767);
             y[c] = sm_lut_lookup((int16_t)centered, exp_lut);
             sum = tflm_wrap_add(sum, y[c]);

@@ -37,72 +37,63 @@ static const int32_t *sub_plan(const sub_data_t *d) {
     return (const int32_t *)(d + 1);
 }
 
-static inline int32_t sub_quantized(const sub_data_t *d, int32_t x, int32_t y) {
+// The rescaling of one quantized SUB, set up once per eval in a local (stores
+// to the output could alias the kernel data, forcing reloads in the loop).
+typedef struct {
+    int32_t in1_offset, in2_offset, out_offset;
+    int32_t left_shift;
+    int32_t act_min, act_max;
+    tflm_requant_t in1, in2, out;
+} sub_quant_t;
+
+static inline sub_quant_t sub_quant_init(const sub_data_t *d) {
+    sub_quant_t q;
+    q.in1_offset = d->in1_offset;
+    q.in2_offset = d->in2_offset;
+    q.out_offset = d->out_offset;
+    q.left_shift = d->left_shift;
+    q.act_min = d->act_min.i;
+    q.act_max = d->act_max.i;
+    q.in1 = tflm_requant_init(d->in1_multiplier, d->in1_shift);
+    q.in2 = tflm_requant_init(d->in2_multiplier, d->in2_shift);
+    q.out = tflm_requant_init(d->out_multiplier, d->out_shift);
+    return q;
+}
+
+static inline int32_t sub_quantized(const sub_quant_t *q, int32_t x, int32_t y) {
     // Shifts wrap as the reference's int32 arithmetic would (never in practice).
-    int32_t a = (int32_t)((uint32_t)(d->in1_offset + x) << d->left_shift);
-    int32_t b = (int32_t)((uint32_t)(d->in2_offset + y) << d->left_shift);
-    a = tflm_mul_by_quantized_mul(a, d->in1_multiplier, d->in1_shift);
-    b = tflm_mul_by_quantized_mul(b, d->in2_multiplier, d->in2_shift);
-    int32_t diff = (int32_t)((uint32_t)a - (uint32_t)b);
-    diff = tflm_mul_by_quantized_mul(diff, d->out_multiplier, d->out_shift);
-    return tflm_clamp(tflm_wrap_add(diff, d->out_offset), d->act_min.i, d->act_max.i);
+    int32_t a = tflm_requant(&q->in1, (int32_t)((uint32_t)(q->in1_offset + x) << q->left_shift));
+    int32_t b = tflm_requant(&q->in2, (int32_t)((uint32_t)(q->in2_offset + y) << q->left_shift));
+    int32_t diff = tflm_requant(&q->out, (int32_t)((uint32_t)a - (uint32_t)b));
+    return tflm_clamp(tflm_wrap_add(diff, q->out_offset), q->act_min, q->act_max);
 }
 
 static void tflm_sub_float32(const sub_data_t *d, const float *in1, const float *in2, float *out) {
-    tflm_bcast_iter_t it;
-    if (!tflm_bcast_begin(&it, sub_plan(d))) {
-        return;
-    }
-    do {
-        const float *x = in1 + it.at1, *y = in2 + it.at2;
-        float *o = out + it.out;
-        for (int32_t i = 0; i < it.len; ++i) {
-            o[i] = tflm_clampf(x[i * it.inc1] - y[i * it.inc2], d->act_min.f, d->act_max.f);
-        }
-    } while (tflm_bcast_next(&it));
+    const float act_min = d->act_min.f, act_max = d->act_max.f;
+#define SUB_F32(a, b) tflm_clampf((a) - (b), act_min, act_max)
+    TFLM_BCAST_ROWS(float, float, sub_plan(d), SUB_F32);
+#undef SUB_F32
 }
 
 static void tflm_sub_int32(const sub_data_t *d, const int32_t *in1, const int32_t *in2, int32_t *out) {
-    tflm_bcast_iter_t it;
-    if (!tflm_bcast_begin(&it, sub_plan(d))) {
-        return;
-    }
-    do {
-        const int32_t *x = in1 + it.at1, *y = in2 + it.at2;
-        int32_t *o = out + it.out;
-        for (int32_t i = 0; i < it.len; ++i) {
-            int32_t diff = (int32_t)((uint32_t)x[i * it.inc1] - (uint32_t)y[i * it.inc2]);
-            o[i] = tflm_clamp(diff, d->act_min.i, d->act_max.i);
-        }
-    } while (tflm_bcast_next(&it));
+    const int32_t act_min = d->act_min.i, act_max = d->act_max.i;
+#define SUB_I32(a, b) tflm_clamp((int32_t)((uint32_t)(a) - (uint32_t)(b)), act_min, act_max)
+    TFLM_BCAST_ROWS(int32_t, int32_t, sub_plan(d), SUB_I32);
+#undef SUB_I32
 }
 
 static void tflm_sub_int8(const sub_data_t *d, const int8_t *in1, const int8_t *in2, int8_t *out) {
-    tflm_bcast_iter_t it;
-    if (!tflm_bcast_begin(&it, sub_plan(d))) {
-        return;
-    }
-    do {
-        const int8_t *x = in1 + it.at1, *y = in2 + it.at2;
-        int8_t *o = out + it.out;
-        for (int32_t i = 0; i < it.len; ++i) {
-            o[i] = (int8_t)sub_quantized(d, x[i * it.inc1], y[i * it.inc2]);
-        }
-    } while (tflm_bcast_next(&it));
+    const sub_quant_t q = sub_quant_init(d);
+#define SUB_Q8(a, b) (int8_t)sub_quantized(&q, (a), (b))
+    TFLM_BCAST_ROWS(int8_t, int8_t, sub_plan(d), SUB_Q8);
+#undef SUB_Q8
 }
 
 static void tflm_sub_int16(const sub_data_t *d, const int16_t *in1, const int16_t *in2, int16_t *out) {
-    tflm_bcast_iter_t it;
-    if (!tflm_bcast_begin(&it, sub_plan(d))) {
-        return;
-    }
-    do {
-        const int16_t *x = in1 + it.at1, *y = in2 + it.at2;
-        int16_t *o = out + it.out;
-        for (int32_t i = 0; i < it.len; ++i) {
-            o[i] = (int16_t)sub_quantized(d, x[i * it.inc1], y[i * it.inc2]);
-        }
-    } while (tflm_bcast_next(&it));
+    const sub_quant_t q = sub_quant_init(d);
+#define SUB_Q16(a, b) (int16_t)sub_quantized(&q, (a), (b))
+    TFLM_BCAST_ROWS(int16_t, int16_t, sub_plan(d), SUB_Q16);
+#undef SUB_Q16
 }
 
 // A multiplier below one as TFLM's QuantizeMultiplierSmallerThanOneExp makes it.

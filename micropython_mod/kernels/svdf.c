@@ -3,6 +3,7 @@
 // The activation state is a variable tensor: each invoke shifts it left by
 // one step and writes the newest feature projections in its last column.
 #include "kernels/kernels.h"
+#include "kernels/dot.h"
 #include "engine/fmath.h"
 #include "engine/quant.h"
 #include "engine/schema.h"
@@ -78,13 +79,9 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
     // Feature projection into the newest column of the state.
     for (int32_t b = 0; b < n_batch; ++b) {
         const float *in = input + b * n_input;
-        for (int32_t f = 0; f < n_filter; ++f) {
-            const float *w = wfeature + f * n_input;
-            float dot = 0.0f;
-            for (int32_t k = 0; k < n_input; ++k) {
-                dot += w[k] * in[k];
-            }
-            state[(b * n_filter + f) * n_memory + n_memory - 1] = dot;
+        const float *w = wfeature;
+        for (int32_t f = 0; f < n_filter; ++f, w += n_input) {
+            state[(b * n_filter + f) * n_memory + n_memory - 1] = tflm_dot_f32(0.0f, w, in, n_input);
         }
     }
     // Time filter: one dot product per filter over its memory.
@@ -92,11 +89,7 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
         for (int32_t f = 0; f < n_filter; ++f) {
             const float *w = wtime + f * n_memory;
             const float *s = state + (b * n_filter + f) * n_memory;
-            float acc = 0.0f;
-            for (int32_t m = 0; m < n_memory; ++m) {
-                acc += w[m] * s[m];
-            }
-            scratch[b * n_filter + f] = acc;
+            scratch[b * n_filter + f] = tflm_dot_f32(0.0f, s, w, n_memory);
         }
     }
     // Bias, then the rank filters of each unit summed in order.
@@ -113,30 +106,31 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
     }
 }
 
-// The integer variants differ only in the state / time weights type.
+// The integer variants differ only in the state / time weights type. The
+// kernel data is read into locals first: stores to the int8 state or output
+// could alias it, and the compiler would reload it in the loops.
 #define SVDF_INTEGER_BODY(T, T_MIN, T_MAX) \
     const int32_t n_batch = d->batches, n_input = d->input_size, n_filter = d->filters; \
     const int32_t n_unit = d->units, n_rank = d->rank, n_memory = d->memory; \
-    const int32_t state_zp = d->state_zero_point; \
+    const int32_t state_zp = d->state_zero_point, input_offset = -d->input_zero_point; \
+    const int32_t feature_mult = d->feature_multiplier, feature_shift = d->feature_shift; \
+    const int32_t output_mult = d->output_multiplier, output_shift = d->output_shift; \
+    const int32_t output_zp = d->output_zero_point; \
     SVDF_SHIFT_STATE(state, n_batch * n_filter * n_memory); \
     for (int32_t b = 0; b < n_batch; ++b) { \
         const int8_t *in = input + b * n_input; \
-        for (int32_t f = 0; f < n_filter; ++f) { \
-            const int8_t *w = wfeature + f * n_input; \
-            uint32_t dot = 0; \
-            for (int32_t k = 0; k < n_input; ++k) { \
-                dot += (uint32_t)(w[k] * (in[k] - d->input_zero_point)); \
-            } \
-            int32_t v = tflm_mul_by_quantized_mul((int32_t)dot, d->feature_multiplier, d->feature_shift); \
+        const int8_t *w = wfeature; \
+        for (int32_t f = 0; f < n_filter; ++f, w += n_input) { \
+            uint32_t dot = tflm_dot_s8(w, in, n_input, input_offset); \
+            int32_t v = tflm_mul_by_quantized_mul((int32_t)dot, feature_mult, feature_shift); \
             /* TFLM clamps first, then adds the zero point, wrapping into T. */ \
-            v = tflm_wrap_add(tflm_clamp(v, T_MIN, T_MAX), state_zp); \
-            state[(b * n_filter + f) * n_memory + n_memory - 1] = (T)v; \
+            state[(b * n_filter + f) * n_memory + n_memory - 1] = (T)tflm_wrap_add(tflm_clamp(v, T_MIN, T_MAX), state_zp); \
         } \
     } \
     for (int32_t b = 0; b < n_batch; ++b) { \
-        for (int32_t f = 0; f < n_filter; ++f) { \
-            const T *w = wtime + f * n_memory; \
-            const T *s = state + (b * n_filter + f) * n_memory; \
+        const T *w = wtime; \
+        const T *s = state + b * n_filter * n_memory; \
+        for (int32_t f = 0; f < n_filter; ++f, w += n_memory, s += n_memory) { \
             uint32_t acc = 0; \
             for (int32_t m = 0; m < n_memory; ++m) { \
                 acc += (uint32_t)w[m] * (uint32_t)(s[m] - state_zp); \
@@ -146,17 +140,17 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
     } \
     for (int32_t b = 0; b < n_batch; ++b) { \
         const int32_t *s = scratch + b * n_filter; \
-        for (int32_t u = 0; u < n_unit; ++u) { \
+        for (int32_t u = 0; u < n_unit; ++u, s += n_rank) { \
             uint32_t acc = bias ? (uint32_t)bias[u] : 0u; \
             for (int32_t r = 0; r < n_rank; ++r) { \
-                acc += (uint32_t)s[u * n_rank + r]; \
+                acc += (uint32_t)s[r]; \
             } \
             out_acc[b * n_unit + u] = (int32_t)acc; \
         } \
     } \
     for (int32_t i = 0; i < n_batch * n_unit; ++i) { \
-        int32_t v = tflm_mul_by_quantized_mul(out_acc[i], d->output_multiplier, d->output_shift); \
-        output[i] = (int8_t)tflm_clamp(tflm_wrap_add(v, d->output_zero_point), -128, 127); \
+        int32_t v = tflm_mul_by_quantized_mul(out_acc[i], output_mult, output_shift); \
+        output[i] = (int8_t)tflm_clamp(tflm_wrap_add(v, output_zp), -128, 127); \
     }
 
 static void tflm_svdf_int16(const svdf_data_t *d, const int8_t *input, const int8_t *wfeature,

@@ -1,0 +1,130 @@
+// Dot products of the kernels' inner loops (conv, depthwise, fully
+// connected, LSTM, SVDF), four products per step: fewer loop branches.
+// Integer sums wrap as the reference's int32/int64 sums do on its targets
+// (wrapping addition is associative, so they may be grouped); float sums add
+// each product in order, as TFLM rounds them.
+#ifndef TFLM_KERNELS_DOT_H
+#define TFLM_KERNELS_DOT_H
+
+#include "engine/common.h"
+
+// sum w[i] * (x[i] + x_offset) over n int8 values.
+static inline uint32_t tflm_dot_s8(const int8_t *w, const int8_t *x, int32_t n, int32_t x_offset) {
+    uint32_t acc = 0;
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        acc += (uint32_t)(w[i] * (x[i] + x_offset)) + (uint32_t)(w[i + 1] * (x[i + 1] + x_offset))
+            + (uint32_t)(w[i + 2] * (x[i + 2] + x_offset)) + (uint32_t)(w[i + 3] * (x[i + 3] + x_offset));
+    }
+    for (; i < n; ++i) {
+        acc += (uint32_t)(w[i] * (x[i] + x_offset));
+    }
+    return acc;
+}
+
+// Two such sums over the same input, for two filters: each input value is
+// loaded once.
+static inline void tflm_dot2_s8(const int8_t *w0, const int8_t *w1, const int8_t *x, int32_t n, int32_t x_offset,
+    uint32_t *acc0, uint32_t *acc1) {
+    uint32_t a0 = 0, a1 = 0;
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const int32_t x0 = x[i] + x_offset, x1 = x[i + 1] + x_offset;
+        const int32_t x2 = x[i + 2] + x_offset, x3 = x[i + 3] + x_offset;
+        a0 += (uint32_t)(w0[i] * x0) + (uint32_t)(w0[i + 1] * x1) + (uint32_t)(w0[i + 2] * x2)
+            + (uint32_t)(w0[i + 3] * x3);
+        a1 += (uint32_t)(w1[i] * x0) + (uint32_t)(w1[i + 1] * x1) + (uint32_t)(w1[i + 2] * x2)
+            + (uint32_t)(w1[i + 3] * x3);
+    }
+    for (; i < n; ++i) {
+        const int32_t xi = x[i] + x_offset;
+        a0 += (uint32_t)(w0[i] * xi);
+        a1 += (uint32_t)(w1[i] * xi);
+    }
+    *acc0 += a0;
+    *acc1 += a1;
+}
+
+// sum (w[i] + w_offset) * (x[i] + x_offset) over n int8 values.
+static inline uint32_t tflm_dot_s8_off(const int8_t *w, const int8_t *x, int32_t n, int32_t w_offset,
+    int32_t x_offset) {
+    uint32_t acc = 0;
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        acc += (uint32_t)((w[i] + w_offset) * (x[i] + x_offset))
+            + (uint32_t)((w[i + 1] + w_offset) * (x[i + 1] + x_offset))
+            + (uint32_t)((w[i + 2] + w_offset) * (x[i + 2] + x_offset))
+            + (uint32_t)((w[i + 3] + w_offset) * (x[i + 3] + x_offset));
+    }
+    for (; i < n; ++i) {
+        acc += (uint32_t)((w[i] + w_offset) * (x[i] + x_offset));
+    }
+    return acc;
+}
+
+// sum w[i] * x[i] over int8 weights and int16 values, 32-bit sum.
+static inline uint32_t tflm_dot_s16_s8(const int8_t *w, const int16_t *x, int32_t n) {
+    uint32_t acc = 0;
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        acc += (uint32_t)(w[i] * x[i]) + (uint32_t)(w[i + 1] * x[i + 1]) + (uint32_t)(w[i + 2] * x[i + 2])
+            + (uint32_t)(w[i + 3] * x[i + 3]);
+    }
+    for (; i < n; ++i) {
+        acc += (uint32_t)(w[i] * x[i]);
+    }
+    return acc;
+}
+
+// The same with a 64-bit sum (each product fits 32 bits).
+static inline uint64_t tflm_dot64_s16_s8(const int8_t *w, const int16_t *x, int32_t n) {
+    uint64_t acc = 0;
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        acc += (uint64_t)(int64_t)(w[i] * x[i]) + (uint64_t)(int64_t)(w[i + 1] * x[i + 1])
+            + (uint64_t)(int64_t)(w[i + 2] * x[i + 2]) + (uint64_t)(int64_t)(w[i + 3] * x[i + 3]);
+    }
+    for (; i < n; ++i) {
+        acc += (uint64_t)(int64_t)(w[i] * x[i]);
+    }
+    return acc;
+}
+
+// total + sum w[i] * x[i], each product added in order (four per step, the
+// additions still one after another: the same roundings).
+static inline float tflm_dot_f32(float total, const float *w, const float *x, int32_t n) {
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        total += x[i] * w[i];
+        total += x[i + 1] * w[i + 1];
+        total += x[i + 2] * w[i + 2];
+        total += x[i + 3] * w[i + 3];
+    }
+    for (; i < n; ++i) {
+        total += x[i] * w[i];
+    }
+    return total;
+}
+
+// Two such sums over the same input, for two filters, each in its own order.
+static inline void tflm_dot2_f32(float *total0, float *total1, const float *w0, const float *w1, const float *x,
+    int32_t n) {
+    float t0 = *total0, t1 = *total1;
+    int32_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+        const float xa = x[i], xb = x[i + 1];
+        t0 += xa * w0[i];
+        t1 += xa * w1[i];
+        t0 += xb * w0[i + 1];
+        t1 += xb * w1[i + 1];
+    }
+    for (; i < n; ++i) {
+        const float xi = x[i];
+        t0 += xi * w0[i];
+        t1 += xi * w1[i];
+    }
+    *total0 = t0;
+    *total1 = t1;
+}
+
+#endif // TFLM_KERNELS_DOT_H
