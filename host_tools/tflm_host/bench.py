@@ -82,14 +82,14 @@ def arena_markdown(rows: list[dict], target_name: str) -> str:
             head, tail, used = row["ours"]
             ours = [str(head), str(tail), str(used), f"{tail / t.tail:.0%}" if t else "-"]
         else:
-            ours = [f"({row['ours_head']})", "-", "-", "not yet: " + ", ".join(row["missing"])]
+            ours = [f"({row['ours_head']})", "-", "-", "no kernels for " + ", ".join(row["missing"])]
         lines.append(f"| {row['model']} | " + " | ".join(tflm + ours + [str(row["bound"])]) + " |")
     notes = [
         "",
         f"Ours: measured with `tflm-host run` on `{target_name}` (the same bytes on every target: the "
         "arena layout has no pointers). TFLM: its Python interpreter's recording allocator "
         "(PyPI `tflite-micro`, x86-64). In parentheses: the head of our plan of the model's "
-        "tensors, for models whose kernels are not all in this build yet. Bound: the most "
+        "tensors, for models with ops this runtime has no kernels for (custom ops). Bound: the most "
         "bytes live at one operator in the model's order (each tensor rounded to 16 bytes).",
     ]
     return "\n".join(lines + notes) + "\n"
