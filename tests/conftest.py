@@ -89,6 +89,25 @@ def model_files(*names: str) -> dict[str, bytes]:
     return {n: model_path(n).read_bytes() for n in names}
 
 
+# Device code the tests start with: load(name) opens a file of the test
+# (in place from ROMFS on the boards), attempt(f) prints what f raises.
+DEVICE_PRELUDE = """
+import tflm, gc
+def load(name):
+    f = open(ROOT + '/' + name, 'rb')
+    try:
+        return memoryview(f)
+    except TypeError:
+        return f.read()
+def attempt(f):
+    try:
+        f()
+        print('ok')
+    except Exception as e:
+        print(type(e).__name__, e)
+"""
+
+
 def pytest_report_header(config):
     return f"shared models: {MODELS} ({len(MEASURED)} measured)"
 

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import MEASURED, TARGETS, get_target, model_batches, model_files, model_path, run_on
+from conftest import DEVICE_PRELUDE, MEASURED, TARGETS, get_target, model_batches, model_files, model_path, run_on
 from tflm_host import arena, cli
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
@@ -20,15 +20,7 @@ RUNNABLE = sorted(n for n, m in MEASURED.items() if m.runnable)
 # to its head; the others' head is the tensors' plan alone.
 TFLM_SCRATCH_OPS = {"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM"}
 
-OPEN = """
-import tflm
-def load(name):
-    f = open(ROOT + '/' + name, 'rb')
-    try:
-        return memoryview(f)
-    except TypeError:
-        return f.read()
-"""
+OPEN = DEVICE_PRELUDE
 
 
 def device_figures(target: str, names: list[str], planner: str) -> dict[str, dict]:

@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import ROOT, model_files, model_path
+from conftest import DEVICE_PRELUDE, ROOT, model_files, model_path
 from tflm_host import device
 from tflm_host.model import load_model
 from tflm_host.planning import formats, plan_model
@@ -45,14 +45,7 @@ def test_builtin_plan_without_greedy_planner(firmware):
     first = next(i for i, off in enumerate(result.plan.tensors) if off >= 0)
     partial = list(result.plan.tensors)
     partial[first] = -1  # left to the greedy planner, which is not there
-    code = f"""
-import tflm
-def attempt(f):
-    try:
-        f()
-        print('ok')
-    except Exception as e:
-        print(type(e).__name__, e)
+    code = DEVICE_PRELUDE + f"""
 m = tflm.Model(memoryview(open(ROOT + '/{NAME}', 'rb')))
 print(len(tflm.builtin_plan))
 attempt(lambda: tflm.Interpreter(m))

@@ -8,18 +8,10 @@ import re
 
 import pytest
 
-from conftest import MEASURED, SUPPORTED_OPS, TARGETS, model_files, model_path, run_on
+from conftest import DEVICE_PRELUDE, MEASURED, SUPPORTED_OPS, TARGETS, model_files, model_path, run_on
 from tflm_host.model import load_model
 
-OPEN = """
-import tflm, gc, micropython
-def load(name):
-    f = open(ROOT + '/' + name, 'rb')
-    try:
-        return memoryview(f)
-    except TypeError:
-        return f.read()
-"""
+OPEN = DEVICE_PRELUDE + "import micropython\n"
 
 
 @pytest.mark.parametrize("target", TARGETS)

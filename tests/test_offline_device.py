@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from conftest import MEASURED, TARGETS, get_target, model_files, model_path, run_on
+from conftest import DEVICE_PRELUDE, MEASURED, TARGETS, get_target, model_files, model_path, run_on
 from engine_host import EngineError, run_engine
 from tflm_host import arena
 from tflm_host.model import load_model
@@ -58,21 +58,7 @@ def test_planned_models_on_device(target):
         assert layout.head <= MEASURED[name].tflm_head
 
 
-OPEN = """
-import tflm, gc
-def load(name):
-    f = open(ROOT + '/' + name, 'rb')
-    try:
-        return memoryview(f)
-    except TypeError:
-        return f.read()
-def attempt(f):
-    try:
-        f()
-        print('ok')
-    except Exception as e:
-        print(type(e).__name__, e)
-"""
+OPEN = DEVICE_PRELUDE
 
 
 @pytest.mark.parametrize("target", TARGETS)

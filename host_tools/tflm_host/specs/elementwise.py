@@ -1,4 +1,4 @@
-"""ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM (kernels/add.c, sub.c, mul.c, div.c,
+"""ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM (kernels/add_sub.c, mul.c, div.c,
 maximum_minimum.c, with the broadcast plan of kernels/broadcast.c)."""
 
 from . import register, tensor

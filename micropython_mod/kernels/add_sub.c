@@ -1,14 +1,16 @@
-// ADD: float32, int32, int8 and int16 with broadcasting, bit-exact with
-// TFLM's reference (int8/int16 rescale both inputs to a common scale with a
-// left shift of 20 or 15 bits, add, then rescale to the output).
+// ADD and SUB: float32, int32, int8 and int16 with broadcasting, bit-exact
+// with TFLM's reference (int8/int16 rescale both inputs to a common scale
+// with a left shift of 20 or 15 bits, add or subtract, then rescale to the
+// output). They differ in one more place: TFLM clamps SUB's int32 results to
+// the fused activation and ADD's to the full range.
 #include "kernels/kernels.h"
 #include "kernels/broadcast.h"
 #include "engine/quant.h"
 #include "engine/schema.h"
 
-#if TFLM_KERNEL_ADD
+#if TFLM_KERNEL_ADD || TFLM_KERNEL_SUB
 
-// AddOptions fields
+// AddOptions and SubOptions fields
 #define ADD_FUSED_ACTIVATION (0)
 
 enum { ADD_FLOAT32, ADD_INT32, ADD_INT8, ADD_INT16 };
@@ -19,7 +21,8 @@ typedef struct {
     int8_t in1_shift;
     int8_t in2_shift;
     int8_t out_shift;
-    uint8_t reserved[3];
+    uint8_t subtract;
+    uint8_t reserved[2];
     int32_t in1_offset;
     int32_t in2_offset;
     int32_t out_offset;
@@ -37,7 +40,7 @@ static const int32_t *add_plan(const add_data_t *d) {
     return (const int32_t *)(d + 1);
 }
 
-// The rescaling of one quantized ADD, set up once per eval in a local (stores
+// The rescaling of one quantized ADD or SUB, set up once per eval in a local (stores
 // to the output could alias the kernel data, forcing reloads in the loop).
 typedef struct {
     int32_t in1_offset, in2_offset, out_offset;
@@ -60,38 +63,65 @@ static inline add_quant_t add_quant_init(const add_data_t *d) {
     return q;
 }
 
-static inline int32_t add_quantized(const add_quant_t *q, int32_t x, int32_t y) {
+// `subtract` is a constant wherever this is inlined: each loop gets one op.
+static inline int32_t add_quantized(const add_quant_t *q, int32_t x, int32_t y, bool subtract) {
     // Shifts wrap as the reference's int32 arithmetic would (never in practice).
     int32_t a = tflm_requant(&q->in1, (int32_t)((uint32_t)(q->in1_offset + x) << q->left_shift));
     int32_t b = tflm_requant(&q->in2, (int32_t)((uint32_t)(q->in2_offset + y) << q->left_shift));
-    int32_t sum = tflm_requant(&q->out, tflm_wrap_add(a, b));
-    return tflm_clamp(tflm_wrap_add(sum, q->out_offset), q->act_min, q->act_max);
+    int32_t raw = subtract ? (int32_t)((uint32_t)a - (uint32_t)b) : tflm_wrap_add(a, b);
+    int32_t result = tflm_requant(&q->out, raw);
+    return tflm_clamp(tflm_wrap_add(result, q->out_offset), q->act_min, q->act_max);
 }
 
 static void tflm_add_float32(const add_data_t *d, const float *in1, const float *in2, float *out) {
     const float act_min = d->act_min.f, act_max = d->act_max.f;
 #define ADD_F32(a, b) tflm_clampf((a) + (b), act_min, act_max)
-    TFLM_BCAST_ROWS(float, float, add_plan(d), ADD_F32);
+#define SUB_F32(a, b) tflm_clampf((a) - (b), act_min, act_max)
+    if (d->subtract) {
+        TFLM_BCAST_ROWS(float, float, add_plan(d), SUB_F32);
+    } else {
+        TFLM_BCAST_ROWS(float, float, add_plan(d), ADD_F32);
+    }
 #undef ADD_F32
+#undef SUB_F32
 }
 
 static void tflm_add_int32(const add_data_t *d, const int32_t *in1, const int32_t *in2, int32_t *out) {
-    // TFLM clamps int32 sums to the full range: the fused activation is unused.
-    TFLM_BCAST_ROWS(int32_t, int32_t, add_plan(d), tflm_wrap_add);
+    const int32_t act_min = d->act_min.i, act_max = d->act_max.i;
+#define SUB_I32(a, b) tflm_clamp((int32_t)((uint32_t)(a) - (uint32_t)(b)), act_min, act_max)
+    if (d->subtract) {
+        TFLM_BCAST_ROWS(int32_t, int32_t, add_plan(d), SUB_I32);
+    } else {
+        // TFLM clamps int32 sums to the full range: the fused activation is unused.
+        TFLM_BCAST_ROWS(int32_t, int32_t, add_plan(d), tflm_wrap_add);
+    }
+#undef SUB_I32
 }
 
 static void tflm_add_int8(const add_data_t *d, const int8_t *in1, const int8_t *in2, int8_t *out) {
     const add_quant_t q = add_quant_init(d);
-#define ADD_Q8(a, b) (int8_t)add_quantized(&q, (a), (b))
-    TFLM_BCAST_ROWS(int8_t, int8_t, add_plan(d), ADD_Q8);
+#define ADD_Q8(a, b) (int8_t)add_quantized(&q, (a), (b), false)
+#define SUB_Q8(a, b) (int8_t)add_quantized(&q, (a), (b), true)
+    if (d->subtract) {
+        TFLM_BCAST_ROWS(int8_t, int8_t, add_plan(d), SUB_Q8);
+    } else {
+        TFLM_BCAST_ROWS(int8_t, int8_t, add_plan(d), ADD_Q8);
+    }
 #undef ADD_Q8
+#undef SUB_Q8
 }
 
 static void tflm_add_int16(const add_data_t *d, const int16_t *in1, const int16_t *in2, int16_t *out) {
     const add_quant_t q = add_quant_init(d);
-#define ADD_Q16(a, b) (int16_t)add_quantized(&q, (a), (b))
-    TFLM_BCAST_ROWS(int16_t, int16_t, add_plan(d), ADD_Q16);
+#define ADD_Q16(a, b) (int16_t)add_quantized(&q, (a), (b), false)
+#define SUB_Q16(a, b) (int16_t)add_quantized(&q, (a), (b), true)
+    if (d->subtract) {
+        TFLM_BCAST_ROWS(int16_t, int16_t, add_plan(d), SUB_Q16);
+    } else {
+        TFLM_BCAST_ROWS(int16_t, int16_t, add_plan(d), ADD_Q16);
+    }
 #undef ADD_Q16
+#undef SUB_Q16
 }
 
 // A multiplier below one as TFLM's QuantizeMultiplierSmallerThanOneExp makes it.
@@ -105,7 +135,8 @@ static tflm_status_t add_multiplier_below_one(tflm_prepare_t *p, double real, in
     return st;
 }
 
-tflm_status_t tflm_add_prepare(tflm_prepare_t *p) {
+static tflm_status_t add_sub_prepare(tflm_prepare_t *p, bool subtract) {
+    const char *name = subtract ? "SUB" : "ADD";
     tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
     if (st) {
         return st;
@@ -141,10 +172,11 @@ tflm_status_t tflm_add_prepare(tflm_prepare_t *p) {
     }
     bool quantized = kind == ADD_INT8 || kind == ADD_INT16;
     if (quantized && (in1.n_scales == 0 || in2.n_scales == 0 || out.n_scales == 0)) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "quantized ADD needs quantized inputs and output");
+        return tflm_error(p->err, TFLM_ERR_VALUE, "quantized %s needs quantized inputs and output", name);
     }
-    if (kind == ADD_INT32 && (in1.n_scales != 0 || in2.n_scales != 0)) {
-        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "quantized int32 ADD is not supported");
+    // TFLM's SUB also refuses a quantized int32 output.
+    if (kind == ADD_INT32 && (in1.n_scales != 0 || in2.n_scales != 0 || (subtract && out.n_scales != 0))) {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "quantized int32 %s is not supported", name);
     }
     uint8_t activation = tflm_prep_opt_u8(p, ADD_FUSED_ACTIVATION, TFLM_ACT_NONE);
     if (quantized && activation > TFLM_ACT_RELU6) {
@@ -159,12 +191,14 @@ tflm_status_t tflm_add_prepare(tflm_prepare_t *p) {
         return tflm_prep_status(p);
     }
     d->kind = kind;
+    d->subtract = subtract;
     tflm_bcast_store(&plan, (int32_t *)(d + 1));
     if (kind == ADD_FLOAT32) {
         tflm_activation_range_float(activation, &d->act_min.f, &d->act_max.f);
         return TFLM_OK;
     }
     if (kind == ADD_INT32) {
+        tflm_activation_range_int32(activation, &d->act_min.i, &d->act_max.i);
         return TFLM_OK;
     }
     d->in1_offset = -in1.zero_point;
@@ -185,7 +219,7 @@ tflm_status_t tflm_add_prepare(tflm_prepare_t *p) {
     return TFLM_OK;
 }
 
-tflm_status_t tflm_add_eval(tflm_eval_t *e) {
+static tflm_status_t add_sub_eval(tflm_eval_t *e) {
     const add_data_t *d = e->data;
     switch (d->kind) {
         case ADD_FLOAT32:
@@ -204,4 +238,24 @@ tflm_status_t tflm_add_eval(tflm_eval_t *e) {
     return TFLM_OK;
 }
 
-#endif // TFLM_KERNEL_ADD
+#endif // TFLM_KERNEL_ADD || TFLM_KERNEL_SUB
+
+#if TFLM_KERNEL_ADD
+tflm_status_t tflm_add_prepare(tflm_prepare_t *p) {
+    return add_sub_prepare(p, false);
+}
+
+tflm_status_t tflm_add_eval(tflm_eval_t *e) {
+    return add_sub_eval(e);
+}
+#endif
+
+#if TFLM_KERNEL_SUB
+tflm_status_t tflm_sub_prepare(tflm_prepare_t *p) {
+    return add_sub_prepare(p, true);
+}
+
+tflm_status_t tflm_sub_eval(tflm_eval_t *e) {
+    return add_sub_eval(e);
+}
+#endif
