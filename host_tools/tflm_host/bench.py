@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import arena
-from .device import build_dir
+from .device import PROJECT_ROOT, build_dir
 from .device import target as make_target
 from .model import load_model
 from .runner import make_inputs, run_model
@@ -330,7 +330,9 @@ def module_size(build: Path) -> dict[str, int]:
     """Text bytes (code and constants) of the tflm module's objects in a firmware build, by part."""
     sizes = {}
     for part in SIZE_PARTS:
-        objs = sorted((build / "micropython_mod" / part).glob("*.o"))
+        # Objects of sources that still exist (a build folder keeps old ones).
+        src = PROJECT_ROOT / "micropython_mod" / part
+        objs = sorted(o for o in (build / "micropython_mod" / part).glob("*.o") if (src / f"{o.stem}.c").exists())
         if not objs:
             raise FileNotFoundError(f"no objects in {build / 'micropython_mod' / part}: build the firmware first")
         out = subprocess.run(["arm-none-eabi-size", "-t", *map(str, objs)], check=True,
