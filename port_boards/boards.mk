@@ -162,14 +162,15 @@ CC_BASE = -ffp-contract=off -ffunction-sections -fdata-sections -DNDEBUG \
 	-I$(CC_MOD) -I$(MPY_DIR) -I$(MPY_DIR)/ports/qemu -I$(CC_GENHDR_DIR)
 TFLM_CHECK_PLANNERS = $(if $(strip $(TFLM_PLANNERS)),$(foreach p,GREEDY LINEAR OFFLINE,-DTFLM_PLANNER_$(p)=$(if $(filter $(p),$(shell echo $(TFLM_PLANNERS) | tr a-z A-Z)),1,0)))
 
-# rp2 (RP2040), a CMake port: CMake's MinSizeRel (-Os) for every file, no
-# ROM text compression (CMake ports have none).
+# rp2 (RP2040), a CMake port: CMake's MinSizeRel (-Os), the kernels at -O2
+# as micropython.cmake builds them, no ROM text compression (CMake ports
+# have none).
 CC_cortex-m0plus_CC := arm-none-eabi-gcc
 CC_cortex-m0plus_SIZE := arm-none-eabi-size
 CC_cortex-m0plus_FLAGS := -mcpu=cortex-m0plus -mthumb -mfloat-abi=soft -DQEMU_SOC_NRF51 -std=gnu99 -Os \
 	$(CC_WARN) -DMICROPY_ROM_TEXT_COMPRESSION=0
-CC_cortex-m0plus_KOPT :=
-CC_cortex-m0plus_WHAT := RPI_PICO (rp2): RP2040, -Os
+CC_cortex-m0plus_KOPT := -O2
+CC_cortex-m0plus_WHAT := RPI_PICO (rp2): RP2040, -Os, kernels -O2
 
 # stm32 (F4: PYBV11): the port's CPU flags, -Os, ROM text compression, and
 # -fsingle-precision-constant, which the module's objects turn off again
@@ -262,15 +263,16 @@ compile-check:
 	@$(BOARDS_MAKE) compile-check-report
 
 # The module's size per configuration (text: code and read-only data), by
-# part, from the objects: written to build/compile-check/sizes.md.
+# part, from the objects of today's sources (old objects may linger):
+# written to build/compile-check/sizes.md.
 compile-check-report:
 	@{ echo "| CPU | build | engine | kernels | binding | module text | data+bss |"; \
 	echo "|---|---|---|---|---|---|---|"; \
 	$(foreach c,$(CC_CONFIGS),printf '| %s | %s |' '$(c)' '$(CC_$(c)_WHAT)'; \
-		for part in engine kernels binding; do \
-			$(CC_$(c)_SIZE) $(CC_DIR)/$(c)/$$part/*.o | awk '$(CC_AWK_SUM) { t += $$1 } END { printf " %s |", n(t) }'; \
-		done; \
-		$(CC_$(c)_SIZE) $(CC_DIR)/$(c)/*/*.o | awk '$(CC_AWK_SUM) { t += $$1; d += $$2 + $$3 } END { printf " %s | %s |\n", n(t), n(d) }';) \
+		$(foreach part,engine kernels binding,\
+			$(CC_$(c)_SIZE) $(filter $(CC_DIR)/$(c)/$(part)/%,$(addprefix $(CC_DIR)/$(c)/,$(CC_SRCS:.c=.o))) \
+				| awk '$(CC_AWK_SUM) { t += $$1 } END { printf " %s |", n(t) }';) \
+		$(CC_$(c)_SIZE) $(addprefix $(CC_DIR)/$(c)/,$(CC_SRCS:.c=.o)) | awk '$(CC_AWK_SUM) { t += $$1; d += $$2 + $$3 } END { printf " %s | %s |\n", n(t), n(d) }';) \
 	} > $(CC_DIR)/sizes.md
 	@cat $(CC_DIR)/sizes.md
 	@echo "compile-check: $(words $(CC_SRCS)) files compiled with -Werror for each of: $(CC_CONFIGS)"

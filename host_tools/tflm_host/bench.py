@@ -50,6 +50,14 @@ def tflm_arena(model_path: Path) -> TflmArena | None:
     return TflmArena(figures["head"], figures["tail"], figures["total"])
 
 
+def _model_row(path: Path) -> tuple[dict, object]:
+    """What every table starts a model's row with: TFLM's arena, the bound,
+    the ops this runtime lacks."""
+    model = load_model(path)
+    return {"model": path.name, "tflm": tflm_arena(path), "bound": arena.bound(model),
+            "missing": arena.missing_ops(model)}, model
+
+
 def arena_rows(models: list[Path], target_name: str, progress=None) -> list[dict]:
     """Per model: TFLM's arena, ours measured on the target (or the head of
     the tensors' plan when our kernels are not all there yet), the bound."""
@@ -58,9 +66,7 @@ def arena_rows(models: list[Path], target_name: str, progress=None) -> list[dict
     for i, path in enumerate(models):
         if progress:
             progress(i, len(models), path.name)
-        model = load_model(path)
-        row = {"model": path.name, "tflm": tflm_arena(path), "bound": arena.bound(model),
-               "missing": arena.missing_ops(model)}
+        row, model = _model_row(path)
         if not row["missing"]:
             r = run_model(path, target, make_inputs(model, "zeros"))
             row["ours"] = (r.head_bytes, r.tail_bytes, r.arena_used_bytes)
@@ -117,9 +123,7 @@ def plan_rows(models: list[Path], target_name: str, progress=None) -> list[dict]
     for i, path in enumerate(models):
         if progress:
             progress(i, len(models), path.name)
-        model = load_model(path)
-        row = {"model": path.name, "tflm": tflm_arena(path), "bound": arena.bound(model),
-               "missing": arena.missing_ops(model)}
+        row, model = _model_row(path)
         rows.append(row)
         if row["missing"]:
             continue

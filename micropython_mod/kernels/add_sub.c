@@ -137,17 +137,10 @@ static tflm_status_t add_multiplier_below_one(tflm_prepare_t *p, double real, in
 
 static tflm_status_t add_sub_prepare(tflm_prepare_t *p, bool subtract) {
     const char *name = subtract ? "SUB" : "ADD";
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    tflm_tinfo_t in1, in2, out;
+    tflm_status_t st = tflm_binary_io(p, &in1, &in2, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in1, in2, out;
-    if ((st = tflm_prep_input(p, 0, &in1)) || (st = tflm_prep_input(p, 1, &in2))
-        || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in1.index < 0 || in2.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
     }
     uint8_t kind;
     switch (out.type) {
@@ -166,9 +159,8 @@ static tflm_status_t add_sub_prepare(tflm_prepare_t *p, bool subtract) {
         default:
             return tflm_prep_unsupported_type(p, "output", out.type);
     }
-    if (in1.type != out.type || in2.type != out.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input types %s and %s differ from the output's %s",
-            tflm_type_name(in1.type), tflm_type_name(in2.type), tflm_type_name(out.type));
+    if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
+        return st;
     }
     bool quantized = kind == ADD_INT8 || kind == ADD_INT16;
     if (quantized && (in1.n_scales == 0 || in2.n_scales == 0 || out.n_scales == 0)) {

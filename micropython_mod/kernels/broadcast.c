@@ -9,6 +9,27 @@ static int32_t dim_from_end(const tflm_tinfo_t *t, uint32_t i) {
     return i < t->ndims ? t->dims[t->ndims - 1u - i] : 1;
 }
 
+tflm_status_t tflm_binary_io(tflm_prepare_t *p, tflm_tinfo_t *in1, tflm_tinfo_t *in2, tflm_tinfo_t *out) {
+    tflm_status_t st;
+    if ((st = tflm_prep_expect_io(p, 2, 2, 1)) || (st = tflm_prep_input(p, 0, in1))
+        || (st = tflm_prep_input(p, 1, in2)) || (st = tflm_prep_output(p, 0, out))) {
+        return st;
+    }
+    if (in1->index < 0 || in2->index < 0 || out->index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
+    }
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_binary_same_types(tflm_prepare_t *p, const tflm_tinfo_t *in1, const tflm_tinfo_t *in2,
+    const tflm_tinfo_t *out) {
+    if (in1->type != out->type || in2->type != out->type) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input types %s and %s differ from the output's %s",
+            tflm_type_name(in1->type), tflm_type_name(in2->type), tflm_type_name(out->type));
+    }
+    return TFLM_OK;
+}
+
 tflm_status_t tflm_bcast_plan(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b,
     const tflm_tinfo_t *out, tflm_bcast_plan_t *plan) {
     uint32_t rank = TFLM_MAX(out->ndims, TFLM_MAX(a->ndims, b->ndims));

@@ -20,6 +20,13 @@ typedef struct {
     int32_t step2[TFLM_MAX_DIMS];
 } tflm_bcast_plan_t;
 
+// The two inputs and the output of a binary element-wise op: ValueError
+// unless all three are there.
+tflm_status_t tflm_binary_io(tflm_prepare_t *p, tflm_tinfo_t *in1, tflm_tinfo_t *in2, tflm_tinfo_t *out);
+// ValueError unless both inputs have the output's type.
+tflm_status_t tflm_binary_same_types(tflm_prepare_t *p, const tflm_tinfo_t *in1, const tflm_tinfo_t *in2,
+    const tflm_tinfo_t *out);
+
 // Checks that each input dimension is 1 or the output's (shapes aligned on
 // the last dimension) and plans the loops. ValueError otherwise.
 tflm_status_t tflm_bcast_plan(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b,

@@ -292,14 +292,6 @@ static void tflm_conv_2d_float32(const conv_data_t *d, const float *input, const
 #undef CONV_FINISH
 }
 
-// The requantization of the integer variants: per channel, set up for each
-// output channel; per tensor, once.
-#define CONV_QUANT_LOCALS \
-    const int32_t *mults = conv_multipliers(d); \
-    const int8_t *shifts = conv_shifts(d); \
-    const bool per_channel = d->per_channel; \
-    const int32_t act_min = d->act_min.q, act_max = d->act_max.q
-
 static void tflm_conv_2d_int8(const conv_data_t *d, const int8_t *input, const int8_t *filter,
     const int32_t *bias, int8_t *output) {
     CONV_QUANT_LOCALS;

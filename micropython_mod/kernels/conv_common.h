@@ -67,4 +67,12 @@ static inline const int8_t *conv_shifts(const conv_data_t *d) {
     return (const int8_t *)(conv_multipliers(d) + (d->per_channel ? d->out_d : 1));
 }
 
+// Locals of the integer variants' requantization: per channel, set up for
+// each output channel; per tensor, once.
+#define CONV_QUANT_LOCALS \
+    const int32_t *mults = conv_multipliers(d); \
+    const int8_t *shifts = conv_shifts(d); \
+    const bool per_channel = d->per_channel; \
+    const int32_t act_min = d->act_min.q, act_max = d->act_max.q
+
 #endif // TFLM_KERNELS_CONV_COMMON_H

@@ -99,17 +99,9 @@ static void tflm_depthwise_conv_2d_float32(const conv_data_t *d, const float *in
 #undef DW_TAP
 }
 
-// The requantization: per channel, set up for each output channel; per
-// tensor, once.
-#define DW_QUANT_LOCALS \
-    const int32_t *mults = conv_multipliers(d); \
-    const int8_t *shifts = conv_shifts(d); \
-    const bool per_channel = d->per_channel; \
-    const int32_t act_min = d->act_min.q, act_max = d->act_max.q
-
 static void tflm_depthwise_conv_2d_int8(const conv_data_t *d, const int8_t *input, const int8_t *filter,
     const int32_t *bias, int8_t *output) {
-    DW_QUANT_LOCALS;
+    CONV_QUANT_LOCALS;
     const int32_t input_offset = d->input_offset, output_offset = d->output_offset;
     tflm_requant_t rq = tflm_requant_init(mults[0], shifts[0]);
     // Sums wrap on overflow as the reference's do on its targets.
@@ -129,7 +121,7 @@ static void tflm_depthwise_conv_2d_int8(const conv_data_t *d, const int8_t *inpu
 // int16: 64-bit accumulator, no zero points (as TFLM's reference).
 static void tflm_depthwise_conv_2d_int16(const conv_data_t *d, const int16_t *input, const int8_t *filter,
     const int64_t *bias, int16_t *output) {
-    DW_QUANT_LOCALS;
+    CONV_QUANT_LOCALS;
 #define DW_TAP(acc, w, x) acc += (uint64_t)(int64_t)((w) * (x))
     DW_LOOPS(int16_t, int8_t, uint64_t, DW_TAP,
         {

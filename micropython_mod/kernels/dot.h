@@ -127,4 +127,28 @@ static inline void tflm_dot2_f32(float *total0, float *total1, const float *w0, 
     *total1 = t1;
 }
 
+// Each of `rows` int8 rows of x (depth values, x_offset added) against each
+// of `units` int8 weight rows (w_offset added): OUT(acc, u) finishes unit u's
+// wrapped sum, row by row, unit by unit. With symmetric weights (offset 0),
+// two units at a time share the row's loads.
+#define TFLM_DOT_S8_UNITS(x, rows, depth, units, w, x_offset, w_offset, OUT) \
+    for (int32_t r_ = 0; r_ < (rows); ++r_) { \
+        const int8_t *xr_ = (x) + r_ * (depth); \
+        const int8_t *wu_ = (w); \
+        int32_t u = 0; \
+        if ((w_offset) == 0) { \
+            for (; u + 2 <= (units); u += 2, wu_ += 2 * (depth)) { \
+                uint32_t acc0_ = 0, acc1_ = 0; \
+                tflm_dot2_s8(wu_, wu_ + (depth), xr_, (depth), (x_offset), &acc0_, &acc1_); \
+                OUT(acc0_, u); \
+                OUT(acc1_, u + 1); \
+            } \
+        } \
+        for (; u < (units); ++u, wu_ += (depth)) { \
+            uint32_t acc_ = (w_offset) == 0 ? tflm_dot_s8(wu_, xr_, (depth), (x_offset)) \
+                : tflm_dot_s8_off(wu_, xr_, (depth), (w_offset), (x_offset)); \
+            OUT(acc_, u); \
+        } \
+    }
+
 #endif // TFLM_KERNELS_DOT_H

@@ -81,25 +81,7 @@ static void tflm_fully_connected_int8(const fc_data_t *d, const int8_t *input, c
         int32_t out = tflm_wrap_add(tflm_requant(&rq, (int32_t)total), output_offset); \
         *output++ = (int8_t)tflm_clamp(out, act_min, act_max); \
     }
-    for (int32_t b = 0; b < batches; ++b, input += depth) {
-        const int8_t *w = filter;
-        int32_t u = 0;
-        // int8 weights are symmetric (offset 0) in practice: then two units at
-        // a time share the input's loads.
-        if (filter_offset == 0) {
-            for (; u + 2 <= units; u += 2, w += 2 * depth) {
-                uint32_t acc0 = 0, acc1 = 0;
-                tflm_dot2_s8(w, w + depth, input, depth, input_offset, &acc0, &acc1);
-                FC_INT8_OUT(acc0, u);
-                FC_INT8_OUT(acc1, u + 1);
-            }
-        }
-        for (; u < units; ++u, w += depth) {
-            uint32_t acc = filter_offset == 0 ? tflm_dot_s8(w, input, depth, input_offset)
-                                              : tflm_dot_s8_off(w, input, depth, filter_offset, input_offset);
-            FC_INT8_OUT(acc, u);
-        }
-    }
+    TFLM_DOT_S8_UNITS(input, batches, depth, units, filter, input_offset, filter_offset, FC_INT8_OUT);
 #undef FC_INT8_OUT
 }
 

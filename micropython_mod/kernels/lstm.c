@@ -180,30 +180,13 @@ static void lstm_step_float32(const lstm_data_t *d, const lstm_io_t *io, int32_t
 // -- int8 / int16 activations, int16 cell state -------------------------------
 
 // Gate FC of int8 values into the Q3.12 gate input (int32 sums wrap as the
-// reference's do on its targets). With symmetric weights two units at a time
-// share the input's loads.
+// reference's do on its targets).
 static void lstm_fc_int8(const int8_t *x, int32_t rows, int32_t depth, int32_t units, const int8_t *w,
     int32_t x_offset, int32_t w_offset, const int32_t *bias, int32_t mult, int32_t shift, int16_t *out) {
     const tflm_requant_t rq = tflm_requant_init(mult, shift);
 #define LSTM_INT8_OUT(acc, u) \
     *out++ = (int16_t)tflm_clamp(tflm_requant(&rq, (int32_t)((acc) + (bias ? (uint32_t)bias[u] : 0u))), -32768, 32767)
-    for (int32_t r = 0; r < rows; ++r, x += depth) {
-        const int8_t *wu = w;
-        int32_t u = 0;
-        if (w_offset == 0) {
-            for (; u + 2 <= units; u += 2, wu += 2 * depth) {
-                uint32_t acc0 = 0, acc1 = 0;
-                tflm_dot2_s8(wu, wu + depth, x, depth, x_offset, &acc0, &acc1);
-                LSTM_INT8_OUT(acc0, u);
-                LSTM_INT8_OUT(acc1, u + 1);
-            }
-        }
-        for (; u < units; ++u, wu += depth) {
-            uint32_t acc = w_offset == 0 ? tflm_dot_s8(wu, x, depth, x_offset)
-                                         : tflm_dot_s8_off(wu, x, depth, w_offset, x_offset);
-            LSTM_INT8_OUT(acc, u);
-        }
-    }
+    TFLM_DOT_S8_UNITS(x, rows, depth, units, w, x_offset, w_offset, LSTM_INT8_OUT);
 #undef LSTM_INT8_OUT
 }
 

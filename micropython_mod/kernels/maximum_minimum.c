@@ -36,17 +36,10 @@ MINMAX_LOOP(tflm_minmax_int32, int32_t)
 MINMAX_LOOP(tflm_minmax_int64, int64_t)
 
 static tflm_status_t minmax_prepare(tflm_prepare_t *p, bool is_max) {
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    tflm_tinfo_t in1, in2, out;
+    tflm_status_t st = tflm_binary_io(p, &in1, &in2, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in1, in2, out;
-    if ((st = tflm_prep_input(p, 0, &in1)) || (st = tflm_prep_input(p, 1, &in2))
-        || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in1.index < 0 || in2.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
     }
     switch (out.type) {
         case TFLM_FLOAT32:
@@ -58,9 +51,8 @@ static tflm_status_t minmax_prepare(tflm_prepare_t *p, bool is_max) {
         default:
             return tflm_prep_unsupported_type(p, "output", out.type);
     }
-    if (in1.type != out.type || in2.type != out.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input types %s and %s differ from the output's %s",
-            tflm_type_name(in1.type), tflm_type_name(in2.type), tflm_type_name(out.type));
+    if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
+        return st;
     }
     tflm_bcast_plan_t plan;
     if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {

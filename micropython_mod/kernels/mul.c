@@ -87,17 +87,10 @@ static void tflm_mul_int16(const mul_data_t *d, const int16_t *in1, const int16_
 }
 
 tflm_status_t tflm_mul_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    tflm_tinfo_t in1, in2, out;
+    tflm_status_t st = tflm_binary_io(p, &in1, &in2, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in1, in2, out;
-    if ((st = tflm_prep_input(p, 0, &in1)) || (st = tflm_prep_input(p, 1, &in2))
-        || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in1.index < 0 || in2.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
     }
     uint8_t kind;
     switch (in1.type) {
