@@ -179,8 +179,8 @@ test: deps
 	TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) $(PY) -m pytest -q tests
 
 # The engine alone, on the host, under AddressSanitizer and UBSan.
-test-engine:
-	$(MAKE) -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS)
+test-engine: venv
+	$(MAKE) -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY))
 
 clean:
 	rm -rf $(BUILD)/unix $(addprefix $(BUILD)/,$(QEMU_BOARDS)) $(BUILD)/engine $(BUILD)/compile-check

@@ -141,7 +141,8 @@ try:
 except MemoryError:
     pass
 small = tflm.Arena({need - 16})
-tflm.Interpreter(tflm.Model(load({a_name!r})), small)
+# Kept: a collected interpreter would give its tail back for the next one.
+first = tflm.Interpreter(tflm.Model(load({a_name!r})), small)
 try:
     tflm.Interpreter(tflm.Model(load({b_name!r})), small)
 except MemoryError as e:

@@ -263,50 +263,86 @@ def _prepare_peak(model: Model, data: list[int], temps: list[int], n_scratch: in
     return peak
 
 
+# As the engine's (interpreter.h): subgraphs nested in calls, subgraph 0 included.
+MAX_CALL_DEPTH = 32
+MAX_SCOPES = 32767
+
+
 def _mark_lifetimes(model, recs, base, node_base, scratch_sizes) -> tuple[int, list[Node]]:
     """TFLM's allocation scopes: sets each record's first and last scope;
-    returns the scope count and the operators in execution order."""
-    state = {"scope": 0}
+    returns the scope count and the operators in execution order. Walks the
+    calls with a stack of its own and gives the engine's verdicts (lifetimes.c):
+    calls nested too deep or in a cycle, too many scopes, and operators that
+    read a tensor nothing has written."""
+    scope = 0
     nodes: dict[int, Node] = {}
+    written: set[int] = set()
+    scratch_of: dict[int, list[int]] = {}
+    for k, (owner, _) in enumerate(scratch_sizes):
+        scratch_of.setdefault(owner, []).append(len(recs) - len(scratch_sizes) + k)
 
-    def created(i):
-        recs[i].first = recs[i].last = state["scope"]
+    def next_scope() -> None:
+        nonlocal scope
+        scope += 1
+        if scope > MAX_SCOPES:
+            raise ValueError(f"model too large: more than {MAX_SCOPES} allocation scopes (operators and subgraph calls)")
 
-    def used(i):
-        recs[i].last = state["scope"]
-
-    def mark(s: int, depth: int) -> None:
-        if depth > len(model.subgraphs):
-            raise ValueError("malformed model: subgraphs call each other in a cycle")
+    def enter(stack: list[list], s: int) -> None:
+        if any(f[0] == s for f in stack):
+            raise ValueError(f"malformed model: subgraph {s} calls itself")
+        if len(stack) == MAX_CALL_DEPTH:
+            raise ValueError(f"model nests subgraph calls more than {MAX_CALL_DEPTH} deep (subgraph {s})")
         sg = model.subgraphs[s]
         for t in list(sg.inputs) + list(sg.outputs):
-            created(base[(s, t)])
-        for n, op in enumerate(sg.operators):
-            state["scope"] += 1
-            g = node_base[s] + n
-            nodes[g] = Node(g, op.opcode, [base[(s, t)] if t >= 0 else -1 for t in op.inputs],
-                            [base[(s, t)] for t in op.outputs], state["scope"])
-            for t in op.outputs:
-                created(base[(s, t)])
-            start = state["scope"]
+            recs[base[(s, t)]].first = recs[base[(s, t)]].last = scope
+        written.update(base[(s, t)] for t in sg.inputs)
+        # subgraph, next operator, its first scope, subgraphs it calls still to enter
+        stack.append([s, 0, 0, None])
+
+    stack: list[list] = []
+    enter(stack, 0)
+    while stack:
+        f = stack[-1]
+        s, n, _, calls = f
+        sg = model.subgraphs[s]
+        g = node_base[s] + n
+        if calls is None:
+            if n == len(sg.operators):
+                for t in sg.outputs:
+                    recs[base[(s, t)]].last = scope
+                stack.pop()
+                continue
+            op = sg.operators[n]
+            next_scope()
+            ins = [base[(s, t)] if t >= 0 else -1 for t in op.inputs]
+            outs = [base[(s, t)] for t in op.outputs]
+            nodes[g] = Node(g, op.opcode, ins, outs, scope)
+            for i, t in zip(ins, op.inputs):
+                if i >= 0 and recs[i].planned and i not in written:  # type: ignore[attr-defined]
+                    raise ValueError(f"malformed model: operator {g} reads tensor {t} of subgraph {s} before "
+                                     "anything writes it (not a constant, an input or a variable)")
+            for o in outs:
+                recs[o].first = recs[o].last = scope
+            f[2] = scope
+            f[3] = []
             for called in _control_flow_subgraphs(op):
                 if called != -1:
-                    state["scope"] += 1
-                    mark(called, depth + 1)
-            for t in op.inputs:
-                if t >= 0:
-                    used(base[(s, t)])
-            for t in op.outputs:
-                used(base[(s, t)])
-            for k, (owner, _) in enumerate(scratch_sizes):
-                if owner == g:
-                    r = recs[len(recs) - len(scratch_sizes) + k]
-                    r.first, r.last = start, state["scope"]
-        for t in sg.outputs:
-            used(base[(s, t)])
-
-    mark(0, 1)
-    return state["scope"] + 1, [nodes[g] for g in sorted(nodes)]
+                    if not 0 <= called < len(model.subgraphs):
+                        raise ValueError(f"malformed model: operator calls subgraph {called} of {len(model.subgraphs)}")
+                    f[3].append(called)
+        elif calls:
+            next_scope()
+            enter(stack, calls.pop(0))
+        else:
+            node = nodes[g]
+            for i in node.inputs + node.outputs:
+                if i >= 0:
+                    recs[i].last = scope
+            written.update(node.outputs)
+            for r in scratch_of.get(g, []):
+                recs[r].first, recs[r].last = f[2], scope
+            f[1], f[3] = n + 1, None
+    return scope + 1, [nodes[g] for g in sorted(nodes)]
 
 
 def greedy(buffers: list[Buffer]) -> int:

@@ -121,13 +121,16 @@ class ModelBuilder:
 
     # -- serialisation -------------------------------------------------------
 
-    def build(self) -> bytes:
+    def build(self, data_alignment: int = 16) -> bytes:
+        """The model's bytes. Buffer data is 16-byte aligned, as today's
+        converter writes it; data_alignment=4 writes it as older converters
+        did (int64 data can then sit at 4 modulo 8)."""
         b = flatbuffers.Builder(1024)
         buffers: list[bytes | None] = [None]  # buffer 0 is empty by convention
         opcodes: list[tuple[str, str | None]] = []
 
         def data_vector(raw: bytes) -> int:
-            b.StartVector(1, len(raw), 16)  # 16-byte aligned, as the converter writes data
+            b.StartVector(1, len(raw), data_alignment)
             b.head -= len(raw)
             b.Bytes[b.head:b.head + len(raw)] = raw
             return b.EndVector()

@@ -382,12 +382,43 @@ def cmd_demo(args) -> int:
     return run_demo(args.board, Path(args.models), args.example)
 
 
+def _at_least(low: int):
+    """An argparse type: an int of at least `low`."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is less than {low}")
+        return value
+    return parse
+
+
+def _alignment(text: str) -> int:
+    try:
+        return romfs.check_align(int(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e) if text.lstrip("-").isdigit() else f"{text!r} is not a whole number") \
+            from None
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not positive")
+    return value
+
+
 def _add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help=".tflite file")
     p.add_argument("--target", default="unix", choices=device.TARGETS)
     p.add_argument("--inputs", default="random", help="zeros, random or FILE.npz (input_0, input_1, ...)")
     p.add_argument("--seed", type=int, default=0, help="seed of random inputs")
-    p.add_argument("--count", type=int, default=1, help="input sets to run (zeros, random)")
+    p.add_argument("--count", type=_at_least(1), default=1, help="input sets to run (zeros, random)")
     p.add_argument("--planner", default=None,
                    help="memory planner on the device (default: offline for a model with a plan, else greedy)")
     p.add_argument("--firmware", type=Path, help="firmware or unix binary (default: the project's build)")
@@ -426,11 +457,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model")
     p.add_argument("--planner", default="offline", choices=sorted(arena.PLANNERS) + ["offline"],
                    help="offline: compute a plan here (default); greedy/linear: show the device's own plan")
-    p.add_argument("--width", type=int, default=80, help="columns of the text picture")
+    p.add_argument("--width", type=_at_least(8), default=80, help="columns of the text picture")
     p.add_argument("--png", help="also draw the plan (and TFLM's greedy plan beside it) into this PNG file")
     p.add_argument("--no-alias", action="store_true", help="no views or in-place ops sharing bytes")
     p.add_argument("--no-reorder", action="store_true", help="keep the model's operator order")
-    p.add_argument("--time-limit", type=float, default=5.0, help="seconds for the exact search")
+    p.add_argument("--time-limit", type=_positive_float, default=5.0, help="seconds for the exact search")
     p.add_argument("--preallocate", nargs="*", metavar="TENSOR",
                    help="tensors kept outside the arena (indices, or input / output)")
     p.add_argument("--embed", action="store_true", help="write the plan into the model's metadata (needs -o)")
@@ -444,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", choices=["arena", "plans", "speed", "size"])
     p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
     p.add_argument("--only", nargs="*", help="only models whose file name contains one of these")
-    p.add_argument("--runs", type=int, default=3, help="invokes measured per model (speed)")
+    p.add_argument("--runs", type=_at_least(1), default=3, help="invokes measured per model (speed)")
     p.add_argument("--target", default="unix", choices=device.TARGETS)
     p.add_argument("--out", help="also write the table to this Markdown file")
     p.add_argument("--builds", nargs="*", help="size: LABEL=FIRMWARE_BUILD_DIR pairs")
@@ -458,7 +489,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("romfs", help="build a ROMFS image with aligned file data")
     p.add_argument("dir")
     p.add_argument("-o", "--output", required=True)
-    p.add_argument("--align", type=int, default=16)
+    p.add_argument("--align", type=_alignment, default=16,
+                   help=f"file data alignment, a power of two from {romfs.MIN_ALIGN} to {romfs.MAX_ALIGN}")
     p.set_defaults(func=cmd_romfs)
 
     p = sub.add_parser("deploy", help="models into a board's ROMFS flash (mpremote), then a check on the board")

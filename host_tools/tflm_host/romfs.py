@@ -77,8 +77,20 @@ class _Writer:
             self.close(at)
 
 
+# File data alignments an image can have: at least what models need for
+# their int32 and float data, at most a flash page.
+MIN_ALIGN, MAX_ALIGN = 4, 4096
+
+
+def check_align(align: int) -> int:
+    if not MIN_ALIGN <= align <= MAX_ALIGN or align & (align - 1):
+        raise ValueError(f"alignment must be a power of two from {MIN_ALIGN} to {MAX_ALIGN}, not {align}")
+    return align
+
+
 def build_image(files: dict[str, bytes], align: int = 16) -> bytes:
     """An image holding `files` ({"dir/name.tflite": bytes}), data `align`-aligned."""
+    check_align(align)
     tree: dict[str, bytes | dict] = {}
     for path, data in files.items():
         parts = [p for p in path.strip("/").split("/") if p]

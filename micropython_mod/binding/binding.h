@@ -11,9 +11,20 @@
 
 typedef struct _tflm_model_obj_t {
     mp_obj_base_t base;
-    mp_obj_t buffer; // keeps the bytes alive
+    mp_obj_t buffer;        // keeps the bytes alive
+    const uint8_t *anchor;  // tflm_buffer_anchor() of the bytes, for views into them
     tflm_model_t model;
 } tflm_model_obj_t;
+
+// MicroPython's collector keeps a heap block alive only through pointers to
+// its start. A buffer given as a slice (memoryview(ba)[1:]) starts inside
+// its block, so views of tensors must point at the block's start and reach
+// their bytes by an offset. Returns that start for a pointer into the heap,
+// the pointer itself for memory outside it (flash, static data); ValueError
+// for a heap pointer in no allocated block.
+const uint8_t *tflm_buffer_anchor(const void *p, size_t len);
+// True when p is in MicroPython's heap.
+bool tflm_in_heap(const void *p);
 
 extern const mp_obj_type_t tflm_model_type;
 extern const mp_obj_type_t tflm_tensor_info_type;

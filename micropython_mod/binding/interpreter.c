@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "py/binary.h"
+#include "py/gc.h"
 #include "py/objarray.h"
 #include "py/objstr.h"
 
@@ -12,8 +13,8 @@
 static void measure(tflm_model_t *model, const tflm_config_t *cfg, tflm_interp_t *out) {
     tflm_error_t err;
     tflm_error_clear(&err);
-    uint32_t work_bytes;
-    if (tflm_interp_tail_size(model, cfg, &work_bytes, &err) != TFLM_OK) {
+    uint32_t tail_bytes, work_bytes;
+    if (tflm_interp_tail_size(model, cfg, &tail_bytes, &work_bytes, &err) != TFLM_OK) {
         tflm_raise_for(model, &err);
     }
     size_t work_len = work_bytes + TFLM_ALIGN;
@@ -50,11 +51,25 @@ MP_DEFINE_CONST_FUN_OBJ_KW(tflm_arena_size_obj, 1, tflm_arena_size);
 // share one run one after another: the head is sized for the largest plan,
 // their tails stack.
 
+// The arena's tail, from its top down: the tails of the interpreters built
+// in it, and gaps that interpreters which are gone left between them.
+// Gaps at the bottom go back to the arena at once; the others take the
+// tails of new interpreters that fit them.
+typedef struct {
+    uint32_t bytes;
+    uint32_t head;  // the interpreter's plan (the arena's head is the largest)
+    bool alive;     // false: a gap
+} tflm_tail_t;
+
 typedef struct _tflm_arena_obj_t {
     mp_obj_base_t base;
-    mp_obj_t buffer;  // the object holding the bytes
-    uint8_t *buf;     // its bytes when given (checked before each invoke)
+    mp_obj_t buffer;        // the object holding the bytes
+    uint8_t *buf;           // its bytes when given (checked before each invoke)
     size_t len;
+    const uint8_t *anchor;  // tflm_buffer_anchor() of buf, for views into the arena
+    tflm_tail_t *tails;     // the tail's parts, from the top down
+    size_t n_tails;
+    size_t tails_alloc;
     tflm_arena_t arena;
 } tflm_arena_obj_t;
 
@@ -64,6 +79,7 @@ static tflm_arena_obj_t *arena_new_bytes(size_t size) {
     self->len = size + TFLM_ALIGN - 1;
     self->buf = m_new(uint8_t, self->len);
     self->buffer = mp_obj_new_bytearray_by_ref(self->len, self->buf);
+    self->anchor = self->buf;
     tflm_arena_init(&self->arena, self->buf, self->len);
     self->arena.size = (uint32_t)size & ~(TFLM_ALIGN - 1);
     return self;
@@ -83,6 +99,7 @@ static tflm_arena_obj_t *arena_new_buffer(mp_obj_t buffer) {
     self->buffer = buffer;
     self->buf = bufinfo.buf;
     self->len = bufinfo.len;
+    self->anchor = tflm_buffer_anchor(bufinfo.buf, bufinfo.len);
     tflm_arena_init(&self->arena, bufinfo.buf, bufinfo.len);
     return self;
 }
@@ -136,10 +153,116 @@ static void arena_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
     }
 }
 
+// Bytes in gaps between the tails of interpreters in use.
+static uint32_t arena_gap_bytes(const tflm_arena_obj_t *self) {
+    uint32_t gaps = 0;
+    for (size_t k = 0; k < self->n_tails; ++k) {
+        gaps += self->tails[k].alive ? 0 : self->tails[k].bytes;
+    }
+    return gaps;
+}
+
 static void arena_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
     tflm_arena_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    mp_printf(print, "Arena(size=%u, head=%u, tail=%u, interpreters=%u)", (unsigned)self->arena.size,
-        (unsigned)self->arena.head, (unsigned)self->arena.tail, (unsigned)self->arena.users);
+    const tflm_arena_t *a = &self->arena;
+    mp_printf(print, "Arena(size=%u, used=%u, head=%u, tail=%u, free=%u, interpreters=%u, gaps=%u)",
+        (unsigned)a->size, (unsigned)(a->head + a->tail), (unsigned)a->head, (unsigned)a->tail,
+        (unsigned)tflm_arena_free(a), (unsigned)a->users, (unsigned)arena_gap_bytes(self));
+}
+
+// The highest gap (run of gaps) that holds `bytes`: its start, in bytes
+// below the arena's top, and its size; false when none does.
+static bool arena_find_gap(const tflm_arena_obj_t *self, uint32_t bytes, uint32_t *top, uint32_t *size) {
+    uint32_t at = 0;
+    for (size_t k = 0; k < self->n_tails; ++k) {
+        if (!self->tails[k].alive && self->tails[k].bytes >= bytes) {
+            *top = at;
+            *size = self->tails[k].bytes;
+            return true;
+        }
+        at += self->tails[k].bytes;
+    }
+    return false;
+}
+
+static void arena_insert_tail(tflm_arena_obj_t *self, size_t k, tflm_tail_t t) {
+    if (self->n_tails == self->tails_alloc) {
+        size_t more = self->tails_alloc ? 2 * self->tails_alloc : 2;
+        self->tails = m_renew(tflm_tail_t, self->tails, self->tails_alloc, more);
+        self->tails_alloc = more;
+    }
+    memmove(&self->tails[k + 1], &self->tails[k], (self->n_tails - k) * sizeof(tflm_tail_t));
+    self->tails[k] = t;
+    self->n_tails++;
+}
+
+// The part of the tail that starts where interpreter ip's tail starts
+// (n_tails when none does).
+static size_t arena_tail_index(const tflm_arena_obj_t *self, const tflm_interp_t *ip) {
+    uint32_t top = self->arena.size - ip->tail_at - ip->tail_bytes, at = 0;
+    size_t k = 0;
+    while (k < self->n_tails && at < top) {
+        at += self->tails[k++].bytes;
+    }
+    return at == top ? k : self->n_tails;
+}
+
+// A new interpreter's tail: at the bottom, or at the top of the gap it was
+// built in (the rest of the gap stays one).
+static void arena_add_tail(tflm_arena_obj_t *self, const tflm_interp_t *ip) {
+    tflm_tail_t t = { ip->tail_bytes, ip->head_bytes, true };
+    size_t k = arena_tail_index(self, ip);
+    if (k == self->n_tails) {
+        arena_insert_tail(self, k, t);
+        return;
+    }
+    tflm_tail_t *gap = &self->tails[k];
+    gap->bytes -= t.bytes;
+    if (gap->bytes == 0) {
+        *gap = t;
+    } else {
+        arena_insert_tail(self, k, t);
+    }
+}
+
+// An interpreter is gone (collected): its tail becomes a gap, merged with
+// the gaps beside it; gaps at the bottom leave the tail; the head shrinks
+// to the largest plan still in use. Called from a finaliser: allocates nothing.
+static void arena_release_tail(tflm_arena_obj_t *self, const tflm_interp_t *ip) {
+    tflm_arena_t *a = &self->arena;
+    size_t k = arena_tail_index(self, ip);
+    if (k == self->n_tails || !self->tails[k].alive) {
+        return;
+    }
+    self->tails[k].alive = false;
+    a->users--;
+    if (k + 1 < self->n_tails && !self->tails[k + 1].alive) {
+        self->tails[k].bytes += self->tails[k + 1].bytes;
+        memmove(&self->tails[k + 1], &self->tails[k + 2], (self->n_tails - k - 2) * sizeof(tflm_tail_t));
+        self->n_tails--;
+    }
+    if (k > 0 && !self->tails[k - 1].alive) {
+        self->tails[k - 1].bytes += self->tails[k].bytes;
+        memmove(&self->tails[k], &self->tails[k + 1], (self->n_tails - k - 1) * sizeof(tflm_tail_t));
+        self->n_tails--;
+    }
+    if (self->n_tails > 0 && !self->tails[self->n_tails - 1].alive) {
+        a->tail -= self->tails[--self->n_tails].bytes;
+        a->cursor = a->tail;
+    }
+    uint32_t head = 0;
+    for (size_t i = 0; i < self->n_tails; ++i) {
+        head = self->tails[i].alive ? TFLM_MAX(head, self->tails[i].head) : head;
+    }
+    a->head = head;
+}
+
+// The interpreter's plan changed (set_tensor_buffer).
+static void arena_set_head(tflm_arena_obj_t *self, const tflm_interp_t *ip) {
+    size_t k = arena_tail_index(self, ip);
+    if (k < self->n_tails) {
+        self->tails[k].head = ip->head_bytes;
+    }
 }
 
 static const mp_rom_map_elem_t arena_locals_table[] = {
@@ -167,6 +290,7 @@ typedef struct _tflm_interp_obj_t {
     mp_obj_t model;          // tflm.Model
     tflm_arena_obj_t *arena; // tflm.Arena, possibly shared
     mp_obj_t external[TFLM_MAX_EXTERNAL]; // buffers of pre-allocated tensors, by slot
+    const uint8_t *external_anchor[TFLM_MAX_EXTERNAL]; // tflm_buffer_anchor() of each
     tflm_interp_t ip;
 } tflm_interp_obj_t;
 
@@ -192,7 +316,25 @@ static void keep_external(tflm_interp_obj_t *self, const tflm_external_t *ext, m
     const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, sg->tensor_base + ext->tensor);
     if (r->where == TFLM_AT_EXTERNAL) {
         self->external[r->data] = obj;
+        self->external_anchor[r->data] = tflm_buffer_anchor(ext->data, ext->len);
     }
+}
+
+// Builds the interpreter in its arena: in the highest gap between other
+// interpreters' tails that holds its tail, else below them. False on an
+// error (in self->ip.err).
+static bool build_in(tflm_interp_obj_t *self, const tflm_config_t *base_cfg) {
+    tflm_arena_obj_t *arena = self->arena;
+    tflm_model_t *model = &((tflm_model_obj_t *)MP_OBJ_TO_PTR(self->model))->model;
+    tflm_config_t cfg = *base_cfg;
+    uint32_t tail, work;
+    if (arena_gap_bytes(arena) && tflm_interp_tail_size(model, &cfg, &tail, &work, &self->ip.err) == TFLM_OK
+        && arena_find_gap(arena, tail, &cfg.gap_top, &cfg.gap_bytes)
+        && tflm_interp_init(&self->ip, model, &arena->arena, &cfg) == TFLM_OK) {
+        return true;
+    }
+    cfg.gap_bytes = 0;
+    return tflm_interp_init(&self->ip, model, &arena->arena, &cfg) == TFLM_OK;
 }
 
 // Interpreter(model, arena=None, *, planner=None, plan=None, preallocated=None)
@@ -227,23 +369,44 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
         arena = arena_new_buffer(arena_in);
     }
 
-    tflm_interp_obj_t *self = mp_obj_malloc(tflm_interp_obj_t, type);
+    // With a finaliser: a collected interpreter gives its tail back to a shared arena.
+    tflm_interp_obj_t *self = mp_obj_malloc_with_finaliser(tflm_interp_obj_t, type);
     self->model = MP_OBJ_FROM_PTR(model);
     self->arena = arena;
+    self->ip.ready = false;
     for (size_t k = 0; k < TFLM_MAX_EXTERNAL; ++k) {
         self->external[k] = MP_OBJ_NULL;
     }
-    if (tflm_interp_init(&self->ip, &model->model, &arena->arena, &build.cfg) != TFLM_OK) {
+    bool built = build_in(self, &build.cfg);
+    if (!built && self->ip.err.status == TFLM_ERR_MEMORY && arena->arena.users > 0) {
+        // Interpreters in this arena that are garbage but not yet collected
+        // may hold the memory this one needs: collect them, try once more.
+        gc_collect();
+        built = build_in(self, &build.cfg);
+    }
+    if (!built) {
         if (self->ip.err.status == TFLM_ERR_MEMORY) {
             raise_arena_too_small(self, &build.cfg);
         }
         tflm_raise_for(&model->model, &self->ip.err);
     }
+    arena_add_tail(arena, &self->ip);
     for (size_t k = 0; k < build.cfg.n_external; ++k) {
         keep_external(self, &build.external[k], build.external_obj[k]);
     }
     return MP_OBJ_FROM_PTR(self);
 }
+
+// __del__, run by the collector: the tail goes back to the arena.
+static mp_obj_t interp_del(mp_obj_t self_in) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (self->ip.ready) {
+        arena_release_tail(self->arena, &self->ip);
+        self->ip.ready = false;
+    }
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(interp_del_obj, interp_del);
 
 static void interp_check(tflm_interp_obj_t *self) {
     arena_check(self->arena);
@@ -284,31 +447,36 @@ static char typecode_of(uint8_t type) {
     }
 }
 
-// A typed memoryview of a tensor's bytes. It references the memory block its
-// bytes are in (the arena or the model), so that block stays alive as long as
-// the view does. Views of constant tensors are read-only.
+// A typed memoryview of a tensor's bytes. Its items pointer is the start of
+// the heap block the bytes are in (the arena's, the model's, a pre-allocated
+// tensor's buffer), with the tensor at an offset, so the view keeps that
+// block alive however the buffer was given (a slice of a bytearray too), and
+// so do slices of the view. Views of constant tensors are read-only.
 static mp_obj_t tensor_view(tflm_interp_obj_t *self, uint32_t index) {
     const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, index);
     uint8_t *data = tflm_interp_tensor_data(&self->ip, r);
     char typecode = typecode_of(r->type);
     size_t item = mp_binary_get_size('@', typecode, NULL);
     bool writable = r->where == TFLM_AT_HEAD || r->where == TFLM_AT_TAIL || r->where == TFLM_AT_EXTERNAL;
-    uint8_t *block = writable ? self->arena->buf : (uint8_t *)self->ip.model->fb.buf;
-    size_t block_len = writable ? self->arena->len : self->ip.model->fb.len;
-    if (r->where == TFLM_AT_EXTERNAL) {
-        block = data;  // the user's buffer (kept alive by this interpreter too)
-        block_len = r->bytes;
+    const uint8_t *anchor = r->where == TFLM_AT_MODEL ? ((tflm_model_obj_t *)MP_OBJ_TO_PTR(self->model))->anchor
+        : r->where == TFLM_AT_EXTERNAL ? self->external_anchor[r->data] : self->arena->anchor;
+    size_t offset = (size_t)((uintptr_t)data - (uintptr_t)anchor);
+    mp_obj_array_t *view;
+    if (offset % item == 0 && offset / item < ((size_t)1 << MP_OBJ_ARRAY_FREE_SIZE_BITS)) {
+        view = mp_obj_malloc(mp_obj_array_t, &mp_type_memoryview);
+    } else {
+        // 8-byte constants that the model aligns to 4 only cannot be reached
+        // from the block's start in whole items: the view points at them and
+        // holds the interpreter (so the model) in a word of its own after
+        // the memoryview (the collector scans all of an object's words).
+        view = m_malloc(sizeof(mp_obj_array_t) + sizeof(mp_obj_t));
+        view->base.type = &mp_type_memoryview;
+        ((mp_obj_t *)(view + 1))[0] = MP_OBJ_FROM_PTR(self);
+        anchor = data;
+        offset = 0;
     }
-    if (data == NULL) {
-        return mp_obj_new_memoryview(typecode, 0, block);
-    }
-    uint8_t *anchor = data;
-    if (data >= block && data < block + block_len && (size_t)(data - block) % item == 0) {
-        anchor = block;
-    }
-    mp_obj_array_t *view = mp_obj_malloc(mp_obj_array_t, &mp_type_memoryview);
     mp_obj_memoryview_init(view, typecode | (writable ? MP_OBJ_ARRAY_TYPECODE_FLAG_RW : 0),
-        (size_t)(data - anchor) / item, r->bytes / item, anchor);
+        offset / item, r->bytes / item, (void *)anchor);
     return MP_OBJ_FROM_PTR(view);
 }
 
@@ -445,6 +613,7 @@ static mp_obj_t interp_set_tensor_buffer(mp_obj_t self_in, mp_obj_t index_in, mp
         tflm_raise(&self->ip.err);
     }
     keep_external(self, &ext, keep);
+    arena_set_head(self->arena, &self->ip);
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(interp_set_tensor_buffer_obj, interp_set_tensor_buffer);
@@ -513,6 +682,7 @@ static void interp_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
 }
 
 static const mp_rom_map_elem_t interp_locals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&interp_del_obj) },
     { MP_ROM_QSTR(MP_QSTR_input), MP_ROM_PTR(&interp_input_obj) },
     { MP_ROM_QSTR(MP_QSTR_output), MP_ROM_PTR(&interp_output_obj) },
     { MP_ROM_QSTR(MP_QSTR_tensor), MP_ROM_PTR(&interp_tensor_obj) },

@@ -122,6 +122,47 @@ void tflm_model_check_buffer(tflm_model_obj_t *self) {
     }
 }
 
+bool tflm_in_heap(const void *p) {
+    uintptr_t a = (uintptr_t)p;
+    for (const mp_state_mem_area_t *area = &MP_STATE_MEM(area); area != NULL;) {
+        if (a >= (uintptr_t)area->gc_pool_start && a < (uintptr_t)area->gc_pool_end) {
+            return true;
+        }
+        #if MICROPY_GC_SPLIT_HEAP
+        area = area->next;
+        #else
+        area = NULL;
+        #endif
+    }
+    return false;
+}
+
+// The start of the heap block p lies in, NULL when p is in no allocated block.
+static const uint8_t *heap_anchor(const void *p) {
+    // Back block by block to the head of the allocation p lies in: the
+    // collector's own table, through gc_nbytes() (0 for a block that is not
+    // the start of one).
+    const uintptr_t block = MICROPY_BYTES_PER_GC_BLOCK;
+    for (uintptr_t q = (uintptr_t)p & ~(block - 1); tflm_in_heap((const void *)q); q -= block) {
+        size_t n = gc_nbytes((const void *)q);
+        if (n != 0) {
+            return q + n > (uintptr_t)p ? (const uint8_t *)q : NULL;
+        }
+    }
+    return NULL;
+}
+
+const uint8_t *tflm_buffer_anchor(const void *p, size_t len) {
+    if (len == 0 || !tflm_in_heap(p)) {
+        return p;
+    }
+    const uint8_t *anchor = heap_anchor(p);
+    if (anchor == NULL) {
+        mp_raise_ValueError(MP_ERROR_TEXT("buffer is in no allocated heap block"));
+    }
+    return anchor;
+}
+
 static mp_obj_t model_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *args) {
     mp_arg_check_num(n_args, n_kw, 1, 1, false);
     mp_buffer_info_t bufinfo;
@@ -133,21 +174,14 @@ static mp_obj_t model_make_new(const mp_obj_type_t *type, size_t n_args, size_t 
     if (tflm_model_init(&self->model, bufinfo.buf, bufinfo.len, &err) != TFLM_OK) {
         tflm_raise(&err);
     }
+    self->anchor = tflm_buffer_anchor(bufinfo.buf, bufinfo.len);
     return MP_OBJ_FROM_PTR(self);
 }
 
 // True when the model's bytes are in MicroPython's heap (RAM the model
 // takes), false when they are used in place (flash, static memory).
 static bool model_in_heap(const tflm_model_obj_t *self) {
-    const uint8_t *p = self->model.fb.buf;
-    if (gc_nbytes(p) != 0) {
-        return true;
-    }
-    #if !MICROPY_GC_SPLIT_HEAP
-    return p >= (const uint8_t *)MP_STATE_MEM(area).gc_pool_start && p < (const uint8_t *)MP_STATE_MEM(area).gc_pool_end;
-    #else
-    return false;
-    #endif
+    return tflm_in_heap(self->model.fb.buf);
 }
 
 // tflm.load(path, *, quiet=False): the model in a file. A ROMFS file is used

@@ -25,8 +25,8 @@ void tflm_arena_init_dry(tflm_arena_t *a) {
 }
 
 uint32_t tflm_arena_alloc_tail(tflm_arena_t *a, uint32_t bytes, uint32_t align) {
-    uint32_t top = a->size - a->tail;
-    uint32_t floor = a->head + a->temp;
+    uint32_t top = a->size - a->cursor;
+    uint32_t floor = a->gap_floor ? a->gap_floor : a->head + a->temp;
     if (bytes > top) {
         return TFLM_ARENA_FAIL;
     }
@@ -35,8 +35,21 @@ uint32_t tflm_arena_alloc_tail(tflm_arena_t *a, uint32_t bytes, uint32_t align) 
     if (at < floor) {
         return TFLM_ARENA_FAIL;
     }
-    a->tail = a->size - at;
+    a->cursor = a->size - at;
+    if (!a->gap_floor) {
+        a->tail = a->cursor;
+    }
     return at;
+}
+
+void tflm_arena_begin_gap(tflm_arena_t *a, uint32_t top, uint32_t bytes) {
+    a->cursor = top;
+    a->gap_floor = a->size - top - bytes;
+}
+
+void tflm_arena_end_gap(tflm_arena_t *a) {
+    a->cursor = a->tail;
+    a->gap_floor = 0;
 }
 
 bool tflm_arena_align_tail(tflm_arena_t *a, uint32_t align) {

@@ -24,9 +24,15 @@ typedef struct _tflm_arena_t {
     uint32_t size;       // usable bytes from base, a multiple of 16
     uint32_t align_loss; // bytes skipped at the start of the given buffer to align it
     uint32_t head;       // head bytes: the largest plan of the interpreters sharing it
-    uint32_t tail;       // tail bytes: the persistent data of all of them
+    uint32_t tail;       // tail bytes: from the top down to the lowest persistent data
     uint32_t temp;       // temporary bytes in use right above the head
     uint32_t users;      // interpreters allocated in this arena
+    // Where tail allocations go, in bytes from the top: the bottom of the
+    // tail (cursor == tail), or, while an interpreter is built into a gap
+    // left between other interpreters' tails, a point inside that gap,
+    // whose lowest offset is gap_floor (0: no gap).
+    uint32_t cursor;
+    uint32_t gap_floor;
 } tflm_arena_t;
 
 // Uses buf[0:len]: aligns the start to 16 bytes and the usable size down to 16.
@@ -37,9 +43,15 @@ static inline bool tflm_arena_is_dry(const tflm_arena_t *a) {
     return a->base == NULL;
 }
 
-// Allocates `bytes` at the bottom of the tail; returns its offset or
-// TFLM_ARENA_FAIL when it would run into the head and temporary sections.
+// Allocates `bytes` below the cursor (the bottom of the tail); returns its
+// offset or TFLM_ARENA_FAIL when it would run into the head and temporary
+// sections (or out of the gap it is building in).
 uint32_t tflm_arena_alloc_tail(tflm_arena_t *a, uint32_t bytes, uint32_t align);
+
+// Tail allocations go into the gap of `bytes` that starts `top` bytes below
+// the arena's top, inside the tail, until tflm_arena_end_gap().
+void tflm_arena_begin_gap(tflm_arena_t *a, uint32_t top, uint32_t bytes);
+void tflm_arena_end_gap(tflm_arena_t *a);
 
 // Pads the tail so its lowest byte is aligned to `align`.
 bool tflm_arena_align_tail(tflm_arena_t *a, uint32_t align);

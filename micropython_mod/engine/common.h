@@ -93,6 +93,13 @@ static inline uint64_t tflm_rd_u64(const uint8_t *p) {
     memcpy(&v, p, sizeof(v));
     return v;
 }
+// Element i of int64 data, which converters align to 4 bytes only: never
+// loaded through an int64_t pointer (undefined, and faults on some cores).
+static inline int64_t tflm_ld_i64(const void *data, uint32_t i) {
+    int64_t v;
+    memcpy(&v, (const uint8_t *)data + 8u * i, sizeof(v));
+    return v;
+}
 static inline float tflm_rd_f32(const uint8_t *p) {
     float v;
     memcpy(&v, p, sizeof(v));

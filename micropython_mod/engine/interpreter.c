@@ -10,11 +10,6 @@
 #include "ops.h"
 #include "schema.h"
 
-// BuiltinOptions union types of the control-flow ops and their fields.
-#define TFLM_OPTIONS_IF (92)
-#define TFLM_OPTIONS_WHILE (93)
-#define TFLM_OPTIONS_CALL_ONCE (103)
-
 typedef struct {
     tflm_interp_t *ip;
     tflm_arena_t *arena;
@@ -205,7 +200,7 @@ static const tflm_kernel_t *node_kernel(tflm_interp_t *ip, const tflm_model_op_t
 }
 
 // Prefixes the current error message with the node it came from.
-static tflm_status_t node_error(tflm_interp_t *ip, uint32_t node, int32_t builtin) {
+tflm_status_t tflm_interp_node_error(tflm_interp_t *ip, uint32_t node, int32_t builtin) {
     char msg[TFLM_ERROR_MSG_LEN];
     memcpy(msg, ip->err.msg, sizeof(msg));
     const char *name = tflm_op_name(builtin);
@@ -238,7 +233,7 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             if (n_in + n_out > TFLM_MAX_NODE_IO) {
                 tflm_error(&ip->err, TFLM_ERR_NOT_IMPLEMENTED, "%u inputs and outputs (at most %u)",
                     (unsigned)(n_in + n_out), TFLM_MAX_NODE_IO);
-                return node_error(ip, node, op.builtin);
+                return tflm_interp_node_error(ip, node, op.builtin);
             }
             uint32_t io_at = tail_alloc(b, 2 * (n_in + n_out), TFLM_AUDIT_INDEX_LISTS, 1);
             if (io_at == TFLM_ARENA_FAIL) {
@@ -248,14 +243,14 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             tflm_status_t st;
             if ((st = write_indices(b, io, op.inputs, tensor_base, sg.tensors.count, true))
                 || (st = write_indices(b, io ? io + n_in : NULL, op.outputs, tensor_base, sg.tensors.count, false))) {
-                return node_error(ip, node, op.builtin);
+                return tflm_interp_node_error(ip, node, op.builtin);
             }
             uint32_t kernel_index;
             const tflm_kernel_t *k = node_kernel(ip, &op, &kernel_index);
             if (k == NULL) {
                 // Checked before building; reached only if the model changed since.
                 tflm_error(&ip->err, TFLM_ERR_NOT_IMPLEMENTED, "no kernel");
-                return node_error(ip, node, op.builtin);
+                return tflm_interp_node_error(ip, node, op.builtin);
             }
             tflm_prepare_t p;
             memset(&p, 0, sizeof(p));
@@ -271,7 +266,7 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             // Temporary allocations live for one prepare() only.
             tflm_arena_reset_temp(b->arena);
             if (st != TFLM_OK) {
-                return node_error(ip, node, op.builtin);
+                return tflm_interp_node_error(ip, node, op.builtin);
             }
             if (m->fb.bad) {
                 return tflm_model_check(m, &ip->err);
@@ -328,12 +323,12 @@ static tflm_status_t build_variables(tflm_build_t *b) {
             if (!t.is_variable || !tflm_model_tensor_size(m, &t, &elements, &bytes) || bytes == 0) {
                 continue;
             }
-            uint32_t tail_before = b->arena->tail;
+            uint32_t tail_before = b->arena->cursor;
             uint32_t off = tflm_arena_alloc_tail(b->arena, tflm_align_up(bytes, TFLM_ALIGN), TFLM_ALIGN);
             if (off == TFLM_ARENA_FAIL) {
                 return out_of_tail(b);
             }
-            audit(ip, TFLM_AUDIT_VARIABLES, b->arena->tail - tail_before, bytes, 1);
+            audit(ip, TFLM_AUDIT_VARIABLES, b->arena->cursor - tail_before, bytes, 1);
             if (!b->dry) {
                 tflm_tensor_rec_t *r = tflm_interp_tensor(ip, g);
                 r->where = TFLM_AT_TAIL;
@@ -359,7 +354,7 @@ static tflm_status_t build_resources(tflm_build_t *b) {
     if (st) {
         return st;
     }
-    uint32_t tail_before = b->arena->tail;
+    uint32_t tail_before = b->arena->cursor;
     uint32_t recs_at = tflm_arena_alloc_tail(b->arena, ip->n_resources * (uint32_t)sizeof(tflm_resource_rec_t), 4);
     if (recs_at == TFLM_ARENA_FAIL) {
         return out_of_tail(b);
@@ -387,113 +382,8 @@ static tflm_status_t build_resources(tflm_build_t *b) {
             }
         }
     }
-    audit(ip, TFLM_AUDIT_RESOURCES, b->arena->tail - tail_before, requested, ip->n_resources);
+    audit(ip, TFLM_AUDIT_RESOURCES, b->arena->cursor - tail_before, requested, ip->n_resources);
     return TFLM_OK;
-}
-
-// Lifetimes in TFLM's allocation scopes: one scope per subgraph entry and
-// per operator, counted across the subgraphs control-flow ops run.
-typedef struct {
-    tflm_interp_t *ip;
-    int32_t scope;
-    uint32_t depth;
-} tflm_lifetimes_t;
-
-static tflm_status_t set_created(tflm_lifetimes_t *lt, uint32_t tensor) {
-    if (lt->scope > INT16_MAX) {
-        return tflm_error(&lt->ip->err, TFLM_ERR_VALUE, "model too large: more than %d allocation scopes", INT16_MAX);
-    }
-    tflm_tensor_rec_t *r = tflm_interp_tensor(lt->ip, tensor);
-    r->first = (int16_t)lt->scope;
-    r->last = (int16_t)lt->scope;
-    return TFLM_OK;
-}
-
-static tflm_status_t set_used(tflm_lifetimes_t *lt, uint32_t tensor) {
-    if (lt->scope > INT16_MAX) {
-        return tflm_error(&lt->ip->err, TFLM_ERR_VALUE, "model too large: more than %d allocation scopes", INT16_MAX);
-    }
-    tflm_interp_tensor(lt->ip, tensor)->last = (int16_t)lt->scope;
-    return TFLM_OK;
-}
-
-static tflm_status_t mark_subgraph(tflm_lifetimes_t *lt, uint32_t s);
-
-// Marks the subgraphs a control-flow operator runs.
-static tflm_status_t mark_called_subgraphs(tflm_lifetimes_t *lt, uint32_t s, uint32_t i) {
-    tflm_interp_t *ip = lt->ip;
-    tflm_model_t *m = ip->model;
-    tflm_subgraph_t sg;
-    tflm_model_op_t op;
-    if (!tflm_model_subgraph(m, s, &sg) || !tflm_model_op(m, &sg, i, &op)) {
-        return tflm_model_check(m, &ip->err);
-    }
-    int32_t called[2] = { -1, -1 };
-    if (op.builtin == TFLM_OP_CALL_ONCE && op.options_type == TFLM_OPTIONS_CALL_ONCE) {
-        called[0] = tflm_fb_i32(&m->fb, op.options, 0, -1);
-    } else if ((op.builtin == TFLM_OP_IF && op.options_type == TFLM_OPTIONS_IF)
-               || (op.builtin == TFLM_OP_WHILE && op.options_type == TFLM_OPTIONS_WHILE)) {
-        called[0] = tflm_fb_i32(&m->fb, op.options, 0, -1);
-        called[1] = tflm_fb_i32(&m->fb, op.options, 1, -1);
-    }
-    for (int c = 0; c < 2; ++c) {
-        if (called[c] == -1) {
-            continue;
-        }
-        if (called[c] < 0 || (uint32_t)called[c] >= ip->n_subgraphs) {
-            return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: operator calls subgraph %d of %u",
-                (int)called[c], (unsigned)ip->n_subgraphs);
-        }
-        lt->scope++;
-        tflm_status_t st = mark_subgraph(lt, (uint32_t)called[c]);
-        if (st) {
-            return st;
-        }
-    }
-    return tflm_model_check(m, &ip->err);
-}
-
-static tflm_status_t mark_subgraph(tflm_lifetimes_t *lt, uint32_t s) {
-    tflm_interp_t *ip = lt->ip;
-    if (++lt->depth > ip->n_subgraphs) {
-        return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: subgraphs call each other in a cycle");
-    }
-    tflm_subgraph_rec_t *sr = tflm_interp_subgraph(ip, s);
-    const uint16_t *sio = tflm_arena_ptr(ip->arena, sr->io);
-    tflm_status_t st = TFLM_OK;
-    for (uint32_t i = 0; i < (uint32_t)sr->n_inputs + sr->n_outputs && !st; ++i) {
-        st = set_created(lt, sio[i]);
-    }
-    for (uint32_t n = 0; n < sr->n_nodes && !st; ++n) {
-        lt->scope++;
-        tflm_node_rec_t *nr = tflm_interp_node(ip, sr->node_base + n);
-        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
-        for (uint32_t k = 0; k < nr->n_outputs && !st; ++k) {
-            st = set_created(lt, io[nr->n_inputs + k]);
-        }
-        int32_t start = lt->scope;
-        if (!st) {
-            st = mark_called_subgraphs(lt, s, n);
-        }
-        for (uint32_t k = 0; k < nr->n_inputs && !st; ++k) {
-            if (io[k] != TFLM_NO_INDEX) {
-                st = set_used(lt, io[k]);
-            }
-        }
-        for (uint32_t k = 0; k < nr->n_outputs && !st; ++k) {
-            st = set_used(lt, io[nr->n_inputs + k]);
-        }
-        for (uint32_t k = 0; k < nr->n_scratch && !st; ++k) {
-            tflm_tensor_rec_t *r = tflm_interp_tensor(ip, nr->scratch + k);
-            r->first = (int16_t)start;
-            r->last = (int16_t)lt->scope;
-        }
-    }
-    for (uint32_t i = 0; i < sr->n_outputs && !st; ++i) {
-        st = set_used(lt, sio[sr->n_inputs + i]);
-    }
-    lt->depth--;
-    return st;
 }
 
 // True when some operator of the model uses opcode entry `c`.
@@ -590,18 +480,18 @@ static tflm_status_t build_tail(tflm_build_t *b) {
         || (st = build_resources(b))) {
         return st;
     }
-    uint32_t tail_before = b->arena->tail;
+    uint32_t tail_before = b->arena->cursor;
     if (!tflm_arena_align_tail(b->arena, TFLM_ALIGN)) {
         return out_of_tail(b);
     }
-    audit(ip, TFLM_AUDIT_ALIGNMENT, b->arena->tail - tail_before, 0, 0);
+    audit(ip, TFLM_AUDIT_ALIGNMENT, b->arena->cursor - tail_before, 0, 0);
     return TFLM_OK;
 }
 
 static void reset_counts(tflm_interp_t *ip) {
     memset(ip->audit, 0, sizeof(ip->audit));
     ip->prepare_peak = 0;
-    ip->tail_start = ip->arena->tail;
+    ip->tail_start = ip->arena->cursor;
 }
 
 // Dry runs: the tail bytes, the number of scratch buffers, and (in
@@ -619,7 +509,7 @@ static tflm_status_t measure_tail(tflm_interp_t *ip, uint32_t *tail, uint32_t *n
         reset_counts(ip);
         st = build_tail(&b);
         cap = b.n_scratch;
-        *tail = dry.tail;
+        *tail = dry.cursor;
     }
     ip->arena = saved;
     *n_scratch = cap;
@@ -629,6 +519,35 @@ static tflm_status_t measure_tail(tflm_interp_t *ip, uint32_t *tail, uint32_t *n
 // Arena bytes a model needs on top of what other interpreters already hold.
 static uint32_t needed_in(const tflm_arena_t *a, uint32_t tail_before, uint32_t head, uint32_t tail, uint32_t peak) {
     return TFLM_MAX(TFLM_MAX(a->head, head) + tail_before + tail, a->head + tail_before + peak);
+}
+
+static bool bytes_overlap(const void *a, uint32_t a_len, const void *b, uint32_t b_len) {
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    return a_len != 0 && b_len != 0 && a0 < b0 + b_len && b0 < a0 + a_len;
+}
+
+// A pre-allocated tensor's buffer must be its own: sharing bytes with the
+// arena, the model or another such tensor would change results silently.
+static tflm_status_t external_overlap(tflm_interp_t *ip, const tflm_external_t *ext, const tflm_tensor_rec_t *self) {
+    const char *what = NULL;
+    if (bytes_overlap(ext->data, ext->len, ip->arena->base, ip->arena->size)) {
+        what = "the arena";
+    } else if (bytes_overlap(ext->data, ext->len, ip->model->fb.buf, ip->model->fb.len)) {
+        what = "the model";
+    }
+    for (uint32_t i = 0; i < ip->n_tensors && what == NULL; ++i) {
+        const tflm_tensor_rec_t *o = tflm_interp_tensor(ip, i);
+        if (o != self && o->where == TFLM_AT_EXTERNAL
+            && bytes_overlap(ext->data, ext->len, ip->external[o->data], o->bytes)) {
+            const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
+            return tflm_error(&ip->err, TFLM_ERR_VALUE, "buffer for tensor %u overlaps the buffer of tensor %u",
+                (unsigned)ext->tensor, (unsigned)(i - sg->tensor_base));
+        }
+    }
+    if (what) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "buffer for tensor %u overlaps %s", (unsigned)ext->tensor, what);
+    }
+    return TFLM_OK;
 }
 
 // A pre-allocated tensor: record ext->tensor's data lives in the user's buffer.
@@ -659,6 +578,10 @@ static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext)
             (unsigned)t, tflm_type_name(r->type), (unsigned)align);
     }
     uint32_t slot = r->where == TFLM_AT_EXTERNAL ? r->data : ip->n_external;
+    tflm_status_t st = external_overlap(ip, ext, r);
+    if (st) {
+        return st;
+    }
     if (slot >= TFLM_MAX_EXTERNAL) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "at most %u tensors can be pre-allocated", TFLM_MAX_EXTERNAL);
     }
@@ -726,7 +649,9 @@ static tflm_status_t place_head(tflm_interp_t *ip, const tflm_config_t *cfg) {
     return plan_head(ip);
 }
 
-// Real run in ip->arena. With check_head, fails unless the head fits too.
+// Real run in ip->arena: the tail at the bottom of the arena's tail, or in
+// the gap the configuration names. With check_head, fails unless the head
+// fits too.
 static tflm_status_t allocate(tflm_interp_t *ip, const tflm_config_t *cfg, bool check_head) {
     tflm_arena_t *a = ip->arena;
     tflm_status_t st;
@@ -737,35 +662,48 @@ static tflm_status_t allocate(tflm_interp_t *ip, const tflm_config_t *cfg, bool 
     if ((st = measure_tail(ip, &dry_tail, &n_scratch))) {
         return st;
     }
-    uint32_t tail_before = a->tail;
     uint32_t peak = ip->prepare_peak;
-    if (TFLM_MAX(dry_tail, peak) > a->size - a->tail - a->head) {
+    bool in_gap = cfg->gap_bytes != 0;
+    if (in_gap) {
+        // A gap lies inside the tail, above the lowest interpreter's, on
+        // 16-byte boundaries; the model's tail must fit it.
+        if ((cfg->gap_top | cfg->gap_bytes) % TFLM_ALIGN || cfg->gap_top + cfg->gap_bytes >= a->tail
+            || cfg->gap_top + cfg->gap_bytes < cfg->gap_top || dry_tail > cfg->gap_bytes) {
+            return tflm_error(&ip->err, TFLM_ERR_VALUE, "no room for %u tail bytes in a gap of %u at %u",
+                (unsigned)dry_tail, (unsigned)cfg->gap_bytes, (unsigned)cfg->gap_top);
+        }
+        tflm_arena_begin_gap(a, cfg->gap_top, cfg->gap_bytes);
+    } else if (TFLM_MAX(dry_tail, peak) > a->size - a->tail - a->head) {
         ip->err.needed = 0;
         ip->err.given = a->size;
         return tflm_error(&ip->err, TFLM_ERR_MEMORY, "arena too small: %u bytes cannot hold the model's %u persistent bytes",
             (unsigned)a->size, (unsigned)TFLM_MAX(dry_tail, peak));
     }
+    uint32_t tail_before = a->tail;
+    uint32_t cursor_before = a->cursor;
     tflm_build_t b = { ip, a, false, 0, n_scratch };
     reset_counts(ip);
     if ((st = build_tail(&b)) == TFLM_OK) {
         ip->n_tensors = ip->n_model_tensors + n_scratch;
-        ip->tail_bytes = a->tail - tail_before;
-        ip->tail_at = a->size - a->tail;
+        ip->tail_bytes = a->cursor - cursor_before;
+        ip->tail_at = a->size - a->cursor;
         if (ip->tail_bytes != dry_tail || b.n_scratch != n_scratch) {
             st = tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: tail is %u bytes, measured %u",
                 (unsigned)ip->tail_bytes, (unsigned)dry_tail);
         }
     }
+    tflm_arena_end_gap(a);
     if (st == TFLM_OK) {
-        tflm_lifetimes_t lt = { ip, 0, 0 };
-        st = mark_subgraph(&lt, 0);
+        st = tflm_lifetimes_mark(ip);
     }
     if (st == TFLM_OK) {
         st = place_head(ip, cfg);
         ip->prepare_peak = peak;
     }
     if (st == TFLM_OK && check_head) {
-        uint32_t needed = needed_in(a, tail_before, ip->head_bytes, ip->tail_bytes, peak);
+        // In a gap the tail takes no new bytes; only the head may grow.
+        uint32_t needed = in_gap ? TFLM_MAX(a->head, ip->head_bytes) + a->tail
+                                 : needed_in(a, tail_before, ip->head_bytes, ip->tail_bytes, peak);
         if (needed > a->size) {
             ip->err.needed = needed;
             ip->err.given = a->size;
@@ -776,7 +714,7 @@ static tflm_status_t allocate(tflm_interp_t *ip, const tflm_config_t *cfg, bool 
         }
     }
     if (st != TFLM_OK) {
-        a->tail = tail_before; // give the tail back so the arena stays usable
+        a->tail = a->cursor = tail_before; // give the tail back so the arena stays usable
         return st;
     }
     return TFLM_OK;
@@ -871,7 +809,7 @@ tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t 
 }
 
 tflm_status_t tflm_interp_tail_size(tflm_model_t *model, const tflm_config_t *config,
-    uint32_t *work_bytes, tflm_error_t *err) {
+    uint32_t *tail_bytes, uint32_t *work_bytes, tflm_error_t *err) {
     tflm_interp_t ip;
     tflm_arena_t none;
     memset(&ip, 0, sizeof(ip));
@@ -886,6 +824,7 @@ tflm_status_t tflm_interp_tail_size(tflm_model_t *model, const tflm_config_t *co
     if (st == TFLM_OK) {
         st = measure_tail(&ip, &tail, &n_scratch);
     }
+    *tail_bytes = tail;
     *work_bytes = TFLM_MAX(tail, ip.prepare_peak);
     *err = ip.err;
     return st;
@@ -920,7 +859,9 @@ void *tflm_interp_tensor_data(const tflm_interp_t *ip, const tflm_tensor_rec_t *
         case TFLM_AT_EXTERNAL:
             return ip->external[r->data];
         default:
-            return NULL;
+            // No bytes, but a valid address: kernels may pass it to memset()
+            // or memcpy() with a length of 0, which NULL would make undefined.
+            return ip->arena->base;
     }
 }
 
@@ -940,46 +881,6 @@ uint32_t tflm_interp_input(const tflm_interp_t *ip, uint32_t i) {
 uint32_t tflm_interp_output(const tflm_interp_t *ip, uint32_t i) {
     const tflm_subgraph_rec_t *s = tflm_interp_subgraph(ip, 0);
     return ((const uint16_t *)tflm_arena_ptr(ip->arena, s->io))[s->n_inputs + i];
-}
-
-tflm_status_t tflm_interp_run_subgraph(tflm_interp_t *ip, uint32_t subgraph) {
-    const tflm_subgraph_rec_t *s = tflm_interp_subgraph(ip, subgraph);
-    void *ptrs[TFLM_MAX_NODE_IO + TFLM_MAX_SCRATCH_PER_OP];
-    for (uint32_t n = 0; n < s->n_nodes; ++n) {
-        uint32_t node = s->node_base + n;
-        const tflm_node_rec_t *nr = tflm_interp_node(ip, node);
-        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
-        uint32_t n_io = (uint32_t)nr->n_inputs + nr->n_outputs;
-        for (uint32_t k = 0; k < n_io; ++k) {
-            ptrs[k] = io[k] == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[k]));
-        }
-        for (uint32_t k = 0; k < nr->n_scratch; ++k) {
-            ptrs[n_io + k] = tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, nr->scratch + k));
-        }
-        const tflm_kernel_t *k = &tflm_kernels[nr->kernel];
-        tflm_eval_t e = {
-            .data = tflm_arena_ptr(ip->arena, nr->data),
-            .in = ptrs,
-            .out = ptrs + nr->n_inputs,
-            .scratch = ptrs + n_io,
-            .n_in = nr->n_inputs,
-            .n_out = nr->n_outputs,
-            .ip = ip,
-            .err = &ip->err,
-        };
-        tflm_status_t st = k->eval(&e);
-        if (st != TFLM_OK) {
-            return node_error(ip, node, k->op);
-        }
-    }
-    return TFLM_OK;
-}
-
-tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
-    if (!ip->ready) {
-        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
-    }
-    return tflm_interp_run_subgraph(ip, 0);
 }
 
 char tflm_interp_plan_char(const tflm_interp_t *ip, uint32_t record) {

@@ -11,6 +11,11 @@
 
 // Tensors that live in buffers of the user's (pre-allocated, outside the arena).
 #define TFLM_MAX_EXTERNAL (8)
+// Subgraphs nested in calls (CALL_ONCE, IF, WHILE), subgraph 0 included: a
+// deeper model is refused when the interpreter is built. Neither the build
+// nor invoke() recurses, so this bounds their frame arrays (a few bytes a
+// level), not the stack a board needs; it is the same on every target.
+#define TFLM_MAX_CALL_DEPTH (32)
 
 typedef struct {
     uint32_t tensor; // tensor index in subgraph 0
@@ -24,6 +29,12 @@ typedef struct {
     const tflm_plan_t *plan;          // offsets for the offline planner; NULL: the model's metadata
     const tflm_external_t *external;  // pre-allocated tensors
     uint32_t n_external;
+    // A gap between other interpreters' tails in a shared arena (left by
+    // interpreters that are gone) to build the tail in: it starts gap_top
+    // bytes below the arena's top and holds gap_bytes. 0 bytes: no gap, the
+    // tail goes below all the others.
+    uint32_t gap_top;
+    uint32_t gap_bytes;
 } tflm_config_t;
 
 // Audit categories: what the arena holds, by kind. Their `used` bytes add up
@@ -87,9 +98,10 @@ tflm_status_t tflm_interp_init(tflm_interp_t *ip, tflm_model_t *model, tflm_aren
 // linked in).
 const tflm_planner_t *tflm_interp_default_planner(tflm_model_t *model);
 
-// Bytes tflm_interp_measure needs as work space (a dry run, no memory).
+// The tail bytes a model takes, and the bytes tflm_interp_measure needs as
+// work space (a dry run, no memory).
 tflm_status_t tflm_interp_tail_size(tflm_model_t *model, const tflm_config_t *config,
-    uint32_t *work_bytes, tflm_error_t *err);
+    uint32_t *tail_bytes, uint32_t *work_bytes, tflm_error_t *err);
 
 // Builds the model in `work` (at least the tail size plus 15 bytes) without
 // needing the head to fit, to learn its head, tail and needed bytes.
@@ -109,8 +121,9 @@ bool tflm_interp_missing_op(tflm_model_t *model, uint32_t nth, char *name, size_
 // Bytes arena `a` needs in all to also hold a model measured with tflm_interp_measure.
 uint32_t tflm_interp_needed_in(const tflm_arena_t *a, const tflm_interp_t *measured);
 
+// Runs the model (invoke.c). Allocates nothing; its stack use does not
+// depend on the model.
 tflm_status_t tflm_interp_invoke(tflm_interp_t *ip);
-tflm_status_t tflm_interp_run_subgraph(tflm_interp_t *ip, uint32_t subgraph);
 
 static inline tflm_tensor_rec_t *tflm_interp_tensor(const tflm_interp_t *ip, uint32_t index) {
     return (tflm_tensor_rec_t *)tflm_arena_ptr(ip->arena, ip->tensors_at) + index;
@@ -140,6 +153,13 @@ static inline uint32_t tflm_interp_needed_bytes(const tflm_interp_t *ip) {
 }
 
 #define TFLM_PLAN_MAX_WIDTH (200)
+
+// Engine-internal, between the build's parts.
+// Marks every record's lifetime in TFLM's allocation scopes and checks that
+// operators read only defined tensors (lifetimes.c).
+tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip);
+// Prefixes the error message with the operator it came from.
+tflm_status_t tflm_interp_node_error(tflm_interp_t *ip, uint32_t node, int32_t builtin);
 
 // Resource variables (resources.c).
 #define TFLM_MAX_VAR_HANDLES (32)

@@ -192,7 +192,7 @@ void *tflm_prep_temp(tflm_prepare_t *p, uint32_t bytes) {
     }
     // In use now: the head below, this interpreter's tail so far, the temporaries.
     // Rounded as arena sizes are: an arena of this many bytes fits.
-    uint32_t in_use = tflm_align_up(a->temp + (a->tail - p->ip->tail_start), TFLM_ALIGN);
+    uint32_t in_use = tflm_align_up(a->temp + (a->cursor - p->ip->tail_start), TFLM_ALIGN);
     p->ip->prepare_peak = TFLM_MAX(p->ip->prepare_peak, in_use);
     return p->dry ? NULL : tflm_arena_ptr(a, at);
 }

@@ -62,7 +62,20 @@ typedef struct _tflm_eval_t {
     uint32_t n_out;
     tflm_interp_t *ip;
     tflm_error_t *err;
+    int32_t call;             // subgraph to run next (tflm_eval_call), or TFLM_EVAL_NO_CALL
+    bool resumed;             // eval() runs again after the subgraph it asked for
 } tflm_eval_t;
+
+#define TFLM_EVAL_NO_CALL (-1)
+
+// Control flow: eval() asks the interpreter to run a subgraph once it has
+// returned; when that subgraph is done, the interpreter runs the same eval()
+// again with e->resumed set, so the operator can finish (or ask again).
+// Subgraphs never run inside a kernel's eval(): the stack stays flat.
+static inline tflm_status_t tflm_eval_call(tflm_eval_t *e, uint32_t subgraph) {
+    e->call = (int32_t)subgraph;
+    return TFLM_OK;
+}
 
 typedef struct _tflm_kernel_t {
     int32_t op;               // builtin operator code

@@ -39,6 +39,12 @@ bool tflm_model_tensor(tflm_model_t *m, const tflm_subgraph_t *sg, uint32_t inde
     t->type = tflm_fb_u8(fb, t->table, TFLM_TENSOR_TYPE, 0);
     t->is_variable = tflm_fb_u8(fb, t->table, TFLM_TENSOR_IS_VARIABLE, 0) != 0;
     t->shape = tflm_fb_vector(fb, t->table, TFLM_TENSOR_SHAPE, 4);
+    // Checked on every read, not only at load: readers copy the shape into
+    // arrays of TFLM_MAX_DIMS, and the buffer may have changed since.
+    if (t->shape.count > TFLM_MAX_DIMS) {
+        tflm_fb_fail(fb, t->shape.pos, "tensor has more than 8 dimensions");
+        return false;
+    }
     t->buffer = tflm_fb_u32(fb, t->table, TFLM_TENSOR_BUFFER, 0);
     t->name = tflm_fb_vector(fb, t->table, TFLM_TENSOR_NAME, 1);
     uint32_t q = tflm_fb_table(fb, t->table, TFLM_TENSOR_QUANTIZATION);
@@ -175,10 +181,6 @@ static tflm_status_t check_tensor(tflm_model_t *m, const tflm_model_tensor_t *t,
     if (t->type > TFLM_SCHEMA_MAX_TYPE) {
         return tflm_error(err, TFLM_ERR_VALUE, "malformed model: tensor %u of subgraph %u has unknown type %u",
             (unsigned)i, (unsigned)sg, (unsigned)t->type);
-    }
-    if (t->shape.count > TFLM_MAX_DIMS) {
-        return tflm_error(err, TFLM_ERR_VALUE, "malformed model: tensor %u of subgraph %u has %u dimensions (at most %u)",
-            (unsigned)i, (unsigned)sg, (unsigned)t->shape.count, TFLM_MAX_DIMS);
     }
     uint32_t elements, bytes;
     if (!tflm_model_tensor_size(m, t, &elements, &bytes)) {

@@ -1,7 +1,6 @@
 // CALL_ONCE: runs an initialisation subgraph the first time the model is
 // invoked (stateful models use it to set their resource variables).
 #include "kernels/kernels.h"
-#include "engine/interpreter.h"
 
 #if TFLM_KERNEL_CALL_ONCE
 
@@ -21,7 +20,7 @@ tflm_status_t tflm_call_once_prepare(tflm_prepare_t *p) {
     }
     int32_t sg = p->op->options_type == TFLM_OPTIONS_CALL_ONCE
         ? tflm_prep_opt_i32(p, TFLM_CALL_ONCE_INIT_SUBGRAPH, -1) : -1;
-    // The interpreter checked when marking lifetimes that calls form no cycle.
+    // The interpreter checks when marking lifetimes that calls form no cycle.
     if (sg <= 0 || (uint32_t)sg >= p->model->subgraphs.count) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "init subgraph %d out of range", (int)sg);
     }
@@ -38,11 +37,13 @@ tflm_status_t tflm_call_once_eval(tflm_eval_t *e) {
     if (d->has_run) {
         return TFLM_OK;
     }
-    tflm_status_t st = tflm_interp_run_subgraph(e->ip, (uint32_t)d->subgraph);
-    if (st == TFLM_OK) {
-        d->has_run = 1;
+    if (!e->resumed) {
+        return tflm_eval_call(e, (uint32_t)d->subgraph);
     }
-    return st;
+    // Only once the subgraph ran to the end, as in TFLM: after an error
+    // the next invoke() tries again.
+    d->has_run = 1;
+    return TFLM_OK;
 }
 
 #endif

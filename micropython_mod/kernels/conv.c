@@ -340,13 +340,13 @@ static void tflm_conv_2d_int16_acc32(const conv_data_t *d, const int16_t *input,
 }
 
 static void tflm_conv_2d_int16_acc64(const conv_data_t *d, const int16_t *input, const int8_t *filter,
-    const int64_t *bias, int16_t *output) {
+    const void *bias, int16_t *output) {
     CONV_QUANT_LOCALS;
 #define CONV_ROW(acc, w, x, n) acc += tflm_dot64_s16_s8((w), (x), (n))
 #define CONV_ROW2(acc0, acc1, w0, w1, x, n)
 #define CONV_FINISH(acc, oc) \
     { \
-        uint64_t total = acc + (bias ? (uint64_t)bias[oc] : 0u); \
+        uint64_t total = acc + (bias ? (uint64_t)tflm_ld_i64(bias, (uint32_t)(oc)) : 0u); \
         const int32_t c = per_channel ? (oc) : 0; \
         int32_t v = tflm_mul_by_quantized_mul64((int64_t)total, mults[c], shifts[c]); \
         *output = (int16_t)tflm_clamp(v, act_min, act_max); \

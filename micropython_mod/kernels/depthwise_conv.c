@@ -120,12 +120,12 @@ static void tflm_depthwise_conv_2d_int8(const conv_data_t *d, const int8_t *inpu
 
 // int16: 64-bit accumulator, no zero points (as TFLM's reference).
 static void tflm_depthwise_conv_2d_int16(const conv_data_t *d, const int16_t *input, const int8_t *filter,
-    const int64_t *bias, int16_t *output) {
+    const void *bias, int16_t *output) {
     CONV_QUANT_LOCALS;
 #define DW_TAP(acc, w, x) acc += (uint64_t)(int64_t)((w) * (x))
     DW_LOOPS(int16_t, int8_t, uint64_t, DW_TAP,
         {
-            uint64_t total = acc + (bias ? (uint64_t)bias[oc] : 0u);
+            uint64_t total = acc + (bias ? (uint64_t)tflm_ld_i64(bias, (uint32_t)(oc)) : 0u);
             const int32_t c = per_channel ? oc : 0;
             int32_t v = tflm_mul_by_quantized_mul64((int64_t)total, mults[c], shifts[c]);
             *output = (int16_t)tflm_clamp(v, act_min, act_max);

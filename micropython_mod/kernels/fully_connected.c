@@ -86,7 +86,7 @@ static void tflm_fully_connected_int8(const fc_data_t *d, const int8_t *input, c
 }
 
 static void tflm_fully_connected_int16(const fc_data_t *d, const int16_t *input, const int8_t *filter,
-    const int64_t *bias, int16_t *output) {
+    const void *bias, int16_t *output) {
     const int32_t batches = d->batches, depth = d->accum_depth, units = d->output_depth;
     const int32_t input_offset = d->input_offset, filter_offset = d->filter_offset;
     const int32_t output_offset = d->output_offset, act_min = d->act_min, act_max = d->act_max;
@@ -106,7 +106,7 @@ static void tflm_fully_connected_int16(const fc_data_t *d, const int16_t *input,
                 }
             }
             if (bias) {
-                acc += (uint64_t)bias[u];
+                acc += (uint64_t)tflm_ld_i64(bias, (uint32_t)u);
             }
             int32_t shift = q_step ? shifts[u] : tensor_shift;
             int32_t out = tflm_wrap_add(tflm_mul_by_quantized_mul64((int64_t)acc, mults[u * q_step], shift), output_offset);

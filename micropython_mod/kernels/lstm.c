@@ -192,7 +192,7 @@ static void lstm_fc_int8(const int8_t *x, int32_t rows, int32_t depth, int32_t u
 
 // The same for int16 values, with 64-bit sums and bias.
 static void lstm_fc_int16(const int16_t *x, int32_t rows, int32_t depth, int32_t units, const int8_t *w,
-    int32_t x_offset, int32_t w_offset, const int64_t *bias, int32_t mult, int32_t shift, int16_t *out) {
+    int32_t x_offset, int32_t w_offset, const void *bias, int32_t mult, int32_t shift, int16_t *out) {
     for (int32_t r = 0; r < rows; ++r, x += depth) {
         const int8_t *wu = w;
         for (int32_t u = 0; u < units; ++u, wu += depth) {
@@ -205,7 +205,7 @@ static void lstm_fc_int16(const int16_t *x, int32_t rows, int32_t depth, int32_t
                 }
             }
             if (bias) {
-                acc += (uint64_t)bias[u];
+                acc += (uint64_t)tflm_ld_i64(bias, (uint32_t)u);
             }
             int32_t v = tflm_mul_by_quantized_mul64((int64_t)acc, mult, shift);
             *out++ = (int16_t)tflm_clamp(v, -32768, 32767);

@@ -142,7 +142,7 @@ static void tflm_transpose_conv_int16(const tconv_data_t *d, const int16_t *inpu
         int32_t c = i % d->out_c;
         uint64_t total = acc[i];
         if (bias) {
-            total += d->bias16 ? (uint64_t)(int64_t)((const int16_t *)bias)[c] : (uint64_t)((const int64_t *)bias)[c];
+            total += d->bias16 ? (uint64_t)(int64_t)((const int16_t *)bias)[c] : (uint64_t)tflm_ld_i64(bias, (uint32_t)c);
         }
         int32_t out = tflm_mul_by_quantized_mul64((int64_t)total, mults[c], shifts[c]);
         output[i] = (int16_t)tflm_clamp(out, d->act_min, d->act_max);

@@ -1,14 +1,29 @@
 // Mutation fuzzing of the model reader and the interpreter, built with
 // AddressSanitizer and UBSan: every mutant of a real model must be rejected
 // with an error or run to the end, never read or write out of bounds.
+//
+// Two kinds of mutants per model:
+// - before loading: bytes flipped, words overwritten, the file truncated;
+//   tflm_model_init() must reject them or everything after must hold;
+// - after loading: the model is read from good bytes, then its buffer is
+//   changed in place (a bytearray reused, a ROMFS region rewritten) before or
+//   after the interpreter is built, and everything the binding does with a
+//   model (tensor info, op names, missing ops, arena size, build, plan
+//   picture, invoke) must still stay in bounds.
+// Half of the mutations are structure-aware: they hit the words the reader
+// follows (vector lengths, shapes, tensor and buffer indices, types, subgraph
+// references, metadata) with edge values.
+//
 // For each unmutated model that this build can run, it also checks that the
 // arena size is exact: arena_used_bytes works, 16 bytes less fails with a
 // MemoryError giving that same number.
-//   fuzz_model ITERATIONS SEED MODEL...
+//   fuzz_model [-q] ITERATIONS SEED MODEL...   (-q: one line for all models)
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "engine/interpreter.h"
+#include "engine/schema.h"
 
 static uint64_t rng_state;
 static uint32_t rnd(void) {
@@ -26,37 +41,185 @@ static uint8_t *read_file(const char *path, size_t *len) {
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n);
+    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
     *len = fread(buf, 1, (size_t)n, f);
     fclose(f);
     return buf;
 }
 
-static void mutate(uint8_t *buf, size_t *len) {
+// ---------------------------------------------------------------------------
+// The model's structure: positions of the words the reader follows.
+
+typedef enum { SPOT_U32, SPOT_U8 } spot_kind_t;
+
+typedef struct {
+    uint32_t pos;
+    uint8_t kind;
+} spot_t;
+
+typedef struct {
+    spot_t *spots;
+    uint32_t n, cap;
+} spots_t;
+
+static void spot(spots_t *s, uint32_t pos, spot_kind_t kind) {
+    if (pos == 0) {
+        return;
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->spots = realloc(s->spots, s->cap * sizeof(spot_t));
+    }
+    s->spots[s->n].pos = pos;
+    s->spots[s->n].kind = (uint8_t)kind;
+    s->n++;
+}
+
+// A vector's length word and (up to a few of) its int32 elements.
+static void spot_vec(spots_t *s, tflm_fb_vec_t v, bool elements) {
+    if (v.pos == 0) {
+        return;
+    }
+    spot(s, v.pos - 4, SPOT_U32);
+    for (uint32_t i = 0; elements && i < v.count && i < 16; ++i) {
+        spot(s, v.pos + 4 * i, SPOT_U32);
+    }
+}
+
+static void spot_field(spots_t *s, tflm_model_t *m, uint32_t table, unsigned field, spot_kind_t kind) {
+    spot(s, tflm_fb_field(&m->fb, table, field, kind == SPOT_U8 ? 1 : 4), kind);
+}
+
+static void map_model(tflm_model_t *m, spots_t *s) {
+    tflm_fb_t *fb = &m->fb;
+    spot_vec(s, m->opcodes, false);
+    spot_vec(s, m->subgraphs, true);
+    spot_vec(s, m->buffers, false);
+    spot_vec(s, m->metadata, true);
+    for (uint32_t i = 0; i < m->opcodes.count; ++i) {
+        uint32_t t = tflm_fb_vec_table(fb, m->opcodes, i);
+        spot_field(s, m, t, TFLM_OPCODE_DEPRECATED_BUILTIN_CODE, SPOT_U8);
+        spot_field(s, m, t, TFLM_OPCODE_BUILTIN_CODE, SPOT_U32);
+    }
+    for (uint32_t i = 0; i < m->buffers.count; ++i) {
+        uint32_t b = tflm_fb_vec_table(fb, m->buffers, i);
+        spot_vec(s, tflm_fb_vector(fb, b, TFLM_BUFFER_DATA, 1), false);
+    }
+    for (uint32_t i = 0; i < m->metadata.count; ++i) {
+        uint32_t md = tflm_fb_vec_table(fb, m->metadata, i);
+        spot_field(s, m, md, TFLM_METADATA_BUFFER, SPOT_U32);
+        uint32_t pos, len;
+        uint32_t b = tflm_fb_u32(fb, md, TFLM_METADATA_BUFFER, 0);
+        if (tflm_model_buffer(m, b, &pos, &len)) {
+            for (uint32_t k = 0; k + 4 <= len && k < 64; k += 4) {
+                spot(s, pos + k, SPOT_U32); // offline plan header and offsets
+            }
+        }
+    }
+    for (uint32_t g = 0; g < m->subgraphs.count; ++g) {
+        tflm_subgraph_t sg;
+        if (!tflm_model_subgraph(m, g, &sg)) {
+            return;
+        }
+        spot_vec(s, sg.tensors, false);
+        spot_vec(s, sg.inputs, true);
+        spot_vec(s, sg.outputs, true);
+        spot_vec(s, sg.operators, false);
+        for (uint32_t i = 0; i < sg.tensors.count; ++i) {
+            tflm_model_tensor_t t;
+            if (!tflm_model_tensor(m, &sg, i, &t)) {
+                return;
+            }
+            spot_vec(s, t.shape, true);
+            spot_field(s, m, t.table, TFLM_TENSOR_TYPE, SPOT_U8);
+            spot_field(s, m, t.table, TFLM_TENSOR_BUFFER, SPOT_U32);
+            spot_field(s, m, t.table, TFLM_TENSOR_IS_VARIABLE, SPOT_U8);
+            spot_vec(s, t.scale, false);
+            spot_vec(s, t.zero_point, false);
+            uint32_t q = tflm_fb_table(fb, t.table, TFLM_TENSOR_QUANTIZATION);
+            spot_field(s, m, q, TFLM_QUANT_QUANTIZED_DIMENSION, SPOT_U32);
+        }
+        for (uint32_t i = 0; i < sg.operators.count; ++i) {
+            tflm_model_op_t op;
+            if (!tflm_model_op(m, &sg, i, &op)) {
+                return;
+            }
+            spot_field(s, m, op.table, TFLM_OPERATOR_OPCODE_INDEX, SPOT_U32);
+            spot_field(s, m, op.table, TFLM_OPERATOR_BUILTIN_OPTIONS_TYPE, SPOT_U8);
+            spot_vec(s, op.inputs, true);
+            spot_vec(s, op.outputs, true);
+            spot_vec(s, op.intermediates, true);
+            // Options: every scalar field of the table (strides, axes,
+            // subgraph indices of control-flow ops, activation codes).
+            for (unsigned f = 0; op.options && f < 12; ++f) {
+                spot_field(s, m, op.options, f, SPOT_U32);
+                spot_vec(s, tflm_fb_vector(fb, op.options, f, 4), true);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Mutations
+
+static const uint32_t edges[] = {
+    0, 1, 2, 3, 4, 7, 8, 9, 16, 64, 200, 255, 256, 0xffffu, 0x10000u, 0x7fffffffu, 0x80000000u, 0xffffffffu,
+    0xfffffffeu, 0xffffff00u,
+};
+
+static uint32_t edge_value(uint32_t old) {
+    switch (rnd() % 4) {
+        case 0:
+            return old + 1;
+        case 1:
+            return old - 1;
+        case 2:
+            return old ^ (1u << (rnd() % 32));
+        default:
+            return edges[rnd() % (sizeof(edges) / sizeof(edges[0]))];
+    }
+}
+
+// A structure-aware mutation at one of the model's spots.
+static void mutate_spot(uint8_t *buf, size_t n, const spots_t *s) {
+    const spot_t *sp = &s->spots[rnd() % s->n];
+    if (sp->kind == SPOT_U8) {
+        if (sp->pos < n) {
+            buf[sp->pos] = (uint8_t)edge_value(buf[sp->pos]);
+        }
+    } else if (sp->pos + 4 <= n) {
+        uint32_t v;
+        memcpy(&v, buf + sp->pos, 4);
+        v = edge_value(v);
+        memcpy(buf + sp->pos, &v, 4);
+    }
+}
+
+// A blind mutation; truncation only when `resize`.
+static void mutate_blind(uint8_t *buf, size_t *len, bool resize) {
     size_t n = *len;
-    switch (rnd() % 5) {
+    if (n < 8) {
+        return; // already truncated to nothing
+    }
+    switch (rnd() % (resize ? 5 : 4)) {
         case 0: // flip a few bytes
             for (uint32_t k = 1 + rnd() % 4; k; --k) {
                 buf[rnd() % n] ^= (uint8_t)(1 + rnd() % 255);
             }
             break;
-        case 1: // truncate
-            *len = rnd() % n;
-            break;
-        case 2: { // random word at an aligned offset: offsets, lengths, indices
+        case 1: { // random word at an aligned offset: offsets, lengths, indices
             size_t at = (rnd() % (n / 4)) * 4;
             uint32_t v = rnd();
             memcpy(buf + at, &v, 4);
             break;
         }
-        case 3: { // an edge value at an aligned offset
-            static const uint32_t edges[] = { 0, 1, 0xffffffffu, 0x7fffffffu, 0x80000000u, 0xffffu, 4, 8, 16 };
+        case 2: { // an edge value at an aligned offset
             size_t at = (rnd() % (n / 4)) * 4;
             uint32_t v = edges[rnd() % (sizeof(edges) / sizeof(edges[0]))];
             memcpy(buf + at, &v, 4);
             break;
         }
-        default: { // small nudge of a 16-bit value (vtable entries)
+        case 3: { // small nudge of a 16-bit value (vtable entries)
             size_t at = (rnd() % (n / 2)) * 2;
             uint16_t v;
             memcpy(&v, buf + at, 2);
@@ -64,90 +227,313 @@ static void mutate(uint8_t *buf, size_t *len) {
             memcpy(buf + at, &v, 2);
             break;
         }
+        default: // truncate
+            *len = rnd() % n;
+            break;
     }
 }
 
+static void mutate(uint8_t *buf, size_t *len, const spots_t *s, bool resize) {
+    for (uint32_t k = 1 + (rnd() % 3 == 0); k; --k) {
+        if (s->n && rnd() % 2) {
+            mutate_spot(buf, *len, s);
+        } else {
+            mutate_blind(buf, len, resize);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// What the binding does with a model, in order.
+
 static tflm_interp_t ip;
 
-// Loads, allocates (in an arena of exactly arena_len bytes, so ASan sees
-// any access past it) and invokes. Returns the status.
-static tflm_status_t try_model(const uint8_t *data, size_t len, size_t arena_len, uint32_t *used, uint32_t *needed) {
+static void plan_line(void *ctx, const char *text, size_t len) {
+    size_t *total = ctx;
+    *total += len + (text[0] == '\0'); // reads the whole line
+}
+
+// Reads every tensor of subgraph 0 as Model.tensor() does, and the op names.
+static void read_model_info(tflm_model_t *m) {
+    tflm_subgraph_t sg;
+    if (!tflm_model_subgraph(m, 0, &sg)) {
+        return;
+    }
+    volatile uint64_t sink = 0;
+    for (uint32_t i = 0; i < sg.tensors.count; ++i) {
+        tflm_model_tensor_t t;
+        if (!tflm_model_tensor(m, &sg, i, &t)) {
+            return;
+        }
+        int32_t dims[TFLM_MAX_DIMS];
+        for (uint32_t d = 0; d < t.shape.count; ++d) {
+            dims[d] = tflm_fb_vec_i32(&m->fb, t.shape, d);
+            sink += (uint64_t)dims[d];
+        }
+        sink += t.scale.count ? (uint64_t)(tflm_fb_vec_f32(&m->fb, t.scale, 0) != 0.0f) : 0;
+        sink += t.zero_point.count ? (uint64_t)tflm_fb_vec_i64(&m->fb, t.zero_point, 0) : 0;
+        for (uint32_t k = 0; k < t.name.count; ++k) {
+            sink += m->fb.buf[t.name.pos + k];
+        }
+    }
+    for (uint32_t i = 0; i < sg.operators.count; ++i) {
+        tflm_model_op_t op;
+        tflm_fb_vec_t custom = { 0, 0 };
+        if (!tflm_model_op(m, &sg, i, &op)) {
+            return;
+        }
+        tflm_model_opcode(m, op.opcode_index, &custom);
+        for (uint32_t k = 0; k < custom.count; ++k) {
+            sink += m->fb.buf[custom.pos + k];
+        }
+    }
+    char name[72];
+    for (uint32_t n = 0; tflm_interp_missing_op(m, n, name, sizeof(name)); ++n) {
+        sink += (uint64_t)name[0];
+    }
+    (void)sink;
+}
+
+// Fills the inputs, invokes and reads the outputs and the plan picture.
+static tflm_status_t run(tflm_interp_t *p) {
+    for (uint32_t i = 0; i < tflm_interp_num_inputs(p); ++i) {
+        tflm_tensor_rec_t *r = tflm_interp_tensor(p, tflm_interp_input(p, i));
+        uint8_t *d = tflm_interp_tensor_data(p, r);
+        for (uint32_t k = 0; d && k < r->bytes; ++k) {
+            d[k] = (uint8_t)rnd();
+        }
+    }
+    tflm_status_t st = tflm_interp_invoke(p);
+    volatile uint32_t sink = 0;
+    for (uint32_t o = 0; o < tflm_interp_num_outputs(p); ++o) {
+        tflm_tensor_rec_t *r = tflm_interp_tensor(p, tflm_interp_output(p, o));
+        const uint8_t *d = tflm_interp_tensor_data(p, r);
+        for (uint32_t k = 0; d && k < r->bytes; ++k) {
+            sink += d[k];
+        }
+    }
+    size_t total = 0;
+    tflm_interp_memory_plan(p, 80, plan_line, &total);
+    (void)sink;
+    return st;
+}
+
+// Builds an interpreter as tflm.Interpreter(model) does: measured first in a
+// buffer of the tail's size, then in an arena of exactly the needed bytes
+// (capped by `arena_len`), so AddressSanitizer sees any access past either.
+static tflm_status_t build(tflm_model_t *m, size_t arena_len, uint8_t **arena_buf, uint32_t *needed) {
+    tflm_config_t cfg = { 0 };  // the default planner: offline plans in the metadata too
+    tflm_error_t err;
+    tflm_error_clear(&err);
+    uint32_t tail_bytes, work_bytes;
+    tflm_status_t st = tflm_interp_tail_size(m, &cfg, &tail_bytes, &work_bytes, &err);
+    if (st == TFLM_OK && work_bytes < arena_len) {
+        size_t work_len = work_bytes + TFLM_ALIGN;
+        uint8_t *work = malloc(work_len);
+        static tflm_interp_t measured;
+        st = tflm_interp_measure(m, &cfg, work, work_len, &measured);
+        free(work);
+        if (st == TFLM_OK && tflm_interp_needed_bytes(&measured) < arena_len) {
+            arena_len = tflm_interp_needed_bytes(&measured) + TFLM_ALIGN;
+        }
+    }
+    *arena_buf = malloc(arena_len ? arena_len : 1);
+    tflm_arena_t *arena = malloc(sizeof(tflm_arena_t));
+    tflm_arena_init(arena, *arena_buf, arena_len);
+    st = tflm_interp_init(&ip, m, arena, &cfg);
+    if (st == TFLM_OK) {
+        *needed = tflm_interp_needed_bytes(&ip);
+    } else {
+        free(arena);
+        if (st == TFLM_ERR_MEMORY) {
+            *needed = ip.err.needed;
+        }
+    }
+    return st;
+}
+
+static void unbuild(uint8_t *arena_buf) {
+    if (ip.ready) {
+        free(ip.arena);
+        ip.ready = false;
+    }
+    free(arena_buf);
+}
+
+// Loads, allocates (in an arena of at most arena_len bytes) and invokes.
+static tflm_status_t try_model(const uint8_t *data, size_t len, size_t arena_len, uint32_t *needed) {
     uint8_t *copy = malloc(len ? len : 1);
     memcpy(copy, data, len);
-    uint8_t *arena_buf = malloc(arena_len ? arena_len : 1);
     tflm_error_t err;
     tflm_error_clear(&err);
     tflm_model_t model;
     tflm_status_t st = tflm_model_init(&model, copy, len, &err);
     if (st == TFLM_OK) {
-        tflm_arena_t arena;
-        tflm_arena_init(&arena, arena_buf, arena_len);
-        tflm_config_t cfg = { 0 };  // the default planner: offline plans in the metadata too
-        st = tflm_interp_init(&ip, &model, &arena, &cfg);
+        read_model_info(&model);
+        uint8_t *arena_buf;
+        st = build(&model, arena_len, &arena_buf, needed);
         if (st == TFLM_OK) {
-            *used = tflm_interp_needed_bytes(&ip);
-            for (uint32_t i = 0; i < tflm_interp_num_inputs(&ip); ++i) {
-                tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, tflm_interp_input(&ip, i));
-                uint8_t *d = tflm_interp_tensor_data(&ip, r);
-                for (uint32_t k = 0; d && k < r->bytes; ++k) {
-                    d[k] = (uint8_t)rnd();
-                }
-            }
-            st = tflm_interp_invoke(&ip);
-        } else if (st == TFLM_ERR_MEMORY) {
-            *needed = ip.err.needed;
+            st = run(&ip);
         }
+        unbuild(arena_buf);
     }
-    free(arena_buf);
     free(copy);
     return st;
 }
 
+// Exactness of the arena size: an arena of exactly `used` bytes works, 16
+// bytes less fails asking for `used`.
+static bool arena_exact(const uint8_t *data, size_t len, uint32_t used) {
+    tflm_status_t st[2];
+    uint32_t needed[2] = { 0, 0 };
+    for (int k = 0; k < 2; ++k) {
+        uint8_t *copy = malloc(len);
+        memcpy(copy, data, len);
+        tflm_error_t err;
+        tflm_model_t model;
+        tflm_model_init(&model, copy, len, &err);
+        size_t arena_len = used - 16u * (uint32_t)k;
+        uint8_t *arena_buf = malloc(arena_len);
+        tflm_arena_t arena;
+        tflm_arena_init(&arena, arena_buf, arena_len);
+        tflm_config_t cfg = { 0 };
+        st[k] = tflm_interp_init(&ip, &model, &arena, &cfg);
+        needed[k] = ip.err.needed;
+        ip.ready = false;
+        free(arena_buf);
+        free(copy);
+    }
+    return st[0] == TFLM_OK && st[1] == TFLM_ERR_MEMORY && needed[1] == used;
+}
+
+// The model read from good bytes, then changed: before the interpreter is
+// built (`when` 0), or after it (1: invoke the old interpreter, then build a
+// new one from the changed bytes).
+static tflm_status_t try_after_load(const uint8_t *orig, size_t len, const spots_t *s, int when) {
+    uint8_t *buf = malloc(len);
+    memcpy(buf, orig, len);
+    tflm_error_t err;
+    tflm_model_t model;
+    tflm_status_t st = tflm_model_init(&model, buf, len, &err);
+    size_t n = len;
+    uint32_t needed = 0;
+    if (st == TFLM_OK && when == 0) {
+        mutate(buf, &n, s, false);
+        read_model_info(&model);
+        uint8_t *arena_buf;
+        st = build(&model, 256 * 1024, &arena_buf, &needed);
+        if (st == TFLM_OK) {
+            st = run(&ip);
+        }
+        unbuild(arena_buf);
+    } else if (st == TFLM_OK) {
+        uint8_t *arena_buf;
+        st = build(&model, 256 * 1024, &arena_buf, &needed);
+        mutate(buf, &n, s, false);
+        if (st == TFLM_OK) {
+            st = run(&ip);
+        }
+        unbuild(arena_buf);
+        read_model_info(&model);
+        st = build(&model, 256 * 1024, &arena_buf, &needed);
+        if (st == TFLM_OK) {
+            st = run(&ip);
+        }
+        unbuild(arena_buf);
+    }
+    free(buf);
+    return st;
+}
+
+static void print_outcomes(const unsigned *n) {
+    printf("%u ran, %u ValueError, %u MemoryError, %u NotImplementedError, %u RuntimeError", n[0], n[1], n[2], n[3], n[4]);
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int main(int argc, char **argv) {
+    bool quiet = argc > 1 && strcmp(argv[1], "-q") == 0;
+    argv += quiet;
+    argc -= quiet;
     if (argc < 4) {
-        fprintf(stderr, "usage: fuzz_model ITERATIONS SEED MODEL...\n");
+        fprintf(stderr, "usage: fuzz_model [-q] ITERATIONS SEED MODEL...\n");
         return 2;
     }
     long iterations = strtol(argv[1], NULL, 0);
     rng_state = 0x2545f4914f6cdd1dull ^ (uint64_t)strtoull(argv[2], NULL, 0);
     int failures = 0;
-    for (int m = 3; m < argc; ++m) {
+    double slowest = 0;
+    const char *slowest_model = "";
+    unsigned total[2][5] = { { 0 } };
+    for (int mi = 3; mi < argc; ++mi) {
         size_t len;
-        uint8_t *orig = read_file(argv[m], &len);
+        uint8_t *orig = read_file(argv[mi], &len);
         if (!orig) {
-            fprintf(stderr, "cannot read %s\n", argv[m]);
+            fprintf(stderr, "cannot read %s\n", argv[mi]);
             return 2;
         }
-        const size_t big_arena = 512 * 1024;
-        uint32_t used = 0, needed = 0;
-        tflm_status_t st = try_model(orig, len, big_arena, &used, &needed);
-        const char *name = strrchr(argv[m], '/') ? strrchr(argv[m], '/') + 1 : argv[m];
-        if (st == TFLM_OK) {
-            // Exactness: the used size works, 16 bytes less reports it.
-            uint32_t used2 = 0, needed2 = 0;
-            tflm_status_t at_size = try_model(orig, len, used, &used2, &needed2);
-            tflm_status_t below = try_model(orig, len, used - 16, &used2, &needed2);
-            if (at_size != TFLM_OK || below != TFLM_ERR_MEMORY || needed2 != used) {
-                printf("FAIL %s: arena of %u bytes gives %d, %u bytes gives %d needing %u\n",
-                    name, used, at_size, used - 16, below, needed2);
-                failures++;
-            }
+        const char *name = strrchr(argv[mi], '/') ? strrchr(argv[mi], '/') + 1 : argv[mi];
+        uint32_t used = 0;
+        tflm_status_t st = try_model(orig, len, 1u << 20, &used);
+        if (st == TFLM_OK && !arena_exact(orig, len, used)) {
+            printf("FAIL %s: the arena of %u bytes it needs is not exact\n", name, used);
+            failures++;
         }
-        unsigned outcome[5] = { 0 };
+        spots_t spots = { NULL, 0, 0 };
+        tflm_model_t model;
+        tflm_error_t err;
+        bool loads = tflm_model_init(&model, orig, len, &err) == TFLM_OK;
+        if (loads) {
+            map_model(&model, &spots);
+        }
+        unsigned before[5] = { 0 }, after[5] = { 0 };
         uint8_t *buf = malloc(len);
         for (long i = 0; i < iterations; ++i) {
             size_t n = len;
             memcpy(buf, orig, len);
-            mutate(buf, &n);
-            uint32_t u, nd;
-            tflm_status_t s = try_model(buf, n, 64 * 1024, &u, &nd);
-            outcome[s < 5 ? s : 4]++;
+            mutate(buf, &n, &spots, true);
+            uint32_t needed;
+            double t0 = now();
+            tflm_status_t s = try_model(buf, n, 64 * 1024, &needed);
+            before[s < 5 ? s : 4]++;
+            if (loads && i % 2 == 0) {
+                s = try_after_load(orig, len, &spots, (int)((i / 2) & 1));
+                after[s < 5 ? s : 4]++;
+            }
+            double dt = now() - t0;
+            if (dt > slowest) {
+                slowest = dt;
+                slowest_model = name;
+            }
         }
-        printf("%-32s %s; %ld mutants: %u ran, %u ValueError, %u MemoryError, %u NotImplementedError, %u RuntimeError\n",
-            name, st == TFLM_OK ? "runs, arena exact" : "not runnable here", iterations,
-            outcome[0], outcome[1], outcome[2], outcome[3], outcome[4]);
+        for (int k = 0; k < 5; ++k) {
+            total[0][k] += before[k];
+            total[1][k] += after[k];
+        }
+        if (!quiet) {
+            printf("%-32s %s; %ld mutants: ", name, st == TFLM_OK ? "runs, arena exact" : "not runnable here", iterations);
+            print_outcomes(before);
+            if (loads) {
+                printf("; %ld changed after loading: ", (iterations + 1) / 2);
+                print_outcomes(after);
+            }
+            printf("\n");
+        }
+        free(spots.spots);
         free(buf);
         free(orig);
     }
+    if (quiet) {
+        printf("%d models, %ld mutants each: ", argc - 3, iterations);
+        print_outcomes(total[0]);
+        printf("; changed after loading: ");
+        print_outcomes(total[1]);
+        printf("\n");
+    }
+    printf("slowest mutant: %.3f s (%s)\n", slowest, slowest_model);
     return failures ? 1 : 0;
 }

@@ -216,6 +216,22 @@ static void test_arena(void) {
         tflm_arena_reset_temp(&a);
         CHECK(a.temp == 0, "temp reset");
     }
+    // A gap between two tails: allocations fill it from its top, stop at
+    // its floor, and leave the arena's tail as it was; temporaries still
+    // stop at the real tail.
+    tflm_arena_t g;
+    tflm_arena_init(&g, buf + (TFLM_ALIGN - (uintptr_t)buf % TFLM_ALIGN) % TFLM_ALIGN, 1024);
+    uint32_t t1 = tflm_arena_alloc_tail(&g, 96, 16), t2 = tflm_arena_alloc_tail(&g, 96, 16);
+    uint32_t t3 = tflm_arena_alloc_tail(&g, 64, 16);
+    CHECK(t1 == 1024 - 96 && t2 == t1 - 96 && t3 == t2 - 64 && g.tail == 256 && g.cursor == 256, "three tails");
+    tflm_arena_begin_gap(&g, 96, 96); // where the second one was
+    uint32_t in = tflm_arena_alloc_tail(&g, 64, 16);
+    CHECK(in == t1 - 64 && g.tail == 256, "allocation at the top of the gap");
+    CHECK(tflm_arena_alloc_tail(&g, 48, 16) == TFLM_ARENA_FAIL, "the gap's floor stops it");
+    CHECK(tflm_arena_alloc_tail(&g, 32, 16) == t2, "the gap filled to its floor");
+    CHECK(tflm_arena_alloc_temp(&g, 1024 - 256 + 1, 16) == TFLM_ARENA_FAIL, "temporaries stop at the lowest tail");
+    tflm_arena_end_gap(&g);
+    CHECK(g.cursor == g.tail && g.tail == 256 && g.gap_floor == 0, "gap ended");
     tflm_arena_t dry;
     tflm_arena_init_dry(&dry);
     CHECK(tflm_arena_is_dry(&dry) && tflm_arena_alloc_tail(&dry, 1000000, 4) != TFLM_ARENA_FAIL, "dry arena counts");

@@ -102,10 +102,46 @@ def bias_data(rng: np.random.Generator, dtype: str, n: int) -> np.ndarray:
     return rng.integers(-big, big, n).astype(np.int32 if dtype == "INT32" else np.int64)
 
 
-def single_op(op: str, inputs: list[tuple], outputs: list[tuple], **options) -> tuple[bytes, SubgraphBuilder]:
+def _int64_data_positions(data: bytes) -> list[int]:
+    """Where the data of the model's int64 constants starts."""
+    import tflite
+
+    m = tflite.Model.GetRootAsModel(data, 0)
+    positions = []
+    for s in range(m.SubgraphsLength()):
+        sg = m.Subgraphs(s)
+        for i in range(sg.TensorsLength()):
+            t = sg.Tensors(i)
+            buf = m.Buffers(t.Buffer())
+            if t.Type() == tflite.TensorType.INT64 and buf.DataLength():
+                positions.append(buf._tab.Vector(buf._tab.Offset(4)))
+    return positions
+
+
+def build_int64_at_4_mod_8(b: ModelBuilder) -> bytes:
+    """The model with its buffers 4-byte aligned, as older converters wrote
+    them (the speech-enhancement network's TRANSPOSE_CONV layers among
+    others), and every int64 constant at 4 modulo 8: loading them as int64
+    is undefined behaviour and faults on some cores. The FlatBuffer is built
+    from its end, so the length of the subgraph's name, written before the
+    buffers, moves the data until it sits there."""
+    sg = b.subgraphs[-1]
+    base = sg.name
+    for pad in range(16):
+        sg.name = base + "_" * pad
+        data = b.build(data_alignment=4)
+        positions = _int64_data_positions(data)
+        if positions and all(p % 8 == 4 for p in positions):
+            sg.name = base
+            return data
+    raise AssertionError("no padding puts the int64 data at 4 modulo 8")
+
+
+def single_op(op: str, inputs: list[tuple], outputs: list[tuple], int64_at_4_mod_8: bool = False,
+              **options) -> tuple[bytes, SubgraphBuilder]:
     """A model of one op. inputs/outputs are tensor() argument tuples:
     (shape, dtype, data, quant); inputs with data are constants, the others
-    are model inputs."""
+    are model inputs. int64_at_4_mod_8: see build_int64_at_4_mod_8."""
     b = ModelBuilder()
     sg = b.subgraph()
     ins = []
@@ -119,7 +155,7 @@ def single_op(op: str, inputs: list[tuple], outputs: list[tuple], **options) -> 
     sg.op(op, ins, outs, **options)
     sg.inputs = [i for i, spec in zip(ins, inputs) if spec is not None and (tuple(spec) + (None, None))[2] is None]
     sg.outputs = outs
-    return b.build(), sg
+    return (build_int64_at_4_mod_8(b) if int64_at_4_mod_8 else b.build()), sg
 
 
 # Every module of this package registers its generators when imported.

@@ -63,7 +63,7 @@ def _quant(rng, dtype, out_channels, per_channel, qdim, taps):
     return qin, qw, qout
 
 
-def _conv(rng: np.random.Generator, dtype: str, bias_type: str | None = None) -> Case:
+def _conv(rng: np.random.Generator, dtype: str, bias_type: str | None = None, int64_at_4_mod_8: bool = False) -> Case:
     g = _geometry(rng)
     batches = int(rng.integers(1, 4)) if rng.integers(0, 3) == 0 else 1
     in_d = int(rng.integers(1, 17))
@@ -73,7 +73,7 @@ def _conv(rng: np.random.Generator, dtype: str, bias_type: str | None = None) ->
     f_d = in_d // groups
     out_d = groups * int(rng.integers(1, max(2, 16 // groups + 1)))
     act = str(rng.choice(ACTIVATIONS))
-    has_bias = bool(rng.integers(0, 4))
+    has_bias = int64_at_4_mod_8 or bool(rng.integers(0, 4))
     per_channel = dtype != "FLOAT32" and bool(rng.integers(0, 2))
     wtype = "FLOAT32" if dtype == "FLOAT32" else "INT8"
     btype = bias_type or {"FLOAT32": "FLOAT32", "INT8": "INT32", "INT16": "INT64"}[dtype]
@@ -90,13 +90,13 @@ def _conv(rng: np.random.Generator, dtype: str, bias_type: str | None = None) ->
     if not has_bias and rng.integers(0, 2):
         inputs = inputs[:2]  # two inputs rather than an omitted third
     model, _ = single_op("CONV_2D", inputs, [((batches, g["oh"], g["ow"], out_d), dtype, qout)],
-                         Padding=g["padding"], StrideH=g["sh"], StrideW=g["sw"], DilationHFactor=g["dh"],
-                         DilationWFactor=g["dw"], FusedActivationFunction=act)
+                         int64_at_4_mod_8=int64_at_4_mod_8, Padding=g["padding"], StrideH=g["sh"], StrideW=g["sw"],
+                         DilationHFactor=g["dh"], DilationWFactor=g["dw"], FusedActivationFunction=act)
     return Case("", model, dict(dtype=dtype, batches=batches, in_d=in_d, out_d=out_d, groups=groups, act=act,
                                 bias=btype if has_bias else None, per_channel=per_channel, **g))
 
 
-def _depthwise(rng: np.random.Generator, dtype: str) -> Case:
+def _depthwise(rng: np.random.Generator, dtype: str, int64_at_4_mod_8: bool = False) -> Case:
     g = _geometry(rng)
     batches = int(rng.integers(1, 4)) if rng.integers(0, 3) == 0 else 1
     in_d = int(rng.integers(1, 17))
@@ -119,8 +119,9 @@ def _depthwise(rng: np.random.Generator, dtype: str) -> Case:
     inputs = [((batches, g["h"], g["w"], in_d), dtype, None, qin), (fshape, wtype, weights, qw),
               ((out_d,), btype, bias_data(rng, btype, out_d), qb)]
     model, _ = single_op("DEPTHWISE_CONV_2D", inputs, [((batches, g["oh"], g["ow"], out_d), dtype, qout)],
-                         Padding=g["padding"], StrideH=g["sh"], StrideW=g["sw"], DilationHFactor=g["dh"],
-                         DilationWFactor=g["dw"], DepthMultiplier=mult, FusedActivationFunction=act)
+                         int64_at_4_mod_8=int64_at_4_mod_8, Padding=g["padding"], StrideH=g["sh"], StrideW=g["sw"],
+                         DilationHFactor=g["dh"], DilationWFactor=g["dw"], DepthMultiplier=mult,
+                         FusedActivationFunction=act)
     return Case("", model, dict(dtype=dtype, batches=batches, in_d=in_d, multiplier=mult, act=act,
                                 per_channel=per_channel, **g))
 
@@ -145,6 +146,12 @@ def conv_int16_bias32(rng):
     return _conv(rng, "INT16", "INT32")
 
 
+@generator("CONV_2D/int16_bias64_4_mod_8")
+def conv_int16_bias64_misaligned(rng):
+    """int64 bias at 4 modulo 8, as older converters wrote it."""
+    return _conv(rng, "INT16", int64_at_4_mod_8=True)
+
+
 @generator("DEPTHWISE_CONV_2D/float32")
 def depthwise_float32(rng):
     return _depthwise(rng, "FLOAT32")
@@ -158,3 +165,9 @@ def depthwise_int8(rng):
 @generator("DEPTHWISE_CONV_2D/int16")
 def depthwise_int16(rng):
     return _depthwise(rng, "INT16")
+
+
+@generator("DEPTHWISE_CONV_2D/int16_bias64_4_mod_8")
+def depthwise_int16_bias64_misaligned(rng):
+    """int64 bias at 4 modulo 8, as older converters wrote it."""
+    return _depthwise(rng, "INT16", int64_at_4_mod_8=True)

@@ -11,13 +11,13 @@ from . import Case, act_quant, bias_data, generator, random_data, single_op, wei
 ACTIVATIONS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6"]
 
 
-def _fc(rng: np.random.Generator, dtype: str) -> Case:
+def _fc(rng: np.random.Generator, dtype: str, int64_at_4_mod_8: bool = False) -> Case:
     batches = int(rng.integers(1, 4))
     depth = int(rng.integers(1, 40))
     units = int(rng.integers(1, 20))
     keep = bool(rng.integers(0, 2)) and batches > 1
     act = str(rng.choice(ACTIVATIONS))
-    has_bias = bool(rng.integers(0, 4))  # mostly with bias
+    has_bias = int64_at_4_mod_8 or bool(rng.integers(0, 4))  # mostly with bias
     per_channel = dtype != "FLOAT32" and bool(rng.integers(0, 2))
     wtype = "FLOAT32" if dtype == "FLOAT32" else "INT8"
     btype = {"FLOAT32": "FLOAT32", "INT8": "INT32", "INT16": "INT64"}[dtype]
@@ -32,7 +32,7 @@ def _fc(rng: np.random.Generator, dtype: str) -> Case:
     weights = random_data(rng, wtype, (units, depth), -127, 127) if wtype == "INT8" else random_data(rng, wtype, (units, depth))
     inputs = [(in_shape, dtype, None, qin), ((units, depth), wtype, weights, qw),
               ((units,), btype, bias_data(rng, btype, units), qb) if has_bias else None]
-    model, _ = single_op("FULLY_CONNECTED", inputs, [(out_shape, dtype, qout)],
+    model, _ = single_op("FULLY_CONNECTED", inputs, [(out_shape, dtype, qout)], int64_at_4_mod_8=int64_at_4_mod_8,
                          FusedActivationFunction=act, KeepNumDims=keep)
     return Case("", model, dict(dtype=dtype, batches=batches, depth=depth, units=units, act=act,
                                 bias=has_bias, per_channel=per_channel, keep_num_dims=keep))
@@ -51,3 +51,9 @@ def fc_int8(rng):
 @generator("FULLY_CONNECTED/int16")
 def fc_int16(rng):
     return _fc(rng, "INT16")
+
+
+@generator("FULLY_CONNECTED/int16_bias64_4_mod_8")
+def fc_int16_bias64_misaligned(rng):
+    """int64 bias at 4 modulo 8, as older converters wrote it."""
+    return _fc(rng, "INT16", int64_at_4_mod_8=True)

@@ -18,7 +18,7 @@ def _out_size(padding: str, size: int, filt: int, stride: int) -> int:
     return size * stride if padding == "SAME" else (size - 1) * stride + filt
 
 
-def _tconv(rng: np.random.Generator, dtype: str, bias_type: str | None = None) -> Case:
+def _tconv(rng: np.random.Generator, dtype: str, bias_type: str | None = None, int64_at_4_mod_8: bool = False) -> Case:
     batches = int(rng.integers(1, 3))
     in_h, in_w = int(rng.integers(1, 6)), int(rng.integers(1, 6))
     in_c, out_c = int(rng.integers(1, 6)), int(rng.integers(1, 6))
@@ -32,7 +32,7 @@ def _tconv(rng: np.random.Generator, dtype: str, bias_type: str | None = None) -
     act = str(rng.choice(ACTIVATIONS))
     if bias_type is None:
         bias_type = {"FLOAT32": "FLOAT32", "INT8": "INT32", "INT16": "INT64"}[dtype]
-    has_bias = bias_type == "INT16" or bool(rng.integers(0, 4))
+    has_bias = bias_type == "INT16" or int64_at_4_mod_8 or bool(rng.integers(0, 4))
     per_channel = dtype != "FLOAT32" and bool(rng.integers(0, 2))
     wtype = "FLOAT32" if dtype == "FLOAT32" else "INT8"
     fshape = (out_c, fh, fw, in_c)
@@ -60,8 +60,8 @@ def _tconv(rng: np.random.Generator, dtype: str, bias_type: str | None = None) -
               ((out_c,), bias_type, bias, qb) if has_bias else None]
     if not has_bias:
         inputs.pop()  # TFLM counts its inputs: no bias means 3
-    model, _ = single_op("TRANSPOSE_CONV", inputs, [(out_shape, dtype, qout)], Padding=padding,
-                         StrideH=sh, StrideW=sw, FusedActivationFunction=act)
+    model, _ = single_op("TRANSPOSE_CONV", inputs, [(out_shape, dtype, qout)], int64_at_4_mod_8=int64_at_4_mod_8,
+                         Padding=padding, StrideH=sh, StrideW=sw, FusedActivationFunction=act)
     return Case("", model, dict(dtype=dtype, input=(batches, in_h, in_w, in_c), filter=fshape, output=out_shape,
                                 stride=(sh, sw), padding=padding, act=act, bias=bias_type if has_bias else None,
                                 per_channel=per_channel, filter_zp=filter_zp))
@@ -85,3 +85,9 @@ def tconv_int16(rng):
 @generator("TRANSPOSE_CONV/int16_bias16")
 def tconv_int16_bias16(rng):
     return _tconv(rng, "INT16", "INT16")
+
+
+@generator("TRANSPOSE_CONV/int16_bias64_4_mod_8")
+def tconv_int16_bias64_misaligned(rng):
+    """int64 bias at 4 modulo 8, as the speech-enhancement network's layers have it."""
+    return _tconv(rng, "INT16", "INT64", int64_at_4_mod_8=True)

@@ -1,0 +1,78 @@
+// Running a model (see interpreter.h).
+//
+// Operators run in order from the node records; nothing here reads the
+// model's structure. Control-flow operators do not call back into the
+// interpreter: their eval() asks for a subgraph (tflm_eval_call), which runs
+// in a frame of this loop's own, and then their eval() runs again to finish.
+// So the stack invoke() needs does not grow with the nesting of subgraphs,
+// whose depth the build bounded by TFLM_MAX_CALL_DEPTH.
+#include "interpreter.h"
+
+typedef struct {
+    uint16_t subgraph;
+    uint16_t node; // operator of the subgraph running
+} invoke_frame_t;
+
+tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
+    if (!ip->ready) {
+        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
+    }
+    invoke_frame_t frames[TFLM_MAX_CALL_DEPTH];
+    void *ptrs[TFLM_MAX_NODE_IO + TFLM_MAX_SCRATCH_PER_OP];
+    uint32_t depth = 1;
+    bool resumed = false;
+    frames[0].subgraph = 0;
+    frames[0].node = 0;
+    while (depth > 0) {
+        invoke_frame_t *f = &frames[depth - 1];
+        const tflm_subgraph_rec_t *s = tflm_interp_subgraph(ip, f->subgraph);
+        if (f->node == s->n_nodes) {
+            // Back to the operator that ran this subgraph.
+            depth--;
+            resumed = true;
+            continue;
+        }
+        uint32_t node = s->node_base + f->node;
+        const tflm_node_rec_t *nr = tflm_interp_node(ip, node);
+        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+        uint32_t n_io = (uint32_t)nr->n_inputs + nr->n_outputs;
+        for (uint32_t k = 0; k < n_io; ++k) {
+            ptrs[k] = io[k] == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[k]));
+        }
+        for (uint32_t k = 0; k < nr->n_scratch; ++k) {
+            ptrs[n_io + k] = tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, nr->scratch + k));
+        }
+        const tflm_kernel_t *k = &tflm_kernels[nr->kernel];
+        tflm_eval_t e = {
+            .data = tflm_arena_ptr(ip->arena, nr->data),
+            .in = ptrs,
+            .out = ptrs + nr->n_inputs,
+            .scratch = ptrs + n_io,
+            .n_in = nr->n_inputs,
+            .n_out = nr->n_outputs,
+            .ip = ip,
+            .err = &ip->err,
+            .call = TFLM_EVAL_NO_CALL,
+            .resumed = resumed,
+        };
+        resumed = false;
+        if (k->eval(&e) != TFLM_OK) {
+            return tflm_interp_node_error(ip, node, k->op);
+        }
+        if (e.call == TFLM_EVAL_NO_CALL) {
+            f->node++;
+            continue;
+        }
+        // The build checked the calls' targets and depth; a changed kernel
+        // state must not take this loop past its frames.
+        if (depth == TFLM_MAX_CALL_DEPTH || (uint32_t)e.call >= ip->n_subgraphs) {
+            tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: call to subgraph %d at depth %u",
+                (int)e.call, (unsigned)depth);
+            return tflm_interp_node_error(ip, node, k->op);
+        }
+        frames[depth].subgraph = (uint16_t)e.call;
+        frames[depth].node = 0;
+        depth++;
+    }
+    return TFLM_OK;
+}
