@@ -1,7 +1,7 @@
 """Where a .tflite model keeps the words its reader follows, for mutations
 that hit them: vector lengths, shapes, tensor and buffer indices, types,
-opcode indices and the scalar fields of operator options (subgraph indices
-of control-flow ops among them). The engine's fuzzer has the same map in C
+names, opcode indices and the scalar fields of operator options (subgraph
+indices of control-flow ops among them). The engine's fuzzer has the same map in C
 (tests/engine/fuzz_model.c)."""
 
 from __future__ import annotations
@@ -62,6 +62,9 @@ def spots(data: bytes) -> list[Spot]:
             vec(t, 4, f"tensor {i} shape")
             field(t, 6, 1, f"tensor {i} type")
             field(t, 8, 4, f"tensor {i} buffer")
+            name, length = _vector(t, 10)
+            if length:
+                out.append(Spot(name, 1, f"tensor {i} name"))
         for i in range(sg.OperatorsLength()):
             op = sg.Operators(i)
             tab = op._tab

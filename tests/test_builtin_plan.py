@@ -9,13 +9,12 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import DEVICE_PRELUDE, ROOT, model_files, model_path
+from conftest import DEVICE_PRELUDE, ROOT, SUPPORTED_OPS, model_files, model_path
 from tflm_host import device
 from tflm_host.model import load_model
 from tflm_host.planning import formats, plan_model
 from tflm_host.reference import reference_outputs
 from tflm_host.runner import make_inputs
-from tflm_host.specs import KERNELS
 
 NAME = "person_detect.tflite"
 
@@ -29,7 +28,7 @@ def firmware():
     text = formats.c_header(result.plan, NAME, result.head)
     if not header.exists() or header.read_text() != text:
         header.write_text(text)
-    ops = sorted({op.opcode for op in load_model(model_path(NAME)).main.operators} & set(KERNELS))
+    ops = sorted({op.opcode for op in load_model(model_path(NAME)).main.operators} & SUPPORTED_OPS)
     args = ["make", "-s", "--no-print-directory", "-C", str(ROOT), f"BUILD={build}", "BOARD=NETDUINO2",
             f"TFLM_OPS={' '.join(ops)}", "TFLM_PLANNERS=offline", f"PLAN={header}"]
     subprocess.run(args + ["firmware"], check=True, capture_output=True)

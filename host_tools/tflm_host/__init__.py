@@ -1,3 +1,5 @@
 """Host tools for the tflm MicroPython module."""
 
-__version__ = "0.1.0"
+from ._engine import VERSION as __version__  # engine/version.h: the module's own number
+
+__all__ = ["__version__"]

@@ -84,10 +84,19 @@ def _samples(args, model: Model):
     return make_inputs(model, args.inputs, args.seed, args.count)
 
 
+def _target(args):
+    """The target to run on: the host's own engine, or a board."""
+    if args.target == "host":
+        from .host_run import HostTarget
+
+        return HostTarget()
+    return device.target(args.target, args.firmware)
+
+
 def cmd_run(args) -> int:
     model = load_model(args.model)
     samples = _samples(args, model)
-    result = run_model(args.model, device.target(args.target, args.firmware), samples, args.planner)
+    result = run_model(args.model, _target(args), samples, args.planner)
     if args.json:
         print(json.dumps(result.to_json()))
         return 0
@@ -133,7 +142,7 @@ def cmd_compare(args) -> int:
 
     model = load_model(args.model)
     samples = _samples(args, model)
-    ours = run_model(args.model, device.target(args.target, args.firmware), samples, args.planner)
+    ours = run_model(args.model, _target(args), samples, args.planner)
     ref = reference_outputs(Path(args.model), samples)
     same, lines = compare_outputs(ours.runs, ref)
     if args.json:
@@ -302,15 +311,14 @@ def cmd_bench(args) -> int:
 
 
 def cmd_ops(args) -> int:
-    from .specs import KERNELS
-
+    kernels = arena.kernel_ops()
     used: list[str] = []
     for path in args.models:
         for op in load_model(path).op_counts():
             if op not in used:
                 used.append(op)
-    missing = [op for op in used if op not in KERNELS]
-    ops = sorted(op for op in used if op in KERNELS)
+    missing = [op for op in used if op not in kernels]
+    ops = sorted(op for op in used if op in kernels)
     names = ", ".join(Path(p).name for p in args.models)
     print(f"# kernels needed by {names}")
     print(f'TFLM_OPS="{" ".join(ops)}"')
@@ -364,14 +372,14 @@ def cmd_qemu(args) -> int:
 
 
 def cmd_codegen(args) -> int:
-    engine = device.PROJECT_ROOT / "micropython_mod" / "engine"
+    mod = device.PROJECT_ROOT / "micropython_mod"
     if args.check:
-        stale = [p for p, text in codegen.generated_files(engine).items()
+        stale = [p for p, text in codegen.generated_files(mod).items()
                  if not p.exists() or p.read_text() != text]
         for p in stale:
             print(f"{p} is out of date: run tflm-host codegen", file=sys.stderr)
         return 1 if stale else 0
-    for p in codegen.write(engine):
+    for p in codegen.write(mod):
         print(f"wrote {p}")
     return 0
 
@@ -415,7 +423,8 @@ def _positive_float(text: str) -> float:
 
 def _add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help=".tflite file")
-    p.add_argument("--target", default="unix", choices=device.TARGETS)
+    p.add_argument("--target", default="unix", choices=("host",) + tuple(device.TARGETS),
+                   help="host: the module's engine on this computer, no board or firmware needed")
     p.add_argument("--inputs", default="random", help="zeros, random or FILE.npz (input_0, input_1, ...)")
     p.add_argument("--seed", type=int, default=0, help="seed of random inputs")
     p.add_argument("--count", type=_at_least(1), default=1, help="input sets to run (zeros, random)")
@@ -512,7 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--romfs", help="a ROMFS image, or a folder to build one from, in the board's ROMFS region")
     p.set_defaults(func=cmd_qemu)
 
-    p = sub.add_parser("codegen", help="write the engine's generated C tables")
+    p = sub.add_parser("codegen", help="write the module's generated C sources (op tables, kernel lists)")
     p.add_argument("--check", action="store_true", help="only check they are up to date")
     p.set_defaults(func=cmd_codegen)
 

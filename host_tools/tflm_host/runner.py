@@ -186,6 +186,10 @@ def run_batch(target: Target, jobs: list[BatchJob], planner: str | None = "greed
               timeout: float = 1800) -> dict[str, BatchResult]:
     """Runs many models in as few device sessions as the target's ROMFS
     allows (one on the unix port); inputs travel as files, not REPL text."""
+    if getattr(target, "runs_on_host", False):
+        from .host_run import run_jobs
+
+        return run_jobs(jobs, planner)
     results: dict[str, BatchResult] = {}
     for group in _batches(target, jobs):
         files: dict[str, bytes] = {}

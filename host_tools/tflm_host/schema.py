@@ -48,6 +48,36 @@ BUILTIN_OPS = (
     'STABLEHLO_RNG_BIT_GENERATOR', 'REDUCE_WINDOW', 'STABLEHLO_COMPOSITE', 'STABLEHLO_SHIFT_LEFT',
     'STABLEHLO_CBRT', 'STABLEHLO_CASE',
 )
+# The BuiltinOptions union: the type number of each options table.
+BUILTIN_OPTIONS = (
+    'NONE', 'Conv2DOptions', 'DepthwiseConv2DOptions', 'ConcatEmbeddingsOptions', 'LSHProjectionOptions',
+    'Pool2DOptions', 'SVDFOptions', 'RNNOptions', 'FullyConnectedOptions', 'SoftmaxOptions',
+    'ConcatenationOptions', 'AddOptions', 'L2NormOptions', 'LocalResponseNormalizationOptions', 'LSTMOptions',
+    'ResizeBilinearOptions', 'CallOptions', 'ReshapeOptions', 'SkipGramOptions', 'SpaceToDepthOptions',
+    'EmbeddingLookupSparseOptions', 'MulOptions', 'PadOptions', 'GatherOptions', 'BatchToSpaceNDOptions',
+    'SpaceToBatchNDOptions', 'TransposeOptions', 'ReducerOptions', 'SubOptions', 'DivOptions', 'SqueezeOptions',
+    'SequenceRNNOptions', 'StridedSliceOptions', 'ExpOptions', 'TopKV2Options', 'SplitOptions',
+    'LogSoftmaxOptions', 'CastOptions', 'DequantizeOptions', 'MaximumMinimumOptions', 'ArgMaxOptions',
+    'LessOptions', 'NegOptions', 'PadV2Options', 'GreaterOptions', 'GreaterEqualOptions', 'LessEqualOptions',
+    'SelectOptions', 'SliceOptions', 'TransposeConvOptions', 'SparseToDenseOptions', 'TileOptions',
+    'ExpandDimsOptions', 'EqualOptions', 'NotEqualOptions', 'ShapeOptions', 'PowOptions', 'ArgMinOptions',
+    'FakeQuantOptions', 'PackOptions', 'LogicalOrOptions', 'OneHotOptions', 'LogicalAndOptions',
+    'LogicalNotOptions', 'UnpackOptions', 'FloorDivOptions', 'SquareOptions', 'ZerosLikeOptions', 'FillOptions',
+    'BidirectionalSequenceLSTMOptions', 'BidirectionalSequenceRNNOptions', 'UnidirectionalSequenceLSTMOptions',
+    'FloorModOptions', 'RangeOptions', 'ResizeNearestNeighborOptions', 'LeakyReluOptions',
+    'SquaredDifferenceOptions', 'MirrorPadOptions', 'AbsOptions', 'SplitVOptions', 'UniqueOptions',
+    'ReverseV2Options', 'AddNOptions', 'GatherNdOptions', 'CosOptions', 'WhereOptions', 'RankOptions',
+    'ReverseSequenceOptions', 'MatrixDiagOptions', 'QuantizeOptions', 'MatrixSetDiagOptions',
+    'HardSwishOptions', 'IfOptions', 'WhileOptions', 'DepthToSpaceOptions', 'NonMaxSuppressionV4Options',
+    'NonMaxSuppressionV5Options', 'ScatterNdOptions', 'SelectV2Options', 'DensifyOptions', 'SegmentSumOptions',
+    'BatchMatMulOptions', 'CumsumOptions', 'CallOnceOptions', 'BroadcastToOptions', 'Rfft2dOptions',
+    'Conv3DOptions', 'HashtableOptions', 'HashtableFindOptions', 'HashtableImportOptions',
+    'HashtableSizeOptions', 'VarHandleOptions', 'ReadVariableOptions', 'AssignVariableOptions', 'RandomOptions',
+    'BucketizeOptions', 'GeluOptions', 'DynamicUpdateSliceOptions', 'UnsortedSegmentProdOptions',
+    'UnsortedSegmentMaxOptions', 'UnsortedSegmentMinOptions', 'UnsortedSegmentSumOptions', 'ATan2Options',
+    'SignOptions', 'BitcastOptions', 'BitwiseXorOptions', 'RightShiftOptions',
+)
+
 TENSOR_TYPES = ('FLOAT32', 'FLOAT16', 'INT32', 'UINT8', 'INT64', 'STRING', 'BOOL', 'INT16', 'COMPLEX64', 'INT8', 'FLOAT64', 'COMPLEX128', 'UINT64', 'RESOURCE', 'VARIANT', 'UINT32', 'UINT16', 'INT4', 'BFLOAT16', 'INT2', 'UINT4', 'FLOAT8_E4M3FN', 'FLOAT8_E5M2')
 
 OP_CODES: dict[str, int] = {name: code for code, name in enumerate(BUILTIN_OPS)}

@@ -89,6 +89,11 @@ static tflm_arena_obj_t *arena_new_size(mp_int_t size) {
     if (size < 0) {
         mp_raise_ValueError(MP_ERROR_TEXT("arena size must be positive"));
     }
+    // Arena offsets are 31-bit: the same layout on every target.
+    if ((mp_uint_t)size > TFLM_ARENA_DRY_SIZE) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("arena size %ld is too large (at most %u bytes)"),
+            (long)size, (unsigned)TFLM_ARENA_DRY_SIZE);
+    }
     return arena_new_bytes((size_t)size);
 }
 
@@ -527,9 +532,9 @@ static mp_obj_t interp_set_input(size_t n_args, const mp_obj_t *args) {
     mp_buffer_info_t bufinfo;
     mp_get_buffer_raise(args[2], &bufinfo, MP_BUFFER_READ);
     mp_int_t offset = n_args > 3 ? mp_obj_get_int(args[3]) : 0;
-    if (offset < 0 || (size_t)offset > r->bytes || bufinfo.len > r->bytes - (size_t)offset) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%u bytes at offset %d do not fit the input's %u bytes"),
-            (unsigned)bufinfo.len, (int)offset, (unsigned)r->bytes);
+    if (offset < 0 || (mp_uint_t)offset > r->bytes || bufinfo.len > r->bytes - (size_t)offset) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%u bytes at offset %ld do not fit the input's %u bytes"),
+            (unsigned)bufinfo.len, (long)offset, (unsigned)r->bytes);
     }
     memcpy((uint8_t *)tflm_interp_tensor_data(&self->ip, r) + offset, bufinfo.buf, bufinfo.len);
     return mp_const_none;
@@ -623,6 +628,7 @@ static MP_DEFINE_CONST_FUN_OBJ_3(interp_set_tensor_buffer_obj, interp_set_tensor
 // (index: scratch buffer in request order), first/last: allocation scopes.
 static mp_obj_t interp_buffers(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    interp_check(self);
     const tflm_interp_t *ip = &self->ip;
     mp_obj_t list = mp_obj_new_list(0, NULL);
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
@@ -654,6 +660,7 @@ static void plan_line(void *ctx, const char *text, size_t len) {
 // memory_plan(width=80): the head's plan as text, a line per allocation scope.
 static mp_obj_t interp_memory_plan(size_t n_args, const mp_obj_t *args) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
+    interp_check(self);
     mp_int_t width = n_args > 1 ? mp_obj_get_int(args[1]) : 80;
     if (width < 8 || width > TFLM_PLAN_MAX_WIDTH) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("width must be 8 to %d"), TFLM_PLAN_MAX_WIDTH);

@@ -213,7 +213,12 @@ static mp_obj_t tflm_load(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_
 }
 MP_DEFINE_CONST_FUN_OBJ_KW(tflm_load_obj, 1, tflm_load);
 
-static mp_obj_t bytes_or_empty(tflm_model_t *m, tflm_fb_vec_t v) {
+// A name from the model as a str; ValueError when it is not UTF-8 (checked
+// at load, and here again: the buffer may have changed since).
+static mp_obj_t model_string(tflm_model_t *m, tflm_fb_vec_t v, const char *what) {
+    if (!tflm_utf8_valid(m->fb.buf + v.pos, v.count)) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("malformed model: %s is not UTF-8"), what);
+    }
     return mp_obj_new_str((const char *)m->fb.buf + v.pos, v.count);
 }
 
@@ -232,7 +237,7 @@ static mp_obj_t model_tensor_info(tflm_model_obj_t *self, uint32_t index) {
     tflm_tensor_info_obj_t *info = mp_obj_malloc(tflm_tensor_info_obj_t, &tflm_tensor_info_type);
     info->index = (uint16_t)index;
     info->type = t.type;
-    info->name = bytes_or_empty(m, t.name);
+    info->name = model_string(m, t.name, "a tensor name");
     mp_obj_t dims[TFLM_MAX_DIMS];
     for (uint32_t d = 0; d < t.shape.count; ++d) {
         dims[d] = mp_obj_new_int(tflm_fb_vec_i32(&m->fb, t.shape, d));
@@ -284,10 +289,11 @@ static mp_obj_t model_ops(tflm_model_obj_t *self) {
         tflm_model_opcode(m, op.opcode_index, &custom);
         const char *builtin = tflm_op_name(op.builtin);
         if (custom.count) {
+            mp_obj_t custom_name = model_string(m, custom, "a custom op name");
             vstr_t vstr;
             vstr_init(&vstr, 8 + custom.count);
             vstr_add_str(&vstr, "CUSTOM:");
-            vstr_add_strn(&vstr, (const char *)m->fb.buf + custom.pos, custom.count);
+            vstr_add_str(&vstr, mp_obj_str_get_str(custom_name));
             name = mp_obj_new_str_from_vstr(&vstr);
         } else if (builtin) {
             name = mp_obj_new_str(builtin, strlen(builtin));

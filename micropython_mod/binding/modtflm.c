@@ -8,13 +8,13 @@
 #include "py/objstr.h"
 
 #include "binding/binding.h"
-
-#define TFLM_VERSION "0.2.0"
+#include "engine/version.h"
 
 static const MP_DEFINE_STR_OBJ(tflm_version_obj, TFLM_VERSION);
 
 static const mp_rom_map_elem_t tflm_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_tflm) },
+    { MP_ROM_QSTR(MP_QSTR___version__), MP_ROM_PTR(&tflm_version_obj) },
     { MP_ROM_QSTR(MP_QSTR_version), MP_ROM_PTR(&tflm_version_obj) },
     { MP_ROM_QSTR(MP_QSTR_Model), MP_ROM_PTR(&tflm_model_type) },
     { MP_ROM_QSTR(MP_QSTR_TensorInfo), MP_ROM_PTR(&tflm_tensor_info_type) },

@@ -35,6 +35,11 @@ typedef struct {
     // tail goes below all the others.
     uint32_t gap_top;
     uint32_t gap_bytes;
+    // The records and lifetimes of the tensors only: no kernel's prepare()
+    // runs (no kernel data, no scratch buffers), so ops this build has no
+    // kernel for are allowed; such an interpreter cannot invoke(). The
+    // host plans any model this way.
+    bool tensors_only;
 } tflm_config_t;
 
 // Audit categories: what the arena holds, by kind. Their `used` bytes add up
@@ -79,10 +84,12 @@ typedef struct _tflm_interp_t {
     uint32_t tail_at;          // lowest arena offset of its tail
     uint32_t tail_start;       // arena tail bytes before this interpreter's
     uint32_t prepare_peak;     // its bytes in use at the busiest moment of prepare()
+    uint32_t n_scopes;         // allocation scopes of its lifetimes (rows of the plan picture)
     tflm_audit_t audit[TFLM_AUDIT_COUNT];
     void *external[TFLM_MAX_EXTERNAL]; // data of pre-allocated tensors (TFLM_AT_EXTERNAL records)
     uint32_t n_external;
     bool fixed;                // some head offsets came from an offline plan
+    bool tensors_only;         // built without kernels (tflm_config_t.tensors_only)
     bool ready;
     tflm_error_t err;
 } tflm_interp_t;
@@ -154,12 +161,6 @@ static inline uint32_t tflm_interp_needed_bytes(const tflm_interp_t *ip) {
 
 #define TFLM_PLAN_MAX_WIDTH (200)
 
-// Engine-internal, between the build's parts.
-// Marks every record's lifetime in TFLM's allocation scopes and checks that
-// operators read only defined tensors (lifetimes.c).
-tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip);
-// Prefixes the error message with the operator it came from.
-tflm_status_t tflm_interp_node_error(tflm_interp_t *ip, uint32_t node, int32_t builtin);
 
 // Resource variables (resources.c).
 #define TFLM_MAX_VAR_HANDLES (32)

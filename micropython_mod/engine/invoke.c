@@ -6,7 +6,7 @@
 // in a frame of this loop's own, and then their eval() runs again to finish.
 // So the stack invoke() needs does not grow with the nesting of subgraphs,
 // whose depth the build bounded by TFLM_MAX_CALL_DEPTH.
-#include "interpreter.h"
+#include "build.h"
 
 typedef struct {
     uint16_t subgraph;
@@ -16,6 +16,9 @@ typedef struct {
 tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
     if (!ip->ready) {
         return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
+    }
+    if (ip->tensors_only) {
+        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter was built without kernels (tensors only)");
     }
     invoke_frame_t frames[TFLM_MAX_CALL_DEPTH];
     void *ptrs[TFLM_MAX_NODE_IO + TFLM_MAX_SCRATCH_PER_OP];

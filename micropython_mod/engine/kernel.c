@@ -44,25 +44,10 @@ static tflm_status_t tensor_info(tflm_prepare_t *p, tflm_fb_vec_t list, uint32_t
         t->scale = tflm_fb_vec_f32(&m->fb, t->t.scale, 0);
     }
     // Zero points must fit the tensor's type: kernels rely on it so their
-    // arithmetic cannot overflow.
-    int64_t lo = 0, hi = 0;
-    switch (t->type) {
-        case TFLM_INT8:
-            lo = -128;
-            hi = 127;
-            break;
-        case TFLM_UINT8:
-            hi = 255;
-            break;
-        case TFLM_INT16:
-            lo = -32768;
-            hi = 32767;
-            break;
-        default:
-            lo = INT32_MIN;
-            hi = INT32_MAX;
-            break;
-    }
+    // arithmetic cannot overflow. Checked at load, and here again (the
+    // buffer may have changed since).
+    int64_t lo, hi;
+    tflm_zero_point_range(t->type, &lo, &hi);
     for (uint32_t c = 0; c < t->t.zero_point.count; ++c) {
         int64_t zp = tflm_fb_vec_i64(&m->fb, t->t.zero_point, c);
         if (zp < lo || zp > hi) {
@@ -225,4 +210,16 @@ tflm_status_t tflm_prep_expect_io(tflm_prepare_t *p, uint32_t min_in, uint32_t m
 
 tflm_status_t tflm_prep_unsupported_type(tflm_prepare_t *p, const char *what, unsigned type) {
     return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "%s of type %s is not supported", what, tflm_type_name(type));
+}
+
+const tflm_kernel_t *tflm_kernel_find(int32_t op, uint32_t *index) {
+    for (uint32_t i = 0; i < tflm_kernel_count; ++i) {
+        if (tflm_kernels[i].op == op) {
+            if (index) {
+                *index = i;
+            }
+            return &tflm_kernels[i];
+        }
+    }
+    return NULL;
 }

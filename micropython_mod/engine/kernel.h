@@ -77,16 +77,35 @@ static inline tflm_status_t tflm_eval_call(tflm_eval_t *e, uint32_t subgraph) {
     return TFLM_OK;
 }
 
+// Whether an op's output 0 may sit on the bytes of an input (the offline
+// plan's aliases, engine/plan.h): the kernels were written so that these run
+// with their output there. A view (RESHAPE-like) copies nothing when the
+// buffers coincide; an in-place op reads element i of each input before it
+// writes element i.
+typedef enum {
+    TFLM_ALIAS_NONE = 0,
+    TFLM_ALIAS_VIEW,
+    TFLM_ALIAS_IN_PLACE,
+} tflm_alias_t;
+
 typedef struct _tflm_kernel_t {
     int32_t op;               // builtin operator code
+    tflm_alias_t alias;       // what its output 0 may share with an input
     tflm_status_t (*prepare)(tflm_prepare_t *p);
     tflm_status_t (*eval)(tflm_eval_t *e);
 } tflm_kernel_t;
 
-// The kernels linked into this build (see kernels/registry.c).
+// The kernels linked into this build (kernels/registry.c, generated from
+// kernels/kernel_table.txt).
 extern const tflm_kernel_t tflm_kernels[];
 extern const uint32_t tflm_kernel_count;
 const tflm_kernel_t *tflm_kernel_find(int32_t op, uint32_t *index);
+
+// What prepare() returns after tflm_prep_alloc() or tflm_prep_temp() gave
+// NULL: OK in the dry pass, the allocation error otherwise.
+static inline tflm_status_t tflm_prep_status(const tflm_prepare_t *p) {
+    return p->failed ? p->err->status : TFLM_OK;
+}
 
 // prepare() helpers.
 static inline uint32_t tflm_prep_num_inputs(const tflm_prepare_t *p) {

@@ -7,13 +7,8 @@
 // never recurses, so deeply nested subgraphs cannot overflow the stack, and
 // every subgraph visit counts towards the scope limit, so nested calls with
 // fan-out cannot make it run for long.
-#include "interpreter.h"
+#include "build.h"
 #include "ops.h"
-
-// BuiltinOptions union types of the control-flow ops.
-#define TFLM_OPTIONS_IF (92)
-#define TFLM_OPTIONS_WHILE (93)
-#define TFLM_OPTIONS_CALL_ONCE (103)
 
 // Set on a tensor record while the walk has seen something write it.
 #define TFLM_TENSOR_WRITTEN (0x10)
@@ -212,5 +207,6 @@ tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip) {
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
         tflm_interp_tensor(ip, i)->flags &= (uint8_t)~TFLM_TENSOR_WRITTEN;
     }
+    ip->n_scopes = (uint32_t)w.scope + 1;
     return st;
 }

@@ -159,6 +159,62 @@ bool tflm_model_tensor_size(const tflm_model_t *m, const tflm_model_tensor_t *t,
     return true;
 }
 
+void tflm_zero_point_range(unsigned type, int64_t *lo, int64_t *hi) {
+    switch (type) {
+        case TFLM_INT8:
+            *lo = -128;
+            *hi = 127;
+            break;
+        case TFLM_UINT8:
+            *lo = 0;
+            *hi = 255;
+            break;
+        case TFLM_INT16:
+            *lo = -32768;
+            *hi = 32767;
+            break;
+        default:
+            *lo = (int64_t)INT32_MIN + 1;
+            *hi = INT32_MAX;
+            break;
+    }
+}
+
+bool tflm_utf8_valid(const uint8_t *s, uint32_t n) {
+    uint32_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        uint32_t len;
+        uint8_t lo = 0x80, hi = 0xbf; // the second byte's range: no overlong forms, no surrogates
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if (c >= 0xc2 && c <= 0xdf) {
+            len = 2;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            len = 3;
+            lo = c == 0xe0 ? 0xa0 : 0x80;
+            hi = c == 0xed ? 0x9f : 0xbf;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            len = 4;
+            lo = c == 0xf0 ? 0x90 : 0x80;
+            hi = c == 0xf4 ? 0x8f : 0xbf;
+        } else {
+            return false;
+        }
+        if (n - i < len || s[i + 1] < lo || s[i + 1] > hi) {
+            return false;
+        }
+        for (uint32_t k = 2; k < len; ++k) {
+            if ((s[i + k] & 0xc0) != 0x80) {
+                return false;
+            }
+        }
+        i += len;
+    }
+    return true;
+}
+
 // Checks that every entry of an index vector is a tensor index (or -1 where allowed).
 static tflm_status_t check_indices(tflm_model_t *m, tflm_fb_vec_t v, uint32_t n_tensors, bool allow_none,
     const char *what, uint32_t sg, uint32_t op, tflm_error_t *err) {
@@ -198,6 +254,20 @@ static tflm_status_t check_tensor(tflm_model_t *m, const tflm_model_tensor_t *t,
     if (len != 0 && tflm_type_size(t->type) != 0 && len < bytes) {
         return tflm_error(err, TFLM_ERR_VALUE, "malformed model: tensor %u of subgraph %u needs %u bytes, its buffer holds %u",
             (unsigned)i, (unsigned)sg, (unsigned)bytes, (unsigned)len);
+    }
+    if (!tflm_utf8_valid(m->fb.buf + t->name.pos, t->name.count)) {
+        return tflm_error(err, TFLM_ERR_VALUE, "malformed model: the name of tensor %u of subgraph %u is not UTF-8",
+            (unsigned)i, (unsigned)sg);
+    }
+    int64_t lo, hi;
+    tflm_zero_point_range(t->type, &lo, &hi);
+    for (uint32_t c = 0; c < t->zero_point.count; ++c) {
+        int64_t zp = tflm_fb_vec_i64(&m->fb, t->zero_point, c);
+        if (zp < lo || zp > hi) {
+            return tflm_error(err, TFLM_ERR_VALUE, "malformed model: tensor %u of subgraph %u has zero point %d%s, "
+                "outside %d..%d", (unsigned)i, (unsigned)sg, (int)TFLM_MAX(TFLM_MIN(zp, INT32_MAX), INT32_MIN),
+                zp < INT32_MIN || zp > INT32_MAX ? " (clamped)" : "", (int)lo, (int)hi);
+        }
     }
     if (t->scale.count > 1) {
         if (t->zero_point.count != 1 && t->zero_point.count != t->scale.count) {
@@ -285,6 +355,10 @@ tflm_status_t tflm_model_init(tflm_model_t *m, const uint8_t *buf, size_t len, t
     for (uint32_t i = 0; i < m->opcodes.count; ++i) {
         tflm_fb_vec_t custom;
         tflm_model_opcode(m, i, &custom);
+        if (!fb->bad && !tflm_utf8_valid(buf + custom.pos, custom.count)) {
+            return tflm_error(err, TFLM_ERR_VALUE, "malformed model: the custom name of operator code %u is not UTF-8",
+                (unsigned)i);
+        }
     }
     for (uint32_t i = 0; i < m->buffers.count; ++i) {
         uint32_t pos, blen;

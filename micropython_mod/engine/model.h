@@ -74,6 +74,13 @@ bool tflm_model_buffer(tflm_model_t *m, uint32_t index, uint32_t *pos, uint32_t 
 // Buffer index of the metadata entry called `name`, or UINT32_MAX.
 uint32_t tflm_model_metadata(tflm_model_t *m, const char *name);
 
+// The zero points a tensor of `type` may have: its values' range (int32
+// without INT32_MIN, which kernels negate); the int32 range for other types.
+void tflm_zero_point_range(unsigned type, int64_t *lo, int64_t *hi);
+
+// True when `n` bytes at `s` are valid UTF-8 (FlatBuffers strings must be).
+bool tflm_utf8_valid(const uint8_t *s, uint32_t n);
+
 // Element count and byte size of a tensor; false on overflow or unsized type.
 bool tflm_model_tensor_size(const tflm_model_t *m, const tflm_model_tensor_t *t, uint32_t *elements, uint32_t *bytes);
 

@@ -1,7 +1,9 @@
 // Offline memory plans (see plan.h).
 #include "plan.h"
-#include "interpreter.h"
+#include "arena.h"
+#include "kernel.h"
 #include "ops.h"
+#include "planner.h"
 
 // Offsets beyond this cannot be in any arena (tflm_arena_t sizes are 31-bit).
 #define PLAN_MAX_END (TFLM_ARENA_DRY_SIZE)
@@ -78,57 +80,30 @@ tflm_status_t tflm_plan_from_words(const uint8_t *buf, size_t len, tflm_plan_t *
     return TFLM_OK;
 }
 
-// The kernels were written so that these run with their output on an input's
-// bytes: a view copies nothing when the buffers coincide, and the element-wise
-// ops read element i of each input before writing element i.
-tflm_alias_t tflm_plan_alias_kind(int32_t builtin) {
-    switch (builtin) {
-        case TFLM_OP_RESHAPE:
-        case TFLM_OP_SQUEEZE:
-        case TFLM_OP_EXPAND_DIMS:
-            return TFLM_ALIAS_VIEW;
-        case TFLM_OP_ADD:
-        case TFLM_OP_SUB:
-        case TFLM_OP_MUL:
-        case TFLM_OP_DIV:
-        case TFLM_OP_MAXIMUM:
-        case TFLM_OP_MINIMUM:
-        case TFLM_OP_RELU:
-        case TFLM_OP_RELU6:
-        case TFLM_OP_LEAKY_RELU:
-        case TFLM_OP_HARD_SWISH:
-        case TFLM_OP_LOGISTIC:
-        case TFLM_OP_TANH:
-            return TFLM_ALIAS_IN_PLACE;
-        default:
-            return TFLM_ALIAS_NONE;
-    }
-}
-
 // Describes record i for an error message: "tensor 12" or "scratch buffer 1".
-static const char *rec_kind(const tflm_interp_t *ip, uint32_t i, uint32_t *number) {
-    if (i >= ip->n_model_tensors) {
-        *number = i - ip->n_model_tensors;
+static const char *rec_kind(const tflm_plan_view_t *v, uint32_t i, uint32_t *number) {
+    if (i >= v->n_model_tensors) {
+        *number = i - v->n_model_tensors;
         return "scratch buffer";
     }
     *number = i;
     return "tensor";
 }
 
-static tflm_status_t apply_offsets(tflm_interp_t *ip, const uint8_t *words, uint32_t count, uint32_t first) {
+static tflm_status_t apply_offsets(tflm_plan_view_t *v, const uint8_t *words, uint32_t count, uint32_t first) {
     for (uint32_t k = 0; k < count; ++k) {
         int32_t off = tflm_rd_i32(words + 4 * k);
-        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, first + k);
+        tflm_tensor_rec_t *r = &v->recs[first + k];
         uint32_t n;
-        const char *kind = rec_kind(ip, first + k, &n);
+        const char *kind = rec_kind(v, first + k, &n);
         if (off == TFLM_PLAN_ONLINE) {
             continue;
         }
         if (off < 0) {
-            return tflm_error(&ip->err, TFLM_ERR_VALUE, "offline plan: %s %u has offset %d", kind, (unsigned)n, (int)off);
+            return tflm_error(v->err, TFLM_ERR_VALUE, "offline plan: %s %u has offset %d", kind, (unsigned)n, (int)off);
         }
         if (r->where == TFLM_AT_EXTERNAL) {
-            return tflm_error(&ip->err, TFLM_ERR_VALUE,
+            return tflm_error(v->err, TFLM_ERR_VALUE,
                 "tensor %u is pre-allocated, but the offline plan places it at offset %d", (unsigned)n, (int)off);
         }
         // Offsets of tensors that need no arena memory (constants, variables,
@@ -142,51 +117,51 @@ static tflm_status_t apply_offsets(tflm_interp_t *ip, const uint8_t *words, uint
     return TFLM_OK;
 }
 
-tflm_status_t tflm_plan_apply(tflm_interp_t *ip, const tflm_plan_t *plan) {
-    uint32_t n_scratch = ip->n_tensors - ip->n_model_tensors;
-    if (plan->n_tensors != ip->n_model_tensors) {
-        return tflm_error(&ip->err, TFLM_ERR_VALUE, "offline plan has %u tensor offsets, the model has %u tensors",
-            (unsigned)plan->n_tensors, (unsigned)ip->n_model_tensors);
+tflm_status_t tflm_plan_apply(tflm_plan_view_t *v, const tflm_plan_t *plan) {
+    uint32_t n_scratch = v->n_recs - v->n_model_tensors;
+    if (plan->n_tensors != v->n_model_tensors) {
+        return tflm_error(v->err, TFLM_ERR_VALUE, "offline plan has %u tensor offsets, the model has %u tensors",
+            (unsigned)plan->n_tensors, (unsigned)v->n_model_tensors);
     }
     if (plan->scratch && plan->n_scratch != n_scratch) {
-        return tflm_error(&ip->err, TFLM_ERR_VALUE,
+        return tflm_error(v->err, TFLM_ERR_VALUE,
             "offline plan has %u scratch buffer offsets, the kernels ask for %u scratch buffers",
             (unsigned)plan->n_scratch, (unsigned)n_scratch);
     }
-    tflm_status_t st = apply_offsets(ip, plan->tensors, plan->n_tensors, 0);
+    tflm_status_t st = apply_offsets(v, plan->tensors, plan->n_tensors, 0);
     if (st == TFLM_OK && plan->scratch) {
-        st = apply_offsets(ip, plan->scratch, plan->n_scratch, ip->n_model_tensors);
+        st = apply_offsets(v, plan->scratch, plan->n_scratch, v->n_model_tensors);
     }
     return st;
 }
 
 // -- checking a planned head -------------------------------------------------
 
-static bool in_head(const tflm_interp_t *ip, uint32_t i) {
-    return tflm_interp_tensor(ip, i)->where == TFLM_AT_HEAD;
+static bool in_head(const tflm_plan_view_t *v, uint32_t i) {
+    return v->recs[i].where == TFLM_AT_HEAD;
 }
 
 // The alias source of record y: the input whose bytes the operator producing
 // y (as its output 0) writes y over, with the kind of alias. Records at
 // different offsets or of different sizes are no alias.
-static tflm_alias_t alias_parent(const tflm_interp_t *ip, uint32_t y, uint32_t *x) {
-    const tflm_tensor_rec_t *ry = tflm_interp_tensor(ip, y);
-    if (y >= ip->n_model_tensors || ry->where != TFLM_AT_HEAD) {
+static tflm_alias_t alias_parent(const tflm_plan_view_t *v, uint32_t y, uint32_t *x) {
+    const tflm_tensor_rec_t *ry = &v->recs[y];
+    if (y >= v->n_model_tensors || ry->where != TFLM_AT_HEAD) {
         return TFLM_ALIAS_NONE;
     }
-    for (uint32_t n = 0; n < ip->n_nodes; ++n) {
-        const tflm_node_rec_t *nr = tflm_interp_node(ip, n);
-        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+    for (uint32_t n = 0; n < v->n_nodes; ++n) {
+        const tflm_node_rec_t *nr = &v->nodes[n];
+        const uint16_t *io = (const uint16_t *)(v->base + nr->io);
         if (nr->n_outputs == 0 || io[nr->n_inputs] != y) {
             continue;
         }
-        tflm_alias_t kind = tflm_plan_alias_kind(tflm_kernels[nr->kernel].op);
+        tflm_alias_t kind = nr->kernel == TFLM_NO_KERNEL ? TFLM_ALIAS_NONE : tflm_kernels[nr->kernel].alias;
         uint32_t n_in = kind == TFLM_ALIAS_VIEW ? TFLM_MIN(1u, nr->n_inputs) : kind == TFLM_ALIAS_NONE ? 0 : nr->n_inputs;
         for (uint32_t k = 0; k < n_in; ++k) {
-            if (io[k] == TFLM_NO_INDEX || io[k] == y || !in_head(ip, io[k])) {
+            if (io[k] == TFLM_NO_INDEX || io[k] == y || !in_head(v, io[k])) {
                 continue;
             }
-            const tflm_tensor_rec_t *rx = tflm_interp_tensor(ip, io[k]);
+            const tflm_tensor_rec_t *rx = &v->recs[io[k]];
             if (rx->data == ry->data && rx->bytes == ry->bytes && tflm_type_size(rx->type) == tflm_type_size(ry->type)) {
                 *x = io[k];
                 return kind;
@@ -200,10 +175,10 @@ static tflm_alias_t alias_parent(const tflm_interp_t *ip, uint32_t y, uint32_t *
 // Follows alias sources up from record i: through views only (the records
 // holding the same values), or through every alias (the records sharing
 // the same bytes by design).
-static uint32_t alias_root(const tflm_interp_t *ip, uint32_t i, bool views_only) {
-    for (uint32_t steps = 0; steps < ip->n_model_tensors; ++steps) {
+static uint32_t alias_root(const tflm_plan_view_t *v, uint32_t i, bool views_only) {
+    for (uint32_t steps = 0; steps < v->n_model_tensors; ++steps) {
         uint32_t x;
-        tflm_alias_t kind = alias_parent(ip, i, &x);
+        tflm_alias_t kind = alias_parent(v, i, &x);
         if (kind == TFLM_ALIAS_NONE || (views_only && kind != TFLM_ALIAS_VIEW)) {
             break;
         }
@@ -212,18 +187,18 @@ static uint32_t alias_root(const tflm_interp_t *ip, uint32_t i, bool views_only)
     return i;
 }
 
-static tflm_status_t check_placement(tflm_interp_t *ip, uint32_t i) {
-    const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+static tflm_status_t check_placement(tflm_plan_view_t *v, uint32_t i) {
+    const tflm_tensor_rec_t *r = &v->recs[i];
     uint32_t n;
-    const char *kind = rec_kind(ip, i, &n);
+    const char *kind = rec_kind(v, i, &n);
     // Scratch buffers hold any type; tensors need their element alignment.
-    uint32_t align = i >= ip->n_model_tensors ? TFLM_ALIGN : (uint32_t)TFLM_MIN(tflm_type_size(r->type), 8u);
+    uint32_t align = i >= v->n_model_tensors ? TFLM_ALIGN : (uint32_t)TFLM_MIN(tflm_type_size(r->type), 8u);
     if (align > 1 && r->data % align != 0) {
-        return tflm_error(&ip->err, TFLM_ERR_VALUE, "offline plan: %s %u at offset %u is not %u-byte aligned",
+        return tflm_error(v->err, TFLM_ERR_VALUE, "offline plan: %s %u at offset %u is not %u-byte aligned",
             kind, (unsigned)n, (unsigned)r->data, (unsigned)align);
     }
     if (r->data > PLAN_MAX_END - tflm_planned_size(r)) {
-        return tflm_error(&ip->err, TFLM_ERR_VALUE, "offline plan: %s %u at offset %u is beyond any arena",
+        return tflm_error(v->err, TFLM_ERR_VALUE, "offline plan: %s %u at offset %u is beyond any arena",
             kind, (unsigned)n, (unsigned)r->data);
     }
     return TFLM_OK;
@@ -231,34 +206,34 @@ static tflm_status_t check_placement(tflm_interp_t *ip, uint32_t i) {
 
 // Records i and j share bytes while both are alive: fine only when they are
 // the same bytes by alias.
-static tflm_status_t check_pair(tflm_interp_t *ip, uint32_t i, uint32_t j) {
-    const tflm_tensor_rec_t *a = tflm_interp_tensor(ip, i), *b = tflm_interp_tensor(ip, j);
+static tflm_status_t check_pair(tflm_plan_view_t *v, uint32_t i, uint32_t j) {
+    const tflm_tensor_rec_t *a = &v->recs[i], *b = &v->recs[j];
     if (a->data == b->data && tflm_planned_size(a) == tflm_planned_size(b)
-        && alias_root(ip, i, false) == alias_root(ip, j, false)) {
+        && alias_root(v, i, false) == alias_root(v, j, false)) {
         return TFLM_OK;
     }
     uint32_t ni, nj;
-    const char *ki = rec_kind(ip, i, &ni), *kj = rec_kind(ip, j, &nj);
+    const char *ki = rec_kind(v, i, &ni), *kj = rec_kind(v, j, &nj);
     uint32_t lo = TFLM_MAX(a->data, b->data);
     uint32_t hi = TFLM_MIN(a->data + tflm_planned_size(a), b->data + tflm_planned_size(b));
-    return tflm_error(&ip->err, TFLM_ERR_VALUE,
+    return tflm_error(v->err, TFLM_ERR_VALUE,
         "offline plan: %s %u and %s %u share bytes %u-%u while both are alive (scope %d)",
         ki, (unsigned)ni, kj, (unsigned)nj, (unsigned)lo, (unsigned)(hi - 1), (int)TFLM_MAX(a->first, b->first));
 }
 
 // An output computed in place over input x overwrites x's values: no record
 // holding them (x and its views) may be read after that operator.
-static tflm_status_t check_in_place(tflm_interp_t *ip, uint32_t y, uint32_t x) {
-    const tflm_tensor_rec_t *ry = tflm_interp_tensor(ip, y);
-    const tflm_tensor_rec_t *rx = tflm_interp_tensor(ip, x);
-    uint32_t values = alias_root(ip, x, true);
-    for (uint32_t m = 0; m < ip->n_model_tensors; ++m) {
-        const tflm_tensor_rec_t *rm = tflm_interp_tensor(ip, m);
+static tflm_status_t check_in_place(tflm_plan_view_t *v, uint32_t y, uint32_t x) {
+    const tflm_tensor_rec_t *ry = &v->recs[y];
+    const tflm_tensor_rec_t *rx = &v->recs[x];
+    uint32_t values = alias_root(v, x, true);
+    for (uint32_t m = 0; m < v->n_model_tensors; ++m) {
+        const tflm_tensor_rec_t *rm = &v->recs[m];
         if (m == y || rm->where != TFLM_AT_HEAD || rm->data != rx->data || rm->last <= ry->first) {
             continue;
         }
-        if (alias_root(ip, m, true) == values) {
-            return tflm_error(&ip->err, TFLM_ERR_VALUE,
+        if (alias_root(v, m, true) == values) {
+            return tflm_error(v->err, TFLM_ERR_VALUE,
                 "offline plan: tensor %u is computed in place over tensor %u, but tensor %u is read after that (scope %d)",
                 (unsigned)y, (unsigned)x, (unsigned)m, (int)rm->last);
         }
@@ -266,32 +241,32 @@ static tflm_status_t check_in_place(tflm_interp_t *ip, uint32_t y, uint32_t x) {
     return TFLM_OK;
 }
 
-tflm_status_t tflm_plan_check(tflm_interp_t *ip) {
+tflm_status_t tflm_plan_check(tflm_plan_view_t *v) {
     tflm_status_t st;
-    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-        if (in_head(ip, i) && (st = check_placement(ip, i))) {
+    for (uint32_t i = 0; i < v->n_recs; ++i) {
+        if (in_head(v, i) && (st = check_placement(v, i))) {
             return st;
         }
     }
-    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-        if (!in_head(ip, i)) {
+    for (uint32_t i = 0; i < v->n_recs; ++i) {
+        if (!in_head(v, i)) {
             continue;
         }
-        const tflm_tensor_rec_t *a = tflm_interp_tensor(ip, i);
-        for (uint32_t j = i + 1; j < ip->n_tensors; ++j) {
-            const tflm_tensor_rec_t *b = tflm_interp_tensor(ip, j);
+        const tflm_tensor_rec_t *a = &v->recs[i];
+        for (uint32_t j = i + 1; j < v->n_recs; ++j) {
+            const tflm_tensor_rec_t *b = &v->recs[j];
             if (b->where != TFLM_AT_HEAD || !tflm_lifetimes_overlap(a, b)
                 || a->data >= b->data + tflm_planned_size(b) || b->data >= a->data + tflm_planned_size(a)) {
                 continue;
             }
-            if ((st = check_pair(ip, i, j))) {
+            if ((st = check_pair(v, i, j))) {
                 return st;
             }
         }
     }
-    for (uint32_t y = 0; y < ip->n_model_tensors; ++y) {
+    for (uint32_t y = 0; y < v->n_model_tensors; ++y) {
         uint32_t x;
-        if (alias_parent(ip, y, &x) == TFLM_ALIAS_IN_PLACE && (st = check_in_place(ip, y, x))) {
+        if (alias_parent(v, y, &x) == TFLM_ALIAS_IN_PLACE && (st = check_in_place(v, y, x))) {
             return st;
         }
     }

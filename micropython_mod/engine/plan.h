@@ -41,24 +41,25 @@ tflm_status_t tflm_plan_from_model(tflm_model_t *m, tflm_plan_t *plan, bool *fou
 // the interpreter allocates.
 tflm_status_t tflm_plan_from_words(const uint8_t *buf, size_t len, tflm_plan_t *plan, tflm_error_t *err);
 
-// Alias kinds of an operator's output 0 (see the top of this file).
-typedef enum {
-    TFLM_ALIAS_NONE = 0,
-    TFLM_ALIAS_VIEW,
-    TFLM_ALIAS_IN_PLACE,
-} tflm_alias_t;
-
-tflm_alias_t tflm_plan_alias_kind(int32_t builtin);
-
-typedef struct _tflm_interp_t tflm_interp_t;
+// What the plan code sees of an interpreter: the records the planners see
+// (planner.h) and the node records, for aliases; not the interpreter.
+typedef struct {
+    tflm_tensor_rec_t *recs;       // model tensors of all subgraphs, then scratch buffers
+    uint32_t n_model_tensors;
+    uint32_t n_recs;
+    const tflm_node_rec_t *nodes;
+    uint32_t n_nodes;
+    const uint8_t *base;           // the arena's base: node index lists are offsets from it
+    tflm_error_t *err;
+} tflm_plan_view_t;
 
 // Gives the head records the plan's offsets and marks them fixed. ValueError
 // when the counts do not match the model, or a pre-allocated tensor is placed.
-tflm_status_t tflm_plan_apply(tflm_interp_t *ip, const tflm_plan_t *plan);
+tflm_status_t tflm_plan_apply(tflm_plan_view_t *v, const tflm_plan_t *plan);
 
 // Checks a planned head: offsets aligned and in range, and no two buffers
 // that are alive at the same time sharing bytes unless as a supported alias.
 // ValueError naming the first conflicting buffers.
-tflm_status_t tflm_plan_check(tflm_interp_t *ip);
+tflm_status_t tflm_plan_check(tflm_plan_view_t *v);
 
 #endif // TFLM_ENGINE_PLAN_H

@@ -23,6 +23,8 @@ enum {
 
 // An omitted input in an index list.
 #define TFLM_NO_INDEX (0xffffu)
+// A node built without a kernel (tflm_config_t.tensors_only).
+#define TFLM_NO_KERNEL (0xffffu)
 
 // Lifetime of a buffer that is never used (TFLM plans it too, at "-1").
 #define TFLM_LIFETIME_UNSET (-1)

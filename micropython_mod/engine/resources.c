@@ -12,7 +12,6 @@
 #include "ops.h"
 #include "schema.h"
 
-#define TFLM_OPTIONS_VAR_HANDLE (111)
 #define TFLM_VAR_HANDLE_CONTAINER (0)
 #define TFLM_VAR_HANDLE_SHARED_NAME (1)
 

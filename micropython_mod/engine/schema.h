@@ -64,9 +64,6 @@
 #define TFLM_ACT_TANH (4)
 #define TFLM_ACT_SIGN_BIT (5)
 
-// BuiltinOptions union types
-#define TFLM_OPTIONS_FULLY_CONNECTED (8)
-
 // table FullyConnectedOptions
 #define TFLM_FC_FUSED_ACTIVATION (0)
 #define TFLM_FC_WEIGHTS_FORMAT (1)

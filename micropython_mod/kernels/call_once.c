@@ -1,10 +1,10 @@
 // CALL_ONCE: runs an initialisation subgraph the first time the model is
 // invoked (stateful models use it to set their resource variables).
 #include "kernels/kernels.h"
+#include "engine/ops.h"
 
 #if TFLM_KERNEL_CALL_ONCE
 
-#define TFLM_OPTIONS_CALL_ONCE (103)
 #define TFLM_CALL_ONCE_INIT_SUBGRAPH (0)
 
 typedef struct {

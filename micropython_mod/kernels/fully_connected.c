@@ -3,6 +3,7 @@
 #include "kernels/kernels.h"
 #include "kernels/dot.h"
 #include "engine/quant.h"
+#include "engine/ops.h"
 #include "engine/schema.h"
 
 #if TFLM_KERNEL_FULLY_CONNECTED

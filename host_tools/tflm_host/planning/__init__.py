@@ -2,7 +2,8 @@
 
 The plan places every buffer of the arena's head: the model's tensors and
 the kernels' scratch buffers, with the sizes and lifetimes the device gives
-them (arena.py mirrors the device). On top of a placement that reaches the
+them (the module's engine computes them, arena.py). The engine also checks
+the result, as the device checks every plan before it uses it. On top of a placement that reaches the
 bound (the most bytes alive at one operator) wherever the search can, two
 exact changes can go below it: aliases (views and in-place element-wise
 ops share their input's bytes, aliasing.py) and an execution order with a

@@ -5,13 +5,13 @@ bytes copies nothing. An element-wise op can write its output over an input
 of the same size when no tensor holding that input's values (the input and
 its views) is read after the op. Tensors chained this way form an alias
 group that the placement treats as one buffer alive from the group's first
-scope to its last. The device accepts exactly these aliases
-(validate.py mirrors its check).
+scope to its last. Which ops may alias comes from the engine (its kernel
+table), and the engine checks every plan that uses these aliases.
 """
 
 from __future__ import annotations
 
-from .validate import alias_kind
+from ..arena import kernel_ops
 
 
 def alias_groups(layout) -> dict[int, int]:
@@ -24,9 +24,10 @@ def alias_groups(layout) -> dict[int, int]:
     def vroot(i: int) -> int:
         return view_root.get(i, i)
 
+    kinds = kernel_ops()
     for node in layout.nodes:
-        kind = alias_kind(node.opcode)
-        if kind is None or not node.outputs:
+        kind = kinds.get(node.opcode, "none")
+        if kind == "none" or not node.outputs:
             continue
         y = node.outputs[0]
         ry = recs[y]
@@ -39,7 +40,7 @@ def alias_groups(layout) -> dict[int, int]:
             rx = recs[x]
             if rx.bytes != ry.bytes or rx.dtype_size != ry.dtype_size:
                 continue
-            if kind == "in-place":
+            if kind == "in_place":
                 values = vroot(x)
                 holders = [m for m in range(layout.n_tensors) if recs[m].planned and vroot(m) == values]
                 if any(recs[m].last > ry.first for m in holders if m != y):

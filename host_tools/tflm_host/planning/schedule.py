@@ -16,9 +16,8 @@ keep their order relative to each other.
 
 from __future__ import annotations
 
-from ..arena import align
+from ..arena import align, plan_layout
 from ..model import Model
-from ..specs import KERNELS
 
 STATEFUL_OPS = frozenset({"CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "IF", "WHILE"})
 BEAM = 4000
@@ -50,10 +49,10 @@ def _graph(model: Model):
         for t in op.inputs:
             if t >= 0:
                 consumers[t] = consumers.get(t, 0) | (1 << k)
-    scratch = []
-    for op in ops:
-        spec = KERNELS.get(op.opcode)
-        scratch.append(sum(align(b, 16) for b in spec.scratch(model, sg, op)) if spec else 0)
+    # The kernels' scratch buffers per operator, as the engine asks for them.
+    scratch = [0] * n
+    for r in plan_layout(model, "linear").records[sum(len(s.tensors) for s in model.subgraphs):]:
+        scratch[r.node] += r.size
     return ops, producer, size, preds, consumers, scratch
 
 

@@ -1,0 +1,74 @@
+"""Builds the tflm_host._engine extension from the module's C engine.
+
+In a checkout the sources are ../micropython_mod (the firmware's own). An
+sdist carries a copy of them in engine_src/ (written when the sdist is made),
+so a wheel built from it is the same engine. Everything else is in
+pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.sdist import sdist
+
+HERE = Path(__file__).resolve().parent
+CHECKOUT = HERE.parent / "micropython_mod"
+SHIPPED = HERE / "engine_src"
+# The parts of the module the host builds: no binding (that is MicroPython's).
+PARTS = ("engine", "kernels")
+
+
+def in_checkout() -> bool:
+    return HERE.name == "host_tools" and (CHECKOUT / "engine" / "version.h").is_file()
+
+
+def source_root() -> Path:
+    """An sdist's copy when there is one, else the checkout's sources."""
+    return SHIPPED if (SHIPPED / "engine").is_dir() or not in_checkout() else CHECKOUT
+
+
+def version() -> str:
+    text = (source_root() / "engine" / "version.h").read_text()
+    return re.search(r'#define TFLM_VERSION "([^"]+)"', text).group(1)
+
+
+def engine_extension() -> Extension:
+    root = source_root()
+    rel = Path("..") / "micropython_mod" if root == CHECKOUT else Path("engine_src")
+    sources = ["tflm_host/_engine.c"]
+    for part in PARTS:
+        sources += sorted(str(rel / part / p.name) for p in (root / part).glob("*.c"))
+    return Extension(
+        "tflm_host._engine",
+        sources=sources,
+        include_dirs=[str(rel)],
+        # As the firmware builds it: no fused multiply-add (results round as
+        # TFLM's reference kernels do), C99.
+        extra_compile_args=["-std=gnu99", "-O2", "-ffp-contract=off"],
+    )
+
+
+class SdistWithEngine(sdist):
+    """Copies the engine's C sources into the sdist (engine_src/)."""
+
+    def run(self) -> None:
+        if not in_checkout():
+            super().run()  # an sdist made from an sdist: the copy is there
+            return
+        if SHIPPED.exists():
+            shutil.rmtree(SHIPPED)
+        try:
+            for part in PARTS:
+                shutil.copytree(CHECKOUT / part, SHIPPED / part, ignore=shutil.ignore_patterns("*.o", "*.d"))
+            shutil.copy2(CHECKOUT / "tflm_config.h", SHIPPED / "tflm_config.h")
+            super().run()
+        finally:
+            # Builds in the checkout take the checkout's sources, never a stale copy.
+            shutil.rmtree(SHIPPED)
+
+
+setup(version=version(), ext_modules=[engine_extension()], cmdclass={"sdist": SdistWithEngine})

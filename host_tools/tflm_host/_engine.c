@@ -1,0 +1,665 @@
+// tflm_host._engine: the module's C engine (micropython_mod/engine and
+// kernels, the same sources the firmware builds) as a CPython extension.
+// The host's arena figures, plans, plan checks and host runs come from here,
+// so they are the device's by construction. A thin layer, as the
+// MicroPython binding is: engine errors become Python exceptions with the
+// engine's messages.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdlib.h>
+
+#include "engine/interpreter.h"
+#include "engine/ops.h"
+#include "engine/version.h"
+
+// ---------------------------------------------------------------------------
+// Errors
+
+// NotImplementedError naming every op the model needs and this build lacks,
+// else the exception the engine's status stands for.
+static PyObject *raise_engine(tflm_model_t *model, const tflm_error_t *err) {
+    char name[72];
+    if (err->status == TFLM_ERR_NOT_IMPLEMENTED && model && tflm_interp_missing_op(model, 0, name, sizeof(name))) {
+        PyObject *names = PyList_New(0);
+        for (uint32_t n = 0; names && tflm_interp_missing_op(model, n, name, sizeof(name)); ++n) {
+            PyObject *s = PyUnicode_FromString(name);
+            if (!s || PyList_Append(names, s) < 0) {
+                Py_XDECREF(s);
+                Py_CLEAR(names);
+                break;
+            }
+            Py_DECREF(s);
+        }
+        PyObject *sep = names ? PyUnicode_FromString(", ") : NULL;
+        PyObject *joined = sep ? PyUnicode_Join(sep, names) : NULL;
+        if (joined) {
+            PyErr_Format(PyExc_NotImplementedError, "model uses ops this firmware does not include: %U", joined);
+        }
+        Py_XDECREF(joined);
+        Py_XDECREF(sep);
+        Py_XDECREF(names);
+        return NULL;
+    }
+    PyObject *type;
+    switch (err->status) {
+        case TFLM_ERR_VALUE:
+            type = PyExc_ValueError;
+            break;
+        case TFLM_ERR_MEMORY:
+            type = PyExc_MemoryError;
+            break;
+        case TFLM_ERR_NOT_IMPLEMENTED:
+            type = PyExc_NotImplementedError;
+            break;
+        default:
+            type = PyExc_RuntimeError;
+            break;
+    }
+    PyErr_SetString(type, err->msg);
+    return NULL;
+}
+
+// 16-byte aligned memory the engine may use as it uses a board's (malloc
+// aligns to 16 on the hosts this runs on; checked).
+static uint8_t *alloc_aligned(size_t len) {
+    uint8_t *p = malloc(len ? len : 1);
+    if (p == NULL) {
+        PyErr_NoMemory();
+    } else if ((uintptr_t)p % TFLM_ALIGN != 0) {
+        free(p);
+        PyErr_SetString(PyExc_RuntimeError, "malloc returned memory that is not 16-byte aligned");
+        p = NULL;
+    }
+    return p;
+}
+
+// ---------------------------------------------------------------------------
+// Model: a .tflite model read by the engine, from its own aligned copy.
+
+typedef struct {
+    PyObject_HEAD
+    uint8_t *data;
+    Py_ssize_t len;
+    tflm_model_t model;
+} ModelObject;
+
+static void model_dealloc(ModelObject *self) {
+    free(self->data);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int model_init(ModelObject *self, PyObject *args, PyObject *kw) {
+    static char *names[] = { "data", NULL };
+    Py_buffer buf;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*", names, &buf)) {
+        return -1;
+    }
+    free(self->data);
+    self->data = alloc_aligned((size_t)buf.len);
+    if (self->data == NULL) {
+        PyBuffer_Release(&buf);
+        return -1;
+    }
+    memcpy(self->data, buf.buf, (size_t)buf.len);
+    self->len = buf.len;
+    PyBuffer_Release(&buf);
+    tflm_error_t err;
+    tflm_error_clear(&err);
+    if (tflm_model_init(&self->model, self->data, (size_t)self->len, &err) != TFLM_OK) {
+        raise_engine(NULL, &err);
+        return -1;
+    }
+    return 0;
+}
+
+// The distinct ops the model uses that this build has no kernel for.
+static PyObject *model_missing_ops(ModelObject *self, PyObject *unused) {
+    (void)unused;
+    PyObject *out = PyList_New(0);
+    char name[72];
+    for (uint32_t n = 0; out && tflm_interp_missing_op(&self->model, n, name, sizeof(name)); ++n) {
+        PyObject *s = PyUnicode_FromString(name);
+        if (!s || PyList_Append(out, s) < 0) {
+            Py_XDECREF(s);
+            Py_CLEAR(out);
+        } else {
+            Py_DECREF(s);
+        }
+    }
+    return out;
+}
+
+static PyMethodDef model_methods[] = {
+    { "missing_ops", (PyCFunction)model_missing_ops, METH_NOARGS, "Ops the model uses that have no kernel here." },
+    { NULL, NULL, 0, NULL },
+};
+
+static PyTypeObject ModelType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tflm_host._engine.Model",
+    .tp_doc = "Model(data): a .tflite model read and checked by the engine (ValueError when malformed).",
+    .tp_basicsize = sizeof(ModelObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)model_init,
+    .tp_dealloc = (destructor)model_dealloc,
+    .tp_methods = model_methods,
+};
+
+// ---------------------------------------------------------------------------
+// Interpreter: the model built in an arena as on the device.
+
+typedef struct {
+    PyObject_HEAD
+    ModelObject *model;
+    uint8_t *arena_buf;
+    uint8_t *plan_buf;
+    uint8_t *external_buf[TFLM_MAX_EXTERNAL];
+    uint32_t n_external;
+    tflm_arena_t arena;
+    tflm_interp_t ip;
+    bool ready;
+} InterpObject;
+
+static void interp_dealloc(InterpObject *self) {
+    free(self->arena_buf);
+    free(self->plan_buf);
+    for (uint32_t k = 0; k < self->n_external; ++k) {
+        free(self->external_buf[k]);
+    }
+    Py_XDECREF(self->model);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject InterpType;
+
+// Bytes of tensor `index` of subgraph 0, -1 when there is no such tensor.
+static long long tensor_bytes(tflm_model_t *m, long long index) {
+    tflm_subgraph_t sg;
+    tflm_model_tensor_t t;
+    uint32_t elements, bytes;
+    if (index < 0 || !tflm_model_subgraph(m, 0, &sg) || (uint64_t)index >= sg.tensors.count
+        || !tflm_model_tensor(m, &sg, (uint32_t)index, &t) || !tflm_model_tensor_size(m, &t, &elements, &bytes)) {
+        return -1;
+    }
+    return bytes;
+}
+
+// allocate(model, *, planner=None, plan=None, preallocated=(), tensors_only=False, run=False, arena=None)
+// The model built as tflm.Interpreter(model) builds it: measured first in a
+// buffer as large as its tail (which is what tflm.arena_size() reports), and
+// that measured build is the result unless the model is to run: then in an
+// arena of exactly the bytes it needs, or of `arena` usable bytes, with
+// MemoryError naming the needed bytes as the device gives it. A measured
+// build has the head's plan but no memory behind it (an offline plan may
+// place buffers gigabytes up).
+static PyObject *engine_allocate(PyObject *mod, PyObject *args, PyObject *kw) {
+    (void)mod;
+    static char *names[] = { "model", "planner", "plan", "preallocated", "tensors_only", "run", "arena", NULL };
+    ModelObject *model;
+    const char *planner = NULL;
+    Py_buffer plan = { 0 };
+    PyObject *prealloc = NULL;
+    int tensors_only = 0, run = 0;
+    PyObject *arena_arg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|$zz*OppO", names, &ModelType, &model, &planner, &plan,
+        &prealloc, &tensors_only, &run, &arena_arg)) {
+        return NULL;
+    }
+    InterpObject *self = PyObject_New(InterpObject, &InterpType);
+    if (self == NULL) {
+        PyBuffer_Release(&plan);
+        return NULL;
+    }
+    self->model = model;
+    Py_INCREF(model);
+    self->arena_buf = NULL;
+    self->plan_buf = NULL;
+    self->n_external = 0;
+    self->ready = false;
+    tflm_model_t *m = &model->model;
+    tflm_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.tensors_only = tensors_only != 0;
+    tflm_external_t ext[TFLM_MAX_EXTERNAL];
+    tflm_plan_t words;
+    tflm_error_t err;
+    tflm_error_clear(&err);
+    PyObject *seq = NULL;
+    if (planner) {
+        cfg.planner = tflm_planner_find(planner);
+        if (cfg.planner == NULL) {
+            PyErr_Format(PyExc_ValueError, "unknown planner '%s'", planner);
+            goto fail;
+        }
+    }
+    if (plan.buf) {
+        // The plan's words, in a buffer of their own that outlives the build.
+        self->plan_buf = alloc_aligned((size_t)plan.len);
+        if (self->plan_buf == NULL) {
+            goto fail;
+        }
+        memcpy(self->plan_buf, plan.buf, (size_t)plan.len);
+        if (tflm_plan_from_words(self->plan_buf, (size_t)plan.len, &words, &err) != TFLM_OK) {
+            raise_engine(NULL, &err);
+            goto fail;
+        }
+        cfg.plan = &words;
+        if (cfg.planner == NULL) {
+            cfg.planner = tflm_planner_find("offline");
+        }
+    }
+    if (prealloc && prealloc != Py_None) {
+        seq = PySequence_Fast(prealloc, "preallocated must be a sequence of tensor indices");
+        if (seq == NULL) {
+            goto fail;
+        }
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+        if (n > TFLM_MAX_EXTERNAL) {
+            PyErr_Format(PyExc_ValueError, "at most %d tensors can be pre-allocated", TFLM_MAX_EXTERNAL);
+            goto fail;
+        }
+        for (Py_ssize_t k = 0; k < n; ++k) {
+            long long index = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, k));
+            if (index == -1 && PyErr_Occurred()) {
+                goto fail;
+            }
+            long long bytes = tensor_bytes(m, index);
+            if (bytes < 0) {
+                PyErr_Format(PyExc_ValueError, "tensor %lld does not exist", index);
+                goto fail;
+            }
+            // A buffer of the tensor's own, as the device's user gives one.
+            self->external_buf[self->n_external] = alloc_aligned((size_t)bytes);
+            if (self->external_buf[self->n_external] == NULL) {
+                goto fail;
+            }
+            ext[k].tensor = (uint32_t)index;
+            ext[k].data = self->external_buf[self->n_external++];
+            ext[k].len = (uint32_t)bytes;
+        }
+        cfg.external = ext;
+        cfg.n_external = (uint32_t)n;
+    }
+    // As tflm.Interpreter(model) does: measure, then an arena of exactly that.
+    uint32_t tail, work;
+    if (tflm_interp_tail_size(m, &cfg, &tail, &work, &err) != TFLM_OK) {
+        raise_engine(m, &err);
+        goto fail;
+    }
+    size_t work_len = (size_t)work + TFLM_ALIGN;
+    self->arena_buf = alloc_aligned(work_len);
+    if (self->arena_buf == NULL) {
+        goto fail;
+    }
+    tflm_interp_t measured;
+    if (tflm_interp_measure(m, &cfg, self->arena_buf, work_len, &measured) != TFLM_OK) {
+        raise_engine(m, &measured.err);
+        goto fail;
+    }
+    if (!run && arena_arg == Py_None) {
+        // The measured build, its records in the work buffer, laid out from
+        // the same base as they were built.
+        tflm_arena_init(&self->arena, self->arena_buf, work_len);
+        self->ip = measured;
+        self->ip.arena = &self->arena;
+        self->ready = true;
+        Py_XDECREF(seq);
+        PyBuffer_Release(&plan);
+        return (PyObject *)self;
+    }
+    free(self->arena_buf);
+    self->arena_buf = NULL;
+    uint32_t needed = tflm_interp_needed_bytes(&measured);
+    unsigned long long size = needed;
+    if (arena_arg != Py_None) {
+        size = PyLong_AsUnsignedLongLong(arena_arg);
+        if (PyErr_Occurred()) {
+            goto fail;
+        }
+        if (size > TFLM_ARENA_DRY_SIZE) {
+            PyErr_Format(PyExc_ValueError, "arena size %llu is too large (at most %u bytes)", size,
+                (unsigned)TFLM_ARENA_DRY_SIZE);
+            goto fail;
+        }
+    }
+    self->arena_buf = alloc_aligned((size_t)size);
+    if (self->arena_buf == NULL) {
+        goto fail;
+    }
+    tflm_arena_init(&self->arena, self->arena_buf, (size_t)size);
+    if (tflm_interp_init(&self->ip, m, &self->arena, &cfg) != TFLM_OK) {
+        if (self->ip.err.status == TFLM_ERR_MEMORY) {
+            uint32_t need = self->ip.err.needed ? self->ip.err.needed : tflm_interp_needed_in(&self->arena, &measured);
+            PyErr_Format(PyExc_MemoryError, "arena too small: needs %u bytes, has %u", (unsigned)need,
+                (unsigned)self->arena.size);
+        } else {
+            raise_engine(m, &self->ip.err);
+        }
+        goto fail;
+    }
+    self->ready = true;
+    Py_XDECREF(seq);
+    PyBuffer_Release(&plan);
+    return (PyObject *)self;
+fail:
+    Py_XDECREF(seq);
+    PyBuffer_Release(&plan);
+    Py_DECREF(self);
+    return NULL;
+}
+
+static PyObject *interp_get_int(InterpObject *self, void *what) {
+    const tflm_interp_t *ip = &self->ip;
+    switch ((intptr_t)what) {
+        case 0:
+            return PyLong_FromUnsignedLong(ip->head_bytes);
+        case 1:
+            return PyLong_FromUnsignedLong(ip->tail_bytes);
+        case 2:
+            return PyLong_FromUnsignedLong(tflm_interp_used_bytes(ip));
+        case 3:
+            return PyLong_FromUnsignedLong(tflm_interp_needed_bytes(ip));
+        case 4:
+            return PyLong_FromUnsignedLong(ip->prepare_peak);
+        case 5:
+            return PyLong_FromUnsignedLong(ip->n_model_tensors);
+        case 6:
+            return PyLong_FromUnsignedLong(ip->n_scopes);
+        default:
+            return PyLong_FromUnsignedLong(self->arena.size);
+    }
+}
+
+static PyObject *interp_get_planner(InterpObject *self, void *unused) {
+    (void)unused;
+    return PyUnicode_FromString(self->ip.planner->name);
+}
+
+static PyGetSetDef interp_getset[] = {
+    { "head", (getter)interp_get_int, NULL, "head bytes (planned tensors and scratch buffers)", (void *)0 },
+    { "tail", (getter)interp_get_int, NULL, "tail bytes (records, kernel data, state)", (void *)1 },
+    { "used", (getter)interp_get_int, NULL, "arena_used_bytes: head + tail", (void *)2 },
+    { "needed", (getter)interp_get_int, NULL, "the smallest arena that works (tflm.arena_size)", (void *)3 },
+    { "prepare_peak", (getter)interp_get_int, NULL, "bytes in use at the busiest moment of prepare()", (void *)4 },
+    { "n_model_tensors", (getter)interp_get_int, NULL, "records of model tensors (scratch buffers follow)", (void *)5 },
+    { "scopes", (getter)interp_get_int, NULL, "allocation scopes of the lifetimes", (void *)6 },
+    { "arena_size", (getter)interp_get_int, NULL, "usable bytes of the arena it was built in", (void *)7 },
+    { "planner", (getter)interp_get_planner, NULL, "the memory planner's name", NULL },
+    { NULL, NULL, NULL, NULL, NULL },
+};
+
+// audit(): {category: (used, requested, count)} as interp.allocations() gives it.
+static PyObject *interp_audit(InterpObject *self, PyObject *unused) {
+    (void)unused;
+    PyObject *out = PyDict_New();
+    for (int k = 0; out && k < TFLM_AUDIT_COUNT; ++k) {
+        const tflm_audit_t *a = &self->ip.audit[k];
+        PyObject *v = Py_BuildValue("(kkk)", (unsigned long)a->used, (unsigned long)a->requested,
+            (unsigned long)a->count);
+        if (!v || PyDict_SetItemString(out, tflm_audit_names[k], v) < 0) {
+            Py_XDECREF(v);
+            Py_CLEAR(out);
+        } else {
+            Py_DECREF(v);
+        }
+    }
+    return out;
+}
+
+static const char *const where_names[] = { "none", "head", "tail", "model", "external" };
+
+// records(): per record (model tensors of all subgraphs, then scratch
+// buffers): (where, offset, bytes, first, last, type, fixed).
+static PyObject *interp_records(InterpObject *self, PyObject *unused) {
+    (void)unused;
+    const tflm_interp_t *ip = &self->ip;
+    PyObject *out = PyList_New(ip->n_tensors);
+    for (uint32_t i = 0; out && i < ip->n_tensors; ++i) {
+        const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+        PyObject *v = Py_BuildValue("(skkiiiO)", where_names[r->where < 5 ? r->where : 0], (unsigned long)r->data,
+            (unsigned long)r->bytes, (int)r->first, (int)r->last, (int)r->type,
+            (r->flags & TFLM_TENSOR_FIXED) ? Py_True : Py_False);
+        if (v == NULL) {
+            Py_CLEAR(out);
+        } else {
+            PyList_SET_ITEM(out, i, v);
+        }
+    }
+    return out;
+}
+
+static PyObject *index_tuple(const uint16_t *io, uint32_t n) {
+    PyObject *t = PyTuple_New(n);
+    for (uint32_t k = 0; t && k < n; ++k) {
+        PyTuple_SET_ITEM(t, k, PyLong_FromLong(io[k] == TFLM_NO_INDEX ? -1 : (long)io[k]));
+    }
+    return t;
+}
+
+// nodes(): per operator of all subgraphs in order: (op code, inputs, outputs,
+// first scratch record, scratch count); indices are records, -1: omitted.
+static PyObject *interp_nodes(InterpObject *self, PyObject *unused) {
+    (void)unused;
+    const tflm_interp_t *ip = &self->ip;
+    PyObject *out = PyList_New(ip->n_nodes);
+    for (uint32_t n = 0; out && n < ip->n_nodes; ++n) {
+        const tflm_node_rec_t *nr = tflm_interp_node(ip, n);
+        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+        int op = nr->kernel == TFLM_NO_KERNEL ? -1 : (int)tflm_kernels[nr->kernel].op;
+        PyObject *v = Py_BuildValue("(iNNkk)", op, index_tuple(io, nr->n_inputs),
+            index_tuple(io + nr->n_inputs, nr->n_outputs), (unsigned long)nr->scratch, (unsigned long)nr->n_scratch);
+        if (v == NULL) {
+            Py_CLEAR(out);
+        } else {
+            PyList_SET_ITEM(out, n, v);
+        }
+    }
+    return out;
+}
+
+// subgraphs(): (first tensor record, tensors, first node, nodes, inputs, outputs).
+static PyObject *interp_subgraphs(InterpObject *self, PyObject *unused) {
+    (void)unused;
+    const tflm_interp_t *ip = &self->ip;
+    PyObject *out = PyList_New(ip->n_subgraphs);
+    for (uint32_t s = 0; out && s < ip->n_subgraphs; ++s) {
+        const tflm_subgraph_rec_t *r = tflm_interp_subgraph(ip, s);
+        const uint16_t *io = tflm_arena_ptr(ip->arena, r->io);
+        PyObject *v = Py_BuildValue("(kkkkNN)", (unsigned long)r->tensor_base, (unsigned long)r->n_tensors,
+            (unsigned long)r->node_base, (unsigned long)r->n_nodes, index_tuple(io, r->n_inputs),
+            index_tuple(io + r->n_inputs, r->n_outputs));
+        if (v == NULL) {
+            Py_CLEAR(out);
+        } else {
+            PyList_SET_ITEM(out, s, v);
+        }
+    }
+    return out;
+}
+
+static void plan_line(void *ctx, const char *text, size_t len) {
+    PyObject *lines = ctx;
+    PyObject *s = PyUnicode_FromStringAndSize(text, (Py_ssize_t)len);
+    if (s) {
+        PyList_Append(lines, s);
+        Py_DECREF(s);
+    }
+}
+
+// memory_plan(width=80): the plan picture, as interp.memory_plan() prints it.
+static PyObject *interp_memory_plan(InterpObject *self, PyObject *args) {
+    unsigned int width = 80;
+    if (!PyArg_ParseTuple(args, "|I", &width)) {
+        return NULL;
+    }
+    PyObject *lines = PyList_New(0);
+    if (lines == NULL) {
+        return NULL;
+    }
+    tflm_interp_memory_plan(&self->ip, width, plan_line, lines);
+    if (PyErr_Occurred()) {
+        Py_DECREF(lines);
+        return NULL;
+    }
+    PyObject *nl = PyUnicode_FromString("\n");
+    PyObject *text = nl ? PyUnicode_Join(nl, lines) : NULL;
+    Py_XDECREF(nl);
+    Py_DECREF(lines);
+    if (text == NULL) {
+        return NULL;
+    }
+    PyObject *end = PyUnicode_FromString("\n");
+    PyObject *out = end ? PyUnicode_Concat(text, end) : NULL;
+    Py_XDECREF(end);
+    Py_DECREF(text);
+    return out;
+}
+
+static tflm_tensor_rec_t *io_record(InterpObject *self, Py_ssize_t i, bool output) {
+    if (!self->ip.ready) {
+        // Its head has no memory behind it.
+        PyErr_SetString(PyExc_RuntimeError, "a measured build holds no tensors: allocate(..., run=True)");
+        return NULL;
+    }
+    uint32_t n = output ? tflm_interp_num_outputs(&self->ip) : tflm_interp_num_inputs(&self->ip);
+    if (i < 0 || (size_t)i >= n) {
+        PyErr_Format(PyExc_IndexError, "model has %u %s", (unsigned)n, output ? "outputs" : "inputs");
+        return NULL;
+    }
+    uint32_t index = output ? tflm_interp_output(&self->ip, (uint32_t)i) : tflm_interp_input(&self->ip, (uint32_t)i);
+    return tflm_interp_tensor(&self->ip, index);
+}
+
+// set_input(i, data): the input's raw bytes.
+static PyObject *interp_set_input(InterpObject *self, PyObject *args) {
+    Py_ssize_t i;
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "ny*", &i, &buf)) {
+        return NULL;
+    }
+    const tflm_tensor_rec_t *r = io_record(self, i, false);
+    if (r && (size_t)buf.len != r->bytes) {
+        PyErr_Format(PyExc_ValueError, "input %zd holds %u bytes, not %zd", i, (unsigned)r->bytes, buf.len);
+        r = NULL;
+    }
+    if (r) {
+        memcpy(tflm_interp_tensor_data(&self->ip, r), buf.buf, (size_t)buf.len);
+    }
+    PyBuffer_Release(&buf);
+    if (r == NULL) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+// output(i): the output's raw bytes.
+static PyObject *interp_output(InterpObject *self, PyObject *args) {
+    Py_ssize_t i;
+    if (!PyArg_ParseTuple(args, "n", &i)) {
+        return NULL;
+    }
+    const tflm_tensor_rec_t *r = io_record(self, i, true);
+    if (r == NULL) {
+        return NULL;
+    }
+    return PyBytes_FromStringAndSize(tflm_interp_tensor_data(&self->ip, r), (Py_ssize_t)r->bytes);
+}
+
+static PyObject *interp_invoke(InterpObject *self, PyObject *unused) {
+    (void)unused;
+    if (!self->ip.ready) {
+        PyErr_SetString(PyExc_RuntimeError, "a measured build cannot run: allocate(..., run=True)");
+        return NULL;
+    }
+    if (tflm_interp_invoke(&self->ip) != TFLM_OK) {
+        return raise_engine(NULL, &self->ip.err);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef interp_methods[] = {
+    { "audit", (PyCFunction)interp_audit, METH_NOARGS, "The arena by category: {name: (used, requested, count)}." },
+    { "records", (PyCFunction)interp_records, METH_NOARGS,
+      "Per record: (where, offset, bytes, first, last, type, fixed)." },
+    { "nodes", (PyCFunction)interp_nodes, METH_NOARGS,
+      "Per operator: (op code, input records, output records, first scratch record, scratch count)." },
+    { "subgraphs", (PyCFunction)interp_subgraphs, METH_NOARGS,
+      "Per subgraph: (first tensor record, tensors, first node, nodes, input records, output records)." },
+    { "memory_plan", (PyCFunction)interp_memory_plan, METH_VARARGS, "The plan picture (width columns)." },
+    { "set_input", (PyCFunction)interp_set_input, METH_VARARGS, "set_input(i, data): input i's raw bytes." },
+    { "output", (PyCFunction)interp_output, METH_VARARGS, "output(i): output i's raw bytes." },
+    { "invoke", (PyCFunction)interp_invoke, METH_NOARGS, "Runs the model." },
+    { NULL, NULL, 0, NULL },
+};
+
+static PyTypeObject InterpType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tflm_host._engine.Interpreter",
+    .tp_doc = "An interpreter built by allocate(): records, plan and runs, as on the device.",
+    .tp_basicsize = sizeof(InterpObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)interp_dealloc,
+    .tp_methods = interp_methods,
+    .tp_getset = interp_getset,
+};
+
+// ---------------------------------------------------------------------------
+// Module
+
+static const char *const alias_names[] = { "none", "view", "in_place" };
+
+// kernels(): (op code, alias of output 0) for every kernel linked in.
+static PyObject *engine_kernels(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    PyObject *out = PyList_New(0);
+    for (uint32_t k = 0; out && k < tflm_kernel_count; ++k) {
+        if (tflm_kernels[k].op == TFLM_OP_CUSTOM) {
+            continue; // CUSTOM: a test kernel, never in firmware
+        }
+        PyObject *v = Py_BuildValue("(is)", (int)tflm_kernels[k].op, alias_names[tflm_kernels[k].alias]);
+        if (!v || PyList_Append(out, v) < 0) {
+            Py_XDECREF(v);
+            Py_CLEAR(out);
+        } else {
+            Py_DECREF(v);
+        }
+    }
+    return out;
+}
+
+static PyMethodDef engine_methods[] = {
+    { "allocate", (PyCFunction)(void (*)(void))engine_allocate, METH_VARARGS | METH_KEYWORDS,
+      "allocate(model, *, planner=None, plan=None, preallocated=(), tensors_only=False, arena=None)" },
+    { "kernels", (PyCFunction)engine_kernels, METH_NOARGS, "The kernels linked in: (op code, alias kind)." },
+    { NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef engine_module = {
+    PyModuleDef_HEAD_INIT, "tflm_host._engine", "The tflm module's C engine, on the host.", -1, engine_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__engine(void) {
+    if (PyType_Ready(&ModelType) < 0 || PyType_Ready(&InterpType) < 0) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&engine_module);
+    if (m == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&ModelType);
+    Py_INCREF(&InterpType);
+    if (PyModule_AddObject(m, "Model", (PyObject *)&ModelType) < 0
+        || PyModule_AddObject(m, "Interpreter", (PyObject *)&InterpType) < 0
+        || PyModule_AddStringConstant(m, "VERSION", TFLM_VERSION) < 0
+        || PyModule_AddIntConstant(m, "MAX_CALL_DEPTH", TFLM_MAX_CALL_DEPTH) < 0
+        || PyModule_AddIntConstant(m, "ALIGN", TFLM_ALIGN) < 0
+        || PyModule_AddIntConstant(m, "MAX_EXTERNAL", TFLM_MAX_EXTERNAL) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

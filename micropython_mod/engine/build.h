@@ -1,0 +1,38 @@
+// Between the parts of building an interpreter (engine-internal; the API is
+// interpreter.h): interpreter.c runs them in order.
+#ifndef TFLM_ENGINE_BUILD_H
+#define TFLM_ENGINE_BUILD_H
+
+#include "interpreter.h"
+
+// Checks that every operator has a kernel; the error names the missing ones
+// (missing_ops.c).
+tflm_status_t tflm_build_check_ops(tflm_interp_t *ip);
+
+// Clears the audit and the prepare() peak, and notes where this
+// interpreter's tail starts (build.c).
+void tflm_build_reset_counts(tflm_interp_t *ip);
+
+// Dry runs: the tail's bytes, its scratch buffers, and (in ip->prepare_peak)
+// the most bytes prepare() had in use at once (build.c).
+tflm_status_t tflm_build_measure(tflm_interp_t *ip, uint32_t *tail, uint32_t *n_scratch);
+
+// The real run in ip->arena, with records for scratch_cap scratch buffers;
+// *n_scratch: the buffers the kernels asked for (build.c).
+tflm_status_t tflm_build_tail(tflm_interp_t *ip, uint32_t scratch_cap, uint32_t *n_scratch);
+
+// Marks every record's lifetime in TFLM's allocation scopes and checks that
+// operators read only defined tensors (lifetimes.c).
+tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip);
+
+// Prefixes the error message with the operator it came from (build.c).
+tflm_status_t tflm_interp_node_error(tflm_interp_t *ip, uint32_t node, int32_t builtin);
+
+static inline void tflm_interp_audit(tflm_interp_t *ip, tflm_audit_kind_t kind, uint32_t used, uint32_t requested,
+    uint32_t count) {
+    ip->audit[kind].used += used;
+    ip->audit[kind].requested += requested;
+    ip->audit[kind].count += count;
+}
+
+#endif // TFLM_ENGINE_BUILD_H
