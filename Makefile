@@ -3,10 +3,10 @@
 #   make deps      toolchains, QEMU, .venv, MicroPython 1.25.0 source (once)
 #   make unix      MicroPython unix port with the tflm module
 #   make firmware BOARD=NETDUINO2|MPS2_AN385|NETDUINOPLUS2|MICROBIT (QEMU)
-#   make firmware BOARD=RPI_PICO|ESP32_GENERIC|PYBV11 MPY_DIR=... (real boards)
-#   make compile-check   the module for Cortex-M0+, M4F, M7 and RV32IMC, -Werror
+#   make firmware BOARD=RPI_PICO|PYBV11 (real boards; SDKs from ../shared/sdk)
+#   make compile-check   the module for Cortex-M0+, M4F, M7, RV32IMC, Xtensa, -Werror
 #   make demo      person detection from flash on the emulated STM32 (NETDUINO2)
-#   make test      every test
+#   make test      every test (the Pico's firmware runs in an RP2040 emulator)
 #
 # Everything built lives in build/ (ignored by git); nothing is downloaded
 # again when it is already there.
@@ -23,6 +23,8 @@ MPY_DIR ?= $(BUILD)/micropython-$(MPY_VERSION)
 VENV := $(TOP)/.venv
 PY := $(VENV)/bin/python
 MODELS ?= $(abspath $(TOP)/../shared/models)
+# Offline copies of the real boards' SDKs and the RP2040 bootrom (SOURCES.md there).
+SDK ?= $(abspath $(TOP)/../shared/sdk)
 BOARD ?= NETDUINO2
 # The project's QEMU boards: Cortex-M3 (MPS2), Cortex-M3 STM32F205, Cortex-M4F
 # STM32F405 (the pyboard's), Cortex-M0 (the RP2040's instruction set).
@@ -44,12 +46,14 @@ PLAN ?=
 MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MANIFEST= \
 	TFLM_OPS="$(TFLM_OPS)" TFLM_PLANNERS="$(TFLM_PLANNERS)" TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
 
-# The RISC-V compiler is for `make compile-check` (ESP32-C3-class cores).
+# The RISC-V and Xtensa compilers are for `make compile-check` (ESP32 cores);
+# cmake, g++ and Arm's libstdc++ build the RP2040 firmware and picotool.
 APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
-	gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
+	gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gcc-xtensa-lx106 picolibc-xtensa-lx106-elf \
+	cmake g++ libstdc++-arm-none-eabi-newlib
 
 .PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware list-qemu-boards demo size-report fw-dir \
-	test test-host test-engine test-device clean distclean
+	test test-host test-engine test-device test-pico clean distclean
 
 help:
 	@sed -n '3,9p' Makefile | sed 's/^# \{0,1\}//'
@@ -57,7 +61,8 @@ help:
 # ---------------------------------------------------------------------------
 # Dependencies
 
-deps: apt-deps venv micropython
+# pico-emulator (port_boards/boards.mk): rp2040js, which runs the RPI_PICO firmware in tests.
+deps: apt-deps venv micropython pico-emulator
 
 apt-deps:
 	@missing=""; \
@@ -174,16 +179,23 @@ demo: deps
 # Tests
 
 test: deps
-	@$(MAKE) --no-print-directory unix qemu-firmware
+	@$(MAKE) --no-print-directory unix qemu-firmware real-firmware
 	@$(MAKE) --no-print-directory test-engine
 	TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) $(PY) -m pytest -q tests
+
+# The whole device suite (every test parametrised over targets, every shared
+# model) on the real RPI_PICO firmware in the RP2040 emulator: about 20 times
+# slower than QEMU, so not part of `make test`, which runs a selection there.
+test-pico: deps
+	@$(MAKE) --no-print-directory firmware-real BOARD=RPI_PICO
+	TFLM_PICO=all TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) $(PY) -m pytest -q tests -k RPI_PICO
 
 # The engine alone, on the host, under AddressSanitizer and UBSan.
 test-engine: venv
 	$(MAKE) -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY))
 
 clean:
-	rm -rf $(BUILD)/unix $(addprefix $(BUILD)/,$(QEMU_BOARDS)) $(BUILD)/engine $(BUILD)/compile-check
+	rm -rf $(BUILD)/unix $(addprefix $(BUILD)/,$(QEMU_BOARDS) $(REAL_BOARDS)) $(BUILD)/engine $(BUILD)/compile-check
 
 distclean:
 	rm -rf $(BUILD) $(VENV)

@@ -1,17 +1,26 @@
 # Real boards and compile checks, included by the top-level Makefile (which
-# defines TOP, BUILD, MPY_DIR, BOARD, JOBS, TFLM_OPS, TFLM_PLANNERS, PLAN,
-# FW_BUILD and the apt-deps and firmware rules).
+# defines TOP, BUILD, MPY_DIR, MPY_CROSS, SDK, BOARD, JOBS, TFLM_OPS,
+# TFLM_PLANNERS, PLAN, FW_BUILD and the apt-deps and firmware rules).
 #
-#   make firmware BOARD=RPI_PICO|ESP32_GENERIC|PYBV11 MPY_DIR=<1.25 checkout>
+#   make deps-boards BOARD=RPI_PICO|PYBV11
+#       the port's SDKs in MPY_DIR/lib: extracted from the offline archives
+#       in ../shared/sdk (SDK=...) when they are there, else `git submodule`
+#       in a MicroPython git clone (needs GitHub); picotool for the RP2040,
+#       built once from its archive.
+#   make firmware BOARD=RPI_PICO|ESP32_GENERIC|PYBV11 [MPY_DIR=<1.25 checkout>]
 #       MicroPython 1.25 with the tflm module for a real board (rule
-#       firmware-real), in build/<BOARD>[-cfg-<hash>]. Needs a MicroPython
-#       git checkout with its submodules and the port's SDK: without them it
-#       stops and says what to run.
+#       firmware-real), in build/<BOARD>[-cfg-<hash>], then checked for fit
+#       (firmware text in its region, ROMFS region free, heap for the
+#       largest shared model's arena).
+#   make real-firmware   RPI_PICO, PYBV11 and PYBV11_QEMU (what `make test` builds)
+#   make boards-report   docs/boards.md's figures, from the built firmware
+#   make pico-emulator   rp2040js and the RP2040 bootrom in build/rp2040js
 #   make compile-check
 #       compiles all of the module's C (engine, kernels, binding) with
 #       -Werror for the real boards' CPUs: Cortex-M0+ (RP2040), Cortex-M4F
-#       (STM32F4), Cortex-M7 (STM32F7/H7), RV32IMC (ESP32-C3 class), and
-#       once with only some kernels; prints the module's size per CPU.
+#       (STM32F4), Cortex-M7 (STM32F7/H7), RV32IMC (ESP32-C3 class), Xtensa
+#       (lx106 standing in for the ESP32's LX6), and once with only some
+#       kernels; prints the module's size per CPU.
 #
 # Usable before the top-level Makefile includes it:
 #   make -f Makefile -f port_boards/boards.mk compile-check
@@ -28,21 +37,25 @@ endif
 TFLM_TOP_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 BOARDS_MAKE = $(MAKE) --no-print-directory -f $(TFLM_TOP_MAKEFILE) -f $(TFLM_BOARDS_MK)
 
-.PHONY: firmware-real real-boards-check compile-check compile-check-objs compile-check-deps \
-	compile-check-genhdr compile-check-report
+.PHONY: firmware-real real-boards-check deps-boards picotool pico-emulator real-firmware boards-report \
+	compile-check compile-check-objs compile-check-deps compile-check-genhdr compile-check-report
 
 # ---------------------------------------------------------------------------
 # Real boards
 
-REAL_BOARDS := RPI_PICO ESP32_GENERIC PYBV11
+REAL_BOARDS := RPI_PICO ESP32_GENERIC PYBV11 PYBV11_QEMU
+# The real boards `make test` builds (ESP32_GENERIC needs ESP-IDF, not here),
+# and the pyboard firmware's variant that runs on QEMU's STM32F405.
+TESTED_REAL_BOARDS := RPI_PICO PYBV11 PYBV11_QEMU
 REAL_PORT_RPI_PICO := rp2
 REAL_PORT_ESP32_GENERIC := esp32
 REAL_PORT_PYBV11 := stm32
+REAL_PORT_PYBV11_QEMU := stm32
 REAL_PORT = $(REAL_PORT_$(BOARD))
 
-# The RP2040 firmware must end below the ROMFS region, which starts here
-# (port_boards/RPI_PICO/mpconfigboard.h; tests/test_flash.py checks both agree).
-RPI_PICO_ROMFS_ADDR := 0x10100000
+# The offline SDKs (submodules at MicroPython 1.25.0's commits, picotool,
+# the RP2040 bootrom): ../shared/sdk, see its SOURCES.md.
+SDK ?= $(abspath $(TOP)/../shared/sdk)
 
 # The module's build settings as CMake definitions (lists are ;-separated).
 tflm_empty :=
@@ -62,7 +75,7 @@ MPY_DEFAULT_DIR = $(BUILD)/micropython-$(MPY_VERSION)
 SETUP_CLONE := echo "  git clone --branch v1.25.0 https://github.com/micropython/micropython.git $(MPY_CLONE_DIR)";
 SETUP_rp2 := $(SETUP_CLONE) \
 	echo "  make -C $(MPY_CLONE_DIR)/ports/rp2 submodules"; \
-	echo "  sudo apt-get install cmake python3 gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib";
+	echo "  sudo apt-get install cmake g++ python3 gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib";
 SETUP_stm32 := $(SETUP_CLONE) \
 	echo "  make -C $(MPY_CLONE_DIR)/ports/stm32 BOARD=PYBV11 submodules"; \
 	echo "  sudo apt-get install python3 gcc-arm-none-eabi libnewlib-arm-none-eabi";
@@ -79,53 +92,153 @@ real_board_missing = { echo "make firmware BOARD=$(BOARD): $(1)"; echo; \
 	echo "The board guide: docs/boards.md"; } >&2; exit 1
 
 # What each port needs from MPY_DIR (a submodule is there when its folder is
-# not empty) and on PATH.
+# not empty), the offline archive of each, and the tools on PATH.
 has_dir = [ -n "$$(ls -A $(1) 2>/dev/null)" ]
 SUBMODULES_rp2 := lib/pico-sdk lib/tinyusb lib/mbedtls lib/micropython-lib
-SUBMODULES_stm32 := lib/stm32lib lib/micropython-lib
+SUBMODULES_stm32 := lib/stm32lib lib/libhydrogen lib/micropython-lib
 SUBMODULES_esp32 := lib/berkeley-db-1.xx lib/micropython-lib
-TOOLS_rp2 := cmake arm-none-eabi-gcc arm-none-eabi-g++ arm-none-eabi-nm python3
+SDK_ARCHIVE_lib/pico-sdk := pico-sdk-2.1.1.tar.xz
+SDK_ARCHIVE_lib/tinyusb := tinyusb-0.17.0.tar.xz
+SDK_ARCHIVE_lib/mbedtls := mbedtls-3.6.2.tar.xz
+SDK_ARCHIVE_lib/micropython-lib := micropython-lib.tar.xz
+SDK_ARCHIVE_lib/stm32lib := stm32lib-f4.tar.xz
+SDK_ARCHIVE_lib/libhydrogen := libhydrogen.tar.xz
+TOOLS_rp2 := cmake c++ arm-none-eabi-gcc arm-none-eabi-g++ arm-none-eabi-nm python3
 TOOLS_stm32 := arm-none-eabi-gcc python3
 TOOLS_esp32 := idf.py cmake python3
+# Debian packages for the rp2 and stm32 builds (picotool is C++ built with
+# cmake; the pico-sdk's C++ runtime needs the newlib libstdc++).
+BOARDS_APT_PACKAGES := cmake g++ gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
 
-# Everything a real board's build needs, checked before it starts.
-real-boards-check:
+# picotool 2.1.1, which pico-sdk 2.1.1 wants for the .uf2: built once from
+# its archive (no USB support: only ELF to UF2), else the SDK finds an
+# installed one or clones it from GitHub at configure time.
+PICOTOOL_ARCHIVE := $(SDK)/picotool-2.1.1.tar.xz
+PICOTOOL_DIR := $(BUILD)/picotool
+PICOTOOL := $(PICOTOOL_DIR)/picotool/picotool
+PICOTOOL_CMAKE = $(if $(wildcard $(PICOTOOL_ARCHIVE)),-Dpicotool_DIR=$(PICOTOOL_DIR)/picotool)
+
+# Gets the port's submodules into MPY_DIR (sdk_deps.sh says from where), the
+# packages, and for the rp2 port picotool; stops with the setup commands
+# when something is missing.
+deps-boards: | $(BUILD)
 	@case " $(REAL_BOARDS) " in *" $(BOARD) "*) ;; \
 		*) echo "BOARD=$(BOARD) is not a real board; real boards: $(REAL_BOARDS)" >&2; exit 1;; esac
+	@if [ "$(MPY_DIR)" = "$(MPY_DEFAULT_DIR)" ] && [ -n "$(wildcard $(SDK)/*.tar.xz)" ]; then \
+		$(BOARDS_MAKE) micropython; fi
 	@if ! grep -Eqs '^#define MICROPY_VERSION_MINOR \(?25\)?$$' $(MPY_DIR)/py/mpconfig.h; then \
 		$(call real_board_missing,MPY_DIR=$(MPY_DIR) holds no MicroPython 1.25 source); fi
+	@bash $(TOP)/port_boards/sdk_deps.sh $(MPY_DIR) $(SDK) \
+		$(foreach m,$(SUBMODULES_$(REAL_PORT)),$(m)=$(SDK_ARCHIVE_$(m))) || true
 	@for m in $(SUBMODULES_$(REAL_PORT)); do \
 		if ! $(call has_dir,$(MPY_DIR)/$$m); then \
-			$(call real_board_missing,MPY_DIR=$(MPY_DIR) has no $$m: the $(REAL_PORT) port needs a MicroPython 1.25 git checkout with its submodules$(if $(filter $(MPY_DEFAULT_DIR),$(MPY_DIR)), (the source in build/ is Debian's source package: it has none))); \
+			$(call real_board_missing,MPY_DIR=$(MPY_DIR) has no $$m: the $(REAL_PORT) port needs a MicroPython 1.25 git checkout with its submodules$(if $(filter $(MPY_DEFAULT_DIR),$(MPY_DIR)), (the source in build/ is Debian's source package: it has none)) or the SDK archives of ../shared/sdk (SDK=$(SDK))); \
 		fi; done
+ifneq ($(filter rp2 stm32,$(REAL_PORT)),)
+	@if [ "$(TFLM_NO_APT)" != 1 ]; then $(BOARDS_MAKE) apt-deps APT_PACKAGES="$(BOARDS_APT_PACKAGES)"; fi
+endif
+ifeq ($(REAL_PORT),rp2)
+	@$(BOARDS_MAKE) picotool
+endif
+
+$(BUILD):
+	@mkdir -p $@
+
+picotool:
+	@if [ -f $(PICOTOOL_ARCHIVE) ]; then $(BOARDS_MAKE) $(PICOTOOL); \
+	else echo "picotool: no $(PICOTOOL_ARCHIVE); the pico-sdk looks for an installed picotool 2.1.x, else clones it (network)"; fi
+
+$(PICOTOOL): $(PICOTOOL_ARCHIVE)
+	@echo "picotool: building 2.1.1 from $(PICOTOOL_ARCHIVE) into $(PICOTOOL_DIR)"
+	@rm -rf $(BUILD)/picotool-src $(BUILD)/picotool-build $(PICOTOOL_DIR)
+	@mkdir -p $(BUILD)/picotool-src && tar -xJf $< -C $(BUILD)/picotool-src
+	@cmake -S $(BUILD)/picotool-src/picotool -B $(BUILD)/picotool-build -DCMAKE_BUILD_TYPE=Release \
+		-DPICO_SDK_PATH=$(MPY_DIR)/lib/pico-sdk -DPICOTOOL_NO_LIBUSB=1 -DPICOTOOL_FLAT_INSTALL=1 \
+		-DCMAKE_INSTALL_PREFIX=$(PICOTOOL_DIR) > $(BUILD)/picotool-build.log 2>&1 \
+		&& $(MAKE) -C $(BUILD)/picotool-build -j$(JOBS) install >> $(BUILD)/picotool-build.log 2>&1 \
+		|| { tail -30 $(BUILD)/picotool-build.log; echo "picotool: build failed ($(BUILD)/picotool-build.log)" >&2; exit 1; }
+	@rm -rf $(BUILD)/picotool-src $(BUILD)/picotool-build
+	@$@ version
+
+# Everything a real board's build needs, checked (and fetched) before it starts.
+real-boards-check: deps-boards
 	@for t in $(TOOLS_$(REAL_PORT)); do \
 		if ! command -v $$t > /dev/null; then \
 			$(call real_board_missing,$$t is not on PATH$(if $(filter esp32,$(REAL_PORT)), (ESP-IDF v5.2 to v5.4 must be installed and its export.sh sourced in this shell))); \
 		fi; done
 
+# The module's C files: when the list changes, the CMake ports must be
+# configured again (micropython.cmake lists them when CMake runs).
+TFLM_SOURCE_LIST = $(shell cd $(TOP)/micropython_mod && ls engine/*.c kernels/*.c binding/*.c | md5sum | cut -c1-16)
+
+# The frozen modules' C file lists the names (qstrs) the firmware lacks;
+# the ports do not make it again when the module adds names, so it is
+# removed when the binding changed since it was made.
+#
+# The ports build mpy-cross themselves with `make -C mpy-cross`, which
+# inherits BUILD= from this make's command line and builds it in the wrong
+# place. They are given the project's own (MICROPY_MPYCROSS), so no port
+# builds one and nothing of the host's lands in a board's folder.
 firmware-real: real-boards-check
+	@$(BOARDS_MAKE) $(MPY_CROSS)
+	@f=$(FW_BUILD)/frozen_content.c; if [ -f $$f ] && [ -n "$$(find $(TOP)/micropython_mod/binding -newer $$f -print -quit)" ]; then \
+		echo "the module's names (qstrs) may have changed: frozen content made again"; rm -f $$f; fi
 ifeq ($(REAL_PORT),rp2)
-	CMAKE_ARGS='$(TFLM_CMAKE_DEFS)' $(MAKE) -C $(MPY_DIR)/ports/rp2 BOARD=$(BOARD) \
+	@if [ -f $(FW_BUILD)/CMakeCache.txt ] && [ "$$(cat $(FW_BUILD)/.tflm-sources 2>/dev/null)" != "$(TFLM_SOURCE_LIST)" ]; then \
+		echo "the module's source files changed: configuring $(FW_BUILD) again"; \
+		MICROPY_MPYCROSS=$(MPY_CROSS) cmake $(FW_BUILD) > /dev/null; fi
+	MICROPY_MPYCROSS=$(MPY_CROSS) CMAKE_ARGS='$(TFLM_CMAKE_DEFS) $(PICOTOOL_CMAKE)' \
+		$(MAKE) -C $(MPY_DIR)/ports/rp2 BOARD=$(BOARD) \
 		BOARD_DIR=$(TOP)/port_boards/$(BOARD) BUILD=$(FW_BUILD) \
 		USER_C_MODULES=$(TOP)/micropython_mod/micropython.cmake -j$(JOBS)
-	@end=$$(arm-none-eabi-nm $(FW_BUILD)/firmware.elf | awk '$$3 == "__flash_binary_end" { print $$1 }'); \
-	if [ -z "$$end" ] || [ $$((0x$$end)) -gt $$(($(RPI_PICO_ROMFS_ADDR))) ]; then \
-		echo "firmware ends at 0x$$end, inside the ROMFS region at $(RPI_PICO_ROMFS_ADDR): build with fewer kernels (TFLM_OPS=...)" >&2; exit 1; fi; \
-	echo "firmware ends at 0x$$end, below the ROMFS region at $(RPI_PICO_ROMFS_ADDR)"
+	@echo "$(TFLM_SOURCE_LIST)" > $(FW_BUILD)/.tflm-sources
+	@PYTHONPATH=$(TOP)/host_tools python3 -m tflm_host.boards check $(BOARD) $(FW_BUILD)
 	@echo "firmware: $(FW_BUILD)/firmware.uf2"
 endif
 ifeq ($(REAL_PORT),esp32)
-	IDFPY_FLAGS='$(TFLM_IDF_DEFS)' $(MAKE) -C $(MPY_DIR)/ports/esp32 BOARD=$(BOARD) \
+	MICROPY_MPYCROSS=$(MPY_CROSS) IDFPY_FLAGS='$(TFLM_IDF_DEFS)' $(MAKE) -C $(MPY_DIR)/ports/esp32 BOARD=$(BOARD) \
 		BOARD_DIR=$(TOP)/port_boards/$(BOARD) BUILD=$(FW_BUILD) \
 		USER_C_MODULES=$(TOP)/micropython_mod/micropython.cmake
 	@echo "firmware: $(FW_BUILD)/firmware.bin (write it at 0x1000)"
 endif
 ifeq ($(REAL_PORT),stm32)
 	$(MAKE) -C $(MPY_DIR)/ports/stm32 BOARD=$(BOARD) BOARD_DIR=$(TOP)/port_boards/$(BOARD) \
-		BUILD=$(FW_BUILD) USER_C_MODULES=$(TOP) TFLM_OPS="$(TFLM_OPS)" TFLM_PLANNERS="$(TFLM_PLANNERS)" \
-		TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
+		BUILD=$(FW_BUILD) MICROPY_MPYCROSS=$(MPY_CROSS) USER_C_MODULES=$(TOP) TFLM_OPS="$(TFLM_OPS)" \
+		TFLM_PLANNERS="$(TFLM_PLANNERS)" TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
+	@PYTHONPATH=$(TOP)/host_tools python3 -m tflm_host.boards check $(BOARD) $(FW_BUILD)
 	@echo "firmware: $(FW_BUILD)/firmware.dfu (also firmware.hex, firmware0.bin at 0x08000000, firmware1.bin at 0x08020000)"
 endif
+
+# The real boards `make test` builds and runs.
+real-firmware:
+	@for b in $(TESTED_REAL_BOARDS); do $(BOARDS_MAKE) firmware-real BOARD=$$b || exit 1; done
+
+# docs/boards.md's figures: the built firmware measured, and the RPI_PICO
+# firmware run in the RP2040 emulator.
+boards-report: real-firmware pico-emulator
+	TFLM_BUILD=$(BUILD) $(PY) -m tflm_host.boards report --models $(MODELS) --pico --out docs/boards.md
+
+# The RP2040 emulator for the RPI_PICO firmware: rp2040js at the version
+# host_tools/tflm_host/pico/package-lock.json pins, and the RP2040's B1
+# bootrom from ../shared/sdk (checked against its published hash).
+EMU_DIR := $(BUILD)/rp2040js
+EMU_SRC := $(TOP)/host_tools/tflm_host/pico
+EMU_STAMP := $(EMU_DIR)/.installed
+RP2040_BOOTROM := $(SDK)/rp2040-bootrom-b1.bin
+RP2040_BOOTROM_SHA256 := 90b31e108faedfa6bbcfcc33ba05dac61e645108cfbbdc385f8dafc71fde44ae
+
+pico-emulator: $(EMU_STAMP)
+
+$(EMU_STAMP): $(EMU_SRC)/package.json $(EMU_SRC)/package-lock.json
+	@if ! command -v node > /dev/null || ! command -v npm > /dev/null; then \
+		$(BOARDS_MAKE) apt-deps APT_PACKAGES="nodejs npm"; fi
+	@test -f $(RP2040_BOOTROM) || { echo "no RP2040 bootrom at $(RP2040_BOOTROM) (SDK=...): the Pico emulator needs it" >&2; exit 1; }
+	@echo "$(RP2040_BOOTROM_SHA256)  $(RP2040_BOOTROM)" | sha256sum -c --quiet \
+		|| { echo "$(RP2040_BOOTROM) is not the RP2040 B1 bootrom" >&2; exit 1; }
+	@mkdir -p $(EMU_DIR)
+	cp $(EMU_SRC)/package.json $(EMU_SRC)/package-lock.json $(RP2040_BOOTROM) $(EMU_DIR)/
+	cd $(EMU_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
 
 # ---------------------------------------------------------------------------
 # Compile checks for the real boards' CPUs
@@ -147,14 +260,15 @@ CC_DIR := $(BUILD)/compile-check
 CC_MOD := $(TOP)/micropython_mod
 CC_GENHDR_BOARD := NETDUINO2
 CC_GENHDR_DIR := $(CC_DIR)/genhdr-$(CC_GENHDR_BOARD)
-CC_APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
+CC_APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
+	gcc-xtensa-lx106 picolibc-xtensa-lx106-elf
 
 CC_SRCS = $(patsubst $(CC_MOD)/%,%,$(sort $(wildcard $(CC_MOD)/engine/*.c $(CC_MOD)/kernels/*.c $(CC_MOD)/binding/*.c)))
 
 # The configuration with fewer kernels: TFLM_OPS if given, else those of
 # person_detect.tflite (tflm-host ops).
 CHECK_OPS ?= $(or $(strip $(TFLM_OPS)),AVERAGE_POOL_2D CONV_2D DEPTHWISE_CONV_2D RESHAPE SOFTMAX)
-CC_CONFIGS ?= cortex-m0plus cortex-m4 cortex-m7 rv32imc cortex-m4-ops
+CC_CONFIGS ?= cortex-m0plus cortex-m4 cortex-m7 rv32imc xtensa cortex-m4-ops
 
 # Warnings of the make-based ports (stm32, qemu, ...) for user modules.
 CC_WARN := -Wall -Wpointer-arith -Wdouble-promotion -Wfloat-conversion -Werror
@@ -201,6 +315,20 @@ CC_rv32imc_FLAGS := -march=rv32imc -mabi=ilp32 --specs=picolibc.specs -std=gnu17
 	-Wno-clobbered -Wno-deprecated-declarations -DMICROPY_ROM_TEXT_COMPRESSION=0
 CC_rv32imc_KOPT :=
 CC_rv32imc_WHAT := ESP32-C3 class (esp32 port), -O2
+
+# esp32 (ESP32: Xtensa LX6): no Xtensa-ESP32 compiler is packaged for
+# Debian; its lx106 compiler (the ESP8266's core: same instruction set base,
+# call0 ABI, no FPU) with picolibc compiles the module with ESP-IDF's flags
+# (-mlongcalls as ESP-IDF builds Xtensa code), so Xtensa-specific warnings
+# and type sizes are checked.
+XTENSA_PICOLIBC_SPECS := /usr/lib/xtensa-lx106-elf/picolibc.specs
+CC_xtensa_CC := xtensa-lx106-elf-gcc
+CC_xtensa_SIZE := xtensa-lx106-elf-size
+CC_xtensa_FLAGS := -mlongcalls --specs=$(XTENSA_PICOLIBC_SPECS) -std=gnu17 -O2 $(CC_WARN) \
+	-Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-enum-conversion -Wno-missing-field-initializers \
+	-Wno-clobbered -Wno-deprecated-declarations -DMICROPY_ROM_TEXT_COMPRESSION=0
+CC_xtensa_KOPT :=
+CC_xtensa_WHAT := ESP32 (esp32 port): Xtensa, lx106 compiler, -O2
 
 CC_cortex-m4-ops_CC := $(CC_cortex-m4_CC)
 CC_cortex-m4-ops_SIZE := $(CC_cortex-m4_SIZE)

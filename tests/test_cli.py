@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import MEASURED, MODELS, TARGETS, model_path
+from conftest import EVERY_TARGET, MEASURED, MODELS, model_path
 from tflm_host import cli, runner
 
 
@@ -18,7 +18,7 @@ def run_cli(capsys, *args) -> tuple[int, str, str]:
     return code, out.out, out.err
 
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", EVERY_TARGET)
 def test_run_json_shape(capsys, target):
     code, out, _ = run_cli(capsys, "run", model_path("hello_world_legacy.tflite"), "--target", target,
                            "--inputs", "zeros", "--json")
@@ -48,7 +48,7 @@ def test_run_several_and_npz(capsys, tmp_path):
     assert code == 2 and "has no array 'input_0'" in err
 
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", EVERY_TARGET)
 @pytest.mark.parametrize("name", ["hello_world_int8.tflite", "hello_world_float.tflite", "hello_world_legacy.tflite"])
 def test_compare_bit_exact(capsys, name, target):
     code, out, _ = run_cli(capsys, "compare", model_path(name), "--target", target, "--count", "20")

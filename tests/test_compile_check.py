@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("TFLM_BUILD", ROOT / "build"))
-CPUS = ["cortex-m0plus", "cortex-m4", "cortex-m7", "rv32imc"]
+CPUS = ["cortex-m0plus", "cortex-m4", "cortex-m7", "rv32imc", "xtensa"]
 # boards.mk works whether or not the top-level Makefile includes it yet.
 MAKE = ["make", "--no-print-directory", "-C", str(ROOT), "-f", "Makefile", "-f", "port_boards/boards.mk",
         f"BUILD={BUILD}"]
@@ -105,7 +105,8 @@ def test_real_board_without_submodules(board, port, first, tmp_path):
     (mpy / "py" / "mpconfig.h").write_text("#define MICROPY_VERSION_MINOR (25)\n")
     for m in ("pico-sdk", "tinyusb", "mbedtls", "micropython-lib", "stm32lib", "berkeley-db-1.xx"):
         (mpy / "lib" / m).mkdir(parents=True)  # empty, as in a source tree without submodules
-    r = make("firmware-real", f"BOARD={board}", f"MPY_DIR={mpy}")
+    # Without the offline SDK archives (SDK=...) and not a git clone: nothing to get them from.
+    r = make("firmware-real", f"BOARD={board}", f"MPY_DIR={mpy}", f"SDK={tmp_path / 'no-sdk'}")
     assert r.returncode != 0
     assert f"has no {first}: the {port} port needs a MicroPython 1.25 git checkout with its submodules" in r.stderr
     assert f"make -C $HOME/micropython-1.25/ports/{port}" in r.stderr and "submodules" in r.stderr
@@ -120,7 +121,7 @@ def test_esp32_without_esp_idf(tmp_path):
         (mpy / "lib" / m / "README").write_text("x")
     env = dict(os.environ, PATH="/usr/bin:/bin")
     env.pop("IDF_PATH", None)
-    r = make("firmware-real", "BOARD=ESP32_GENERIC", f"MPY_DIR={mpy}", env=env)
+    r = make("firmware-real", "BOARD=ESP32_GENERIC", f"MPY_DIR={mpy}", f"SDK={tmp_path / 'no-sdk'}", env=env)
     assert r.returncode != 0
     assert "idf.py is not on PATH (ESP-IDF v5.2 to v5.4 must be installed and its export.sh sourced" in r.stderr
     assert "install.sh esp32" in r.stderr and "export.sh" in r.stderr
@@ -128,5 +129,5 @@ def test_esp32_without_esp_idf(tmp_path):
 
 def test_not_a_real_board():
     r = make("firmware-real", "BOARD=NETDUINO2")
-    assert r.returncode != 0 and "BOARD=NETDUINO2 is not a real board; real boards: RPI_PICO ESP32_GENERIC PYBV11" \
+    assert r.returncode != 0 and "BOARD=NETDUINO2 is not a real board; real boards: RPI_PICO ESP32_GENERIC PYBV11 PYBV11_QEMU" \
         in r.stderr

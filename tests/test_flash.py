@@ -296,11 +296,6 @@ def test_romfs_regions_match_the_board_files(board):
         (flash.BOARDS[board].romfs_addr, flash.BOARDS[board].romfs_size)
 
 
-def test_rp2040_romfs_address_in_boards_mk():
-    text = (ROOT / "port_boards" / "boards.mk").read_text()
-    assert f"RPI_PICO_ROMFS_ADDR := 0x{flash.BOARDS['RPI_PICO'].romfs_addr:08X}" in text
-
-
 def test_esp32_partition_table_is_consistent():
     """Partitions in order, 4 KiB aligned, no overlap, inside 4 MiB; the app keeps 1984 KiB."""
     rows = []

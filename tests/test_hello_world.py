@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import TARGETS, get_target, model_path
+from conftest import EVERY_TARGET, get_target, model_path
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
 from tflm_host.runner import make_inputs, run_model
@@ -27,7 +27,7 @@ def samples_for(name: str) -> list[list[np.ndarray]]:
     return samples
 
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", EVERY_TARGET)
 @pytest.mark.parametrize("name", HELLO)
 def test_bit_exact_with_tflm(name, target, measured):
     samples = samples_for(name)
@@ -50,7 +50,7 @@ def test_bit_exact_with_tflm(name, target, measured):
 def test_same_arena_on_every_target(name):
     """The arena layout does not depend on the pointer size."""
     figures = set()
-    for target in TARGETS:
+    for target in EVERY_TARGET:
         r = run_model(model_path(name), get_target(target), make_inputs(load_model(model_path(name)), "zeros"))
         figures.add((r.arena_used_bytes, r.head_bytes, r.tail_bytes))
     assert len(figures) == 1, figures

@@ -42,6 +42,10 @@ def test_planned_models_on_device(target):
     """Every shared model with its plan in the metadata: the device picks the
     offline planner, its arena and plan are the host's, outputs are TFLM's."""
     names = [n for n in RUNNABLE if target != "NETDUINO2" or n in LARGE or MEASURED[n].tflm_used < 40000]
+    if target == "PYBV11_QEMU":
+        # With its plan and three 27 KB inputs it takes 417 KB: more than the pyboard's
+        # 384 KiB ROMFS region (it runs on the other boards).
+        names.remove("vww_96_int8.tflite")
     jobs = [BatchJob(f"m{i}", planned(n).embedded(), samples_for(n)) for i, n in enumerate(names)]
     results = run_batch(get_target(target), jobs, planner=None)
     for job, name in zip(jobs, names):

@@ -1,0 +1,183 @@
+"""The real boards' firmware as `make test` builds it (make real-firmware):
+RPI_PICO (.uf2) and PYBV11 (.dfu, .bin) with the module, from the offline
+SDKs of ../shared/sdk; they fit their flash maps, their folders hold nothing
+built for the host, and the SDK step works offline or says it needs git."""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import model_path
+from tflm_host import arena, boards, romfs
+from tflm_host.flash import BOARDS, RP2040_UF2_FAMILY, STM32_TEXT0, STM32_TEXT1
+from tflm_host.model import load_model
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = Path(os.environ.get("TFLM_BUILD", ROOT / "build"))
+MPY_DIR = BUILD / "micropython-1.25.0"
+SDK = ROOT.parent / "shared" / "sdk"
+MAKE = ["make", "--no-print-directory", "-C", str(ROOT)]
+EM_ARM, EM_X86_64 = 40, 62
+
+
+def elf_machine(path: Path) -> int:
+    head = path.read_bytes()[:20]
+    assert head[:4] == b"\x7fELF", path
+    return struct.unpack_from("<H", head, 18)[0]
+
+
+@pytest.mark.parametrize("board", boards.BUILT_BOARDS)
+def test_firmware_fits_its_flash_map(board):
+    f = boards.figures(board, BUILD / board)
+    assert f.problems() == []
+    assert 300_000 < f.text_used <= f.text.size
+    assert f.romfs_used == 0 and f.romfs.start >= f.text.end
+    # The heap holds person_detect's arena (the host's prediction) with room
+    # for the interpreter objects and the GC's own tables.
+    need = arena.plan_layout(load_model(model_path("person_detect.tflite")), "greedy").needed
+    assert f.heap * 0.9 > need, (f.heap, need)
+    # person_detect with its example script fits the ROMFS region.
+    image = romfs.build_image({"person_detect.tflite": model_path("person_detect.tflite").read_bytes(),
+                               "person_detect.py": (ROOT / "examples" / "person_detect.py").read_bytes()})
+    assert len(image) <= f.romfs.size
+
+
+def test_pyboard_regions_do_not_overlap():
+    regions = boards.linker_regions(ROOT / "port_boards" / "PYBV11" / "tflm_pybv11.ld")
+    parts = [regions[n] for n in ("FLASH_START", "FLASH_FS", "FLASH_TEXT", "FLASH_ROMFS")]
+    for a, b in zip(parts, parts[1:]):
+        assert a.end == b.start
+    assert parts[-1].end == regions["FLASH"].end
+    assert regions["FLASH_ROMFS"].start == BOARDS["PYBV11"].romfs_addr
+
+
+def test_pico_uf2_is_the_firmware():
+    """firmware.uf2: RP2040 blocks in order that hold exactly firmware.bin at
+    the start of flash, all below the ROMFS region."""
+    build = BUILD / "RPI_PICO"
+    data = (build / "firmware.uf2").read_bytes()
+    image = (build / "firmware.bin").read_bytes()
+    assert len(data) % 512 == 0
+    blocks = [struct.unpack_from("<8I", data, pos) + (data[pos + 32:pos + 508],) for pos in range(0, len(data), 512)]
+    got = bytearray()
+    for n, (m0, m1, _flags, addr, size, index, count, family, payload) in enumerate(blocks):
+        assert (m0, m1, index, count, family) == (0x0A324655, 0x9E5D5157, n, len(blocks), RP2040_UF2_FAMILY)
+        assert addr == 0x10000000 + len(got) and size == 256
+        got += payload[:size]
+    assert got[:len(image)] == image and set(got[len(image):]) <= {0}
+    assert 0x10000000 + len(got) <= BOARDS["RPI_PICO"].romfs_addr
+
+
+def test_pyboard_dfu_holds_both_parts():
+    """firmware.dfu (DfuSe): one target, the vector part at 0x08000000 and the
+    text at 0x08020000, the same bytes as firmware0.bin and firmware1.bin."""
+    build = BUILD / "PYBV11"
+    data = (build / "firmware.dfu").read_bytes()
+    assert data[:5] == b"DfuSe"
+    size, targets = struct.unpack_from("<IB", data, 6)
+    assert size == len(data) - 16 and targets == 1
+    assert data[11:17] == b"Target"
+    n_elements, = struct.unpack_from("<I", data, 11 + 270)
+    pos, elements = 11 + 274, {}
+    for _ in range(n_elements):
+        addr, length = struct.unpack_from("<II", data, pos)
+        elements[addr] = data[pos + 8:pos + 8 + length]
+        pos += 8 + length
+    assert elements == {STM32_TEXT0: (build / "firmware0.bin").read_bytes(),
+                        STM32_TEXT1: (build / "firmware1.bin").read_bytes()}
+
+
+@pytest.mark.parametrize("board", boards.BUILT_BOARDS)
+def test_no_host_objects_in_a_board_folder(board):
+    """mpy-cross is the project's own (build/mpy-cross), never built inside a
+    board's folder (the ports' `make -C mpy-cross` once inherited BUILD=)."""
+    objects = list((BUILD / board).rglob("*.o"))
+    assert len(objects) > 200
+    assert {elf_machine(o) for o in objects} == {EM_ARM}
+    assert not list((BUILD / board).rglob("mpy-cross"))
+    assert elf_machine(BUILD / "mpy-cross" / "mpy-cross") == EM_X86_64
+
+
+def test_pico_pins_include_the_ports_own():
+    """Every pin name of the rp2 port's own RPI_PICO list (GP25 too) is in ours."""
+    def names(path: Path) -> set[str]:
+        return {line.split(",")[0] for line in path.read_text().splitlines() if line and not line.startswith("#")}
+
+    ours = names(ROOT / "port_boards" / "RPI_PICO" / "pins.csv")
+    assert names(MPY_DIR / "ports" / "rp2" / "boards" / "RPI_PICO" / "pins.csv") <= ours
+    assert {"GP25", "LED"} <= ours
+
+
+def test_boards_check_fails_on_an_overflow(tmp_path, monkeypatch):
+    """The fit check after linking names the overflow: the same firmware
+    against a pyboard text region 100 KiB smaller."""
+    ld = tmp_path / "tflm_pybv11.ld"
+    text = (ROOT / "port_boards" / "PYBV11" / "tflm_pybv11.ld").read_text()
+    ld.write_text(text.replace("FLASH_TEXT (rx)  : ORIGIN = 0x08020000, LENGTH = 512K",
+                               "FLASH_TEXT (rx)  : ORIGIN = 0x08020000, LENGTH = 412K"))
+    real = boards.linker_regions
+    monkeypatch.setattr(boards, "linker_regions", lambda path: real(ld))
+    f = boards.figures("PYBV11", BUILD / "PYBV11")
+    assert f.text.size == 412 * 1024
+    (problem,) = f.problems()
+    assert f"takes {f.text_used} bytes of the {412 * 1024}-byte FLASH_TEXT region" in problem
+
+
+# ---------------------------------------------------------------------------
+# The SDK step (make deps-boards), on MicroPython trees of the test's own
+
+
+def fake_tree(path: Path) -> Path:
+    (path / "py").mkdir(parents=True)
+    (path / "py" / "mpconfig.h").write_text("#define MICROPY_VERSION_MINOR (25)\n")
+    (path / "lib" / "stm32lib").mkdir(parents=True)  # empty, as in a tree without submodules
+    return path
+
+
+def deps_boards(tree: Path, sdk: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(MAKE + ["deps-boards", "BOARD=PYBV11", f"MPY_DIR={tree}", f"SDK={sdk}",
+                                  f"BUILD={tmp_path / 'build'}", "TFLM_NO_APT=1"],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_sdks_extracted_offline_once(tmp_path):
+    tree = fake_tree(tmp_path / "micropython")
+    r = deps_boards(tree, SDK, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for lib, archive in (("stm32lib", "stm32lib-f4.tar.xz"), ("libhydrogen", "libhydrogen.tar.xz"),
+                         ("micropython-lib", "micropython-lib.tar.xz")):
+        assert f"lib/{lib}: extracted from {SDK}/{archive} (offline copy)" in r.stdout
+    assert (tree / "lib" / "stm32lib" / "STM32F4xx_HAL_Driver" / "Src" / "stm32f4xx_hal.c").is_file()
+    assert (tree / "lib" / "micropython-lib" / "README.md").is_file()
+    again = deps_boards(tree, SDK, tmp_path)
+    assert again.returncode == 0 and "extracted" not in again.stdout
+
+
+def test_without_offline_sdks_a_git_clone_uses_submodules(tmp_path):
+    tree = fake_tree(tmp_path / "micropython")
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    r = deps_boards(tree, tmp_path / "no-sdk", tmp_path)
+    # No submodule is registered in this tree, so git fails; the step said what it tried.
+    assert "lib/stm32lib: no offline copy in" in r.stdout and "git submodule update (network)" in r.stdout
+    assert r.returncode != 0 and "has no lib/stm32lib" in r.stderr
+
+
+def test_pyboard_from_scratch_without_mpy_cross(tmp_path):
+    """`make firmware BOARD=PYBV11` as the README has it, in a new build
+    folder and a MicroPython tree that has no mpy-cross built: mpy-cross is
+    built once in the build folder and the port uses it."""
+    assert not (MPY_DIR / "mpy-cross" / "build").exists()
+    build = tmp_path / "build"
+    r = subprocess.run(MAKE + ["firmware", "BOARD=PYBV11", f"BUILD={build}", f"MPY_DIR={MPY_DIR}",
+                               f"JOBS={os.environ.get('JOBS', '2')}"],
+                       capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "PYBV11: firmware " in r.stdout and (build / "PYBV11" / "firmware.dfu").is_file()
+    assert elf_machine(build / "mpy-cross" / "mpy-cross") == EM_X86_64
+    assert {elf_machine(o) for o in (build / "PYBV11").rglob("*.o")} == {EM_ARM}
+    assert not (MPY_DIR / "mpy-cross" / "build").exists()
