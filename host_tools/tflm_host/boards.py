@@ -253,10 +253,10 @@ def report(build: Path, models: Path, pico: bool) -> str:
     from . import arena
     from .model import load_model
 
-    rows = [figures(b, build / b) for b in BUILT_BOARDS]
+    rows = [figures(b, build / b) for b in BUILT_BOARDS + tuple(VARIANTS)]
     person = arena.plan_layout(load_model(models / "person_detect.tflite"), "greedy").used
     text = ["Measured on the firmware `make real-firmware` builds (all kernels, MicroPython 1.25.0, "
-            "the SDKs of `../shared/sdk`), from its ELF file: firmware bytes stored in the flash region "
+            "the SDKs of `../shared/sdk`; PYBV11_QEMU is the pyboard's firmware for QEMU), from its ELF file: firmware bytes stored in the flash region "
             "it must fit, the MicroPython heap between the linker's heap symbols, and person_detect's arena "
             "as `tflm-host arena` predicts it (greedy planner).", "", firmware_markdown(rows, person)]
     if pico:
