@@ -47,10 +47,11 @@ MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MAN
 	TFLM_OPS="$(TFLM_OPS)" TFLM_PLANNERS="$(TFLM_PLANNERS)" TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
 
 # The RISC-V and Xtensa compilers are for `make compile-check` (ESP32 cores);
-# cmake, g++ and Arm's libstdc++ build the RP2040 firmware and picotool.
+# cmake, g++ and Arm's libstdc++ build the RP2040 firmware and picotool;
+# Python's headers the host package's engine extension.
 APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 	gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gcc-xtensa-lx106 picolibc-xtensa-lx106-elf \
-	cmake g++ libstdc++-arm-none-eabi-newlib
+	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev
 
 .PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware list-qemu-boards demo size-report fw-dir \
 	test test-host test-engine test-device test-pico clean distclean
@@ -75,13 +76,24 @@ apt-deps:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-venv: $(VENV_STAMP)
+# tflm-host's engine extension (tflm_host._engine), built in place by the
+# editable install and again whenever the module's C sources change.
+ENGINE_EXT_STAMP := $(BUILD)/host-engine.stamp
+ENGINE_EXT_SOURCES := $(wildcard micropython_mod/*.h micropython_mod/engine/* micropython_mod/kernels/*) \
+	host_tools/tflm_host/_engine.c
 
-$(VENV_STAMP): host_tools/pyproject.toml tests/requirements.txt
+venv: $(VENV_STAMP) $(ENGINE_EXT_STAMP)
+
+$(VENV_STAMP): host_tools/pyproject.toml host_tools/setup.py tests/requirements.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e host_tools -r tests/requirements.txt
 	touch $@
+
+$(ENGINE_EXT_STAMP): $(VENV_STAMP) $(ENGINE_EXT_SOURCES)
+	@mkdir -p $(@D)
+	cd host_tools && $(abspath $(PY)) setup.py -q build_ext --inplace -j $(JOBS)
+	@touch $@
 
 micropython: $(MPY_STAMP)
 

@@ -2,8 +2,8 @@
 
 In a checkout the sources are ../micropython_mod (the firmware's own). An
 sdist carries a copy of them in engine_src/ (written when the sdist is made),
-so a wheel built from it is the same engine. Everything else is in
-pyproject.toml.
+so a wheel built from it is the same engine. The project's
+metadata is in pyproject.toml.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 import shutil
 from pathlib import Path
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.sdist import sdist
 
 HERE = Path(__file__).resolve().parent
@@ -65,10 +65,25 @@ class SdistWithEngine(sdist):
             for part in PARTS:
                 shutil.copytree(CHECKOUT / part, SHIPPED / part, ignore=shutil.ignore_patterns("*.o", "*.d"))
             shutil.copy2(CHECKOUT / "tflm_config.h", SHIPPED / "tflm_config.h")
+            # The sdist lists the copies: sources named ../micropython_mod
+            # would be written beside the staging folder, outside the sdist.
+            self.distribution.ext_modules = [engine_extension()]
+            # egg_info would merge its old file list (written by an editable
+            # install, naming ../micropython_mod) into the new one.
+            for old in HERE.glob("*.egg-info/SOURCES.txt"):
+                old.unlink()
             super().run()
         finally:
             # Builds in the checkout take the checkout's sources, never a stale copy.
             shutil.rmtree(SHIPPED)
 
 
-setup(version=version(), ext_modules=[engine_extension()], cmdclass={"sdist": SdistWithEngine})
+setup(
+    version=version(),
+    packages=find_packages(include=["tflm_host", "tflm_host.*"]),
+    # The RP2040 emulator's driver and its pinned npm dependency (`make deps` installs it).
+    package_data={"tflm_host": ["pico/emulator.cjs", "pico/package.json", "pico/package-lock.json"]},
+    include_package_data=False,
+    ext_modules=[engine_extension()],
+    cmdclass={"sdist": SdistWithEngine},
+)

@@ -359,7 +359,7 @@ def test_views_keep_their_memory(target):
 def test_view_of_int64_constant_at_4_mod_8():
     """An int64 bias at 4 modulo 8 cannot be reached from its heap block's
     start in whole items: its view holds the interpreter instead."""
-    from tflm_host import opgen
+    import opgen
 
     case = opgen.cases(1, only="TRANSPOSE_CONV/int16_bias64_4_mod_8")[0]
     model = load_model(case.model)
@@ -515,7 +515,7 @@ def test_empty_output_under_ubsan(tmp_path):
     memset (undefined behaviour the engine's UBSan build aborts on). TFLM
     refuses zero-sized tensors; the engine runs the model to an empty output."""
     from engine_host import run_engine
-    from tflm_host.opgen import single_op
+    from opgen import single_op
 
     inputs = [((4,), "INT32", np.array([1, 0, 3, 2], np.int32)),
               ((2, 2, 2, 3), "INT8", np.ones((2, 2, 2, 3), np.int8), ([0.01], [0], 0)),

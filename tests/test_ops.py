@@ -17,7 +17,8 @@ import pytest
 
 from conftest import get_target
 from engine_host import run_engine
-from tflm_host import arena, opgen
+import opgen
+from tflm_host import arena
 from tflm_host.device import build_dir
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs

@@ -15,7 +15,8 @@ import pytest
 
 from conftest import MEASURED, model_path
 from engine_host import run_engine
-from tflm_host import arena, fbedit, opgen
+import opgen
+from tflm_host import arena, fbedit
 from tflm_host.builder import ModelBuilder
 from tflm_host.model import load_model
 from tflm_host.planning import formats, placement, plan_model

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import arena
-from .device import PROJECT_ROOT, build_dir
+from .device import build_dir, checkout
 from .device import target as make_target
 from .model import load_model
 from .runner import make_inputs, run_model
@@ -335,7 +335,7 @@ def module_size(build: Path) -> dict[str, int]:
     sizes = {}
     for part in SIZE_PARTS:
         # Objects of sources that still exist (a build folder keeps old ones).
-        src = PROJECT_ROOT / "micropython_mod" / part
+        src = checkout("the size report") / "micropython_mod" / part
         objs = sorted(o for o in (build / "micropython_mod" / part).glob("*.o") if (src / f"{o.stem}.c").exists())
         if not objs:
             raise FileNotFoundError(f"no objects in {build / 'micropython_mod' / part}: build the firmware first")

@@ -20,6 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .device import checkout
 from .flash import BOARDS
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -150,7 +151,7 @@ def figures(board: str, build: Path) -> Figures:
         heap = sym["__GcHeapEnd"] - sym["__GcHeapStart"]
         firmware = build / "firmware.uf2"
     elif board == "PYBV11":
-        regions = linker_regions(PROJECT_ROOT / "port_boards" / "PYBV11" / "tflm_pybv11.ld")
+        regions = linker_regions(checkout("the board report") / "port_boards" / "PYBV11" / "tflm_pybv11.ld")
         text = regions["FLASH_TEXT"]
         other = {"FLASH_START": regions["FLASH_START"].bytes_used(elf),
                  "FLASH_FS": regions["FLASH_FS"].bytes_used(elf)}

@@ -372,7 +372,7 @@ def cmd_qemu(args) -> int:
 
 
 def cmd_codegen(args) -> int:
-    mod = device.PROJECT_ROOT / "micropython_mod"
+    mod = device.checkout("codegen") / "micropython_mod"
     if args.check:
         stale = [p for p, text in codegen.generated_files(mod).items()
                  if not p.exists() or p.read_text() != text]

@@ -92,7 +92,7 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect") -> i
     script = f"{example}.py"
     files = {
         model_name: model_path.read_bytes(),
-        script: (device.PROJECT_ROOT / "examples" / script).read_bytes(),
+        script: (device.checkout("the demo") / "examples" / script).read_bytes(),
     }
     frames = demo_frames() if example == "person_detect" else {}
     if frames:

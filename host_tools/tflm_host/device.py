@@ -42,8 +42,21 @@ class DeviceError(RuntimeError):
     """The code raised an exception on the device; the message is its traceback."""
 
 
-def build_dir() -> Path:
-    return Path(os.environ.get("TFLM_BUILD", PROJECT_ROOT / "build"))
+def checkout(what: str) -> Path:
+    """The project's checkout, for what only it has: the firmware builds,
+    QEMU and emulator runs, board definitions, examples, code generation.
+    An installed tflm-host finds it through TFLM_CHECKOUT."""
+    root = Path(os.environ.get("TFLM_CHECKOUT", PROJECT_ROOT))
+    if (root / "micropython_mod" / "engine" / "version.h").is_file() and (root / "port_boards").is_dir():
+        return root
+    raise RuntimeError(f"{what} needs the project's checkout (firmware builds, boards, emulators): this "
+                       f"tflm-host is installed without one; run it from a clone or set TFLM_CHECKOUT to one")
+
+
+def build_dir(what: str = "running on a board") -> Path:
+    if "TFLM_BUILD" in os.environ:
+        return Path(os.environ["TFLM_BUILD"])
+    return checkout(what) / "build"
 
 
 def elf_symbol(path: Path, name: str) -> int:
@@ -86,7 +99,7 @@ class Board:
 
 def board(name: str, firmware: Path | None = None) -> Board:
     """A QEMU board as port_boards/ defines it, with its built firmware."""
-    mk = PROJECT_ROOT / "port_boards" / name / "mpconfigboard.mk"
+    mk = checkout(f"board {name}") / "port_boards" / name / "mpconfigboard.mk"
     if not mk.is_file():
         raise ValueError(f"unknown board {name!r} (boards: {', '.join(QEMU_BOARDS)})")
     m = re.search(r"^QEMU_MACHINE\s*=\s*(\S+)", mk.read_text(), re.M)

@@ -106,6 +106,14 @@ static inline float tflm_rd_f32(const uint8_t *p) {
     return v;
 }
 
+// For small loops that take an element operation as a function pointer:
+// inlined, they compile to the loop with the operation written in.
+#if defined(__GNUC__)
+#define TFLM_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define TFLM_ALWAYS_INLINE inline
+#endif
+
 #define TFLM_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define TFLM_MAX(a, b) ((a) > (b) ? (a) : (b))
 

@@ -73,55 +73,73 @@ static inline int32_t add_quantized(const add_quant_t *q, int32_t x, int32_t y, 
     return tflm_clamp(tflm_wrap_add(result, q->out_offset), q->act_min, q->act_max);
 }
 
-static void tflm_add_float32(const add_data_t *d, const float *in1, const float *in2, float *out) {
-    const float act_min = d->act_min.f, act_max = d->act_max.f;
-#define ADD_F32(a, b) tflm_clampf((a) + (b), act_min, act_max)
-#define SUB_F32(a, b) tflm_clampf((a) - (b), act_min, act_max)
-    if (d->subtract) {
-        TFLM_BCAST_ROWS(float, float, add_plan(d), SUB_F32);
-    } else {
-        TFLM_BCAST_ROWS(float, float, add_plan(d), ADD_F32);
-    }
-#undef ADD_F32
-#undef SUB_F32
+// The element operations (ctx: the activation range, or the rescaling).
+static float add_f32(const void *ctx, float a, float b) {
+    const float *range = ctx;
+    return tflm_clampf(a + b, range[0], range[1]);
+}
+static float sub_f32(const void *ctx, float a, float b) {
+    const float *range = ctx;
+    return tflm_clampf(a - b, range[0], range[1]);
+}
+// TFLM clamps int32 sums to the full range: the fused activation is unused.
+static int32_t add_i32(const void *ctx, int32_t a, int32_t b) {
+    (void)ctx;
+    return tflm_wrap_add(a, b);
+}
+static int32_t sub_i32(const void *ctx, int32_t a, int32_t b) {
+    const int32_t *range = ctx;
+    return tflm_clamp((int32_t)((uint32_t)a - (uint32_t)b), range[0], range[1]);
+}
+static int8_t add_q8(const void *ctx, int8_t a, int8_t b) {
+    return (int8_t)add_quantized(ctx, a, b, false);
+}
+static int8_t sub_q8(const void *ctx, int8_t a, int8_t b) {
+    return (int8_t)add_quantized(ctx, a, b, true);
+}
+static int16_t add_q16(const void *ctx, int16_t a, int16_t b) {
+    return (int16_t)add_quantized(ctx, a, b, false);
+}
+static int16_t sub_q16(const void *ctx, int16_t a, int16_t b) {
+    return (int16_t)add_quantized(ctx, a, b, true);
 }
 
-static void tflm_add_int32(const add_data_t *d, const int32_t *in1, const int32_t *in2, int32_t *out) {
-    const int32_t act_min = d->act_min.i, act_max = d->act_max.i;
-#define SUB_I32(a, b) tflm_clamp((int32_t)((uint32_t)(a) - (uint32_t)(b)), act_min, act_max)
+// Each kind's loop, its context in a local: stores to the output could
+// alias the kernel data, forcing reloads in the loop.
+static void add_eval_float32(const add_data_t *d, const float *in1, const float *in2, float *out) {
+    const float range[2] = { d->act_min.f, d->act_max.f };
     if (d->subtract) {
-        TFLM_BCAST_ROWS(int32_t, int32_t, add_plan(d), SUB_I32);
+        tflm_bcast_float32(add_plan(d), in1, in2, out, sub_f32, range);
     } else {
-        // TFLM clamps int32 sums to the full range: the fused activation is unused.
-        TFLM_BCAST_ROWS(int32_t, int32_t, add_plan(d), tflm_wrap_add);
+        tflm_bcast_float32(add_plan(d), in1, in2, out, add_f32, range);
     }
-#undef SUB_I32
 }
 
-static void tflm_add_int8(const add_data_t *d, const int8_t *in1, const int8_t *in2, int8_t *out) {
+static void add_eval_int32(const add_data_t *d, const int32_t *in1, const int32_t *in2, int32_t *out) {
+    const int32_t range[2] = { d->act_min.i, d->act_max.i };
+    if (d->subtract) {
+        tflm_bcast_int32(add_plan(d), in1, in2, out, sub_i32, range);
+    } else {
+        tflm_bcast_int32(add_plan(d), in1, in2, out, add_i32, range);
+    }
+}
+
+static void add_eval_int8(const add_data_t *d, const int8_t *in1, const int8_t *in2, int8_t *out) {
     const add_quant_t q = add_quant_init(d);
-#define ADD_Q8(a, b) (int8_t)add_quantized(&q, (a), (b), false)
-#define SUB_Q8(a, b) (int8_t)add_quantized(&q, (a), (b), true)
     if (d->subtract) {
-        TFLM_BCAST_ROWS(int8_t, int8_t, add_plan(d), SUB_Q8);
+        tflm_bcast_int8(add_plan(d), in1, in2, out, sub_q8, &q);
     } else {
-        TFLM_BCAST_ROWS(int8_t, int8_t, add_plan(d), ADD_Q8);
+        tflm_bcast_int8(add_plan(d), in1, in2, out, add_q8, &q);
     }
-#undef ADD_Q8
-#undef SUB_Q8
 }
 
-static void tflm_add_int16(const add_data_t *d, const int16_t *in1, const int16_t *in2, int16_t *out) {
+static void add_eval_int16(const add_data_t *d, const int16_t *in1, const int16_t *in2, int16_t *out) {
     const add_quant_t q = add_quant_init(d);
-#define ADD_Q16(a, b) (int16_t)add_quantized(&q, (a), (b), false)
-#define SUB_Q16(a, b) (int16_t)add_quantized(&q, (a), (b), true)
     if (d->subtract) {
-        TFLM_BCAST_ROWS(int16_t, int16_t, add_plan(d), SUB_Q16);
+        tflm_bcast_int16(add_plan(d), in1, in2, out, sub_q16, &q);
     } else {
-        TFLM_BCAST_ROWS(int16_t, int16_t, add_plan(d), ADD_Q16);
+        tflm_bcast_int16(add_plan(d), in1, in2, out, add_q16, &q);
     }
-#undef ADD_Q16
-#undef SUB_Q16
 }
 
 // A multiplier below one as TFLM's QuantizeMultiplierSmallerThanOneExp makes it.
@@ -215,16 +233,16 @@ static tflm_status_t add_sub_eval(tflm_eval_t *e) {
     const add_data_t *d = e->data;
     switch (d->kind) {
         case ADD_FLOAT32:
-            tflm_add_float32(d, e->in[0], e->in[1], e->out[0]);
+            add_eval_float32(d, e->in[0], e->in[1], e->out[0]);
             break;
         case ADD_INT32:
-            tflm_add_int32(d, e->in[0], e->in[1], e->out[0]);
+            add_eval_int32(d, e->in[0], e->in[1], e->out[0]);
             break;
         case ADD_INT8:
-            tflm_add_int8(d, e->in[0], e->in[1], e->out[0]);
+            add_eval_int8(d, e->in[0], e->in[1], e->out[0]);
             break;
         default:
-            tflm_add_int16(d, e->in[0], e->in[1], e->out[0]);
+            add_eval_int16(d, e->in[0], e->in[1], e->out[0]);
             break;
     }
     return TFLM_OK;

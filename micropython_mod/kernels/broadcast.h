@@ -58,23 +58,30 @@ typedef struct {
 bool tflm_bcast_begin(tflm_bcast_iter_t *it, const int32_t *plan);
 bool tflm_bcast_next(tflm_bcast_iter_t *it);
 
-// Walks a stored plan with EXPR(a, b) giving each output value from the
-// inputs' values; in1, in2 and out name the kernel's pointers. The row's
-// fields are read into locals: stores to the output could alias `it`.
-// Returns from the calling function when the output is empty.
-#define TFLM_BCAST_ROWS(T_IN, T_OUT, plan, EXPR) \
-    tflm_bcast_iter_t it; \
-    if (!tflm_bcast_begin(&it, (plan))) { \
-        return; \
-    } \
-    do { \
-        const T_IN *x = in1 + it.at1, *y = in2 + it.at2; \
-        T_OUT *o = out + it.out; \
-        const int32_t len = it.len, inc1 = it.inc1, inc2 = it.inc2; \
-        for (int32_t i = 0; i < len; ++i) { \
-            o[i] = EXPR(x[i * inc1], y[i * inc2]); \
+// The element-wise loop of a binary kernel over a stored plan, one walker
+// per element type: output value i is op(ctx, a, b) of the inputs' values.
+// Walkers and ops are inlined (op is a static function given as a
+// constant), so each call compiles to the loop with the op written in. The
+// row's fields are read into locals: stores to the output could alias `it`.
+#define TFLM_BCAST_WALKER(name, T) \
+    static TFLM_ALWAYS_INLINE void name(const int32_t *plan, const T *in1, const T *in2, T *out, \
+        T (*op)(const void *ctx, T a, T b), const void *ctx) { \
+        tflm_bcast_iter_t it; \
+        for (bool more = tflm_bcast_begin(&it, plan); more; more = tflm_bcast_next(&it)) { \
+            const T *x = in1 + it.at1, *y = in2 + it.at2; \
+            T *o = out + it.out; \
+            const int32_t len = it.len, inc1 = it.inc1, inc2 = it.inc2; \
+            for (int32_t i = 0; i < len; ++i) { \
+                o[i] = op(ctx, x[i * inc1], y[i * inc2]); \
+            } \
         } \
-    } while (tflm_bcast_next(&it))
+    }
+
+TFLM_BCAST_WALKER(tflm_bcast_float32, float)
+TFLM_BCAST_WALKER(tflm_bcast_int8, int8_t)
+TFLM_BCAST_WALKER(tflm_bcast_int16, int16_t)
+TFLM_BCAST_WALKER(tflm_bcast_int32, int32_t)
+TFLM_BCAST_WALKER(tflm_bcast_int64, int64_t)
 
 // Clamp range of a fused activation for an int32 output, as TFLM's
 // CalculateActivationRange<int32_t> gives it.

@@ -76,49 +76,19 @@ static inline int32_t div_quantized(const div_data_t *d, int32_t x, int32_t y) {
     return tflm_clamp(tflm_wrap_add(r, d->out_offset), d->act_min.i, d->act_max.i);
 }
 
-static void tflm_div_float32(const div_data_t *d, const float *in1, const float *in2, float *out) {
-    tflm_bcast_iter_t it;
-    if (!tflm_bcast_begin(&it, div_plan(d))) {
-        return;
-    }
-    do {
-        const float *x = in1 + it.at1, *y = in2 + it.at2;
-        float *o = out + it.out;
-        for (int32_t i = 0; i < it.len; ++i) {
-            o[i] = tflm_clampf(x[i * it.inc1] / y[i * it.inc2], d->act_min.f, d->act_max.f);
-        }
-    } while (tflm_bcast_next(&it));
+// The element operations (ctx: the kernel data).
+static float div_f32(const void *ctx, float a, float b) {
+    const div_data_t *d = ctx;
+    return tflm_clampf(a / b, d->act_min.f, d->act_max.f);
 }
-
-static void tflm_div_int32(const div_data_t *d, const int32_t *in1, const int32_t *in2, int32_t *out) {
-    tflm_bcast_iter_t it;
-    if (!tflm_bcast_begin(&it, div_plan(d))) {
-        return;
-    }
-    do {
-        const int32_t *x = in1 + it.at1, *y = in2 + it.at2;
-        int32_t *o = out + it.out;
-        for (int32_t i = 0; i < it.len; ++i) {
-            int32_t a = x[i * it.inc1], b = y[i * it.inc2];
-            // Division by zero traps in TFLM: 0 here. INT32_MIN / -1 wraps.
-            int32_t q = b == 0 ? 0 : (b == -1 ? (int32_t)(0u - (uint32_t)a) : a / b);
-            o[i] = tflm_clamp(q, d->act_min.i, d->act_max.i);
-        }
-    } while (tflm_bcast_next(&it));
+static int32_t div_i32(const void *ctx, int32_t a, int32_t b) {
+    const div_data_t *d = ctx;
+    // Division by zero traps in TFLM: 0 here. INT32_MIN / -1 wraps.
+    int32_t q = b == 0 ? 0 : (b == -1 ? (int32_t)(0u - (uint32_t)a) : a / b);
+    return tflm_clamp(q, d->act_min.i, d->act_max.i);
 }
-
-static void tflm_div_int8(const div_data_t *d, const int8_t *in1, const int8_t *in2, int8_t *out) {
-    tflm_bcast_iter_t it;
-    if (!tflm_bcast_begin(&it, div_plan(d))) {
-        return;
-    }
-    do {
-        const int8_t *x = in1 + it.at1, *y = in2 + it.at2;
-        int8_t *o = out + it.out;
-        for (int32_t i = 0; i < it.len; ++i) {
-            o[i] = (int8_t)div_quantized(d, x[i * it.inc1], y[i * it.inc2]);
-        }
-    } while (tflm_bcast_next(&it));
+static int8_t div_q8(const void *ctx, int8_t a, int8_t b) {
+    return (int8_t)div_quantized(ctx, a, b);
 }
 
 tflm_status_t tflm_div_prepare(tflm_prepare_t *p) {
@@ -197,13 +167,13 @@ tflm_status_t tflm_div_eval(tflm_eval_t *e) {
     const div_data_t *d = e->data;
     switch (d->kind) {
         case DIV_FLOAT32:
-            tflm_div_float32(d, e->in[0], e->in[1], e->out[0]);
+            tflm_bcast_float32(div_plan(d), e->in[0], e->in[1], e->out[0], div_f32, d);
             break;
         case DIV_INT32:
-            tflm_div_int32(d, e->in[0], e->in[1], e->out[0]);
+            tflm_bcast_int32(div_plan(d), e->in[0], e->in[1], e->out[0], div_i32, d);
             break;
         default:
-            tflm_div_int8(d, e->in[0], e->in[1], e->out[0]);
+            tflm_bcast_int8(div_plan(d), e->in[0], e->in[1], e->out[0], div_q8, d);
             break;
     }
     return TFLM_OK;

@@ -13,27 +13,30 @@ typedef struct {
     // then the broadcast plan
 } minmax_data_t;
 
-#define MINMAX_LOOP(name, T) \
-    static void name(const int32_t *plan, bool is_max, const T *in1, const T *in2, T *out) { \
-        tflm_bcast_iter_t it; \
-        if (!tflm_bcast_begin(&it, plan)) { \
-            return; \
+// Per type: the element operations (raw values compared; a NaN gives the
+// second) and the loop, one per operation.
+#define MINMAX_OPS(T, suffix) \
+    static T max_##suffix(const void *ctx, T a, T b) { \
+        (void)ctx; \
+        return a > b ? a : b; \
+    } \
+    static T min_##suffix(const void *ctx, T a, T b) { \
+        (void)ctx; \
+        return a < b ? a : b; \
+    } \
+    static void minmax_##suffix(const int32_t *plan, bool is_max, const T *in1, const T *in2, T *out) { \
+        if (is_max) { \
+            tflm_bcast_##suffix(plan, in1, in2, out, max_##suffix, NULL); \
+        } else { \
+            tflm_bcast_##suffix(plan, in1, in2, out, min_##suffix, NULL); \
         } \
-        do { \
-            const T *x = in1 + it.at1, *y = in2 + it.at2; \
-            T *o = out + it.out; \
-            for (int32_t i = 0; i < it.len; ++i) { \
-                T a = x[i * it.inc1], b = y[i * it.inc2]; \
-                o[i] = is_max ? (a > b ? a : b) : (a < b ? a : b); \
-            } \
-        } while (tflm_bcast_next(&it)); \
     }
 
-MINMAX_LOOP(tflm_minmax_float32, float)
-MINMAX_LOOP(tflm_minmax_int8, int8_t)
-MINMAX_LOOP(tflm_minmax_int16, int16_t)
-MINMAX_LOOP(tflm_minmax_int32, int32_t)
-MINMAX_LOOP(tflm_minmax_int64, int64_t)
+MINMAX_OPS(float, float32)
+MINMAX_OPS(int8_t, int8)
+MINMAX_OPS(int16_t, int16)
+MINMAX_OPS(int32_t, int32)
+MINMAX_OPS(int64_t, int64)
 
 static tflm_status_t minmax_prepare(tflm_prepare_t *p, bool is_max) {
     tflm_tinfo_t in1, in2, out;
@@ -73,19 +76,19 @@ static tflm_status_t minmax_eval(tflm_eval_t *e) {
     const int32_t *plan = (const int32_t *)(d + 1);
     switch (d->type) {
         case TFLM_FLOAT32:
-            tflm_minmax_float32(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
+            minmax_float32(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
             break;
         case TFLM_INT8:
-            tflm_minmax_int8(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
+            minmax_int8(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
             break;
         case TFLM_INT16:
-            tflm_minmax_int16(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
+            minmax_int16(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
             break;
         case TFLM_INT32:
-            tflm_minmax_int32(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
+            minmax_int32(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
             break;
         default:
-            tflm_minmax_int64(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
+            minmax_int64(plan, d->is_max, e->in[0], e->in[1], e->out[0]);
             break;
     }
     return TFLM_OK;

@@ -57,33 +57,21 @@ static inline int32_t mul_quantized(const mul_quant_t *q, int32_t x, int32_t y) 
     return tflm_clamp(r, q->act_min, q->act_max);
 }
 
-static void tflm_mul_float32(const mul_data_t *d, const float *in1, const float *in2, float *out) {
-    const float act_min = d->act_min.f, act_max = d->act_max.f;
-#define MUL_F32(a, b) tflm_clampf((a) * (b), act_min, act_max)
-    TFLM_BCAST_ROWS(float, float, mul_plan(d), MUL_F32);
-#undef MUL_F32
+// The element operations (ctx: the activation range, or the rescaling).
+static float mul_f32(const void *ctx, float a, float b) {
+    const float *range = ctx;
+    return tflm_clampf(a * b, range[0], range[1]);
 }
-
-static void tflm_mul_int32(const mul_data_t *d, const int32_t *in1, const int32_t *in2, int32_t *out) {
-    const int32_t act_min = d->act_min.i, act_max = d->act_max.i;
-    // Wrapping product, as TFLM's WrappingMul.
-#define MUL_I32(a, b) tflm_clamp((int32_t)((uint32_t)(a) * (uint32_t)(b)), act_min, act_max)
-    TFLM_BCAST_ROWS(int32_t, int32_t, mul_plan(d), MUL_I32);
-#undef MUL_I32
+// Wrapping product, as TFLM's WrappingMul.
+static int32_t mul_i32(const void *ctx, int32_t a, int32_t b) {
+    const int32_t *range = ctx;
+    return tflm_clamp((int32_t)((uint32_t)a * (uint32_t)b), range[0], range[1]);
 }
-
-static void tflm_mul_int8(const mul_data_t *d, const int8_t *in1, const int8_t *in2, int8_t *out) {
-    const mul_quant_t q = mul_quant_init(d);
-#define MUL_Q8(a, b) (int8_t)mul_quantized(&q, (a), (b))
-    TFLM_BCAST_ROWS(int8_t, int8_t, mul_plan(d), MUL_Q8);
-#undef MUL_Q8
+static int8_t mul_q8(const void *ctx, int8_t a, int8_t b) {
+    return (int8_t)mul_quantized(ctx, a, b);
 }
-
-static void tflm_mul_int16(const mul_data_t *d, const int16_t *in1, const int16_t *in2, int16_t *out) {
-    const mul_quant_t q = mul_quant_init(d);
-#define MUL_Q16(a, b) (int16_t)mul_quantized(&q, (a), (b))
-    TFLM_BCAST_ROWS(int16_t, int16_t, mul_plan(d), MUL_Q16);
-#undef MUL_Q16
+static int16_t mul_q16(const void *ctx, int16_t a, int16_t b) {
+    return (int16_t)mul_quantized(ctx, a, b);
 }
 
 tflm_status_t tflm_mul_prepare(tflm_prepare_t *p) {
@@ -159,19 +147,21 @@ tflm_status_t tflm_mul_prepare(tflm_prepare_t *p) {
 
 tflm_status_t tflm_mul_eval(tflm_eval_t *e) {
     const mul_data_t *d = e->data;
-    switch (d->kind) {
-        case MUL_FLOAT32:
-            tflm_mul_float32(d, e->in[0], e->in[1], e->out[0]);
-            break;
-        case MUL_INT32:
-            tflm_mul_int32(d, e->in[0], e->in[1], e->out[0]);
-            break;
-        case MUL_INT8:
-            tflm_mul_int8(d, e->in[0], e->in[1], e->out[0]);
-            break;
-        default:
-            tflm_mul_int16(d, e->in[0], e->in[1], e->out[0]);
-            break;
+    // Each kind's context in a local: stores to the output could alias the
+    // kernel data, forcing reloads in the loop.
+    if (d->kind == MUL_FLOAT32) {
+        const float range[2] = { d->act_min.f, d->act_max.f };
+        tflm_bcast_float32(mul_plan(d), e->in[0], e->in[1], e->out[0], mul_f32, range);
+    } else if (d->kind == MUL_INT32) {
+        const int32_t range[2] = { d->act_min.i, d->act_max.i };
+        tflm_bcast_int32(mul_plan(d), e->in[0], e->in[1], e->out[0], mul_i32, range);
+    } else {
+        const mul_quant_t q = mul_quant_init(d);
+        if (d->kind == MUL_INT8) {
+            tflm_bcast_int8(mul_plan(d), e->in[0], e->in[1], e->out[0], mul_q8, &q);
+        } else {
+            tflm_bcast_int16(mul_plan(d), e->in[0], e->in[1], e->out[0], mul_q16, &q);
+        }
     }
     return TFLM_OK;
 }

@@ -1,5 +1,5 @@
 """Writes generated models for the engine's fuzzer: the first case of every
-generator of tflm_host.opgen, and more of those whose int64 data sits at 4
+generator of tests/opgen, and more of those whose int64 data sits at 4
 modulo 8 (int16 convolutions and transpose convolutions as older converters
 wrote them).
     python gen_models.py OUT_DIR"""
@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tflm_host import opgen
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the generators
+import opgen  # noqa: E402
 
 
 def main(out: Path) -> None:

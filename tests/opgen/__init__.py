@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..builder import ModelBuilder, SubgraphBuilder
+from tflm_host.builder import ModelBuilder, SubgraphBuilder
 
 GENERATORS: dict[str, Callable[[np.random.Generator], "Case"]] = {}
 
