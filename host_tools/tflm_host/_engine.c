@@ -11,6 +11,7 @@
 
 #include "engine/interpreter.h"
 #include "engine/ops.h"
+#include "engine/prepared.h"
 #include "engine/version.h"
 
 // ---------------------------------------------------------------------------
@@ -90,9 +91,10 @@ static void model_dealloc(ModelObject *self) {
 }
 
 static int model_init(ModelObject *self, PyObject *args, PyObject *kw) {
-    static char *names[] = { "data", NULL };
+    static char *names[] = { "data", "writable", NULL };
     Py_buffer buf;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*", names, &buf)) {
+    int writable = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|$p", names, &buf, &writable)) {
         return -1;
     }
     free(self->data);
@@ -110,6 +112,8 @@ static int model_init(ModelObject *self, PyObject *args, PyObject *kw) {
         raise_engine(NULL, &err);
         return -1;
     }
+    // As the device sees bytes or a ROMFS file (a bytearray: writable).
+    self->model.immutable = !writable;
     return 0;
 }
 
@@ -138,7 +142,8 @@ static PyMethodDef model_methods[] = {
 static PyTypeObject ModelType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tflm_host._engine.Model",
-    .tp_doc = "Model(data): a .tflite model read and checked by the engine (ValueError when malformed).",
+    .tp_doc = "Model(data, *, writable=False): a .tflite model read and checked by the engine (ValueError when "
+              "malformed); writable: as the device sees a model in a bytearray.",
     .tp_basicsize = sizeof(ModelObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,
@@ -367,6 +372,10 @@ static PyObject *interp_get_int(InterpObject *self, void *what) {
             return PyLong_FromUnsignedLong(ip->n_model_tensors);
         case 6:
             return PyLong_FromUnsignedLong(ip->n_scopes);
+        case 8:
+            return PyLong_FromUnsignedLong(ip->model_data_bytes);
+        case 9:
+            return PyLong_FromUnsignedLong(ip->model_data_count);
         default:
             return PyLong_FromUnsignedLong(self->arena.size);
     }
@@ -386,6 +395,9 @@ static PyGetSetDef interp_getset[] = {
     { "n_model_tensors", (getter)interp_get_int, NULL, "records of model tensors (scratch buffers follow)", (void *)5 },
     { "scopes", (getter)interp_get_int, NULL, "allocation scopes of the lifetimes", (void *)6 },
     { "arena_size", (getter)interp_get_int, NULL, "usable bytes of the arena it was built in", (void *)7 },
+    { "model_data", (getter)interp_get_int, NULL, "a prepared model's kernel data read in place (not in the arena)",
+      (void *)8 },
+    { "model_data_count", (getter)interp_get_int, NULL, "operators whose kernel data is read in place", (void *)9 },
     { "planner", (getter)interp_get_planner, NULL, "the memory planner's name", NULL },
     { NULL, NULL, NULL, NULL, NULL },
 };
@@ -630,7 +642,80 @@ static PyObject *engine_kernels(PyObject *mod, PyObject *unused) {
     return out;
 }
 
+// Collects kernel data by node for kernel_data().
+static void collect_kernel_data(void *ctx, uint32_t node, const void *data, uint32_t bytes, bool state) {
+    PyObject *list = ctx;
+    if (PyErr_Occurred() || (Py_ssize_t)node >= PyList_GET_SIZE(list) || state) {
+        return; // run-time state stays in the tail
+    }
+    PyObject *b = PyBytes_FromStringAndSize(data, (Py_ssize_t)bytes);
+    if (b) {
+        PyList_SetItem(list, (Py_ssize_t)node, b);
+    }
+}
+
+// kernel_data(model): what each operator's prepare() stores (bytes), None
+// for operators with none or with run-time state: the data of a prepared
+// model, computed by the kernels' own prepare() as the device does.
+static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
+    (void)mod;
+    ModelObject *model;
+    if (!PyArg_ParseTuple(args, "O!", &ModelType, &model)) {
+        return NULL;
+    }
+    tflm_model_t *m = &model->model;
+    uint32_t n_nodes = 0;
+    for (uint32_t s = 0; s < m->subgraphs.count; ++s) {
+        tflm_subgraph_t sg;
+        if (!tflm_model_subgraph(m, s, &sg)) {
+            tflm_error_t err;
+            tflm_model_check(m, &err);
+            return raise_engine(NULL, &err);
+        }
+        n_nodes += sg.operators.count;
+    }
+    PyObject *out = PyList_New(n_nodes);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (uint32_t k = 0; k < n_nodes; ++k) {
+        Py_INCREF(Py_None);
+        PyList_SET_ITEM(out, k, Py_None);
+    }
+    tflm_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.kernel_data = collect_kernel_data;
+    cfg.kernel_data_ctx = out;
+    tflm_error_t err;
+    tflm_error_clear(&err);
+    uint32_t tail, work;
+    if (tflm_interp_tail_size(m, &cfg, &tail, &work, &err) != TFLM_OK) {
+        Py_DECREF(out);
+        return raise_engine(m, &err);
+    }
+    size_t work_len = (size_t)work + TFLM_ALIGN;
+    uint8_t *buf = alloc_aligned(work_len);
+    if (buf == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    tflm_interp_t measured;
+    tflm_status_t st = tflm_interp_measure(m, &cfg, buf, work_len, &measured);
+    free(buf);
+    if (PyErr_Occurred()) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    if (st != TFLM_OK) {
+        Py_DECREF(out);
+        return raise_engine(m, &measured.err);
+    }
+    return out;
+}
+
 static PyMethodDef engine_methods[] = {
+    { "kernel_data", (PyCFunction)engine_kernel_data, METH_VARARGS,
+      "kernel_data(model): each operator's kernel data from prepare() (bytes, None: none or run-time state)." },
     { "allocate", (PyCFunction)(void (*)(void))engine_allocate, METH_VARARGS | METH_KEYWORDS,
       "allocate(model, *, planner=None, plan=None, preallocated=(), tensors_only=False, arena=None)" },
     { "kernels", (PyCFunction)engine_kernels, METH_NOARGS, "The kernels linked in: (op code, alias kind)." },
@@ -657,7 +742,12 @@ PyMODINIT_FUNC PyInit__engine(void) {
         || PyModule_AddStringConstant(m, "VERSION", TFLM_VERSION) < 0
         || PyModule_AddIntConstant(m, "MAX_CALL_DEPTH", TFLM_MAX_CALL_DEPTH) < 0
         || PyModule_AddIntConstant(m, "ALIGN", TFLM_ALIGN) < 0
-        || PyModule_AddIntConstant(m, "MAX_EXTERNAL", TFLM_MAX_EXTERNAL) < 0) {
+        || PyModule_AddIntConstant(m, "MAX_EXTERNAL", TFLM_MAX_EXTERNAL) < 0
+        || PyModule_AddStringConstant(m, "PREPARED_METADATA", TFLM_PREPARED_METADATA) < 0
+        || PyModule_AddIntConstant(m, "PREPARED_MAGIC", TFLM_PREPARED_MAGIC) < 0
+        || PyModule_AddIntConstant(m, "PREPARED_VERSION", TFLM_PREPARED_VERSION) < 0
+        || PyModule_AddIntConstant(m, "PREPARED_HEADER_WORDS", TFLM_PREPARED_HEADER_WORDS) < 0
+        || PyModule_AddIntConstant(m, "PREPARED_ALIGN", TFLM_PREPARED_ALIGN) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -76,6 +76,7 @@ class Layout:
     planner: str = "greedy"
     n_tensors: int = 0  # model tensor records (the scratch buffers' records follow)
     picture: object = None  # the engine's interpreter, for its plan picture
+    model_data: int = 0  # a prepared model's kernel data, read in place from the model (not in the arena)
 
     @property
     def used(self) -> int:
@@ -184,7 +185,8 @@ def layout_of(model: Model, it) -> Layout:
         for r in range(first_scratch, first_scratch + n_scratch):
             records[r].node = n
     audit = {name: Audit(*v) for name, v in it.audit().items()}
-    return Layout(records, it.head, it.tail, it.scopes, audit, it.prepare_peak, nodes, it.planner, n_tensors, it)
+    return Layout(records, it.head, it.tail, it.scopes, audit, it.prepare_peak, nodes, it.planner, n_tensors, it,
+                  it.model_data)
 
 
 def bound(model: Model) -> int:

@@ -168,7 +168,7 @@ def cmd_arena(args) -> int:
     if args.json:
         print(json.dumps({"model": Path(args.model).name, "planner": args.planner, "arena_used_bytes": layout.used,
                           "arena_size": layout.needed, "head_bytes": layout.head, "tail_bytes": layout.tail,
-                          "allocations": layout.audit_dict()}))
+                          "kernel_data_in_model": layout.model_data, "allocations": layout.audit_dict()}))
         return 0
     print(f"{Path(args.model).name}, {args.planner} planner: {layout.needed} bytes "
           f"(head {layout.head} + tail {layout.tail})")
@@ -177,6 +177,9 @@ def cmd_arena(args) -> int:
     if args.verbose:
         for name, a in layout.audit.items():
             print(f"  {name:17s} {a.used:8d} used {a.requested:8d} requested {a.count:6d} allocations")
+    if layout.model_data:
+        print(f"  kernel data in the model: {layout.model_data} bytes, read in place (flash in ROMFS), "
+              "not in the arena")
     return 0
 
 
@@ -216,7 +219,14 @@ def cmd_plan(args) -> int:
         raise NotImplementedError("model uses ops this firmware does not include: " + ", ".join(missing))
     from .planning import plan_model
 
+    from . import prepare
+
     data = Path(args.model).read_bytes()
+    was_prepared = prepare.is_prepared(data)
+    if was_prepared:
+        # Prepared data follows the operator order: planned without it, made again for the written model.
+        data = prepare.unprepared(data)
+        model = load_model(data)
     greedy = arena.plan_layout(model, "greedy", preallocated=prealloc)
     result = plan_model(data, alias=not args.no_alias, reorder=not args.no_reorder,
                         time_limit=args.time_limit, preallocated=prealloc)
@@ -253,14 +263,18 @@ def cmd_plan(args) -> int:
                          "(or plan with --no-reorder)")
     if args.output:
         out = result.embedded() if args.embed else result.model
+        if args.prepare or was_prepared:
+            out = prepare.prepare_model(out)
+            used = arena.plan_layout(load_model(out)).used
+            print(f"kernel data stored in the model (prepared): arena_used_bytes {used}")
         if len(model.subgraphs) > 1 and args.embed:
             print("note: TFLM reads offline plans of models with several subgraphs with subgraph-local "
                   "indices; this runtime reads them as documented", file=sys.stderr)
         Path(args.output).write_bytes(out)
         what = "with the plan in its metadata" if args.embed else "in the plan's operator order"
         print(f"model {what} written to {args.output}")
-    elif args.embed:
-        raise ValueError("--embed needs -o OUT.tflite")
+    elif args.embed or args.prepare:
+        raise ValueError("--embed and --prepare need -o OUT.tflite")
     if args.shim_out:
         Path(args.shim_out).write_bytes(result.plan.to_bytes())
         print(f"plan written to {args.shim_out} (tflm.Interpreter(model, plan={Path(args.shim_out).name!r}))")
@@ -269,6 +283,24 @@ def cmd_plan(args) -> int:
 
         Path(args.c_header).write_text(c_header(result.plan, name, result.head))
         print(f"C header written to {args.c_header} (make firmware BOARD=... PLAN={args.c_header})")
+    return 0
+
+
+def cmd_prepare(args) -> int:
+    from .prepare import prepare_model
+
+    data = Path(args.model).read_bytes()
+    missing = arena.missing_ops(load_model(data))
+    if missing:
+        raise NotImplementedError("model uses ops this firmware does not include: " + ", ".join(missing))
+    out = prepare_model(data)
+    before = arena.plan_layout(load_model(data))
+    after = arena.plan_layout(load_model(out))
+    Path(args.output).write_bytes(out)
+    print(f"{Path(args.model).name} prepared: {after.model_data} bytes of kernel data in the model "
+          f"({len(out) - len(data)} bytes more in flash), written to {args.output}")
+    print(f"  arena_used_bytes {before.used} -> {after.used} (tail {before.tail} -> {after.tail}, "
+          f"head {after.head}); arena_size {before.needed} -> {after.needed}")
     return 0
 
 
@@ -474,11 +506,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preallocate", nargs="*", metavar="TENSOR",
                    help="tensors kept outside the arena (indices, or input / output)")
     p.add_argument("--embed", action="store_true", help="write the plan into the model's metadata (needs -o)")
+    p.add_argument("--prepare", action="store_true",
+                   help="also store the kernels' data in the written model (tflm-host prepare; needs -o)")
     p.add_argument("-o", "--output", help="write the model (reordered if the plan reorders it) here")
     p.add_argument("--shim-out", help="write the plan as a file for tflm.Interpreter(model, plan=...)")
     p.add_argument("--c-header", help="write the plan as a C header for `make firmware PLAN=...`")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("prepare", help="the kernels' data (multipliers, shifts, tables) computed here and "
+                       "stored in the model, read in place from flash instead of the arena")
+    p.add_argument("model")
+    p.add_argument("-o", "--output", required=True, help="the prepared model")
+    p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
     p.add_argument("what", choices=["arena", "plans", "speed", "size"])

@@ -600,6 +600,13 @@ static mp_obj_t interp_print_allocations(mp_obj_t self_in) {
         mp_printf(&mp_plat_print, "[tflm] '%s' used %u bytes with alignment overhead (requested %u bytes for %u)\n",
             tflm_audit_names[k], (unsigned)a->used, (unsigned)a->requested, (unsigned)a->count);
     }
+    if (ip->model_data_count) {
+        // A prepared model's kernel data, read in place: flash when the model
+        // is in ROMFS, the model's own RAM otherwise; never the arena.
+        mp_printf(&mp_plat_print, "[tflm] 'kernel data in the model' %u bytes in %s, not in the arena (for %u)\n",
+            (unsigned)ip->model_data_bytes, tflm_in_heap(ip->model->fb.buf) ? "the model's RAM" : "flash",
+            (unsigned)ip->model_data_count);
+    }
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_print_allocations_obj, interp_print_allocations);

@@ -174,6 +174,10 @@ static mp_obj_t model_make_new(const mp_obj_type_t *type, size_t n_args, size_t 
     if (tflm_model_init(&self->model, bufinfo.buf, bufinfo.len, &err) != TFLM_OK) {
         tflm_raise(&err);
     }
+    // bytes and ROMFS files cannot be written; a bytearray can, so a
+    // prepared model's kernel data is used in place only from the former.
+    mp_buffer_info_t writable;
+    self->model.immutable = !mp_get_buffer(args[0], &writable, MP_BUFFER_WRITE);
     self->anchor = tflm_buffer_anchor(bufinfo.buf, bufinfo.len);
     return MP_OBJ_FROM_PTR(self);
 }

@@ -9,6 +9,7 @@
 // lists, kernel data, variable tensors, resource variables.
 #include "build.h"
 #include "ops.h"
+#include "prepared.h"
 #include "schema.h"
 
 typedef struct {
@@ -199,6 +200,25 @@ tflm_status_t tflm_interp_node_error(tflm_interp_t *ip, uint32_t node, int32_t b
     return st;
 }
 
+// After a kernel's prepare() in the real pass: a prepared model's data must
+// be exactly what prepare() computed (anything else could mislead eval());
+// the host's export gets the bytes.
+static tflm_status_t kernel_data_done(tflm_build_t *b, const tflm_prepare_t *p) {
+    tflm_interp_t *ip = b->ip;
+    if (p->prepared_bytes != 0 && !p->in_model) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "prepared data for an operator that keeps none");
+    }
+    if (p->in_model && memcmp(p->verify, ip->model->fb.buf + p->prepared_at, p->data_bytes) != 0) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE,
+            "prepared data differs from what prepare() computes (a changed model, or another engine version: prepare it again)");
+    }
+    if (ip->kernel_data && p->data_bytes != 0) {
+        ip->kernel_data(ip->kernel_data_ctx, p->node, tflm_arena_ptr(b->arena, p->data_at), p->data_bytes,
+            p->state);
+    }
+    return TFLM_OK;
+}
+
 // Node records, their input/output lists, and the kernels' prepare().
 static tflm_status_t build_nodes(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
@@ -208,6 +228,15 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
         return out_of_tail(b);
     }
     ip->nodes_at = recs_at;
+    // A prepared model's kernel data is used in place only from a buffer
+    // whose bytes cannot change, and not while the host exports it anew.
+    tflm_prepared_t pd = { 0, 0, 0 };
+    if (m->immutable && ip->kernel_data == NULL && !ip->tensors_only) {
+        tflm_status_t st = tflm_prepared_find(m, ip->n_nodes, &pd, &ip->err);
+        if (st) {
+            return st;
+        }
+    }
     uint32_t node = 0, tensor_base = 0;
     for (uint32_t s = 0; s < ip->n_subgraphs; ++s) {
         tflm_subgraph_t sg;
@@ -245,6 +274,9 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             p.node = node;
             p.dry = b->dry;
             p.err = &ip->err;
+            if (pd.pos && (st = tflm_prepared_entry(m, &pd, node, &p.prepared_at, &p.prepared_bytes, &ip->err))) {
+                return tflm_interp_node_error(ip, node, op.builtin);
+            }
             uint32_t kernel_index = TFLM_NO_KERNEL;
             if (!ip->tensors_only) {
                 const tflm_kernel_t *k = tflm_kernel_find(op.builtin, &kernel_index);
@@ -254,6 +286,9 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                     return tflm_interp_node_error(ip, node, op.builtin);
                 }
                 st = k->prepare(&p);
+                if (st == TFLM_OK && !b->dry) {
+                    st = kernel_data_done(b, &p);
+                }
             }
             // Temporary allocations live for one prepare() only.
             tflm_arena_reset_temp(b->arena);
@@ -282,7 +317,8 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                 }
                 tflm_node_rec_t *nr = tflm_interp_node(ip, node);
                 nr->io = io_at;
-                nr->data = p.data_at;
+                nr->data = p.in_model ? p.prepared_at : p.data_at;
+                nr->flags = p.in_model ? TFLM_NODE_DATA_IN_MODEL : 0;
                 nr->kernel = (uint16_t)kernel_index;
                 nr->scratch = (uint16_t)first_scratch;
                 nr->n_inputs = (uint8_t)n_in;
@@ -290,6 +326,10 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                 nr->n_scratch = p.n_scratch;
             }
             b->n_scratch += p.n_scratch;
+            if (p.in_model) {
+                ip->model_data_bytes += p.data_bytes;
+                ip->model_data_count++;
+            }
         }
         tensor_base += sg.tensors.count;
     }
@@ -399,6 +439,8 @@ static tflm_status_t build_tail(tflm_build_t *b) {
 void tflm_build_reset_counts(tflm_interp_t *ip) {
     memset(ip->audit, 0, sizeof(ip->audit));
     ip->prepare_peak = 0;
+    ip->model_data_bytes = 0;
+    ip->model_data_count = 0;
     ip->tail_start = ip->arena->cursor;
 }
 

@@ -241,6 +241,8 @@ const tflm_planner_t *tflm_interp_default_planner(tflm_model_t *model) {
 // The planner a configuration asks for, or an error when there is none.
 static tflm_status_t set_planner(tflm_interp_t *ip, const tflm_config_t *cfg) {
     ip->tensors_only = cfg->tensors_only;
+    ip->kernel_data = cfg->kernel_data;
+    ip->kernel_data_ctx = cfg->kernel_data_ctx;
     ip->planner = cfg->planner ? cfg->planner : tflm_interp_default_planner(ip->model);
     if (ip->planner == NULL) {
         return tflm_error(&ip->err, TFLM_ERR_NOT_IMPLEMENTED, "this firmware has no memory planner");

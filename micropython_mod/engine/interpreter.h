@@ -40,6 +40,11 @@ typedef struct {
     // kernel for are allowed; such an interpreter cannot invoke(). The
     // host plans any model this way.
     bool tensors_only;
+    // Called for each operator's kernel data once prepare() has filled it
+    // (`state`: data eval() changes). The host exports prepared models this
+    // way; with it set, data a model already carries is ignored.
+    void (*kernel_data)(void *ctx, uint32_t node, const void *data, uint32_t bytes, bool state);
+    void *kernel_data_ctx;
 } tflm_config_t;
 
 // Audit categories: what the arena holds, by kind. Their `used` bytes add up
@@ -85,6 +90,10 @@ typedef struct _tflm_interp_t {
     uint32_t tail_start;       // arena tail bytes before this interpreter's
     uint32_t prepare_peak;     // its bytes in use at the busiest moment of prepare()
     uint32_t n_scopes;         // allocation scopes of its lifetimes (rows of the plan picture)
+    uint32_t model_data_bytes; // kernel data used in place from a prepared model (not in the arena)
+    uint32_t model_data_count;
+    void (*kernel_data)(void *ctx, uint32_t node, const void *data, uint32_t bytes, bool state);
+    void *kernel_data_ctx;
     tflm_audit_t audit[TFLM_AUDIT_COUNT];
     void *external[TFLM_MAX_EXTERNAL]; // data of pre-allocated tensors (TFLM_AT_EXTERNAL records)
     uint32_t n_external;

@@ -136,7 +136,7 @@ int32_t tflm_window_padding(int32_t in, int32_t filter, int32_t stride, int32_t 
     return (int32_t)(total / 2);
 }
 
-void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes) {
+static void *prep_alloc(tflm_prepare_t *p, uint32_t bytes, bool state) {
     if (p->data_bytes != 0 || bytes == 0) {
         // One block per operator keeps the node record to one offset.
         tflm_error(p->err, TFLM_ERR_RUNTIME, "internal error: kernel data allocated twice");
@@ -144,7 +144,25 @@ void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes) {
         return NULL;
     }
     uint32_t used = tflm_align_up(bytes, 4);
+    if (p->prepared_bytes != 0) {
+        // A prepared model: the data is computed into temporary memory, to be
+        // compared with the model's copy, which is then used in place.
+        if (state || used != p->prepared_bytes) {
+            tflm_error(p->err, TFLM_ERR_VALUE, "prepared data holds %u bytes, prepare() makes %u%s",
+                (unsigned)p->prepared_bytes, (unsigned)used, state ? " of run-time state" : "");
+            p->failed = true;
+            return NULL;
+        }
+        p->data_bytes = used;
+        p->in_model = true;
+        p->verify = tflm_prep_temp(p, used);
+        if (p->verify) {
+            memset(p->verify, 0, used);
+        }
+        return p->verify;
+    }
     p->data_bytes = used;
+    p->state = state;
     p->data_at = tflm_arena_alloc_tail(p->ip->arena, used, 4);
     if (p->data_at == TFLM_ARENA_FAIL) {
         p->err->needed = 0;
@@ -163,6 +181,14 @@ void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes) {
     void *d = tflm_arena_ptr(p->ip->arena, p->data_at);
     memset(d, 0, used);
     return d;
+}
+
+void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes) {
+    return prep_alloc(p, bytes, false);
+}
+
+void *tflm_prep_alloc_state(tflm_prepare_t *p, uint32_t bytes) {
+    return prep_alloc(p, bytes, true);
 }
 
 void *tflm_prep_temp(tflm_prepare_t *p, uint32_t bytes) {

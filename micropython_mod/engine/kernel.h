@@ -47,6 +47,14 @@ typedef struct _tflm_prepare_t {
     bool dry;                 // measuring pass
     uint32_t data_at;         // arena offset of the kernel data, 0 when none
     uint32_t data_bytes;
+    // Prepared models (engine/prepared.h): the model offset and size of this
+    // operator's data computed on the host (0 bytes: none). prepare() then
+    // fills temporary memory (`verify`), which the build compares with it.
+    uint32_t prepared_at;
+    uint32_t prepared_bytes;
+    void *verify;
+    bool in_model;            // the data is used in place from the model
+    bool state;               // the data changes at run time (tflm_prep_alloc_state)
     bool failed;              // an allocation failed (err says why)
     uint8_t n_scratch;
     uint32_t scratch_bytes[TFLM_MAX_SCRATCH_PER_OP];
@@ -136,7 +144,10 @@ int32_t tflm_window_out_size(unsigned padding, int32_t in, int32_t filter, int32
 int32_t tflm_window_padding(int32_t in, int32_t filter, int32_t stride, int32_t dilation, int32_t out, int32_t *offset);
 
 // The kernel's persistent data (once per operator): NULL in the dry pass.
+// eval() must not change it: a prepared model keeps it in flash.
 void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes);
+// Kernel data that eval() changes (run-time state): always in the tail.
+void *tflm_prep_alloc_state(tflm_prepare_t *p, uint32_t bytes);
 // Temporary memory for the rest of this prepare(): NULL in the dry pass. Ask
 // for it right after tflm_prep_alloc(), before using either, so the dry pass
 // measures it too and the arena size stays exact.

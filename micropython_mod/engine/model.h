@@ -21,6 +21,10 @@ typedef struct _tflm_model_t {
     tflm_fb_vec_t buffers;
     tflm_fb_vec_t metadata;
     uint32_t version;
+    // Set by the buffer's owner when its bytes cannot change while the model
+    // is in use (bytes, flash): only then is a prepared model's kernel data
+    // used in place. A writable buffer's data could change under eval().
+    bool immutable;
 } tflm_model_t;
 
 typedef struct {

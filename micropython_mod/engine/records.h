@@ -48,8 +48,12 @@ typedef struct {
     uint8_t n_inputs;
     uint8_t n_outputs;
     uint8_t n_scratch;
-    uint8_t reserved;
+    uint8_t flags;      // TFLM_NODE_*
 } tflm_node_rec_t;
+
+// tflm_node_rec_t.flags: `data` is an offset into the model buffer (a
+// prepared model's kernel data, used in place), not into the arena.
+#define TFLM_NODE_DATA_IN_MODEL (0x01)
 
 typedef struct {
     uint32_t io;        // arena offset of uint16 tensor indices: inputs, then outputs

@@ -24,7 +24,7 @@ tflm_status_t tflm_call_once_prepare(tflm_prepare_t *p) {
     if (sg <= 0 || (uint32_t)sg >= p->model->subgraphs.count) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "init subgraph %d out of range", (int)sg);
     }
-    call_once_data_t *d = tflm_prep_alloc(p, sizeof(call_once_data_t));
+    call_once_data_t *d = tflm_prep_alloc_state(p, sizeof(call_once_data_t));
     if (d == NULL) {
         return tflm_prep_status(p);
     }

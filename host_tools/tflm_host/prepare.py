@@ -1,0 +1,67 @@
+"""Prepared models: the kernels' data in the model, read in place on the device.
+
+What each kernel's prepare() computes from the model's constants (per-channel
+multipliers and shifts, geometry, lookup tables) is computed here by the
+engine's own prepare() code (tflm_host._engine, the device's C sources) and
+written into the model as one metadata buffer (format: engine/prepared.h).
+The device then reads that data from the model's buffer, in flash when the
+model is in ROMFS, instead of keeping it in the arena's tail; it runs every
+prepare() into temporary memory and refuses data that differs. TFLM ignores
+the metadata and runs the model as before.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from . import _engine, fbedit
+
+METADATA_NAME: str = _engine.PREPARED_METADATA
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+def prepared_metadata(blobs: list[bytes | None]) -> bytes:
+    """The metadata buffer for each operator's kernel data (None: kept in the tail)."""
+    header = _engine.PREPARED_HEADER_WORDS * 4 + 8 * len(blobs)
+    at = _align(header, _engine.PREPARED_ALIGN)
+    table, body = [], bytearray()
+    for blob in blobs:
+        if not blob:
+            table.append((0, 0))
+            continue
+        pad = _align(at + len(body), _engine.PREPARED_ALIGN) - (at + len(body))
+        body += bytes(pad)
+        table.append((at + len(body), len(blob)))
+        body += blob
+    out = bytearray(struct.pack("<4I", _engine.PREPARED_MAGIC, _engine.PREPARED_VERSION, len(blobs), 0))
+    for off, n in table:
+        out += struct.pack("<2I", off, n)
+    out += bytes(at - len(out))
+    return bytes(out + body)
+
+
+def kernel_data(data: bytes) -> list[bytes | None]:
+    """Each operator's kernel data as the device's prepare() computes it."""
+    return _engine.kernel_data(_engine.Model(data))
+
+
+def prepare_model(data: bytes) -> bytes:
+    """The model with its kernel data in its metadata (replacing any there),
+    checked by the engine as the device checks it."""
+    out = fbedit.edit_model(data, metadata={METADATA_NAME: prepared_metadata(kernel_data(data))})
+    _engine.allocate(_engine.Model(out))
+    return out
+
+
+def is_prepared(data: bytes) -> bool:
+    from .model import load_model
+
+    return METADATA_NAME in load_model(data).metadata
+
+
+def unprepared(data: bytes) -> bytes:
+    """The model without prepared data."""
+    return fbedit.edit_model(data, remove=(METADATA_NAME,))

@@ -1,0 +1,68 @@
+// Prepared models (see prepared.h).
+#include "prepared.h"
+
+tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, tflm_prepared_t *pd, tflm_error_t *err) {
+    memset(pd, 0, sizeof(*pd));
+    uint32_t buffer = tflm_model_metadata(m, TFLM_PREPARED_METADATA);
+    if (buffer == UINT32_MAX) {
+        return tflm_model_check(m, err);
+    }
+    uint32_t pos = 0, len = 0;
+    if (!tflm_model_buffer(m, buffer, &pos, &len)) {
+        return tflm_model_check(m, err);
+    }
+    const uint8_t *p = m->fb.buf + pos;
+    if (len < 4 * TFLM_PREPARED_HEADER_WORDS || tflm_rd_u32(p) != TFLM_PREPARED_MAGIC) {
+        return tflm_error(err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata: no header");
+    }
+    int32_t version = tflm_rd_i32(p + 4);
+    if (version != TFLM_PREPARED_VERSION) {
+        return tflm_error(err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata has version %d; this runtime reads %d",
+            (int)version, TFLM_PREPARED_VERSION);
+    }
+    uint32_t n = tflm_rd_u32(p + 8);
+    if (n != n_nodes) {
+        return tflm_error(err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata describes %u operators, the model has %u",
+            (unsigned)n, (unsigned)n_nodes);
+    }
+    if ((uint64_t)4 * TFLM_PREPARED_HEADER_WORDS + (uint64_t)8 * n > len) {
+        return tflm_error(err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata: %u bytes cannot hold %u entries",
+            (unsigned)len, (unsigned)n);
+    }
+    if ((uintptr_t)p % TFLM_PREPARED_ALIGN != 0) {
+        return tflm_error(err, TFLM_ERR_VALUE,
+            "prepared data is not %u-byte aligned in memory; load the model into an aligned buffer",
+            TFLM_PREPARED_ALIGN);
+    }
+    pd->pos = pos;
+    pd->len = len;
+    pd->n_nodes = n;
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_prepared_entry(tflm_model_t *m, const tflm_prepared_t *pd, uint32_t node, uint32_t *at,
+    uint32_t *bytes, tflm_error_t *err) {
+    *at = 0;
+    *bytes = 0;
+    uint32_t pos = 0, len = 0;
+    // The buffer's place is read again: the model's bytes may have changed.
+    uint32_t buffer = tflm_model_metadata(m, TFLM_PREPARED_METADATA);
+    if (buffer == UINT32_MAX || !tflm_model_buffer(m, buffer, &pos, &len) || pos != pd->pos || len != pd->len
+        || node >= pd->n_nodes) {
+        tflm_status_t st = tflm_model_check(m, err);
+        return st ? st : tflm_error(err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata changed");
+    }
+    const uint8_t *e = m->fb.buf + pos + 4 * TFLM_PREPARED_HEADER_WORDS + 8 * node;
+    uint32_t off = tflm_rd_u32(e), n = tflm_rd_u32(e + 4);
+    if (n == 0) {
+        return TFLM_OK;
+    }
+    uint32_t table_end = 4 * TFLM_PREPARED_HEADER_WORDS + 8 * pd->n_nodes;
+    if (off < table_end || off % TFLM_PREPARED_ALIGN != 0 || n % 4 != 0 || off > len || n > len - off) {
+        return tflm_error(err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata: operator %u's %u bytes at %u are out of place",
+            (unsigned)node, (unsigned)n, (unsigned)off);
+    }
+    *at = pos + off;
+    *bytes = n;
+    return TFLM_OK;
+}

@@ -1,0 +1,45 @@
+// Prepared models: the kernels' data computed on a host (`tflm-host
+// prepare`, by this engine's own prepare() code) and stored in the model's
+// metadata, so that the device reads it in place from the model's buffer
+// (flash, when the model is in ROMFS) instead of keeping a copy in the
+// arena's tail. Only what changes at run time stays in the tail.
+//
+// Nothing in it is trusted: the device runs every kernel's prepare() as it
+// would without the data, into temporary memory, and requires the stored
+// bytes to be equal (a ValueError otherwise). The data therefore saves arena
+// bytes, not prepare() time, and corrupt or stale data can never reach a
+// kernel's eval().
+//
+// Format (metadata "TflmPreparedData", little-endian int32 words): magic
+// "TFPD", version, operator count (all subgraphs, in order), 0; then per
+// operator its data's offset from the start of the buffer and its bytes (0, 0
+// when it keeps its data in the tail); then the data, each at a multiple of 8.
+#ifndef TFLM_ENGINE_PREPARED_H
+#define TFLM_ENGINE_PREPARED_H
+
+#include "model.h"
+
+#define TFLM_PREPARED_METADATA "TflmPreparedData"
+#define TFLM_PREPARED_MAGIC (0x44504654u) // "TFPD"
+#define TFLM_PREPARED_VERSION (1)
+#define TFLM_PREPARED_HEADER_WORDS (4)
+// Alignment of each operator's data inside the buffer (and of the buffer in memory).
+#define TFLM_PREPARED_ALIGN (8)
+
+typedef struct {
+    uint32_t pos;     // model offset of the metadata buffer, 0: none
+    uint32_t len;
+    uint32_t n_nodes;
+} tflm_prepared_t;
+
+// Finds and checks the header against a model of n_nodes operators; pos is
+// 0 when the model has no prepared data. ValueError when it is malformed.
+tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, tflm_prepared_t *pd, tflm_error_t *err);
+
+// Operator `node`'s data: its model offset and bytes (0 when it has none).
+// Reads the model again, so a buffer changed since tflm_prepared_find()
+// gives a ValueError, never a read out of bounds.
+tflm_status_t tflm_prepared_entry(tflm_model_t *m, const tflm_prepared_t *pd, uint32_t node, uint32_t *at,
+    uint32_t *bytes, tflm_error_t *err);
+
+#endif // TFLM_ENGINE_PREPARED_H
