@@ -219,6 +219,21 @@ static tflm_status_t kernel_data_done(tflm_build_t *b, const tflm_prepare_t *p) 
     return TFLM_OK;
 }
 
+// Output 0 in the kernel's state data (tflm_prep_output_in_data): state is
+// RAM in the tail, so whatever else writes the tensor stays in its bytes.
+static tflm_status_t output_in_data(tflm_build_t *b, const tflm_prepare_t *p, uint16_t tensor) {
+    tflm_interp_t *ip = b->ip;
+    uint32_t offset = p->out0_in_data - 1;
+    tflm_tensor_rec_t *r = tensor == TFLM_NO_INDEX ? NULL : tflm_interp_tensor(ip, tensor);
+    if (!p->state || r == NULL || offset > p->data_bytes || r->bytes > p->data_bytes - offset
+        || (r->where != TFLM_AT_HEAD && r->where != TFLM_AT_NONE) || (r->flags & TFLM_TENSOR_VARIABLE)) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "output cannot live in the kernel's data");
+    }
+    r->where = TFLM_AT_TAIL;
+    r->data = p->data_at + offset;
+    return TFLM_OK;
+}
+
 // Node records, their input/output lists, and the kernels' prepare().
 static tflm_status_t build_nodes(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
@@ -317,6 +332,9 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                 }
                 tflm_node_rec_t *nr = tflm_interp_node(ip, node);
                 nr->io = io_at;
+                if (p.out0_in_data && (st = output_in_data(b, &p, io[n_in]))) {
+                    return tflm_interp_node_error(ip, node, op.builtin);
+                }
                 nr->data = p.in_model ? p.prepared_at : p.data_at;
                 nr->flags = p.in_model ? TFLM_NODE_DATA_IN_MODEL : 0;
                 nr->kernel = (uint16_t)kernel_index;

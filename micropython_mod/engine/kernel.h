@@ -55,6 +55,7 @@ typedef struct _tflm_prepare_t {
     void *verify;
     bool in_model;            // the data is used in place from the model
     bool state;               // the data changes at run time (tflm_prep_alloc_state)
+    uint32_t out0_in_data;    // 1 + offset in the data of output 0's bytes, 0: output 0 is planned
     bool failed;              // an allocation failed (err says why)
     uint8_t n_scratch;
     uint32_t scratch_bytes[TFLM_MAX_SCRATCH_PER_OP];
@@ -148,6 +149,12 @@ int32_t tflm_window_padding(int32_t in, int32_t filter, int32_t stride, int32_t 
 void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes);
 // Kernel data that eval() changes (run-time state): always in the tail.
 void *tflm_prep_alloc_state(tflm_prepare_t *p, uint32_t bytes);
+// Output 0 lives in the kernel's state data, `offset` bytes in, instead of
+// the planned head (TFLM gives VAR_HANDLE's output its resource id this way,
+// so its head holds no handles). Call after tflm_prep_alloc_state().
+static inline void tflm_prep_output_in_data(tflm_prepare_t *p, uint32_t offset) {
+    p->out0_in_data = offset + 1;
+}
 // Temporary memory for the rest of this prepare(): NULL in the dry pass. Ask
 // for it right after tflm_prep_alloc(), before using either, so the dry pass
 // measures it too and the arena size stays exact.

@@ -43,6 +43,11 @@ static tflm_status_t check_id_input(tflm_prepare_t *p) {
 
 #if TFLM_KERNEL_VAR_HANDLE
 
+typedef struct {
+    int32_t out; // the output tensor's bytes
+    int32_t id;  // the resource it names
+} var_handle_data_t;
+
 tflm_status_t tflm_var_handle_prepare(tflm_prepare_t *p) {
     tflm_status_t st = tflm_prep_expect_io(p, 0, 0, 1);
     tflm_tinfo_t out;
@@ -56,16 +61,19 @@ tflm_status_t tflm_var_handle_prepare(tflm_prepare_t *p) {
     if (id < 0) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "bad resource variable");
     }
-    resource_data_t *d = tflm_prep_alloc(p, sizeof(resource_data_t));
+    // The output lives in this data, outside the planned head, as TFLM's
+    // does; state, since an operator writing the tensor writes here.
+    var_handle_data_t *d = tflm_prep_alloc_state(p, sizeof(var_handle_data_t));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
     d->id = id;
+    tflm_prep_output_in_data(p, offsetof(var_handle_data_t, out));
     return TFLM_OK;
 }
 
 tflm_status_t tflm_var_handle_eval(tflm_eval_t *e) {
-    const resource_data_t *d = e->data;
+    const var_handle_data_t *d = e->data;
     memcpy(e->out[0], &d->id, sizeof(d->id));
     return TFLM_OK;
 }

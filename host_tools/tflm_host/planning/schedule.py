@@ -10,8 +10,12 @@ them: tensors produced and still to be read, the operator's own inputs and
 outputs, and its scratch buffers. Wide graphs fall back to a beam of the
 best sets.
 
-Operators with side effects (variables, resource variables, control flow)
-keep their order relative to each other.
+Operators with side effects keep their order where it matters: control
+flow (CALL_ONCE, IF, WHILE) relative to every stateful operator; operators
+on variable tensors among themselves; resource variables per resource: a
+READ_VARIABLE stays between the ASSIGN_VARIABLEs of its resource around it
+but moves freely otherwise, so a variable can be read just before its value
+is used rather than long before.
 """
 
 from __future__ import annotations
@@ -19,8 +23,45 @@ from __future__ import annotations
 from ..arena import align, plan_layout
 from ..model import Model
 
-STATEFUL_OPS = frozenset({"CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "IF", "WHILE"})
+CONTROL_FLOW_OPS = frozenset({"CALL_ONCE", "IF", "WHILE"})
 BEAM = 4000
+
+
+def _state_order(model: Model) -> list[tuple[int, int]]:
+    """Pairs (a, b), a before b in the model, of operators whose order
+    changes what they compute."""
+    sg = model.main
+    ops = sg.operators
+    handle_of = {t: op for op in ops if op.opcode == "VAR_HANDLE" for t in op.outputs}
+
+    def resource(op) -> object:
+        h = handle_of.get(op.inputs[0]) if op.inputs else None
+        # None: a handle from elsewhere, which may name any resource.
+        return None if h is None else (h.options.get("Container"), h.options.get("SharedName"))
+
+    kinds = []  # (kind, resource) per operator
+    for op in ops:
+        if op.opcode in CONTROL_FLOW_OPS:
+            kinds.append(("flow", None))
+        elif op.opcode == "ASSIGN_VARIABLE":
+            kinds.append(("write", resource(op)))
+        elif op.opcode == "READ_VARIABLE":
+            kinds.append(("read", resource(op)))
+        elif any(t >= 0 and sg.tensors[t].is_variable for t in op.inputs):
+            kinds.append(("variable", None))
+        else:
+            kinds.append((None, None))
+    pairs = []
+    for b, (kb, rb) in enumerate(kinds):
+        for a in range(b):
+            ka, ra = kinds[a]
+            if ka is None or kb is None:
+                continue
+            if "flow" in (ka, kb) or (ka == kb == "variable"):
+                pairs.append((a, b))
+            elif {ka, kb} <= {"read", "write"} and "write" in (ka, kb) and (ra is None or rb is None or ra == rb):
+                pairs.append((a, b))
+    return pairs
 
 
 def _graph(model: Model):
@@ -40,9 +81,7 @@ def _graph(model: Model):
         for t in op.inputs:
             if t >= 0 and t in producer and producer[t] != k:
                 preds[k] |= 1 << producer[t]
-    stateful = [k for k, op in enumerate(ops)
-                if op.opcode in STATEFUL_OPS or any(t >= 0 and sg.tensors[t].is_variable for t in op.inputs)]
-    for a, b in zip(stateful, stateful[1:]):
+    for a, b in _state_order(model):
         preds[b] |= 1 << a
     consumers: dict[int, int] = {}
     for k, op in enumerate(ops):
@@ -92,8 +131,8 @@ def best_order(model: Model) -> tuple[list[int], int, bool]:
     ops, producer, size, preds, consumers, scratch = _graph(model)
     n = len(ops)
     identity = list(range(n))
-    if n == 0 or len(model.subgraphs) > 1:
-        return identity, peak_of(model, identity) if n else 0, n == 0
+    if n == 0:
+        return identity, 0, True
     # states: set of operators run -> (peak so far, order)
     states: dict[int, tuple[int, list[int]]] = {0: (0, [])}
     proven = True
