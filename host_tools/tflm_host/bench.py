@@ -70,6 +70,16 @@ def arena_rows(models: list[Path], target_name: str, progress=None) -> list[dict
         if not row["missing"]:
             r = run_model(path, target, make_inputs(model, "zeros"))
             row["ours"] = (r.head_bytes, r.tail_bytes, r.arena_used_bytes)
+            # Prepared (tflm-host prepare): the kernels' data read from the model.
+            from .prepare import prepare_model
+
+            data = prepare_model(path.read_bytes())
+            with tempfile.TemporaryDirectory() as tmp:
+                prepared = Path(tmp) / path.name
+                prepared.write_bytes(data)
+                r = run_model(prepared, target, make_inputs(model, "zeros"))
+            in_model = arena.plan_layout(load_model(data)).model_data
+            row["prepared"] = (r.tail_bytes, r.arena_used_bytes, in_model)
         else:
             row["ours_head"] = arena.plan_layout(model, "greedy", kernels=False).head
         rows.append(row)
@@ -78,8 +88,9 @@ def arena_rows(models: list[Path], target_name: str, progress=None) -> list[dict
 
 def arena_markdown(rows: list[dict], target_name: str) -> str:
     lines = [
-        "| model | TFLM head | TFLM tail | TFLM used | our head | our tail | our used | our tail / TFLM's | bound |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| model | TFLM head | TFLM tail | TFLM used | our head | our tail | our used | our tail / TFLM's "
+        "| prepared: tail | prepared: used | prepared: used / TFLM's | kernel data in the model | bound |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         t = row["tflm"]
@@ -87,8 +98,10 @@ def arena_markdown(rows: list[dict], target_name: str) -> str:
         if "ours" in row:
             head, tail, used = row["ours"]
             ours = [str(head), str(tail), str(used), f"{tail / t.tail:.0%}" if t else "-"]
+            p_tail, p_used, in_model = row["prepared"]
+            ours += [str(p_tail), str(p_used), f"{p_used / t.used:.2f}" if t else "-", str(in_model)]
         else:
-            ours = [f"({row['ours_head']})", "-", "-", "no kernels for " + ", ".join(row["missing"])]
+            ours = [f"({row['ours_head']})", "-", "-", "no kernels for " + ", ".join(row["missing"]), "-", "-", "-", "-"]
         lines.append(f"| {row['model']} | " + " | ".join(tflm + ours + [str(row["bound"])]) + " |")
     notes = [
         "",
@@ -96,9 +109,45 @@ def arena_markdown(rows: list[dict], target_name: str) -> str:
         "arena layout has no pointers). TFLM: its Python interpreter's recording allocator "
         "(PyPI `tflite-micro`, x86-64). In parentheses: the head of our plan of the model's "
         "tensors, for models with ops this runtime has no kernels for (custom ops). Bound: the most "
-        "bytes live at one operator in the model's order (each tensor rounded to 16 bytes).",
+        "bytes live at one operator in the model's order (each tensor rounded to 16 bytes). Prepared: "
+        "the model after `tflm-host prepare`, measured the same way; its kernels' data (multipliers, "
+        "shifts, geometry, tables) is read in place from the model (flash, from ROMFS) instead of "
+        "the tail: `kernel data in the model`, as `print_allocations()` shows it.",
     ]
     return "\n".join(lines + notes) + "\n"
+
+
+README_START = "<!-- tflm-host bench arena --readme: start -->"
+README_END = "<!-- tflm-host bench arena --readme: end -->"
+README_MODELS = ("person_detect", "vww_96_int8", "pretrainedResnet_quant", "kws_ref_model", "keyword_scrambled",
+                 "simple_add_model", "hello_world_int8")
+
+
+def readme_table(rows: list[dict], models_dir: Path) -> str:
+    """The README's table: TFLM's arena, ours measured, prepared measured, and
+    with our offline plan too (the host's prediction, which the tests hold
+    to the device's figure)."""
+    from .planning import plan_model
+    from .prepare import prepare_model
+
+    by_name = {r["model"].removesuffix(".tflite"): r for r in rows}
+    lines = ["| model | TFLM arena | ours | ours, prepared (`tflm-host prepare`) "
+             "| ours, prepared + offline plan (`tflm-host plan --prepare`) |", "|---|---|---|---|---|"]
+    for name in README_MODELS:
+        row = by_name.get(name)
+        if row is None or "ours" not in row or row["tflm"] is None:
+            continue
+        result = plan_model((models_dir / (name + ".tflite")).read_bytes(), time_limit=5.0)
+        planned = arena.plan_layout(load_model(prepare_model(result.embedded()))).used
+        cells = [row["tflm"].used, row["ours"][2], row["prepared"][1], planned]
+        lines.append(f"| {name} | " + " | ".join(f"{c:,}" for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_readme_table(readme: Path, table: str) -> None:
+    text = readme.read_text()
+    start, end = text.index(README_START) + len(README_START), text.index(README_END)
+    readme.write_text(text[:start] + "\n" + table + text[end:])
 
 
 def progress_bar(i: int, n: int, label: str) -> None:

@@ -274,7 +274,7 @@ def cmd_plan(args) -> int:
         what = "with the plan in its metadata" if args.embed else "in the plan's operator order"
         print(f"model {what} written to {args.output}")
     elif args.embed or args.prepare:
-        raise ValueError("--embed and --prepare need -o OUT.tflite")
+        raise ValueError(f"{'--embed' if args.embed else '--prepare'} needs -o OUT.tflite")
     if args.shim_out:
         Path(args.shim_out).write_bytes(result.plan.to_bytes())
         print(f"plan written to {args.shim_out} (tflm.Interpreter(model, plan={Path(args.shim_out).name!r}))")
@@ -322,7 +322,11 @@ def cmd_bench(args) -> int:
         table = bench.size_markdown({k: Path(v) for k, v in builds.items()}, board)
     elif args.what == "arena":
         title = "Arena use, model by model"
-        table = bench.arena_markdown(bench.arena_rows(models, args.target, progress), args.target)
+        rows = bench.arena_rows(models, args.target, progress)
+        table = bench.arena_markdown(rows, args.target)
+        if args.readme:
+            bench.write_readme_table(Path(args.readme), bench.readme_table(rows, Path(args.models)))
+            print(f"README table written to {args.readme}")
     elif args.what == "plans":
         title = "Offline plans against TFLM, model by model"
         table = bench.plan_markdown(bench.plan_rows(models, args.target, progress), args.target)
@@ -528,6 +532,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", default="unix", choices=device.TARGETS)
     p.add_argument("--out", help="also write the table to this Markdown file")
     p.add_argument("--builds", nargs="*", help="size: LABEL=FIRMWARE_BUILD_DIR pairs")
+    p.add_argument("--readme", help="arena: also write the README's table into this file (between its markers)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 

@@ -14,6 +14,12 @@
 // follows (vector lengths, shapes, tensor and buffer indices, types, subgraph
 // references, metadata) with edge values.
 //
+// Prepared models (their kernels' data in TflmPreparedData metadata, made by
+// gen_models.py) are used in place whenever the bytes stay fixed once loaded
+// (mutants before loading, and changes before the build); their entry table
+// and data are spots too. Changes after the build use a writable model, as
+// the binding marks a bytearray, whose data stays in the tail.
+//
 // For each unmutated model that this build can run, it also checks that the
 // arena size is exact: arena_used_bytes works, 16 bytes less fails with a
 // MemoryError giving that same number.
@@ -23,6 +29,7 @@
 #include <time.h>
 
 #include "engine/interpreter.h"
+#include "engine/prepared.h"
 #include "engine/schema.h"
 
 static uint64_t rng_state;
@@ -113,6 +120,13 @@ static void map_model(tflm_model_t *m, spots_t *s) {
         if (tflm_model_buffer(m, b, &pos, &len)) {
             for (uint32_t k = 0; k + 4 <= len && k < 64; k += 4) {
                 spot(s, pos + k, SPOT_U32); // offline plan header and offsets
+            }
+            if (tflm_fb_string_eq(fb, md, TFLM_METADATA_NAME, TFLM_PREPARED_METADATA)) {
+                // Prepared data: the rest of its entry table, then words of the data.
+                uint32_t table_end = len >= 12 ? 4 * TFLM_PREPARED_HEADER_WORDS + 8 * tflm_rd_u32(fb->buf + pos + 8) : 0;
+                for (uint32_t k = 64, n = 0; k + 4 <= len && n < 256; k += k < table_end ? 4 : 12, ++n) {
+                    spot(s, pos + k, SPOT_U32);
+                }
             }
         }
     }
@@ -368,6 +382,7 @@ static tflm_status_t try_model(const uint8_t *data, size_t len, size_t arena_len
     tflm_error_clear(&err);
     tflm_model_t model;
     tflm_status_t st = tflm_model_init(&model, copy, len, &err);
+    model.immutable = true; // bytes that stay as they were loaded: prepared data in place
     if (st == TFLM_OK) {
         read_model_info(&model);
         uint8_t *arena_buf;
@@ -392,6 +407,7 @@ static bool arena_exact(const uint8_t *data, size_t len, uint32_t used) {
         tflm_error_t err;
         tflm_model_t model;
         tflm_model_init(&model, copy, len, &err);
+        model.immutable = true;
         size_t arena_len = used - 16u * (uint32_t)k;
         uint8_t *arena_buf = malloc(arena_len);
         tflm_arena_t arena;
@@ -415,6 +431,8 @@ static tflm_status_t try_after_load(const uint8_t *orig, size_t len, const spots
     tflm_error_t err;
     tflm_model_t model;
     tflm_status_t st = tflm_model_init(&model, buf, len, &err);
+    // Bytes changed after the build: a writable buffer, never marked immutable.
+    model.immutable = when == 0;
     size_t n = len;
     uint32_t needed = 0;
     if (st == TFLM_OK && when == 0) {

@@ -1,8 +1,9 @@
 """Writes generated models for the engine's fuzzer: the first case of every
 generator of tests/opgen, and more of those whose int64 data sits at 4
 modulo 8 (int16 convolutions and transpose convolutions as older converters
-wrote them).
-    python gen_models.py OUT_DIR"""
+wrote them), and prepared copies (tflm-host prepare: kernel data in the
+metadata) of those the host engine can prepare and of small shared models.
+    python gen_models.py OUT_DIR [SHARED_MODELS_DIR]"""
 
 from __future__ import annotations
 
@@ -13,15 +14,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the gene
 import opgen  # noqa: E402
 
 
-def main(out: Path) -> None:
+def main(out: Path, shared: Path | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.tflite"):
         old.unlink()
     cases = opgen.cases(1) + [c for c in opgen.cases(4, only="bias64_4_mod_8") if not c.name.endswith("/0")]
-    for case in cases:
-        (out / (case.name.replace("/", "_") + ".tflite")).write_bytes(case.model)
-    print(f"{len(cases)} generated models in {out}")
+    from tflm_host.prepare import prepare_model
+
+    prepared = 0
+    sources = [(case.name.replace("/", "_"), case.model) for case in cases]
+    for name, model in sources:
+        (out / (name + ".tflite")).write_bytes(model)
+    if shared is not None:
+        sources += [(p.stem, p.read_bytes()) for p in sorted(shared.glob("*.tflite")) if p.stem in SMALL_SHARED]
+    for name, model in sources:
+        try:
+            data = prepare_model(model)
+        except (ValueError, NotImplementedError):
+            continue  # ops the host engine lacks (test kernels), or models it refuses
+        (out / ("prepared_" + name + ".tflite")).write_bytes(data)
+        prepared += 1
+    print(f"{len(cases)} generated models, {prepared} prepared models in {out}")
+
+
+# Shared models small enough to fuzz prepared at the generated models' rate.
+SMALL_SHARED = ("hello_world_int8", "kws_ref_model", "trained_lstm_int8", "test_conv_model", "keyword_scrambled_8bit")
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), Path(sys.argv[2]) if len(sys.argv) > 2 else None)

@@ -1,0 +1,206 @@
+"""Prepared models (tflm-host prepare): the kernels' data in the model's
+metadata, read in place on the device. Outputs stay TFLM's (TFLM runs the
+prepared model too, ignoring the metadata), the host's arena prediction is
+the device's, and corrupt prepared data is a ValueError on the device and
+on the host alike."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+from conftest import DEVICE_PRELUDE, MEASURED, get_target, model_path, run_on
+import opgen
+from tflm_host import _engine, arena, cli, fbedit
+from tflm_host.model import load_model
+from tflm_host.prepare import METADATA_NAME, prepare_model
+from tflm_host.reference import reference_outputs
+from tflm_host.runner import BatchJob, make_inputs, run_batch
+
+RUNNABLE = sorted(n for n, m in MEASURED.items() if m.runnable)
+# Cheap on a QEMU board, and between them: per-channel conv and depthwise,
+# fully connected, softmax, LSTM state, small models.
+ON_BOARD = ["person_detect.tflite", "kws_ref_model.tflite", "trained_lstm_int8.tflite", "hello_world_int8.tflite"]
+BOARD = "NETDUINOPLUS2"  # ROMFS in flash: the data is read from flash there
+# Resource variables with an init subgraph: CALL_ONCE's data is run-time state.
+STATEFUL = opgen.cases(1, only="STATEFUL/delay_line_init")[0]
+
+_prepared: dict[str, bytes] = {}
+
+
+def prepared(name: str) -> bytes:
+    if name not in _prepared:
+        _prepared[name] = prepare_model(model_path(name).read_bytes())
+    return _prepared[name]
+
+
+def samples_for(data: bytes, name: str, count: int = 2) -> list[list[np.ndarray]]:
+    return make_inputs(load_model(data), "random", seed=zlib.crc32(name.encode()), count=count)
+
+
+def test_tflm_runs_prepared_models_unchanged(tmp_path):
+    """TFLM ignores the metadata: the same outputs as from the model as it was."""
+    for name in RUNNABLE:
+        data = model_path(name).read_bytes()
+        out = tmp_path / name
+        out.write_bytes(prepared(name))
+        samples = samples_for(data, name)
+        for a, b in zip(reference_outputs(model_path(name), samples), reference_outputs(out, samples)):
+            assert all(x.tobytes() == y.tobytes() for x, y in zip(a, b)), name
+
+
+def test_prepared_data_leaves_the_tail():
+    """Every kernel's data goes to the model except run-time state; the tail
+    keeps the records, and the arena shrinks by the data's bytes."""
+    for name in RUNNABLE:
+        before = arena.plan_layout(load_model(model_path(name).read_bytes()))
+        after = arena.plan_layout(load_model(prepared(name)))
+        assert after.audit["kernel data"].used == 0, name
+        assert after.model_data == before.audit["kernel data"].used, name
+        assert after.head == before.head, name
+        # What leaves the tail is the data, give or take the 16-byte alignment of what follows it.
+        slack = 16 * (1 + before.audit["variable tensors"].count + before.audit["resource variables"].count)
+        assert abs((before.tail - after.tail) - after.model_data) < slack, name
+    state = arena.plan_layout(load_model(prepare_model(STATEFUL.model)))
+    # Run-time state stays in the arena: CALL_ONCE's flag, VAR_HANDLE's output.
+    ops = load_model(STATEFUL.model).op_counts()
+    assert state.audit["kernel data"].count == ops["CALL_ONCE"] + ops["VAR_HANDLE"]
+    assert state.model_data > 0
+
+
+def _run_prepared(target: str, names: list[str]) -> None:
+    jobs, refs, expect = [], {}, {}
+    for name in names:
+        data = prepared(name)
+        key = name.removesuffix(".tflite")
+        samples = samples_for(data, name)
+        jobs.append(BatchJob(key, data, samples))
+        refs[key] = reference_outputs(model_path(name), samples)  # TFLM on the model as it was
+        layout = arena.plan_layout(load_model(data))
+        expect[key] = (layout.used, layout.head, layout.tail)
+    results = run_batch(get_target(target), jobs, planner=None)
+    for key, res in results.items():
+        assert res.error is None, (key, res.error)
+        assert res.arena == expect[key], key
+        for ours, ref in zip(res.runs, refs[key]):
+            for x, y in zip(ours, ref):
+                assert x.tobytes() == np.asarray(y).astype(x.dtype).reshape(x.shape).tobytes(), key
+
+
+@pytest.mark.parametrize("target", ["unix", BOARD])
+def test_prepared_models_on_device(target):
+    """Bit-exact with TFLM, and arena_used_bytes as the host predicts."""
+    _run_prepared(target, RUNNABLE if target == "unix" else ON_BOARD)
+
+
+@pytest.mark.parametrize("target", ["unix", BOARD])
+def test_prepared_stateful_model_on_device(target, tmp_path):
+    data = prepare_model(STATEFUL.model)
+    samples = make_inputs(load_model(data), "random", seed=1, count=STATEFUL.runs)
+    ref_path = tmp_path / "stateful.tflite"
+    ref_path.write_bytes(STATEFUL.model)
+    res = run_batch(get_target(target), [BatchJob("stateful", data, samples)], planner=None)["stateful"]
+    assert res.error is None, res.error
+    layout = arena.plan_layout(load_model(data))
+    assert res.arena == (layout.used, layout.head, layout.tail)
+    for ours, ref in zip(res.runs, reference_outputs(ref_path, samples)):
+        assert all(x.tobytes() == np.asarray(y).astype(x.dtype).reshape(x.shape).tobytes() for x, y in zip(ours, ref))
+
+
+@pytest.mark.parametrize("target", ["unix", BOARD])
+def test_print_allocations_shows_data_in_the_model(target):
+    """Its own line, with the host's bytes; a bytearray copy keeps the data in
+    the arena (its bytes could change), as the host predicts for one."""
+    name = "kws_ref_model.tflite"
+    data = prepared(name)
+    layout = arena.plan_layout(load_model(data))
+    writable = arena.layout_of(load_model(data), _engine.allocate(_engine.Model(data, writable=True)))
+    code = DEVICE_PRELUDE + """
+m = tflm.Model(load('m.tflite'))
+it = tflm.Interpreter(m)
+it.print_allocations()
+print('@USED', it.arena_used_bytes())
+it = tflm.Interpreter(tflm.Model(bytearray(load('m.tflite'))))
+print('@COPY', it.arena_used_bytes(), it.allocations()['kernel data']['used'])
+"""
+    out = run_on(target, code, {"m.tflite": data})
+    where = "the model's RAM" if target == "unix" else "flash"
+    assert (f"[tflm] 'kernel data in the model' {layout.model_data} bytes in {where}, not in the arena "
+            f"(for {sum(1 for n in layout.nodes)})") in out
+    assert f"@USED {layout.used}" in out
+    assert f"@COPY {writable.used} {writable.audit['kernel data'].used}" in out
+    assert writable.audit["kernel data"].used == layout.model_data
+
+
+def _corruptions(data: bytes) -> dict[str, bytes]:
+    """Prepared models with their metadata broken in one way each."""
+    md = load_model(data).metadata[METADATA_NAME]
+    at = data.index(md)
+    n = struct.unpack_from("<I", md, 8)[0]
+    first = next(k for k in range(n) if struct.unpack_from("<I", md, 16 + 8 * k + 4)[0])
+    off, size = struct.unpack_from("<2I", md, 16 + 8 * first)
+
+    def patch(pos: int, fmt: str, *values) -> bytes:
+        b = bytearray(data)
+        struct.pack_into(fmt, b, at + pos, *values)
+        return bytes(b)
+
+    flipped = bytearray(data)
+    flipped[at + off + size - 1] ^= 0x40
+    return {
+        "version": patch(4, "<i", 7),
+        "magic": patch(0, "<I", 0),
+        "count": patch(8, "<I", n + 1),
+        "offset past the end": patch(16 + 8 * first, "<I", len(md) - 4),
+        "offset inside the table": patch(16 + 8 * first, "<I", 16),
+        "misaligned": patch(16 + 8 * first, "<I", off + 4),
+        "size": patch(16 + 8 * first + 4, "<I", size + 4),
+        "huge size": patch(16 + 8 * first + 4, "<I", 0xfffffff0),
+        "data": bytes(flipped),
+    }
+
+
+def _host_verdict(data: bytes) -> str:
+    try:
+        _engine.allocate(_engine.Model(data))
+    except ValueError as e:
+        return f"ValueError {e}"
+    return "ok"
+
+
+def test_corrupt_prepared_data_is_a_value_error_on_host_and_device():
+    data = prepared("kws_ref_model.tflite")
+    cases = _corruptions(data)
+    host = {k: _host_verdict(v) for k, v in cases.items()}
+    assert all(v.startswith("ValueError") for v in host.values()), host
+    code = DEVICE_PRELUDE + "".join(
+        f"attempt(lambda: tflm.Interpreter(tflm.Model(load('{i}.tflite'))).invoke())\n" for i in range(len(cases)))
+    out = run_on("unix", code, {f"{i}.tflite": v for i, v in enumerate(cases.values())})
+    assert out.splitlines() == list(host.values())
+
+
+def test_model_changed_after_preparing_is_refused():
+    """Data for another operator order (or other weights' scales) does not
+    match what prepare() computes: refused, not used."""
+    data = prepared("kws_ref_model.tflite")
+    n_ops = len(load_model(data).main.operators)
+    swapped = fbedit.edit_model(data, order=[1, 0] + list(range(2, n_ops)))
+    assert _host_verdict(swapped).startswith("ValueError"), "data of one op given to another"
+
+
+def test_cli_prepare_and_plan_prepare(tmp_path, capsys):
+    src = model_path("kws_ref_model.tflite")
+    out = tmp_path / "p.tflite"
+    assert cli.main(["prepare", str(src), "-o", str(out)]) == 0
+    assert METADATA_NAME in load_model(out.read_bytes()).metadata
+    assert cli.main(["arena", str(out), "-v"]) == 0
+    layout = arena.plan_layout(load_model(out.read_bytes()))
+    assert f"kernel data in the model: {layout.model_data} bytes" in capsys.readouterr().out
+    planned = tmp_path / "q.tflite"
+    assert cli.main(["plan", str(src), "--embed", "--prepare", "-o", str(planned), "--time-limit", "1"]) == 0
+    model = load_model(planned.read_bytes())
+    assert METADATA_NAME in model.metadata and "OfflineMemoryAllocation" in model.metadata
+    assert arena.plan_layout(model).audit["kernel data"].used == 0
