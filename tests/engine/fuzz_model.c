@@ -415,6 +415,20 @@ static bool arena_exact(const uint8_t *data, size_t len, uint32_t used) {
         tflm_config_t cfg = { 0 };
         st[k] = tflm_interp_init(&ip, &model, &arena, &cfg);
         needed[k] = ip.err.needed;
+        if (st[k] == TFLM_ERR_MEMORY && needed[k] == 0) {
+            // As the binding does when prepare()'s temporaries did not fit:
+            // the model measured in a buffer of its own.
+            uint32_t tail, work;
+            tflm_error_t e2;
+            if (tflm_interp_tail_size(&model, &cfg, &tail, &work, &e2) == TFLM_OK) {
+                uint8_t *w = malloc(work + TFLM_ALIGN);
+                static tflm_interp_t measured;
+                if (tflm_interp_measure(&model, &cfg, w, work + TFLM_ALIGN, &measured) == TFLM_OK) {
+                    needed[k] = tflm_interp_needed_bytes(&measured);
+                }
+                free(w);
+            }
+        }
         ip.ready = false;
         free(arena_buf);
         free(copy);
