@@ -185,7 +185,7 @@ size-report: deps
 
 demo: deps
 	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2
-	$(PY) -m tflm_host demo --board NETDUINO2 --models $(MODELS)
+	$(PY) -m tflm_host demo --board NETDUINO2 --models $(MODELS) --prepare
 
 # ---------------------------------------------------------------------------
 # Tests

@@ -423,7 +423,7 @@ def cmd_codegen(args) -> int:
 def cmd_demo(args) -> int:
     from .demo import run_demo
 
-    return run_demo(args.board, Path(args.models), args.example)
+    return run_demo(args.board, Path(args.models), args.example, prepare=args.prepare)
 
 
 def _at_least(low: int):
@@ -575,6 +575,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
     p.add_argument("--example", default="person_detect", choices=["person_detect", "keyword_spotting", "hello_world"],
                    help="examples/<name>.py and its model")
+    p.add_argument("--prepare", action="store_true",
+                   help="the model prepared (tflm-host prepare): its kernels' data read from flash, not the arena")
     p.set_defaults(func=cmd_demo)
     return parser
 

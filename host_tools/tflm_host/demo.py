@@ -82,7 +82,7 @@ def flash_image(board: device.Board, image: bytes, out: Path) -> Path:
     return out
 
 
-def run_demo(board_name: str, models: Path, example: str = "person_detect") -> int:
+def run_demo(board_name: str, models: Path, example: str = "person_detect", prepare: bool = False) -> int:
     board = device.board(board_name)
     model_name = EXAMPLES[example]
     model_path = models / model_name
@@ -90,8 +90,11 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect") -> i
         print(f"demo: {model_path} not found (set MODELS=...)", file=sys.stderr)
         return 2
     script = f"{example}.py"
+    model_bytes = model_path.read_bytes()
+    if prepare:
+        model_bytes = _prepared(model_bytes, model_name)
     files = {
-        model_name: model_path.read_bytes(),
+        model_name: model_bytes,
         script: (device.checkout("the demo") / "examples" / script).read_bytes(),
     }
     frames = demo_frames() if example == "person_detect" else {}
@@ -118,6 +121,21 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect") -> i
     if clips:
         return _check_clips(model_path, clips, out)
     return 0
+
+
+def _prepared(data: bytes, name: str) -> bytes:
+    """The model prepared, with what that frees in the board's RAM (the
+    host's exact prediction, which the device then shows)."""
+    from . import arena
+    from .model import load_model
+    from .prepare import prepare_model
+
+    out = prepare_model(data)
+    before, after = arena.plan_layout(load_model(data)), arena.plan_layout(load_model(out))
+    print(f"== {name} prepared (tflm-host prepare): {after.model_data} bytes of kernel data read from flash; "
+          f"arena_used_bytes {after.used} instead of {before.used}: {before.used - after.used} bytes of RAM "
+          f"freed for the heap")
+    return out
 
 
 def _shown(path: Path) -> str:
