@@ -123,6 +123,8 @@ m = tflm.Model(load('m.tflite'))
 it = tflm.Interpreter(m)
 it.print_allocations()
 print('@USED', it.arena_used_bytes())
+print(it.memory_plan(60), end='')
+print('@PLAN')
 it = tflm.Interpreter(tflm.Model(bytearray(load('m.tflite'))))
 print('@COPY', it.arena_used_bytes(), it.allocations()['kernel data']['used'])
 """
@@ -131,6 +133,7 @@ print('@COPY', it.arena_used_bytes(), it.allocations()['kernel data']['used'])
     assert (f"[tflm] 'kernel data in the model' {layout.model_data} bytes in {where}, not in the arena "
             f"(for {sum(1 for n in layout.nodes)})") in out
     assert f"@USED {layout.used}" in out
+    assert out.split(f"@USED {layout.used}\n")[1].split("@PLAN")[0] == layout.memory_plan(60)
     assert f"@COPY {writable.used} {writable.audit['kernel data'].used}" in out
     assert writable.audit["kernel data"].used == layout.model_data
 
