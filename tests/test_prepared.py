@@ -207,3 +207,24 @@ def test_cli_prepare_and_plan_prepare(tmp_path, capsys):
     model = load_model(planned.read_bytes())
     assert METADATA_NAME in model.metadata and "OfflineMemoryAllocation" in model.metadata
     assert arena.plan_layout(model).audit["kernel data"].used == 0
+
+
+def test_data_prepared_on_the_host_is_the_boards_for_every_op_family():
+    """The data of every generator's first case, computed on x86-64, is what
+    the Cortex-M4 board's prepare() computes (else a ValueError), and the
+    arena is the host's prediction."""
+    jobs, expect = [], {}
+    for case in opgen.cases(1):
+        try:
+            data = prepare_model(case.model)
+        except (ValueError, NotImplementedError):
+            continue  # test kernels the firmware does not have
+        key = case.name.replace("/", "_")
+        samples = case.inputs[:1] if case.inputs is not None else \
+            make_inputs(load_model(data), "random", seed=zlib.crc32(key.encode()), count=1)
+        jobs.append(BatchJob(key, data, samples))
+        layout = arena.plan_layout(load_model(data))
+        expect[key] = (layout.used, layout.head, layout.tail)
+    assert len(jobs) > 100
+    results = run_batch(get_target(BOARD), jobs, planner=None)
+    assert {k: (r.error, r.arena) for k, r in results.items()} == {k: (None, v) for k, v in expect.items()}
