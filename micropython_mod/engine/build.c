@@ -332,7 +332,7 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                 }
                 tflm_node_rec_t *nr = tflm_interp_node(ip, node);
                 nr->io = io_at;
-                if (p.out0_in_data && (st = output_in_data(b, &p, io[n_in]))) {
+                if (p.out0_in_data && (st = output_in_data(b, &p, n_out ? io[n_in] : TFLM_NO_INDEX))) {
                     return tflm_interp_node_error(ip, node, op.builtin);
                 }
                 nr->data = p.in_model ? p.prepared_at : p.data_at;
