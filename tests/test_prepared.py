@@ -209,10 +209,11 @@ def test_cli_prepare_and_plan_prepare(tmp_path, capsys):
     assert arena.plan_layout(model).audit["kernel data"].used == 0
 
 
-def test_data_prepared_on_the_host_is_the_boards_for_every_op_family():
+@pytest.mark.parametrize("board", [BOARD, "MICROBIT"])
+def test_data_prepared_on_the_host_is_the_boards_for_every_op_family(board):
     """The data of every generator's first case, computed on x86-64, is what
-    the Cortex-M4 board's prepare() computes (else a ValueError), and the
-    arena is the host's prediction."""
+    a Cortex-M4F's and a Cortex-M0's (soft float) prepare() compute (else a
+    ValueError), and the arena is the host's prediction."""
     jobs, expect = [], {}
     for case in opgen.cases(1):
         try:
@@ -226,5 +227,5 @@ def test_data_prepared_on_the_host_is_the_boards_for_every_op_family():
         layout = arena.plan_layout(load_model(data))
         expect[key] = (layout.used, layout.head, layout.tail)
     assert len(jobs) > 100
-    results = run_batch(get_target(BOARD), jobs, planner=None)
+    results = run_batch(get_target(board), jobs, planner=None)
     assert {k: (r.error, r.arena) for k, r in results.items()} == {k: (None, v) for k, v in expect.items()}
