@@ -40,7 +40,7 @@ static inline int32_t signal_asr(int32_t x, uint32_t s) {
 }
 
 // Checks one tensor's type and, with ndims >= 0, its number of dimensions.
-static tflm_status_t signal_expect(tflm_prepare_t *p, const tflm_tinfo_t *t, const char *what, unsigned type, int ndims) {
+static inline tflm_status_t signal_expect(tflm_prepare_t *p, const tflm_tinfo_t *t, const char *what, unsigned type, int ndims) {
     if (t->index < 0) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "%s missing", what);
     }
@@ -53,7 +53,7 @@ static tflm_status_t signal_expect(tflm_prepare_t *p, const tflm_tinfo_t *t, con
     return TFLM_OK;
 }
 
-static tflm_status_t signal_same_count(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b, const char *what) {
+static inline tflm_status_t signal_same_count(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b, const char *what) {
     if (a->elements != b->elements) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "%s has %u elements, expected %u", what,
             (unsigned)b->elements, (unsigned)a->elements);
