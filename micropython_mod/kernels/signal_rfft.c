@@ -38,8 +38,7 @@ static void rfft_sin_cos_small(double x, double *s, double *c) {
     // Taylor series, |x| <= pi/4: the terms after x^25 are below 1e-22
     double x2 = x * x;
     double sn = 0.0, cs = 0.0;
-    double fs = 1.0, fc = 1.0;
-    // coefficients built term by term: x^(2k+1)/(2k+1)!, x^(2k)/(2k)!
+    // the terms one from the other: x^(2k+1)/(2k+1)!, x^(2k)/(2k)!
     double ts[14], tc[14];
     ts[0] = x;
     tc[0] = 1.0;
@@ -52,8 +51,6 @@ static void rfft_sin_cos_small(double x, double *s, double *c) {
         sn += ts[k];
         cs += tc[k];
     }
-    (void)fs;
-    (void)fc;
     *s = sn;
     *c = cs;
 }
@@ -260,11 +257,11 @@ tflm_status_t tflm_signal_rfft_eval(tflm_eval_t *e) {
         }
         // butterflies, innermost stage first
         for (uint32_t l = d->levels; l-- > 0; ) {
-            uint32_t fstride = 1, m = half;
+            uint32_t fstride = 1;
             for (uint32_t k = 0; k < l; ++k) {
                 fstride *= d->radix[k];
             }
-            m = half / fstride / d->radix[l];
+            uint32_t m = half / fstride / d->radix[l];
             uint32_t block = d->radix[l] * m;
             for (uint32_t b = 0; b < fstride; ++b) {
                 if (d->radix[l] == 4) {
