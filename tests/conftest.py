@@ -138,3 +138,22 @@ def model_batches(target: str, names: list[str]) -> list[list[str]]:
                 raise ValueError(f"{name} alone does not fit the {target} ROMFS region ({limit} bytes)")
             batches.append([name])
     return batches
+
+
+# A model with ops no build has: a custom op and a builtin one (the shared
+# models all run now), for the missing-op messages.
+UNKNOWN_OPS = ["CUSTOM:SignalFoo", "FLOOR"]
+
+
+def unknown_ops_model() -> bytes:
+    from tflm_host.builder import ModelBuilder
+
+    b = ModelBuilder()
+    sg = b.subgraph()
+    x = sg.tensor((4,), "FLOAT32")
+    y = sg.tensor((4,), "FLOAT32")
+    z = sg.tensor((4,), "FLOAT32")
+    sg.op("CUSTOM:SignalFoo", [x], [y], custom_options=b"")
+    sg.op("FLOOR", [y], [z])
+    sg.inputs, sg.outputs = [x], [z]
+    return b.build()

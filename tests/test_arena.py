@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import DEVICE_PRELUDE, MEASURED, TARGETS, get_target, model_batches, model_files, model_path, run_on
+from conftest import unknown_ops_model, DEVICE_PRELUDE, MEASURED, TARGETS, get_target, model_batches, model_files, model_path, run_on
 from tflm_host import arena, cli
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
@@ -198,5 +198,7 @@ def test_arena_and_plan_commands(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "head 73728 bytes, bound 55296 bytes" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000
-    assert cli.main(["arena", str(model_path("audio_preprocessor_int8.tflite"))]) == 2
-    assert "does not include: CUSTOM:SignalWindow" in capsys.readouterr().err
+    unknown = tmp_path / "unknown_ops.tflite"
+    unknown.write_bytes(unknown_ops_model())
+    assert cli.main(["arena", str(unknown)]) == 2
+    assert "does not include: CUSTOM:SignalFoo, FLOOR" in capsys.readouterr().err

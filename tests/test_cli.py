@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import EVERY_TARGET, MEASURED, MODELS, model_path
+from conftest import unknown_ops_model, EVERY_TARGET, MEASURED, MODELS, model_path
 from tflm_host import cli, runner
 
 
@@ -138,8 +138,10 @@ def test_plan_command_outputs(capsys, tmp_path):
 def test_plan_command_errors(capsys, tmp_path):
     code, _, err = run_cli(capsys, "plan", model_path("vww_96_int8.tflite"), "--embed")
     assert code == 2 and "--embed needs -o OUT.tflite" in err
-    code, _, err = run_cli(capsys, "plan", model_path("audio_preprocessor_int8.tflite"))
-    assert code == 2 and "does not include: CUSTOM:SignalWindow" in err
+    unknown = tmp_path / "unknown_ops.tflite"
+    unknown.write_bytes(unknown_ops_model())
+    code, _, err = run_cli(capsys, "plan", unknown)
+    assert code == 2 and "does not include: CUSTOM:SignalFoo, FLOOR" in err
     code, out, _ = run_cli(capsys, "plan", model_path("simple_add_model.tflite"), "--preallocate", "input")
     assert code == 0 and "tensors 0, 1 pre-allocated outside the arena" in out
     assert re.search(r"this plan +16384 ", out)  # the sum, in place over nothing: the inputs are outside

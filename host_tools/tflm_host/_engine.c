@@ -622,16 +622,20 @@ static PyTypeObject InterpType = {
 
 static const char *const alias_names[] = { "none", "view", "in_place" };
 
-// kernels(): (op code, alias of output 0) for every kernel linked in.
+// kernels(): (op code, custom op name or None, alias of output 0) for every
+// kernel linked in.
 static PyObject *engine_kernels(PyObject *mod, PyObject *unused) {
     (void)mod;
     (void)unused;
     PyObject *out = PyList_New(0);
     for (uint32_t k = 0; out && k < tflm_kernel_count; ++k) {
-        if (tflm_kernels[k].op == TFLM_OP_CUSTOM) {
-            continue; // CUSTOM: a test kernel, never in firmware
+        #if TFLM_TEST_KERNELS
+        if (tflm_kernels[k].prepare == tflm_test_kernel_prepare) {
+            continue; // a test kernel, never in firmware
         }
-        PyObject *v = Py_BuildValue("(is)", (int)tflm_kernels[k].op, alias_names[tflm_kernels[k].alias]);
+        #endif
+        PyObject *v = Py_BuildValue("(izs)", (int)tflm_kernels[k].op, tflm_kernels[k].custom,
+            alias_names[tflm_kernels[k].alias]);
         if (!v || PyList_Append(out, v) < 0) {
             Py_XDECREF(v);
             Py_CLEAR(out);
@@ -718,7 +722,7 @@ static PyMethodDef engine_methods[] = {
       "kernel_data(model): each operator's kernel data from prepare() (bytes, None: none or run-time state)." },
     { "allocate", (PyCFunction)(void (*)(void))engine_allocate, METH_VARARGS | METH_KEYWORDS,
       "allocate(model, *, planner=None, plan=None, preallocated=(), tensors_only=False, arena=None)" },
-    { "kernels", (PyCFunction)engine_kernels, METH_NOARGS, "The kernels linked in: (op code, alias kind)." },
+    { "kernels", (PyCFunction)engine_kernels, METH_NOARGS, "The kernels linked in: (op code, custom name or None, alias kind)." },
     { NULL, NULL, 0, NULL },
 };
 

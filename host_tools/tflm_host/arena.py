@@ -131,7 +131,8 @@ def missing_ops(model: Model) -> list[str]:
 def kernel_ops() -> dict[str, str]:
     """The ops the module has kernels for, with what their output 0 may
     share with an input ("none", "view", "in_place")."""
-    return {schema.BUILTIN_OPS[code]: alias for code, alias in _engine.kernels()}
+    return {f"CUSTOM:{custom}" if custom else schema.BUILTIN_OPS[code]: alias
+            for code, custom, alias in _engine.kernels()}
 
 
 def interpreter(model: Model, planner: str | None = None, plan=None, preallocated=(), kernels: bool = True,

@@ -354,7 +354,7 @@ def cmd_ops(args) -> int:
             if op not in used:
                 used.append(op)
     missing = [op for op in used if op not in kernels]
-    ops = sorted(op for op in used if op in kernels)
+    ops = sorted(codegen.flag_name(op) for op in used if op in kernels)
     names = ", ".join(Path(p).name for p in args.models)
     print(f"# kernels needed by {names}")
     print(f'TFLM_OPS="{" ".join(ops)}"')

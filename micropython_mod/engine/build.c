@@ -294,7 +294,7 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             }
             uint32_t kernel_index = TFLM_NO_KERNEL;
             if (!ip->tensors_only) {
-                const tflm_kernel_t *k = tflm_kernel_find(op.builtin, &kernel_index);
+                const tflm_kernel_t *k = tflm_kernel_for_opcode(m, op.opcode_index, &kernel_index);
                 if (k == NULL) {
                     // Checked before building; reached only if the model changed since.
                     tflm_error(&ip->err, TFLM_ERR_NOT_IMPLEMENTED, "no kernel");

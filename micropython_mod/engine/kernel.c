@@ -1,6 +1,7 @@
 // Helpers kernels use in prepare() (see kernel.h).
 #include "interpreter.h"
 #include "quant.h"
+#include "ops.h"
 
 static tflm_status_t tensor_info(tflm_prepare_t *p, tflm_fb_vec_t list, uint32_t i, tflm_tinfo_t *t) {
     tflm_model_t *m = p->model;
@@ -238,9 +239,19 @@ tflm_status_t tflm_prep_unsupported_type(tflm_prepare_t *p, const char *what, un
     return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "%s of type %s is not supported", what, tflm_type_name(type));
 }
 
-const tflm_kernel_t *tflm_kernel_find(int32_t op, uint32_t *index) {
+// Whether a kernel's custom name is the model's custom_code.
+static bool custom_name_is(const char *name, const uint8_t *custom, uint32_t len) {
+    if (name == NULL || custom == NULL) {
+        return false;
+    }
+    size_t n = strlen(name);
+    return n == len && memcmp(name, custom, n) == 0;
+}
+
+const tflm_kernel_t *tflm_kernel_find(int32_t op, const uint8_t *custom, uint32_t custom_len, uint32_t *index) {
     for (uint32_t i = 0; i < tflm_kernel_count; ++i) {
-        if (tflm_kernels[i].op == op) {
+        if (tflm_kernels[i].op == op
+            && (op != TFLM_OP_CUSTOM || custom_name_is(tflm_kernels[i].custom, custom, custom_len))) {
             if (index) {
                 *index = i;
             }
@@ -248,4 +259,14 @@ const tflm_kernel_t *tflm_kernel_find(int32_t op, uint32_t *index) {
         }
     }
     return NULL;
+}
+
+const tflm_kernel_t *tflm_kernel_for_opcode(tflm_model_t *m, uint32_t opcode_index, uint32_t *index) {
+    tflm_fb_vec_t custom = { 0, 0 };
+    int32_t op = tflm_model_opcode(m, opcode_index, &custom);
+    if (m->fb.bad) {
+        return NULL;
+    }
+    // the accessor checked the name's bytes lie inside the model
+    return tflm_kernel_find(op, custom.count ? m->fb.buf + custom.pos : NULL, custom.count, index);
 }

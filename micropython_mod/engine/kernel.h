@@ -98,7 +98,8 @@ typedef enum {
 } tflm_alias_t;
 
 typedef struct _tflm_kernel_t {
-    int32_t op;               // builtin operator code
+    int32_t op;               // builtin operator code (TFLM_OP_CUSTOM for custom ops)
+    const char *custom;       // a custom op's name (the model's custom_code), NULL for builtins
     tflm_alias_t alias;       // what its output 0 may share with an input
     tflm_status_t (*prepare)(tflm_prepare_t *p);
     tflm_status_t (*eval)(tflm_eval_t *e);
@@ -108,7 +109,11 @@ typedef struct _tflm_kernel_t {
 // kernels/kernel_table.txt).
 extern const tflm_kernel_t tflm_kernels[];
 extern const uint32_t tflm_kernel_count;
-const tflm_kernel_t *tflm_kernel_find(int32_t op, uint32_t *index);
+// The kernel for builtin `op`, or for op CUSTOM the one named `custom`
+// (custom_len bytes, not NUL-terminated); NULL when this build has none.
+const tflm_kernel_t *tflm_kernel_find(int32_t op, const uint8_t *custom, uint32_t custom_len, uint32_t *index);
+// The kernel for the model's operator code entry `opcode_index`.
+const tflm_kernel_t *tflm_kernel_for_opcode(tflm_model_t *m, uint32_t opcode_index, uint32_t *index);
 
 // What prepare() returns after tflm_prep_alloc() or tflm_prep_temp() gave
 // NULL: OK in the dry pass, the allocation error otherwise.

@@ -45,7 +45,7 @@ static void opcode_name(tflm_model_t *m, uint32_t c, char *name, size_t cap) {
 
 // A used opcode with no kernel in this build.
 static bool opcode_missing(tflm_model_t *m, uint32_t c) {
-    return tflm_kernel_find(tflm_model_opcode(m, c, NULL), NULL) == NULL && opcode_used(m, c);
+    return tflm_kernel_for_opcode(m, c, NULL) == NULL && !m->fb.bad && opcode_used(m, c);
 }
 
 bool tflm_interp_missing_op(tflm_model_t *m, uint32_t nth, char *name, size_t cap) {

@@ -94,6 +94,24 @@ tflm_status_t tflm_unpack_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_unpack_eval(tflm_eval_t *e);
 tflm_status_t tflm_var_handle_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_var_handle_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_window_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_window_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_fft_auto_scale_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_fft_auto_scale_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_rfft_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_rfft_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_energy_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_energy_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_filter_bank_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_filter_bank_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_filter_bank_square_root_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_filter_bank_square_root_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_filter_bank_spectral_subtraction_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_filter_bank_spectral_subtraction_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_pcan_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_pcan_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_filter_bank_log_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_filter_bank_log_eval(tflm_eval_t *e);
 
 // The engine's host tests' kernel (a CUSTOM op, tests/engine/test_kernel.c).
 #if TFLM_TEST_KERNELS
