@@ -436,7 +436,7 @@ tflm_status_t tflm_signal_filter_bank_spectral_subtraction_prepare(tflm_prepare_
     if (in.elements != (uint32_t)channels || out.elements != (uint32_t)channels || noise.elements != (uint32_t)channels) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input, output and noise estimate must have %d elements", (int)channels);
     }
-    spectral_subtraction_data_t *d = tflm_prep_alloc(p, sizeof(spectral_subtraction_data_t) + 4 * (uint32_t)channels);
+    spectral_subtraction_data_t *d = tflm_prep_alloc_state(p, sizeof(spectral_subtraction_data_t) + 4 * (uint32_t)channels);
     if (d == NULL) {
         return tflm_prep_status(p);
     }
