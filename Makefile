@@ -228,6 +228,27 @@ fuzz: venv
 		--jobs $(FUZZ_JOBS) --doc docs/reliability.md $(if $(FUZZ_DEADLINE),--deadline $(FUZZ_DEADLINE))
 	TFLM_CLI_FUZZ_N=$(FUZZ_CLI_N) TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) nice $(PY) -m pytest -q \
 		tests/test_cli_robust.py
+	@$(MAKE) --no-print-directory unix
+	TFLM_BUILD=$(BUILD) nice $(PY) tests/api_fuzz.py $(FUZZ_API_N) $(FUZZ_SEED)
+
+# 100,000 invokes of a stateless and a stateful model on one QEMU board (and
+# on the emulated Pico with SOAK_PICO=1), 500 interpreters created and
+# dropped; outputs and free heap checked (tests/soak.py), figures written
+# into docs/reliability.md.
+SOAK_BOARD ?= NETDUINO2
+SOAK_INVOKES ?= 100000
+SOAK_INTERPRETERS ?= 500
+SOAK_PICO_INVOKES ?= $(SOAK_INVOKES)
+
+soak: venv
+	@$(MAKE) --no-print-directory firmware BOARD=$(SOAK_BOARD)
+	TFLM_BUILD=$(BUILD) nice $(PY) tests/soak.py --target $(SOAK_BOARD) --invokes $(SOAK_INVOKES) \
+		--interpreters $(SOAK_INTERPRETERS) --models $(MODELS) --doc docs/reliability.md
+ifneq ($(SOAK_PICO),)
+	@$(MAKE) --no-print-directory firmware-real BOARD=RPI_PICO
+	TFLM_BUILD=$(BUILD) nice $(PY) tests/soak.py --target RPI_PICO --invokes $(SOAK_PICO_INVOKES) \
+		--interpreters $(SOAK_INTERPRETERS) --models $(MODELS) --doc docs/reliability.md
+endif
 
 clean:
 	rm -rf $(BUILD)/unix $(addprefix $(BUILD)/,$(QEMU_BOARDS) $(REAL_BOARDS)) $(BUILD)/engine $(BUILD)/compile-check
