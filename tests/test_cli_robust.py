@@ -144,3 +144,42 @@ def test_mutated_models(capsys, tmp_path, name):
 
 def k_seed(name: str) -> int:
     return sum(name.encode())
+
+
+@pytest.mark.parametrize("table", ["NOT_AN_OP -\n", "ADD bogus\n", "ADD\n", None, "folder"])
+def test_codegen_bad_kernel_table(capsys, tmp_path, monkeypatch, table):
+    """codegen's input, kernels/kernel_table.txt, broken in a checkout."""
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "port_boards").mkdir()
+    (tmp_path / "micropython_mod" / "engine").mkdir(parents=True)
+    (tmp_path / "micropython_mod" / "kernels").mkdir()
+    (tmp_path / "micropython_mod" / "engine" / "version.h").write_bytes(
+        (root / "micropython_mod" / "engine" / "version.h").read_bytes())
+    path = tmp_path / "micropython_mod" / "kernels" / "kernel_table.txt"
+    if table == "folder":
+        path.mkdir()
+    elif table is not None:
+        path.write_text((root / "micropython_mod" / "kernels" / "kernel_table.txt").read_text() + table)
+    monkeypatch.setenv("TFLM_CHECKOUT", str(tmp_path))
+    line = check_refused(capsys, ["codegen", "--check"])
+    assert "kernel_table.txt" in line
+
+
+@pytest.mark.parametrize("what", ["arena", "plans"])
+def test_bench_folder_with_a_bad_model(capsys, tmp_path, what):
+    """bench reads every model of a folder before running any: a bad one is
+    named in one line."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for bad, (path, message) in bad_files(src).items():
+        if bad == "missing":
+            continue
+        folder = tmp_path / bad.replace(" ", "_")
+        folder.mkdir()
+        target = folder / path.name
+        if path.is_dir():
+            target.mkdir()
+        else:
+            target.write_bytes(path.read_bytes())
+        line = check_refused(capsys, ["bench", what, "--models", str(folder), "-q"])
+        assert path.name in line and message in line, (bad, line)
