@@ -230,6 +230,7 @@ fuzz: venv
 		tests/test_cli_robust.py
 	@$(MAKE) --no-print-directory unix
 	TFLM_BUILD=$(BUILD) nice $(PY) tests/api_fuzz.py $(FUZZ_API_N) $(FUZZ_SEED)
+	nice $(PY) tests/slow_spots.py --doc docs/reliability.md
 
 # 100,000 invokes of a stateless and a stateful model on one QEMU board (and
 # on the emulated Pico with SOAK_PICO=1), 500 interpreters created and

@@ -103,73 +103,80 @@ def load(name):
         return f.read()
 INVOKES, INTERPRETERS, EVERY = {invokes}, {interpreters}, {every}
 POINTS = {points}
-heap = [None] * 10  # filled in place: a growing list would take heap
-# Stateless: one input, every output equal to the first.
-m = tflm.Model(load('{stateless}'))
-it = tflm.Interpreter(m)
-x = it.input(0)
-nx = len(x)
-for i in range(nx):
-    x[i] = 32
-it.invoke()
-y = it.output(0)
-first = list(y)
-n = len(y)
-gc.collect()
-free0 = gc.mem_free()
-bad = 0
-for k in range(1, INVOKES):
-    # The input again: its bytes may hold other tensors once it has been read.
+# Each phase in a function: its variables are locals, so nothing but the
+# runtime can take heap while it runs (a new global could grow the module's
+# dictionary); heap[] is filled in place for the same reason.
+def stateless():
+    # One input, every output equal to the first.
+    heap = [None] * 10
+    m = tflm.Model(load('{stateless}'))
+    it = tflm.Interpreter(m)
+    x = it.input(0)
+    nx = len(x)
     for i in range(nx):
         x[i] = 32
     it.invoke()
-    for i in range(n):
-        if y[i] != first[i]:
-            bad += 1
-            break
-    if k % EVERY == 0:
-        gc.collect()
-        heap[k // EVERY - 1] = gc.mem_free() - free0
-print('@STATELESS', INVOKES, bad, heap)
-it = m = x = y = None
-heap = [None] * 10
-# Stateful: the accumulator; a checksum of all outputs, samples.
-m = tflm.Model(load('accumulator.tflite'))
-it = tflm.Interpreter(m)
-x, y = it.input(0), it.output(0)
-h = 0
-free0 = None
-for k in range(INVOKES):
-    for j in range({width}):
-        x[j] = {formula}
-    it.invoke()
-    h = (h * 31 + y[0] + 2 * y[1] + 3 * y[2] + 4 * y[3]) % {modulus}
-    if k in POINTS:
-        print('@SAMPLE', k, y[0], y[1], y[2], y[3])
-    if k == 0:
-        gc.collect()
-        free0 = gc.mem_free()
-    elif k % EVERY == 0:
-        gc.collect()
-        heap[k // EVERY - 1] = gc.mem_free() - free0
-print('@STATEFUL', INVOKES, h, heap)
-it = m = x = y = None
-heap = [None] * 10
-# Interpreters created, invoked and dropped.
-m = tflm.Model(load('{stateless}'))
-free0 = None
-step = max(1, INTERPRETERS // 10)
-for i in range(INTERPRETERS):
+    y = it.output(0)
+    first = list(y)
+    n = len(y)
+    bad = 0
+    gc.collect()
+    free0 = gc.mem_free()
+    for k in range(1, INVOKES):
+        # The input again: its bytes may hold other tensors once it has been read.
+        for i in range(nx):
+            x[i] = 32
+        it.invoke()
+        for i in range(n):
+            if y[i] != first[i]:
+                bad += 1
+                break
+        if k % EVERY == 0:
+            gc.collect()
+            heap[k // EVERY - 1] = gc.mem_free() - free0
+    print('@STATELESS', INVOKES, bad, heap)
+def stateful():
+    # The accumulator; a checksum of all outputs, samples.
+    heap = [None] * 10
+    m = tflm.Model(load('accumulator.tflite'))
     it = tflm.Interpreter(m)
-    it.invoke()
-    it = None
-    if i == 0 or (i + 1) % step == 0:
-        gc.collect()
-        if free0 is None:
+    x, y = it.input(0), it.output(0)
+    h = 0
+    free0 = 0
+    for k in range(INVOKES):
+        for j in range({width}):
+            x[j] = {formula}
+        it.invoke()
+        h = (h * 31 + y[0] + 2 * y[1] + 3 * y[2] + 4 * y[3]) % {modulus}
+        if k in POINTS:
+            print('@SAMPLE', k, y[0], y[1], y[2], y[3])
+        if k == 0:
+            gc.collect()
             free0 = gc.mem_free()
-        else:
-            heap[(i + 1) // step - 1] = gc.mem_free() - free0
-print('@INTERPRETERS', INTERPRETERS, heap)
+        elif k % EVERY == 0:
+            gc.collect()
+            heap[k // EVERY - 1] = gc.mem_free() - free0
+    print('@STATEFUL', INVOKES, h, heap)
+def interpreters():
+    # Interpreters created, invoked and dropped.
+    heap = [None] * 10
+    m = tflm.Model(load('{stateless}'))
+    free0 = None
+    step = max(1, INTERPRETERS // 10)
+    for i in range(INTERPRETERS):
+        it = tflm.Interpreter(m)
+        it.invoke()
+        it = None
+        if i == 0 or (i + 1) % step == 0:
+            gc.collect()
+            if free0 is None:
+                free0 = gc.mem_free()
+            else:
+                heap[(i + 1) // step - 1] = gc.mem_free() - free0
+    print('@INTERPRETERS', INTERPRETERS, heap)
+stateless()
+stateful()
+interpreters()
 """
 
 
