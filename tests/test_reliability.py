@@ -10,7 +10,8 @@ import soak
 from conftest import MODELS
 
 
-@pytest.mark.parametrize("target, invokes, interpreters", [("unix", 3000, 60), ("NETDUINO2", 400, 20)])
+@pytest.mark.parametrize("target, invokes, interpreters",
+                         [("unix", 3000, 60), ("NETDUINO2", 400, 20), ("RPI_PICO", 100, 20)])
 def test_soak_short(target, invokes, interpreters):
     r = soak.soak(target, invokes, interpreters, MODELS)
     assert r.problems == []
