@@ -226,10 +226,9 @@ fuzz: venv
 	nice $(PY) tests/engine/fuzz.py --binary $(BUILD)/fuzz/fuzz_model --models $(MODELS) \
 		--generated $(BUILD)/engine/generated --work $(BUILD)/fuzz -n $(FUZZ_N) --seed $(FUZZ_SEED) \
 		--jobs $(FUZZ_JOBS) --doc docs/reliability.md $(if $(FUZZ_DEADLINE),--deadline $(FUZZ_DEADLINE))
-	TFLM_CLI_FUZZ_N=$(FUZZ_CLI_N) TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) nice $(PY) -m pytest -q \
-		tests/test_cli_robust.py
+	TFLM_MODELS=$(MODELS) nice $(PY) tests/cli_fuzz.py $(FUZZ_CLI_N) --doc docs/reliability.md
 	@$(MAKE) --no-print-directory unix
-	TFLM_BUILD=$(BUILD) nice $(PY) tests/api_fuzz.py $(FUZZ_API_N) $(FUZZ_SEED)
+	TFLM_BUILD=$(BUILD) nice $(PY) tests/api_fuzz.py $(FUZZ_API_N) $(FUZZ_SEED) --doc docs/reliability.md
 	nice $(PY) tests/slow_spots.py --doc docs/reliability.md
 
 # 100,000 invokes of a stateless and a stateful model on one QEMU board (and

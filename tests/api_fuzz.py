@@ -6,7 +6,7 @@ exception; a crash, a hang or a sanitizer report ends the process, which the
 caller sees. `make fuzz` runs many calls (FUZZ_API_N); tests/test_api_fuzz.py
 a short version.
 
-    python tests/api_fuzz.py CALLS SEED
+    python tests/api_fuzz.py CALLS SEED [--doc docs/reliability.md]
 """
 
 from __future__ import annotations
@@ -141,4 +141,12 @@ if __name__ == "__main__":
     calls, seed = int(sys.argv[1]), int(sys.argv[2])
     root = Path(__file__).resolve().parents[1]
     outcomes = run("unix", calls, seed, root.parent / "shared" / "models")
-    print(f"{calls} random calls, seed {seed}: " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
+    text = (f"Binding API: {calls:,} random calls on the unix port (seed {seed}), every one returned or raised "
+            f"a Python exception: " + ", ".join(f"{k} {v:,}" for k, v in sorted(outcomes.items())) + ".\n")
+    print(text, end="")
+    if len(sys.argv) > 4 and sys.argv[3] == "--doc":
+        doc = Path(sys.argv[4])
+        begin, end = "<!-- api:begin (written by make fuzz) -->", "<!-- api:end -->"
+        body = doc.read_text()
+        head, rest = body.split(begin, 1)
+        doc.write_text(head + begin + "\n" + text + end + rest.split(end, 1)[1])

@@ -2,42 +2,24 @@
 exit status 2, never a traceback, for every subcommand that reads a model
 (or a plan file). Mutants of real models come from tests/model_mutants.py,
 the engine fuzzer's mutations in Python; `make fuzz` runs many more
-(TFLM_CLI_FUZZ_N mutants per model)."""
+(tests/cli_fuzz.py)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from conftest import model_path
-from model_mutants import mutants
+from cli_fuzz import MODEL_COMMANDS, MUTATED_MODELS, fuzz_model
 from tflm_host import cli
 
 GOOD = "hello_world_int8.tflite"
-# Subcommands reading a model ({} is the bad file), none of them needing a
-# board. `compare` runs TFLM's own interpreter when ours accepts a model: on
-# mutants that could take the test process down (TFLM is not hardened), so it
-# meets the bad files below only, which our reader refuses first.
-MODEL_COMMANDS = [
-    ["inspect", "{}"],
-    ["inspect", "{}", "--json"],
-    ["arena", "{}"],
-    ["arena", "{}", "--planner", "linear", "-v"],
-    ["plan", "{}", "--planner", "greedy"],
-    ["plan", "{}", "--time-limit", "0.2"],
-    ["run", "{}", "--target", "host", "--inputs", "zeros"],
-    ["ops", "{}"],
-    ["deploy", "{}", "--port", "/dev/null", "--dry-run", "--no-check"],
-]
 BAD_FILE_COMMANDS = MODEL_COMMANDS + [
     ["compare", "{}", "--target", "host"],
     ["ops", "GOOD", "{}"],
     ["arena", "GOOD", "--plan", "{}"],
 ]
-MUTATED_MODELS = ["hello_world_int8.tflite", "trained_lstm_int8.tflite", "kws_ref_model.tflite",
-                  "person_detect.tflite"]
 
 
 def run_cli(capsys, argv: list[str]) -> tuple[int, str]:
@@ -122,28 +104,13 @@ def test_output_into_a_folder(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("name", MUTATED_MODELS)
-def test_mutated_models(capsys, tmp_path, name):
+def test_mutated_models(tmp_path, name):
     """Mutants of real models through every model-reading subcommand: each
     runs (status 0, or 1 for ops: a missing kernel) or is refused in one
-    line with status 2."""
-    count = int(os.environ.get("TFLM_CLI_FUZZ_N", "12"))
-    path = tmp_path / name
-    outcomes = {0: 0, 1: 0, 2: 0}
-    for k, data in enumerate(mutants(model_path(name).read_bytes(), 2024 + k_seed(name), count)):
-        path.write_bytes(data)
-        for command in MODEL_COMMANDS:
-            argv = argv_for(command, path)
-            code, err = run_cli(capsys, argv)
-            assert code in (0, 1, 2) and "Traceback" not in err, (k, argv, code, err)
-            if code == 2:
-                assert len(err.strip().splitlines()) == 1, (k, argv, err)
-            outcomes[code] += 1
+    line with status 2 (tests/cli_fuzz.py; `make fuzz` runs more)."""
+    outcomes = fuzz_model(model_path(name), 12, tmp_path)
     # The mutants reach past the reader's first check: some still load.
     assert outcomes[2] and outcomes[0], outcomes
-
-
-def k_seed(name: str) -> int:
-    return sum(name.encode())
 
 
 @pytest.mark.parametrize("table", ["NOT_AN_OP -\n", "ADD bogus\n", "ADD\n", None, "folder"])
