@@ -260,7 +260,8 @@ def main() -> int:
     detail = (f"\nCorpus: {len(shared)} shared models, {len(generated)} generated models, {len(offline)} shared models "
               f"with their offline plan in the metadata, {len(crashers)} regression cases; {per_model:,} cases per "
               f"model, seed {args.seed}, {args.jobs} processes (`make fuzz FUZZ_N={args.n}`). Slowest case: "
-              f"{totals.slowest:.3f} s ({totals.slowest_case}); a case over {args.timeout} s counts as a hang. "
+              f"{totals.slowest:.3f} s of wall-clock time, on a machine shared with other work ({totals.slowest_case}); "
+              f"a case over {args.timeout} s counts as a hang. "
               f"Other failures: {len(totals.failures)}.\n")
     if stop.stopped:
         detail += (f"\n**Stopped at the deadline ({args.deadline} UTC) after {totals.cases:,} of the {args.n:,} cases "
