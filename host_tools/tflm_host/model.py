@@ -217,6 +217,8 @@ def _read_error_text(e: BaseException) -> str:
     text = str(e)
     if isinstance(e, struct.error) and "requires a buffer of at least" in text:
         return "an offset or length points past the end of the file (" + text.split(" (")[-1].rstrip(")") + ")"
+    if isinstance(e, ValueError) and text:
+        return text
     return f"{text} ({type(e).__name__})" if text else type(e).__name__
 
 
