@@ -7,6 +7,8 @@
 #   make compile-check   the module for Cortex-M0+, M4F, M7, RV32IMC, Xtensa, -Werror
 #   make demo      person detection from flash on the emulated STM32 (NETDUINO2)
 #   make test      every test (the Pico's firmware runs in an RP2040 emulator)
+#   make fuzz      a million mutated models through the engine under ASan/UBSan (FUZZ_N=...)
+#   make soak      100,000 invokes and 500 interpreters on an emulated board
 #
 # Everything built lives in build/ (ignored by git); nothing is downloaded
 # again when it is already there.
@@ -54,10 +56,10 @@ APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev
 
 .PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware list-qemu-boards demo size-report fw-dir \
-	test test-host test-engine test-device test-pico clean distclean
+	test test-host test-engine test-device test-pico fuzz soak clean distclean
 
 help:
-	@sed -n '3,9p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---------------------------------------------------------------------------
 # Dependencies
@@ -205,6 +207,48 @@ test-pico: deps
 # The engine alone, on the host, under AddressSanitizer and UBSan.
 test-engine: venv
 	$(MAKE) -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY))
+
+# Reliability (docs/reliability.md): the engine's fuzzer over every shared
+# model, generated models and offline plans (FUZZ_N cases in all, FUZZ_JOBS
+# processes), the host CLI over mutated models, the binding's API with
+# random arguments; figures written into docs/reliability.md.
+FUZZ_N ?= 1000000
+FUZZ_SEED ?= 2
+FUZZ_JOBS ?= 2
+FUZZ_CLI_N ?= 200
+FUZZ_API_N ?= 20000
+# A UTC time (HH:MM) to stop at, counting the cases completed by then.
+FUZZ_DEADLINE ?=
+
+fuzz: venv
+	@$(MAKE) --no-print-directory -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY)) binaries generated
+	@mkdir -p $(BUILD)/fuzz && cp $(BUILD)/engine/fuzz_model $(BUILD)/fuzz/fuzz_model  # the run's own copy
+	nice $(PY) tests/engine/fuzz.py --binary $(BUILD)/fuzz/fuzz_model --models $(MODELS) \
+		--generated $(BUILD)/engine/generated --work $(BUILD)/fuzz -n $(FUZZ_N) --seed $(FUZZ_SEED) \
+		--jobs $(FUZZ_JOBS) --doc docs/reliability.md $(if $(FUZZ_DEADLINE),--deadline $(FUZZ_DEADLINE))
+	TFLM_MODELS=$(MODELS) nice $(PY) tests/cli_fuzz.py $(FUZZ_CLI_N) --doc docs/reliability.md
+	@$(MAKE) --no-print-directory unix
+	TFLM_BUILD=$(BUILD) nice $(PY) tests/api_fuzz.py $(FUZZ_API_N) $(FUZZ_SEED) --doc docs/reliability.md
+	nice $(PY) tests/slow_spots.py --doc docs/reliability.md
+
+# 100,000 invokes of a stateless and a stateful model on one QEMU board (and
+# on the emulated Pico with SOAK_PICO=1), 500 interpreters created and
+# dropped; outputs and free heap checked (tests/soak.py), figures written
+# into docs/reliability.md.
+SOAK_BOARD ?= NETDUINO2
+SOAK_INVOKES ?= 100000
+SOAK_INTERPRETERS ?= 500
+SOAK_PICO_INVOKES ?= $(SOAK_INVOKES)
+
+soak: venv
+	@$(MAKE) --no-print-directory firmware BOARD=$(SOAK_BOARD)
+	TFLM_BUILD=$(BUILD) nice $(PY) tests/soak.py --target $(SOAK_BOARD) --invokes $(SOAK_INVOKES) \
+		--interpreters $(SOAK_INTERPRETERS) --models $(MODELS) --doc docs/reliability.md
+ifneq ($(SOAK_PICO),)
+	@$(MAKE) --no-print-directory firmware-real BOARD=RPI_PICO
+	TFLM_BUILD=$(BUILD) nice $(PY) tests/soak.py --target RPI_PICO --invokes $(SOAK_PICO_INVOKES) \
+		--interpreters $(SOAK_INTERPRETERS) --models $(MODELS) --doc docs/reliability.md
+endif
 
 clean:
 	rm -rf $(BUILD)/unix $(addprefix $(BUILD)/,$(QEMU_BOARDS) $(REAL_BOARDS)) $(BUILD)/engine $(BUILD)/compile-check

@@ -68,7 +68,7 @@ def test_host_refuses_them_too(tmp_path):
     path.write_bytes(quantize_with_zero_point(-2**31))
     proc = subprocess.run([sys.executable, "-m", "tflm_host", "arena", str(path)], capture_output=True, text=True)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == ("tflm-host arena: malformed model: tensor 1 of subgraph 0 has zero point "
+    assert proc.stderr.strip() == ("tflm-host arena: zp.tflite: malformed model: tensor 1 of subgraph 0 has zero point "
                                    "-2147483648, outside -2147483647..2147483647")
 
 

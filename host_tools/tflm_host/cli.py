@@ -587,6 +587,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError, RuntimeError, TimeoutError, NotImplementedError) as e:
+    except OSError as e:  # a folder, an unreadable file, a full disk: one line, no traceback
+        text = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
+        print(f"tflm-host {args.command}: {text}", file=sys.stderr)
+        return 2
+    except (ValueError, RuntimeError, NotImplementedError, MemoryError) as e:
         print(f"tflm-host {args.command}: {e}", file=sys.stderr)
         return 2

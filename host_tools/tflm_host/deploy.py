@@ -61,8 +61,6 @@ class Plan:
 def collect(models: list[Path], extra: list[Path] | None = None) -> Plan:
     files: dict[str, bytes] = {}
     for path in models:
-        if not path.is_file():
-            raise FileNotFoundError(f"{path} not found")
         load_model(path)  # a .tflite model, or ValueError now rather than on the board
         files[path.name] = path.read_bytes()
         for suffix in LABEL_SUFFIXES:

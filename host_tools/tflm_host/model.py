@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,23 +166,84 @@ def _buffer_data(model: Any, raw: bytes, index: int) -> bytes | None:
     return buf.DataAsNumpy().tobytes()
 
 
+# What the flatbuffers reader raises on offsets, lengths and values that do
+# not fit the file: the model is malformed.
+_READ_ERRORS = (struct.error, TypeError, IndexError, KeyError, OverflowError, ValueError, UnicodeDecodeError,
+                AttributeError, MemoryError)
+
+
+def read_bytes(source: str | Path) -> bytes:
+    """A model file's bytes; ValueError naming what is wrong with the path
+    (a folder, an unreadable or empty file) rather than an OSError."""
+    path = Path(source)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} not found")
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a .tflite file")
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ValueError(f"cannot read {path}: {e.strerror or e}") from None
+    if not raw:
+        raise ValueError(f"{path} is empty")
+    return raw
+
+
 def load_model(source: str | Path | bytes) -> Model:
-    """Reads a .tflite file (or its bytes)."""
-    raw = source if isinstance(source, bytes) else Path(source).read_bytes()
+    """Reads a .tflite file (or its bytes). A malformed model raises
+    ValueError: the engine's verdict first (the device's own reader, naming
+    the offset, table and field), then anything the Python reader meets."""
+    from . import _engine
+
+    raw = source if isinstance(source, bytes) else read_bytes(source)
+    # Several models on one command line: the message names the file.
+    name = "" if isinstance(source, bytes) else f"{Path(source).name}: "
     if len(raw) < 8 or raw[4:8] != schema.FILE_IDENTIFIER:
-        raise ValueError("not a .tflite model (file identifier is not TFL3)")
+        raise ValueError(f"{name}not a .tflite model (file identifier is not TFL3)")
+    try:
+        engine_model = _engine.Model(raw)  # the device's verdict, with its words
+    except ValueError as e:
+        raise ValueError(f"{name}{e}") from None
+    where = ["the model's root table"]
+    try:
+        model = _read(raw, where)
+    except _READ_ERRORS as e:
+        raise ValueError(f"{name}malformed model: {where[0]}: {_read_error_text(e)}") from None
+    model._engine_model = engine_model  # type: ignore[attr-defined]  # arena.engine_model() reuses it
+    return model
+
+
+def _read_error_text(e: BaseException) -> str:
+    text = str(e)
+    if isinstance(e, struct.error) and "requires a buffer of at least" in text:
+        return "an offset or length points past the end of the file (" + text.split(" (")[-1].rstrip(")") + ")"
+    if isinstance(e, ValueError) and text:
+        return text
+    return f"{text} ({type(e).__name__})" if text else type(e).__name__
+
+
+def _index(what: str, value: int, count: int) -> int:
+    if not 0 <= value < count:
+        raise ValueError(f"{what} {value} is out of range ({count})")
+    return value
+
+
+def _read(raw: bytes, where: list[str]) -> Model:
     fb = tflite.Model.GetRootAs(raw, 0)
     opcodes = []
     for i in range(fb.OperatorCodesLength()):
+        where[0] = f"operator code {i}"
         oc = fb.OperatorCodes(i)
         code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
         custom = oc.CustomCode()
         opcodes.append((code, schema.op_name(code, custom.decode() if custom else None)))
     subgraphs = []
     for s in range(fb.SubgraphsLength()):
+        where[0] = f"subgraph {s}"
         sg = fb.Subgraphs(s)
         tensors = []
         for t in range(sg.TensorsLength()):
+            where[0] = f"subgraph {s} tensor {t}"
             ft = sg.Tensors(t)
             q = ft.Quantization()
             quant = None
@@ -195,7 +257,7 @@ def load_model(source: str | Path | bytes) -> Model:
             tensors.append(Tensor(
                 index=t,
                 name=(ft.Name() or b"").decode("utf-8", "replace"),
-                dtype=schema.TENSOR_TYPES[ft.Type()],
+                dtype=schema.TENSOR_TYPES[_index("type", ft.Type(), len(schema.TENSOR_TYPES))],
                 shape=shape,
                 buffer=ft.Buffer(),
                 data=_buffer_data(fb, raw, ft.Buffer()),
@@ -204,8 +266,9 @@ def load_model(source: str | Path | bytes) -> Model:
             ))
         operators = []
         for o in range(sg.OperatorsLength()):
+            where[0] = f"subgraph {s} operator {o}"
             op = sg.Operators(o)
-            code, name = opcodes[op.OpcodeIndex()]
+            code, name = opcodes[_index("opcode index", op.OpcodeIndex(), len(opcodes))]
             options_type, options = _options(op)
             operators.append(Operator(
                 index=o,
@@ -218,6 +281,7 @@ def load_model(source: str | Path | bytes) -> Model:
                 options=options,
                 custom_options=op.CustomOptionsAsNumpy().tobytes() if op.CustomOptionsLength() else b"",
             ))
+        where[0] = f"subgraph {s}"
         subgraphs.append(Subgraph(
             index=s,
             name=(sg.Name() or b"").decode("utf-8", "replace"),
@@ -228,9 +292,11 @@ def load_model(source: str | Path | bytes) -> Model:
         ))
     metadata = {}
     for i in range(fb.MetadataLength()):
+        where[0] = f"metadata {i}"
         md = fb.Metadata(i)
         data = _buffer_data(fb, raw, md.Buffer())
         metadata[(md.Name() or b"").decode("utf-8", "replace")] = data or b""
+    where[0] = "the model's root table"
     return Model(
         version=fb.Version(),
         description=(fb.Description() or b"").decode("utf-8", "replace"),

@@ -23,16 +23,40 @@
 // For each unmutated model that this build can run, it also checks that the
 // arena size is exact: arena_used_bytes works, 16 bytes less fails with a
 // MemoryError giving that same number.
-//   fuzz_model [-q] ITERATIONS SEED MODEL...   (-q: one line for all models)
+//
+// Each case (mutant) draws from its own random stream, seeded by SEED and its
+// number, so one case can be run alone (-c FIRST with ITERATIONS 1) and a
+// long run split into ranges across processes (tests/engine/fuzz.py).
+// A case taking longer than -t SECONDS (default 20) is a hang: the process
+// says which case and exits with status 3 (the timer is armed per case).
+// The case under way is kept in the file FUZZ_PROGRESS names, for the
+// driver to name it when a sanitizer stops the process; -w DIR writes each
+// case's mutant there (to keep a crasher, replayed with -r).
+//   fuzz_model [-q] [-c FIRST] [-t SECONDS] [-w DIR] ITERATIONS SEED MODEL...
+//       (-q: one line for all models)
+//   fuzz_model -r FILE...   (each file loaded, built and invoked as it is)
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/interpreter.h"
 #include "engine/prepared.h"
 #include "engine/schema.h"
 
 static uint64_t rng_state;
+
+// The stream of case `i` of a run seeded with `seed` (splitmix64 of both).
+static void rng_case(uint64_t seed, uint64_t i) {
+    uint64_t z = seed * 0x9e3779b97f4a7c15ull + (i + 1) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    rng_state = (z ^ (z >> 31)) | 1; // xorshift needs a nonzero state
+}
+
 static uint32_t rnd(void) {
     rng_state ^= rng_state << 13;
     rng_state ^= rng_state >> 7;
@@ -477,6 +501,59 @@ static tflm_status_t try_after_load(const uint8_t *orig, size_t len, const spots
     return st;
 }
 
+// ---------------------------------------------------------------------------
+// The case under way: kept in the file named by FUZZ_PROGRESS (for
+// tests/engine/fuzz.py to name the case when a sanitizer stops the process),
+// named on stderr when it hangs.
+
+static const char *case_model = "";
+static long case_index = -1;
+static unsigned long long case_seed;
+static bool case_after_load; // the good bytes loaded, then changed
+static int progress_fd = -1;
+static const char *write_dir; // -w: each case's mutant written there
+
+static void case_begin(long i, bool after_load) {
+    case_index = i;
+    case_after_load = after_load;
+    if (progress_fd >= 0) {
+        char line[300];
+        int n = snprintf(line, sizeof(line), "%s %ld %d\n", case_model, i, after_load ? 1 : 0);
+        memset(line + n, ' ', sizeof(line) - (size_t)n); // overwrites a longer line before
+        if (pwrite(progress_fd, line, sizeof(line), 0) < 0) {
+            progress_fd = -1;
+        }
+    }
+}
+
+static void write_case(const uint8_t *bytes, size_t len) {
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s-%ld.tflite", write_dir, case_model, case_index);
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fwrite(bytes, 1, len, f);
+        fclose(f);
+    }
+}
+
+static void on_alarm(int sig) {
+    (void)sig;
+    char line[512];
+    int n = snprintf(line, sizeof(line), "@HANG %s case %ld%s (again: fuzz_model -c %ld 1 %llu MODEL)\n", case_model,
+                     case_index, case_after_load ? " changed after loading" : "", case_index, case_seed);
+    if (write(2, line, (size_t)n) < 0) {
+        _exit(4);
+    }
+    _exit(3);
+}
+
+static unsigned case_timeout = 20;
+
+static void arm_timer(unsigned seconds) {
+    struct itimerval t = { { 0, 0 }, { (time_t)seconds, 0 } };
+    setitimer(ITIMER_REAL, &t, NULL);
+}
+
 static void print_outcomes(const unsigned *n) {
     printf("%u ran, %u ValueError, %u MemoryError, %u NotImplementedError, %u RuntimeError", n[0], n[1], n[2], n[3], n[4]);
 }
@@ -487,16 +564,67 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+// -r: every file as it is (the regression cases under tests/fuzz/crashers).
+static int replay(int argc, char **argv) {
+    unsigned outcomes[5] = { 0 };
+    for (int i = 0; i < argc; ++i) {
+        size_t len;
+        uint8_t *data = read_file(argv[i], &len);
+        if (!data) {
+            fprintf(stderr, "cannot read %s\n", argv[i]);
+            return 2;
+        }
+        case_model = argv[i];
+        case_begin(0, false);
+        rng_case(1, 0);
+        arm_timer(case_timeout);
+        uint32_t needed;
+        tflm_status_t st = try_model(data, len, 1u << 20, &needed);
+        arm_timer(0);
+        outcomes[st < 5 ? st : 4]++;
+        free(data);
+    }
+    printf("%d files replayed: ", argc);
+    print_outcomes(outcomes);
+    printf("\n");
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    bool quiet = argc > 1 && strcmp(argv[1], "-q") == 0;
-    argv += quiet;
-    argc -= quiet;
+    signal(SIGALRM, on_alarm);
+    if (getenv("FUZZ_PROGRESS")) {
+        progress_fd = open(getenv("FUZZ_PROGRESS"), O_WRONLY | O_CREAT, 0644);
+    }
+    bool quiet = false;
+    long first = 0;
+    while (argc > 1 && argv[1][0] == '-') {
+        if (strcmp(argv[1], "-q") == 0) {
+            quiet = true;
+        } else if (strcmp(argv[1], "-c") == 0 && argc > 2) {
+            first = strtol(argv[2], NULL, 0);
+            argv++, argc--;
+        } else if (strcmp(argv[1], "-t") == 0 && argc > 2) {
+            case_timeout = (unsigned)strtoul(argv[2], NULL, 0);
+            argv++, argc--;
+        } else if (strcmp(argv[1], "-w") == 0 && argc > 2) {
+            write_dir = argv[2];
+            argv++, argc--;
+        } else if (strcmp(argv[1], "-r") == 0) {
+            return replay(argc - 2, argv + 2);
+        } else {
+            break;
+        }
+        argv++, argc--;
+    }
     if (argc < 4) {
-        fprintf(stderr, "usage: fuzz_model [-q] ITERATIONS SEED MODEL...\n");
+        fprintf(stderr, "usage: fuzz_model [-q] [-c FIRST] [-t SECONDS] ITERATIONS SEED MODEL...\n"
+                        "       fuzz_model [-t SECONDS] -r FILE...\n");
         return 2;
     }
     long iterations = strtol(argv[1], NULL, 0);
-    rng_state = 0x2545f4914f6cdd1dull ^ (uint64_t)strtoull(argv[2], NULL, 0);
+    uint64_t seed = (uint64_t)strtoull(argv[2], NULL, 0);
+    rng_case(seed, (uint64_t)-1);
+    case_seed = seed;
     int failures = 0;
     double slowest = 0;
     const char *slowest_model = "";
@@ -510,6 +638,9 @@ int main(int argc, char **argv) {
         }
         const char *name = strrchr(argv[mi], '/') ? strrchr(argv[mi], '/') + 1 : argv[mi];
         uint32_t used = 0;
+        case_model = name;
+        case_begin(-1, false); // the model as it is
+        arm_timer(case_timeout);
         tflm_status_t st = try_model(orig, len, 1u << 20, &used);
         if (st == TFLM_OK && !arena_exact(orig, len, used)) {
             printf("FAIL %s: the arena of %u bytes it needs is not exact\n", name, used);
@@ -524,19 +655,28 @@ int main(int argc, char **argv) {
         }
         unsigned before[5] = { 0 }, after[5] = { 0 };
         uint8_t *buf = malloc(len);
-        for (long i = 0; i < iterations; ++i) {
+        arm_timer(0);
+        for (long i = first; i < first + iterations; ++i) {
             size_t n = len;
             memcpy(buf, orig, len);
+            rng_case(seed, (uint64_t)i);
             mutate(buf, &n, &spots, true);
             uint32_t needed;
+            case_begin(i, false);
+            if (write_dir) {
+                write_case(buf, n);
+            }
+            arm_timer(case_timeout);
             double t0 = now();
             tflm_status_t s = try_model(buf, n, 64 * 1024, &needed);
             before[s < 5 ? s : 4]++;
             if (loads && i % 2 == 0) {
+                case_begin(i, true);
                 s = try_after_load(orig, len, &spots, (int)((i / 2) & 1));
                 after[s < 5 ? s : 4]++;
             }
             double dt = now() - t0;
+            arm_timer(0);
             if (dt > slowest) {
                 slowest = dt;
                 slowest_model = name;
@@ -567,5 +707,11 @@ int main(int argc, char **argv) {
         printf("\n");
     }
     printf("slowest mutant: %.3f s (%s)\n", slowest, slowest_model);
+    unsigned long cases[2] = { 0, 0 };
+    for (int k = 0; k < 5; ++k) {
+        cases[0] += total[0][k];
+        cases[1] += total[1][k];
+    }
+    printf("@CASES %lu %lu %.6f\n", cases[0], cases[1], slowest); // for tests/engine/fuzz.py
     return failures ? 1 : 0;
 }

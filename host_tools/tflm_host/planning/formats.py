@@ -123,10 +123,19 @@ def c_header(plan: OfflinePlan, model_name: str, head: int) -> str:
 def read_plan_file(path: str | Path, n_tensors: int | None = None) -> OfflinePlan:
     """A plan file written by --shim-out (or, with n_tensors, a text file of
     offsets separated by commas or white space)."""
-    data = Path(path).read_bytes()
-    if data[:4] == struct.pack("<I", MAGIC):
-        return OfflinePlan.from_bytes(data)
-    if n_tensors is None:
-        raise ValueError(f"{path} is not a plan file")
-    offsets = [int(x) for x in data.decode().replace(",", " ").split()]
-    return OfflinePlan.from_offsets(offsets, n_tensors)
+    from ..model import read_bytes
+
+    data = read_bytes(path)
+    try:
+        if data[:4] == struct.pack("<I", MAGIC):
+            return OfflinePlan.from_bytes(data)
+        if n_tensors is None:
+            raise ValueError("not a plan file")
+        try:
+            offsets = [int(x) for x in data.decode().replace(",", " ").split()]
+        except (UnicodeDecodeError, ValueError):
+            raise ValueError('neither a plan file (starting "TFPL") nor whole numbers separated by commas '
+                             'or white space') from None
+        return OfflinePlan.from_offsets(offsets, n_tensors)
+    except ValueError as e:
+        raise ValueError(f"{Path(path).name}: {e}") from None

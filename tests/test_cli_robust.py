@@ -1,0 +1,152 @@
+"""The host CLI on bad input files: one line on stderr naming the problem and
+exit status 2, never a traceback, for every subcommand that reads a model
+(or a plan file). Mutants of real models come from tests/model_mutants.py,
+the engine fuzzer's mutations in Python; `make fuzz` runs many more
+(tests/cli_fuzz.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import model_path
+from cli_fuzz import MODEL_COMMANDS, MUTATED_MODELS, fuzz_model
+from tflm_host import cli
+
+GOOD = "hello_world_int8.tflite"
+BAD_FILE_COMMANDS = MODEL_COMMANDS + [
+    ["compare", "{}", "--target", "host"],
+    ["ops", "GOOD", "{}"],
+    ["arena", "GOOD", "--plan", "{}"],
+]
+
+
+def run_cli(capsys, argv: list[str]) -> tuple[int, str]:
+    """main() in this process: an exception escaping it is the traceback a
+    user would see (pytest shows it)."""
+    code = cli.main(argv)
+    return code, capsys.readouterr().err
+
+
+def check_refused(capsys, argv: list[str]) -> str:
+    code, err = run_cli(capsys, argv)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, (argv, code, err)
+    assert lines[0].startswith(f"tflm-host {argv[0]}: ") and "Traceback" not in err
+    return lines[0]
+
+
+def bad_files(tmp: Path) -> dict[str, tuple[Path, str]]:
+    """Bad inputs and a part of the message naming what is wrong."""
+    data = model_path("person_detect.tflite").read_bytes()
+    (tmp / "folder.tflite").mkdir()
+    files = {
+        "folder": ("folder.tflite", b"", "is a folder"),
+        "empty": ("empty.tflite", b"", "is empty"),
+        "three bytes": ("three.tflite", b"abc", "not a .tflite model"),
+        "identifier only": ("ident.tflite", b"\x10\x00\x00\x00TFL3", "malformed model"),
+        "garbage tables": ("garbage.tflite", b"\x10\x00\x00\x00TFL3" + bytes(range(7, 250)) * 3, "malformed model"),
+        "truncated to 100 bytes": ("t100.tflite", data[:100], "outside the buffer (at byte"),
+        "truncated to half": ("thalf.tflite", data[:len(data) // 2], "outside the buffer (at byte"),
+        "truncated by one byte": ("tone.tflite", data[:-1], "malformed model"),
+    }
+    out = {}
+    for what, (name, content, message) in files.items():
+        path = tmp / name
+        if not path.exists():
+            path.write_bytes(content)
+        out[what] = (path, message)
+    out["missing"] = (tmp / "missing.tflite", "not found")
+    return out
+
+
+def argv_for(command: list[str], path: Path) -> list[str]:
+    return [str(path) if a == "{}" else str(model_path(GOOD)) if a == "GOOD" else a for a in command]
+
+
+@pytest.mark.parametrize("command", BAD_FILE_COMMANDS, ids=lambda c: " ".join(c))
+def test_bad_files(capsys, tmp_path, command):
+    for what, (path, message) in bad_files(tmp_path).items():
+        line = check_refused(capsys, argv_for(command, path))
+        if "--plan" not in command:
+            assert message in line, (what, line)
+        else:
+            assert path.name in line, (what, line)
+
+
+def test_unreadable_file(capsys, tmp_path, monkeypatch):
+    """A file that cannot be read (as root, permissions cannot make one)."""
+    path = tmp_path / "locked.tflite"
+    path.write_bytes(model_path(GOOD).read_bytes())
+
+    def refuse(self):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    for command in MODEL_COMMANDS:
+        assert "cannot read" in check_refused(capsys, argv_for(command, path))
+
+
+def test_plan_file_not_a_plan(capsys, tmp_path):
+    text = tmp_path / "plan.txt"
+    text.write_text("0, 16, x")
+    line = check_refused(capsys, ["arena", str(model_path(GOOD)), "--plan", str(text)])
+    assert "plan.txt: neither a plan file" in line
+    short = tmp_path / "short.plan"
+    short.write_bytes(b"TFPL" + bytes(8))
+    assert "short.plan: " in check_refused(capsys, ["arena", str(model_path(GOOD)), "--plan", str(short)])
+
+
+def test_output_into_a_folder(capsys, tmp_path):
+    line = check_refused(capsys, ["plan", str(model_path(GOOD)), "--no-reorder", "-o", str(tmp_path)])
+    assert str(tmp_path) in line and "directory" in line
+
+
+@pytest.mark.parametrize("name", MUTATED_MODELS)
+def test_mutated_models(tmp_path, name):
+    """Mutants of real models through every model-reading subcommand: each
+    runs (status 0, or 1 for ops: a missing kernel) or is refused in one
+    line with status 2 (tests/cli_fuzz.py; `make fuzz` runs more)."""
+    outcomes = fuzz_model(model_path(name), 12, tmp_path)
+    # The mutants reach past the reader's first check: some still load.
+    assert outcomes[2] and outcomes[0], outcomes
+
+
+@pytest.mark.parametrize("table", ["NOT_AN_OP -\n", "ADD bogus\n", "ADD\n", None, "folder"])
+def test_codegen_bad_kernel_table(capsys, tmp_path, monkeypatch, table):
+    """codegen's input, kernels/kernel_table.txt, broken in a checkout."""
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "port_boards").mkdir()
+    (tmp_path / "micropython_mod" / "engine").mkdir(parents=True)
+    (tmp_path / "micropython_mod" / "kernels").mkdir()
+    (tmp_path / "micropython_mod" / "engine" / "version.h").write_bytes(
+        (root / "micropython_mod" / "engine" / "version.h").read_bytes())
+    path = tmp_path / "micropython_mod" / "kernels" / "kernel_table.txt"
+    if table == "folder":
+        path.mkdir()
+    elif table is not None:
+        path.write_text((root / "micropython_mod" / "kernels" / "kernel_table.txt").read_text() + table)
+    monkeypatch.setenv("TFLM_CHECKOUT", str(tmp_path))
+    line = check_refused(capsys, ["codegen", "--check"])
+    assert "kernel_table.txt" in line
+
+
+@pytest.mark.parametrize("what", ["arena", "plans"])
+def test_bench_folder_with_a_bad_model(capsys, tmp_path, what):
+    """bench reads every model of a folder before running any: a bad one is
+    named in one line."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for bad, (path, message) in bad_files(src).items():
+        if bad == "missing":
+            continue
+        folder = tmp_path / bad.replace(" ", "_")
+        folder.mkdir()
+        target = folder / path.name
+        if path.is_dir():
+            target.mkdir()
+        else:
+            target.write_bytes(path.read_bytes())
+        line = check_refused(capsys, ["bench", what, "--models", str(folder), "-q"])
+        assert path.name in line and message in line, (bad, line)
