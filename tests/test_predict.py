@@ -206,6 +206,8 @@ attempt(lambda: q.predict([1.0], raw=True, other=1))
 q.predict([[1.0]])
 q.predict((array.array('f', [1.0]),))
 print('wrapped ok')
+# Any other sequence with a length (a ulab ndarray without the buffer protocol, ...).
+print(q.predict(range(2, 3))[0] == q.predict([2.0])[0], q.predict(range(2, 3), raw=True)[0] == q.predict([2], raw=True)[0])
 """
     lines = run_on(target, code, model_files("hello_world_float.tflite", "hello_world_int8.tflite")).splitlines()
     assert lines == [
@@ -219,6 +221,7 @@ print('wrapped ok')
         "TypeError input 0: expected numbers, not str",  # ['a'] is 'a' in a list of one
         "TypeError extra keyword arguments given",
         "wrapped ok",
+        "True True",
     ]
 
 
