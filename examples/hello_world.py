@@ -3,7 +3,8 @@
 # The model file sits in the board's ROMFS region and tflm.load() uses it in
 # place, through a memoryview into flash, so opening it costs a few dozen
 # bytes of RAM whatever the model's size. The interpreter gets an arena of
-# exactly the size the model needs (tflm.arena_size).
+# exactly the size the model needs (tflm.arena_size); predict() takes and
+# gives real numbers, the quantization is the model's.
 import gc
 import math
 import sys
@@ -21,24 +22,22 @@ free_before = gc.mem_free()
 model = tflm.load(MODEL)
 gc.collect()
 print("model:", MODEL, "-", model.size, "bytes in flash,", free_before - gc.mem_free(), "bytes of RAM to open it")
-print("ops:", ", ".join(model.ops))
+print(model)
 
 interp = tflm.Interpreter(model)
 print("arena_used_bytes:", interp.arena_used_bytes(),
       "(head", interp.head_bytes(), "for tensors + tail", interp.tail_bytes(), "for the interpreter)")
 
-inp, out = model.inputs[0], model.outputs[0]
-x_in = interp.input(0)
-y_out = interp.output(0)
 print()
 print("{:>5}  {:>6}  {:>6}   {}".format("x", "sin(x)", "model", "-1" + " " * (WIDTH - 4) + "+1"))
 worst = 0.0
+x_in = [0.0]
 for step in range(STEPS + 1):
     x = 2 * math.pi * step / STEPS
-    q = round(x / inp.scale) + inp.zero_point
-    x_in[0] = max(-128, min(127, q))
-    interp.invoke()
-    y = (y_out[0] - out.zero_point) * out.scale
+    x_in[0] = x
+    # predict() quantizes x with the input's scale and zero point, runs the
+    # model and returns its output as floats (an array reused by every call).
+    y = interp.predict(x_in)[0]
     worst = max(worst, abs(y - math.sin(x)))
     row = [" "] * WIDTH
     row[WIDTH // 2] = "|"

@@ -5,7 +5,8 @@
 # sit in the board's ROMFS region; tflm.load() uses the model in place. On a
 # board the features would come from a microphone and an MFCC front end; here
 # they are precomputed on the host. Each clip prints its three best labels and
-# the raw int8 scores (the host checks those against TFLM's).
+# the raw int8 scores (the host checks those against TFLM's). predict() takes
+# the int8 features as they are and returns the scores as floats.
 import gc
 import sys
 
@@ -32,23 +33,18 @@ print("model:", MODEL, "-", model.size, "bytes,", model.ram_bytes, "of them in R
       free - gc.mem_free(), "bytes of heap to open it")
 labels = lines(ROOT + "/kws_ref_model.labels") or [str(i) for i in range(12)]
 interp = tflm.Interpreter(model)
-print("arena_used_bytes:", interp.arena_used_bytes(),
-      "(head", interp.head_bytes(), "+ tail", interp.tail_bytes(), ")")
+print(interp)
 
-out = model.outputs[0]
-clip_bytes = 1
-for d in model.inputs[0].shape:
-    clip_bytes *= d
+clip_bytes = len(interp.input(0))  # int8 features: a byte per value
 clips = open(ROOT + "/clips.bin", "rb").read()
 names = lines(ROOT + "/clips.txt")
-y = interp.output(0)
+raw = interp.output(0)  # the int8 scores behind predict()'s floats
 print()
 for k, name in enumerate(names):
-    interp.set_input(0, clips[k * clip_bytes:(k + 1) * clip_bytes])
-    interp.invoke()
-    scores = [(y[i] - out.zero_point) * out.scale for i in range(len(y))]
-    best = sorted(range(len(y)), key=lambda i: -scores[i])[:3]
+    # Raw int8 features in, the scores dequantized as floats out.
+    scores = interp.predict(clips[k * clip_bytes:(k + 1) * clip_bytes])
+    best = sorted(range(len(scores)), key=lambda i: -scores[i])[:3]
     print("clip {:<8} {}  raw: {}".format(
-        name, "  ".join("{} {:.2f}".format(labels[i], scores[i]) for i in best), " ".join(str(v) for v in y)))
+        name, "  ".join("{} {:.2f}".format(labels[i], scores[i]) for i in best), " ".join(str(v) for v in raw)))
 print()
 print("arena_used_bytes:", interp.arena_used_bytes())

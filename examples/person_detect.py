@@ -33,7 +33,7 @@ print("tflm", tflm.version, "on", getattr(sys.implementation, "_machine", sys.pl
 gc.collect()
 model = tflm.load(MODEL)  # in place from flash
 print("model:", MODEL, "-", model.size, "bytes in flash")
-print("ops:", ", ".join(model.ops))
+print(model)
 free_before = gc.mem_free()
 interp = tflm.Interpreter(model)
 gc.collect()
@@ -41,23 +41,19 @@ print("arena_used_bytes:", interp.arena_used_bytes(),
       "(head", interp.head_bytes(), "for tensors + tail", interp.tail_bytes(), "for the interpreter);",
       gc.mem_free(), "bytes of heap left")
 
-inp, out = model.inputs[0], model.outputs[0]
-frame_bytes = 1
-for d in inp.shape:
-    frame_bytes *= d  # int8: a byte per value
+frame_bytes = len(interp.input(0))  # int8: a byte per value
 frames = load(FRAMES)
 with open(NAMES) as f:
     names = f.read().split()
-y = interp.output(0)
+raw = interp.output(0)  # the int8 scores behind predict()'s floats
 print()
 for k, name in enumerate(names):
-    interp.set_input(0, frames[k * frame_bytes:(k + 1) * frame_bytes])
     start = qemuboard.icount() if qemuboard else 0
-    interp.invoke()
+    # The frame's int8 bytes in (no copy of the frame on the heap), the
+    # scores [no person, person] dequantized as floats out.
+    scores = interp.predict(frames[k * frame_bytes:(k + 1) * frame_bytes])
     instructions = qemuboard.icount() - start if qemuboard else 0
-    # Output: [no person, person], int8.
-    scores = [(y[i] - out.zero_point) * out.scale for i in range(2)]
     print("frame {:<10} person {:.3f}  no person {:.3f}  raw {} {}".format(
-        name, scores[1], scores[0], y[1], y[0]) + ("  ({} instructions)".format(instructions) if qemuboard else ""))
+        name, scores[1], scores[0], raw[1], raw[0]) + ("  ({} instructions)".format(instructions) if qemuboard else ""))
 print()
 print("arena_used_bytes:", interp.arena_used_bytes())

@@ -9,6 +9,7 @@ target_sources(usermod_tflm INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/binding/model.c
     ${CMAKE_CURRENT_LIST_DIR}/binding/interpreter.c
     ${CMAKE_CURRENT_LIST_DIR}/binding/plan.c
+    ${CMAKE_CURRENT_LIST_DIR}/binding/predict.c
     ${TFLM_ENGINE_SOURCES}
 )
 

@@ -3,7 +3,7 @@
 TFLM_MOD_DIR := $(USERMOD_DIR)
 
 # The binding is scanned for qstrs; the engine and kernels are plain C.
-SRC_USERMOD_C += $(addprefix $(TFLM_MOD_DIR)/binding/, modtflm.c model.c interpreter.c plan.c)
+SRC_USERMOD_C += $(addprefix $(TFLM_MOD_DIR)/binding/, modtflm.c model.c interpreter.c plan.c predict.c)
 SRC_USERMOD_LIB_C += $(sort $(wildcard $(TFLM_MOD_DIR)/engine/*.c $(TFLM_MOD_DIR)/kernels/*.c))
 
 # No fused multiply-add: results must round as TFLM's reference kernels do.

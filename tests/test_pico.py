@@ -8,7 +8,6 @@ The hello_world models, the CLI and the device scripts run on it too
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -86,16 +85,13 @@ print('@OUT', binascii.hexlify(it.output(0)).decode())
 
 def test_serial_port_for_any_raw_repl_client():
     """PicoServer puts the board's USB serial port on a TCP socket: a raw-REPL
-    client of its own (here, bytes by hand) gets a prompt and runs code."""
+    client (mpremote's transport, as the device suite uses it) gets a prompt
+    and runs code longer than the emulated USB host's 512-byte FIFO."""
     with device.PicoServer() as pico:
         assert pico.url == f"socket://{pico.address[0]}:{pico.address[1]}"
-        with socket.create_connection(pico.address, timeout=60) as sock:
-            repl = device.RawRepl(sock.fileno(), sock.sendall, 60)
-            repl.enter(wake=b"\r\n")
-            # Longer than the emulated USB host's 512-byte FIFO: the emulator paces it.
-            code = "x = [" + ", ".join(str(k) for k in range(600)) + "]\nprint(sum(x), len(x))"
-            assert len(code) > 2000
-            assert repl.exec(code) == f"{sum(range(600))} 600\n"
+        code = "x = [" + ", ".join(str(k) for k in range(600)) + "]\nprint(sum(x), len(x))"
+        assert len(code) > 2000
+        assert device.run_chunks(pico.url, [code], timeout=60) == f"{sum(range(600))} 600\n"
 
 
 def test_mpremote_connects_to_the_emulated_pico():

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import random
+import re
+import subprocess
+import sys
 
 import pytest
 
 from conftest import model_files, model_path, run_on
 from tflm_host import cli, romfs
-from tflm_host.device import QEMU_BOARDS
+from tflm_host.device import QEMU_BOARDS, QemuServer
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
 from tflm_host.runner import make_inputs
@@ -117,3 +120,30 @@ print(m.ram_bytes, m.size)
     out = run_on("unix", code).splitlines()
     size = path.stat().st_size
     assert out == [f"tflm.load: {path} is not in ROMFS: read into {size} bytes of RAM", str(size), f"{size} {size}"]
+
+
+@pytest.mark.parametrize("board", ["NETDUINOPLUS2", "PYBV11_QEMU"])
+def test_mpremote_romfs_query_reads_our_image(board, tmp_path):
+    """An image from `tflm-host romfs`, in a board's ROMFS flash region, is
+    what `mpremote romfs query` finds there: the board's partition (its
+    size from the firmware's linker symbols) holding a valid ROMFS whose
+    header gives the image's own length."""
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "hello_world_int8.tflite").write_bytes(model_path("hello_world_int8.tflite").read_bytes())
+    (src / "labels.txt").write_text("a\nb\n")
+    image = tmp_path / "rom.img"
+    assert cli.main(["romfs", str(src), "-o", str(image)]) == 0
+    data = image.read_bytes()
+    with QemuServer(board, data) as qemu:
+        out = subprocess.run([sys.executable, "-m", "mpremote", "connect", qemu.url, "romfs", "query"],
+                             capture_output=True, text=True, timeout=120, check=True).stdout
+    size = qemu.board.romfs_size
+    assert re.search(rf"^ROMFS0 partition has size {size} bytes \(\d+ blocks of \d+ bytes each\)$", out, re.M), out
+    assert f"Raw contents: {data[:12].hex(':')} ..." in out
+    header = int(re.search(r"ROMFS image size: (\d+)", out).group(1))
+    # The header is the magic (3 bytes) and the size of what follows as a
+    # varuint (ours pads it with 0x80 bytes to a fixed width): mpremote reads
+    # the size of exactly the rest of the image.
+    varuint_bytes = next(i for i in range(3, 16) if not data[i] & 0x80) - 2
+    assert 3 + varuint_bytes + header == len(data)

@@ -550,7 +550,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("deploy", help="models into a board's ROMFS flash (mpremote), then a check on the board")
     p.add_argument("models", nargs="+", help=".tflite files (labels next to them, MODEL.labels, go too)")
     p.add_argument("--port", required=True, help="the board's serial port, as mpremote takes it "
-                   "(/dev/ttyACM0, COM3, or the /dev/pts/N `tflm-host qemu` prints)")
+                   "(/dev/ttyACM0, COM3, or the socket://127.0.0.1:PORT `tflm-host qemu` prints)")
     p.add_argument("--file", nargs="*", help="more files to put beside the models (example scripts)")
     p.add_argument("--no-check", action="store_true", help="do not run the models on the board afterwards")
     p.add_argument("--dry-run", action="store_true", help="print the mpremote commands, run nothing")
@@ -561,7 +561,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_flash_parser(sub)
 
-    p = sub.add_parser("qemu", help="run a QEMU board with its serial port on a pseudo-terminal (for mpremote)")
+    p = sub.add_parser("qemu", help="run a QEMU board with its serial port on a TCP socket (for mpremote)")
     p.add_argument("board", choices=device.QEMU_BOARDS)
     p.add_argument("--romfs", help="a ROMFS image, or a folder to build one from, in the board's ROMFS region")
     p.set_defaults(func=cmd_qemu)

@@ -113,9 +113,9 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect", prep
           f"{board.romfs_start:#x} holding {', '.join(files)} ({len(image)} bytes)")
     print(f"== running /rom/{script} on the device")
     print()
-    cmd = ["qemu-system-arm", "-machine", board.machine, *board.qemu_args, "-nographic", "-monitor", "none", "-serial", "stdio",
-           "-semihosting", "-icount", "shift=0", "-kernel", str(flash)]
-    out = device.run_qemu(cmd, [f"import {example}"], timeout=600, echo=sys.stdout)
+    # The flash image boots as the kernel: firmware and ROMFS as a board holds them.
+    with device.QemuServer(board_name, kernel=flash, keep_connection=True) as server:
+        out = server.run([f"import {example}"], timeout=600, echo=sys.stdout)
     if frames:
         return _check_frames(model_path, frames, out)
     if clips:

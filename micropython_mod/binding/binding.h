@@ -61,4 +61,49 @@ extern const mp_obj_str_t tflm_builtin_plan_obj;
 tflm_model_obj_t *tflm_get_model(mp_obj_t obj);
 void tflm_model_check_buffer(tflm_model_obj_t *self);
 
+// tflm.Arena (interpreter.c).
+// The arena's tail, from its top down: the tails of the interpreters built
+// in it, and gaps that interpreters which are gone left between them.
+// Gaps at the bottom go back to the arena at once; the others take the
+// tails of new interpreters that fit them.
+typedef struct {
+    uint32_t bytes;
+    uint32_t head;  // the interpreter's plan (the arena's head is the largest)
+    bool alive;     // false: a gap
+} tflm_tail_t;
+
+typedef struct _tflm_arena_obj_t {
+    mp_obj_base_t base;
+    mp_obj_t buffer;        // the object holding the bytes
+    uint8_t *buf;           // its bytes when given (checked before each invoke)
+    size_t len;
+    const uint8_t *anchor;  // tflm_buffer_anchor() of buf, for views into the arena
+    tflm_tail_t *tails;     // the tail's parts, from the top down
+    size_t n_tails;
+    size_t tails_alloc;
+    tflm_arena_t arena;
+} tflm_arena_obj_t;
+
+
+// tflm.Interpreter (interpreter.c; predict() in predict.c).
+typedef struct _tflm_interp_obj_t {
+    mp_obj_base_t base;
+    mp_obj_t model;          // tflm.Model
+    tflm_arena_obj_t *arena; // tflm.Arena, possibly shared
+    mp_obj_t external[TFLM_MAX_EXTERNAL]; // buffers of pre-allocated tensors, by slot
+    const uint8_t *external_anchor[TFLM_MAX_EXTERNAL]; // tflm_buffer_anchor() of each
+    mp_obj_t predicted;      // predict()'s floats: array('f') per output (a tuple of them for several), reused
+    mp_obj_t predicted_raw;  // predict(raw=True): the outputs' views (a tuple for several), reused
+    tflm_interp_t ip;
+} tflm_interp_obj_t;
+
+// The interpreter's buffers (arena, model, pre-allocated tensors) must still be where they were.
+void tflm_interp_check(tflm_interp_obj_t *self);
+// A typed memoryview of tensor `index` (of all subgraphs) that keeps its memory alive.
+mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t index);
+// The array typecode of a tensor type ('b' int8, 'f' float32, ...).
+char tflm_typecode(uint8_t type);
+MP_DECLARE_CONST_FUN_OBJ_KW(tflm_interp_predict_obj);
+mp_obj_t tflm_interp_call(mp_obj_t self_in, size_t n_args, size_t n_kw, const mp_obj_t *args);
+
 #endif // TFLM_BINDING_BINDING_H

@@ -51,28 +51,6 @@ MP_DEFINE_CONST_FUN_OBJ_KW(tflm_arena_size_obj, 1, tflm_arena_size);
 // share one run one after another: the head is sized for the largest plan,
 // their tails stack.
 
-// The arena's tail, from its top down: the tails of the interpreters built
-// in it, and gaps that interpreters which are gone left between them.
-// Gaps at the bottom go back to the arena at once; the others take the
-// tails of new interpreters that fit them.
-typedef struct {
-    uint32_t bytes;
-    uint32_t head;  // the interpreter's plan (the arena's head is the largest)
-    bool alive;     // false: a gap
-} tflm_tail_t;
-
-typedef struct _tflm_arena_obj_t {
-    mp_obj_base_t base;
-    mp_obj_t buffer;        // the object holding the bytes
-    uint8_t *buf;           // its bytes when given (checked before each invoke)
-    size_t len;
-    const uint8_t *anchor;  // tflm_buffer_anchor() of buf, for views into the arena
-    tflm_tail_t *tails;     // the tail's parts, from the top down
-    size_t n_tails;
-    size_t tails_alloc;
-    tflm_arena_t arena;
-} tflm_arena_obj_t;
-
 // An arena of `size` usable bytes, allocated on the heap with 15 more to align it.
 static tflm_arena_obj_t *arena_new_bytes(size_t size) {
     tflm_arena_obj_t *self = mp_obj_malloc(tflm_arena_obj_t, &tflm_arena_type);
@@ -290,14 +268,6 @@ MP_DEFINE_CONST_OBJ_TYPE(
 // ---------------------------------------------------------------------------
 // Interpreter
 
-typedef struct _tflm_interp_obj_t {
-    mp_obj_base_t base;
-    mp_obj_t model;          // tflm.Model
-    tflm_arena_obj_t *arena; // tflm.Arena, possibly shared
-    mp_obj_t external[TFLM_MAX_EXTERNAL]; // buffers of pre-allocated tensors, by slot
-    const uint8_t *external_anchor[TFLM_MAX_EXTERNAL]; // tflm_buffer_anchor() of each
-    tflm_interp_t ip;
-} tflm_interp_obj_t;
 
 // MemoryError with the exact bytes needed. When the engine could not even
 // fit the persistent data, the model is measured in a temporary buffer.
@@ -382,6 +352,8 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
     for (size_t k = 0; k < TFLM_MAX_EXTERNAL; ++k) {
         self->external[k] = MP_OBJ_NULL;
     }
+    self->predicted = MP_OBJ_NULL;
+    self->predicted_raw = MP_OBJ_NULL;
     bool built = build_in(self, &build.cfg);
     if (!built && self->ip.err.status == TFLM_ERR_MEMORY && arena->arena.users > 0) {
         // Interpreters in this arena that are garbage but not yet collected
@@ -413,7 +385,7 @@ static mp_obj_t interp_del(mp_obj_t self_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_del_obj, interp_del);
 
-static void interp_check(tflm_interp_obj_t *self) {
+void tflm_interp_check(tflm_interp_obj_t *self) {
     arena_check(self->arena);
     tflm_model_check_buffer(MP_OBJ_TO_PTR(self->model));
     // Pre-allocated tensors' buffers must still be where they were.
@@ -426,7 +398,7 @@ static void interp_check(tflm_interp_obj_t *self) {
     }
 }
 
-static char typecode_of(uint8_t type) {
+char tflm_typecode(uint8_t type) {
     switch (type) {
         case TFLM_FLOAT32:
             return 'f';
@@ -457,10 +429,10 @@ static char typecode_of(uint8_t type) {
 // tensor's buffer), with the tensor at an offset, so the view keeps that
 // block alive however the buffer was given (a slice of a bytearray too), and
 // so do slices of the view. Views of constant tensors are read-only.
-static mp_obj_t tensor_view(tflm_interp_obj_t *self, uint32_t index) {
+mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t index) {
     const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, index);
     uint8_t *data = tflm_interp_tensor_data(&self->ip, r);
-    char typecode = typecode_of(r->type);
+    char typecode = tflm_typecode(r->type);
     size_t item = mp_binary_get_size('@', typecode, NULL);
     bool writable = r->where == TFLM_AT_HEAD || r->where == TFLM_AT_TAIL || r->where == TFLM_AT_EXTERNAL;
     const uint8_t *anchor = r->where == TFLM_AT_MODEL ? ((tflm_model_obj_t *)MP_OBJ_TO_PTR(self->model))->anchor
@@ -497,15 +469,15 @@ static uint32_t io_index(tflm_interp_obj_t *self, mp_obj_t i_in, bool output) {
 
 static mp_obj_t interp_input(size_t n_args, const mp_obj_t *args) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
-    interp_check(self);
-    return tensor_view(self, io_index(self, n_args > 1 ? args[1] : MP_OBJ_NEW_SMALL_INT(0), false));
+    tflm_interp_check(self);
+    return tflm_tensor_view(self, io_index(self, n_args > 1 ? args[1] : MP_OBJ_NEW_SMALL_INT(0), false));
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_input_obj, 1, 2, interp_input);
 
 static mp_obj_t interp_output(size_t n_args, const mp_obj_t *args) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
-    interp_check(self);
-    return tensor_view(self, io_index(self, n_args > 1 ? args[1] : MP_OBJ_NEW_SMALL_INT(0), true));
+    tflm_interp_check(self);
+    return tflm_tensor_view(self, io_index(self, n_args > 1 ? args[1] : MP_OBJ_NEW_SMALL_INT(0), true));
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_output_obj, 1, 2, interp_output);
 
@@ -514,20 +486,20 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_output_obj, 1, 2, interp_outpu
 // tensors share memory and only inputs' and outputs' bytes are meaningful.
 static mp_obj_t interp_tensor(mp_obj_t self_in, mp_obj_t i_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    interp_check(self);
+    tflm_interp_check(self);
     mp_int_t i = mp_obj_get_int(i_in);
     const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(&self->ip, 0);
     if (i < 0 || i >= sg->n_tensors) {
         mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("model has %u tensors"), (unsigned)sg->n_tensors);
     }
-    return tensor_view(self, sg->tensor_base + (uint32_t)i);
+    return tflm_tensor_view(self, sg->tensor_base + (uint32_t)i);
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(interp_tensor_obj, interp_tensor);
 
 // set_input(i, data, offset=0): copies raw bytes into input i at a byte offset.
 static mp_obj_t interp_set_input(size_t n_args, const mp_obj_t *args) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
-    interp_check(self);
+    tflm_interp_check(self);
     const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, io_index(self, args[1], false));
     mp_buffer_info_t bufinfo;
     mp_get_buffer_raise(args[2], &bufinfo, MP_BUFFER_READ);
@@ -544,7 +516,7 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_set_input_obj, 3, 4, interp_se
 // Runs the model. Allocates nothing on the heap (unless it raises).
 static mp_obj_t interp_invoke(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    interp_check(self);
+    tflm_interp_check(self);
     if (tflm_interp_invoke(&self->ip) != TFLM_OK) {
         tflm_raise(&self->ip.err);
     }
@@ -617,7 +589,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(interp_print_allocations_obj, interp_print_allo
 // afterwards: other tensors may move.
 static mp_obj_t interp_set_tensor_buffer(mp_obj_t self_in, mp_obj_t index_in, mp_obj_t buffer) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    interp_check(self);
+    tflm_interp_check(self);
     tflm_external_t ext;
     mp_obj_t keep;
     tflm_external_arg(self->ip.model, index_in, buffer, &ext, &keep);
@@ -626,6 +598,7 @@ static mp_obj_t interp_set_tensor_buffer(mp_obj_t self_in, mp_obj_t index_in, mp
     }
     keep_external(self, &ext, keep);
     arena_set_head(self->arena, &self->ip);
+    self->predicted_raw = MP_OBJ_NULL; // the outputs' views may point elsewhere now
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(interp_set_tensor_buffer_obj, interp_set_tensor_buffer);
@@ -635,7 +608,7 @@ static MP_DEFINE_CONST_FUN_OBJ_3(interp_set_tensor_buffer_obj, interp_set_tensor
 // (index: scratch buffer in request order), first/last: allocation scopes.
 static mp_obj_t interp_buffers(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    interp_check(self);
+    tflm_interp_check(self);
     const tflm_interp_t *ip = &self->ip;
     mp_obj_t list = mp_obj_new_list(0, NULL);
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
@@ -667,7 +640,7 @@ static void plan_line(void *ctx, const char *text, size_t len) {
 // memory_plan(width=80): the head's plan as text, a line per allocation scope.
 static mp_obj_t interp_memory_plan(size_t n_args, const mp_obj_t *args) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
-    interp_check(self);
+    tflm_interp_check(self);
     mp_int_t width = n_args > 1 ? mp_obj_get_int(args[1]) : 80;
     if (width < 8 || width > TFLM_PLAN_MAX_WIDTH) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("width must be 8 to %d"), TFLM_PLAN_MAX_WIDTH);
@@ -695,6 +668,18 @@ static void interp_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
     }
 }
 
+// repr: the planner, what the interpreter takes from its arena and its state.
+static void interp_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    const tflm_interp_t *ip = &self->ip;
+    // Prepared: the kernels' prepare() ran; planned: the head has its offsets.
+    bool prepared = ip->ready && !ip->tensors_only;
+    mp_printf(print, "Interpreter(planner='%s', used=%u, head=%u, tail=%u, arena_size=%u, prepared=%s, planned=%s)",
+        ip->planner ? ip->planner->name : "none", (unsigned)tflm_interp_used_bytes(ip), (unsigned)ip->head_bytes,
+        (unsigned)ip->tail_bytes, (unsigned)self->arena->arena.size, prepared ? "True" : "False",
+        ip->ready ? "True" : "False");
+}
+
 static const mp_rom_map_elem_t interp_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&interp_del_obj) },
     { MP_ROM_QSTR(MP_QSTR_input), MP_ROM_PTR(&interp_input_obj) },
@@ -702,6 +687,7 @@ static const mp_rom_map_elem_t interp_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_tensor), MP_ROM_PTR(&interp_tensor_obj) },
     { MP_ROM_QSTR(MP_QSTR_set_input), MP_ROM_PTR(&interp_set_input_obj) },
     { MP_ROM_QSTR(MP_QSTR_invoke), MP_ROM_PTR(&interp_invoke_obj) },
+    { MP_ROM_QSTR(MP_QSTR_predict), MP_ROM_PTR(&tflm_interp_predict_obj) },
     { MP_ROM_QSTR(MP_QSTR_arena_used_bytes), MP_ROM_PTR(&interp_arena_used_bytes_obj) },
     { MP_ROM_QSTR(MP_QSTR_head_bytes), MP_ROM_PTR(&interp_head_bytes_obj) },
     { MP_ROM_QSTR(MP_QSTR_tail_bytes), MP_ROM_PTR(&interp_tail_bytes_obj) },
@@ -718,6 +704,8 @@ MP_DEFINE_CONST_OBJ_TYPE(
     MP_QSTR_Interpreter,
     MP_TYPE_FLAG_NONE,
     make_new, interp_make_new,
+    print, interp_print,
+    call, tflm_interp_call,
     attr, interp_attr,
     locals_dict, &interp_locals
     );

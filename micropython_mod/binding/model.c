@@ -354,6 +354,47 @@ static mp_obj_t model_tensor(mp_obj_t self_in, mp_obj_t index_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(model_tensor_obj, model_tensor);
 
+// "int8 1x96x96x1" for each of subgraph 0's inputs (outputs), comma-separated.
+static void print_io(const mp_print_t *print, tflm_model_t *m, tflm_subgraph_t *sg, tflm_fb_vec_t v) {
+    for (uint32_t i = 0; i < v.count; ++i) {
+        tflm_model_tensor_t t;
+        int32_t index = tflm_model_index(m, v, i);
+        if (index < 0 || !tflm_model_tensor(m, sg, (uint32_t)index, &t)) {
+            mp_print_str(print, i ? ", ?" : "?");
+            continue;
+        }
+        mp_printf(print, "%s%s ", i ? ", " : "", tflm_type_name(t.type));
+        if (t.shape.count == 0) {
+            mp_print_str(print, "scalar");
+        }
+        for (uint32_t d = 0; d < t.shape.count; ++d) {
+            mp_printf(print, d ? "x%d" : "%d", (int)tflm_fb_vec_i32(&m->fb, t.shape, d));
+        }
+    }
+}
+
+// repr: size and where the bytes are, ops, inputs and outputs.
+static void model_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
+    tflm_model_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    tflm_model_t *m = &self->model;
+    tflm_model_check_buffer(self);
+    tflm_subgraph_t sg;
+    if (!tflm_model_subgraph(m, 0, &sg)) {
+        mp_printf(print, "<Model %u bytes, malformed>", (unsigned)m->fb.len);
+        return;
+    }
+    mp_printf(print, "<Model %u bytes in %s, %u ops", (unsigned)m->fb.len, model_in_heap(self) ? "RAM" : "flash",
+        (unsigned)sg.operators.count);
+    if (m->subgraphs.count > 1) {
+        mp_printf(print, " (subgraph 0 of %u)", (unsigned)m->subgraphs.count);
+    }
+    mp_print_str(print, "; inputs ");
+    print_io(print, m, &sg, sg.inputs);
+    mp_print_str(print, "; outputs ");
+    print_io(print, m, &sg, sg.outputs);
+    mp_print_str(print, ">");
+}
+
 static const mp_rom_map_elem_t model_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_tensor), MP_ROM_PTR(&model_tensor_obj) },
 };
@@ -364,6 +405,7 @@ MP_DEFINE_CONST_OBJ_TYPE(
     MP_QSTR_Model,
     MP_TYPE_FLAG_NONE,
     make_new, model_make_new,
+    print, model_print,
     attr, model_attr,
     locals_dict, &model_locals
     );

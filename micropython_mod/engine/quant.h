@@ -108,4 +108,17 @@ static inline int32_t tflm_clamp(int32_t x, int32_t lo, int32_t hi) {
     return x < lo ? lo : (x > hi ? hi : x);
 }
 
+// One value as TFLM's QUANTIZE (AffineQuantize) gives it: x / scale in
+// float32, rounded half away from zero, plus the zero point, clamped to
+// [qmin, qmax]. The QUANTIZE kernel and the binding's predict() share it.
+static inline int32_t tflm_quantize_one(float x, float scale, int32_t zero_point, int32_t qmin, int32_t qmax) {
+    return tflm_clamp(tflm_wrap_add(tflm_float_to_int32(tflm_roundf(x / scale)), zero_point), qmin, qmax);
+}
+
+// One value as TFLM's DEQUANTIZE gives it: scale * (q - zero point) in
+// double, then float.
+static inline float tflm_dequantize_one(int32_t q, float scale, int32_t zero_point) {
+    return (float)((double)scale * (double)((int64_t)q - zero_point));
+}
+
 #endif // TFLM_ENGINE_QUANT_H

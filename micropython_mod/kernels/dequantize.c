@@ -1,5 +1,6 @@
 // DEQUANTIZE: integer -> float32, (float)(scale * (x - zero point)) computed
 // in double as TFLM's reference does.
+#include "engine/quant.h"
 #include "kernels/kernels.h"
 
 #if TFLM_KERNEL_DEQUANTIZE
@@ -13,23 +14,20 @@ typedef struct {
 } dequantize_data_t;
 
 static void tflm_dequantize_int8(const dequantize_data_t *d, const int8_t *in, float *out) {
-    const double scale = (double)d->scale;
     for (uint32_t i = 0; i < d->count; ++i) {
-        out[i] = (float)(scale * (double)(in[i] - d->zero_point));
+        out[i] = tflm_dequantize_one(in[i], d->scale, d->zero_point);
     }
 }
 
 static void tflm_dequantize_uint8(const dequantize_data_t *d, const uint8_t *in, float *out) {
-    const double scale = (double)d->scale;
     for (uint32_t i = 0; i < d->count; ++i) {
-        out[i] = (float)(scale * (double)(in[i] - d->zero_point));
+        out[i] = tflm_dequantize_one(in[i], d->scale, d->zero_point);
     }
 }
 
 static void tflm_dequantize_int16(const dequantize_data_t *d, const int16_t *in, float *out) {
-    const double scale = (double)d->scale;
     for (uint32_t i = 0; i < d->count; ++i) {
-        out[i] = (float)(scale * (double)(in[i] - d->zero_point));
+        out[i] = tflm_dequantize_one(in[i], d->scale, d->zero_point);
     }
 }
 

@@ -75,8 +75,7 @@ static void store_int(void *p, uint8_t type, uint32_t i, int32_t v) {
 // AffineQuantize: round(x / scale) + zero point, clamped to the output type.
 static void tflm_quantize_float32(const quantize_data_t *d, const float *in, void *out) {
     for (uint32_t i = 0; i < d->count; ++i) {
-        int32_t q = tflm_wrap_add(tflm_float_to_int32(tflm_roundf(in[i] / d->scale)), d->out_zero_point);
-        store_int(out, d->out_type, i, tflm_clamp(q, d->qmin, d->qmax));
+        store_int(out, d->out_type, i, tflm_quantize_one(in[i], d->scale, d->out_zero_point, d->qmin, d->qmax));
     }
 }
 

@@ -1,0 +1,295 @@
+// Interpreter.predict(x, *, raw=False) and interp(x): real values in, real
+// values out. Inputs are quantized with their scale and zero point as TFLM's
+// QUANTIZE op does (engine/quant.h), outputs dequantized as its DEQUANTIZE
+// does, into float arrays made on the first call and reused after it: a call
+// allocates nothing once the first has run.
+#include <string.h>
+
+#include "py/binary.h"
+#include "py/objarray.h"
+#include "py/objtuple.h"
+
+#include "binding/binding.h"
+#include "engine/quant.h"
+
+// What predict() needs to know about one input or output tensor.
+typedef struct {
+    const tflm_tensor_rec_t *rec;
+    uint8_t *data;
+    uint32_t count;      // elements
+    float scale;         // 1 for a tensor without quantization
+    int32_t zero_point;
+    int32_t qmin, qmax;  // range of an integer type
+} io_tensor_t;
+
+static bool int_range(uint8_t type, int32_t *lo, int32_t *hi) {
+    switch (type) {
+        case TFLM_INT8:
+            *lo = INT8_MIN, *hi = INT8_MAX;
+            return true;
+        case TFLM_UINT8:
+            *lo = 0, *hi = UINT8_MAX;
+            return true;
+        case TFLM_INT16:
+            *lo = INT16_MIN, *hi = INT16_MAX;
+            return true;
+        case TFLM_INT32:
+            *lo = INT32_MIN, *hi = INT32_MAX;
+            return true;
+        default:
+            return false;
+    }
+}
+
+static io_tensor_t io_tensor(tflm_interp_obj_t *self, uint32_t i, bool output) {
+    tflm_interp_t *ip = &self->ip;
+    uint32_t index = output ? tflm_interp_output(ip, i) : tflm_interp_input(ip, i);
+    io_tensor_t t;
+    t.rec = tflm_interp_tensor(ip, index);
+    t.data = tflm_interp_tensor_data(ip, t.rec);
+    if (t.rec->type != TFLM_FLOAT32 && !int_range(t.rec->type, &t.qmin, &t.qmax)) {
+        mp_raise_msg_varg(&mp_type_TypeError,
+            MP_ERROR_TEXT("%s %u is %s: predict() takes float32, int8, uint8, int16 and int32 tensors; use %s()"),
+            output ? "output" : "input", (unsigned)i, tflm_type_name(t.rec->type), output ? "output" : "input");
+    }
+    t.count = t.rec->bytes / mp_binary_get_size('@', tflm_typecode(t.rec->type), NULL);
+    // Scale and zero point from the model (subgraph 0's tensors come first).
+    tflm_model_t *m = ip->model;
+    tflm_subgraph_t sg;
+    tflm_model_tensor_t mt;
+    const tflm_subgraph_rec_t *sgr = tflm_interp_subgraph(ip, 0);
+    t.scale = 1.0f;
+    t.zero_point = 0;
+    if (tflm_model_subgraph(m, 0, &sg) && tflm_model_tensor(m, &sg, index - sgr->tensor_base, &mt)
+        && mt.scale.count > 0 && tflm_fb_vec_f32(&m->fb, mt.scale, 0) != 0.0f) {
+        t.scale = tflm_fb_vec_f32(&m->fb, mt.scale, 0);
+        t.zero_point = mt.zero_point.count ? (int32_t)tflm_fb_vec_i64(&m->fb, mt.zero_point, 0) : 0;
+    }
+    return t;
+}
+
+// Stores real value v into element k of input t.
+static inline void store_real(const io_tensor_t *t, uint32_t k, float v) {
+    if (t->rec->type == TFLM_FLOAT32) {
+        memcpy(t->data + 4 * k, &v, 4);
+        return;
+    }
+    int32_t q = tflm_quantize_one(v, t->scale, t->zero_point, t->qmin, t->qmax);
+    switch (t->rec->type) {
+        case TFLM_INT8:
+            ((int8_t *)t->data)[k] = (int8_t)q;
+            break;
+        case TFLM_UINT8:
+            t->data[k] = (uint8_t)q;
+            break;
+        case TFLM_INT16:
+            ((int16_t *)t->data)[k] = (int16_t)q;
+            break;
+        default:
+            ((int32_t *)t->data)[k] = q;
+            break;
+    }
+}
+
+static NORETURN void raise_length(uint32_t i, const io_tensor_t *t, size_t got) {
+    mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("input %u takes %u values, got %u"), (unsigned)i,
+        (unsigned)t->count, (unsigned)got);
+}
+
+// Input i from x: a buffer of float32/float64 values or of the input's own
+// type (copied raw; bytes and bytearray for 8-bit inputs), or a sequence of
+// numbers (real values).
+static void set_input(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x) {
+    io_tensor_t t = io_tensor(self, i, false);
+    char own = tflm_typecode(t.rec->type);
+    mp_buffer_info_t bufinfo;
+    if (mp_obj_is_str(x)) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("input %u: expected numbers, not str"), (unsigned)i);
+    }
+    if (mp_get_buffer(x, &bufinfo, MP_BUFFER_READ)) {
+        char tc = (char)bufinfo.typecode;
+        bool bytes_like = tc == 'B' || tc == BYTEARRAY_TYPECODE;
+        if (tc == own || (bytes_like && t.rec->bytes == t.count)) {
+            if (bufinfo.len != t.rec->bytes) {
+                mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("input %u takes %u bytes, got %u"),
+                    (unsigned)i, (unsigned)t.rec->bytes, (unsigned)bufinfo.len);
+            }
+            memcpy(t.data, bufinfo.buf, bufinfo.len);
+            return;
+        }
+        if (tc != 'f' && tc != 'd') {
+            mp_raise_msg_varg(&mp_type_TypeError,
+                MP_ERROR_TEXT("input %u is %s: give floats, or %s values (typecode '%c'); got %s of typecode '%c'"),
+                (unsigned)i, tflm_type_name(t.rec->type), tflm_type_name(t.rec->type), own, mp_obj_get_type_str(x),
+                bytes_like ? 'B' : tc);
+        }
+        size_t item = tc == 'f' ? 4 : 8;
+        if (bufinfo.len / item != t.count) {
+            raise_length(i, &t, bufinfo.len / item);
+        }
+        const uint8_t *p = bufinfo.buf;
+        for (uint32_t k = 0; k < t.count; ++k, p += item) {
+            float v;
+            if (tc == 'f') {
+                memcpy(&v, p, 4);
+            } else {
+                double d;
+                memcpy(&d, p, 8);
+                v = (float)d;
+            }
+            store_real(&t, k, v);
+        }
+        return;
+    }
+    if (mp_obj_is_type(x, &mp_type_list) || mp_obj_is_type(x, &mp_type_tuple)) {
+        size_t len;
+        mp_obj_t *items;
+        mp_obj_get_array(x, &len, &items);
+        if (len != t.count) {
+            raise_length(i, &t, len);
+        }
+        for (uint32_t k = 0; k < t.count; ++k) {
+            store_real(&t, k, (float)mp_obj_get_float(items[k]));
+        }
+        return;
+    }
+    // Any other sequence (a ulab ndarray without the buffer protocol, ...).
+    mp_obj_t len_in = mp_obj_len_maybe(x);
+    if (len_in == MP_OBJ_NULL) {
+        mp_raise_msg_varg(&mp_type_TypeError,
+            MP_ERROR_TEXT("input %u: expected a sequence, array, memoryview or ndarray of numbers, not %s"),
+            (unsigned)i, mp_obj_get_type_str(x));
+    }
+    size_t len = MP_OBJ_SMALL_INT_VALUE(len_in);
+    if (len != t.count) {
+        raise_length(i, &t, len);
+    }
+    mp_obj_iter_buf_t iter_buf;
+    mp_obj_t iter = mp_getiter(x, &iter_buf);
+    for (uint32_t k = 0; k < t.count; ++k) {
+        mp_obj_t item = mp_iternext(iter);
+        if (item == MP_OBJ_STOP_ITERATION) {
+            raise_length(i, &t, k);
+        }
+        store_real(&t, k, (float)mp_obj_get_float(item));
+    }
+}
+
+// A float array of n items (made once per output).
+static mp_obj_t new_float_array(uint32_t n) {
+    mp_obj_array_t *a = m_new_obj(mp_obj_array_t);
+    a->base.type = &mp_type_array;
+    a->typecode = 'f';
+    a->free = 0;
+    a->len = n;
+    a->items = m_new(float, n);
+    return MP_OBJ_FROM_PTR(a);
+}
+
+// Output o dequantized into array a.
+static void get_output(tflm_interp_obj_t *self, uint32_t o, mp_obj_t a_in) {
+    io_tensor_t t = io_tensor(self, o, true);
+    mp_obj_array_t *a = MP_OBJ_TO_PTR(a_in);
+    float *out = a->items;
+    for (uint32_t k = 0; k < t.count; ++k) {
+        switch (t.rec->type) {
+            case TFLM_FLOAT32:
+                memcpy(&out[k], t.data + 4 * k, 4);
+                break;
+            case TFLM_INT8:
+                out[k] = tflm_dequantize_one(((const int8_t *)t.data)[k], t.scale, t.zero_point);
+                break;
+            case TFLM_UINT8:
+                out[k] = tflm_dequantize_one(t.data[k], t.scale, t.zero_point);
+                break;
+            case TFLM_INT16:
+                out[k] = tflm_dequantize_one(((const int16_t *)t.data)[k], t.scale, t.zero_point);
+                break;
+            default:
+                out[k] = tflm_dequantize_one(((const int32_t *)t.data)[k], t.scale, t.zero_point);
+                break;
+        }
+    }
+}
+
+// The cached result: one object, or a tuple of one per output.
+static mp_obj_t result_for(tflm_interp_obj_t *self, bool raw) {
+    tflm_interp_t *ip = &self->ip;
+    uint32_t n = tflm_interp_num_outputs(ip);
+    mp_obj_t *cache = raw ? &self->predicted_raw : &self->predicted;
+    if (*cache == MP_OBJ_NULL) {
+        mp_obj_t made = n == 1 ? MP_OBJ_NULL : mp_obj_new_tuple(n, NULL);
+        for (uint32_t o = 0; o < n; ++o) {
+            mp_obj_t item = raw ? tflm_tensor_view(self, tflm_interp_output(ip, o))
+                : new_float_array(io_tensor(self, o, true).count);
+            if (n == 1) {
+                made = item;
+            } else {
+                ((mp_obj_tuple_t *)MP_OBJ_TO_PTR(made))->items[o] = item;
+            }
+        }
+        *cache = made;
+    }
+    return *cache;
+}
+
+static mp_obj_t predict(tflm_interp_obj_t *self, mp_obj_t x, bool raw) {
+    tflm_interp_check(self);
+    tflm_interp_t *ip = &self->ip;
+    uint32_t n = tflm_interp_num_inputs(ip);
+    if (tflm_interp_num_outputs(ip) == 0) {
+        mp_raise_ValueError(MP_ERROR_TEXT("model has no outputs"));
+    }
+    // One input: x itself, or x in a list or tuple of one (as OpenMV's ml takes it).
+    size_t len = 0;
+    mp_obj_t *items = NULL;
+    bool seq = mp_obj_is_type(x, &mp_type_list) || mp_obj_is_type(x, &mp_type_tuple);
+    if (seq) {
+        mp_obj_get_array(x, &len, &items);
+    }
+    if (n == 1) {
+        if (seq && len == 1 && !mp_obj_is_int(items[0]) && !mp_obj_is_float(items[0])) {
+            x = items[0];
+        }
+        set_input(self, 0, x);
+    } else {
+        if (!seq || len != n) {
+            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("model has %u inputs: give a tuple of %u"),
+                (unsigned)n, (unsigned)n);
+        }
+        for (uint32_t i = 0; i < n; ++i) {
+            set_input(self, i, items[i]);
+        }
+    }
+    mp_obj_t result = result_for(self, raw);
+    if (tflm_interp_invoke(ip) != TFLM_OK) {
+        tflm_raise(&ip->err);
+    }
+    if (!raw) {
+        uint32_t n_out = tflm_interp_num_outputs(ip);
+        for (uint32_t o = 0; o < n_out; ++o) {
+            get_output(self, o, n_out == 1 ? result : ((mp_obj_tuple_t *)MP_OBJ_TO_PTR(result))->items[o]);
+        }
+    }
+    return result;
+}
+
+static const mp_arg_t predict_args[] = {
+    { MP_QSTR_x, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+    { MP_QSTR_raw, MP_ARG_KW_ONLY | MP_ARG_BOOL, {.u_bool = false} },
+};
+
+// predict(x, *, raw=False)
+static mp_obj_t interp_predict(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
+    mp_arg_val_t args[MP_ARRAY_SIZE(predict_args)];
+    mp_arg_parse_all(n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(predict_args), predict_args, args);
+    return predict(MP_OBJ_TO_PTR(pos_args[0]), args[0].u_obj, args[1].u_bool);
+}
+MP_DEFINE_CONST_FUN_OBJ_KW(tflm_interp_predict_obj, 2, interp_predict);
+
+// interp(x, *, raw=False): the same.
+mp_obj_t tflm_interp_call(mp_obj_t self_in, size_t n_args, size_t n_kw, const mp_obj_t *all_args) {
+    mp_arg_val_t args[MP_ARRAY_SIZE(predict_args)];
+    mp_arg_parse_all_kw_array(n_args, n_kw, all_args, MP_ARRAY_SIZE(predict_args), predict_args, args);
+    return predict(MP_OBJ_TO_PTR(self_in), args[0].u_obj, args[1].u_bool);
+}

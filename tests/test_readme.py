@@ -1,0 +1,66 @@
+"""The README's REPL session is what the unix port's REPL answers: its
+`>>>` lines are typed into the REPL on a pseudo-terminal and the whole
+transcript must equal the README's block."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import ROOT, model_path
+from tflm_host.device import build_dir
+
+MARKER = "<!-- repl-session: checked by tests/test_readme.py -->"
+
+
+def readme_session() -> str:
+    text = (ROOT / "README.md").read_text()
+    m = re.search(re.escape(MARKER) + r"\n```pycon\n(.*?)\n```", text, re.S)
+    assert m, f"README.md has no ```pycon block after {MARKER}"
+    return m.group(1)
+
+
+def repl_transcript(binary: Path, lines: list[str], cwd: Path, timeout: float = 30) -> str:
+    """Types each line into the REPL on a pseudo-terminal (as a user would)
+    and returns what the terminal shows from the first prompt on."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen([str(binary)], stdin=slave, stdout=slave, stderr=slave, cwd=cwd,
+                            start_new_session=True)
+    os.close(slave)
+    shown = b""
+    try:
+        def read_until_prompts(count: int) -> None:
+            nonlocal shown
+            deadline = time.monotonic() + timeout
+            while shown.count(b">>> ") < count:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the REPL did not answer: {shown[-300:]!r}")
+                ready, _, _ = select.select([master], [], [], 0.5)
+                if ready:
+                    shown += os.read(master, 65536)
+
+        read_until_prompts(1)
+        for n, line in enumerate(lines):
+            os.write(master, line.encode() + b"\r")
+            read_until_prompts(n + 2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        os.close(master)
+    text = shown[shown.index(b">>> "):].decode().replace("\r", "")
+    return text[:text.rindex(">>> ")]
+
+
+def test_readme_session_is_what_the_repl_answers(tmp_path):
+    block = readme_session()
+    lines = [line[4:] for line in block.splitlines() if line.startswith(">>> ")]
+    assert any("predict" in line for line in lines) and any("memory_plan" in line for line in lines)
+    shutil.copy(model_path("hello_world_int8.tflite"), tmp_path)
+    got = repl_transcript(build_dir() / "unix" / "micropython", lines, tmp_path)
+    assert got.rstrip("\n") == block.rstrip("\n")
