@@ -40,6 +40,14 @@ typedef struct {
 
 tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *opt, bool depthwise);
 
+// The int8 kernels by rows: output rows [row0, row1) of batch `batch`, the
+// tensors given whole. eval() runs all rows; a caller working patch by patch
+// (or over overlapped buffers) runs row ranges in any order.
+void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
+    int8_t *output, int32_t batch, int32_t row0, int32_t row1);
+void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter,
+    const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1);
+
 // One axis of a window: returns the input position of tap 0 for output
 // position `o` and sets [*lo, *hi) to the taps inside the input (padding
 // adds nothing), both 0 when none is.
