@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from tflm_host.opgen import Case, act_quant, bias_data, random_data, single_op
+from opgen import Case, act_quant, bias_data, random_data, single_op
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 
@@ -96,7 +96,10 @@ def cases() -> list[Case]:
     # Pointwise: channel counts on and off the 2x2 block and the 4-value
     # step, odd pixel counts, batches, stride 2.
     for in_d, out_d, (h, w) in [(8, 16, (5, 7)), (7, 5, (3, 3)), (1, 3, (2, 5)), (16, 1, (1, 1)), (33, 17, (3, 1)),
-                                (4, 2, (1, 9)), (17, 8, (4, 4)), (64, 12, (2, 3))]:
+                                (4, 2, (1, 9)), (17, 8, (4, 4)), (64, 12, (2, 3)),
+                                # Pixels longer than 128 and than 256 values (the DSP
+                                # loops widen up to 256 on the stack).
+                                (200, 3, (1, 3)), (259, 2, (1, 2))]:
         conv(f"1x1_{in_d}to{out_d}_{h}x{w}", h=h, w=w, in_d=in_d, out_d=out_d, kh=1, kw=1, stride=1,
              padding="SAME")
     conv("1x1_stride2", h=7, w=6, in_d=12, out_d=6, kh=1, kw=1, stride=2, padding="VALID")

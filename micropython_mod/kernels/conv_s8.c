@@ -143,7 +143,7 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
     // Both pixels widened once for all the filters (up to the last multiple
     // of 4; the rest, if any, value by value).
-    uint32_t xw[CONV_S8_WIDE_MAX / 2];
+    uint32_t xw[CONV_S8_WIDE_MAX];  // one word per value: two pixels' halfwords
     const int32_t k4 = k <= CONV_S8_WIDE_MAX ? k & ~3 : 0;
     if (x1 != NULL) {
         tflm_mm_s8_widen2(x0, x1, k4 >> 2, xw);
