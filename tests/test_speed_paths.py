@@ -2,7 +2,7 @@
 that has one (kernels/arch.h): models shaped like the cases the paths
 special-case (speed_cases.py) through the ASan/UBSan engine built as-is
 (portable loops), built with the DSP loops (their intrinsics in C) and with
-the Armv6-M loops, and on the boards that run them for real: NETDUINOPLUS2
+the Armv6-M loops, those two running rows in bands in reverse order, and on the boards that run them for real: NETDUINOPLUS2
 (Cortex-M4F: SMLAD/SXTB16), MPS2_AN385 (Cortex-M3: Thumb-2) and MICROBIT
 (Cortex-M0: Armv6-M). Plus the output stage's arithmetic against the
 reference's over millions of values, for the 64-bit and the Armv6-M forms."""
@@ -24,8 +24,12 @@ from tflm_host.reference import reference_outputs
 from tflm_host.runner import BatchJob, make_inputs, run_batch
 
 CASES = cases()
-# The engine for the host with each core family's loops (kernels/arch.h).
-ARCHS = {"portable": None, "dsp": 3, "v6m": 1}
+# The engine for the host with each core family's loops (kernels/arch.h);
+# those with the DSP and Armv6-M loops run the conv kernels' rows in bands
+# of 3, the last band first (the row-range interface as a patch-by-patch
+# caller uses it; the boards run them whole).
+BANDS = "-DTFLM_CONV_TEST_BAND=3"
+ARCHS = {"portable": None, "dsp": f"-DTFLM_KERNEL_ARCH=3 {BANDS}", "v6m": f"-DTFLM_KERNEL_ARCH=1 {BANDS}"}
 
 
 def samples(case):
@@ -71,7 +75,7 @@ def arch_binary(arch: str):
             out = build_dir() / f"engine-arch-{arch}"
             # The engine's own flags, and the family chosen through CC.
             subprocess.run(["make", "-s", "-C", str(ROOT / "tests" / "engine"), f"BUILD={out}",
-                            f"CC=gcc -DTFLM_KERNEL_ARCH={ARCHS[arch]}", "binaries"], check=True)
+                            f"CC=gcc {ARCHS[arch]}", "binaries"], check=True)
             _binaries[arch] = out / "tflm_run"
     return _binaries[arch]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import re
@@ -921,7 +920,7 @@ def speed_boards_markdown(rows: list[dict], boards: list[str]) -> str:
 
 
 def speed_report(models: list[Path], boards: list[str], runs: int, anchor: Path, baseline: Path | None,
-                 workers: int, progress=None) -> str:
+                 workers: int, progress=None, baseline_label: str = "the baseline build folder's") -> str:
     """The side-by-side report: CMSIS-NN against ours on the models the
     harness runs, then every shared model on every board."""
     vs = [m for m in models if m.name in CMSIS_MODELS]
@@ -931,39 +930,5 @@ def speed_report(models: list[Path], boards: list[str], runs: int, anchor: Path,
     rows = speed_boards_rows(models, boards, runs, baseline, progress)
     text += ("\n## Every shared model, every board\n\n" + speed_boards_markdown(rows, boards)
              + "\nInstructions per invoke (QEMU `-icount shift=0`; the RP2040 emulator's instruction counter "
-             "for RPI_PICO), inputs all zero." + (" Before: the firmware in the baseline build folder." if
-                                                   baseline else "") + "\n")
+             "for RPI_PICO), inputs all zero." + (f" Before: {baseline_label} firmware." if baseline else "") + "\n")
     return text
-
-
-def main(argv: list[str] | None = None) -> int:
-    """python -m tflm_host.bench speed --vs cmsis-nn [...] (what `tflm-host
-    bench speed --vs cmsis-nn` runs)."""
-    p = argparse.ArgumentParser(prog="python -m tflm_host.bench")
-    p.add_argument("what", choices=["speed"])
-    p.add_argument("--vs", choices=["cmsis-nn"], required=True)
-    p.add_argument("--models", default=str(PROJECT_ROOT.parent / "shared" / "models"))
-    p.add_argument("--only", nargs="*", help="only models whose file name contains one of these")
-    p.add_argument("--boards", nargs="*", default=list(CMSIS_CORES))
-    p.add_argument("--runs", type=int, default=2)
-    p.add_argument("--anchor", default=str(ANCHOR_DIR), help="the CMSIS-NN anchor folder")
-    p.add_argument("--baseline", help="a build folder with <BOARD>/firmware.elf of the version to compare with")
-    p.add_argument("--jobs", type=int, default=2, help="compiler processes for CMSIS-NN")
-    p.add_argument("--out", help="also write the report to this Markdown file")
-    p.add_argument("-q", "--quiet", action="store_true")
-    args = p.parse_args(argv)
-    models = sorted(Path(args.models).glob("*.tflite"))
-    if args.only:
-        models = [m for m in models if any(o in m.name for o in args.only)]
-    text = speed_report(models, args.boards, args.runs, Path(args.anchor),
-                        Path(args.baseline) if args.baseline else None, args.jobs,
-                        None if args.quiet else progress_bar)
-    print(text, end="")
-    if args.out:
-        Path(args.out).write_text(text)
-        print(f"written to {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -355,9 +355,7 @@ tflm_status_t tflm_conv_2d_eval(tflm_eval_t *e) {
             tflm_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
             break;
         case CONV_INT8:
-            for (int32_t b = 0; b < d->batches; ++b) {
-                tflm_conv_2d_s8_rows(d, e->in[0], e->in[1], bias, e->out[0], b, 0, d->out_h);
-            }
+            tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, e->in[0], e->in[1], bias, e->out[0]);
             break;
         case CONV_INT16_ACC32:
             tflm_conv_2d_int16_acc32(d, e->in[0], e->in[1], bias, e->out[0]);

@@ -135,9 +135,7 @@ tflm_status_t tflm_depthwise_conv_2d_eval(tflm_eval_t *e) {
             tflm_depthwise_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
             break;
         case CONV_INT8:
-            for (int32_t b = 0; b < d->batches; ++b) {
-                tflm_depthwise_conv_2d_s8_rows(d, e->in[0], e->in[1], bias, e->out[0], b, 0, d->out_h);
-            }
+            tflm_conv_s8_all_rows(tflm_depthwise_conv_2d_s8_rows, d, e->in[0], e->in[1], bias, e->out[0]);
             break;
         default:
             tflm_depthwise_conv_2d_int16(d, e->in[0], e->in[1], bias, e->out[0]);
