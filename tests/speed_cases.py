@@ -142,6 +142,11 @@ def cases() -> list[Case]:
     dw("5x5", h=6, w=6, in_d=5, stride=1, padding="SAME", kh=5, kw=5)
     dw("3x1_mult3", h=5, w=4, in_d=3, stride=1, padding="SAME", kh=3, kw=1, mult=3)
     dw("3x3s3", h=9, w=8, in_d=4, stride=3, padding="SAME")
+    # One input channel per chunk of output channels (micro_speech's first
+    # layer: a single-channel input, multiplier 8), and chunks that split a
+    # channel's multiplier.
+    dw("10x8s2_mono_m8", h=13, w=11, in_d=1, stride=2, padding="SAME", kh=10, kw=8, mult=8)
+    dw("5x3_in2_m12", h=6, w=5, in_d=2, stride=1, padding="SAME", kh=5, kw=3, mult=12)
 
     # Fully connected: units odd and even, depths around the 4-value step.
     for batches, depth, units in [(1, 64, 12), (1, 256, 2), (3, 7, 5), (2, 33, 1), (1, 3, 16)]:

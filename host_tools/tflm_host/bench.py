@@ -739,13 +739,21 @@ def _counter_code(board: str) -> str:
     return QEMU_COUNTER
 
 
+def _number(text: str) -> int | float:
+    """An output value as the device printed it: an integer, or a float for a float model."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
 def measure_ours(board: str, files: dict[str, bytes], runs: dict[str, int], firmware: Path | None = None,
-                 timeout: float = 3600) -> dict[str, tuple[int, list[int]]]:
+                 timeout: float = 3600) -> dict[str, tuple[int, list]]:
     """Instructions per invoke of each model file on a board (and the first
     output values), in as few sessions as the board's ROMFS allows."""
     tgt = make_target(board, firmware)
     limit = getattr(getattr(tgt, "board", None), "romfs_size", 1 << 30) - 32 * 1024
-    results: dict[str, tuple[int, list[int]]] = {}
+    results: dict[str, tuple[int, list]] = {}
     names = list(files)
     while names:
         batch, size = [], 0
@@ -757,7 +765,7 @@ def measure_ours(board: str, files: dict[str, bytes], runs: dict[str, int], firm
         for line in text.splitlines():
             if line.startswith("@RUN "):
                 parts = line.split()
-                results[parts[1]] = (int(parts[2]), [int(v) for v in parts[3:]])
+                results[parts[1]] = (int(parts[2]), [_number(v) for v in parts[3:]])
         missing = [n for n in batch if n not in results]
         if missing:
             raise RuntimeError(f"{board}: no figure for {missing}:\n{text[-2000:]}")

@@ -285,6 +285,7 @@ static void dw_s8_generic(const dw_s8_t *c, int8_t *output, int32_t batch, int32
     const int32_t in_d = c->in_d, out_w = c->out_w, out_d = c->out_d, mult = c->mult, n = c->n;
     const int32_t off = c->input_offset, w_row = c->f_w * out_d;
     const int32_t ic0 = c->c0 / mult, m0 = c->c0 % mult;
+    const bool one_input = mult > 1 && m0 + n <= mult;
     uint32_t sums[DW_S8_CHUNK];
     for (int32_t oy = row0; oy < row1; ++oy) {
         int32_t fy0, fy1;
@@ -307,6 +308,15 @@ static void dw_s8_generic(const dw_s8_t *c, int8_t *output, int32_t batch, int32
                         x += c->c0;
                         for (int32_t j = 0; j < n; ++j) {
                             sums[j] += (uint32_t)(w[j] * (x[j] + off));
+                        }
+                        continue;
+                    }
+                    if (one_input) {
+                        // The chunk's channels all read one input channel
+                        // (a single-channel input, say): one value per tap.
+                        const int32_t v = x[ic0] + off;
+                        for (int32_t j = 0; j < n; ++j) {
+                            sums[j] += (uint32_t)(w[j] * v);
                         }
                         continue;
                     }
