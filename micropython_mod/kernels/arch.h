@@ -76,6 +76,12 @@ static inline uint32_t tflm_smlad(uint32_t a, uint32_t b, uint32_t acc) {
 static inline uint32_t tflm_sadd16(uint32_t a, uint32_t b) {
     return (uint32_t)__sadd16((int16x2_t)a, (int16x2_t)b);
 }
+// lo's low halfword and hi's low halfword above it (one PKHBT).
+static inline uint32_t tflm_pack16(int32_t lo, int32_t hi) {
+    uint32_t r;
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(lo), "r"(hi));
+    return r;
+}
 #else
 static inline uint32_t tflm_pack16(int32_t lo, int32_t hi) {
     return ((uint32_t)hi << 16) | ((uint32_t)lo & 0xffffu);

@@ -50,6 +50,7 @@ static inline int8_t dw_s8_out(uint32_t sum, const tflm_out_s8_t *q, int32_t zp,
 typedef struct {
     const int8_t *r0;
     int32_t w[9];
+    uint32_t wp[3];  // DSP: weights of rows 0 and 1 of each column, packed
     uint32_t z[3];
     uint32_t bias;
     int32_t in_d, in_w, in_row, x0;  // column step, columns, row step, first window column (0 or -1)
@@ -58,6 +59,17 @@ typedef struct {
     int32_t mult, k, shift, zp, lo, hi;
 } dw_s8_row_t;
 
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+// With DSP: the column's first two values packed into halfwords (`b` is
+// not declared), multiplied by the first two weights packed alike with one
+// SMLAD; the third by itself. The same products, summed modulo 2^32.
+#define DW_S8_COL(sum, r, kx, a, b, c) \
+    sum = tflm_smlad((a), (r)->wp[kx], sum); \
+    sum += (uint32_t)((r)->w[6 + (kx)] * (c))
+#define DW_S8_LOAD(p, in_row, a, b, c) \
+    const uint32_t a = tflm_pack16((p)[0], (p)[in_row]); \
+    const int32_t c = (p)[2 * (in_row)]
+#else
 // A column's three products with column kx of the weights, each within 16
 // bits, summed modulo 2^32 as the reference's int32 sums wrap.
 #define DW_S8_COL(sum, r, kx, a, b, c) \
@@ -67,6 +79,7 @@ typedef struct {
 // The three values of the column at p.
 #define DW_S8_LOAD(p, in_row, a, b, c) \
     const int32_t a = (p)[0], b = (p)[in_row], c = (p)[2 * (in_row)]
+#endif
 
 static inline int8_t dw_s8_put(uint32_t sum, const dw_s8_row_t *r) {
     int32_t v;
@@ -265,6 +278,9 @@ static void dw_s8_3x3(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t r
                 }
                 for (int32_t kx = 0; kx < 3; ++kx) {
                     r.z[kx] = (uint32_t)zp_in * (uint32_t)(r.w[kx] + r.w[3 + kx] + r.w[6 + kx]);
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+                    r.wp[kx] = tflm_pack16(r.w[kx], r.w[3 + kx]);
+#endif
                 }
                 r.bias = (uint32_t)q->bias + (uint32_t)c->input_offset * sum;
                 full_set = full;
