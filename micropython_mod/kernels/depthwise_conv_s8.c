@@ -59,17 +59,6 @@ typedef struct {
     int32_t mult, k, shift, zp, lo, hi;
 } dw_s8_row_t;
 
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-// With DSP: the column's first two values packed into halfwords (`b` is
-// not declared), multiplied by the first two weights packed alike with one
-// SMLAD; the third by itself. The same products, summed modulo 2^32.
-#define DW_S8_COL(sum, r, kx, a, b, c) \
-    sum = tflm_smlad((a), (r)->wp[kx], sum); \
-    sum += (uint32_t)((r)->w[6 + (kx)] * (c))
-#define DW_S8_LOAD(p, in_row, a, b, c) \
-    const uint32_t a = tflm_pack16((p)[0], (p)[in_row]); \
-    const int32_t c = (p)[2 * (in_row)]
-#else
 // A column's three products with column kx of the weights, each within 16
 // bits, summed modulo 2^32 as the reference's int32 sums wrap.
 #define DW_S8_COL(sum, r, kx, a, b, c) \
@@ -79,6 +68,22 @@ typedef struct {
 // The three values of the column at p.
 #define DW_S8_LOAD(p, in_row, a, b, c) \
     const int32_t a = (p)[0], b = (p)[in_row], c = (p)[2 * (in_row)]
+
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+// Stride 1 with DSP, where each column serves three outputs: its first two
+// values packed into halfwords once (`b` is not declared), then per output
+// one SMLAD with the first two weights packed alike, the third by itself.
+// The same products, summed modulo 2^32. (With stride 2 a column serves
+// fewer outputs than the packing costs.)
+#define DW_S8_COL1(sum, r, kx, a, b, c) \
+    sum = tflm_smlad((a), (r)->wp[kx], sum); \
+    sum += (uint32_t)((r)->w[6 + (kx)] * (c))
+#define DW_S8_LOAD1(p, in_row, a, b, c) \
+    const uint32_t a = tflm_pack16((p)[0], (p)[in_row]); \
+    const int32_t c = (p)[2 * (in_row)]
+#else
+#define DW_S8_COL1 DW_S8_COL
+#define DW_S8_LOAD1 DW_S8_LOAD
 #endif
 
 static inline int8_t dw_s8_put(uint32_t sum, const dw_s8_row_t *r) {
@@ -102,43 +107,43 @@ __attribute__((noinline)) static void dw_s8_row_s1(const dw_s8_row_t *r, int8_t 
     if (r->x0 < 0) {
         acc_a += r->z[0];
     } else {
-        DW_S8_LOAD(p, in_row, a, b, c);
+        DW_S8_LOAD1(p, in_row, a, b, c);
         p += r->in_d;
-        DW_S8_COL(acc_a, r, 0, a, b, c);
+        DW_S8_COL1(acc_a, r, 0, a, b, c);
     }
     {
-        DW_S8_LOAD(p, in_row, a, b, c);
+        DW_S8_LOAD1(p, in_row, a, b, c);
         p += r->in_d;
-        DW_S8_COL(acc_a, r, 1, a, b, c);
-        DW_S8_COL(acc_b, r, 0, a, b, c);
+        DW_S8_COL1(acc_a, r, 1, a, b, c);
+        DW_S8_COL1(acc_b, r, 0, a, b, c);
     }
     const int8_t *end = p + (r->inside & ~1) * r->in_d;
     while (p != end) {
-        DW_S8_LOAD(p, in_row, a1, b1, c1);
+        DW_S8_LOAD1(p, in_row, a1, b1, c1);
         p += r->in_d;
-        DW_S8_LOAD(p, in_row, a2, b2, c2);
+        DW_S8_LOAD1(p, in_row, a2, b2, c2);
         p += r->in_d;
         uint32_t s0 = acc_a, s1 = acc_b;
         acc_a = acc_b = r->bias;
-        DW_S8_COL(s0, r, 2, a1, b1, c1);
-        DW_S8_COL(s1, r, 1, a1, b1, c1);
-        DW_S8_COL(s1, r, 2, a2, b2, c2);
-        DW_S8_COL(acc_a, r, 0, a1, b1, c1);
-        DW_S8_COL(acc_a, r, 1, a2, b2, c2);
-        DW_S8_COL(acc_b, r, 0, a2, b2, c2);
+        DW_S8_COL1(s0, r, 2, a1, b1, c1);
+        DW_S8_COL1(s1, r, 1, a1, b1, c1);
+        DW_S8_COL1(s1, r, 2, a2, b2, c2);
+        DW_S8_COL1(acc_a, r, 0, a1, b1, c1);
+        DW_S8_COL1(acc_a, r, 1, a2, b2, c2);
+        DW_S8_COL1(acc_b, r, 0, a2, b2, c2);
         out[0] = dw_s8_put(s0, r);
         out[out_d] = dw_s8_put(s1, r);
         out += 2 * out_d;
     }
     int32_t ox = r->inside & ~1;
     if (ox < r->inside) {
-        DW_S8_LOAD(p, in_row, a, b, c);
+        DW_S8_LOAD1(p, in_row, a, b, c);
         uint32_t s0 = acc_a;
-        DW_S8_COL(s0, r, 2, a, b, c);
+        DW_S8_COL1(s0, r, 2, a, b, c);
         acc_a = acc_b;
-        DW_S8_COL(acc_a, r, 1, a, b, c);
+        DW_S8_COL1(acc_a, r, 1, a, b, c);
         acc_b = r->bias;
-        DW_S8_COL(acc_b, r, 0, a, b, c);
+        DW_S8_COL1(acc_b, r, 0, a, b, c);
         *out = dw_s8_put(s0, r);
         out += out_d;
         ++ox;
