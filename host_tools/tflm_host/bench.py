@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
@@ -10,8 +11,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from . import arena
-from .device import build_dir, checkout
+from .device import PROJECT_ROOT, build_dir
 from .device import target as make_target
 from .model import load_model
 from .runner import make_inputs, run_model
@@ -384,7 +387,7 @@ def module_size(build: Path) -> dict[str, int]:
     sizes = {}
     for part in SIZE_PARTS:
         # Objects of sources that still exist (a build folder keeps old ones).
-        src = checkout("the size report") / "micropython_mod" / part
+        src = PROJECT_ROOT / "micropython_mod" / part
         objs = sorted(o for o in (build / "micropython_mod" / part).glob("*.o") if (src / f"{o.stem}.c").exists())
         if not objs:
             raise FileNotFoundError(f"no objects in {build / 'micropython_mod' / part}: build the firmware first")
@@ -435,3 +438,554 @@ def size_markdown(builds: dict[str, Path], board: str) -> str:
               f"({p['planner_greedy'] + p['planner_linear']:,} bytes); the last row also carries the "
               "plan itself (its words, in flash)."]
     return "\n".join(lines) + "\n"
+
+
+# -- speed against CMSIS-NN ------------------------------------------------------
+#
+# `bench speed --vs cmsis-nn`: Arm's CMSIS-NN (the kernels TFLM links on
+# Cortex-M), called as TFLM's CMSIS-NN port calls it, on the same emulated
+# cores as our firmware, model by model and layer by layer, in one run. The
+# anchor folder (../shared/anchors/cmsis-nn) holds CMSIS-NN's source tarball
+# and a bare-metal harness (harness/: startup, main, layers.h); both are built
+# here, in the build folder, and never linked into the module: a yardstick.
+# The layers' parameters (multipliers, padding, activation ranges, softmax
+# scaling) are computed below as TFLM's Prepare computes them.
+
+ANCHOR_DIR = PROJECT_ROOT.parent / "shared" / "anchors" / "cmsis-nn"
+# The models the harness runs (chains of int8 CONV, DEPTHWISE, pools,
+# RESHAPE, FC and SOFTMAX).
+CMSIS_MODELS = ("person_detect.tflite", "vww_96_int8.tflite", "kws_ref_model.tflite")
+
+
+@dataclass
+class CmsisCore:
+    core: str     # what the table calls it
+    cpu: str      # compiler flags for the core
+    ld: str       # the harness's linker script
+    hz: int       # SysTick's clock on that QEMU machine
+
+
+# Our QEMU boards and the harness built for the same core and machine.
+CMSIS_CORES = {
+    "NETDUINOPLUS2": CmsisCore("Cortex-M4F (DSP)", "-mcpu=cortex-m4 -mfpu=fpv4-sp-d16 -mfloat-abi=hard",
+                               "stm32.ld", 168_000_000),
+    "MPS2_AN385": CmsisCore("Cortex-M3", "-mcpu=cortex-m3 -mfloat-abi=soft", "mps2.ld", 25_000_000),
+    "MICROBIT": CmsisCore("Cortex-M0", "-mcpu=cortex-m0 -mfloat-abi=soft", "microbit.ld", 16_000_000),
+}
+
+
+def _round_half_away(x: float) -> int:
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+
+
+def tflm_multiplier(real: float) -> tuple[int, int]:
+    """TFLM's QuantizeMultiplier: real = q * 2^shift, q a Q31 integer."""
+    if real == 0.0:
+        return 0, 0
+    frac, shift = math.frexp(real)
+    q = _round_half_away(frac * (1 << 31))
+    if q == 1 << 31:
+        q //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return q, shift
+
+
+def _act_range(act: str, scale: float, zp: int) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized for int8 (float32 division, as TFLM)."""
+    def q(v: float) -> int:
+        return zp + _round_half_away(float(np.float32(v) / np.float32(scale)))
+    lo, hi = -128, 127
+    return {"NONE": (lo, hi), "RELU": (max(lo, q(0.0)), hi), "RELU6": (max(lo, q(0.0)), min(hi, q(6.0))),
+            "RELU_N1_TO_1": (max(lo, q(-1.0)), min(hi, q(1.0)))}[act]
+
+
+def _same_pad(stride: int, dil: int, size: int, k: int, out: int) -> int:
+    return max((out - 1) * stride + (k - 1) * dil + 1 - size, 0) // 2
+
+
+def _c_array(ctype: str, name: str, values) -> str:
+    vals = [str(int(v)) for v in values]
+    rows = ",\n  ".join(", ".join(vals[i:i + 24]) for i in range(0, len(vals), 24))
+    return f"static const {ctype} {name}[{len(vals)}] __attribute__((aligned(4))) = {{\n  {rows}\n}};\n"
+
+
+def cmsis_layers_source(model) -> tuple[str, list[str]]:
+    """The harness's C description of a model's layers (harness/layers.h):
+    weights, biases and the parameters TFLM's CMSIS-NN port hands to
+    CMSIS-NN. Returns the source and a short name per layer."""
+    sg = model.main
+    T = sg.tensors
+    arrays, layers, names = ['#include "layers.h"\n'], [], []
+    biggest = 0
+    previous = sg.inputs[0]
+    for op in sg.operators:
+        x, y = T[op.inputs[0]], T[op.outputs[0]]
+        if op.inputs[0] != previous or x.dtype != "INT8":
+            raise ValueError(f"{op.opcode} {op.index}: the harness runs chains of int8 layers only")
+        previous = op.outputs[0]
+        biggest = max(biggest, x.nbytes, y.nbytes)
+        o, tag = op.options, f"L{op.index}"
+        common = f".in_bytes = {x.nbytes}, .out_bytes = {y.nbytes}"
+        if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+            w = T[op.inputs[1]]
+            b = T[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+            n, ih, iw, ic = x.shape
+            _, oh, ow, oc = y.shape
+            dw = op.opcode == "DEPTHWISE_CONV_2D"
+            fh, fw = w.shape[1], w.shape[2]
+            sh, sw = o["StrideH"], o["StrideW"]
+            dh, dwl = o.get("DilationHFactor", 1), o.get("DilationWFactor", 1)
+            ph, pw = (_same_pad(sh, dh, ih, fh, oh), _same_pad(sw, dwl, iw, fw, ow)) if o["Padding"] == "SAME" else (0, 0)
+            lo, hi = _act_range(o["FusedActivationFunction"], y.scale, y.zero_point)
+            scales = w.quantization.scales
+            mq = [tflm_multiplier(float(x.scale) * float(scales[c if len(scales) > 1 else 0]) / float(y.scale))
+                  for c in range(oc)]
+            arrays.append(_c_array("int8_t", f"{tag}_w", np.frombuffer(w.data, np.int8)))
+            if b is not None:
+                arrays.append(_c_array("int32_t", f"{tag}_b", np.frombuffer(b.data, np.int32)))
+            arrays.append(_c_array("int32_t", f"{tag}_m", [m for m, _ in mq]))
+            arrays.append(_c_array("int32_t", f"{tag}_s", [s for _, s in mq]))
+            name = (f"{'dwconv' if dw else 'conv'} {fh}x{fw} s{sh} {ih}x{iw}x{ic}->{oh}x{ow}x{oc}"
+                    + (f" mult{oc // ic}" if dw and oc != ic else ""))
+            layers.append(
+                f"{{ .kind = {'L_DWCONV' if dw else 'L_CONV'}, .name = \"{name}\", {common},"
+                f" .in = {{{n}, {ih}, {iw}, {ic}}}, .filter = {{{1 if dw else w.shape[0]}, {fh}, {fw}, {oc if dw else ic}}},"
+                f" .out = {{{n}, {oh}, {ow}, {oc}}}, .stride = {{{sw}, {sh}}}, .padding = {{{pw}, {ph}}},"
+                f" .dilation = {{{dwl}, {dh}}}, .input_offset = {-x.zero_point}, .output_offset = {y.zero_point},"
+                f" .act_min = {lo}, .act_max = {hi}, .ch_mult = {oc // ic if dw else 0}, .w = {tag}_w,"
+                f" .b = {tag + '_b' if b is not None else 'NULL'}, .mult = {tag}_m, .shift = {tag}_s }}")
+        elif op.opcode in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+            n, ih, iw, ic = x.shape
+            _, oh, ow, oc = y.shape
+            fh, fw, sh, sw = o["FilterHeight"], o["FilterWidth"], o["StrideH"], o["StrideW"]
+            ph, pw = (_same_pad(sh, 1, ih, fh, oh), _same_pad(sw, 1, iw, fw, ow)) if o["Padding"] == "SAME" else (0, 0)
+            lo, hi = _act_range(o["FusedActivationFunction"], y.scale, y.zero_point)
+            kind = "AVGPOOL" if op.opcode == "AVERAGE_POOL_2D" else "MAXPOOL"
+            name = f"{kind.lower()} {fh}x{fw} s{sh} {ih}x{iw}x{ic}->{oh}x{ow}x{oc}"
+            layers.append(
+                f"{{ .kind = L_{kind}, .name = \"{name}\", {common}, .in = {{{n}, {ih}, {iw}, {ic}}},"
+                f" .filter = {{1, {fh}, {fw}, 1}}, .out = {{{n}, {oh}, {ow}, {oc}}}, .stride = {{{sw}, {sh}}},"
+                f" .padding = {{{pw}, {ph}}}, .act_min = {lo}, .act_max = {hi} }}")
+        elif op.opcode == "RESHAPE":
+            name = "reshape (a copy)"
+            layers.append(f"{{ .kind = L_RESHAPE, .name = \"{name}\", {common} }}")
+        elif op.opcode == "FULLY_CONNECTED":
+            w = T[op.inputs[1]]
+            b = T[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+            units, depth = w.shape
+            batches = y.elements // units
+            if len(w.quantization.scales) != 1:
+                raise ValueError(f"FULLY_CONNECTED {op.index}: the harness runs per-tensor weights only")
+            m, s = tflm_multiplier(float(x.scale) * float(w.scale) / float(y.scale))
+            lo, hi = _act_range(o["FusedActivationFunction"], y.scale, y.zero_point)
+            arrays.append(_c_array("int8_t", f"{tag}_w", np.frombuffer(w.data, np.int8)))
+            if b is not None:
+                arrays.append(_c_array("int32_t", f"{tag}_b", np.frombuffer(b.data, np.int32)))
+            name = f"fully_connected {depth}->{units}"
+            layers.append(
+                f"{{ .kind = L_FC, .name = \"{name}\", {common}, .in = {{{batches}, 1, 1, {depth}}},"
+                f" .filter = {{{depth}, 1, 1, {units}}}, .out = {{{batches}, 1, 1, {units}}},"
+                f" .input_offset = {-x.zero_point}, .output_offset = {y.zero_point}, .filter_offset = {-w.zero_point},"
+                f" .act_min = {lo}, .act_max = {hi}, .w = {tag}_w, .b = {tag + '_b' if b is not None else 'NULL'},"
+                f" .fc_mult = {m}, .fc_shift = {s} }}")
+        elif op.opcode == "SOFTMAX":
+            # PreprocessSoftmaxScaling with 5 integer bits, and the input radius.
+            bits = 5
+            real = min(o["Beta"] * float(x.scale) * (1 << (31 - bits)), (1 << 31) - 1.0)
+            m, s = tflm_multiplier(real)
+            radius = math.floor(((1 << bits) - 1) * (1 << (31 - bits)) / (1 << s))
+            depth = x.shape[-1]
+            name = f"softmax {x.elements // depth}x{depth}"
+            layers.append(
+                f"{{ .kind = L_SOFTMAX, .name = \"{name}\", {common}, .in = {{{x.elements // depth}, 1, 1, {depth}}},"
+                f" .sm_mult = {m}, .sm_shift = {s}, .sm_diff_min = {-radius} }}")
+        else:
+            raise ValueError(f"{op.opcode}: not in the harness")
+        names.append(name)
+    arrays.append("const layer_t model_layers[] = {\n  " + ",\n  ".join(layers) + "\n};\n")
+    arrays.append(f"const int model_n_layers = {len(layers)};\n")
+    arrays.append(f"int8_t act_a[{biggest}] __attribute__((aligned(4)));\n")
+    arrays.append(f"int8_t act_b[{biggest}] __attribute__((aligned(4)));\n")
+    arrays.append(f"const int act_bytes = {biggest};\n")
+    arrays.append(f"const char model_name[] = \"{model.description or 'model'}\";\n")
+    return "".join(arrays), names
+
+
+def _cmsis_sources(anchor: Path, work: Path) -> Path:
+    """CMSIS-NN's source tree, extracted once into the build folder."""
+    tarballs = sorted(anchor.glob("CMSIS-NN-*.tar.xz"))
+    if not tarballs:
+        raise FileNotFoundError(f"no CMSIS-NN-*.tar.xz in {anchor}")
+    src = work / tarballs[-1].name[:-len(".tar.xz")]
+    if not (src / "CMSIS-NN" / "Include" / "arm_nnfunctions.h").is_file():
+        src.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["tar", "-xJf", str(tarballs[-1]), "-C", str(src)], check=True)
+    return src / "CMSIS-NN"
+
+
+def _compile_all(jobs: list[tuple[list[str], Path]], workers: int) -> None:
+    """Runs compiler commands whose output is missing or older than its input."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(job):
+        cmd, out = job
+        out.parent.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode:
+            raise RuntimeError(f"{' '.join(cmd)}\n{proc.stderr[-3000:]}")
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        list(pool.map(one, jobs))
+
+
+def cmsis_library(board: str, anchor: Path, work: Path, opt: str = "-O2", workers: int = 2) -> tuple[Path, str]:
+    """CMSIS-NN and the harness's objects for one core, built once; returns
+    the library and the compiler flags."""
+    core = CMSIS_CORES[board]
+    nn = _cmsis_sources(anchor, work)
+    out = work / f"{board}{opt}"
+    flags = (f"-mthumb {core.cpu} {opt} -ffunction-sections -fdata-sections -Wall -Wno-unused-function "
+             f"-I{nn / 'Include'} -I{anchor / 'harness'} -DCPU_HZ={core.hz}").split()
+    sources = sorted(p for p in (nn / "Source").rglob("*.c")
+                     if not re.search(r"_(f16|f32|flt)\.c$", p.name) and "Bindings" not in p.parts)
+    jobs = []
+    for src in sources:
+        obj = out / "nn" / src.relative_to(nn / "Source").with_suffix(".o")
+        if not obj.is_file() or obj.stat().st_mtime < src.stat().st_mtime:
+            jobs.append((["arm-none-eabi-gcc", *flags, "-c", str(src), "-o", str(obj)], obj))
+    for name in ("startup", "main"):
+        src, obj = anchor / "harness" / f"{name}.c", out / f"{name}.o"
+        if not obj.is_file() or obj.stat().st_mtime < src.stat().st_mtime:
+            jobs.append((["arm-none-eabi-gcc", *flags, "-c", str(src), "-o", str(obj)], obj))
+    _compile_all(jobs, workers)
+    lib = out / "libcmsisnn.a"
+    objs = sorted(str(p) for p in (out / "nn").rglob("*.o"))
+    if jobs or not lib.is_file():
+        lib.unlink(missing_ok=True)
+        subprocess.run(["arm-none-eabi-ar", "rcs", str(lib), *objs], check=True)
+    return lib, " ".join(flags)
+
+
+def cmsis_elf(board: str, model_path: Path, anchor: Path, work: Path, workers: int = 2) -> tuple[Path, list[str]]:
+    """The harness running one model's layers with CMSIS-NN for a board's core."""
+    lib, flags = cmsis_library(board, anchor, work, workers=workers)
+    out = lib.parent
+    source, names = cmsis_layers_source(load_model(model_path))
+    c = out / f"model_{model_path.stem}.c"
+    if not c.is_file() or c.read_text() != source:
+        c.write_text(source)
+    obj, elf = c.with_suffix(".o"), out / f"{model_path.stem}.elf"
+    subprocess.run(["arm-none-eabi-gcc", *flags.split(), "-c", str(c), "-o", str(obj)], check=True)
+    core = CMSIS_CORES[board]
+    subprocess.run(["arm-none-eabi-gcc", "-mthumb", *core.cpu.split(), "-nostartfiles", "-specs=nano.specs",
+                    "-T", str(anchor / "harness" / core.ld), "-Wl,--gc-sections", "-o", str(elf), str(obj),
+                    str(out / "startup.o"), str(out / "main.o"), str(lib), "-lc", "-lgcc"], check=True)
+    return elf, names
+
+
+@dataclass
+class CmsisRun:
+    layers: list[int]   # instructions per layer
+    chain: int          # all layers back to back, once
+    output: list[int]   # the last layer's first output values (all-zero input)
+
+
+def run_cmsis(board: str, elf: Path) -> CmsisRun:
+    """Runs the harness on the board's QEMU machine (-icount shift=0)."""
+    from .device import board as board_info
+
+    b = board_info(board)
+    proc = subprocess.run(["qemu-system-arm", "-machine", b.machine, *b.qemu_args, "-nographic", "-monitor", "none",
+                           "-serial", "null", "-semihosting", "-icount", "shift=0", "-kernel", str(elf)],
+                          capture_output=True, text=True, timeout=1800)
+    text = proc.stdout + proc.stderr
+    layers = [int(n) for n in re.findall(r"^layer \d+ .*? : (\d+)", text, re.M)]
+    chain = re.search(r"^total_chain (\d+)", text, re.M)
+    check = re.search(r"^loop_2000000 (\d+)", text, re.M)
+    if "STATUS" in text or not chain or not check or abs(int(check.group(1)) - 2_000_000) > 100:
+        raise RuntimeError(f"CMSIS-NN harness failed on {board}:\n{text[-2000:]}")
+    out = re.search(r"^output(.*)$", text, re.M)
+    return CmsisRun(layers, int(chain.group(1)), [int(v) for v in out.group(1).split()] if out else [])
+
+
+def one_op_model(model, op) -> bytes:
+    """A model of one operator of `model`: the same tensors, constants,
+    quantization and options; its first input is the model's input."""
+    from .builder import ModelBuilder
+
+    T = model.main.tensors
+    b = ModelBuilder(f"{op.opcode} {op.index}")
+    sg = b.subgraph()
+    index = {}
+    for ti in list(op.inputs) + list(op.outputs):
+        if ti < 0 or ti in index:
+            continue
+        t = T[ti]
+        q = None
+        if t.quantization is not None and t.quantization.scales:
+            q = (t.quantization.scales, t.quantization.zero_points, t.quantization.dimension)
+        index[ti] = sg.tensor(t.shape, t.dtype, data=t.data, quant=q, name=t.name, variable=t.is_variable)
+    options = {k: v for k, v in op.options.items() if not k.endswith("AsNumpy")}
+    if op.opcode == "RESHAPE" and "NewShapeAsNumpy" in op.options:
+        options["NewShape"] = list(op.options["NewShapeAsNumpy"])
+    sg.op(op.opcode, [index[i] if i >= 0 else -1 for i in op.inputs], [index[i] for i in op.outputs], **options)
+    sg.inputs = [index[i] for i in op.inputs if i >= 0 and not T[i].is_constant]
+    sg.outputs = [index[o] for o in op.outputs]
+    return b.build()
+
+
+# Device code: instructions of invoke() for each model file, inputs all zero
+# before every run (the arena may reuse their bytes); the counter's own cost
+# is measured first and taken off.
+SPEED_DEVICE_CODE = """
+import gc, tflm
+ZERO = bytes(512)
+_SIZE = {'int8': 1, 'uint8': 1, 'bool': 1, 'int16': 2, 'float32': 4, 'int32': 4, 'int64': 8}
+def _zero(it, m):
+    for i in range(len(m.inputs)):
+        n = len(it.input(i)) * _SIZE.get(m.inputs[i].dtype, 1)
+        for off in range(0, n, 512):
+            it.set_input(i, ZERO[:min(512, n - off)], off)
+def _measure(name, runs):
+    f = open(ROOT + '/' + name, 'rb')
+    try:
+        buf = memoryview(f)
+    except TypeError:
+        buf = f.read()
+    m = tflm.Model(buf)
+    it = tflm.Interpreter(m)
+    _zero(it, m)
+    it.invoke()
+    total = 0
+    for _ in range(runs):
+        _zero(it, m)
+        a = _count()
+        it.invoke()
+        total += _count() - a
+    y = it.output(0)
+    print('@RUN', name, total // runs - _PAIR, ' '.join(str(y[k]) for k in range(min(16, len(y)))))
+    del it, m, buf
+    f.close()
+    gc.collect()
+_PAIR = 0
+_t = 0
+for _ in range(50):
+    _a = _count()
+    _t += _count() - _a
+_PAIR = _t // 50
+"""
+
+QEMU_COUNTER = "import qemuboard\n_count = qemuboard.icount\n"
+
+
+def _counter_code(board: str) -> str:
+    from . import device
+
+    if board in getattr(device, "PICO_BOARDS", ()):
+        return device.PICO_COUNTERS + "_count = pico_instructions\n"
+    return QEMU_COUNTER
+
+
+def _number(text: str) -> int | float:
+    """An output value as the device printed it: an integer, or a float for a float model."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def measure_ours(board: str, files: dict[str, bytes], runs: dict[str, int], firmware: Path | None = None,
+                 timeout: float = 3600) -> dict[str, tuple[int, list]]:
+    """Instructions per invoke of each model file on a board (and the first
+    output values), in as few sessions as the board's ROMFS allows."""
+    tgt = make_target(board, firmware)
+    limit = getattr(getattr(tgt, "board", None), "romfs_size", 1 << 30) - 32 * 1024
+    results: dict[str, tuple[int, list]] = {}
+    names = list(files)
+    while names:
+        batch, size = [], 0
+        while names and (not batch or size + len(files[names[0]]) + 512 <= limit):
+            batch.append(names.pop(0))
+            size += len(files[batch[-1]]) + 512
+        chunks = [_counter_code(board), SPEED_DEVICE_CODE] + [f"_measure({n!r}, {runs[n]})" for n in batch]
+        text = tgt.run(chunks, {n: files[n] for n in batch}, timeout=timeout)
+        for line in text.splitlines():
+            if line.startswith("@RUN "):
+                parts = line.split()
+                results[parts[1]] = (int(parts[2]), [_number(v) for v in parts[3:]])
+        missing = [n for n in batch if n not in results]
+        if missing:
+            raise RuntimeError(f"{board}: no figure for {missing}:\n{text[-2000:]}")
+    return results
+
+
+def layer_kind(model, op) -> str:
+    """The layer types of the tables."""
+    T = model.main.tensors
+    if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+        w, x = T[op.inputs[1]], T[op.inputs[0]]
+        fh, fw = w.shape[1], w.shape[2]
+        if op.index == 0:
+            return "first layer"
+        if op.opcode == "DEPTHWISE_CONV_2D":
+            return f"depthwise {fh}x{fw} s{op.options['StrideH']}"
+        if fh == fw == 1 and x.shape[1] * x.shape[2] > 1:
+            return "conv 1x1 (pointwise)"
+    return "tail (pool, last conv/FC, reshape, softmax)"
+
+
+@dataclass
+class VsRow:
+    model: str
+    board: str
+    names: list[str]
+    kinds: list[str]
+    cmsis: CmsisRun
+    ours_whole: int
+    ours_layers: list[int]
+    same_output: bool
+    baseline_whole: int | None = None
+    baseline_layers: list[int] | None = None
+
+
+def speed_vs_cmsis_rows(models: list[Path], boards: list[str], runs: int, anchor: Path = ANCHOR_DIR,
+                        baseline: Path | None = None, workers: int = 2, progress=None) -> list[VsRow]:
+    """CMSIS-NN's instructions and ours, whole model and layer by layer, on
+    each board; with `baseline` (a build folder holding <BOARD>/firmware.elf
+    of another version), that version's figures too."""
+    work = build_dir() / "cmsis-nn"
+    rows = []
+    steps = [(b, m) for m in models for b in boards]
+    for i, (board, path) in enumerate(steps):
+        if progress:
+            progress(i, len(steps), f"{path.stem} on {board}")
+        model = load_model(path)
+        elf, names = cmsis_elf(board, path, anchor, work, workers)
+        cm = run_cmsis(board, elf)
+        files = {"model.tflite": path.read_bytes()}
+        for op in model.main.operators:
+            files[f"op{op.index:02d}.tflite"] = one_op_model(model, op)
+        counts = {n: runs if n == "model.tflite" else max(runs, 2) for n in files}
+        ours = measure_ours(board, files, counts)
+        ops = [f"op{op.index:02d}.tflite" for op in model.main.operators]
+        row = VsRow(path.name, board, names, [layer_kind(model, op) for op in model.main.operators], cm,
+                    ours["model.tflite"][0], [ours[n][0] for n in ops],
+                    ours["model.tflite"][1][:len(cm.output)] == cm.output[:16])
+        if baseline is not None:
+            fw = baseline / board / "firmware.elf"
+            base = measure_ours(board, files, counts, firmware=fw)
+            row.baseline_whole = base["model.tflite"][0]
+            row.baseline_layers = [base[n][0] for n in ops]
+        rows.append(row)
+    return rows
+
+
+def _ratio(a: int, b: int) -> str:
+    return f"{a / b:.2f}" if b else "-"
+
+
+def speed_vs_cmsis_markdown(rows: list[VsRow]) -> str:
+    base = any(r.baseline_whole is not None for r in rows)
+    lines = ["| model | board (core) | CMSIS-NN | ours | ours / CMSIS-NN |"
+             + (" ours before | before / CMSIS-NN |" if base else "") + " same output |",
+             "|---|---|---|---|---|" + ("---|---|" if base else "") + "---|"]
+    for r in rows:
+        cells = [r.model, f"{r.board} ({CMSIS_CORES[r.board].core})", f"{r.cmsis.chain:,}", f"{r.ours_whole:,}",
+                 _ratio(r.ours_whole, r.cmsis.chain)]
+        if base:
+            cells += [f"{r.baseline_whole:,}", _ratio(r.baseline_whole, r.cmsis.chain)]
+        cells.append("yes" if r.same_output else "NO")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "### By layer type", "",
+              "| model | board | layer type | layers | CMSIS-NN | ours | ours / CMSIS-NN |"
+              + (" before | before / CMSIS-NN |" if base else ""),
+              "|---|---|---|---|---|---|---|" + ("---|---|" if base else "")]
+    for r in rows:
+        kinds: dict[str, list[int]] = {}
+        for k, (kind, c, o) in enumerate(zip(r.kinds, r.cmsis.layers, r.ours_layers)):
+            agg = kinds.setdefault(kind, [0, 0, 0, 0])
+            agg[0] += 1
+            agg[1] += c
+            agg[2] += o
+            agg[3] += r.baseline_layers[k] if r.baseline_layers else 0
+        for kind, (n, c, o, b) in kinds.items():
+            cells = [r.model, r.board, kind, str(n), f"{c:,}", f"{o:,}", _ratio(o, c)]
+            if base:
+                cells += [f"{b:,}", _ratio(b, c)]
+            lines.append("| " + " | ".join(cells) + " |")
+    for r in rows:
+        lines += ["", f"### {r.model} on {r.board} ({CMSIS_CORES[r.board].core}), layer by layer", "",
+                  "| # | layer | CMSIS-NN | ours | ours / CMSIS-NN |" + (" before |" if base else ""),
+                  "|---|---|---|---|---|" + ("---|" if base else "")]
+        for k, (name, c, o) in enumerate(zip(r.names, r.cmsis.layers, r.ours_layers)):
+            cells = [str(k), name, f"{c:,}", f"{o:,}", _ratio(o, c)]
+            if base:
+                cells.append(f"{r.baseline_layers[k]:,}")
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append(f"| | sum of layers / whole model | {sum(r.cmsis.layers):,} / {r.cmsis.chain:,} | "
+                     f"{sum(r.ours_layers):,} / {r.ours_whole:,} | |" + (" |" if base else ""))
+    lines += ["", "Instructions per invoke counted by QEMU (`-icount shift=0`) on the same machine for both. "
+              "CMSIS-NN: Arm's kernels (the anchor's tarball, `-O2`), called as TFLM's CMSIS-NN port calls "
+              "them, by the anchor's bare-metal harness, all layers back to back from an all-zero input; "
+              "kernels only, no interpreter. Ours: `invoke()` of the whole model from the board's flash "
+              "(ROMFS), inputs all zero, the counter's own cost taken off; a layer is a model of that one "
+              "operator (the same tensors, weights and options), so it includes invoke()'s dispatch "
+              "(about 500 instructions). Same output: our model's first output values equal CMSIS-NN's."]
+    return "\n".join(lines) + "\n"
+
+
+def speed_boards_rows(models: list[Path], boards: list[str], runs: int, baseline: Path | None = None,
+                      progress=None) -> list[dict]:
+    """Every runnable model's instructions per invoke on each board, and with
+    `baseline` those of another version's firmware."""
+    runnable = [p for p in models if not arena.missing_ops(load_model(p))]
+    rows = []
+    for i, board in enumerate(boards):
+        if progress:
+            progress(i, len(boards), board)
+        files = {p.name: p.read_bytes() for p in runnable}
+        counts = {n: runs for n in files}
+        ours = measure_ours(board, files, counts)
+        base = measure_ours(board, files, counts, firmware=baseline / board / "firmware.elf") if baseline else {}
+        for p in runnable:
+            rows.append({"model": p.name, "board": board, "ours": ours[p.name][0],
+                         "before": base[p.name][0] if base else None})
+    return rows
+
+
+def speed_boards_markdown(rows: list[dict], boards: list[str]) -> str:
+    base = any(r["before"] is not None for r in rows)
+    by_model: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        by_model.setdefault(r["model"], {})[r["board"]] = r
+    head = "| model |" + "".join(f" {b} |" + (" before | after / before |" if base else "") for b in boards)
+    lines = [head, "|---|" + "---|" * (len(boards) * (3 if base else 1))]
+    for model, per in by_model.items():
+        cells = [model]
+        for b in boards:
+            r = per.get(b)
+            if r is None:
+                cells += ["-"] * (3 if base else 1)
+                continue
+            cells.append(f"{r['ours']:,}")
+            if base:
+                cells += [f"{r['before']:,}", _ratio(r["ours"], r["before"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def speed_report(models: list[Path], boards: list[str], runs: int, anchor: Path, baseline: Path | None,
+                 workers: int, progress=None, baseline_label: str = "the baseline build folder's") -> str:
+    """The side-by-side report: CMSIS-NN against ours on the models the
+    harness runs, then every shared model on every board."""
+    vs = [m for m in models if m.name in CMSIS_MODELS]
+    cm_boards = [b for b in boards if b in CMSIS_CORES]
+    text = "## Against CMSIS-NN\n\n" + speed_vs_cmsis_markdown(
+        speed_vs_cmsis_rows(vs, cm_boards, runs, anchor, baseline, workers, progress))
+    rows = speed_boards_rows(models, boards, runs, baseline, progress)
+    text += ("\n## Every shared model, every board\n\n" + speed_boards_markdown(rows, boards)
+             + "\nInstructions per invoke (QEMU `-icount shift=0`; the RP2040 emulator's instruction counter "
+             "for RPI_PICO), inputs all zero." + (f" Before: {baseline_label} firmware." if baseline else "") + "\n")
+    return text

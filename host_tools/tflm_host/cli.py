@@ -335,6 +335,19 @@ def cmd_bench(args) -> int:
             table += ("\n## Pre-allocated tensors\n\narena_used_bytes when tensors live in buffers of the "
                       "user's (`preallocated={index: buffer}`), as predicted by the host (the tests check the "
                       "device gives the same):\n\n" + bench.prealloc_markdown(bench.prealloc_rows(pre, args.target)))
+    elif args.vs:
+        # CMSIS-NN's instructions next to ours, same QEMU cores (bench.py).
+        title = "Speed: instructions per invoke, ours and CMSIS-NN's"
+        boards = args.boards or list(bench.CMSIS_CORES)
+        label = args.baseline_label or "the baseline build folder's"
+        table = bench.speed_report(models, boards, args.runs, Path(args.anchor) if args.anchor else bench.ANCHOR_DIR,
+                                   Path(args.baseline) if args.baseline else None, 2, progress, label)
+        command = ["tflm-host bench speed --vs cmsis-nn --boards", *boards, "--runs", str(args.runs)]
+        if args.baseline:
+            command += ["--baseline BUILD", f"--baseline-label '{label}'"]
+        table = (f"Written by `{' '.join(command)} --out FILE`"
+                 + (" (BUILD: a build folder holding the earlier firmware)" if args.baseline else "")
+                 + ".\n\n" + table)
     else:
         board = args.target if args.target != "unix" else "MPS2_AN385"
         title = "Speed: instructions per invoke"
@@ -533,6 +546,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="also write the table to this Markdown file")
     p.add_argument("--builds", nargs="*", help="size: LABEL=FIRMWARE_BUILD_DIR pairs")
     p.add_argument("--readme", help="arena: also write the README's table into this file (between its markers)")
+    p.add_argument("--vs", choices=["cmsis-nn"], help="speed: Arm's CMSIS-NN kernels on the same QEMU cores, "
+                   "model by model and layer by layer, then every model on every board")
+    p.add_argument("--boards", nargs="*", help="speed --vs: the QEMU boards (default: MPS2_AN385 NETDUINOPLUS2 "
+                   "MICROBIT)")
+    p.add_argument("--anchor", help="speed --vs: the CMSIS-NN anchor folder (its source tarball and harness; "
+                   "default ../shared/anchors/cmsis-nn beside the checkout)")
+    p.add_argument("--baseline", help="speed --vs: a build folder with <BOARD>/firmware.elf of another version, "
+                   "measured too (before / after)")
+    p.add_argument("--baseline-label", help="speed --vs: what the baseline firmware is, for the report")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 

@@ -292,29 +292,6 @@ static void tflm_conv_2d_float32(const conv_data_t *d, const float *input, const
 #undef CONV_FINISH
 }
 
-static void tflm_conv_2d_int8(const conv_data_t *d, const int8_t *input, const int8_t *filter,
-    const int32_t *bias, int8_t *output) {
-    CONV_QUANT_LOCALS;
-    const int32_t input_offset = d->input_offset, output_offset = d->output_offset;
-    tflm_requant_t rq = tflm_requant_init(mults[0], shifts[0]);
-    // Sums wrap on overflow as the reference's do on its targets.
-#define CONV_ROW(acc, w, x, n) acc += tflm_dot_s8((w), (x), (n), input_offset)
-#define CONV_ROW2(acc0, acc1, w0, w1, x, n) tflm_dot2_s8((w0), (w1), (x), (n), input_offset, &acc0, &acc1)
-#define CONV_FINISH(acc, oc) \
-    { \
-        uint32_t total = acc + (bias ? (uint32_t)bias[oc] : 0u); \
-        if (per_channel) { \
-            rq = tflm_requant_init(mults[oc], shifts[oc]); \
-        } \
-        int32_t v = tflm_wrap_add(tflm_requant(&rq, (int32_t)total), output_offset); \
-        *output = (int8_t)tflm_clamp(v, act_min, act_max); \
-    }
-    CONV_LOOPS(int8_t, int8_t, uint32_t, true, CONV_ROW, CONV_ROW2, CONV_FINISH)
-#undef CONV_ROW
-#undef CONV_ROW2
-#undef CONV_FINISH
-}
-
 // int16 with an int32 bias: a 32-bit accumulator and rescaling, no zero
 // points (TFLM's reference uses none for int16). No channel pairs for int16:
 // such models are rare, the code stays small.
@@ -378,7 +355,7 @@ tflm_status_t tflm_conv_2d_eval(tflm_eval_t *e) {
             tflm_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
             break;
         case CONV_INT8:
-            tflm_conv_2d_int8(d, e->in[0], e->in[1], bias, e->out[0]);
+            tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, e->in[0], e->in[1], bias, e->out[0]);
             break;
         case CONV_INT16_ACC32:
             tflm_conv_2d_int16_acc32(d, e->in[0], e->in[1], bias, e->out[0]);

@@ -40,6 +40,34 @@ typedef struct {
 
 tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *opt, bool depthwise);
 
+// The int8 kernels by rows: output rows [row0, row1) of batch `batch`, the
+// tensors given whole. eval() runs all rows; a caller working patch by patch
+// (or over overlapped buffers) runs row ranges in any order.
+void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
+    int8_t *output, int32_t batch, int32_t row0, int32_t row1);
+void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter,
+    const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1);
+
+typedef void (*tflm_conv_s8_rows_fn)(const conv_data_t *d, const int8_t *input, const int8_t *filter,
+    const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1);
+
+// Every output row of every batch through a row-range kernel. Built with
+// TFLM_CONV_TEST_BAND=n (tests only), the rows go in bands of n, the last
+// band first, as a patch-by-patch caller would visit them: the outputs must
+// not change.
+static inline void tflm_conv_s8_all_rows(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
+    const int8_t *filter, const int32_t *bias, int8_t *output) {
+    for (int32_t b = 0; b < d->batches; ++b) {
+#if defined(TFLM_CONV_TEST_BAND) && TFLM_CONV_TEST_BAND > 0
+        for (int32_t r1 = d->out_h; r1 > 0; r1 -= TFLM_CONV_TEST_BAND) {
+            rows(d, input, filter, bias, output, b, r1 > TFLM_CONV_TEST_BAND ? r1 - TFLM_CONV_TEST_BAND : 0, r1);
+        }
+#else
+        rows(d, input, filter, bias, output, b, 0, d->out_h);
+#endif
+    }
+}
+
 // One axis of a window: returns the input position of tap 0 for output
 // position `o` and sets [*lo, *hi) to the taps inside the input (padding
 // adds nothing), both 0 when none is.

@@ -99,25 +99,6 @@ static void tflm_depthwise_conv_2d_float32(const conv_data_t *d, const float *in
 #undef DW_TAP
 }
 
-static void tflm_depthwise_conv_2d_int8(const conv_data_t *d, const int8_t *input, const int8_t *filter,
-    const int32_t *bias, int8_t *output) {
-    CONV_QUANT_LOCALS;
-    const int32_t input_offset = d->input_offset, output_offset = d->output_offset;
-    tflm_requant_t rq = tflm_requant_init(mults[0], shifts[0]);
-    // Sums wrap on overflow as the reference's do on its targets.
-#define DW_TAP(acc, w, x) acc += (uint32_t)((w) * ((x) + input_offset))
-    DW_LOOPS(int8_t, int8_t, uint32_t, DW_TAP,
-        {
-            uint32_t total = acc + (bias ? (uint32_t)bias[oc] : 0u);
-            if (per_channel) {
-                rq = tflm_requant_init(mults[oc], shifts[oc]);
-            }
-            int32_t v = tflm_wrap_add(tflm_requant(&rq, (int32_t)total), output_offset);
-            *output = (int8_t)tflm_clamp(v, act_min, act_max);
-        })
-#undef DW_TAP
-}
-
 // int16: 64-bit accumulator, no zero points (as TFLM's reference).
 static void tflm_depthwise_conv_2d_int16(const conv_data_t *d, const int16_t *input, const int8_t *filter,
     const void *bias, int16_t *output) {
@@ -154,7 +135,7 @@ tflm_status_t tflm_depthwise_conv_2d_eval(tflm_eval_t *e) {
             tflm_depthwise_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
             break;
         case CONV_INT8:
-            tflm_depthwise_conv_2d_int8(d, e->in[0], e->in[1], bias, e->out[0]);
+            tflm_conv_s8_all_rows(tflm_depthwise_conv_2d_s8_rows, d, e->in[0], e->in[1], bias, e->out[0]);
             break;
         default:
             tflm_depthwise_conv_2d_int16(d, e->in[0], e->in[1], bias, e->out[0]);

@@ -1,0 +1,107 @@
+// Which inner loops the kernels build with, chosen at compile time from the
+// compiler's own predefined macros, so no build flag is needed:
+//
+//   TFLM_ARCH_DSP      Armv7E-M and later with the DSP extension (Cortex-M4,
+//                      M7, M33, M55): SIMD paths (SMLAD, SXTB16, PKHBT)
+//   TFLM_ARCH_THUMB2   Armv7-M without DSP (Cortex-M3): Thumb-2, 64-bit
+//                      multiply-accumulate (SMLAL), no SIMD
+//   TFLM_ARCH_V6M      Armv6-M (Cortex-M0, M0+: the RP2040): Thumb-1, no
+//                      64-bit multiply
+//   TFLM_ARCH_PORTABLE anything else (ESP32's Xtensa, RISC-V, the host)
+//
+// Override with -DTFLM_KERNEL_ARCH=TFLM_ARCH_<NAME>. On a target without the
+// instructions, TFLM_ARCH_DSP uses the C versions below: the host tests build
+// it that way to check the DSP paths' loops under AddressSanitizer.
+// Every path computes the same bits; only the instruction count differs.
+#ifndef TFLM_KERNELS_ARCH_H
+#define TFLM_KERNELS_ARCH_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define TFLM_ARCH_PORTABLE (0)
+#define TFLM_ARCH_V6M (1)
+#define TFLM_ARCH_THUMB2 (2)
+#define TFLM_ARCH_DSP (3)
+
+#ifndef TFLM_KERNEL_ARCH
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#define TFLM_KERNEL_ARCH TFLM_ARCH_DSP
+#elif defined(__ARM_ARCH_7M__) || (defined(__ARM_ARCH_8M_MAIN__) && !defined(__ARM_FEATURE_DSP))
+#define TFLM_KERNEL_ARCH TFLM_ARCH_THUMB2
+#elif defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
+#define TFLM_KERNEL_ARCH TFLM_ARCH_V6M
+#else
+#define TFLM_KERNEL_ARCH TFLM_ARCH_PORTABLE
+#endif
+#endif
+
+// The inner blocks are inlined whatever the compiler's size estimate: a call
+// would pass their running sums through memory.
+#if defined(__GNUC__)
+#define TFLM_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define TFLM_ALWAYS_INLINE inline
+#endif
+
+// 32 bits from any address (the cores with DSP load unaligned words; memcpy
+// becomes one LDR there).
+static inline uint32_t tflm_ld_u32(const void *p) {
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#include <arm_acle.h>
+
+// Bytes 0 and 2 of x, sign-extended into the two halfwords.
+static inline uint32_t tflm_sxtb16(uint32_t x) {
+    return __sxtb16(x);
+}
+// Bytes 1 and 3: SXTB16 with its rotation, one instruction (GCC 12 keeps
+// the rotation of __sxtb16(__ror(x, 8)) a separate ROR).
+static inline uint32_t tflm_sxtb16_ror8(uint32_t x) {
+    uint32_t r;
+    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+    return r;
+}
+// acc + a.lo * b.lo + a.hi * b.hi (signed halfwords; the sum wraps).
+static inline uint32_t tflm_smlad(uint32_t a, uint32_t b, uint32_t acc) {
+    return (uint32_t)__smlad((int16x2_t)a, (int16x2_t)b, (int32_t)acc);
+}
+// Halfword-wise add (wraps per halfword).
+static inline uint32_t tflm_sadd16(uint32_t a, uint32_t b) {
+    return (uint32_t)__sadd16((int16x2_t)a, (int16x2_t)b);
+}
+// lo's low halfword and hi's low halfword above it (one PKHBT).
+static inline uint32_t tflm_pack16(int32_t lo, int32_t hi) {
+    uint32_t r;
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(lo), "r"(hi));
+    return r;
+}
+#else
+static inline uint32_t tflm_pack16(int32_t lo, int32_t hi) {
+    return ((uint32_t)hi << 16) | ((uint32_t)lo & 0xffffu);
+}
+static inline uint32_t tflm_sxtb16(uint32_t x) {
+    return tflm_pack16((int8_t)(x & 0xff), (int8_t)((x >> 16) & 0xff));
+}
+static inline uint32_t tflm_sxtb16_ror8(uint32_t x) {
+    return tflm_sxtb16((x >> 8) | (x << 24));
+}
+static inline uint32_t tflm_smlad(uint32_t a, uint32_t b, uint32_t acc) {
+    int32_t p0 = (int16_t)(a & 0xffff) * (int16_t)(b & 0xffff);
+    int32_t p1 = (int16_t)(a >> 16) * (int16_t)(b >> 16);
+    return acc + (uint32_t)p0 + (uint32_t)p1;
+}
+static inline uint32_t tflm_sadd16(uint32_t a, uint32_t b) {
+    return tflm_pack16((int16_t)(a & 0xffff) + (int16_t)(b & 0xffff), (int16_t)(a >> 16) + (int16_t)(b >> 16));
+}
+#endif
+
+#endif // TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+
+#endif // TFLM_KERNELS_ARCH_H

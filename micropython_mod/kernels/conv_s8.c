@@ -1,0 +1,347 @@
+// CONV_2D, int8: output rows [row0, row1) of one batch, bit-exact with
+// TFLM's reference. The eval() calls it over all rows; a caller that works
+// patch by patch or over overlapped buffers calls it row range by row range.
+//
+// Output channels go in chunks whose constants (the input offset folded
+// into each filter's starting sum, the requantization) sit on the stack;
+// pixels go in pairs through tflm_mm_s8_2x2, two filters at a time, sums in
+// registers. A pixel's window is read where it lies when it is inside the
+// input and its rows are long enough; otherwise (borders, or short rows such
+// as a 3-channel or 1-channel input) it is first gathered on the stack, with
+// the zero point where the window leaves the input (those taps then add
+// nothing, as the reference skips them). Grouped filters, dilated rows and
+// large border windows take the generic per-pixel loop.
+#include "kernels/loop_opt.h"
+#include "kernels/conv_common.h"
+#include "kernels/dot.h"
+#include "kernels/mm_s8.h"
+#include "kernels/out_s8.h"
+
+#if TFLM_KERNEL_CONV_2D
+
+// Output channels whose constants are set up at once (16 bytes each).
+#define CONV_S8_CHUNK (32)
+// Largest window (values) gathered for a pixel; two pixels' on the stack.
+#define CONV_S8_GATHER_MAX (128)
+// Longest pixel widened to 16 bits on the stack for the DSP loops (two
+// pixels: 4 bytes a value).
+#define CONV_S8_WIDE_MAX (256)
+// Shortest window row read in place (a shorter one is gathered).
+#define CONV_S8_DIRECT_MIN (8)
+
+enum { PIX_NONE, PIX_DIRECT, PIX_GATHER, PIX_GENERIC };
+
+// What every part of the loops reads, copied out of the kernel data (stores
+// through `output` could alias it).
+typedef struct {
+    const int8_t *in_b;      // this batch's input
+    const int8_t *filter;
+    const int32_t *bias;
+    int32_t in_h, in_w, in_d, f_h, f_w, f_d, out_d;
+    int32_t stride_w, pad_w, dil_h, dil_w;
+    int32_t in_row, y_step;  // bytes per input row, between window rows
+    int32_t w_size, run;     // values per filter, per full window row
+    int32_t input_offset, zero_point, act_min, act_max;
+    int32_t per_group;       // output channels per group
+    int32_t c0, n;           // the chunk of output channels
+    const tflm_out_s8_t *q;  // its constants
+} conv_s8_t;
+
+// One output row's window rows: origin, first and end tap (vertical).
+typedef struct {
+    int32_t y0, fy0, fy1;
+} conv_s8_row_t;
+
+// n bytes from src to dst (a window row: a few to a few hundred bytes, too
+// short for a call to memcpy to pay off).
+static inline void conv_s8_copy(int8_t *dst, const int8_t *src, int32_t n) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP || TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+    // These cores load and store words at any address.
+    for (; n >= 4; n -= 4, src += 4, dst += 4) {
+        const uint32_t v = tflm_ld_u32(src);
+        memcpy(dst, &v, 4);
+    }
+#endif
+    for (int32_t i = 0; i < n; ++i) {
+        dst[i] = src[i];
+    }
+}
+
+static inline void conv_s8_fill(int8_t *dst, int8_t value, int32_t n) {
+    for (int32_t i = 0; i < n; ++i) {
+        dst[i] = value;
+    }
+}
+
+// The window of the pixel at column ox, gathered into dst: f_h x f_w x in_d
+// values, the input zero point where it leaves the input.
+static void conv_s8_gather(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox, int8_t *dst) {
+    int32_t fx0, fx1;
+    const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, c->in_w, &fx0, &fx1);
+    const int8_t fill = (int8_t)-c->input_offset;
+    const int32_t in_d = c->in_d, w_row = c->f_w * in_d;
+    for (int32_t fy = 0; fy < c->f_h; ++fy, dst += w_row) {
+        if (fy < row->fy0 || fy >= row->fy1 || fx0 >= fx1) {
+            conv_s8_fill(dst, fill, w_row);
+            continue;
+        }
+        const int8_t *src = c->in_b + (row->y0 + c->dil_h * fy) * c->in_row + (x0 + c->dil_w * fx0) * in_d;
+        conv_s8_fill(dst, fill, fx0 * in_d);
+        if (c->dil_w == 1) {
+            conv_s8_copy(dst + fx0 * in_d, src, (fx1 - fx0) * in_d);
+        } else {
+            for (int32_t fx = fx0; fx < fx1; ++fx, src += c->dil_w * in_d) {
+                conv_s8_copy(dst + fx * in_d, src, in_d);
+            }
+        }
+        conv_s8_fill(dst + fx1 * in_d, fill, (c->f_w - fx1) * in_d);
+    }
+}
+
+// Two pixels (x1 == NULL: one) against the chunk's filters. A window is
+// `rows` runs of `run` values, `step` apart (the filter's rows are
+// contiguous). out0/out1: the pixels' outputs at the chunk's first channel.
+static void conv_s8_block(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t rows, int32_t run,
+    int32_t step, int8_t *out0, int8_t *out1) {
+    const tflm_out_s8_t *q = c->q;
+    const int32_t n = c->n, w_size = c->w_size, zp = c->zero_point, lo = c->act_min, hi = c->act_max;
+    const int8_t *w = c->filter + c->c0 * w_size;
+    for (int32_t j = 0; j < n; j += 2, w += 2 * w_size) {
+        // An odd last channel runs against itself; its second sum is dropped.
+        const bool two = j + 1 < n;
+        const int32_t j1 = two ? j + 1 : j;
+        const int8_t *w1 = two ? w + w_size : w;
+        uint32_t a[4] = { (uint32_t)q[j].bias, (uint32_t)q[j1].bias, (uint32_t)q[j].bias, (uint32_t)q[j1].bias };
+        if (x1 != NULL) {
+            for (int32_t r = 0; r < rows; ++r) {
+                tflm_mm_s8_2x2(x0 + r * step, x1 + r * step, w + r * run, w1 + r * run, run, a);
+            }
+            out1[j] = tflm_out_s8((int32_t)a[2], &q[j], zp, lo, hi);
+            if (two) {
+                out1[j + 1] = tflm_out_s8((int32_t)a[3], &q[j1], zp, lo, hi);
+            }
+        } else {
+            for (int32_t r = 0; r < rows; ++r) {
+                tflm_mm_s8_1x2(x0 + r * step, w + r * run, w1 + r * run, run, a);
+            }
+        }
+        out0[j] = tflm_out_s8((int32_t)a[0], &q[j], zp, lo, hi);
+        if (two) {
+            out0[j + 1] = tflm_out_s8((int32_t)a[1], &q[j1], zp, lo, hi);
+        }
+    }
+}
+
+// Two pixels (x1 == NULL: one) of `k` contiguous values each (a 1x1
+// window, or a window gathered on the stack) against the chunk's filters,
+// two at a time. out0/out1: the pixels' outputs at the chunk's first channel.
+static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t k, int8_t *out0,
+    int8_t *out1) {
+    const int32_t n = c->n, zp = c->zero_point, lo = c->act_min, hi = c->act_max;
+    const tflm_out_s8_t *q = c->q;
+    const int8_t *w = c->filter + c->c0 * k;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    // Both pixels widened once for all the filters (up to the last multiple
+    // of 4; the rest, if any, value by value).
+    uint32_t xw[CONV_S8_WIDE_MAX];  // one word per value: two pixels' halfwords
+    const int32_t k4 = k <= CONV_S8_WIDE_MAX ? k & ~3 : 0;
+    if (x1 != NULL) {
+        tflm_mm_s8_widen2(x0, x1, k4 >> 2, xw);
+    }
+#endif
+    for (int32_t j = 0; j < n; j += 2, w += 2 * k) {
+        // An odd last channel runs against itself; its second sum is dropped.
+        const bool two = j + 1 < n;
+        const tflm_out_s8_t *q0 = &q[j], *q1 = two ? q0 + 1 : q0;
+        const int8_t *w1 = two ? w + k : w;
+        uint32_t a[4] = { (uint32_t)q0->bias, (uint32_t)q1->bias, (uint32_t)q0->bias, (uint32_t)q1->bias };
+        if (x1 != NULL) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+            tflm_mm_s16s8_2x2(xw, xw + k4, w, (int32_t)(w1 - w), a);
+            tflm_mm_s8_2x2(x0 + k4, x1 + k4, w + k4, w1 + k4, k - k4, a);
+#else
+            tflm_mm_s8_2x2(x0, x1, w, w1, k, a);
+#endif
+            out1[j] = tflm_out_s8((int32_t)a[2], q0, zp, lo, hi);
+            if (two) {
+                out1[j + 1] = tflm_out_s8((int32_t)a[3], q1, zp, lo, hi);
+            }
+        } else {
+            tflm_mm_s8_1x2(x0, w, w1, k, a);
+        }
+        out0[j] = tflm_out_s8((int32_t)a[0], q0, zp, lo, hi);
+        if (two) {
+            out0[j + 1] = tflm_out_s8((int32_t)a[1], q1, zp, lo, hi);
+        }
+    }
+}
+
+// 1x1 windows with stride 1, no groups: the rows' pixels follow each other
+// in the input, a matrix of pixels x in_d against the chunk's filters.
+static void conv_s8_pointwise(const conv_s8_t *c, const int8_t *x, int32_t pixels, int8_t *out) {
+    const int32_t k = c->in_d, out_d = c->out_d;
+    for (; pixels >= 2; pixels -= 2, x += 2 * k, out += 2 * out_d) {
+        conv_s8_pair(c, x, x + k, k, out, out + out_d);
+    }
+    if (pixels > 0) {
+        conv_s8_pair(c, x, NULL, k, out, NULL);
+    }
+}
+
+// One or two pixels of a kind: read in place (rows of the window), or
+// gathered (one run).
+static void conv_s8_pixels(const conv_s8_t *c, int kind, const int8_t *x0, const int8_t *x1, int8_t *out0,
+    int8_t *out1) {
+    if (kind == PIX_DIRECT) {
+        conv_s8_block(c, x0, x1, c->f_h, c->run, c->y_step, out0, out1);
+    } else {
+        conv_s8_pair(c, x0, x1, c->w_size, out0, out1);
+    }
+}
+
+// Any window, grouped filters, dilation: the taps inside the input, each
+// with the input offset added, one output channel at a time.
+static void conv_s8_generic(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox, int8_t *out) {
+    int32_t fx0, fx1;
+    const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, c->in_w, &fx0, &fx1);
+    const int32_t f_d = c->f_d, w_row = c->f_w * f_d;
+    const int32_t fy_end = fx0 < fx1 ? row->fy1 : row->fy0;
+    for (int32_t j = 0; j < c->n; ++j) {
+        const int32_t oc = c->c0 + j;
+        const int8_t *x = c->in_b + (oc / c->per_group) * f_d;
+        const int8_t *w = c->filter + oc * c->w_size;
+        uint32_t acc = c->bias ? (uint32_t)c->bias[oc] : 0u;
+        for (int32_t fy = row->fy0; fy < fy_end; ++fy) {
+            const int8_t *xr = x + (row->y0 + c->dil_h * fy) * c->in_row;
+            for (int32_t fx = fx0; fx < fx1; ++fx) {
+                acc += tflm_dot_s8(w + fy * w_row + fx * f_d, xr + (x0 + c->dil_w * fx) * c->in_d, f_d,
+                    c->input_offset);
+            }
+        }
+        out[j] = tflm_out_s8((int32_t)acc, &c->q[j], c->zero_point, c->act_min, c->act_max);
+    }
+}
+
+void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
+    int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
+    conv_s8_t c;
+    const int32_t out_w = d->out_w, out_h = d->out_h, stride_h = d->stride_h, pad_h = d->pad_h;
+    c.in_h = d->in_h;
+    c.in_w = d->in_w;
+    c.in_d = d->in_d;
+    c.f_h = d->f_h;
+    c.f_w = d->f_w;
+    c.f_d = d->f_d;
+    c.out_d = d->out_d;
+    c.stride_w = d->stride_w;
+    c.pad_w = d->pad_w;
+    c.dil_h = d->dil_h;
+    c.dil_w = d->dil_w;
+    c.in_row = c.in_w * c.in_d;
+    c.y_step = c.dil_h * c.in_row;
+    c.w_size = c.f_h * c.f_w * c.f_d;
+    c.run = c.f_w * c.in_d;
+    c.in_b = input + batch * c.in_h * c.in_row;
+    c.filter = filter;
+    c.bias = bias;
+    c.input_offset = d->input_offset;
+    c.zero_point = d->output_offset;
+    c.act_min = d->act_min.q;
+    c.act_max = d->act_max.q;
+    c.per_group = c.out_d / (c.in_d / c.f_d);
+    const int32_t *mults = conv_multipliers(d);
+    const int8_t *shifts = conv_shifts(d);
+
+    // How pixels are read: in place (inside the input, window rows long
+    // enough), gathered (a small window), else the generic loop.
+    const bool plain = c.f_d == c.in_d;
+    const bool direct = plain && c.dil_w == 1 && c.run >= CONV_S8_DIRECT_MIN;
+    const bool gather = plain && c.w_size <= CONV_S8_GATHER_MAX;
+    const int border = gather ? PIX_GATHER : PIX_GENERIC;
+    // 1x1, stride 1 (so no padding either): the pixels follow each other.
+    const bool pointwise = plain && c.f_h == 1 && c.f_w == 1 && c.stride_w == 1 && stride_h == 1
+        && out_w == c.in_w;
+    const int inner = direct ? PIX_DIRECT : border;
+    // Columns whose window lies inside the input: [ox_lo, ox_hi).
+    int32_t ox_lo = 0, ox_hi = 0;
+    {
+        int32_t fx0, fx1;
+        while (ox_lo < out_w) {
+            conv_window(ox_lo, c.stride_w, c.pad_w, c.dil_w, c.f_w, c.in_w, &fx0, &fx1);
+            if (fx0 == 0 && fx1 == c.f_w) {
+                break;
+            }
+            ++ox_lo;
+        }
+        ox_hi = ox_lo;
+        while (ox_hi < out_w) {
+            conv_window(ox_hi, c.stride_w, c.pad_w, c.dil_w, c.f_w, c.in_w, &fx0, &fx1);
+            if (fx0 != 0 || fx1 != c.f_w) {
+                break;
+            }
+            ++ox_hi;
+        }
+    }
+
+    tflm_out_s8_t q[CONV_S8_CHUNK];
+    int8_t gathered[2 * CONV_S8_GATHER_MAX];
+    c.q = q;
+    for (c.c0 = 0; c.c0 < c.out_d; c.c0 += CONV_S8_CHUNK) {
+        c.n = c.out_d - c.c0 < CONV_S8_CHUNK ? c.out_d - c.c0 : CONV_S8_CHUNK;
+        for (int32_t j = 0; j < c.n; ++j) {
+            const int32_t oc = c.c0 + j, m = d->per_channel ? oc : 0;
+            // The input offset times the filter's sum: the sums start there.
+            const uint32_t offset = (uint32_t)c.input_offset * tflm_sum_s8(filter + oc * c.w_size, c.w_size);
+            q[j].bias = (int32_t)((bias ? (uint32_t)bias[oc] : 0u) + offset);
+            tflm_out_s8_setup(&q[j], mults[m], shifts[m], c.zero_point);
+        }
+        if (pointwise) {
+            int8_t *out = output + ((batch * out_h + row0) * out_w) * c.out_d + c.c0;
+            conv_s8_pointwise(&c, c.in_b + row0 * c.in_row, (row1 - row0) * out_w, out);
+            continue;
+        }
+        // A pixel waits here for a second one of its kind.
+        int kind = PIX_NONE;
+        const int8_t *x_wait = NULL;
+        int8_t *out_wait = NULL;
+        for (int32_t oy = row0; oy < row1; ++oy) {
+            conv_s8_row_t row;
+            row.y0 = conv_window(oy, stride_h, pad_h, c.dil_h, c.f_h, c.in_h, &row.fy0, &row.fy1);
+            const bool full_rows = row.fy0 == 0 && row.fy1 == c.f_h;
+            int8_t *out = output + ((batch * out_h + oy) * out_w) * c.out_d + c.c0;
+            for (int32_t ox = 0; ox < out_w; ++ox, out += c.out_d) {
+                const int k = full_rows && ox >= ox_lo && ox < ox_hi ? inner : border;
+                if (k == PIX_GENERIC) {
+                    conv_s8_generic(&c, &row, ox, out);
+                    continue;
+                }
+                if (kind != PIX_NONE && kind != k) {
+                    // The waiting pixel goes alone.
+                    conv_s8_pixels(&c, kind, x_wait, NULL, out_wait, NULL);
+                    kind = PIX_NONE;
+                }
+                const int8_t *x;
+                if (k == PIX_GATHER) {
+                    int8_t *slot = gathered + (kind == PIX_NONE ? 0 : c.w_size);
+                    conv_s8_gather(&c, &row, ox, slot);
+                    x = slot;
+                } else {
+                    x = c.in_b + row.y0 * c.in_row + (ox * c.stride_w - c.pad_w) * c.in_d;
+                }
+                if (kind == PIX_NONE) {
+                    kind = k;
+                    x_wait = x;
+                    out_wait = out;
+                    continue;
+                }
+                conv_s8_pixels(&c, k, x_wait, x, out_wait, out);
+                kind = PIX_NONE;
+            }
+        }
+        if (kind != PIX_NONE) {
+            conv_s8_pixels(&c, kind, x_wait, NULL, out_wait, NULL);
+        }
+    }
+}
+
+#endif // TFLM_KERNEL_CONV_2D

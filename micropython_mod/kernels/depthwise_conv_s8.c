@@ -1,0 +1,412 @@
+// DEPTHWISE_CONV_2D, int8: output rows [row0, row1) of one batch, bit-exact
+// with TFLM's reference. The eval() calls it over all rows; a caller that
+// works patch by patch or over overlapped buffers calls it by row ranges.
+//
+// 3x3 windows without dilation, stride 1 or 2 (nearly every depthwise
+// layer), go one output channel along one output row at a time, the window
+// in registers: the nine weights are loaded once per row, each input column
+// (three values) once, and shared by the outputs whose windows hold it
+// (three with stride 1, two with stride 2). Rows and columns outside the
+// input are zeros: the input offset is added as values are loaded, so a
+// zero adds nothing, as the reference skips those taps. Other windows take
+// the generic loop.
+#include "kernels/loop_opt.h"
+#include "kernels/conv_common.h"
+#include "kernels/out_s8.h"
+
+#if TFLM_KERNEL_DEPTHWISE_CONV_2D
+
+// Output channels whose constants are set up at once (16 bytes each).
+#define DW_S8_CHUNK (16)
+
+// What the loops read, copied out of the kernel data (stores through the
+// output could alias it).
+typedef struct {
+    const int8_t *in_b;
+    const int8_t *filter;
+    const int32_t *bias;
+    int32_t in_h, in_w, in_d, f_h, f_w, mult, out_h, out_w, out_d;
+    int32_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+    int32_t in_row;
+    int32_t input_offset, zero_point, act_min, act_max;
+    int32_t c0, n;             // the chunk of output channels
+    const tflm_out_s8_t *q;    // its constants
+} dw_s8_t;
+
+static inline int8_t dw_s8_out(uint32_t sum, const tflm_out_s8_t *q, int32_t zp, int32_t lo, int32_t hi) {
+    return tflm_out_s8((int32_t)sum, q, zp, lo, hi);
+}
+
+// One output channel along one output row of a 3x3 window: the input
+// channel's three rows (r0 at column 0, the others in_row after it), the
+// nine weights (zero for rows outside the input), and the output stage's
+// constants. Values are used as they are, without the input offset: it is
+// folded into `bias` (times the sum of the weights), and a column outside
+// the input adds z[kx], the input zero point times the column's weights,
+// which the fold cancels (the reference skips those taps). The loops read
+// weights and constants from here as they need them: they do not all fit
+// the registers, and stores through the output keep the compiler from
+// hoisting (then spilling) them.
+typedef struct {
+    const int8_t *r0;
+    int32_t w[9];
+    uint32_t wp[3];  // DSP: weights of rows 0 and 1 of each column, packed
+    uint32_t z[3];
+    uint32_t bias;
+    int32_t in_d, in_w, in_row, x0;  // column step, columns, row step, first window column (0 or -1)
+    int32_t inside;            // outputs whose rightmost column is inside the input
+    int32_t out_w, out_d;
+    int32_t mult, k, shift, zp, lo, hi;
+} dw_s8_row_t;
+
+// A column's three products with column kx of the weights, each within 16
+// bits, summed modulo 2^32 as the reference's int32 sums wrap.
+#define DW_S8_COL(sum, r, kx, a, b, c) \
+    sum += (uint32_t)((r)->w[kx] * (a)); \
+    sum += (uint32_t)((r)->w[3 + (kx)] * (b)); \
+    sum += (uint32_t)((r)->w[6 + (kx)] * (c))
+// The three values of the column at p.
+#define DW_S8_LOAD(p, in_row, a, b, c) \
+    const int32_t a = (p)[0], b = (p)[in_row], c = (p)[2 * (in_row)]
+
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+// Stride 1 with DSP, where each column serves three outputs: its first two
+// values packed into halfwords once (`b` is not declared), then per output
+// one SMLAD with the first two weights packed alike, the third by itself.
+// The same products, summed modulo 2^32. (With stride 2 a column serves
+// fewer outputs than the packing costs.)
+#define DW_S8_COL1(sum, r, kx, a, b, c) \
+    sum = tflm_smlad((a), (r)->wp[kx], sum); \
+    sum += (uint32_t)((r)->w[6 + (kx)] * (c))
+#define DW_S8_LOAD1(p, in_row, a, b, c) \
+    const uint32_t a = tflm_pack16((p)[0], (p)[in_row]); \
+    const int32_t c = (p)[2 * (in_row)]
+#else
+#define DW_S8_COL1 DW_S8_COL
+#define DW_S8_LOAD1 DW_S8_LOAD
+#endif
+
+static inline int8_t dw_s8_put(uint32_t sum, const dw_s8_row_t *r) {
+    int32_t v;
+    if (r->shift >= 0) {
+        v = tflm_out_s8_scale((int32_t)sum, r->mult, r->k, r->shift);
+    } else {
+        v = tflm_wrap_add(tflm_mul_by_quantized_mul((int32_t)sum, r->mult, r->k), r->zp);
+    }
+    return (int8_t)tflm_clamp(v, r->lo, r->hi);
+}
+
+// Stride 1: each column is loaded once and serves three outputs; two
+// outputs per step, so each weight is loaded once for two columns.
+__attribute__((noinline)) static void dw_s8_row_s1(const dw_s8_row_t *r, int8_t *out) {
+    const int32_t in_row = r->in_row, out_d = r->out_d;
+    // acc_a: the next output's sum so far (columns 0 and 1); acc_b: the
+    // one after it (column 0).
+    uint32_t acc_a = r->bias, acc_b = r->bias;
+    const int8_t *p = r->r0;
+    if (r->x0 < 0) {
+        acc_a += r->z[0];
+    } else {
+        DW_S8_LOAD1(p, in_row, a, b, c);
+        p += r->in_d;
+        DW_S8_COL1(acc_a, r, 0, a, b, c);
+    }
+    {
+        DW_S8_LOAD1(p, in_row, a, b, c);
+        p += r->in_d;
+        DW_S8_COL1(acc_a, r, 1, a, b, c);
+        DW_S8_COL1(acc_b, r, 0, a, b, c);
+    }
+    const int8_t *end = p + (r->inside & ~1) * r->in_d;
+    while (p != end) {
+        DW_S8_LOAD1(p, in_row, a1, b1, c1);
+        p += r->in_d;
+        DW_S8_LOAD1(p, in_row, a2, b2, c2);
+        p += r->in_d;
+        uint32_t s0 = acc_a, s1 = acc_b;
+        acc_a = acc_b = r->bias;
+        DW_S8_COL1(s0, r, 2, a1, b1, c1);
+        DW_S8_COL1(s1, r, 1, a1, b1, c1);
+        DW_S8_COL1(s1, r, 2, a2, b2, c2);
+        DW_S8_COL1(acc_a, r, 0, a1, b1, c1);
+        DW_S8_COL1(acc_a, r, 1, a2, b2, c2);
+        DW_S8_COL1(acc_b, r, 0, a2, b2, c2);
+        out[0] = dw_s8_put(s0, r);
+        out[out_d] = dw_s8_put(s1, r);
+        out += 2 * out_d;
+    }
+    int32_t ox = r->inside & ~1;
+    if (ox < r->inside) {
+        DW_S8_LOAD1(p, in_row, a, b, c);
+        uint32_t s0 = acc_a;
+        DW_S8_COL1(s0, r, 2, a, b, c);
+        acc_a = acc_b;
+        DW_S8_COL1(acc_a, r, 1, a, b, c);
+        acc_b = r->bias;
+        DW_S8_COL1(acc_b, r, 0, a, b, c);
+        *out = dw_s8_put(s0, r);
+        out += out_d;
+        ++ox;
+    }
+    // Past the right edge: columns of zero points.
+    for (; ox < r->out_w; ++ox, out += out_d) {
+        *out = dw_s8_put(acc_a + r->z[2], r);
+        acc_a = acc_b + r->z[1];
+        acc_b = r->bias + r->z[0];
+    }
+}
+
+// Stride 2: two new columns per output, the second one shared with the
+// next output; two outputs per step.
+__attribute__((noinline)) static void dw_s8_row_s2(const dw_s8_row_t *r, int8_t *out) {
+    const int32_t in_row = r->in_row, out_d = r->out_d, in_d = r->in_d;
+    uint32_t acc = r->bias;  // the next output's column 0
+    const int8_t *p = r->r0;
+    if (r->x0 < 0) {
+        acc += r->z[0];
+    } else {
+        DW_S8_LOAD(p, in_row, a, b, c);
+        p += in_d;
+        DW_S8_COL(acc, r, 0, a, b, c);
+    }
+    const int8_t *end = p + 4 * (r->inside >> 1) * in_d;
+    while (p != end) {
+        uint32_t s0 = acc, s1 = r->bias;
+        acc = r->bias;
+        {
+            DW_S8_LOAD(p, in_row, a, b, c);
+            p += in_d;
+            DW_S8_COL(s0, r, 1, a, b, c);
+        }
+        {
+            DW_S8_LOAD(p, in_row, a, b, c);
+            p += in_d;
+            DW_S8_COL(s0, r, 2, a, b, c);
+            DW_S8_COL(s1, r, 0, a, b, c);
+        }
+        {
+            DW_S8_LOAD(p, in_row, a, b, c);
+            p += in_d;
+            DW_S8_COL(s1, r, 1, a, b, c);
+        }
+        {
+            DW_S8_LOAD(p, in_row, a, b, c);
+            p += in_d;
+            DW_S8_COL(s1, r, 2, a, b, c);
+            DW_S8_COL(acc, r, 0, a, b, c);
+        }
+        out[0] = dw_s8_put(s0, r);
+        out[out_d] = dw_s8_put(s1, r);
+        out += 2 * out_d;
+    }
+    int32_t ox = r->inside & ~1;
+    if (ox < r->inside) {
+        uint32_t s0 = acc;
+        DW_S8_LOAD(p, in_row, a1, b1, c1);
+        DW_S8_COL(s0, r, 1, a1, b1, c1);
+        p += in_d;
+        DW_S8_LOAD(p, in_row, a2, b2, c2);
+        p += in_d;
+        DW_S8_COL(s0, r, 2, a2, b2, c2);
+        acc = r->bias;
+        DW_S8_COL(acc, r, 0, a2, b2, c2);
+        *out = dw_s8_put(s0, r);
+        out += out_d;
+        ++ox;
+    }
+    // Past the right edge: the first new column may still be inside (the
+    // input's last), the second is not.
+    for (; ox < r->out_w; ++ox, out += out_d) {
+        uint32_t s0 = acc + r->z[2];
+        const int32_t cx = r->x0 + 2 * ox + 1;
+        if (cx < r->in_w) {
+            const int8_t *q = r->r0 + cx * in_d;
+            DW_S8_LOAD(q, in_row, a, b, c);
+            DW_S8_COL(s0, r, 1, a, b, c);
+        } else {
+            s0 += r->z[1];
+        }
+        acc = r->bias + r->z[0];
+        *out = dw_s8_put(s0, r);
+    }
+}
+
+// The 3x3 path over the chunk's channels and the rows [row0, row1): one
+// channel at a time, its weights read once, then row by row.
+static void dw_s8_3x3(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
+    const int32_t in_w = c->in_w, out_w = c->out_w, out_d = c->out_d, in_row = c->in_row;
+    const int32_t zp_in = -c->input_offset;
+    dw_s8_row_t r;
+    r.in_d = c->in_d;
+    r.in_w = in_w;
+    r.in_row = in_row;
+    r.x0 = -c->pad_w;
+    r.out_w = out_w;
+    r.out_d = out_d;
+    r.zp = c->zero_point;
+    r.lo = c->act_min;
+    r.hi = c->act_max;
+    // Outputs whose rightmost column is inside the input.
+    int32_t inside = c->stride_w == 1 ? in_w - (r.x0 + 2) : (in_w - r.x0 - 1) / 2;
+    r.inside = inside < 0 ? 0 : inside > out_w ? out_w : inside;
+    int32_t w[9];
+    for (int32_t j = 0; j < c->n; ++j) {
+        const int32_t oc = c->c0 + j, ic = oc / c->mult;
+        for (int32_t t = 0; t < 9; ++t) {
+            w[t] = c->filter[t * out_d + oc];
+        }
+        const tflm_out_s8_t *q = &c->q[j];
+        r.mult = q->mult;
+        r.k = q->k;
+        r.shift = q->shift;
+        const int8_t *in_c = c->in_b + ic;
+        int8_t *out = output + ((batch * c->out_h + row0) * out_w) * out_d + oc;
+        bool full_set = false;
+        for (int32_t oy = row0; oy < row1; ++oy, out += out_w * out_d) {
+            int32_t fy0, fy1;
+            const int32_t y0 = conv_window(oy, c->stride_h, c->pad_h, 1, 3, c->in_h, &fy0, &fy1);
+            const bool full = fy0 == 0 && fy1 == 3;
+            // The loops read three rows in_row apart: the three inside the
+            // input nearest the window (the input has at least three), each
+            // with the weights of the window row it is, zero for rows the
+            // window does not cover.
+            const int32_t first = full ? y0 : y0 < 0 ? 0 : y0 + 3 > c->in_h ? c->in_h - 3 : y0;
+            if (!full || !full_set) {
+                uint32_t sum = 0;
+                for (int32_t ky = 0; ky < 3; ++ky) {
+                    const int32_t wy = first + ky - y0;  // the window row this input row is
+                    const bool used = wy >= fy0 && wy < fy1;
+                    for (int32_t kx = 0; kx < 3; ++kx) {
+                        r.w[ky * 3 + kx] = used ? w[wy * 3 + kx] : 0;
+                        sum += (uint32_t)r.w[ky * 3 + kx];
+                    }
+                }
+                for (int32_t kx = 0; kx < 3; ++kx) {
+                    r.z[kx] = (uint32_t)zp_in * (uint32_t)(r.w[kx] + r.w[3 + kx] + r.w[6 + kx]);
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+                    r.wp[kx] = tflm_pack16(r.w[kx], r.w[3 + kx]);
+#endif
+                }
+                r.bias = (uint32_t)q->bias + (uint32_t)c->input_offset * sum;
+                full_set = full;
+            }
+            r.r0 = in_c + first * in_row;
+            if (c->stride_w == 1) {
+                dw_s8_row_s1(&r, out);
+            } else {
+                dw_s8_row_s2(&r, out);
+            }
+        }
+    }
+}
+
+// Any window: for each output position, each tap inside the input adds to
+// the chunk's sums (channels innermost), in TFLM's order.
+static void dw_s8_generic(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
+    const int32_t in_d = c->in_d, out_w = c->out_w, out_d = c->out_d, mult = c->mult, n = c->n;
+    const int32_t off = c->input_offset, w_row = c->f_w * out_d;
+    const int32_t ic0 = c->c0 / mult, m0 = c->c0 % mult;
+    const bool one_input = mult > 1 && m0 + n <= mult;
+    uint32_t sums[DW_S8_CHUNK];
+    for (int32_t oy = row0; oy < row1; ++oy) {
+        int32_t fy0, fy1;
+        const int32_t y0 = conv_window(oy, c->stride_h, c->pad_h, c->dil_h, c->f_h, c->in_h, &fy0, &fy1);
+        int8_t *out = output + ((batch * c->out_h + oy) * out_w) * out_d + c->c0;
+        for (int32_t ox = 0; ox < out_w; ++ox, out += out_d) {
+            int32_t fx0, fx1;
+            const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, c->in_w, &fx0, &fx1);
+            const int32_t fy_end = fx0 < fx1 ? fy1 : fy0;
+            for (int32_t j = 0; j < n; ++j) {
+                sums[j] = (uint32_t)c->q[j].bias;
+            }
+            for (int32_t fy = fy0; fy < fy_end; ++fy) {
+                const int8_t *x_row = c->in_b + (y0 + c->dil_h * fy) * c->in_row;
+                const int8_t *w_at = c->filter + fy * w_row + c->c0;
+                for (int32_t fx = fx0; fx < fx1; ++fx) {
+                    const int8_t *x = x_row + (x0 + c->dil_w * fx) * in_d;
+                    const int8_t *w = w_at + fx * out_d;
+                    if (mult == 1) {
+                        x += c->c0;
+                        for (int32_t j = 0; j < n; ++j) {
+                            sums[j] += (uint32_t)(w[j] * (x[j] + off));
+                        }
+                        continue;
+                    }
+                    if (one_input) {
+                        // The chunk's channels all read one input channel
+                        // (a single-channel input, say): one value per tap.
+                        const int32_t v = x[ic0] + off;
+                        for (int32_t j = 0; j < n; ++j) {
+                            sums[j] += (uint32_t)(w[j] * v);
+                        }
+                        continue;
+                    }
+                    // Each input value serves `mult` channels in a row.
+                    int32_t ic = ic0, j = 0, left = mult - m0;
+                    while (j < n) {
+                        const int32_t end = n - j < left ? n : j + left;
+                        const int32_t v = x[ic++] + off;
+                        for (; j < end; ++j) {
+                            sums[j] += (uint32_t)(w[j] * v);
+                        }
+                        left = mult;
+                    }
+                }
+            }
+            for (int32_t j = 0; j < n; ++j) {
+                out[j] = dw_s8_out(sums[j], &c->q[j], c->zero_point, c->act_min, c->act_max);
+            }
+        }
+    }
+}
+
+void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter,
+    const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
+    dw_s8_t c;
+    c.in_h = d->in_h;
+    c.in_w = d->in_w;
+    c.in_d = d->in_d;
+    c.f_h = d->f_h;
+    c.f_w = d->f_w;
+    c.mult = d->f_d;
+    c.out_h = d->out_h;
+    c.out_w = d->out_w;
+    c.out_d = d->out_d;
+    c.stride_h = d->stride_h;
+    c.stride_w = d->stride_w;
+    c.pad_h = d->pad_h;
+    c.pad_w = d->pad_w;
+    c.dil_h = d->dil_h;
+    c.dil_w = d->dil_w;
+    c.in_row = c.in_w * c.in_d;
+    c.in_b = input + batch * c.in_h * c.in_row;
+    c.filter = filter;
+    c.bias = bias;
+    c.input_offset = d->input_offset;
+    c.zero_point = d->output_offset;
+    c.act_min = d->act_min.q;
+    c.act_max = d->act_max.q;
+    const int32_t *mults = conv_multipliers(d);
+    const int8_t *shifts = conv_shifts(d);
+    // The window-in-registers path: 3x3, no dilation, stride 1 or 2, at
+    // most one column of padding (what SAME gives them), three input rows.
+    const bool w3x3 = c.f_h == 3 && c.f_w == 3 && c.dil_h == 1 && c.dil_w == 1 && c.stride_w <= 2
+        && c.pad_w <= 1 && c.in_h >= 3;
+    tflm_out_s8_t q[DW_S8_CHUNK];
+    c.q = q;
+    for (c.c0 = 0; c.c0 < c.out_d; c.c0 += DW_S8_CHUNK) {
+        c.n = c.out_d - c.c0 < DW_S8_CHUNK ? c.out_d - c.c0 : DW_S8_CHUNK;
+        for (int32_t j = 0; j < c.n; ++j) {
+            const int32_t oc = c.c0 + j, m = d->per_channel ? oc : 0;
+            q[j].bias = bias ? bias[oc] : 0;
+            tflm_out_s8_setup(&q[j], mults[m], shifts[m], c.zero_point);
+        }
+        if (w3x3) {
+            dw_s8_3x3(&c, output, batch, row0, row1);
+        } else {
+            dw_s8_generic(&c, output, batch, row0, row1);
+        }
+    }
+}
+
+#endif // TFLM_KERNEL_DEPTHWISE_CONV_2D

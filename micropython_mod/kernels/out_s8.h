@@ -1,0 +1,86 @@
+// The output stage of the int8 convolution and fully connected kernels: an
+// int32 sum to an int8 value, bit-exact with TFLM's reference
+// (MultiplyByQuantizedMultiplier, plus the output zero point, clamped to the
+// activation range), in a handful of instructions.
+//
+// The reference rounds twice: h = round(acc * M / 2^31) (ties upward), then
+// round(h / 2^r) (ties away from zero). Both floors compose, so for r >= 1
+// the result is one floor of a 64-bit sum:
+//
+//   floor((acc * M + 2^30 + 2^31 * k) / 2^(32 + s)),  s = r - 1,
+//   k = 2^(r-1) - [acc < 0] + zp * 2^r
+//
+// ([h < 0] equals [acc < 0] wherever it matters: M >= 2^30, and for acc = -1,
+// M = 2^30 both give 0.) The zero point folds into k, so one SMLAL and one
+// shift make the value. That holds for 1 <= r <= 24 (the sum stays within
+// 63 bits and k within 32); other shifts (left shifts, r = 0, r > 24: rare) take the
+// reference's own steps.
+#ifndef TFLM_KERNELS_OUT_S8_H
+#define TFLM_KERNELS_OUT_S8_H
+
+#include "engine/quant.h"
+#include "kernels/arch.h"
+
+// One output channel's constants, set up once per call of a kernel (or,
+// later, by the host when it prepares a model).
+typedef struct {
+    int32_t bias;   // the sum starts here: bias + input offset * sum of the filter
+    int32_t mult;   // Q31 multiplier
+    int32_t k;      // 2^(r-1) + zp * 2^r (fast); the reference's shift (slow)
+    int32_t shift;  // r - 1 (fast); -1: the reference's steps
+} tflm_out_s8_t;
+
+// Fills q's multiplier and rounding from TFLM's (multiplier, shift) and the
+// output zero point; q->bias is the caller's.
+static inline void tflm_out_s8_setup(tflm_out_s8_t *q, int32_t multiplier, int32_t shift, int32_t zero_point) {
+    const int32_t r = -shift;
+    q->mult = multiplier;
+    if (r >= 1 && r <= 24) {
+        q->k = (int32_t)(((uint32_t)1 << (r - 1)) + ((uint32_t)zero_point << r));
+        q->shift = r - 1;
+    } else {
+        q->k = shift;
+        q->shift = -1;
+    }
+}
+
+// acc * M * 2^shift, rounded as the reference, plus the zero point, for the
+// fast case (q->shift >= 0).
+static inline int32_t tflm_out_s8_scale(int32_t acc, int32_t mult, int32_t k, int32_t shift) {
+    const int32_t kk = k + (acc >> 31);
+    // 2^30 + 2^31 * kk as a 64-bit value: its high word kk >> 1, its low word
+    // 2^30 plus kk's lowest bit at the top.
+    const uint64_t c = ((uint64_t)(int64_t)(kk >> 1) << 32) | (0x40000000u | ((uint32_t)kk << 31));
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+    // No 32x32->64 multiply on Armv6-M: four 16-bit products, exact.
+    const uint32_t al = (uint32_t)acc & 0xffffu, ml = (uint32_t)mult & 0xffffu;
+    const int32_t ah = acc >> 16, mh = mult >> 16;  // mult > 0: mh < 2^15
+    const uint32_t p0 = al * ml;
+    const uint32_t lo = p0 + (uint32_t)c;
+    const uint32_t carry = lo < p0;
+    const int32_t m1 = ah * (int32_t)ml, m2 = (int32_t)(al * (uint32_t)mh);
+    // (m1 + m2) * 2^16 + lo, floored by 2^32, in pieces that cannot overflow.
+    const uint32_t low16 = ((uint32_t)m1 & 0xffffu) + ((uint32_t)m2 & 0xffffu) + (lo >> 16);
+    // The high word fits 32 bits; its parts are added modulo 2^32.
+    const uint32_t hi = (uint32_t)(ah * mh) + (uint32_t)(c >> 32) + carry + (uint32_t)(m1 >> 16)
+        + (uint32_t)(m2 >> 16) + (low16 >> 16);
+    return (int32_t)hi >> shift;
+#else
+    const uint64_t v = c + (uint64_t)((int64_t)acc * mult);
+    return (int32_t)(uint32_t)(v >> 32) >> shift;
+#endif
+}
+
+// The whole stage for one value: the sum, the channel's constants, the clamp.
+static inline int8_t tflm_out_s8(int32_t acc, const tflm_out_s8_t *q, int32_t zero_point, int32_t act_min,
+    int32_t act_max) {
+    int32_t v;
+    if (q->shift >= 0) {
+        v = tflm_out_s8_scale(acc, q->mult, q->k, q->shift);
+    } else {
+        v = tflm_wrap_add(tflm_mul_by_quantized_mul(acc, q->mult, q->k), zero_point);
+    }
+    return (int8_t)tflm_clamp(v, act_min, act_max);
+}
+
+#endif // TFLM_KERNELS_OUT_S8_H

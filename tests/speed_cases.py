@@ -1,0 +1,157 @@
+"""One-op models shaped like the cases the fast int8 kernels special-case
+(kernels/conv_s8.c, depthwise_conv_s8.c, fully_connected.c): pointwise
+convolutions with channel counts on and off the 2x2 block, small windows
+gathered on the stack, 3x3 depthwise windows with stride 1 and 2 at every
+edge, odd widths, depth multipliers, per-channel and per-tensor scales,
+every fused activation, and requantization shifts outside the fast range
+(left shifts, no shift, more than 24 bits right). Deterministic: the same
+list every run."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from opgen import Case, act_quant, bias_data, random_data, single_op
+
+ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
+
+
+def _out(padding: str, n: int, k: int, stride: int, dil: int = 1) -> int:
+    eff = (k - 1) * dil + 1
+    return (n + stride - 1) // stride if padding == "SAME" else (n + stride - eff) // stride
+
+
+def _scales(rng, n: int, per_channel: bool, typical: float, extreme: bool) -> list[float]:
+    """Filter scales around `typical`; `extreme` spreads them so that some
+    channels' multipliers shift left or by more than 24 bits."""
+    count = n if per_channel else 1
+    s = rng.uniform(typical * 0.5, typical * 2.0, count)
+    if extreme:
+        factors = [1e-9, 1e-6, 3e-4, 1.0, 40.0, 300.0]
+        s = s * np.array([factors[i % len(factors)] for i in range(count)])
+    return [float(np.float32(v)) for v in s]
+
+
+def _conv_case(rng, name: str, *, h: int, w: int, in_d: int, out_d: int, kh: int, kw: int, stride: int,
+               padding: str, dil: int = 1, groups: int = 1, batches: int = 1, per_channel: bool, act: str,
+               depthwise: bool = False, mult: int = 1, extreme: bool = False, bias: bool = True) -> Case:
+    oh, ow = _out(padding, h, kh, stride, dil), _out(padding, w, kw, stride, dil)
+    qin = act_quant(rng, "INT8")
+    qout = act_quant(rng, "INT8")
+    if depthwise:
+        out_d = in_d * mult
+        taps = kh * kw
+        fshape, qdim = (1, kh, kw, out_d), 3
+    else:
+        taps = kh * kw * in_d // groups
+        fshape, qdim = (out_d, kh, kw, in_d // groups), 0
+    typical = qout[0][0] * 40.0 / (qin[0][0] * 74.0 * 73.0 * math.sqrt(taps))
+    scales = _scales(rng, out_d, per_channel, typical, extreme)
+    qw = (scales, [0] * len(scales), qdim)
+    weights = random_data(rng, "INT8", fshape, -127, 127)
+    qb = ([qin[0][0] * s for s in scales], [0] * len(scales), 0)
+    inputs = [((batches, h, w, in_d), "INT8", None, qin), (fshape, "INT8", weights, qw),
+              ((out_d,), "INT32", bias_data(rng, "INT32", out_d), qb) if bias or depthwise else None]
+    options = dict(Padding=padding, StrideH=stride, StrideW=stride, DilationHFactor=dil, DilationWFactor=dil,
+                   FusedActivationFunction=act)
+    if depthwise:
+        options["DepthMultiplier"] = mult
+    op = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
+    model, _ = single_op(op, inputs, [((batches, oh, ow, out_d), "INT8", qout)], **options)
+    params = dict(h=h, w=w, in_d=in_d, out_d=out_d, kh=kh, kw=kw, stride=stride, padding=padding, dil=dil,
+                  groups=groups, batches=batches, per_channel=per_channel, act=act, mult=mult, extreme=extreme)
+    return Case(f"{op}/{name}", model, params)
+
+
+def _fc_case(rng, name: str, *, batches: int, depth: int, units: int, per_channel: bool, act: str,
+             extreme: bool = False, bias: bool = True) -> Case:
+    qin, qout = act_quant(rng, "INT8"), act_quant(rng, "INT8")
+    typical = qout[0][0] * 40.0 / (qin[0][0] * 74.0 * 73.0 * math.sqrt(depth))
+    scales = _scales(rng, units, per_channel, typical, extreme)
+    qw = (scales, [0] * len(scales), 0)
+    qb = ([qin[0][0] * s for s in scales], [0] * len(scales), 0)
+    weights = random_data(rng, "INT8", (units, depth), -127, 127)
+    inputs = [((batches, depth), "INT8", None, qin), ((units, depth), "INT8", weights, qw),
+              ((units,), "INT32", bias_data(rng, "INT32", units), qb) if bias else None]
+    model, _ = single_op("FULLY_CONNECTED", inputs, [((batches, units), "INT8", qout)],
+                         FusedActivationFunction=act)
+    return Case(f"FULLY_CONNECTED/{name}", model, dict(batches=batches, depth=depth, units=units,
+                                                      per_channel=per_channel, act=act, extreme=extreme))
+
+
+def cases() -> list[Case]:
+    rng = np.random.default_rng(20261124)
+    acts = itertools.cycle(ACTIVATIONS)
+    out: list[Case] = []
+    k = itertools.count()
+
+    def conv(name, **kw):
+        kw.setdefault("per_channel", next(k) % 2 == 0)
+        kw.setdefault("act", next(acts))
+        out.append(_conv_case(rng, name, **kw))
+
+    # Pointwise: channel counts on and off the 2x2 block and the 4-value
+    # step, odd pixel counts, batches, stride 2.
+    for in_d, out_d, (h, w) in [(8, 16, (5, 7)), (7, 5, (3, 3)), (1, 3, (2, 5)), (16, 1, (1, 1)), (33, 17, (3, 1)),
+                                (4, 2, (1, 9)), (17, 8, (4, 4)), (64, 12, (2, 3)),
+                                # Pixels longer than 128 and than 256 values (the DSP
+                                # loops widen up to 256 on the stack).
+                                (200, 3, (1, 3)), (259, 2, (1, 2))]:
+        conv(f"1x1_{in_d}to{out_d}_{h}x{w}", h=h, w=w, in_d=in_d, out_d=out_d, kh=1, kw=1, stride=1,
+             padding="SAME")
+    conv("1x1_stride2", h=7, w=6, in_d=12, out_d=6, kh=1, kw=1, stride=2, padding="VALID")
+    conv("1x1_batches", h=3, w=3, in_d=9, out_d=7, kh=1, kw=1, stride=1, padding="SAME", batches=2)
+    conv("1x1_no_bias", h=2, w=3, in_d=8, out_d=4, kh=1, kw=1, stride=1, padding="SAME", bias=False)
+    # Small windows gathered on the stack (first layers), both paddings.
+    conv("3x3s2_rgb_same", h=11, w=9, in_d=3, out_d=8, kh=3, kw=3, stride=2, padding="SAME")
+    conv("3x3s2_rgb_valid", h=9, w=10, in_d=3, out_d=5, kh=3, kw=3, stride=2, padding="VALID")
+    conv("10x4s2_mono_same", h=13, w=10, in_d=1, out_d=9, kh=10, kw=4, stride=2, padding="SAME")
+    conv("5x5_dilated", h=9, w=8, in_d=2, out_d=3, kh=3, kw=3, stride=1, padding="SAME", dil=2)
+    # Windows read in place inside, borders gathered or generic.
+    conv("3x3_16ch", h=5, w=6, in_d=16, out_d=6, kh=3, kw=3, stride=1, padding="SAME")
+    conv("3x3_48ch_big_window", h=4, w=5, in_d=48, out_d=3, kh=3, kw=3, stride=1, padding="SAME")
+    conv("grouped", h=4, w=4, in_d=8, out_d=8, kh=3, kw=3, stride=1, padding="SAME", groups=2)
+    # Multipliers outside the fast range, per channel and per tensor.
+    conv("1x1_extreme_shifts", h=3, w=4, in_d=8, out_d=12, kh=1, kw=1, stride=1, padding="SAME",
+         per_channel=True, extreme=True)
+    conv("3x3_extreme_shifts", h=4, w=4, in_d=3, out_d=6, kh=3, kw=3, stride=1, padding="SAME",
+         per_channel=True, extreme=True)
+
+    def dw(name, **kw):
+        kw.setdefault("per_channel", next(k) % 2 == 0)
+        kw.setdefault("act", next(acts))
+        out.append(_conv_case(rng, name, depthwise=True, out_d=0, kh=kw.pop("kh", 3), kw=kw.pop("kw", 3), **kw))
+
+    # 3x3 depthwise: both strides and paddings, widths 1 to 9 (every edge
+    # case of the window's columns), heights down to 1, multipliers.
+    for stride, padding, (h, w), in_d, mult in [
+            (1, "SAME", (5, 7), 8, 1), (1, "SAME", (1, 1), 3, 1), (1, "SAME", (2, 2), 5, 1),
+            (1, "VALID", (4, 5), 4, 1), (1, "VALID", (3, 3), 16, 1), (2, "SAME", (6, 6), 8, 1),
+            (2, "SAME", (7, 5), 3, 1), (2, "SAME", (1, 2), 2, 1), (2, "VALID", (5, 9), 6, 1),
+            (2, "SAME", (9, 8), 1, 8), (1, "SAME", (3, 4), 3, 2), (2, "VALID", (4, 3), 17, 1),
+            (1, "SAME", (2, 9), 17, 1)]:
+        dw(f"3x3s{stride}_{padding.lower()}_{h}x{w}x{in_d}_m{mult}", h=h, w=w, in_d=in_d, stride=stride,
+           padding=padding, mult=mult)
+    dw("3x3_batches", h=4, w=4, in_d=4, stride=1, padding="SAME", batches=2)
+    dw("3x3_extreme_shifts", h=4, w=5, in_d=12, stride=1, padding="SAME", per_channel=True, extreme=True)
+    # Other windows: the generic loop.
+    dw("3x3_dilated", h=7, w=7, in_d=4, stride=1, padding="SAME", dil=2)
+    dw("5x5", h=6, w=6, in_d=5, stride=1, padding="SAME", kh=5, kw=5)
+    dw("3x1_mult3", h=5, w=4, in_d=3, stride=1, padding="SAME", kh=3, kw=1, mult=3)
+    dw("3x3s3", h=9, w=8, in_d=4, stride=3, padding="SAME")
+    # One input channel per chunk of output channels (micro_speech's first
+    # layer: a single-channel input, multiplier 8), and chunks that split a
+    # channel's multiplier.
+    dw("10x8s2_mono_m8", h=13, w=11, in_d=1, stride=2, padding="SAME", kh=10, kw=8, mult=8)
+    dw("5x3_in2_m12", h=6, w=5, in_d=2, stride=1, padding="SAME", kh=5, kw=3, mult=12)
+
+    # Fully connected: units odd and even, depths around the 4-value step.
+    for batches, depth, units in [(1, 64, 12), (1, 256, 2), (3, 7, 5), (2, 33, 1), (1, 3, 16)]:
+        out.append(_fc_case(rng, f"{batches}x{depth}to{units}", batches=batches, depth=depth, units=units,
+                            per_channel=next(k) % 2 == 0, act=next(acts)))
+    out.append(_fc_case(rng, "extreme_shifts", batches=2, depth=16, units=9, per_channel=True, act="NONE",
+                        extreme=True))
+    return out

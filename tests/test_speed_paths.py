@@ -1,0 +1,149 @@
+"""The fast int8 kernels' paths, bit-exact with TFLM on every core family
+that has one (kernels/arch.h): models shaped like the cases the paths
+special-case (speed_cases.py) through the ASan/UBSan engine built as-is
+(portable loops), built with the DSP loops (their intrinsics in C) and with
+the Armv6-M loops, those two running rows in bands in reverse order, and on the boards that run them for real: NETDUINOPLUS2
+(Cortex-M4F: SMLAD/SXTB16), MPS2_AN385 (Cortex-M3: Thumb-2) and MICROBIT
+(Cortex-M0: Armv6-M). Plus the output stage's arithmetic against the
+reference's over millions of values, for the 64-bit and the Armv6-M forms."""
+
+from __future__ import annotations
+
+import subprocess
+import zlib
+
+import numpy as np
+import pytest
+
+import engine_host
+from conftest import ROOT, get_target
+from speed_cases import cases
+from tflm_host.device import build_dir
+from tflm_host.model import load_model
+from tflm_host.reference import reference_outputs
+from tflm_host.runner import BatchJob, make_inputs, run_batch
+
+CASES = cases()
+# The engine for the host with each core family's loops (kernels/arch.h);
+# those with the DSP and Armv6-M loops run the conv kernels' rows in bands
+# of 3, the last band first (the row-range interface as a patch-by-patch
+# caller uses it; the boards run them whole).
+BANDS = "-DTFLM_CONV_TEST_BAND=3"
+ARCHS = {"portable": None, "dsp": f"-DTFLM_KERNEL_ARCH=3 {BANDS}", "v6m": f"-DTFLM_KERNEL_ARCH=1 {BANDS}"}
+
+
+def samples(case):
+    return make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()), count=2)
+
+
+_refs: dict[str, list] = {}
+
+
+def reference(case, tmp_path):
+    if case.name not in _refs:
+        path = tmp_path / "ref.tflite"
+        path.write_bytes(case.model)
+        _refs[case.name] = reference_outputs(path, samples(case))
+    return _refs[case.name]
+
+
+def differences(ours, ref) -> list[str]:
+    out = []
+    for r, (a_run, b_run) in enumerate(zip(ours, ref)):
+        for k, (a, b) in enumerate(zip(a_run, b_run)):
+            b = np.asarray(b).astype(a.dtype).reshape(a.shape)
+            bad = np.flatnonzero(a.ravel() != b.ravel())
+            if bad.size:
+                i = bad[0]
+                out.append(f"run {r} output {k}: {bad.size} of {a.size} differ, first at {i}: "
+                           f"ours {a.ravel()[i]}, TFLM {b.ravel()[i]}")
+    if len(ours) != len(ref):
+        out.append(f"{len(ours)} runs, TFLM {len(ref)}")
+    return out
+
+
+_binaries: dict[str, object] = {}
+
+
+def arch_binary(arch: str):
+    """tflm_run built with one core family's loops (the default build for
+    "portable"), under ASan and UBSan."""
+    if arch not in _binaries:
+        if ARCHS[arch] is None:
+            _binaries[arch] = engine_host.tflm_run()
+        else:
+            out = build_dir() / f"engine-arch-{arch}"
+            # The engine's own flags, and the family chosen through CC.
+            subprocess.run(["make", "-s", "-C", str(ROOT / "tests" / "engine"), f"BUILD={out}",
+                            f"CC=gcc {ARCHS[arch]}", "binaries"], check=True)
+            _binaries[arch] = out / "tflm_run"
+    return _binaries[arch]
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_paths_on_engine(arch, tmp_path, monkeypatch):
+    binary = arch_binary(arch)
+    monkeypatch.setattr(engine_host, "tflm_run", lambda: binary)
+    failures = []
+    for i, case in enumerate(CASES):
+        path = tmp_path / f"c{i}.tflite"
+        path.write_bytes(case.model)
+        run = engine_host.run_engine(path, load_model(path), samples(case), tmp_path)
+        diff = differences(run.runs, reference(case, tmp_path))
+        if diff:
+            failures.append(f"{case.describe()}: {'; '.join(diff[:2])}")
+    assert not failures, f"{len(failures)} of {len(CASES)} cases differ ({arch} loops):\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("board", ["NETDUINOPLUS2", "MPS2_AN385", "MICROBIT"])
+def test_paths_on_board(board, tmp_path):
+    jobs = [BatchJob(f"c{i}", c.model, samples(c)) for i, c in enumerate(CASES)]
+    results = run_batch(get_target(board), jobs)
+    failures = []
+    for job, case in zip(jobs, CASES):
+        res = results[job.name]
+        diff = [res.error] if res.error else differences(res.runs, reference(case, tmp_path))
+        if diff:
+            failures.append(f"{case.describe()}: {'; '.join(diff[:2])}")
+    assert not failures, f"{len(failures)} of {len(CASES)} cases differ on {board}:\n" + "\n".join(failures)
+
+
+OUT_STAGE_CHECK = r"""
+#include <stdio.h>
+#include "kernels/out_s8.h"
+static uint64_t s = 88172645463325252ull;
+static uint32_t rnd(void) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return (uint32_t)s; }
+int main(void) {
+    static const int32_t edges[] = { INT32_MIN, INT32_MIN + 1, -65536, -65535, -32769, -1, 0, 1, 65535,
+        INT32_MAX };
+    long bad = 0;
+    for (long it = 0; it < 4000000; ++it) {
+        int32_t shift = 3 - (int32_t)(rnd() % 32);
+        int32_t mult = it % 16 == 0 ? 0x40000000 : (int32_t)(0x40000000u + (rnd() & 0x3fffffffu));
+        int32_t zp = (int32_t)(rnd() % 256) - 128;
+        int32_t acc = it % 4 == 0 ? (int32_t)rnd() : it % 4 == 1 ? (int32_t)(rnd() % 200001) - 100000
+            : it % 4 == 2 ? edges[rnd() % 10] : (int32_t)(rnd() % 2001) - 1000;
+        tflm_out_s8_t q;
+        tflm_out_s8_setup(&q, mult, shift, zp);
+        int32_t want = tflm_clamp(tflm_wrap_add(tflm_mul_by_quantized_mul(acc, mult, shift), zp), -128, 127);
+        int32_t got = tflm_out_s8(acc, &q, zp, -128, 127);
+        if (got != want && bad++ < 5) {
+            printf("acc %d mult %d shift %d zp %d: %d, reference %d\n", acc, mult, shift, zp, got, want);
+        }
+    }
+    printf("%ld differ\n", bad);
+    return bad != 0;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["64-bit", "v6m"])
+def test_output_stage(arch, tmp_path):
+    src = tmp_path / "check.c"
+    src.write_text(OUT_STAGE_CHECK)
+    exe = tmp_path / "check"
+    flags = ["-DTFLM_KERNEL_ARCH=1"] if arch == "v6m" else []
+    subprocess.run(["gcc", "-std=gnu99", "-O2", "-fsanitize=undefined", "-fno-sanitize-recover=all", *flags,
+                    f"-I{ROOT / 'micropython_mod'}", str(src), "-o", str(exe)], check=True)
+    proc = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert proc.returncode == 0 and not proc.stderr, proc.stdout + proc.stderr
