@@ -123,7 +123,7 @@ def arena_markdown(rows: list[dict], target_name: str) -> str:
 README_START = "<!-- tflm-host bench arena --readme: start -->"
 README_END = "<!-- tflm-host bench arena --readme: end -->"
 README_MODELS = ("person_detect", "vww_96_int8", "pretrainedResnet_quant", "kws_ref_model", "keyword_scrambled",
-                 "simple_add_model", "hello_world_int8")
+                 "simple_add_model", "hello_world_int8", "audio_preprocessor_int8")
 
 
 def readme_table(rows: list[dict], models_dir: Path) -> str:
