@@ -22,32 +22,13 @@ typedef struct {
     int32_t qmin, qmax;  // range of an integer type
 } io_tensor_t;
 
-static bool int_range(uint8_t type, int32_t *lo, int32_t *hi) {
-    switch (type) {
-        case TFLM_INT8:
-            *lo = INT8_MIN, *hi = INT8_MAX;
-            return true;
-        case TFLM_UINT8:
-            *lo = 0, *hi = UINT8_MAX;
-            return true;
-        case TFLM_INT16:
-            *lo = INT16_MIN, *hi = INT16_MAX;
-            return true;
-        case TFLM_INT32:
-            *lo = INT32_MIN, *hi = INT32_MAX;
-            return true;
-        default:
-            return false;
-    }
-}
-
 static io_tensor_t io_tensor(tflm_interp_obj_t *self, uint32_t i, bool output) {
     tflm_interp_t *ip = &self->ip;
     uint32_t index = output ? tflm_interp_output(ip, i) : tflm_interp_input(ip, i);
     io_tensor_t t;
     t.rec = tflm_interp_tensor(ip, index);
     t.data = tflm_interp_tensor_data(ip, t.rec);
-    if (t.rec->type != TFLM_FLOAT32 && !int_range(t.rec->type, &t.qmin, &t.qmax)) {
+    if (t.rec->type != TFLM_FLOAT32 && !tflm_int_range(t.rec->type, &t.qmin, &t.qmax)) {
         mp_raise_msg_varg(&mp_type_TypeError,
             MP_ERROR_TEXT("%s %u is %s: predict() takes float32, int8, uint8, int16 and int32 tensors; use %s()"),
             output ? "output" : "input", (unsigned)i, tflm_type_name(t.rec->type), output ? "output" : "input");

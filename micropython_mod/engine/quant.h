@@ -108,6 +108,26 @@ static inline int32_t tflm_clamp(int32_t x, int32_t lo, int32_t hi) {
     return x < lo ? lo : (x > hi ? hi : x);
 }
 
+// The values of an integer tensor type; false for other types.
+static inline bool tflm_int_range(unsigned type, int32_t *lo, int32_t *hi) {
+    switch (type) {
+        case TFLM_INT8:
+            *lo = INT8_MIN, *hi = INT8_MAX;
+            return true;
+        case TFLM_UINT8:
+            *lo = 0, *hi = UINT8_MAX;
+            return true;
+        case TFLM_INT16:
+            *lo = INT16_MIN, *hi = INT16_MAX;
+            return true;
+        case TFLM_INT32:
+            *lo = INT32_MIN, *hi = INT32_MAX;
+            return true;
+        default:
+            return false;
+    }
+}
+
 // One value as TFLM's QUANTIZE (AffineQuantize) gives it: x / scale in
 // float32, rounded half away from zero, plus the zero point, clamped to
 // [qmin, qmax]. The QUANTIZE kernel and the binding's predict() share it.

@@ -19,29 +19,6 @@ typedef struct {
     int32_t qmax;
 } quantize_data_t;
 
-static bool int_range(uint8_t type, int32_t *lo, int32_t *hi) {
-    switch (type) {
-        case TFLM_INT8:
-            *lo = -128;
-            *hi = 127;
-            return true;
-        case TFLM_UINT8:
-            *lo = 0;
-            *hi = 255;
-            return true;
-        case TFLM_INT16:
-            *lo = -32768;
-            *hi = 32767;
-            return true;
-        case TFLM_INT32:
-            *lo = INT32_MIN;
-            *hi = INT32_MAX;
-            return true;
-        default:
-            return false;
-    }
-}
-
 static int32_t load_int(const void *p, uint8_t type, uint32_t i) {
     switch (type) {
         case TFLM_INT8:
@@ -95,10 +72,10 @@ tflm_status_t tflm_quantize_prepare(tflm_prepare_t *p) {
         return st;
     }
     int32_t qmin, qmax, lo, hi;
-    if (!int_range(out.type, &qmin, &qmax)) {
+    if (!tflm_int_range(out.type, &qmin, &qmax)) {
         return tflm_prep_unsupported_type(p, "output", out.type);
     }
-    if (in.type != TFLM_FLOAT32 && !int_range(in.type, &lo, &hi)) {
+    if (in.type != TFLM_FLOAT32 && !tflm_int_range(in.type, &lo, &hi)) {
         return tflm_prep_unsupported_type(p, "input", in.type);
     }
     if (out.n_scales > 1) {
