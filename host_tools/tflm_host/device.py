@@ -347,6 +347,16 @@ class QemuTarget(Target):
             return server.run(chunks, timeout, echo)
 
 
+def romfs_file(image: bytes, board: str, region: int, tmp: tempfile.TemporaryDirectory | None) -> Path:
+    """The ROMFS image as a file an emulator loads, checked against the board's region."""
+    if len(image) > region:
+        raise ValueError(f"ROMFS image of {len(image)} bytes exceeds the {board} ROMFS region of {region} bytes")
+    assert tmp is not None
+    path = Path(tmp.name, "romfs.img")
+    path.write_bytes(image)
+    return path
+
+
 def free_tcp_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -388,12 +398,7 @@ class QemuServer:
         if self.icount:
             cmd += ["-icount", "shift=0"]
         if self.image is not None:
-            if len(self.image) > self.board.romfs_size:
-                raise ValueError(f"ROMFS image of {len(self.image)} bytes exceeds the {self.board.name} "
-                                 f"ROMFS region of {self.board.romfs_size} bytes")
-            assert self._tmp is not None
-            path = Path(self._tmp.name, "romfs.img")
-            path.write_bytes(self.image)
+            path = romfs_file(self.image, self.board.name, self.board.romfs_size, self._tmp)
             cmd += ["-device", f"loader,file={path},addr={self.board.romfs_start:#x},force-raw=on"]
         return cmd
 
@@ -551,12 +556,7 @@ class PicoServer:
             raise FileNotFoundError(f"the RP2040 emulator is not installed in {emulator_dir()}: run `make deps`")
         cmd = [node, str(PICO_EMULATOR), "--bootrom", str(bootrom), "--firmware", str(self.board.firmware)]
         if self.image is not None:
-            if len(self.image) > self.board.romfs_size:
-                raise ValueError(f"ROMFS image of {len(self.image)} bytes exceeds the RPI_PICO "
-                                 f"ROMFS region of {self.board.romfs_size} bytes")
-            assert self._tmp is not None
-            path = Path(self._tmp.name, "romfs.img")
-            path.write_bytes(self.image)
+            path = romfs_file(self.image, "RPI_PICO", self.board.romfs_size, self._tmp)
             cmd += ["--image", f"{path}@{self.board.romfs_start:#x}"]
         return cmd
 

@@ -53,6 +53,13 @@ static inline tflm_status_t signal_expect(tflm_prepare_t *p, const tflm_tinfo_t 
     return TFLM_OK;
 }
 
+static inline tflm_status_t signal_one_value(tflm_prepare_t *p, const tflm_tinfo_t *t, const char *what) {
+    if (t->elements != 1) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "%s has %u elements, expected 1", what, (unsigned)t->elements);
+    }
+    return TFLM_OK;
+}
+
 static inline tflm_status_t signal_same_count(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b, const char *what) {
     if (a->elements != b->elements) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "%s has %u elements, expected %u", what,
@@ -128,8 +135,8 @@ tflm_status_t tflm_signal_fft_auto_scale_prepare(tflm_prepare_t *p) {
         || (st = signal_expect(p, &bits, "scale bits", TFLM_INT32, -1)) || (st = signal_same_count(p, &in, &out, "output"))) {
         return st;
     }
-    if (bits.elements != 1) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "scale bits has %u elements, expected 1", (unsigned)bits.elements);
+    if ((st = signal_one_value(p, &bits, "scale bits"))) {
+        return st;
     }
     fft_auto_scale_data_t *d = tflm_prep_alloc(p, sizeof(fft_auto_scale_data_t));
     if (d == NULL) {
@@ -368,8 +375,8 @@ tflm_status_t tflm_signal_filter_bank_square_root_prepare(tflm_prepare_t *p) {
         || (st = signal_expect(p, &out, "output", TFLM_UINT32, 1)) || (st = signal_same_count(p, &in, &out, "output"))) {
         return st;
     }
-    if (bits.elements != 1) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "scale bits has %u elements, expected 1", (unsigned)bits.elements);
+    if ((st = signal_one_value(p, &bits, "scale bits"))) {
+        return st;
     }
     square_root_data_t *d = tflm_prep_alloc(p, sizeof(square_root_data_t));
     if (d == NULL) {
