@@ -293,15 +293,34 @@ def cmd_prepare(args) -> int:
     missing = arena.missing_ops(load_model(data))
     if missing:
         raise NotImplementedError("model uses ops this firmware does not include: " + ", ".join(missing))
-    out = prepare_model(data)
+    from . import patches
+
+    bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
+    out = prepare_model(data, max_extra_macs=bound)
     before = arena.plan_layout(load_model(data))
     after = arena.plan_layout(load_model(out))
     Path(args.output).write_bytes(out)
     print(f"{Path(args.model).name} prepared: {after.model_data} bytes of kernel data in the model "
           f"({len(out) - len(data)} bytes more in flash), written to {args.output}")
     print(f"  arena_used_bytes {before.used} -> {after.used} (tail {before.tail} -> {after.tail}, "
-          f"head {after.head}); arena_size {before.needed} -> {after.needed}")
+          f"head {before.head} -> {after.head}); arena_size {before.needed} -> {after.needed}")
+    if bound is not None:
+        ip = _engine_interp(out)
+        split, gh, gw = ip.patch
+        if split:
+            total = patches.model_macs(load_model(out))
+            extra = ip.patch_macs - ip.patch_whole_macs
+            print(f"  patch-based first stage: operators 0-{split - 1} in {gh}x{gw} patches, "
+                  f"{extra} extra MACs ({100 * extra / total:.1f}% of {total})")
+        else:
+            print(f"  no patch-based stage lowers the arena within {100 * bound:g}% extra MACs")
     return 0
+
+
+def _engine_interp(data: bytes):
+    from . import _engine
+
+    return _engine.allocate(_engine.Model(data))
 
 
 def cmd_bench(args) -> int:
@@ -535,6 +554,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "stored in the model, read in place from flash instead of the arena")
     p.add_argument("model")
     p.add_argument("-o", "--output", required=True, help="the prepared model")
+    p.add_argument("--max-extra-macs", metavar="BOUND",
+                   help="also run the first convolutions patch by patch (their big maps never whole in the "
+                        "arena): the stage and grid with the smallest arena whose extra MACs stay within "
+                        "BOUND of the model's (20%% or 0.2)")
     p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
