@@ -367,6 +367,11 @@ def cmd_bench(args) -> int:
         table = (f"Written by `{' '.join(command)} --out FILE`"
                  + (" (BUILD: a build folder holding the earlier firmware)" if args.baseline else "")
                  + ".\n\n" + table)
+    elif args.patches:
+        board = args.target if args.target != "unix" else "MPS2_AN385"
+        title = "Speed cost of patch-based first stages"
+        table = (f"Written by `tflm-host bench speed --patches --target {board} --runs {args.runs} --out FILE`.\n\n"
+                 + bench.patch_speed_markdown(bench.patch_speed_rows(models, board, args.runs, progress), board))
     else:
         board = args.target if args.target != "unix" else "MPS2_AN385"
         title = "Speed: instructions per invoke"
@@ -578,6 +583,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", help="speed --vs: a build folder with <BOARD>/firmware.elf of another version, "
                    "measured too (before / after)")
     p.add_argument("--baseline-label", help="speed --vs: what the baseline firmware is, for the report")
+    p.add_argument("--patches", action="store_true",
+                   help="speed: prepared models with and without a patch-based first stage (--max-extra-macs 20%%)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 
