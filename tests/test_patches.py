@@ -100,6 +100,24 @@ def test_shared_models_patched_bit_exact_on_host(tmp_path):
         assert _same(reference_outputs(path, samples), reference_outputs(model_path(name), samples)), name
 
 
+@pytest.mark.parametrize("arch", ["portable", "dsp", "v6m"])
+def test_chains_on_engine_with_each_cores_loops(arch, tmp_path, monkeypatch):
+    """The patches through the engine under ASan/UBSan, with the portable
+    loops and with the DSP and Armv6-M kernels' loops (test_speed_paths'
+    builds): bit-exact with TFLM, no access outside the windows."""
+    import engine_host
+    from test_speed_paths import arch_binary
+
+    binary = arch_binary(arch)
+    monkeypatch.setattr(engine_host, "tflm_run", lambda: binary)
+    for i, case in enumerate(CHAINS):
+        path = tmp_path / f"c{i}.tflite"
+        path.write_bytes(scheduled(case))
+        samples = make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()), count=2)
+        run = engine_host.run_engine(path, load_model(path), samples, tmp_path)
+        assert _same(run.runs, _reference(case.model, samples)), (arch, case.describe())
+
+
 @pytest.mark.parametrize("target", ["unix", "NETDUINO2", "NETDUINOPLUS2"])
 def test_patched_models_on_device(target):
     """Bit-exact with TFLM on the board (the M4's SIMD kernels on NETDUINOPLUS2,

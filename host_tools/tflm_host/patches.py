@@ -19,7 +19,8 @@ from .model import Model, load_model
 
 METADATA_NAME: str = _engine.PATCH_METADATA
 STAGE_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D")
-GRIDS = range(2, 9)
+# Grids tried: 2x2 to 16x16, square or one patch more along one side.
+GRIDS = [(gh, gw) for gh in range(2, 17) for gw in range(gh - 1, gh + 2) if 2 <= gw <= 16]
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def choose(data: bytes, max_extra: float) -> tuple[Schedule | None, int]:
     plain = _engine.allocate(_engine.Model(base))
     best: Schedule | None = None
     for split in range(2, _stage_candidates(model) + 1):
-        for gh, gw in ((gh, gw) for gh in GRIDS for gw in GRIDS):
+        for gh, gw in GRIDS:
             candidate = with_schedule(base, split, gh, gw)
             try:
                 ip = _engine.allocate(_engine.Model(candidate))
