@@ -59,6 +59,12 @@ static inline int32_t rect_w(const patch_rect_t *r) {
     return r->c1 - r->c0;
 }
 
+// The part of `r` inside a map of h x w.
+static inline patch_rect_t rect_clip(const patch_rect_t *r, int32_t h, int32_t w) {
+    patch_rect_t c = { TFLM_MAX(r->r0, 0), TFLM_MIN(r->r1, h), TFLM_MAX(r->c0, 0), TFLM_MIN(r->c1, w) };
+    return c;
+}
+
 // One stage operator as the stage sees it.
 typedef struct {
     const conv_data_t *d;
@@ -72,7 +78,8 @@ static inline uint32_t conv_data_bytes(const conv_data_t *d) {
 }
 
 // Patch (py, px)'s regions: out[j] the part of op j's output it computes,
-// win[j] the window of op j's input that needs, zero-point outside the map.
+// win[j] the window of op j's input that needs (reaching outside the map
+// where the op pads). The part of win[j] inside the map is out[j - 1].
 static void patch_regions(const patch_op_t *ops, uint32_t n, uint32_t gh, uint32_t gw, uint32_t py, uint32_t px,
     patch_rect_t *out, patch_rect_t *win) {
     const conv_data_t *last = ops[n - 1].d;
@@ -90,10 +97,7 @@ static void patch_regions(const patch_op_t *ops, uint32_t n, uint32_t gh, uint32
         };
         win[j] = w;
         // What the previous op must compute: the window inside the map.
-        r.r0 = TFLM_MAX(w.r0, 0);
-        r.r1 = TFLM_MIN(w.r1, (int32_t)d->in_h);
-        r.c0 = TFLM_MAX(w.c0, 0);
-        r.c1 = TFLM_MIN(w.c1, (int32_t)d->in_w);
+        r = rect_clip(&w, d->in_h, d->in_w);
     }
 }
 
@@ -208,11 +212,11 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
             patch_regions(ops, n, pt->grid_h, pt->grid_w, py, px, out, win);
             for (uint32_t j = 0; j < n; ++j) {
                 const conv_data_t *d = ops[j].d;
-                if (rect_h(&out[j]) <= 0 || rect_w(&out[j]) <= 0 || rect_h(&win[j]) > UINT16_MAX
-                    || rect_w(&win[j]) > UINT16_MAX) {
-                    return bad_stage(ip, j, "has an empty or oversized patch");
+                patch_rect_t in = rect_clip(&win[j], d->in_h, d->in_w);
+                if (rect_h(&out[j]) <= 0 || rect_w(&out[j]) <= 0 || rect_h(&in) <= 0 || rect_w(&in) <= 0) {
+                    return bad_stage(ip, j, "has an empty patch");
                 }
-                uint64_t bytes = (uint64_t)rect_h(&win[j]) * (uint64_t)rect_w(&win[j]) * d->in_d;
+                uint64_t bytes = (uint64_t)rect_h(&in) * (uint64_t)rect_w(&in) * d->in_d;
                 if (bytes > UINT32_MAX / 2) {
                     return bad_stage(ip, j, "has an oversized patch");
                 }
@@ -244,34 +248,29 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     return TFLM_OK;
 }
 
-// Copies window `w` of a map (h x w x c, at `map`) into `dst`, the zero
-// point where the window leaves the map.
-static void load_window(const int8_t *map, int32_t h, int32_t w, int32_t c, const patch_rect_t *win, int8_t *dst,
-    int8_t zero_point) {
-    int32_t ww = rect_w(win);
-    int32_t r0 = TFLM_MAX(win->r0, 0), r1 = TFLM_MIN(win->r1, h);
-    int32_t c0 = TFLM_MAX(win->c0, 0), c1 = TFLM_MIN(win->c1, w);
-    if (r0 != win->r0 || r1 != win->r1 || c0 != win->c0 || c1 != win->c1) {
-        memset(dst, zero_point, (size_t)rect_h(win) * (size_t)ww * (size_t)c);
-    }
-    for (int32_t r = r0; r < r1; ++r) {
-        memcpy(dst + ((size_t)(r - win->r0) * ww + (size_t)(c0 - win->c0)) * c, map + ((size_t)r * w + c0) * c,
-            (size_t)(c1 - c0) * c);
+// Copies the part of window `win` inside a map (h x w x c, at `map`) to
+// `dst`, rows of that part's width.
+static void load_window(const int8_t *map, int32_t h, int32_t w, int32_t c, const patch_rect_t *win, int8_t *dst) {
+    patch_rect_t in = rect_clip(win, h, w);
+    size_t row = (size_t)rect_w(&in) * (size_t)c;
+    for (int32_t r = in.r0; r < in.r1; ++r) {
+        memcpy(dst + (size_t)(r - in.r0) * row, map + ((size_t)r * w + in.c0) * c, row);
     }
 }
 
-// Runs one op over region `out` of its output, its input window `win`
-// (unpadded) at `src`; the output goes to `dst`, rows dst_w pixels apart,
-// its first pixel (out's top left) at `dst`.
+// Runs one op over region `out` of its output. Its input is the part of
+// window `win` inside the map, at `src`; the taps outside it are padding,
+// which the kernel skips as it does at the map's edges. The output goes to
+// `dst`, rows dst_w pixels apart, its first pixel (out's top left) at `dst`.
 static void run_region(const patch_op_t *op, conv_data_t *g, const patch_rect_t *out, const patch_rect_t *win,
     const int8_t *src, int8_t *dst, int32_t dst_w) {
     const conv_data_t *d = op->d;
+    patch_rect_t in = rect_clip(win, d->in_h, d->in_w);
     memcpy(g, d, conv_data_bytes(d));
     int32_t oh = rect_h(out), ow = rect_w(out);
-    g->in_w = (uint16_t)rect_w(win);
+    g->in_w = (uint16_t)rect_w(&in);
+    g->pad_w = (uint16_t)(in.c0 - win->c0);
     g->out_w = (uint16_t)ow;
-    g->pad_h = 0;
-    g->pad_w = 0;
     tflm_conv_s8_rows_fn rows = NULL;
 #if TFLM_KERNEL_CONV_2D
     if (!op->depthwise) {
@@ -288,19 +287,22 @@ static void run_region(const patch_op_t *op, conv_data_t *g, const patch_rect_t 
     }
     if (dst_w == ow) {
         // Contiguous rows: the whole region in one call.
-        g->in_h = (uint16_t)rect_h(win);
+        g->in_h = (uint16_t)rect_h(&in);
+        g->pad_h = (uint16_t)(in.r0 - win->r0);
         g->out_h = (uint16_t)oh;
         rows(g, src, op->filter, op->bias, dst, 0, 0, oh);
         return;
     }
-    // Row by row, each as a one-row output of a window as tall as the filter.
+    // Row by row, each a one-row output of the input rows its window covers.
     int32_t eff_h = (d->f_h - 1) * d->dil_h + 1;
-    size_t in_row = (size_t)rect_w(win) * d->in_d;
-    g->in_h = (uint16_t)eff_h;
+    size_t in_row = (size_t)rect_w(&in) * d->in_d;
     g->out_h = 1;
     for (int32_t r = 0; r < oh; ++r) {
-        rows(g, src + (size_t)r * d->stride_h * in_row, op->filter, op->bias, dst + (size_t)r * dst_w * d->out_d, 0, 0,
-            1);
+        int32_t y0 = win->r0 + r * d->stride_h;
+        int32_t a = TFLM_MIN(TFLM_MAX(y0, in.r0), in.r1), b = TFLM_MAX(TFLM_MIN(y0 + eff_h, in.r1), a);
+        g->in_h = (uint16_t)(b - a);
+        g->pad_h = (uint16_t)(a - y0);
+        rows(g, src + (size_t)(a - in.r0) * in_row, op->filter, op->bias, dst + (size_t)r * dst_w * d->out_d, 0, 0, 1);
     }
 }
 
@@ -327,25 +329,13 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
             patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
             patch_regions(ops, n, pt->grid_h, pt->grid_w, py, px, out, win);
             const conv_data_t *d0 = ops[0].d;
-            load_window(input, d0->in_h, d0->in_w, d0->in_d, &win[0], buf[0], (int8_t)-d0->input_offset);
-            for (uint32_t j = 0; j < n; ++j) {
-                const conv_data_t *d = ops[j].d;
-                int8_t *src = buf[j % 2];
-                if (j + 1 == n) {
-                    int8_t *dst = output + ((size_t)out[j].r0 * last->out_w + (size_t)out[j].c0) * last->out_d;
-                    run_region(&ops[j], g, &out[j], &win[j], src, dst, last->out_w);
-                    continue;
-                }
-                // Into the next op's window, its zero point around the map's edge.
-                const patch_rect_t *next = &win[j + 1];
-                int8_t *nbuf = buf[(j + 1) % 2];
-                int32_t nw = rect_w(next);
-                if (next->r0 != out[j].r0 || next->r1 != out[j].r1 || next->c0 != out[j].c0 || next->c1 != out[j].c1) {
-                    memset(nbuf, (int8_t)-ops[j + 1].d->input_offset, (size_t)rect_h(next) * (size_t)nw * d->out_d);
-                }
-                int8_t *dst = nbuf + ((size_t)(out[j].r0 - next->r0) * nw + (size_t)(out[j].c0 - next->c0)) * d->out_d;
-                run_region(&ops[j], g, &out[j], &win[j], src, dst, nw);
+            load_window(input, d0->in_h, d0->in_w, d0->in_d, &win[0], buf[0]);
+            for (uint32_t j = 0; j + 1 < n; ++j) {
+                // Into the next op's input: its window inside the map is out[j].
+                run_region(&ops[j], g, &out[j], &win[j], buf[j % 2], buf[(j + 1) % 2], rect_w(&out[j]));
             }
+            int8_t *dst = output + ((size_t)out[n - 1].r0 * last->out_w + (size_t)out[n - 1].c0) * last->out_d;
+            run_region(&ops[n - 1], g, &out[n - 1], &win[n - 1], buf[(n - 1) % 2], dst, last->out_w);
         }
     }
     return TFLM_OK;

@@ -7,11 +7,12 @@
 // output is written whole. Outputs are bit-exact: each output element is
 // computed by the same kernels with the same integer arithmetic.
 //
-// Padding: a patch's input window is materialised with the input's zero
-// point where it leaves the map, then run with no padding. For int8 CONV_2D
-// and DEPTHWISE_CONV_2D a tap on the zero point adds (zp - zp) * w = 0,
-// exactly what a padded tap adds, so the ordinary kernels (fast paths
-// included) run on the windows as on small tensors.
+// Padding: a patch's buffers hold the part of each window inside the map,
+// and each op runs over it as over a small tensor whose padding is what the
+// window reaches outside the map (0 inside it). The kernels skip those taps
+// exactly as they skip padding on the whole map, so the ordinary row kernels
+// (fast paths included) compute each output element with the same integer
+// arithmetic as an unpatched run.
 //
 // In the records the stage is one operator: the intermediate tensors are not
 // planned (TFLM_AT_NONE), the stage's last node owns the patch buffers as
