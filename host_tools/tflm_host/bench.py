@@ -135,8 +135,7 @@ def arena_markdown(rows: list[dict], target_name: str) -> str:
             p_tail, p_used, in_model = row["prepared"]
             ours += [str(p_tail), str(p_used), f"{p_used / t.used:.2f}" if t else "-", str(in_model), patch_cell(row)]
         else:
-            ours = [f"({row['ours_head']})", "-", "-", "no kernels for " + ", ".join(row["missing"]), "-", "-", "-", "-",
-                    "-"]
+            ours = [f"({row['ours_head']})", "-", "-", "no kernels for " + ", ".join(row["missing"])] + ["-"] * 5
         lines.append(f"| {row['model']} | " + " | ".join(tflm + ours + [str(row["bound"])]) + " |")
     notes = [
         "",

@@ -370,7 +370,9 @@ def cmd_bench(args) -> int:
     elif args.patches:
         board = args.target if args.target != "unix" else "MPS2_AN385"
         title = "Speed cost of patch-based first stages"
-        table = (f"Written by `tflm-host bench speed --patches --target {board} --runs {args.runs} --out FILE`.\n\n"
+        only = f" --only {' '.join(args.only)}" if args.only else ""
+        command = f"tflm-host bench speed --patches --target {board} --runs {args.runs}{only} --out FILE"
+        table = (f"Written by `{command}`.\n\n"
                  + bench.patch_speed_markdown(bench.patch_speed_rows(models, board, args.runs, progress), board))
     else:
         board = args.target if args.target != "unix" else "MPS2_AN385"

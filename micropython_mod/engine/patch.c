@@ -239,8 +239,8 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     for (uint32_t j = 0; j + 1 < n; ++j) {
         tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
         nr->flags |= TFLM_NODE_PATCH_SKIP;
-        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, ((const uint16_t *)tflm_arena_ptr(ip->arena, nr->io))[nr->n_inputs]);
-        r->where = TFLM_AT_NONE;
+        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+        tflm_interp_tensor(ip, io[nr->n_inputs])->where = TFLM_AT_NONE;
     }
     tflm_interp_node(ip, sg->node_base + n - 1)->flags |= TFLM_NODE_PATCH_END;
     pt->macs = macs;
