@@ -217,6 +217,10 @@ def test_cli_prepare_max_extra_macs(tmp_path, capsys):
     text = capsys.readouterr().out
     ip = _engine.allocate(_engine.Model(out.read_bytes()))
     assert f"-> {ip.used} " in text and "patch-based first stage: operators 0-" in text
+    assert cli.main(["arena", str(out)]) == 0
+    split, gh, gw = ip.patch
+    assert (f"patch-based first stage: operators 0-{split - 1} in {gh}x{gw} patches "
+            f"(+{ip.patch_macs - ip.patch_whole_macs} MACs)") in capsys.readouterr().out
     # No extra MACs allowed: no stage.
     assert cli.main(["prepare", str(model_path("person_detect.tflite")), "-o", str(out),
                      "--max-extra-macs", "0"]) == 0

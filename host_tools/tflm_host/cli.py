@@ -168,7 +168,8 @@ def cmd_arena(args) -> int:
     if args.json:
         print(json.dumps({"model": Path(args.model).name, "planner": args.planner, "arena_used_bytes": layout.used,
                           "arena_size": layout.needed, "head_bytes": layout.head, "tail_bytes": layout.tail,
-                          "kernel_data_in_model": layout.model_data, "allocations": layout.audit_dict()}))
+                          "kernel_data_in_model": layout.model_data, "allocations": layout.audit_dict(),
+                          "patch_stage": _patch_stage(layout)}))
         return 0
     print(f"{Path(args.model).name}, {args.planner} planner: {layout.needed} bytes "
           f"(head {layout.head} + tail {layout.tail})")
@@ -180,7 +181,19 @@ def cmd_arena(args) -> int:
     if layout.model_data:
         print(f"  kernel data in the model: {layout.model_data} bytes, read in place (flash in ROMFS), "
               "not in the arena")
+    stage = _patch_stage(layout)
+    if stage:
+        print(f"  patch-based first stage: operators 0-{stage[0] - 1} in {stage[1]}x{stage[2]} patches "
+              f"(+{stage[3]} MACs)")
     return 0
+
+
+def _patch_stage(layout: arena.Layout) -> list[int] | None:
+    """The model's patch-based first stage: [operators, grid rows, grid columns, extra MACs], or None."""
+    ip = layout.picture
+    if ip is None or not getattr(ip, "patch", (0,))[0]:
+        return None
+    return [*ip.patch, ip.patch_macs - ip.patch_whole_macs]
 
 
 def _preallocated(model: Model, names: list[str] | None) -> tuple[int, ...]:
