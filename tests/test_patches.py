@@ -173,7 +173,26 @@ def _bad_schedules() -> dict[str, bytes]:
         "grid past the map": put(4, 60),
         "huge grid": put(3, 0xffffffff),
         "short": _short(data),
+        "a stage writing its own input": _in_place_chain(),
     }
+
+
+def _in_place_chain() -> bytes:
+    """Two 1x1 CONV_2Ds, the first writing over the model's input tensor: a
+    stage would unplan the tensor its patches read."""
+    from tflm_host.builder import ModelBuilder
+
+    b = ModelBuilder()
+    sg = b.subgraph()
+    q = ([0.05], [3])
+    x = sg.tensor((1, 8, 8, 4), "INT8", quant=q)
+    w = sg.tensor((4, 1, 1, 4), "INT8", data=np.ones((4, 1, 1, 4), np.int8), quant=([0.01] * 4, [0] * 4, 0))
+    bias = sg.tensor((4,), "INT32", data=np.zeros(4, np.int32), quant=([0.0005] * 4, [0] * 4, 0))
+    y = sg.tensor((1, 8, 8, 4), "INT8", quant=q)
+    sg.op("CONV_2D", [x, w, bias], [x], Padding="SAME", StrideH=1, StrideW=1)
+    sg.op("CONV_2D", [x, w, bias], [y], Padding="SAME", StrideH=1, StrideW=1)
+    sg.inputs, sg.outputs = [x], [y]
+    return patches.with_schedule(b.build(), 2, 2, 2)
 
 
 def _short(data: bytes) -> bytes:

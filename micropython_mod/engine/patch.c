@@ -187,6 +187,28 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: %ux%u patches over a %ux%u map",
             (unsigned)pt->grid_h, (unsigned)pt->grid_w, (unsigned)last->out_h, (unsigned)last->out_w);
     }
+    // Weights are constants, and each op writes a tensor of its own (not the
+    // stage's input, not another op's output), so unplanning the
+    // intermediate maps leaves everything the patches read or write in place.
+    uint16_t input = ((const uint16_t *)tflm_arena_ptr(ip->arena, tflm_interp_node(ip, sg->node_base)->io))[0];
+    for (uint32_t j = 0; j < n; ++j) {
+        const tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
+        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+        for (uint32_t k = 1; k < nr->n_inputs && k < 3; ++k) {
+            if (io[k] != TFLM_NO_INDEX && tflm_interp_tensor(ip, io[k])->where != TFLM_AT_MODEL) {
+                return bad_stage(ip, j, "has weights that are not constants");
+            }
+        }
+        uint16_t t = io[nr->n_inputs];
+        bool reused = t == input;
+        for (uint32_t i = 0; i < j && !reused; ++i) {
+            const tflm_node_rec_t *ni = tflm_interp_node(ip, sg->node_base + i);
+            reused = ((const uint16_t *)tflm_arena_ptr(ip->arena, ni->io))[ni->n_inputs] == t;
+        }
+        if (reused) {
+            return bad_stage(ip, j, "writes a tensor the stage already uses");
+        }
+    }
     // Intermediate maps are the stage's own: not read elsewhere, planned
     // buffers that the patches replace.
     for (uint32_t j = 0; j + 1 < n; ++j) {
