@@ -107,6 +107,8 @@ def test_demo_person_detect(capsys):
     assert m and int(m.group(2)) == used
     assert int(m.group(3)) == arena.plan_layout(load_model(model_path("person_detect.tflite"))).used
     assert int(m.group(4)) == int(m.group(3)) - used > 0
+    # The first convolutions run patch by patch (tflm-host prepare --max-extra-macs 20%).
+    assert re.search(r"bytes of RAM freed for the heap; operators 0-\d+ run patch by patch", out)
 
 
 def test_plan_command_outputs(capsys, tmp_path):

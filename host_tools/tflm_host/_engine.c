@@ -376,6 +376,13 @@ static PyObject *interp_get_int(InterpObject *self, void *what) {
             return PyLong_FromUnsignedLong(ip->model_data_bytes);
         case 9:
             return PyLong_FromUnsignedLong(ip->model_data_count);
+        case 10:
+            return PyLong_FromUnsignedLongLong(ip->patch.macs);
+        case 11:
+            return PyLong_FromUnsignedLongLong(ip->patch.whole_macs);
+        case 12:
+            return Py_BuildValue("(III)", (unsigned)ip->patch.split, (unsigned)ip->patch.grid_h,
+                (unsigned)ip->patch.grid_w);
         default:
             return PyLong_FromUnsignedLong(self->arena.size);
     }
@@ -398,6 +405,11 @@ static PyGetSetDef interp_getset[] = {
     { "model_data", (getter)interp_get_int, NULL, "a prepared model's kernel data read in place (not in the arena)",
       (void *)8 },
     { "model_data_count", (getter)interp_get_int, NULL, "operators whose kernel data is read in place", (void *)9 },
+    { "patch_macs", (getter)interp_get_int, NULL, "multiply-accumulates of the patch-based stage", (void *)10 },
+    { "patch_whole_macs", (getter)interp_get_int, NULL, "the same operators' multiply-accumulates run whole",
+      (void *)11 },
+    { "patch", (getter)interp_get_int, NULL, "the patch-based stage: (operators, grid rows, grid columns)",
+      (void *)12 },
     { "planner", (getter)interp_get_planner, NULL, "the memory planner's name", NULL },
     { NULL, NULL, NULL, NULL, NULL },
 };
@@ -751,7 +763,11 @@ PyMODINIT_FUNC PyInit__engine(void) {
         || PyModule_AddIntConstant(m, "PREPARED_MAGIC", TFLM_PREPARED_MAGIC) < 0
         || PyModule_AddIntConstant(m, "PREPARED_VERSION", TFLM_PREPARED_VERSION) < 0
         || PyModule_AddIntConstant(m, "PREPARED_HEADER_WORDS", TFLM_PREPARED_HEADER_WORDS) < 0
-        || PyModule_AddIntConstant(m, "PREPARED_ALIGN", TFLM_PREPARED_ALIGN) < 0) {
+        || PyModule_AddIntConstant(m, "PREPARED_ALIGN", TFLM_PREPARED_ALIGN) < 0
+        || PyModule_AddStringConstant(m, "PATCH_METADATA", TFLM_PATCH_METADATA) < 0
+        || PyModule_AddIntConstant(m, "PATCH_MAGIC", TFLM_PATCH_MAGIC) < 0
+        || PyModule_AddIntConstant(m, "PATCH_VERSION", TFLM_PATCH_VERSION) < 0
+        || PyModule_AddIntConstant(m, "PATCH_MAX_OPS", TFLM_PATCH_MAX_OPS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -168,7 +168,8 @@ def cmd_arena(args) -> int:
     if args.json:
         print(json.dumps({"model": Path(args.model).name, "planner": args.planner, "arena_used_bytes": layout.used,
                           "arena_size": layout.needed, "head_bytes": layout.head, "tail_bytes": layout.tail,
-                          "kernel_data_in_model": layout.model_data, "allocations": layout.audit_dict()}))
+                          "kernel_data_in_model": layout.model_data, "allocations": layout.audit_dict(),
+                          "patch_stage": _patch_stage(layout)}))
         return 0
     print(f"{Path(args.model).name}, {args.planner} planner: {layout.needed} bytes "
           f"(head {layout.head} + tail {layout.tail})")
@@ -180,7 +181,19 @@ def cmd_arena(args) -> int:
     if layout.model_data:
         print(f"  kernel data in the model: {layout.model_data} bytes, read in place (flash in ROMFS), "
               "not in the arena")
+    stage = _patch_stage(layout)
+    if stage:
+        print(f"  patch-based first stage: operators 0-{stage[0] - 1} in {stage[1]}x{stage[2]} patches "
+              f"(+{stage[3]} MACs)")
     return 0
+
+
+def _patch_stage(layout: arena.Layout) -> list[int] | None:
+    """The model's patch-based first stage: [operators, grid rows, grid columns, extra MACs], or None."""
+    ip = layout.picture
+    if ip is None or not getattr(ip, "patch", (0,))[0]:
+        return None
+    return [*ip.patch, ip.patch_macs - ip.patch_whole_macs]
 
 
 def _preallocated(model: Model, names: list[str] | None) -> tuple[int, ...]:
@@ -293,15 +306,34 @@ def cmd_prepare(args) -> int:
     missing = arena.missing_ops(load_model(data))
     if missing:
         raise NotImplementedError("model uses ops this firmware does not include: " + ", ".join(missing))
-    out = prepare_model(data)
+    from . import patches
+
+    bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
+    out = prepare_model(data, max_extra_macs=bound)
     before = arena.plan_layout(load_model(data))
     after = arena.plan_layout(load_model(out))
     Path(args.output).write_bytes(out)
     print(f"{Path(args.model).name} prepared: {after.model_data} bytes of kernel data in the model "
           f"({len(out) - len(data)} bytes more in flash), written to {args.output}")
     print(f"  arena_used_bytes {before.used} -> {after.used} (tail {before.tail} -> {after.tail}, "
-          f"head {after.head}); arena_size {before.needed} -> {after.needed}")
+          f"head {before.head} -> {after.head}); arena_size {before.needed} -> {after.needed}")
+    if bound is not None:
+        ip = _engine_interp(out)
+        split, gh, gw = ip.patch
+        if split:
+            total = patches.model_macs(load_model(out))
+            extra = ip.patch_macs - ip.patch_whole_macs
+            print(f"  patch-based first stage: operators 0-{split - 1} in {gh}x{gw} patches, "
+                  f"{extra} extra MACs ({100 * extra / total:.1f}% of {total})")
+        else:
+            print(f"  no patch-based stage lowers the arena within {100 * bound:g}% extra MACs")
     return 0
+
+
+def _engine_interp(data: bytes):
+    from . import _engine
+
+    return _engine.allocate(_engine.Model(data))
 
 
 def cmd_bench(args) -> int:
@@ -348,6 +380,13 @@ def cmd_bench(args) -> int:
         table = (f"Written by `{' '.join(command)} --out FILE`"
                  + (" (BUILD: a build folder holding the earlier firmware)" if args.baseline else "")
                  + ".\n\n" + table)
+    elif args.patches:
+        board = args.target if args.target != "unix" else "MPS2_AN385"
+        title = "Speed cost of patch-based first stages"
+        only = f" --only {' '.join(args.only)}" if args.only else ""
+        command = f"tflm-host bench speed --patches --target {board} --runs {args.runs}{only} --out FILE"
+        table = (f"Written by `{command}`.\n\n"
+                 + bench.patch_speed_markdown(bench.patch_speed_rows(models, board, args.runs, progress), board))
     else:
         board = args.target if args.target != "unix" else "MPS2_AN385"
         title = "Speed: instructions per invoke"
@@ -535,6 +574,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "stored in the model, read in place from flash instead of the arena")
     p.add_argument("model")
     p.add_argument("-o", "--output", required=True, help="the prepared model")
+    p.add_argument("--max-extra-macs", metavar="BOUND",
+                   help="also run the first convolutions patch by patch (their big maps never whole in the "
+                        "arena): the stage and grid with the smallest arena whose extra MACs stay within "
+                        "BOUND of the model's (20%% or 0.2)")
     p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
@@ -555,6 +598,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", help="speed --vs: a build folder with <BOARD>/firmware.elf of another version, "
                    "measured too (before / after)")
     p.add_argument("--baseline-label", help="speed --vs: what the baseline firmware is, for the report")
+    p.add_argument("--patches", action="store_true",
+                   help="speed: prepared models with and without a patch-based first stage (--max-extra-macs 20%%)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 

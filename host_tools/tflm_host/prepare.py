@@ -48,10 +48,18 @@ def kernel_data(data: bytes) -> list[bytes | None]:
     return _engine.kernel_data(_engine.Model(data))
 
 
-def prepare_model(data: bytes) -> bytes:
+def prepare_model(data: bytes, max_extra_macs: float | None = None) -> bytes:
     """The model with its kernel data in its metadata (replacing any there),
-    checked by the engine as the device checks it."""
+    checked by the engine as the device checks it. With max_extra_macs (a
+    fraction of the model's MACs), also the patch-based first stage with the
+    smallest arena within that bound (patches.py), when one lowers it."""
+    from . import patches
+
     out = fbedit.edit_model(data, metadata={METADATA_NAME: prepared_metadata(kernel_data(data))})
+    if max_extra_macs is not None:
+        best, _ = patches.choose(out, max_extra_macs)
+        out = patches.without_schedule(out) if best is None else \
+            patches.with_schedule(out, best.split, *best.grid)
     _engine.allocate(_engine.Model(out))
     return out
 
@@ -63,5 +71,7 @@ def is_prepared(data: bytes) -> bool:
 
 
 def unprepared(data: bytes) -> bytes:
-    """The model without prepared data."""
-    return fbedit.edit_model(data, remove=(METADATA_NAME,))
+    """The model without prepared data (nor a patch schedule: both follow the operator order)."""
+    from .patches import METADATA_NAME as PATCH_METADATA
+
+    return fbedit.edit_model(data, remove=(METADATA_NAME, PATCH_METADATA))

@@ -9,6 +9,7 @@
 // lists, kernel data, variable tensors, resource variables.
 #include "build.h"
 #include "ops.h"
+#include "patch.h"
 #include "prepared.h"
 #include "schema.h"
 
@@ -234,6 +235,12 @@ static tflm_status_t output_in_data(tflm_build_t *b, const tflm_prepare_t *p, ui
     return TFLM_OK;
 }
 
+// Operators of subgraph 0 (0 when the model has none: the checks fail later).
+static uint32_t subgraph0_ops(tflm_model_t *m) {
+    tflm_subgraph_t sg;
+    return tflm_model_subgraph(m, 0, &sg) ? sg.operators.count : 0;
+}
+
 // Node records, their input/output lists, and the kernels' prepare().
 static tflm_status_t build_nodes(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
@@ -248,6 +255,21 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
     tflm_prepared_t pd = { 0, 0, 0 };
     if (m->immutable && ip->kernel_data == NULL && !ip->tensors_only) {
         tflm_status_t st = tflm_prepared_find(m, ip->n_nodes, &pd, &ip->err);
+        if (st) {
+            return st;
+        }
+    }
+    // A patch-based first stage runs with kernels only; an offline plan
+    // places the maps the stage never materialises, so it cannot have one.
+    memset(&ip->patch, 0, sizeof(ip->patch));
+    if (!ip->tensors_only) {
+        tflm_status_t st = tflm_patch_find(m, subgraph0_ops(m), &ip->patch, &ip->err);
+        #if TFLM_PLANNER_OFFLINE
+        if (st == TFLM_OK && ip->patch.split && ip->planner == &tflm_planner_offline) {
+            st = tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata with an offline plan: "
+                "a patch-based stage runs with the online planners");
+        }
+        #endif
         if (st) {
             return st;
         }
@@ -301,6 +323,9 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                     return tflm_interp_node_error(ip, node, op.builtin);
                 }
                 st = k->prepare(&p);
+                if (st == TFLM_OK && s == 0 && i + 1 == ip->patch.split) {
+                    st = tflm_patch_request(&p);
+                }
                 if (st == TFLM_OK && !b->dry) {
                     st = kernel_data_done(b, &p);
                 }
@@ -444,6 +469,9 @@ static tflm_status_t build_tail(tflm_build_t *b) {
     tflm_status_t st;
     if ((st = build_subgraphs(b)) || (st = build_tensors(b)) || (st = build_nodes(b)) || (st = build_variables(b))
         || (st = build_resources(b))) {
+        return st;
+    }
+    if (!b->dry && ip->patch.split && (st = tflm_patch_finish(ip))) {
         return st;
     }
     uint32_t tail_before = b->arena->cursor;

@@ -5,6 +5,7 @@
 
 #include "arena.h"
 #include "kernel.h"
+#include "patch.h"
 #include "plan.h"
 #include "planner.h"
 #include "records.h"
@@ -92,6 +93,7 @@ typedef struct _tflm_interp_t {
     uint32_t n_scopes;         // allocation scopes of its lifetimes (rows of the plan picture)
     uint32_t model_data_bytes; // kernel data used in place from a prepared model (not in the arena)
     uint32_t model_data_count;
+    tflm_patch_t patch;        // the patch-based first stage (patch.h), split 0: none
     void (*kernel_data)(void *ctx, uint32_t node, const void *data, uint32_t bytes, bool state);
     void *kernel_data_ctx;
     tflm_audit_t audit[TFLM_AUDIT_COUNT];

@@ -37,6 +37,10 @@ tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
         }
         uint32_t node = s->node_base + f->node;
         const tflm_node_rec_t *nr = tflm_interp_node(ip, node);
+        if (nr->flags & TFLM_NODE_PATCH_SKIP) {
+            f->node++; // run by the patch-based stage at its last node
+            continue;
+        }
         const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
         uint32_t n_io = (uint32_t)nr->n_inputs + nr->n_outputs;
         for (uint32_t k = 0; k < n_io; ++k) {
@@ -62,7 +66,8 @@ tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
             .resumed = resumed,
         };
         resumed = false;
-        if (k->eval(&e) != TFLM_OK) {
+        tflm_status_t st = (nr->flags & TFLM_NODE_PATCH_END) ? tflm_patch_run(ip, &e) : k->eval(&e);
+        if (st != TFLM_OK) {
             return tflm_interp_node_error(ip, node, k->op);
         }
         if (e.call == TFLM_EVAL_NO_CALL) {

@@ -141,6 +141,19 @@ static tflm_status_t finish_node(lt_walk_t *w, const lt_frame_t *f) {
         r->first = f->start;
         r->last = (int16_t)w->scope;
     }
+    if (nr->flags & TFLM_NODE_PATCH_END) {
+        // A patch-based stage (patch.h) reads its nodes' inputs until its
+        // last node has run every patch.
+        for (uint32_t n = sr->node_base; n < node; ++n) {
+            const tflm_node_rec_t *sn = tflm_interp_node(ip, n);
+            const uint16_t *sio = tflm_arena_ptr(ip->arena, sn->io);
+            for (uint32_t k = 0; k < sn->n_inputs; ++k) {
+                if (sio[k] != TFLM_NO_INDEX) {
+                    set_used(w, sio[k]);
+                }
+            }
+        }
+    }
     return TFLM_OK;
 }
 

@@ -54,6 +54,10 @@ typedef struct {
 // tflm_node_rec_t.flags: `data` is an offset into the model buffer (a
 // prepared model's kernel data, used in place), not into the arena.
 #define TFLM_NODE_DATA_IN_MODEL (0x01)
+// Patch-based stage (engine/patch.h): a node the stage runs (skipped by
+// invoke), and the stage's last node, which runs it all.
+#define TFLM_NODE_PATCH_SKIP (0x02)
+#define TFLM_NODE_PATCH_END (0x04)
 
 typedef struct {
     uint32_t io;        // arena offset of uint16 tensor indices: inputs, then outputs

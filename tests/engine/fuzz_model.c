@@ -19,6 +19,8 @@
 // (mutants before loading, and changes before the build); their entry table
 // and data are spots too. Changes after the build use a writable model, as
 // the binding marks a bytearray, whose data stays in the tail.
+// Patch schedules (TflmPatchSchedule, engine/patch.h) are metadata words
+// like the plans' and are mutated the same way.
 //
 // For each unmutated model that this build can run, it also checks that the
 // arena size is exact: arena_used_bytes works, 16 bytes less fails with a

@@ -2,7 +2,9 @@
 generator of tests/opgen, and more of those whose int64 data sits at 4
 modulo 8 (int16 convolutions and transpose convolutions as older converters
 wrote them), and prepared copies (tflm-host prepare: kernel data in the
-metadata) of those the host engine can prepare and of small shared models.
+metadata) of those the host engine can prepare and of small shared models,
+and copies of convolution chains with a patch-based first stage
+(TflmPatchSchedule metadata, engine/patch.h), prepared and not.
     python gen_models.py OUT_DIR [SHARED_MODELS_DIR]"""
 
 from __future__ import annotations
@@ -34,7 +36,16 @@ def main(out: Path, shared: Path | None = None) -> None:
             continue  # ops the host engine lacks (test kernels), or models it refuses
         (out / ("prepared_" + name + ".tflite")).write_bytes(data)
         prepared += 1
-    print(f"{len(cases)} generated models, {prepared} prepared models in {out}")
+    from tflm_host.patches import with_schedule
+
+    patched = 0
+    for case in opgen.cases(4, only="PATCH/chain_int8"):
+        name = case.name.replace("/", "_")
+        scheduled = with_schedule(case.model, case.params["split"], *case.params["grid"])
+        (out / ("patched_" + name + ".tflite")).write_bytes(scheduled)
+        (out / ("patched_prepared_" + name + ".tflite")).write_bytes(prepare_model(scheduled))
+        patched += 2
+    print(f"{len(cases)} generated models, {prepared} prepared models, {patched} patched models in {out}")
 
 
 # Shared models small enough to fuzz prepared at the generated models' rate.

@@ -1,0 +1,115 @@
+"""Patch-based first stages: the schedule `tflm-host prepare --max-extra-macs` chooses.
+
+The engine runs the first `split` operators of the main subgraph (int8
+CONV_2D / DEPTHWISE_CONV_2D) patch by patch over a grid of the stage's
+output (engine/patch.h), so their big feature maps are never whole in the
+arena. Each patch recomputes its halo, which costs multiply-accumulates. This
+module tries every stage and grid, measures each candidate's arena
+exactly with the engine (the device's own build), and keeps the smallest
+arena whose extra MACs stay within the user's bound.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from . import _engine, fbedit
+from .model import Model, load_model
+
+METADATA_NAME: str = _engine.PATCH_METADATA
+STAGE_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D")
+# Grids tried: 2x2 to 16x16, square or one patch more along one side.
+GRIDS = [(gh, gw) for gh in range(2, 17) for gw in range(gh - 1, gh + 2) if 2 <= gw <= 16]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    split: int          # operators in the stage
+    grid: tuple[int, int]  # patches along rows, columns
+    used: int           # arena_used_bytes with it
+    needed: int         # tflm.arena_size with it
+    extra_macs: int     # MACs the halos add
+    model_macs: int     # MACs of the whole model run without patches
+
+    @property
+    def overhead(self) -> float:
+        return self.extra_macs / self.model_macs if self.model_macs else 0.0
+
+
+def schedule_metadata(split: int, grid_h: int, grid_w: int) -> bytes:
+    return struct.pack("<5I", _engine.PATCH_MAGIC, _engine.PATCH_VERSION, split, grid_h, grid_w)
+
+
+def model_macs(model: Model) -> int:
+    """Multiply-accumulates of one invoke, counted over the ops that do most
+    of them (convolutions and fully connected layers)."""
+    sg = model.main
+    total = 0
+    for op in sg.operators:
+        if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED") and len(op.inputs) > 1:
+            out = sg.tensors[op.outputs[0]]
+            w = sg.tensors[op.inputs[1]]
+            if op.opcode == "CONV_2D":
+                per = w.shape[1] * w.shape[2] * w.shape[3]
+            elif op.opcode == "DEPTHWISE_CONV_2D":
+                per = w.shape[1] * w.shape[2]
+            else:
+                per = w.shape[-1]
+            total += out.elements * per
+    return total
+
+
+def _stage_candidates(model: Model) -> int:
+    """How many leading operators could form a stage (a chain of convolutions)."""
+    sg = model.main
+    n = 0
+    for op in sg.operators[:_engine.PATCH_MAX_OPS]:
+        if op.opcode not in STAGE_OPS or sg.tensors[op.inputs[0]].dtype != "INT8":
+            break
+        n += 1
+    return n
+
+
+def with_schedule(data: bytes, split: int, grid_h: int, grid_w: int) -> bytes:
+    return fbedit.edit_model(data, metadata={METADATA_NAME: schedule_metadata(split, grid_h, grid_w)})
+
+
+def without_schedule(data: bytes) -> bytes:
+    return fbedit.edit_model(data, remove=(METADATA_NAME,))
+
+
+def choose(data: bytes, max_extra: float) -> tuple[Schedule | None, int]:
+    """The schedule with the smallest arena whose extra MACs are at most
+    `max_extra` (a fraction) of the model's, or None when no stage lowers
+    the arena; with the arena used without patches."""
+    base = without_schedule(data)
+    model = load_model(base)
+    total = model_macs(model)
+    plain = _engine.allocate(_engine.Model(base))
+    best: Schedule | None = None
+    for split in range(2, _stage_candidates(model) + 1):
+        for gh, gw in GRIDS:
+            candidate = with_schedule(base, split, gh, gw)
+            try:
+                ip = _engine.allocate(_engine.Model(candidate))
+            except ValueError:
+                continue  # the engine refuses this stage or grid (a map smaller than the grid, ...)
+            extra = ip.patch_macs - ip.patch_whole_macs
+            if extra > max_extra * total:
+                continue
+            s = Schedule(split, (gh, gw), ip.used, ip.needed, extra, total)
+            if best is None or (s.used, s.extra_macs) < (best.used, best.extra_macs):
+                best = s
+    if best is not None and best.used >= plain.used:
+        best = None
+    return best, plain.used
+
+
+def parse_fraction(text: str) -> float:
+    """'20%' or '0.2' -> 0.2."""
+    t = text.strip()
+    value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    if not 0 <= value <= 10:
+        raise ValueError(f"--max-extra-macs {text}: expected a fraction such as 20% or 0.2")
+    return value

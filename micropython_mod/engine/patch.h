@@ -1,0 +1,70 @@
+// Patch-based execution of a model's first stage (MCUNetV2's idea): the
+// first `split` operators of subgraph 0, a chain of int8 CONV_2D and
+// DEPTHWISE_CONV_2D, run patch by patch over a grid of the stage's last
+// output, so their intermediate feature maps are never held whole. Each
+// patch computes, op by op, the region of each intermediate map it needs
+// (its halo included) into two small buffers taken in turn; the stage's
+// output is written whole. Outputs are bit-exact: each output element is
+// computed by the same kernels with the same integer arithmetic.
+//
+// Padding: a patch's buffers hold the part of each window inside the map,
+// and each op runs over it as over a small tensor whose padding is what the
+// window reaches outside the map (0 inside it). The kernels skip those taps
+// exactly as they skip padding on the whole map, so the ordinary row kernels
+// (fast paths included) compute each output element with the same integer
+// arithmetic as an unpatched run.
+//
+// In the records the stage is one operator: the intermediate tensors are not
+// planned (TFLM_AT_NONE), the stage's last node owns the patch buffers as
+// scratch buffers and runs the whole stage (TFLM_NODE_PATCH_END), its other
+// nodes are skipped (TFLM_NODE_PATCH_SKIP), and the stage's inputs live
+// until its last node. The planners and the host's prediction follow.
+//
+// Schedule (metadata "TflmPatchSchedule", written by `tflm-host prepare
+// --max-extra-macs`, little-endian int32 words): magic "TFPS", version,
+// split (operators in the stage), grid rows, grid columns. The device
+// derives everything else from the graph and checks it; a bad schedule is a
+// ValueError. A model without one runs every operator whole.
+#ifndef TFLM_ENGINE_PATCH_H
+#define TFLM_ENGINE_PATCH_H
+
+#include "kernel.h"
+
+#define TFLM_PATCH_METADATA "TflmPatchSchedule"
+#define TFLM_PATCH_MAGIC (0x53504654u) // "TFPS"
+#define TFLM_PATCH_VERSION (1)
+#define TFLM_PATCH_WORDS (5)
+// At most this many operators in a stage, and patches along a side.
+#define TFLM_PATCH_MAX_OPS (16)
+#define TFLM_PATCH_MAX_GRID (64)
+// Scratch buffers of the stage's last node: two patch buffers and a copy of
+// one operator's kernel data with a patch's geometry.
+#define TFLM_PATCH_SCRATCH (3)
+
+typedef struct {
+    uint16_t split;      // operators in the stage, 0: no stage
+    uint16_t grid_h;     // patches along the rows and columns of the stage's output
+    uint16_t grid_w;
+    uint64_t macs;       // multiply-accumulates of the stage run by patches
+    uint64_t whole_macs; // the same operators run whole
+} tflm_patch_t;
+
+struct _tflm_interp_t;
+
+// Reads the schedule of a model whose subgraph 0 has n_nodes operators:
+// split 0 when it has none, ValueError when it is malformed.
+tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *patch, tflm_error_t *err);
+
+// Asks for the stage's scratch buffers: prepare() of the stage's last node,
+// in every pass (their sizes are set by tflm_patch_finish).
+tflm_status_t tflm_patch_request(tflm_prepare_t *p);
+
+// Real pass, all nodes built: checks the stage against the records and the
+// kernels' data, sizes the patch buffers, unplans the intermediate tensors
+// and marks the nodes.
+tflm_status_t tflm_patch_finish(struct _tflm_interp_t *ip);
+
+// Runs the stage (invoke, at its last node, with that node's pointers).
+tflm_status_t tflm_patch_run(struct _tflm_interp_t *ip, const tflm_eval_t *e);
+
+#endif // TFLM_ENGINE_PATCH_H

@@ -1,0 +1,75 @@
+"""Chains of int8 CONV_2D and DEPTHWISE_CONV_2D, as the first stages of
+convolutional models are, for patch-based execution (engine/patch.h): random
+maps, 1x1 to 5x5 kernels, strides 1 and 2, SAME and VALID padding, dilation,
+depth multipliers, random zero points. The model's output is the chain's last
+map (every element of the stage's output is compared), optionally followed by
+one more CONV_2D that the stage leaves out. params["grid"] is a patch grid for
+the test to use, often one that does not divide the map."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tflm_host.builder import ModelBuilder
+
+from . import Case, act_quant, bias_data, generator, random_data, weight_quant
+from .conv import ACTIVATIONS, _out_size
+
+
+def _layer(rng: np.random.Generator, h: int, w: int, d: int) -> dict:
+    depthwise = bool(rng.integers(0, 2))
+    k = int(rng.choice([1, 3, 3, 5])) if not depthwise else int(rng.choice([3, 3, 5]))
+    stride = int(rng.choice([1, 1, 2]))
+    dil = 2 if rng.integers(0, 6) == 0 and stride == 1 else 1
+    padding = "SAME" if rng.integers(0, 3) else "VALID"
+    if padding == "VALID" and (k - 1) * dil + 1 > min(h, w):
+        padding = "SAME"
+    mult = int(rng.choice([1, 1, 2])) if depthwise else 1
+    out_d = d * mult if depthwise else int(rng.integers(1, 17))
+    return dict(op="DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", k=k, stride=stride, dil=dil, padding=padding,
+                mult=mult, out_d=out_d, oh=_out_size(padding, h, k, stride, dil),
+                ow=_out_size(padding, w, k, stride, dil))
+
+
+@generator("PATCH/chain_int8")
+def chain_int8(rng: np.random.Generator) -> Case:
+    h, w, d = int(rng.integers(6, 25)), int(rng.integers(6, 25)), int(rng.integers(1, 5))
+    n = int(rng.integers(2, 5))
+    tail = bool(rng.integers(0, 2))
+    b = ModelBuilder()
+    sg = b.subgraph()
+    q = act_quant(rng, "INT8")
+    x = sg.tensor((1, h, w, d), "INT8", quant=q)
+    sg.inputs = [x]
+    layers = []
+    cur, ch, cw, cd = x, h, w, d
+    for j in range(n + (1 if tail else 0)):
+        L = _layer(rng, ch, cw, cd)
+        if j == n:  # the op after the stage: a plain 1x1 or 3x3 CONV_2D
+            L = dict(L, op="CONV_2D", mult=1, dil=1, stride=1, padding="SAME", oh=ch, ow=cw)
+        per_channel = bool(rng.integers(0, 2))
+        dw = L["op"] == "DEPTHWISE_CONV_2D"
+        out_d = L["out_d"]
+        fshape = (1, L["k"], L["k"], out_d) if dw else (out_d, L["k"], L["k"], cd)
+        taps = L["k"] * L["k"] * (1 if dw else cd)
+        qw = weight_quant(rng, out_d, per_channel, 3 if dw else 0,
+                          (0.5 * 0.02 / np.sqrt(taps), 2.0 * 0.02 / np.sqrt(taps)))
+        qout = act_quant(rng, "INT8", (0.01, 0.05))
+        wt = sg.tensor(fshape, "INT8", data=random_data(rng, "INT8", fshape, -127, 127), quant=qw)
+        qb = ([q[0][0] * s for s in qw[0]], [0] * len(qw[0]), 0)
+        bt = sg.tensor((out_d,), "INT32", data=bias_data(rng, "INT32", out_d), quant=qb)
+        y = sg.tensor((1, L["oh"], L["ow"], out_d), "INT8", quant=qout)
+        act = str(rng.choice(ACTIVATIONS))
+        opts = dict(Padding=L["padding"], StrideH=L["stride"], StrideW=L["stride"], DilationHFactor=L["dil"],
+                    DilationWFactor=L["dil"], FusedActivationFunction=act)
+        if dw:
+            opts["DepthMultiplier"] = L["mult"]
+        sg.op(L["op"], [cur, wt, bt], [y], **opts)
+        layers.append(f"{L['op'][0]}{L['k']}s{L['stride']}d{L['dil']}{L['padding'][0]}x{L['mult']}->{out_d}")
+        cur, ch, cw, cd, q = y, L["oh"], L["ow"], out_d, qout
+        if j == n - 1:
+            stage_out = (ch, cw)
+    sg.outputs = [cur]
+    gh = int(rng.integers(2, min(stage_out[0], 6) + 1)) if stage_out[0] >= 2 else 1
+    gw = int(rng.integers(2, min(stage_out[1], 6) + 1)) if stage_out[1] >= 2 else 1
+    return Case("", b.build(), dict(h=h, w=w, d=d, layers=" ".join(layers), split=n, grid=(gh, gw), tail=tail))

@@ -1,0 +1,247 @@
+"""Patch-based first stages (engine/patch.h, `tflm-host prepare --max-extra-macs`):
+the first convolutions run patch by patch, their big maps never whole in the
+arena. Outputs stay TFLM's bit for bit (TFLM runs the same model, ignoring
+the schedule), the arena is the host's prediction on the device, and a bad
+schedule is a ValueError."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+from conftest import DEVICE_PRELUDE, get_target, model_path, run_on
+import opgen
+from tflm_host import _engine, arena, cli, patches
+from tflm_host.model import load_model
+from tflm_host.prepare import prepare_model
+from tflm_host.reference import reference_outputs
+from tflm_host.runner import BatchJob, make_inputs, run_batch
+
+CHAINS = opgen.cases(12, only="PATCH/chain_int8")
+SHARED = ["person_detect.tflite", "vww_96_int8.tflite"]
+BOUND = 0.2  # --max-extra-macs 20%
+
+_patched: dict[str, bytes] = {}
+
+
+def patched(name: str) -> bytes:
+    if name not in _patched:
+        _patched[name] = prepare_model(model_path(name).read_bytes(), max_extra_macs=BOUND)
+    return _patched[name]
+
+
+def scheduled(case: opgen.Case) -> bytes:
+    gh, gw = case.params["grid"]
+    return patches.with_schedule(case.model, case.params["split"], gh, gw)
+
+
+def _host_outputs(data: bytes, samples) -> list[list[np.ndarray]]:
+    model = load_model(data)
+    it = arena.interpreter(model, None, run=True)
+    runs = []
+    for sample in samples:
+        for i, x in enumerate(sample):
+            it.set_input(i, np.ascontiguousarray(x, model.inputs[i].numpy_dtype).tobytes())
+        it.invoke()
+        runs.append([np.frombuffer(it.output(k), t.numpy_dtype).reshape(t.shape) for k, t in enumerate(model.outputs)])
+    return runs
+
+
+def _same(ours, ref) -> bool:
+    return all(x.tobytes() == np.asarray(y).astype(x.dtype).reshape(x.shape).tobytes()
+               for a, b in zip(ours, ref) for x, y in zip(a, b))
+
+
+def test_generated_chains_bit_exact_on_host(tmp_path):
+    """Every element of the stage's output (the model's output) is TFLM's:
+    strides 1 and 2, SAME and VALID, 1x1 to 5x5, dilation, depth multipliers,
+    grids that do not divide the map; the intermediate maps leave the head."""
+    for case in CHAINS:
+        data = scheduled(case)
+        ip = _engine.allocate(_engine.Model(data))
+        assert ip.patch == (case.params["split"], *case.params["grid"]), case.describe()
+        plain = arena.plan_layout(load_model(case.model))
+        layout = arena.plan_layout(load_model(data))
+        sg = load_model(data).main
+        # The stage's intermediate maps are not planned.
+        inner = {sg.operators[j].outputs[0] for j in range(case.params["split"] - 1)}
+        assert not inner & {b.tensor for b in layout.buffers if b.tensor >= 0}, case.describe()
+        assert inner <= {b.tensor for b in plain.buffers if b.tensor >= 0}, case.describe()
+        path = tmp_path / "m.tflite"
+        path.write_bytes(case.model)
+        samples = make_inputs(load_model(data), "random", seed=zlib.crc32(case.name.encode()), count=2)
+        assert _same(_host_outputs(data, samples), reference_outputs(path, samples)), case.describe()
+
+
+def test_shared_models_patched_bit_exact_on_host(tmp_path):
+    """person_detect and vww_96_int8 prepared with --max-extra-macs 20%: a
+    smaller arena, MACs within the bound, TFLM's outputs (random inputs and
+    the demo's frames)."""
+    from tflm_host.demo import demo_frames
+
+    for name in SHARED:
+        data = patched(name)
+        ip = _engine.allocate(_engine.Model(data))
+        split, gh, gw = ip.patch
+        assert split >= 2, name
+        assert ip.patch_macs - ip.patch_whole_macs <= BOUND * patches.model_macs(load_model(data)), name
+        unpatched = prepare_model(model_path(name).read_bytes())
+        assert ip.used < _engine.allocate(_engine.Model(unpatched)).used, name
+        samples = make_inputs(load_model(data), "random", seed=zlib.crc32(name.encode()), count=3)
+        if name == "person_detect.tflite":
+            samples += [[f.reshape(1, 96, 96, 1)] for f in demo_frames().values()]
+        # TFLM runs the patched model unchanged (it ignores the schedule).
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert _same(_host_outputs(data, samples), reference_outputs(model_path(name), samples)), name
+        assert _same(reference_outputs(path, samples), reference_outputs(model_path(name), samples)), name
+
+
+@pytest.mark.parametrize("arch", ["portable", "dsp", "v6m"])
+def test_chains_on_engine_with_each_cores_loops(arch, tmp_path, monkeypatch):
+    """The patches through the engine under ASan/UBSan, with the portable
+    loops and with the DSP and Armv6-M kernels' loops (test_speed_paths'
+    builds): bit-exact with TFLM, no access outside the windows."""
+    import engine_host
+    from test_speed_paths import arch_binary
+
+    binary = arch_binary(arch)
+    monkeypatch.setattr(engine_host, "tflm_run", lambda: binary)
+    for i, case in enumerate(CHAINS):
+        path = tmp_path / f"c{i}.tflite"
+        path.write_bytes(scheduled(case))
+        samples = make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()), count=2)
+        run = engine_host.run_engine(path, load_model(path), samples, tmp_path)
+        assert _same(run.runs, _reference(case.model, samples)), (arch, case.describe())
+
+
+@pytest.mark.parametrize("target", ["unix", "NETDUINO2", "NETDUINOPLUS2", "MICROBIT"])
+def test_patched_models_on_device(target):
+    """Bit-exact with TFLM on the board (the M4's SIMD kernels on NETDUINOPLUS2,
+    the M3's on the 128 KiB NETDUINO2, the M0's on MICROBIT, generated chains
+    only: its RAM holds no person detector), and arena_used_bytes as the host
+    predicts."""
+    jobs, refs, expect = [], {}, {}
+    items = [] if target == "MICROBIT" else \
+        [(name.removesuffix(".tflite"), patched(name), model_path(name).read_bytes()) for name in SHARED]
+    items += [(c.name.replace("/", "_"), scheduled(c), c.model) for c in CHAINS[:6]]
+    for key, data, original in items:
+        samples = make_inputs(load_model(data), "random", seed=zlib.crc32(key.encode()), count=1)
+        jobs.append(BatchJob(key, data, samples))
+        refs[key] = samples, original
+        layout = arena.plan_layout(load_model(data))
+        expect[key] = (layout.used, layout.head, layout.tail)
+    results = run_batch(get_target(target), jobs, planner=None)
+    for key, res in results.items():
+        assert res.error is None, (key, res.error)
+        assert res.arena == expect[key], key
+        samples, original = refs[key]
+        assert _same(res.runs, _reference(original, samples)), key
+
+
+def _reference(data: bytes, samples):
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "m.tflite"
+        p.write_bytes(data)
+        return reference_outputs(p, samples)
+
+
+def _bad_schedules() -> dict[str, bytes]:
+    data = patched("person_detect.tflite")
+    md = load_model(data).metadata[patches.METADATA_NAME]
+    at = data.index(md)
+
+    def put(word: int, value: int) -> bytes:
+        b = bytearray(data)
+        struct.pack_into("<I", b, at + 4 * word, value)
+        return bytes(b)
+
+    return {
+        "magic": put(0, 0),
+        "version": put(1, 9),
+        "split 0": put(2, 0),
+        "split past the ops": put(2, 1000),
+        "a stage through FULLY_CONNECTED": patches.with_schedule(
+            model_path("hello_world_int8.tflite").read_bytes(), 2, 1, 1),
+        "grid 0": put(3, 0),
+        "grid past the map": put(4, 60),
+        "huge grid": put(3, 0xffffffff),
+        "short": _short(data),
+        "a stage writing its own input": _in_place_chain(),
+    }
+
+
+def _in_place_chain() -> bytes:
+    """Two 1x1 CONV_2Ds, the first writing over the model's input tensor: a
+    stage would unplan the tensor its patches read."""
+    from tflm_host.builder import ModelBuilder
+
+    b = ModelBuilder()
+    sg = b.subgraph()
+    q = ([0.05], [3])
+    x = sg.tensor((1, 8, 8, 4), "INT8", quant=q)
+    w = sg.tensor((4, 1, 1, 4), "INT8", data=np.ones((4, 1, 1, 4), np.int8), quant=([0.01] * 4, [0] * 4, 0))
+    bias = sg.tensor((4,), "INT32", data=np.zeros(4, np.int32), quant=([0.0005] * 4, [0] * 4, 0))
+    y = sg.tensor((1, 8, 8, 4), "INT8", quant=q)
+    sg.op("CONV_2D", [x, w, bias], [x], Padding="SAME", StrideH=1, StrideW=1)
+    sg.op("CONV_2D", [x, w, bias], [y], Padding="SAME", StrideH=1, StrideW=1)
+    sg.inputs, sg.outputs = [x], [y]
+    return patches.with_schedule(b.build(), 2, 2, 2)
+
+
+def _short(data: bytes) -> bytes:
+    from tflm_host import fbedit
+
+    return fbedit.edit_model(data, metadata={patches.METADATA_NAME: patches.schedule_metadata(2, 2, 2)[:12]})
+
+
+def _host_verdict(data: bytes) -> str:
+    try:
+        _engine.allocate(_engine.Model(data), run=True).invoke()
+    except ValueError as e:
+        return f"ValueError {e}"
+    return "ok"
+
+
+def test_bad_schedule_is_a_value_error_on_host_and_device():
+    cases = _bad_schedules()
+    host = {k: _host_verdict(v) for k, v in cases.items()}
+    assert all(v.startswith("ValueError") for v in host.values()), host
+    code = DEVICE_PRELUDE + "".join(
+        f"attempt(lambda: tflm.Interpreter(tflm.Model(load('{i}.tflite'))).invoke())\n" for i in range(len(cases)))
+    out = run_on("unix", code, {f"{i}.tflite": v for i, v in enumerate(cases.values())})
+    assert out.splitlines() == list(host.values())
+
+
+def test_schedule_with_an_offline_plan_is_refused():
+    data = patched("person_detect.tflite")
+    from tflm_host.planning import plan_model
+    from tflm_host.prepare import unprepared
+
+    planned = plan_model(unprepared(data), time_limit=1).embedded()
+    both = patches.with_schedule(planned, 8, 4, 4)
+    assert _host_verdict(both).startswith("ValueError"), "schedule and offline plan together"
+
+
+def test_cli_prepare_max_extra_macs(tmp_path, capsys):
+    out = tmp_path / "p.tflite"
+    assert cli.main(["prepare", str(model_path("person_detect.tflite")), "-o", str(out),
+                     "--max-extra-macs", "20%"]) == 0
+    text = capsys.readouterr().out
+    ip = _engine.allocate(_engine.Model(out.read_bytes()))
+    assert f"-> {ip.used} " in text and "patch-based first stage: operators 0-" in text
+    assert cli.main(["arena", str(out)]) == 0
+    split, gh, gw = ip.patch
+    assert (f"patch-based first stage: operators 0-{split - 1} in {gh}x{gw} patches "
+            f"(+{ip.patch_macs - ip.patch_whole_macs} MACs)") in capsys.readouterr().out
+    # No extra MACs allowed: no stage.
+    assert cli.main(["prepare", str(model_path("person_detect.tflite")), "-o", str(out),
+                     "--max-extra-macs", "0"]) == 0
+    assert "no patch-based stage" in capsys.readouterr().out
+    assert _engine.allocate(_engine.Model(out.read_bytes())).patch[0] == 0
