@@ -4,9 +4,19 @@
 // sizes go higher index first. It keeps no lists: the next buffer is found by
 // a scan and the lowest free offset by moving past conflicts until none is
 // left, which gives the same first fit with no extra memory.
+//
+// With overlaps (overlap.h), an op's output and the input that dies at that
+// op may share bytes as far as the kernel allows (the output at least d
+// below the input), and the plan is made three ways: without overlaps
+// (TFLM's), with them, and with them while an input that dies into a
+// smaller output first leaves d bytes below itself for that output. The
+// lowest head wins (ties: the earlier way), so the head is never above TFLM's.
 #include "planner.h"
+#include "overlap.h"
 
 #if TFLM_PLANNER_GREEDY
+
+enum { GREEDY_PLAIN, GREEDY_OVERLAP, GREEDY_OVERLAP_LIFT, GREEDY_WAYS };
 
 static bool is_planned(const tflm_tensor_rec_t *r) {
     return r->where == TFLM_AT_HEAD;
@@ -34,9 +44,30 @@ static uint32_t next_buffer(const tflm_tensor_rec_t *recs, uint32_t count) {
     return best;
 }
 
-static uint32_t lowest_free_offset(const tflm_tensor_rec_t *recs, uint32_t count, const tflm_tensor_rec_t *want) {
+// The lowest offset >= `offset` at which buffer `w` does not clash with
+// placed buffer `j` (which shares bytes with w at `offset`): past j's end,
+// or, for an overlap pair, the position the rule allows.
+static uint32_t move_past(const tflm_tensor_rec_t *recs, const tflm_plan_view_t *ov, uint32_t w, uint32_t j,
+    uint32_t offset) {
+    const tflm_tensor_rec_t *r = &recs[j];
+    uint32_t end = r->data + tflm_planned_size(r);
+    uint32_t d;
+    if (ov && tflm_overlap_distance(ov, w, j, &d)) {
+        // w is the output: fine at or below j's offset - d.
+        return (uint64_t)offset + d <= r->data ? offset : end;
+    }
+    if (ov && tflm_overlap_distance(ov, j, w, &d)) {
+        // w is the dying input: fine from j's offset + d.
+        uint32_t from = tflm_align_up(r->data + d, TFLM_ALIGN);
+        return offset >= from ? offset : TFLM_MIN(from, end);
+    }
+    return end;
+}
+
+static uint32_t lowest_free_offset(const tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov,
+    uint32_t w, uint32_t offset) {
+    const tflm_tensor_rec_t *want = &recs[w];
     uint32_t size = tflm_planned_size(want);
-    uint32_t offset = 0;
     bool moved;
     do {
         moved = false;
@@ -47,17 +78,31 @@ static uint32_t lowest_free_offset(const tflm_tensor_rec_t *recs, uint32_t count
             }
             uint32_t end = r->data + tflm_planned_size(r);
             if (r->data < offset + size && offset < end) {
-                offset = end;
-                moved = true;
+                uint32_t next = move_past(recs, ov, w, j, offset);
+                moved = moved || next != offset;
+                offset = next;
             }
         }
     } while (moved);
     return offset;
 }
 
-static tflm_status_t greedy_plan(tflm_tensor_rec_t *recs, uint32_t count, uint32_t *head_bytes, tflm_error_t *err) {
-    (void)err;
+// Where the search for input x starts: d bytes up when an output not yet
+// placed may sit d below it, so that output finds room there.
+static uint32_t lift(const tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov, uint32_t x) {
+    uint32_t lowest = 0, d;
+    for (uint32_t y = 0; y < count; ++y) {
+        if (is_planned(&recs[y]) && !(recs[y].flags & TFLM_TENSOR_PLACED) && recs[y].first == recs[x].last
+            && tflm_overlap_distance(ov, y, x, &d)) {
+            lowest = TFLM_MAX(lowest, tflm_align_up(d, TFLM_ALIGN));
+        }
+    }
+    return lowest;
+}
+
+static uint32_t greedy_run(tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov, int way) {
     uint32_t head = 0;
+    const tflm_plan_view_t *pairs = way == GREEDY_PLAIN ? NULL : ov;
     for (;;) {
         uint32_t i = next_buffer(recs, count);
         if (i == count) {
@@ -65,7 +110,8 @@ static tflm_status_t greedy_plan(tflm_tensor_rec_t *recs, uint32_t count, uint32
         }
         tflm_tensor_rec_t *r = &recs[i];
         if (!(r->flags & TFLM_TENSOR_FIXED)) {
-            r->data = lowest_free_offset(recs, count, r);
+            uint32_t from = way == GREEDY_OVERLAP_LIFT ? lift(recs, count, ov, i) : 0;
+            r->data = lowest_free_offset(recs, count, pairs, i, from);
         }
         r->flags |= TFLM_TENSOR_PLACED;
         uint32_t end = r->data + tflm_planned_size(r);
@@ -74,10 +120,36 @@ static tflm_status_t greedy_plan(tflm_tensor_rec_t *recs, uint32_t count, uint32
     for (uint32_t i = 0; i < count; ++i) {
         recs[i].flags &= (uint8_t)~TFLM_TENSOR_PLACED;
     }
+    return head;
+}
+
+static tflm_status_t greedy_plan(tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov,
+    uint32_t *head_bytes, tflm_error_t *err) {
+    (void)err;
+    int best = GREEDY_PLAIN, last = GREEDY_PLAIN;
+    uint32_t head = greedy_run(recs, count, ov, GREEDY_PLAIN);
+    for (int way = GREEDY_OVERLAP; ov && way < GREEDY_WAYS; ++way) {
+        uint32_t h = greedy_run(recs, count, ov, way);
+        last = way;
+        if (h < head) {
+            head = h;
+            best = way;
+        }
+    }
+    if (best != last) {
+        greedy_run(recs, count, ov, best);
+    }
     *head_bytes = head;
     return TFLM_OK;
 }
 
+static tflm_status_t tflm_plan(tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov,
+    uint32_t *head_bytes, tflm_error_t *err) {
+    (void)ov;
+    return greedy_plan(recs, count, NULL, head_bytes, err);
+}
+
 const tflm_planner_t tflm_planner_greedy = { "greedy", greedy_plan };
+const tflm_planner_t tflm_planner_tflm = { "tflm", tflm_plan };
 
 #endif // TFLM_PLANNER_GREEDY

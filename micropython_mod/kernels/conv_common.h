@@ -51,12 +51,37 @@ void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, c
 typedef void (*tflm_conv_s8_rows_fn)(const conv_data_t *d, const int8_t *input, const int8_t *filter,
     const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1);
 
+// The output shares bytes with the input: the plan overlapped them
+// (engine/overlap.h), which is safe only if each output row is finished,
+// all its channels, before the next row is started.
+static inline bool tflm_conv_s8_overlapped(const conv_data_t *d, const int8_t *input, const int8_t *output) {
+    const size_t in_bytes = (size_t)d->batches * d->in_h * d->in_w * d->in_d;
+    const size_t out_bytes = (size_t)d->batches * d->out_h * d->out_w * d->out_d;
+    return (uintptr_t)output < (uintptr_t)input + in_bytes && (uintptr_t)input < (uintptr_t)output + out_bytes;
+}
+
+// Rows one at a time, in order: the kernels go over the rows once per chunk
+// of output channels, so one call over all rows would write every row's
+// first channels before the later chunks read the input again.
+static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
+    const int8_t *filter, const int32_t *bias, int8_t *output) {
+    for (int32_t b = 0; b < d->batches; ++b) {
+        for (int32_t y = 0; y < d->out_h; ++y) {
+            rows(d, input, filter, bias, output, b, y, y + 1);
+        }
+    }
+}
+
 // Every output row of every batch through a row-range kernel. Built with
 // TFLM_CONV_TEST_BAND=n (tests only), the rows go in bands of n, the last
 // band first, as a patch-by-patch caller would visit them: the outputs must
 // not change.
 static inline void tflm_conv_s8_all_rows(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
     const int8_t *filter, const int32_t *bias, int8_t *output) {
+    if (tflm_conv_s8_overlapped(d, input, output)) {
+        tflm_conv_s8_row_by_row(rows, d, input, filter, bias, output);
+        return;
+    }
     for (int32_t b = 0; b < d->batches; ++b) {
 #if defined(TFLM_CONV_TEST_BAND) && TFLM_CONV_TEST_BAND > 0
         for (int32_t r1 = d->out_h; r1 > 0; r1 -= TFLM_CONV_TEST_BAND) {
