@@ -196,7 +196,7 @@ def test_arena_and_plan_commands(capsys, tmp_path):
     assert data["arena_used_bytes"] == layout.used == data["head_bytes"] + data["tail_bytes"]
     assert sum(v["used"] for v in data["allocations"].values()) == layout.used
     png = tmp_path / "plan.png"
-    assert cli.main(["plan", str(model_path("vww_96_int8.tflite")), "--planner", "greedy", "--png", str(png)]) == 0
+    assert cli.main(["plan", str(model_path("vww_96_int8.tflite")), "--planner", "tflm", "--png", str(png)]) == 0
     out = capsys.readouterr().out
     assert "head 73728 bytes, bound 55296 bytes" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000
