@@ -8,15 +8,16 @@
 // With overlaps (overlap.h), an op's output and the input that dies at that
 // op may share bytes as far as the kernel allows (the output at least d
 // below the input), and the plan is made three ways: without overlaps
-// (TFLM's), with them, and with them while an input that dies into a
-// smaller output first leaves d bytes below itself for that output. The
-// lowest head wins (ties: the earlier way), so the head is never above TFLM's.
+// (TFLM's), with them, and with them in pairs: an input that dies into an
+// output not placed yet leaves d bytes below itself, and that output is
+// placed right after it, before larger buffers take the room. The lowest
+// head wins (ties: the earlier way), so the head is never above TFLM's.
 #include "planner.h"
 #include "overlap.h"
 
 #if TFLM_PLANNER_GREEDY
 
-enum { GREEDY_PLAIN, GREEDY_OVERLAP, GREEDY_OVERLAP_LIFT, GREEDY_WAYS };
+enum { GREEDY_PLAIN, GREEDY_OVERLAP, GREEDY_OVERLAP_PAIR, GREEDY_WAYS };
 
 static bool is_planned(const tflm_tensor_rec_t *r) {
     return r->where == TFLM_AT_HEAD;
@@ -88,16 +89,31 @@ static uint32_t lowest_free_offset(const tflm_tensor_rec_t *recs, uint32_t count
 }
 
 // Where the search for input x starts: d bytes up when an output not yet
-// placed may sit d below it, so that output finds room there.
-static uint32_t lift(const tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov, uint32_t x) {
+// placed may sit d below it, so that output finds room there (*partner:
+// that output, count when none).
+static uint32_t lift(const tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov, uint32_t x,
+    uint32_t *partner) {
     uint32_t lowest = 0, d;
+    *partner = count;
     for (uint32_t y = 0; y < count; ++y) {
-        if (is_planned(&recs[y]) && !(recs[y].flags & TFLM_TENSOR_PLACED) && recs[y].first == recs[x].last
-            && tflm_overlap_distance(ov, y, x, &d)) {
-            lowest = TFLM_MAX(lowest, tflm_align_up(d, TFLM_ALIGN));
+        if (is_planned(&recs[y]) && !(recs[y].flags & (TFLM_TENSOR_PLACED | TFLM_TENSOR_FIXED))
+            && recs[y].first == recs[x].last && tflm_overlap_distance(ov, y, x, &d)
+            && tflm_align_up(d, TFLM_ALIGN) >= lowest) {
+            lowest = tflm_align_up(d, TFLM_ALIGN);
+            *partner = y;
         }
     }
     return lowest;
+}
+
+static uint32_t place(tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *pairs, uint32_t i,
+    uint32_t from) {
+    tflm_tensor_rec_t *r = &recs[i];
+    if (!(r->flags & TFLM_TENSOR_FIXED)) {
+        r->data = lowest_free_offset(recs, count, pairs, i, from);
+    }
+    r->flags |= TFLM_TENSOR_PLACED;
+    return r->data + tflm_planned_size(r);
 }
 
 static uint32_t greedy_run(tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov, int way) {
@@ -108,14 +124,16 @@ static uint32_t greedy_run(tflm_tensor_rec_t *recs, uint32_t count, const tflm_p
         if (i == count) {
             break;
         }
-        tflm_tensor_rec_t *r = &recs[i];
-        if (!(r->flags & TFLM_TENSOR_FIXED)) {
-            uint32_t from = way == GREEDY_OVERLAP_LIFT ? lift(recs, count, ov, i) : 0;
-            r->data = lowest_free_offset(recs, count, pairs, i, from);
-        }
-        r->flags |= TFLM_TENSOR_PLACED;
-        uint32_t end = r->data + tflm_planned_size(r);
+        uint32_t partner = count;
+        uint32_t from = way == GREEDY_OVERLAP_PAIR && !(recs[i].flags & TFLM_TENSOR_FIXED)
+            ? lift(recs, count, ov, i, &partner) : 0;
+        uint32_t end = place(recs, count, pairs, i, from);
         head = TFLM_MAX(head, end);
+        if (partner != count) {
+            // The output the input made room for takes it at once.
+            end = place(recs, count, pairs, partner, 0);
+            head = TFLM_MAX(head, end);
+        }
     }
     for (uint32_t i = 0; i < count; ++i) {
         recs[i].flags &= (uint8_t)~TFLM_TENSOR_PLACED;
