@@ -85,12 +85,16 @@ static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext)
 }
 
 // The interpreter's records as the plan code sees them.
-static tflm_plan_view_t plan_view(tflm_interp_t *ip) {
+tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip) {
     tflm_plan_view_t v = {
         tflm_interp_tensor(ip, 0), ip->n_model_tensors, ip->n_tensors, tflm_interp_node(ip, 0), ip->n_nodes,
-        ip->arena->base, &ip->err, ip->model, tflm_interp_subgraph(ip, 0), ip->n_subgraphs,
+        ip->arena->base, (tflm_error_t *)&ip->err, ip->model, tflm_interp_subgraph(ip, 0), ip->n_subgraphs,
     };
     return v;
+}
+
+static tflm_plan_view_t plan_view(tflm_interp_t *ip) {
+    return tflm_interp_plan_view(ip);
 }
 
 // Runs the planner over the head records (offline offsets stay where they
