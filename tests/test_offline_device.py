@@ -101,7 +101,7 @@ print(tflm.arena_size(m, plan=offsets))
         assert (planner, int(used), int(head)) == ("offline", layout.used, layout.head), line
         assert [tuple(b) for b in ast.literal_eval(bufs)] == layout.plan_tuples()
     assert int(out[5]) == layout.needed
-    assert layout.used < arena.plan_layout(load_model(model_path(name)), "greedy").used
+    assert layout.used < arena.plan_layout(load_model(model_path(name)), "tflm").used
 
 
 # -- corrupted plans ---------------------------------------------------------------

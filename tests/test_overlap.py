@@ -15,7 +15,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import model_path
+from conftest import DEVICE_PRELUDE, model_files, model_path, run_on
 from engine_host import BUILD, tflm_run
 from opgen import GENERATORS, act_quant, bias_data, random_data, single_op
 from opgen.conv import _quant
@@ -153,9 +153,9 @@ def test_rule_on_generated_models(gen, tmp_path):
             assert info["tight"] <= info["rule"]
 
 
-def test_unsafe_overlap_is_rejected():
-    """A plan that puts person_detect's first CONV_2D output one row too high
-    over its input: the device's validator names both tensors."""
+def _unsafe_plan() -> tuple[list[int], str]:
+    """person_detect's greedy plan with one overlapped output moved too close
+    to the input it is written over, and the host validator's message."""
     model = load_model(model_path("person_detect.tflite"))
     layout = arena.plan_layout(model, "greedy")
     # An overlapped pair of the greedy plan: output y below its dying input x.
@@ -165,7 +165,7 @@ def test_unsafe_overlap_is_rejected():
     y, x = pairs[0]
     offsets = [r.offset if r.planned else -1 for r in layout.records]
     n = layout.n_tensors
-    offsets[y.index] = x.offset - 16 * ((x.offset - y.offset) // 32)  # too close to x
+    offsets[y.index] = x.offset - 16 * ((x.offset - y.offset) // 32)  # half as far below x
     with pytest.raises(ValueError, match=r"offline plan: tensor \d+ overlaps tensor \d+, the input that dies at the "
                        r"operator writing it, unsafely: it must start \d+ bytes or more below it") as e:
         arena.plan_layout(model, "offline", plan=OfflinePlan(offsets[:n], offsets[n:] or None))
@@ -173,3 +173,21 @@ def test_unsafe_overlap_is_rejected():
     # The greedy plan itself passes the same check.
     good = [r.offset if r.planned else -1 for r in layout.records]
     assert arena.plan_layout(model, "offline", plan=OfflinePlan(good[:n], good[n:] or None)).head == layout.head
+    return offsets, str(e.value)
+
+
+def test_unsafe_overlap_is_rejected():
+    """The host's validator (the engine's) names the tensors."""
+    _unsafe_plan()
+
+
+@pytest.mark.parametrize("target", ["unix", "NETDUINO2"])
+def test_unsafe_overlap_is_rejected_on_device(target):
+    """The device's validator: the same ValueError, and the greedy plan runs."""
+    offsets, message = _unsafe_plan()
+    code = DEVICE_PRELUDE + f"""
+m = tflm.Model(load('person_detect.tflite'))
+attempt(lambda: tflm.Interpreter(m, plan={offsets!r}))
+"""
+    out = run_on(target, [code], model_files("person_detect.tflite")).splitlines()
+    assert out == [f"ValueError {message}"]

@@ -108,6 +108,9 @@ static tflm_status_t plan_head(tflm_interp_t *ip) {
     if (st != TFLM_OK) {
         return st;
     }
+    // Arenas come in whole TFLM_ALIGN units: an offline plan's highest buffer
+    // may end between them (an int8 tensor at an odd offset).
+    ip->head_bytes = tflm_align_up(ip->head_bytes, TFLM_ALIGN);
     uint32_t planned = 0, count = 0;
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
         const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
