@@ -72,13 +72,24 @@ static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv
     }
 }
 
-// Every output row of every batch through a row-range kernel. Built with
+// Whether one call of the int8 DEPTHWISE_CONV_2D kernel over rows [row0,
+// row1) finishes each row (all its channels) before it reads input for a
+// later row: one chunk of output channels, not the 3x3 path (which goes
+// channel by channel along the rows).
+bool tflm_depthwise_conv_2d_s8_rows_in_order(const conv_data_t *d);
+
+// Every output row of every batch through a row-range kernel; when the
+// output overlaps the input and one call would not keep the rows in order
+// (`in_order` false), row by row. Built with
 // TFLM_CONV_TEST_BAND=n (tests only), the rows go in bands of n, the last
 // band first, as a patch-by-patch caller would visit them: the outputs must
 // not change.
 static inline void tflm_conv_s8_all_rows(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
-    const int8_t *filter, const int32_t *bias, int8_t *output) {
-    if (tflm_conv_s8_overlapped(d, input, output)) {
+    const int8_t *filter, const int32_t *bias, int8_t *output, bool in_order) {
+#if defined(TFLM_CONV_TEST_BAND) && TFLM_CONV_TEST_BAND > 0
+    in_order = false;  // the bands below go last first
+#endif
+    if (!in_order && tflm_conv_s8_overlapped(d, input, output)) {
         tflm_conv_s8_row_by_row(rows, d, input, filter, bias, output);
         return;
     }
