@@ -144,6 +144,7 @@ static bool row_geometry(const tflm_plan_view_t *v, uint32_t n, const tflm_tenso
     g->row_y = ry->bytes / y_rows;
     g->stride = (uint32_t)stride;
     g->pad_top = top;
+    g->band = 1;
     return true;
 }
 

@@ -26,14 +26,17 @@
 #include "plan.h"
 
 // What a row op reads: batches of in_h input rows of row_x bytes; it
-// writes batches of out_h rows of row_y bytes; output row y reads input
-// rows from y * stride - pad_top on (clamped at 0).
+// writes batches of out_h rows of row_y bytes, `band` rows at a time (the
+// rows of a band in any order, bands in order; the planner's rule has
+// bands of 1); output row y reads input rows from y * stride - pad_top on
+// (clamped at 0).
 typedef struct {
     uint32_t batches;
     uint32_t in_h, out_h;
     uint32_t row_x, row_y;
     uint32_t stride;
     int32_t pad_top;
+    uint32_t band;
 } tflm_overlap_rows_t;
 
 // The first input row output row y of a batch reads, in_h when it reads none.
@@ -43,20 +46,23 @@ static inline uint64_t tflm_overlap_first_row(const tflm_overlap_rows_t *g, uint
     return (uint64_t)(lo < (int64_t)g->in_h ? lo : (int64_t)g->in_h);
 }
 
-// The smallest d for a row op: over all output rows r (batches one after
-// another) that still read input, (r + 1) * row_y - (first input row r
-// reads) * row_x. Rows of the last batch that read no input are free.
+// The smallest d for a row op: over all bands of output rows (batches one
+// after another) that still read input, (end of the band) * row_y - (first
+// input row the band reads) * row_x. Rows of the last batch that read no
+// input are free.
 static inline uint64_t tflm_overlap_rows_distance(const tflm_overlap_rows_t *g) {
     uint64_t d = 0;
+    const uint32_t band = g->band ? g->band : 1u;
     for (uint32_t b = 0; b < g->batches; ++b) {
-        for (uint32_t y = 0; y < g->out_h; ++y) {
+        for (uint32_t y = 0; y < g->out_h; y += band) {
             uint64_t lo = tflm_overlap_first_row(g, y);
             if (lo == g->in_h && b + 1 == g->batches) {
                 break;  // nothing left to read
             }
+            uint32_t end = g->out_h - y < band ? g->out_h : y + band;
             // The next batch's rows still wait when this one reads none.
             uint64_t reads_from = (uint64_t)b * g->in_h + lo;
-            uint64_t written = ((uint64_t)b * g->out_h + y + 1) * g->row_y;
+            uint64_t written = ((uint64_t)b * g->out_h + end) * g->row_y;
             uint64_t safe = reads_from * g->row_x;
             d = written > safe && written - safe > d ? written - safe : d;
         }

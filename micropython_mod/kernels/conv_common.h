@@ -4,6 +4,7 @@
 #define TFLM_KERNELS_CONV_COMMON_H
 
 #include "kernels/kernels.h"
+#include "engine/overlap.h"
 
 // Arithmetic variants. int16 CONV_2D accumulates in 32 bits with an int32
 // bias and in 64 bits otherwise, as TFLM's does.
@@ -60,14 +61,27 @@ static inline bool tflm_conv_s8_overlapped(const conv_data_t *d, const int8_t *i
     return (uintptr_t)output < (uintptr_t)input + in_bytes && (uintptr_t)input < (uintptr_t)output + out_bytes;
 }
 
-// Rows one at a time, in order: the kernels go over the rows once per chunk
-// of output channels, so one call over all rows would write every row's
-// first channels before the later chunks read the input again.
+// Bands of rows in order: the kernels go over their rows once per chunk of
+// output channels, so one call over all rows would write every row's first
+// channels before the later chunks read the input again. A band's rows may
+// be written in any order, so a band may be as tall as the distance the
+// plan left between output and input allows (engine/overlap.h, the rule the
+// planner used with bands of one row): the taller, the fewer times each
+// chunk's constants are set up.
 static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
     const int8_t *filter, const int32_t *bias, int8_t *output) {
+    tflm_overlap_rows_t g = {
+        d->batches, d->in_h, d->out_h, (uint32_t)d->in_w * d->in_d, (uint32_t)d->out_w * d->out_d,
+        d->stride_h, d->pad_h, d->out_h,
+    };
+    const int64_t below = (int64_t)((intptr_t)input - (intptr_t)output);
+    while (g.band > 1 && (below < 0 || tflm_overlap_rows_distance(&g) > (uint64_t)below)) {
+        g.band = (g.band + 1) / 2;
+    }
+    const int32_t band = (int32_t)g.band;
     for (int32_t b = 0; b < d->batches; ++b) {
-        for (int32_t y = 0; y < d->out_h; ++y) {
-            rows(d, input, filter, bias, output, b, y, y + 1);
+        for (int32_t y = 0; y < d->out_h; y += band) {
+            rows(d, input, filter, bias, output, b, y, d->out_h - y < band ? d->out_h : y + band);
         }
     }
 }
