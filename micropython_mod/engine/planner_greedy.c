@@ -141,6 +141,41 @@ static uint32_t greedy_run(tflm_tensor_rec_t *recs, uint32_t count, const tflm_p
     return head;
 }
 
+// Record i shares bytes with a live buffer (only an overlap pair can).
+static bool shares_bytes(const tflm_tensor_rec_t *recs, uint32_t count, uint32_t i) {
+    const tflm_tensor_rec_t *a = &recs[i];
+    for (uint32_t j = 0; j < count; ++j) {
+        const tflm_tensor_rec_t *b = &recs[j];
+        if (j != i && is_planned(b) && tflm_lifetimes_overlap(a, b) && a->data < b->data + tflm_planned_size(b)
+            && b->data < a->data + tflm_planned_size(a)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Overlaps cost time (the int8 convolutions then go row by row): every
+// output or input that has room of its own below the head moves there, so
+// only the overlaps the head needs stay.
+static void keep_needed_overlaps(tflm_tensor_rec_t *recs, uint32_t count, uint32_t head) {
+    for (uint32_t i = 0; i < count; ++i) {
+        tflm_tensor_rec_t *r = &recs[i];
+        if (!is_planned(r) || (r->flags & TFLM_TENSOR_FIXED) || !shares_bytes(recs, count, i)) {
+            continue;
+        }
+        for (uint32_t j = 0; j < count; ++j) {
+            recs[j].flags |= j != i ? TFLM_TENSOR_PLACED : 0;
+        }
+        uint32_t at = lowest_free_offset(recs, count, NULL, i, 0);
+        if (at + tflm_planned_size(r) <= head) {
+            r->data = at;
+        }
+        for (uint32_t j = 0; j < count; ++j) {
+            recs[j].flags &= (uint8_t)~TFLM_TENSOR_PLACED;
+        }
+    }
+}
+
 static tflm_status_t greedy_plan(tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov,
     uint32_t *head_bytes, tflm_error_t *err) {
     (void)err;
@@ -156,6 +191,9 @@ static tflm_status_t greedy_plan(tflm_tensor_rec_t *recs, uint32_t count, const 
     }
     if (best != last) {
         greedy_run(recs, count, ov, best);
+    }
+    if (best != GREEDY_PLAIN) {
+        keep_needed_overlaps(recs, count, head);
     }
     *head_bytes = head;
     return TFLM_OK;
