@@ -180,7 +180,7 @@ def plan_rows(models: list[Path], target_name: str, progress=None) -> list[dict]
         if row["missing"]:
             continue
         data = path.read_bytes()
-        greedy = arena.plan_layout(model, "greedy")
+        greedy = arena.plan_layout(model, "tflm")
         plain = plan_model(data, alias=False, reorder=False)
         best = plan_model(data)
         row.update(greedy=greedy, plain=plain, best=best)
@@ -255,7 +255,7 @@ def prealloc_rows(models: list[Path], target_name: str) -> list[dict]:
         inp, out = model.main.inputs[0], model.main.outputs[0]
         data = path.read_bytes()
         for label, pre in (("nothing", ()), ("input", (inp,)), ("output", (out,)), ("input and output", (inp, out))):
-            greedy = arena.plan_layout(model, "greedy", preallocated=pre)
+            greedy = arena.plan_layout(model, "tflm", preallocated=pre)
             best = plan_model(data, preallocated=pre)
             ext = sum(model.main.tensors[t].nbytes for t in pre)
             rows.append({"model": path.name, "what": label, "greedy": greedy.used, "offline": best.layout.used,
