@@ -15,7 +15,7 @@ from .model import Model
 ALIGN = _engine.ALIGN
 MAX_CALL_DEPTH = _engine.MAX_CALL_DEPTH
 # The engine's planners a user names (the offline planner takes a plan).
-PLANNERS = ("greedy", "linear")
+PLANNERS = ("greedy", "tflm", "linear")
 
 
 def align(n: int, a: int) -> int:

@@ -85,25 +85,32 @@ static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext)
 }
 
 // The interpreter's records as the plan code sees them.
-static tflm_plan_view_t plan_view(tflm_interp_t *ip) {
+tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip) {
     tflm_plan_view_t v = {
         tflm_interp_tensor(ip, 0), ip->n_model_tensors, ip->n_tensors, tflm_interp_node(ip, 0), ip->n_nodes,
-        ip->arena->base, &ip->err,
+        ip->arena->base, (tflm_error_t *)&ip->err, ip->model, tflm_interp_subgraph(ip, 0), ip->n_subgraphs,
     };
     return v;
+}
+
+static tflm_plan_view_t plan_view(tflm_interp_t *ip) {
+    return tflm_interp_plan_view(ip);
 }
 
 // Runs the planner over the head records (offline offsets stay where they
 // are) and checks the result when a plan gave offsets.
 static tflm_status_t plan_head(tflm_interp_t *ip) {
-    tflm_status_t st = ip->planner->plan(tflm_interp_tensor(ip, 0), ip->n_tensors, &ip->head_bytes, &ip->err);
+    tflm_plan_view_t view = plan_view(ip);
+    tflm_status_t st = ip->planner->plan(tflm_interp_tensor(ip, 0), ip->n_tensors, &view, &ip->head_bytes, &ip->err);
     if (st == TFLM_OK && ip->fixed) {
-        tflm_plan_view_t view = plan_view(ip);
         st = tflm_plan_check(&view);
     }
     if (st != TFLM_OK) {
         return st;
     }
+    // Arenas come in whole TFLM_ALIGN units: an offline plan's highest buffer
+    // may end between them (an int8 tensor at an odd offset).
+    ip->head_bytes = tflm_align_up(ip->head_bytes, TFLM_ALIGN);
     uint32_t planned = 0, count = 0;
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
         const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);

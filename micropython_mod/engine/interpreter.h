@@ -182,8 +182,13 @@ bool tflm_resource_shape(tflm_model_t *m, int32_t id, uint32_t *bytes, uint8_t *
 // A resource's buffer at eval time, NULL for an unknown or never assigned id.
 void *tflm_resource_data(const tflm_interp_t *ip, int32_t id, uint32_t *bytes);
 
+// The records as the plan code sees them (plan.h, overlap.h).
+tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip);
+
 // The plan as text: one line per allocation scope, arena offsets across
-// `width` columns, one character per tensor. Calls `line` for each line.
+// `width` columns, one character per tensor, then one line per overlapped
+// pair (an output written over the input that dies at its operator). Calls
+// `line` for each line.
 void tflm_interp_memory_plan(const tflm_interp_t *ip, uint32_t width,
     void (*line)(void *ctx, const char *text, size_t len), void *ctx);
 

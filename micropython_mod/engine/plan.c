@@ -3,6 +3,7 @@
 #include "arena.h"
 #include "kernel.h"
 #include "ops.h"
+#include "overlap.h"
 #include "planner.h"
 
 // Offsets beyond this cannot be in any arena (tflm_arena_t sizes are 31-bit).
@@ -216,6 +217,20 @@ static tflm_status_t check_pair(tflm_plan_view_t *v, uint32_t i, uint32_t j) {
     const char *ki = rec_kind(v, i, &ni), *kj = rec_kind(v, j, &nj);
     uint32_t lo = TFLM_MAX(a->data, b->data);
     uint32_t hi = TFLM_MIN(a->data + tflm_planned_size(a), b->data + tflm_planned_size(b));
+    // An op's output over the input that dies there: as far as its kernel allows.
+    for (int k = 0; k < 2; ++k) {
+        uint32_t y = k ? j : i, x = k ? i : j, d;
+        if (tflm_overlap_distance(v, y, x, &d)) {
+            const tflm_tensor_rec_t *ry = &v->recs[y], *rx = &v->recs[x];
+            if (tflm_overlap_ok(ry, rx, d)) {
+                return TFLM_OK;
+            }
+            return tflm_error(v->err, TFLM_ERR_VALUE,
+                "offline plan: tensor %u overlaps tensor %u, the input that dies at the operator writing it, "
+                "unsafely: it must start %u bytes or more below it (at offset %d or lower), it starts at %u",
+                (unsigned)y, (unsigned)x, (unsigned)d, (int)((int64_t)rx->data - d), (unsigned)ry->data);
+        }
+    }
     return tflm_error(v->err, TFLM_ERR_VALUE,
         "offline plan: %s %u and %s %u share bytes %u-%u while both are alive (scope %d)",
         ki, (unsigned)ni, kj, (unsigned)nj, (unsigned)lo, (unsigned)(hi - 1), (int)TFLM_MAX(a->first, b->first));

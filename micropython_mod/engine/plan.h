@@ -8,7 +8,8 @@
 // kernels support: the output of RESHAPE, SQUEEZE or EXPAND_DIMS at its
 // input's offset (a view: the bytes are not copied), or the output of an
 // element-wise op at the offset of an input of the same size that is not read
-// again after it (computed in place).
+// again after it (computed in place), or an op's output overlapping the
+// input that dies at that op, as far as its kernel allows (overlap.h).
 #ifndef TFLM_ENGINE_PLAN_H
 #define TFLM_ENGINE_PLAN_H
 
@@ -43,7 +44,7 @@ tflm_status_t tflm_plan_from_words(const uint8_t *buf, size_t len, tflm_plan_t *
 
 // What the plan code sees of an interpreter: the records the planners see
 // (planner.h) and the node records, for aliases; not the interpreter.
-typedef struct {
+typedef struct _tflm_plan_view_t {
     tflm_tensor_rec_t *recs;       // model tensors of all subgraphs, then scratch buffers
     uint32_t n_model_tensors;
     uint32_t n_recs;
@@ -51,6 +52,11 @@ typedef struct {
     uint32_t n_nodes;
     const uint8_t *base;           // the arena's base: node index lists are offsets from it
     tflm_error_t *err;
+    // For overlapped placement (overlap.h): the ops' shapes and options, and
+    // which nodes belong to which subgraph.
+    tflm_model_t *model;
+    const tflm_subgraph_rec_t *subgraphs;
+    uint32_t n_subgraphs;
 } tflm_plan_view_t;
 
 // Gives the head records the plan's offsets and marks them fixed. ValueError

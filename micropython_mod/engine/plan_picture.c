@@ -1,5 +1,6 @@
 // The head's plan as text, as TFLM's PrintMemoryPlan draws it (see interpreter.h).
 #include "interpreter.h"
+#include "overlap.h"
 
 char tflm_interp_plan_char(const tflm_interp_t *ip, uint32_t record) {
     static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -49,5 +50,22 @@ void tflm_interp_memory_plan(const tflm_interp_t *ip, uint32_t width,
         n = pre + width;
         n += tflm_format(text + n, sizeof(text) - n, " %u", (unsigned)live);
         line(ctx, text, n);
+    }
+    // The overlapped pairs ('!' above where they share bytes).
+    tflm_plan_view_t v = tflm_interp_plan_view(ip);
+    for (uint32_t y = 0; y < ip->n_model_tensors; ++y) {
+        const tflm_tensor_rec_t *ry = tflm_interp_tensor(ip, y);
+        for (uint32_t x = 0; ry->where == TFLM_AT_HEAD && x < ip->n_model_tensors; ++x) {
+            const tflm_tensor_rec_t *rx = tflm_interp_tensor(ip, x);
+            uint32_t d;
+            if (rx->where != TFLM_AT_HEAD || rx->last != ry->first || ry->data >= rx->data
+                || ry->data + tflm_planned_size(ry) <= rx->data || !tflm_overlap_distance(&v, y, x, &d)) {
+                continue;
+            }
+            n = tflm_format(text, sizeof(text), "overlap: tensor %u written over tensor %u (read last by the same "
+                "operator), %u bytes below it (%u needed)", (unsigned)y, (unsigned)x, (unsigned)(rx->data - ry->data),
+                (unsigned)d);
+            line(ctx, text, n);
+        }
     }
 }

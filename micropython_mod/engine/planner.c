@@ -4,6 +4,7 @@
 static const tflm_planner_t *const tflm_planners[] = {
     #if TFLM_PLANNER_GREEDY
     &tflm_planner_greedy,
+    &tflm_planner_tflm,
     #endif
     #if TFLM_PLANNER_LINEAR
     &tflm_planner_linear,

@@ -7,16 +7,24 @@
 
 #include "records.h"
 
+struct _tflm_plan_view_t;
+
 typedef struct _tflm_planner_t {
     const char *name;
     // Plans every record with where == TFLM_AT_HEAD. Records flagged
     // TFLM_TENSOR_FIXED keep the offset they have. Sizes are rounded up to
-    // TFLM_ALIGN. Sets *head_bytes to the end of the highest buffer.
-    tflm_status_t (*plan)(tflm_tensor_rec_t *recs, uint32_t count, uint32_t *head_bytes, tflm_error_t *err);
+    // TFLM_ALIGN. Sets *head_bytes to the end of the highest buffer. `ov`
+    // (the records' graph, engine/plan.h) lets a planner overlap an op's
+    // output with its dying input as overlap.h allows; NULL: no overlaps.
+    tflm_status_t (*plan)(tflm_tensor_rec_t *recs, uint32_t count, const struct _tflm_plan_view_t *ov,
+        uint32_t *head_bytes, tflm_error_t *err);
 } tflm_planner_t;
 
-// First fit by decreasing size, in TFLM's order: the head equals TFLM's.
+// First fit by decreasing size, in TFLM's order, also trying overlapped
+// placements (overlap.h): the head is TFLM's or smaller (the default).
 extern const tflm_planner_t tflm_planner_greedy;
+// The same first fit without overlaps: TFLM's head byte for byte.
+extern const tflm_planner_t tflm_planner_tflm;
 // No reuse: every buffer keeps its bytes, so every tensor can be read after invoke.
 extern const tflm_planner_t tflm_planner_linear;
 // Offsets from an offline plan (fixed records); the rest placed around them

@@ -4,7 +4,9 @@
 
 #if TFLM_PLANNER_LINEAR
 
-static tflm_status_t linear_plan(tflm_tensor_rec_t *recs, uint32_t count, uint32_t *head_bytes, tflm_error_t *err) {
+static tflm_status_t linear_plan(tflm_tensor_rec_t *recs, uint32_t count, const struct _tflm_plan_view_t *ov,
+    uint32_t *head_bytes, tflm_error_t *err) {
+    (void)ov;
     (void)err;
     uint32_t next = 0;
     for (uint32_t i = 0; i < count; ++i) {

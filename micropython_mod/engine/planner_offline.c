@@ -5,10 +5,12 @@
 
 #if TFLM_PLANNER_OFFLINE
 
-static tflm_status_t offline_plan(tflm_tensor_rec_t *recs, uint32_t count, uint32_t *head_bytes, tflm_error_t *err) {
+static tflm_status_t offline_plan(tflm_tensor_rec_t *recs, uint32_t count, const struct _tflm_plan_view_t *ov,
+    uint32_t *head_bytes, tflm_error_t *err) {
     #if TFLM_PLANNER_GREEDY
-    return tflm_planner_greedy.plan(recs, count, head_bytes, err);
+    return tflm_planner_greedy.plan(recs, count, ov, head_bytes, err);
     #else
+    (void)ov;
     uint32_t head = 0;
     for (uint32_t i = 0; i < count; ++i) {
         const tflm_tensor_rec_t *r = &recs[i];

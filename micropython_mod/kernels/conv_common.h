@@ -4,6 +4,7 @@
 #define TFLM_KERNELS_CONV_COMMON_H
 
 #include "kernels/kernels.h"
+#include "engine/overlap.h"
 
 // Arithmetic variants. int16 CONV_2D accumulates in 32 bits with an int32
 // bias and in 64 bits otherwise, as TFLM's does.
@@ -51,12 +52,61 @@ void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, c
 typedef void (*tflm_conv_s8_rows_fn)(const conv_data_t *d, const int8_t *input, const int8_t *filter,
     const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1);
 
-// Every output row of every batch through a row-range kernel. Built with
+// The output shares bytes with the input: the plan overlapped them
+// (engine/overlap.h), which is safe only if each output row is finished,
+// all its channels, before the next row is started.
+static inline bool tflm_conv_s8_overlapped(const conv_data_t *d, const int8_t *input, const int8_t *output) {
+    const size_t in_bytes = (size_t)d->batches * d->in_h * d->in_w * d->in_d;
+    const size_t out_bytes = (size_t)d->batches * d->out_h * d->out_w * d->out_d;
+    return (uintptr_t)output < (uintptr_t)input + in_bytes && (uintptr_t)input < (uintptr_t)output + out_bytes;
+}
+
+// Bands of rows in order: the kernels go over their rows once per chunk of
+// output channels, so one call over all rows would write every row's first
+// channels before the later chunks read the input again. A band's rows may
+// be written in any order, so a band may be as tall as the distance the
+// plan left between output and input allows (engine/overlap.h, the rule the
+// planner used with bands of one row): the taller, the fewer times each
+// chunk's constants are set up.
+static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
+    const int8_t *filter, const int32_t *bias, int8_t *output) {
+    tflm_overlap_rows_t g = {
+        d->batches, d->in_h, d->out_h, (uint32_t)d->in_w * d->in_d, (uint32_t)d->out_w * d->out_d,
+        d->stride_h, d->pad_h, d->out_h,
+    };
+    const int64_t below = (int64_t)((intptr_t)input - (intptr_t)output);
+    while (g.band > 1 && (below < 0 || tflm_overlap_rows_distance(&g) > (uint64_t)below)) {
+        g.band = (g.band + 1) / 2;
+    }
+    const int32_t band = (int32_t)g.band;
+    for (int32_t b = 0; b < d->batches; ++b) {
+        for (int32_t y = 0; y < d->out_h; y += band) {
+            rows(d, input, filter, bias, output, b, y, d->out_h - y < band ? d->out_h : y + band);
+        }
+    }
+}
+
+// Whether one call of the int8 DEPTHWISE_CONV_2D kernel over rows [row0,
+// row1) finishes each row (all its channels) before it reads input for a
+// later row: one chunk of output channels, not the 3x3 path (which goes
+// channel by channel along the rows).
+bool tflm_depthwise_conv_2d_s8_rows_in_order(const conv_data_t *d);
+
+// Every output row of every batch through a row-range kernel; when the
+// output overlaps the input and one call would not keep the rows in order
+// (`in_order` false), row by row. Built with
 // TFLM_CONV_TEST_BAND=n (tests only), the rows go in bands of n, the last
 // band first, as a patch-by-patch caller would visit them: the outputs must
 // not change.
 static inline void tflm_conv_s8_all_rows(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
-    const int8_t *filter, const int32_t *bias, int8_t *output) {
+    const int8_t *filter, const int32_t *bias, int8_t *output, bool in_order) {
+#if defined(TFLM_CONV_TEST_BAND) && TFLM_CONV_TEST_BAND > 0
+    in_order = false;  // the bands below go last first
+#endif
+    if (!in_order && tflm_conv_s8_overlapped(d, input, output)) {
+        tflm_conv_s8_row_by_row(rows, d, input, filter, bias, output);
+        return;
+    }
     for (int32_t b = 0; b < d->batches; ++b) {
 #if defined(TFLM_CONV_TEST_BAND) && TFLM_CONV_TEST_BAND > 0
         for (int32_t r1 = d->out_h; r1 > 0; r1 -= TFLM_CONV_TEST_BAND) {

@@ -360,6 +360,17 @@ static void dw_s8_generic(const dw_s8_t *c, int8_t *output, int32_t batch, int32
     }
 }
 
+// The window-in-registers path: 3x3, no dilation, stride 1 or 2, at most
+// one column of padding (what SAME gives them), three input rows.
+static bool dw_s8_uses_3x3(const conv_data_t *d) {
+    return d->f_h == 3 && d->f_w == 3 && d->dil_h == 1 && d->dil_w == 1 && d->stride_w <= 2 && d->pad_w <= 1
+        && d->in_h >= 3;
+}
+
+bool tflm_depthwise_conv_2d_s8_rows_in_order(const conv_data_t *d) {
+    return d->out_d <= DW_S8_CHUNK && !dw_s8_uses_3x3(d);
+}
+
 void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter,
     const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
     dw_s8_t c;
@@ -388,10 +399,7 @@ void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, c
     c.act_max = d->act_max.q;
     const int32_t *mults = conv_multipliers(d);
     const int8_t *shifts = conv_shifts(d);
-    // The window-in-registers path: 3x3, no dilation, stride 1 or 2, at
-    // most one column of padding (what SAME gives them), three input rows.
-    const bool w3x3 = c.f_h == 3 && c.f_w == 3 && c.dil_h == 1 && c.dil_w == 1 && c.stride_w <= 2
-        && c.pad_w <= 1 && c.in_h >= 3;
+    const bool w3x3 = dw_s8_uses_3x3(d);
     tflm_out_s8_t q[DW_S8_CHUNK];
     c.q = q;
     for (c.c0 = 0; c.c0 < c.out_d; c.c0 += DW_S8_CHUNK) {

@@ -3,8 +3,10 @@ generator of tests/opgen, and more of those whose int64 data sits at 4
 modulo 8 (int16 convolutions and transpose convolutions as older converters
 wrote them), and prepared copies (tflm-host prepare: kernel data in the
 metadata) of those the host engine can prepare and of small shared models,
-and copies of convolution chains with a patch-based first stage
-(TflmPatchSchedule metadata, engine/patch.h), prepared and not.
+copies of convolution chains with a patch-based first stage
+(TflmPatchSchedule metadata, engine/patch.h), prepared and not, and small
+shared models with an offline plan whose buffers overlap (an op's output over
+its dying input, engine/overlap.h) for the validator.
     python gen_models.py OUT_DIR [SHARED_MODELS_DIR]"""
 
 from __future__ import annotations
@@ -45,11 +47,22 @@ def main(out: Path, shared: Path | None = None) -> None:
         (out / ("patched_" + name + ".tflite")).write_bytes(scheduled)
         (out / ("patched_prepared_" + name + ".tflite")).write_bytes(prepare_model(scheduled))
         patched += 2
-    print(f"{len(cases)} generated models, {prepared} prepared models, {patched} patched models in {out}")
+    planned = 0
+    if shared is not None:
+        from tflm_host.planning import plan_model
+        for name in OVERLAPPED_SHARED:
+            result = plan_model((shared / (name + ".tflite")).read_bytes(), reorder=False, time_limit=0.5)
+            (out / ("overlap_plan_" + name + ".tflite")).write_bytes(result.embedded())
+            planned += 1
+    print(f"{len(cases)} generated models, {prepared} prepared models, {patched} patched models, "
+          f"{planned} with overlapped plans in {out}")
 
 
 # Shared models small enough to fuzz prepared at the generated models' rate.
 SMALL_SHARED = ("hello_world_int8", "kws_ref_model", "trained_lstm_int8", "test_conv_model", "keyword_scrambled_8bit")
+
+# Shared models whose offline plan overlaps buffers (fuzzed at the same rate).
+OVERLAPPED_SHARED = ("kws_ref_model", "test_conv_model")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ bound (the most bytes alive at one operator) wherever the search can, two
 exact changes can go below it: aliases (views and in-place element-wise
 ops share their input's bytes, aliasing.py) and an execution order with a
 lower peak (schedule.py; the model is written with its operators in that
-order, which TFLM and the device both run as given).
+order, which TFLM and the device both run as given). With aliases, the
+engine's greedy plan with overlapped buffers (an op's output over the input
+that dies there, engine/overlap.h) is a candidate too: the lower head wins.
 """
 
 from __future__ import annotations
@@ -60,6 +62,20 @@ def _place(model: Model, alias: bool, time_limit: float, preallocated) -> tuple[
     return OfflinePlan(offsets[:n], scratch), result, no_alias, len(source)
 
 
+def _overlapped(model: Model, data: bytes, order: list[int] | None, no_alias: int, n_alias: int,
+                preallocated) -> PlanResult:
+    """The engine's greedy plan, which overlaps an op's output with its dying
+    input where the kernel allows it, as an offline plan (checked again)."""
+    greedy = plan_layout(model, "greedy", preallocated=preallocated)
+    offsets = [r.offset if r.planned else -1 for r in greedy.records]
+    n = greedy.n_tensors
+    plan = OfflinePlan(offsets[:n], offsets[n:] if len(offsets) > n else None)
+    layout = plan_layout(model, "offline", plan=plan, preallocated=preallocated)
+    if layout.head != greedy.head:
+        raise RuntimeError(f"internal error: greedy head {greedy.head}, as a plan {layout.head}")
+    return PlanResult(data, order, plan, layout, layout.head, no_alias, "greedy with overlaps", False, n_alias)
+
+
 def plan_model(data: bytes, *, alias: bool = True, reorder: bool = True, time_limit: float = 5.0,
                preallocated: tuple[int, ...] = ()) -> PlanResult:
     """The best plan found for the model (and, with `reorder`, for the best
@@ -81,6 +97,10 @@ def plan_model(data: bytes, *, alias: bool = True, reorder: bool = True, time_li
         result = PlanResult(cand, order, plan, layout, layout.head, no_alias, placed.method, placed.proven, n_alias)
         if best is None or result.head < best.head:
             best = result
+        if alias:
+            overlapped = _overlapped(m, cand, order, no_alias, n_alias, preallocated)
+            if overlapped.head < best.head:
+                best = overlapped
     assert best is not None
     return best
 

@@ -1,0 +1,83 @@
+// Overlapped in-place placement: how far below its dying input an op's
+// output must start so that the kernel never overwrites an input byte it
+// still has to read (docs/planning.md, "Overlapped buffers").
+//
+// An op whose input X is read for the last time by it (X dies there) may
+// write its output Y over X's bytes if Y starts at least d bytes below X:
+// Y.off <= X.off - d. Y may reach past X's end. The greedy planner offers
+// that position and the plan validator accepts it; no other pair of live
+// buffers may share bytes.
+//
+// Row ops (NHWC CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D,
+// PAD, PADV2): their kernels finish output row y (all its columns and
+// channels) before they write anything of row y + 1, and output row y reads
+// input rows >= lo(y) = max(0, y * stride - pad_top) only. Row y may
+// therefore be written once it lies below input row lo(y):
+//
+//     Y.off + (y + 1) * row_y <= X.off + lo(y) * row_x    for every y
+//     that still reads input (lo(y) < in_h).
+//
+// Element-wise ops (the kernels marked in_place in kernel_table.txt, output
+// and input of the same size and element size): element i is written after
+// elements 0..i of the input were read, in increasing order, so d = 0.
+#ifndef TFLM_ENGINE_OVERLAP_H
+#define TFLM_ENGINE_OVERLAP_H
+
+#include "plan.h"
+
+// What a row op reads: batches of in_h input rows of row_x bytes; it
+// writes batches of out_h rows of row_y bytes, `band` rows at a time (the
+// rows of a band in any order, bands in order; the planner's rule has
+// bands of 1); output row y reads input rows from y * stride - pad_top on
+// (clamped at 0).
+typedef struct {
+    uint32_t batches;
+    uint32_t in_h, out_h;
+    uint32_t row_x, row_y;
+    uint32_t stride;
+    int32_t pad_top;
+    uint32_t band;
+} tflm_overlap_rows_t;
+
+// The first input row output row y of a batch reads, in_h when it reads none.
+static inline uint64_t tflm_overlap_first_row(const tflm_overlap_rows_t *g, uint32_t y) {
+    int64_t lo = (int64_t)y * g->stride - g->pad_top;
+    lo = lo < 0 ? 0 : lo;
+    return (uint64_t)(lo < (int64_t)g->in_h ? lo : (int64_t)g->in_h);
+}
+
+// The smallest d for a row op: over all bands of output rows (batches one
+// after another) that still read input, (end of the band) * row_y - (first
+// input row the band reads) * row_x. Rows of the last batch that read no
+// input are free.
+static inline uint64_t tflm_overlap_rows_distance(const tflm_overlap_rows_t *g) {
+    uint64_t d = 0;
+    const uint32_t band = g->band ? g->band : 1u;
+    for (uint32_t b = 0; b < g->batches; ++b) {
+        for (uint32_t y = 0; y < g->out_h; y += band) {
+            uint64_t lo = tflm_overlap_first_row(g, y);
+            if (lo == g->in_h && b + 1 == g->batches) {
+                break;  // nothing left to read
+            }
+            uint32_t end = g->out_h - y < band ? g->out_h : y + band;
+            // The next batch's rows still wait when this one reads none.
+            uint64_t reads_from = (uint64_t)b * g->in_h + lo;
+            uint64_t written = ((uint64_t)b * g->out_h + end) * g->row_y;
+            uint64_t safe = reads_from * g->row_x;
+            d = written > safe && written - safe > d ? written - safe : d;
+        }
+    }
+    return d;
+}
+
+// Whether record y (output 0 of the op that writes it) may start d bytes or
+// more below record x (an input of that op that dies there) although both
+// are alive during the op; sets *d. False for every other pair.
+bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, uint32_t *d);
+
+// The pair's placement is allowed: y starts at least d below x.
+static inline bool tflm_overlap_ok(const tflm_tensor_rec_t *ry, const tflm_tensor_rec_t *rx, uint32_t d) {
+    return (uint64_t)ry->data + d <= rx->data;
+}
+
+#endif // TFLM_ENGINE_OVERLAP_H

@@ -1,0 +1,193 @@
+"""Overlapped placement (engine/overlap.h) against brute force: each op with
+a rule, its output placed at every offset from X.off - d - K to X.off + K
+over its dying input X (tests/engine/overlap_brute.c, under ASan/UBSan):
+from the rule's distance d on, the output is bit-exact with the
+non-overlapped run, which is TFLM's (the reference). Also how tight d is,
+and models planned with overlaps: bit-exact, and an unsafe overlap in an
+offline plan rejected with a ValueError naming the tensors."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import DEVICE_PRELUDE, model_files, model_path, run_on
+from engine_host import BUILD, tflm_run
+from opgen import GENERATORS, act_quant, bias_data, random_data, single_op
+from opgen.conv import _quant
+from tflm_host import arena
+from tflm_host.model import load_model
+from tflm_host.planning import OfflinePlan
+from tflm_host.reference import reference_outputs
+
+K = 48  # bytes tried beyond the rule on either side
+
+
+def _conv(dtype: str, h: int, w: int, in_d: int, out_d: int, k: int, s: int, padding: str, dil: int = 1,
+          depthwise: bool = False, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    eff = (k - 1) * dil + 1
+    oh = (h + s - 1) // s if padding == "SAME" else (h + s - eff) // s
+    ow = (w + s - 1) // s if padding == "SAME" else (w + s - eff) // s
+    mult = out_d // in_d if depthwise else 1
+    fshape = (1, k, k, out_d) if depthwise else (out_d, k, k, in_d)
+    wtype = "FLOAT32" if dtype == "FLOAT32" else "INT8"
+    btype = {"FLOAT32": "FLOAT32", "INT8": "INT32", "INT16": "INT64"}[dtype]
+    if dtype == "FLOAT32":
+        qin = qw = qb = qout = None
+        weights = random_data(rng, wtype, fshape)
+    else:
+        qin, qw, qout = _quant(rng, dtype, out_d, True, 3 if depthwise else 0, k * k * (1 if depthwise else in_d))
+        qb = ([qin[0][0] * sc for sc in qw[0]], [0] * len(qw[0]), 0)
+        weights = random_data(rng, wtype, fshape, -127, 127)
+    inputs = [((1, h, w, in_d), dtype, None, qin), (fshape, wtype, weights, qw),
+              ((out_d,), btype, bias_data(rng, btype, out_d), qb)]
+    options = dict(Padding=padding, StrideH=s, StrideW=s, DilationHFactor=dil, DilationWFactor=dil)
+    if depthwise:
+        options["DepthMultiplier"] = mult
+    model, _ = single_op("DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", inputs,
+                         [((1, oh, ow, out_d), dtype, qout)], **options)
+    return model
+
+
+def _pool(op: str, dtype: str, h: int, d: int, k: int, s: int, padding: str) -> bytes:
+    q = None if dtype == "FLOAT32" else act_quant(np.random.default_rng(1), dtype)
+    oh = (h + s - 1) // s if padding == "SAME" else (h + s - k) // s
+    model, _ = single_op(op, [((1, h, h, d), dtype, None, q)], [((1, oh, oh, d), dtype, q)], Padding=padding,
+                         StrideH=s, StrideW=s, FilterHeight=k, FilterWidth=k)
+    return model
+
+
+def _pad(dtype: str, h: int, d: int, pads: list[list[int]]) -> bytes:
+    q = None if dtype == "FLOAT32" else act_quant(np.random.default_rng(2), dtype)
+    out = tuple(n + lo + hi for n, (lo, hi) in zip((1, h, h, d), pads))
+    model, _ = single_op("PAD", [((1, h, h, d), dtype, None, q), ((4, 2), "INT32", np.array(pads, np.int32))],
+                         [(out, dtype, q)])
+    return model
+
+
+# Every fast path: 1x1 stride 1 (the pointwise GEMM) with channel expansion
+# and reduction across the int8 kernel's 32-channel chunks, 3x3 strides 1
+# and 2, SAME and VALID, dilation, short rows (gathered windows), the
+# depthwise 3x3 path across its 16-channel chunks, and the other dtypes.
+CASES = {
+    "conv1x1_expand_int8": lambda: _conv("INT8", 8, 7, 16, 48, 1, 1, "VALID"),
+    "conv1x1_reduce_int8": lambda: _conv("INT8", 8, 7, 40, 8, 1, 1, "VALID"),
+    "conv1x1_s2_int8": lambda: _conv("INT8", 9, 9, 8, 36, 1, 2, "SAME"),
+    "conv3x3_s1_same_int8": lambda: _conv("INT8", 9, 8, 8, 40, 3, 1, "SAME"),
+    "conv3x3_s2_same_int8": lambda: _conv("INT8", 10, 10, 4, 16, 3, 2, "SAME"),
+    "conv3x3_s2_valid_int8": lambda: _conv("INT8", 11, 9, 3, 8, 3, 2, "VALID"),
+    "conv3x3_dil2_int8": lambda: _conv("INT8", 10, 10, 8, 8, 3, 1, "SAME", dil=2),
+    "conv3x3_c1_int8": lambda: _conv("INT8", 12, 12, 1, 8, 3, 2, "SAME"),
+    "conv3x3_float32": lambda: _conv("FLOAT32", 7, 7, 4, 6, 3, 1, "SAME"),
+    "conv3x3_int16": lambda: _conv("INT16", 7, 7, 4, 6, 3, 2, "SAME"),
+    "dw3x3_s1_int8": lambda: _conv("INT8", 9, 9, 40, 40, 3, 1, "SAME", depthwise=True),
+    "dw3x3_s2_int8": lambda: _conv("INT8", 10, 10, 24, 24, 3, 2, "SAME", depthwise=True),
+    "dw3x3_mult2_int8": lambda: _conv("INT8", 8, 8, 8, 16, 3, 1, "VALID", depthwise=True),
+    "dw5x5_dil2_int8": lambda: _conv("INT8", 12, 12, 8, 8, 5, 1, "SAME", dil=2, depthwise=True),
+    "dw3x3_float32": lambda: _conv("FLOAT32", 8, 8, 6, 6, 3, 2, "SAME", depthwise=True),
+    "dw3x3_int16": lambda: _conv("INT16", 8, 8, 6, 6, 3, 1, "SAME", depthwise=True),
+    "avgpool_int8": lambda: _pool("AVERAGE_POOL_2D", "INT8", 9, 8, 3, 2, "SAME"),
+    "avgpool_float32": lambda: _pool("AVERAGE_POOL_2D", "FLOAT32", 8, 4, 2, 2, "VALID"),
+    "maxpool_int8": lambda: _pool("MAX_POOL_2D", "INT8", 9, 8, 3, 1, "SAME"),
+    "maxpool_int16": lambda: _pool("MAX_POOL_2D", "INT16", 8, 4, 2, 2, "VALID"),
+    "pad_int8": lambda: _pad("INT8", 6, 8, [[0, 0], [1, 1], [1, 1], [0, 0]]),
+    "pad_channels_float32": lambda: _pad("FLOAT32", 5, 3, [[0, 0], [2, 0], [0, 1], [1, 2]]),
+}
+# Element-wise and random geometries from the generators (a few seeds each).
+GENERATED = ["ADD/int8", "MUL/int8", "RELU/int8", "LOGISTIC/int8", "CONV_2D/int8", "DEPTHWISE_CONV_2D/int8",
+             "AVERAGE_POOL_2D/int8", "MAX_POOL_2D/float32", "PAD/int8", "PAD/float32"]
+
+
+def brute(model: bytes, tmp_path, name: str) -> tuple[str, dict]:
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(model)
+    m = load_model(model)
+    t = m.inputs[0]
+    rng = np.random.default_rng(7)
+    data = rng.integers(-128, 128, size=t.nbytes, dtype=np.int8)
+    if t.dtype == "FLOAT32":
+        data = rng.normal(0, 1, t.nbytes // 4).astype(np.float32).view(np.int8)
+    (tmp_path / f"{name}.bin").write_bytes(data.tobytes())
+    tflm_run()  # builds the binaries
+    args = [str(BUILD / "overlap_brute"), str(path), str(tmp_path / f"{name}.bin"), str(K)]
+    # Every allowed distance under the full ASan checks, then every distance
+    # (the unsafe ones may overlap a memcpy: ASan's intrinsic checks off).
+    for extra, env in ((["safe"], None), ([], dict(os.environ, ASAN_OPTIONS="intercept_intrin=0:replace_intrin=0"))):
+        proc = subprocess.run(args + extra, capture_output=True, text=True, timeout=120, env=env)
+        out = proc.stdout.strip().splitlines()
+        assert proc.returncode == 0 and out and not out[-1].startswith("error"), \
+            (name, proc.stdout[-800:], proc.stderr[-2000:])
+    last = out[-1].split()
+    if last[0] == "none":
+        return "none", {}
+    info = dict(rule=int(last[1]), tight=int(last[3]), elem=int(last[5]), out=bytes.fromhex(last[7]) if len(last) > 7 else b"")
+    # The non-overlapped output is TFLM's.
+    # Other inputs hold the harness's fill pattern (0xa5 bytes).
+    others = [np.full(o.nbytes, 0xa5, np.uint8).view(o.numpy_dtype).reshape(o.shape) for o in m.inputs[1:]]
+    ref = reference_outputs(path, [[data.view(t.numpy_dtype).reshape(t.shape)] + others])[0][0]
+    assert np.asarray(ref).tobytes() == info["out"], name
+    return "rule", info
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rule_is_safe_and_near_tight(name, tmp_path):
+    kind, info = brute(CASES[name](), tmp_path, name)
+    assert kind == "rule", f"{name}: no overlap rule"
+    # Safe from d on (the binary fails otherwise); tight within a row pair.
+    assert info["tight"] <= info["rule"]
+    print(f"{name}: rule {info['rule']} tight {info['tight']}")
+
+
+@pytest.mark.parametrize("gen", GENERATED)
+def test_rule_on_generated_models(gen, tmp_path):
+    for seed in range(3):
+        rng = np.random.default_rng(100 + seed)
+        case = GENERATORS[gen](rng)
+        kind, info = brute(case.model, tmp_path, f"{gen.replace('/', '_')}_{seed}")
+        if kind == "rule":
+            assert info["tight"] <= info["rule"]
+
+
+def _unsafe_plan() -> tuple[list[int], str]:
+    """person_detect's greedy plan with one overlapped output moved too close
+    to the input it is written over, and the host validator's message."""
+    model = load_model(model_path("person_detect.tflite"))
+    layout = arena.plan_layout(model, "greedy")
+    # An overlapped pair of the greedy plan: output y below its dying input x.
+    pairs = [(y, x) for y in layout.buffers for x in layout.buffers
+             if x is not y and x.last == y.first and x.offset > y.offset and y.offset + y.size > x.offset]
+    assert pairs, "the greedy plan overlaps nothing"
+    y, x = pairs[0]
+    offsets = [r.offset if r.planned else -1 for r in layout.records]
+    n = layout.n_tensors
+    offsets[y.index] = x.offset - 16 * ((x.offset - y.offset) // 32)  # half as far below x
+    with pytest.raises(ValueError, match=r"offline plan: tensor \d+ overlaps tensor \d+, the input that dies at the "
+                       r"operator writing it, unsafely: it must start \d+ bytes or more below it") as e:
+        arena.plan_layout(model, "offline", plan=OfflinePlan(offsets[:n], offsets[n:] or None))
+    assert re.search(rf"tensor {y.index}\b", str(e.value))
+    # The greedy plan itself passes the same check.
+    good = [r.offset if r.planned else -1 for r in layout.records]
+    assert arena.plan_layout(model, "offline", plan=OfflinePlan(good[:n], good[n:] or None)).head == layout.head
+    return offsets, str(e.value)
+
+
+def test_unsafe_overlap_is_rejected():
+    """The host's validator (the engine's) names the tensors."""
+    _unsafe_plan()
+
+
+@pytest.mark.parametrize("target", ["unix", "NETDUINO2"])
+def test_unsafe_overlap_is_rejected_on_device(target):
+    """The device's validator: the same ValueError, and the greedy plan runs."""
+    offsets, message = _unsafe_plan()
+    code = DEVICE_PRELUDE + f"""
+m = tflm.Model(load('person_detect.tflite'))
+attempt(lambda: tflm.Interpreter(m, plan={offsets!r}))
+"""
+    out = run_on(target, [code], model_files("person_detect.tflite")).splitlines()
+    assert out == [f"ValueError {message}"]
