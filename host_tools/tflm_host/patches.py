@@ -19,8 +19,9 @@ from .model import Model, load_model
 
 METADATA_NAME: str = _engine.PATCH_METADATA
 STAGE_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D")
-# Grids tried: 2x2 to 16x16, square or one patch more along one side.
-GRIDS = [(gh, gw) for gh in range(2, 17) for gw in range(gh - 1, gh + 2) if 2 <= gw <= 16]
+# Grids tried: every grid up to 16x16 (maps need not be square: kws_ref_model's
+# is 25x5, and its best grid is a column of bands).
+GRIDS = [(gh, gw) for gh in range(1, 17) for gw in range(1, 17) if gh * gw > 1]
 
 
 @dataclass(frozen=True)
