@@ -219,7 +219,7 @@ float tflm_expf(float x) {
         return expf_double(x);
     }
     int32_t k = (int32_t)(zh >> 51);
-    int32_t r = (int32_t)((z - ((int64_t)k << 51) + (1 << 19)) >> 20); // Q31, |r| <= 2^30
+    int32_t r = (int32_t)((z - (int64_t)k * ((int64_t)1 << 51) + (1 << 19)) >> 20); // Q31, |r| <= 2^30
     // f = C2 r + (C1 + C0 r) r^2 in Q62; 2^(r/32) = 1 + f.
     int64_t t1 = (int64_t)r * EXPF_C2_Q36;                                     // Q67
     int32_t r2 = (int32_t)(((int64_t)r * r) >> 31);                            // Q31
