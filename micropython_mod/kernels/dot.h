@@ -25,18 +25,9 @@ static TFLM_ALWAYS_INLINE uint32_t tflm_dot_s8_step4(uint32_t x02, uint32_t x13,
 static inline uint32_t tflm_dot_s8(const int8_t *w, const int8_t *x, int32_t n, int32_t x_offset) {
     uint32_t acc = 0;
     int32_t i = 0;
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-    const uint32_t off2 = ((uint32_t)x_offset & 0xffffu) * 0x00010001u;
-    // x + x_offset must fit a halfword (it always does for a valid zero point).
-    const int32_t n4 = x_offset >= -32640 && x_offset <= 32639 ? n : 0;
-    for (; i + 4 <= n4; i += 4) {
-        const uint32_t xv = tflm_ld_u32(x + i);
-        acc = tflm_dot_s8_step4(tflm_sadd16(tflm_sxtb16(xv), off2), tflm_sadd16(tflm_sxtb16_ror8(xv), off2),
-            w + i, acc);
-    }
-#endif
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
-    // One index counting up to zero for both streams (as tflm_dot2_s8).
+    // Thumb-1 loads bytes with a register offset only: one index, counting
+    // up to zero, serves both streams, and its increment sets the flags.
     x += n;
     w += n;
     for (int32_t k = -n; k != 0; ++k) {
@@ -52,6 +43,27 @@ static inline uint32_t tflm_dot_s8(const int8_t *w, const int8_t *x, int32_t n, 
         acc += (uint32_t)(w[i] * (x[i] + x_offset));
     }
     return acc;
+}
+
+// The same for rows of many values (fully connected, SVDF): with DSP four
+// values per step. (The conv kernel's generic path, whose rows are a few
+// channels, keeps the above: set-up per call costs more than it saves.)
+static inline uint32_t tflm_dot_s8_row(const int8_t *w, const int8_t *x, int32_t n, int32_t x_offset) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    uint32_t acc = 0;
+    int32_t i = 0;
+    const uint32_t off2 = ((uint32_t)x_offset & 0xffffu) * 0x00010001u;
+    // x + x_offset must fit a halfword (it always does for a valid zero point).
+    const int32_t n4 = x_offset >= -32640 && x_offset <= 32639 ? n : 0;
+    for (; i + 4 <= n4; i += 4) {
+        const uint32_t xv = tflm_ld_u32(x + i);
+        acc = tflm_dot_s8_step4(tflm_sadd16(tflm_sxtb16(xv), off2), tflm_sadd16(tflm_sxtb16_ror8(xv), off2),
+            w + i, acc);
+    }
+    return acc + tflm_dot_s8(w + i, x + i, n - i, x_offset);
+#else
+    return tflm_dot_s8(w, x, n, x_offset);
+#endif
 }
 
 // Two such sums over the same input, for two filters: each input value is
@@ -239,7 +251,7 @@ static inline void tflm_dot2_f32(float *total0, float *total1, const float *w0, 
             } \
         } \
         for (; u < (units); ++u, wu_ += (depth)) { \
-            uint32_t acc_ = (w_offset) == 0 ? tflm_dot_s8(wu_, xr_, (depth), (x_offset)) \
+            uint32_t acc_ = (w_offset) == 0 ? tflm_dot_s8_row(wu_, xr_, (depth), (x_offset)) \
                 : tflm_dot_s8_off(wu_, xr_, (depth), (w_offset), (x_offset)); \
             OUT(acc_, u); \
         } \
