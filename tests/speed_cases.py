@@ -148,8 +148,9 @@ def cases() -> list[Case]:
     dw("10x8s2_mono_m8", h=13, w=11, in_d=1, stride=2, padding="SAME", kh=10, kw=8, mult=8)
     dw("5x3_in2_m12", h=6, w=5, in_d=2, stride=1, padding="SAME", kh=5, kw=3, mult=12)
 
-    # Fully connected: units odd and even, depths around the 4-value step.
-    for batches, depth, units in [(1, 64, 12), (1, 256, 2), (3, 7, 5), (2, 33, 1), (1, 3, 16)]:
+    # Fully connected: units odd and even (four, two and one at a time), depths
+    # around the 4-value step.
+    for batches, depth, units in [(1, 64, 12), (1, 256, 2), (3, 7, 5), (2, 33, 1), (1, 3, 16), (2, 5, 7)]:
         out.append(_fc_case(rng, f"{batches}x{depth}to{units}", batches=batches, depth=depth, units=units,
                             per_channel=next(k) % 2 == 0, act=next(acts)))
     out.append(_fc_case(rng, "extreme_shifts", batches=2, depth=16, units=9, per_channel=True, act="NONE",

@@ -1,8 +1,10 @@
 """The fast int8 kernels' paths, bit-exact with TFLM on every core family
 that has one (kernels/arch.h): models shaped like the cases the paths
 special-case (speed_cases.py) through the ASan/UBSan engine built as-is
-(portable loops), built with the DSP loops (their intrinsics in C) and with
-the Armv6-M loops, those two running rows in bands in reverse order, and on the boards that run them for real: NETDUINOPLUS2
+(portable loops), built with the DSP loops (their intrinsics in C), with
+the Armv6-M loops, those two running rows in bands in reverse order, and
+with the Thumb-2 loops (fully connected four units at a time), and on the
+boards that run them for real: NETDUINOPLUS2
 (Cortex-M4F: SMLAD/SXTB16), MPS2_AN385 (Cortex-M3: Thumb-2) and MICROBIT
 (Cortex-M0: Armv6-M). Plus the output stage's arithmetic against the
 reference's over millions of values, for the 64-bit and the Armv6-M forms."""
@@ -29,7 +31,8 @@ CASES = cases()
 # of 3, the last band first (the row-range interface as a patch-by-patch
 # caller uses it; the boards run them whole).
 BANDS = "-DTFLM_CONV_TEST_BAND=3"
-ARCHS = {"portable": None, "dsp": f"-DTFLM_KERNEL_ARCH=3 {BANDS}", "v6m": f"-DTFLM_KERNEL_ARCH=1 {BANDS}"}
+ARCHS = {"portable": None, "dsp": f"-DTFLM_KERNEL_ARCH=3 {BANDS}", "v6m": f"-DTFLM_KERNEL_ARCH=1 {BANDS}",
+         "thumb2": "-DTFLM_KERNEL_ARCH=2"}
 
 
 def samples(case):

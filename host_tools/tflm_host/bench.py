@@ -872,11 +872,13 @@ _PAIR = _t // 50
 QEMU_COUNTER = "import qemuboard\n_count = qemuboard.icount\n"
 
 
-def _counter_code(board: str) -> str:
+def _counter_code(board: str, counter: str = "instructions") -> str:
     from . import device
 
     if board in getattr(device, "PICO_BOARDS", ()):
-        return device.PICO_COUNTERS + "_count = pico_instructions\n"
+        return device.PICO_COUNTERS + f"_count = pico_{counter}\n"
+    if counter != "instructions":
+        raise ValueError(f"{board}: QEMU counts instructions only")
     return QEMU_COUNTER
 
 
@@ -889,9 +891,10 @@ def _number(text: str) -> int | float:
 
 
 def measure_ours(board: str, files: dict[str, bytes], runs: dict[str, int], firmware: Path | None = None,
-                 timeout: float = 3600) -> dict[str, tuple[int, list]]:
+                 timeout: float = 3600, counter: str = "instructions") -> dict[str, tuple[int, list]]:
     """Instructions per invoke of each model file on a board (and the first
-    output values), in as few sessions as the board's ROMFS allows."""
+    output values), in as few sessions as the board's ROMFS allows; on the
+    emulated Pico, counter="cycles" counts the RP2040 emulator's cycles."""
     tgt = make_target(board, firmware)
     limit = getattr(getattr(tgt, "board", None), "romfs_size", 1 << 30) - 32 * 1024
     results: dict[str, tuple[int, list]] = {}
@@ -901,7 +904,7 @@ def measure_ours(board: str, files: dict[str, bytes], runs: dict[str, int], firm
         while names and (not batch or size + len(files[names[0]]) + 512 <= limit):
             batch.append(names.pop(0))
             size += len(files[batch[-1]]) + 512
-        chunks = [_counter_code(board), SPEED_DEVICE_CODE] + [f"_measure({n!r}, {runs[n]})" for n in batch]
+        chunks = [_counter_code(board, counter), SPEED_DEVICE_CODE] + [f"_measure({n!r}, {runs[n]})" for n in batch]
         text = tgt.run(chunks, {n: files[n] for n in batch}, timeout=timeout)
         for line in text.splitlines():
             if line.startswith("@RUN "):
@@ -1068,16 +1071,64 @@ def speed_boards_markdown(rows: list[dict], boards: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def pico_speed_rows(models: list[Path], runs: int, anchor: Path = ANCHOR_DIR, workers: int = 2,
+                    progress=None) -> list[dict]:
+    """The real RPI_PICO firmware in the RP2040 emulator (instructions and
+    cycles per invoke) next to CMSIS-NN's Cortex-M0 instructions (the harness
+    on QEMU's microbit) for the models the harness runs."""
+    vs = [m for m in models if m.name in CMSIS_MODELS]
+    work = build_dir() / "cmsis-nn"
+    rows = []
+    files = {p.name: p.read_bytes() for p in vs}
+    counts = {n: runs for n in files}
+    if progress:
+        progress(0, len(vs) + 2, "RPI_PICO instructions")
+    instructions = measure_ours("RPI_PICO", files, counts)
+    if progress:
+        progress(1, len(vs) + 2, "RPI_PICO cycles")
+    cycles = measure_ours("RPI_PICO", files, counts, counter="cycles")
+    for i, path in enumerate(vs):
+        if progress:
+            progress(i + 2, len(vs) + 2, f"CMSIS-NN {path.stem} on the Cortex-M0")
+        elf, _ = cmsis_elf("MICROBIT", path, anchor, work, workers)
+        cm = run_cmsis("MICROBIT", elf)
+        rows.append({"model": path.name, "cmsis": cm.chain, "ours": instructions[path.name][0],
+                     "cycles": cycles[path.name][0],
+                     "same_output": instructions[path.name][1][:len(cm.output)] == cm.output[:16]})
+    return rows
+
+
+def pico_speed_markdown(rows: list[dict]) -> str:
+    lines = ["| model | CMSIS-NN, Cortex-M0 (QEMU microbit): instructions | ours, RPI_PICO firmware (RP2040 "
+             "emulator): instructions | ours / CMSIS-NN | ours, RPI_PICO: cycles | same output |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['cmsis']:,} | {r['ours']:,} | {_ratio(r['ours'], r['cmsis'])} | "
+                     f"{r['cycles']:,} | {'yes' if r['same_output'] else 'no'} |")
+    lines += ["", "Ours: `invoke()` of the whole model on the real RPI_PICO firmware (Cortex-M0+, `-O2` kernels) "
+              "running in rp2040js, from the board's flash, inputs all zero, the counter's own cost taken off; "
+              "the emulator counts the instructions it executes and the core's cycles as its timing model "
+              "gives them. CMSIS-NN: Arm's kernels run by the anchor's harness for the Cortex-M0 (Armv6-M, the "
+              "RP2040's instruction set) on QEMU's microbit (`-icount shift=0`), kernels only, no "
+              "interpreter; instructions (QEMU counts no cycles). Same output: our first output values equal "
+              "CMSIS-NN's."]
+    return "\n".join(lines) + "\n"
+
+
 def speed_report(models: list[Path], boards: list[str], runs: int, anchor: Path, baseline: Path | None,
                  workers: int, progress=None, baseline_label: str = "the baseline build folder's") -> str:
     """The side-by-side report: CMSIS-NN against ours on the models the
     harness runs, then every shared model on every board."""
     vs = [m for m in models if m.name in CMSIS_MODELS]
     cm_boards = [b for b in boards if b in CMSIS_CORES]
+    pico = [b for b in boards if b == "RPI_PICO"]
+    boards = [b for b in boards if b not in pico]
     text = "## Against CMSIS-NN\n\n" + speed_vs_cmsis_markdown(
         speed_vs_cmsis_rows(vs, cm_boards, runs, anchor, baseline, workers, progress))
+    if pico:
+        text += ("\n## The real Pico firmware in the RP2040 emulator, against CMSIS-NN on the Cortex-M0\n\n"
+                 + pico_speed_markdown(pico_speed_rows(models, runs, anchor, workers, progress)))
     rows = speed_boards_rows(models, boards, runs, baseline, progress)
     text += ("\n## Every shared model, every board\n\n" + speed_boards_markdown(rows, boards)
-             + "\nInstructions per invoke (QEMU `-icount shift=0`; the RP2040 emulator's instruction counter "
-             "for RPI_PICO), inputs all zero." + (f" Before: {baseline_label} firmware." if baseline else "") + "\n")
+             + "\nInstructions per invoke (QEMU `-icount shift=0`), inputs all zero." + (f" Before: {baseline_label} firmware." if baseline else "") + "\n")
     return text

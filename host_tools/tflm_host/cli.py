@@ -390,6 +390,13 @@ def cmd_bench(args) -> int:
         command = f"tflm-host bench speed --patches --target {board} --runs {args.runs}{only} --out FILE"
         table = (f"Written by `{command}`.\n\n"
                  + bench.patch_speed_markdown(bench.patch_speed_rows(models, board, args.runs, progress), board))
+    elif args.target in device.PICO_BOARDS:
+        # The real Pico firmware in the RP2040 emulator against CMSIS-NN's Cortex-M0 figure.
+        title = "Speed on the Raspberry Pi Pico: the real firmware in the RP2040 emulator"
+        table = bench.pico_speed_markdown(bench.pico_speed_rows(
+            models, args.runs, Path(args.anchor) if args.anchor else bench.ANCHOR_DIR, 2, progress))
+        table = (f"Written by `tflm-host bench speed --target {args.target} --runs {args.runs} --out FILE`.\n\n"
+                 + table)
     else:
         board = args.target if args.target != "unix" else "MPS2_AN385"
         title = "Speed: instructions per invoke"
@@ -594,8 +601,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--readme", help="arena: also write the README's table into this file (between its markers)")
     p.add_argument("--vs", choices=["cmsis-nn"], help="speed: Arm's CMSIS-NN kernels on the same QEMU cores, "
                    "model by model and layer by layer, then every model on every board")
-    p.add_argument("--boards", nargs="*", help="speed --vs: the QEMU boards (default: MPS2_AN385 NETDUINOPLUS2 "
-                   "MICROBIT)")
+    p.add_argument("--boards", nargs="*", help="speed --vs: the QEMU boards, and RPI_PICO for the real Pico "
+                   "firmware in the RP2040 emulator (default: MPS2_AN385 NETDUINOPLUS2 MICROBIT)")
     p.add_argument("--anchor", help="speed --vs: the CMSIS-NN anchor folder (its source tarball and harness; "
                    "default ../shared/anchors/cmsis-nn beside the checkout)")
     p.add_argument("--baseline", help="speed --vs: a build folder with <BOARD>/firmware.elf of another version, "

@@ -130,7 +130,7 @@ static inline double expf_scale(uint64_t kbits) {
     return f64_from(f64_bits(exp2_table[kbits % 32][0]) + ((kbits >> 5) << 52));
 }
 
-float tflm_expf(float x) {
+static float expf_double(float x) {
     uint32_t ux = f32_bits(x);
     uint32_t top = (ux >> 20) & 0x7ff;
     if (top >= 0x42b) { // |x| >= 88, inf or nan
@@ -175,6 +175,74 @@ float tflm_expf(float x) {
     y = exact_fma(EXPF_C2, r, 1.0);
     y = exact_fma(p, r2, y);
     return (float)(y * expf_scale(kbits));
+}
+
+// The fast path, in integers only (no soft-float calls on cores without a
+// double FPU): glibc's k, r and polynomial computed in fixed point, within
+// 2^-34.5 of glibc's double result (the errors are listed below); when no
+// float rounding boundary lies within EXPF_FAST_ERR of it, that rounding is
+// glibc's. Otherwise, and outside |x| in [2^-26, 86), expf_double decides.
+
+// 32/ln2 (glibc's double) = EXPF_CM * 2^-47, split as CH * 2^21 + CL.
+#define EXPF_CH (0xb8aa3b29u)
+#define EXPF_CL (0xb82feu)
+// The polynomial's coefficients in fixed point: C2 * 2^36, C1 * 2^43, C0 * 2^50.
+#define EXPF_C2_Q36 (1488522236)
+#define EXPF_C1_Q43 (2063546692)
+#define EXPF_C0_Q50 (1907089710)
+// The error bound in units of 2^-61: 2^-33, three times the sum of the
+// truncations (r to Q31: 2^-37.5 after C2; C2: 2^-38; f to Q37: 2^-37;
+// 2^(j/32) to Q30: 2^-36.5; each at most doubled by 2^(j/32)) and of glibc's
+// own double roundings (2^-51).
+#define EXPF_FAST_ERR ((int64_t)1 << 28)
+
+float tflm_expf(float x) {
+    uint32_t ux = f32_bits(x);
+    uint32_t ax = ux & 0x7fffffffu;
+    if (ax < 0x32800000u) { // |x| < 2^-26 (zeros and subnormals too): 1 + x rounds to 1
+        return 1.0f;
+    }
+    if (ax >= 0x42ac0000u) { // |x| >= 86, inf, nan
+        return expf_double(x);
+    }
+    // z = x * 32/ln2 exactly but for the last bit, in Q51: x = m * 2^(ex - 23).
+    int32_t ex = (int32_t)(ax >> 23) - 127; // -26 .. 6
+    uint64_t m = (ax & 0x7fffffu) | 0x800000u;
+    uint64_t a = m * EXPF_CH, b = m * EXPF_CL;
+    int32_t sh = 19 - ex; // 13 .. 45
+    uint64_t zmag = (sh <= 21 ? a << (21 - sh) : a >> (sh - 21)) + (b >> sh);
+    int64_t z = (ux >> 31) ? -(int64_t)zmag : (int64_t)zmag;
+    // k = round(z); z is never a tie, but our z may be off by 2^-50.
+    int64_t zh = z + ((int64_t)1 << 50);
+    uint64_t frac = (uint64_t)zh & (((uint64_t)1 << 51) - 1);
+    if (frac < 4 || frac > ((uint64_t)1 << 51) - 4) {
+        return expf_double(x);
+    }
+    int32_t k = (int32_t)(zh >> 51);
+    int32_t r = (int32_t)((z - (int64_t)k * ((int64_t)1 << 51) + (1 << 19)) >> 20); // Q31, |r| <= 2^30
+    // f = C2 r + (C1 + C0 r) r^2 in Q62; 2^(r/32) = 1 + f.
+    int64_t t1 = (int64_t)r * EXPF_C2_Q36;                                     // Q67
+    int32_t r2 = (int32_t)(((int64_t)r * r) >> 31);                            // Q31
+    int32_t inner = EXPF_C1_Q43 + (int32_t)(((int64_t)EXPF_C0_Q50 * r) >> 38); // Q43
+    int64_t f = (t1 >> 5) + (((int64_t)inner * r2) >> 12);                    // Q62
+    // v = 2^(j/32) (1 + f) in Q61, 2^(j/32) exact from the table.
+    int32_t j = k & 31;
+    uint64_t tm = (f64_bits(exp2_table[j][0]) & 0xfffffffffffffu) | ((uint64_t)1 << 52); // Q52
+    int64_t tf = (int64_t)(int32_t)(f >> 25) * (int32_t)(tm >> 22);           // Q37 * Q30
+    int64_t v = (int64_t)(tm << 9) + (tf >> 6);
+    // Round v to 24 bits unless a midpoint is within the error bound.
+    if (((v - EXPF_FAST_ERR) >> 61) != ((v + EXPF_FAST_ERR) >> 61)) {
+        return expf_double(x);
+    }
+    int32_t low = v >= ((int64_t)1 << 61) ? 38 : 37;
+    int64_t rem = v & (((int64_t)1 << low) - 1);
+    int64_t off = rem - ((int64_t)1 << (low - 1));
+    if (off <= EXPF_FAST_ERR && off >= -EXPF_FAST_ERR) {
+        return expf_double(x);
+    }
+    uint32_t q = (uint32_t)(v >> low) + (off > 0); // 2^23 .. 2^24
+    int32_t e = (k - j) / 32 + (low == 38 ? 126 : 125);
+    return f32_from(((uint32_t)e << 23) + q);
 }
 
 // -- tanhf ----------------------------------------------------------------

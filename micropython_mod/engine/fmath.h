@@ -6,8 +6,8 @@
 
 #include "common.h"
 
-float tflm_expf(float x);   // bit-exact with glibc's expf
-float tflm_tanhf(float x);  // bit-exact with glibc's tanhf (correctly rounded)
+float tflm_expf(float x);   // bit-exact with glibc's expf (integer fast path, double fallback)
+float tflm_tanhf(float x);  // bit-exact with glibc 2.36's tanhf (fdlibm's, not correctly rounded)
 double tflm_exp(double x);  // glibc's exp (for tables computed in prepare)
 
 #endif // TFLM_ENGINE_FMATH_H

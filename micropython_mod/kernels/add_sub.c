@@ -104,6 +104,55 @@ static int16_t sub_q16(const void *ctx, int16_t a, int16_t b) {
     return (int16_t)add_quantized(ctx, a, b, true);
 }
 
+// int8 inputs in 32-bit arithmetic: with a left shift of 20 and |x + offset|
+// <= 255, the doubling high multiply of (x + offset) << 20 by m = mh * 2^16
+// + ml is (x + offset) * mh * 2^5 + ((x + offset) * ml + 2^10) >> 11 exactly
+// (no 64-bit product, no saturation case), and the rounding shift's sum
+// stays below 2^31. The output's rescaling is the general one.
+typedef struct {
+    int32_t offset, mh32, ml, right, nudge_pos, nudge_neg;
+} add_q8_in_t;
+
+typedef struct {
+    add_q8_in_t in1, in2;
+    int32_t out_offset, act_min, act_max;
+    tflm_requant_t out;
+} add_q8_t;
+
+static inline int32_t add_q8_input(const add_q8_in_t *q, int32_t x) {
+    const int32_t v = x + q->offset;
+    const int32_t high = v * q->mh32 + ((v * q->ml + 1024) >> 11);
+    return (high + (high < 0 ? q->nudge_neg : q->nudge_pos)) >> q->right;
+}
+
+static inline int32_t add_q8_result(const add_q8_t *q, int32_t raw) {
+    return tflm_clamp(tflm_wrap_add(tflm_requant(&q->out, raw), q->out_offset), q->act_min, q->act_max);
+}
+
+static int8_t add_q8_fast(const void *ctx, int8_t a, int8_t b) {
+    const add_q8_t *q = ctx;
+    return (int8_t)add_q8_result(q, add_q8_input(&q->in1, a) + add_q8_input(&q->in2, b));
+}
+static int8_t sub_q8_fast(const void *ctx, int8_t a, int8_t b) {
+    const add_q8_t *q = ctx;
+    return (int8_t)add_q8_result(q, add_q8_input(&q->in1, a) - add_q8_input(&q->in2, b));
+}
+
+// False when the 32-bit form does not apply (offsets or multipliers out of
+// the range TFLM's int8 ADD gives them).
+static bool add_q8_in_init(add_q8_in_t *q, int32_t offset, int32_t multiplier, int32_t shift) {
+    if (offset < -128 || offset > 128 || multiplier < 0 || shift > 0 || shift < -31) {
+        return false;
+    }
+    q->offset = offset;
+    q->mh32 = (multiplier >> 16) << 5;
+    q->ml = multiplier & 0xffff;
+    q->right = -shift;
+    q->nudge_pos = (int32_t)(((uint32_t)1 << q->right) >> 1);
+    q->nudge_neg = q->nudge_pos > 0 ? q->nudge_pos - 1 : 0;
+    return true;
+}
+
 // Each kind's loop, its context in a local: stores to the output could
 // alias the kernel data, forcing reloads in the loop.
 static void add_eval_float32(const add_data_t *d, const float *in1, const float *in2, float *out) {
@@ -125,6 +174,20 @@ static void add_eval_int32(const add_data_t *d, const int32_t *in1, const int32_
 }
 
 static void add_eval_int8(const add_data_t *d, const int8_t *in1, const int8_t *in2, int8_t *out) {
+    add_q8_t f;
+    if (d->left_shift == 20 && add_q8_in_init(&f.in1, d->in1_offset, d->in1_multiplier, d->in1_shift)
+        && add_q8_in_init(&f.in2, d->in2_offset, d->in2_multiplier, d->in2_shift)) {
+        f.out_offset = d->out_offset;
+        f.act_min = d->act_min.i;
+        f.act_max = d->act_max.i;
+        f.out = tflm_requant_init(d->out_multiplier, d->out_shift);
+        if (d->subtract) {
+            tflm_bcast_int8(add_plan(d), in1, in2, out, sub_q8_fast, &f);
+        } else {
+            tflm_bcast_int8(add_plan(d), in1, in2, out, add_q8_fast, &f);
+        }
+        return;
+    }
     const add_quant_t q = add_quant_init(d);
     if (d->subtract) {
         tflm_bcast_int8(add_plan(d), in1, in2, out, sub_q8, &q);

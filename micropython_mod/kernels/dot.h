@@ -7,11 +7,34 @@
 #define TFLM_KERNELS_DOT_H
 
 #include "engine/common.h"
+#include "kernels/arch.h"
+
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+// With DSP, four values per step: x widened to halfwords with SXTB16 and its
+// offset added with SADD16 (x + x_offset is within 9 bits for int8 zero
+// points, each product within 16 x 16 bits), two products per SMLAD. Lanes
+// 0/2 and 1/3 of x and of w pair up alike.
+static TFLM_ALWAYS_INLINE uint32_t tflm_dot_s8_step4(uint32_t x02, uint32_t x13, const int8_t *w, uint32_t acc) {
+    const uint32_t wv = tflm_ld_u32(w);
+    acc = tflm_smlad(x02, tflm_sxtb16(wv), acc);
+    return tflm_smlad(x13, tflm_sxtb16_ror8(wv), acc);
+}
+#endif
 
 // sum w[i] * (x[i] + x_offset) over n int8 values.
 static inline uint32_t tflm_dot_s8(const int8_t *w, const int8_t *x, int32_t n, int32_t x_offset) {
     uint32_t acc = 0;
     int32_t i = 0;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+    // Thumb-1 loads bytes with a register offset only: one index, counting
+    // up to zero, serves both streams, and its increment sets the flags.
+    x += n;
+    w += n;
+    for (int32_t k = -n; k != 0; ++k) {
+        acc += (uint32_t)(w[k] * (x[k] + x_offset));
+    }
+    n = 0;
+#endif
     for (; i + 4 <= n; i += 4) {
         acc += (uint32_t)(w[i] * (x[i] + x_offset)) + (uint32_t)(w[i + 1] * (x[i + 1] + x_offset))
             + (uint32_t)(w[i + 2] * (x[i + 2] + x_offset)) + (uint32_t)(w[i + 3] * (x[i + 3] + x_offset));
@@ -22,12 +45,57 @@ static inline uint32_t tflm_dot_s8(const int8_t *w, const int8_t *x, int32_t n, 
     return acc;
 }
 
+// The same for rows of many values (fully connected, SVDF): with DSP four
+// values per step. (The conv kernel's generic path, whose rows are a few
+// channels, keeps the above: set-up per call costs more than it saves.)
+static inline uint32_t tflm_dot_s8_row(const int8_t *w, const int8_t *x, int32_t n, int32_t x_offset) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    uint32_t acc = 0;
+    int32_t i = 0;
+    const uint32_t off2 = ((uint32_t)x_offset & 0xffffu) * 0x00010001u;
+    // x + x_offset must fit a halfword (it always does for a valid zero point).
+    const int32_t n4 = x_offset >= -32640 && x_offset <= 32639 ? n : 0;
+    for (; i + 4 <= n4; i += 4) {
+        const uint32_t xv = tflm_ld_u32(x + i);
+        acc = tflm_dot_s8_step4(tflm_sadd16(tflm_sxtb16(xv), off2), tflm_sadd16(tflm_sxtb16_ror8(xv), off2),
+            w + i, acc);
+    }
+    return acc + tflm_dot_s8(w + i, x + i, n - i, x_offset);
+#else
+    return tflm_dot_s8(w, x, n, x_offset);
+#endif
+}
+
 // Two such sums over the same input, for two filters: each input value is
 // loaded once.
 static inline void tflm_dot2_s8(const int8_t *w0, const int8_t *w1, const int8_t *x, int32_t n, int32_t x_offset,
     uint32_t *acc0, uint32_t *acc1) {
     uint32_t a0 = 0, a1 = 0;
     int32_t i = 0;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    const uint32_t off2 = ((uint32_t)x_offset & 0xffffu) * 0x00010001u;
+    // x + x_offset must fit a halfword (it always does for a valid zero point).
+    const int32_t n4 = x_offset >= -32640 && x_offset <= 32639 ? n : 0;
+    for (; i + 4 <= n4; i += 4) {
+        const uint32_t xv = tflm_ld_u32(x + i);
+        const uint32_t x02 = tflm_sadd16(tflm_sxtb16(xv), off2), x13 = tflm_sadd16(tflm_sxtb16_ror8(xv), off2);
+        a0 = tflm_dot_s8_step4(x02, x13, w0 + i, a0);
+        a1 = tflm_dot_s8_step4(x02, x13, w1 + i, a1);
+    }
+#endif
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+    // Thumb-1 loads bytes with a register offset only: one index, counting
+    // up to zero, serves the three streams, and its increment sets the flags.
+    x += n;
+    w0 += n;
+    w1 += n;
+    for (int32_t k = -n; k != 0; ++k) {
+        const int32_t xk = x[k] + x_offset;
+        a0 += (uint32_t)(w0[k] * xk);
+        a1 += (uint32_t)(w1[k] * xk);
+    }
+    n = 0;
+#endif
     for (; i + 4 <= n; i += 4) {
         const int32_t x0 = x[i] + x_offset, x1 = x[i + 1] + x_offset;
         const int32_t x2 = x[i + 2] + x_offset, x3 = x[i + 3] + x_offset;
@@ -44,6 +112,28 @@ static inline void tflm_dot2_s8(const int8_t *w0, const int8_t *w1, const int8_t
     *acc0 += a0;
     *acc1 += a1;
 }
+
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+// Four such sums over the same input (Thumb-2 has the registers for four
+// sums and four weight pointers): each input value loaded once per four
+// multiply-accumulates.
+static inline void tflm_dot4_s8(const int8_t *w0, int32_t stride, const int8_t *x, int32_t n, int32_t x_offset,
+    uint32_t *acc) {
+    const int8_t *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
+    uint32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        const int32_t xi = x[i] + x_offset;
+        a0 += (uint32_t)(w0[i] * xi);
+        a1 += (uint32_t)(w1[i] * xi);
+        a2 += (uint32_t)(w2[i] * xi);
+        a3 += (uint32_t)(w3[i] * xi);
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+}
+#endif
 
 // sum (w[i] + w_offset) * (x[i] + x_offset) over n int8 values.
 static inline uint32_t tflm_dot_s8_off(const int8_t *w, const int8_t *x, int32_t n, int32_t w_offset,
@@ -127,6 +217,21 @@ static inline void tflm_dot2_f32(float *total0, float *total1, const float *w0, 
     *total1 = t1;
 }
 
+// Thumb-2: four units at a time first (u and wu_ are TFLM_DOT_S8_UNITS's).
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+#define TFLM_DOT_S8_UNITS4(xr, depth, units, wu, x_offset, OUT) \
+    for (; u + 4 <= (units); u += 4, wu += 4 * (depth)) { \
+        uint32_t acc4_[4]; \
+        tflm_dot4_s8(wu, (depth), xr, (depth), (x_offset), acc4_); \
+        OUT(acc4_[0], u); \
+        OUT(acc4_[1], u + 1); \
+        OUT(acc4_[2], u + 2); \
+        OUT(acc4_[3], u + 3); \
+    }
+#else
+#define TFLM_DOT_S8_UNITS4(xr, depth, units, wu, x_offset, OUT)
+#endif
+
 // Each of `rows` int8 rows of x (depth values, x_offset added) against each
 // of `units` int8 weight rows (w_offset added): OUT(acc, u) finishes unit u's
 // wrapped sum, row by row, unit by unit. With symmetric weights (offset 0),
@@ -137,6 +242,7 @@ static inline void tflm_dot2_f32(float *total0, float *total1, const float *w0, 
         const int8_t *wu_ = (w); \
         int32_t u = 0; \
         if ((w_offset) == 0) { \
+            TFLM_DOT_S8_UNITS4(xr_, depth, units, wu_, x_offset, OUT) \
             for (; u + 2 <= (units); u += 2, wu_ += 2 * (depth)) { \
                 uint32_t acc0_ = 0, acc1_ = 0; \
                 tflm_dot2_s8(wu_, wu_ + (depth), xr_, (depth), (x_offset), &acc0_, &acc1_); \
@@ -145,7 +251,7 @@ static inline void tflm_dot2_f32(float *total0, float *total1, const float *w0, 
             } \
         } \
         for (; u < (units); ++u, wu_ += (depth)) { \
-            uint32_t acc_ = (w_offset) == 0 ? tflm_dot_s8(wu_, xr_, (depth), (x_offset)) \
+            uint32_t acc_ = (w_offset) == 0 ? tflm_dot_s8_row(wu_, xr_, (depth), (x_offset)) \
                 : tflm_dot_s8_off(wu_, xr_, (depth), (w_offset), (x_offset)); \
             OUT(acc_, u); \
         } \

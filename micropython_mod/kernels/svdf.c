@@ -121,7 +121,7 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
         const int8_t *in = input + b * n_input; \
         const int8_t *w = wfeature; \
         for (int32_t f = 0; f < n_filter; ++f, w += n_input) { \
-            uint32_t dot = tflm_dot_s8(w, in, n_input, input_offset); \
+            uint32_t dot = tflm_dot_s8_row(w, in, n_input, input_offset); \
             int32_t v = tflm_mul_by_quantized_mul((int32_t)dot, feature_mult, feature_shift); \
             /* TFLM clamps first, then adds the zero point, wrapping into T. */ \
             state[(b * n_filter + f) * n_memory + n_memory - 1] = (T)tflm_wrap_add(tflm_clamp(v, T_MIN, T_MAX), state_zp); \
