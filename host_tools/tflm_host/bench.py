@@ -1115,6 +1115,10 @@ def pico_speed_markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The board on which speed_report measures what the memory techniques cost.
+MEMORY_COST_BOARD = "MPS2_AN385"
+
+
 def speed_report(models: list[Path], boards: list[str], runs: int, anchor: Path, baseline: Path | None,
                  workers: int, progress=None, baseline_label: str = "the baseline build folder's") -> str:
     """The side-by-side report: CMSIS-NN against ours on the models the
@@ -1128,6 +1132,13 @@ def speed_report(models: list[Path], boards: list[str], runs: int, anchor: Path,
     if pico:
         text += ("\n## The real Pico firmware in the RP2040 emulator, against CMSIS-NN on the Cortex-M0\n\n"
                  + pico_speed_markdown(pico_speed_rows(models, runs, anchor, workers, progress)))
+    if MEMORY_COST_BOARD in boards:
+        # What the arena techniques of docs/arena.md cost in instructions.
+        text += (f"\n## What overlapped buffers cost ({MEMORY_COST_BOARD} and the host)\n\n"
+                 + speed_markdown(speed_rows(vs, MEMORY_COST_BOARD, runs, progress), MEMORY_COST_BOARD)
+                 + f"\n## What patch-based first stages cost ({MEMORY_COST_BOARD} and the host)\n\n"
+                 + patch_speed_markdown(patch_speed_rows(vs, MEMORY_COST_BOARD, runs, progress),
+                                        MEMORY_COST_BOARD))
     rows = speed_boards_rows(models, boards, runs, baseline, progress)
     text += ("\n## Every shared model, every board\n\n" + speed_boards_markdown(rows, boards)
              + "\nInstructions per invoke (QEMU `-icount shift=0`), inputs all zero." + (f" Before: {baseline_label} firmware." if baseline else "") + "\n")
