@@ -11,7 +11,7 @@ import subprocess
 import sys
 import venv
 
-from conftest import ROOT, model_path, run_on
+from conftest import MEASURED, ROOT, model_path, run_on
 from tflm_host.reference import reference_outputs
 
 
@@ -43,11 +43,12 @@ def test_wheel_from_sdist_in_a_fresh_venv(tmp_path):
     arena = json.loads(sh(tool, "arena", person, "--json", cwd=work))
     device = run_on("unix", "import tflm\nm = tflm.load(ROOT + '/m.tflite', quiet=True)\n"
                             "print(tflm.Interpreter(m).arena_used_bytes())\n", {"m.tflite": person.read_bytes()})
-    assert arena["arena_used_bytes"] == int(device) == 72704
+    # The wheel's prediction is the device's figure, below TFLM's measured one.
+    assert arena["arena_used_bytes"] == int(device) < MEASURED["person_detect.tflite"].tflm_used
     plan = json.loads(sh(tool, "plan", model_path("kws_ref_model.tflite"), "--time-limit", "1", "--json", cwd=work))
     assert plan["head"] <= plan["tflm_greedy_head"]
     run = json.loads(sh(tool, "run", person, "--target", "host", "--inputs", "zeros", "--json", cwd=work))
-    assert run["outputs"][0]["data"] == [72, -72] and run["arena_used_bytes"] == 72704
+    assert run["outputs"][0]["data"] == [72, -72] and run["arena_used_bytes"] == int(device)
 
     # What needs the checkout says so, in one line.
     env_vars = {k: v for k, v in os.environ.items() if k not in ("TFLM_BUILD", "TFLM_CHECKOUT")}
