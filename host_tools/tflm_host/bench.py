@@ -116,7 +116,7 @@ def patch_cell(row: dict) -> str:
     if not row.get("patched"):
         return "-"
     used, (split, gh, gw, extra) = row["patched"]
-    return f"{used} (ops 0-{split - 1}, {gh}x{gw}, +{extra:.1%} MACs)"
+    return f"{used} (ops 0-{split - 1}, {gh}x{gw}, {extra:+.1%} MACs)"
 
 
 def arena_markdown(rows: list[dict], target_name: str) -> str:
