@@ -515,7 +515,7 @@ def patch_speed_markdown(rows: list[dict], board: str) -> str:
         split, gh, gw, extra = r["stage"]
         (q0, h0, u0), (q1, h1, u1) = r["plain"], r["patched"]
         lines.append(f"| {r['model']} | ops 0-{split - 1}, {gh}x{gw} | {u0:,} | {u1:,} | {q0:,} | {q1:,} "
-                     f"({q1 / q0 - 1:+.1%}) | {h0:,} | {h1:,} ({h1 / h0 - 1:+.1%}) | +{extra:.1%} |")
+                     f"({q1 / q0 - 1:+.1%}) | {h0:,} | {h1:,} ({h1 / h0 - 1:+.1%}) | {extra:+.1%} |")
     notes = [
         "",
         f"Instructions per invoke of the prepared model (`tflm-host prepare`) and of the same model with a "
