@@ -209,3 +209,49 @@ attempt(lambda: tflm.Interpreter(m, plan={offsets!r}))
 """
     out = run_on(target, [code], model_files("person_detect.tflite")).splitlines()
     assert out == [f"ValueError {message}"]
+
+
+@pytest.mark.parametrize("name", ["trained_lstm.tflite", "trained_lstm_int8.tflite"])
+def test_lstm_and_view_overlaps_validated(name):
+    """trained_lstm's greedy plan writes the LSTM's output over its input and
+    the RESHAPE's output over the LSTM's (d = 0 for both): the validator
+    accepts that plan, and refuses each output moved 16 bytes above the start
+    of the input it overlaps (it would overwrite input steps still unread)."""
+    model = load_model(model_path(name))
+    layout = arena.plan_layout(model, "greedy")
+    ops = {model.main.operators[i].opcode: model.main.operators[i] for i in range(len(model.main.operators))}
+    pairs = [(y, x) for y in layout.buffers for x in layout.buffers
+             if x is not y and x.last == y.first and x.offset >= y.offset and y.offset + y.size > x.offset]
+    written = {y.index for y, _ in pairs}
+    assert {ops["UNIDIRECTIONAL_SEQUENCE_LSTM"].outputs[0], ops["RESHAPE"].outputs[0]} <= written, pairs
+    n = layout.n_tensors
+    good = [r.offset if r.planned else -1 for r in layout.records]
+    assert arena.plan_layout(model, "offline", plan=OfflinePlan(good[:n], good[n:] or None)).head == layout.head
+    for y, x in pairs:
+        offsets = list(good)
+        offsets[y.index] = x.offset + 16
+        with pytest.raises(ValueError, match=rf"offline plan: tensor {y.index} overlaps tensor {x.index}, the input "
+                           r"that dies at the operator writing it, unsafely: it must start 0 bytes or more below it"):
+            arena.plan_layout(model, "offline", plan=OfflinePlan(offsets[:n], offsets[n:] or None))
+
+
+@pytest.mark.parametrize("target", ["unix", "NETDUINO2"])
+def test_lstm_overlap_rejected_on_device(target):
+    """The device's validator gives the host's ValueError for an LSTM output
+    moved above the start of its input."""
+    model = load_model(model_path("trained_lstm_int8.tflite"))
+    layout = arena.plan_layout(model, "greedy")
+    lstm = next(op for op in model.main.operators if op.opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM")
+    y = next(b for b in layout.buffers if b.index == lstm.outputs[0])
+    x = next(b for b in layout.buffers if b.index == lstm.inputs[0])
+    offsets = [r.offset if r.planned else -1 for r in layout.records]
+    offsets[y.index] = x.offset + 16
+    n = layout.n_tensors
+    with pytest.raises(ValueError) as e:
+        arena.plan_layout(model, "offline", plan=OfflinePlan(offsets[:n], offsets[n:] or None))
+    code = DEVICE_PRELUDE + f"""
+m = tflm.Model(load('trained_lstm_int8.tflite'))
+attempt(lambda: tflm.Interpreter(m, plan={offsets!r}))
+"""
+    out = run_on(target, [code], model_files("trained_lstm_int8.tflite")).splitlines()
+    assert out == [f"ValueError {e.value}"]
