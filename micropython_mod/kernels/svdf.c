@@ -127,39 +127,31 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
             state[(b * n_filter + f) * n_memory + n_memory - 1] = (T)tflm_wrap_add(tflm_clamp(v, T_MIN, T_MAX), state_zp); \
         } \
     } \
+    /* Each unit's sum straight from its filters' time sums: TFLM keeps those \
+       and the unit sums in scratch buffers, but they wrap modulo 2^32 in any \
+       order, so the output is the same without them. */ \
     for (int32_t b = 0; b < n_batch; ++b) { \
         const T *w = wtime; \
         const T *s = state + b * n_filter * n_memory; \
-        for (int32_t f = 0; f < n_filter; ++f, w += n_memory, s += n_memory) { \
-            uint32_t acc = 0; \
-            for (int32_t m = 0; m < n_memory; ++m) { \
-                acc += (uint32_t)w[m] * (uint32_t)(s[m] - state_zp); \
-            } \
-            scratch[b * n_filter + f] = (int32_t)acc; \
-        } \
-    } \
-    for (int32_t b = 0; b < n_batch; ++b) { \
-        const int32_t *s = scratch + b * n_filter; \
-        for (int32_t u = 0; u < n_unit; ++u, s += n_rank) { \
+        for (int32_t u = 0; u < n_unit; ++u) { \
             uint32_t acc = bias ? (uint32_t)bias[u] : 0u; \
-            for (int32_t r = 0; r < n_rank; ++r) { \
-                acc += (uint32_t)s[r]; \
+            for (int32_t r = 0; r < n_rank; ++r, w += n_memory, s += n_memory) { \
+                for (int32_t m = 0; m < n_memory; ++m) { \
+                    acc += (uint32_t)w[m] * (uint32_t)(s[m] - state_zp); \
+                } \
             } \
-            out_acc[b * n_unit + u] = (int32_t)acc; \
+            int32_t v = tflm_mul_by_quantized_mul((int32_t)acc, output_mult, output_shift); \
+            output[b * n_unit + u] = (int8_t)tflm_clamp(tflm_wrap_add(v, output_zp), -128, 127); \
         } \
-    } \
-    for (int32_t i = 0; i < n_batch * n_unit; ++i) { \
-        int32_t v = tflm_mul_by_quantized_mul(out_acc[i], output_mult, output_shift); \
-        output[i] = (int8_t)tflm_clamp(tflm_wrap_add(v, output_zp), -128, 127); \
     }
 
 static void tflm_svdf_int16(const svdf_data_t *d, const int8_t *input, const int8_t *wfeature,
-    const int16_t *wtime, const int32_t *bias, int16_t *state, int32_t *scratch, int32_t *out_acc, int8_t *output) {
+    const int16_t *wtime, const int32_t *bias, int16_t *state, int8_t *output) {
     SVDF_INTEGER_BODY(int16_t, -32768, 32767)
 }
 
 static void tflm_svdf_int8(const svdf_data_t *d, const int8_t *input, const int8_t *wfeature,
-    const int8_t *wtime, const int32_t *bias, int8_t *state, int32_t *scratch, int32_t *out_acc, int8_t *output) {
+    const int8_t *wtime, const int32_t *bias, int8_t *state, int8_t *output) {
     SVDF_INTEGER_BODY(int8_t, -128, 127)
 }
 
@@ -232,13 +224,10 @@ tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
     if (cells > (1u << 28)) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "SVDF too large");
     }
-    // TFLM's scratch buffers: the time filter's sums, then (integer) the
-    // output accumulators.
+    // float32: TFLM's scratch buffer of the time filter's sums (the float
+    // sums keep its order). The integer kernels need none (see above).
     uint32_t index;
-    if ((st = tflm_prep_scratch(p, (uint32_t)cells * 4u, &index))) {
-        return st;
-    }
-    if (kind != SVDF_FLOAT32 && (st = tflm_prep_scratch(p, (uint32_t)batches * (uint32_t)units * 4u, &index))) {
+    if (kind == SVDF_FLOAT32 && (st = tflm_prep_scratch(p, (uint32_t)cells * 4u, &index))) {
         return st;
     }
     svdf_data_t *d = tflm_prep_alloc(p, sizeof(svdf_data_t));
@@ -294,11 +283,11 @@ tflm_status_t tflm_svdf_eval(tflm_eval_t *e) {
             break;
         case SVDF_INT16_STATE:
             tflm_svdf_int16(d, e->in[SVDF_INPUT], e->in[SVDF_WEIGHTS_FEATURE], e->in[SVDF_WEIGHTS_TIME], bias,
-                state, e->scratch[0], e->scratch[1], e->out[0]);
+                state, e->out[0]);
             break;
         default:
             tflm_svdf_int8(d, e->in[SVDF_INPUT], e->in[SVDF_WEIGHTS_FEATURE], e->in[SVDF_WEIGHTS_TIME], bias,
-                state, e->scratch[0], e->scratch[1], e->out[0]);
+                state, e->out[0]);
             break;
     }
     return TFLM_OK;
