@@ -66,3 +66,25 @@ def test_oldest_svdf_step_is_dead_on_keyword_scrambled(name, tmp_path):
     model = load_model(path.read_bytes())
     samples = make_inputs(model, "random", seed=5, count=6)
     assert _outputs(path, samples, tmp_path, 0) == _reference(path, model, samples)
+
+
+@pytest.mark.parametrize("arch", ["portable", "dsp", "v6m"])
+def test_integer_svdf_with_each_cores_loops(arch, tmp_path):
+    """The integer SVDF's time sums go through the int8 row dot product, whose
+    loops differ per core family (test_speed_paths' builds, ASan/UBSan):
+    bit-exact with TFLM over several invokes."""
+    from test_speed_paths import arch_binary
+
+    binary = arch_binary(arch)
+    for i, case in enumerate(c for c in opgen.cases(6, only="SVDF/int8")):
+        path = tmp_path / f"svdf{i}.tflite"
+        path.write_bytes(case.model)
+        model = load_model(case.model)
+        samples = make_inputs(model, "random", seed=100 + i, count=4)
+        args = [str(binary), str(path), "-r", str(len(samples))]
+        f = tmp_path / "in0.bin"
+        f.write_bytes(b"".join(np.ascontiguousarray(s[0]).tobytes() for s in samples))
+        proc = subprocess.run(args + ["-i", str(f)], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0 and not proc.stderr.strip(), proc.stderr[-2000:]
+        ours = [bytes.fromhex(line.split()[2]) for line in proc.stdout.splitlines() if line.startswith("out 0 ")]
+        assert ours == _reference(path, model, samples), (arch, case.describe())

@@ -109,7 +109,7 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
 // The integer variants differ only in the state / time weights type. The
 // kernel data is read into locals first: stores to the int8 state or output
 // could alias it, and the compiler would reload it in the loops.
-#define SVDF_INTEGER_BODY(T, T_MIN, T_MAX) \
+#define SVDF_INTEGER_BODY(T, T_MIN, T_MAX, TIME_DOT) \
     const int32_t n_batch = d->batches, n_input = d->input_size, n_filter = d->filters; \
     const int32_t n_unit = d->units, n_rank = d->rank, n_memory = d->memory; \
     const int32_t state_zp = d->state_zero_point, input_offset = -d->input_zero_point; \
@@ -136,23 +136,36 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
         for (int32_t u = 0; u < n_unit; ++u) { \
             uint32_t acc = bias ? (uint32_t)bias[u] : 0u; \
             for (int32_t r = 0; r < n_rank; ++r, w += n_memory, s += n_memory) { \
-                for (int32_t m = 0; m < n_memory; ++m) { \
-                    acc += (uint32_t)w[m] * (uint32_t)(s[m] - state_zp); \
-                } \
+                acc += TIME_DOT(w, s, n_memory, state_zp); \
             } \
             int32_t v = tflm_mul_by_quantized_mul((int32_t)acc, output_mult, output_shift); \
             output[b * n_unit + u] = (int8_t)tflm_clamp(tflm_wrap_add(v, output_zp), -128, 127); \
         } \
     }
 
+// One filter's time sum: its memory steps times the time weights, the
+// state's zero point taken off (wrapping modulo 2^32).
+static inline uint32_t svdf_time_dot_s16(const int16_t *w, const int16_t *s, int32_t n, int32_t zp) {
+    uint32_t acc = 0;
+    for (int32_t m = 0; m < n; ++m) {
+        acc += (uint32_t)w[m] * (uint32_t)(s[m] - zp);
+    }
+    return acc;
+}
+
+// The int8 state's: the int8 row dot product with the offset -zp.
+static inline uint32_t svdf_time_dot_s8(const int8_t *w, const int8_t *s, int32_t n, int32_t zp) {
+    return tflm_dot_s8_row(w, s, n, -zp);
+}
+
 static void tflm_svdf_int16(const svdf_data_t *d, const int8_t *input, const int8_t *wfeature,
     const int16_t *wtime, const int32_t *bias, int16_t *state, int8_t *output) {
-    SVDF_INTEGER_BODY(int16_t, -32768, 32767)
+    SVDF_INTEGER_BODY(int16_t, -32768, 32767, svdf_time_dot_s16)
 }
 
 static void tflm_svdf_int8(const svdf_data_t *d, const int8_t *input, const int8_t *wfeature,
     const int8_t *wtime, const int32_t *bias, int8_t *state, int8_t *output) {
-    SVDF_INTEGER_BODY(int8_t, -128, 127)
+    SVDF_INTEGER_BODY(int8_t, -128, 127, svdf_time_dot_s8)
 }
 
 static bool svdf_is_2d(const tflm_tinfo_t *t) {
