@@ -91,14 +91,21 @@ def test_host_prediction_is_the_device_arena(target, planner):
 
 @pytest.mark.parametrize("name", RUNNABLE)
 def test_greedy_head_is_tflm_head_and_tail_is_smaller(name):
-    """The "tflm" planner's head is TFLM's byte for byte, the default greedy
+    """The "tflm" planner's head is TFLM's byte for byte (less TFLM's integer
+    SVDF scratch buffers, which our kernel does without), the default greedy
     one's (with overlapped buffers) never larger; the tail is smaller: at most
     60% of TFLM's where the model keeps little state, and below TFLM's where
     variable tensors (the same bytes in both) dominate it."""
     m = MEASURED[name]
-    layout = arena.plan_layout(load_model(model_path(name)), "tflm")
-    assert layout.head == m.tflm_head
-    assert arena.plan_layout(load_model(model_path(name)), "greedy").head <= m.tflm_head
+    model = load_model(model_path(name))
+    layout = arena.plan_layout(model, "tflm")
+    if any(op.opcode == "SVDF" and model.main.tensors[op.inputs[0]].dtype == "INT8" for op in model.main.operators):
+        # TFLM's integer SVDF asks for two scratch buffers, ours for none (its
+        # sums wrap modulo 2^32 in any order): the head is the tensors' plan.
+        assert layout.head == arena.plan_layout(model, "tflm", kernels=False).head < m.tflm_head
+    else:
+        assert layout.head == m.tflm_head
+    assert arena.plan_layout(model, "greedy").head <= m.tflm_head
     state = layout.audit["variable tensors"].used
     assert layout.tail - state <= 0.6 * (m.tflm_tail - state), (layout.tail, state, m.tflm_tail)
 

@@ -70,6 +70,12 @@ def _pad(dtype: str, h: int, d: int, pads: list[list[int]]) -> bytes:
     return model
 
 
+def _lstm(dtype: str, batches: int, steps: int, n_input: int, n_state: int, time_major: bool) -> bytes:
+    from opgen.lstm import _lstm as lstm_case
+    return lstm_case(np.random.default_rng(3), dtype, batches=batches, steps=steps, n_input=n_input,
+                     n_state=n_state, time_major=time_major).model
+
+
 # Every fast path: 1x1 stride 1 (the pointwise GEMM) with channel expansion
 # and reduction across the int8 kernel's 32-channel chunks, 3x3 strides 1
 # and 2, SAME and VALID, dilation, short rows (gathered windows), the
@@ -97,10 +103,22 @@ CASES = {
     "maxpool_int16": lambda: _pool("MAX_POOL_2D", "INT16", 8, 4, 2, 2, "VALID"),
     "pad_int8": lambda: _pad("INT8", 6, 8, [[0, 0], [1, 1], [1, 1], [0, 0]]),
     "pad_channels_float32": lambda: _pad("FLOAT32", 5, 3, [[0, 0], [2, 0], [0, 1], [1, 2]]),
+    # Sequence ops: output units narrower and wider than the input's, batch
+    # and time major (a time-major unit is a step of every batch).
+    "lstm_float32": lambda: _lstm("FLOAT32", 2, 5, 7, 5, False),
+    "lstm_wide_float32": lambda: _lstm("FLOAT32", 2, 4, 3, 6, False),
+    "lstm_time_major_float32": lambda: _lstm("FLOAT32", 3, 4, 3, 5, True),
+    "lstm_int8": lambda: _lstm("INT8", 2, 4, 6, 9, False),
+    "lstm_time_major_int8": lambda: _lstm("INT8", 2, 5, 9, 4, True),
+    "lstm_int16": lambda: _lstm("INT16", 1, 5, 4, 7, False),
+    # Views: a memmove when the buffers differ, safe at any overlap.
+    "reshape_float32": lambda: single_op("RESHAPE", [((1, 6, 5), "FLOAT32"), ((2,), "INT32", np.array([1, 30], np.int32))],
+                                         [((1, 30), "FLOAT32", None)])[0],
 }
 # Element-wise and random geometries from the generators (a few seeds each).
 GENERATED = ["ADD/int8", "MUL/int8", "RELU/int8", "LOGISTIC/int8", "CONV_2D/int8", "DEPTHWISE_CONV_2D/int8",
-             "AVERAGE_POOL_2D/int8", "MAX_POOL_2D/float32", "PAD/int8", "PAD/float32"]
+             "AVERAGE_POOL_2D/int8", "MAX_POOL_2D/float32", "PAD/int8", "PAD/float32",
+             "UNIDIRECTIONAL_SEQUENCE_LSTM/float32", "UNIDIRECTIONAL_SEQUENCE_LSTM/int8_hidden_zero_point", "RESHAPE/int8"]
 
 
 def brute(model: bytes, tmp_path, name: str) -> tuple[str, dict]:
@@ -191,3 +209,49 @@ attempt(lambda: tflm.Interpreter(m, plan={offsets!r}))
 """
     out = run_on(target, [code], model_files("person_detect.tflite")).splitlines()
     assert out == [f"ValueError {message}"]
+
+
+@pytest.mark.parametrize("name", ["trained_lstm.tflite", "trained_lstm_int8.tflite"])
+def test_lstm_and_view_overlaps_validated(name):
+    """trained_lstm's greedy plan writes the LSTM's output over its input and
+    the RESHAPE's output over the LSTM's (d = 0 for both): the validator
+    accepts that plan, and refuses each output moved 16 bytes above the start
+    of the input it overlaps (it would overwrite input steps still unread)."""
+    model = load_model(model_path(name))
+    layout = arena.plan_layout(model, "greedy")
+    ops = {model.main.operators[i].opcode: model.main.operators[i] for i in range(len(model.main.operators))}
+    pairs = [(y, x) for y in layout.buffers for x in layout.buffers
+             if x is not y and x.last == y.first and x.offset >= y.offset and y.offset + y.size > x.offset]
+    written = {y.index for y, _ in pairs}
+    assert {ops["UNIDIRECTIONAL_SEQUENCE_LSTM"].outputs[0], ops["RESHAPE"].outputs[0]} <= written, pairs
+    n = layout.n_tensors
+    good = [r.offset if r.planned else -1 for r in layout.records]
+    assert arena.plan_layout(model, "offline", plan=OfflinePlan(good[:n], good[n:] or None)).head == layout.head
+    for y, x in pairs:
+        offsets = list(good)
+        offsets[y.index] = x.offset + 16
+        with pytest.raises(ValueError, match=rf"offline plan: tensor {y.index} overlaps tensor {x.index}, the input "
+                           r"that dies at the operator writing it, unsafely: it must start 0 bytes or more below it"):
+            arena.plan_layout(model, "offline", plan=OfflinePlan(offsets[:n], offsets[n:] or None))
+
+
+@pytest.mark.parametrize("target", ["unix", "NETDUINO2"])
+def test_lstm_overlap_rejected_on_device(target):
+    """The device's validator gives the host's ValueError for an LSTM output
+    moved above the start of its input."""
+    model = load_model(model_path("trained_lstm_int8.tflite"))
+    layout = arena.plan_layout(model, "greedy")
+    lstm = next(op for op in model.main.operators if op.opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM")
+    y = next(b for b in layout.buffers if b.index == lstm.outputs[0])
+    x = next(b for b in layout.buffers if b.index == lstm.inputs[0])
+    offsets = [r.offset if r.planned else -1 for r in layout.records]
+    offsets[y.index] = x.offset + 16
+    n = layout.n_tensors
+    with pytest.raises(ValueError) as e:
+        arena.plan_layout(model, "offline", plan=OfflinePlan(offsets[:n], offsets[n:] or None))
+    code = DEVICE_PRELUDE + f"""
+m = tflm.Model(load('trained_lstm_int8.tflite'))
+attempt(lambda: tflm.Interpreter(m, plan={offsets!r}))
+"""
+    out = run_on(target, [code], model_files("trained_lstm_int8.tflite")).splitlines()
+    assert out == [f"ValueError {e.value}"]

@@ -20,9 +20,10 @@ from tflm_host.prepare import prepare_model
 from tflm_host.reference import reference_outputs
 from tflm_host.runner import BatchJob, make_inputs, run_batch
 
-CHAINS = opgen.cases(12, only="PATCH/chain_int8")
+CHAINS = (opgen.cases(12, only="PATCH/chain_int8") + opgen.cases(8, only="PATCH/chain_pool_float32")
+          + opgen.cases(8, only="PATCH/chain_pool_int8"))
 # Shared models whose arena a stage lowers within the bound.
-CHOSEN = ["person_detect.tflite", "kws_ref_model.tflite"]
+CHOSEN = ["person_detect.tflite", "kws_ref_model.tflite", "magic_wand.tflite"]
 # vww_96_int8's overlapped plan already sits at its whole input's bound, so the
 # search chooses no stage; its first stage still runs patched with a schedule given.
 FORCED = {"vww_96_int8.tflite": (4, 12, 12)}
@@ -84,9 +85,10 @@ def test_generated_chains_bit_exact_on_host(tmp_path):
 
 
 def test_shared_models_patched_bit_exact_on_host(tmp_path):
-    """person_detect and kws_ref_model prepared with --max-extra-macs 20%: a
-    smaller arena, MACs within the bound; vww_96_int8 with its schedule given;
-    TFLM's outputs (random inputs and the demo's frames)."""
+    """person_detect, kws_ref_model and magic_wand (float32) prepared with
+    --max-extra-macs 20%: a smaller arena, MACs within the bound; vww_96_int8
+    with its schedule given; TFLM's outputs (random inputs and the demo's
+    frames)."""
     from tflm_host.demo import demo_frames
 
     for name in SHARED:
@@ -137,7 +139,8 @@ def test_patched_models_on_device(target):
     jobs, refs, expect = [], {}, {}
     items = [] if target == "MICROBIT" else \
         [(name.removesuffix(".tflite"), patched(name), model_path(name).read_bytes()) for name in SHARED]
-    items += [(c.name.replace("/", "_"), scheduled(c), c.model) for c in CHAINS[:6]]
+    # Int8 chains, then float32 and int8 chains with pools.
+    items += [(c.name.replace("/", "_"), scheduled(c), c.model) for c in CHAINS[:4] + CHAINS[12:15] + CHAINS[20:23]]
     for key, data, original in items:
         samples = make_inputs(load_model(data), "random", seed=zlib.crc32(key.encode()), count=1)
         jobs.append(BatchJob(key, data, samples))

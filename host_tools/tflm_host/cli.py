@@ -184,7 +184,7 @@ def cmd_arena(args) -> int:
     stage = _patch_stage(layout)
     if stage:
         print(f"  patch-based first stage: operators 0-{stage[0] - 1} in {stage[1]}x{stage[2]} patches "
-              f"(+{stage[3]} MACs)")
+              f"({stage[3]:+d} MACs)")
     return 0
 
 

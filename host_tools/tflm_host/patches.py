@@ -1,7 +1,7 @@
 """Patch-based first stages: the schedule `tflm-host prepare --max-extra-macs` chooses.
 
-The engine runs the first `split` operators of the main subgraph (int8
-CONV_2D / DEPTHWISE_CONV_2D) patch by patch over a grid of the stage's
+The engine runs the first `split` operators of the main subgraph (CONV_2D /
+DEPTHWISE_CONV_2D, int8 or float32, and pools) patch by patch over a grid of the stage's
 output (engine/patch.h), so their big feature maps are never whole in the
 arena. Each patch recomputes its halo, which costs multiply-accumulates. This
 module tries every stage and grid, measures each candidate's arena
@@ -18,7 +18,7 @@ from . import _engine, fbedit
 from .model import Model, load_model
 
 METADATA_NAME: str = _engine.PATCH_METADATA
-STAGE_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D")
+STAGE_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D")
 # Grids tried: every grid up to 16x16 (maps need not be square: kws_ref_model's
 # is 25x5, and its best grid is a column of bands).
 GRIDS = [(gh, gw) for gh in range(1, 17) for gw in range(1, 17) if gh * gw > 1]
@@ -62,11 +62,12 @@ def model_macs(model: Model) -> int:
 
 
 def _stage_candidates(model: Model) -> int:
-    """How many leading operators could form a stage (a chain of convolutions)."""
+    """How many leading operators could form a stage (a chain of convolutions
+    and pools; the engine refuses what it cannot run)."""
     sg = model.main
     n = 0
     for op in sg.operators[:_engine.PATCH_MAX_OPS]:
-        if op.opcode not in STAGE_OPS or sg.tensors[op.inputs[0]].dtype != "INT8":
+        if op.opcode not in STAGE_OPS or sg.tensors[op.inputs[0]].dtype not in ("INT8", "FLOAT32"):
             break
         n += 1
     return n

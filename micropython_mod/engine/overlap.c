@@ -14,6 +14,7 @@
 #define OV_DW_DILATION_H (6)
 #define OV_POOL_STRIDE_H (2)
 #define OV_POOL_FILTER_H (4)
+#define OV_LSTM_TIME_MAJOR (3)  // UnidirectionalSequenceLSTMOptions
 
 // The node that writes record y as its output 0, or n_nodes.
 static uint32_t producer(const tflm_plan_view_t *v, uint32_t y) {
@@ -62,8 +63,9 @@ static bool model_op(const tflm_plan_view_t *v, uint32_t n, ov_op_t *o) {
     return false;
 }
 
-// Dimension i of a 4-D tensor (the op's input k or output 0), 0 otherwise.
-static int32_t dim4(ov_op_t *o, bool output, uint32_t k, uint32_t i) {
+// Dimension i of a tensor of `rank` dimensions (the op's input k or output
+// 0), 0 otherwise.
+static int32_t dim_of(ov_op_t *o, bool output, uint32_t k, uint32_t i, uint32_t rank) {
     tflm_fb_vec_t list = output ? o->op.outputs : o->op.inputs;
     tflm_model_tensor_t t;
     if (k >= list.count) {
@@ -71,11 +73,15 @@ static int32_t dim4(ov_op_t *o, bool output, uint32_t k, uint32_t i) {
     }
     int32_t index = tflm_model_index(o->m, list, k);
     if (index < 0 || (uint32_t)index >= o->sg.tensors.count || !tflm_model_tensor(o->m, &o->sg, (uint32_t)index, &t)
-        || t.shape.count != 4) {
+        || t.shape.count != rank) {
         return 0;
     }
     int32_t dim = tflm_fb_vec_i32(&o->m->fb, t.shape, i);
     return dim > 0 ? dim : 0;
+}
+
+static int32_t dim4(ov_op_t *o, bool output, uint32_t k, uint32_t i) {
+    return dim_of(o, output, k, i, 4);
 }
 
 // PAD's leading padding along dimension 1 when only rows, columns and
@@ -97,6 +103,32 @@ static int32_t pad_top(ov_op_t *o) {
     return tflm_rd_i32(p + 8);
 }
 
+// UNIDIRECTIONAL_SEQUENCE_LSTM as rows: its kernel goes through units of
+// the input in memory order (batch major: each batch's steps, one row each;
+// time major: each step, all batches at once) and copies a unit's output
+// only after its last read of that unit's input, so output unit u may cover
+// input units up to u: first input row lo(u) = u + 1 (stride 1, pad_top -1).
+static bool sequence_geometry(ov_op_t *o, const tflm_tensor_rec_t *ry, const tflm_tensor_rec_t *rx,
+    tflm_overlap_rows_t *g) {
+    int32_t d0 = dim_of(o, false, 0, 0, 3), d1 = dim_of(o, false, 0, 1, 3);
+    bool time_major = tflm_fb_u8(&o->m->fb, o->op.options, OV_LSTM_TIME_MAJOR, 0) != 0;
+    if (d0 <= 0 || d1 <= 0 || dim_of(o, true, 0, 0, 3) != d0 || dim_of(o, true, 0, 1, 3) != d1 || o->m->fb.bad) {
+        return false;
+    }
+    uint32_t units = time_major ? (uint32_t)d0 : (uint32_t)d0 * (uint32_t)d1;
+    if (rx->bytes % units != 0 || ry->bytes % units != 0) {
+        return false;
+    }
+    g->batches = 1;
+    g->in_h = g->out_h = units;
+    g->row_x = rx->bytes / units;
+    g->row_y = ry->bytes / units;
+    g->stride = 1;
+    g->pad_top = -1;
+    g->band = 1;
+    return true;
+}
+
 // The row geometry of node n (output 0: record y, input 0: record x); false
 // when its op has no row rule or its tensors are not the plain NHWC case.
 static bool row_geometry(const tflm_plan_view_t *v, uint32_t n, const tflm_tensor_rec_t *ry,
@@ -106,6 +138,9 @@ static bool row_geometry(const tflm_plan_view_t *v, uint32_t n, const tflm_tenso
         return false;
     }
     int32_t op = o.op.builtin;
+    if (op == TFLM_OP_UNIDIRECTIONAL_SEQUENCE_LSTM) {
+        return sequence_geometry(&o, ry, rx, g);
+    }
     int32_t in_h = dim4(&o, false, 0, 1), out_h = dim4(&o, true, 0, 1);
     int32_t batches = dim4(&o, false, 0, 0);
     int32_t filter_h = 1, stride = 1, dilation = 1, top;
@@ -175,6 +210,15 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
             input = input || io[i] == x;
         }
         if (!input || rx->bytes != ry->bytes || tflm_type_size(rx->type) != tflm_type_size(ry->type)) {
+            return false;
+        }
+        *d = 0;
+        return true;
+    }
+    if (k->alias == TFLM_ALIAS_VIEW) {
+        // RESHAPE-like: a memmove of input 0 when the buffers differ, safe
+        // however they overlap.
+        if (nr->n_inputs == 0 || io[0] != x || rx->bytes != ry->bytes) {
             return false;
         }
         *d = 0;

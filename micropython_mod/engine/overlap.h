@@ -17,9 +17,16 @@
 //     Y.off + (y + 1) * row_y <= X.off + lo(y) * row_x    for every y
 //     that still reads input (lo(y) < in_h).
 //
+// UNIDIRECTIONAL_SEQUENCE_LSTM, as rows: the units of its input in memory
+// order (batch major: one step of one batch; time major: one step of all
+// batches), each unit's output copied after the unit's last read, so output
+// unit u reads input units > u only: lo(u) = u + 1 (stride 1, pad_top -1).
+//
 // Element-wise ops (the kernels marked in_place in kernel_table.txt, output
 // and input of the same size and element size): element i is written after
 // elements 0..i of the input were read, in increasing order, so d = 0.
+// Views (RESHAPE, SQUEEZE, EXPAND_DIMS: a memmove of input 0 when the
+// buffers differ) are safe at any overlap: d = 0 too.
 #ifndef TFLM_ENGINE_OVERLAP_H
 #define TFLM_ENGINE_OVERLAP_H
 

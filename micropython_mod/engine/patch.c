@@ -3,6 +3,7 @@
 #include "build.h"
 #include "ops.h"
 #include "kernels/conv_common.h"
+#include "kernels/pool_common.h"
 
 tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *patch, tflm_error_t *err) {
     memset(patch, 0, sizeof(*patch));
@@ -65,12 +66,22 @@ static inline patch_rect_t rect_clip(const patch_rect_t *r, int32_t h, int32_t w
     return c;
 }
 
-// One stage operator as the stage sees it.
+// One stage operator as the stage sees it: its geometry (whole maps), its
+// kernel data (copied and given a patch's geometry for each run) and how it
+// runs: the int8 convolutions by their row functions, the others (float32
+// convolutions, pools) by their own eval() over the patch's buffers.
 typedef struct {
-    const conv_data_t *d;
-    bool depthwise;
-    const int8_t *filter;
-    const int32_t *bias;
+    int32_t in_h, in_w, in_d, out_h, out_w, out_d;
+    int32_t f_h, f_w, stride_h, stride_w, dil_h, dil_w, pad_h, pad_w;
+    uint32_t macs;        // multiply-accumulates (or compares) per output pixel
+    uint32_t elem;        // bytes per element of its input and output
+    uint32_t data_bytes;  // of its kernel data
+    bool pool;            // the data is a pool_data_t, else a conv_data_t
+    tflm_conv_s8_rows_fn rows;  // int8 convolutions: the row function
+    tflm_status_t (*eval)(tflm_eval_t *e);
+    const void *data;
+    const void *filter;
+    const void *bias;
 } patch_op_t;
 
 static inline uint32_t conv_data_bytes(const conv_data_t *d) {
@@ -82,13 +93,13 @@ static inline uint32_t conv_data_bytes(const conv_data_t *d) {
 // where the op pads). The part of win[j] inside the map is out[j - 1].
 static void patch_regions(const patch_op_t *ops, uint32_t n, uint32_t gh, uint32_t gw, uint32_t py, uint32_t px,
     patch_rect_t *out, patch_rect_t *win) {
-    const conv_data_t *last = ops[n - 1].d;
+    const patch_op_t *last = &ops[n - 1];
     patch_rect_t r = {
-        (int32_t)(py * last->out_h / gh), (int32_t)((py + 1) * last->out_h / gh),
-        (int32_t)(px * last->out_w / gw), (int32_t)((px + 1) * last->out_w / gw),
+        (int32_t)(py * (uint32_t)last->out_h / gh), (int32_t)((py + 1) * (uint32_t)last->out_h / gh),
+        (int32_t)(px * (uint32_t)last->out_w / gw), (int32_t)((px + 1) * (uint32_t)last->out_w / gw),
     };
     for (uint32_t j = n; j-- > 0;) {
-        const conv_data_t *d = ops[j].d;
+        const patch_op_t *d = &ops[j];
         out[j] = r;
         int32_t eff_h = (d->f_h - 1) * d->dil_h + 1, eff_w = (d->f_w - 1) * d->dil_w + 1;
         patch_rect_t w = {
@@ -110,8 +121,68 @@ static tflm_status_t bad_stage(tflm_interp_t *ip, uint32_t node, const char *why
     return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: operator %u %s", (unsigned)node, why);
 }
 
+// Op j of the stage from its node; false when the patches cannot run it.
+static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, patch_op_t *o) {
+    const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+    if (nr->n_outputs != 1 || nr->n_inputs < 1 || io[0] == TFLM_NO_INDEX || nr->kernel >= tflm_kernel_count
+        || tflm_kernels[nr->kernel].custom != NULL) {
+        return false;
+    }
+    int32_t op = tflm_kernels[nr->kernel].op;
+    memset(o, 0, sizeof(*o));
+    o->eval = tflm_kernels[nr->kernel].eval;
+    o->data = node_data(ip, nr);
+    o->elem = tflm_type_size(tflm_interp_tensor(ip, io[0])->type);
+    o->dil_h = o->dil_w = 1;
+    if (op == TFLM_OP_CONV_2D || op == TFLM_OP_DEPTHWISE_CONV_2D) {
+        const conv_data_t *d = o->data;
+        bool depthwise = op == TFLM_OP_DEPTHWISE_CONV_2D;
+        if (nr->n_inputs < 2 || io[1] == TFLM_NO_INDEX || d->batches != 1
+            || (d->kind != CONV_INT8 && d->kind != CONV_FLOAT32)) {
+            return false;
+        }
+#if TFLM_KERNEL_CONV_2D
+        if (d->kind == CONV_INT8 && !depthwise) {
+            o->rows = tflm_conv_2d_s8_rows;
+        }
+#endif
+#if TFLM_KERNEL_DEPTHWISE_CONV_2D
+        if (d->kind == CONV_INT8 && depthwise) {
+            o->rows = tflm_depthwise_conv_2d_s8_rows;
+        }
+#endif
+        o->in_h = d->in_h, o->in_w = d->in_w, o->in_d = d->in_d;
+        o->out_h = d->out_h, o->out_w = d->out_w, o->out_d = d->out_d;
+        o->f_h = d->f_h, o->f_w = d->f_w, o->stride_h = d->stride_h, o->stride_w = d->stride_w;
+        o->dil_h = d->dil_h, o->dil_w = d->dil_w, o->pad_h = d->pad_h, o->pad_w = d->pad_w;
+        o->macs = (uint32_t)d->f_h * d->f_w * (depthwise ? 1u : d->f_d) * d->out_d;
+        o->data_bytes = conv_data_bytes(d);
+        o->filter = tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[1]));
+        o->bias = d->has_bias && nr->n_inputs > 2 && io[2] != TFLM_NO_INDEX
+                      ? tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[2]))
+                      : NULL;
+        return d->kind == CONV_FLOAT32 || o->rows != NULL;
+    }
+    if (op == TFLM_OP_MAX_POOL_2D || op == TFLM_OP_AVERAGE_POOL_2D) {
+        const pool_data_t *d = o->data;
+        if (d->batches != 1) {
+            return false;
+        }
+        o->pool = true;
+        o->in_h = d->in_h, o->in_w = d->in_w, o->in_d = d->depth;
+        o->out_h = d->out_h, o->out_w = d->out_w, o->out_d = d->depth;
+        o->f_h = d->filter_h, o->f_w = d->filter_w, o->stride_h = d->stride_h, o->stride_w = d->stride_w;
+        o->pad_h = d->pad_h, o->pad_w = d->pad_w;
+        o->macs = (uint32_t)d->filter_h * d->filter_w * (uint32_t)d->depth;
+        o->data_bytes = (uint32_t)sizeof(pool_data_t);
+        return true;
+    }
+    return false;
+}
+
 // The stage's operators from the records; ValueError unless they form a
-// chain of int8 CONV_2D / DEPTHWISE_CONV_2D that patches can run.
+// chain (CONV_2D / DEPTHWISE_CONV_2D int8 or float32, MAX_POOL_2D /
+// AVERAGE_POOL_2D) that patches can run.
 static tflm_status_t stage_ops(tflm_interp_t *ip, patch_op_t *ops) {
     uint32_t n = ip->patch.split;
     const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
@@ -121,29 +192,22 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_op_t *ops) {
     for (uint32_t j = 0; j < n; ++j) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
         const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
-        int32_t op = nr->kernel < tflm_kernel_count ? tflm_kernels[nr->kernel].op : -1;
-        if ((op != TFLM_OP_CONV_2D && op != TFLM_OP_DEPTHWISE_CONV_2D) || nr->n_outputs != 1 || nr->n_inputs < 2
-            || io[0] == TFLM_NO_INDEX || io[1] == TFLM_NO_INDEX) {
-            return bad_stage(ip, j, "is not a CONV_2D or DEPTHWISE_CONV_2D a patch can run");
+        if (!stage_op(ip, nr, &ops[j])) {
+            return bad_stage(ip, j, "is not a CONV_2D or DEPTHWISE_CONV_2D (int8 or float32) or a pool, of one "
+                "batch, that a patch can run");
         }
-        const conv_data_t *d = node_data(ip, nr);
-        if (d->kind != CONV_INT8 || d->batches != 1) {
-            return bad_stage(ip, j, "is not an int8 convolution of one batch");
+        if (tflm_type_size(tflm_interp_tensor(ip, io[nr->n_inputs])->type) != ops[j].elem || ops[j].elem == 0) {
+            return bad_stage(ip, j, "has an output of another element size than its input");
         }
         if (j > 0) {
-            const uint16_t *prev = tflm_arena_ptr(ip->arena, tflm_interp_node(ip, sg->node_base + j - 1)->io);
-            const conv_data_t *pd = ops[j - 1].d;
-            if (io[0] != prev[tflm_interp_node(ip, sg->node_base + j - 1)->n_inputs] || pd->out_h != d->in_h
-                || pd->out_w != d->in_w || pd->out_d != d->in_d) {
+            const tflm_node_rec_t *pn = tflm_interp_node(ip, sg->node_base + j - 1);
+            const uint16_t *prev = tflm_arena_ptr(ip->arena, pn->io);
+            const patch_op_t *pd = &ops[j - 1];
+            if (io[0] != prev[pn->n_inputs] || pd->out_h != ops[j].in_h || pd->out_w != ops[j].in_w
+                || pd->out_d != ops[j].in_d || pd->elem != ops[j].elem) {
                 return bad_stage(ip, j, "does not read the previous operator's output");
             }
         }
-        ops[j].d = d;
-        ops[j].depthwise = op == TFLM_OP_DEPTHWISE_CONV_2D;
-        ops[j].filter = tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[1]));
-        ops[j].bias = d->has_bias && nr->n_inputs > 2 && io[2] != TFLM_NO_INDEX
-                          ? tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[2]))
-                          : NULL;
     }
     return TFLM_OK;
 }
@@ -182,7 +246,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         return st;
     }
     const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
-    const conv_data_t *last = ops[n - 1].d;
+    const patch_op_t *last = &ops[n - 1];
     if (pt->grid_h > last->out_h || pt->grid_w > last->out_w) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: %ux%u patches over a %ux%u map",
             (unsigned)pt->grid_h, (unsigned)pt->grid_w, (unsigned)last->out_h, (unsigned)last->out_w);
@@ -223,28 +287,26 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     uint32_t size[2] = { 0, 0 }, copy = 0;
     uint64_t macs = 0, whole = 0;
     for (uint32_t j = 0; j < n; ++j) {
-        const conv_data_t *d = ops[j].d;
-        uint64_t per = (uint64_t)d->f_h * d->f_w * (ops[j].depthwise ? 1u : d->f_d) * d->out_d;
-        whole += per * d->out_h * d->out_w;
-        copy = TFLM_MAX(copy, conv_data_bytes(d));
+        const patch_op_t *d = &ops[j];
+        whole += (uint64_t)d->macs * (uint64_t)d->out_h * (uint64_t)d->out_w;
+        copy = TFLM_MAX(copy, d->data_bytes);
     }
     for (uint32_t py = 0; py < pt->grid_h; ++py) {
         for (uint32_t px = 0; px < pt->grid_w; ++px) {
             patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
             patch_regions(ops, n, pt->grid_h, pt->grid_w, py, px, out, win);
             for (uint32_t j = 0; j < n; ++j) {
-                const conv_data_t *d = ops[j].d;
+                const patch_op_t *d = &ops[j];
                 patch_rect_t in = rect_clip(&win[j], d->in_h, d->in_w);
                 if (rect_h(&out[j]) <= 0 || rect_w(&out[j]) <= 0 || rect_h(&in) <= 0 || rect_w(&in) <= 0) {
                     return bad_stage(ip, j, "has an empty patch");
                 }
-                uint64_t bytes = (uint64_t)rect_h(&in) * (uint64_t)rect_w(&in) * d->in_d;
+                uint64_t bytes = (uint64_t)rect_h(&in) * (uint64_t)rect_w(&in) * (uint64_t)d->in_d * d->elem;
                 if (bytes > UINT32_MAX / 2) {
                     return bad_stage(ip, j, "has an oversized patch");
                 }
                 size[j % 2] = TFLM_MAX(size[j % 2], (uint32_t)bytes);
-                uint64_t per = (uint64_t)d->f_h * d->f_w * (ops[j].depthwise ? 1u : d->f_d) * d->out_d;
-                macs += per * (uint64_t)rect_h(&out[j]) * (uint64_t)rect_w(&out[j]);
+                macs += (uint64_t)d->macs * (uint64_t)rect_h(&out[j]) * (uint64_t)rect_w(&out[j]);
             }
         }
     }
@@ -270,62 +332,78 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     return TFLM_OK;
 }
 
-// Copies the part of window `win` inside a map (h x w x c, at `map`) to
-// `dst`, rows of that part's width.
-static void load_window(const int8_t *map, int32_t h, int32_t w, int32_t c, const patch_rect_t *win, int8_t *dst) {
-    patch_rect_t in = rect_clip(win, h, w);
-    size_t row = (size_t)rect_w(&in) * (size_t)c;
+// Copies the part of window `win` inside a map (h x w x c elements of
+// `elem` bytes, at `map`) to `dst`, rows of that part's width.
+static void load_window(const uint8_t *map, const patch_op_t *op, const patch_rect_t *win, uint8_t *dst) {
+    patch_rect_t in = rect_clip(win, op->in_h, op->in_w);
+    size_t pixel = (size_t)op->in_d * op->elem, row = (size_t)rect_w(&in) * pixel;
     for (int32_t r = in.r0; r < in.r1; ++r) {
-        memcpy(dst + (size_t)(r - in.r0) * row, map + ((size_t)r * w + in.c0) * c, row);
+        memcpy(dst + (size_t)(r - in.r0) * row, map + ((size_t)r * (size_t)op->in_w + (size_t)in.c0) * pixel, row);
     }
+}
+
+// Runs op over a map of in_h x in_w (its data copy `g` given that geometry
+// and the padding pad_h, pad_w) into out_h x out_w at `dst`.
+static tflm_status_t run_op(tflm_interp_t *ip, const patch_op_t *op, void *g, int32_t in_h, int32_t in_w,
+    int32_t pad_h, int32_t pad_w, int32_t out_h, int32_t out_w, const void *src, void *dst) {
+    if (op->pool) {
+        pool_data_t *p = g;
+        p->in_h = in_h, p->in_w = in_w, p->out_h = out_h, p->out_w = out_w;
+        p->pad_h = (uint16_t)pad_h, p->pad_w = (uint16_t)pad_w;
+    } else {
+        conv_data_t *c = g;
+        c->in_h = (uint16_t)in_h, c->in_w = (uint16_t)in_w, c->out_h = (uint16_t)out_h, c->out_w = (uint16_t)out_w;
+        c->pad_h = (uint16_t)pad_h, c->pad_w = (uint16_t)pad_w;
+    }
+    if (op->rows != NULL) {
+        op->rows(g, src, op->filter, op->bias, dst, 0, 0, out_h);
+        return TFLM_OK;
+    }
+    // The kernel's own eval over the patch's buffers (the stage's buffers
+    // never overlap, so no kernel takes its overlapped path).
+    void *in[3] = { (void *)src, (void *)op->filter, (void *)op->bias };
+    void *out[1] = { dst };
+    tflm_eval_t e;
+    memset(&e, 0, sizeof(e));
+    e.data = g;
+    e.in = in;
+    e.out = out;
+    e.n_in = op->pool ? 1u : 3u;
+    e.n_out = 1;
+    e.ip = ip;
+    e.err = &ip->err;
+    e.call = TFLM_EVAL_NO_CALL;
+    return op->eval(&e);
 }
 
 // Runs one op over region `out` of its output. Its input is the part of
 // window `win` inside the map, at `src`; the taps outside it are padding,
 // which the kernel skips as it does at the map's edges. The output goes to
 // `dst`, rows dst_w pixels apart, its first pixel (out's top left) at `dst`.
-static void run_region(const patch_op_t *op, conv_data_t *g, const patch_rect_t *out, const patch_rect_t *win,
-    const int8_t *src, int8_t *dst, int32_t dst_w) {
-    const conv_data_t *d = op->d;
-    patch_rect_t in = rect_clip(win, d->in_h, d->in_w);
-    memcpy(g, d, conv_data_bytes(d));
+static tflm_status_t run_region(tflm_interp_t *ip, const patch_op_t *op, void *g, const patch_rect_t *out,
+    const patch_rect_t *win, const uint8_t *src, uint8_t *dst, int32_t dst_w) {
+    patch_rect_t in = rect_clip(win, op->in_h, op->in_w);
+    memcpy(g, op->data, op->data_bytes);
     int32_t oh = rect_h(out), ow = rect_w(out);
-    g->in_w = (uint16_t)rect_w(&in);
-    g->pad_w = (uint16_t)(in.c0 - win->c0);
-    g->out_w = (uint16_t)ow;
-    tflm_conv_s8_rows_fn rows = NULL;
-#if TFLM_KERNEL_CONV_2D
-    if (!op->depthwise) {
-        rows = tflm_conv_2d_s8_rows;
-    }
-#endif
-#if TFLM_KERNEL_DEPTHWISE_CONV_2D
-    if (op->depthwise) {
-        rows = tflm_depthwise_conv_2d_s8_rows;
-    }
-#endif
-    if (rows == NULL) {
-        return; // unreachable: the stage's nodes were built with these kernels
-    }
+    int32_t pad_w = in.c0 - win->c0;
     if (dst_w == ow) {
         // Contiguous rows: the whole region in one call.
-        g->in_h = (uint16_t)rect_h(&in);
-        g->pad_h = (uint16_t)(in.r0 - win->r0);
-        g->out_h = (uint16_t)oh;
-        rows(g, src, op->filter, op->bias, dst, 0, 0, oh);
-        return;
+        return run_op(ip, op, g, rect_h(&in), rect_w(&in), in.r0 - win->r0, pad_w, oh, ow, src, dst);
     }
     // Row by row, each a one-row output of the input rows its window covers.
-    int32_t eff_h = (d->f_h - 1) * d->dil_h + 1;
-    size_t in_row = (size_t)rect_w(&in) * d->in_d;
-    g->out_h = 1;
+    int32_t eff_h = (op->f_h - 1) * op->dil_h + 1;
+    size_t in_row = (size_t)rect_w(&in) * (size_t)op->in_d * op->elem;
+    size_t out_row = (size_t)dst_w * (size_t)op->out_d * op->elem;
     for (int32_t r = 0; r < oh; ++r) {
-        int32_t y0 = win->r0 + r * d->stride_h;
+        int32_t y0 = win->r0 + r * op->stride_h;
         int32_t a = TFLM_MIN(TFLM_MAX(y0, in.r0), in.r1), b = TFLM_MAX(TFLM_MIN(y0 + eff_h, in.r1), a);
-        g->in_h = (uint16_t)(b - a);
-        g->pad_h = (uint16_t)(a - y0);
-        rows(g, src + (size_t)(a - in.r0) * in_row, op->filter, op->bias, dst + (size_t)r * dst_w * d->out_d, 0, 0, 1);
+        tflm_status_t st = run_op(ip, op, g, b - a, rect_w(&in), a - y0, pad_w, 1, ow,
+            src + (size_t)(a - in.r0) * in_row, dst + (size_t)r * out_row);
+        if (st) {
+            return st;
+        }
     }
+    return TFLM_OK;
 }
 
 tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
@@ -338,26 +416,29 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
     }
     const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
     const tflm_node_rec_t *first = tflm_interp_node(ip, sg->node_base);
-    const int8_t *input = tflm_interp_tensor_data(ip,
+    const uint8_t *input = tflm_interp_tensor_data(ip,
         tflm_interp_tensor(ip, ((const uint16_t *)tflm_arena_ptr(ip->arena, first->io))[0]));
-    int8_t *output = e->out[0];
+    uint8_t *output = e->out[0];
     const tflm_node_rec_t *end = tflm_interp_node(ip, sg->node_base + n - 1);
     void *const *scratch = e->scratch + end->n_scratch - TFLM_PATCH_SCRATCH;
-    int8_t *buf[2] = { scratch[0], scratch[1] };
-    conv_data_t *g = scratch[2];
-    const conv_data_t *last = ops[n - 1].d;
+    uint8_t *buf[2] = { scratch[0], scratch[1] };
+    void *g = scratch[2];
+    const patch_op_t *last = &ops[n - 1];
+    const size_t out_pixel = (size_t)last->out_d * last->elem;
     for (uint32_t py = 0; py < pt->grid_h; ++py) {
         for (uint32_t px = 0; px < pt->grid_w; ++px) {
             patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
             patch_regions(ops, n, pt->grid_h, pt->grid_w, py, px, out, win);
-            const conv_data_t *d0 = ops[0].d;
-            load_window(input, d0->in_h, d0->in_w, d0->in_d, &win[0], buf[0]);
-            for (uint32_t j = 0; j + 1 < n; ++j) {
+            load_window(input, &ops[0], &win[0], buf[0]);
+            for (uint32_t j = 0; j + 1 < n && st == TFLM_OK; ++j) {
                 // Into the next op's input: its window inside the map is out[j].
-                run_region(&ops[j], g, &out[j], &win[j], buf[j % 2], buf[(j + 1) % 2], rect_w(&out[j]));
+                st = run_region(ip, &ops[j], g, &out[j], &win[j], buf[j % 2], buf[(j + 1) % 2], rect_w(&out[j]));
             }
-            int8_t *dst = output + ((size_t)out[n - 1].r0 * last->out_w + (size_t)out[n - 1].c0) * last->out_d;
-            run_region(&ops[n - 1], g, &out[n - 1], &win[n - 1], buf[(n - 1) % 2], dst, last->out_w);
+            uint8_t *dst = output + ((size_t)out[n - 1].r0 * (size_t)last->out_w + (size_t)out[n - 1].c0) * out_pixel;
+            if (st || (st = run_region(ip, last, g, &out[n - 1], &win[n - 1], buf[(n - 1) % 2], dst,
+                           last->out_w))) {
+                return st;
+            }
         }
     }
     return TFLM_OK;

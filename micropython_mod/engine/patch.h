@@ -1,11 +1,12 @@
 // Patch-based execution of a model's first stage (MCUNetV2's idea): the
-// first `split` operators of subgraph 0, a chain of int8 CONV_2D and
-// DEPTHWISE_CONV_2D, run patch by patch over a grid of the stage's last
-// output, so their intermediate feature maps are never held whole. Each
-// patch computes, op by op, the region of each intermediate map it needs
-// (its halo included) into two small buffers taken in turn; the stage's
-// output is written whole. Outputs are bit-exact: each output element is
-// computed by the same kernels with the same integer arithmetic.
+// first `split` operators of subgraph 0, a chain of CONV_2D and
+// DEPTHWISE_CONV_2D (int8 or float32), MAX_POOL_2D and AVERAGE_POOL_2D, run
+// patch by patch over a grid of the stage's last output, so their
+// intermediate feature maps are never held whole. Each patch computes, op by
+// op, the region of each intermediate map it needs (its halo included) into
+// two small buffers taken in turn; the stage's output is written whole.
+// Outputs are bit-exact: each output element is computed by the same kernels
+// with the same arithmetic (the same taps in the same order).
 //
 // Padding: a patch's buffers hold the part of each window inside the map,
 // and each op runs over it as over a small tensor whose padding is what the

@@ -1,6 +1,7 @@
 // AVERAGE_POOL_2D and MAX_POOL_2D: float32, int8 and int16, bit-exact with
 // TFLM's reference (same summation order, same rounding of the average).
 #include "kernels/kernels.h"
+#include "kernels/pool_common.h"
 #include "engine/quant.h"
 #include "engine/schema.h"
 
@@ -13,31 +14,6 @@
 #define POOL_FILTER_W (3)
 #define POOL_FILTER_H (4)
 #define POOL_FUSED_ACTIVATION (5)
-
-enum { POOL_FLOAT32, POOL_INT8, POOL_INT16 };
-
-typedef struct {
-    uint8_t kind;
-    uint8_t reserved;
-    // Window geometry fits 16 bits (checked in prepare): keeps the block small.
-    uint16_t stride_h;
-    uint16_t stride_w;
-    uint16_t filter_h;
-    uint16_t filter_w;
-    uint16_t pad_h;
-    uint16_t pad_w;
-    uint16_t reserved2;
-    int32_t batches;
-    int32_t in_h;
-    int32_t in_w;
-    int32_t depth;
-    int32_t out_h;
-    int32_t out_w;
-    union {
-        int32_t q;
-        float f;
-    } act_min, act_max;
-} pool_data_t;
 
 // The part of the filter window that lies inside the input, along one axis.
 static inline void pool_window(int32_t out_pos, int32_t stride, int32_t pad, int32_t filter, int32_t in_size,

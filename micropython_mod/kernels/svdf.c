@@ -109,7 +109,7 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
 // The integer variants differ only in the state / time weights type. The
 // kernel data is read into locals first: stores to the int8 state or output
 // could alias it, and the compiler would reload it in the loops.
-#define SVDF_INTEGER_BODY(T, T_MIN, T_MAX) \
+#define SVDF_INTEGER_BODY(T, T_MIN, T_MAX, TIME_DOT) \
     const int32_t n_batch = d->batches, n_input = d->input_size, n_filter = d->filters; \
     const int32_t n_unit = d->units, n_rank = d->rank, n_memory = d->memory; \
     const int32_t state_zp = d->state_zero_point, input_offset = -d->input_zero_point; \
@@ -127,40 +127,52 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
             state[(b * n_filter + f) * n_memory + n_memory - 1] = (T)tflm_wrap_add(tflm_clamp(v, T_MIN, T_MAX), state_zp); \
         } \
     } \
+    /* Each unit's sum straight from its filters' time sums: TFLM keeps those \
+       and the unit sums in scratch buffers, but they wrap modulo 2^32 in any \
+       order, so the output is the same without them. */ \
     for (int32_t b = 0; b < n_batch; ++b) { \
         const T *w = wtime; \
         const T *s = state + b * n_filter * n_memory; \
-        for (int32_t f = 0; f < n_filter; ++f, w += n_memory, s += n_memory) { \
-            uint32_t acc = 0; \
-            for (int32_t m = 0; m < n_memory; ++m) { \
-                acc += (uint32_t)w[m] * (uint32_t)(s[m] - state_zp); \
-            } \
-            scratch[b * n_filter + f] = (int32_t)acc; \
-        } \
-    } \
-    for (int32_t b = 0; b < n_batch; ++b) { \
-        const int32_t *s = scratch + b * n_filter; \
-        for (int32_t u = 0; u < n_unit; ++u, s += n_rank) { \
+        for (int32_t u = 0; u < n_unit; ++u) { \
             uint32_t acc = bias ? (uint32_t)bias[u] : 0u; \
-            for (int32_t r = 0; r < n_rank; ++r) { \
-                acc += (uint32_t)s[r]; \
+            for (int32_t r = 0; r < n_rank; ++r, w += n_memory, s += n_memory) { \
+                acc += TIME_DOT(w, s, n_memory, state_zp); \
             } \
-            out_acc[b * n_unit + u] = (int32_t)acc; \
+            int32_t v = tflm_mul_by_quantized_mul((int32_t)acc, output_mult, output_shift); \
+            output[b * n_unit + u] = (int8_t)tflm_clamp(tflm_wrap_add(v, output_zp), -128, 127); \
         } \
-    } \
-    for (int32_t i = 0; i < n_batch * n_unit; ++i) { \
-        int32_t v = tflm_mul_by_quantized_mul(out_acc[i], output_mult, output_shift); \
-        output[i] = (int8_t)tflm_clamp(tflm_wrap_add(v, output_zp), -128, 127); \
     }
 
+// One filter's time sum: its memory steps times the time weights, the
+// state's zero point taken off (wrapping modulo 2^32).
+static inline uint32_t svdf_time_dot_s16(const int16_t *w, const int16_t *s, int32_t n, int32_t zp) {
+    uint32_t acc = 0;
+    if (zp == 0) {
+        // The usual int16 state (zero point 0): one register fewer in the loop.
+        for (int32_t m = 0; m < n; ++m) {
+            acc += (uint32_t)(w[m] * s[m]);
+        }
+        return acc;
+    }
+    for (int32_t m = 0; m < n; ++m) {
+        acc += (uint32_t)w[m] * (uint32_t)(s[m] - zp);
+    }
+    return acc;
+}
+
+// The int8 state's: the int8 row dot product with the offset -zp.
+static inline uint32_t svdf_time_dot_s8(const int8_t *w, const int8_t *s, int32_t n, int32_t zp) {
+    return tflm_dot_s8_row(w, s, n, -zp);
+}
+
 static void tflm_svdf_int16(const svdf_data_t *d, const int8_t *input, const int8_t *wfeature,
-    const int16_t *wtime, const int32_t *bias, int16_t *state, int32_t *scratch, int32_t *out_acc, int8_t *output) {
-    SVDF_INTEGER_BODY(int16_t, -32768, 32767)
+    const int16_t *wtime, const int32_t *bias, int16_t *state, int8_t *output) {
+    SVDF_INTEGER_BODY(int16_t, -32768, 32767, svdf_time_dot_s16)
 }
 
 static void tflm_svdf_int8(const svdf_data_t *d, const int8_t *input, const int8_t *wfeature,
-    const int8_t *wtime, const int32_t *bias, int8_t *state, int32_t *scratch, int32_t *out_acc, int8_t *output) {
-    SVDF_INTEGER_BODY(int8_t, -128, 127)
+    const int8_t *wtime, const int32_t *bias, int8_t *state, int8_t *output) {
+    SVDF_INTEGER_BODY(int8_t, -128, 127, svdf_time_dot_s8)
 }
 
 static bool svdf_is_2d(const tflm_tinfo_t *t) {
@@ -232,13 +244,10 @@ tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
     if (cells > (1u << 28)) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "SVDF too large");
     }
-    // TFLM's scratch buffers: the time filter's sums, then (integer) the
-    // output accumulators.
+    // float32: TFLM's scratch buffer of the time filter's sums (the float
+    // sums keep its order). The integer kernels need none (see above).
     uint32_t index;
-    if ((st = tflm_prep_scratch(p, (uint32_t)cells * 4u, &index))) {
-        return st;
-    }
-    if (kind != SVDF_FLOAT32 && (st = tflm_prep_scratch(p, (uint32_t)batches * (uint32_t)units * 4u, &index))) {
+    if (kind == SVDF_FLOAT32 && (st = tflm_prep_scratch(p, (uint32_t)cells * 4u, &index))) {
         return st;
     }
     svdf_data_t *d = tflm_prep_alloc(p, sizeof(svdf_data_t));
@@ -294,11 +303,11 @@ tflm_status_t tflm_svdf_eval(tflm_eval_t *e) {
             break;
         case SVDF_INT16_STATE:
             tflm_svdf_int16(d, e->in[SVDF_INPUT], e->in[SVDF_WEIGHTS_FEATURE], e->in[SVDF_WEIGHTS_TIME], bias,
-                state, e->scratch[0], e->scratch[1], e->out[0]);
+                state, e->out[0]);
             break;
         default:
             tflm_svdf_int8(d, e->in[SVDF_INPUT], e->in[SVDF_WEIGHTS_FEATURE], e->in[SVDF_WEIGHTS_TIME], bias,
-                state, e->scratch[0], e->scratch[1], e->out[0]);
+                state, e->out[0]);
             break;
     }
     return TFLM_OK;

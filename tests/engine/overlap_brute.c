@@ -32,11 +32,43 @@ static uint8_t *read_file(const char *path, size_t *len) {
     return buf;
 }
 
+// The variable tensors' bytes after allocation (an LSTM's state), put back
+// before every run so that each run starts as the first invoke does.
+static uint8_t *variables_save(const tflm_interp_t *ip) {
+    size_t total = 0;
+    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+        total += (r->flags & TFLM_TENSOR_VARIABLE) ? r->bytes : 0;
+    }
+    uint8_t *saved = malloc(total + 1), *p = saved;
+    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+        if (r->flags & TFLM_TENSOR_VARIABLE) {
+            memcpy(p, tflm_interp_tensor_data(ip, r), r->bytes);
+            p += r->bytes;
+        }
+    }
+    return saved;
+}
+
+static void variables_restore(const tflm_interp_t *ip, const uint8_t *saved) {
+    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+        if (r->flags & TFLM_TENSOR_VARIABLE) {
+            memcpy(tflm_interp_tensor_data(ip, r), saved, r->bytes);
+            saved += r->bytes;
+        }
+    }
+}
+
+static uint8_t *saved_variables;
+
 // Places X at x_off and Y at y_off (scratch buffers above both), fills the
 // rest of the head with a pattern, copies the input and runs.
 static bool run_at(tflm_interp_t *ip, uint32_t x, uint32_t y, uint32_t x_off, uint32_t y_off, const uint8_t *input,
     uint32_t top) {
     tflm_tensor_rec_t *rx = tflm_interp_tensor(ip, x), *ry = tflm_interp_tensor(ip, y);
+    variables_restore(ip, saved_variables);
     memset(ip->arena->base, 0xa5, top);
     rx->data = x_off;
     ry->data = y_off;
@@ -106,6 +138,7 @@ int main(int argc, char **argv) {
         printf("error too large\n");
         goto done;
     }
+    saved_variables = variables_save(&ip);
     uint8_t *want = malloc(ry->bytes);
     // Apart: Y above X's end.
     if (!run_at(&ip, x, y, x_off, x_off + size_x, input, top)) {
@@ -143,6 +176,7 @@ int main(int argc, char **argv) {
     free(want);
     rc = failed ? 1 : 0;
 done:
+    free(saved_variables);
     free(arena_buf);
     free(model_buf);
     free(input);

@@ -16,7 +16,8 @@ from . import Case, generator, random_data
 BIAS_TYPE = {"FLOAT32": "FLOAT32", "INT8": "INT32", "INT16": "INT64"}
 
 
-def _lstm(rng: np.random.Generator, dtype: str, hidden_zp: bool = False) -> Case:
+def _lstm(rng: np.random.Generator, dtype: str, hidden_zp: bool = False, **fixed) -> Case:
+    """`fixed` sets batches, steps, n_input, n_state or time_major."""
     batches = int(rng.integers(1, 4))
     steps = int(rng.integers(1, 6))
     # Mostly tiny; now and then the size of a real model's (28 inputs, 20 units).
@@ -24,6 +25,9 @@ def _lstm(rng: np.random.Generator, dtype: str, hidden_zp: bool = False) -> Case
     n_input = int(rng.integers(1, 33 if big else 9))
     n_state = int(rng.integers(1, 25 if big else 9))
     time_major = bool(rng.integers(0, 2))
+    batches, steps = fixed.get("batches", batches), fixed.get("steps", steps)
+    n_input, n_state = fixed.get("n_input", n_input), fixed.get("n_state", n_state)
+    time_major = fixed.get("time_major", time_major)
     cell_clip = float(np.float32(rng.uniform(0.3, 10.0))) if rng.integers(0, 3) == 0 else 0.0
     runs = int(rng.integers(2, 4))
     quantized = dtype != "FLOAT32"

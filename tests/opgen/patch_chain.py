@@ -1,4 +1,5 @@
-"""Chains of int8 CONV_2D and DEPTHWISE_CONV_2D, as the first stages of
+"""Chains of int8 CONV_2D and DEPTHWISE_CONV_2D (and, mixed with pools, of
+float32 or int8 convolutions and MAX_POOL_2D / AVERAGE_POOL_2D), as the first stages of
 convolutional models are, for patch-based execution (engine/patch.h): random
 maps, 1x1 to 5x5 kernels, strides 1 and 2, SAME and VALID padding, dilation,
 depth multipliers, random zero points. The model's output is the chain's last
@@ -73,3 +74,76 @@ def chain_int8(rng: np.random.Generator) -> Case:
     gh = int(rng.integers(2, min(stage_out[0], 6) + 1)) if stage_out[0] >= 2 else 1
     gw = int(rng.integers(2, min(stage_out[1], 6) + 1)) if stage_out[1] >= 2 else 1
     return Case("", b.build(), dict(h=h, w=w, d=d, layers=" ".join(layers), split=n, grid=(gh, gw), tail=tail))
+
+
+def _pool_layer(rng: np.random.Generator, h: int, w: int, d: int) -> dict:
+    k = int(rng.choice([1, 2, 3]))
+    stride = int(rng.choice([1, 2, 3]))
+    padding = "SAME" if rng.integers(0, 2) or k > min(h, w) else "VALID"
+    op = "MAX_POOL_2D" if rng.integers(0, 3) else "AVERAGE_POOL_2D"
+    return dict(op=op, k=k, stride=stride, dil=1, padding=padding, mult=1, out_d=d,
+                oh=_out_size(padding, h, k, stride, 1), ow=_out_size(padding, w, k, stride, 1))
+
+
+def _mixed_chain(rng: np.random.Generator, dtype: str) -> Case:
+    """A chain of convolutions and pools (at least one pool), float32 or int8."""
+    h, w, d = int(rng.integers(6, 25)), int(rng.integers(1, 25)), int(rng.integers(1, 5))
+    n = int(rng.integers(2, 5))
+    pools = set(int(j) for j in rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False))
+    b = ModelBuilder()
+    sg = b.subgraph()
+    q = act_quant(rng, "INT8") if dtype == "INT8" else None
+    x = sg.tensor((1, h, w, d), dtype, quant=q)
+    sg.inputs = [x]
+    layers = []
+    cur, ch, cw, cd = x, h, w, d
+    for j in range(n):
+        if j in pools:
+            L = _pool_layer(rng, ch, cw, cd)
+            y = sg.tensor((1, L["oh"], L["ow"], cd), dtype, quant=q)  # pools keep the quantization
+            act = str(rng.choice(ACTIVATIONS))
+            sg.op(L["op"], [cur], [y], Padding=L["padding"], StrideH=L["stride"], StrideW=L["stride"],
+                  FilterHeight=L["k"], FilterWidth=L["k"], FusedActivationFunction=act)
+            layers.append(f"{L['op'][0]}P{L['k']}s{L['stride']}{L['padding'][0]}")
+            cur, ch, cw = y, L["oh"], L["ow"]
+            continue
+        L = _layer(rng, ch, cw, cd)
+        dw = L["op"] == "DEPTHWISE_CONV_2D"
+        out_d = L["out_d"]
+        fshape = (1, L["k"], L["k"], out_d) if dw else (out_d, L["k"], L["k"], cd)
+        taps = L["k"] * L["k"] * (1 if dw else cd)
+        if dtype == "FLOAT32":
+            wt = sg.tensor(fshape, "FLOAT32", data=(rng.normal(0, 1, fshape) / np.sqrt(taps)).astype(np.float32))
+            bt = sg.tensor((out_d,), "FLOAT32", data=bias_data(rng, "FLOAT32", out_d))
+            qout = None
+        else:
+            qw = weight_quant(rng, out_d, bool(rng.integers(0, 2)), 3 if dw else 0,
+                              (0.5 * 0.02 / np.sqrt(taps), 2.0 * 0.02 / np.sqrt(taps)))
+            wt = sg.tensor(fshape, "INT8", data=random_data(rng, "INT8", fshape, -127, 127), quant=qw)
+            qb = ([q[0][0] * s for s in qw[0]], [0] * len(qw[0]), 0)
+            bt = sg.tensor((out_d,), "INT32", data=bias_data(rng, "INT32", out_d), quant=qb)
+            qout = act_quant(rng, "INT8", (0.01, 0.05))
+        y = sg.tensor((1, L["oh"], L["ow"], out_d), dtype, quant=qout)
+        opts = dict(Padding=L["padding"], StrideH=L["stride"], StrideW=L["stride"], DilationHFactor=L["dil"],
+                    DilationWFactor=L["dil"], FusedActivationFunction=str(rng.choice(ACTIVATIONS)))
+        if dw:
+            opts["DepthMultiplier"] = L["mult"]
+        sg.op(L["op"], [cur, wt, bt], [y], **opts)
+        layers.append(f"{L['op'][0]}{L['k']}s{L['stride']}d{L['dil']}{L['padding'][0]}x{L['mult']}->{out_d}")
+        cur, ch, cw, cd, q = y, L["oh"], L["ow"], out_d, qout
+    sg.outputs = [cur]
+    gh = int(rng.integers(2, min(ch, 6) + 1)) if ch >= 2 else 1
+    gw = int(rng.integers(2, min(cw, 6) + 1)) if cw >= 2 else 1
+    if gh * gw == 1:
+        gh, gw = (1, 1)
+    return Case("", b.build(), dict(h=h, w=w, d=d, layers=" ".join(layers), split=n, grid=(gh, gw), tail=False))
+
+
+@generator("PATCH/chain_pool_float32")
+def chain_pool_float32(rng: np.random.Generator) -> Case:
+    return _mixed_chain(rng, "FLOAT32")
+
+
+@generator("PATCH/chain_pool_int8")
+def chain_pool_int8(rng: np.random.Generator) -> Case:
+    return _mixed_chain(rng, "INT8")
