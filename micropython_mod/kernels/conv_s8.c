@@ -21,6 +21,12 @@
 
 // Output channels whose constants are set up at once (16 bytes each).
 #define CONV_S8_CHUNK (32)
+// Output channels whose starting sums an overlapped call computes once (4
+// bytes each on the stack); a wider layer's others are computed per band.
+// Tests build with a smaller one to reach that case.
+#ifndef TFLM_CONV_S8_FOLD_MAX
+#define TFLM_CONV_S8_FOLD_MAX (128)
+#endif
 // Largest window (values) gathered for a pixel; two pixels' on the stack.
 #define CONV_S8_GATHER_MAX (128)
 // Longest pixel widened to 16 bits on the stack for the DSP loops (two
@@ -222,8 +228,18 @@ static void conv_s8_generic(const conv_s8_t *c, const conv_s8_row_t *row, int32_
     }
 }
 
-void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
-    int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
+// A filter's starting sum: its bias plus the input offset times the sum of
+// its weights (the sums then run over the values as they are).
+static inline int32_t conv_s8_start(const int8_t *filter, const int32_t *bias, int32_t oc, int32_t w_size,
+    int32_t input_offset) {
+    const uint32_t offset = (uint32_t)input_offset * tflm_sum_s8(filter + oc * w_size, w_size);
+    return (int32_t)((bias ? (uint32_t)bias[oc] : 0u) + offset);
+}
+
+// Rows [row0, row1) of one batch; the starting sums of output channels
+// below n_start come from start[], the others are computed here.
+static void conv_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
+    int8_t *output, int32_t batch, int32_t row0, int32_t row1, const int32_t *start, int32_t n_start) {
     conv_s8_t c;
     const int32_t out_w = d->out_w, out_h = d->out_h, stride_h = d->stride_h, pad_h = d->pad_h;
     c.in_h = d->in_h;
@@ -290,9 +306,7 @@ void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_
         c.n = c.out_d - c.c0 < CONV_S8_CHUNK ? c.out_d - c.c0 : CONV_S8_CHUNK;
         for (int32_t j = 0; j < c.n; ++j) {
             const int32_t oc = c.c0 + j, m = d->per_channel ? oc : 0;
-            // The input offset times the filter's sum: the sums start there.
-            const uint32_t offset = (uint32_t)c.input_offset * tflm_sum_s8(filter + oc * c.w_size, c.w_size);
-            q[j].bias = (int32_t)((bias ? (uint32_t)bias[oc] : 0u) + offset);
+            q[j].bias = oc < n_start ? start[oc] : conv_s8_start(filter, bias, oc, c.w_size, c.input_offset);
             tflm_out_s8_setup(&q[j], mults[m], shifts[m], c.zero_point);
         }
         if (pointwise) {
@@ -340,6 +354,35 @@ void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_
         }
         if (kind != PIX_NONE) {
             conv_s8_pixels(&c, kind, x_wait, NULL, out_wait, NULL);
+        }
+    }
+}
+
+void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
+    int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
+    conv_s8_rows(d, input, filter, bias, output, batch, row0, row1, NULL, 0);
+}
+
+void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
+    int8_t *output) {
+    // Never in row order over several rows in one call: pixels go in pairs,
+    // and a pair across two rows writes the second row's first channels
+    // before it reads the first row's window again.
+    if (!tflm_conv_s8_overlapped(d, input, output)) {
+        tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, input, filter, bias, output, false);
+        return;
+    }
+    int32_t start[TFLM_CONV_S8_FOLD_MAX];
+    const int32_t n_start = d->out_d < TFLM_CONV_S8_FOLD_MAX ? d->out_d : TFLM_CONV_S8_FOLD_MAX;
+    const int32_t w_size = d->f_h * d->f_w * d->f_d;
+    for (int32_t oc = 0; oc < n_start; ++oc) {
+        start[oc] = conv_s8_start(filter, bias, oc, w_size, d->input_offset);
+    }
+    const int32_t band = tflm_conv_s8_band(d, input, output);
+    for (int32_t b = 0; b < d->batches; ++b) {
+        for (int32_t y = 0; y < d->out_h; y += band) {
+            conv_s8_rows(d, input, filter, bias, output, b, y, d->out_h - y < band ? d->out_h : y + band, start,
+                n_start);
         }
     }
 }
