@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -145,6 +146,18 @@ def test_rule_is_safe_and_near_tight(name, tmp_path):
     # Safe from d on (the binary fails otherwise); tight within a row pair.
     assert info["tight"] <= info["rule"]
     print(f"{name}: rule {info['rule']} tight {info['tight']}")
+
+
+@pytest.mark.parametrize("arch", ["dsp", "thumb2", "v6m"])
+def test_rule_with_each_core_family_loops(arch, tmp_path, monkeypatch):
+    """The int8 conv and depthwise cases through the engine built with each
+    core family's loops (test_speed_paths' builds; dsp and v6m run the
+    non-overlapped rows in bands): safe from d on as with the portable loops."""
+    from test_speed_paths import arch_binary
+    monkeypatch.setattr(sys.modules[__name__], "BUILD", arch_binary(arch).parent)
+    for name in sorted(n for n in CASES if n.endswith("_int8") and n.startswith(("conv", "dw"))):
+        kind, info = brute(CASES[name](), tmp_path, name)
+        assert kind == "rule" and info["tight"] <= info["rule"], name
 
 
 @pytest.mark.parametrize("gen", GENERATED)
