@@ -318,6 +318,7 @@ static void conv_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t
 
     int8_t gathered[2 * CONV_S8_GATHER_MAX];
     tflm_out_s8_t *q = keep->q;
+    const int32_t *start = keep->start, n_start = keep->n_start;
     c.q = q;
     const int32_t chunks = (c.out_d + CONV_S8_CHUNK - 1) / CONV_S8_CHUNK;
     for (int32_t i = 0; i < chunks; ++i) {
@@ -326,8 +327,7 @@ static void conv_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t
         if (keep->held != c.c0) {
             for (int32_t j = 0; j < c.n; ++j) {
                 const int32_t oc = c.c0 + j, m = d->per_channel ? oc : 0;
-                q[j].bias = oc < keep->n_start ? keep->start[oc]
-                    : conv_s8_start(filter, bias, oc, c.w_size, c.input_offset);
+                q[j].bias = oc < n_start ? start[oc] : conv_s8_start(filter, bias, oc, c.w_size, c.input_offset);
                 tflm_out_s8_setup(&q[j], mults[m], shifts[m], c.zero_point);
             }
             keep->held = c.c0;
@@ -424,13 +424,13 @@ static int32_t conv_s8_pixel_group(const conv_data_t *d, int64_t below, int32_t 
 
 void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     int8_t *output) {
-    // Never in row order over several rows in one call: pixels go in pairs,
-    // and a pair across two rows writes the second row's first channels
-    // before it reads the first row's window again.
     if (!tflm_conv_s8_overlapped(d, input, output)) {
-        tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, input, filter, bias, output, false);
+        tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, input, filter, bias, output, true);
         return;
     }
+    // Over an overlapped input never all rows in one call: pixels go in
+    // pairs, and a pair across two rows writes the second row's first
+    // channels before it reads the first row's window again.
     int32_t start[TFLM_CONV_S8_FOLD_MAX];
     conv_s8_keep_t keep;
     keep.held = -1;
