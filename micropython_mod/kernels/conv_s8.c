@@ -22,8 +22,8 @@
 // Output channels whose constants are set up at once (16 bytes each).
 #define CONV_S8_CHUNK (32)
 // Output channels whose starting sums an overlapped call computes once (4
-// bytes each on the stack); a wider layer's others are computed per band.
-// Tests build with a smaller one to reach that case.
+// bytes each on the stack); a wider layer's others are computed per band
+// (tests/test_overlap.py has such a layer).
 #ifndef TFLM_CONV_S8_FOLD_MAX
 #define TFLM_CONV_S8_FOLD_MAX (128)
 #endif
@@ -81,7 +81,8 @@ static inline void conv_s8_fill(int8_t *dst, int8_t value, int32_t n) {
 
 // The window of the pixel at column ox, gathered into dst: f_h x f_w x in_d
 // values, the input zero point where it leaves the input.
-static TFLM_ALWAYS_INLINE void conv_s8_gather(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox, int8_t *dst) {
+static TFLM_ALWAYS_INLINE void conv_s8_gather(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox,
+    int8_t *dst) {
     int32_t fx0, fx1;
     const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, c->in_w, &fx0, &fx1);
     const int8_t fill = (int8_t)-c->input_offset;
@@ -207,7 +208,8 @@ static void conv_s8_pixels(const conv_s8_t *c, int kind, const int8_t *x0, const
 
 // Any window, grouped filters, dilation: the taps inside the input, each
 // with the input offset added, one output channel at a time.
-static TFLM_ALWAYS_INLINE void conv_s8_generic(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox, int8_t *out) {
+static TFLM_ALWAYS_INLINE void conv_s8_generic(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox,
+    int8_t *out) {
     int32_t fx0, fx1;
     const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, c->in_w, &fx0, &fx1);
     const int32_t f_d = c->f_d, w_row = c->f_w * f_d;
@@ -277,7 +279,8 @@ __attribute__((noinline)) static void conv_s8_setup(const conv_data_t *d, const 
 // call alone (keep NULL, a constant there) keep the registers they had
 // before calls kept constants (out of line they cost resnet 3% on the M3).
 static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter,
-    const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1, int32_t pix0, int32_t pix1, conv_s8_keep_t *keep) {
+    const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1, int32_t pix0, int32_t pix1,
+    conv_s8_keep_t *keep) {
     conv_s8_t c;
     const int32_t out_w = d->out_w, out_h = d->out_h, stride_h = d->stride_h, pad_h = d->pad_h;
     c.in_h = d->in_h;
@@ -340,7 +343,8 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
     c.q = keep ? keep->q : own;
     const int32_t last = (c.out_d - 1) / CONV_S8_CHUNK * CONV_S8_CHUNK;
     const bool reverse = keep && keep->reverse;
-    for (c.c0 = reverse ? last : 0; c.c0 >= 0 && c.c0 <= last; c.c0 += reverse ? -CONV_S8_CHUNK : CONV_S8_CHUNK) {
+    const int32_t step = reverse ? -CONV_S8_CHUNK : CONV_S8_CHUNK;
+    for (c.c0 = reverse ? last : 0; c.c0 >= 0 && c.c0 <= last; c.c0 += step) {
         c.n = c.out_d - c.c0 < CONV_S8_CHUNK ? c.out_d - c.c0 : CONV_S8_CHUNK;
         if (keep == NULL) {
             for (int32_t j = 0; j < c.n; ++j) {
