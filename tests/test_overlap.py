@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -77,13 +78,17 @@ def _lstm(dtype: str, batches: int, steps: int, n_input: int, n_state: int, time
 
 
 # Every fast path: 1x1 stride 1 (the pointwise GEMM) with channel expansion
-# and reduction across the int8 kernel's 32-channel chunks, 3x3 strides 1
-# and 2, SAME and VALID, dilation, short rows (gathered windows), the
-# depthwise 3x3 path across its 16-channel chunks, and the other dtypes.
+# and reduction across the int8 kernel's 32-channel chunks and past the 128
+# channels whose starting sums it computes once, 3x3 strides 1 and 2, SAME
+# and VALID, dilation, short rows (gathered windows), the depthwise 3x3 path
+# across its 16-channel chunks (channel by channel over all rows where the
+# distance allows, else in bands), and the other dtypes.
 CASES = {
     "conv1x1_expand_int8": lambda: _conv("INT8", 8, 7, 16, 48, 1, 1, "VALID"),
     "conv1x1_reduce_int8": lambda: _conv("INT8", 8, 7, 40, 8, 1, 1, "VALID"),
     "conv1x1_s2_int8": lambda: _conv("INT8", 9, 9, 8, 36, 1, 2, "SAME"),
+    # Wider than the starting sums an overlapped call computes once (128).
+    "conv1x1_wide_int8": lambda: _conv("INT8", 4, 3, 8, 136, 1, 1, "VALID"),
     "conv3x3_s1_same_int8": lambda: _conv("INT8", 9, 8, 8, 40, 3, 1, "SAME"),
     "conv3x3_s2_same_int8": lambda: _conv("INT8", 10, 10, 4, 16, 3, 2, "SAME"),
     "conv3x3_s2_valid_int8": lambda: _conv("INT8", 11, 9, 3, 8, 3, 2, "VALID"),
@@ -159,6 +164,18 @@ def test_rule_is_safe_and_near_tight(name, tmp_path):
     # Safe from d on (the binary fails otherwise); tight within a row pair.
     assert info["tight"] <= info["rule"]
     print(f"{name}: rule {info['rule']} tight {info['tight']}")
+
+
+@pytest.mark.parametrize("arch", ["dsp", "thumb2", "v6m"])
+def test_rule_with_each_core_family_loops(arch, tmp_path, monkeypatch):
+    """The int8 conv and depthwise cases through the engine built with each
+    core family's loops (test_speed_paths' builds; dsp and v6m run the
+    non-overlapped rows in bands): safe from d on as with the portable loops."""
+    from test_speed_paths import arch_binary
+    monkeypatch.setattr(sys.modules[__name__], "BUILD", arch_binary(arch).parent)
+    for name in sorted(n for n in CASES if n.endswith("_int8") and n.startswith(("conv", "dw"))):
+        kind, info = brute(CASES[name](), tmp_path, name)
+        assert kind == "rule" and info["tight"] <= info["rule"], name
 
 
 @pytest.mark.parametrize("gen", GENERATED)

@@ -454,7 +454,7 @@ def speed_rows(models: list[Path], board: str, runs: int, progress=None) -> list
             progress(i, len(runnable), path.name)
         ours, tflm = host_ours(path, runs), host_tflm(path, runs)
         # The same kernels over TFLM's plan: what overlapped buffers cost
-        # (int8 convolutions go row by row over an overlapped input).
+        # (the int8 convolutions' order over an overlapped input).
         plain = host_ours(path, runs, "tflm")
         rows.append({"model": path.name, "qemu": qemu_per_invoke(path, board, runs), "host": ours, "tflm": tflm,
                      "qemu_plain": qemu_per_invoke(path, board, runs, "tflm"), "host_plain": plain})
@@ -476,7 +476,8 @@ def speed_markdown(rows: list[dict], board: str) -> str:
         "(PyPI `tflite-micro`, reference kernels: `MicroInterpreter::Invoke`). Instructions, not cycles. "
         "Ours with the default greedy plan, whose buffers overlap where the kernels allow (docs/planning.md), "
         "and with TFLM's plan (`planner='tflm'`, no overlaps): the difference is what overlapping costs "
-        "(int8 convolutions and depthwise convolutions go row by row over an overlapped input).",
+        "(over an overlapped input the int8 convolutions take the order the plan's distance makes safe: "
+        "docs/planning.md).",
     ]
     return "\n".join(lines + notes) + "\n"
 

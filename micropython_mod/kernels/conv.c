@@ -355,10 +355,7 @@ tflm_status_t tflm_conv_2d_eval(tflm_eval_t *e) {
             tflm_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
             break;
         case CONV_INT8:
-            // Never in row order over several rows: pixels go in pairs, and a
-            // pair across two rows writes the second row's first channels
-            // before it reads the first row's window again.
-            tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, e->in[0], e->in[1], bias, e->out[0], false);
+            tflm_conv_2d_s8_all(d, e->in[0], e->in[1], bias, e->out[0]);
             break;
         case CONV_INT16_ACC32:
             tflm_conv_2d_int16_acc32(d, e->in[0], e->in[1], bias, e->out[0]);

@@ -66,10 +66,8 @@ static inline bool tflm_conv_s8_overlapped(const conv_data_t *d, const int8_t *i
 // channels before the later chunks read the input again. A band's rows may
 // be written in any order, so a band may be as tall as the distance the
 // plan left between output and input allows (engine/overlap.h, the rule the
-// planner used with bands of one row): the taller, the fewer times each
-// chunk's constants are set up.
-static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
-    const int8_t *filter, const int32_t *bias, int8_t *output) {
+// planner used with bands of one row): the taller, the fewer calls.
+static inline int32_t tflm_conv_s8_band(const conv_data_t *d, const int8_t *input, const int8_t *output) {
     tflm_overlap_rows_t g = {
         d->batches, d->in_h, d->out_h, (uint32_t)d->in_w * d->in_d, (uint32_t)d->out_w * d->out_d,
         d->stride_h, d->pad_h, d->out_h,
@@ -78,7 +76,12 @@ static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv
     while (g.band > 1 && (below < 0 || tflm_overlap_rows_distance(&g) > (uint64_t)below)) {
         g.band = (g.band + 1) / 2;
     }
-    const int32_t band = (int32_t)g.band;
+    return (int32_t)g.band;
+}
+
+static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
+    const int8_t *filter, const int32_t *bias, int8_t *output) {
+    const int32_t band = tflm_conv_s8_band(d, input, output);
     for (int32_t b = 0; b < d->batches; ++b) {
         for (int32_t y = 0; y < d->out_h; y += band) {
             rows(d, input, filter, bias, output, b, y, d->out_h - y < band ? d->out_h : y + band);
@@ -86,11 +89,22 @@ static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv
     }
 }
 
-// Whether one call of the int8 DEPTHWISE_CONV_2D kernel over rows [row0,
-// row1) finishes each row (all its channels) before it reads input for a
-// later row: one chunk of output channels, not the 3x3 path (which goes
-// channel by channel along the rows).
-bool tflm_depthwise_conv_2d_s8_rows_in_order(const conv_data_t *d);
+// CONV_2D's eval over every row of every batch (conv_s8.c): over an
+// overlapped input in bands of rows, each filter's starting sum (the bias
+// plus the input offset times the filter's sum) computed once per call for
+// up to TFLM_CONV_S8_FOLD_MAX output channels (4 bytes each on the stack),
+// not once per band.
+void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
+    int8_t *output);
+
+// Whether one call of the int8 DEPTHWISE_CONV_2D kernel over all rows
+// never reads an input byte it has overwritten, `output` overlapping
+// `input`: one chunk of output channels, not the 3x3 path (which goes
+// channel by channel along the rows), so that each row is finished before
+// later rows' input is read; or the 3x3 path where the plan's actual
+// distance keeps each channel's bytes apart from the others' and behind
+// the ones its later outputs read.
+bool tflm_depthwise_conv_2d_s8_in_order(const conv_data_t *d, const int8_t *input, const int8_t *output);
 
 // Every output row of every batch through a row-range kernel; when the
 // output overlaps the input and one call would not keep the rows in order

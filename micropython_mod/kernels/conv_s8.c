@@ -21,6 +21,12 @@
 
 // Output channels whose constants are set up at once (16 bytes each).
 #define CONV_S8_CHUNK (32)
+// Output channels whose starting sums an overlapped call computes once (4
+// bytes each on the stack); a wider layer's others are computed per band
+// (tests/test_overlap.py has such a layer).
+#ifndef TFLM_CONV_S8_FOLD_MAX
+#define TFLM_CONV_S8_FOLD_MAX (128)
+#endif
 // Largest window (values) gathered for a pixel; two pixels' on the stack.
 #define CONV_S8_GATHER_MAX (128)
 // Longest pixel widened to 16 bits on the stack for the DSP loops (two
@@ -75,7 +81,8 @@ static inline void conv_s8_fill(int8_t *dst, int8_t value, int32_t n) {
 
 // The window of the pixel at column ox, gathered into dst: f_h x f_w x in_d
 // values, the input zero point where it leaves the input.
-static void conv_s8_gather(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox, int8_t *dst) {
+static TFLM_ALWAYS_INLINE void conv_s8_gather(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox,
+    int8_t *dst) {
     int32_t fx0, fx1;
     const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, c->in_w, &fx0, &fx1);
     const int8_t fill = (int8_t)-c->input_offset;
@@ -178,7 +185,7 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
 
 // 1x1 windows with stride 1, no groups: the rows' pixels follow each other
 // in the input, a matrix of pixels x in_d against the chunk's filters.
-static void conv_s8_pointwise(const conv_s8_t *c, const int8_t *x, int32_t pixels, int8_t *out) {
+static TFLM_ALWAYS_INLINE void conv_s8_pointwise(const conv_s8_t *c, const int8_t *x, int32_t pixels, int8_t *out) {
     const int32_t k = c->in_d, out_d = c->out_d;
     for (; pixels >= 2; pixels -= 2, x += 2 * k, out += 2 * out_d) {
         conv_s8_pair(c, x, x + k, k, out, out + out_d);
@@ -201,7 +208,8 @@ static void conv_s8_pixels(const conv_s8_t *c, int kind, const int8_t *x0, const
 
 // Any window, grouped filters, dilation: the taps inside the input, each
 // with the input offset added, one output channel at a time.
-static void conv_s8_generic(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox, int8_t *out) {
+static TFLM_ALWAYS_INLINE void conv_s8_generic(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox,
+    int8_t *out) {
     int32_t fx0, fx1;
     const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, c->in_w, &fx0, &fx1);
     const int32_t f_d = c->f_d, w_row = c->f_w * f_d;
@@ -222,8 +230,57 @@ static void conv_s8_generic(const conv_s8_t *c, const conv_s8_row_t *row, int32_
     }
 }
 
-void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
-    int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
+// A filter's starting sum: its bias plus the input offset times the sum of
+// its weights (the sums then run over the values as they are).
+static inline int32_t conv_s8_start(const int8_t *filter, const int32_t *bias, int32_t oc, int32_t w_size,
+    int32_t input_offset) {
+    const uint32_t offset = (uint32_t)input_offset * tflm_sum_s8(filter + oc * w_size, w_size);
+    return (int32_t)((bias ? (uint32_t)bias[oc] : 0u) + offset);
+}
+
+// 1x1 windows, stride 1 (so no padding either), no groups: the pixels
+// follow each other, batch after batch.
+static inline bool conv_s8_pointwise_layer(const conv_data_t *d) {
+    return d->f_d == d->in_d && d->f_h == 1 && d->f_w == 1 && d->stride_w == 1 && d->stride_h == 1
+        && d->out_w == d->in_w && d->out_h == d->in_h;
+}
+
+// A chunk's constants kept from one call to the next (calls by bands or
+// groups of pixels go over the chunks first to last, then last to first,
+// so the chunk set up last serves again), and the starting sums of output
+// channels below n_start computed once (the others per chunk).
+typedef struct {
+    tflm_out_s8_t q[CONV_S8_CHUNK];
+    int32_t held;           // the first channel of the chunk in q, -1: none
+    bool reverse;           // this call goes last chunk first
+    const int32_t *start;
+    int32_t n_start;
+} conv_s8_keep_t;
+
+// The constants of the chunk of n output channels from c0 into keep->q.
+// (Out of line: the pixel loops keep their registers.)
+__attribute__((noinline)) static void conv_s8_setup(const conv_data_t *d, const int8_t *filter, const int32_t *bias,
+    conv_s8_keep_t *keep, int32_t c0, int32_t n) {
+    const int32_t *mults = conv_multipliers(d);
+    const int8_t *shifts = conv_shifts(d);
+    const int32_t w_size = d->f_h * d->f_w * d->f_d, zp = d->output_offset;
+    const int32_t *start = keep->start, n_start = keep->n_start;
+    for (int32_t j = 0; j < n; ++j) {
+        const int32_t oc = c0 + j, m = d->per_channel ? oc : 0;
+        keep->q[j].bias = oc < n_start ? start[oc] : conv_s8_start(filter, bias, oc, w_size, d->input_offset);
+        tflm_out_s8_setup(&keep->q[j], mults[m], shifts[m], zp);
+    }
+    keep->held = c0;
+}
+
+// Rows [row0, row1) of one batch, or for a pointwise layer its pixels
+// [pix0, pix1) counted from the batch's first; keep NULL: a call alone.
+// Inlined in both callers, with the loops it calls: the pixel loops of a
+// call alone (keep NULL, a constant there) keep the registers they had
+// before calls kept constants (out of line they cost resnet 3% on the M3).
+static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter,
+    const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1, int32_t pix0, int32_t pix1,
+    conv_s8_keep_t *keep) {
     conv_s8_t c;
     const int32_t out_w = d->out_w, out_h = d->out_h, stride_h = d->stride_h, pad_h = d->pad_h;
     c.in_h = d->in_h;
@@ -258,13 +315,11 @@ void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_
     const bool direct = plain && c.dil_w == 1 && c.run >= CONV_S8_DIRECT_MIN;
     const bool gather = plain && c.w_size <= CONV_S8_GATHER_MAX;
     const int border = gather ? PIX_GATHER : PIX_GENERIC;
-    // 1x1, stride 1 (so no padding either): the pixels follow each other.
-    const bool pointwise = plain && c.f_h == 1 && c.f_w == 1 && c.stride_w == 1 && stride_h == 1
-        && out_w == c.in_w;
+    const bool pointwise = conv_s8_pointwise_layer(d);
     const int inner = direct ? PIX_DIRECT : border;
     // Columns whose window lies inside the input: [ox_lo, ox_hi).
     int32_t ox_lo = 0, ox_hi = 0;
-    {
+    if (!pointwise) {
         int32_t fx0, fx1;
         while (ox_lo < out_w) {
             conv_window(ox_lo, c.stride_w, c.pad_w, c.dil_w, c.f_w, c.in_w, &fx0, &fx1);
@@ -283,21 +338,26 @@ void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_
         }
     }
 
-    tflm_out_s8_t q[CONV_S8_CHUNK];
     int8_t gathered[2 * CONV_S8_GATHER_MAX];
-    c.q = q;
-    for (c.c0 = 0; c.c0 < c.out_d; c.c0 += CONV_S8_CHUNK) {
+    tflm_out_s8_t own[CONV_S8_CHUNK];
+    c.q = keep ? keep->q : own;
+    const int32_t last = (c.out_d - 1) / CONV_S8_CHUNK * CONV_S8_CHUNK;
+    const bool reverse = keep && keep->reverse;
+    const int32_t step = reverse ? -CONV_S8_CHUNK : CONV_S8_CHUNK;
+    for (c.c0 = reverse ? last : 0; c.c0 >= 0 && c.c0 <= last; c.c0 += step) {
         c.n = c.out_d - c.c0 < CONV_S8_CHUNK ? c.out_d - c.c0 : CONV_S8_CHUNK;
-        for (int32_t j = 0; j < c.n; ++j) {
-            const int32_t oc = c.c0 + j, m = d->per_channel ? oc : 0;
-            // The input offset times the filter's sum: the sums start there.
-            const uint32_t offset = (uint32_t)c.input_offset * tflm_sum_s8(filter + oc * c.w_size, c.w_size);
-            q[j].bias = (int32_t)((bias ? (uint32_t)bias[oc] : 0u) + offset);
-            tflm_out_s8_setup(&q[j], mults[m], shifts[m], c.zero_point);
+        if (keep == NULL) {
+            for (int32_t j = 0; j < c.n; ++j) {
+                const int32_t oc = c.c0 + j, m = d->per_channel ? oc : 0;
+                own[j].bias = conv_s8_start(filter, bias, oc, c.w_size, c.input_offset);
+                tflm_out_s8_setup(&own[j], mults[m], shifts[m], c.zero_point);
+            }
+        } else if (keep->held != c.c0) {
+            conv_s8_setup(d, filter, bias, keep, c.c0, c.n);
         }
         if (pointwise) {
-            int8_t *out = output + ((batch * out_h + row0) * out_w) * c.out_d + c.c0;
-            conv_s8_pointwise(&c, c.in_b + row0 * c.in_row, (row1 - row0) * out_w, out);
+            int8_t *out = output + ((size_t)batch * out_h * out_w + pix0) * c.out_d + c.c0;
+            conv_s8_pointwise(&c, c.in_b + pix0 * c.in_d, pix1 - pix0, out);
             continue;
         }
         // A pixel waits here for a second one of its kind.
@@ -340,6 +400,84 @@ void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_
         }
         if (kind != PIX_NONE) {
             conv_s8_pixels(&c, kind, x_wait, NULL, out_wait, NULL);
+        }
+    }
+}
+
+void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
+    int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
+    conv_s8_rows(d, input, filter, bias, output, batch, row0, row1, row0 * d->out_w, row1 * d->out_w, NULL);
+}
+
+// A pointwise layer over an overlapped input, `below` bytes from the
+// output's start to the input's: the most pixels that may go as one group,
+// all channels of a group before the next; an even number (pixels go in
+// pairs) at least as large as a band of rows less its odd pixel (`fewer`
+// pixels), else 0 (the bands of rows then). A group's chunks all read its
+// input pixels, so its output must end at or below its first input pixel
+// (output pixels of earlier groups lie below it as well).
+static int32_t conv_s8_pixel_group(const conv_data_t *d, int64_t below, int32_t pixels, int32_t fewer) {
+    const int64_t in_d = d->in_d, out_d = d->out_d;
+    if (below < 0) {
+        return 0;
+    }
+    int64_t g = below / out_d < pixels ? below / out_d : pixels + 1;
+    // A few tries: each is a pass over the groups.
+    for (int32_t tries = 0; tries < 16; ++tries, g -= 2) {
+        const int64_t even = g & ~(int64_t)1;
+        if (even < 2 || even + 1 < fewer) {
+            break;
+        }
+        bool ok = true;
+        for (int64_t p0 = 0; p0 < pixels && ok; p0 += even) {
+            const int64_t end = pixels - p0 < even ? pixels : p0 + even;
+            ok = end * out_d - below <= p0 * in_d;
+        }
+        if (ok) {
+            return (int32_t)even;
+        }
+    }
+    return 0;
+}
+
+void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
+    int8_t *output) {
+    if (!tflm_conv_s8_overlapped(d, input, output)) {
+        tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, input, filter, bias, output, true);
+        return;
+    }
+    // Over an overlapped input never all rows in one call: pixels go in
+    // pairs, and a pair across two rows writes the second row's first
+    // channels before it reads the first row's window again.
+    int32_t start[TFLM_CONV_S8_FOLD_MAX];
+    conv_s8_keep_t keep;
+    keep.held = -1;
+    keep.reverse = false;
+    keep.start = start;
+    keep.n_start = d->out_d < TFLM_CONV_S8_FOLD_MAX ? d->out_d : TFLM_CONV_S8_FOLD_MAX;
+    const int32_t w_size = d->f_h * d->f_w * d->f_d;
+    for (int32_t oc = 0; oc < keep.n_start; ++oc) {
+        start[oc] = conv_s8_start(filter, bias, oc, w_size, d->input_offset);
+    }
+    const int32_t band = tflm_conv_s8_band(d, input, output);
+    if (conv_s8_pointwise_layer(d)) {
+        const int32_t pixels = d->batches * d->out_h * d->out_w;
+        const int32_t group = conv_s8_pixel_group(d, (int64_t)((intptr_t)input - (intptr_t)output), pixels,
+            band * d->out_w);
+        if (group > 0) {
+            for (int32_t p = 0; p < pixels; p += group) {
+                conv_s8_rows(d, input, filter, bias, output, 0, 0, 0, p, pixels - p < group ? pixels : p + group,
+                    &keep);
+                keep.reverse = !keep.reverse;
+            }
+            return;
+        }
+    }
+    for (int32_t b = 0; b < d->batches; ++b) {
+        for (int32_t y = 0; y < d->out_h; y += band) {
+            const int32_t y1 = d->out_h - y < band ? d->out_h : y + band;
+            conv_s8_rows(d, input, filter, bias, output, b, y, y1, y * d->out_w, y1 * d->out_w, &keep);
+            keep.reverse = !keep.reverse;
         }
     }
 }

@@ -135,8 +135,10 @@ tflm_status_t tflm_depthwise_conv_2d_eval(tflm_eval_t *e) {
             tflm_depthwise_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
             break;
         case CONV_INT8:
+            // (The order matters only over an overlapped input.)
             tflm_conv_s8_all_rows(tflm_depthwise_conv_2d_s8_rows, d, e->in[0], e->in[1], bias, e->out[0],
-                tflm_depthwise_conv_2d_s8_rows_in_order(d));
+                !tflm_conv_s8_overlapped(d, e->in[0], e->out[0])
+                    || tflm_depthwise_conv_2d_s8_in_order(d, e->in[0], e->out[0]));
             break;
         default:
             tflm_depthwise_conv_2d_int16(d, e->in[0], e->in[1], bias, e->out[0]);

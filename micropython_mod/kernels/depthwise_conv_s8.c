@@ -231,6 +231,14 @@ __attribute__((noinline)) static void dw_s8_row_s2(const dw_s8_row_t *r, int8_t 
     }
 }
 
+// The first input row whose values count for output row oy (the 3x3
+// path also reads rows outside a window at the edges, with weights zero:
+// what they hold adds nothing).
+static inline int64_t dw_s8_first_row(const conv_data_t *d, int32_t oy) {
+    const int32_t y0 = oy * d->stride_h - d->pad_h;
+    return y0 < 0 ? 0 : y0;
+}
+
 // The 3x3 path over the chunk's channels and the rows [row0, row1): one
 // channel at a time, its weights read once, then row by row.
 static void dw_s8_3x3(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
@@ -367,8 +375,43 @@ static bool dw_s8_uses_3x3(const conv_data_t *d) {
         && d->in_h >= 3;
 }
 
-bool tflm_depthwise_conv_2d_s8_rows_in_order(const conv_data_t *d) {
-    return d->out_d <= DW_S8_CHUNK && !dw_s8_uses_3x3(d);
+bool tflm_depthwise_conv_2d_s8_in_order(const conv_data_t *d, const int8_t *input, const int8_t *output) {
+    if (!dw_s8_uses_3x3(d)) {
+        return d->out_d <= DW_S8_CHUNK;
+    }
+    // The 3x3 path goes channel by channel, each along its rows. With one
+    // output channel per input channel and the output a whole number of
+    // pixels below the input, channel c of output pixel p is written over
+    // channel c of input pixel p - shift: the channels before c are done,
+    // the ones after it untouched, and the pixel must lie before every
+    // input pixel channel c's later outputs read. Those start (raster
+    // order) at the next output's first column in this row's first input
+    // row, or at the next row's first input row; the gap between output
+    // pixel and the first of these can only grow along a row (stride >= 1,
+    // padding <= 1), so each row's first and last outputs are the ones to
+    // check.
+    const int64_t below = (int64_t)((intptr_t)input - (intptr_t)output);
+    const int32_t ch = d->in_d, in_w = d->in_w, out_w = d->out_w;
+    if (d->batches != 1 || d->f_d != 1 || d->out_d != ch || below < 0 || below % ch != 0) {
+        return false;
+    }
+    const int64_t shift = below / ch, in_pixels = (int64_t)d->in_h * in_w;
+    for (int32_t oy = 0; oy < d->out_h; ++oy) {
+        // This output row's and the next one's first input pixel read.
+        const int64_t row = dw_s8_first_row(d, oy) * in_w;
+        const int64_t next_row = oy + 1 < d->out_h ? dw_s8_first_row(d, oy + 1) * in_w : in_pixels;
+        const int64_t first = (int64_t)oy * out_w - shift, last = first + out_w - 1;
+        if (first >= in_pixels) {
+            return true;  // written past the input's end from here on
+        }
+        if (out_w > 1 && first >= 0 && first >= row + d->stride_w - d->pad_w) {
+            return false;
+        }
+        if (last >= 0 && last >= next_row) {
+            return false;
+        }
+    }
+    return true;
 }
 
 void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter,
