@@ -138,6 +138,28 @@ uint32_t tflm_model_metadata(tflm_model_t *m, const char *name) {
     return UINT32_MAX;
 }
 
+tflm_status_t tflm_model_own_metadata(tflm_model_t *m, const char *name, uint32_t magic, int32_t version,
+    uint32_t min_bytes, const uint8_t **data, uint32_t *len, tflm_error_t *err) {
+    *data = NULL;
+    *len = 0;
+    uint32_t buffer = tflm_model_metadata(m, name);
+    uint32_t pos = 0;
+    if (buffer == UINT32_MAX || !tflm_model_buffer(m, buffer, &pos, len)) {
+        return tflm_model_check(m, err);
+    }
+    const uint8_t *p = m->fb.buf + pos;
+    if (*len < min_bytes || *len < 8 || tflm_rd_u32(p) != magic) {
+        return tflm_error(err, TFLM_ERR_VALUE, "%s metadata: no header", name);
+    }
+    int32_t v = tflm_rd_i32(p + 4);
+    if (v != version) {
+        return tflm_error(err, TFLM_ERR_VALUE, "%s metadata has version %d; this runtime reads %d", name, (int)v,
+            (int)version);
+    }
+    *data = p;
+    return TFLM_OK;
+}
+
 bool tflm_model_tensor_size(const tflm_model_t *m, const tflm_model_tensor_t *t, uint32_t *elements, uint32_t *bytes) {
     uint64_t n = 1;
     for (uint32_t d = 0; d < t->shape.count; ++d) {

@@ -78,6 +78,12 @@ bool tflm_model_buffer(tflm_model_t *m, uint32_t index, uint32_t *pos, uint32_t 
 // Buffer index of the metadata entry called `name`, or UINT32_MAX.
 uint32_t tflm_model_metadata(tflm_model_t *m, const char *name);
 
+// This runtime's own metadata entries (prepared data, patch schedule) begin
+// with a magic word and a version: *data and *len are the entry `name` once
+// both match and it holds `min_bytes`, *data NULL when the model has none.
+tflm_status_t tflm_model_own_metadata(tflm_model_t *m, const char *name, uint32_t magic, int32_t version,
+    uint32_t min_bytes, const uint8_t **data, uint32_t *len, tflm_error_t *err);
+
 // The zero points a tensor of `type` may have: its values' range (int32
 // without INT32_MIN, which kernels negate); the int32 range for other types.
 void tflm_zero_point_range(unsigned type, int64_t *lo, int64_t *hi);

@@ -7,22 +7,12 @@
 
 tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *patch, tflm_error_t *err) {
     memset(patch, 0, sizeof(*patch));
-    uint32_t buffer = tflm_model_metadata(m, TFLM_PATCH_METADATA);
-    if (buffer == UINT32_MAX) {
-        return tflm_model_check(m, err);
-    }
-    uint32_t pos = 0, len = 0;
-    if (!tflm_model_buffer(m, buffer, &pos, &len)) {
-        return tflm_model_check(m, err);
-    }
-    const uint8_t *p = m->fb.buf + pos;
-    if (len < 4 * TFLM_PATCH_WORDS || tflm_rd_u32(p) != TFLM_PATCH_MAGIC) {
-        return tflm_error(err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: no header");
-    }
-    int32_t version = tflm_rd_i32(p + 4);
-    if (version != TFLM_PATCH_VERSION) {
-        return tflm_error(err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata has version %d; this runtime reads %d",
-            (int)version, TFLM_PATCH_VERSION);
+    const uint8_t *p;
+    uint32_t len;
+    tflm_status_t st = tflm_model_own_metadata(m, TFLM_PATCH_METADATA, TFLM_PATCH_MAGIC, TFLM_PATCH_VERSION,
+        4 * TFLM_PATCH_WORDS, &p, &len, err);
+    if (st || p == NULL) {
+        return st;
     }
     uint32_t split = tflm_rd_u32(p + 8), gh = tflm_rd_u32(p + 12), gw = tflm_rd_u32(p + 16);
     if (split < 1 || split > TFLM_PATCH_MAX_OPS || split > n_nodes || gh < 1 || gh > TFLM_PATCH_MAX_GRID || gw < 1

@@ -3,22 +3,12 @@
 
 tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, tflm_prepared_t *pd, tflm_error_t *err) {
     memset(pd, 0, sizeof(*pd));
-    uint32_t buffer = tflm_model_metadata(m, TFLM_PREPARED_METADATA);
-    if (buffer == UINT32_MAX) {
-        return tflm_model_check(m, err);
-    }
-    uint32_t pos = 0, len = 0;
-    if (!tflm_model_buffer(m, buffer, &pos, &len)) {
-        return tflm_model_check(m, err);
-    }
-    const uint8_t *p = m->fb.buf + pos;
-    if (len < 4 * TFLM_PREPARED_HEADER_WORDS || tflm_rd_u32(p) != TFLM_PREPARED_MAGIC) {
-        return tflm_error(err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata: no header");
-    }
-    int32_t version = tflm_rd_i32(p + 4);
-    if (version != TFLM_PREPARED_VERSION) {
-        return tflm_error(err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata has version %d; this runtime reads %d",
-            (int)version, TFLM_PREPARED_VERSION);
+    const uint8_t *p;
+    uint32_t len;
+    tflm_status_t st = tflm_model_own_metadata(m, TFLM_PREPARED_METADATA, TFLM_PREPARED_MAGIC, TFLM_PREPARED_VERSION,
+        4 * TFLM_PREPARED_HEADER_WORDS, &p, &len, err);
+    if (st || p == NULL) {
+        return st;
     }
     uint32_t n = tflm_rd_u32(p + 8);
     if (n != n_nodes) {
@@ -34,7 +24,7 @@ tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, tflm_prepare
             "prepared data is not %u-byte aligned in memory; load the model into an aligned buffer",
             TFLM_PREPARED_ALIGN);
     }
-    pd->pos = pos;
+    pd->pos = (uint32_t)(p - m->fb.buf);
     pd->len = len;
     pd->n_nodes = n;
     return TFLM_OK;
