@@ -258,3 +258,33 @@ def test_cli_prepare_max_extra_macs(tmp_path, capsys):
                      "--max-extra-macs", "0"]) == 0
     assert "no patch-based stage" in capsys.readouterr().out
     assert _engine.allocate(_engine.Model(out.read_bytes())).patch[0] == 0
+
+
+def test_one_operator_stage_is_never_overlapped(tmp_path):
+    """A schedule of one operator (the host never writes one, a crafted model
+    may): the stage writes its output patch by patch, so the planner must not
+    lay it over the input that dies at it by the row rule. TFLM's outputs."""
+    for case in CHAINS[:6]:
+        data = patches.with_schedule(case.model, 1, 2, 2)
+        samples = make_inputs(load_model(data), "random", seed=zlib.crc32(case.name.encode()), count=2)
+        path = tmp_path / "m.tflite"
+        path.write_bytes(case.model)
+        assert _same(_host_outputs(data, samples), reference_outputs(path, samples)), case.describe()
+
+
+def test_stage_maps_are_not_views():
+    """The maps inside a stage never exist whole: tensor() of one is a
+    ValueError, not a view reaching past the arena; the stage's output is a view."""
+    data = patched("person_detect.tflite")
+    split = _engine.allocate(_engine.Model(data)).patch[0]
+    ops = load_model(data).main.operators
+    inner, last = ops[0].outputs[0], ops[split - 1].outputs[0]
+    code = DEVICE_PRELUDE + f"""
+it = tflm.Interpreter(tflm.Model(load('m.tflite')))
+attempt(lambda: it.tensor({inner}))
+print(len(it.tensor({last})))
+"""
+    lines = run_on("unix", code, {"m.tflite": data}).splitlines()
+    assert lines[0] == (f"ValueError tensor {inner} is never whole in the arena: the patch-based first stage "
+                        "computes it patch by patch")
+    assert int(lines[1]) == load_model(data).main.tensors[last].elements

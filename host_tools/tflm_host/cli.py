@@ -327,7 +327,7 @@ def cmd_prepare(args) -> int:
             total = patches.model_macs(load_model(out))
             extra = ip.patch_macs - ip.patch_whole_macs
             print(f"  patch-based first stage: operators 0-{split - 1} in {gh}x{gw} patches, "
-                  f"{extra} extra MACs ({100 * extra / total:.1f}% of {total})")
+                  f"{extra} extra MACs" + (f" ({100 * extra / total:.1f}% of {total})" if total else ""))
         else:
             print(f"  no patch-based stage lowers the arena within {100 * bound:g}% extra MACs")
     return 0

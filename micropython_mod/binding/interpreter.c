@@ -431,6 +431,12 @@ char tflm_typecode(uint8_t type) {
 // so do slices of the view. Views of constant tensors are read-only.
 mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t index) {
     const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, index);
+    if (r->where == TFLM_AT_NONE && r->bytes > 0) {
+        // A map inside a patch-based stage: it never exists whole, anywhere.
+        mp_raise_msg_varg(&mp_type_ValueError,
+            MP_ERROR_TEXT("tensor %u is never whole in the arena: the patch-based first stage computes it patch by "
+                "patch"), (unsigned)index);
+    }
     uint8_t *data = tflm_interp_tensor_data(&self->ip, r);
     char typecode = tflm_typecode(r->type);
     size_t item = mp_binary_get_size('@', typecode, NULL);

@@ -199,7 +199,9 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
     }
     const tflm_node_rec_t *nr = &v->nodes[n];
     const uint16_t *io = (const uint16_t *)(v->base + nr->io);
-    if (nr->kernel == TFLM_NO_KERNEL || nr->n_outputs != 1) {
+    // A patch-based stage writes its output patch by patch, not in rows.
+    if (nr->kernel == TFLM_NO_KERNEL || nr->n_outputs != 1
+        || (nr->flags & (TFLM_NODE_PATCH_SKIP | TFLM_NODE_PATCH_END))) {
         return false;
     }
     const tflm_kernel_t *k = &tflm_kernels[nr->kernel];
@@ -224,10 +226,18 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
         *d = 0;
         return true;
     }
-    // Row ops: the data input only, of the output's element size.
+    // Row ops: the data input only (not also a filter or a weight, which
+    // the rows written over it would change), of the output's element size.
     tflm_overlap_rows_t g;
-    if (k->custom != NULL || nr->n_inputs == 0 || io[0] != x || tflm_type_size(rx->type) != tflm_type_size(ry->type)
-        || !row_geometry(v, n, ry, rx, &g)) {
+    if (k->custom != NULL || nr->n_inputs == 0 || io[0] != x || tflm_type_size(rx->type) != tflm_type_size(ry->type)) {
+        return false;
+    }
+    for (uint32_t i = 1; i < nr->n_inputs; ++i) {
+        if (io[i] == x) {
+            return false;
+        }
+    }
+    if (!row_geometry(v, n, ry, rx, &g)) {
         return false;
     }
     uint64_t dist = tflm_overlap_rows_distance(&g);

@@ -74,10 +74,6 @@ typedef struct {
     const void *bias;
 } patch_op_t;
 
-static inline uint32_t conv_data_bytes(const conv_data_t *d) {
-    return (uint32_t)sizeof(conv_data_t) + 5u * (d->per_channel ? d->out_d : 1u);
-}
-
 // Patch (py, px)'s regions: out[j] the part of op j's output it computes,
 // win[j] the window of op j's input that needs (reaching outside the map
 // where the op pads). The part of win[j] inside the map is out[j - 1].
@@ -146,7 +142,7 @@ static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, patch_op_t *o
         o->f_h = d->f_h, o->f_w = d->f_w, o->stride_h = d->stride_h, o->stride_w = d->stride_w;
         o->dil_h = d->dil_h, o->dil_w = d->dil_w, o->pad_h = d->pad_h, o->pad_w = d->pad_w;
         o->macs = (uint32_t)d->f_h * d->f_w * (depthwise ? 1u : d->f_d) * d->out_d;
-        o->data_bytes = conv_data_bytes(d);
+        o->data_bytes = tflm_conv_data_size(d->kind, d->per_channel, d->out_d);
         o->filter = tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[1]));
         o->bias = d->has_bias && nr->n_inputs > 2 && io[2] != TFLM_NO_INDEX
                       ? tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[2]))

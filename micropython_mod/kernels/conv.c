@@ -139,7 +139,7 @@ tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *
         }
     }
     uint32_t n_mult = per_channel ? (uint32_t)out_d : 1u;
-    uint32_t bytes = (uint32_t)sizeof(conv_data_t) + (quantized ? 5u * n_mult : 0u);
+    uint32_t bytes = tflm_conv_data_size(kind, per_channel, (uint32_t)out_d);
     conv_data_t *d = tflm_prep_alloc(p, bytes);
     if (d == NULL) {
         return tflm_prep_status(p);

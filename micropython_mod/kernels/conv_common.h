@@ -30,6 +30,11 @@ typedef struct {
     // Then int32 multipliers[n] and int8 shifts[n]: n = out_d per channel, 1 per tensor.
 } conv_data_t;
 
+// Bytes of a conv_data_t with its multipliers and shifts (none for float32).
+static inline uint32_t tflm_conv_data_size(unsigned kind, bool per_channel, uint32_t out_d) {
+    return (uint32_t)sizeof(conv_data_t) + (kind != CONV_FLOAT32 ? 5u * (per_channel ? out_d : 1u) : 0u);
+}
+
 // Builtin options of either op, read by its own prepare().
 typedef struct {
     uint8_t padding;
