@@ -48,6 +48,7 @@
 #include "engine/interpreter.h"
 #include "engine/prepared.h"
 #include "engine/schema.h"
+#include "read_file.h"
 
 static uint64_t rng_state;
 
@@ -64,20 +65,6 @@ static uint32_t rnd(void) {
     rng_state ^= rng_state >> 7;
     rng_state ^= rng_state << 17;
     return (uint32_t)(rng_state >> 11);
-}
-
-static uint8_t *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    *len = fread(buf, 1, (size_t)n, f);
-    fclose(f);
-    return buf;
 }
 
 // ---------------------------------------------------------------------------

@@ -17,20 +17,7 @@
 
 #include "engine/interpreter.h"
 #include "engine/overlap.h"
-
-static uint8_t *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    *len = fread(buf, 1, (size_t)n, f);
-    fclose(f);
-    return buf;
-}
+#include "read_file.h"
 
 // The variable tensors' bytes after allocation (an LSTM's state), put back
 // before every run so that each run starts as the first invoke does.

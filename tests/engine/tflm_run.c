@@ -15,6 +15,7 @@
 
 #include "engine/interpreter.h"
 #include "engine/ops.h"
+#include "read_file.h"
 
 #define MAX_INPUTS (16)
 
@@ -43,20 +44,6 @@ static void scramble_svdf_steps(tflm_interp_t *ip, tflm_model_t *m, uint32_t ste
             memset(d + at, 0x5a, elem);
         }
     }
-}
-
-static uint8_t *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    *len = fread(buf, 1, (size_t)n, f);
-    fclose(f);
-    return buf;
 }
 
 int main(int argc, char **argv) {
