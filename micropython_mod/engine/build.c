@@ -209,7 +209,7 @@ static tflm_status_t kernel_data_done(tflm_build_t *b, const tflm_prepare_t *p) 
     if (p->prepared_bytes != 0 && !p->in_model) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "prepared data for an operator that keeps none");
     }
-    if (p->in_model && memcmp(p->verify, ip->model->fb.buf + p->prepared_at, p->data_bytes) != 0) {
+    if (p->in_model && (p->streamed_differ || memcmp(p->verify, ip->model->fb.buf + p->prepared_at, p->streamed_at) != 0)) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE,
             "prepared data differs from what prepare() computes (a changed model, or another engine version: prepare it again)");
     }
@@ -311,6 +311,7 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             p.node = node;
             p.dry = b->dry;
             p.err = &ip->err;
+            p.ip_exports = ip->kernel_data != NULL;
             if (pd.pos && (st = tflm_prepared_entry(m, &pd, node, &p.prepared_at, &p.prepared_bytes, &ip->err))) {
                 return tflm_interp_node_error(ip, node, op.builtin);
             }

@@ -137,14 +137,16 @@ int32_t tflm_window_padding(int32_t in, int32_t filter, int32_t stride, int32_t 
     return (int32_t)(total / 2);
 }
 
-static void *prep_alloc(tflm_prepare_t *p, uint32_t bytes, bool state) {
-    if (p->data_bytes != 0 || bytes == 0) {
+static void *prep_alloc(tflm_prepare_t *p, uint32_t bytes, uint32_t words, bool state) {
+    if (p->data_bytes != 0 || bytes == 0 || words > (UINT32_MAX - 4 - bytes) / 4) {
         // One block per operator keeps the node record to one offset.
         tflm_error(p->err, TFLM_ERR_RUNTIME, "internal error: kernel data allocated twice");
         p->failed = true;
         return NULL;
     }
-    uint32_t used = tflm_align_up(bytes, 4);
+    uint32_t filled = tflm_align_up(bytes, 4);
+    uint32_t used = filled + 4 * words;
+    p->streamed_at = filled;
     if (p->prepared_bytes != 0) {
         // A prepared model: the data is computed into temporary memory, to be
         // compared with the model's copy, which is then used in place.
@@ -156,9 +158,9 @@ static void *prep_alloc(tflm_prepare_t *p, uint32_t bytes, bool state) {
         }
         p->data_bytes = used;
         p->in_model = true;
-        p->verify = tflm_prep_temp(p, used);
+        p->verify = tflm_prep_temp(p, filled);
         if (p->verify) {
-            memset(p->verify, 0, used);
+            memset(p->verify, 0, filled);
         }
         return p->verify;
     }
@@ -185,11 +187,31 @@ static void *prep_alloc(tflm_prepare_t *p, uint32_t bytes, bool state) {
 }
 
 void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes) {
-    return prep_alloc(p, bytes, false);
+    return prep_alloc(p, bytes, 0, false);
 }
 
 void *tflm_prep_alloc_state(tflm_prepare_t *p, uint32_t bytes) {
-    return prep_alloc(p, bytes, true);
+    return prep_alloc(p, bytes, 0, true);
+}
+
+void *tflm_prep_alloc_streamed(tflm_prepare_t *p, uint32_t bytes, uint32_t words) {
+    return prep_alloc(p, bytes, words, false);
+}
+
+void tflm_prep_put_u32(tflm_prepare_t *p, uint32_t word, uint32_t value) {
+    if (p->dry || p->failed || p->data_bytes == 0 || word >= (p->data_bytes - p->streamed_at) / 4) {
+        return;
+    }
+    uint32_t at = p->streamed_at + 4 * word;
+    if (p->in_model) {
+        // A mismatch fails the build after prepare() (build.c), as a
+        // differing filled part does.
+        uint32_t have;
+        memcpy(&have, p->model->fb.buf + p->prepared_at + at, 4);
+        p->streamed_differ |= have != value;
+        return;
+    }
+    memcpy((uint8_t *)tflm_arena_ptr(p->ip->arena, p->data_at) + at, &value, 4);
 }
 
 void *tflm_prep_temp(tflm_prepare_t *p, uint32_t bytes) {

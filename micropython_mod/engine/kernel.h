@@ -54,6 +54,9 @@ typedef struct _tflm_prepare_t {
     uint32_t prepared_bytes;
     void *verify;
     bool in_model;            // the data is used in place from the model
+    bool ip_exports;          // the host exports the data as a prepared model's
+    uint32_t streamed_at;     // where the data's streamed words start (tflm_prep_alloc_streamed), else its bytes
+    bool streamed_differ;     // a streamed word differs from the prepared model's
     bool state;               // the data changes at run time (tflm_prep_alloc_state)
     uint32_t out0_in_data;    // 1 + offset in the data of output 0's bytes, 0: output 0 is planned
     bool failed;              // an allocation failed (err says why)
@@ -154,6 +157,21 @@ int32_t tflm_window_padding(int32_t in, int32_t filter, int32_t stride, int32_t 
 void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes);
 // Kernel data that eval() changes (run-time state): always in the tail.
 void *tflm_prep_alloc_state(tflm_prepare_t *p, uint32_t bytes);
+// Whether this operator's tflm_prep_alloc() data will be read from the
+// model (a prepared model in a buffer that cannot change, or the host
+// exporting one) rather than kept in the arena: a kernel may then store
+// more there, such as constants folded from the weights, at no RAM cost.
+static inline bool tflm_prep_data_in_model(const tflm_prepare_t *p) {
+    return p->prepared_bytes != 0 || p->ip_exports;
+}
+// Data that only a prepared model keeps (tflm_prep_data_in_model): `bytes`
+// filled through the pointer returned, then `words` 32-bit words at
+// tflm_align_up(bytes, 4), each given once with tflm_prep_put_u32(). A
+// prepared model's words are checked one by one as they come, not from a
+// copy in temporary memory, so they cost no RAM at all, not even in
+// prepare().
+void *tflm_prep_alloc_streamed(tflm_prepare_t *p, uint32_t bytes, uint32_t words);
+void tflm_prep_put_u32(tflm_prepare_t *p, uint32_t word, uint32_t value);
 // Output 0 lives in the kernel's state data, `offset` bytes in, instead of
 // the planned head (TFLM gives VAR_HANDLE's output its resource id this way,
 // so its head holds no handles). Call after tflm_prep_alloc_state().

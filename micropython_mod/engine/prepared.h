@@ -21,7 +21,8 @@
 
 #define TFLM_PREPARED_METADATA "TflmPreparedData"
 #define TFLM_PREPARED_MAGIC (0x44504654u) // "TFPD"
-#define TFLM_PREPARED_VERSION (1)
+// 2: fully connected data holds its folded starting sums.
+#define TFLM_PREPARED_VERSION (2)
 #define TFLM_PREPARED_HEADER_WORDS (4)
 // Alignment of each operator's data inside the buffer (and of the buffer in memory).
 #define TFLM_PREPARED_ALIGN (8)

@@ -19,6 +19,11 @@ static TFLM_ALWAYS_INLINE uint32_t tflm_dot_s8_step4(uint32_t x02, uint32_t x13,
     acc = tflm_smlad(x02, tflm_sxtb16(wv), acc);
     return tflm_smlad(x13, tflm_sxtb16_ror8(wv), acc);
 }
+// x's halfwords plus the offset's; an offset folded away by the caller (a
+// constant 0 once inlined) costs nothing.
+static TFLM_ALWAYS_INLINE uint32_t tflm_dot_s8_add_off2(uint32_t x, uint32_t off2) {
+    return (__builtin_constant_p(off2) && off2 == 0u) ? x : tflm_sadd16(x, off2);
+}
 #endif
 
 // sum w[i] * (x[i] + x_offset) over n int8 values.
@@ -57,8 +62,8 @@ static inline uint32_t tflm_dot_s8_row(const int8_t *w, const int8_t *x, int32_t
     const int32_t n4 = x_offset >= -32640 && x_offset <= 32639 ? n : 0;
     for (; i + 4 <= n4; i += 4) {
         const uint32_t xv = tflm_ld_u32(x + i);
-        acc = tflm_dot_s8_step4(tflm_sadd16(tflm_sxtb16(xv), off2), tflm_sadd16(tflm_sxtb16_ror8(xv), off2),
-            w + i, acc);
+        acc = tflm_dot_s8_step4(tflm_dot_s8_add_off2(tflm_sxtb16(xv), off2),
+            tflm_dot_s8_add_off2(tflm_sxtb16_ror8(xv), off2), w + i, acc);
     }
     return acc + tflm_dot_s8(w + i, x + i, n - i, x_offset);
 #else
@@ -78,7 +83,8 @@ static inline void tflm_dot2_s8(const int8_t *w0, const int8_t *w1, const int8_t
     const int32_t n4 = x_offset >= -32640 && x_offset <= 32639 ? n : 0;
     for (; i + 4 <= n4; i += 4) {
         const uint32_t xv = tflm_ld_u32(x + i);
-        const uint32_t x02 = tflm_sadd16(tflm_sxtb16(xv), off2), x13 = tflm_sadd16(tflm_sxtb16_ror8(xv), off2);
+        const uint32_t x02 = tflm_dot_s8_add_off2(tflm_sxtb16(xv), off2);
+        const uint32_t x13 = tflm_dot_s8_add_off2(tflm_sxtb16_ror8(xv), off2);
         a0 = tflm_dot_s8_step4(x02, x13, w0 + i, a0);
         a1 = tflm_dot_s8_step4(x02, x13, w1 + i, a1);
     }

@@ -14,7 +14,7 @@ typedef struct {
     uint8_t kind;
     uint8_t per_channel;
     uint8_t has_bias;
-    uint8_t reserved;
+    uint8_t folded;        // int8: starts[] below hold bias + input offset * weights' sum
     int32_t batches;
     int32_t output_depth;
     int32_t accum_depth;
@@ -27,7 +27,9 @@ typedef struct {
     int32_t act_max;
     float fact_min;
     float fact_max;
-    // per channel: int32 multipliers[output_depth], then int8 shifts[output_depth]
+    // per channel: int32 multipliers[output_depth], then int8
+    // shifts[output_depth]; folded: then int32 starts[output_depth] at a
+    // multiple of 4
 } fc_data_t;
 
 static const int32_t *fc_multipliers(const fc_data_t *d) {
@@ -36,6 +38,18 @@ static const int32_t *fc_multipliers(const fc_data_t *d) {
 
 static const int8_t *fc_shifts(const fc_data_t *d) {
     return (const int8_t *)(fc_multipliers(d) + d->output_depth);
+}
+
+// The bytes before the starting sums.
+static uint32_t fc_filled_bytes(bool per_channel, int32_t units) {
+    return (uint32_t)sizeof(fc_data_t) + (per_channel ? 5u * (uint32_t)units : 0u);
+}
+
+// Each unit's starting sum, the input offset folded in (a prepared model's,
+// computed once on the host and read from flash): the loops then multiply
+// the input as it is, one addition per value fewer.
+static const int32_t *fc_starts(const fc_data_t *d) {
+    return (const int32_t *)((const uint8_t *)d + tflm_align_up(fc_filled_bytes(d->per_channel, d->output_depth), 4));
 }
 
 // Fields are read into locals before the loops: stores through `output`
@@ -82,7 +96,14 @@ static void tflm_fully_connected_int8(const fc_data_t *d, const int8_t *input, c
         int32_t out = tflm_wrap_add(tflm_requant(&rq, (int32_t)total), output_offset); \
         *output++ = (int8_t)tflm_clamp(out, act_min, act_max); \
     }
-    TFLM_DOT_S8_UNITS(input, batches, depth, units, filter, input_offset, filter_offset, FC_INT8_OUT);
+    if (d->folded) {
+        // Offsets 0: the inlined loops add nothing per value.
+        const int32_t *starts = fc_starts(d);
+        bias = starts;
+        TFLM_DOT_S8_UNITS(input, batches, depth, units, filter, 0, 0, FC_INT8_OUT);
+    } else {
+        TFLM_DOT_S8_UNITS(input, batches, depth, units, filter, input_offset, filter_offset, FC_INT8_OUT);
+    }
 #undef FC_INT8_OUT
 }
 
@@ -164,8 +185,12 @@ tflm_status_t tflm_fully_connected_prepare(tflm_prepare_t *p) {
     if (per_channel && w.n_scales != (uint32_t)units) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "%u weight scales for %d output channels", (unsigned)w.n_scales, (int)units);
     }
-    uint32_t bytes = (uint32_t)sizeof(fc_data_t) + (per_channel ? 5u * (uint32_t)units : 0u);
-    fc_data_t *d = tflm_prep_alloc(p, bytes);
+    // Symmetric constant weights (TFLM's int8 scheme) in data the model
+    // keeps: the input offset goes into each unit's starting sum.
+    bool folded = kind == FC_INT8 && w.zero_point == 0 && w.data != NULL && (bias.index < 0 || bias.data != NULL)
+        && tflm_prep_data_in_model(p);
+    uint32_t bytes = fc_filled_bytes(per_channel, units);
+    fc_data_t *d = folded ? tflm_prep_alloc_streamed(p, bytes, (uint32_t)units) : tflm_prep_alloc(p, bytes);
     if (d == NULL) {
         return tflm_prep_status(p);
     }
@@ -183,6 +208,19 @@ tflm_status_t tflm_fully_connected_prepare(tflm_prepare_t *p) {
     d->input_offset = -in.zero_point;
     d->filter_offset = -w.zero_point;
     d->output_offset = out.zero_point;
+    if (folded) {
+        // Wrapping sums, as the loops' (the same bits in any order).
+        d->folded = 1;
+        const int8_t *wu = (const int8_t *)w.data;
+        for (int32_t u = 0; u < units; ++u, wu += depth) {
+            uint32_t sum = 0;
+            for (int32_t k = 0; k < depth; ++k) {
+                sum += (uint32_t)(int32_t)wu[k];
+            }
+            uint32_t b0 = bias.index >= 0 ? (uint32_t)tflm_rd_u32(bias.data + 4 * (uint32_t)u) : 0u;
+            tflm_prep_put_u32(p, (uint32_t)u, b0 + sum * (uint32_t)d->input_offset);
+        }
+    }
     // The 64-bit rescaling of int16 handles shifts up to 7, as TFLM's.
     int32_t max_shift = kind == FC_INT8 ? 31 : 7;
     if (per_channel) {
