@@ -1094,7 +1094,9 @@ def speed_vs_cmsis_markdown(rows: list[VsRow]) -> str:
 def speed_boards_rows(models: list[Path], boards: list[str], runs: int, baseline: Path | None = None,
                       progress=None) -> list[dict]:
     """Every runnable model's instructions per invoke on each board, and with
-    `baseline` those of another version's firmware."""
+    `baseline` those of another version's firmware, and the same models
+    prepared (tflm-host prepare)."""
+    from .prepare import prepare_model
     runnable = [p for p in models if not arena.missing_ops(load_model(p))]
     rows = []
     for i, board in enumerate(boards):
@@ -1104,10 +1106,27 @@ def speed_boards_rows(models: list[Path], boards: list[str], runs: int, baseline
         counts = {n: runs for n in files}
         ours = measure_ours(board, files, counts)
         base = measure_ours(board, files, counts, firmware=baseline / board / "firmware.elf") if baseline else {}
+        prepared = measure_ours(board, {n: prepare_model(d) for n, d in files.items()}, counts)
         for p in runnable:
             rows.append({"model": p.name, "board": board, "ours": ours[p.name][0],
-                         "before": base[p.name][0] if base else None})
+                         "before": base[p.name][0] if base else None, "prepared": prepared[p.name][0]})
     return rows
+
+
+def speed_prepared_markdown(rows: list[dict], boards: list[str]) -> str:
+    """Plain against prepared (tflm-host prepare) models, from speed_boards_rows."""
+    by_model: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        by_model.setdefault(r["model"], {})[r["board"]] = r
+    lines = ["| model |" + "".join(f" {b} | {b}, prepared | prepared / plain |" for b in boards),
+             "|---|" + "---|" * (3 * len(boards))]
+    for model, per in by_model.items():
+        cells = [model]
+        for b in boards:
+            r = per.get(b)
+            cells += ["-"] * 3 if r is None else [f"{r['ours']:,}", f"{r['prepared']:,}", _ratio(r["prepared"], r["ours"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def speed_boards_markdown(rows: list[dict], boards: list[str]) -> str:
@@ -1202,4 +1221,9 @@ def speed_report(models: list[Path], boards: list[str], runs: int, anchor: Path,
     rows = speed_boards_rows(models, boards, runs, baseline, progress)
     text += ("\n## Every shared model, every board\n\n" + speed_boards_markdown(rows, boards)
              + "\nInstructions per invoke (QEMU `-icount shift=0`), inputs all zero." + (f" Before: {baseline_label} firmware." if baseline else "") + "\n")
+    text += ("\n## Prepared models, every board\n\n" + speed_prepared_markdown(rows, boards)
+             + "\nThe same models after `tflm-host prepare`, measured the same way with the same firmware. A prepared "
+             "model's kernel data is read from the model (flash), so it may hold what costs RAM otherwise: the int8 "
+             "fully connected operators' starting sums with the input offset folded in, which saves an addition "
+             "per multiply-accumulate.\n")
     return text
