@@ -47,10 +47,18 @@ def folded_bytes(model) -> int:
     """What a prepared model keeps beyond the tail's kernel data: each int8
     fully connected operator with symmetric constant weights holds one int32
     starting sum per output unit (its bias plus the input offset times its
-    weights' sum), from the weights' shape."""
+    weights' sum), and an int8 LSTM one per state cell for each of its eight
+    gate FCs, from the weights' shapes."""
     total = 0
     for sg in model.subgraphs:
         for op in sg.operators:
+            if op.opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM":
+                ws = [sg.tensors[i] for i in op.inputs[1:9]]
+                biases = [sg.tensors[i] for i in op.inputs[12:16]]
+                if sg.tensors[op.inputs[0]].dtype == "INT8" and all(w.is_constant and w.zero_point == 0 for w in ws) \
+                        and all(b.is_constant for b in biases):
+                    total += 4 * 8 * ws[0].shape[0]
+                continue
             if op.opcode != "FULLY_CONNECTED":
                 continue
             x, w = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]

@@ -66,7 +66,8 @@ typedef struct {
     int32_t n_state;
     float cell_clip;         // clips the cell state when > 0
     int16_t quantized_clip;
-    int16_t reserved;
+    uint8_t folded;          // int8: starting sums follow (lstm_starts)
+    uint8_t reserved;
     int32_t input_offset;    // -input zero point
     int32_t hidden_offset;   // -hidden state zero point
     int32_t hidden_zp;
@@ -74,6 +75,15 @@ typedef struct {
     int8_t shift[LSTM_N_MULT];
     int8_t weight_zp[8];     // input weights 0..3, recurrent weights 4..7
 } lstm_data_t;
+
+// A prepared model's int8 gate FCs start from sums with the offsets folded
+// in, computed once on the host and read from flash: n_state per FC, input
+// FCs 0..3 (their bias plus the input offset times each unit's weights'
+// sum), then recurrent FCs 4..7 (the hidden state's offset times theirs).
+// The loops then add nothing per value.
+static const int32_t *lstm_starts(const lstm_data_t *d) {
+    return (const int32_t *)(d + 1);
+}
 
 // Tensors of one invoke; the gates index weights and biases by GATE_*.
 typedef struct {
@@ -181,7 +191,7 @@ static void lstm_step_float32(const lstm_data_t *d, const lstm_io_t *io, int32_t
 
 // Gate FC of int8 values into the Q3.12 gate input (int32 sums wrap as the
 // reference's do on its targets).
-static void lstm_fc_int8(const int8_t *x, int32_t rows, int32_t depth, int32_t units, const int8_t *w,
+static TFLM_ALWAYS_INLINE void lstm_fc_int8(const int8_t *x, int32_t rows, int32_t depth, int32_t units, const int8_t *w,
     int32_t x_offset, int32_t w_offset, const int32_t *bias, int32_t mult, int32_t shift, int16_t *out) {
     const tflm_requant_t rq = tflm_requant_init(mult, shift);
 #define LSTM_INT8_OUT(acc, u) \
@@ -215,7 +225,10 @@ static void lstm_fc_int16(const int16_t *x, int32_t rows, int32_t depth, int32_t
 
 static void lstm_fc_quantized(const lstm_data_t *d, int index, const void *x, int32_t rows, int32_t depth,
     int32_t x_offset, const int8_t *w, const void *bias, int16_t *out) {
-    if (d->kind == LSTM_INT8) {
+    if (d->kind == LSTM_INT8 && d->folded) {
+        lstm_fc_int8(x, rows, depth, d->n_state, w, 0, 0, lstm_starts(d) + index * d->n_state, d->multiplier[index],
+            d->shift[index], out);
+    } else if (d->kind == LSTM_INT8) {
         lstm_fc_int8(x, rows, depth, d->n_state, w, x_offset, -d->weight_zp[index], bias,
             d->multiplier[index], d->shift[index], out);
     } else {
@@ -501,7 +514,17 @@ tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
             return st;
         }
     }
-    lstm_data_t *d = tflm_prep_alloc(p, sizeof(lstm_data_t));
+    // Symmetric constant weights and constant biases in data the model keeps:
+    // the offsets go into the starting sums.
+    bool folded = kind == LSTM_INT8 && tflm_prep_data_in_model(p);
+    for (unsigned i = LSTM_INPUT_WEIGHTS; folded && i < LSTM_RECURRENT_WEIGHTS + 4; ++i) {
+        folded = t[i].data != NULL && t[i].zero_point == 0;
+    }
+    for (unsigned g = 0; folded && g < 4; ++g) {
+        folded = t[LSTM_BIAS + g].data != NULL;
+    }
+    lstm_data_t *d = folded ? tflm_prep_alloc_streamed(p, sizeof(lstm_data_t), 8u * (uint32_t)n_state)
+                            : tflm_prep_alloc(p, sizeof(lstm_data_t));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
@@ -516,7 +539,27 @@ tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
     if (kind == LSTM_FLOAT32) {
         return TFLM_OK;
     }
-    return lstm_quantized_params(p, d, t);
+    if ((st = lstm_quantized_params(p, d, t)) || !folded) {
+        return st;
+    }
+    d->folded = 1;
+    for (uint32_t fc = 0; fc < 8; ++fc) {
+        // Input FCs, then recurrent ones (no bias: the input FC has it).
+        const bool rec = fc >= 4;
+        const int32_t depth = rec ? n_state : n_input, offset = rec ? d->hidden_offset : d->input_offset;
+        const int8_t *w = (const int8_t *)t[(rec ? LSTM_RECURRENT_WEIGHTS : LSTM_INPUT_WEIGHTS) + fc % 4].data;
+        const uint8_t *bias = rec ? NULL : t[LSTM_BIAS + fc].data;
+        for (int32_t u = 0; u < n_state; ++u, w += depth) {
+            uint32_t sum = 0;
+            for (int32_t k = 0; k < depth; ++k) {
+                sum += (uint32_t)(int32_t)w[k];
+            }
+            // Wrapping, as the loops' sums (the same bits in any order).
+            uint32_t start = (bias ? tflm_rd_u32(bias + 4 * (uint32_t)u) : 0u) + sum * (uint32_t)offset;
+            tflm_prep_put_u32(p, fc * (uint32_t)n_state + (uint32_t)u, start);
+        }
+    }
+    return TFLM_OK;
 }
 
 tflm_status_t tflm_unidirectional_sequence_lstm_eval(tflm_eval_t *e) {
