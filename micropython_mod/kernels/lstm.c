@@ -309,6 +309,39 @@ static void lstm_step_quantized(const lstm_data_t *d, const lstm_io_t *io, int32
 
 // -- prepare -----------------------------------------------------------------
 
+// What prepare() needs of each of the 24 inputs, kept small: a full
+// tflm_tinfo_t each took 3 KB of C stack while the interpreter was built.
+typedef struct {
+    int32_t index;
+    uint8_t type;
+    uint8_t ndims;
+    bool is_variable;
+    int32_t dims[3];     // the first three (the checks reject more)
+    uint32_t elements;
+    uint32_t n_scales;
+    float scale;
+    int32_t zero_point;
+    const uint8_t *data;
+} lstm_tensor_t;
+
+static tflm_status_t lstm_tensor(tflm_prepare_t *p, uint32_t i, lstm_tensor_t *o) {
+    tflm_tinfo_t t;
+    tflm_status_t st = tflm_prep_input(p, i, &t);
+    o->index = t.index;
+    o->type = t.type;
+    o->ndims = t.ndims;
+    o->is_variable = t.is_variable;
+    for (int k = 0; k < 3; ++k) {
+        o->dims[k] = k < t.ndims ? t.dims[k] : 0;
+    }
+    o->elements = t.elements;
+    o->n_scales = t.n_scales;
+    o->scale = t.scale;
+    o->zero_point = t.zero_point;
+    o->data = t.data;
+    return st;
+}
+
 // round(log2(scale)) as TFLM's CheckedLog2 gives it, without libm.
 static int32_t lstm_rounded_log2(float scale) {
     int e;
@@ -316,8 +349,8 @@ static int32_t lstm_rounded_log2(float scale) {
     return m >= 0.70710678118654752 ? e : e - 1;
 }
 
-static tflm_status_t lstm_quantized_params(tflm_prepare_t *p, lstm_data_t *d, const tflm_tinfo_t *t) {
-    const tflm_tinfo_t *in = &t[LSTM_INPUT], *hidden = &t[LSTM_HIDDEN_STATE], *cell = &t[LSTM_CELL_STATE];
+static tflm_status_t lstm_quantized_params(tflm_prepare_t *p, lstm_data_t *d, const lstm_tensor_t *t) {
+    const lstm_tensor_t *in = &t[LSTM_INPUT], *hidden = &t[LSTM_HIDDEN_STATE], *cell = &t[LSTM_CELL_STATE];
     tflm_status_t st;
     d->input_offset = -in->zero_point;
     d->hidden_offset = -hidden->zero_point;
@@ -325,7 +358,7 @@ static tflm_status_t lstm_quantized_params(tflm_prepare_t *p, lstm_data_t *d, co
     // The 64-bit rescaling of int16 sums takes shifts up to 14 without UB.
     int32_t fc_max_shift = d->kind == LSTM_INT8 ? 31 : 14;
     for (int g = 0; g < 4; ++g) {
-        const tflm_tinfo_t *w = &t[LSTM_INPUT_WEIGHTS + g], *r = &t[LSTM_RECURRENT_WEIGHTS + g];
+        const lstm_tensor_t *w = &t[LSTM_INPUT_WEIGHTS + g], *r = &t[LSTM_RECURRENT_WEIGHTS + g];
         int32_t shift;
         double real = (double)in->scale * (double)w->scale / (double)LSTM_GATE_INPUT_SCALE;
         if ((st = tflm_prep_multiplier(p, real, fc_max_shift, &d->multiplier[g], &shift))) {
@@ -377,7 +410,7 @@ static tflm_status_t lstm_quantized_params(tflm_prepare_t *p, lstm_data_t *d, co
     return TFLM_OK;
 }
 
-static bool lstm_is_2d(const tflm_tinfo_t *t, int32_t d0, int32_t d1) {
+static bool lstm_is_2d(const lstm_tensor_t *t, int32_t d0, int32_t d1) {
     return t->ndims == 2 && t->dims[0] == d0 && t->dims[1] == d1;
 }
 
@@ -386,16 +419,17 @@ tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
     if (st) {
         return st;
     }
-    tflm_tinfo_t t[LSTM_NUM_INPUTS], out;
+    lstm_tensor_t t[LSTM_NUM_INPUTS];
+    tflm_tinfo_t out;
     for (uint32_t i = 0; i < LSTM_NUM_INPUTS; ++i) {
-        if ((st = tflm_prep_input(p, i, &t[i]))) {
+        if ((st = lstm_tensor(p, i, &t[i]))) {
             return st;
         }
     }
     if ((st = tflm_prep_output(p, 0, &out))) {
         return st;
     }
-    const tflm_tinfo_t *in = &t[LSTM_INPUT], *hidden = &t[LSTM_HIDDEN_STATE], *cell = &t[LSTM_CELL_STATE];
+    const lstm_tensor_t *in = &t[LSTM_INPUT], *hidden = &t[LSTM_HIDDEN_STATE], *cell = &t[LSTM_CELL_STATE];
     // The LSTM variants TFLM's kernel rejects.
     static const struct {
         uint8_t first, count;
@@ -493,7 +527,7 @@ tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
     if (kind != LSTM_FLOAT32) {
         const unsigned quantized[] = { LSTM_INPUT, LSTM_HIDDEN_STATE, LSTM_CELL_STATE, 1, 2, 3, 4, 5, 6, 7, 8 };
         for (unsigned i = 0; i < sizeof(quantized) / sizeof(quantized[0]); ++i) {
-            const tflm_tinfo_t *q = &t[quantized[i]];
+            const lstm_tensor_t *q = &t[quantized[i]];
             if (q->n_scales == 0 || !(q->scale > 0.0f)) {
                 return tflm_error(p->err, TFLM_ERR_VALUE, "LSTM tensor %u is not quantized", quantized[i]);
             }
