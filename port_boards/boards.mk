@@ -215,7 +215,7 @@ real-firmware:
 
 # docs/boards.md's figures: the built firmware measured, and the RPI_PICO
 # firmware run in the RP2040 emulator.
-boards-report: real-firmware pico-emulator
+boards-report: real-firmware pico-emulator qemu-firmware
 	TFLM_BUILD=$(BUILD) $(PY) -m tflm_host.boards report --models $(MODELS) --pico --out docs/boards.md
 
 # The RP2040 emulator for the RPI_PICO firmware: rp2040js at the version

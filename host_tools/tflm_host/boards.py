@@ -250,6 +250,85 @@ def pico_markdown(run: PicoRun) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The cores of the QEMU boards whose C stack use stands for the real boards':
+# the M0's instructions are the Pico's (Cortex-M0+), the M4F's the pyboard's.
+STACK_CORES = {"MICROBIT": "Cortex-M0 (RPI_PICO's instructions)", "MPS2_AN385": "Cortex-M3",
+               "NETDUINOPLUS2": "Cortex-M4F (PYBV11's instructions)"}
+# Each of Interpreter() and invoke() must leave MicroPython this much of the
+# smallest real board's C stack (tests/test_stack.py).
+STACK_LEFT_FOR_PYTHON = 2048
+
+STACK_CODE = """
+import tflm, qemuboard
+def _stack(name):
+    m = tflm.Model(memoryview(open(ROOT + '/' + name, 'rb')))
+    qemuboard.stack_paint()
+    it = tflm.Interpreter(m)
+    build = qemuboard.stack_used()
+    it.invoke()
+    qemuboard.stack_paint()
+    it.invoke()
+    run = qemuboard.stack_used()
+    print('@STACK', name, build, run)
+"""
+
+
+def stack_use(board: str, files: dict[str, bytes]) -> dict[str, tuple[int, int]]:
+    """Bytes of C stack that Interpreter() and invoke() reach below the Python
+    call, per model file, on a QEMU board (qemuboard.stack_paint/stack_used:
+    the free stack filled with a pattern, then the deepest word changed), in
+    as few sessions as the board's ROMFS allows."""
+    from .device import target as make_target
+
+    tgt = make_target(board)
+    limit = tgt.board.romfs_size - 32 * 1024
+    names, found = list(files), {}
+    while names:
+        chunk, size = [], 0
+        while names and (not chunk or size + len(files[names[0]]) + 512 <= limit):
+            chunk.append(names.pop(0))
+            size += len(files[chunk[-1]]) + 512
+        out = tgt.run([STACK_CODE] + [f"_stack({n!r})" for n in chunk], {n: files[n] for n in chunk}, timeout=900)
+        for m in re.finditer(r"@STACK (\S+) (\d+) (\d+)", out):
+            found[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+        if any(n not in found for n in chunk):
+            raise RuntimeError(f"{board}: no stack figure for {chunk}:\n{out[-2000:]}")
+    return found
+
+
+def c_stack(elf: Elf) -> int:
+    """The C stack the firmware's linker gives MicroPython's main task."""
+    sym = elf.symbols
+    if "__StackTop" in sym:  # rp2
+        return sym["__StackTop"] - sym["__StackBottom"]
+    return sym["_estack"] - sym["_sstack"]  # stm32
+
+
+def stack_files(models: Path) -> dict[str, bytes]:
+    """Every model this build runs, and the patch-based ones of docs/arena.md."""
+    from . import arena
+    from .model import load_model
+    from .prepare import prepare_model
+
+    files = {p.name: p.read_bytes() for p in sorted(models.glob("*.tflite"))
+             if not arena.missing_ops(load_model(p.read_bytes()))}
+    for name in ("person_detect.tflite", "kws_ref_model.tflite"):
+        files[name.replace(".tflite", "_patches.tflite")] = prepare_model(files[name], max_extra_macs=0.2)
+    return files
+
+
+def stack_markdown(use: dict[str, dict[str, tuple[int, int]]], stacks: dict[str, int]) -> str:
+    lines = ["| core (QEMU board) | deepest `Interpreter()` | deepest `invoke()` |", "|---|---|---|"]
+    for board, per in use.items():
+        build = max(per.items(), key=lambda kv: kv[1][0])
+        run = max(per.items(), key=lambda kv: kv[1][1])
+        lines.append(f"| {STACK_CORES[board]} ({board}) | {build[1][0]:,} B ({build[0]}) | "
+                     f"{run[1][1]:,} B ({run[0]}) |")
+    lines += ["", "| real board | C stack (from its ELF) |", "|---|---|"]
+    lines += [f"| `{b}` | {n:,} B |" for b, n in stacks.items()]
+    return "\n".join(lines) + "\n"
+
+
 def report(build: Path, models: Path, pico: bool) -> str:
     from . import arena
     from .model import load_model
@@ -260,6 +339,15 @@ def report(build: Path, models: Path, pico: bool) -> str:
             "the SDKs of `../shared/sdk`; PYBV11_QEMU is the pyboard's firmware for QEMU), from its ELF file: firmware bytes stored in the flash region "
             "it must fit, the MicroPython heap between the linker's heap symbols, and person_detect's arena "
             "as `tflm-host arena` predicts it (greedy planner).", "", firmware_markdown(rows, person)]
+    files = stack_files(models)
+    use = {b: stack_use(b, files) for b in STACK_CORES}
+    stacks = {b: c_stack(read_elf(build / b / "firmware.elf")) for b in BUILT_BOARDS if b in ("RPI_PICO", "PYBV11")}
+    text += ["C stack: the bytes `Interpreter()` and `invoke()` reach below the Python call, deepest of every "
+             "model this build runs (and person_detect and kws_ref_model with patch-based stages), measured on "
+             "the QEMU boards with `qemuboard.stack_paint()` / `stack_used()` (the free stack filled with a pattern, "
+             "then the deepest word changed), and the C stack of the real boards' firmware. "
+             "`tests/test_stack.py` holds both to the smallest real board's stack less "
+             f"{STACK_LEFT_FOR_PYTHON:,} B for MicroPython.", "", stack_markdown(use, stacks)]
     if pico:
         run = pico_run(models)
         text += ["The RPI_PICO firmware in the RP2040 emulator (rp2040js 1.4.1, `tflm-host run --target "

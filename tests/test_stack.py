@@ -1,0 +1,39 @@
+"""The C stack the module needs. invoke() and Interpreter() run in
+MicroPython's C stack, which nothing checks below the VM: on the Pico it is
+8 KiB (the linker's __StackTop - __StackBottom), shared with the Python calls
+above them. Measured on the QEMU boards whose cores stand for the real
+boards' (qemuboard.stack_paint/stack_used), every model this build runs,
+including the patch-based stages, must leave MicroPython at least
+boards.STACK_LEFT_FOR_PYTHON bytes of the smallest real board's C stack."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import MODELS
+from tflm_host import boards
+from tflm_host.device import build_dir
+
+
+@pytest.fixture(scope="module")
+def budget() -> int:
+    stacks = [boards.c_stack(boards.read_elf(build_dir() / b / "firmware.elf")) for b in ("RPI_PICO", "PYBV11")]
+    assert min(stacks) >= 8192  # the Pico's 8 KiB, the pyboard's more
+    return min(stacks) - boards.STACK_LEFT_FOR_PYTHON
+
+
+@pytest.fixture(scope="module")
+def files() -> dict[str, bytes]:
+    return boards.stack_files(MODELS)
+
+
+@pytest.mark.parametrize("board", list(boards.STACK_CORES))
+def test_interpreter_and_invoke_leave_python_its_stack(board, budget, files):
+    use = boards.stack_use(board, files)
+    assert set(use) == set(files)
+    over = {n: u for n, u in use.items() if max(u) > budget}
+    assert not over, f"{board}: C stack above {budget} B: {over}"
+    # The measurement sees the kernels' frames: an int8 convolution keeps its
+    # blocks' constants on the stack (more than 1 KiB), a tiny fully
+    # connected model does not.
+    assert use["person_detect.tflite"][1] > use["hello_world_int8.tflite"][1] + 1024, use
