@@ -8,6 +8,8 @@ boards.STACK_LEFT_FOR_PYTHON bytes of the smallest real board's C stack."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import MODELS
@@ -37,3 +39,44 @@ def test_interpreter_and_invoke_leave_python_its_stack(board, budget, files):
     # blocks' constants on the stack (more than 1 KiB), a tiny fully
     # connected model does not.
     assert use["person_detect.tflite"][1] > use["hello_world_int8.tflite"][1] + 1024, use
+
+
+DEEP = """
+import tflm
+m = tflm.Model(open(ROOT + '/m.tflite', 'rb').read())
+it = tflm.Interpreter(m)
+print('@NEED', tflm.C_STACK_NEEDED)
+def deeper(n, call):
+    try:
+        call()
+    except RuntimeError as e:
+        return n, str(e)
+    return deeper(n + 1, call)
+for what, call in (('invoke', it.invoke), ('Interpreter', lambda: tflm.Interpreter(m)),
+                   ('predict', lambda: it.predict(bytes(len(it.input(0)))))):
+    try:
+        print('@DEEP', what, deeper(0, call))
+    except RecursionError:
+        print('@DEEP', what, 'RecursionError')
+print('@ALIVE', it.invoke())
+"""
+
+
+@pytest.mark.parametrize("board", list(boards.STACK_CORES))
+def test_calls_too_deep_for_the_stack_raise(board, files):
+    """Called deeper and deeper, invoke(), Interpreter() and predict() raise
+    a RuntimeError naming the bytes while MicroPython still has the stack
+    they need (the measured figures stay within it), and the interpreter
+    works afterwards; no overflow into the memory below the stack."""
+    from tflm_host.device import target as make_target
+    out = make_target(board).run([DEEP], {"m.tflite": files["hello_world_int8.tflite"]})
+    need = int(re.search(r"@NEED (\d+)", out).group(1))
+    assert need > 0, out
+    for what in ("invoke", "Interpreter", "predict"):
+        m = re.search(rf"@DEEP {what} \((\d+), '(.*)'\)", out)
+        assert m and int(m.group(1)) > 5, out[-1500:]
+        assert m.group(2).startswith(f"not enough C stack: tflm needs {need} bytes"), m.group(2)
+    assert "@ALIVE None" in out, out[-1500:]
+    use = boards.stack_use(board, {n: files[n] for n in ("trained_lstm.tflite", "person_detect_patches.tflite",
+                                                         "vww_96_int8.tflite")})
+    assert max(max(u) for u in use.values()) <= need, use

@@ -99,6 +99,9 @@ typedef struct _tflm_interp_obj_t {
 
 // The interpreter's buffers (arena, model, pre-allocated tensors) must still be where they were.
 void tflm_interp_check(tflm_interp_obj_t *self);
+// RuntimeError unless the C stack left holds what building or running an
+// interpreter takes (TFLM_C_STACK_NEEDED, kernels/arch.h).
+void tflm_c_stack_check(void);
 // A typed memoryview of tensor `index` (of all subgraphs) that keeps its memory alive.
 mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t index);
 // The array typecode of a tensor type ('b' int8, 'f' float32, ...).

@@ -7,6 +7,8 @@
 #include "py/objstr.h"
 
 #include "binding/binding.h"
+#include "kernels/arch.h"
+#include "py/cstack.h"
 
 // Builds the model in a temporary buffer as large as its persistent data
 // (freed again) to learn its head, tail and the bytes it needs.
@@ -37,6 +39,7 @@ static mp_obj_t tflm_arena_size(size_t n_args, const mp_obj_t *pos_args, mp_map_
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed_args)];
     mp_arg_parse_all(n_args, pos_args, kw_args, MP_ARRAY_SIZE(allowed_args), allowed_args, args);
+    tflm_c_stack_check();
     tflm_model_obj_t *model = tflm_get_model(args[ARG_model].u_obj);
     tflm_build_args_t build;
     tflm_build_args(model, args[ARG_planner].u_obj, args[ARG_plan].u_obj, args[ARG_preallocated].u_obj, &build);
@@ -324,6 +327,7 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed_args)];
     mp_arg_parse_all_kw_array(n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed_args), allowed_args, args);
+    tflm_c_stack_check();
 
     tflm_model_obj_t *model = tflm_get_model(args[ARG_model].u_obj);
     tflm_build_args_t build;
@@ -384,6 +388,19 @@ static mp_obj_t interp_del(mp_obj_t self_in) {
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_del_obj, interp_del);
+
+void tflm_c_stack_check(void) {
+    #if MICROPY_STACK_CHECK && TFLM_C_STACK_NEEDED
+    // Nothing checks the stack below the VM: a native call deeper than what
+    // is left would write over the memory under it.
+    mp_uint_t used = mp_cstack_usage(), limit = MP_STATE_THREAD(stack_limit);
+    if (used + TFLM_C_STACK_NEEDED > limit) {
+        mp_raise_msg_varg(&mp_type_RuntimeError,
+            MP_ERROR_TEXT("not enough C stack: tflm needs %u bytes, %u are left (call it less deeply)"),
+            (unsigned)TFLM_C_STACK_NEEDED, (unsigned)(used < limit ? limit - used : 0));
+    }
+    #endif
+}
 
 void tflm_interp_check(tflm_interp_obj_t *self) {
     arena_check(self->arena);
@@ -523,6 +540,7 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_set_input_obj, 3, 4, interp_se
 static mp_obj_t interp_invoke(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
     tflm_interp_check(self);
+    tflm_c_stack_check();
     if (tflm_interp_invoke(&self->ip) != TFLM_OK) {
         tflm_raise(&self->ip.err);
     }
@@ -596,6 +614,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(interp_print_allocations_obj, interp_print_allo
 static mp_obj_t interp_set_tensor_buffer(mp_obj_t self_in, mp_obj_t index_in, mp_obj_t buffer) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
     tflm_interp_check(self);
+    tflm_c_stack_check();
     tflm_external_t ext;
     mp_obj_t keep;
     tflm_external_arg(self->ip.model, index_in, buffer, &ext, &keep);

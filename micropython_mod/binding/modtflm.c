@@ -8,6 +8,7 @@
 #include "py/objstr.h"
 
 #include "binding/binding.h"
+#include "kernels/arch.h"
 #include "engine/version.h"
 
 static const MP_DEFINE_STR_OBJ(tflm_version_obj, TFLM_VERSION);
@@ -21,6 +22,7 @@ static const mp_rom_map_elem_t tflm_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_Arena), MP_ROM_PTR(&tflm_arena_type) },
     { MP_ROM_QSTR(MP_QSTR_Interpreter), MP_ROM_PTR(&tflm_interp_type) },
     { MP_ROM_QSTR(MP_QSTR_arena_size), MP_ROM_PTR(&tflm_arena_size_obj) },
+    { MP_ROM_QSTR(MP_QSTR_C_STACK_NEEDED), MP_ROM_INT(TFLM_C_STACK_NEEDED) },
     { MP_ROM_QSTR(MP_QSTR_load), MP_ROM_PTR(&tflm_load_obj) },
     #ifdef TFLM_BUILTIN_PLAN_HEADER
     { MP_ROM_QSTR(MP_QSTR_builtin_plan), MP_ROM_PTR(&tflm_builtin_plan_obj) },

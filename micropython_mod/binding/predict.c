@@ -243,6 +243,7 @@ static mp_obj_t predict(tflm_interp_obj_t *self, mp_obj_t x, bool raw) {
         }
     }
     mp_obj_t result = result_for(self, raw);
+    tflm_c_stack_check();
     if (tflm_interp_invoke(ip) != TFLM_OK) {
         tflm_raise(&ip->err);
     }

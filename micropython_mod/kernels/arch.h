@@ -36,6 +36,20 @@
 #endif
 #endif
 
+// The C stack Interpreter() and invoke() may take on this core family, at
+// most: the deepest of every shared model measured on the QEMU boards
+// (docs/boards.md) plus a margin for kernels no shared model runs;
+// tests/test_stack.py fails when a measurement passes it. The binding
+// refuses to start either with less stack left (a RuntimeError rather than
+// an overflow into the heap); 0 where it is not measured (no check).
+#if defined(__arm__) && TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+#define TFLM_C_STACK_NEEDED (5632)
+#elif defined(__arm__) && (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_V6M)
+#define TFLM_C_STACK_NEEDED (4608)
+#else
+#define TFLM_C_STACK_NEEDED (0)
+#endif
+
 // The inner blocks are inlined whatever the compiler's size estimate: a call
 // would pass their running sums through memory.
 #if defined(__GNUC__)
