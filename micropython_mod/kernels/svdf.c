@@ -136,8 +136,8 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
     const int32_t n_batch = d->batches, n_input = d->input_size; \
     const int32_t n_unit = d->units, n_rank = d->rank, n_memory = d->memory, n_slots = n_memory - 1; \
     const int32_t state_zp = d->state_zero_point, input_offset = -d->input_zero_point; \
-    const int32_t feature_mult = d->feature_multiplier, feature_shift = d->feature_shift; \
-    const int32_t output_mult = d->output_multiplier, output_shift = d->output_shift; \
+    const tflm_requant_t feature_rq = tflm_requant_init(d->feature_multiplier, d->feature_shift); \
+    const tflm_requant_t output_rq = tflm_requant_init(d->output_multiplier, d->output_shift); \
     const int32_t output_zp = d->output_zero_point; \
     const int32_t pos = svdf_ring_advance(ring, n_slots); \
     T *s = (T *)(ring + 1); \
@@ -149,17 +149,16 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
             uint32_t acc = bias ? (uint32_t)bias[u] : 0u; \
             for (int32_t r = 0; r < n_rank; ++r, wf += n_input, wt += n_memory, s += n_slots) { \
                 uint32_t dot = tflm_dot_s8_row(wf, in, n_input, input_offset); \
-                int32_t v = tflm_mul_by_quantized_mul((int32_t)dot, feature_mult, feature_shift); \
+                int32_t v = tflm_requant(&feature_rq, (int32_t)dot); \
                 /* TFLM clamps first, then adds the zero point, wrapping into T. */ \
                 const T newest = (T)tflm_wrap_add(tflm_clamp(v, T_MIN, T_MAX), state_zp); \
-                acc += TIME_DOT(wt, s + pos, n_slots - pos, state_zp) \
-                    + TIME_DOT(wt + n_slots - pos, s, pos, state_zp) \
-                    + TIME_DOT(wt + n_slots, &newest, 1, state_zp); \
+                acc += TIME_DOT(wt, s + pos, n_slots - pos, state_zp) + TIME_DOT(wt + n_slots - pos, s, pos, state_zp) \
+                    + (uint32_t)wt[n_slots] * (uint32_t)((int32_t)newest - state_zp); \
                 if (n_slots > 0) { \
                     s[pos] = newest; \
                 } \
             } \
-            int32_t v = tflm_mul_by_quantized_mul((int32_t)acc, output_mult, output_shift); \
+            int32_t v = tflm_requant(&output_rq, (int32_t)acc); \
             output[b * n_unit + u] = (int8_t)tflm_clamp(tflm_wrap_add(v, output_zp), -128, 127); \
         } \
     }
