@@ -86,7 +86,7 @@ def arena_rows(models: list[Path], target_name: str, progress=None) -> list[dict
             row["prepared"] = (r.tail_bytes, r.arena_used_bytes, in_model)
             row["prepared_audit"] = {k: v["used"] for k, v in layout.audit_dict().items()}
             row["head"] = layout.head
-            row["svdf_dead"] = svdf_dead_bytes(model)
+            row["svdf_dropped"] = svdf_dropped_bytes(model)
             # With a patch-based first stage within PATCH_BOUND extra MACs, when one lowers the arena.
             row["patched"] = None
             patched = prepare_model(path.read_bytes(), max_extra_macs=PATCH_BOUND)
@@ -106,17 +106,17 @@ def arena_rows(models: list[Path], target_name: str, progress=None) -> list[dict
 GOAL = 0.70
 
 
-def svdf_dead_bytes(model) -> int:
-    """Bytes of SVDF activation state that need not persist between invokes:
-    each filter's oldest step, which the next invoke shifts out before it
-    reads the state (TFLM's SVDF keeps memory_size steps per filter)."""
+def svdf_dropped_bytes(model) -> int:
+    """Bytes of the SVDF state variables' declared size that the kernel does
+    not keep: each filter's oldest step, which TFLM keeps and drops unread at
+    the next invoke (kernels/svdf.c keeps memory - 1 steps in a ring)."""
     sg = model.main
-    dead = 0
+    dropped = 0
     for op in sg.operators:
         if op.opcode == "SVDF" and len(op.inputs) > 4 and op.inputs[4] >= 0 and op.inputs[2] >= 0:
             memory = sg.tensors[op.inputs[2]].shape[-1]
-            dead += sg.tensors[op.inputs[4]].nbytes // max(memory, 1)
-    return dead
+            dropped += sg.tensors[op.inputs[4]].nbytes // max(memory, 1)
+    return dropped
 
 
 def why_not_lower(row: dict) -> str | None:
@@ -132,25 +132,22 @@ def why_not_lower(row: dict) -> str | None:
     audit = row["prepared_audit"]
     state = audit.get("variable tensors", 0)
     records = row["prepared"][0] - state - audit.get("kernel data", 0) - audit.get("resource variables", 0)
-    head, dead = row["head"], row["svdf_dead"]
+    head, dropped = row["head"], row["svdf_dropped"]
     text = (f"- **{row['model']}**: {used:,} B against {target:,} B ({GOAL:.2f} x TFLM's {t.used:,}). "
-            f"Head {head:,} B, tail {row['prepared'][0]:,} B: variable tensors (state kept between invokes) "
+            f"Head {head:,} B, tail {row['prepared'][0]:,} B: model state kept between invokes "
             f"{state:,} B, records {records:,} B.")
-    if dead:
-        floor = state - dead + head
-        text += (f" Of the SVDF state, {dead:,} B (each filter's oldest step, shifted out before the next "
-                 f"invoke reads it) need not persist: a compact state would keep {state - dead:,} B and use "
-                 f"{used - dead:,} B")
+    if dropped:
+        text += (f" The SVDF state is already compact: each SVDF keeps memory - 1 steps per filter in a ring, "
+                 f"not the {dropped:,} B of oldest steps its variables declare too (TFLM keeps them and drops "
+                 "them unread at the next invoke).")
+        floor = state + head
         if floor > target:
-            text += (f"; even with no records at all, state and head alone take {floor:,} B > {target:,} B: "
+            text += (f" Even with no records at all, state and head alone take {floor:,} B > {target:,} B: "
                      "not reachable without changing the model (its state type).")
-        elif used - dead <= target:
-            text += (f" <= {target:,} B (not built: variable tensors are allocated at their declared size; "
-                     "a kernel keeping less state than its tensor declares changes what a variable is).")
         else:
-            text += (f", still {used - dead - target:,} B above {target:,} B: that much of the {records:,} B of "
-                     "records (one per tensor, operator and scratch buffer) would have to leave the arena too, "
-                     "which this runtime's design (records in RAM, built at load) does not allow.")
+            text += (f" The {used - target:,} B above {target:,} B would have to come out of the {records:,} B "
+                     "of records (one per tensor, operator and scratch buffer), which this runtime's design "
+                     "(records in RAM, built at load) does not allow.")
     return text
 
 

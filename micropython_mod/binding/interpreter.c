@@ -454,6 +454,12 @@ mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t index) {
             MP_ERROR_TEXT("tensor %u is never whole in the arena: the patch-based first stage computes it patch by "
                 "patch"), (unsigned)index);
     }
+    if (r->flags & TFLM_TENSOR_KEPT) {
+        // Its bytes are a kernel's compact form (SVDF's ring), not its shape.
+        mp_raise_msg_varg(&mp_type_ValueError,
+            MP_ERROR_TEXT("tensor %u is state its operator keeps in a compact form of its own, not in its declared "
+                "shape"), (unsigned)index);
+    }
     uint8_t *data = tflm_interp_tensor_data(&self->ip, r);
     char typecode = tflm_typecode(r->type);
     size_t item = mp_binary_get_size('@', typecode, NULL);

@@ -13,12 +13,19 @@
 #include "prepared.h"
 #include "schema.h"
 
+// At most this many variable tensors kept by kernels (SVDF states) per model.
+#define TFLM_MAX_KEPT (64)
+
 typedef struct {
     tflm_interp_t *ip;
     tflm_arena_t *arena;
     bool dry;
     uint32_t n_scratch;   // scratch buffers requested so far
     uint32_t scratch_cap; // records reserved for them (real pass)
+    // Variable tensors their operator keeps (tflm_prep_keep_variable), which
+    // build_variables skips: a list, since the dry pass has no records.
+    uint16_t kept[TFLM_MAX_KEPT];
+    uint32_t n_kept;
 } tflm_build_t;
 
 static tflm_status_t out_of_tail(tflm_build_t *b) {
@@ -235,6 +242,38 @@ static tflm_status_t output_in_data(tflm_build_t *b, const tflm_prepare_t *p, ui
     return TFLM_OK;
 }
 
+// A variable tensor kept by its operator's kernel (tflm_prep_keep_variable):
+// listed for build_variables; its record points at the kernel's bytes, with
+// their size, so nothing reads past them.
+static tflm_status_t kept_variable(tflm_build_t *b, const tflm_prepare_t *p, uint16_t tensor) {
+    tflm_interp_t *ip = b->ip;
+    if (p->kept_at == TFLM_ARENA_FAIL) {
+        return out_of_tail(b);
+    }
+    if (b->n_kept == TFLM_MAX_KEPT) {
+        return tflm_error(&ip->err, TFLM_ERR_NOT_IMPLEMENTED, "more than %u variable tensors kept by kernels",
+            TFLM_MAX_KEPT);
+    }
+    b->kept[b->n_kept++] = tensor;
+    if (!b->dry) {
+        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, tensor);
+        r->where = TFLM_AT_TAIL;
+        r->data = p->kept_at;
+        r->bytes = p->kept_bytes;
+        r->flags |= TFLM_TENSOR_KEPT;
+    }
+    return TFLM_OK;
+}
+
+static bool is_kept(const tflm_build_t *b, uint32_t tensor) {
+    for (uint32_t k = 0; k < b->n_kept; ++k) {
+        if (b->kept[k] == tensor) {
+            return true;
+        }
+    }
+    return false;
+}
+
 // Operators of subgraph 0 (0 when the model has none: the checks fail later).
 static uint32_t subgraph0_ops(tflm_model_t *m) {
     tflm_subgraph_t sg;
@@ -342,6 +381,9 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             if (p.data_at == TFLM_ARENA_FAIL) {
                 return out_of_tail(b);
             }
+            if (p.kept && (st = kept_variable(b, &p, (uint16_t)(tensor_base + p.kept - 1)))) {
+                return st == TFLM_ERR_MEMORY ? st : tflm_interp_node_error(ip, node, op.builtin);
+            }
             uint32_t first_scratch = ip->n_model_tensors + b->n_scratch;
             if (!b->dry) {
                 if (b->n_scratch + p.n_scratch > b->scratch_cap) {
@@ -380,7 +422,8 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
     return TFLM_OK;
 }
 
-// Variable tensors live in the tail, 16-byte aligned, zeroed.
+// Variable tensors live in the tail, 16-byte aligned, zeroed (but those
+// their operator keeps itself).
 static tflm_status_t build_variables(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_model_t *m = ip->model;
@@ -396,7 +439,7 @@ static tflm_status_t build_variables(tflm_build_t *b) {
             if (!tflm_model_tensor(m, &sg, i, &t)) {
                 return tflm_model_check(m, &ip->err);
             }
-            if (!t.is_variable || !tflm_model_tensor_size(m, &t, &elements, &bytes) || bytes == 0) {
+            if (!t.is_variable || !tflm_model_tensor_size(m, &t, &elements, &bytes) || bytes == 0 || is_kept(b, g)) {
                 continue;
             }
             uint32_t tail_before = b->arena->cursor;
@@ -501,7 +544,7 @@ tflm_status_t tflm_build_measure(tflm_interp_t *ip, uint32_t *tail, uint32_t *n_
     for (int pass = 0; pass < 2 && st == TFLM_OK; ++pass) {
         tflm_arena_t dry;
         tflm_arena_init_dry(&dry);
-        tflm_build_t b = { ip, &dry, true, 0, cap };
+        tflm_build_t b = { .ip = ip, .arena = &dry, .dry = true, .scratch_cap = cap };
         ip->arena = &dry;
         tflm_build_reset_counts(ip);
         st = build_tail(&b);
@@ -515,7 +558,7 @@ tflm_status_t tflm_build_measure(tflm_interp_t *ip, uint32_t *tail, uint32_t *n_
 
 
 tflm_status_t tflm_build_tail(tflm_interp_t *ip, uint32_t scratch_cap, uint32_t *n_scratch) {
-    tflm_build_t b = { ip, ip->arena, false, 0, scratch_cap };
+    tflm_build_t b = { .ip = ip, .arena = ip->arena, .scratch_cap = scratch_cap };
     tflm_status_t st = build_tail(&b);
     *n_scratch = b.n_scratch;
     return st;

@@ -214,6 +214,84 @@ void tflm_prep_put_u32(tflm_prepare_t *p, uint32_t word, uint32_t value) {
     memcpy((uint8_t *)tflm_arena_ptr(p->ip->arena, p->data_at) + at, &value, 4);
 }
 
+// Whether tensor `index` of the operator's subgraph is used by this
+// operator alone, as its input `i` and nowhere else (not a subgraph input or
+// output either): then nothing but its kernel reads or writes its bytes.
+static bool used_by_input_alone(tflm_prepare_t *p, int32_t index, uint32_t i) {
+    tflm_model_t *m = p->model;
+    tflm_subgraph_t sg;
+    if (!tflm_model_subgraph(m, p->subgraph, &sg)) {
+        return false;
+    }
+    tflm_fb_vec_t lists[2] = { sg.inputs, sg.outputs };
+    for (uint32_t l = 0; l < 2; ++l) {
+        for (uint32_t k = 0; k < lists[l].count; ++k) {
+            if (tflm_model_index(m, lists[l], k) == index) {
+                return false;
+            }
+        }
+    }
+    for (uint32_t n = 0; n < sg.operators.count; ++n) {
+        tflm_model_op_t op;
+        if (!tflm_model_op(m, &sg, n, &op)) {
+            return false;
+        }
+        tflm_fb_vec_t io[2] = { op.inputs, op.outputs };
+        for (uint32_t l = 0; l < 2; ++l) {
+            for (uint32_t k = 0; k < io[l].count; ++k) {
+                if (tflm_model_index(m, io[l], k) == index && !(n == p->index && l == 0 && k == i)) {
+                    return false;
+                }
+            }
+        }
+    }
+    return !m->fb.bad;
+}
+
+void *tflm_prep_keep_variable(tflm_prepare_t *p, uint32_t i, uint32_t bytes) {
+    tflm_tinfo_t t;
+    if (p->kept != 0 || bytes == 0) {
+        tflm_error(p->err, TFLM_ERR_RUNTIME, "internal error: variable kept twice");
+        p->failed = true;
+        return NULL;
+    }
+    if (tensor_info(p, p->op->inputs, i, &t) != TFLM_OK) {
+        p->failed = true;
+        return NULL;
+    }
+    if (t.index < 0 || !t.is_variable || !used_by_input_alone(p, t.index, i)) {
+        tflm_status_t st = tflm_model_check(p->model, p->err);
+        if (st == TFLM_OK) {
+            tflm_error(p->err, TFLM_ERR_VALUE, "input %u must be a variable tensor that no other operator uses",
+                (unsigned)i);
+        }
+        p->failed = true;
+        return NULL;
+    }
+    uint32_t used = tflm_align_up(bytes, 4);
+    p->kept = (uint32_t)t.index + 1;
+    p->kept_bytes = bytes;
+    p->kept_at = tflm_arena_alloc_tail(p->ip->arena, used, 4);
+    if (p->kept_at == TFLM_ARENA_FAIL) {
+        p->err->needed = 0;
+        p->err->given = p->ip->arena->size;
+        tflm_error(p->err, TFLM_ERR_MEMORY, "arena too small for %u bytes of kept state", (unsigned)bytes);
+        p->failed = true;
+        return NULL;
+    }
+    // Model state, as the variable tensor it replaces.
+    tflm_audit_t *audit = &p->ip->audit[TFLM_AUDIT_VARIABLES];
+    audit->used += used;
+    audit->requested += bytes;
+    audit->count++;
+    if (p->dry) {
+        return NULL;
+    }
+    void *d = tflm_arena_ptr(p->ip->arena, p->kept_at);
+    memset(d, 0, used);
+    return d;
+}
+
 void *tflm_prep_temp(tflm_prepare_t *p, uint32_t bytes) {
     tflm_arena_t *a = p->ip->arena;
     uint32_t at = tflm_arena_alloc_temp(a, bytes, TFLM_ALIGN);

@@ -59,6 +59,9 @@ typedef struct _tflm_prepare_t {
     bool streamed_differ;     // a streamed word differs from the prepared model's
     bool state;               // the data changes at run time (tflm_prep_alloc_state)
     uint32_t out0_in_data;    // 1 + offset in the data of output 0's bytes, 0: output 0 is planned
+    uint32_t kept;            // 1 + index of the variable the kernel keeps itself, 0: none
+    uint32_t kept_at;         // arena offset of its bytes (tflm_prep_keep_variable)
+    uint32_t kept_bytes;
     bool failed;              // an allocation failed (err says why)
     uint8_t n_scratch;
     uint32_t scratch_bytes[TFLM_MAX_SCRATCH_PER_OP];
@@ -178,6 +181,14 @@ void tflm_prep_put_u32(tflm_prepare_t *p, uint32_t word, uint32_t value);
 static inline void tflm_prep_output_in_data(tflm_prepare_t *p, uint32_t offset) {
     p->out0_in_data = offset + 1;
 }
+// Variable input `i` kept by the kernel itself, in `bytes` of run-time state
+// in the tail instead of the tensor's declared size (SVDF keeps its memory as
+// a ring, without the step the next invoke would drop). The tensor gets no
+// other bytes: eval() finds these at e->in[i], and since nothing but this
+// operator may use the tensor, nothing reads them as the declared shape
+// (tensor() refuses). NULL in the dry pass; zeroed. Separate from the
+// kernel's data, which a prepared model can still keep in flash.
+void *tflm_prep_keep_variable(tflm_prepare_t *p, uint32_t i, uint32_t bytes);
 // Temporary memory for the rest of this prepare(): NULL in the dry pass. Ask
 // for it right after tflm_prep_alloc(), before using either, so the dry pass
 // measures it too and the arena size stays exact.

@@ -20,6 +20,9 @@ enum {
 #define TFLM_TENSOR_SCRATCH (0x02)  // a kernel's scratch buffer, not a model tensor
 #define TFLM_TENSOR_FIXED (0x04)    // offset fixed before planning (offline plan)
 #define TFLM_TENSOR_PLACED (0x08)   // planner's mark while it works
+// A variable its one operator keeps in a compact form of its own
+// (tflm_prep_keep_variable): `bytes` are that form, not the declared shape.
+#define TFLM_TENSOR_KEPT (0x20)
 
 // An omitted input in an index list.
 #define TFLM_NO_INDEX (0xffffu)

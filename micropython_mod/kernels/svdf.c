@@ -1,7 +1,7 @@
 // SVDF: float32, and int8 input with int8 feature weights and int16 (or
 // int8) time weights and activation state, bit-exact with TFLM's reference.
-// The activation state is a variable tensor: each invoke shifts it left by
-// one step and writes the newest feature projections in its last column.
+// The activation state, a variable tensor in the model, is kept by the
+// kernel in a smaller form of its own (svdf_ring_t below).
 #include "kernels/kernels.h"
 #include "kernels/dot.h"
 #include "engine/fmath.h"
@@ -42,12 +42,29 @@ typedef struct {
     int32_t output_shift;
 } svdf_data_t;
 
-// Drops the oldest step: the whole state moves one element left, as in
-// TFLM (the last column of every filter is then overwritten).
-#define SVDF_SHIFT_STATE(state, n) \
-    for (int32_t i = 0; i + 1 < (n); ++i) { \
-        (state)[i] = (state)[i + 1]; \
+// The activation state, kept by the kernel (tflm_prep_keep_variable): TFLM's
+// variable holds `memory` steps per filter, shifts them all left by one each
+// invoke and writes the newest last, so its oldest step is dropped before
+// anything reads it. Here each filter keeps memory - 1 steps in a ring,
+// oldest at `pos`: an invoke reads them in TFLM's order, oldest first, adds
+// the newest step, then writes it over the oldest. Nothing moves.
+typedef struct {
+    uint32_t pos;   // ring slot of the oldest step, the same for every filter
+} svdf_ring_t;      // followed by [batch][filter][memory - 1] steps
+
+static inline uint32_t svdf_ring_bytes(int32_t cells, int32_t memory, uint32_t elem) {
+    return (uint32_t)sizeof(svdf_ring_t) + (uint32_t)cells * (uint32_t)(memory - 1) * elem;
+}
+
+// The position this invoke reads from; the next one starts a slot later.
+static inline int32_t svdf_ring_advance(svdf_ring_t *ring, int32_t n_slots) {
+    uint32_t pos = ring->pos;
+    if (pos >= (uint32_t)n_slots) {
+        pos = 0; // memory 1 (no slots); never otherwise
     }
+    ring->pos = pos + 1 < (uint32_t)n_slots ? pos + 1 : 0;
+    return (int32_t)pos;
+}
 
 static float svdf_activation(uint8_t activation, float x) {
     switch (activation) {
@@ -72,24 +89,27 @@ static float svdf_activation(uint8_t activation, float x) {
 }
 
 static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const float *wfeature,
-    const float *wtime, const float *bias, float *state, float *scratch, float *output) {
+    const float *wtime, const float *bias, svdf_ring_t *ring, float *scratch, float *output) {
     const int32_t n_batch = d->batches, n_input = d->input_size, n_filter = d->filters;
-    const int32_t n_unit = d->units, n_rank = d->rank, n_memory = d->memory;
-    SVDF_SHIFT_STATE(state, n_batch * n_filter * n_memory);
-    // Feature projection into the newest column of the state.
+    const int32_t n_unit = d->units, n_rank = d->rank, n_memory = d->memory, n_slots = n_memory - 1;
+    const int32_t pos = svdf_ring_advance(ring, n_slots);
+    float *steps = (float *)(ring + 1);
+    // Per filter: the feature projection (the newest step), then the time
+    // filter over the kept steps oldest first and the newest, summed in
+    // TFLM's order; the newest then replaces the oldest.
     for (int32_t b = 0; b < n_batch; ++b) {
         const float *in = input + b * n_input;
         const float *w = wfeature;
         for (int32_t f = 0; f < n_filter; ++f, w += n_input) {
-            state[(b * n_filter + f) * n_memory + n_memory - 1] = tflm_dot_f32(0.0f, w, in, n_input);
-        }
-    }
-    // Time filter: one dot product per filter over its memory.
-    for (int32_t b = 0; b < n_batch; ++b) {
-        for (int32_t f = 0; f < n_filter; ++f) {
-            const float *w = wtime + f * n_memory;
-            const float *s = state + (b * n_filter + f) * n_memory;
-            scratch[b * n_filter + f] = tflm_dot_f32(0.0f, s, w, n_memory);
+            const float newest = tflm_dot_f32(0.0f, w, in, n_input);
+            const float *wt = wtime + f * n_memory;
+            float *s = steps + (b * n_filter + f) * n_slots;
+            float sum = tflm_dot_f32(0.0f, wt, s + pos, n_slots - pos);
+            sum = tflm_dot_f32(sum, wt + n_slots - pos, s, pos);
+            scratch[b * n_filter + f] = sum + newest * wt[n_slots];
+            if (n_slots > 0) {
+                s[pos] = newest;
+            }
         }
     }
     // Bias, then the rank filters of each unit summed in order.
@@ -108,37 +128,37 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
 
 // The integer variants differ only in the state / time weights type. The
 // kernel data is read into locals first: stores to the int8 state or output
-// could alias it, and the compiler would reload it in the loops.
+// could alias it, and the compiler would reload it in the loops. Each unit's
+// sum comes straight from its filters' time sums: TFLM keeps those and the
+// unit sums in scratch buffers, but they wrap modulo 2^32 in any order, so
+// the output is the same without them.
 #define SVDF_INTEGER_BODY(T, T_MIN, T_MAX, TIME_DOT) \
-    const int32_t n_batch = d->batches, n_input = d->input_size, n_filter = d->filters; \
-    const int32_t n_unit = d->units, n_rank = d->rank, n_memory = d->memory; \
+    const int32_t n_batch = d->batches, n_input = d->input_size; \
+    const int32_t n_unit = d->units, n_rank = d->rank, n_memory = d->memory, n_slots = n_memory - 1; \
     const int32_t state_zp = d->state_zero_point, input_offset = -d->input_zero_point; \
-    const int32_t feature_mult = d->feature_multiplier, feature_shift = d->feature_shift; \
-    const int32_t output_mult = d->output_multiplier, output_shift = d->output_shift; \
+    const tflm_requant_t feature_rq = tflm_requant_init(d->feature_multiplier, d->feature_shift); \
+    const tflm_requant_t output_rq = tflm_requant_init(d->output_multiplier, d->output_shift); \
     const int32_t output_zp = d->output_zero_point; \
-    SVDF_SHIFT_STATE(state, n_batch * n_filter * n_memory); \
+    const int32_t pos = svdf_ring_advance(ring, n_slots); \
+    T *s = (T *)(ring + 1); \
     for (int32_t b = 0; b < n_batch; ++b) { \
         const int8_t *in = input + b * n_input; \
-        const int8_t *w = wfeature; \
-        for (int32_t f = 0; f < n_filter; ++f, w += n_input) { \
-            uint32_t dot = tflm_dot_s8_row(w, in, n_input, input_offset); \
-            int32_t v = tflm_mul_by_quantized_mul((int32_t)dot, feature_mult, feature_shift); \
-            /* TFLM clamps first, then adds the zero point, wrapping into T. */ \
-            state[(b * n_filter + f) * n_memory + n_memory - 1] = (T)tflm_wrap_add(tflm_clamp(v, T_MIN, T_MAX), state_zp); \
-        } \
-    } \
-    /* Each unit's sum straight from its filters' time sums: TFLM keeps those \
-       and the unit sums in scratch buffers, but they wrap modulo 2^32 in any \
-       order, so the output is the same without them. */ \
-    for (int32_t b = 0; b < n_batch; ++b) { \
-        const T *w = wtime; \
-        const T *s = state + b * n_filter * n_memory; \
+        const int8_t *wf = wfeature; \
+        const T *wt = wtime; \
         for (int32_t u = 0; u < n_unit; ++u) { \
             uint32_t acc = bias ? (uint32_t)bias[u] : 0u; \
-            for (int32_t r = 0; r < n_rank; ++r, w += n_memory, s += n_memory) { \
-                acc += TIME_DOT(w, s, n_memory, state_zp); \
+            for (int32_t r = 0; r < n_rank; ++r, wf += n_input, wt += n_memory, s += n_slots) { \
+                uint32_t dot = tflm_dot_s8_row(wf, in, n_input, input_offset); \
+                int32_t v = tflm_requant(&feature_rq, (int32_t)dot); \
+                /* TFLM clamps first, then adds the zero point, wrapping into T. */ \
+                const T newest = (T)tflm_wrap_add(tflm_clamp(v, T_MIN, T_MAX), state_zp); \
+                acc += TIME_DOT(wt, s + pos, n_slots - pos, state_zp) + TIME_DOT(wt + n_slots - pos, s, pos, state_zp) \
+                    + (uint32_t)wt[n_slots] * (uint32_t)((int32_t)newest - state_zp); \
+                if (n_slots > 0) { \
+                    s[pos] = newest; \
+                } \
             } \
-            int32_t v = tflm_mul_by_quantized_mul((int32_t)acc, output_mult, output_shift); \
+            int32_t v = tflm_requant(&output_rq, (int32_t)acc); \
             output[b * n_unit + u] = (int8_t)tflm_clamp(tflm_wrap_add(v, output_zp), -128, 127); \
         } \
     }
@@ -166,12 +186,12 @@ static inline uint32_t svdf_time_dot_s8(const int8_t *w, const int8_t *s, int32_
 }
 
 static void tflm_svdf_int16(const svdf_data_t *d, const int8_t *input, const int8_t *wfeature,
-    const int16_t *wtime, const int32_t *bias, int16_t *state, int8_t *output) {
+    const int16_t *wtime, const int32_t *bias, svdf_ring_t *ring, int8_t *output) {
     SVDF_INTEGER_BODY(int16_t, -32768, 32767, svdf_time_dot_s16)
 }
 
 static void tflm_svdf_int8(const svdf_data_t *d, const int8_t *input, const int8_t *wfeature,
-    const int8_t *wtime, const int32_t *bias, int8_t *state, int8_t *output) {
+    const int8_t *wtime, const int32_t *bias, svdf_ring_t *ring, int8_t *output) {
     SVDF_INTEGER_BODY(int8_t, -128, 127, svdf_time_dot_s8)
 }
 
@@ -241,7 +261,7 @@ tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
     // Every buffer is at most a few KB on a microcontroller; this keeps the
     // sizes below in range.
     uint64_t cells = (uint64_t)batches * (uint64_t)filters;
-    if (cells > (1u << 28)) {
+    if (cells > (1u << 28) || cells * (uint64_t)memory > (1u << 28)) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "SVDF too large");
     }
     // float32: TFLM's scratch buffer of the time filter's sums (the float
@@ -250,9 +270,21 @@ tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
     if (kind == SVDF_FLOAT32 && (st = tflm_prep_scratch(p, (uint32_t)cells * 4u, &index))) {
         return st;
     }
+    // The state is kept here as a ring of memory - 1 steps per filter, not as
+    // the model's variable tensor: no step of it is dropped unread.
+    uint32_t elem = kind == SVDF_FLOAT32 ? 4u : kind == SVDF_INT16_STATE ? 2u : 1u;
+    svdf_ring_t *ring = tflm_prep_keep_variable(p, SVDF_STATE, svdf_ring_bytes((int32_t)cells, memory, elem));
+    if (ring == NULL && p->failed) {
+        return tflm_prep_status(p);
+    }
     svdf_data_t *d = tflm_prep_alloc(p, sizeof(svdf_data_t));
     if (d == NULL) {
         return tflm_prep_status(p);
+    }
+    if (kind == SVDF_INT8_STATE) {
+        // As TFLM resets it: an int8 state starts at its zero point (int16
+        // and float32 ones at 0, as zeroed).
+        memset(ring + 1, (int)(uint8_t)(int8_t)state.zero_point, (size_t)cells * (size_t)(memory - 1));
     }
     d->kind = kind;
     d->activation = tflm_prep_opt_u8(p, SVDF_FUSED_ACTIVATION, TFLM_ACT_NONE);
@@ -295,7 +327,7 @@ tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
 tflm_status_t tflm_svdf_eval(tflm_eval_t *e) {
     const svdf_data_t *d = e->data;
     const void *bias = d->has_bias ? e->in[SVDF_BIAS] : NULL;
-    void *state = e->in[SVDF_STATE];
+    svdf_ring_t *state = e->in[SVDF_STATE];
     switch (d->kind) {
         case SVDF_FLOAT32:
             tflm_svdf_float32(d, e->in[SVDF_INPUT], e->in[SVDF_WEIGHTS_FEATURE], e->in[SVDF_WEIGHTS_TIME], bias,

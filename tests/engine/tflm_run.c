@@ -5,46 +5,16 @@
 // Input file k holds the raw bytes of input k for each run, one after another.
 // -p default: the planner the engine picks; -P: a plan file (tflm-host plan
 // --shim-out); -e: tensor TENSOR of the main subgraph pre-allocated in a
-// buffer of its own outside the arena; -s STEP: after each invoke, every
-// SVDF's activation state gets a pattern at step STEP of each filter (0: the
-// oldest, which the next invoke shifts out before reading the state).
+// buffer of its own outside the arena.
 // Prints "head H tail T needed N", then "out K HEX" lines (run by run), or
 // "error STATUS needed N given G: MESSAGE" (allocation) / "error STATUS MESSAGE".
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "engine/interpreter.h"
-#include "engine/ops.h"
 #include "read_file.h"
 
 #define MAX_INPUTS (16)
-
-// Overwrites step `step` of each filter of every SVDF's state in subgraph 0
-// (state [batch, filters * memory], memory from the time weights [filters, memory]).
-static void scramble_svdf_steps(tflm_interp_t *ip, tflm_model_t *m, uint32_t step) {
-    tflm_subgraph_t sg;
-    if (!tflm_model_subgraph(m, 0, &sg)) {
-        return;
-    }
-    for (uint32_t n = 0; n < sg.operators.count; ++n) {
-        tflm_model_op_t op;
-        tflm_model_tensor_t wt;
-        if (!tflm_model_op(m, &sg, n, &op) || op.builtin != TFLM_OP_SVDF || op.inputs.count < 5) {
-            continue;
-        }
-        int32_t wt_index = tflm_model_index(m, op.inputs, 2), state = tflm_model_index(m, op.inputs, 4);
-        if (wt_index < 0 || state < 0 || !tflm_model_tensor(m, &sg, (uint32_t)wt_index, &wt) || wt.shape.count != 2) {
-            continue;
-        }
-        uint32_t memory = (uint32_t)tflm_fb_vec_i32(&m->fb, wt.shape, 1);
-        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, (uint32_t)state);
-        uint32_t elem = tflm_type_size(r->type);
-        uint8_t *d = tflm_interp_tensor_data(ip, r);
-        for (uint32_t at = step * elem; memory > step && at + elem <= r->bytes; at += memory * elem) {
-            memset(d + at, 0x5a, elem);
-        }
-    }
-}
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -59,7 +29,6 @@ int main(int argc, char **argv) {
     const char *input_paths[MAX_INPUTS];
     int n_inputs = 0;
     long runs = 1;
-    long scramble = -1;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-a")) {
             arena_len = strtoul(argv[i + 1], NULL, 0);
@@ -70,8 +39,6 @@ int main(int argc, char **argv) {
         } else if (!strcmp(argv[i], "-e") && n_external < TFLM_MAX_EXTERNAL) {
             external[n_external].tensor = (uint32_t)strtoul(argv[i + 1], NULL, 0);
             external[n_external++].data = NULL;
-        } else if (!strcmp(argv[i], "-s")) {
-            scramble = strtol(argv[i + 1], NULL, 0);
         } else if (!strcmp(argv[i], "-r")) {
             runs = strtol(argv[i + 1], NULL, 0);
         } else if (!strcmp(argv[i], "-i") && n_inputs < MAX_INPUTS) {
@@ -179,9 +146,6 @@ int main(int argc, char **argv) {
                 printf("%02x", d[k]);
             }
             printf("\n");
-        }
-        if (scramble >= 0) {
-            scramble_svdf_steps(&ip, &model, (uint32_t)scramble);
         }
     }
     rc = 0;
