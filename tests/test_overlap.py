@@ -97,6 +97,9 @@ CASES = {
     "conv3x3_s1_same_int8": lambda: _conv("INT8", 9, 8, 8, 40, 3, 1, "SAME"),
     "conv3x3_s2_same_int8": lambda: _conv("INT8", 10, 10, 4, 16, 3, 2, "SAME"),
     "conv3x3_s2_valid_int8": lambda: _conv("INT8", 11, 9, 3, 8, 3, 2, "VALID"),
+    # One pixel a row: pixels pair across rows, which over an overlapped
+    # input they may only do inside a band.
+    "conv3x3_narrow_int8": lambda: _conv("INT8", 9, 3, 4, 12, 3, 1, "VALID"),
     "conv3x3_dil2_int8": lambda: _conv("INT8", 10, 10, 8, 8, 3, 1, "SAME", dil=2),
     "conv3x3_c1_int8": lambda: _conv("INT8", 12, 12, 1, 8, 3, 2, "SAME"),
     "conv3x3_float32": lambda: _conv("FLOAT32", 7, 7, 4, 6, 3, 1, "SAME"),

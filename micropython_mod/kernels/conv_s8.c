@@ -255,7 +255,7 @@ static inline bool conv_s8_pointwise_layer(const conv_data_t *d) {
 // chunk), else a chunk's (the calls go over the chunks first to last, then
 // last to first, so the chunk set up last serves again) and the starting
 // sums of output channels below n_start computed once (the others per
-// chunk); and the columns whose window lies inside the input.
+// chunk); the columns whose window lies inside the input; the bands.
 typedef struct {
     tflm_out_s8_t *q;
     int32_t held;           // the first channel of the chunk in q, -1: none
@@ -264,6 +264,7 @@ typedef struct {
     const int32_t *start;
     int32_t n_start;
     int32_t ox_lo, ox_hi;
+    int32_t band;           // rows of a band, the first one's a multiple of it
 } conv_s8_keep_t;
 
 // The constants of the chunk of n output channels from c0 into keep->q.
@@ -386,6 +387,9 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
         int kind = PIX_NONE;
         const int8_t *x_wait = NULL;
         int8_t *out_wait = NULL;
+        // Over an overlapped input no pixel waits past the end of a band
+        // (the distance allows a band's rows in any order, not the next's).
+        int32_t band_left = keep ? keep->band : 0;
         for (int32_t oy = row0; oy < row1; ++oy) {
             conv_s8_row_t row;
             row.y0 = conv_window(oy, stride_h, pad_h, c.dil_h, c.f_h, c.in_h, &row.fy0, &row.fy1);
@@ -418,6 +422,13 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
                 }
                 conv_s8_pixels(&c, k, x_wait, x, out_wait, out);
                 kind = PIX_NONE;
+            }
+            if (keep != NULL && --band_left == 0) {
+                band_left = keep->band;
+                if (kind != PIX_NONE) {
+                    conv_s8_pixels(&c, kind, x_wait, NULL, out_wait, NULL);
+                    kind = PIX_NONE;
+                }
             }
         }
         if (kind != PIX_NONE) {
@@ -478,9 +489,10 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
         tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, input, filter, bias, output, true);
         return;
     }
-    // Over an overlapped input never all rows in one call: pixels go in
-    // pairs, and a pair across two rows writes the second row's first
-    // channels before it reads the first row's window again.
+    // Over an overlapped input rows go in bands (tflm_conv_s8_band), all
+    // channels of a band before the next: pixels go in pairs, and a pair
+    // across two rows writes the second row's output before it has read
+    // the first row's window for every channel.
     union {
         tflm_out_s8_t all[CONV_S8_HOLD];
         struct {
@@ -507,6 +519,7 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
         }
     }
     keep.ox_lo = keep.ox_hi = 0;
+    keep.band = 1;
     if (conv_s8_pointwise_layer(d)) {
         const int32_t pixels = d->batches * d->out_h * d->out_w;
         const int64_t below = (int64_t)((intptr_t)input - (intptr_t)output);
@@ -525,10 +538,13 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
     } else {
         conv_s8_inside(d, &keep.ox_lo, &keep.ox_hi);
     }
-    const int32_t band = tflm_conv_s8_band(d, input, output);
+    keep.band = tflm_conv_s8_band(d, input, output);
+    // With every channel's constants held, one call goes band after band
+    // (but a pointwise layer's, whose pixels do not stop at a band's end).
+    const int32_t step = keep.all && !conv_s8_pointwise_layer(d) ? d->out_h : keep.band;
     for (int32_t b = 0; b < d->batches; ++b) {
-        for (int32_t y = 0; y < d->out_h; y += band) {
-            const int32_t y1 = d->out_h - y < band ? d->out_h : y + band;
+        for (int32_t y = 0; y < d->out_h; y += step) {
+            const int32_t y1 = d->out_h - y < step ? d->out_h : y + step;
             conv_s8_rows(d, input, filter, bias, output, b, y, y1, y * d->out_w, y1 * d->out_w, &keep);
             keep.reverse = !keep.reverse;
         }
