@@ -78,20 +78,28 @@ def _lstm(dtype: str, batches: int, steps: int, n_input: int, n_state: int, time
 
 
 # Every fast path: 1x1 stride 1 (the pointwise GEMM) with channel expansion
-# and reduction across the int8 kernel's 32-channel chunks and past the 128
-# channels whose starting sums it computes once, 3x3 strides 1 and 2, SAME
+# and reduction across the int8 kernel's 32-channel chunks, up to the 64
+# channels whose constants it sets up once over an overlapped input (then
+# all channels of a pixel pair at once, in order where the distance allows,
+# as in kws_ref_model), past them and past the 128 channels whose starting
+# sums it computes once, 3x3 strides 1 and 2, SAME
 # and VALID, dilation, short rows (gathered windows), the depthwise 3x3 path
 # across its 16-channel chunks (channel by channel over all rows where the
 # distance allows, else in bands), and the other dtypes.
 CASES = {
     "conv1x1_expand_int8": lambda: _conv("INT8", 8, 7, 16, 48, 1, 1, "VALID"),
     "conv1x1_reduce_int8": lambda: _conv("INT8", 8, 7, 40, 8, 1, 1, "VALID"),
+    "conv1x1_64_int8": lambda: _conv("INT8", 5, 5, 64, 64, 1, 1, "VALID"),
+    "conv1x1_96_int8": lambda: _conv("INT8", 3, 5, 24, 96, 1, 1, "VALID"),
     "conv1x1_s2_int8": lambda: _conv("INT8", 9, 9, 8, 36, 1, 2, "SAME"),
     # Wider than the starting sums an overlapped call computes once (128).
     "conv1x1_wide_int8": lambda: _conv("INT8", 4, 3, 8, 136, 1, 1, "VALID"),
     "conv3x3_s1_same_int8": lambda: _conv("INT8", 9, 8, 8, 40, 3, 1, "SAME"),
     "conv3x3_s2_same_int8": lambda: _conv("INT8", 10, 10, 4, 16, 3, 2, "SAME"),
     "conv3x3_s2_valid_int8": lambda: _conv("INT8", 11, 9, 3, 8, 3, 2, "VALID"),
+    # One pixel a row: pixels pair across rows, which over an overlapped
+    # input they may only do inside a band.
+    "conv3x3_narrow_int8": lambda: _conv("INT8", 9, 3, 4, 12, 3, 1, "VALID"),
     "conv3x3_dil2_int8": lambda: _conv("INT8", 10, 10, 8, 8, 3, 1, "SAME", dil=2),
     "conv3x3_c1_int8": lambda: _conv("INT8", 12, 12, 1, 8, 3, 2, "SAME"),
     "conv3x3_float32": lambda: _conv("FLOAT32", 7, 7, 4, 6, 3, 1, "SAME"),

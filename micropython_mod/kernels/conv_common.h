@@ -95,10 +95,12 @@ static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv
 }
 
 // CONV_2D's eval over every row of every batch (conv_s8.c): over an
-// overlapped input in bands of rows, each filter's starting sum (the bias
-// plus the input offset times the filter's sum) computed once per call for
-// up to TFLM_CONV_S8_FOLD_MAX output channels (4 bytes each on the stack),
-// not once per band.
+// overlapped input in bands of rows (a pointwise layer: pixels in order, or
+// in groups), the output stage's constants set up once per call, not once
+// per band: every output channel's for up to 64 channels (then all channels
+// at once), else each filter's starting sum (the bias plus the input offset
+// times the filter's sum) for up to TFLM_CONV_S8_FOLD_MAX output channels,
+// in the same 1 KB of stack.
 void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     int8_t *output);
 

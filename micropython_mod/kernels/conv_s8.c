@@ -27,6 +27,11 @@
 #ifndef TFLM_CONV_S8_FOLD_MAX
 #define TFLM_CONV_S8_FOLD_MAX (128)
 #endif
+// Output channels whose constants an overlapped call sets up once, all of
+// them, in the stack bytes a wider layer uses for one chunk's constants and
+// the starting sums: its bands (or pixels) then go over all channels at once.
+#define CONV_S8_HOLD ((int32_t)((sizeof(tflm_out_s8_t) * CONV_S8_CHUNK + 4 * TFLM_CONV_S8_FOLD_MAX) \
+    / sizeof(tflm_out_s8_t)))
 // Largest window (values) gathered for a pixel; two pixels' on the stack.
 #define CONV_S8_GATHER_MAX (128)
 // Longest pixel widened to 16 bits on the stack for the DSP loops (two
@@ -245,16 +250,21 @@ static inline bool conv_s8_pointwise_layer(const conv_data_t *d) {
         && d->out_w == d->in_w && d->out_h == d->in_h;
 }
 
-// A chunk's constants kept from one call to the next (calls by bands or
-// groups of pixels go over the chunks first to last, then last to first,
-// so the chunk set up last serves again), and the starting sums of output
-// channels below n_start computed once (the others per chunk).
+// What calls by bands or groups of pixels keep from one to the next: every
+// output channel's constants (`all`: the calls go over all channels as one
+// chunk), else a chunk's (the calls go over the chunks first to last, then
+// last to first, so the chunk set up last serves again) and the starting
+// sums of output channels below n_start computed once (the others per
+// chunk); the columns whose window lies inside the input; the bands.
 typedef struct {
-    tflm_out_s8_t q[CONV_S8_CHUNK];
+    tflm_out_s8_t *q;
     int32_t held;           // the first channel of the chunk in q, -1: none
+    bool all;               // q holds every output channel's constants
     bool reverse;           // this call goes last chunk first
     const int32_t *start;
     int32_t n_start;
+    int32_t ox_lo, ox_hi;
+    int32_t band;           // rows of a band, the first one's a multiple of it
 } conv_s8_keep_t;
 
 // The constants of the chunk of n output channels from c0 into keep->q.
@@ -271,6 +281,28 @@ __attribute__((noinline)) static void conv_s8_setup(const conv_data_t *d, const 
         tflm_out_s8_setup(&keep->q[j], mults[m], shifts[m], zp);
     }
     keep->held = c0;
+}
+
+// The output columns whose window lies inside the input: [*lo, *hi).
+static TFLM_ALWAYS_INLINE void conv_s8_inside(const conv_data_t *d, int32_t *lo, int32_t *hi) {
+    int32_t ox_lo = 0, ox_hi = 0, fx0, fx1;
+    while (ox_lo < d->out_w) {
+        conv_window(ox_lo, d->stride_w, d->pad_w, d->dil_w, d->f_w, d->in_w, &fx0, &fx1);
+        if (fx0 == 0 && fx1 == d->f_w) {
+            break;
+        }
+        ++ox_lo;
+    }
+    ox_hi = ox_lo;
+    while (ox_hi < d->out_w) {
+        conv_window(ox_hi, d->stride_w, d->pad_w, d->dil_w, d->f_w, d->in_w, &fx0, &fx1);
+        if (fx0 != 0 || fx1 != d->f_w) {
+            break;
+        }
+        ++ox_hi;
+    }
+    *lo = ox_lo;
+    *hi = ox_hi;
 }
 
 // Rows [row0, row1) of one batch, or for a pointwise layer its pixels
@@ -319,34 +351,25 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
     const int inner = direct ? PIX_DIRECT : border;
     // Columns whose window lies inside the input: [ox_lo, ox_hi).
     int32_t ox_lo = 0, ox_hi = 0;
-    if (!pointwise) {
-        int32_t fx0, fx1;
-        while (ox_lo < out_w) {
-            conv_window(ox_lo, c.stride_w, c.pad_w, c.dil_w, c.f_w, c.in_w, &fx0, &fx1);
-            if (fx0 == 0 && fx1 == c.f_w) {
-                break;
-            }
-            ++ox_lo;
-        }
-        ox_hi = ox_lo;
-        while (ox_hi < out_w) {
-            conv_window(ox_hi, c.stride_w, c.pad_w, c.dil_w, c.f_w, c.in_w, &fx0, &fx1);
-            if (fx0 != 0 || fx1 != c.f_w) {
-                break;
-            }
-            ++ox_hi;
-        }
+    if (keep != NULL) {
+        ox_lo = keep->ox_lo;
+        ox_hi = keep->ox_hi;
+    } else if (!pointwise) {
+        conv_s8_inside(d, &ox_lo, &ox_hi);
     }
 
     int8_t gathered[2 * CONV_S8_GATHER_MAX];
     tflm_out_s8_t own[CONV_S8_CHUNK];
     c.q = keep ? keep->q : own;
-    const int32_t last = (c.out_d - 1) / CONV_S8_CHUNK * CONV_S8_CHUNK;
+    const bool all = keep && keep->all;
+    const int32_t last = all ? 0 : (c.out_d - 1) / CONV_S8_CHUNK * CONV_S8_CHUNK;
     const bool reverse = keep && keep->reverse;
     const int32_t step = reverse ? -CONV_S8_CHUNK : CONV_S8_CHUNK;
     for (c.c0 = reverse ? last : 0; c.c0 >= 0 && c.c0 <= last; c.c0 += step) {
-        c.n = c.out_d - c.c0 < CONV_S8_CHUNK ? c.out_d - c.c0 : CONV_S8_CHUNK;
-        if (keep == NULL) {
+        c.n = all ? c.out_d : c.out_d - c.c0 < CONV_S8_CHUNK ? c.out_d - c.c0 : CONV_S8_CHUNK;
+        if (all) {
+            // Set up once by the caller.
+        } else if (keep == NULL) {
             for (int32_t j = 0; j < c.n; ++j) {
                 const int32_t oc = c.c0 + j, m = d->per_channel ? oc : 0;
                 own[j].bias = conv_s8_start(filter, bias, oc, c.w_size, c.input_offset);
@@ -364,6 +387,9 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
         int kind = PIX_NONE;
         const int8_t *x_wait = NULL;
         int8_t *out_wait = NULL;
+        // Over an overlapped input no pixel waits past the end of a band
+        // (the distance allows a band's rows in any order, not the next's).
+        int32_t band_left = keep ? keep->band : 0;
         for (int32_t oy = row0; oy < row1; ++oy) {
             conv_s8_row_t row;
             row.y0 = conv_window(oy, stride_h, pad_h, c.dil_h, c.f_h, c.in_h, &row.fy0, &row.fy1);
@@ -396,6 +422,13 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
                 }
                 conv_s8_pixels(&c, k, x_wait, x, out_wait, out);
                 kind = PIX_NONE;
+            }
+            if (keep != NULL && --band_left == 0) {
+                band_left = keep->band;
+                if (kind != PIX_NONE) {
+                    conv_s8_pixels(&c, kind, x_wait, NULL, out_wait, NULL);
+                    kind = PIX_NONE;
+                }
             }
         }
         if (kind != PIX_NONE) {
@@ -440,30 +473,60 @@ static int32_t conv_s8_pixel_group(const conv_data_t *d, int64_t below, int32_t 
     return 0;
 }
 
+// A pointwise layer over an overlapped input, `below` bytes from the
+// output's start to the input's, all channels at once: whether its pixels
+// may go in pairs in order, each pair's output ending at or below its first
+// input pixel (pixels are read by their own outputs alone; the bound is
+// linear in the pair, so the first and last pairs are the ones to check).
+static bool conv_s8_pairs_in_order(const conv_data_t *d, int64_t below, int32_t pixels) {
+    const int64_t in_d = d->in_d, out_d = d->out_d, p = (pixels - 1) & ~1;
+    return below >= 2 * out_d && (p + 2) * out_d - below <= p * in_d;
+}
+
 void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     int8_t *output) {
     if (!tflm_conv_s8_overlapped(d, input, output)) {
         tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, input, filter, bias, output, true);
         return;
     }
-    // Over an overlapped input never all rows in one call: pixels go in
-    // pairs, and a pair across two rows writes the second row's first
-    // channels before it reads the first row's window again.
-    int32_t start[TFLM_CONV_S8_FOLD_MAX];
+    // Over an overlapped input rows go in bands (tflm_conv_s8_band), all
+    // channels of a band before the next: pixels go in pairs, and a pair
+    // across two rows writes the second row's output before it has read
+    // the first row's window for every channel.
+    union {
+        tflm_out_s8_t all[CONV_S8_HOLD];
+        struct {
+            tflm_out_s8_t q[CONV_S8_CHUNK];
+            int32_t start[TFLM_CONV_S8_FOLD_MAX];
+        } part;
+    } held;
     conv_s8_keep_t keep;
     keep.held = -1;
     keep.reverse = false;
-    keep.start = start;
-    keep.n_start = d->out_d < TFLM_CONV_S8_FOLD_MAX ? d->out_d : TFLM_CONV_S8_FOLD_MAX;
+    keep.all = d->out_d <= CONV_S8_HOLD;
     const int32_t w_size = d->f_h * d->f_w * d->f_d;
-    for (int32_t oc = 0; oc < keep.n_start; ++oc) {
-        start[oc] = conv_s8_start(filter, bias, oc, w_size, d->input_offset);
+    keep.n_start = 0;
+    if (keep.all) {
+        keep.q = held.all;
+        keep.start = NULL;
+        conv_s8_setup(d, filter, bias, &keep, 0, d->out_d);
+    } else {
+        keep.q = held.part.q;
+        keep.start = held.part.start;
+        keep.n_start = d->out_d < TFLM_CONV_S8_FOLD_MAX ? d->out_d : TFLM_CONV_S8_FOLD_MAX;
+        for (int32_t oc = 0; oc < keep.n_start; ++oc) {
+            held.part.start[oc] = conv_s8_start(filter, bias, oc, w_size, d->input_offset);
+        }
     }
-    const int32_t band = tflm_conv_s8_band(d, input, output);
+    keep.ox_lo = keep.ox_hi = 0;
+    keep.band = 1;
     if (conv_s8_pointwise_layer(d)) {
         const int32_t pixels = d->batches * d->out_h * d->out_w;
-        const int32_t group = conv_s8_pixel_group(d, (int64_t)((intptr_t)input - (intptr_t)output), pixels,
-            band * d->out_w);
+        const int64_t below = (int64_t)((intptr_t)input - (intptr_t)output);
+        int32_t group = keep.all && conv_s8_pairs_in_order(d, below, pixels) ? pixels : 0;
+        if (group == 0) {
+            group = conv_s8_pixel_group(d, below, pixels, tflm_conv_s8_band(d, input, output) * d->out_w);
+        }
         if (group > 0) {
             for (int32_t p = 0; p < pixels; p += group) {
                 conv_s8_rows(d, input, filter, bias, output, 0, 0, 0, p, pixels - p < group ? pixels : p + group,
@@ -472,10 +535,16 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
             }
             return;
         }
+    } else {
+        conv_s8_inside(d, &keep.ox_lo, &keep.ox_hi);
     }
+    keep.band = tflm_conv_s8_band(d, input, output);
+    // With every channel's constants held, one call goes band after band
+    // (but a pointwise layer's, whose pixels do not stop at a band's end).
+    const int32_t step = keep.all && !conv_s8_pointwise_layer(d) ? d->out_h : keep.band;
     for (int32_t b = 0; b < d->batches; ++b) {
-        for (int32_t y = 0; y < d->out_h; y += band) {
-            const int32_t y1 = d->out_h - y < band ? d->out_h : y + band;
+        for (int32_t y = 0; y < d->out_h; y += step) {
+            const int32_t y1 = d->out_h - y < step ? d->out_h : y + step;
             conv_s8_rows(d, input, filter, bias, output, b, y, y1, y * d->out_w, y1 * d->out_w, &keep);
             keep.reverse = !keep.reverse;
         }
