@@ -48,10 +48,18 @@ def folded_bytes(model) -> int:
     fully connected operator with symmetric constant weights holds one int32
     starting sum per output unit (its bias plus the input offset times its
     weights' sum), and an int8 LSTM one per state cell for each of its eight
-    gate FCs, from the weights' shapes."""
+    gate FCs, and an int8 SVDF one per filter and one per unit, from the
+    weights' shapes."""
     total = 0
     for sg in model.subgraphs:
         for op in sg.operators:
+            if op.opcode == "SVDF":
+                x, wf, wt = (sg.tensors[i] for i in op.inputs[:3])
+                b = sg.tensors[op.inputs[3]] if op.inputs[3] >= 0 else None
+                if x.dtype == "INT8" and wf.is_constant and wt.is_constant and (b is None or b.is_constant):
+                    filters = wf.shape[0]
+                    total += 4 * (filters + filters // op.options["Rank"])
+                continue
             if op.opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM":
                 ws = [sg.tensors[i] for i in op.inputs[1:9]]
                 biases = [sg.tensors[i] for i in op.inputs[12:16]]

@@ -26,7 +26,7 @@ enum { SVDF_FLOAT32, SVDF_INT16_STATE, SVDF_INT8_STATE };
 typedef struct {
     uint8_t kind;
     uint8_t activation;    // float only: TFLM's integer path has none
-    uint8_t has_bias;
+    uint8_t flags;         // SVDF_HAS_BIAS, SVDF_FOLDED
     int8_t feature_shift;  // input * feature weights -> state
     int32_t batches;
     int32_t input_size;
@@ -41,6 +41,18 @@ typedef struct {
     int32_t output_multiplier; // state * time weights -> output
     int32_t output_shift;
 } svdf_data_t;
+
+#define SVDF_HAS_BIAS (0x01)
+// A prepared model's integer SVDF: the data is followed by each filter's
+// feature start (the input offset times its feature weights' sum), then
+// each unit's start (its bias less the state's zero point times its filters'
+// time weights' sum), computed once on the host and read from flash, so the
+// loops add no offset per value.
+#define SVDF_FOLDED (0x02)
+
+static const int32_t *svdf_starts(const svdf_data_t *d) {
+    return (const int32_t *)(d + 1);
+}
 
 // The activation state, kept by the kernel (tflm_prep_keep_variable): TFLM's
 // variable holds `memory` steps per filter, shifts them all left by one each
@@ -132,10 +144,14 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
 // sum comes straight from its filters' time sums: TFLM keeps those and the
 // unit sums in scratch buffers, but they wrap modulo 2^32 in any order, so
 // the output is the same without them.
-#define SVDF_INTEGER_BODY(T, T_MIN, T_MAX, TIME_DOT) \
+#define SVDF_INTEGER_BODY(T, T_MIN, T_MAX, TIME_DOT, FOLD) \
     const int32_t n_batch = d->batches, n_input = d->input_size; \
     const int32_t n_unit = d->units, n_rank = d->rank, n_memory = d->memory, n_slots = n_memory - 1; \
-    const int32_t state_zp = d->state_zero_point, input_offset = -d->input_zero_point; \
+    const int32_t state_zp = d->state_zero_point; \
+    /* Folded (a literal 1): offsets 0 in the loops, the starts instead. */ \
+    const int32_t x_off = (FOLD) ? 0 : -d->input_zero_point, s_zp = (FOLD) ? 0 : state_zp; \
+    const int32_t *f_start = (FOLD) ? svdf_starts(d) : NULL; \
+    const int32_t *u_start = (FOLD) ? f_start + n_unit * n_rank : NULL; \
     const tflm_requant_t feature_rq = tflm_requant_init(d->feature_multiplier, d->feature_shift); \
     const tflm_requant_t output_rq = tflm_requant_init(d->output_multiplier, d->output_shift); \
     const int32_t output_zp = d->output_zero_point; \
@@ -146,14 +162,15 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
         const int8_t *wf = wfeature; \
         const T *wt = wtime; \
         for (int32_t u = 0; u < n_unit; ++u) { \
-            uint32_t acc = bias ? (uint32_t)bias[u] : 0u; \
+            uint32_t acc = (FOLD) ? (uint32_t)u_start[u] : bias ? (uint32_t)bias[u] : 0u; \
             for (int32_t r = 0; r < n_rank; ++r, wf += n_input, wt += n_memory, s += n_slots) { \
-                uint32_t dot = tflm_dot_s8_row(wf, in, n_input, input_offset); \
+                uint32_t dot = tflm_dot_s8_row(wf, in, n_input, x_off) \
+                    + ((FOLD) ? (uint32_t)f_start[u * n_rank + r] : 0u); \
                 int32_t v = tflm_requant(&feature_rq, (int32_t)dot); \
                 /* TFLM clamps first, then adds the zero point, wrapping into T. */ \
                 const T newest = (T)tflm_wrap_add(tflm_clamp(v, T_MIN, T_MAX), state_zp); \
-                acc += TIME_DOT(wt, s + pos, n_slots - pos, state_zp) + TIME_DOT(wt + n_slots - pos, s, pos, state_zp) \
-                    + (uint32_t)wt[n_slots] * (uint32_t)((int32_t)newest - state_zp); \
+                acc += TIME_DOT(wt, s + pos, n_slots - pos, s_zp) + TIME_DOT(wt + n_slots - pos, s, pos, s_zp) \
+                    + (uint32_t)wt[n_slots] * (uint32_t)((int32_t)newest - s_zp); \
                 if (n_slots > 0) { \
                     s[pos] = newest; \
                 } \
@@ -187,12 +204,20 @@ static inline uint32_t svdf_time_dot_s8(const int8_t *w, const int8_t *s, int32_
 
 static void tflm_svdf_int16(const svdf_data_t *d, const int8_t *input, const int8_t *wfeature,
     const int16_t *wtime, const int32_t *bias, svdf_ring_t *ring, int8_t *output) {
-    SVDF_INTEGER_BODY(int16_t, -32768, 32767, svdf_time_dot_s16)
+    if (d->flags & SVDF_FOLDED) {
+        SVDF_INTEGER_BODY(int16_t, -32768, 32767, svdf_time_dot_s16, 1)
+    } else {
+        SVDF_INTEGER_BODY(int16_t, -32768, 32767, svdf_time_dot_s16, 0)
+    }
 }
 
 static void tflm_svdf_int8(const svdf_data_t *d, const int8_t *input, const int8_t *wfeature,
     const int8_t *wtime, const int32_t *bias, svdf_ring_t *ring, int8_t *output) {
-    SVDF_INTEGER_BODY(int8_t, -128, 127, svdf_time_dot_s8)
+    if (d->flags & SVDF_FOLDED) {
+        SVDF_INTEGER_BODY(int8_t, -128, 127, svdf_time_dot_s8, 1)
+    } else {
+        SVDF_INTEGER_BODY(int8_t, -128, 127, svdf_time_dot_s8, 0)
+    }
 }
 
 static bool svdf_is_2d(const tflm_tinfo_t *t) {
@@ -277,7 +302,12 @@ tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
     if (ring == NULL && p->failed) {
         return tflm_prep_status(p);
     }
-    svdf_data_t *d = tflm_prep_alloc(p, sizeof(svdf_data_t));
+    // Constant weights and bias in data the model keeps: the offsets fold
+    // into starting sums (SVDF_FOLDED).
+    bool folded = kind != SVDF_FLOAT32 && wf.data != NULL && wt.data != NULL
+        && (bias.index < 0 || bias.data != NULL) && tflm_prep_data_in_model(p);
+    svdf_data_t *d = folded ? tflm_prep_alloc_streamed(p, sizeof(svdf_data_t), (uint32_t)(filters + units))
+                            : tflm_prep_alloc(p, sizeof(svdf_data_t));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
@@ -288,7 +318,7 @@ tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
     }
     d->kind = kind;
     d->activation = tflm_prep_opt_u8(p, SVDF_FUSED_ACTIVATION, TFLM_ACT_NONE);
-    d->has_bias = bias.index >= 0;
+    d->flags = bias.index >= 0 ? SVDF_HAS_BIAS : 0;
     d->batches = batches;
     d->input_size = input_size;
     d->filters = filters;
@@ -321,12 +351,34 @@ tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
     d->input_zero_point = in.zero_point;
     d->state_zero_point = state.zero_point;
     d->output_zero_point = out.zero_point;
+    if (!folded) {
+        return TFLM_OK;
+    }
+    // Sums wrap modulo 2^32, as the loops' do: the same bits in any order.
+    d->flags |= SVDF_FOLDED;
+    const int8_t *w = (const int8_t *)wf.data;
+    for (int32_t f = 0; f < filters; ++f, w += input_size) {
+        uint32_t sum = 0;
+        for (int32_t k = 0; k < input_size; ++k) {
+            sum += (uint32_t)(int32_t)w[k];
+        }
+        tflm_prep_put_u32(p, (uint32_t)f, sum * (uint32_t)(-in.zero_point));
+    }
+    for (int32_t u = 0; u < units; ++u) {
+        uint32_t sum = 0;
+        for (int32_t k = u * rank * memory; k < (u + 1) * rank * memory; ++k) {
+            sum += kind == SVDF_INT16_STATE ? (uint32_t)(int32_t)(int16_t)tflm_rd_u16(wt.data + 2 * (uint32_t)k)
+                                            : (uint32_t)(int32_t)(int8_t)wt.data[k];
+        }
+        uint32_t b0 = bias.index >= 0 ? tflm_rd_u32(bias.data + 4 * (uint32_t)u) : 0u;
+        tflm_prep_put_u32(p, (uint32_t)(filters + u), b0 - sum * (uint32_t)state.zero_point);
+    }
     return TFLM_OK;
 }
 
 tflm_status_t tflm_svdf_eval(tflm_eval_t *e) {
     const svdf_data_t *d = e->data;
-    const void *bias = d->has_bias ? e->in[SVDF_BIAS] : NULL;
+    const void *bias = (d->flags & SVDF_HAS_BIAS) ? e->in[SVDF_BIAS] : NULL;
     svdf_ring_t *state = e->in[SVDF_STATE];
     switch (d->kind) {
         case SVDF_FLOAT32:
