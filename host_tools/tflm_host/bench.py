@@ -1221,6 +1221,6 @@ def speed_report(models: list[Path], boards: list[str], runs: int, anchor: Path,
     text += ("\n## Prepared models, every board\n\n" + speed_prepared_markdown(rows, boards)
              + "\nThe same models after `tflm-host prepare`, measured the same way with the same firmware. A prepared "
              "model's kernel data is read from the model (flash), so it may hold what costs RAM otherwise: the int8 "
-             "fully connected operators' starting sums with the input offset folded in, which saves an addition "
-             "per multiply-accumulate.\n")
+             "fully connected, LSTM and SVDF operators' starting sums with the input offset folded in, which saves "
+             "an addition per multiply-accumulate.\n")
     return text
