@@ -53,7 +53,7 @@ static inline uint32_t tflm_dot_s8(const int8_t *w, const int8_t *x, int32_t n, 
 // The same for rows of many values (fully connected, SVDF): with DSP four
 // values per step. (The conv kernel's generic path, whose rows are a few
 // channels, keeps the above: set-up per call costs more than it saves.)
-static inline uint32_t tflm_dot_s8_row(const int8_t *w, const int8_t *x, int32_t n, int32_t x_offset) {
+static TFLM_ALWAYS_INLINE uint32_t tflm_dot_s8_row(const int8_t *w, const int8_t *x, int32_t n, int32_t x_offset) {
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
     uint32_t acc = 0;
     int32_t i = 0;
@@ -73,7 +73,7 @@ static inline uint32_t tflm_dot_s8_row(const int8_t *w, const int8_t *x, int32_t
 
 // Two such sums over the same input, for two filters: each input value is
 // loaded once.
-static inline void tflm_dot2_s8(const int8_t *w0, const int8_t *w1, const int8_t *x, int32_t n, int32_t x_offset,
+static TFLM_ALWAYS_INLINE void tflm_dot2_s8(const int8_t *w0, const int8_t *w1, const int8_t *x, int32_t n, int32_t x_offset,
     uint32_t *acc0, uint32_t *acc1) {
     uint32_t a0 = 0, a1 = 0;
     int32_t i = 0;
@@ -123,7 +123,7 @@ static inline void tflm_dot2_s8(const int8_t *w0, const int8_t *w1, const int8_t
 // Four such sums over the same input (Thumb-2 has the registers for four
 // sums and four weight pointers): each input value loaded once per four
 // multiply-accumulates.
-static inline void tflm_dot4_s8(const int8_t *w0, int32_t stride, const int8_t *x, int32_t n, int32_t x_offset,
+static TFLM_ALWAYS_INLINE void tflm_dot4_s8(const int8_t *w0, int32_t stride, const int8_t *x, int32_t n, int32_t x_offset,
     uint32_t *acc) {
     const int8_t *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
     uint32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
