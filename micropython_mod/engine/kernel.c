@@ -137,6 +137,31 @@ int32_t tflm_window_padding(int32_t in, int32_t filter, int32_t stride, int32_t 
     return (int32_t)(total / 2);
 }
 
+// A zeroed block of the tail, 4-byte aligned, audited under `kind`; NULL in
+// the dry pass and on failure (MemoryError in p->err).
+static void *prep_tail_block(tflm_prepare_t *p, uint32_t bytes, tflm_audit_kind_t kind, const char *what,
+    uint32_t *at) {
+    uint32_t used = tflm_align_up(bytes, 4);
+    *at = tflm_arena_alloc_tail(p->ip->arena, used, 4);
+    if (*at == TFLM_ARENA_FAIL) {
+        p->err->needed = 0;
+        p->err->given = p->ip->arena->size;
+        tflm_error(p->err, TFLM_ERR_MEMORY, "arena too small for %u bytes of %s", (unsigned)bytes, what);
+        p->failed = true;
+        return NULL;
+    }
+    tflm_audit_t *audit = &p->ip->audit[kind];
+    audit->used += used;
+    audit->requested += bytes;
+    audit->count++;
+    if (p->dry) {
+        return NULL;
+    }
+    void *d = tflm_arena_ptr(p->ip->arena, *at);
+    memset(d, 0, used);
+    return d;
+}
+
 static void *prep_alloc(tflm_prepare_t *p, uint32_t bytes, uint32_t words, bool state) {
     if (p->data_bytes != 0 || bytes == 0 || words > (UINT32_MAX - 4 - bytes) / 4) {
         // One block per operator keeps the node record to one offset.
@@ -166,24 +191,7 @@ static void *prep_alloc(tflm_prepare_t *p, uint32_t bytes, uint32_t words, bool 
     }
     p->data_bytes = used;
     p->state = state;
-    p->data_at = tflm_arena_alloc_tail(p->ip->arena, used, 4);
-    if (p->data_at == TFLM_ARENA_FAIL) {
-        p->err->needed = 0;
-        p->err->given = p->ip->arena->size;
-        tflm_error(p->err, TFLM_ERR_MEMORY, "arena too small for %u bytes of kernel data", (unsigned)bytes);
-        p->failed = true;
-        return NULL;
-    }
-    tflm_audit_t *audit = &p->ip->audit[TFLM_AUDIT_KERNEL_DATA];
-    audit->used += used;
-    audit->requested += bytes;
-    audit->count++;
-    if (p->dry) {
-        return NULL;
-    }
-    void *d = tflm_arena_ptr(p->ip->arena, p->data_at);
-    memset(d, 0, used);
-    return d;
+    return prep_tail_block(p, bytes + 4 * words, TFLM_AUDIT_KERNEL_DATA, "kernel data", &p->data_at);
 }
 
 void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes) {
@@ -268,28 +276,10 @@ void *tflm_prep_keep_variable(tflm_prepare_t *p, uint32_t i, uint32_t bytes) {
         p->failed = true;
         return NULL;
     }
-    uint32_t used = tflm_align_up(bytes, 4);
     p->kept = (uint32_t)t.index + 1;
     p->kept_bytes = bytes;
-    p->kept_at = tflm_arena_alloc_tail(p->ip->arena, used, 4);
-    if (p->kept_at == TFLM_ARENA_FAIL) {
-        p->err->needed = 0;
-        p->err->given = p->ip->arena->size;
-        tflm_error(p->err, TFLM_ERR_MEMORY, "arena too small for %u bytes of kept state", (unsigned)bytes);
-        p->failed = true;
-        return NULL;
-    }
     // Model state, as the variable tensor it replaces.
-    tflm_audit_t *audit = &p->ip->audit[TFLM_AUDIT_VARIABLES];
-    audit->used += used;
-    audit->requested += bytes;
-    audit->count++;
-    if (p->dry) {
-        return NULL;
-    }
-    void *d = tflm_arena_ptr(p->ip->arena, p->kept_at);
-    memset(d, 0, used);
-    return d;
+    return prep_tail_block(p, bytes, TFLM_AUDIT_VARIABLES, "kept state", &p->kept_at);
 }
 
 void *tflm_prep_temp(tflm_prepare_t *p, uint32_t bytes) {
