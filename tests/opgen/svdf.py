@@ -13,9 +13,9 @@ from . import Case, act_quant, generator, random_data
 
 FLOAT_ACTIVATIONS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT"]
 
-# The engine zero-fills variable tensors while TFLM fills int8 ones with
-# their zero point: with a memory of 1 every state value is overwritten
-# before it is read, so only those cases get a non-zero int8 state zero point.
+# An int8 state starts at its zero point, as TFLM fills it (the SVDF kernel's
+# ring does too): cases of any memory get a non-zero int8 state zero point,
+# so a state read before the kernel wrote it would show.
 INT8_STATE_ZERO_POINT_ANY_MEMORY = True
 
 
