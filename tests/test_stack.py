@@ -53,7 +53,8 @@ def deeper(n, call):
         return n, str(e)
     return deeper(n + 1, call)
 for what, call in (('invoke', it.invoke), ('Interpreter', lambda: tflm.Interpreter(m)),
-                   ('predict', lambda: it.predict(bytes(len(it.input(0)))))):
+                   ('predict', lambda: it.predict(bytes(len(it.input(0))))),
+                   ('arena_size', lambda: tflm.arena_size(m))):
     try:
         print('@DEEP', what, deeper(0, call))
     except RecursionError:
@@ -64,7 +65,8 @@ print('@ALIVE', it.invoke())
 
 @pytest.mark.parametrize("board", list(boards.STACK_CORES))
 def test_calls_too_deep_for_the_stack_raise(board, files):
-    """Called deeper and deeper, invoke(), Interpreter() and predict() raise
+    """Called deeper and deeper, invoke(), Interpreter(), predict() and
+    arena_size() raise
     a RuntimeError naming the bytes while MicroPython still has the stack
     they need (the measured figures stay within it), and the interpreter
     works afterwards; no overflow into the memory below the stack."""
@@ -72,7 +74,7 @@ def test_calls_too_deep_for_the_stack_raise(board, files):
     out = make_target(board).run([DEEP], {"m.tflite": files["hello_world_int8.tflite"]})
     need = int(re.search(r"@NEED (\d+)", out).group(1))
     assert need > 0, out
-    for what in ("invoke", "Interpreter", "predict"):
+    for what in ("invoke", "Interpreter", "predict", "arena_size"):
         m = re.search(rf"@DEEP {what} \((\d+), '(.*)'\)", out)
         assert m and int(m.group(1)) > 5, out[-1500:]
         assert m.group(2).startswith(f"not enough C stack: tflm needs {need} bytes"), m.group(2)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from . import arena
-from .device import PROJECT_ROOT, build_dir
+from .device import PROJECT_ROOT, build_dir, romfs_batches
 from .device import target as make_target
 from .model import load_model
 from .runner import make_inputs, run_model
@@ -951,14 +951,8 @@ def measure_ours(board: str, files: dict[str, bytes], runs: dict[str, int], firm
     output values), in as few sessions as the board's ROMFS allows; on the
     emulated Pico, counter="cycles" counts the RP2040 emulator's cycles."""
     tgt = make_target(board, firmware)
-    limit = getattr(getattr(tgt, "board", None), "romfs_size", 1 << 30) - 32 * 1024
     results: dict[str, tuple[int, list]] = {}
-    names = list(files)
-    while names:
-        batch, size = [], 0
-        while names and (not batch or size + len(files[names[0]]) + 512 <= limit):
-            batch.append(names.pop(0))
-            size += len(files[batch[-1]]) + 512
+    for batch in romfs_batches(tgt, files):
         chunks = [_counter_code(board, counter), SPEED_DEVICE_CODE] + [f"_measure({n!r}, {runs[n]})" for n in batch]
         text = tgt.run(chunks, {n: files[n] for n in batch}, timeout=timeout)
         for line in text.splitlines():

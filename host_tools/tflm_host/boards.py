@@ -278,16 +278,12 @@ def stack_use(board: str, files: dict[str, bytes]) -> dict[str, tuple[int, int]]
     call, per model file, on a QEMU board (qemuboard.stack_paint/stack_used:
     the free stack filled with a pattern, then the deepest word changed), in
     as few sessions as the board's ROMFS allows."""
+    from .device import romfs_batches
     from .device import target as make_target
 
     tgt = make_target(board)
-    limit = tgt.board.romfs_size - 32 * 1024
-    names, found = list(files), {}
-    while names:
-        chunk, size = [], 0
-        while names and (not chunk or size + len(files[names[0]]) + 512 <= limit):
-            chunk.append(names.pop(0))
-            size += len(files[chunk[-1]]) + 512
+    found: dict[str, tuple[int, int]] = {}
+    for chunk in romfs_batches(tgt, files):
         out = tgt.run([STACK_CODE] + [f"_stack({n!r})" for n in chunk], {n: files[n] for n in chunk}, timeout=900)
         for m in re.finditer(r"@STACK (\S+) (\d+) (\d+)", out):
             found[m.group(1)] = (int(m.group(2)), int(m.group(3)))

@@ -624,6 +624,21 @@ class PicoTarget(Target):
                 raise
 
 
+def romfs_batches(tgt: Target, files: dict[str, bytes]) -> list[list[str]]:
+    """The names of `files` in groups whose ROMFS image fits the target's
+    region with room to spare (one group on a target without a region), in
+    order: as few sessions as the board allows."""
+    limit = getattr(getattr(tgt, "board", None), "romfs_size", 1 << 30) - 32 * 1024
+    names, batches = list(files), []
+    while names:
+        batch, size = [], 0
+        while names and (not batch or size + len(files[names[0]]) + 512 <= limit):
+            batch.append(names.pop(0))
+            size += len(files[batch[-1]]) + 512
+        batches.append(batch)
+    return batches
+
+
 def target(name: str, firmware: Path | None = None) -> Target:
     if name == "unix":
         return UnixTarget(firmware)

@@ -350,7 +350,6 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             p.node = node;
             p.dry = b->dry;
             p.err = &ip->err;
-            p.ip_exports = ip->kernel_data != NULL;
             if (pd.pos && (st = tflm_prepared_entry(m, &pd, node, &p.prepared_at, &p.prepared_bytes, &ip->err))) {
                 return tflm_interp_node_error(ip, node, op.builtin);
             }

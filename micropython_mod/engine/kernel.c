@@ -165,7 +165,7 @@ static void *prep_tail_block(tflm_prepare_t *p, uint32_t bytes, tflm_audit_kind_
 static void *prep_alloc(tflm_prepare_t *p, uint32_t bytes, uint32_t words, bool state) {
     if (p->data_bytes != 0 || bytes == 0 || words > (UINT32_MAX - 4 - bytes) / 4) {
         // One block per operator keeps the node record to one offset.
-        tflm_error(p->err, TFLM_ERR_RUNTIME, "internal error: kernel data allocated twice");
+        tflm_error(p->err, TFLM_ERR_RUNTIME, "internal error: kernel data allocated twice, empty or too large");
         p->failed = true;
         return NULL;
     }
@@ -200,6 +200,11 @@ void *tflm_prep_alloc(tflm_prepare_t *p, uint32_t bytes) {
 
 void *tflm_prep_alloc_state(tflm_prepare_t *p, uint32_t bytes) {
     return prep_alloc(p, bytes, 0, true);
+}
+
+bool tflm_prep_data_in_model(const tflm_prepare_t *p) {
+    // Exported by the host (tflm_config_t.kernel_data) or already prepared.
+    return p->prepared_bytes != 0 || p->ip->kernel_data != NULL;
 }
 
 void *tflm_prep_alloc_streamed(tflm_prepare_t *p, uint32_t bytes, uint32_t words) {

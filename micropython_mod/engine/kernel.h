@@ -54,7 +54,6 @@ typedef struct _tflm_prepare_t {
     uint32_t prepared_bytes;
     void *verify;
     bool in_model;            // the data is used in place from the model
-    bool ip_exports;          // the host exports the data as a prepared model's
     uint32_t streamed_at;     // where the data's streamed words start (tflm_prep_alloc_streamed), else its bytes
     bool streamed_differ;     // a streamed word differs from the prepared model's
     bool state;               // the data changes at run time (tflm_prep_alloc_state)
@@ -164,9 +163,7 @@ void *tflm_prep_alloc_state(tflm_prepare_t *p, uint32_t bytes);
 // model (a prepared model in a buffer that cannot change, or the host
 // exporting one) rather than kept in the arena: a kernel may then store
 // more there, such as constants folded from the weights, at no RAM cost.
-static inline bool tflm_prep_data_in_model(const tflm_prepare_t *p) {
-    return p->prepared_bytes != 0 || p->ip_exports;
-}
+bool tflm_prep_data_in_model(const tflm_prepare_t *p);
 // Data that only a prepared model keeps (tflm_prep_data_in_model): `bytes`
 // filled through the pointer returned, then `words` 32-bit words at
 // tflm_align_up(bytes, 4), each given once with tflm_prep_put_u32(). A

@@ -2,6 +2,7 @@
 // int16 activations with int8 weights, bit-exact with TFLM's reference.
 #include "kernels/kernels.h"
 #include "kernels/dot.h"
+#include "kernels/fold.h"
 #include "engine/quant.h"
 #include "engine/ops.h"
 #include "engine/schema.h"
@@ -98,8 +99,7 @@ static void tflm_fully_connected_int8(const fc_data_t *d, const int8_t *input, c
     }
     if (d->folded) {
         // Offsets 0: the inlined loops add nothing per value.
-        const int32_t *starts = fc_starts(d);
-        bias = starts;
+        bias = fc_starts(d);
         TFLM_DOT_S8_UNITS(input, batches, depth, units, filter, 0, 0, FC_INT8_OUT);
     } else {
         TFLM_DOT_S8_UNITS(input, batches, depth, units, filter, input_offset, filter_offset, FC_INT8_OUT);
@@ -209,17 +209,9 @@ tflm_status_t tflm_fully_connected_prepare(tflm_prepare_t *p) {
     d->filter_offset = -w.zero_point;
     d->output_offset = out.zero_point;
     if (folded) {
-        // Wrapping sums, as the loops' (the same bits in any order).
         d->folded = 1;
-        const int8_t *wu = (const int8_t *)w.data;
-        for (int32_t u = 0; u < units; ++u, wu += depth) {
-            uint32_t sum = 0;
-            for (int32_t k = 0; k < depth; ++k) {
-                sum += (uint32_t)(int32_t)wu[k];
-            }
-            uint32_t b0 = bias.index >= 0 ? (uint32_t)tflm_rd_u32(bias.data + 4 * (uint32_t)u) : 0u;
-            tflm_prep_put_u32(p, (uint32_t)u, b0 + sum * (uint32_t)d->input_offset);
-        }
+        tflm_fold_starts(p, 0, (const int8_t *)w.data, units, depth, bias.index >= 0 ? bias.data : NULL,
+            d->input_offset);
     }
     // The 64-bit rescaling of int16 handles shifts up to 7, as TFLM's.
     int32_t max_shift = kind == FC_INT8 ? 31 : 7;

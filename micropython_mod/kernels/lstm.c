@@ -9,6 +9,7 @@
 #include "kernels/kernels.h"
 #include "kernels/activation_int16.h"
 #include "kernels/dot.h"
+#include "kernels/fold.h"
 #include "engine/fmath.h"
 #include "engine/quant.h"
 #include "engine/schema.h"
@@ -577,21 +578,12 @@ tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
         return st;
     }
     d->folded = 1;
-    for (uint32_t fc = 0; fc < 8; ++fc) {
+    for (uint32_t g = 0; g < 4; ++g) {
         // Input FCs, then recurrent ones (no bias: the input FC has it).
-        const bool rec = fc >= 4;
-        const int32_t depth = rec ? n_state : n_input, offset = rec ? d->hidden_offset : d->input_offset;
-        const int8_t *w = (const int8_t *)t[(rec ? LSTM_RECURRENT_WEIGHTS : LSTM_INPUT_WEIGHTS) + fc % 4].data;
-        const uint8_t *bias = rec ? NULL : t[LSTM_BIAS + fc].data;
-        for (int32_t u = 0; u < n_state; ++u, w += depth) {
-            uint32_t sum = 0;
-            for (int32_t k = 0; k < depth; ++k) {
-                sum += (uint32_t)(int32_t)w[k];
-            }
-            // Wrapping, as the loops' sums (the same bits in any order).
-            uint32_t start = (bias ? tflm_rd_u32(bias + 4 * (uint32_t)u) : 0u) + sum * (uint32_t)offset;
-            tflm_prep_put_u32(p, fc * (uint32_t)n_state + (uint32_t)u, start);
-        }
+        tflm_fold_starts(p, g * (uint32_t)n_state, (const int8_t *)t[LSTM_INPUT_WEIGHTS + g].data, n_state, n_input,
+            t[LSTM_BIAS + g].data, d->input_offset);
+        tflm_fold_starts(p, (MUL_RECURRENT + g) * (uint32_t)n_state, (const int8_t *)t[LSTM_RECURRENT_WEIGHTS + g].data,
+            n_state, n_state, NULL, d->hidden_offset);
     }
     return TFLM_OK;
 }

@@ -4,6 +4,7 @@
 // kernel in a smaller form of its own (svdf_ring_t below).
 #include "kernels/kernels.h"
 #include "kernels/dot.h"
+#include "kernels/fold.h"
 #include "engine/fmath.h"
 #include "engine/quant.h"
 #include "engine/schema.h"
@@ -354,23 +355,21 @@ tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
     if (!folded) {
         return TFLM_OK;
     }
-    // Sums wrap modulo 2^32, as the loops' do: the same bits in any order.
     d->flags |= SVDF_FOLDED;
-    const int8_t *w = (const int8_t *)wf.data;
-    for (int32_t f = 0; f < filters; ++f, w += input_size) {
-        uint32_t sum = 0;
-        for (int32_t k = 0; k < input_size; ++k) {
-            sum += (uint32_t)(int32_t)w[k];
-        }
-        tflm_prep_put_u32(p, (uint32_t)f, sum * (uint32_t)(-in.zero_point));
+    const uint8_t *b = bias.index >= 0 ? bias.data : NULL;
+    tflm_fold_starts(p, 0, (const int8_t *)wf.data, filters, input_size, NULL, -in.zero_point);
+    // A unit's time weights are its filters' rows, one after the other.
+    if (kind == SVDF_INT8_STATE) {
+        tflm_fold_starts(p, (uint32_t)filters, (const int8_t *)wt.data, units, rank * memory, b, -state.zero_point);
+        return TFLM_OK;
     }
     for (int32_t u = 0; u < units; ++u) {
+        // int16 time weights: the same, with wrapping sums.
         uint32_t sum = 0;
         for (int32_t k = u * rank * memory; k < (u + 1) * rank * memory; ++k) {
-            sum += kind == SVDF_INT16_STATE ? (uint32_t)(int32_t)(int16_t)tflm_rd_u16(wt.data + 2 * (uint32_t)k)
-                                            : (uint32_t)(int32_t)(int8_t)wt.data[k];
+            sum += (uint32_t)(int32_t)(int16_t)tflm_rd_u16(wt.data + 2 * (uint32_t)k);
         }
-        uint32_t b0 = bias.index >= 0 ? tflm_rd_u32(bias.data + 4 * (uint32_t)u) : 0u;
+        uint32_t b0 = b ? tflm_rd_u32(b + 4 * (uint32_t)u) : 0u;
         tflm_prep_put_u32(p, (uint32_t)(filters + u), b0 - sum * (uint32_t)state.zero_point);
     }
     return TFLM_OK;
