@@ -94,8 +94,9 @@ def test_tflm_runs_prepared_models_unchanged(tmp_path):
 
 
 def test_prepared_data_leaves_the_tail():
-    """Every kernel's data goes to the model except run-time state; the tail
-    keeps the records, and the arena shrinks by the data's bytes."""
+    """Every kernel's data goes to the model except run-time state, and so do
+    the index lists; the tail keeps the records, and the arena shrinks by the
+    bytes that left it."""
     for name in RUNNABLE:
         model = load_model(model_path(name).read_bytes())
         before = arena.plan_layout(model)
@@ -108,7 +109,10 @@ def test_prepared_data_leaves_the_tail():
         assert after.head == before.head, name
         # What leaves the tail is the data, give or take the 16-byte alignment of what follows it.
         slack = 16 * (1 + before.audit["variable tensors"].count + before.audit["resource variables"].count)
-        assert abs((before.tail - after.tail) - (after.model_data - folded)) < slack, name
+        # The index lists are read from the model too: the tail keeps none.
+        assert after.audit["index lists"].used == 0, name
+        assert after.model_lists == before.audit["index lists"].used > 0, name
+        assert abs((before.tail - after.tail) - (after.model_data - folded + after.model_lists)) < slack, name
         # The folded sums are checked word by word as prepare() makes them,
         # not from a copy: preparing never makes the arena a model needs larger.
         assert after.needed <= before.needed, name
@@ -203,6 +207,8 @@ print('@COPY', it.arena_used_bytes(), it.allocations()['kernel data']['used'])
     where = "the model's RAM" if target == "unix" else "flash"
     assert (f"[tflm] 'kernel data in the model' {layout.model_data} bytes in {where}, not in the arena "
             f"(for {sum(1 for n in layout.nodes)})") in out
+    assert f"[tflm] 'index lists in the model' {layout.model_lists} bytes, not in the arena" in out
+    assert "[tflm] 'index lists' used 0 bytes" in out
     assert f"@USED {layout.used}" in out
     assert out.split(f"@USED {layout.used}\n")[1].split("@PLAN")[0] == layout.memory_plan(60)
     assert f"@COPY {writable.used} {writable.audit['kernel data'].used}" in out
@@ -231,8 +237,18 @@ def _corruptions(data: bytes) -> dict[str, bytes]:
     fc_off, fc_size = struct.unpack_from("<2I", md, 16 + 8 * fc)
     folded = bytearray(data)
     folded[at + fc_off + fc_size - 2] ^= 0x01
+    # The index lists: the first entry of the first operator's (after the
+    # subgraph's inputs and outputs, padded to 4 bytes).
+    lists = struct.unpack_from("<I", md, 12)[0]
+    sg = load_model(data).main
+    entry = lists + 2 * (len(sg.inputs) + len(sg.outputs) + (len(sg.inputs) + len(sg.outputs)) % 2)
+    index = bytearray(data)
+    index[at + entry] ^= 0x01
     return {
         "version": patch(4, "<i", 7),
+        "index lists out of place": patch(12, "<I", len(md) + 4),
+        "index lists cut short": patch(12, "<I", len(md)),
+        "index list entry": bytes(index),
         "magic": patch(0, "<I", 0),
         "count": patch(8, "<I", n + 1),
         "offset past the end": patch(16 + 8 * first, "<I", len(md) - 4),

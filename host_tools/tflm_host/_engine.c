@@ -380,6 +380,8 @@ static PyObject *interp_get_int(InterpObject *self, void *what) {
             return PyLong_FromUnsignedLongLong(ip->patch.macs);
         case 11:
             return PyLong_FromUnsignedLongLong(ip->patch.whole_macs);
+        case 13:
+            return PyLong_FromUnsignedLong(ip->model_lists_bytes);
         case 12:
             return Py_BuildValue("(III)", (unsigned)ip->patch.split, (unsigned)ip->patch.grid_h,
                 (unsigned)ip->patch.grid_w);
@@ -405,6 +407,8 @@ static PyGetSetDef interp_getset[] = {
     { "model_data", (getter)interp_get_int, NULL, "a prepared model's kernel data read in place (not in the arena)",
       (void *)8 },
     { "model_data_count", (getter)interp_get_int, NULL, "operators whose kernel data is read in place", (void *)9 },
+    { "model_lists", (getter)interp_get_int, NULL, "a prepared model's index lists read in place (not in the arena)",
+      (void *)13 },
     { "patch_macs", (getter)interp_get_int, NULL, "multiply-accumulates of the patch-based stage", (void *)10 },
     { "patch_whole_macs", (getter)interp_get_int, NULL, "the same operators' multiply-accumulates run whole",
       (void *)11 },
@@ -658,9 +662,14 @@ static PyObject *engine_kernels(PyObject *mod, PyObject *unused) {
     return out;
 }
 
-// Collects kernel data by node for kernel_data().
+// What kernel_data() collects: each node's data, and the index lists.
+typedef struct {
+    PyObject *data;   // list, by node
+    PyObject *lists;  // bytearray
+} export_t;
+
 static void collect_kernel_data(void *ctx, uint32_t node, const void *data, uint32_t bytes, bool state) {
-    PyObject *list = ctx;
+    PyObject *list = ((export_t *)ctx)->data;
     if (PyErr_Occurred() || (Py_ssize_t)node >= PyList_GET_SIZE(list) || state) {
         return; // run-time state stays in the tail
     }
@@ -670,9 +679,26 @@ static void collect_kernel_data(void *ctx, uint32_t node, const void *data, uint
     }
 }
 
-// kernel_data(model): what each operator's prepare() stores (bytes), None
-// for operators with none or with run-time state: the data of a prepared
-// model, computed by the kernels' own prepare() as the device does.
+// Appends an index list as the prepared data stores it: uint16 entries,
+// padded to 4 bytes.
+static void collect_index_list(void *ctx, const uint16_t *list, uint32_t n) {
+    PyObject *out = ((export_t *)ctx)->lists;
+    Py_ssize_t at = PyByteArray_GET_SIZE(out), padded = 2 * (Py_ssize_t)(n + (n & 1u));
+    if (PyErr_Occurred() || PyByteArray_Resize(out, at + padded) < 0) {
+        return;
+    }
+    uint8_t *p = (uint8_t *)PyByteArray_AS_STRING(out) + at;
+    memset(p, 0, (size_t)padded);
+    for (uint32_t i = 0; i < n; ++i) {
+        p[2 * i] = (uint8_t)(list[i] & 0xffu);
+        p[2 * i + 1] = (uint8_t)(list[i] >> 8);
+    }
+}
+
+// kernel_data(model): (what each operator's prepare() stores (bytes), None
+// for operators with none or with run-time state; the index lists as
+// bytes): the data of a prepared model, computed by the engine's own
+// build and the kernels' own prepare() as the device does.
 static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
     (void)mod;
     ModelObject *model;
@@ -700,19 +726,28 @@ static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
     }
     tflm_config_t cfg;
     memset(&cfg, 0, sizeof(cfg));
+    PyObject *lists = PyByteArray_FromStringAndSize(NULL, 0);
+    if (lists == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    export_t ex = { out, lists };
     cfg.kernel_data = collect_kernel_data;
-    cfg.kernel_data_ctx = out;
+    cfg.index_list = collect_index_list;
+    cfg.kernel_data_ctx = &ex;
     tflm_error_t err;
     tflm_error_clear(&err);
     uint32_t tail, work;
     if (tflm_interp_tail_size(m, &cfg, &tail, &work, &err) != TFLM_OK) {
         Py_DECREF(out);
+        Py_DECREF(lists);
         return raise_engine(m, &err);
     }
     size_t work_len = (size_t)work + TFLM_ALIGN;
     uint8_t *buf = alloc_aligned(work_len);
     if (buf == NULL) {
         Py_DECREF(out);
+        Py_DECREF(lists);
         return NULL;
     }
     tflm_interp_t measured;
@@ -720,18 +755,23 @@ static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
     free(buf);
     if (PyErr_Occurred()) {
         Py_DECREF(out);
+        Py_DECREF(lists);
         return NULL;
     }
     if (st != TFLM_OK) {
         Py_DECREF(out);
+        Py_DECREF(lists);
         return raise_engine(m, &measured.err);
     }
-    return out;
+    PyObject *res = Py_BuildValue("(NN)", out, PyBytes_FromStringAndSize(PyByteArray_AS_STRING(lists),
+        PyByteArray_GET_SIZE(lists)));
+    Py_DECREF(lists);
+    return res;
 }
 
 static PyMethodDef engine_methods[] = {
     { "kernel_data", (PyCFunction)engine_kernel_data, METH_VARARGS,
-      "kernel_data(model): each operator's kernel data from prepare() (bytes, None: none or run-time state)." },
+      "kernel_data(model): (each operator's kernel data from prepare() (bytes, None: none or run-time state), the index lists (bytes))." },
     { "allocate", (PyCFunction)(void (*)(void))engine_allocate, METH_VARARGS | METH_KEYWORDS,
       "allocate(model, *, planner=None, plan=None, preallocated=(), tensors_only=False, arena=None)" },
     { "kernels", (PyCFunction)engine_kernels, METH_NOARGS, "The kernels linked in: (op code, custom name or None, alias kind)." },

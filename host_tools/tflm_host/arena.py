@@ -77,6 +77,7 @@ class Layout:
     n_tensors: int = 0  # model tensor records (the scratch buffers' records follow)
     picture: object = None  # the engine's interpreter, for its plan picture
     model_data: int = 0  # a prepared model's kernel data, read in place from the model (not in the arena)
+    model_lists: int = 0  # a prepared model's index lists, read in place too
 
     @property
     def used(self) -> int:
@@ -187,7 +188,7 @@ def layout_of(model: Model, it) -> Layout:
             records[r].node = n
     audit = {name: Audit(*v) for name, v in it.audit().items()}
     return Layout(records, it.head, it.tail, it.scopes, audit, it.prepare_peak, nodes, it.planner, n_tensors, it,
-                  it.model_data)
+                  it.model_data, it.model_lists)
 
 
 def bound(model: Model) -> int:

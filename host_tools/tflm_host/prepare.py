@@ -23,8 +23,9 @@ def _align(n: int, a: int) -> int:
     return (n + a - 1) // a * a
 
 
-def prepared_metadata(blobs: list[bytes | None]) -> bytes:
-    """The metadata buffer for each operator's kernel data (None: kept in the tail)."""
+def prepared_metadata(blobs: list[bytes | None], lists: bytes) -> bytes:
+    """The metadata buffer for each operator's kernel data (None: kept in the
+    tail) and the interpreter's index lists (the engine's own, as built)."""
     header = _engine.PREPARED_HEADER_WORDS * 4 + 8 * len(blobs)
     at = _align(header, _engine.PREPARED_ALIGN)
     table, body = [], bytearray()
@@ -36,15 +37,19 @@ def prepared_metadata(blobs: list[bytes | None]) -> bytes:
         body += bytes(pad)
         table.append((at + len(body), len(blob)))
         body += blob
-    out = bytearray(struct.pack("<4I", _engine.PREPARED_MAGIC, _engine.PREPARED_VERSION, len(blobs), 0))
+    body += bytes(_align(at + len(body), 4) - (at + len(body)))
+    lists_at = at + len(body)
+    body += lists
+    out = bytearray(struct.pack("<4I", _engine.PREPARED_MAGIC, _engine.PREPARED_VERSION, len(blobs), lists_at))
     for off, n in table:
         out += struct.pack("<2I", off, n)
     out += bytes(at - len(out))
     return bytes(out + body)
 
 
-def kernel_data(data: bytes) -> list[bytes | None]:
-    """Each operator's kernel data as the device's prepare() computes it."""
+def kernel_data(data: bytes) -> tuple[list[bytes | None], bytes]:
+    """Each operator's kernel data as the device's prepare() computes it, and
+    the index lists as the device's build lays them out."""
     return _engine.kernel_data(_engine.Model(data))
 
 
@@ -55,7 +60,7 @@ def prepare_model(data: bytes, max_extra_macs: float | None = None) -> bytes:
     smallest arena within that bound (patches.py), when one lowers it."""
     from . import patches
 
-    out = fbedit.edit_model(data, metadata={METADATA_NAME: prepared_metadata(kernel_data(data))})
+    out = fbedit.edit_model(data, metadata={METADATA_NAME: prepared_metadata(*kernel_data(data))})
     if max_extra_macs is not None:
         best, _ = patches.choose(out, max_extra_macs)
         out = patches.without_schedule(out) if best is None else \

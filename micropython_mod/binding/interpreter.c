@@ -609,6 +609,10 @@ static mp_obj_t interp_print_allocations(mp_obj_t self_in) {
             (unsigned)ip->model_data_bytes, tflm_in_heap(ip->model->fb.buf) ? "the model's RAM" : "flash",
             (unsigned)ip->model_data_count);
     }
+    if (ip->model_lists_bytes) {
+        mp_printf(&mp_plat_print, "[tflm] 'index lists in the model' %u bytes, not in the arena\n",
+            (unsigned)ip->model_lists_bytes);
+    }
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_print_allocations_obj, interp_print_allocations);

@@ -26,6 +26,10 @@ typedef struct {
     // build_variables skips: a list, since the dry pass has no records.
     uint16_t kept[TFLM_MAX_KEPT];
     uint32_t n_kept;
+    // A prepared model used in place (prepared.h): its kernel data, and its
+    // index lists, the next of which is at lists_next.
+    tflm_prepared_t pd;
+    uint32_t lists_next;
 } tflm_build_t;
 
 static tflm_status_t out_of_tail(tflm_build_t *b) {
@@ -56,26 +60,72 @@ static void *at(tflm_build_t *b, uint32_t offset) {
     return b->dry ? NULL : tflm_arena_ptr(b->arena, offset);
 }
 
-// Writes a list of global tensor indices (int16, -1 for omitted) from a
-// model index vector after checking each one.
-static tflm_status_t write_indices(tflm_build_t *b, uint16_t *out, tflm_fb_vec_t v, uint32_t base,
+// Room for an index list of n entries: in the tail, or the next list of a
+// prepared model's (which the build then checks instead of writing). An
+// offset from tflm_interp_lists_base(), TFLM_ARENA_FAIL with err set.
+static uint32_t list_alloc(tflm_build_t *b, uint32_t n) {
+    if (!b->ip->lists_in_model) {
+        uint32_t at = tail_alloc(b, 2 * n, TFLM_AUDIT_INDEX_LISTS, 1);
+        if (at == TFLM_ARENA_FAIL) {
+            out_of_tail(b);
+        }
+        return at;
+    }
+    uint32_t at = b->lists_next, bytes = tflm_align_up(2 * n, 4);
+    if (bytes > b->pd.lists_end - at) {
+        tflm_error(&b->ip->err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata: the index lists end early");
+        return TFLM_ARENA_FAIL;
+    }
+    b->lists_next += bytes;
+    b->ip->model_lists_bytes += bytes;
+    return at;
+}
+
+// The list at `at` (list_alloc) to write, NULL when it is not written: in
+// the dry pass, or when it is a prepared model's.
+static uint16_t *list_out(tflm_build_t *b, uint32_t list) {
+    return b->ip->lists_in_model ? NULL : at(b, list);
+}
+
+// Writes `n` entries of a list of global tensor indices (0xffff for
+// omitted), starting at entry `from`, from a model index vector after
+// checking each one; for a prepared model, requires its list to hold them.
+static tflm_status_t write_indices(tflm_build_t *b, uint32_t list, uint32_t from, tflm_fb_vec_t v, uint32_t base,
     uint32_t n_tensors, bool allow_none) {
-    tflm_model_t *m = b->ip->model;
+    tflm_interp_t *ip = b->ip;
+    tflm_model_t *m = ip->model;
+    uint16_t *out = list_out(b, list);
     for (uint32_t i = 0; i < v.count; ++i) {
         int32_t t = tflm_model_index(m, v, i);
-        if (t == TFLM_NO_TENSOR && allow_none) {
-            if (out) {
-                out[i] = TFLM_NO_INDEX;
+        uint16_t value = TFLM_NO_INDEX;
+        if (t != TFLM_NO_TENSOR || !allow_none) {
+            if (t < 0 || (uint32_t)t >= n_tensors) {
+                return tflm_error(&ip->err, TFLM_ERR_VALUE,
+                    "malformed model: tensor index %d out of range (%u tensors)", (int)t, (unsigned)n_tensors);
             }
-            continue;
-        }
-        if (t < 0 || (uint32_t)t >= n_tensors) {
-            return tflm_error(&b->ip->err, TFLM_ERR_VALUE, "malformed model: tensor index %d out of range (%u tensors)",
-                (int)t, (unsigned)n_tensors);
+            value = (uint16_t)(base + (uint32_t)t);
         }
         if (out) {
-            out[i] = (uint16_t)(base + (uint32_t)t);
+            out[from + i] = value;
+        } else if (ip->lists_in_model && tflm_rd_u16(m->fb.buf + list + 2 * (from + i)) != value) {
+            return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA
+                " metadata: index lists differ from the model's (a changed model: prepare it again)");
         }
+    }
+    return TFLM_OK;
+}
+
+// Both lists of a subgraph or an operator, and the host's export of them.
+static tflm_status_t write_io(tflm_build_t *b, uint32_t list, tflm_fb_vec_t in, tflm_fb_vec_t out, uint32_t base,
+    uint32_t n_tensors, bool allow_none) {
+    tflm_status_t st;
+    if ((st = write_indices(b, list, 0, in, base, n_tensors, allow_none))
+        || (st = write_indices(b, list, in.count, out, base, n_tensors, false))) {
+        return st;
+    }
+    tflm_interp_t *ip = b->ip;
+    if (!b->dry && ip->index_list && !ip->lists_in_model) {
+        ip->index_list(ip->kernel_data_ctx, at(b, list), in.count + out.count);
     }
     return TFLM_OK;
 }
@@ -97,15 +147,12 @@ static tflm_status_t build_subgraphs(tflm_build_t *b) {
         if (!tflm_model_subgraph(m, s, &sg)) {
             return tflm_model_check(m, &ip->err);
         }
-        uint32_t n_io = sg.inputs.count + sg.outputs.count;
-        uint32_t io_at = tail_alloc(b, 2 * n_io, TFLM_AUDIT_INDEX_LISTS, 1);
+        uint32_t io_at = list_alloc(b, sg.inputs.count + sg.outputs.count);
         if (io_at == TFLM_ARENA_FAIL) {
-            return out_of_tail(b);
+            return ip->err.status;
         }
-        uint16_t *io = at(b, io_at);
-        tflm_status_t st;
-        if ((st = write_indices(b, io, sg.inputs, tensors, sg.tensors.count, false))
-            || (st = write_indices(b, io ? io + sg.inputs.count : NULL, sg.outputs, tensors, sg.tensors.count, false))) {
+        tflm_status_t st = write_io(b, io_at, sg.inputs, sg.outputs, tensors, sg.tensors.count, false);
+        if (st) {
             return st;
         }
         tflm_subgraph_rec_t *r = at(b, recs_at + s * (uint32_t)sizeof(tflm_subgraph_rec_t));
@@ -289,15 +336,7 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
         return out_of_tail(b);
     }
     ip->nodes_at = recs_at;
-    // A prepared model's kernel data is used in place only from a buffer
-    // whose bytes cannot change, and not while the host exports it anew.
-    tflm_prepared_t pd = { 0, 0, 0 };
-    if (m->immutable && ip->kernel_data == NULL && !ip->tensors_only) {
-        tflm_status_t st = tflm_prepared_find(m, ip->n_nodes, &pd, &ip->err);
-        if (st) {
-            return st;
-        }
-    }
+    const tflm_prepared_t *pd = &b->pd;
     // A patch-based first stage runs with kernels only; an offline plan
     // places the maps the stage never materialises, so it cannot have one.
     memset(&ip->patch, 0, sizeof(ip->patch));
@@ -330,14 +369,12 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                     (unsigned)(n_in + n_out), TFLM_MAX_NODE_IO);
                 return tflm_interp_node_error(ip, node, op.builtin);
             }
-            uint32_t io_at = tail_alloc(b, 2 * (n_in + n_out), TFLM_AUDIT_INDEX_LISTS, 1);
+            uint32_t io_at = list_alloc(b, n_in + n_out);
             if (io_at == TFLM_ARENA_FAIL) {
-                return out_of_tail(b);
+                return ip->err.status;
             }
-            uint16_t *io = at(b, io_at);
-            tflm_status_t st;
-            if ((st = write_indices(b, io, op.inputs, tensor_base, sg.tensors.count, true))
-                || (st = write_indices(b, io ? io + n_in : NULL, op.outputs, tensor_base, sg.tensors.count, false))) {
+            tflm_status_t st = write_io(b, io_at, op.inputs, op.outputs, tensor_base, sg.tensors.count, true);
+            if (st) {
                 return tflm_interp_node_error(ip, node, op.builtin);
             }
             tflm_prepare_t p;
@@ -350,7 +387,7 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             p.node = node;
             p.dry = b->dry;
             p.err = &ip->err;
-            if (pd.pos && (st = tflm_prepared_entry(m, &pd, node, &p.prepared_at, &p.prepared_bytes, &ip->err))) {
+            if (pd->pos && (st = tflm_prepared_entry(m, pd, node, &p.prepared_at, &p.prepared_bytes, &ip->err))) {
                 return tflm_interp_node_error(ip, node, op.builtin);
             }
             uint32_t kernel_index = TFLM_NO_KERNEL;
@@ -399,7 +436,7 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                 }
                 tflm_node_rec_t *nr = tflm_interp_node(ip, node);
                 nr->io = io_at;
-                if (p.out0_in_data && (st = output_in_data(b, &p, n_out ? io[n_in] : TFLM_NO_INDEX))) {
+                if (p.out0_in_data && (st = output_in_data(b, &p, n_out ? tflm_interp_io(ip, io_at)[n_in] : TFLM_NO_INDEX))) {
                     return tflm_interp_node_error(ip, node, op.builtin);
                 }
                 nr->data = p.in_model ? p.prepared_at : p.data_at;
@@ -504,13 +541,39 @@ static tflm_status_t build_resources(tflm_build_t *b) {
     return TFLM_OK;
 }
 
+// A prepared model's data is used in place only from a buffer whose bytes
+// cannot change, and not while the host exports it anew.
+static tflm_status_t find_prepared(tflm_build_t *b) {
+    tflm_interp_t *ip = b->ip;
+    tflm_model_t *m = ip->model;
+    memset(&b->pd, 0, sizeof(b->pd));
+    ip->lists_in_model = false;
+    ip->lists_base = b->arena->base;
+    if (!m->immutable || ip->kernel_data != NULL || ip->tensors_only) {
+        return TFLM_OK;
+    }
+    uint32_t n_nodes = 0;
+    for (uint32_t s = 0; s < m->subgraphs.count; ++s) {
+        tflm_subgraph_t sg;
+        if (!tflm_model_subgraph(m, s, &sg)) {
+            return tflm_model_check(m, &ip->err);
+        }
+        n_nodes += sg.operators.count;
+    }
+    tflm_status_t st = tflm_prepared_find(m, n_nodes, &b->pd, &ip->err);
+    ip->lists_in_model = st == TFLM_OK && b->pd.pos != 0;
+    ip->lists_base = ip->lists_in_model ? m->fb.buf : b->arena->base;
+    b->lists_next = b->pd.lists_at;
+    return st;
+}
+
 // Builds everything that goes into the tail, in one order for the dry and
 // the real pass (so the sizes and the prepare() peak they see agree): tensor
 // records (with b->scratch_cap scratch records) before the nodes' prepare().
 static tflm_status_t build_tail(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_status_t st;
-    if ((st = build_subgraphs(b)) || (st = build_tensors(b)) || (st = build_nodes(b)) || (st = build_variables(b))
+    if ((st = find_prepared(b)) || (st = build_subgraphs(b)) || (st = build_tensors(b)) || (st = build_nodes(b)) || (st = build_variables(b))
         || (st = build_resources(b))) {
         return st;
     }
@@ -530,6 +593,7 @@ void tflm_build_reset_counts(tflm_interp_t *ip) {
     ip->prepare_peak = 0;
     ip->model_data_bytes = 0;
     ip->model_data_count = 0;
+    ip->model_lists_bytes = 0;
     ip->tail_start = ip->arena->cursor;
 }
 

@@ -88,7 +88,7 @@ static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext)
 tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip) {
     tflm_plan_view_t v = {
         tflm_interp_tensor(ip, 0), ip->n_model_tensors, ip->n_tensors, tflm_interp_node(ip, 0), ip->n_nodes,
-        ip->arena->base, (tflm_error_t *)&ip->err, ip->model, tflm_interp_subgraph(ip, 0), ip->n_subgraphs,
+        ip->lists_base, (tflm_error_t *)&ip->err, ip->model, tflm_interp_subgraph(ip, 0), ip->n_subgraphs,
     };
     return v;
 }
@@ -249,6 +249,7 @@ const tflm_planner_t *tflm_interp_default_planner(tflm_model_t *model) {
 static tflm_status_t set_planner(tflm_interp_t *ip, const tflm_config_t *cfg) {
     ip->tensors_only = cfg->tensors_only;
     ip->kernel_data = cfg->kernel_data;
+    ip->index_list = cfg->index_list;
     ip->kernel_data_ctx = cfg->kernel_data_ctx;
     ip->planner = cfg->planner ? cfg->planner : tflm_interp_default_planner(ip->model);
     if (ip->planner == NULL) {
@@ -386,11 +387,11 @@ uint32_t tflm_interp_num_outputs(const tflm_interp_t *ip) {
 
 uint32_t tflm_interp_input(const tflm_interp_t *ip, uint32_t i) {
     const tflm_subgraph_rec_t *s = tflm_interp_subgraph(ip, 0);
-    return ((const uint16_t *)tflm_arena_ptr(ip->arena, s->io))[i];
+    return tflm_interp_io(ip, s->io)[i];
 }
 
 uint32_t tflm_interp_output(const tflm_interp_t *ip, uint32_t i) {
     const tflm_subgraph_rec_t *s = tflm_interp_subgraph(ip, 0);
-    return ((const uint16_t *)tflm_arena_ptr(ip->arena, s->io))[s->n_inputs + i];
+    return tflm_interp_io(ip, s->io)[s->n_inputs + i];
 }
 

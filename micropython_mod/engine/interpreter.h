@@ -45,6 +45,8 @@ typedef struct {
     // (`state`: data eval() changes). The host exports prepared models this
     // way; with it set, data a model already carries is ignored.
     void (*kernel_data)(void *ctx, uint32_t node, const void *data, uint32_t bytes, bool state);
+    // With kernel_data: called for each index list, in the prepared data's order.
+    void (*index_list)(void *ctx, const uint16_t *list, uint32_t n);
     void *kernel_data_ctx;
 } tflm_config_t;
 
@@ -93,12 +95,18 @@ typedef struct _tflm_interp_t {
     uint32_t n_scopes;         // allocation scopes of its lifetimes (rows of the plan picture)
     uint32_t model_data_bytes; // kernel data used in place from a prepared model (not in the arena)
     uint32_t model_data_count;
+    uint32_t model_lists_bytes; // index lists used in place from a prepared model (not in the arena)
     tflm_patch_t patch;        // the patch-based first stage (patch.h), split 0: none
     void (*kernel_data)(void *ctx, uint32_t node, const void *data, uint32_t bytes, bool state);
+    void (*index_list)(void *ctx, const uint16_t *list, uint32_t n);
     void *kernel_data_ctx;
     tflm_audit_t audit[TFLM_AUDIT_COUNT];
     void *external[TFLM_MAX_EXTERNAL]; // data of pre-allocated tensors (TFLM_AT_EXTERNAL records)
     uint32_t n_external;
+    // Where the records' index lists (their `io` offsets) start: the arena,
+    // or a prepared model's buffer (lists_in_model).
+    const uint8_t *lists_base;
+    bool lists_in_model;
     bool fixed;                // some head offsets came from an offline plan
     bool tensors_only;         // built without kernels (tflm_config_t.tensors_only)
     bool ready;
@@ -153,6 +161,10 @@ static inline tflm_subgraph_rec_t *tflm_interp_subgraph(const tflm_interp_t *ip,
     return (tflm_subgraph_rec_t *)tflm_arena_ptr(ip->arena, ip->subgraphs_at) + index;
 }
 void *tflm_interp_tensor_data(const tflm_interp_t *ip, const tflm_tensor_rec_t *r);
+// A node's or subgraph's index list: inputs, then outputs.
+static inline const uint16_t *tflm_interp_io(const tflm_interp_t *ip, uint32_t io) {
+    return (const uint16_t *)(ip->lists_base + io);
+}
 
 // Inputs and outputs of subgraph 0, as global tensor indices.
 uint32_t tflm_interp_num_inputs(const tflm_interp_t *ip);

@@ -41,7 +41,7 @@ tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
             f->node++; // run by the patch-based stage at its last node
             continue;
         }
-        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+        const uint16_t *io = tflm_interp_io(ip, nr->io);
         uint32_t n_io = (uint32_t)nr->n_inputs + nr->n_outputs;
         for (uint32_t k = 0; k < n_io; ++k) {
             ptrs[k] = io[k] == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[k]));

@@ -110,7 +110,7 @@ static tflm_status_t enter(lt_walk_t *w, uint32_t s) {
     memset(f, 0, sizeof(*f));
     f->subgraph = (uint16_t)s;
     const tflm_subgraph_rec_t *sr = tflm_interp_subgraph(ip, s);
-    const uint16_t *sio = tflm_arena_ptr(ip->arena, sr->io);
+    const uint16_t *sio = tflm_interp_io(ip, sr->io);
     for (uint32_t i = 0; i < (uint32_t)sr->n_inputs + sr->n_outputs; ++i) {
         set_created(w, sio[i]);
     }
@@ -126,7 +126,7 @@ static tflm_status_t finish_node(lt_walk_t *w, const lt_frame_t *f) {
     const tflm_subgraph_rec_t *sr = tflm_interp_subgraph(ip, f->subgraph);
     uint32_t node = sr->node_base + f->node;
     const tflm_node_rec_t *nr = tflm_interp_node(ip, node);
-    const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+    const uint16_t *io = tflm_interp_io(ip, nr->io);
     for (uint32_t k = 0; k < nr->n_inputs; ++k) {
         if (io[k] != TFLM_NO_INDEX) {
             set_used(w, io[k]);
@@ -146,7 +146,7 @@ static tflm_status_t finish_node(lt_walk_t *w, const lt_frame_t *f) {
         // last node has run every patch.
         for (uint32_t n = sr->node_base; n < node; ++n) {
             const tflm_node_rec_t *sn = tflm_interp_node(ip, n);
-            const uint16_t *sio = tflm_arena_ptr(ip->arena, sn->io);
+            const uint16_t *sio = tflm_interp_io(ip, sn->io);
             for (uint32_t k = 0; k < sn->n_inputs; ++k) {
                 if (sio[k] != TFLM_NO_INDEX) {
                     set_used(w, sio[k]);
@@ -168,7 +168,7 @@ static tflm_status_t start_node(lt_walk_t *w, lt_frame_t *f) {
     const tflm_subgraph_rec_t *sr = tflm_interp_subgraph(ip, f->subgraph);
     uint32_t node = sr->node_base + f->node;
     const tflm_node_rec_t *nr = tflm_interp_node(ip, node);
-    const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+    const uint16_t *io = tflm_interp_io(ip, nr->io);
     for (uint32_t k = 0; k < nr->n_inputs; ++k) {
         if (io[k] != TFLM_NO_INDEX && (st = check_defined(w, node, io[k]))) {
             return st;
@@ -194,7 +194,7 @@ tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip) {
         if (!node_started) {
             if (f->node == sr->n_nodes) {
                 // Subgraph done: its outputs are used until here.
-                const uint16_t *sio = tflm_arena_ptr(ip->arena, sr->io);
+                const uint16_t *sio = tflm_interp_io(ip, sr->io);
                 for (uint32_t i = 0; i < sr->n_outputs; ++i) {
                     set_used(&w, sio[sr->n_inputs + i]);
                 }

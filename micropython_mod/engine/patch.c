@@ -109,7 +109,7 @@ static tflm_status_t bad_stage(tflm_interp_t *ip, uint32_t node, const char *why
 
 // Op j of the stage from its node; false when the patches cannot run it.
 static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, patch_op_t *o) {
-    const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+    const uint16_t *io = tflm_interp_io(ip, nr->io);
     if (nr->n_outputs != 1 || nr->n_inputs < 1 || io[0] == TFLM_NO_INDEX || nr->kernel >= tflm_kernel_count
         || tflm_kernels[nr->kernel].custom != NULL) {
         return false;
@@ -177,7 +177,7 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_op_t *ops) {
     }
     for (uint32_t j = 0; j < n; ++j) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
-        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+        const uint16_t *io = tflm_interp_io(ip, nr->io);
         if (!stage_op(ip, nr, &ops[j])) {
             return bad_stage(ip, j, "is not a CONV_2D or DEPTHWISE_CONV_2D (int8 or float32) or a pool, of one "
                 "batch, that a patch can run");
@@ -187,7 +187,7 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_op_t *ops) {
         }
         if (j > 0) {
             const tflm_node_rec_t *pn = tflm_interp_node(ip, sg->node_base + j - 1);
-            const uint16_t *prev = tflm_arena_ptr(ip->arena, pn->io);
+            const uint16_t *prev = tflm_interp_io(ip, pn->io);
             const patch_op_t *pd = &ops[j - 1];
             if (io[0] != prev[pn->n_inputs] || pd->out_h != ops[j].in_h || pd->out_w != ops[j].in_w
                 || pd->out_d != ops[j].in_d || pd->elem != ops[j].elem) {
@@ -202,7 +202,7 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_op_t *ops) {
 // stage or is an input or output of subgraph 0.
 static bool used_outside(tflm_interp_t *ip, uint16_t t) {
     const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
-    const uint16_t *sio = tflm_arena_ptr(ip->arena, sg->io);
+    const uint16_t *sio = tflm_interp_io(ip, sg->io);
     for (uint32_t i = 0; i < (uint32_t)sg->n_inputs + sg->n_outputs; ++i) {
         if (sio[i] == t) {
             return true;
@@ -213,7 +213,7 @@ static bool used_outside(tflm_interp_t *ip, uint16_t t) {
             continue;
         }
         const tflm_node_rec_t *nr = tflm_interp_node(ip, node);
-        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+        const uint16_t *io = tflm_interp_io(ip, nr->io);
         for (uint32_t k = 0; k < (uint32_t)nr->n_inputs + nr->n_outputs; ++k) {
             if (io[k] == t) {
                 return true;
@@ -240,10 +240,10 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     // Weights are constants, and each op writes a tensor of its own (not the
     // stage's input, not another op's output), so unplanning the
     // intermediate maps leaves everything the patches read or write in place.
-    uint16_t input = ((const uint16_t *)tflm_arena_ptr(ip->arena, tflm_interp_node(ip, sg->node_base)->io))[0];
+    uint16_t input = tflm_interp_io(ip, tflm_interp_node(ip, sg->node_base)->io)[0];
     for (uint32_t j = 0; j < n; ++j) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
-        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+        const uint16_t *io = tflm_interp_io(ip, nr->io);
         for (uint32_t k = 1; k < nr->n_inputs && k < 3; ++k) {
             if (io[k] != TFLM_NO_INDEX && tflm_interp_tensor(ip, io[k])->where != TFLM_AT_MODEL) {
                 return bad_stage(ip, j, "has weights that are not constants");
@@ -253,7 +253,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         bool reused = t == input;
         for (uint32_t i = 0; i < j && !reused; ++i) {
             const tflm_node_rec_t *ni = tflm_interp_node(ip, sg->node_base + i);
-            reused = ((const uint16_t *)tflm_arena_ptr(ip->arena, ni->io))[ni->n_inputs] == t;
+            reused = tflm_interp_io(ip, ni->io)[ni->n_inputs] == t;
         }
         if (reused) {
             return bad_stage(ip, j, "writes a tensor the stage already uses");
@@ -263,7 +263,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     // buffers that the patches replace.
     for (uint32_t j = 0; j + 1 < n; ++j) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
-        uint16_t t = ((const uint16_t *)tflm_arena_ptr(ip->arena, nr->io))[nr->n_inputs];
+        uint16_t t = tflm_interp_io(ip, nr->io)[nr->n_inputs];
         tflm_tensor_rec_t *r = tflm_interp_tensor(ip, t);
         if (r->where != TFLM_AT_HEAD || (r->flags & TFLM_TENSOR_VARIABLE) || used_outside(ip, t)) {
             return bad_stage(ip, j, "has an output used outside the stage");
@@ -309,7 +309,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     for (uint32_t j = 0; j + 1 < n; ++j) {
         tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
         nr->flags |= TFLM_NODE_PATCH_SKIP;
-        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+        const uint16_t *io = tflm_interp_io(ip, nr->io);
         tflm_interp_tensor(ip, io[nr->n_inputs])->where = TFLM_AT_NONE;
     }
     tflm_interp_node(ip, sg->node_base + n - 1)->flags |= TFLM_NODE_PATCH_END;
@@ -403,7 +403,7 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
     const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
     const tflm_node_rec_t *first = tflm_interp_node(ip, sg->node_base);
     const uint8_t *input = tflm_interp_tensor_data(ip,
-        tflm_interp_tensor(ip, ((const uint16_t *)tflm_arena_ptr(ip->arena, first->io))[0]));
+        tflm_interp_tensor(ip, tflm_interp_io(ip, first->io)[0]));
     uint8_t *output = e->out[0];
     const tflm_node_rec_t *end = tflm_interp_node(ip, sg->node_base + n - 1);
     void *const *scratch = e->scratch + end->n_scratch - TFLM_PATCH_SCRATCH;

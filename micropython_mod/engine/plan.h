@@ -50,7 +50,7 @@ typedef struct _tflm_plan_view_t {
     uint32_t n_recs;
     const tflm_node_rec_t *nodes;
     uint32_t n_nodes;
-    const uint8_t *base;           // the arena's base: node index lists are offsets from it
+    const uint8_t *base;           // node index lists are offsets from it (the interpreter's lists_base)
     tflm_error_t *err;
     // For overlapped placement (overlap.h): the ops' shapes and options, and
     // which nodes belong to which subgraph.

@@ -24,9 +24,16 @@ tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, tflm_prepare
             "prepared data is not %u-byte aligned in memory; load the model into an aligned buffer",
             TFLM_PREPARED_ALIGN);
     }
+    uint32_t lists = tflm_rd_u32(p + 12);
+    if (lists < 4 * TFLM_PREPARED_HEADER_WORDS + 8 * n || lists % 4 != 0 || lists > len) {
+        return tflm_error(err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata: index lists at %u are out of place",
+            (unsigned)lists);
+    }
     pd->pos = (uint32_t)(p - m->fb.buf);
     pd->len = len;
     pd->n_nodes = n;
+    pd->lists_at = pd->pos + lists;
+    pd->lists_end = pd->pos + len;
     return TFLM_OK;
 }
 

@@ -10,10 +10,18 @@
 // bytes, not prepare() time, and corrupt or stale data can never reach a
 // kernel's eval().
 //
+// The interpreter's index lists (each subgraph's and each operator's
+// inputs then outputs, as global tensor indices) are stored too, in the
+// form the tail would hold them, and checked entry by entry as the build
+// derives them from the model: they then take no arena bytes either.
+//
 // Format (metadata "TflmPreparedData", little-endian int32 words): magic
-// "TFPD", version, operator count (all subgraphs, in order), 0; then per
-// operator its data's offset from the start of the buffer and its bytes (0, 0
-// when it keeps its data in the tail); then the data, each at a multiple of 8.
+// "TFPD", version, operator count (all subgraphs, in order), the offset of
+// the index lists from the start of the buffer; then per operator its data's
+// offset and its bytes (0, 0 when it keeps its data in the tail); then the
+// data, each at a multiple of 8; then the index lists: uint16 entries, every
+// subgraph's list then every operator's in order, each starting at a
+// multiple of 4 (0xffff for an omitted input).
 #ifndef TFLM_ENGINE_PREPARED_H
 #define TFLM_ENGINE_PREPARED_H
 
@@ -21,8 +29,8 @@
 
 #define TFLM_PREPARED_METADATA "TflmPreparedData"
 #define TFLM_PREPARED_MAGIC (0x44504654u) // "TFPD"
-// 2: fully connected data holds its folded starting sums.
-#define TFLM_PREPARED_VERSION (2)
+// 2: fully connected data holds its folded starting sums; 3: index lists.
+#define TFLM_PREPARED_VERSION (3)
 #define TFLM_PREPARED_HEADER_WORDS (4)
 // Alignment of each operator's data inside the buffer (and of the buffer in memory).
 #define TFLM_PREPARED_ALIGN (8)
@@ -31,6 +39,8 @@ typedef struct {
     uint32_t pos;     // model offset of the metadata buffer, 0: none
     uint32_t len;
     uint32_t n_nodes;
+    uint32_t lists_at; // model offsets of the index lists and of their end
+    uint32_t lists_end;
 } tflm_prepared_t;
 
 // Finds and checks the header against a model of n_nodes operators; pos is

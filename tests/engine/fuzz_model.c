@@ -140,6 +140,11 @@ static void map_model(tflm_model_t *m, spots_t *s) {
                 for (uint32_t k = 64, n = 0; k + 4 <= len && n < 256; k += k < table_end ? 4 : 12, ++n) {
                     spot(s, pos + k, SPOT_U32);
                 }
+                // Its index lists, entry pairs from the start.
+                uint32_t lists = len >= 16 ? tflm_rd_u32(fb->buf + pos + 12) : len;
+                for (uint32_t k = lists, n = 0; k < len && len - k >= 4 && n < 64; k += 4, ++n) {
+                    spot(s, pos + k, SPOT_U32);
+                }
             }
         }
     }
