@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import model_path
+from conftest import STM32F405_SECTORS, model_path
 from tflm_host import arena, boards, romfs
 from tflm_host.flash import BOARDS, RP2040_UF2_FAMILY, STM32_TEXT0, STM32_TEXT1
 from tflm_host.model import load_model
@@ -142,9 +142,6 @@ def test_pyboard_filesystem_as_linked():
     region, below the text; its RAM sector cache (what the port's
     flashbdev.c copies a sector into before writing it, cut to the cache's
     size) holds the region's largest STM32F405 sector, so no write is cut short."""
-    def sector_size(addr: int) -> int:  # STM32F405: 16 KiB sectors 0-3, 64 KiB sector 4, then 128 KiB
-        return 0x4000 if addr < 0x08010000 else 0x10000 if addr < 0x08020000 else 0x20000
-
     sym = boards.read_elf(BUILD / "PYBV11" / "firmware.elf").symbols
     start, end = sym["_micropy_hw_internal_flash_storage_start"], sym["_micropy_hw_internal_flash_storage_end"]
     cache = sym["_micropy_hw_internal_flash_storage_ram_cache_end"] - \
@@ -152,11 +149,10 @@ def test_pyboard_filesystem_as_linked():
     fs = boards.linker_regions(ROOT / "port_boards" / "PYBV11" / "tflm_pybv11.ld")["FLASH_FS"]
     assert (start, end) == (fs.start, fs.end)
     assert end <= STM32_TEXT1
-    largest, addr = 0, start
-    while addr < end:
-        largest = max(largest, sector_size(addr))
-        addr += sector_size(addr)
-    assert addr == end and cache >= largest == 16 * 1024
+    sectors = [(a, s) for a, s in STM32F405_SECTORS if start <= a < end]
+    assert sectors[0][0] == start and sum(s for _, s in sectors) == end - start
+    largest = max(s for _, s in sectors)
+    assert cache >= largest == 16 * 1024
 
 
 # ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import STM32F405_SECTORS
 from tflm_host import flash, romfs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -318,12 +319,6 @@ def test_esp32_partition_table_is_consistent():
     assert end <= 4 * 1024 * 1024
     assert dict((n, s) for n, _, s in rows)["factory"] == 0x1F0000
     assert [n for n, _, _ in rows].count("romfs") == 1
-
-
-# The STM32F405's erase sectors (reference manual RM0090): 0-3 of 16 KiB,
-# 4 of 64 KiB, 5-11 of 128 KiB, as (start, size).
-STM32F405_SECTORS = [(0x08000000 + 0x4000 * i, 0x4000) for i in range(4)] + [(0x08010000, 0x10000)] + \
-    [(0x08020000 + 0x20000 * i, 0x20000) for i in range(7)]
 
 
 def pybv11_regions() -> dict[str, tuple[int, int]]:
