@@ -202,11 +202,15 @@ ifeq ($(REAL_PORT),esp32)
 	@echo "firmware: $(FW_BUILD)/firmware.bin (write it at 0x1000)"
 endif
 ifeq ($(REAL_PORT),stm32)
+	@# The port links firmware.elf again only when an object changed, not
+	@# when the flash map did (the board's .ld and makefile).
+	@f=$(FW_BUILD)/firmware.elf; if [ -f $$f ] && [ -n "$$(find $(TOP)/port_boards/$(BOARD) $(TOP)/port_boards/PYBV11 \
+		-newer $$f -print -quit)" ]; then echo "the board's files changed: linking $$f again"; rm -f $$f; fi
 	$(MAKE) -C $(MPY_DIR)/ports/stm32 BOARD=$(BOARD) BOARD_DIR=$(TOP)/port_boards/$(BOARD) \
 		BUILD=$(FW_BUILD) MICROPY_MPYCROSS=$(MPY_CROSS) USER_C_MODULES=$(TOP) TFLM_OPS="$(TFLM_OPS)" \
 		TFLM_PLANNERS="$(TFLM_PLANNERS)" TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
 	@PYTHONPATH=$(TOP)/host_tools python3 -m tflm_host.boards check $(BOARD) $(FW_BUILD)
-	@echo "firmware: $(FW_BUILD)/firmware.dfu (also firmware.hex, firmware0.bin at 0x08000000, firmware1.bin at 0x08020000)"
+	@echo "firmware: $(FW_BUILD)/firmware.dfu (also firmware.hex, firmware0.bin at 0x08000000, firmware1.bin at the FLASH_TEXT region's start above)"
 endif
 
 # The real boards `make test` builds and runs.

@@ -13,6 +13,10 @@ from tflm_host import arena, device
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = Path(os.environ.get("TFLM_MODELS", ROOT.parent / "shared" / "models"))
+# The STM32F405's (the pyboard's) flash erase sectors as (start, size):
+# 0-3 of 16 KiB, 4 of 64 KiB, 5-11 of 128 KiB (reference manual RM0090).
+STM32F405_SECTORS = [(0x08000000 + 0x4000 * i, 0x4000) for i in range(4)] + [(0x08010000, 0x10000)] + \
+    [(0x08020000 + 0x20000 * i, 0x20000) for i in range(7)]
 # The device suite's targets. The emulated Pico runs the real RPI_PICO
 # firmware about 20 times slower than QEMU runs its boards: `make test` runs
 # on it what EVERY_TARGET marks (the hello_world models, the CLI, the device

@@ -6,13 +6,14 @@ built for the host, and the SDK step works offline or says it needs git."""
 from __future__ import annotations
 
 import os
+import re
 import struct
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import model_path
+from conftest import STM32F405_SECTORS, model_path
 from tflm_host import arena, boards, romfs
 from tflm_host.flash import BOARDS, RP2040_UF2_FAMILY, STM32_TEXT0, STM32_TEXT1
 from tflm_host.model import load_model
@@ -75,7 +76,8 @@ def test_pico_uf2_is_the_firmware():
 
 def test_pyboard_dfu_holds_both_parts():
     """firmware.dfu (DfuSe): one target, the vector part at 0x08000000 and the
-    text at 0x08020000, the same bytes as firmware0.bin and firmware1.bin."""
+    text at FLASH_TEXT's start (STM32_TEXT1, where the ELF's .text is), the
+    same bytes as firmware0.bin and firmware1.bin."""
     build = BUILD / "PYBV11"
     data = (build / "firmware.dfu").read_bytes()
     assert data[:5] == b"DfuSe"
@@ -89,6 +91,7 @@ def test_pyboard_dfu_holds_both_parts():
         elements[addr] = data[pos + 8:pos + 8 + length]
         pos += 8 + length
     assert sorted(elements) == [STM32_TEXT0, STM32_TEXT1]
+    assert boards.read_elf(build / "firmware.elf").sections[".text"][0] == STM32_TEXT1
     for addr, part in ((STM32_TEXT0, "firmware0.bin"), (STM32_TEXT1, "firmware1.bin")):
         image = (build / part).read_bytes()
         # dfu.py pads each element to 8 bytes.
@@ -122,14 +125,34 @@ def test_boards_check_fails_on_an_overflow(tmp_path, monkeypatch):
     against a pyboard text region 100 KiB smaller."""
     ld = tmp_path / "tflm_pybv11.ld"
     text = (ROOT / "port_boards" / "PYBV11" / "tflm_pybv11.ld").read_text()
-    ld.write_text(text.replace("FLASH_TEXT (rx)  : ORIGIN = 0x08020000, LENGTH = 512K",
-                               "FLASH_TEXT (rx)  : ORIGIN = 0x08020000, LENGTH = 412K"))
+    m = re.search(r"FLASH_TEXT \(rx\)\s*:\s*ORIGIN = 0x[0-9A-Fa-f]+, LENGTH = (\d+)K", text)
+    assert m, "no FLASH_TEXT region"
+    small = int(m.group(1)) - 100
+    ld.write_text(text[:m.start(1)] + str(small) + text[m.end(1):])
     real = boards.linker_regions
     monkeypatch.setattr(boards, "linker_regions", lambda path: real(ld))
     f = boards.figures("PYBV11", BUILD / "PYBV11")
-    assert f.text.size == 412 * 1024
+    assert f.text.size == small * 1024 < f.text_used
     (problem,) = f.problems()
-    assert f"takes {f.text_used} bytes of the {412 * 1024}-byte FLASH_TEXT region" in problem
+    assert f"takes {f.text_used} bytes of the {small * 1024}-byte FLASH_TEXT region" in problem
+
+
+def test_pyboard_filesystem_as_linked():
+    """The linked PYBV11 firmware's /flash: the linker script's FLASH_FS
+    region, below the text; its RAM sector cache (what the port's
+    flashbdev.c copies a sector into before writing it, cut to the cache's
+    size) holds the region's largest STM32F405 sector, so no write is cut short."""
+    sym = boards.read_elf(BUILD / "PYBV11" / "firmware.elf").symbols
+    start, end = sym["_micropy_hw_internal_flash_storage_start"], sym["_micropy_hw_internal_flash_storage_end"]
+    cache = sym["_micropy_hw_internal_flash_storage_ram_cache_end"] - \
+        sym["_micropy_hw_internal_flash_storage_ram_cache_start"]
+    fs = boards.linker_regions(ROOT / "port_boards" / "PYBV11" / "tflm_pybv11.ld")["FLASH_FS"]
+    assert (start, end) == (fs.start, fs.end)
+    assert end <= STM32_TEXT1
+    sectors = [(a, s) for a, s in STM32F405_SECTORS if start <= a < end]
+    assert sectors[0][0] == start and sum(s for _, s in sectors) == end - start
+    largest = max(s for _, s in sectors)
+    assert cache >= largest == 16 * 1024
 
 
 # ---------------------------------------------------------------------------

@@ -7,10 +7,12 @@ import argparse
 import os
 import re
 import struct
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import STM32F405_SECTORS
 from tflm_host import flash, romfs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -221,11 +223,18 @@ def test_stm32_stflash(capsys, tools, files):
     rc, out, err = run(capsys, "PYBV11", files / "firmware.hex", "--dry-run")
     assert rc == 0, err
     assert out == [f"st-flash --format ihex write {files / 'firmware.hex'}"]
+    # firmware1.bin goes to FLASH_TEXT's start (test_pybv11_flash_map_follows_sectors
+    # checks STM32_TEXT1 against the board's files).
+    text1 = f"0x{flash.STM32_TEXT1:08X}"
     rc, out, err = run(capsys, "PYBV11", files / "firmware0.bin", "--dry-run")
     assert out == [f"st-flash write {files / 'firmware0.bin'} 0x08000000",
-                   f"st-flash write {files / 'firmware1.bin'} 0x08020000"]
+                   f"st-flash write {files / 'firmware1.bin'} {text1}"]
     rc, out, err = run(capsys, "PYBV11", files / "firmware1.bin", "--dry-run")
-    assert out == [f"st-flash write {files / 'firmware1.bin'} 0x08020000"]
+    assert out == [f"st-flash write {files / 'firmware1.bin'} {text1}"]
+    tools("dfu-util")
+    rc, out, err = run(capsys, "PYBV11", files / "firmware0.bin", "--tool", "dfu-util", "--dry-run")
+    assert out == [f"dfu-util -a 0 -s 0x08000000 -D {files / 'firmware0.bin'}",
+                   f"dfu-util -a 0 -s {text1} -D {files / 'firmware1.bin'}"]
     (files / "whole.bin").write_bytes(bytes(64))
     rc, out, err = run(capsys, "PYBV11", files / "whole.bin", "--dry-run")
     assert out == [f"st-flash write {files / 'whole.bin'} 0x08000000"]
@@ -312,18 +321,53 @@ def test_esp32_partition_table_is_consistent():
     assert [n for n, _, _ in rows].count("romfs") == 1
 
 
-def test_pybv11_flash_map_follows_sectors():
-    """Each region of the pyboard's flash map starts on an erase sector of the STM32F405."""
-    sectors = [0x08000000 + 0x4000 * i for i in range(4)] + [0x08010000] + \
-        [0x08020000 + 0x20000 * i for i in range(8)]
+def pybv11_regions() -> dict[str, tuple[int, int]]:
     text = (ROOT / "port_boards" / "PYBV11" / "tflm_pybv11.ld").read_text()
-    regions = {m.group(1): (int(m.group(2), 16), int(m.group(3)) * 1024) for m in re.finditer(
-        r"(FLASH\w*)\s*\([a-z]*\)\s*:\s*ORIGIN\s*=\s*(0x[0-9A-Fa-f]+),\s*LENGTH\s*=\s*(\d+)K", text)}
-    for name in ("FLASH_START", "FLASH_FS", "FLASH_TEXT", "FLASH_ROMFS"):
+    return {m.group(1): (int(m.group(2), 16), int(m.group(3)) * 1024) for m in re.finditer(
+        r"(\w+)\s*\([a-z]*\)\s*:\s*ORIGIN\s*=\s*(0x[0-9A-Fa-f]+),\s*LENGTH\s*=\s*(\d+)K", text)}
+
+
+def test_pybv11_flash_map_follows_sectors():
+    """The pyboard's flash map: each region starts and ends on an erase sector
+    of the STM32F405, the parts follow one another without overlap over the
+    whole 1 MiB, and firmware1.bin's address is FLASH_TEXT's start."""
+    bounds = {start for start, _ in STM32F405_SECTORS} | {0x08100000}
+    regions = pybv11_regions()
+    parts = ("FLASH_START", "FLASH_FS", "FLASH_TEXT", "FLASH_ROMFS")
+    end = 0x08000000
+    for name in parts:
         start, size = regions[name]
-        assert start in sectors and start + size in sectors, name
+        assert start in bounds and start + size in bounds, name
+        assert start == end, name
+        end = start + size
+    assert end == 0x08100000
     assert regions["FLASH_TEXT"][0] == flash.STM32_TEXT1
-    assert regions["FLASH_ROMFS"][0] + regions["FLASH_ROMFS"][1] == 0x08100000
+    assert regions["FLASH_ROMFS"] == (flash.BOARDS["PYBV11"].romfs_addr, flash.BOARDS["PYBV11"].romfs_size)
+
+
+def test_pybv11_filesystem_cache_holds_its_largest_sector():
+    """The stm32 port's flashbdev.c copies a whole sector of the filesystem
+    into its RAM cache before writing, cut to the cache's size: the cache
+    (CCM RAM, as the linker script sets it) must hold the largest sector."""
+    regions = pybv11_regions()
+    start, size = regions["FLASH_FS"]
+    largest = max(s for a, s in STM32F405_SECTORS if start <= a < start + size)
+    text = (ROOT / "port_boards" / "PYBV11" / "tflm_pybv11.ld").read_text()
+    assert "_micropy_hw_internal_flash_storage_ram_cache_start = ORIGIN(CCMRAM);" in text
+    assert "_micropy_hw_internal_flash_storage_ram_cache_end = ORIGIN(CCMRAM) + LENGTH(CCMRAM);" in text
+    assert regions["CCMRAM"][1] >= largest
+
+
+@pytest.mark.parametrize("board", ["PYBV11", "PYBV11_QEMU"])
+def test_pybv11_make_takes_text1_from_the_linker_script(board, tmp_path):
+    """The stm32 port splits the firmware and writes the .dfu at the board
+    makefile's TEXT1_ADDR: it is FLASH_TEXT's start, read from the .ld."""
+    probe = tmp_path / "probe.mk"
+    probe.write_text("include $(BOARD_DIR)/mpconfigboard.mk\nprobe:\n\t@echo $(TEXT1_ADDR)\n")
+    out = subprocess.run(["make", "--no-print-directory", "-f", str(probe),
+                          f"BOARD_DIR={ROOT / 'port_boards' / board}"],
+                         capture_output=True, text=True, check=True).stdout
+    assert int(out.strip(), 16) == flash.STM32_TEXT1 == pybv11_regions()["FLASH_TEXT"][0]
 
 
 def test_cli_runs_flash_once_registered(capsys, tools, files):

@@ -170,8 +170,8 @@ def check(board: str, build: Path) -> int:
     if f.problems():
         return 1
     extra = "".join(f", {name} {used:,} B" for name, used in f.other_used.items())
-    print(f"{board}: firmware {f.text_used:,} B of the {f.text.size // 1024} KiB {f.text.name} region "
-          f"({f.text_left:,} B left{extra}); ROMFS region at {f.romfs.start:#010x} "
+    print(f"{board}: firmware {f.text_used:,} B of the {f.text.size // 1024} KiB {f.text.name} region at "
+          f"{f.text.start:#010x} ({f.text_left:,} B left{extra}); ROMFS region at {f.romfs.start:#010x} "
           f"({f.romfs.size // 1024} KiB) free; heap {f.heap:,} B")
     return 0
 

@@ -67,7 +67,10 @@ ESP32_TABLE_IN_IMAGE = 0x8000 - ESP32_BOOTLOADER_OFFSET  # partition table offse
 RP2040_FLASH_BASE = 0x10000000
 RP2040_UF2_FAMILY = 0xE48BFF56
 STM32_TEXT0 = 0x08000000
-STM32_TEXT1 = 0x08020000  # firmware1.bin of the pyboard's split firmware
+# firmware1.bin of the pyboard's split firmware: the start of FLASH_TEXT in
+# port_boards/PYBV11/tflm_pybv11.ld (an installed tflm-host has no
+# port_boards/; tests check it against the linker script and the build).
+STM32_TEXT1 = 0x08010000
 
 # Searched for tools after PATH: the running interpreter's folder (a .venv's bin).
 EXTRA_TOOL_DIRS = [Path(sys.executable).parent]

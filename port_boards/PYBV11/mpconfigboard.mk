@@ -3,10 +3,10 @@
 # internal flash. Build through the project: make firmware BOARD=PYBV11
 # (or make -C ports/stm32 BOARD_DIR=<project>/port_boards/PYBV11 USER_C_MODULES=<project>).
 #
-# Flash map (tflm_pybv11.ld):
+# Flash map (tflm_pybv11.ld, its one source):
 #   0x08000000  16 KiB  sector 0      vectors and the first text
-#   0x08004000 112 KiB  sectors 1-4   the internal filesystem (/flash)
-#   0x08020000 512 KiB  sectors 5-8   firmware text
+#   0x08004000  48 KiB  sectors 1-3   the internal filesystem (/flash)
+#   0x08010000 576 KiB  sectors 4-8   firmware text
 #   0x080A0000 384 KiB  sectors 9-11  ROMFS, mounted at /rom on boot
 MCU_SERIES = f4
 CMSIS_MCU = STM32F405xx
@@ -15,9 +15,15 @@ AF_FILE = boards/stm32f405_af.csv
 ifeq ($(USE_MBOOT),1)
 $(error BOARD_DIR=$(BOARD_DIR) has no Mboot layout; build without USE_MBOOT)
 endif
-LD_FILES = $(BOARD_DIR)/tflm_pybv11.ld boards/common_ifs.ld
+TFLM_PYBV11_LD := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))tflm_pybv11.ld)
+LD_FILES = $(TFLM_PYBV11_LD) boards/common_ifs.ld
 TEXT0_ADDR = 0x08000000
-TEXT1_ADDR = 0x08020000
+# firmware1.bin's address (the .dfu, .hex and deploy rules): the start of
+# the linker script's FLASH_TEXT region, so the two cannot disagree.
+TEXT1_ADDR := $(shell sed -n 's/^ *FLASH_TEXT *([a-z]*) *: *ORIGIN *= *\(0x[0-9A-Fa-f]*\),.*/\1/p' $(TFLM_PYBV11_LD))
+ifeq ($(TEXT1_ADDR),)
+$(error no FLASH_TEXT region in $(TFLM_PYBV11_LD))
+endif
 
 # The pins of the pyboard v1.1 are the port's own board list.
 override BOARD_PINS = boards/PYBV11/pins.csv
