@@ -9,6 +9,7 @@ import os
 import re
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,14 @@ def test_pyboard_from_scratch_without_mpy_cross(tmp_path):
     assert elf_machine(build / "mpy-cross" / "mpy-cross") == EM_X86_64
     assert {elf_machine(o) for o in (build / "PYBV11").rglob("*.o")} == {EM_ARM}
     assert not (MPY_DIR / "mpy-cross" / "build").exists()
+
+
+def test_fit_check_runs_without_the_engine_extension():
+    """`make firmware` runs `python3 -m tflm_host.boards check` from the
+    checkout, before (or without) `make venv` builds the engine extension."""
+    code = ("import sys; sys.modules['tflm_host._engine'] = None\n"
+            "import tflm_host.boards\n"
+            "try:\n    import tflm_host._engine\nexcept ImportError:\n    print('no engine, boards imported')\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1] / "host_tools"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "no engine, boards imported", out.stderr
