@@ -146,8 +146,9 @@ def why_not_lower(row: dict) -> str | None:
                      "not reachable without changing the model (its state type).")
         else:
             text += (f" The {used - target:,} B above {target:,} B would have to come out of the {records:,} B "
-                     "of records (one per tensor, operator and scratch buffer), which this runtime's design "
-                     "(records in RAM, built at load) does not allow.")
+                     "of records (one per tensor, operator and scratch buffer; a prepared model already reads its "
+                     "kernels' data and its index lists from the model), which this runtime's design (records "
+                     "in RAM, built at load and indexed by tensor) does not allow yet.")
     return text
 
 
