@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import STM32F405_SECTORS, model_path
-from tflm_host import arena, boards, romfs
+from tflm_host import arena, boards, flash, romfs
 from tflm_host.flash import BOARDS, RP2040_UF2_FAMILY, STM32_TEXT0, STM32_TEXT1
 from tflm_host.model import load_model
 
@@ -98,6 +98,8 @@ def test_pyboard_dfu_holds_both_parts():
         # dfu.py pads each element to 8 bytes.
         assert elements[addr][:len(image)] == image and set(elements[addr][len(image):]) <= {0}
         assert len(elements[addr]) - len(image) < 8
+    # tflm-host flash's check that the parts belong to this flash map passes.
+    flash._check_pyboard_parts(build / "firmware0.bin", build / "firmware1.bin")
 
 
 @pytest.mark.parametrize("board", boards.BUILT_BOARDS)

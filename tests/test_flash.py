@@ -57,7 +57,8 @@ def files(tmp_path):
     (d / "firmware.elf").write_bytes(b"\x7fELF" + bytes(60))
     (d / "firmware.dfu").write_bytes(b"DfuSe" + bytes(100))
     (d / "firmware.hex").write_text(":020000040800F2\n:00000001FF\n")
-    (d / "firmware0.bin").write_bytes(bytes(100))
+    # The pyboard's split firmware: its reset vector points into firmware1.bin.
+    (d / "firmware0.bin").write_bytes(struct.pack("<2I", 0x20020000, flash.STM32_TEXT1 + 0x41) + bytes(92))
     (d / "firmware1.bin").write_bytes(bytes(100))
     (d / "romfs.img").write_bytes(romfs.build_image({"model.tflite": b"\x01" * 1000}))
     (d / "notes.txt").write_text("hello")
@@ -249,6 +250,18 @@ def test_stm32_romfs(capsys, tools, files):
                        f"st-flash write {files / 'romfs.img'} 0x080A0000"]
     rc, out, err = run(capsys, "PYBV11", "--romfs", files / "romfs.img", "--tool", "dfu-util", "--dry-run")
     assert out[1:] == [f"dfu-util -a 0 -s 0x080A0000 -D {files / 'romfs.img'}"]
+
+
+def test_stm32_parts_of_another_flash_map_are_refused(capsys, tools, files):
+    """firmware0.bin whose reset vector is not in firmware1.bin where it will
+    be written (files built with the old map, text at 0x08020000) would not
+    boot: refused before anything is written."""
+    tools("st-flash", "dfu-util")
+    (files / "firmware0.bin").write_bytes(struct.pack("<2I", 0x20020000, 0x08020161) + bytes(92))
+    for given in ("firmware0.bin", "firmware1.bin"):
+        rc, out, err = run(capsys, "PYBV11", files / given, "--dry-run")
+        assert rc == 2 and out == [], (given, out)
+        assert "the firmware starts at 0x08020160, outside firmware1.bin" in err and "another flash map" in err
 
 
 def test_stm32_errors(capsys, tools, files):

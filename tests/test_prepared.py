@@ -247,7 +247,9 @@ def _corruptions(data: bytes) -> dict[str, bytes]:
     return {
         "version": patch(4, "<i", 7),
         "index lists out of place": patch(12, "<I", len(md) + 4),
+        "index lists misaligned": patch(12, "<I", lists + 2),
         "index lists cut short": patch(12, "<I", len(md)),
+        "index lists too long": fbedit.edit_model(data, metadata={METADATA_NAME: bytes(md) + bytes(4)}),
         "index list entry": bytes(index),
         "magic": patch(0, "<I", 0),
         "count": patch(8, "<I", n + 1),
@@ -274,10 +276,30 @@ def test_corrupt_prepared_data_is_a_value_error_on_host_and_device():
     cases = _corruptions(data)
     host = {k: _host_verdict(v) for k, v in cases.items()}
     assert all(v.startswith("ValueError") for v in host.values()), host
+    # The index lists' own checks, each with its reason.
+    assert host["index lists out of place"].endswith("index lists at %d are out of place"
+                                                     % (len(load_model(data).metadata[METADATA_NAME]) + 4))
+    assert host["index lists misaligned"].endswith("are out of place"), host
+    assert host["index lists cut short"].endswith("the index lists end early"), host
+    assert host["index lists too long"].endswith("4 bytes after the index lists"), host
+    assert "index lists differ from the model's" in host["index list entry"], host
     code = DEVICE_PRELUDE + "".join(
         f"attempt(lambda: tflm.Interpreter(tflm.Model(load('{i}.tflite'))).invoke())\n" for i in range(len(cases)))
     out = run_on("unix", code, {f"{i}.tflite": v for i, v in enumerate(cases.values())})
     assert out.splitlines() == list(host.values())
+
+
+def test_index_lists_read_from_the_model_are_the_models():
+    """A prepared model's operators and subgraphs, as the interpreter reads
+    their index lists in place, are those of the model as it was."""
+    for name in ["kws_ref_model.tflite", "keyword_scrambled.tflite", "trained_lstm_int8.tflite"]:
+        plain = _engine.allocate(_engine.Model(model_path(name).read_bytes()))
+        ours = _engine.allocate(_engine.Model(prepared(name)))
+        assert ours.model_lists > 0 and plain.model_lists == 0, name
+        assert ours.nodes() == plain.nodes() and ours.subgraphs() == plain.subgraphs(), name
+        model = load_model(prepared(name))
+        assert [(ins, outs) for _, ins, outs, _, _ in ours.nodes()] == \
+            [(tuple(op.inputs), tuple(op.outputs)) for op in model.main.operators], name
 
 
 def test_model_changed_after_preparing_is_refused():

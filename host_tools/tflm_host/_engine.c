@@ -474,7 +474,7 @@ static PyObject *interp_nodes(InterpObject *self, PyObject *unused) {
     PyObject *out = PyList_New(ip->n_nodes);
     for (uint32_t n = 0; out && n < ip->n_nodes; ++n) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, n);
-        const uint16_t *io = tflm_arena_ptr(ip->arena, nr->io);
+        const uint16_t *io = tflm_interp_io(ip, nr->io);
         int op = nr->kernel == TFLM_NO_KERNEL ? -1 : (int)tflm_kernels[nr->kernel].op;
         PyObject *v = Py_BuildValue("(iNNkk)", op, index_tuple(io, nr->n_inputs),
             index_tuple(io + nr->n_inputs, nr->n_outputs), (unsigned long)nr->scratch, (unsigned long)nr->n_scratch);
@@ -494,7 +494,7 @@ static PyObject *interp_subgraphs(InterpObject *self, PyObject *unused) {
     PyObject *out = PyList_New(ip->n_subgraphs);
     for (uint32_t s = 0; out && s < ip->n_subgraphs; ++s) {
         const tflm_subgraph_rec_t *r = tflm_interp_subgraph(ip, s);
-        const uint16_t *io = tflm_arena_ptr(ip->arena, r->io);
+        const uint16_t *io = tflm_interp_io(ip, r->io);
         PyObject *v = Py_BuildValue("(kkkkNN)", (unsigned long)r->tensor_base, (unsigned long)r->n_tensors,
             (unsigned long)r->node_base, (unsigned long)r->n_nodes, index_tuple(io, r->n_inputs),
             index_tuple(io + r->n_inputs, r->n_outputs));

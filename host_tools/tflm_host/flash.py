@@ -96,6 +96,20 @@ class Step:
         return f"write {self.write[0]} ({self.note})"
 
 
+
+def _check_pyboard_parts(first: Path, second: Path) -> None:
+    """The pyboard's split firmware starts (the reset vector, word 1 of
+    firmware0.bin) in sector 0 or in firmware1.bin where this tool writes
+    it: parts built for another flash map would not boot."""
+    head = first.read_bytes()[:8]
+    if len(head) < 8:
+        return
+    reset = struct.unpack_from("<I", head, 4)[0] & ~1
+    if not (STM32_TEXT0 <= reset < STM32_TEXT0 + 0x4000 or STM32_TEXT1 <= reset < STM32_TEXT1 + second.stat().st_size):
+        raise FlashError(f"{first}: the firmware starts at {reset:#010x}, outside {second.name} at {STM32_TEXT1:#010x}: "
+                         "these files were built for another flash map; build the firmware again "
+                         "(make firmware BOARD=PYBV11)")
+
 def find_tool(names: tuple[str, ...] | list[str]) -> str | None:
     """The first of `names` found on PATH or in EXTRA_TOOL_DIRS, as the name to run it by."""
     for name in names:
@@ -339,9 +353,13 @@ def plan_stm32(board: Board, firmware: Path | None, romfs: Path | None, tool_cho
             parts = [(firmware, STM32_TEXT0)]
             if firmware.name.endswith("firmware1.bin"):
                 parts = [(firmware, STM32_TEXT1)]
+                first = firmware.with_name(firmware.name[:-len("1.bin")] + "0.bin")
+                if first.is_file():
+                    _check_pyboard_parts(first, firmware)
             elif firmware.name.endswith("firmware0.bin"):
                 second = firmware.with_name(firmware.name[:-len("0.bin")] + "1.bin")
                 if second.is_file():
+                    _check_pyboard_parts(firmware, second)
                     parts.append((second, STM32_TEXT1))
                 else:
                     notes.append(f"{second.name} not found beside {firmware.name}: writing the first part only")

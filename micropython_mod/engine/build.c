@@ -573,9 +573,13 @@ static tflm_status_t find_prepared(tflm_build_t *b) {
 static tflm_status_t build_tail(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_status_t st;
-    if ((st = find_prepared(b)) || (st = build_subgraphs(b)) || (st = build_tensors(b)) || (st = build_nodes(b)) || (st = build_variables(b))
-        || (st = build_resources(b))) {
+    if ((st = find_prepared(b)) || (st = build_subgraphs(b)) || (st = build_tensors(b)) || (st = build_nodes(b))
+        || (st = build_variables(b)) || (st = build_resources(b))) {
         return st;
+    }
+    if (ip->lists_in_model && b->lists_next != b->pd.lists_end) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata: %u bytes after the index lists",
+            (unsigned)(b->pd.lists_end - b->lists_next));
     }
     if (!b->dry && ip->patch.split && (st = tflm_patch_finish(ip))) {
         return st;

@@ -104,7 +104,8 @@ typedef struct _tflm_interp_t {
     void *external[TFLM_MAX_EXTERNAL]; // data of pre-allocated tensors (TFLM_AT_EXTERNAL records)
     uint32_t n_external;
     // Where the records' index lists (their `io` offsets) start: the arena,
-    // or a prepared model's buffer (lists_in_model).
+    // or a prepared model's buffer (lists_in_model). After
+    // tflm_interp_measure(), valid only as long as its work buffer.
     const uint8_t *lists_base;
     bool lists_in_model;
     bool fixed;                // some head offsets came from an offline plan
