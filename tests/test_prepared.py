@@ -14,8 +14,9 @@ import pytest
 
 from conftest import DEVICE_PRELUDE, MEASURED, get_target, model_path, run_on
 import opgen
-from tflm_host import _engine, arena, cli, fbedit
+from tflm_host import _engine, arena, cli, fbedit, prepare
 from tflm_host.model import load_model
+from tflm_host.planning import formats, plan_model
 from tflm_host.prepare import METADATA_NAME, prepare_model
 from tflm_host.reference import reference_outputs
 from tflm_host.runner import BatchJob, make_inputs, run_batch
@@ -78,6 +79,12 @@ def folded_bytes(model) -> int:
     return total
 
 
+def constant_tensors(model) -> int:
+    """Tensors whose bytes are in the model and never change (not variables):
+    their records stay in a prepared model."""
+    return sum(1 for sg in model.subgraphs for t in sg.tensors if t.data and not t.is_variable)
+
+
 def samples_for(data: bytes, name: str, count: int = 2) -> list[list[np.ndarray]]:
     return make_inputs(load_model(data), "random", seed=zlib.crc32(name.encode()), count=count)
 
@@ -95,8 +102,8 @@ def test_tflm_runs_prepared_models_unchanged(tmp_path):
 
 def test_prepared_data_leaves_the_tail():
     """Every kernel's data goes to the model except run-time state, and so do
-    the index lists; the tail keeps the records, and the arena shrinks by the
-    bytes that left it."""
+    the index lists and the constant tensors' records; the tail keeps the
+    other records, and the arena shrinks by the bytes that left it."""
     for name in RUNNABLE:
         model = load_model(model_path(name).read_bytes())
         before = arena.plan_layout(model)
@@ -112,7 +119,12 @@ def test_prepared_data_leaves_the_tail():
         # The index lists are read from the model too: the tail keeps none.
         assert after.audit["index lists"].used == 0, name
         assert after.model_lists == before.audit["index lists"].used > 0, name
-        assert abs((before.tail - after.tail) - (after.model_data - folded + after.model_lists)) < slack, name
+        # So are the constants' records: 16 bytes each (records.h).
+        n_const = constant_tensors(model)
+        assert after.model_records == _engine.TENSOR_RECORD_BYTES * n_const, name
+        assert after.audit["tensor records"].count == before.audit["tensor records"].count - n_const, name
+        assert abs((before.tail - after.tail)
+                   - (after.model_data - folded + after.model_lists + after.model_records)) < slack, name
         # The folded sums are checked word by word as prepare() makes them,
         # not from a copy: preparing never makes the arena a model needs larger.
         assert after.needed <= before.needed, name
@@ -208,6 +220,8 @@ print('@COPY', it.arena_used_bytes(), it.allocations()['kernel data']['used'])
     assert (f"[tflm] 'kernel data in the model' {layout.model_data} bytes in {where}, not in the arena "
             f"(for {sum(1 for n in layout.nodes)})") in out
     assert f"[tflm] 'index lists in the model' {layout.model_lists} bytes, not in the arena" in out
+    assert (f"[tflm] 'tensor records in the model' {layout.model_records} bytes, not in the arena "
+            f"(for {constant_tensors(load_model(data))})") in out
     assert "[tflm] 'index lists' used 0 bytes" in out
     assert f"@USED {layout.used}" in out
     assert out.split(f"@USED {layout.used}\n")[1].split("@PLAN")[0] == layout.memory_plan(60)
@@ -221,45 +235,56 @@ def _corruptions(data: bytes) -> dict[str, bytes]:
     md = load_model(data).metadata[METADATA_NAME]
     at = data.index(md)
     n = struct.unpack_from("<I", md, 8)[0]
-    first = next(k for k in range(n) if struct.unpack_from("<I", md, 16 + 8 * k + 4)[0])
-    off, size = struct.unpack_from("<2I", md, 16 + 8 * first)
+    table = 4 * _engine.PREPARED_HEADER_WORDS
+    first = next(k for k in range(n) if struct.unpack_from("<I", md, table + 8 * k + 4)[0])
+    off, size = struct.unpack_from("<2I", md, table + 8 * first)
 
     def patch(pos: int, fmt: str, *values) -> bytes:
         b = bytearray(data)
         struct.pack_into(fmt, b, at + pos, *values)
         return bytes(b)
 
-    flipped = bytearray(data)
-    flipped[at + off + size - 1] ^= 0x40
+    def flip(pos: int, bit: int = 0x01) -> bytes:
+        b = bytearray(data)
+        b[at + pos] ^= bit
+        return bytes(b)
+
     # A folded starting sum (the last word of a fully connected operator's
     # data), which the device checks word by word rather than from a copy.
     fc = next(op.index for op in load_model(data).main.operators if op.opcode == "FULLY_CONNECTED")
-    fc_off, fc_size = struct.unpack_from("<2I", md, 16 + 8 * fc)
-    folded = bytearray(data)
-    folded[at + fc_off + fc_size - 2] ^= 0x01
+    fc_off, fc_size = struct.unpack_from("<2I", md, table + 8 * fc)
     # The index lists: the first entry of the first operator's (after the
     # subgraph's inputs and outputs, padded to 4 bytes).
-    lists = struct.unpack_from("<I", md, 12)[0]
+    lists, records, n_const = struct.unpack_from("<3I", md, 12)
     sg = load_model(data).main
     entry = lists + 2 * (len(sg.inputs) + len(sg.outputs) + (len(sg.inputs) + len(sg.outputs)) % 2)
-    index = bytearray(data)
-    index[at + entry] ^= 0x01
+    # Index lists 4 bytes longer than the build's, the records after them.
+    raw = prepare.unprepared(data)
+    blobs, raw_lists, records_map, constants = prepare.kernel_data(raw)
+    too_long = fbedit.edit_model(raw, metadata={
+        METADATA_NAME: prepare.prepared_metadata(blobs, raw_lists + bytes(4), records_map, constants)})
+    # The constants' records fill the buffer's end; the first one's `bytes` field.
+    first_const = len(md) - _engine.TENSOR_RECORD_BYTES * n_const
     return {
         "version": patch(4, "<i", 7),
         "index lists out of place": patch(12, "<I", len(md) + 4),
         "index lists misaligned": patch(12, "<I", lists + 2),
-        "index lists cut short": patch(12, "<I", len(md)),
-        "index lists too long": fbedit.edit_model(data, metadata={METADATA_NAME: bytes(md) + bytes(4)}),
-        "index list entry": bytes(index),
+        "index lists cut short": patch(12, "<I", records),
+        "index lists too long": too_long,
+        "index list entry": flip(entry),
+        "records out of place": patch(16, "<I", len(md) + 4),
+        "constants count": patch(20, "<I", n_const + 1),
+        "records map entry": flip(records),
+        "constant's record": flip(first_const + 4),
         "magic": patch(0, "<I", 0),
         "count": patch(8, "<I", n + 1),
-        "offset past the end": patch(16 + 8 * first, "<I", len(md) - 4),
-        "offset inside the table": patch(16 + 8 * first, "<I", 16),
-        "misaligned": patch(16 + 8 * first, "<I", off + 4),
-        "size": patch(16 + 8 * first + 4, "<I", size + 4),
-        "huge size": patch(16 + 8 * first + 4, "<I", 0xfffffff0),
-        "data": bytes(flipped),
-        "folded sum": bytes(folded),
+        "offset past the end": patch(table + 8 * first, "<I", len(md) - 4),
+        "offset inside the table": patch(table + 8 * first, "<I", 16),
+        "misaligned": patch(table + 8 * first, "<I", off + 4),
+        "size": patch(table + 8 * first + 4, "<I", size + 4),
+        "huge size": patch(table + 8 * first + 4, "<I", 0xfffffff0),
+        "data": flip(off + size - 1, 0x40),
+        "folded sum": flip(fc_off + fc_size - 2),
     }
 
 
@@ -283,6 +308,11 @@ def test_corrupt_prepared_data_is_a_value_error_on_host_and_device():
     assert host["index lists cut short"].endswith("the index lists end early"), host
     assert host["index lists too long"].endswith("4 bytes after the index lists"), host
     assert "index lists differ from the model's" in host["index list entry"], host
+    # The records map and the constants' records, each with its reason.
+    assert host["records out of place"].endswith("do not fill its %d bytes" % len(load_model(data).metadata[METADATA_NAME]))
+    assert host["constants count"].endswith("do not fill its %d bytes" % len(load_model(data).metadata[METADATA_NAME]))
+    assert "tensor records differ from the model's" in host["records map entry"], host
+    assert "tensor records differ from the model's" in host["constant's record"], host
     code = DEVICE_PRELUDE + "".join(
         f"attempt(lambda: tflm.Interpreter(tflm.Model(load('{i}.tflite'))).invoke())\n" for i in range(len(cases)))
     out = run_on("unix", code, {f"{i}.tflite": v for i, v in enumerate(cases.values())})
@@ -346,3 +376,89 @@ def test_data_prepared_on_the_host_is_the_boards_for_every_op_family(board):
     assert len(jobs) > 100
     results = run_batch(get_target(board), jobs, planner=None)
     assert {k: (r.error, r.arena) for k, r in results.items()} == {k: (None, v) for k, v in expect.items()}
+
+
+# -- constants' records in the model -----------------------------------------
+
+NUMBERED = ["keyword_scrambled.tflite", "kws_ref_model.tflite", "trained_lstm_int8.tflite", "person_detect.tflite"]
+
+
+def test_prepared_models_number_tensors_as_the_model():
+    """With the constants' records in the model, the arena keeps records for
+    the other tensors only, in an order of its own; everything the host and
+    the API show is still numbered by model tensor: the records, the plan,
+    its picture, and a plan's error messages."""
+    cases = {name: (model_path(name).read_bytes(), prepared(name)) for name in NUMBERED}
+    cases["stateful"] = (STATEFUL.model, prepare_model(STATEFUL.model))  # three subgraphs
+    for name, (raw, data) in cases.items():
+        plain = arena.plan_layout(load_model(raw))
+        ours = arena.plan_layout(load_model(data))
+        assert ours.model_records > 0 and plain.model_records == 0, name
+        # A constant's record as in the plain build (its lifetime is not kept:
+        # it is never planned); every other record as it was.
+        for a, b in zip(plain.records, ours.records, strict=True):
+            assert (a.bytes, a.offset, a.external, a.planned, a.dtype_size) == \
+                (b.bytes, b.offset, b.external, b.planned, b.dtype_size), (name, a.index)
+            if a.planned:
+                assert (a.first, a.last) == (b.first, b.last), (name, a.index)
+        assert ours.plan_tuples() == plain.plan_tuples(), name
+        assert ours.memory_plan(60) == plain.memory_plan(60), name
+    # An offline plan given separately: applied by model tensor, its errors
+    # name model tensors, the same on both.
+    name = "keyword_scrambled.tflite"
+    raw, data = cases[name]
+    n = sum(len(sg.tensors) for sg in load_model(raw).subgraphs)
+    result = plan_model(raw, reorder=False)
+    good = result.plan.tensors + (result.plan.scratch or [])
+    placed = [i for i, off in enumerate(result.plan.tensors) if off >= 0]
+    variants = {"good": good, "onto another": list(good), "unaligned": list(good), "negative": list(good)}
+    variants["onto another"][placed[0]] = good[placed[1]]
+    wide = next(i for i in placed if load_model(raw).main.tensors[i].dtype in ("INT16", "INT32"))
+    variants["unaligned"][wide] += 1
+    variants["negative"][placed[3]] = -7
+    verdicts = {}
+    for kind, offsets in variants.items():
+        plan = formats.OfflinePlan.from_offsets(offsets, n)
+        seen = []
+        for model in (raw, data):
+            try:
+                seen.append(f"ok {arena.plan_layout(load_model(model), 'offline', plan=plan).used}")
+            except ValueError as e:
+                seen.append(f"ValueError {e}")
+        verdicts[kind] = seen
+    assert verdicts["good"][0].startswith("ok") and verdicts["good"][1].startswith("ok"), verdicts["good"]
+    for kind, (a, b) in verdicts.items():
+        if kind != "good":
+            assert a == b and a.startswith("ValueError"), (kind, a, b)
+    assert f"tensor {wide} at offset" in verdicts["unaligned"][0]
+    assert f"tensor {placed[3]} has offset -7" in verdicts["negative"][0]
+
+
+@pytest.mark.parametrize("target", ["unix", BOARD])
+def test_prepared_model_tensors_on_device(target):
+    """tensor(i), buffers() and pre-allocated tensors of a prepared model are
+    those of the model as it was: constants' bytes, the plan by model tensor,
+    an input in the user's buffer, and a constant refused by its number."""
+    name = "kws_ref_model.tflite"
+    raw, data = model_path(name).read_bytes(), prepared(name)
+    model = load_model(raw)
+    tensors = model.main.tensors
+    constants = [i for i, t in enumerate(tensors) if t.data and not t.is_variable]
+    c0, x = constants[0], model.inputs[0]
+    code = DEVICE_PRELUDE + f"""
+for f in ('raw.tflite', 'prepared.tflite'):
+    m = tflm.Model(load(f))
+    it = tflm.Interpreter(m)
+    print('@BUF', it.buffers())
+    print('@SUM', sum(sum(bytes(it.tensor(i))) for i in {constants!r}))
+    print('@PRE', tflm.Interpreter(m, preallocated={{{x.index}: bytearray({x.nbytes})}}).arena_used_bytes())
+    attempt(lambda: tflm.Interpreter(m, preallocated={{{c0}: bytearray({tensors[c0].nbytes})}}))
+"""
+    out = run_on(target, code, {"raw.tflite": raw, "prepared.tflite": data}).splitlines()
+    plan = arena.plan_layout(model).plan_tuples()
+    total = sum(sum(tensors[i].data[:tensors[i].nbytes]) for i in constants)
+    for lines, m in ((out[:4], raw), (out[4:], data)):
+        assert lines[:2] == [f"@BUF {plan!r}", f"@SUM {total}"], lines
+        # The input outside the arena: the arena shrinks as the host predicts.
+        assert lines[2] == f"@PRE {arena.plan_layout(load_model(m), preallocated=[x.index]).used}", lines
+        assert lines[3].startswith(f"ValueError tensor {c0} is a constant"), lines

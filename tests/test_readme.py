@@ -64,3 +64,22 @@ def test_readme_session_is_what_the_repl_answers(tmp_path):
     shutil.copy(model_path("hello_world_int8.tflite"), tmp_path)
     got = repl_transcript(build_dir() / "unix" / "micropython", lines, tmp_path)
     assert got.rstrip("\n") == block.rstrip("\n")
+
+
+def test_readme_board_guide_figures_are_the_engines():
+    """The board guide's deploy table and REPL lines show arena figures: they
+    are what the engine computes for those models, not typed numbers that go
+    stale."""
+    from tflm_host import arena
+    from tflm_host.model import load_model
+
+    text = (ROOT / "README.md").read_text()
+    rows = re.findall(r"^ +(\S+\.tflite) +(\d+) +(\d+) +in place", text, re.M)
+    assert {name for name, _, _ in rows} == {"hello_world_int8.tflite", "person_detect.tflite"}
+    for name, used, predicted in rows:
+        layout = arena.plan_layout(load_model(model_path(name).read_bytes()))
+        assert (int(used), int(predicted)) == (layout.used, layout.used), name
+    m = re.search(r">>> tflm\.arena_size\(m\)\n +(\d+)\n.*arena_used_bytes\(\)\n +(\d+)", text)
+    assert m, "the board guide's REPL lines"
+    layout = arena.plan_layout(load_model(model_path("person_detect.tflite").read_bytes()))
+    assert (int(m.group(1)), int(m.group(2))) == (layout.needed, layout.used)

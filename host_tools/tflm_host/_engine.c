@@ -382,6 +382,8 @@ static PyObject *interp_get_int(InterpObject *self, void *what) {
             return PyLong_FromUnsignedLongLong(ip->patch.whole_macs);
         case 13:
             return PyLong_FromUnsignedLong(ip->model_lists_bytes);
+        case 14:
+            return PyLong_FromUnsignedLong(ip->model_records_bytes);
         case 12:
             return Py_BuildValue("(III)", (unsigned)ip->patch.split, (unsigned)ip->patch.grid_h,
                 (unsigned)ip->patch.grid_w);
@@ -407,6 +409,8 @@ static PyGetSetDef interp_getset[] = {
     { "model_data", (getter)interp_get_int, NULL, "a prepared model's kernel data read in place (not in the arena)",
       (void *)8 },
     { "model_data_count", (getter)interp_get_int, NULL, "operators whose kernel data is read in place", (void *)9 },
+    { "model_records", (getter)interp_get_int, NULL,
+      "a prepared model's constant tensors' records read in place (not in the arena)", (void *)14 },
     { "model_lists", (getter)interp_get_int, NULL, "a prepared model's index lists read in place (not in the arena)",
       (void *)13 },
     { "patch_macs", (getter)interp_get_int, NULL, "multiply-accumulates of the patch-based stage", (void *)10 },
@@ -438,14 +442,28 @@ static PyObject *interp_audit(InterpObject *self, PyObject *unused) {
 
 static const char *const where_names[] = { "none", "head", "tail", "model", "external" };
 
-// records(): per record (model tensors of all subgraphs, then scratch
-// buffers): (where, offset, bytes, first, last, type, fixed).
+// The record of item i of records(): model tensor i, or the scratch
+// buffers' after them.
+static const tflm_tensor_rec_t *record_item(const tflm_interp_t *ip, uint32_t i) {
+    return tflm_interp_tensor(ip, i < ip->n_model_tensors ? tflm_interp_rec_of(ip, i)
+                                                          : ip->map.n_live + (i - ip->n_model_tensors));
+}
+
+// A record index as records() numbers it (model tensors, then scratch
+// buffers), -1 for an omitted one.
+static long record_number(const tflm_interp_t *ip, uint32_t rec) {
+    return rec == TFLM_NO_INDEX ? -1 : (long)tflm_interp_tensor_of(ip, rec);
+}
+
+// records(): per model tensor of all subgraphs, then per scratch buffer:
+// (where, offset, bytes, first, last, type, fixed).
 static PyObject *interp_records(InterpObject *self, PyObject *unused) {
     (void)unused;
     const tflm_interp_t *ip = &self->ip;
-    PyObject *out = PyList_New(ip->n_tensors);
-    for (uint32_t i = 0; out && i < ip->n_tensors; ++i) {
-        const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+    uint32_t n = ip->n_model_tensors + (ip->n_tensors - ip->map.n_live);
+    PyObject *out = PyList_New(n);
+    for (uint32_t i = 0; out && i < n; ++i) {
+        const tflm_tensor_rec_t *r = record_item(ip, i);
         PyObject *v = Py_BuildValue("(skkiiiO)", where_names[r->where < 5 ? r->where : 0], (unsigned long)r->data,
             (unsigned long)r->bytes, (int)r->first, (int)r->last, (int)r->type,
             (r->flags & TFLM_TENSOR_FIXED) ? Py_True : Py_False);
@@ -458,16 +476,17 @@ static PyObject *interp_records(InterpObject *self, PyObject *unused) {
     return out;
 }
 
-static PyObject *index_tuple(const uint16_t *io, uint32_t n) {
+static PyObject *index_tuple(const tflm_interp_t *ip, const uint16_t *io, uint32_t n) {
     PyObject *t = PyTuple_New(n);
     for (uint32_t k = 0; t && k < n; ++k) {
-        PyTuple_SET_ITEM(t, k, PyLong_FromLong(io[k] == TFLM_NO_INDEX ? -1 : (long)io[k]));
+        PyTuple_SET_ITEM(t, k, PyLong_FromLong(record_number(ip, io[k])));
     }
     return t;
 }
 
 // nodes(): per operator of all subgraphs in order: (op code, inputs, outputs,
-// first scratch record, scratch count); indices are records, -1: omitted.
+// first scratch record, scratch count); indices are those of records(),
+// -1: omitted.
 static PyObject *interp_nodes(InterpObject *self, PyObject *unused) {
     (void)unused;
     const tflm_interp_t *ip = &self->ip;
@@ -476,8 +495,9 @@ static PyObject *interp_nodes(InterpObject *self, PyObject *unused) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, n);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
         int op = nr->kernel == TFLM_NO_KERNEL ? -1 : (int)tflm_kernels[nr->kernel].op;
-        PyObject *v = Py_BuildValue("(iNNkk)", op, index_tuple(io, nr->n_inputs),
-            index_tuple(io + nr->n_inputs, nr->n_outputs), (unsigned long)nr->scratch, (unsigned long)nr->n_scratch);
+        PyObject *v = Py_BuildValue("(iNNkk)", op, index_tuple(ip, io, nr->n_inputs),
+            index_tuple(ip, io + nr->n_inputs, nr->n_outputs), (unsigned long)record_number(ip, nr->scratch),
+            (unsigned long)nr->n_scratch);
         if (v == NULL) {
             Py_CLEAR(out);
         } else {
@@ -496,8 +516,8 @@ static PyObject *interp_subgraphs(InterpObject *self, PyObject *unused) {
         const tflm_subgraph_rec_t *r = tflm_interp_subgraph(ip, s);
         const uint16_t *io = tflm_interp_io(ip, r->io);
         PyObject *v = Py_BuildValue("(kkkkNN)", (unsigned long)r->tensor_base, (unsigned long)r->n_tensors,
-            (unsigned long)r->node_base, (unsigned long)r->n_nodes, index_tuple(io, r->n_inputs),
-            index_tuple(io + r->n_inputs, r->n_outputs));
+            (unsigned long)r->node_base, (unsigned long)r->n_nodes, index_tuple(ip, io, r->n_inputs),
+            index_tuple(ip, io + r->n_inputs, r->n_outputs));
         if (v == NULL) {
             Py_CLEAR(out);
         } else {
@@ -545,7 +565,7 @@ static PyObject *interp_memory_plan(InterpObject *self, PyObject *args) {
     return out;
 }
 
-static tflm_tensor_rec_t *io_record(InterpObject *self, Py_ssize_t i, bool output) {
+static const tflm_tensor_rec_t *io_record(InterpObject *self, Py_ssize_t i, bool output) {
     if (!self->ip.ready) {
         // Its head has no memory behind it.
         PyErr_SetString(PyExc_RuntimeError, "a measured build holds no tensors: allocate(..., run=True)");
@@ -696,9 +716,10 @@ static void collect_index_list(void *ctx, const uint16_t *list, uint32_t n) {
 }
 
 // kernel_data(model): (what each operator's prepare() stores (bytes), None
-// for operators with none or with run-time state; the index lists as
-// bytes): the data of a prepared model, computed by the engine's own
-// build and the kernels' own prepare() as the device does.
+// for operators with none or with run-time state; the index lists, the
+// records map and the constants' records as bytes): the data of a prepared
+// model, computed by the engine's own build and the kernels' own prepare()
+// as the device does.
 static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
     (void)mod;
     ModelObject *model;
@@ -752,8 +773,25 @@ static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
     }
     tflm_interp_t measured;
     tflm_status_t st = tflm_interp_measure(m, &cfg, buf, work_len, &measured);
+    PyObject *map = NULL, *consts = NULL;
+    if (st == TFLM_OK && !PyErr_Occurred()) {
+        // The records map as the build made it (in its work buffer).
+        map = PyBytes_FromStringAndSize(NULL, 2 * (Py_ssize_t)measured.map.n_model);
+        consts = PyBytes_FromStringAndSize((const char *)measured.consts,
+            (Py_ssize_t)(measured.n_const * sizeof(tflm_tensor_rec_t)));
+        if (map) {
+            uint8_t *p = (uint8_t *)PyBytes_AS_STRING(map);
+            for (uint32_t i = 0; i < measured.map.n_model; ++i) {
+                uint16_t rec = tflm_interp_rec_of(&measured, i);
+                p[2 * i] = (uint8_t)(rec & 0xffu);
+                p[2 * i + 1] = (uint8_t)(rec >> 8);
+            }
+        }
+    }
     free(buf);
-    if (PyErr_Occurred()) {
+    if (PyErr_Occurred() || (st == TFLM_OK && (map == NULL || consts == NULL))) {
+        Py_XDECREF(map);
+        Py_XDECREF(consts);
         Py_DECREF(out);
         Py_DECREF(lists);
         return NULL;
@@ -763,15 +801,16 @@ static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
         Py_DECREF(lists);
         return raise_engine(m, &measured.err);
     }
-    PyObject *res = Py_BuildValue("(NN)", out, PyBytes_FromStringAndSize(PyByteArray_AS_STRING(lists),
-        PyByteArray_GET_SIZE(lists)));
+    PyObject *res = Py_BuildValue("(NNNN)", out, PyBytes_FromStringAndSize(PyByteArray_AS_STRING(lists),
+        PyByteArray_GET_SIZE(lists)), map, consts);
     Py_DECREF(lists);
     return res;
 }
 
 static PyMethodDef engine_methods[] = {
     { "kernel_data", (PyCFunction)engine_kernel_data, METH_VARARGS,
-      "kernel_data(model): (each operator's kernel data from prepare() (bytes, None: none or run-time state), the index lists (bytes))." },
+      "kernel_data(model): (each operator's kernel data from prepare() (bytes, None: none or run-time state), the index lists, "
+      "the records map (a uint16 record per model tensor) and the constants' records (bytes))." },
     { "allocate", (PyCFunction)(void (*)(void))engine_allocate, METH_VARARGS | METH_KEYWORDS,
       "allocate(model, *, planner=None, plan=None, preallocated=(), tensors_only=False, arena=None)" },
     { "kernels", (PyCFunction)engine_kernels, METH_NOARGS, "The kernels linked in: (op code, custom name or None, alias kind)." },
@@ -804,6 +843,8 @@ PyMODINIT_FUNC PyInit__engine(void) {
         || PyModule_AddIntConstant(m, "PREPARED_VERSION", TFLM_PREPARED_VERSION) < 0
         || PyModule_AddIntConstant(m, "PREPARED_HEADER_WORDS", TFLM_PREPARED_HEADER_WORDS) < 0
         || PyModule_AddIntConstant(m, "PREPARED_ALIGN", TFLM_PREPARED_ALIGN) < 0
+        || PyModule_AddIntConstant(m, "TENSOR_RECORD_BYTES", (long)sizeof(tflm_tensor_rec_t)) < 0
+        || PyModule_AddIntConstant(m, "TENSOR_RECORD_DATA", (long)offsetof(tflm_tensor_rec_t, data)) < 0
         || PyModule_AddStringConstant(m, "PATCH_METADATA", TFLM_PATCH_METADATA) < 0
         || PyModule_AddIntConstant(m, "PATCH_MAGIC", TFLM_PATCH_MAGIC) < 0
         || PyModule_AddIntConstant(m, "PATCH_VERSION", TFLM_PATCH_VERSION) < 0

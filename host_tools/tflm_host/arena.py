@@ -78,6 +78,7 @@ class Layout:
     picture: object = None  # the engine's interpreter, for its plan picture
     model_data: int = 0  # a prepared model's kernel data, read in place from the model (not in the arena)
     model_lists: int = 0  # a prepared model's index lists, read in place too
+    model_records: int = 0  # a prepared model's constant tensors' records, read in place too
 
     @property
     def used(self) -> int:
@@ -188,7 +189,7 @@ def layout_of(model: Model, it) -> Layout:
             records[r].node = n
     audit = {name: Audit(*v) for name, v in it.audit().items()}
     return Layout(records, it.head, it.tail, it.scopes, audit, it.prepare_peak, nodes, it.planner, n_tensors, it,
-                  it.model_data, it.model_lists)
+                  it.model_data, it.model_lists, it.model_records)
 
 
 def bound(model: Model) -> int:

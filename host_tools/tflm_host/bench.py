@@ -146,9 +146,9 @@ def why_not_lower(row: dict) -> str | None:
                      "not reachable without changing the model (its state type).")
         else:
             text += (f" The {used - target:,} B above {target:,} B would have to come out of the {records:,} B "
-                     "of records (one per tensor, operator and scratch buffer; a prepared model already reads its "
-                     "kernels' data and its index lists from the model), which this runtime's design (records "
-                     "in RAM, built at load and indexed by tensor) does not allow yet.")
+                     "of records (one per activation, variable, operator and scratch buffer: a prepared model "
+                     "already reads its kernels' data, its index lists and its constant tensors' records from "
+                     "the model).")
     return text
 
 
@@ -200,7 +200,8 @@ def arena_markdown(rows: list[dict], target_name: str) -> str:
         "bytes live at one operator in the model's order (each tensor rounded to 16 bytes). Prepared: "
         "the model after `tflm-host prepare`, measured the same way; its kernels' data (multipliers, "
         "shifts, geometry, tables) is read in place from the model (flash, from ROMFS) instead of "
-        "the tail: `kernel data in the model`, as `print_allocations()` shows it. Prepared + patches: "
+        "the tail: `kernel data in the model`, as `print_allocations()` shows it; so are its index "
+        "lists and its constant tensors' records. Prepared + patches: "
         f"`tflm-host prepare --max-extra-macs {PATCH_BOUND:.0%}`, measured the same way, where a patch-based "
         "first stage lowers the arena: the operators it runs patch by patch, the grid, and the MACs the "
         "halos add to the model's.",

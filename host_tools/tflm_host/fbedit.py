@@ -208,7 +208,9 @@ def edit_model(data: bytes, metadata: dict[str, bytes] | None = None, remove: tu
             break
         size = w.at()
     _shift_external_buffers(r, root, old, size)
-    return bytes(w.out) + bytes(old)
+    out = bytearray(w.out) + old
+    _shift_prepared_records(out, size)
+    return bytes(out)
 
 
 def _shift_external_buffers(r: _Reader, root: int, old: bytearray, shift: int) -> None:
@@ -220,6 +222,37 @@ def _shift_external_buffers(r: _Reader, root: int, old: bytearray, shift: int) -
         p = r.field(t, BUFFER_OFFSET)
         if p and r.u64(p) > 1:
             struct.pack_into("<Q", old, p, r.u64(p) + shift)
+
+
+def _shift_prepared_records(out: bytearray, shift: int) -> None:
+    """A prepared model's constant tensors' records (engine/prepared.h) hold
+    their data's positions in the model: those move with the old bytes (its
+    data was computed for the model before this edit, whether it is new or
+    kept)."""
+    from . import _engine
+
+    r = _Reader(out)
+    root = r.deref(0)
+    buffers_at, n_buffers = r.vector(root, MODEL_BUFFERS)
+    meta_at, n_meta = r.vector(root, MODEL_METADATA)
+    for i in range(n_meta):
+        t = r.deref(meta_at + 4 * i)
+        if r.string(t, METADATA_NAME) != _engine.PREPARED_METADATA.encode():
+            continue
+        p = r.field(t, METADATA_BUFFER)
+        index = r.u32(p) if p else n_buffers
+        if index >= n_buffers:
+            return
+        pos, length = r.vector(r.deref(buffers_at + 4 * index), BUFFER_DATA)
+        if length < 4 * _engine.PREPARED_HEADER_WORDS or r.u32(pos) != _engine.PREPARED_MAGIC \
+                or r.u32(pos + 4) != _engine.PREPARED_VERSION:
+            return  # not data this engine reads: nothing to move
+        n_const = r.u32(pos + 20)
+        size = _engine.TENSOR_RECORD_BYTES
+        first = pos + length - size * n_const
+        for k in range(n_const):
+            at = first + size * k + _engine.TENSOR_RECORD_DATA
+            struct.pack_into("<I", out, at, (r.u32(at) + shift) & 0xFFFFFFFF)
 
 
 def _reorder(r: _Reader, root: int, order: list[int]) -> None:

@@ -23,9 +23,10 @@ def _align(n: int, a: int) -> int:
     return (n + a - 1) // a * a
 
 
-def prepared_metadata(blobs: list[bytes | None], lists: bytes) -> bytes:
+def prepared_metadata(blobs: list[bytes | None], lists: bytes, records_map: bytes, constants: bytes) -> bytes:
     """The metadata buffer for each operator's kernel data (None: kept in the
-    tail) and the interpreter's index lists (the engine's own, as built)."""
+    tail), the interpreter's index lists, its records map and the constant
+    tensors' records (the engine's own, as built)."""
     header = _engine.PREPARED_HEADER_WORDS * 4 + 8 * len(blobs)
     at = _align(header, _engine.PREPARED_ALIGN)
     table, body = [], bytearray()
@@ -40,16 +41,23 @@ def prepared_metadata(blobs: list[bytes | None], lists: bytes) -> bytes:
     body += bytes(_align(at + len(body), 4) - (at + len(body)))
     lists_at = at + len(body)
     body += lists
-    out = bytearray(struct.pack("<4I", _engine.PREPARED_MAGIC, _engine.PREPARED_VERSION, len(blobs), lists_at))
+    records_at = at + len(body)
+    body += records_map
+    body += bytes(_align(at + len(body), 8) - (at + len(body)))
+    body += constants
+    n_constants = len(constants) // _engine.TENSOR_RECORD_BYTES
+    out = bytearray(struct.pack("<6I", _engine.PREPARED_MAGIC, _engine.PREPARED_VERSION, len(blobs), lists_at,
+                                records_at, n_constants))
     for off, n in table:
         out += struct.pack("<2I", off, n)
     out += bytes(at - len(out))
     return bytes(out + body)
 
 
-def kernel_data(data: bytes) -> tuple[list[bytes | None], bytes]:
+def kernel_data(data: bytes) -> tuple[list[bytes | None], bytes, bytes, bytes]:
     """Each operator's kernel data as the device's prepare() computes it, and
-    the index lists as the device's build lays them out."""
+    the index lists, records map and constants' records as the device's
+    build lays them out."""
     return _engine.kernel_data(_engine.Model(data))
 
 

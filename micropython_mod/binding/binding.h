@@ -102,8 +102,8 @@ void tflm_interp_check(tflm_interp_obj_t *self);
 // RuntimeError unless the C stack left holds what building or running an
 // interpreter takes (TFLM_C_STACK_NEEDED, kernels/arch.h).
 void tflm_c_stack_check(void);
-// A typed memoryview of tensor `index` (of all subgraphs) that keeps its memory alive.
-mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t index);
+// A typed memoryview of record `rec`'s tensor (tflm_interp_rec_of) that keeps its memory alive.
+mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t rec);
 // The array typecode of a tensor type ('b' int8, 'f' float32, ...).
 char tflm_typecode(uint8_t type);
 MP_DECLARE_CONST_FUN_OBJ_KW(tflm_interp_predict_obj);

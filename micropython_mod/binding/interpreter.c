@@ -291,7 +291,7 @@ static NORETURN void raise_arena_too_small(tflm_interp_obj_t *self, const tflm_c
 // Remembers the buffer object behind each pre-allocated tensor's slot.
 static void keep_external(tflm_interp_obj_t *self, const tflm_external_t *ext, mp_obj_t obj) {
     const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(&self->ip, 0);
-    const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, sg->tensor_base + ext->tensor);
+    const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, tflm_interp_rec_of(&self->ip, sg->tensor_base + ext->tensor));
     if (r->where == TFLM_AT_EXTERNAL) {
         self->external[r->data] = obj;
         self->external_anchor[r->data] = tflm_buffer_anchor(ext->data, ext->len);
@@ -446,8 +446,9 @@ char tflm_typecode(uint8_t type) {
 // tensor's buffer), with the tensor at an offset, so the view keeps that
 // block alive however the buffer was given (a slice of a bytearray too), and
 // so do slices of the view. Views of constant tensors are read-only.
-mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t index) {
-    const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, index);
+mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t rec) {
+    const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, rec);
+    uint32_t index = tflm_interp_tensor_of(&self->ip, rec);
     if (r->where == TFLM_AT_NONE && r->bytes > 0) {
         // A map inside a patch-based stage: it never exists whole, anywhere.
         mp_raise_msg_varg(&mp_type_ValueError,
@@ -521,7 +522,7 @@ static mp_obj_t interp_tensor(mp_obj_t self_in, mp_obj_t i_in) {
     if (i < 0 || i >= sg->n_tensors) {
         mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("model has %u tensors"), (unsigned)sg->n_tensors);
     }
-    return tflm_tensor_view(self, sg->tensor_base + (uint32_t)i);
+    return tflm_tensor_view(self, tflm_interp_rec_of(&self->ip, sg->tensor_base + (uint32_t)i));
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(interp_tensor_obj, interp_tensor);
 
@@ -613,6 +614,10 @@ static mp_obj_t interp_print_allocations(mp_obj_t self_in) {
         mp_printf(&mp_plat_print, "[tflm] 'index lists in the model' %u bytes, not in the arena\n",
             (unsigned)ip->model_lists_bytes);
     }
+    if (ip->model_records_bytes) {
+        mp_printf(&mp_plat_print, "[tflm] 'tensor records in the model' %u bytes, not in the arena (for %u)\n",
+            (unsigned)ip->model_records_bytes, (unsigned)ip->n_const);
+    }
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_print_allocations_obj, interp_print_allocations);
@@ -651,10 +656,10 @@ static mp_obj_t interp_buffers(mp_obj_t self_in) {
         if (r->where != TFLM_AT_HEAD) {
             continue;
         }
-        bool scratch = i >= ip->n_model_tensors;
+        bool scratch = i >= ip->map.n_live;
         mp_obj_t items[6] = {
             MP_OBJ_NEW_QSTR(scratch ? MP_QSTR_scratch : MP_QSTR_tensor),
-            MP_OBJ_NEW_SMALL_INT(scratch ? i - ip->n_model_tensors : i),
+            MP_OBJ_NEW_SMALL_INT(scratch ? i - ip->map.n_live : tflm_interp_tensor_of(ip, i)),
             mp_obj_new_int_from_uint(r->data),
             mp_obj_new_int_from_uint(r->bytes),
             MP_OBJ_NEW_SMALL_INT(r->first),

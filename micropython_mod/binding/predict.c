@@ -41,7 +41,7 @@ static io_tensor_t io_tensor(tflm_interp_obj_t *self, uint32_t i, bool output) {
     const tflm_subgraph_rec_t *sgr = tflm_interp_subgraph(ip, 0);
     t.scale = 1.0f;
     t.zero_point = 0;
-    if (tflm_model_subgraph(m, 0, &sg) && tflm_model_tensor(m, &sg, index - sgr->tensor_base, &mt)
+    if (tflm_model_subgraph(m, 0, &sg) && tflm_model_tensor(m, &sg, tflm_interp_tensor_of(ip, index) - sgr->tensor_base, &mt)
         && mt.scale.count > 0 && tflm_fb_vec_f32(&m->fb, mt.scale, 0) != 0.0f) {
         t.scale = tflm_fb_vec_f32(&m->fb, mt.scale, 0);
         t.zero_point = mt.zero_point.count ? (int32_t)tflm_fb_vec_i64(&m->fb, mt.zero_point, 0) : 0;

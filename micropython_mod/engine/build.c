@@ -30,6 +30,10 @@ typedef struct {
     // index lists, the next of which is at lists_next.
     tflm_prepared_t pd;
     uint32_t lists_next;
+    // The records map (records.h) is made here for the host's export of a
+    // prepared model, instead of being a prepared model's.
+    bool export_map;
+    uint32_t n_const; // constants mapped so far
 } tflm_build_t;
 
 static tflm_status_t out_of_tail(tflm_build_t *b) {
@@ -103,7 +107,7 @@ static tflm_status_t write_indices(tflm_build_t *b, uint32_t list, uint32_t from
                 return tflm_error(&ip->err, TFLM_ERR_VALUE,
                     "malformed model: tensor index %d out of range (%u tensors)", (int)t, (unsigned)n_tensors);
             }
-            value = (uint16_t)(base + (uint32_t)t);
+            value = (uint16_t)tflm_interp_rec_of(ip, base + (uint32_t)t);
         }
         if (out) {
             out[from + i] = value;
@@ -168,7 +172,7 @@ static tflm_status_t build_subgraphs(tflm_build_t *b) {
         tensors += sg.tensors.count;
         nodes += sg.operators.count;
     }
-    if (tensors >= TFLM_MAX_TENSORS || nodes > TFLM_MAX_OPS) {
+    if (tensors >= TFLM_MAX_RECORDS || nodes > TFLM_MAX_OPS) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "model too large: %u tensors and %u operators in all subgraphs",
             (unsigned)tensors, (unsigned)nodes);
     }
@@ -177,22 +181,157 @@ static tflm_status_t build_subgraphs(tflm_build_t *b) {
     return TFLM_OK;
 }
 
-// Tensor records: where each model tensor's bytes are.
+// Tensor i of subgraph sg as a record: a constant's bytes in the model, a
+// planned tensor in the head (variables get their bytes later).
+static tflm_status_t tensor_record(tflm_build_t *b, const tflm_subgraph_t *sg, uint32_t i, tflm_tensor_rec_t *r) {
+    tflm_interp_t *ip = b->ip;
+    tflm_model_t *m = ip->model;
+    tflm_model_tensor_t t;
+    uint32_t elements, bytes, pos, len;
+    if (!tflm_model_tensor(m, sg, i, &t) || !tflm_model_buffer(m, t.buffer, &pos, &len)) {
+        return tflm_model_check(m, &ip->err);
+    }
+    if (!tflm_model_tensor_size(m, &t, &elements, &bytes)) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: tensor %u has a bad shape", (unsigned)i);
+    }
+    memset(r, 0, sizeof(*r));
+    r->type = t.type;
+    r->bytes = bytes;
+    r->first = TFLM_LIFETIME_UNSET;
+    r->last = TFLM_LIFETIME_UNSET;
+    if (t.is_variable) {
+        r->flags |= TFLM_TENSOR_VARIABLE;
+    }
+    if (len != 0) {
+        size_t align = TFLM_MIN(tflm_type_size(t.type), 4u);
+        if (len < bytes) {
+            return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: tensor %u needs %u bytes, its buffer holds %u",
+                (unsigned)i, (unsigned)bytes, (unsigned)len);
+        }
+        if (align > 1 && ((uintptr_t)(m->fb.buf + pos) % align) != 0) {
+            return tflm_error(&ip->err, TFLM_ERR_VALUE,
+                "tensor %u data is not %u-byte aligned in memory; load the model into an aligned buffer",
+                (unsigned)i, (unsigned)align);
+        }
+        r->where = TFLM_AT_MODEL;
+        r->data = pos;
+    } else if (bytes != 0 && !t.is_variable) {
+        r->where = TFLM_AT_HEAD;
+    }
+    return TFLM_OK;
+}
+
+// A record that never changes once derived: a constant's.
+static bool is_constant(const tflm_tensor_rec_t *r) {
+    return r->where == TFLM_AT_MODEL && !(r->flags & TFLM_TENSOR_VARIABLE);
+}
+
+// Calls fn for each model tensor of all subgraphs in order, with its record.
+static tflm_status_t each_tensor(tflm_build_t *b, tflm_status_t (*fn)(tflm_build_t *, uint32_t, tflm_tensor_rec_t *)) {
+    tflm_model_t *m = b->ip->model;
+    uint32_t g = 0;
+    for (uint32_t s = 0; s < m->subgraphs.count; ++s) {
+        tflm_subgraph_t sg;
+        if (!tflm_model_subgraph(m, s, &sg)) {
+            return tflm_model_check(m, &b->ip->err);
+        }
+        for (uint32_t i = 0; i < sg.tensors.count; ++i, ++g) {
+            tflm_tensor_rec_t r;
+            tflm_status_t st = tensor_record(b, &sg, i, &r);
+            if (st || (st = fn(b, g, &r))) {
+                return st;
+            }
+        }
+    }
+    return TFLM_OK;
+}
+
+static tflm_status_t count_constant(tflm_build_t *b, uint32_t g, tflm_tensor_rec_t *r) {
+    (void)g;
+    b->ip->n_const += is_constant(r);
+    return TFLM_OK;
+}
+
+static tflm_status_t records_differ(tflm_build_t *b) {
+    return tflm_error(&b->ip->err, TFLM_ERR_VALUE,
+        TFLM_PREPARED_METADATA " metadata: tensor records differ from the model's (prepare it again)");
+}
+
+// Tensor g's place in the map: the next constant's or the next live record.
+static tflm_status_t map_tensor(tflm_build_t *b, uint32_t g, tflm_tensor_rec_t *r) {
+    tflm_interp_t *ip = b->ip;
+    bool constant = is_constant(r);
+    uint32_t *count = constant ? &b->n_const : &ip->map.n_live;
+    if (constant ? *count >= ip->n_const : *count >= TFLM_MAX_RECORDS) {
+        return records_differ(b);
+    }
+    uint16_t rec = (uint16_t)(constant ? TFLM_REC_CONST + *count : *count);
+    if (b->export_map) {
+        if (!b->dry) {
+            ((uint16_t *)ip->map.rec_of)[g] = rec;
+            if (constant) {
+                ((tflm_tensor_rec_t *)ip->consts)[*count] = *r;
+            }
+        }
+    } else if (ip->map.rec_of[g] != rec || (constant && memcmp(&ip->consts[*count], r, sizeof(*r)) != 0)) {
+        return records_differ(b);
+    }
+    (*count)++;
+    return TFLM_OK;
+}
+
+// With a records map (a prepared model's, or the host's export of one):
+// each model tensor's record index and the constants' records, derived from
+// the model, and written into the tail for the export, else required equal
+// to the prepared model's. Sets ip->map.n_live.
+static tflm_status_t records_map(tflm_build_t *b) {
+    tflm_interp_t *ip = b->ip;
+    tflm_status_t st;
+    if (ip->map.rec_of == NULL && !b->export_map) {
+        ip->map.n_live = ip->map.n_model;
+        return TFLM_OK;
+    }
+    if (b->export_map) {
+        ip->n_const = 0;
+        if ((st = each_tensor(b, count_constant))) {
+            return st;
+        }
+        if (ip->n_const >= TFLM_MAX_RECORDS) {
+            return tflm_error(&ip->err, TFLM_ERR_VALUE, "model too large: %u constant tensors", (unsigned)ip->n_const);
+        }
+        uint32_t map_at = tail_alloc(b, 2 * ip->map.n_model, TFLM_AUDIT_TENSORS, 0);
+        uint32_t consts_at = tail_alloc(b, ip->n_const * (uint32_t)sizeof(tflm_tensor_rec_t), TFLM_AUDIT_TENSORS, 0);
+        if (map_at == TFLM_ARENA_FAIL || consts_at == TFLM_ARENA_FAIL) {
+            return out_of_tail(b);
+        }
+        ip->map.rec_of = at(b, map_at);
+        ip->consts = at(b, consts_at);
+    }
+    ip->map.n_live = 0;
+    b->n_const = 0;
+    if ((st = each_tensor(b, map_tensor))) {
+        return st;
+    }
+    return b->n_const == ip->n_const ? TFLM_OK : records_differ(b);
+}
+
+// Tensor records in the arena: where each model tensor's bytes are (but a
+// constant's, with a records map).
 static tflm_status_t build_tensors(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_model_t *m = ip->model;
-    uint32_t total = ip->n_model_tensors + b->scratch_cap;
-    if (total >= TFLM_MAX_TENSORS) {
+    uint32_t n_live = ip->map.n_live;
+    uint32_t total = n_live + b->scratch_cap;
+    if (total >= TFLM_MAX_RECORDS) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "model too large: %u tensors and scratch buffers", (unsigned)total);
     }
     // One array: model tensors, then the scratch buffers' records. The tail
     // grows down, so the scratch part is allocated first.
     uint32_t scratch_at = tail_alloc(b, b->scratch_cap * (uint32_t)sizeof(tflm_tensor_rec_t),
         TFLM_AUDIT_SCRATCH, b->scratch_cap);
-    uint32_t recs_at = tail_alloc(b, ip->n_model_tensors * (uint32_t)sizeof(tflm_tensor_rec_t),
-        TFLM_AUDIT_TENSORS, ip->n_model_tensors);
+    uint32_t recs_at = tail_alloc(b, n_live * (uint32_t)sizeof(tflm_tensor_rec_t), TFLM_AUDIT_TENSORS, n_live);
     if (scratch_at == TFLM_ARENA_FAIL || recs_at == TFLM_ARENA_FAIL
-        || recs_at + ip->n_model_tensors * (uint32_t)sizeof(tflm_tensor_rec_t) != scratch_at) {
+        || recs_at + n_live * (uint32_t)sizeof(tflm_tensor_rec_t) != scratch_at) {
         return out_of_tail(b);
     }
     ip->tensors_at = recs_at;
@@ -208,37 +347,18 @@ static tflm_status_t build_tensors(tflm_build_t *b) {
             return tflm_model_check(m, &ip->err);
         }
         for (uint32_t i = 0; i < sg.tensors.count; ++i, ++g) {
-            tflm_model_tensor_t t;
-            uint32_t elements, bytes, pos, len;
-            if (!tflm_model_tensor(m, &sg, i, &t) || !tflm_model_buffer(m, t.buffer, &pos, &len)) {
-                return tflm_model_check(m, &ip->err);
+            tflm_tensor_rec_t r;
+            tflm_status_t st = tensor_record(b, &sg, i, &r);
+            if (st) {
+                return st;
             }
-            if (!tflm_model_tensor_size(m, &t, &elements, &bytes)) {
-                return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: tensor %u has a bad shape", (unsigned)i);
-            }
-            tflm_tensor_rec_t *r = &recs[g];
-            r->type = t.type;
-            r->bytes = bytes;
-            r->first = TFLM_LIFETIME_UNSET;
-            r->last = TFLM_LIFETIME_UNSET;
-            if (t.is_variable) {
-                r->flags |= TFLM_TENSOR_VARIABLE;
-            }
-            if (len != 0) {
-                size_t align = TFLM_MIN(tflm_type_size(t.type), 4u);
-                if (len < bytes) {
-                    return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: tensor %u needs %u bytes, its buffer holds %u",
-                        (unsigned)i, (unsigned)bytes, (unsigned)len);
+            uint32_t rec = tflm_interp_rec_of(ip, g);
+            if (!(rec & TFLM_REC_CONST)) {
+                if (rec >= n_live) {
+                    return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: record %u of %u", (unsigned)rec,
+                        (unsigned)n_live);
                 }
-                if (align > 1 && ((uintptr_t)(m->fb.buf + pos) % align) != 0) {
-                    return tflm_error(&ip->err, TFLM_ERR_VALUE,
-                        "tensor %u data is not %u-byte aligned in memory; load the model into an aligned buffer",
-                        (unsigned)i, (unsigned)align);
-                }
-                r->where = TFLM_AT_MODEL;
-                r->data = pos;
-            } else if (bytes != 0 && !t.is_variable) {
-                r->where = TFLM_AT_HEAD;
+                recs[rec] = r;
             }
         }
     }
@@ -279,7 +399,7 @@ static tflm_status_t kernel_data_done(tflm_build_t *b, const tflm_prepare_t *p) 
 static tflm_status_t output_in_data(tflm_build_t *b, const tflm_prepare_t *p, uint16_t tensor) {
     tflm_interp_t *ip = b->ip;
     uint32_t offset = p->out0_in_data - 1;
-    tflm_tensor_rec_t *r = tensor == TFLM_NO_INDEX ? NULL : tflm_interp_tensor(ip, tensor);
+    tflm_tensor_rec_t *r = tensor == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_mut(ip, tensor);
     if (!p->state || r == NULL || offset > p->data_bytes || r->bytes > p->data_bytes - offset
         || (r->where != TFLM_AT_HEAD && r->where != TFLM_AT_NONE) || (r->flags & TFLM_TENSOR_VARIABLE)) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "output cannot live in the kernel's data");
@@ -303,7 +423,10 @@ static tflm_status_t kept_variable(tflm_build_t *b, const tflm_prepare_t *p, uin
     }
     b->kept[b->n_kept++] = tensor;
     if (!b->dry) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, tensor);
+        tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, tensor);
+        if (r == NULL) {
+            return tflm_error(&ip->err, TFLM_ERR_VALUE, "a constant cannot be kept as a variable");
+        }
         r->where = TFLM_AT_TAIL;
         r->data = p->kept_at;
         r->bytes = p->kept_bytes;
@@ -417,16 +540,16 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             if (p.data_at == TFLM_ARENA_FAIL) {
                 return out_of_tail(b);
             }
-            if (p.kept && (st = kept_variable(b, &p, (uint16_t)(tensor_base + p.kept - 1)))) {
+            if (p.kept && (st = kept_variable(b, &p, (uint16_t)tflm_interp_rec_of(ip, tensor_base + p.kept - 1)))) {
                 return st == TFLM_ERR_MEMORY ? st : tflm_interp_node_error(ip, node, op.builtin);
             }
-            uint32_t first_scratch = ip->n_model_tensors + b->n_scratch;
+            uint32_t first_scratch = ip->map.n_live + b->n_scratch;
             if (!b->dry) {
                 if (b->n_scratch + p.n_scratch > b->scratch_cap) {
                     return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: scratch requests differ between passes");
                 }
                 for (uint32_t k2 = 0; k2 < p.n_scratch; ++k2) {
-                    tflm_tensor_rec_t *r = tflm_interp_tensor(ip, first_scratch + k2);
+                    tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, first_scratch + k2);
                     r->where = p.scratch_bytes[k2] ? TFLM_AT_HEAD : TFLM_AT_NONE;
                     r->bytes = p.scratch_bytes[k2];
                     r->type = TFLM_INT8;
@@ -475,7 +598,8 @@ static tflm_status_t build_variables(tflm_build_t *b) {
             if (!tflm_model_tensor(m, &sg, i, &t)) {
                 return tflm_model_check(m, &ip->err);
             }
-            if (!t.is_variable || !tflm_model_tensor_size(m, &t, &elements, &bytes) || bytes == 0 || is_kept(b, g)) {
+            uint32_t rec = tflm_interp_rec_of(ip, g);
+            if (!t.is_variable || !tflm_model_tensor_size(m, &t, &elements, &bytes) || bytes == 0 || is_kept(b, rec)) {
                 continue;
             }
             uint32_t tail_before = b->arena->cursor;
@@ -485,7 +609,10 @@ static tflm_status_t build_variables(tflm_build_t *b) {
             }
             tflm_interp_audit(ip, TFLM_AUDIT_VARIABLES, b->arena->cursor - tail_before, bytes, 1);
             if (!b->dry) {
-                tflm_tensor_rec_t *r = tflm_interp_tensor(ip, g);
+                tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, rec);
+                if (r == NULL) {
+                    return records_differ(b); // a variable is never a constant
+                }
                 r->where = TFLM_AT_TAIL;
                 r->data = off;
                 // As TFLM resets them: int8 state starts at its zero point.
@@ -542,29 +669,43 @@ static tflm_status_t build_resources(tflm_build_t *b) {
 }
 
 // A prepared model's data is used in place only from a buffer whose bytes
-// cannot change, and not while the host exports it anew.
+// cannot change, and not while the host exports it anew (which makes the
+// records map itself).
 static tflm_status_t find_prepared(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_model_t *m = ip->model;
     memset(&b->pd, 0, sizeof(b->pd));
     ip->lists_in_model = false;
     ip->lists_base = b->arena->base;
-    if (!m->immutable || ip->kernel_data != NULL || ip->tensors_only) {
-        return TFLM_OK;
-    }
-    uint32_t n_nodes = 0;
+    memset(&ip->map, 0, sizeof(ip->map));
+    ip->consts = NULL;
+    ip->n_const = 0;
+    uint32_t n_nodes = 0, n_tensors = 0;
     for (uint32_t s = 0; s < m->subgraphs.count; ++s) {
         tflm_subgraph_t sg;
         if (!tflm_model_subgraph(m, s, &sg)) {
             return tflm_model_check(m, &ip->err);
         }
         n_nodes += sg.operators.count;
+        n_tensors += sg.tensors.count;
     }
-    tflm_status_t st = tflm_prepared_find(m, n_nodes, &b->pd, &ip->err);
-    ip->lists_in_model = st == TFLM_OK && b->pd.pos != 0;
-    ip->lists_base = ip->lists_in_model ? m->fb.buf : b->arena->base;
+    ip->map.n_model = n_tensors;
+    b->export_map = ip->kernel_data != NULL && !ip->tensors_only;
+    if (!m->immutable || ip->kernel_data != NULL || ip->tensors_only) {
+        return TFLM_OK;
+    }
+    tflm_status_t st = tflm_prepared_find(m, n_nodes, n_tensors, &b->pd, &ip->err);
+    if (st || b->pd.pos == 0) {
+        return st;
+    }
+    ip->lists_in_model = true;
+    ip->lists_base = m->fb.buf;
     b->lists_next = b->pd.lists_at;
-    return st;
+    ip->map.rec_of = (const uint16_t *)(m->fb.buf + b->pd.recs_at);
+    ip->consts = (const tflm_tensor_rec_t *)(m->fb.buf + b->pd.consts_at);
+    ip->n_const = b->pd.n_const;
+    ip->model_records_bytes = b->pd.n_const * (uint32_t)sizeof(tflm_tensor_rec_t);
+    return TFLM_OK;
 }
 
 // Builds everything that goes into the tail, in one order for the dry and
@@ -573,7 +714,8 @@ static tflm_status_t find_prepared(tflm_build_t *b) {
 static tflm_status_t build_tail(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_status_t st;
-    if ((st = find_prepared(b)) || (st = build_subgraphs(b)) || (st = build_tensors(b)) || (st = build_nodes(b))
+    if ((st = find_prepared(b)) || (st = records_map(b)) || (st = build_subgraphs(b)) || (st = build_tensors(b))
+        || (st = build_nodes(b))
         || (st = build_variables(b)) || (st = build_resources(b))) {
         return st;
     }
@@ -598,6 +740,7 @@ void tflm_build_reset_counts(tflm_interp_t *ip) {
     ip->model_data_bytes = 0;
     ip->model_data_count = 0;
     ip->model_lists_bytes = 0;
+    ip->model_records_bytes = 0;
     ip->tail_start = ip->arena->cursor;
 }
 

@@ -31,7 +31,7 @@ static tflm_status_t external_overlap(tflm_interp_t *ip, const tflm_external_t *
             && bytes_overlap(ext->data, ext->len, ip->external[o->data], o->bytes)) {
             const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
             return tflm_error(&ip->err, TFLM_ERR_VALUE, "buffer for tensor %u overlaps the buffer of tensor %u",
-                (unsigned)ext->tensor, (unsigned)(i - sg->tensor_base));
+                (unsigned)ext->tensor, (unsigned)(tflm_interp_tensor_of(ip, i) - sg->tensor_base));
         }
     }
     if (what) {
@@ -47,12 +47,12 @@ static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext)
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "tensor %u does not exist (the model has %u tensors)",
             (unsigned)ext->tensor, (unsigned)sg->n_tensors);
     }
-    tflm_tensor_rec_t *r = tflm_interp_tensor(ip, sg->tensor_base + ext->tensor);
+    tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, tflm_interp_rec_of(ip, sg->tensor_base + ext->tensor));
     uint32_t t = ext->tensor;
-    if (r->where != TFLM_AT_HEAD && r->where != TFLM_AT_EXTERNAL) {
+    if (r == NULL || (r->where != TFLM_AT_HEAD && r->where != TFLM_AT_EXTERNAL)) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE,
             "tensor %u is %s: only tensors the arena's head would hold can be pre-allocated", (unsigned)t,
-            r->where == TFLM_AT_MODEL ? "a constant" : r->where == TFLM_AT_TAIL ? "a variable" : "empty");
+            r == NULL || r->where == TFLM_AT_MODEL ? "a constant" : r->where == TFLM_AT_TAIL ? "a variable" : "empty");
     }
     if (r->flags & TFLM_TENSOR_FIXED) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "tensor %u is placed by the offline plan (at offset %u)",
@@ -87,8 +87,8 @@ static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext)
 // The interpreter's records as the plan code sees them.
 tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip) {
     tflm_plan_view_t v = {
-        tflm_interp_tensor(ip, 0), ip->n_model_tensors, ip->n_tensors, tflm_interp_node(ip, 0), ip->n_nodes,
-        ip->lists_base, (tflm_error_t *)&ip->err, ip->model, tflm_interp_subgraph(ip, 0), ip->n_subgraphs,
+        tflm_interp_tensor_mut(ip, 0), ip->map.n_live, ip->n_tensors, tflm_interp_node(ip, 0), ip->n_nodes,
+        ip->lists_base, (tflm_error_t *)&ip->err, ip->model, tflm_interp_subgraph(ip, 0), ip->n_subgraphs, ip->map,
     };
     return v;
 }
@@ -101,7 +101,7 @@ static tflm_plan_view_t plan_view(tflm_interp_t *ip) {
 // are) and checks the result when a plan gave offsets.
 static tflm_status_t plan_head(tflm_interp_t *ip) {
     tflm_plan_view_t view = plan_view(ip);
-    tflm_status_t st = ip->planner->plan(tflm_interp_tensor(ip, 0), ip->n_tensors, &view, &ip->head_bytes, &ip->err);
+    tflm_status_t st = ip->planner->plan(view.recs, ip->n_tensors, &view, &ip->head_bytes, &ip->err);
     if (st == TFLM_OK && ip->fixed) {
         st = tflm_plan_check(&view);
     }
@@ -192,7 +192,7 @@ static tflm_status_t allocate(tflm_interp_t *ip, const tflm_config_t *cfg, bool 
     uint32_t built_scratch;
     tflm_build_reset_counts(ip);
     if ((st = tflm_build_tail(ip, n_scratch, &built_scratch)) == TFLM_OK) {
-        ip->n_tensors = ip->n_model_tensors + n_scratch;
+        ip->n_tensors = ip->map.n_live + n_scratch;
         ip->tail_bytes = a->cursor - cursor_before;
         ip->tail_at = a->size - a->cursor;
         if (ip->tail_bytes != dry_tail || built_scratch != n_scratch) {
@@ -286,7 +286,8 @@ tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t 
         return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
     }
     const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
-    tflm_tensor_rec_t *r = ext->tensor < sg->n_tensors ? tflm_interp_tensor(ip, sg->tensor_base + ext->tensor) : NULL;
+    tflm_tensor_rec_t *r = ext->tensor < sg->n_tensors
+        ? tflm_interp_tensor_mut(ip, tflm_interp_rec_of(ip, sg->tensor_base + ext->tensor)) : NULL;
     tflm_tensor_rec_t saved;
     if (r) {
         saved = *r;

@@ -80,7 +80,12 @@ typedef struct _tflm_interp_t {
     const tflm_planner_t *planner;
     uint32_t n_subgraphs;
     uint32_t n_model_tensors;  // tensors of all subgraphs
-    uint32_t n_tensors;        // plus one record per scratch buffer
+    uint32_t n_tensors;        // records in the arena: map.n_live, then one per scratch buffer
+    // Records of model tensors (records.h): map.rec_of and consts (the
+    // constants' records) are a prepared model's, used in place, or NULL.
+    tflm_rec_map_t map;
+    const tflm_tensor_rec_t *consts;
+    uint32_t n_const;
     uint32_t n_nodes;
     uint32_t subgraphs_at;     // arena offsets of the record arrays
     uint32_t tensors_at;
@@ -96,6 +101,7 @@ typedef struct _tflm_interp_t {
     uint32_t model_data_bytes; // kernel data used in place from a prepared model (not in the arena)
     uint32_t model_data_count;
     uint32_t model_lists_bytes; // index lists used in place from a prepared model (not in the arena)
+    uint32_t model_records_bytes; // constants' tensor records used in place from a prepared model
     tflm_patch_t patch;        // the patch-based first stage (patch.h), split 0: none
     void (*kernel_data)(void *ctx, uint32_t node, const void *data, uint32_t bytes, bool state);
     void (*index_list)(void *ctx, const uint16_t *list, uint32_t n);
@@ -152,8 +158,25 @@ uint32_t tflm_interp_needed_in(const tflm_arena_t *a, const tflm_interp_t *measu
 // depend on the model.
 tflm_status_t tflm_interp_invoke(tflm_interp_t *ip);
 
-static inline tflm_tensor_rec_t *tflm_interp_tensor(const tflm_interp_t *ip, uint32_t index) {
-    return (tflm_tensor_rec_t *)tflm_arena_ptr(ip->arena, ip->tensors_at) + index;
+// Record `rec` (an index list's entry, not a model tensor's index: see
+// tflm_interp_rec_of): in the arena, or a constant's in a prepared model.
+static inline const tflm_tensor_rec_t *tflm_interp_tensor(const tflm_interp_t *ip, uint32_t rec) {
+    if (rec & TFLM_REC_CONST) {
+        return ip->consts + (rec - TFLM_REC_CONST);
+    }
+    return (const tflm_tensor_rec_t *)tflm_arena_ptr(ip->arena, ip->tensors_at) + rec;
+}
+// A record the build may change: one in the arena, NULL for a constant's.
+static inline tflm_tensor_rec_t *tflm_interp_tensor_mut(const tflm_interp_t *ip, uint32_t rec) {
+    return (rec & TFLM_REC_CONST) ? NULL : (tflm_tensor_rec_t *)tflm_arena_ptr(ip->arena, ip->tensors_at) + rec;
+}
+// The record of model tensor `tensor` (all subgraphs' tensors in order).
+static inline uint32_t tflm_interp_rec_of(const tflm_interp_t *ip, uint32_t tensor) {
+    return tflm_rec_of(&ip->map, tensor);
+}
+// The model tensor a record stands for (tflm_rec_tensor).
+static inline uint32_t tflm_interp_tensor_of(const tflm_interp_t *ip, uint32_t rec) {
+    return tflm_rec_tensor(&ip->map, rec);
 }
 static inline tflm_node_rec_t *tflm_interp_node(const tflm_interp_t *ip, uint32_t index) {
     return (tflm_node_rec_t *)tflm_arena_ptr(ip->arena, ip->nodes_at) + index;

@@ -37,14 +37,28 @@ static tflm_status_t next_scope(lt_walk_t *w) {
     return TFLM_OK;
 }
 
+// Constants' records in a prepared model are not written: their lifetimes
+// do not matter, they are never planned.
 static void set_created(lt_walk_t *w, uint32_t tensor) {
-    tflm_tensor_rec_t *r = tflm_interp_tensor(w->ip, tensor);
-    r->first = (int16_t)w->scope;
-    r->last = (int16_t)w->scope;
+    tflm_tensor_rec_t *r = tflm_interp_tensor_mut(w->ip, tensor);
+    if (r) {
+        r->first = (int16_t)w->scope;
+        r->last = (int16_t)w->scope;
+    }
 }
 
 static void set_used(lt_walk_t *w, uint32_t tensor) {
-    tflm_interp_tensor(w->ip, tensor)->last = (int16_t)w->scope;
+    tflm_tensor_rec_t *r = tflm_interp_tensor_mut(w->ip, tensor);
+    if (r) {
+        r->last = (int16_t)w->scope;
+    }
+}
+
+static void set_written(lt_walk_t *w, uint32_t tensor) {
+    tflm_tensor_rec_t *r = tflm_interp_tensor_mut(w->ip, tensor);
+    if (r) {
+        r->flags |= TFLM_TENSOR_WRITTEN;
+    }
 }
 
 // An operator input must hold something defined when the operator runs: a
@@ -59,7 +73,8 @@ static tflm_status_t check_defined(lt_walk_t *w, uint32_t node, uint32_t tensor)
     return tflm_error(&w->ip->err, TFLM_ERR_VALUE,
         "malformed model: operator %u reads tensor %u of subgraph %u before anything writes it "
         "(not a constant, an input or a variable)",
-        (unsigned)node, (unsigned)(tensor - s->tensor_base), (unsigned)w->frames[w->depth - 1].subgraph);
+        (unsigned)node, (unsigned)(tflm_interp_tensor_of(w->ip, tensor) - s->tensor_base),
+        (unsigned)w->frames[w->depth - 1].subgraph);
 }
 
 // The subgraphs operator `index` of subgraph `s` runs (control flow).
@@ -115,7 +130,7 @@ static tflm_status_t enter(lt_walk_t *w, uint32_t s) {
         set_created(w, sio[i]);
     }
     for (uint32_t i = 0; i < sr->n_inputs; ++i) {
-        tflm_interp_tensor(ip, sio[i])->flags |= TFLM_TENSOR_WRITTEN;
+        set_written(w, sio[i]);
     }
     return TFLM_OK;
 }
@@ -134,10 +149,10 @@ static tflm_status_t finish_node(lt_walk_t *w, const lt_frame_t *f) {
     }
     for (uint32_t k = 0; k < nr->n_outputs; ++k) {
         set_used(w, io[nr->n_inputs + k]);
-        tflm_interp_tensor(ip, io[nr->n_inputs + k])->flags |= TFLM_TENSOR_WRITTEN;
+        set_written(w, io[nr->n_inputs + k]);
     }
     for (uint32_t k = 0; k < nr->n_scratch; ++k) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, nr->scratch + k);
+        tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, nr->scratch + k);
         r->first = f->start;
         r->last = (int16_t)w->scope;
     }
@@ -218,7 +233,7 @@ tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip) {
         }
     }
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-        tflm_interp_tensor(ip, i)->flags &= (uint8_t)~TFLM_TENSOR_WRITTEN;
+        tflm_interp_tensor_mut(ip, i)->flags &= (uint8_t)~TFLM_TENSOR_WRITTEN;
     }
     ip->n_scopes = (uint32_t)w.scope + 1;
     return st;

@@ -264,7 +264,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     for (uint32_t j = 0; j + 1 < n; ++j) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
         uint16_t t = tflm_interp_io(ip, nr->io)[nr->n_inputs];
-        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, t);
+        const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, t);
         if (r->where != TFLM_AT_HEAD || (r->flags & TFLM_TENSOR_VARIABLE) || used_outside(ip, t)) {
             return bad_stage(ip, j, "has an output used outside the stage");
         }
@@ -302,7 +302,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     }
     uint32_t bytes[TFLM_PATCH_SCRATCH] = { size[0], size[1], copy };
     for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, end->scratch + end->n_scratch - TFLM_PATCH_SCRATCH + k);
+        tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, end->scratch + end->n_scratch - TFLM_PATCH_SCRATCH + k);
         r->bytes = bytes[k];
         r->where = bytes[k] ? TFLM_AT_HEAD : TFLM_AT_NONE;
     }
@@ -310,7 +310,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
         nr->flags |= TFLM_NODE_PATCH_SKIP;
         const uint16_t *io = tflm_interp_io(ip, nr->io);
-        tflm_interp_tensor(ip, io[nr->n_inputs])->where = TFLM_AT_NONE;
+        tflm_interp_tensor_mut(ip, io[nr->n_inputs])->where = TFLM_AT_NONE; // in the head: checked above
     }
     tflm_interp_node(ip, sg->node_base + n - 1)->flags |= TFLM_NODE_PATCH_END;
     pt->macs = macs;

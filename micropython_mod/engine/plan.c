@@ -81,28 +81,39 @@ tflm_status_t tflm_plan_from_words(const uint8_t *buf, size_t len, tflm_plan_t *
     return TFLM_OK;
 }
 
+// The model tensor record i stands for, in messages.
+static uint32_t tensor_number(const tflm_plan_view_t *v, uint32_t i) {
+    return tflm_rec_tensor(&v->map, i);
+}
+
 // Describes record i for an error message: "tensor 12" or "scratch buffer 1".
 static const char *rec_kind(const tflm_plan_view_t *v, uint32_t i, uint32_t *number) {
     if (i >= v->n_model_tensors) {
         *number = i - v->n_model_tensors;
         return "scratch buffer";
     }
-    *number = i;
+    *number = tensor_number(v, i);
     return "tensor";
 }
 
-static tflm_status_t apply_offsets(tflm_plan_view_t *v, const uint8_t *words, uint32_t count, uint32_t first) {
+// Offsets of `count` model tensors (tensors) or scratch buffers from the
+// plan's words: each one's record is the map's, or the first + k-th.
+static tflm_status_t apply_offsets(tflm_plan_view_t *v, const uint8_t *words, uint32_t count, bool tensors) {
     for (uint32_t k = 0; k < count; ++k) {
         int32_t off = tflm_rd_i32(words + 4 * k);
-        tflm_tensor_rec_t *r = &v->recs[first + k];
-        uint32_t n;
-        const char *kind = rec_kind(v, first + k, &n);
+        uint32_t rec = tensors ? tflm_rec_of(&v->map, k) : v->n_model_tensors + k;
+        const char *kind = tensors ? "tensor" : "scratch buffer";
+        uint32_t n = k;
         if (off == TFLM_PLAN_ONLINE) {
             continue;
         }
         if (off < 0) {
             return tflm_error(v->err, TFLM_ERR_VALUE, "offline plan: %s %u has offset %d", kind, (unsigned)n, (int)off);
         }
+        if (rec >= v->n_recs) {
+            continue; // a constant's record, in the model
+        }
+        tflm_tensor_rec_t *r = &v->recs[rec];
         if (r->where == TFLM_AT_EXTERNAL) {
             return tflm_error(v->err, TFLM_ERR_VALUE,
                 "tensor %u is pre-allocated, but the offline plan places it at offset %d", (unsigned)n, (int)off);
@@ -120,26 +131,27 @@ static tflm_status_t apply_offsets(tflm_plan_view_t *v, const uint8_t *words, ui
 
 tflm_status_t tflm_plan_apply(tflm_plan_view_t *v, const tflm_plan_t *plan) {
     uint32_t n_scratch = v->n_recs - v->n_model_tensors;
-    if (plan->n_tensors != v->n_model_tensors) {
+    if (plan->n_tensors != v->map.n_model) {
         return tflm_error(v->err, TFLM_ERR_VALUE, "offline plan has %u tensor offsets, the model has %u tensors",
-            (unsigned)plan->n_tensors, (unsigned)v->n_model_tensors);
+            (unsigned)plan->n_tensors, (unsigned)v->map.n_model);
     }
     if (plan->scratch && plan->n_scratch != n_scratch) {
         return tflm_error(v->err, TFLM_ERR_VALUE,
             "offline plan has %u scratch buffer offsets, the kernels ask for %u scratch buffers",
             (unsigned)plan->n_scratch, (unsigned)n_scratch);
     }
-    tflm_status_t st = apply_offsets(v, plan->tensors, plan->n_tensors, 0);
+    tflm_status_t st = apply_offsets(v, plan->tensors, plan->n_tensors, true);
     if (st == TFLM_OK && plan->scratch) {
-        st = apply_offsets(v, plan->scratch, plan->n_scratch, v->n_model_tensors);
+        st = apply_offsets(v, plan->scratch, plan->n_scratch, false);
     }
     return st;
 }
 
 // -- checking a planned head -------------------------------------------------
 
+// Index lists hold constants' records too (in the model, never in the head).
 static bool in_head(const tflm_plan_view_t *v, uint32_t i) {
-    return v->recs[i].where == TFLM_AT_HEAD;
+    return i < v->n_recs && v->recs[i].where == TFLM_AT_HEAD;
 }
 
 // The alias source of record y: the input whose bytes the operator producing
@@ -228,7 +240,8 @@ static tflm_status_t check_pair(tflm_plan_view_t *v, uint32_t i, uint32_t j) {
             return tflm_error(v->err, TFLM_ERR_VALUE,
                 "offline plan: tensor %u overlaps tensor %u, the input that dies at the operator writing it, "
                 "unsafely: it must start %u bytes or more below it (at offset %d or lower), it starts at %u",
-                (unsigned)y, (unsigned)x, (unsigned)d, (int)((int64_t)rx->data - d), (unsigned)ry->data);
+                (unsigned)tensor_number(v, y), (unsigned)tensor_number(v, x), (unsigned)d, (int)((int64_t)rx->data - d),
+                (unsigned)ry->data);
         }
     }
     return tflm_error(v->err, TFLM_ERR_VALUE,
@@ -250,7 +263,8 @@ static tflm_status_t check_in_place(tflm_plan_view_t *v, uint32_t y, uint32_t x)
         if (alias_root(v, m, true) == values) {
             return tflm_error(v->err, TFLM_ERR_VALUE,
                 "offline plan: tensor %u is computed in place over tensor %u, but tensor %u is read after that (scope %d)",
-                (unsigned)y, (unsigned)x, (unsigned)m, (int)rm->last);
+                (unsigned)tensor_number(v, y), (unsigned)tensor_number(v, x), (unsigned)tensor_number(v, m),
+                (int)rm->last);
         }
     }
     return TFLM_OK;

@@ -45,8 +45,8 @@ tflm_status_t tflm_plan_from_words(const uint8_t *buf, size_t len, tflm_plan_t *
 // What the plan code sees of an interpreter: the records the planners see
 // (planner.h) and the node records, for aliases; not the interpreter.
 typedef struct _tflm_plan_view_t {
-    tflm_tensor_rec_t *recs;       // model tensors of all subgraphs, then scratch buffers
-    uint32_t n_model_tensors;
+    tflm_tensor_rec_t *recs;       // the arena's records: model tensors', then scratch buffers'
+    uint32_t n_model_tensors;      // records of model tensors in recs (map.n_live)
     uint32_t n_recs;
     const tflm_node_rec_t *nodes;
     uint32_t n_nodes;
@@ -57,6 +57,9 @@ typedef struct _tflm_plan_view_t {
     tflm_model_t *model;
     const tflm_subgraph_rec_t *subgraphs;
     uint32_t n_subgraphs;
+    // Which record each model tensor has (index lists hold records; plans
+    // and messages number model tensors).
+    tflm_rec_map_t map;
 } tflm_plan_view_t;
 
 // Gives the head records the plan's offsets and marks them fixed. ValueError

@@ -7,7 +7,8 @@ char tflm_interp_plan_char(const tflm_interp_t *ip, uint32_t record) {
     if (tflm_interp_tensor(ip, record)->flags & TFLM_TENSOR_SCRATCH) {
         return '#';
     }
-    return record < sizeof(digits) - 1 ? digits[record] : '*';
+    uint32_t tensor = tflm_interp_tensor_of(ip, record);
+    return tensor < sizeof(digits) - 1 ? digits[tensor] : '*';
 }
 
 void tflm_interp_memory_plan(const tflm_interp_t *ip, uint32_t width,
@@ -53,9 +54,9 @@ void tflm_interp_memory_plan(const tflm_interp_t *ip, uint32_t width,
     }
     // The overlapped pairs ('!' above where they share bytes).
     tflm_plan_view_t v = tflm_interp_plan_view(ip);
-    for (uint32_t y = 0; y < ip->n_model_tensors; ++y) {
+    for (uint32_t y = 0; y < ip->map.n_live; ++y) {
         const tflm_tensor_rec_t *ry = tflm_interp_tensor(ip, y);
-        for (uint32_t x = 0; ry->where == TFLM_AT_HEAD && x < ip->n_model_tensors; ++x) {
+        for (uint32_t x = 0; ry->where == TFLM_AT_HEAD && x < ip->map.n_live; ++x) {
             const tflm_tensor_rec_t *rx = tflm_interp_tensor(ip, x);
             uint32_t d;
             if (rx->where != TFLM_AT_HEAD || rx->last != ry->first || ry->data >= rx->data
@@ -63,8 +64,8 @@ void tflm_interp_memory_plan(const tflm_interp_t *ip, uint32_t width,
                 continue;
             }
             n = tflm_format(text, sizeof(text), "overlap: tensor %u written over tensor %u (read last by the same "
-                "operator), %u bytes below it (%u needed)", (unsigned)y, (unsigned)x, (unsigned)(rx->data - ry->data),
-                (unsigned)d);
+                "operator), %u bytes below it (%u needed)", (unsigned)tflm_interp_tensor_of(ip, y),
+                (unsigned)tflm_interp_tensor_of(ip, x), (unsigned)(rx->data - ry->data), (unsigned)d);
             line(ctx, text, n);
         }
     }

@@ -1,7 +1,8 @@
 // Prepared models (see prepared.h).
 #include "prepared.h"
 
-tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, tflm_prepared_t *pd, tflm_error_t *err) {
+tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, uint32_t n_tensors, tflm_prepared_t *pd,
+    tflm_error_t *err) {
     memset(pd, 0, sizeof(*pd));
     const uint8_t *p;
     uint32_t len;
@@ -24,16 +25,27 @@ tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, tflm_prepare
             "prepared data is not %u-byte aligned in memory; load the model into an aligned buffer",
             TFLM_PREPARED_ALIGN);
     }
-    uint32_t lists = tflm_rd_u32(p + 12);
+    uint32_t lists = tflm_rd_u32(p + 12), recs = tflm_rd_u32(p + 16), n_const = tflm_rd_u32(p + 20);
     if (lists < 4 * TFLM_PREPARED_HEADER_WORDS + 8 * n || lists % 4 != 0 || lists > len) {
         return tflm_error(err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata: index lists at %u are out of place",
             (unsigned)lists);
+    }
+    // The map, then the constants' records at a multiple of 8, fill the rest.
+    uint64_t consts = ((uint64_t)recs + 2 * (uint64_t)n_tensors + 7) & ~(uint64_t)7;
+    if (recs < lists || recs % 4 != 0 || recs > len || n_const > n_tensors || n_const >= TFLM_MAX_RECORDS
+        || consts + (uint64_t)n_const * sizeof(tflm_tensor_rec_t) != len) {
+        return tflm_error(err, TFLM_ERR_VALUE,
+            TFLM_PREPARED_METADATA " metadata: records of %u constants at %u do not fill its %u bytes",
+            (unsigned)n_const, (unsigned)recs, (unsigned)len);
     }
     pd->pos = (uint32_t)(p - m->fb.buf);
     pd->len = len;
     pd->n_nodes = n;
     pd->lists_at = pd->pos + lists;
-    pd->lists_end = pd->pos + len;
+    pd->lists_end = pd->pos + recs;
+    pd->recs_at = pd->pos + recs;
+    pd->consts_at = pd->pos + (uint32_t)consts;
+    pd->n_const = n_const;
     return TFLM_OK;
 }
 

@@ -15,23 +15,34 @@
 // form the tail would hold them, and checked entry by entry as the build
 // derives them from the model: they then take no arena bytes either.
 //
+// So are the records of the constant tensors (records.h): a constant's
+// record never changes, so it stays in the model, and the arena keeps
+// records for the other tensors only. The index lists then hold record
+// indices of that layout, and a map gives each model tensor's record; the
+// build derives both from the model and requires them equal too.
+//
 // Format (metadata "TflmPreparedData", little-endian int32 words): magic
-// "TFPD", version, operator count (all subgraphs, in order), the offset of
-// the index lists from the start of the buffer; then per operator its data's
-// offset and its bytes (0, 0 when it keeps its data in the tail); then the
-// data, each at a multiple of 8; then the index lists: uint16 entries, every
-// subgraph's list then every operator's in order, each starting at a
-// multiple of 4 (0xffff for an omitted input).
+// "TFPD", version, operator count (all subgraphs, in order), the offsets of
+// the index lists and of the records from the start of the buffer, the
+// number of constant tensors; then per operator its data's offset and its
+// bytes (0, 0 when it keeps its data in the tail); then the data, each at a
+// multiple of 8; then the index lists: uint16 entries, every subgraph's list
+// then every operator's in order, each starting at a multiple of 4 (0xffff
+// for an omitted input); then the records: a uint16 record index per model
+// tensor (all subgraphs, in order), and at the next multiple of 8 the
+// constants' records (tflm_tensor_rec_t), up to the end of the buffer.
 #ifndef TFLM_ENGINE_PREPARED_H
 #define TFLM_ENGINE_PREPARED_H
 
 #include "model.h"
+#include "records.h"
 
 #define TFLM_PREPARED_METADATA "TflmPreparedData"
 #define TFLM_PREPARED_MAGIC (0x44504654u) // "TFPD"
-// 2: fully connected data holds its folded starting sums; 3: index lists.
-#define TFLM_PREPARED_VERSION (3)
-#define TFLM_PREPARED_HEADER_WORDS (4)
+// 2: fully connected data holds its folded starting sums; 3: index lists;
+// 4: constants' records.
+#define TFLM_PREPARED_VERSION (4)
+#define TFLM_PREPARED_HEADER_WORDS (6)
 // Alignment of each operator's data inside the buffer (and of the buffer in memory).
 #define TFLM_PREPARED_ALIGN (8)
 
@@ -41,11 +52,16 @@ typedef struct {
     uint32_t n_nodes;
     uint32_t lists_at; // model offsets of the index lists and of their end
     uint32_t lists_end;
+    uint32_t recs_at;  // model offsets of the records map and of the constants' records
+    uint32_t consts_at;
+    uint32_t n_const;
 } tflm_prepared_t;
 
-// Finds and checks the header against a model of n_nodes operators; pos is
-// 0 when the model has no prepared data. ValueError when it is malformed.
-tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, tflm_prepared_t *pd, tflm_error_t *err);
+// Finds and checks the header against a model of n_nodes operators and
+// n_tensors tensors (all subgraphs); pos is 0 when the model has no prepared
+// data. ValueError when it is malformed.
+tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, uint32_t n_tensors, tflm_prepared_t *pd,
+    tflm_error_t *err);
 
 // Operator `node`'s data: its model offset and bytes (0 when it has none).
 // Reads the model again, so a buffer changed since tflm_prepared_find()

@@ -26,6 +26,12 @@ enum {
 
 // An omitted input in an index list.
 #define TFLM_NO_INDEX (0xffffu)
+// Record indices (index lists, node records) are below TFLM_MAX_RECORDS:
+// without a records map (below) record i is the arena's record i. A prepared
+// model used in place keeps its constant tensors' records in the model, and
+// their indices are TFLM_REC_CONST plus the constant's number.
+#define TFLM_MAX_RECORDS (0x7fffu)
+#define TFLM_REC_CONST (0x8000u)
 // A node built without a kernel (tflm_config_t.tensors_only).
 #define TFLM_NO_KERNEL (0xffffu)
 
@@ -71,6 +77,38 @@ typedef struct {
     uint16_t n_inputs;
     uint16_t n_outputs;
 } tflm_subgraph_rec_t;
+
+// Which record holds each model tensor. Without rec_of, record i is model
+// tensor i (all subgraphs' tensors in order), then the scratch buffers'.
+// With it (a prepared model's, prepared.h), the n_live model tensors that
+// are not constants have records 0..n_live-1 in the arena in tensor order,
+// the scratch buffers' follow, and constants are TFLM_REC_CONST + k.
+typedef struct {
+    const uint16_t *rec_of; // record of each model tensor, NULL: the same index
+    uint32_t n_model;       // model tensors of all subgraphs
+    uint32_t n_live;        // model tensors with records in the arena
+} tflm_rec_map_t;
+
+static inline uint32_t tflm_rec_of(const tflm_rec_map_t *m, uint32_t tensor) {
+    return m->rec_of ? m->rec_of[tensor] : tensor;
+}
+
+// The model tensor record `rec` stands for, or n_model plus the number of a
+// scratch buffer's record. For messages and the API, not for eval().
+static inline uint32_t tflm_rec_tensor(const tflm_rec_map_t *m, uint32_t rec) {
+    if (m->rec_of == NULL) {
+        return rec;
+    }
+    if (rec >= m->n_live && !(rec & TFLM_REC_CONST)) {
+        return m->n_model + (rec - m->n_live);
+    }
+    for (uint32_t t = 0; t < m->n_model; ++t) {
+        if (m->rec_of[t] == rec) {
+            return t;
+        }
+    }
+    return rec;
+}
 
 // A resource variable (see resources.c).
 typedef struct {

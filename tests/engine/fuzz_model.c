@@ -145,6 +145,11 @@ static void map_model(tflm_model_t *m, spots_t *s) {
                 for (uint32_t k = lists, n = 0; k < len && len - k >= 4 && n < 64; k += 4, ++n) {
                     spot(s, pos + k, SPOT_U32);
                 }
+                // Its records map and the constants' records after it.
+                uint32_t recs = len >= 20 ? tflm_rd_u32(fb->buf + pos + 16) : len;
+                for (uint32_t k = recs, n = 0; k < len && len - k >= 4 && n < 128; k += 4, ++n) {
+                    spot(s, pos + k, SPOT_U32);
+                }
             }
         }
     }
@@ -329,7 +334,7 @@ static void read_model_info(tflm_model_t *m) {
 // Fills the inputs, invokes and reads the outputs and the plan picture.
 static tflm_status_t run(tflm_interp_t *p) {
     for (uint32_t i = 0; i < tflm_interp_num_inputs(p); ++i) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor(p, tflm_interp_input(p, i));
+        const tflm_tensor_rec_t *r = tflm_interp_tensor(p, tflm_interp_input(p, i));
         uint8_t *d = tflm_interp_tensor_data(p, r);
         for (uint32_t k = 0; d && k < r->bytes; ++k) {
             d[k] = (uint8_t)rnd();
@@ -338,7 +343,7 @@ static tflm_status_t run(tflm_interp_t *p) {
     tflm_status_t st = tflm_interp_invoke(p);
     volatile uint32_t sink = 0;
     for (uint32_t o = 0; o < tflm_interp_num_outputs(p); ++o) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor(p, tflm_interp_output(p, o));
+        const tflm_tensor_rec_t *r = tflm_interp_tensor(p, tflm_interp_output(p, o));
         const uint8_t *d = tflm_interp_tensor_data(p, r);
         for (uint32_t k = 0; d && k < r->bytes; ++k) {
             sink += d[k];

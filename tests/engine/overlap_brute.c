@@ -24,12 +24,12 @@
 static uint8_t *variables_save(const tflm_interp_t *ip) {
     size_t total = 0;
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+        const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
         total += (r->flags & TFLM_TENSOR_VARIABLE) ? r->bytes : 0;
     }
     uint8_t *saved = malloc(total + 1), *p = saved;
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+        const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
         if (r->flags & TFLM_TENSOR_VARIABLE) {
             memcpy(p, tflm_interp_tensor_data(ip, r), r->bytes);
             p += r->bytes;
@@ -40,7 +40,7 @@ static uint8_t *variables_save(const tflm_interp_t *ip) {
 
 static void variables_restore(const tflm_interp_t *ip, const uint8_t *saved) {
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+        const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
         if (r->flags & TFLM_TENSOR_VARIABLE) {
             memcpy(tflm_interp_tensor_data(ip, r), saved, r->bytes);
             saved += r->bytes;
@@ -54,7 +54,7 @@ static uint8_t *saved_variables;
 // rest of the head with a pattern, copies the input and runs.
 static bool run_at(tflm_interp_t *ip, uint32_t x, uint32_t y, uint32_t x_off, uint32_t y_off, const uint8_t *input,
     uint32_t top) {
-    tflm_tensor_rec_t *rx = tflm_interp_tensor(ip, x), *ry = tflm_interp_tensor(ip, y);
+    tflm_tensor_rec_t *rx = tflm_interp_tensor_mut(ip, x), *ry = tflm_interp_tensor_mut(ip, y);
     variables_restore(ip, saved_variables);
     memset(ip->arena->base, 0xa5, top);
     rx->data = x_off;
@@ -92,15 +92,12 @@ int main(int argc, char **argv) {
         goto done;
     }
     uint32_t x = tflm_interp_input(&ip, 0), y = tflm_interp_output(&ip, 0);
-    tflm_tensor_rec_t *rx = tflm_interp_tensor(&ip, x), *ry = tflm_interp_tensor(&ip, y);
+    tflm_tensor_rec_t *rx = tflm_interp_tensor_mut(&ip, x), *ry = tflm_interp_tensor_mut(&ip, y);
     if (input_len != rx->bytes || rx->where != TFLM_AT_HEAD || ry->where != TFLM_AT_HEAD) {
         printf("error input of %u bytes for %u\n", (unsigned)input_len, (unsigned)rx->bytes);
         goto done;
     }
-    tflm_plan_view_t v = {
-        tflm_interp_tensor(&ip, 0), ip.n_model_tensors, ip.n_tensors, tflm_interp_node(&ip, 0), ip.n_nodes,
-        ip.arena->base, &ip.err, ip.model, tflm_interp_subgraph(&ip, 0), ip.n_subgraphs,
-    };
+    tflm_plan_view_t v = tflm_interp_plan_view(&ip);
     uint32_t d;
     if (!tflm_overlap_distance(&v, y, x, &d)) {
         printf("none\n");
@@ -115,7 +112,7 @@ int main(int argc, char **argv) {
     uint32_t top = scratch_at;
     // Every other head buffer (scratch, other inputs) above both.
     for (uint32_t i = 0; i < ip.n_tensors; ++i) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, i);
+        tflm_tensor_rec_t *r = tflm_interp_tensor_mut(&ip, i);
         if (r->where == TFLM_AT_HEAD && i != x && i != y) {
             r->data = top;
             top += tflm_planned_size(r);

@@ -121,14 +121,14 @@ int main(int argc, char **argv) {
     for (uint32_t i = 0; i < ip.n_tensors; ++i) {
         const tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, i);
         if (r->where == TFLM_AT_HEAD) {
-            bool scratch = i >= ip.n_model_tensors;
-            printf("buf %s %u %u %u %d %d\n", scratch ? "scratch" : "tensor", scratch ? i - ip.n_model_tensors : i,
+            bool scratch = i >= ip.map.n_live;
+            printf("buf %s %u %u %u %d %d\n", scratch ? "scratch" : "tensor", scratch ? i - ip.map.n_live : tflm_interp_tensor_of(&ip, i),
                 r->data, r->bytes, r->first, r->last);
         }
     }
     for (long run = 0; run < runs; ++run) {
         for (int k = 0; k < n_inputs && (uint32_t)k < tflm_interp_num_inputs(&ip); ++k) {
-            tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, tflm_interp_input(&ip, (uint32_t)k));
+            const tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, tflm_interp_input(&ip, (uint32_t)k));
             size_t at = (size_t)run * r->bytes;
             if (at + r->bytes <= input_lens[k]) {
                 memcpy(tflm_interp_tensor_data(&ip, r), inputs[k] + at, r->bytes);
@@ -139,7 +139,7 @@ int main(int argc, char **argv) {
             goto done;
         }
         for (uint32_t o = 0; o < tflm_interp_num_outputs(&ip); ++o) {
-            tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, tflm_interp_output(&ip, o));
+            const tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, tflm_interp_output(&ip, o));
             const uint8_t *d = tflm_interp_tensor_data(&ip, r);
             printf("out %u ", o);
             for (uint32_t k = 0; d && k < r->bytes; ++k) {
