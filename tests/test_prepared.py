@@ -462,3 +462,40 @@ for f in ('raw.tflite', 'prepared.tflite'):
         # The input outside the arena: the arena shrinks as the host predicts.
         assert lines[2] == f"@PRE {arena.plan_layout(load_model(m), preallocated=[x.index]).used}", lines
         assert lines[3].startswith(f"ValueError tensor {c0} is a constant"), lines
+
+
+def test_edits_move_only_this_engines_records():
+    """fbedit moves the constants' record positions of a prepared model with
+    the bytes it shifts, and leaves prepared data it cannot read as it is
+    (a wrong constant count): no byte outside it changes."""
+    data = prepared("hello_world_int8.tflite")
+    moved = fbedit.edit_model(data, metadata={"Foo": b"z"})
+    assert _host_verdict(moved) == "ok" and len(moved) > len(data)
+    md = load_model(data).metadata[METADATA_NAME]
+    at = data.index(md)
+    bad = bytearray(data)
+    struct.pack_into("<I", bad, at + 20, (len(md) + 64) // _engine.TENSOR_RECORD_BYTES)
+    edited = fbedit.edit_model(bytes(bad), metadata={"Foo": b"z"})
+    assert edited[len(edited) - len(bad):] == bytes(bad)
+    assert _host_verdict(edited).endswith(f"do not fill its {len(md)} bytes")
+
+
+def test_too_many_tensors_is_one_message_prepared_or_not():
+    """Record indices are 15 bits: a model of 32,767 tensors or more is refused
+    by name, whether it is allocated or prepared."""
+    from tflm_host.builder import ModelBuilder
+
+    b = ModelBuilder()
+    sg = b.subgraph()
+    x = sg.tensor((1, 4), "INT8", quant=([0.1], [3]))
+    y = sg.tensor((1, 4), "INT8", quant=([0.1], [3]))
+    for k in range(32765):
+        sg.tensor((1,), "INT8", name=f"t{k}")
+    sg.op("ADD", [x, x], [y])
+    sg.inputs, sg.outputs = [x], [y]
+    data = b.build()
+    message = "model too large: 32767 tensors and 1 operators in all subgraphs"
+    with pytest.raises(ValueError, match=message):
+        _engine.allocate(_engine.Model(data))
+    with pytest.raises(ValueError, match=message):
+        prepare_model(data)

@@ -18,7 +18,7 @@ from . import schema
 # Field numbers (vtable slots) of the tables this module touches.
 MODEL_FIELDS = 8  # version, operator_codes, subgraphs, description, buffers, metadata_buffer, metadata, signature_defs
 MODEL_VERSION, MODEL_SUBGRAPHS, MODEL_BUFFERS, MODEL_METADATA = 0, 2, 4, 6
-SUBGRAPH_OPERATORS = 3
+SUBGRAPH_TENSORS, SUBGRAPH_OPERATORS = 0, 3
 METADATA_NAME, METADATA_BUFFER = 0, 1
 BUFFER_DATA, BUFFER_OFFSET = 0, 1
 
@@ -228,13 +228,16 @@ def _shift_prepared_records(out: bytearray, shift: int) -> None:
     """A prepared model's constant tensors' records (engine/prepared.h) hold
     their data's positions in the model: those move with the old bytes (its
     data was computed for the model before this edit, whether it is new or
-    kept)."""
+    kept). Data not laid out as this engine's is left as it is (the device
+    refuses it)."""
     from . import _engine
 
     r = _Reader(out)
     root = r.deref(0)
     buffers_at, n_buffers = r.vector(root, MODEL_BUFFERS)
     meta_at, n_meta = r.vector(root, MODEL_METADATA)
+    subgraphs_at, n_subgraphs = r.vector(root, MODEL_SUBGRAPHS)
+    n_tensors = sum(r.vector(r.deref(subgraphs_at + 4 * s), SUBGRAPH_TENSORS)[1] for s in range(n_subgraphs))
     for i in range(n_meta):
         t = r.deref(meta_at + 4 * i)
         if r.string(t, METADATA_NAME) != _engine.PREPARED_METADATA.encode():
@@ -242,16 +245,18 @@ def _shift_prepared_records(out: bytearray, shift: int) -> None:
         p = r.field(t, METADATA_BUFFER)
         index = r.u32(p) if p else n_buffers
         if index >= n_buffers:
-            return
+            continue
         pos, length = r.vector(r.deref(buffers_at + 4 * index), BUFFER_DATA)
         if length < 4 * _engine.PREPARED_HEADER_WORDS or r.u32(pos) != _engine.PREPARED_MAGIC \
                 or r.u32(pos + 4) != _engine.PREPARED_VERSION:
-            return  # not data this engine reads: nothing to move
-        n_const = r.u32(pos + 20)
+            continue
+        records, n_const = r.u32(pos + 16), r.u32(pos + 20)
         size = _engine.TENSOR_RECORD_BYTES
-        first = pos + length - size * n_const
+        first = (records + 2 * n_tensors + 7) // 8 * 8
+        if records > length or first + size * n_const != length:
+            continue
         for k in range(n_const):
-            at = first + size * k + _engine.TENSOR_RECORD_DATA
+            at = pos + first + size * k + _engine.TENSOR_RECORD_DATA
             struct.pack_into("<I", out, at, (r.u32(at) + shift) & 0xFFFFFFFF)
 
 

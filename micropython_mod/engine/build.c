@@ -4,9 +4,11 @@
 // The same code runs twice. The dry run, in an arena with no memory,
 // measures the tail; the real run then writes the records and runs the
 // kernels' prepare() for real. Tail layout, from the top of the arena down:
-// subgraph records and their input/output lists, tensor records (model
-// tensors, then scratch buffers), node records and their input/output
-// lists, kernel data, variable tensors, resource variables.
+// (for the host's export of a prepared model: the records map and the
+// constants' records,) subgraph records and their input/output lists,
+// tensor records (model tensors, then scratch buffers), node records and
+// their input/output lists, kernel data, variable tensors, resource
+// variables.
 #include "build.h"
 #include "ops.h"
 #include "patch.h"
@@ -689,6 +691,11 @@ static tflm_status_t find_prepared(tflm_build_t *b) {
         n_nodes += sg.operators.count;
         n_tensors += sg.tensors.count;
     }
+    // Record indices are 15 bits (records.h).
+    if (n_tensors >= TFLM_MAX_RECORDS || n_nodes > TFLM_MAX_OPS) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "model too large: %u tensors and %u operators in all subgraphs",
+            (unsigned)n_tensors, (unsigned)n_nodes);
+    }
     ip->map.n_model = n_tensors;
     b->export_map = ip->kernel_data != NULL && !ip->tensors_only;
     if (!m->immutable || ip->kernel_data != NULL || ip->tensors_only) {
@@ -715,8 +722,7 @@ static tflm_status_t build_tail(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_status_t st;
     if ((st = find_prepared(b)) || (st = records_map(b)) || (st = build_subgraphs(b)) || (st = build_tensors(b))
-        || (st = build_nodes(b))
-        || (st = build_variables(b)) || (st = build_resources(b))) {
+        || (st = build_nodes(b)) || (st = build_variables(b)) || (st = build_resources(b))) {
         return st;
     }
     if (ip->lists_in_model && b->lists_next != b->pd.lists_end) {

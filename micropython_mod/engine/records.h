@@ -50,10 +50,10 @@ typedef struct {
 } tflm_tensor_rec_t;
 
 typedef struct {
-    uint32_t io;        // arena offset of uint16 tensor indices (inputs, outputs), 0xffff: omitted
+    uint32_t io;        // offset of uint16 record indices (inputs, outputs), 0xffff: omitted
     uint32_t data;      // arena offset of the kernel's data
     uint16_t kernel;    // index into tflm_kernels
-    uint16_t scratch;   // tensor index of the node's first scratch buffer
+    uint16_t scratch;   // record index of the node's first scratch buffer
     uint8_t n_inputs;
     uint8_t n_outputs;
     uint8_t n_scratch;
@@ -69,8 +69,8 @@ typedef struct {
 #define TFLM_NODE_PATCH_END (0x04)
 
 typedef struct {
-    uint32_t io;        // arena offset of uint16 tensor indices: inputs, then outputs
-    uint16_t tensor_base; // index of its first tensor record
+    uint32_t io;        // offset of uint16 record indices: inputs, then outputs
+    uint16_t tensor_base; // model tensor index (all subgraphs) of its first tensor
     uint16_t n_tensors;
     uint16_t node_base;   // index of its first node record
     uint16_t n_nodes;
