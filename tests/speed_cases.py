@@ -4,8 +4,9 @@ convolutions with channel counts on and off the 2x2 block, small windows
 gathered on the stack, 3x3 depthwise windows with stride 1 and 2 at every
 edge, odd widths, depth multipliers, per-channel and per-tensor scales,
 every fused activation, and requantization shifts outside the fast range
-(left shifts, no shift, more than 24 bits right). Deterministic: the same
-list every run."""
+(left shifts, no shift, more than 24 bits right), and the largest sums of
+two pixels summed in one 64-bit multiply-accumulate. Deterministic: the
+same list every run."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import math
 
 import numpy as np
 
+import opgen
 from opgen import Case, act_quant, bias_data, random_data, single_op
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
@@ -155,4 +157,7 @@ def cases() -> list[Case]:
                             per_channel=next(k) % 2 == 0, act=next(acts)))
     out.append(_fc_case(rng, "extreme_shifts", batches=2, depth=16, units=9, per_channel=True, act="NONE",
                         extreme=True))
+    # Two pixels in one 64-bit sum (Cortex-M3/M4): the largest sums, with
+    # their own input sets (all -128, all 127, random).
+    out += opgen.cases(16, only="CONV_2D/int8_lanes")
     return out

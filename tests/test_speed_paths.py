@@ -36,6 +36,8 @@ ARCHS = {"portable": None, "dsp": f"-DTFLM_KERNEL_ARCH=3 {BANDS}", "v6m": f"-DTF
 
 
 def samples(case):
+    if case.inputs is not None:
+        return case.inputs
     return make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()), count=2)
 
 

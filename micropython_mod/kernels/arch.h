@@ -42,9 +42,9 @@
 // tests/test_stack.py fails when a measurement passes it. The binding
 // refuses to start either with less stack left (a RuntimeError rather than
 // an overflow into the heap); 0 where it is not measured (no check).
-#if defined(__arm__) && TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+#if defined(__arm__) && (TFLM_KERNEL_ARCH == TFLM_ARCH_DSP || TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2)
 #define TFLM_C_STACK_NEEDED (5632)
-#elif defined(__arm__) && (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_V6M)
+#elif defined(__arm__) && TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
 #define TFLM_C_STACK_NEEDED (4608)
 #else
 #define TFLM_C_STACK_NEEDED (0)

@@ -4,6 +4,7 @@
 // Also holds the prepare() shared with DEPTHWISE_CONV_2D (conv_common.h).
 #include "kernels/conv_common.h"
 #include "kernels/dot.h"
+#include "kernels/mm_s8.h"
 #include "engine/quant.h"
 #include "engine/schema.h"
 
@@ -182,6 +183,8 @@ tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *
         shifts[c] = (int8_t)shift;
     }
     bool is8 = kind == CONV_INT8;
+    d->lanes = is8 && !depthwise && w.data != NULL
+        && tflm_mm_s8_lanes_fit((const int8_t *)w.data, out_d, f_h * f_w * f_d);
     tflm_activation_range_quantized(opt->activation, out.scale, out.zero_point, is8 ? -128 : -32768,
         is8 ? 127 : 32767, &d->act_min.q, &d->act_max.q);
     return TFLM_OK;

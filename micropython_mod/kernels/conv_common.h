@@ -14,7 +14,9 @@ typedef struct {
     uint8_t kind;
     uint8_t per_channel;   // one multiplier per output channel, else one in all
     uint8_t has_bias;
-    uint8_t reserved;
+    // CONV_2D int8, constant filters whose absolute values each add up to
+    // less than 2^15: two pixels sum in one 64-bit sum (kernels/mm_s8.h).
+    uint8_t lanes;
     // Geometry: 16 bits each (prepare rejects larger), keeps the data small.
     uint16_t batches;
     uint16_t in_h, in_w, in_d;

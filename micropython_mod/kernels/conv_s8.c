@@ -35,8 +35,10 @@
 // Largest window (values) gathered for a pixel; two pixels' on the stack.
 #define CONV_S8_GATHER_MAX (128)
 // Longest pixel widened to 16 bits on the stack for the DSP loops (two
-// pixels: 4 bytes a value).
+// pixels: 4 bytes a value), or packed in lanes for Armv7-M's.
 #define CONV_S8_WIDE_MAX (256)
+// Longest pixel of four packed in lanes (Armv7-M's pointwise loop).
+#define CONV_S8_QUAD_MAX (128)
 // Shortest window row read in place (a shorter one is gathered).
 #define CONV_S8_DIRECT_MIN (8)
 
@@ -56,6 +58,7 @@ typedef struct {
     int32_t per_group;       // output channels per group
     int32_t c0, n;           // the chunk of output channels
     const tflm_out_s8_t *q;  // its constants
+    bool lanes;              // two pixels may sum in one 64-bit sum (conv_data_t.lanes)
 } conv_s8_t;
 
 // One output row's window rows: origin, first and end tap (vertical).
@@ -152,6 +155,29 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
     const int32_t n = c->n, zp = c->zero_point, lo = c->act_min, hi = c->act_max;
     const tflm_out_s8_t *q = c->q;
     const int8_t *w = c->filter + c->c0 * k;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+    if (x1 != NULL && c->lanes && k <= CONV_S8_WIDE_MAX) {
+        // Both pixels in lanes: one SMLAL for two products.
+        int32_t xp[CONV_S8_WIDE_MAX];
+        tflm_mm_s8_pack2(x0, x1, k, xp);
+        for (int32_t j = 0; j < n; j += 2, w += 2 * k) {
+            const bool two = j + 1 < n;
+            const tflm_out_s8_t *q0 = &q[j], *q1 = two ? q0 + 1 : q0;
+            int64_t a[2] = { 0, 0 };
+            tflm_mm_s8_2x2_lanes(xp, k, w, two ? w + k : w, a);
+            int32_t s0, s1;
+            tflm_mm_s8_unlane(a[0], &s0, &s1);
+            out0[j] = tflm_out_s8((int32_t)((uint32_t)s0 + (uint32_t)q0->bias), q0, zp, lo, hi);
+            out1[j] = tflm_out_s8((int32_t)((uint32_t)s1 + (uint32_t)q0->bias), q0, zp, lo, hi);
+            if (two) {
+                tflm_mm_s8_unlane(a[1], &s0, &s1);
+                out0[j + 1] = tflm_out_s8((int32_t)((uint32_t)s0 + (uint32_t)q1->bias), q1, zp, lo, hi);
+                out1[j + 1] = tflm_out_s8((int32_t)((uint32_t)s1 + (uint32_t)q1->bias), q1, zp, lo, hi);
+            }
+        }
+        return;
+    }
+#endif
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
     // Both pixels widened once for all the filters (up to the last multiple
     // of 4; the rest, if any, value by value).
@@ -188,10 +214,64 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
     }
 }
 
+#if TFLM_MM_S8_LANES
+// Channel j's four outputs (`step` bytes apart from o) from two lane sums.
+static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64_t a01, int64_t a23, int8_t *o,
+    int32_t step, int32_t lo, int32_t hi) {
+    int32_t s0, s1, s2, s3;
+    tflm_mm_s8_unlane(a01, &s0, &s1);
+    tflm_mm_s8_unlane(a23, &s2, &s3);
+    const tflm_out_s8_t *q = &c->q[j];
+    const uint32_t b = (uint32_t)q->bias;
+    if (q->shift >= 0) {
+        // The channel's constants once for its four values.
+        const int32_t m = q->mult, k = q->k, sh = q->shift;
+        o[0] = (int8_t)tflm_clamp(tflm_out_s8_scale((int32_t)((uint32_t)s0 + b), m, k, sh), lo, hi);
+        o[step] = (int8_t)tflm_clamp(tflm_out_s8_scale((int32_t)((uint32_t)s1 + b), m, k, sh), lo, hi);
+        o[2 * step] = (int8_t)tflm_clamp(tflm_out_s8_scale((int32_t)((uint32_t)s2 + b), m, k, sh), lo, hi);
+        o[3 * step] = (int8_t)tflm_clamp(tflm_out_s8_scale((int32_t)((uint32_t)s3 + b), m, k, sh), lo, hi);
+    } else {
+        const int32_t zp = c->zero_point;
+        o[0] = tflm_out_s8((int32_t)((uint32_t)s0 + b), q, zp, lo, hi);
+        o[step] = tflm_out_s8((int32_t)((uint32_t)s1 + b), q, zp, lo, hi);
+        o[2 * step] = tflm_out_s8((int32_t)((uint32_t)s2 + b), q, zp, lo, hi);
+        o[3 * step] = tflm_out_s8((int32_t)((uint32_t)s3 + b), q, zp, lo, hi);
+    }
+}
+
+// Four pointwise pixels (k values each, one after the other) against the
+// chunk's filters one at a time, packed two by two in lanes: one filter
+// value for four products. Every input value is read (packed) before any
+// output is written, so the group reads nothing it has overwritten.
+__attribute__((noinline)) static void conv_s8_quad(const conv_s8_t *c, const int8_t *x, int32_t k, int8_t *out) {
+    const int32_t n = c->n, lo = c->act_min, hi = c->act_max, out_d = c->out_d;
+    const int8_t *w = c->filter + c->c0 * k;
+    int32_t xp[2 * CONV_S8_QUAD_MAX];
+    tflm_mm_s8_pack4(x, k, k, xp);
+    for (int32_t j = 0; j < n; j += 2, w += 2 * k) {
+        // An odd last channel runs against itself; its second sums are dropped.
+        const bool two = j + 1 < n;
+        int64_t a[4] = { 0, 0, 0, 0 };
+        tflm_mm_s8_4x2(xp, k, w, two ? w + k : w, a);
+        conv_s8_out4(c, j, a[0], a[1], out + j, out_d, lo, hi);
+        if (two) {
+            conv_s8_out4(c, j + 1, a[2], a[3], out + j + 1, out_d, lo, hi);
+        }
+    }
+}
+#endif
+
 // 1x1 windows with stride 1, no groups: the rows' pixels follow each other
 // in the input, a matrix of pixels x in_d against the chunk's filters.
 static TFLM_ALWAYS_INLINE void conv_s8_pointwise(const conv_s8_t *c, const int8_t *x, int32_t pixels, int8_t *out) {
     const int32_t k = c->in_d, out_d = c->out_d;
+#if TFLM_MM_S8_LANES
+    if (c->lanes && k <= CONV_S8_QUAD_MAX) {
+        for (; pixels >= 4; pixels -= 4, x += 4 * k, out += 4 * out_d) {
+            conv_s8_quad(c, x, k, out);
+        }
+    }
+#endif
     for (; pixels >= 2; pixels -= 2, x += 2 * k, out += 2 * out_d) {
         conv_s8_pair(c, x, x + k, k, out, out + out_d);
     }
@@ -338,6 +418,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
     c.act_min = d->act_min.q;
     c.act_max = d->act_max.q;
     c.per_group = c.out_d / (c.in_d / c.f_d);
+    c.lanes = d->lanes != 0;
     const int32_t *mults = conv_multipliers(d);
     const int8_t *shifts = conv_shifts(d);
 

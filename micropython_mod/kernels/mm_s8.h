@@ -9,9 +9,13 @@
 // Per core family (kernels/arch.h): with DSP, four values per step, widened
 // two at a time with SXTB16 and multiplied in pairs with SMLAD (lanes 0/2
 // and 1/3 of both operands pair up alike, so no reordering is needed);
-// elsewhere one value per step, four steps unrolled.
+// elsewhere one value per step, four steps unrolled. On Armv7-M and later
+// mainline cores (M3, M4, M7, M33) two pixels also share each multiply, in
+// lanes of a 64-bit sum (TFLM_MM_S8_LANE, below).
 #ifndef TFLM_KERNELS_MM_S8_H
 #define TFLM_KERNELS_MM_S8_H
+
+#include <stdbool.h>
 
 #include "kernels/arch.h"
 
@@ -159,6 +163,146 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s16s8_2x2(const uint32_t *xw, const uint3
 }
 
 #endif // TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+
+// Two pixels in one multiply (Armv7-M, tflm_mm_s8_4x2): a word holding two
+// pixels' values, x0 + x1 * 2^23, times a filter value is x0.w + x1.w * 2^23,
+// so SMLAL's 64-bit sums of such products hold two pixels' sums at once,
+// s0 + s1 * 2^23, and give both back exactly while -2^22 <= s0 < 2^22 (the
+// sums are exact integers; s1 is only bounded by the 64 bits). That holds
+// whatever the input when the filter's absolute values add up to less than
+// 2^15 (|x| <= 128): every filter of a layer must (tflm_mm_s8_lanes_fit).
+#define TFLM_MM_S8_LANE (23)
+
+// The core families that sum in lanes: Armv7-M and later mainline, with a
+// single-instruction 32x32+64 multiply-accumulate (SMLAL), and there the
+// loops in assembly (elsewhere, and for the host's tests, the same in C).
+#define TFLM_MM_S8_LANES (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP)
+#if defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define TFLM_MM_S8_LANES_ASM (1)
+#else
+#define TFLM_MM_S8_LANES_ASM (0)
+#endif
+
+// Whether each of `filters` filters of n values sums in lanes.
+static inline bool tflm_mm_s8_lanes_fit(const int8_t *w, int32_t filters, int32_t n) {
+    for (int32_t f = 0; f < filters; ++f, w += n) {
+        int32_t total = 0;
+        for (int32_t k = 0; k < n && total < 32768; ++k) {
+            total += w[k] < 0 ? -w[k] : w[k];
+        }
+        if (total >= 32768) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Both pixels' sums out of a lane sum.
+static inline void tflm_mm_s8_unlane(int64_t acc, int32_t *s0, int32_t *s1) {
+    const int32_t lo = (int32_t)((uint32_t)acc << (32 - TFLM_MM_S8_LANE)) >> (32 - TFLM_MM_S8_LANE);
+    *s0 = lo;
+    *s1 = (int32_t)((acc - lo) >> TFLM_MM_S8_LANE);
+}
+
+// Four pixels of n values (x, and each next one `step` bytes further), two
+// by two in words: xp[2k] pixels 0 and 1, xp[2k + 1] pixels 2 and 3.
+static TFLM_ALWAYS_INLINE void tflm_mm_s8_pack4(const int8_t *x, int32_t step, int32_t n, int32_t *xp) {
+    const int8_t *x1 = x + step, *x2 = x1 + step, *x3 = x2 + step;
+    for (int32_t k = 0; k < n; ++k, xp += 2) {
+        xp[0] = x[k] + x1[k] * (1 << TFLM_MM_S8_LANE);
+        xp[1] = x2[k] + x3[k] * (1 << TFLM_MM_S8_LANE);
+    }
+}
+
+// One value of tflm_mm_s8_4x2's loop in assembly: both words of the four
+// pixels, each filter's value, four SMLAL.
+#define TFLM_MM_S8_4X2_STEP \
+    "ldrd %[xa], %[xb], [%[p]], #8\n\t" \
+    "ldrsb %[wv], [%[w0]], #1\n\t" \
+    "smlal %Q[a00], %R[a00], %[xa], %[wv]\n\t" \
+    "smlal %Q[a10], %R[a10], %[xb], %[wv]\n\t" \
+    "ldrsb %[wv], [%[w1]], #1\n\t" \
+    "smlal %Q[a01], %R[a01], %[xa], %[wv]\n\t" \
+    "smlal %Q[a11], %R[a11], %[xb], %[wv]\n\t"
+
+// a[0] += (pixels 0, 1) . w0, a[1] += (pixels 2, 3) . w0, a[2] += (pixels
+// 0, 1) . w1, a[3] += (pixels 2, 3) . w1 over n values, the pixels packed by
+// tflm_mm_s8_pack4: two filter values for eight products. In assembly the
+// loop holds all fourteen registers the core has (its end is read from the
+// stack); GCC's own code splits the LDRD and spills.
+static TFLM_ALWAYS_INLINE void tflm_mm_s8_4x2(const int32_t *xp, int32_t n, const int8_t *w0, const int8_t *w1,
+    int64_t *a) {
+    int64_t a00 = a[0], a10 = a[1], a01 = a[2], a11 = a[3];
+#if TFLM_MM_S8_LANES_ASM
+    if (n >= 4) {
+        const int32_t *end = xp + 2 * (n & ~3);
+        int32_t xa, xb, wv;
+        __asm__ volatile(
+            "1:\n\t"
+            TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP
+            "ldr %[wv], %[end]\n\t"
+            "cmp %[p], %[wv]\n\t"
+            "bne 1b"
+            : [a00] "+r"(a00), [a10] "+r"(a10), [a01] "+r"(a01), [a11] "+r"(a11), [p] "+r"(xp), [w0] "+r"(w0),
+              [w1] "+r"(w1), [xa] "=&r"(xa), [xb] "=&r"(xb), [wv] "=&r"(wv)
+            : [end] "m"(end)
+            : "memory", "cc");
+        n &= 3;
+    }
+#endif
+    for (int32_t k = 0; k < n; ++k, xp += 2) {
+        const int32_t va = w0[k], vb = w1[k];
+        a00 += (int64_t)xp[0] * va;
+        a10 += (int64_t)xp[1] * va;
+        a01 += (int64_t)xp[0] * vb;
+        a11 += (int64_t)xp[1] * vb;
+    }
+    a[0] = a00;
+    a[1] = a10;
+    a[2] = a01;
+    a[3] = a11;
+}
+
+// Two pixels of n values in words, x0 + x1 * 2^23.
+static TFLM_ALWAYS_INLINE void tflm_mm_s8_pack2(const int8_t *x0, const int8_t *x1, int32_t n, int32_t *xp) {
+    for (int32_t k = 0; k < n; ++k) {
+        xp[k] = x0[k] + x1[k] * (1 << TFLM_MM_S8_LANE);
+    }
+}
+
+// One value of tflm_mm_s8_2x2_lanes's loop in assembly.
+#define TFLM_MM_S8_2X2_LANES_STEP \
+    "ldr %[xv], [%[p]], #4\n\t" \
+    "ldrsb %[wa], [%[w0]], #1\n\t" \
+    "ldrsb %[wb], [%[w1]], #1\n\t" \
+    "smlal %Q[a0], %R[a0], %[xv], %[wa]\n\t" \
+    "smlal %Q[a1], %R[a1], %[xv], %[wb]\n\t"
+
+// a[0] += (pixels 0, 1) . w0 and a[1] += (pixels 0, 1) . w1 over n values,
+// the pixels packed by tflm_mm_s8_pack2.
+static TFLM_ALWAYS_INLINE void tflm_mm_s8_2x2_lanes(const int32_t *xp, int32_t n, const int8_t *w0,
+    const int8_t *w1, int64_t *a) {
+    int64_t a0 = a[0], a1 = a[1];
+#if TFLM_MM_S8_LANES_ASM
+    const int32_t *end4 = xp + (n & ~3);
+    int32_t xv, wa, wb;
+    while (xp != end4) {
+        __asm__(
+            TFLM_MM_S8_2X2_LANES_STEP TFLM_MM_S8_2X2_LANES_STEP TFLM_MM_S8_2X2_LANES_STEP TFLM_MM_S8_2X2_LANES_STEP
+            : [a0] "+r"(a0), [a1] "+r"(a1), [p] "+r"(xp), [w0] "+r"(w0), [w1] "+r"(w1), [xv] "=&r"(xv),
+              [wa] "=&r"(wa), [wb] "=&r"(wb)
+            :
+            : "memory");
+    }
+    n &= 3;
+#endif
+    for (int32_t k = 0; k < n; ++k) {
+        a0 += (int64_t)xp[k] * w0[k];
+        a1 += (int64_t)xp[k] * w1[k];
+    }
+    a[0] = a0;
+    a[1] = a1;
+}
 
 // sum of n int8 values (a filter's sum, for folding the input offset).
 static inline uint32_t tflm_sum_s8(const int8_t *w, int32_t n) {

@@ -171,3 +171,49 @@ def depthwise_int16(rng):
 def depthwise_int16_bias64_misaligned(rng):
     """int64 bias at 4 modulo 8, as older converters wrote it."""
     return _depthwise(rng, "INT16", int64_at_4_mod_8=True)
+
+
+@generator("CONV_2D/int8_lanes")
+def conv_int8_lanes(rng):
+    """int8 convolutions at the edges of the sums that hold two pixels in one
+    64-bit multiply-accumulate (kernels/mm_s8.h, Cortex-M3/M4): pointwise
+    layers of 1 to 258 input channels (four pixels a pass up to 128, two up
+    to 256) and 3x3 windows (two gathered pixels), filters of +-127 or -128
+    throughout (their absolute values adding up to just under, or at, 2^15:
+    then the plain sums), and inputs all -128 or all 127 as well as random,
+    the output scale spanning the largest sum so a wrong lane shows."""
+    pointwise = bool(rng.integers(0, 3))
+    in_d = int(rng.choice([1, 3, 4, 7, 8, 64, 127, 128, 129, 200, 255, 256, 257, 258])) if pointwise \
+        else int(rng.integers(1, 15))
+    k = 1 if pointwise else 3
+    h, w = int(rng.integers(1, 8)), int(rng.integers(1, 8))
+    out_d = int(rng.integers(1, 10))
+    fshape = (out_d, k, k, in_d)
+    mode = int(rng.integers(0, 3))
+    if mode == 0:
+        weights = random_data(rng, "INT8", fshape, -127, 127)
+    else:
+        # Each filter all one value: +-127, or -128 (with mode 2). A
+        # pointwise filter of 256 values of -128 meets all -128 inputs at
+        # exactly 2^22, one past the lanes' range: the layer sums plainly.
+        if mode == 2 and pointwise:
+            in_d = 256
+            fshape = (out_d, k, k, in_d)
+        values = rng.choice([-128, -127, 127] if mode == 2 else [-127, 127], out_d)
+        if mode == 2:
+            values[0] = -128
+        weights = np.broadcast_to(values.reshape(out_d, 1, 1, 1), fshape).astype(np.int8).copy()
+    qin = ([0.05], [0])
+    per_channel = bool(rng.integers(0, 2))
+    qw = weight_quant(rng, out_d, per_channel, 0, (0.004, 0.006))
+    largest = 128.0 * float(np.abs(weights.astype(np.int64)).reshape(out_d, -1).sum(axis=1).max())
+    # The largest sum near the output's edge, the smallest steps still seen.
+    qout = ([float(np.float32(qin[0][0] * max(qw[0]) * max(largest, 1.0) / 120.0))], [0])
+    qb = ([qin[0][0] * s for s in qw[0]], [0] * len(qw[0]), 0)
+    inputs = [((1, h, w, in_d), "INT8", None, qin), (fshape, "INT8", weights, qw),
+              ((out_d,), "INT32", bias_data(rng, "INT32", out_d), qb)]
+    model, _ = single_op("CONV_2D", inputs, [((1, h, w, out_d), "INT8", qout)], Padding="SAME", StrideH=1,
+                         StrideW=1, DilationHFactor=1, DilationWFactor=1, FusedActivationFunction="NONE")
+    sets = [[np.full((1, h, w, in_d), v, np.int8)] for v in (-128, 127)]
+    sets.append([random_data(rng, "INT8", (1, h, w, in_d))])
+    return Case("", model, dict(in_d=in_d, out_d=out_d, k=k, h=h, w=w, mode=mode, per_channel=per_channel), sets)
