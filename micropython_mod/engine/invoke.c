@@ -22,6 +22,10 @@ tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
     }
     invoke_frame_t frames[TFLM_MAX_CALL_DEPTH];
     void *ptrs[TFLM_MAX_NODE_IO + TFLM_MAX_SCRATCH_PER_OP];
+    // The records, looked up here rather than through the interpreter at
+    // every input (kernels' stores could alias it): the arena's, and the
+    // constants' of a prepared model.
+    const tflm_tensor_rec_t *recs = tflm_interp_tensor(ip, 0), *consts = ip->consts;
     uint32_t depth = 1;
     bool resumed = false;
     frames[0].subgraph = 0;
@@ -43,11 +47,23 @@ tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
         }
         const uint16_t *io = tflm_interp_io(ip, nr->io);
         uint32_t n_io = (uint32_t)nr->n_inputs + nr->n_outputs;
-        for (uint32_t k = 0; k < n_io; ++k) {
-            ptrs[k] = io[k] == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[k]));
+        if (consts == NULL) {
+            // All records in the arena.
+            for (uint32_t k = 0; k < n_io; ++k) {
+                ptrs[k] = io[k] == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_data(ip, recs + io[k]);
+            }
+        } else {
+            for (uint32_t k = 0; k < n_io; ++k) {
+                const uint32_t r = io[k];
+                void *p = NULL;
+                if (r != TFLM_NO_INDEX) {
+                    p = tflm_interp_tensor_data(ip, (r & TFLM_REC_CONST) ? consts + (r - TFLM_REC_CONST) : recs + r);
+                }
+                ptrs[k] = p;
+            }
         }
         for (uint32_t k = 0; k < nr->n_scratch; ++k) {
-            ptrs[n_io + k] = tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, nr->scratch + k));
+            ptrs[n_io + k] = tflm_interp_tensor_data(ip, recs + nr->scratch + k);
         }
         const tflm_kernel_t *k = &tflm_kernels[nr->kernel];
         tflm_eval_t e = {

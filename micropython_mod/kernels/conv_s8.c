@@ -58,7 +58,9 @@ typedef struct {
     int32_t per_group;       // output channels per group
     int32_t c0, n;           // the chunk of output channels
     const tflm_out_s8_t *q;  // its constants
+#if TFLM_MM_S8_LANES
     bool lanes;              // two pixels may sum in one 64-bit sum (conv_data_t.lanes)
+#endif
 } conv_s8_t;
 
 // One output row's window rows: origin, first and end tap (vertical).
@@ -418,7 +420,9 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
     c.act_min = d->act_min.q;
     c.act_max = d->act_max.q;
     c.per_group = c.out_d / (c.in_d / c.f_d);
+#if TFLM_MM_S8_LANES
     c.lanes = d->lanes != 0;
+#endif
     const int32_t *mults = conv_multipliers(d);
     const int8_t *shifts = conv_shifts(d);
 
