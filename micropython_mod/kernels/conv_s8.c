@@ -5,7 +5,8 @@
 // Output channels go in chunks whose constants (the input offset folded
 // into each filter's starting sum, the requantization) sit on the stack;
 // pixels go in pairs through tflm_mm_s8_2x2, two filters at a time, sums in
-// registers. A pixel's window is read where it lies when it is inside the
+// registers (on Armv7-M and later mainline cores, pointwise pixels in fours
+// and the M3's pairs summed two pixels per multiply: kernels/mm_s8.h). A pixel's window is read where it lies when it is inside the
 // input and its rows are long enough; otherwise (borders, or short rows such
 // as a 3-channel or 1-channel input) it is first gathered on the stack, with
 // the zero point where the window leaves the input (those taps then add
@@ -35,7 +36,7 @@
 // Largest window (values) gathered for a pixel; two pixels' on the stack.
 #define CONV_S8_GATHER_MAX (128)
 // Longest pixel widened to 16 bits on the stack for the DSP loops (two
-// pixels: 4 bytes a value), or packed in lanes for Armv7-M's.
+// pixels: 4 bytes a value), or packed in lanes for the M3's.
 #define CONV_S8_WIDE_MAX (256)
 // Longest pixel of four packed in lanes (Armv7-M's pointwise loop).
 #define CONV_S8_QUAD_MAX (128)

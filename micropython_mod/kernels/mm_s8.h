@@ -176,11 +176,17 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s16s8_2x2(const uint32_t *xw, const uint3
 // The core families that sum in lanes: Armv7-M and later mainline, with a
 // single-instruction 32x32+64 multiply-accumulate (SMLAL), and there the
 // loops in assembly (elsewhere, and for the host's tests, the same in C).
+// tflm_mm_s8_4x2's assembly takes all fourteen registers, r7 and r9
+// included: a build that reserves one (frame pointers, a fixed r9, -O0)
+// fails to compile it and needs -DTFLM_MM_S8_LANES_ASM=0 (the same sums in
+// C, slower).
 #define TFLM_MM_S8_LANES (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP)
-#if defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#ifndef TFLM_MM_S8_LANES_ASM
+#if defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__)
 #define TFLM_MM_S8_LANES_ASM (1)
 #else
 #define TFLM_MM_S8_LANES_ASM (0)
+#endif
 #endif
 
 // Whether each of `filters` filters of n values sums in lanes.

@@ -191,12 +191,13 @@ def conv_int8_lanes(rng):
     fshape = (out_d, k, k, in_d)
     mode = int(rng.integers(0, 3))
     if mode == 0:
-        weights = random_data(rng, "INT8", fshape, -127, 127)
+        weights = random_data(rng, "INT8", fshape, -128, 127)
     else:
         # Each filter all one value: +-127, or -128 (with mode 2). A
         # pointwise filter of 256 values of -128 meets all -128 inputs at
-        # exactly 2^22, one past the lanes' range: the layer sums plainly.
-        if mode == 2 and pointwise:
+        # exactly 2^22, one past the lanes' range: the layer sums plainly;
+        # fewer values of -128 sum in lanes.
+        if mode == 2 and pointwise and rng.integers(0, 2):
             in_d = 256
             fshape = (out_d, k, k, in_d)
         values = rng.choice([-128, -127, 127] if mode == 2 else [-127, 127], out_d)
