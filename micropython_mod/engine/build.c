@@ -174,10 +174,7 @@ static tflm_status_t build_subgraphs(tflm_build_t *b) {
         tensors += sg.tensors.count;
         nodes += sg.operators.count;
     }
-    if (tensors >= TFLM_MAX_RECORDS || nodes > TFLM_MAX_OPS) {
-        return tflm_error(&ip->err, TFLM_ERR_VALUE, "model too large: %u tensors and %u operators in all subgraphs",
-            (unsigned)tensors, (unsigned)nodes);
-    }
+    // find_prepared() checked the counts against the limits.
     ip->n_model_tensors = tensors;
     ip->n_nodes = nodes;
     return TFLM_OK;
@@ -317,11 +314,26 @@ static tflm_status_t records_map(tflm_build_t *b) {
     return b->n_const == ip->n_const ? TFLM_OK : records_differ(b);
 }
 
+// Tensor g's record into the arena (a constant's with a records map stays
+// in the model).
+static tflm_status_t put_tensor(tflm_build_t *b, uint32_t g, tflm_tensor_rec_t *r) {
+    tflm_interp_t *ip = b->ip;
+    uint32_t rec = tflm_interp_rec_of(ip, g);
+    if (rec & TFLM_REC_CONST) {
+        return TFLM_OK;
+    }
+    if (rec >= ip->map.n_live) {
+        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: record %u of %u", (unsigned)rec,
+            (unsigned)ip->map.n_live);
+    }
+    *tflm_interp_tensor_mut(ip, rec) = *r;
+    return TFLM_OK;
+}
+
 // Tensor records in the arena: where each model tensor's bytes are (but a
 // constant's, with a records map).
 static tflm_status_t build_tensors(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
-    tflm_model_t *m = ip->model;
     uint32_t n_live = ip->map.n_live;
     uint32_t total = n_live + b->scratch_cap;
     if (total >= TFLM_MAX_RECORDS) {
@@ -340,31 +352,8 @@ static tflm_status_t build_tensors(tflm_build_t *b) {
     if (b->dry) {
         return TFLM_OK;
     }
-    tflm_tensor_rec_t *recs = tflm_arena_ptr(b->arena, recs_at);
-    memset(recs, 0, total * sizeof(tflm_tensor_rec_t));
-    uint32_t g = 0;
-    for (uint32_t s = 0; s < ip->n_subgraphs; ++s) {
-        tflm_subgraph_t sg;
-        if (!tflm_model_subgraph(m, s, &sg)) {
-            return tflm_model_check(m, &ip->err);
-        }
-        for (uint32_t i = 0; i < sg.tensors.count; ++i, ++g) {
-            tflm_tensor_rec_t r;
-            tflm_status_t st = tensor_record(b, &sg, i, &r);
-            if (st) {
-                return st;
-            }
-            uint32_t rec = tflm_interp_rec_of(ip, g);
-            if (!(rec & TFLM_REC_CONST)) {
-                if (rec >= n_live) {
-                    return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: record %u of %u", (unsigned)rec,
-                        (unsigned)n_live);
-                }
-                recs[rec] = r;
-            }
-        }
-    }
-    return TFLM_OK;
+    memset(tflm_arena_ptr(b->arena, recs_at), 0, total * sizeof(tflm_tensor_rec_t));
+    return each_tensor(b, put_tensor);
 }
 
 // Prefixes the current error message with the node it came from.

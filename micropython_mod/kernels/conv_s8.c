@@ -6,8 +6,8 @@
 // into each filter's starting sum, the requantization) sit on the stack;
 // pixels go in pairs through tflm_mm_s8_2x2, two filters at a time, sums in
 // registers (on Armv7-M and later mainline cores, pointwise pixels in fours
-// and the M3's pairs summed two pixels per multiply: kernels/mm_s8.h). A pixel's window is read where it lies when it is inside the
-// input and its rows are long enough; otherwise (borders, or short rows such
+// and the M3's pairs summed two pixels per multiply: kernels/mm_s8.h). A
+// pixel's window is read where it lies when it is inside the input and its rows are long enough; otherwise (borders, or short rows such
 // as a 3-channel or 1-channel input) it is first gathered on the stack, with
 // the zero point where the window leaves the input (those taps then add
 // nothing, as the reference skips them). Grouped filters, dilated rows and
@@ -150,6 +150,17 @@ static void conv_s8_block(const conv_s8_t *c, const int8_t *x0, const int8_t *x1
     }
 }
 
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+// Both pixels' outputs of one channel from its lane sum (kernels/mm_s8.h).
+static TFLM_ALWAYS_INLINE void conv_s8_out_lanes(int64_t a, const tflm_out_s8_t *q, int32_t zp, int32_t lo,
+    int32_t hi, int8_t *o0, int8_t *o1) {
+    int32_t s0, s1;
+    tflm_mm_s8_unlane(a, &s0, &s1);
+    *o0 = tflm_out_s8((int32_t)((uint32_t)s0 + (uint32_t)q->bias), q, zp, lo, hi);
+    *o1 = tflm_out_s8((int32_t)((uint32_t)s1 + (uint32_t)q->bias), q, zp, lo, hi);
+}
+#endif
+
 // Two pixels (x1 == NULL: one) of `k` contiguous values each (a 1x1
 // window, or a window gathered on the stack) against the chunk's filters,
 // two at a time. out0/out1: the pixels' outputs at the chunk's first channel.
@@ -168,14 +179,9 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
             const tflm_out_s8_t *q0 = &q[j], *q1 = two ? q0 + 1 : q0;
             int64_t a[2] = { 0, 0 };
             tflm_mm_s8_2x2_lanes(xp, k, w, two ? w + k : w, a);
-            int32_t s0, s1;
-            tflm_mm_s8_unlane(a[0], &s0, &s1);
-            out0[j] = tflm_out_s8((int32_t)((uint32_t)s0 + (uint32_t)q0->bias), q0, zp, lo, hi);
-            out1[j] = tflm_out_s8((int32_t)((uint32_t)s1 + (uint32_t)q0->bias), q0, zp, lo, hi);
+            conv_s8_out_lanes(a[0], q0, zp, lo, hi, out0 + j, out1 + j);
             if (two) {
-                tflm_mm_s8_unlane(a[1], &s0, &s1);
-                out0[j + 1] = tflm_out_s8((int32_t)((uint32_t)s0 + (uint32_t)q1->bias), q1, zp, lo, hi);
-                out1[j + 1] = tflm_out_s8((int32_t)((uint32_t)s1 + (uint32_t)q1->bias), q1, zp, lo, hi);
+                conv_s8_out_lanes(a[1], q1, zp, lo, hi, out0 + j + 1, out1 + j + 1);
             }
         }
         return;
