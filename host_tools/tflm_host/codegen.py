@@ -1,8 +1,9 @@
 """Writes the C sources the module takes from tables: the op codes, names
-and options types of the schema (host_tools/tflm_host/schema.py), and the
-per-op lists of the kernels (micropython_mod/kernels/kernel_table.txt):
-their prototypes, the registry, and the configuration flags that choose
-which are linked in.
+and options types of the schema (host_tools/tflm_host/schema.py), the
+fields of every builtin options table (from the `tflite` schema package),
+and the per-op lists of the kernels
+(micropython_mod/kernels/kernel_table.txt): their prototypes, the registry,
+and the configuration flags that choose which are linked in.
 
 Run `tflm-host codegen` in a checkout after changing either table; a test
 checks the committed files.
@@ -10,6 +11,7 @@ checks the committed files.
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +94,72 @@ def ops_header() -> str:
         if code:
             lines.append(f"#define TFLM_OPTIONS_{_options_macro(name)} ({code})")
     lines += ["", "#endif // TFLM_ENGINE_OPS_H", ""]
+    return "\n".join(lines)
+
+
+def _snake(name: str) -> str:
+    """'DilationWFactor' -> 'DILATION_W_FACTOR'."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).upper()
+
+
+class _SlotRecorder:
+    """Stands in for a flatbuffers Builder: the schema package's
+    `<Table>Add<Field>(builder, value)` functions call
+    builder.Prepend<Kind>Slot(slot, value, default) once, which is where the
+    package states each field's slot, kind and default."""
+
+    def __init__(self) -> None:
+        self.call: tuple[str, int, object] | None = None
+
+    def __getattr__(self, method: str):
+        def record(slot, value, default=None):
+            self.call = (method, slot, default)
+        return record
+
+
+_SLOT_KINDS = {"PrependBoolSlot": "bool", "PrependInt8Slot": "int8", "PrependUint8Slot": "uint8",
+               "PrependInt16Slot": "int16", "PrependUint16Slot": "uint16", "PrependInt32Slot": "int32",
+               "PrependUint32Slot": "uint32", "PrependInt64Slot": "int64", "PrependFloat32Slot": "float32",
+               "PrependUOffsetTRelativeSlot": "offset"}
+
+
+def options_fields(table: str) -> list[tuple[int, str, str, object]]:
+    """(slot, field, kind, default) of each field of a builtin options table,
+    in slot order, as the `tflite` schema package defines it."""
+    mod = importlib.import_module(f"tflite.{table}")
+    prefix = f"{table}Add"
+    fields = []
+    for fn in sorted(n for n in vars(mod) if n.startswith(prefix)):
+        rec = _SlotRecorder()
+        getattr(mod, fn)(rec, 0)
+        if rec.call is None or rec.call[0] not in _SLOT_KINDS:
+            raise ValueError(f"tflite.{table}.{fn} does not set a slot this generator knows")
+        method, slot, default = rec.call
+        fields.append((slot, fn[len(prefix):], _SLOT_KINDS[method], default))
+    return sorted(fields)
+
+
+def options_header() -> str:
+    lines = [header("the `tflite` schema package's options tables"), "#ifndef TFLM_ENGINE_OPTIONS_H",
+             "#define TFLM_ENGINE_OPTIONS_H", "", '#include "ops.h"', "",
+             "// A field of a builtin options table, as tflm_prep_opt_*() and",
+             "// tflm_model_options() take it: the table's BuiltinOptions union type above",
+             "// bit 8, the field's slot in the low byte. A reader checks that the",
+             "// operator carries that table and reads the default otherwise, as TFLM does.",
+             "#define TFLM_OPT(type, slot) (((uint32_t)(type) << 8) | (slot))",
+             "#define TFLM_OPT_TYPE(field) ((field) >> 8)",
+             "#define TFLM_OPT_SLOT(field) ((field) & 0xffu)", ""]
+    for name in schema.BUILTIN_OPTIONS[1:]:
+        fields = options_fields(name)
+        if not fields:
+            continue
+        table = _options_macro(name)
+        lines.append(f"// {name}")
+        for slot, field, kind, default in fields:
+            dflt = "" if kind == "offset" else f", default {default}"
+            lines.append(f"#define TFLM_OPT_{table}_{_snake(field)} TFLM_OPT(TFLM_OPTIONS_{table}, {slot})"
+                         f"  // {kind}{dflt}")
+    lines += ["", "#endif // TFLM_ENGINE_OPTIONS_H", ""]
     return "\n".join(lines)
 
 
@@ -214,6 +282,7 @@ def generated_files(mod_dir: Path) -> dict[Path, str]:
     return {
         mod_dir / "engine" / "ops.h": ops_header(),
         mod_dir / "engine" / "op_names.c": op_names_source(),
+        mod_dir / "engine" / "options.h": options_header(),
         mod_dir / "kernels" / "kernels.h": kernels_header(kernels),
         mod_dir / "kernels" / "registry.c": registry_source(kernels),
         mod_dir / "tflm_config.h": config_header(kernels),

@@ -87,25 +87,26 @@ int32_t tflm_prep_zero_point(tflm_prepare_t *p, const tflm_tinfo_t *t, uint32_t 
     return c < n ? (int32_t)tflm_fb_vec_i64(&p->model->fb, t->t.zero_point, c) : 0;
 }
 
-uint8_t tflm_prep_opt_u8(tflm_prepare_t *p, unsigned field, uint8_t dflt) {
-    return tflm_fb_u8(&p->model->fb, p->op->options, field, dflt);
+uint8_t tflm_prep_opt_u8(tflm_prepare_t *p, uint32_t field, uint8_t dflt) {
+    return tflm_fb_u8(&p->model->fb, tflm_model_options(p->op, field), TFLM_OPT_SLOT(field), dflt);
 }
 
-int32_t tflm_prep_opt_i32(tflm_prepare_t *p, unsigned field, int32_t dflt) {
-    return tflm_fb_i32(&p->model->fb, p->op->options, field, dflt);
+int32_t tflm_prep_opt_i32(tflm_prepare_t *p, uint32_t field, int32_t dflt) {
+    return tflm_fb_i32(&p->model->fb, tflm_model_options(p->op, field), TFLM_OPT_SLOT(field), dflt);
 }
 
-float tflm_prep_opt_f32(tflm_prepare_t *p, unsigned field, float dflt) {
-    return tflm_fb_f32(&p->model->fb, p->op->options, field, dflt);
+float tflm_prep_opt_f32(tflm_prepare_t *p, uint32_t field, float dflt) {
+    return tflm_fb_f32(&p->model->fb, tflm_model_options(p->op, field), TFLM_OPT_SLOT(field), dflt);
 }
 
-tflm_status_t tflm_prep_opt_i32s(tflm_prepare_t *p, unsigned field, int32_t *values, uint32_t max, uint32_t *count) {
+tflm_status_t tflm_prep_opt_i32s(tflm_prepare_t *p, uint32_t field, int32_t *values, uint32_t max, uint32_t *count) {
     tflm_fb_t *fb = &p->model->fb;
+    uint32_t options = tflm_model_options(p->op, field);
     *count = 0;
-    if (p->op->options == 0) {
+    if (options == 0) {
         return TFLM_OK;
     }
-    tflm_fb_vec_t v = tflm_fb_vector(fb, p->op->options, field, 4);
+    tflm_fb_vec_t v = tflm_fb_vector(fb, options, TFLM_OPT_SLOT(field), 4);
     if (fb->bad) {
         return tflm_model_check(p->model, p->err);
     }

@@ -138,13 +138,15 @@ tflm_status_t tflm_prep_output(tflm_prepare_t *p, uint32_t i, tflm_tinfo_t *t);
 float tflm_prep_scale(tflm_prepare_t *p, const tflm_tinfo_t *t, uint32_t channel);
 int32_t tflm_prep_zero_point(tflm_prepare_t *p, const tflm_tinfo_t *t, uint32_t channel);
 
-// Builtin options of the operator; fields of the options table, or defaults.
-uint8_t tflm_prep_opt_u8(tflm_prepare_t *p, unsigned field, uint8_t dflt);
-int32_t tflm_prep_opt_i32(tflm_prepare_t *p, unsigned field, int32_t dflt);
-float tflm_prep_opt_f32(tflm_prepare_t *p, unsigned field, float dflt);
+// Builtin options of the operator: `field` is a TFLM_OPT_<TABLE>_<FIELD> of
+// engine/options.h (generated from the schema); the default when the
+// operator's options are absent, of another table, or lack the field.
+uint8_t tflm_prep_opt_u8(tflm_prepare_t *p, uint32_t field, uint8_t dflt);
+int32_t tflm_prep_opt_i32(tflm_prepare_t *p, uint32_t field, int32_t dflt);
+float tflm_prep_opt_f32(tflm_prepare_t *p, uint32_t field, float dflt);
 // A vector-of-int32 option: copies at most `max` values, returns the count
 // (0 when absent); ValueError when it holds more than `max`.
-tflm_status_t tflm_prep_opt_i32s(tflm_prepare_t *p, unsigned field, int32_t *values, uint32_t max, uint32_t *count);
+tflm_status_t tflm_prep_opt_i32s(tflm_prepare_t *p, uint32_t field, int32_t *values, uint32_t max, uint32_t *count);
 
 // Padding as TFLM computes it (schema Padding: 0 SAME, 1 VALID).
 #define TFLM_PADDING_SAME (0)

@@ -89,12 +89,14 @@ static tflm_status_t called_subgraphs(lt_walk_t *w, uint32_t s, uint32_t index, 
         return tflm_model_check(m, &ip->err);
     }
     int32_t called[2] = { -1, -1 };
-    if (op.builtin == TFLM_OP_CALL_ONCE && op.options_type == TFLM_OPTIONS_CALL_ONCE) {
-        called[0] = tflm_fb_i32(&m->fb, op.options, 0, -1);
-    } else if ((op.builtin == TFLM_OP_IF && op.options_type == TFLM_OPTIONS_IF)
-               || (op.builtin == TFLM_OP_WHILE && op.options_type == TFLM_OPTIONS_WHILE)) {
-        called[0] = tflm_fb_i32(&m->fb, op.options, 0, -1);
-        called[1] = tflm_fb_i32(&m->fb, op.options, 1, -1);
+    if (op.builtin == TFLM_OP_CALL_ONCE) {
+        called[0] = tflm_model_opt_i32(m, &op, TFLM_OPT_CALL_ONCE_INIT_SUBGRAPH_INDEX, -1);
+    } else if (op.builtin == TFLM_OP_IF) {
+        called[0] = tflm_model_opt_i32(m, &op, TFLM_OPT_IF_THEN_SUBGRAPH_INDEX, -1);
+        called[1] = tflm_model_opt_i32(m, &op, TFLM_OPT_IF_ELSE_SUBGRAPH_INDEX, -1);
+    } else if (op.builtin == TFLM_OP_WHILE) {
+        called[0] = tflm_model_opt_i32(m, &op, TFLM_OPT_WHILE_COND_SUBGRAPH_INDEX, -1);
+        called[1] = tflm_model_opt_i32(m, &op, TFLM_OPT_WHILE_BODY_SUBGRAPH_INDEX, -1);
     }
     for (int c = 0; c < 2; ++c) {
         if (called[c] == -1) {

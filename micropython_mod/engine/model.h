@@ -6,6 +6,7 @@
 #define TFLM_ENGINE_MODEL_H
 
 #include "flatbuffer.h"
+#include "options.h"
 
 // Engine limits: tensor and operator indices are stored in 16 bits.
 #define TFLM_MAX_TENSORS (65535u)
@@ -58,6 +59,19 @@ typedef struct {
     uint32_t options;         // options table, 0 when absent
     tflm_fb_vec_t custom_options;
 } tflm_model_op_t;
+
+// The options table to read `field` (engine/options.h: TFLM_OPT_<TABLE>_<FIELD>)
+// from: the operator's, or 0 (every read gives its default) when the operator
+// carries another table, as TFLM reads a mismatched union.
+static inline uint32_t tflm_model_options(const tflm_model_op_t *op, uint32_t field) {
+    return op->options_type == TFLM_OPT_TYPE(field) ? op->options : 0;
+}
+static inline int32_t tflm_model_opt_i32(tflm_model_t *m, const tflm_model_op_t *op, uint32_t field, int32_t dflt) {
+    return tflm_fb_i32(&m->fb, tflm_model_options(op, field), TFLM_OPT_SLOT(field), dflt);
+}
+static inline uint8_t tflm_model_opt_u8(tflm_model_t *m, const tflm_model_op_t *op, uint32_t field, uint8_t dflt) {
+    return tflm_fb_u8(&m->fb, tflm_model_options(op, field), TFLM_OPT_SLOT(field), dflt);
+}
 
 // Reads and checks the model; on failure returns TFLM_ERR_VALUE with a reason.
 tflm_status_t tflm_model_init(tflm_model_t *m, const uint8_t *buf, size_t len, tflm_error_t *err);

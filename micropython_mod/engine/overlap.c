@@ -8,13 +8,6 @@
 #include "planner.h"
 
 // Builtin option fields (schema.fbs): Conv2DOptions, DepthwiseConv2DOptions, Pool2DOptions.
-#define OV_CONV_PADDING (0)
-#define OV_CONV_STRIDE_H (2)
-#define OV_CONV_DILATION_H (5)
-#define OV_DW_DILATION_H (6)
-#define OV_POOL_STRIDE_H (2)
-#define OV_POOL_FILTER_H (4)
-#define OV_LSTM_TIME_MAJOR (3)  // UnidirectionalSequenceLSTMOptions
 
 // The node that writes record y as its output 0, or n_nodes.
 static uint32_t producer(const tflm_plan_view_t *v, uint32_t y) {
@@ -111,7 +104,7 @@ static int32_t pad_top(ov_op_t *o) {
 static bool sequence_geometry(ov_op_t *o, const tflm_tensor_rec_t *ry, const tflm_tensor_rec_t *rx,
     tflm_overlap_rows_t *g) {
     int32_t d0 = dim_of(o, false, 0, 0, 3), d1 = dim_of(o, false, 0, 1, 3);
-    bool time_major = tflm_fb_u8(&o->m->fb, o->op.options, OV_LSTM_TIME_MAJOR, 0) != 0;
+    bool time_major = tflm_model_opt_u8(o->m, &o->op, TFLM_OPT_UNIDIRECTIONAL_SEQUENCE_LSTM_TIME_MAJOR, 0) != 0;
     if (d0 <= 0 || d1 <= 0 || dim_of(o, true, 0, 0, 3) != d0 || dim_of(o, true, 0, 1, 3) != d1 || o->m->fb.bad) {
         return false;
     }
@@ -144,14 +137,15 @@ static bool row_geometry(const tflm_plan_view_t *v, uint32_t n, const tflm_tenso
     int32_t in_h = dim4(&o, false, 0, 1), out_h = dim4(&o, true, 0, 1);
     int32_t batches = dim4(&o, false, 0, 0);
     int32_t filter_h = 1, stride = 1, dilation = 1, top;
-    tflm_fb_t *fb = &o.m->fb;
     if (op == TFLM_OP_CONV_2D || op == TFLM_OP_DEPTHWISE_CONV_2D) {
         filter_h = dim4(&o, false, 1, 1);
-        stride = tflm_fb_i32(fb, o.op.options, OV_CONV_STRIDE_H, 0);
-        dilation = tflm_fb_i32(fb, o.op.options, op == TFLM_OP_CONV_2D ? OV_CONV_DILATION_H : OV_DW_DILATION_H, 1);
+        bool conv = op == TFLM_OP_CONV_2D;
+        stride = tflm_model_opt_i32(o.m, &o.op, conv ? TFLM_OPT_CONV2D_STRIDE_H : TFLM_OPT_DEPTHWISE_CONV2D_STRIDE_H, 0);
+        dilation = tflm_model_opt_i32(o.m, &o.op,
+            conv ? TFLM_OPT_CONV2D_DILATION_H_FACTOR : TFLM_OPT_DEPTHWISE_CONV2D_DILATION_H_FACTOR, 1);
     } else if (op == TFLM_OP_AVERAGE_POOL_2D || op == TFLM_OP_MAX_POOL_2D) {
-        stride = tflm_fb_i32(fb, o.op.options, OV_POOL_STRIDE_H, 0);
-        filter_h = tflm_fb_i32(fb, o.op.options, OV_POOL_FILTER_H, 0);
+        stride = tflm_model_opt_i32(o.m, &o.op, TFLM_OPT_POOL2D_STRIDE_H, 0);
+        filter_h = tflm_model_opt_i32(o.m, &o.op, TFLM_OPT_POOL2D_FILTER_HEIGHT, 0);
     } else if (op != TFLM_OP_PAD && op != TFLM_OP_PADV2) {
         return false;
     }

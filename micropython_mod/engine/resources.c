@@ -12,8 +12,6 @@
 #include "ops.h"
 #include "schema.h"
 
-#define TFLM_VAR_HANDLE_CONTAINER (0)
-#define TFLM_VAR_HANDLE_SHARED_NAME (1)
 
 typedef struct {
     uint32_t subgraph;
@@ -37,11 +35,12 @@ static bool var_handle(tflm_model_t *m, uint32_t k, tflm_var_handle_t *vh) {
             if (op.builtin != TFLM_OP_VAR_HANDLE || k-- != 0) {
                 continue;
             }
-            uint32_t opts = op.options_type == TFLM_OPTIONS_VAR_HANDLE ? op.options : 0;
             vh->subgraph = s;
             vh->op = i;
-            vh->container = tflm_fb_vector(&m->fb, opts, TFLM_VAR_HANDLE_CONTAINER, 1);
-            vh->name = tflm_fb_vector(&m->fb, opts, TFLM_VAR_HANDLE_SHARED_NAME, 1);
+            vh->container = tflm_fb_vector(&m->fb, tflm_model_options(&op, TFLM_OPT_VAR_HANDLE_CONTAINER),
+                TFLM_OPT_SLOT(TFLM_OPT_VAR_HANDLE_CONTAINER), 1);
+            vh->name = tflm_fb_vector(&m->fb, tflm_model_options(&op, TFLM_OPT_VAR_HANDLE_SHARED_NAME),
+                TFLM_OPT_SLOT(TFLM_OPT_VAR_HANDLE_SHARED_NAME), 1);
             return !m->fb.bad;
         }
     }

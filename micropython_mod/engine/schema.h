@@ -1,4 +1,5 @@
-// Field numbers of the TFLite FlatBuffer schema tables the engine reads.
+// Field numbers of the TFLite FlatBuffer schema tables the engine reads
+// (the builtin options tables' are generated: engine/options.h).
 #ifndef TFLM_ENGINE_SCHEMA_H
 #define TFLM_ENGINE_SCHEMA_H
 
@@ -63,10 +64,5 @@
 #define TFLM_ACT_RELU6 (3)
 #define TFLM_ACT_TANH (4)
 #define TFLM_ACT_SIGN_BIT (5)
-
-// table FullyConnectedOptions
-#define TFLM_FC_FUSED_ACTIVATION (0)
-#define TFLM_FC_WEIGHTS_FORMAT (1)
-#define TFLM_FC_KEEP_NUM_DIMS (2)
 
 #endif // TFLM_ENGINE_SCHEMA_H

@@ -223,7 +223,6 @@ tflm_status_t tflm_relu6_eval(tflm_eval_t *e) {
 #if TFLM_KERNEL_LEAKY_RELU
 
 // LeakyReluOptions fields
-#define LEAKY_RELU_ALPHA (0)
 
 typedef struct {
     uint8_t kind;
@@ -308,7 +307,7 @@ tflm_status_t tflm_leaky_relu_prepare(tflm_prepare_t *p) {
     if (st) {
         return st;
     }
-    float alpha = tflm_prep_opt_f32(p, LEAKY_RELU_ALPHA, 0.0f);
+    float alpha = tflm_prep_opt_f32(p, TFLM_OPT_LEAKY_RELU_ALPHA, 0.0f);
     int32_t m_id = 0, s_id = 0, m_alpha = 0, s_alpha = 0;
     uint8_t negative = 0;
     if (kind != ACT_FLOAT32) {

@@ -11,7 +11,6 @@
 #if TFLM_KERNEL_ADD || TFLM_KERNEL_SUB
 
 // AddOptions and SubOptions fields
-#define ADD_FUSED_ACTIVATION (0)
 
 enum { ADD_FLOAT32, ADD_INT32, ADD_INT8, ADD_INT16 };
 
@@ -251,7 +250,7 @@ static tflm_status_t add_sub_prepare(tflm_prepare_t *p, bool subtract) {
     if (kind == ADD_INT32 && (in1.n_scales != 0 || in2.n_scales != 0 || (subtract && out.n_scales != 0))) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "quantized int32 %s is not supported", name);
     }
-    uint8_t activation = tflm_prep_opt_u8(p, ADD_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    uint8_t activation = tflm_prep_opt_u8(p, subtract ? TFLM_OPT_SUB_FUSED_ACTIVATION_FUNCTION : TFLM_OPT_ADD_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
     if (quantized && activation > TFLM_ACT_RELU6) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation %u is not supported", (unsigned)activation);
     }

@@ -5,7 +5,6 @@
 
 #if TFLM_KERNEL_CALL_ONCE
 
-#define TFLM_CALL_ONCE_INIT_SUBGRAPH (0)
 
 typedef struct {
     int32_t subgraph;
@@ -19,7 +18,7 @@ tflm_status_t tflm_call_once_prepare(tflm_prepare_t *p) {
         return st;
     }
     int32_t sg = p->op->options_type == TFLM_OPTIONS_CALL_ONCE
-        ? tflm_prep_opt_i32(p, TFLM_CALL_ONCE_INIT_SUBGRAPH, -1) : -1;
+        ? tflm_prep_opt_i32(p, TFLM_OPT_CALL_ONCE_INIT_SUBGRAPH_INDEX, -1) : -1;
     // The interpreter checks when marking lifetimes that calls form no cycle.
     if (sg <= 0 || (uint32_t)sg >= p->model->subgraphs.count) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "init subgraph %d out of range", (int)sg);

@@ -7,8 +7,6 @@
 #if TFLM_KERNEL_CONCATENATION
 
 // ConcatenationOptions fields
-#define CONCAT_AXIS (0)
-#define CONCAT_ACTIVATION (1)
 // TFLM's limits.
 #define CONCAT_MAX_INPUTS (10)
 #define CONCAT_MAX_DIMS (6)
@@ -29,7 +27,7 @@ tflm_status_t tflm_concatenation_prepare(tflm_prepare_t *p) {
     if ((st = tflm_prep_output(p, 0, &out))) {
         return st;
     }
-    if (tflm_prep_opt_u8(p, CONCAT_ACTIVATION, TFLM_ACT_NONE) != TFLM_ACT_NONE) {
+    if (tflm_prep_opt_u8(p, TFLM_OPT_CONCATENATION_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE) != TFLM_ACT_NONE) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation is not supported");
     }
     switch (out.type) {
@@ -46,13 +44,13 @@ tflm_status_t tflm_concatenation_prepare(tflm_prepare_t *p) {
     if (out.ndims > CONCAT_MAX_DIMS) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "at most %u dimensions supported", (unsigned)CONCAT_MAX_DIMS);
     }
-    int32_t axis = tflm_prep_opt_i32(p, CONCAT_AXIS, 0);
+    int32_t axis = tflm_prep_opt_i32(p, TFLM_OPT_CONCATENATION_AXIS, 0);
     if (axis < 0) {
         axis += (int32_t)out.ndims;
     }
     if (axis < 0 || axis >= (int32_t)out.ndims) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "axis %d out of range for %u dimensions",
-            (int)tflm_prep_opt_i32(p, CONCAT_AXIS, 0), (unsigned)out.ndims);
+            (int)tflm_prep_opt_i32(p, TFLM_OPT_CONCATENATION_AXIS, 0), (unsigned)out.ndims);
     }
     uint32_t es = (uint32_t)tflm_type_size(out.type);
     uint32_t outer = 1, inner = 1;

@@ -195,12 +195,6 @@ tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *
 #if TFLM_KERNEL_CONV_2D
 
 // Conv2DOptions fields
-#define CONV_PADDING (0)
-#define CONV_STRIDE_W (1)
-#define CONV_STRIDE_H (2)
-#define CONV_FUSED_ACTIVATION (3)
-#define CONV_DILATION_W (4)
-#define CONV_DILATION_H (5)
 
 // The loops of all variants, in TFLM's order: for each output value, the
 // rows and columns of its window that lie inside the input. The geometry is
@@ -339,12 +333,12 @@ static void tflm_conv_2d_int16_acc64(const conv_data_t *d, const int16_t *input,
 
 tflm_status_t tflm_conv_2d_prepare(tflm_prepare_t *p) {
     conv_options_t opt = {
-        .padding = tflm_prep_opt_u8(p, CONV_PADDING, TFLM_PADDING_SAME),
-        .activation = tflm_prep_opt_u8(p, CONV_FUSED_ACTIVATION, TFLM_ACT_NONE),
-        .stride_h = tflm_prep_opt_i32(p, CONV_STRIDE_H, 0),
-        .stride_w = tflm_prep_opt_i32(p, CONV_STRIDE_W, 0),
-        .dil_h = tflm_prep_opt_i32(p, CONV_DILATION_H, 1),
-        .dil_w = tflm_prep_opt_i32(p, CONV_DILATION_W, 1),
+        .padding = tflm_prep_opt_u8(p, TFLM_OPT_CONV2D_PADDING, TFLM_PADDING_SAME),
+        .activation = tflm_prep_opt_u8(p, TFLM_OPT_CONV2D_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE),
+        .stride_h = tflm_prep_opt_i32(p, TFLM_OPT_CONV2D_STRIDE_H, 0),
+        .stride_w = tflm_prep_opt_i32(p, TFLM_OPT_CONV2D_STRIDE_W, 0),
+        .dil_h = tflm_prep_opt_i32(p, TFLM_OPT_CONV2D_DILATION_H_FACTOR, 1),
+        .dil_w = tflm_prep_opt_i32(p, TFLM_OPT_CONV2D_DILATION_W_FACTOR, 1),
         .depth_multiplier = 0,
     };
     return tflm_conv_prepare_common(p, &opt, false);

@@ -9,13 +9,6 @@
 #if TFLM_KERNEL_DEPTHWISE_CONV_2D
 
 // DepthwiseConv2DOptions fields
-#define DW_PADDING (0)
-#define DW_STRIDE_W (1)
-#define DW_STRIDE_H (2)
-#define DW_DEPTH_MULTIPLIER (3)
-#define DW_FUSED_ACTIVATION (4)
-#define DW_DILATION_W (5)
-#define DW_DILATION_H (6)
 
 // Output channels summed together: their taps are neighbours in the input
 // and the filter. The sums live on the stack (at most 256 bytes).
@@ -116,13 +109,13 @@ static void tflm_depthwise_conv_2d_int16(const conv_data_t *d, const int16_t *in
 
 tflm_status_t tflm_depthwise_conv_2d_prepare(tflm_prepare_t *p) {
     conv_options_t opt = {
-        .padding = tflm_prep_opt_u8(p, DW_PADDING, TFLM_PADDING_SAME),
-        .activation = tflm_prep_opt_u8(p, DW_FUSED_ACTIVATION, TFLM_ACT_NONE),
-        .stride_h = tflm_prep_opt_i32(p, DW_STRIDE_H, 0),
-        .stride_w = tflm_prep_opt_i32(p, DW_STRIDE_W, 0),
-        .dil_h = tflm_prep_opt_i32(p, DW_DILATION_H, 1),
-        .dil_w = tflm_prep_opt_i32(p, DW_DILATION_W, 1),
-        .depth_multiplier = tflm_prep_opt_i32(p, DW_DEPTH_MULTIPLIER, 0),
+        .padding = tflm_prep_opt_u8(p, TFLM_OPT_DEPTHWISE_CONV2D_PADDING, TFLM_PADDING_SAME),
+        .activation = tflm_prep_opt_u8(p, TFLM_OPT_DEPTHWISE_CONV2D_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE),
+        .stride_h = tflm_prep_opt_i32(p, TFLM_OPT_DEPTHWISE_CONV2D_STRIDE_H, 0),
+        .stride_w = tflm_prep_opt_i32(p, TFLM_OPT_DEPTHWISE_CONV2D_STRIDE_W, 0),
+        .dil_h = tflm_prep_opt_i32(p, TFLM_OPT_DEPTHWISE_CONV2D_DILATION_H_FACTOR, 1),
+        .dil_w = tflm_prep_opt_i32(p, TFLM_OPT_DEPTHWISE_CONV2D_DILATION_W_FACTOR, 1),
+        .depth_multiplier = tflm_prep_opt_i32(p, TFLM_OPT_DEPTHWISE_CONV2D_DEPTH_MULTIPLIER, 0),
     };
     return tflm_conv_prepare_common(p, &opt, true);
 }

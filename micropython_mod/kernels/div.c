@@ -9,7 +9,6 @@
 #if TFLM_KERNEL_DIV
 
 // DivOptions fields
-#define DIV_FUSED_ACTIVATION (0)
 
 enum { DIV_FLOAT32, DIV_INT32, DIV_INT8 };
 
@@ -120,7 +119,7 @@ tflm_status_t tflm_div_prepare(tflm_prepare_t *p) {
     if (kind == DIV_INT32 && (in1.n_scales != 0 || in2.n_scales != 0)) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "quantized int32 DIV is not supported");
     }
-    uint8_t activation = tflm_prep_opt_u8(p, DIV_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    uint8_t activation = tflm_prep_opt_u8(p, TFLM_OPT_DIV_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
     if (kind == DIV_INT8 && activation > TFLM_ACT_RELU6) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation %u is not supported", (unsigned)activation);
     }

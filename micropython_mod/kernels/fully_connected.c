@@ -194,7 +194,7 @@ tflm_status_t tflm_fully_connected_prepare(tflm_prepare_t *p) {
     if (d == NULL) {
         return tflm_prep_status(p);
     }
-    uint8_t activation = tflm_prep_opt_u8(p, TFLM_FC_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    uint8_t activation = tflm_prep_opt_u8(p, TFLM_OPT_FULLY_CONNECTED_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
     d->kind = kind;
     d->per_channel = per_channel;
     d->has_bias = bias.index >= 0;

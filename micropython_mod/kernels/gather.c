@@ -5,8 +5,6 @@
 #if TFLM_KERNEL_GATHER
 
 // GatherOptions fields
-#define GATHER_AXIS (0)
-#define GATHER_BATCH_DIMS (1)
 
 typedef struct {
     uint32_t batch;
@@ -39,20 +37,20 @@ tflm_status_t tflm_gather_prepare(tflm_prepare_t *p) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
     }
     const int32_t in_dims = in.ndims, idx_dims = idx.ndims;
-    int32_t axis = tflm_prep_opt_i32(p, GATHER_AXIS, 0);
+    int32_t axis = tflm_prep_opt_i32(p, TFLM_OPT_GATHER_AXIS, 0);
     if (axis < 0) {
         axis += in_dims;
     }
     if (axis < 0 || axis >= in_dims) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "axis %d out of range", (int)tflm_prep_opt_i32(p, GATHER_AXIS, 0));
+        return tflm_error(p->err, TFLM_ERR_VALUE, "axis %d out of range", (int)tflm_prep_opt_i32(p, TFLM_OPT_GATHER_AXIS, 0));
     }
-    int32_t batch_dims = tflm_prep_opt_i32(p, GATHER_BATCH_DIMS, 0);
+    int32_t batch_dims = tflm_prep_opt_i32(p, TFLM_OPT_GATHER_BATCH_DIMS, 0);
     if (batch_dims < 0) {
         batch_dims += idx_dims;
     }
     if (batch_dims > axis || batch_dims < 0 || batch_dims >= in_dims || batch_dims > idx_dims) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "batch_dims %d out of range",
-            (int)tflm_prep_opt_i32(p, GATHER_BATCH_DIMS, 0));
+            (int)tflm_prep_opt_i32(p, TFLM_OPT_GATHER_BATCH_DIMS, 0));
     }
     uint64_t batch = 1, outer = 1, inner = 1, coords = 1;
     for (int32_t i = 0; i < batch_dims; ++i) {

@@ -17,10 +17,6 @@
 #if TFLM_KERNEL_UNIDIRECTIONAL_SEQUENCE_LSTM
 
 // UnidirectionalSequenceLSTMOptions fields
-#define LSTM_FUSED_ACTIVATION (0)
-#define LSTM_CELL_CLIP (1)
-#define LSTM_PROJ_CLIP (2)
-#define LSTM_TIME_MAJOR (3)
 
 // Inputs (TFLM's lstm_shared.h numbering)
 #define LSTM_INPUT (0)
@@ -500,7 +496,7 @@ tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
         }
     }
     // Shapes, checked as TFLM's ValidateTensorSize does.
-    bool time_major = tflm_prep_opt_u8(p, LSTM_TIME_MAJOR, 0) != 0;
+    bool time_major = tflm_prep_opt_u8(p, TFLM_OPT_UNIDIRECTIONAL_SEQUENCE_LSTM_TIME_MAJOR, 0) != 0;
     if (in->ndims != 3 || hidden->ndims != 2) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input needs 3 dimensions and the hidden state 2");
     }
@@ -520,7 +516,7 @@ tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "tensor shapes do not match the LSTM's (batch %d, steps %d, input %d, state %d)",
             (int)batches, (int)steps, (int)n_input, (int)n_state);
     }
-    uint8_t activation = tflm_prep_opt_u8(p, LSTM_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    uint8_t activation = tflm_prep_opt_u8(p, TFLM_OPT_UNIDIRECTIONAL_SEQUENCE_LSTM_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
     if (activation != ACT_TANH) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "LSTM cell activation %u is not supported (only TANH)",
             (unsigned)activation);
@@ -570,7 +566,7 @@ tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
     d->steps = steps;
     d->n_input = n_input;
     d->n_state = n_state;
-    d->cell_clip = tflm_prep_opt_f32(p, LSTM_CELL_CLIP, 0.0f);
+    d->cell_clip = tflm_prep_opt_f32(p, TFLM_OPT_UNIDIRECTIONAL_SEQUENCE_LSTM_CELL_CLIP, 0.0f);
     if (kind == LSTM_FLOAT32) {
         return TFLM_OK;
     }

@@ -9,7 +9,6 @@
 #if TFLM_KERNEL_MUL
 
 // MulOptions fields
-#define MUL_FUSED_ACTIVATION (0)
 
 enum { MUL_FLOAT32, MUL_INT32, MUL_INT8, MUL_INT16 };
 
@@ -108,7 +107,7 @@ tflm_status_t tflm_mul_prepare(tflm_prepare_t *p) {
     if (kind == MUL_INT16 && (in1.zero_point != 0 || in2.zero_point != 0 || out.zero_point != 0)) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "int16 MUL needs zero points 0");
     }
-    uint8_t activation = tflm_prep_opt_u8(p, MUL_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    uint8_t activation = tflm_prep_opt_u8(p, TFLM_OPT_MUL_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
     if (quantized && activation > TFLM_ACT_RELU6) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation %u is not supported", (unsigned)activation);
     }

@@ -6,8 +6,6 @@
 #if TFLM_KERNEL_PACK || TFLM_KERNEL_UNPACK
 
 // PackOptions / UnpackOptions fields (same layout)
-#define PACK_COUNT (0)
-#define PACK_AXIS (1)
 
 typedef struct {
     uint32_t outer;
@@ -24,7 +22,7 @@ static tflm_status_t pack_prepare(tflm_prepare_t *p, bool pack) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "has %u inputs and %u outputs",
             (unsigned)tflm_prep_num_inputs(p), (unsigned)tflm_prep_num_outputs(p));
     }
-    int32_t count = tflm_prep_opt_i32(p, PACK_COUNT, 0);
+    int32_t count = tflm_prep_opt_i32(p, pack ? TFLM_OPT_PACK_VALUES_COUNT : TFLM_OPT_UNPACK_NUM, 0);
     if (count != (int32_t)n) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "option says %d tensors, the op has %u", (int)count, (unsigned)n);
     }
@@ -50,13 +48,13 @@ static tflm_status_t pack_prepare(tflm_prepare_t *p, bool pack) {
         default:
             return tflm_prep_unsupported_type(p, pack ? "output" : "input", whole.type);
     }
-    int32_t axis = tflm_prep_opt_i32(p, PACK_AXIS, 0);
+    int32_t axis = tflm_prep_opt_i32(p, pack ? TFLM_OPT_PACK_AXIS : TFLM_OPT_UNPACK_AXIS, 0);
     if (axis < 0) {
         axis += (int32_t)whole.ndims;
     }
     if (axis < 0 || axis >= (int32_t)whole.ndims || whole.dims[axis] != (int32_t)n) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "axis %d does not hold the %u tensors",
-            (int)tflm_prep_opt_i32(p, PACK_AXIS, 0), (unsigned)n);
+            (int)tflm_prep_opt_i32(p, pack ? TFLM_OPT_PACK_AXIS : TFLM_OPT_UNPACK_AXIS, 0), (unsigned)n);
     }
     uint32_t outer = 1, inner = 1;
     for (int32_t i = 0; i < axis; ++i) {

@@ -8,12 +8,6 @@
 #if TFLM_KERNEL_AVERAGE_POOL_2D || TFLM_KERNEL_MAX_POOL_2D
 
 // Pool2DOptions fields
-#define POOL_PADDING (0)
-#define POOL_STRIDE_W (1)
-#define POOL_STRIDE_H (2)
-#define POOL_FILTER_W (3)
-#define POOL_FILTER_H (4)
-#define POOL_FUSED_ACTIVATION (5)
 
 // The part of the filter window that lies inside the input, along one axis.
 static inline void pool_window(int32_t out_pos, int32_t stride, int32_t pad, int32_t filter, int32_t in_size,
@@ -168,12 +162,12 @@ static tflm_status_t pool_prepare(tflm_prepare_t *p) {
     if (in.ndims != 4 || out.ndims != 4) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input and output need 4 dimensions");
     }
-    uint8_t padding = tflm_prep_opt_u8(p, POOL_PADDING, TFLM_PADDING_SAME);
-    int32_t stride_w = tflm_prep_opt_i32(p, POOL_STRIDE_W, 0);
-    int32_t stride_h = tflm_prep_opt_i32(p, POOL_STRIDE_H, 0);
-    int32_t filter_w = tflm_prep_opt_i32(p, POOL_FILTER_W, 0);
-    int32_t filter_h = tflm_prep_opt_i32(p, POOL_FILTER_H, 0);
-    uint8_t activation = tflm_prep_opt_u8(p, POOL_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    uint8_t padding = tflm_prep_opt_u8(p, TFLM_OPT_POOL2D_PADDING, TFLM_PADDING_SAME);
+    int32_t stride_w = tflm_prep_opt_i32(p, TFLM_OPT_POOL2D_STRIDE_W, 0);
+    int32_t stride_h = tflm_prep_opt_i32(p, TFLM_OPT_POOL2D_STRIDE_H, 0);
+    int32_t filter_w = tflm_prep_opt_i32(p, TFLM_OPT_POOL2D_FILTER_WIDTH, 0);
+    int32_t filter_h = tflm_prep_opt_i32(p, TFLM_OPT_POOL2D_FILTER_HEIGHT, 0);
+    uint8_t activation = tflm_prep_opt_u8(p, TFLM_OPT_POOL2D_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
     if (padding != TFLM_PADDING_SAME && padding != TFLM_PADDING_VALID) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "unknown padding %u", (unsigned)padding);
     }

@@ -65,7 +65,6 @@ tflm_status_t tflm_reshape_eval(tflm_eval_t *e) {
 
 #if TFLM_KERNEL_SQUEEZE
 // SqueezeOptions fields
-#define SQUEEZE_DIMS (0)
 // TFLM's limit on the input's dimensions.
 #define SQUEEZE_MAX_DIMS (8)
 
@@ -90,7 +89,7 @@ tflm_status_t tflm_squeeze_prepare(tflm_prepare_t *p) {
     }
     int32_t dims[SQUEEZE_MAX_DIMS];
     uint32_t n_dims;
-    if ((st = tflm_prep_opt_i32s(p, SQUEEZE_DIMS, dims, SQUEEZE_MAX_DIMS, &n_dims))) {
+    if ((st = tflm_prep_opt_i32s(p, TFLM_OPT_SQUEEZE_SQUEEZE_DIMS, dims, SQUEEZE_MAX_DIMS, &n_dims))) {
         return st;
     }
     bool squeeze[SQUEEZE_MAX_DIMS] = { false };

@@ -9,7 +9,6 @@
 #if TFLM_KERNEL_SOFTMAX
 
 // SoftmaxOptions fields
-#define SOFTMAX_BETA (0)
 
 enum { SM_FLOAT32, SM_INT8, SM_INT8_INT16, SM_INT16 };
 
@@ -237,7 +236,7 @@ tflm_status_t tflm_softmax_prepare(tflm_prepare_t *p) {
         default:
             break;
     }
-    float beta = tflm_prep_opt_f32(p, SOFTMAX_BETA, 0.0f);
+    float beta = tflm_prep_opt_f32(p, TFLM_OPT_SOFTMAX_BETA, 0.0f);
     int32_t multiplier = 0, shift = 0, diff_min = 0;
     if (kind == SM_INT8 || kind == SM_INT8_INT16) {
         // Differences scaled into Q5.26, the multiplier capped as TFLM does.

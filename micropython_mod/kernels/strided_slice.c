@@ -7,9 +7,6 @@
 #if TFLM_KERNEL_STRIDED_SLICE
 
 // StridedSliceOptions fields
-#define SS_BEGIN_MASK (0)
-#define SS_END_MASK (1)
-#define SS_SHRINK_AXIS_MASK (4)
 
 #define SS_MAX_DIMS (4)
 // The reference runs every slice as 5-D.
@@ -129,9 +126,9 @@ tflm_status_t tflm_strided_slice_prepare(tflm_prepare_t *p) {
     if (out.type != in.type) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
     }
-    uint32_t begin_mask = (uint32_t)tflm_prep_opt_i32(p, SS_BEGIN_MASK, 0);
-    uint32_t end_mask = (uint32_t)tflm_prep_opt_i32(p, SS_END_MASK, 0);
-    uint32_t shrink_mask = (uint32_t)tflm_prep_opt_i32(p, SS_SHRINK_AXIS_MASK, 0);
+    uint32_t begin_mask = (uint32_t)tflm_prep_opt_i32(p, TFLM_OPT_STRIDED_SLICE_BEGIN_MASK, 0);
+    uint32_t end_mask = (uint32_t)tflm_prep_opt_i32(p, TFLM_OPT_STRIDED_SLICE_END_MASK, 0);
+    uint32_t shrink_mask = (uint32_t)tflm_prep_opt_i32(p, TFLM_OPT_STRIDED_SLICE_SHRINK_AXIS_MASK, 0);
     // The output shape TFLM expects.
     uint32_t o = 0;
     for (uint32_t i = 0; i < dims; ++i) {

@@ -12,8 +12,6 @@
 #if TFLM_KERNEL_SVDF
 
 // SVDFOptions fields
-#define SVDF_RANK (0)
-#define SVDF_FUSED_ACTIVATION (1)
 
 // Inputs
 #define SVDF_INPUT (0)
@@ -243,7 +241,7 @@ tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
     if (!state.is_variable) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "the activation state must be a variable tensor");
     }
-    int32_t rank = tflm_prep_opt_i32(p, SVDF_RANK, 0);
+    int32_t rank = tflm_prep_opt_i32(p, TFLM_OPT_SVDF_RANK, 0);
     if (!svdf_is_2d(&in) || !svdf_is_2d(&wf) || !svdf_is_2d(&wt) || !svdf_is_2d(&state) || !svdf_is_2d(&out)) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input, weights, state and output need 2 dimensions");
     }
@@ -318,7 +316,7 @@ tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
         memset(ring + 1, (int)(uint8_t)(int8_t)state.zero_point, (size_t)cells * (size_t)(memory - 1));
     }
     d->kind = kind;
-    d->activation = tflm_prep_opt_u8(p, SVDF_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    d->activation = tflm_prep_opt_u8(p, TFLM_OPT_SVDF_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
     d->flags = bias.index >= 0 ? SVDF_HAS_BIAS : 0;
     d->batches = batches;
     d->input_size = input_size;

@@ -10,10 +10,6 @@
 #if TFLM_KERNEL_TRANSPOSE_CONV
 
 // TransposeConvOptions fields
-#define TCONV_PADDING (0)
-#define TCONV_STRIDE_W (1)
-#define TCONV_STRIDE_H (2)
-#define TCONV_FUSED_ACTIVATION (3)
 
 // Inputs: TFLM takes the output shape from the output tensor and ignores input 0.
 #define TCONV_OUTPUT_SHAPE (0)
@@ -204,9 +200,9 @@ tflm_status_t tflm_transpose_conv_prepare(tflm_prepare_t *p) {
             (int)filter.dims[0], (int)filter.dims[1], (int)filter.dims[2], (int)filter.dims[3],
             (int)out.dims[0], (int)out.dims[1], (int)out.dims[2], (int)out.dims[3]);
     }
-    uint8_t padding = tflm_prep_opt_u8(p, TCONV_PADDING, TFLM_PADDING_SAME);
-    int32_t stride_w = tflm_prep_opt_i32(p, TCONV_STRIDE_W, 0);
-    int32_t stride_h = tflm_prep_opt_i32(p, TCONV_STRIDE_H, 0);
+    uint8_t padding = tflm_prep_opt_u8(p, TFLM_OPT_TRANSPOSE_CONV_PADDING, TFLM_PADDING_SAME);
+    int32_t stride_w = tflm_prep_opt_i32(p, TFLM_OPT_TRANSPOSE_CONV_STRIDE_W, 0);
+    int32_t stride_h = tflm_prep_opt_i32(p, TFLM_OPT_TRANSPOSE_CONV_STRIDE_H, 0);
     if (padding > TFLM_PADDING_VALID) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "padding %u is not supported", (unsigned)padding);
     }
@@ -262,7 +258,7 @@ tflm_status_t tflm_transpose_conv_prepare(tflm_prepare_t *p) {
     d->stride_w = stride_w;
     d->pad_h = tconv_padding(padding, d->out_h, d->filter_h, stride_h);
     d->pad_w = tconv_padding(padding, d->out_w, d->filter_w, stride_w);
-    uint8_t activation = tflm_prep_opt_u8(p, TCONV_FUSED_ACTIVATION, TFLM_ACT_NONE);
+    uint8_t activation = tflm_prep_opt_u8(p, TFLM_OPT_TRANSPOSE_CONV_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
     if (kind == TCONV_FLOAT32) {
         tflm_activation_range_float(activation, &d->fact_min, &d->fact_max);
         return TFLM_OK;
