@@ -35,6 +35,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_DIV
     { TFLM_OP_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_div_prepare, tflm_div_eval },
     #endif
+    #if TFLM_KERNEL_EQUAL
+    { TFLM_OP_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_equal_prepare, tflm_equal_eval },
+    #endif
     #if TFLM_KERNEL_EXPAND_DIMS
     { TFLM_OP_EXPAND_DIMS, NULL, TFLM_ALIAS_VIEW, tflm_expand_dims_prepare, tflm_expand_dims_eval },
     #endif
@@ -44,11 +47,23 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_GATHER
     { TFLM_OP_GATHER, NULL, TFLM_ALIAS_NONE, tflm_gather_prepare, tflm_gather_eval },
     #endif
+    #if TFLM_KERNEL_GREATER
+    { TFLM_OP_GREATER, NULL, TFLM_ALIAS_IN_PLACE, tflm_greater_prepare, tflm_greater_eval },
+    #endif
+    #if TFLM_KERNEL_GREATER_EQUAL
+    { TFLM_OP_GREATER_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_greater_equal_prepare, tflm_greater_equal_eval },
+    #endif
     #if TFLM_KERNEL_HARD_SWISH
     { TFLM_OP_HARD_SWISH, NULL, TFLM_ALIAS_IN_PLACE, tflm_hard_swish_prepare, tflm_hard_swish_eval },
     #endif
     #if TFLM_KERNEL_LEAKY_RELU
     { TFLM_OP_LEAKY_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_leaky_relu_prepare, tflm_leaky_relu_eval },
+    #endif
+    #if TFLM_KERNEL_LESS
+    { TFLM_OP_LESS, NULL, TFLM_ALIAS_IN_PLACE, tflm_less_prepare, tflm_less_eval },
+    #endif
+    #if TFLM_KERNEL_LESS_EQUAL
+    { TFLM_OP_LESS_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_less_equal_prepare, tflm_less_equal_eval },
     #endif
     #if TFLM_KERNEL_LOGISTIC
     { TFLM_OP_LOGISTIC, NULL, TFLM_ALIAS_IN_PLACE, tflm_logistic_prepare, tflm_logistic_eval },
@@ -67,6 +82,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_MUL
     { TFLM_OP_MUL, NULL, TFLM_ALIAS_IN_PLACE, tflm_mul_prepare, tflm_mul_eval },
+    #endif
+    #if TFLM_KERNEL_NOT_EQUAL
+    { TFLM_OP_NOT_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_not_equal_prepare, tflm_not_equal_eval },
     #endif
     #if TFLM_KERNEL_PACK
     { TFLM_OP_PACK, NULL, TFLM_ALIAS_NONE, tflm_pack_prepare, tflm_pack_eval },
