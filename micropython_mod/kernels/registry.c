@@ -65,6 +65,15 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_LESS_EQUAL
     { TFLM_OP_LESS_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_less_equal_prepare, tflm_less_equal_eval },
     #endif
+    #if TFLM_KERNEL_LOGICAL_AND
+    { TFLM_OP_LOGICAL_AND, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_and_prepare, tflm_logical_and_eval },
+    #endif
+    #if TFLM_KERNEL_LOGICAL_NOT
+    { TFLM_OP_LOGICAL_NOT, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_not_prepare, tflm_logical_not_eval },
+    #endif
+    #if TFLM_KERNEL_LOGICAL_OR
+    { TFLM_OP_LOGICAL_OR, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_or_prepare, tflm_logical_or_eval },
+    #endif
     #if TFLM_KERNEL_LOGISTIC
     { TFLM_OP_LOGISTIC, NULL, TFLM_ALIAS_IN_PLACE, tflm_logistic_prepare, tflm_logistic_eval },
     #endif
@@ -109,6 +118,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_RESHAPE
     { TFLM_OP_RESHAPE, NULL, TFLM_ALIAS_VIEW, tflm_reshape_prepare, tflm_reshape_eval },
+    #endif
+    #if TFLM_KERNEL_SELECT_V2
+    { TFLM_OP_SELECT_V2, NULL, TFLM_ALIAS_IN_PLACE, tflm_select_v2_prepare, tflm_select_v2_eval },
     #endif
     #if TFLM_KERNEL_SLICE
     { TFLM_OP_SLICE, NULL, TFLM_ALIAS_NONE, tflm_slice_prepare, tflm_slice_eval },
