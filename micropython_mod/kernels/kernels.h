@@ -8,6 +8,8 @@
 
 tflm_status_t tflm_add_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_add_eval(tflm_eval_t *e);
+tflm_status_t tflm_add_n_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_add_n_eval(tflm_eval_t *e);
 tflm_status_t tflm_assign_variable_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_assign_variable_eval(tflm_eval_t *e);
 tflm_status_t tflm_average_pool_2d_prepare(tflm_prepare_t *p);
@@ -30,6 +32,10 @@ tflm_status_t tflm_equal_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_equal_eval(tflm_eval_t *e);
 tflm_status_t tflm_expand_dims_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_expand_dims_eval(tflm_eval_t *e);
+tflm_status_t tflm_floor_div_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_floor_div_eval(tflm_eval_t *e);
+tflm_status_t tflm_floor_mod_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_floor_mod_eval(tflm_eval_t *e);
 tflm_status_t tflm_fully_connected_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_fully_connected_eval(tflm_eval_t *e);
 tflm_status_t tflm_gather_prepare(tflm_prepare_t *p);
@@ -92,6 +98,8 @@ tflm_status_t tflm_split_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_split_eval(tflm_eval_t *e);
 tflm_status_t tflm_split_v_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_split_v_eval(tflm_eval_t *e);
+tflm_status_t tflm_squared_difference_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_squared_difference_eval(tflm_eval_t *e);
 tflm_status_t tflm_squeeze_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_squeeze_eval(tflm_eval_t *e);
 tflm_status_t tflm_strided_slice_prepare(tflm_prepare_t *p);

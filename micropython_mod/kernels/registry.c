@@ -8,6 +8,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_ADD
     { TFLM_OP_ADD, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_prepare, tflm_add_eval },
     #endif
+    #if TFLM_KERNEL_ADD_N
+    { TFLM_OP_ADD_N, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_n_prepare, tflm_add_n_eval },
+    #endif
     #if TFLM_KERNEL_ASSIGN_VARIABLE
     { TFLM_OP_ASSIGN_VARIABLE, NULL, TFLM_ALIAS_NONE, tflm_assign_variable_prepare, tflm_assign_variable_eval },
     #endif
@@ -40,6 +43,12 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_EXPAND_DIMS
     { TFLM_OP_EXPAND_DIMS, NULL, TFLM_ALIAS_VIEW, tflm_expand_dims_prepare, tflm_expand_dims_eval },
+    #endif
+    #if TFLM_KERNEL_FLOOR_DIV
+    { TFLM_OP_FLOOR_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_div_prepare, tflm_floor_div_eval },
+    #endif
+    #if TFLM_KERNEL_FLOOR_MOD
+    { TFLM_OP_FLOOR_MOD, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_mod_prepare, tflm_floor_mod_eval },
     #endif
     #if TFLM_KERNEL_FULLY_CONNECTED
     { TFLM_OP_FULLY_CONNECTED, NULL, TFLM_ALIAS_NONE, tflm_fully_connected_prepare, tflm_fully_connected_eval },
@@ -133,6 +142,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_SPLIT_V
     { TFLM_OP_SPLIT_V, NULL, TFLM_ALIAS_NONE, tflm_split_v_prepare, tflm_split_v_eval },
+    #endif
+    #if TFLM_KERNEL_SQUARED_DIFFERENCE
+    { TFLM_OP_SQUARED_DIFFERENCE, NULL, TFLM_ALIAS_IN_PLACE, tflm_squared_difference_prepare, tflm_squared_difference_eval },
     #endif
     #if TFLM_KERNEL_SQUEEZE
     { TFLM_OP_SQUEEZE, NULL, TFLM_ALIAS_VIEW, tflm_squeeze_prepare, tflm_squeeze_eval },
