@@ -40,6 +40,11 @@ OPTIONS_TYPE: dict[str, str] = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions", "CALL_ONCE": "CallOnceOptions",
     "VAR_HANDLE": "VarHandleOptions", "READ_VARIABLE": "ReadVariableOptions",
     "ASSIGN_VARIABLE": "AssignVariableOptions", "IF": "IfOptions", "WHILE": "WhileOptions",
+    "EQUAL": "EqualOptions", "NOT_EQUAL": "NotEqualOptions", "GREATER": "GreaterOptions",
+    "GREATER_EQUAL": "GreaterEqualOptions", "LESS": "LessOptions", "LESS_EQUAL": "LessEqualOptions",
+    "LOGICAL_AND": "LogicalAndOptions", "LOGICAL_OR": "LogicalOrOptions", "LOGICAL_NOT": "LogicalNotOptions",
+    "SELECT_V2": "SelectV2Options", "FLOOR_DIV": "FloorDivOptions", "FLOOR_MOD": "FloorModOptions",
+    "SQUARED_DIFFERENCE": "SquaredDifferenceOptions", "ADD_N": "AddNOptions",
 }
 
 _ENUMS = {

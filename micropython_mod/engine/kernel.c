@@ -322,6 +322,13 @@ tflm_status_t tflm_prep_multiplier(tflm_prepare_t *p, double real, int32_t max_s
     return TFLM_OK;
 }
 
+tflm_status_t tflm_prep_multiplier_below_one(tflm_prepare_t *p, double real, int32_t *multiplier, int32_t *shift) {
+    if (!(real > 0.0 && real < 1.0)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "quantization scales give an out-of-range multiplier");
+    }
+    return tflm_prep_multiplier(p, real, 0, multiplier, shift);
+}
+
 tflm_status_t tflm_prep_expect_io(tflm_prepare_t *p, uint32_t min_in, uint32_t max_in, uint32_t n_out) {
     uint32_t n_in = tflm_prep_num_inputs(p);
     if (n_in < min_in || n_in > max_in || tflm_prep_num_outputs(p) != n_out) {

@@ -198,6 +198,9 @@ tflm_status_t tflm_prep_scratch(tflm_prepare_t *p, uint32_t bytes, uint32_t *ind
 // Fixed-point form of a real scale ratio; ValueError when the model's scales
 // put it out of range (max_shift: largest power of two the kernel handles).
 tflm_status_t tflm_prep_multiplier(tflm_prepare_t *p, double real, int32_t max_shift, int32_t *multiplier, int32_t *shift);
+// The same for a real strictly between 0 and 1 (shift <= 0), as TFLM's
+// QuantizeMultiplierSmallerThanOneExp requires (it aborts otherwise).
+tflm_status_t tflm_prep_multiplier_below_one(tflm_prepare_t *p, double real, int32_t *multiplier, int32_t *shift);
 
 // Checks the input/output counts.
 tflm_status_t tflm_prep_expect_io(tflm_prepare_t *p, uint32_t min_in, uint32_t max_in, uint32_t n_out);

@@ -8,6 +8,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_ADD
     { TFLM_OP_ADD, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_prepare, tflm_add_eval },
     #endif
+    #if TFLM_KERNEL_ADD_N
+    { TFLM_OP_ADD_N, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_n_prepare, tflm_add_n_eval },
+    #endif
     #if TFLM_KERNEL_ASSIGN_VARIABLE
     { TFLM_OP_ASSIGN_VARIABLE, NULL, TFLM_ALIAS_NONE, tflm_assign_variable_prepare, tflm_assign_variable_eval },
     #endif
@@ -35,8 +38,17 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_DIV
     { TFLM_OP_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_div_prepare, tflm_div_eval },
     #endif
+    #if TFLM_KERNEL_EQUAL
+    { TFLM_OP_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_equal_prepare, tflm_equal_eval },
+    #endif
     #if TFLM_KERNEL_EXPAND_DIMS
     { TFLM_OP_EXPAND_DIMS, NULL, TFLM_ALIAS_VIEW, tflm_expand_dims_prepare, tflm_expand_dims_eval },
+    #endif
+    #if TFLM_KERNEL_FLOOR_DIV
+    { TFLM_OP_FLOOR_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_div_prepare, tflm_floor_div_eval },
+    #endif
+    #if TFLM_KERNEL_FLOOR_MOD
+    { TFLM_OP_FLOOR_MOD, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_mod_prepare, tflm_floor_mod_eval },
     #endif
     #if TFLM_KERNEL_FULLY_CONNECTED
     { TFLM_OP_FULLY_CONNECTED, NULL, TFLM_ALIAS_NONE, tflm_fully_connected_prepare, tflm_fully_connected_eval },
@@ -44,11 +56,32 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_GATHER
     { TFLM_OP_GATHER, NULL, TFLM_ALIAS_NONE, tflm_gather_prepare, tflm_gather_eval },
     #endif
+    #if TFLM_KERNEL_GREATER
+    { TFLM_OP_GREATER, NULL, TFLM_ALIAS_IN_PLACE, tflm_greater_prepare, tflm_greater_eval },
+    #endif
+    #if TFLM_KERNEL_GREATER_EQUAL
+    { TFLM_OP_GREATER_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_greater_equal_prepare, tflm_greater_equal_eval },
+    #endif
     #if TFLM_KERNEL_HARD_SWISH
     { TFLM_OP_HARD_SWISH, NULL, TFLM_ALIAS_IN_PLACE, tflm_hard_swish_prepare, tflm_hard_swish_eval },
     #endif
     #if TFLM_KERNEL_LEAKY_RELU
     { TFLM_OP_LEAKY_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_leaky_relu_prepare, tflm_leaky_relu_eval },
+    #endif
+    #if TFLM_KERNEL_LESS
+    { TFLM_OP_LESS, NULL, TFLM_ALIAS_IN_PLACE, tflm_less_prepare, tflm_less_eval },
+    #endif
+    #if TFLM_KERNEL_LESS_EQUAL
+    { TFLM_OP_LESS_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_less_equal_prepare, tflm_less_equal_eval },
+    #endif
+    #if TFLM_KERNEL_LOGICAL_AND
+    { TFLM_OP_LOGICAL_AND, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_and_prepare, tflm_logical_and_eval },
+    #endif
+    #if TFLM_KERNEL_LOGICAL_NOT
+    { TFLM_OP_LOGICAL_NOT, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_not_prepare, tflm_logical_not_eval },
+    #endif
+    #if TFLM_KERNEL_LOGICAL_OR
+    { TFLM_OP_LOGICAL_OR, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_or_prepare, tflm_logical_or_eval },
     #endif
     #if TFLM_KERNEL_LOGISTIC
     { TFLM_OP_LOGISTIC, NULL, TFLM_ALIAS_IN_PLACE, tflm_logistic_prepare, tflm_logistic_eval },
@@ -67,6 +100,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_MUL
     { TFLM_OP_MUL, NULL, TFLM_ALIAS_IN_PLACE, tflm_mul_prepare, tflm_mul_eval },
+    #endif
+    #if TFLM_KERNEL_NOT_EQUAL
+    { TFLM_OP_NOT_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_not_equal_prepare, tflm_not_equal_eval },
     #endif
     #if TFLM_KERNEL_PACK
     { TFLM_OP_PACK, NULL, TFLM_ALIAS_NONE, tflm_pack_prepare, tflm_pack_eval },
@@ -92,6 +128,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_RESHAPE
     { TFLM_OP_RESHAPE, NULL, TFLM_ALIAS_VIEW, tflm_reshape_prepare, tflm_reshape_eval },
     #endif
+    #if TFLM_KERNEL_SELECT_V2
+    { TFLM_OP_SELECT_V2, NULL, TFLM_ALIAS_IN_PLACE, tflm_select_v2_prepare, tflm_select_v2_eval },
+    #endif
     #if TFLM_KERNEL_SLICE
     { TFLM_OP_SLICE, NULL, TFLM_ALIAS_NONE, tflm_slice_prepare, tflm_slice_eval },
     #endif
@@ -103,6 +142,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_SPLIT_V
     { TFLM_OP_SPLIT_V, NULL, TFLM_ALIAS_NONE, tflm_split_v_prepare, tflm_split_v_eval },
+    #endif
+    #if TFLM_KERNEL_SQUARED_DIFFERENCE
+    { TFLM_OP_SQUARED_DIFFERENCE, NULL, TFLM_ALIAS_IN_PLACE, tflm_squared_difference_prepare, tflm_squared_difference_eval },
     #endif
     #if TFLM_KERNEL_SQUEEZE
     { TFLM_OP_SQUEEZE, NULL, TFLM_ALIAS_VIEW, tflm_squeeze_prepare, tflm_squeeze_eval },
