@@ -47,6 +47,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_HARD_SWISH
     { TFLM_OP_HARD_SWISH, NULL, TFLM_ALIAS_IN_PLACE, tflm_hard_swish_prepare, tflm_hard_swish_eval },
     #endif
+    #if TFLM_KERNEL_IF
+    { TFLM_OP_IF, NULL, TFLM_ALIAS_NONE, tflm_if_prepare, tflm_if_eval },
+    #endif
     #if TFLM_KERNEL_LEAKY_RELU
     { TFLM_OP_LEAKY_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_leaky_relu_prepare, tflm_leaky_relu_eval },
     #endif
@@ -136,6 +139,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_VAR_HANDLE
     { TFLM_OP_VAR_HANDLE, NULL, TFLM_ALIAS_NONE, tflm_var_handle_prepare, tflm_var_handle_eval },
+    #endif
+    #if TFLM_KERNEL_WHILE
+    { TFLM_OP_WHILE, NULL, TFLM_ALIAS_NONE, tflm_while_prepare, tflm_while_eval },
     #endif
     #if TFLM_KERNEL_SIGNAL_WINDOW
     { TFLM_OP_CUSTOM, "SignalWindow", TFLM_ALIAS_NONE, tflm_signal_window_prepare, tflm_signal_window_eval },
