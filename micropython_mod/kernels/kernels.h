@@ -116,6 +116,8 @@ tflm_status_t tflm_signal_pcan_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_signal_pcan_eval(tflm_eval_t *e);
 tflm_status_t tflm_signal_filter_bank_log_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_signal_filter_bank_log_eval(tflm_eval_t *e);
+tflm_status_t tflm_tf_lite_detection_post_process_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_tf_lite_detection_post_process_eval(tflm_eval_t *e);
 
 // The engine's host tests' kernel (a CUSTOM op, tests/engine/test_kernel.c).
 #if TFLM_TEST_KERNELS

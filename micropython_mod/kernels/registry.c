@@ -170,6 +170,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK_LOG
     { TFLM_OP_CUSTOM, "SignalFilterBankLog", TFLM_ALIAS_NONE, tflm_signal_filter_bank_log_prepare, tflm_signal_filter_bank_log_eval },
     #endif
+    #if TFLM_KERNEL_TF_LITE_DETECTION_POST_PROCESS
+    { TFLM_OP_CUSTOM, "TFLite_Detection_PostProcess", TFLM_ALIAS_NONE, tflm_tf_lite_detection_post_process_prepare, tflm_tf_lite_detection_post_process_eval },
+    #endif
     #if TFLM_TEST_KERNELS
     { TFLM_OP_CUSTOM, "TflmTest", TFLM_ALIAS_NONE, tflm_test_kernel_prepare, tflm_test_kernel_eval },
     #endif
