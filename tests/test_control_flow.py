@@ -157,3 +157,55 @@ def test_bytes_copied_between_types(tmp_path):
     samples = [[np.array([True]), np.array([1.5, -2.0, 0.0, 7.0], np.float32)],
                [np.array([False]), np.array([1.5, -2.0, 0.0, 7.0], np.float32)]]
     _check_with_tflm(_if_model(then_dtype="INT32"), samples, tmp_path)
+
+
+def _gather_loop_model() -> bytes:
+    """WHILE i != 2: y += params[k] (k carried unchanged): a k out of range
+    fails the GATHER inside the body, on its first pass."""
+    b = ModelBuilder()
+    main = b.subgraph("main")
+    k = main.tensor((1,), "INT32", name="k")
+    x = main.tensor((4,), "FLOAT32", name="x")
+    zero = main.tensor((), "INT32", data=np.array(0, np.int32), name="zero")
+    cond = b.subgraph("cond")
+    ci, ck, cx = cond.tensor((), "INT32"), cond.tensor((1,), "INT32"), cond.tensor((4,), "FLOAT32")
+    two = cond.tensor((), "INT32", data=np.array(2, np.int32))
+    left, flag = cond.tensor((), "INT32"), cond.tensor((), "BOOL")
+    cond.op("SUB", [two, ci], [left], FusedActivationFunction="NONE")
+    cond.op("CAST", [left], [flag])
+    cond.inputs, cond.outputs = [ci, ck, cx], [flag]
+    body = b.subgraph("body")
+    bi, bk, bx = body.tensor((), "INT32"), body.tensor((1,), "INT32"), body.tensor((4,), "FLOAT32")
+    params = body.tensor((4,), "FLOAT32", data=np.array([0.5, -1.0, 2.0, 8.0], np.float32))
+    one = body.tensor((), "INT32", data=np.array(1, np.int32))
+    g, bi2, bx2 = body.tensor((1,), "FLOAT32"), body.tensor((), "INT32"), body.tensor((4,), "FLOAT32")
+    body.op("GATHER", [params, bk], [g], Axis=0)
+    body.op("ADD", [bx, g], [bx2], FusedActivationFunction="NONE")
+    body.op("ADD", [bi, one], [bi2], FusedActivationFunction="NONE")
+    body.inputs, body.outputs = [bi, bk, bx], [bi2, bk, bx2]
+    outs = [main.tensor((), "INT32"), main.tensor((1,), "INT32"), main.tensor((4,), "FLOAT32", name="y")]
+    main.op("WHILE", [zero, k, x], outs, CondSubgraphIndex=1, BodySubgraphIndex=2)
+    main.inputs, main.outputs = [k, x], [outs[2]]
+    return b.build()
+
+
+def test_failed_invoke_inside_a_loop_starts_afresh(tmp_path):
+    """An operator failing inside a WHILE body stops the invoke (TFLM's
+    fails too); the next invoke runs the loop from its start, as a fresh
+    interpreter (TFLM's) does."""
+    data = _gather_loop_model()
+    path = tmp_path / "m.tflite"
+    path.write_bytes(data)
+    x = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    bad, good = [np.array([7], np.int32), x], [np.array([2], np.int32), x]
+    with pytest.raises(RuntimeError):
+        reference_outputs(path, [bad])
+    expected = reference_outputs(path, [good])[0][0]
+    it = _engine.allocate(_engine.Model(data), run=True)
+    it.set_input(0, bad[0].tobytes())
+    it.set_input(1, x.tobytes())
+    with pytest.raises(RuntimeError, match="index 7 out of range"):
+        it.invoke()
+    it.set_input(0, good[0].tobytes())
+    it.invoke()
+    assert it.output(0) == expected.tobytes()

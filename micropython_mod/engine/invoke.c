@@ -35,10 +35,13 @@ tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
         const tflm_subgraph_rec_t *s = tflm_interp_subgraph(ip, f->subgraph);
         if (f->node == s->n_nodes) {
             // Back to the operator that ran this subgraph. Each pass of a
-            // WHILE loop comes through here, with no operator half run: the
-            // point to stop an invoke() from outside (an interrupt) would be
-            // here, as an operator error is. Control-flow kernels start
-            // afresh at the next invoke() (e->resumed false).
+            // WHILE loop comes through here, with no operator half run: an
+            // interrupt stops the invoke here, as an operator error would.
+            // Control-flow kernels start afresh at the next invoke()
+            // (e->resumed false).
+            if (ip->interrupt != NULL && ip->interrupt(ip->interrupt_ctx)) {
+                return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "invoke interrupted");
+            }
             depth--;
             resumed = true;
             continue;
