@@ -31,7 +31,8 @@ CUSTOM_PREFIX = "CUSTOM:"
 def flag_name(op: str) -> str:
     """The name of an op in flags and functions: 'CONV_2D' stays, a custom op
     'CUSTOM:SignalFftAutoScale' becomes 'SIGNAL_FFT_AUTO_SCALE' (TFLM_KERNEL_...,
-    TFLM_OPS="...")."""
+    TFLM_OPS="..."), 'CUSTOM:TFLite_Detection_PostProcess'
+    'TF_LITE_DETECTION_POST_PROCESS' (underscores stay word breaks)."""
     if not op.startswith(CUSTOM_PREFIX):
         return op
     name = op[len(CUSTOM_PREFIX):]
@@ -68,7 +69,7 @@ def kernel_table(mod_dir: Path) -> list[Kernel]:
         if not line:
             continue
         fields = line.split()
-        custom = len(fields) == 2 and re.fullmatch(CUSTOM_PREFIX + r"[A-Za-z][A-Za-z0-9]*", fields[0])
+        custom = len(fields) == 2 and re.fullmatch(CUSTOM_PREFIX + r"[A-Za-z][A-Za-z0-9_]*", fields[0])
         if len(fields) != 2 or not (fields[0] in schema.OP_CODES or custom) or fields[1] not in ALIASES:
             raise ValueError(f"{path}:{n}: expected a builtin op or CUSTOM:Name and one of {', '.join(ALIASES)}: {line!r}")
         kernels.append(Kernel(fields[0], ALIASES[fields[1]]))

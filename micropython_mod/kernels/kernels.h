@@ -46,6 +46,8 @@ tflm_status_t tflm_greater_equal_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_greater_equal_eval(tflm_eval_t *e);
 tflm_status_t tflm_hard_swish_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_hard_swish_eval(tflm_eval_t *e);
+tflm_status_t tflm_if_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_if_eval(tflm_eval_t *e);
 tflm_status_t tflm_leaky_relu_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_leaky_relu_eval(tflm_eval_t *e);
 tflm_status_t tflm_less_prepare(tflm_prepare_t *p);
@@ -122,6 +124,8 @@ tflm_status_t tflm_unpack_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_unpack_eval(tflm_eval_t *e);
 tflm_status_t tflm_var_handle_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_var_handle_eval(tflm_eval_t *e);
+tflm_status_t tflm_while_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_while_eval(tflm_eval_t *e);
 tflm_status_t tflm_signal_window_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_signal_window_eval(tflm_eval_t *e);
 tflm_status_t tflm_signal_fft_auto_scale_prepare(tflm_prepare_t *p);
@@ -140,6 +144,8 @@ tflm_status_t tflm_signal_pcan_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_signal_pcan_eval(tflm_eval_t *e);
 tflm_status_t tflm_signal_filter_bank_log_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_signal_filter_bank_log_eval(tflm_eval_t *e);
+tflm_status_t tflm_tf_lite_detection_post_process_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_tf_lite_detection_post_process_eval(tflm_eval_t *e);
 
 // The engine's host tests' kernel (a CUSTOM op, tests/engine/test_kernel.c).
 #if TFLM_TEST_KERNELS

@@ -65,6 +65,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_HARD_SWISH
     { TFLM_OP_HARD_SWISH, NULL, TFLM_ALIAS_IN_PLACE, tflm_hard_swish_prepare, tflm_hard_swish_eval },
     #endif
+    #if TFLM_KERNEL_IF
+    { TFLM_OP_IF, NULL, TFLM_ALIAS_NONE, tflm_if_prepare, tflm_if_eval },
+    #endif
     #if TFLM_KERNEL_LEAKY_RELU
     { TFLM_OP_LEAKY_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_leaky_relu_prepare, tflm_leaky_relu_eval },
     #endif
@@ -179,6 +182,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_VAR_HANDLE
     { TFLM_OP_VAR_HANDLE, NULL, TFLM_ALIAS_NONE, tflm_var_handle_prepare, tflm_var_handle_eval },
     #endif
+    #if TFLM_KERNEL_WHILE
+    { TFLM_OP_WHILE, NULL, TFLM_ALIAS_NONE, tflm_while_prepare, tflm_while_eval },
+    #endif
     #if TFLM_KERNEL_SIGNAL_WINDOW
     { TFLM_OP_CUSTOM, "SignalWindow", TFLM_ALIAS_NONE, tflm_signal_window_prepare, tflm_signal_window_eval },
     #endif
@@ -205,6 +211,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK_LOG
     { TFLM_OP_CUSTOM, "SignalFilterBankLog", TFLM_ALIAS_NONE, tflm_signal_filter_bank_log_prepare, tflm_signal_filter_bank_log_eval },
+    #endif
+    #if TFLM_KERNEL_TF_LITE_DETECTION_POST_PROCESS
+    { TFLM_OP_CUSTOM, "TFLite_Detection_PostProcess", TFLM_ALIAS_NONE, tflm_tf_lite_detection_post_process_prepare, tflm_tf_lite_detection_post_process_eval },
     #endif
     #if TFLM_TEST_KERNELS
     { TFLM_OP_CUSTOM, "TflmTest", TFLM_ALIAS_NONE, tflm_test_kernel_prepare, tflm_test_kernel_eval },

@@ -31,6 +31,10 @@ class Case:
     # Runs of one interpreter (stateful models): input sets are used in turn.
     runs: int = 0
     tags: set[str] = field(default_factory=set)
+    # The part of a run's outputs that is defined, when TFLM leaves some
+    # elements as its arena had them (DETECTION_POSTPROCESS's unused rows):
+    # only that part compares. None: all of it.
+    defined: Callable[[list[np.ndarray]], list[np.ndarray]] | None = None
 
     def describe(self) -> str:
         return f"{self.name} " + ", ".join(f"{k}={v}" for k, v in self.params.items())
