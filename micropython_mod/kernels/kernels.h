@@ -8,6 +8,10 @@
 
 tflm_status_t tflm_add_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_add_eval(tflm_eval_t *e);
+tflm_status_t tflm_arg_max_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_arg_max_eval(tflm_eval_t *e);
+tflm_status_t tflm_arg_min_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_arg_min_eval(tflm_eval_t *e);
 tflm_status_t tflm_assign_variable_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_assign_variable_eval(tflm_eval_t *e);
 tflm_status_t tflm_average_pool_2d_prepare(tflm_prepare_t *p);

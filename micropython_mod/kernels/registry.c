@@ -8,6 +8,12 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_ADD
     { TFLM_OP_ADD, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_prepare, tflm_add_eval },
     #endif
+    #if TFLM_KERNEL_ARG_MAX
+    { TFLM_OP_ARG_MAX, NULL, TFLM_ALIAS_NONE, tflm_arg_max_prepare, tflm_arg_max_eval },
+    #endif
+    #if TFLM_KERNEL_ARG_MIN
+    { TFLM_OP_ARG_MIN, NULL, TFLM_ALIAS_NONE, tflm_arg_min_prepare, tflm_arg_min_eval },
+    #endif
     #if TFLM_KERNEL_ASSIGN_VARIABLE
     { TFLM_OP_ASSIGN_VARIABLE, NULL, TFLM_ALIAS_NONE, tflm_assign_variable_prepare, tflm_assign_variable_eval },
     #endif
