@@ -89,6 +89,15 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_READ_VARIABLE
     { TFLM_OP_READ_VARIABLE, NULL, TFLM_ALIAS_NONE, tflm_read_variable_prepare, tflm_read_variable_eval },
     #endif
+    #if TFLM_KERNEL_REDUCE_ALL
+    { TFLM_OP_REDUCE_ALL, NULL, TFLM_ALIAS_NONE, tflm_reduce_all_prepare, tflm_reduce_all_eval },
+    #endif
+    #if TFLM_KERNEL_REDUCE_MAX
+    { TFLM_OP_REDUCE_MAX, NULL, TFLM_ALIAS_NONE, tflm_reduce_max_prepare, tflm_reduce_max_eval },
+    #endif
+    #if TFLM_KERNEL_REDUCE_MIN
+    { TFLM_OP_REDUCE_MIN, NULL, TFLM_ALIAS_NONE, tflm_reduce_min_prepare, tflm_reduce_min_eval },
+    #endif
     #if TFLM_KERNEL_RELU
     { TFLM_OP_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_relu_prepare, tflm_relu_eval },
     #endif

@@ -43,8 +43,9 @@ class ErrorCase:
     `error` ("ExceptionType text": the exception the module raises and
     text its message holds).
     tflm: TFLM refuses it too (checked against the reference); False where
-    TFLM's reference would read or write outside a tensor or abort, so it is
-    not run there (`why` says which)."""
+    TFLM's reference would read or write outside a tensor or abort, or where
+    it takes what this engine does not, so it is not run there (`why` says
+    which)."""
     name: str
     model: bytes
     inputs: list[np.ndarray]
