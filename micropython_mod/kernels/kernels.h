@@ -24,6 +24,8 @@ tflm_status_t tflm_concatenation_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_concatenation_eval(tflm_eval_t *e);
 tflm_status_t tflm_conv_2d_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_conv_2d_eval(tflm_eval_t *e);
+tflm_status_t tflm_cumsum_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_cumsum_eval(tflm_eval_t *e);
 tflm_status_t tflm_depthwise_conv_2d_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_depthwise_conv_2d_eval(tflm_eval_t *e);
 tflm_status_t tflm_dequantize_prepare(tflm_prepare_t *p);

@@ -32,6 +32,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_CONV_2D
     { TFLM_OP_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_conv_2d_prepare, tflm_conv_2d_eval },
     #endif
+    #if TFLM_KERNEL_CUMSUM
+    { TFLM_OP_CUMSUM, NULL, TFLM_ALIAS_NONE, tflm_cumsum_prepare, tflm_cumsum_eval },
+    #endif
     #if TFLM_KERNEL_DEPTHWISE_CONV_2D
     { TFLM_OP_DEPTHWISE_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_depthwise_conv_2d_prepare, tflm_depthwise_conv_2d_eval },
     #endif
