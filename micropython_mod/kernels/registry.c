@@ -44,6 +44,12 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_DIV
     { TFLM_OP_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_div_prepare, tflm_div_eval },
     #endif
+    #if TFLM_KERNEL_DYNAMIC_UPDATE_SLICE
+    { TFLM_OP_DYNAMIC_UPDATE_SLICE, NULL, TFLM_ALIAS_NONE, tflm_dynamic_update_slice_prepare, tflm_dynamic_update_slice_eval },
+    #endif
+    #if TFLM_KERNEL_EMBEDDING_LOOKUP
+    { TFLM_OP_EMBEDDING_LOOKUP, NULL, TFLM_ALIAS_NONE, tflm_embedding_lookup_prepare, tflm_embedding_lookup_eval },
+    #endif
     #if TFLM_KERNEL_EXPAND_DIMS
     { TFLM_OP_EXPAND_DIMS, NULL, TFLM_ALIAS_VIEW, tflm_expand_dims_prepare, tflm_expand_dims_eval },
     #endif
@@ -52,6 +58,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_GATHER
     { TFLM_OP_GATHER, NULL, TFLM_ALIAS_NONE, tflm_gather_prepare, tflm_gather_eval },
+    #endif
+    #if TFLM_KERNEL_GATHER_ND
+    { TFLM_OP_GATHER_ND, NULL, TFLM_ALIAS_NONE, tflm_gather_nd_prepare, tflm_gather_nd_eval },
     #endif
     #if TFLM_KERNEL_HARD_SWISH
     { TFLM_OP_HARD_SWISH, NULL, TFLM_ALIAS_IN_PLACE, tflm_hard_swish_prepare, tflm_hard_swish_eval },
