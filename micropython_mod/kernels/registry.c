@@ -20,6 +20,12 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_AVERAGE_POOL_2D
     { TFLM_OP_AVERAGE_POOL_2D, NULL, TFLM_ALIAS_NONE, tflm_average_pool_2d_prepare, tflm_average_pool_2d_eval },
     #endif
+    #if TFLM_KERNEL_BROADCAST_ARGS
+    { TFLM_OP_BROADCAST_ARGS, NULL, TFLM_ALIAS_NONE, tflm_broadcast_args_prepare, tflm_broadcast_args_eval },
+    #endif
+    #if TFLM_KERNEL_BROADCAST_TO
+    { TFLM_OP_BROADCAST_TO, NULL, TFLM_ALIAS_NONE, tflm_broadcast_to_prepare, tflm_broadcast_to_eval },
+    #endif
     #if TFLM_KERNEL_CALL_ONCE
     { TFLM_OP_CALL_ONCE, NULL, TFLM_ALIAS_NONE, tflm_call_once_prepare, tflm_call_once_eval },
     #endif
@@ -52,6 +58,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_EXPAND_DIMS
     { TFLM_OP_EXPAND_DIMS, NULL, TFLM_ALIAS_VIEW, tflm_expand_dims_prepare, tflm_expand_dims_eval },
+    #endif
+    #if TFLM_KERNEL_FILL
+    { TFLM_OP_FILL, NULL, TFLM_ALIAS_NONE, tflm_fill_prepare, tflm_fill_eval },
     #endif
     #if TFLM_KERNEL_FULLY_CONNECTED
     { TFLM_OP_FULLY_CONNECTED, NULL, TFLM_ALIAS_NONE, tflm_fully_connected_prepare, tflm_fully_connected_eval },
@@ -119,6 +128,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_RESHAPE
     { TFLM_OP_RESHAPE, NULL, TFLM_ALIAS_VIEW, tflm_reshape_prepare, tflm_reshape_eval },
     #endif
+    #if TFLM_KERNEL_SHAPE
+    { TFLM_OP_SHAPE, NULL, TFLM_ALIAS_NONE, tflm_shape_prepare, tflm_shape_eval },
+    #endif
     #if TFLM_KERNEL_SLICE
     { TFLM_OP_SLICE, NULL, TFLM_ALIAS_NONE, tflm_slice_prepare, tflm_slice_eval },
     #endif
@@ -163,6 +175,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_VAR_HANDLE
     { TFLM_OP_VAR_HANDLE, NULL, TFLM_ALIAS_NONE, tflm_var_handle_prepare, tflm_var_handle_eval },
+    #endif
+    #if TFLM_KERNEL_ZEROS_LIKE
+    { TFLM_OP_ZEROS_LIKE, NULL, TFLM_ALIAS_NONE, tflm_zeros_like_prepare, tflm_zeros_like_eval },
     #endif
     #if TFLM_KERNEL_SIGNAL_WINDOW
     { TFLM_OP_CUSTOM, "SignalWindow", TFLM_ALIAS_NONE, tflm_signal_window_prepare, tflm_signal_window_eval },
