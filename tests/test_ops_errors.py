@@ -2,8 +2,8 @@
 cases: an index outside a tensor, a computed axis that does not fit, a type
 TFLM does not take): the engine under ASan/UBSan gives the expected status
 and message without touching memory outside a tensor, TFLM's reference
-fails on them too where it can run them, and the unix port raises the
-expected exception."""
+fails on them too where it can run them, and the unix port and the Cortex-M0
+board raise the expected exception."""
 
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ def _err(name, sizes):
 """
 
 
-def test_error_cases_on_unix():
+@pytest.mark.parametrize("target", ["unix", "MICROBIT"])
+def test_error_cases_on_device(target):
     files, calls = {}, []
     for i, case in enumerate(CASES):
         files[f"e{i}.tflite"] = case.model
@@ -65,7 +66,7 @@ def test_error_cases_on_unix():
         if raw:
             files[f"e{i}.in"] = raw
         calls.append(f"_err('e{i}', {[int(np.asarray(x).nbytes) for x in case.inputs]!r})")
-    out = run_on("unix", [DEVICE_CODE] + calls, files)
+    out = run_on(target, [DEVICE_CODE] + calls, files)
     got = {}
     for line in out.splitlines():
         if line.startswith("@"):

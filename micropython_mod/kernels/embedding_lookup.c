@@ -40,8 +40,9 @@ tflm_status_t tflm_embedding_lookup_prepare(tflm_prepare_t *p) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "a %s table with a %s output is not supported",
             tflm_type_name(value.type), tflm_type_name(out.type));
     }
-    if (lookup.ndims != 1 || value.ndims < 2) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "the lookup must be 1-D and the table at least 2-D");
+    if (lookup.ndims != 1 || value.ndims < 2 || out.ndims < value.ndims) {
+        return tflm_error(p->err, TFLM_ERR_VALUE,
+            "the lookup must be 1-D, the table at least 2-D and the output of the table's rank or more");
     }
     if (value.dims[0] == 0) {
         // TFLM divides by the row count.

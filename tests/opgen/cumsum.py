@@ -1,5 +1,6 @@
 """CUMSUM: float32 and int8, 1 to 5 dims, every axis (negative too), the axis
-constant (scalar or vector) or a model input, exclusive and reverse. int8
+constant (scalar or vector) or a model input, exclusive and reverse; float
+NaN, inf and sums that overflow to inf. int8
 with random scales and zero points (TFLM's extra -zero_point term shows),
 and long lines of extreme values whose int32 accumulator wraps as TFLM's."""
 
@@ -14,7 +15,10 @@ def _values(rng: np.random.Generator, dtype: str, shape, extreme: bool) -> np.nd
     if dtype == "FLOAT32":
         x = rng.normal(0, 10, shape).astype(np.float32)
         if not extreme:
-            special = np.array([np.nan, np.inf, -np.inf, 3e38, -3e38], np.float32)
+            # One sign of infinity only: inf + -inf makes a NaN whose sign
+            # bit differs between x86 and Arm (both as TFLM there); input
+            # NaNs pass through sums alike everywhere.
+            special = np.array([np.nan, np.inf, 3e38], np.float32)
             mask = rng.random(shape) < 0.05
             x[mask] = rng.choice(special, int(mask.sum()))
         return x

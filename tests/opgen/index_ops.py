@@ -255,3 +255,11 @@ def _dus_large():
     return ErrorCase("", _dus_model(update=(4, 1)), [np.zeros((3, 4), np.float32), np.zeros((4, 1), np.float32),
                                                      np.zeros(2, np.int32)],
                      "ValueError the update is larger than the operand in dimension 0")
+
+
+@error_case("EMBEDDING_LOOKUP/output_rank")
+def _emb_rank():
+    table = random_data(np.random.default_rng(1), "FLOAT32", (3, 2, 2))
+    model, _ = single_op("EMBEDDING_LOOKUP", [((2,), "INT32"), ((3, 2, 2), "FLOAT32", table)],
+                         [((2, 4), "FLOAT32", None)])
+    return ErrorCase("", model, [np.array([0, 1], np.int32)], "ValueError the lookup must be 1-D")
