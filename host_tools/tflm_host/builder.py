@@ -45,11 +45,19 @@ OPTIONS_TYPE: dict[str, str] = {
     "LOGICAL_AND": "LogicalAndOptions", "LOGICAL_OR": "LogicalOrOptions", "LOGICAL_NOT": "LogicalNotOptions",
     "SELECT_V2": "SelectV2Options", "FLOOR_DIV": "FloorDivOptions", "FLOOR_MOD": "FloorModOptions",
     "SQUARED_DIFFERENCE": "SquaredDifferenceOptions", "ADD_N": "AddNOptions",
+    "ARG_MAX": "ArgMaxOptions", "ARG_MIN": "ArgMinOptions", "REDUCE_MAX": "ReducerOptions",
+    "REDUCE_MIN": "ReducerOptions", "REDUCE_ALL": "ReducerOptions", "CUMSUM": "CumsumOptions",
+    "GATHER_ND": "GatherNdOptions", "DYNAMIC_UPDATE_SLICE": "DynamicUpdateSliceOptions",
+    "SHAPE": "ShapeOptions", "FILL": "FillOptions", "ZEROS_LIKE": "ZerosLikeOptions",
+    "BROADCAST_TO": "BroadcastToOptions",
 }
 
 _ENUMS = {
     "FusedActivationFunction": {k: v for k, v in vars(tflite.ActivationFunctionType).items() if not k.startswith("_")},
     "Padding": {k: v for k, v in vars(tflite.Padding).items() if not k.startswith("_")},
+    # Tensor types (ARG_MAX/ARG_MIN's output_type, SHAPE's out_type).
+    "OutputType": {k: v for k, v in vars(tflite.TensorType).items() if not k.startswith("_")},
+    "OutType": {k: v for k, v in vars(tflite.TensorType).items() if not k.startswith("_")},
 }
 
 

@@ -11,11 +11,23 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_ADD_N
     { TFLM_OP_ADD_N, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_n_prepare, tflm_add_n_eval },
     #endif
+    #if TFLM_KERNEL_ARG_MAX
+    { TFLM_OP_ARG_MAX, NULL, TFLM_ALIAS_NONE, tflm_arg_max_prepare, tflm_arg_max_eval },
+    #endif
+    #if TFLM_KERNEL_ARG_MIN
+    { TFLM_OP_ARG_MIN, NULL, TFLM_ALIAS_NONE, tflm_arg_min_prepare, tflm_arg_min_eval },
+    #endif
     #if TFLM_KERNEL_ASSIGN_VARIABLE
     { TFLM_OP_ASSIGN_VARIABLE, NULL, TFLM_ALIAS_NONE, tflm_assign_variable_prepare, tflm_assign_variable_eval },
     #endif
     #if TFLM_KERNEL_AVERAGE_POOL_2D
     { TFLM_OP_AVERAGE_POOL_2D, NULL, TFLM_ALIAS_NONE, tflm_average_pool_2d_prepare, tflm_average_pool_2d_eval },
+    #endif
+    #if TFLM_KERNEL_BROADCAST_ARGS
+    { TFLM_OP_BROADCAST_ARGS, NULL, TFLM_ALIAS_NONE, tflm_broadcast_args_prepare, tflm_broadcast_args_eval },
+    #endif
+    #if TFLM_KERNEL_BROADCAST_TO
+    { TFLM_OP_BROADCAST_TO, NULL, TFLM_ALIAS_NONE, tflm_broadcast_to_prepare, tflm_broadcast_to_eval },
     #endif
     #if TFLM_KERNEL_CALL_ONCE
     { TFLM_OP_CALL_ONCE, NULL, TFLM_ALIAS_NONE, tflm_call_once_prepare, tflm_call_once_eval },
@@ -29,6 +41,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_CONV_2D
     { TFLM_OP_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_conv_2d_prepare, tflm_conv_2d_eval },
     #endif
+    #if TFLM_KERNEL_CUMSUM
+    { TFLM_OP_CUMSUM, NULL, TFLM_ALIAS_NONE, tflm_cumsum_prepare, tflm_cumsum_eval },
+    #endif
     #if TFLM_KERNEL_DEPTHWISE_CONV_2D
     { TFLM_OP_DEPTHWISE_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_depthwise_conv_2d_prepare, tflm_depthwise_conv_2d_eval },
     #endif
@@ -38,11 +53,20 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_DIV
     { TFLM_OP_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_div_prepare, tflm_div_eval },
     #endif
+    #if TFLM_KERNEL_DYNAMIC_UPDATE_SLICE
+    { TFLM_OP_DYNAMIC_UPDATE_SLICE, NULL, TFLM_ALIAS_NONE, tflm_dynamic_update_slice_prepare, tflm_dynamic_update_slice_eval },
+    #endif
+    #if TFLM_KERNEL_EMBEDDING_LOOKUP
+    { TFLM_OP_EMBEDDING_LOOKUP, NULL, TFLM_ALIAS_NONE, tflm_embedding_lookup_prepare, tflm_embedding_lookup_eval },
+    #endif
     #if TFLM_KERNEL_EQUAL
     { TFLM_OP_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_equal_prepare, tflm_equal_eval },
     #endif
     #if TFLM_KERNEL_EXPAND_DIMS
     { TFLM_OP_EXPAND_DIMS, NULL, TFLM_ALIAS_VIEW, tflm_expand_dims_prepare, tflm_expand_dims_eval },
+    #endif
+    #if TFLM_KERNEL_FILL
+    { TFLM_OP_FILL, NULL, TFLM_ALIAS_NONE, tflm_fill_prepare, tflm_fill_eval },
     #endif
     #if TFLM_KERNEL_FLOOR_DIV
     { TFLM_OP_FLOOR_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_div_prepare, tflm_floor_div_eval },
@@ -55,6 +79,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_GATHER
     { TFLM_OP_GATHER, NULL, TFLM_ALIAS_NONE, tflm_gather_prepare, tflm_gather_eval },
+    #endif
+    #if TFLM_KERNEL_GATHER_ND
+    { TFLM_OP_GATHER_ND, NULL, TFLM_ALIAS_NONE, tflm_gather_nd_prepare, tflm_gather_nd_eval },
     #endif
     #if TFLM_KERNEL_GREATER
     { TFLM_OP_GREATER, NULL, TFLM_ALIAS_IN_PLACE, tflm_greater_prepare, tflm_greater_eval },
@@ -122,6 +149,15 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_READ_VARIABLE
     { TFLM_OP_READ_VARIABLE, NULL, TFLM_ALIAS_NONE, tflm_read_variable_prepare, tflm_read_variable_eval },
     #endif
+    #if TFLM_KERNEL_REDUCE_ALL
+    { TFLM_OP_REDUCE_ALL, NULL, TFLM_ALIAS_NONE, tflm_reduce_all_prepare, tflm_reduce_all_eval },
+    #endif
+    #if TFLM_KERNEL_REDUCE_MAX
+    { TFLM_OP_REDUCE_MAX, NULL, TFLM_ALIAS_NONE, tflm_reduce_max_prepare, tflm_reduce_max_eval },
+    #endif
+    #if TFLM_KERNEL_REDUCE_MIN
+    { TFLM_OP_REDUCE_MIN, NULL, TFLM_ALIAS_NONE, tflm_reduce_min_prepare, tflm_reduce_min_eval },
+    #endif
     #if TFLM_KERNEL_RELU
     { TFLM_OP_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_relu_prepare, tflm_relu_eval },
     #endif
@@ -133,6 +169,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_SELECT_V2
     { TFLM_OP_SELECT_V2, NULL, TFLM_ALIAS_IN_PLACE, tflm_select_v2_prepare, tflm_select_v2_eval },
+    #endif
+    #if TFLM_KERNEL_SHAPE
+    { TFLM_OP_SHAPE, NULL, TFLM_ALIAS_NONE, tflm_shape_prepare, tflm_shape_eval },
     #endif
     #if TFLM_KERNEL_SLICE
     { TFLM_OP_SLICE, NULL, TFLM_ALIAS_NONE, tflm_slice_prepare, tflm_slice_eval },
@@ -184,6 +223,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_WHILE
     { TFLM_OP_WHILE, NULL, TFLM_ALIAS_NONE, tflm_while_prepare, tflm_while_eval },
+    #endif
+    #if TFLM_KERNEL_ZEROS_LIKE
+    { TFLM_OP_ZEROS_LIKE, NULL, TFLM_ALIAS_NONE, tflm_zeros_like_prepare, tflm_zeros_like_eval },
     #endif
     #if TFLM_KERNEL_SIGNAL_WINDOW
     { TFLM_OP_CUSTOM, "SignalWindow", TFLM_ALIAS_NONE, tflm_signal_window_prepare, tflm_signal_window_eval },
