@@ -2,8 +2,9 @@
 zeros and random inputs, several invokes in a row (stateful models see the
 same sequence), on the unix port, MPS2_AN385 (Cortex-M3), the Cortex-M4F
 board (hard float) and the Cortex-M0 board; the largest also on the
-Netduino 2 (128 KiB RAM); with TFLM_PICO=all also on the real Pico firmware
-in the RP2040 emulator."""
+Netduino 2 (128 KiB RAM); on the real ESP32 firmware on QEMU's esp32
+machine (Xtensa LX6); with TFLM_PICO=all also on the real Pico firmware in
+the RP2040 emulator."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ RUNNABLE = sorted(n for n, m in MEASURED.items() if m.runnable)
 LARGE = {"person_detect.tflite", "vww_96_int8.tflite"}
 CASES = [(n, t) for n in RUNNABLE for t in ("unix", "MPS2_AN385", "NETDUINOPLUS2", "MICROBIT")] + \
         [(n, "NETDUINO2") for n in RUNNABLE if n in LARGE] + \
-        [(n, "RPI_PICO") for n in RUNNABLE if "RPI_PICO" in TARGETS]
+        [(n, "RPI_PICO") for n in RUNNABLE if "RPI_PICO" in TARGETS] + \
+        [(n, "ESP32_GENERIC") for n in RUNNABLE]
 
 
 @pytest.mark.parametrize("name,target", CASES, ids=[f"{n}-{t}" for n, t in CASES])
