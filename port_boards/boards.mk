@@ -19,8 +19,9 @@
 #       compiles all of the module's C (engine, kernels, binding) with
 #       -Werror for the real boards' CPUs: Cortex-M0+ (RP2040), Cortex-M4F
 #       (STM32F4), Cortex-M7 (STM32F7/H7), RV32IMC (ESP32-C3 class), Xtensa
-#       (lx106 standing in for the ESP32's LX6), and once with only some
-#       kernels; prints the module's size per CPU.
+#       (lx106: the ESP8266's call0 core; the ESP32's LX6 with the offline
+#       kit's compiler), and once with only some kernels; prints the
+#       module's size per CPU.
 #
 # Usable before the top-level Makefile includes it:
 #   make -f Makefile -f port_boards/boards.mk compile-check
@@ -357,7 +358,7 @@ CC_SRCS = $(patsubst $(CC_MOD)/%,%,$(sort $(wildcard $(CC_MOD)/engine/*.c $(CC_M
 # The configuration with fewer kernels: TFLM_OPS if given, else those of
 # person_detect.tflite (tflm-host ops).
 CHECK_OPS ?= $(or $(strip $(TFLM_OPS)),AVERAGE_POOL_2D CONV_2D DEPTHWISE_CONV_2D RESHAPE SOFTMAX)
-CC_CONFIGS ?= cortex-m0plus cortex-m4 cortex-m7 rv32imc xtensa cortex-m4-ops
+CC_CONFIGS ?= cortex-m0plus cortex-m4 cortex-m7 rv32imc xtensa $(if $(ESP32_KIT),xtensa-lx6) cortex-m4-ops
 
 # Warnings of the make-based ports (stm32, qemu, ...) for user modules.
 CC_WARN := -Wall -Wpointer-arith -Wdouble-promotion -Wfloat-conversion -Werror
@@ -417,7 +418,18 @@ CC_xtensa_FLAGS := -mlongcalls --specs=$(XTENSA_PICOLIBC_SPECS) -std=gnu17 -O2 $
 	-Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-enum-conversion -Wno-missing-field-initializers \
 	-Wno-clobbered -Wno-deprecated-declarations -DMICROPY_ROM_TEXT_COMPRESSION=0
 CC_xtensa_KOPT :=
-CC_xtensa_WHAT := ESP32 (esp32 port): Xtensa, lx106 compiler, -O2
+CC_xtensa_WHAT := ESP8266 class (call0 Xtensa): lx106 compiler, -O2
+
+# The ESP32 itself (Xtensa LX6, windowed ABI: the kernels' TFLM_ARCH_XTENSA
+# loops) with the offline kit's xtensa-esp32-elf compiler and its newlib,
+# ESP-IDF's flags, when ../shared/sdk/esp32 is there.
+CC_xtensa-lx6_CC := $(ESP32_DIR)/xt/bin/xtensa-esp32-elf-gcc
+CC_xtensa-lx6_SIZE := $(ESP32_DIR)/xt/bin/xtensa-esp32-elf-size
+CC_xtensa-lx6_FLAGS := -mlongcalls -std=gnu17 -O2 $(CC_WARN) \
+	-Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-enum-conversion -Wno-missing-field-initializers \
+	-Wno-clobbered -Wno-deprecated-declarations -DMICROPY_ROM_TEXT_COMPRESSION=0
+CC_xtensa-lx6_KOPT :=
+CC_xtensa-lx6_WHAT := ESP32_GENERIC (esp32 port): Xtensa LX6, xtensa-esp32-elf GCC 12.2, -O2
 
 CC_cortex-m4-ops_CC := $(CC_cortex-m4_CC)
 CC_cortex-m4-ops_SIZE := $(CC_cortex-m4_SIZE)
@@ -458,6 +470,7 @@ endif
 
 compile-check-deps:
 	@$(BOARDS_MAKE) apt-deps APT_PACKAGES="$(CC_APT_PACKAGES)"
+	@if [ -n "$(filter xtensa-lx6,$(CC_CONFIGS))" ]; then $(BOARDS_MAKE) esp32-sdk; fi
 
 # The generated headers the binding includes: those of the NETDUINO2 QEMU
 # board's configuration, made in a folder of this check's own (the qstr and
