@@ -9,5 +9,33 @@
 float tflm_expf(float x);   // bit-exact with glibc's expf (integer fast path, double fallback)
 float tflm_tanhf(float x);  // bit-exact with glibc 2.36's tanhf (fdlibm's, not correctly rounded)
 double tflm_exp(double x);  // glibc's exp (for tables computed in prepare)
+float tflm_expm1f(float x); // glibc 2.36's expm1f (fdlibm's)
+float tflm_logf(float x);   // glibc's logf (FMA build: its fused multiply-adds emulated)
+float tflm_sinf(float x);   // glibc's sinf and cosf (FMA build)
+float tflm_cosf(float x);
+float tflm_sqrtf(float x);  // correctly rounded; sqrt(x < 0) is x86's default NaN
+double tflm_sqrt(double x); // the same in double (for prepare)
+
+// NaN results as x86-64 gives them: a NaN operand quieted (sign and payload
+// kept), and the default NaN of an invalid operation (sign bit set).
+float tflm_nan_quiet(float x);
+float tflm_nan_default(void);
+
+static inline bool tflm_isnanf(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof(u));
+    return (u & 0x7fffffffu) > 0x7f800000u;
+}
+
+// The result r of a binary operation on a and b, with the NaN x86 gives
+// where r is one: a's quieted, else b's, else the default NaN. (a is the
+// first operand: for + and *, where a compiler may swap them, inputs with two
+// different NaNs are left aside.)
+static inline float tflm_nan_x86(float r, float a, float b) {
+    if (!tflm_isnanf(r)) {
+        return r;
+    }
+    return tflm_isnanf(a) ? tflm_nan_quiet(a) : tflm_isnanf(b) ? tflm_nan_quiet(b) : tflm_nan_default();
+}
 
 #endif // TFLM_ENGINE_FMATH_H
