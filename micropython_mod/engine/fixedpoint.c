@@ -146,3 +146,36 @@ bool tflm_fp_checked_log2(float x, int *log2) {
     *log2 = (int)rounded;
     return (frac < 0.0f ? -frac : frac) < 1e-3f;
 }
+
+// 1/sqrt(x) by five Newton-Raphson steps in Q3 from a guess of 1, on x
+// scaled by a power of four into [2^27, 2^29) (TFLM's
+// GetInvSqrtQuantizedMultiplierExp, its right shift given as a left one).
+void tflm_fp_inv_sqrt(int32_t x, int32_t *multiplier, int32_t *shift) {
+    if (x <= 1) {
+        *multiplier = INT32_MAX;
+        *shift = 0;
+        return;
+    }
+    int32_t right = 11;
+    while (x >= (1 << 29)) {
+        x /= 4;
+        ++right;
+    }
+    uint32_t pairs = ((uint32_t)__builtin_clz((uint32_t)x) - 1u) / 2u - 1u;
+    right -= (int32_t)pairs;
+    x <<= 2u * pairs;
+    const int32_t half_x = tflm_fp_mul_pot(x >> 1, -1);     // Q3
+    const int32_t three_halves = (1 << 28) + (1 << 27);      // Q3
+    int32_t y = 1 << 28;                                     // Q3 one
+    for (int i = 0; i < 5; ++i) {
+        int32_t y3 = tflm_fp_mul_pot(mul(mul(y, y), y), 6);  // Q9 to Q3
+        y = tflm_fp_mul_pot(sub(mul(three_halves, y), mul(half_x, y3)), 3); // Q6 to Q3
+    }
+    y = mul(y, 1518500250); // times sqrt(2) / 2 (Q0)
+    if (right < 0) {
+        y = (int32_t)((uint32_t)y << -right);
+        right = 0;
+    }
+    *multiplier = y;
+    *shift = -right;
+}

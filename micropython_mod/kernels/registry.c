@@ -5,6 +5,9 @@
 #include "engine/ops.h"
 
 const tflm_kernel_t tflm_kernels[] = {
+    #if TFLM_KERNEL_ABS
+    { TFLM_OP_ABS, NULL, TFLM_ALIAS_IN_PLACE, tflm_abs_prepare, tflm_abs_eval },
+    #endif
     #if TFLM_KERNEL_ADD
     { TFLM_OP_ADD, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_prepare, tflm_add_eval },
     #endif
@@ -20,11 +23,17 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_CAST
     { TFLM_OP_CAST, NULL, TFLM_ALIAS_NONE, tflm_cast_prepare, tflm_cast_eval },
     #endif
+    #if TFLM_KERNEL_CEIL
+    { TFLM_OP_CEIL, NULL, TFLM_ALIAS_IN_PLACE, tflm_ceil_prepare, tflm_ceil_eval },
+    #endif
     #if TFLM_KERNEL_CONCATENATION
     { TFLM_OP_CONCATENATION, NULL, TFLM_ALIAS_NONE, tflm_concatenation_prepare, tflm_concatenation_eval },
     #endif
     #if TFLM_KERNEL_CONV_2D
     { TFLM_OP_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_conv_2d_prepare, tflm_conv_2d_eval },
+    #endif
+    #if TFLM_KERNEL_COS
+    { TFLM_OP_COS, NULL, TFLM_ALIAS_IN_PLACE, tflm_cos_prepare, tflm_cos_eval },
     #endif
     #if TFLM_KERNEL_DEPTHWISE_CONV_2D
     { TFLM_OP_DEPTHWISE_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_depthwise_conv_2d_prepare, tflm_depthwise_conv_2d_eval },
@@ -35,8 +44,14 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_DIV
     { TFLM_OP_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_div_prepare, tflm_div_eval },
     #endif
+    #if TFLM_KERNEL_EXP
+    { TFLM_OP_EXP, NULL, TFLM_ALIAS_IN_PLACE, tflm_exp_prepare, tflm_exp_eval },
+    #endif
     #if TFLM_KERNEL_EXPAND_DIMS
     { TFLM_OP_EXPAND_DIMS, NULL, TFLM_ALIAS_VIEW, tflm_expand_dims_prepare, tflm_expand_dims_eval },
+    #endif
+    #if TFLM_KERNEL_FLOOR
+    { TFLM_OP_FLOOR, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_prepare, tflm_floor_eval },
     #endif
     #if TFLM_KERNEL_FULLY_CONNECTED
     { TFLM_OP_FULLY_CONNECTED, NULL, TFLM_ALIAS_NONE, tflm_fully_connected_prepare, tflm_fully_connected_eval },
@@ -49,6 +64,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_LEAKY_RELU
     { TFLM_OP_LEAKY_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_leaky_relu_prepare, tflm_leaky_relu_eval },
+    #endif
+    #if TFLM_KERNEL_LOG
+    { TFLM_OP_LOG, NULL, TFLM_ALIAS_IN_PLACE, tflm_log_prepare, tflm_log_eval },
     #endif
     #if TFLM_KERNEL_LOGISTIC
     { TFLM_OP_LOGISTIC, NULL, TFLM_ALIAS_IN_PLACE, tflm_logistic_prepare, tflm_logistic_eval },
@@ -67,6 +85,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_MUL
     { TFLM_OP_MUL, NULL, TFLM_ALIAS_IN_PLACE, tflm_mul_prepare, tflm_mul_eval },
+    #endif
+    #if TFLM_KERNEL_NEG
+    { TFLM_OP_NEG, NULL, TFLM_ALIAS_IN_PLACE, tflm_neg_prepare, tflm_neg_eval },
     #endif
     #if TFLM_KERNEL_PACK
     { TFLM_OP_PACK, NULL, TFLM_ALIAS_NONE, tflm_pack_prepare, tflm_pack_eval },
@@ -92,6 +113,15 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_RESHAPE
     { TFLM_OP_RESHAPE, NULL, TFLM_ALIAS_VIEW, tflm_reshape_prepare, tflm_reshape_eval },
     #endif
+    #if TFLM_KERNEL_ROUND
+    { TFLM_OP_ROUND, NULL, TFLM_ALIAS_IN_PLACE, tflm_round_prepare, tflm_round_eval },
+    #endif
+    #if TFLM_KERNEL_RSQRT
+    { TFLM_OP_RSQRT, NULL, TFLM_ALIAS_IN_PLACE, tflm_rsqrt_prepare, tflm_rsqrt_eval },
+    #endif
+    #if TFLM_KERNEL_SIN
+    { TFLM_OP_SIN, NULL, TFLM_ALIAS_IN_PLACE, tflm_sin_prepare, tflm_sin_eval },
+    #endif
     #if TFLM_KERNEL_SLICE
     { TFLM_OP_SLICE, NULL, TFLM_ALIAS_NONE, tflm_slice_prepare, tflm_slice_eval },
     #endif
@@ -103,6 +133,12 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_SPLIT_V
     { TFLM_OP_SPLIT_V, NULL, TFLM_ALIAS_NONE, tflm_split_v_prepare, tflm_split_v_eval },
+    #endif
+    #if TFLM_KERNEL_SQRT
+    { TFLM_OP_SQRT, NULL, TFLM_ALIAS_IN_PLACE, tflm_sqrt_prepare, tflm_sqrt_eval },
+    #endif
+    #if TFLM_KERNEL_SQUARE
+    { TFLM_OP_SQUARE, NULL, TFLM_ALIAS_IN_PLACE, tflm_square_prepare, tflm_square_eval },
     #endif
     #if TFLM_KERNEL_SQUEEZE
     { TFLM_OP_SQUEEZE, NULL, TFLM_ALIAS_VIEW, tflm_squeeze_prepare, tflm_squeeze_eval },
