@@ -2,7 +2,7 @@
 #include "kernels/broadcast.h"
 
 #if TFLM_KERNEL_ADD || TFLM_KERNEL_SUB || TFLM_KERNEL_MUL || TFLM_KERNEL_DIV \
-    || TFLM_KERNEL_MINIMUM || TFLM_KERNEL_MAXIMUM
+    || TFLM_KERNEL_MINIMUM || TFLM_KERNEL_MAXIMUM || TFLM_KERNEL_PRELU
 
 // Extent of dimension i counted from the last one, 1 beyond the rank.
 static int32_t dim_from_end(const tflm_tinfo_t *t, uint32_t i) {

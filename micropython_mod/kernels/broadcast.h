@@ -1,5 +1,5 @@
 // Broadcasting of two inputs onto an output, shared by the elementwise
-// binary kernels (ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM).
+// binary kernels (ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM, PRELU).
 //
 // prepare() plans the loops: shapes are aligned on their last dimension,
 // dimensions of extent 1 dropped and neighbours that walk both inputs alike

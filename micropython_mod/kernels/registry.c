@@ -44,6 +44,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_DIV
     { TFLM_OP_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_div_prepare, tflm_div_eval },
     #endif
+    #if TFLM_KERNEL_ELU
+    { TFLM_OP_ELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_elu_prepare, tflm_elu_eval },
+    #endif
     #if TFLM_KERNEL_EXP
     { TFLM_OP_EXP, NULL, TFLM_ALIAS_IN_PLACE, tflm_exp_prepare, tflm_exp_eval },
     #endif
@@ -97,6 +100,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_PADV2
     { TFLM_OP_PADV2, NULL, TFLM_ALIAS_NONE, tflm_padv2_prepare, tflm_padv2_eval },
+    #endif
+    #if TFLM_KERNEL_PRELU
+    { TFLM_OP_PRELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_prelu_prepare, tflm_prelu_eval },
     #endif
     #if TFLM_KERNEL_QUANTIZE
     { TFLM_OP_QUANTIZE, NULL, TFLM_ALIAS_NONE, tflm_quantize_prepare, tflm_quantize_eval },
