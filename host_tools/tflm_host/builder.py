@@ -40,6 +40,7 @@ OPTIONS_TYPE: dict[str, str] = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions", "CALL_ONCE": "CallOnceOptions",
     "VAR_HANDLE": "VarHandleOptions", "READ_VARIABLE": "ReadVariableOptions",
     "ASSIGN_VARIABLE": "AssignVariableOptions", "IF": "IfOptions", "WHILE": "WhileOptions",
+    "L2_NORMALIZATION": "L2NormOptions", "LOG_SOFTMAX": "LogSoftmaxOptions",
 }
 
 _ENUMS = {

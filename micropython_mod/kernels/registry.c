@@ -65,6 +65,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_HARD_SWISH
     { TFLM_OP_HARD_SWISH, NULL, TFLM_ALIAS_IN_PLACE, tflm_hard_swish_prepare, tflm_hard_swish_eval },
     #endif
+    #if TFLM_KERNEL_L2_NORMALIZATION
+    { TFLM_OP_L2_NORMALIZATION, NULL, TFLM_ALIAS_NONE, tflm_l2_normalization_prepare, tflm_l2_normalization_eval },
+    #endif
     #if TFLM_KERNEL_LEAKY_RELU
     { TFLM_OP_LEAKY_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_leaky_relu_prepare, tflm_leaky_relu_eval },
     #endif
@@ -73,6 +76,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_LOGISTIC
     { TFLM_OP_LOGISTIC, NULL, TFLM_ALIAS_IN_PLACE, tflm_logistic_prepare, tflm_logistic_eval },
+    #endif
+    #if TFLM_KERNEL_LOG_SOFTMAX
+    { TFLM_OP_LOG_SOFTMAX, NULL, TFLM_ALIAS_NONE, tflm_log_softmax_prepare, tflm_log_softmax_eval },
     #endif
     #if TFLM_KERNEL_MAXIMUM
     { TFLM_OP_MAXIMUM, NULL, TFLM_ALIAS_IN_PLACE, tflm_maximum_prepare, tflm_maximum_eval },
