@@ -137,3 +137,14 @@ attempt(lambda: run('rsqrt.tflite', bytes([5, 9, 3, 4, 127, 7])))
                    "ValueError operator 0 (ABS): int8 input and output need quantization",
                    "RuntimeError operator 0 (RSQRT): RSQRT of a negative value (element 4)",
                    "ok"], out
+
+
+def test_elu_int8_without_quantization_matches_tflm(tmp_path):
+    """Scale 0 makes TFLM's table NaN throughout, which converts to -128."""
+    model = _unary("ELU", "INT8")
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    x = np.array([[-128, -1, 0], [1, 50, 127]], np.int8)
+    ours = run_engine(path, load_model(path), [[x]], tmp_path).runs[0][0]
+    ref = reference_outputs(path, [[x]])[0][0]
+    assert ours.tobytes() == ref.tobytes() and (ref == -128).all()

@@ -483,13 +483,15 @@ float tflm_sqrtf(float x) {
     }
     e -= 150;
     // a = m * 2^k in [2^48, 2^50) with e - k even: its root has 25 bits.
+    // The remainder stays below 2^26, so 32-bit words do (a in two).
     int32_t k = 26 - (e & 1);
-    uint64_t a = (uint64_t)m << k;
+    const uint32_t a_hi = m >> (32 - k), a_lo = m << k;
     int32_t half = (e - k) / 2; // exact
-    uint64_t root = 0, rem = 0;
+    uint32_t root = 0, rem = 0;
     for (int32_t i = 48; i >= 0; i -= 2) {
-        rem = (rem << 2) | ((a >> i) & 3u);
-        uint64_t trial = (root << 2) | 1u;
+        uint32_t pair = i >= 32 ? (a_hi >> (i - 32)) & 3u : (a_lo >> i) & 3u;
+        rem = (rem << 2) | pair;
+        uint32_t trial = (root << 2) | 1u;
         root <<= 1;
         if (rem >= trial) {
             rem -= trial;
@@ -497,7 +499,7 @@ float tflm_sqrtf(float x) {
         }
     }
     // root in [2^24, 2^25): 24 bits and a rounding bit.
-    uint32_t q = (uint32_t)(root >> 1) + (uint32_t)(root & 1u); // never a tie
+    uint32_t q = (root >> 1) + (root & 1u); // never a tie
     int32_t be = half + 1 + 127 + 23;
     return f32_from(((uint32_t)be << 23) + (q - 0x800000u));
 }
