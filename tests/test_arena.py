@@ -210,4 +210,4 @@ def test_arena_and_plan_commands(capsys, tmp_path):
     unknown = tmp_path / "unknown_ops.tflite"
     unknown.write_bytes(unknown_ops_model())
     assert cli.main(["arena", str(unknown)]) == 2
-    assert "does not include: CUSTOM:SignalFoo, FLOOR" in capsys.readouterr().err
+    assert "does not include: CUSTOM:SignalFoo, LSH_PROJECTION" in capsys.readouterr().err

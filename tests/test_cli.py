@@ -147,7 +147,7 @@ def test_plan_command_errors(capsys, tmp_path):
     unknown = tmp_path / "unknown_ops.tflite"
     unknown.write_bytes(unknown_ops_model())
     code, _, err = run_cli(capsys, "plan", unknown)
-    assert code == 2 and "does not include: CUSTOM:SignalFoo, FLOOR" in err
+    assert code == 2 and "does not include: CUSTOM:SignalFoo, LSH_PROJECTION" in err
     code, out, _ = run_cli(capsys, "plan", model_path("simple_add_model.tflite"), "--preallocate", "input")
     assert code == 0 and "tensors 0, 1 pre-allocated outside the arena" in out
     assert re.search(r"this plan +16384 ", out)  # the sum, in place over nothing: the inputs are outside

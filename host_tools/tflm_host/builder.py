@@ -50,6 +50,7 @@ OPTIONS_TYPE: dict[str, str] = {
     "GATHER_ND": "GatherNdOptions", "DYNAMIC_UPDATE_SLICE": "DynamicUpdateSliceOptions",
     "SHAPE": "ShapeOptions", "FILL": "FillOptions", "ZEROS_LIKE": "ZerosLikeOptions",
     "BROADCAST_TO": "BroadcastToOptions",
+    "L2_NORMALIZATION": "L2NormOptions", "LOG_SOFTMAX": "LogSoftmaxOptions",
 }
 
 _ENUMS = {

@@ -6,7 +6,7 @@
     || TFLM_KERNEL_GREATER || TFLM_KERNEL_GREATER_EQUAL || TFLM_KERNEL_LESS || TFLM_KERNEL_LESS_EQUAL \
     || TFLM_KERNEL_LOGICAL_AND || TFLM_KERNEL_LOGICAL_OR || TFLM_KERNEL_FLOOR_DIV || TFLM_KERNEL_FLOOR_MOD \
     || TFLM_KERNEL_SQUARED_DIFFERENCE || TFLM_KERNEL_SELECT_V2 \
-    || TFLM_KERNEL_BROADCAST_TO
+    || TFLM_KERNEL_BROADCAST_TO || TFLM_KERNEL_PRELU
 
 // Extent of dimension i counted from the last one, 1 beyond the rank.
 static int32_t dim_from_end(const tflm_tinfo_t *t, uint32_t i) {

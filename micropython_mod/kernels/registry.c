@@ -5,6 +5,9 @@
 #include "engine/ops.h"
 
 const tflm_kernel_t tflm_kernels[] = {
+    #if TFLM_KERNEL_ABS
+    { TFLM_OP_ABS, NULL, TFLM_ALIAS_IN_PLACE, tflm_abs_prepare, tflm_abs_eval },
+    #endif
     #if TFLM_KERNEL_ADD
     { TFLM_OP_ADD, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_prepare, tflm_add_eval },
     #endif
@@ -35,11 +38,17 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_CAST
     { TFLM_OP_CAST, NULL, TFLM_ALIAS_NONE, tflm_cast_prepare, tflm_cast_eval },
     #endif
+    #if TFLM_KERNEL_CEIL
+    { TFLM_OP_CEIL, NULL, TFLM_ALIAS_IN_PLACE, tflm_ceil_prepare, tflm_ceil_eval },
+    #endif
     #if TFLM_KERNEL_CONCATENATION
     { TFLM_OP_CONCATENATION, NULL, TFLM_ALIAS_NONE, tflm_concatenation_prepare, tflm_concatenation_eval },
     #endif
     #if TFLM_KERNEL_CONV_2D
     { TFLM_OP_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_conv_2d_prepare, tflm_conv_2d_eval },
+    #endif
+    #if TFLM_KERNEL_COS
+    { TFLM_OP_COS, NULL, TFLM_ALIAS_IN_PLACE, tflm_cos_prepare, tflm_cos_eval },
     #endif
     #if TFLM_KERNEL_CUMSUM
     { TFLM_OP_CUMSUM, NULL, TFLM_ALIAS_NONE, tflm_cumsum_prepare, tflm_cumsum_eval },
@@ -56,17 +65,26 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_DYNAMIC_UPDATE_SLICE
     { TFLM_OP_DYNAMIC_UPDATE_SLICE, NULL, TFLM_ALIAS_NONE, tflm_dynamic_update_slice_prepare, tflm_dynamic_update_slice_eval },
     #endif
+    #if TFLM_KERNEL_ELU
+    { TFLM_OP_ELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_elu_prepare, tflm_elu_eval },
+    #endif
     #if TFLM_KERNEL_EMBEDDING_LOOKUP
     { TFLM_OP_EMBEDDING_LOOKUP, NULL, TFLM_ALIAS_NONE, tflm_embedding_lookup_prepare, tflm_embedding_lookup_eval },
     #endif
     #if TFLM_KERNEL_EQUAL
     { TFLM_OP_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_equal_prepare, tflm_equal_eval },
     #endif
+    #if TFLM_KERNEL_EXP
+    { TFLM_OP_EXP, NULL, TFLM_ALIAS_IN_PLACE, tflm_exp_prepare, tflm_exp_eval },
+    #endif
     #if TFLM_KERNEL_EXPAND_DIMS
     { TFLM_OP_EXPAND_DIMS, NULL, TFLM_ALIAS_VIEW, tflm_expand_dims_prepare, tflm_expand_dims_eval },
     #endif
     #if TFLM_KERNEL_FILL
     { TFLM_OP_FILL, NULL, TFLM_ALIAS_NONE, tflm_fill_prepare, tflm_fill_eval },
+    #endif
+    #if TFLM_KERNEL_FLOOR
+    { TFLM_OP_FLOOR, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_prepare, tflm_floor_eval },
     #endif
     #if TFLM_KERNEL_FLOOR_DIV
     { TFLM_OP_FLOOR_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_div_prepare, tflm_floor_div_eval },
@@ -95,6 +113,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_IF
     { TFLM_OP_IF, NULL, TFLM_ALIAS_NONE, tflm_if_prepare, tflm_if_eval },
     #endif
+    #if TFLM_KERNEL_L2_NORMALIZATION
+    { TFLM_OP_L2_NORMALIZATION, NULL, TFLM_ALIAS_NONE, tflm_l2_normalization_prepare, tflm_l2_normalization_eval },
+    #endif
     #if TFLM_KERNEL_LEAKY_RELU
     { TFLM_OP_LEAKY_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_leaky_relu_prepare, tflm_leaky_relu_eval },
     #endif
@@ -103,6 +124,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_LESS_EQUAL
     { TFLM_OP_LESS_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_less_equal_prepare, tflm_less_equal_eval },
+    #endif
+    #if TFLM_KERNEL_LOG
+    { TFLM_OP_LOG, NULL, TFLM_ALIAS_IN_PLACE, tflm_log_prepare, tflm_log_eval },
     #endif
     #if TFLM_KERNEL_LOGICAL_AND
     { TFLM_OP_LOGICAL_AND, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_and_prepare, tflm_logical_and_eval },
@@ -115,6 +139,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_LOGISTIC
     { TFLM_OP_LOGISTIC, NULL, TFLM_ALIAS_IN_PLACE, tflm_logistic_prepare, tflm_logistic_eval },
+    #endif
+    #if TFLM_KERNEL_LOG_SOFTMAX
+    { TFLM_OP_LOG_SOFTMAX, NULL, TFLM_ALIAS_NONE, tflm_log_softmax_prepare, tflm_log_softmax_eval },
     #endif
     #if TFLM_KERNEL_MAXIMUM
     { TFLM_OP_MAXIMUM, NULL, TFLM_ALIAS_IN_PLACE, tflm_maximum_prepare, tflm_maximum_eval },
@@ -131,6 +158,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_MUL
     { TFLM_OP_MUL, NULL, TFLM_ALIAS_IN_PLACE, tflm_mul_prepare, tflm_mul_eval },
     #endif
+    #if TFLM_KERNEL_NEG
+    { TFLM_OP_NEG, NULL, TFLM_ALIAS_IN_PLACE, tflm_neg_prepare, tflm_neg_eval },
+    #endif
     #if TFLM_KERNEL_NOT_EQUAL
     { TFLM_OP_NOT_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_not_equal_prepare, tflm_not_equal_eval },
     #endif
@@ -142,6 +172,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_PADV2
     { TFLM_OP_PADV2, NULL, TFLM_ALIAS_NONE, tflm_padv2_prepare, tflm_padv2_eval },
+    #endif
+    #if TFLM_KERNEL_PRELU
+    { TFLM_OP_PRELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_prelu_prepare, tflm_prelu_eval },
     #endif
     #if TFLM_KERNEL_QUANTIZE
     { TFLM_OP_QUANTIZE, NULL, TFLM_ALIAS_NONE, tflm_quantize_prepare, tflm_quantize_eval },
@@ -167,11 +200,20 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_RESHAPE
     { TFLM_OP_RESHAPE, NULL, TFLM_ALIAS_VIEW, tflm_reshape_prepare, tflm_reshape_eval },
     #endif
+    #if TFLM_KERNEL_ROUND
+    { TFLM_OP_ROUND, NULL, TFLM_ALIAS_IN_PLACE, tflm_round_prepare, tflm_round_eval },
+    #endif
+    #if TFLM_KERNEL_RSQRT
+    { TFLM_OP_RSQRT, NULL, TFLM_ALIAS_IN_PLACE, tflm_rsqrt_prepare, tflm_rsqrt_eval },
+    #endif
     #if TFLM_KERNEL_SELECT_V2
     { TFLM_OP_SELECT_V2, NULL, TFLM_ALIAS_IN_PLACE, tflm_select_v2_prepare, tflm_select_v2_eval },
     #endif
     #if TFLM_KERNEL_SHAPE
     { TFLM_OP_SHAPE, NULL, TFLM_ALIAS_NONE, tflm_shape_prepare, tflm_shape_eval },
+    #endif
+    #if TFLM_KERNEL_SIN
+    { TFLM_OP_SIN, NULL, TFLM_ALIAS_IN_PLACE, tflm_sin_prepare, tflm_sin_eval },
     #endif
     #if TFLM_KERNEL_SLICE
     { TFLM_OP_SLICE, NULL, TFLM_ALIAS_NONE, tflm_slice_prepare, tflm_slice_eval },
@@ -184,6 +226,12 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_SPLIT_V
     { TFLM_OP_SPLIT_V, NULL, TFLM_ALIAS_NONE, tflm_split_v_prepare, tflm_split_v_eval },
+    #endif
+    #if TFLM_KERNEL_SQRT
+    { TFLM_OP_SQRT, NULL, TFLM_ALIAS_IN_PLACE, tflm_sqrt_prepare, tflm_sqrt_eval },
+    #endif
+    #if TFLM_KERNEL_SQUARE
+    { TFLM_OP_SQUARE, NULL, TFLM_ALIAS_IN_PLACE, tflm_square_prepare, tflm_square_eval },
     #endif
     #if TFLM_KERNEL_SQUARED_DIFFERENCE
     { TFLM_OP_SQUARED_DIFFERENCE, NULL, TFLM_ALIAS_IN_PLACE, tflm_squared_difference_prepare, tflm_squared_difference_eval },
