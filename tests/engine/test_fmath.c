@@ -1,18 +1,10 @@
-<<<<<<< HEAD
-// engine/fmath.c against the host's glibc: expf and tanhf over all 2^32 float
-// inputs (bit-exact, NaN payloads included), exp (double) over a dense random
-// sample and the softmax-table range (within 1 ulp, nearly always equal),
-// fmodf (bit-exact, NaNs included) and floor over random and special inputs.
-// Exits non-zero on any expf/tanhf/fmodf/floor mismatch or any exp error
-// above 1 ulp.
-=======
 // engine/fmath.c against the host's glibc: expf, tanhf, expm1f, logf, sinf,
 // cosf and sqrtf over all 2^32 float inputs (bit-exact, NaN payloads
 // included), exp (double) over a dense random sample and the softmax-table
 // range (within 1 ulp, nearly always equal), sqrt (double) over a random
-// sample (bit-exact). Exits non-zero on any float mismatch, any exp error
-// above 1 ulp or any sqrt difference.
->>>>>>> ops-math
+// sample (bit-exact), fmodf (bit-exact, NaNs included) and floor over random
+// and special inputs. Exits non-zero on any float mismatch, any exp error
+// above 1 ulp or any sqrt, fmodf or floor difference.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,10 +15,8 @@
 static float (*volatile libm_expf)(float) = expf;
 static float (*volatile libm_tanhf)(float) = tanhf;
 static double (*volatile libm_exp)(double) = exp;
-<<<<<<< HEAD
 static float (*volatile libm_fmodf)(float, float) = fmodf;
 static double (*volatile libm_floor)(double) = floor;
-=======
 static float (*volatile libm_expm1f)(float) = expm1f;
 static float (*volatile libm_logf)(float) = logf;
 static float (*volatile libm_sinf)(float) = sinf;
@@ -49,7 +39,6 @@ static const struct {
     { "sqrtf", tflm_sqrtf, &libm_sqrtf },
 };
 #define N_FLOAT_FUNCS (sizeof(FLOAT_FUNCS) / sizeof(FLOAT_FUNCS[0]))
->>>>>>> ops-math
 
 static uint32_t f32_bits(float f) {
     uint32_t u;
@@ -143,7 +132,6 @@ static int check_exp(void) {
     return far != 0;
 }
 
-<<<<<<< HEAD
 // fmodf over pairs of random bit patterns (every class: infinities,
 // subnormals), pairs of nearby magnitudes, and pairs of special values. Not
 // NaN operands: TFLM's std::fmod (x87 code GCC inlines) and glibc's fmodf
@@ -196,7 +184,8 @@ static int check_fmodf(void) {
     }
     printf("floor: %llu mismatches\n", bad_floor);
     return bad != 0 || bad_floor != 0;
-=======
+}
+
 // sqrt (double), correctly rounded as sqrtsd: random doubles of every kind
 // (subnormals among them) and the special values.
 static int check_sqrt(void) {
@@ -226,7 +215,6 @@ static int check_sqrt(void) {
     bad += f64_bits(tflm_sqrt((double)NAN)) != f64_bits(libm_sqrt((double)NAN));
     printf("sqrt: %llu mismatches\n", bad);
     return bad != 0;
->>>>>>> ops-math
 }
 
 int main(int argc, char **argv) {
@@ -251,11 +239,8 @@ int main(int argc, char **argv) {
         }
     }
     fail |= check_exp();
-<<<<<<< HEAD
     fail |= check_fmodf();
-=======
     fail |= check_sqrt();
->>>>>>> ops-math
     printf(fail ? "test_fmath: FAILED\n" : "test_fmath: OK\n");
     return fail;
 }
