@@ -1,0 +1,241 @@
+"""The cycle estimator (host_tools/cycles, a QEMU TCG plugin) from Python:
+the plugin's arguments for a board, its mark lines parsed, bare-metal ELF
+files run under it on a QEMU machine or in the RP2040 emulator.
+
+A mark is an instruction address: each time it is about to run, the
+estimator writes the counts so far (instructions, cycles nominal / least /
+most, per class, events); the difference of two marks is what ran between
+them. The RP2040 emulator's runner (pico/bare.cjs) writes the same lines
+for its own instruction and cycle counters."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .device import build_dir, checkout, elf_symbol
+
+# The core each QEMU board's CPU stands for. MICROBIT's nRF51 is a
+# Cortex-M0; the project's Cortex-M0 board stands for the RP2040, so it is
+# timed as the RP2040's Cortex-M0+ (single-cycle multiplier).
+BOARD_CORES = {"MICROBIT": "m0plus", "MPS2_AN385": "m3", "NETDUINO2": "m3", "NETDUINOPLUS2": "m4"}
+CORE_NAMES = {"m0": "Cortex-M0", "m0plus": "Cortex-M0+", "m3": "Cortex-M3", "m4": "Cortex-M4"}
+
+
+@dataclass(frozen=True)
+class RealBoard:
+    """The real board a QEMU board's figures stand for: its clock, and its
+    flash as the estimator models it (a region and the cache in front of
+    it; `penalty`: cycles a missed line costs, the stated figure)."""
+    chip: str
+    hz: int
+    flash: tuple[int, int] | None = None     # base, size in the QEMU board's address map
+    icache: str = ""                          # LINES:BYTES:WAYS
+    dcache: str = ""                          # LINES:BYTES:WAYS, or "unified"
+    penalty: int = 0                          # cycles per missed line
+    note: str = ""
+
+
+# The boards the QEMU boards stand for (docs/speed.md states these figures).
+REAL_BOARDS = {
+    # RP2040 at 125 MHz: code and models in QSPI flash behind the 16 KB,
+    # 2-way XIP cache with 8-byte lines; a miss reads a line over QSPI.
+    "MICROBIT": RealBoard("RP2040", 125_000_000, (0x0, 0x100000), "2048:8:2", "unified", 40,
+                          "a miss reads 8 bytes over QSPI (about 40 cycles at 125 MHz with the SDK's clock divider 2)"),
+    "RPI_PICO": RealBoard("RP2040", 125_000_000),
+    # STM32F405 at 168 MHz: 5 wait states; the ART accelerator's 64-line
+    # instruction cache and 8-line data cache of 128-bit lines.
+    "NETDUINOPLUS2": RealBoard("STM32F405", 168_000_000, (0x0, 0x100000), "64:16:64", "8:16:8", 5,
+                               "5 wait states at 168 MHz per missed 128-bit line of the ART caches"),
+    # STM32F205 at 120 MHz: 3 wait states, the same ART caches. MPS2_AN385
+    # keeps code, constants and the ROMFS in its 4 MiB at 0, which the
+    # STM32 keeps in flash.
+    "MPS2_AN385": RealBoard("STM32F205", 120_000_000, (0x0, 0x400000), "64:16:64", "8:16:8", 3,
+                            "3 wait states at 120 MHz per missed 128-bit line of the ART caches"),
+    "NETDUINO2": RealBoard("STM32F205", 120_000_000, (0x0, 0x100000), "64:16:64", "8:16:8", 3,
+                           "3 wait states at 120 MHz per missed 128-bit line of the ART caches"),
+}
+
+
+def plugin_path() -> Path:
+    """The estimator, built by `make cycles-plugin` (part of `make deps`)."""
+    path = build_dir() / "cycles" / "libtflm_cycles.so"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: run `make cycles-plugin`")
+    return path
+
+
+def plugin_option(core: str, marks: list[int], out: Path, board: str | None = None) -> str:
+    """The value of QEMU's -plugin option."""
+    args = [str(plugin_path()), f"core={core}", f"out={out}"] + [f"mark={m & ~1:#x}" for m in marks]
+    real = REAL_BOARDS.get(board or "")
+    if real and real.flash:
+        args += [f"flash={real.flash[0]:#x}:{real.flash[1]:#x}", f"icache={real.icache}", f"dcache={real.dcache}"]
+    return ",".join(args)
+
+
+@dataclass
+class Counts:
+    """The counters at a mark (or their difference over an interval)."""
+    pc: int = 0
+    insns: int = 0
+    cycles: int = 0
+    min: int = 0
+    max: int = 0
+    classes: dict[str, tuple[int, int]] = field(default_factory=dict)  # class: (executed, cycles)
+    events: dict[str, int] = field(default_factory=dict)
+
+    def __sub__(self, other: "Counts") -> "Counts":
+        return Counts(self.pc, self.insns - other.insns, self.cycles - other.cycles, self.min - other.min,
+                      self.max - other.max,
+                      {k: (v[0] - other.classes.get(k, (0, 0))[0], v[1] - other.classes.get(k, (0, 0))[1])
+                       for k, v in self.classes.items()},
+                      {k: v - other.events.get(k, 0) for k, v in self.events.items()})
+
+    def __add__(self, other: "Counts") -> "Counts":
+        return Counts(self.pc, self.insns + other.insns, self.cycles + other.cycles, self.min + other.min,
+                      self.max + other.max,
+                      {k: (v[0] + other.classes.get(k, (0, 0))[0], v[1] + other.classes.get(k, (0, 0))[1])
+                       for k, v in self.classes.items()},
+                      {k: v + other.events.get(k, 0) for k, v in self.events.items()})
+
+
+_FIELD = re.compile(r"(\S+)=(\S+)")
+
+
+def parse_marks(text: str) -> list[Counts]:
+    """The mark lines of the estimator's (or bare.cjs's) output, in order."""
+    marks = []
+    for line in text.splitlines():
+        if not line.startswith("mark "):
+            continue
+        kv = dict(_FIELD.findall(line))
+        c = Counts(int(kv.pop("pc"), 16), int(kv.pop("insns")), int(kv.pop("cycles")),
+                   int(kv.pop("min", 0)), int(kv.pop("max", 0)))
+        for k, v in kv.items():
+            if k.startswith("n."):
+                name = k[2:]
+                c.classes[name] = (int(v), int(kv.get("c." + name, 0)))
+            elif not k.startswith("c."):
+                c.events[k] = int(v)
+        marks.append(c)
+    return marks
+
+
+def flash_cycles(board: str, c: Counts) -> int:
+    """The stated flash figure: missed lines times the board's penalty."""
+    real = REAL_BOARDS.get(board)
+    if not real or not real.flash:
+        return 0
+    return (c.events.get("flash_imiss", 0) + c.events.get("flash_dmiss", 0)) * real.penalty
+
+
+# -- bare-metal programs ------------------------------------------------------------
+
+QEMU_MACHINES = {"m0": ("MICROBIT", "microbit"), "m0plus": ("MICROBIT", "microbit"),
+                 "m3": ("MPS2_AN385", "mps2-an385"), "m4": ("NETDUINOPLUS2", "netduinoplus2")}
+
+
+def _qemu_machine_args(board: str) -> list[str]:
+    mk = checkout(f"board {board}") / "port_boards" / board / "mpconfigboard.mk"
+    m = re.search(r"^TFLM_QEMU_ARGS\s*=\s*(.*)$", mk.read_text(), re.M)
+    return m.group(1).split() if m else []
+
+
+def run_qemu_elf(elf: Path, core: str, marks: list[int], board: str | None = None, timeout: float = 600,
+                 extra: list[str] | None = None) -> tuple[list[Counts], str]:
+    """Runs a bare-metal ELF (semihosting output and exit) on the QEMU
+    machine of `core` under the estimator; returns its marks and output."""
+    qboard, machine = QEMU_MACHINES[core]
+    with tempfile.TemporaryDirectory(prefix="tflm-cycles-") as tmp:
+        out = Path(tmp, "marks.txt")
+        cmd = ["qemu-system-arm", "-machine", machine, *_qemu_machine_args(qboard), "-nographic", "-monitor", "none",
+               "-serial", "null", "-semihosting", "-kernel", str(elf),
+               "-plugin", plugin_option(core, marks, out, board), *(extra or [])]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            raise RuntimeError(f"QEMU failed on {elf}: {proc.stderr[-2000:]}")
+        text = out.read_text() if out.is_file() else ""
+    return parse_marks(text), proc.stdout
+
+
+def pico_bare_runner() -> Path:
+    return Path(__file__).resolve().parent / "pico" / "bare.cjs"
+
+
+def run_pico_elf(elf: Path, marks: list[int], timeout: float = 600) -> tuple[list[Counts], str]:
+    """Runs a bare-metal ELF in the RP2040 emulator (rp2040js): its
+    instruction and cycle counters at each mark, and its output."""
+    node = shutil.which("node")
+    modules = build_dir() / "rp2040js" / "node_modules"
+    if not node or not (modules / "rp2040js").is_dir():
+        raise FileNotFoundError(f"the RP2040 emulator is not installed in {modules.parent}: run `make deps`")
+    cmd = [node, str(pico_bare_runner()), str(elf)] + [f"{m & ~1:#x}" for m in marks]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, NODE_PATH=str(modules)))
+    if proc.returncode != 0:
+        raise RuntimeError(f"the RP2040 emulator failed on {elf}: {proc.stderr[-2000:]}")
+    return parse_marks(proc.stdout), "\n".join(l for l in proc.stdout.splitlines() if not l.startswith("mark "))
+
+
+def symbols(elf: Path, prefix: str) -> dict[str, int]:
+    """The ELF's symbols starting with `prefix` (nm), name: address."""
+    proc = subprocess.run(["arm-none-eabi-nm", str(elf)], capture_output=True, text=True, check=True)
+    out = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2].startswith(prefix):
+            out[parts[2]] = int(parts[0], 16)
+    return out
+
+
+def symbol(elf: Path, name: str) -> int:
+    return elf_symbol(elf, name)
+
+
+# -- the microbenchmarks (tests/cycles) -----------------------------------------------
+
+MICROBENCH_DIR = Path(__file__).resolve().parents[2] / "tests" / "cycles"
+# core: (source, compiler flags, FLASH, RAM): each QEMU machine's addresses,
+# and the RP2040's for the emulator ("rp2040").
+MICROBENCH_BUILDS = {
+    "m0": ("bench_v6m.S", "-mcpu=cortex-m0", 0x0, 0x20000000),
+    "m0plus": ("bench_v6m.S", "-mcpu=cortex-m0plus", 0x0, 0x20000000),
+    "rp2040": ("bench_v6m.S", "-mcpu=cortex-m0plus", 0x10000000, 0x20000000),
+    "m3": ("bench_v7m.S", "-mcpu=cortex-m3", 0x0, 0x200000),
+    "m4": ("bench_v7m.S", "-mcpu=cortex-m4 -mfpu=fpv4-sp-d16 -mfloat-abi=hard", 0x0, 0x20000000),
+}
+
+
+def build_microbench(core: str, out_dir: Path) -> Path:
+    source, flags, flash, ram = MICROBENCH_BUILDS[core]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    elf = out_dir / f"bench_{core}.elf"
+    subprocess.run(["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-nostdlib", f"-Wl,--defsym=FLASH={flash:#x}",
+                    f"-Wl,--defsym=RAM={ram:#x}", "-T", str(MICROBENCH_DIR / "bench.ld"), "-o", str(elf),
+                    str(MICROBENCH_DIR / source)], check=True, capture_output=True, text=True)
+    return elf
+
+
+def run_microbench(core: str, out_dir: Path) -> dict[str, Counts]:
+    """Each microbenchmark's counts (c_NAME to e_NAME) on `core`: the
+    estimator on QEMU, or the RP2040 emulator for "rp2040"."""
+    elf = build_microbench(core, out_dir)
+    syms = symbols(elf, "c_") | symbols(elf, "e_")
+    if core == "rp2040":
+        marks, _ = run_pico_elf(elf, list(syms.values()), timeout=120)
+    else:
+        marks, _ = run_qemu_elf(elf, core, list(syms.values()), timeout=120)
+    at = {m.pc: m for m in marks}
+    cases = {}
+    for name, start in syms.items():
+        if name.startswith("c_"):
+            end = syms["e_" + name[2:]]
+            if (start & ~1) not in at or (end & ~1) not in at:
+                raise RuntimeError(f"{core}: case {name[2:]} did not run to its end")
+            cases[name[2:]] = at[end & ~1] - at[start & ~1]
+    return cases
