@@ -160,7 +160,8 @@ def run_qemu_elf(elf: Path, core: str, marks: list[int], board: str | None = Non
         if proc.returncode != 0:
             raise RuntimeError(f"QEMU failed on {elf}: {proc.stderr[-2000:]}")
         text = out.read_text() if out.is_file() else ""
-    return parse_marks(text), proc.stdout
+    # QEMU writes the semihosting console to its standard error.
+    return parse_marks(text), proc.stdout + proc.stderr
 
 
 def pico_bare_runner() -> Path:
@@ -239,3 +240,100 @@ def run_microbench(core: str, out_dir: Path) -> dict[str, Counts]:
                 raise RuntimeError(f"{core}: case {name[2:]} did not run to its end")
             cases[name[2:]] = at[end & ~1] - at[start & ~1]
     return cases
+
+
+# -- the engine, bare metal, on the estimator and on the RP2040 emulator ------------
+
+# The RPI_PICO firmware's flags for the module (port_boards/boards.mk,
+# compile-check's cortex-m0plus): the engine at -Os, the kernels at -O2.
+ENGINE_FLAGS = ("-mcpu=cortex-m0plus -mthumb -mfloat-abi=soft -std=gnu99 -ffp-contract=off -ffunction-sections "
+                "-fdata-sections -DNDEBUG -Wall -Werror").split()
+ENGINE_RAM_BYTES = 256 * 1024
+# Where each machine holds the program (flash) and its data (RAM).
+ENGINE_LAYOUTS = {"microbit": (0x0, 0x20000000), "rp2040": (0x10000000, 0x20000000)}
+
+
+def engine_objects(work: Path, workers: int = 2) -> list[Path]:
+    """The engine, its kernels and the runner compiled once for ARMv6-M."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    root = Path(__file__).resolve().parents[2]
+    mod = root / "micropython_mod"
+    sources = sorted((mod / "engine").glob("*.c")) + sorted((mod / "kernels").glob("*.c"))
+    sources.append(MICROBENCH_DIR / "engine_main.c")
+    headers = max(p.stat().st_mtime for p in mod.rglob("*.h"))
+    jobs, objs = [], []
+    for src in sources:
+        obj = work / "obj" / f"{src.parent.name}_{src.stem}.o"
+        objs.append(obj)
+        if not obj.is_file() or obj.stat().st_mtime < max(src.stat().st_mtime, headers):
+            opt = "-O2" if src.parent.name == "kernels" else "-Os"
+            jobs.append(["arm-none-eabi-gcc", *ENGINE_FLAGS, opt, f"-I{mod}", "-c", str(src), "-o", str(obj)])
+    (work / "obj").mkdir(parents=True, exist_ok=True)
+
+    def one(cmd):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode:
+            raise RuntimeError(f"{' '.join(cmd)}\n{proc.stderr[-3000:]}")
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        list(pool.map(one, jobs))
+    return objs
+
+
+def engine_elf(model: Path, machine: str, work: Path, workers: int = 2) -> Path:
+    """The engine runner with `model` linked in, for "microbit" or "rp2040"."""
+    objs = engine_objects(work, workers)
+    flash, ram = ENGINE_LAYOUTS[machine]
+    model_obj = work / "models" / f"{model.stem}.o"
+    model_obj.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["arm-none-eabi-objcopy", "-I", "binary", "-O", "elf32-littlearm", "-B", "arm",
+                    "--rename-section", ".data=.model,alloc,load,readonly,data,contents",
+                    "--set-section-alignment", ".model=16", str(model), str(model_obj)],
+                   check=True, capture_output=True)
+    elf = work / machine / f"{model.stem}.elf"
+    elf.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["arm-none-eabi-gcc", *ENGINE_FLAGS, "-nostartfiles", "-specs=nano.specs",
+                    f"-Wl,--defsym=FLASH={flash:#x}", f"-Wl,--defsym=RAM={ram:#x}",
+                    f"-Wl,--defsym=RAM_BYTES={ENGINE_RAM_BYTES:#x}", "-T", str(MICROBENCH_DIR / "engine.ld"),
+                    "-Wl,--gc-sections", "-Wl,-e,Reset_Handler", "-o", str(elf), *map(str, objs), str(model_obj),
+                    "-lm", "-lc", "-lgcc", "-lnosys"], check=True, capture_output=True, text=True)
+    return elf
+
+
+@dataclass
+class EngineCheck:
+    """One invoke of a model by the same object code: the estimator's
+    Cortex-M0+ figures (QEMU microbit) and the RP2040 emulator's."""
+    model: str
+    estimator: Counts
+    emulator: Counts
+    output_qemu: str
+    output_pico: str
+
+    @property
+    def difference(self) -> float:
+        """(estimator - emulator) / emulator, in cycles."""
+        return (self.estimator.cycles - self.emulator.cycles) / self.emulator.cycles
+
+    @property
+    def explained(self) -> int:
+        """Cycles the emulator leaves out by its PUSH/POP rule (LR and PC not
+        in N): one per PUSH with LR and per POP with PC."""
+        return self.estimator.events.get("push_lr", 0) + self.estimator.events.get("pop_pc", 0)
+
+
+def engine_check(model: Path, work: Path, workers: int = 2, timeout: float = 1800) -> EngineCheck:
+    results = {}
+    for machine in ENGINE_LAYOUTS:
+        elf = engine_elf(model, machine, work, workers)
+        mark = symbol(elf, "bench_mark")
+        if machine == "microbit":
+            marks, out = run_qemu_elf(elf, "m0plus", [mark], timeout=timeout)
+        else:
+            marks, out = run_pico_elf(elf, [mark], timeout=timeout)
+        if "error" in out or len(marks) != 2:
+            raise RuntimeError(f"{model.name} on {machine}: {out[-500:]}")
+        results[machine] = (marks[1] - marks[0], out.strip())
+    return EngineCheck(model.name, results["microbit"][0], results["rp2040"][0], results["microbit"][1],
+                       results["rp2040"][1])
