@@ -13,8 +13,9 @@
 // Arguments: core=m0|m0plus|m3|m4; mark=ADDR (up to 128): each time the
 // instruction at ADDR is about to run, a line with the counts so far (that
 // instruction excluded) is written to `out` (default: QEMU's log, -d plugin);
-// flash=BASE:SIZE with icache=LINES:BYTES:WAYS and dcache=... (a data cache;
-// dcache=unified shares the instruction cache): the flash region's accesses.
+// flash=BASE:SIZE (up to 4 regions) with icache=LINES:BYTES:WAYS and
+// dcache=... (a data cache; dcache=unified shares the instruction cache): the
+// flash regions' accesses.
 //
 // Counts come in three figures: nominal (the TRM's figure, its ranges read
 // as documented in docs/speed.md), least and most (the ends of the TRM's
@@ -94,13 +95,20 @@ typedef struct {
     uint64_t *tag;  // sets * ways, most recent first; UINT64_MAX empty
 } cache_t;
 
+#define MAX_REGIONS 4
 static bool flash_on;
-static uint64_t flash_base, flash_size;
+static uint64_t flash_base[MAX_REGIONS], flash_size[MAX_REGIONS];
+static int n_regions;
 static cache_t icache, dcache_own;
 static cache_t *dcache;
 
 static bool in_flash(uint64_t a) {
-    return flash_on && a - flash_base < flash_size;
+    for (int i = 0; i < n_regions; ++i) {
+        if (a - flash_base[i] < flash_size[i]) {
+            return true;
+        }
+    }
+    return false;
 }
 
 static bool cache_parse(const char *v, cache_t *c) {
@@ -515,13 +523,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             }
         } else if (klen == 5 && !strncmp(a, "flash", 5)) {
             char *end;
-            flash_base = strtoull(v, &end, 0);
+            if (n_regions == MAX_REGIONS) {
+                fprintf(stderr, "tflm_cycles: at most %d flash regions\n", MAX_REGIONS);
+                return -1;
+            }
+            flash_base[n_regions] = strtoull(v, &end, 0);
             if (*end != ':') {
                 fprintf(stderr, "tflm_cycles: flash=BASE:SIZE\n");
                 return -1;
             }
-            flash_size = strtoull(end + 1, NULL, 0);
-            flash_on = flash_size > 0;
+            flash_size[n_regions] = strtoull(end + 1, NULL, 0);
+            flash_on = flash_on || flash_size[n_regions] > 0;
+            ++n_regions;
         } else if (klen == 6 && !strncmp(a, "icache", 6)) {
             if (!cache_parse(v, &icache)) {
                 fprintf(stderr, "tflm_cycles: icache=LINES:BYTES:WAYS\n");

@@ -29,36 +29,65 @@ CORE_NAMES = {"m0": "Cortex-M0", "m0plus": "Cortex-M0+", "m3": "Cortex-M3", "m4"
 @dataclass(frozen=True)
 class RealBoard:
     """The real board a QEMU board's figures stand for: its clock, and its
-    flash as the estimator models it (a region and the cache in front of
-    it; `penalty`: cycles a missed line costs, the stated figure)."""
+    flash as the estimator models it: the cache in front of it (LINES:BYTES:
+    WAYS; the data cache, or "unified") and the cycles a missed line costs,
+    the stated figure."""
     chip: str
     hz: int
-    flash: tuple[int, int] | None = None     # base, size in the QEMU board's address map
-    icache: str = ""                          # LINES:BYTES:WAYS
-    dcache: str = ""                          # LINES:BYTES:WAYS, or "unified"
-    penalty: int = 0                          # cycles per missed line
+    icache: str = ""
+    dcache: str = ""
+    penalty: int = 0
     note: str = ""
 
 
 # The boards the QEMU boards stand for (docs/speed.md states these figures).
+_ART = ("64:16:64", "8:16:8")  # the STM32F2/F4 ART accelerator: 64 and 8 lines of 128 bits
 REAL_BOARDS = {
-    # RP2040 at 125 MHz: code and models in QSPI flash behind the 16 KB,
-    # 2-way XIP cache with 8-byte lines; a miss reads a line over QSPI.
-    "MICROBIT": RealBoard("RP2040", 125_000_000, (0x0, 0x100000), "2048:8:2", "unified", 40,
-                          "a miss reads 8 bytes over QSPI (about 40 cycles at 125 MHz with the SDK's clock divider 2)"),
+    "MICROBIT": RealBoard("RP2040", 125_000_000, "2048:8:2", "unified", 40,
+                          "RP2040: code and models in QSPI flash behind its 16 KB 2-way XIP cache of 8-byte "
+                          "lines; a miss reads a line over QSPI, about 40 cycles at 125 MHz (SPI clock "
+                          "divider 2)"),
     "RPI_PICO": RealBoard("RP2040", 125_000_000),
-    # STM32F405 at 168 MHz: 5 wait states; the ART accelerator's 64-line
-    # instruction cache and 8-line data cache of 128-bit lines.
-    "NETDUINOPLUS2": RealBoard("STM32F405", 168_000_000, (0x0, 0x100000), "64:16:64", "8:16:8", 5,
-                               "5 wait states at 168 MHz per missed 128-bit line of the ART caches"),
-    # STM32F205 at 120 MHz: 3 wait states, the same ART caches. MPS2_AN385
-    # keeps code, constants and the ROMFS in its 4 MiB at 0, which the
-    # STM32 keeps in flash.
-    "MPS2_AN385": RealBoard("STM32F205", 120_000_000, (0x0, 0x400000), "64:16:64", "8:16:8", 3,
-                            "3 wait states at 120 MHz per missed 128-bit line of the ART caches"),
-    "NETDUINO2": RealBoard("STM32F205", 120_000_000, (0x0, 0x100000), "64:16:64", "8:16:8", 3,
-                           "3 wait states at 120 MHz per missed 128-bit line of the ART caches"),
+    "NETDUINOPLUS2": RealBoard("STM32F405", 168_000_000, *_ART, 5,
+                               "STM32F405 at 168 MHz: 5 wait states per 128-bit line missed in the ART "
+                               "accelerator's caches (64 instruction lines, 8 data lines); its prefetch is "
+                               "not modelled, so this is an upper bound"),
+    "MPS2_AN385": RealBoard("STM32F205", 120_000_000, *_ART, 3,
+                            "STM32F205 at 120 MHz: 3 wait states per 128-bit line missed in the ART "
+                            "accelerator's caches (MPS2_AN385's code, constants and ROMFS stand for its "
+                            "flash); prefetch not modelled, an upper bound"),
+    "NETDUINO2": RealBoard("STM32F205", 120_000_000, *_ART, 3,
+                           "STM32F205 at 120 MHz: 3 wait states per missed 128-bit ART line (upper bound)"),
 }
+
+
+def elf_text_end(elf: Path) -> int:
+    """The end of the .text section (code and constants) of a 32-bit ELF."""
+    import struct
+    data = elf.read_bytes()
+    shoff, = struct.unpack_from("<I", data, 0x20)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x2E)
+    sections = [struct.unpack_from("<IIIIIIIIII", data, shoff + i * shentsize) for i in range(shnum)]
+    names = sections[shstrndx][4]
+    for sh in sections:
+        name = data[names + sh[0]:data.index(b"\0", names + sh[0])]
+        if name == b".text":
+            return sh[3] + sh[5]
+    raise KeyError(f"no .text in {elf}")
+
+
+def flash_regions(board: str, elf: Path, romfs: tuple[int, int] | None = None) -> list[tuple[int, int]]:
+    """What the real board keeps in flash, in the QEMU board's address map."""
+    if board == "MICROBIT":
+        return [(0x0, 0x100000)]
+    if board in ("NETDUINOPLUS2", "NETDUINO2"):
+        return [(0x0, 0x100000), (0x08000000, 0x100000)]
+    if board == "MPS2_AN385":
+        regions = [(0x0, elf_text_end(elf))]
+        if romfs:
+            regions.append(romfs)
+        return regions
+    return []
 
 
 def plugin_path() -> Path:
@@ -69,12 +98,15 @@ def plugin_path() -> Path:
     return path
 
 
-def plugin_option(core: str, marks: list[int], out: Path, board: str | None = None) -> str:
-    """The value of QEMU's -plugin option."""
+def plugin_option(core: str, marks: list[int], out: Path, board: str | None = None,
+                  flash: list[tuple[int, int]] | None = None) -> str:
+    """The value of QEMU's -plugin option; with `flash`, the regions whose
+    accesses go through the board's modelled flash cache."""
     args = [str(plugin_path()), f"core={core}", f"out={out}"] + [f"mark={m & ~1:#x}" for m in marks]
     real = REAL_BOARDS.get(board or "")
-    if real and real.flash:
-        args += [f"flash={real.flash[0]:#x}:{real.flash[1]:#x}", f"icache={real.icache}", f"dcache={real.dcache}"]
+    if real and real.icache and flash:
+        args += [f"flash={base:#x}:{size:#x}" for base, size in flash]
+        args += [f"icache={real.icache}", f"dcache={real.dcache}"]
     return ",".join(args)
 
 
@@ -95,6 +127,12 @@ class Counts:
                       {k: (v[0] - other.classes.get(k, (0, 0))[0], v[1] - other.classes.get(k, (0, 0))[1])
                        for k, v in self.classes.items()},
                       {k: v - other.events.get(k, 0) for k, v in self.events.items()})
+
+    def div(self, n: int) -> "Counts":
+        """Every counter divided by n (a mean over n runs), rounded down."""
+        return Counts(self.pc, self.insns // n, self.cycles // n, self.min // n, self.max // n,
+                      {k: (v[0] // n, v[1] // n) for k, v in self.classes.items()},
+                      {k: v // n for k, v in self.events.items()})
 
     def __add__(self, other: "Counts") -> "Counts":
         return Counts(self.pc, self.insns + other.insns, self.cycles + other.cycles, self.min + other.min,
@@ -129,7 +167,7 @@ def parse_marks(text: str) -> list[Counts]:
 def flash_cycles(board: str, c: Counts) -> int:
     """The stated flash figure: missed lines times the board's penalty."""
     real = REAL_BOARDS.get(board)
-    if not real or not real.flash:
+    if not real or not real.penalty:
         return 0
     return (c.events.get("flash_imiss", 0) + c.events.get("flash_dmiss", 0)) * real.penalty
 
@@ -149,13 +187,17 @@ def _qemu_machine_args(board: str) -> list[str]:
 def run_qemu_elf(elf: Path, core: str, marks: list[int], board: str | None = None, timeout: float = 600,
                  extra: list[str] | None = None) -> tuple[list[Counts], str]:
     """Runs a bare-metal ELF (semihosting output and exit) on the QEMU
-    machine of `core` under the estimator; returns its marks and output."""
+    machine of `core` (or of `board`) under the estimator, with `board`'s
+    flash model; returns its marks and output."""
     qboard, machine = QEMU_MACHINES[core]
+    if board and board in BOARD_CORES:
+        from .device import board as board_info
+        qboard, machine = board, board_info(board).machine
     with tempfile.TemporaryDirectory(prefix="tflm-cycles-") as tmp:
         out = Path(tmp, "marks.txt")
         cmd = ["qemu-system-arm", "-machine", machine, *_qemu_machine_args(qboard), "-nographic", "-monitor", "none",
                "-serial", "null", "-semihosting", "-kernel", str(elf),
-               "-plugin", plugin_option(core, marks, out, board), *(extra or [])]
+               "-plugin", plugin_option(core, marks, out, board, flash_regions(board or "", elf)), *(extra or [])]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             raise RuntimeError(f"QEMU failed on {elf}: {proc.stderr[-2000:]}")
