@@ -143,3 +143,54 @@ def test_plugin_rejects_bad_arguments(tmp_path):
             assert proc.returncode != 0 and "m0, m0plus, m3 or m4" in proc.stderr
         else:
             assert proc.returncode != 0 and "core=m0|m0plus|m3|m4 is needed" in proc.stderr
+
+
+# Small shared models, the kernels they need (the whole set runs in
+# `tflm-host bench speed --cycles`, docs/speed.md).
+CHECK_MODELS = ("hello_world_int8.tflite", "network_tester_model.tflite", "keyword_scrambled.tflite")
+CHECK_OPS = ("FULLY_CONNECTED", "QUANTIZE", "SOFTMAX", "SVDF", "DEPTHWISE_CONV_2D")
+
+
+@pytest.mark.parametrize("name", CHECK_MODELS)
+def test_estimator_against_the_rp2040_emulator(name, tmp_path_factory):
+    """The same object code (the engine, bare metal) on the estimator's
+    Cortex-M0+ and in rp2040js: the same instructions and outputs, cycles
+    within 3%, and the whole difference is the emulator's PUSH/POP rule."""
+    from conftest import model_path
+    from tflm_host.device import build_dir
+
+    check = cycles.engine_check(model_path(name), build_dir() / "cycles" / "engine-test", ops=CHECK_OPS)
+    assert check.estimator.insns == check.emulator.insns > 1000
+    assert check.output_qemu == check.output_pico and check.output_qemu.startswith("output ")
+    assert abs(check.difference) <= 0.03
+    assert check.estimator.cycles - check.emulator.cycles == check.explained > 0
+
+
+def test_bench_speed_cycles_json(tmp_path):
+    """`tflm-host bench speed --cycles --json`: one object per model and
+    board; the estimator's instructions are the device's own count
+    (qemuboard.icount(), to its SysTick's resolution: 62.5 instructions at
+    16 MHz), its cycles at least that many. hello_world_float is no chain of
+    int8 layers: no CMSIS-NN figures."""
+    import json
+    import os
+    import sys
+
+    from conftest import MODELS, ROOT
+
+    proc = subprocess.run([sys.executable, "-m", "tflm_host", "bench", "speed", "--cycles", "--json", "--only",
+                           "hello_world_float", "--boards", "MICROBIT", "--runs", "2", "--models", str(MODELS)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT / "host_tools")))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(proc.stdout)
+    assert [(r["model"], r["board"]) for r in rows] == [("hello_world_float.tflite", "MICROBIT")]
+    r = rows[0]
+    from tflm_host import bench
+    files = {"m.tflite": (MODELS / "hello_world_float.tflite").read_bytes()}
+    device = bench.measure_ours("MICROBIT", files, {"m.tflite": 2})["m.tflite"][0]
+    assert abs(r["instructions"] - device) <= 63
+    assert r["cycles_min"] == r["cycles"] == r["cycles_max"] > r["instructions"]  # no ranges on the M0+
+    assert r["core"] == "Cortex-M0+" and r["clock_hz"] == 125_000_000
+    assert r["ms"] == pytest.approx(r["cycles"] / 125_000)
+    assert r["cmsis_nn_instructions"] is None and r["cmsis_nn_cycles"] is None

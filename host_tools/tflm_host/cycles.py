@@ -295,9 +295,18 @@ ENGINE_RAM_BYTES = 256 * 1024
 ENGINE_LAYOUTS = {"microbit": (0x0, 0x20000000), "rp2040": (0x10000000, 0x20000000)}
 
 
-def engine_objects(work: Path, workers: int = 2) -> list[Path]:
-    """The engine, its kernels and the runner compiled once for ARMv6-M."""
+def _ops_dir(work: Path, ops: tuple[str, ...]) -> Path:
+    """The build folder of a kernel selection (all kernels: `work` itself)."""
+    return work / ("ops-" + "-".join(sorted(o.lower() for o in ops))) if ops else work
+
+
+def engine_objects(work: Path, workers: int = 2, ops: tuple[str, ...] = ()) -> list[Path]:
+    """The engine, its kernels (all, or `ops`: TFLM_OPS) and the runner
+    compiled once for ARMv6-M."""
     from concurrent.futures import ThreadPoolExecutor
+
+    work = _ops_dir(work, ops)
+    select = ["-DTFLM_KERNELS_DEFAULT=0"] + [f"-DTFLM_KERNEL_{o}=1" for o in ops] if ops else []
 
     root = Path(__file__).resolve().parents[2]
     mod = root / "micropython_mod"
@@ -310,30 +319,36 @@ def engine_objects(work: Path, workers: int = 2) -> list[Path]:
         objs.append(obj)
         if not obj.is_file() or obj.stat().st_mtime < max(src.stat().st_mtime, headers):
             opt = "-O2" if src.parent.name == "kernels" else "-Os"
-            jobs.append(["arm-none-eabi-gcc", *ENGINE_FLAGS, opt, f"-I{mod}", "-c", str(src), "-o", str(obj)])
+            jobs.append(["arm-none-eabi-gcc", *ENGINE_FLAGS, *select, opt, f"-I{mod}", "-c", str(src), "-o", str(obj)])
     (work / "obj").mkdir(parents=True, exist_ok=True)
 
     def one(cmd):
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        # Written beside, then renamed: test processes may build the same objects at once.
+        obj = Path(cmd[-1])
+        tmp = obj.with_name(f"{obj.name}.{os.getpid()}.tmp")
+        proc = subprocess.run(cmd[:-1] + [str(tmp)], capture_output=True, text=True)
         if proc.returncode:
             raise RuntimeError(f"{' '.join(cmd)}\n{proc.stderr[-3000:]}")
+        os.replace(tmp, obj)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         list(pool.map(one, jobs))
     return objs
 
 
-def engine_elf(model: Path, machine: str, work: Path, workers: int = 2) -> Path:
+def engine_elf(model: Path, machine: str, work: Path, workers: int = 2, ops: tuple[str, ...] = ()) -> Path:
     """The engine runner with `model` linked in, for "microbit" or "rp2040"."""
-    objs = engine_objects(work, workers)
+    objs = engine_objects(work, workers, ops)
+    work = _ops_dir(work, ops)
     flash, ram = ENGINE_LAYOUTS[machine]
-    model_obj = work / "models" / f"{model.stem}.o"
+    tag = f"{model.stem}.{os.getpid()}"
+    model_obj = work / "models" / f"{tag}.o"
     model_obj.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["arm-none-eabi-objcopy", "-I", "binary", "-O", "elf32-littlearm", "-B", "arm",
                     "--rename-section", ".data=.model,alloc,load,readonly,data,contents",
                     "--set-section-alignment", ".model=16", str(model), str(model_obj)],
                    check=True, capture_output=True)
-    elf = work / machine / f"{model.stem}.elf"
+    elf = work / machine / f"{tag}.elf"
     elf.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["arm-none-eabi-gcc", *ENGINE_FLAGS, "-nostartfiles", "-specs=nano.specs",
                     f"-Wl,--defsym=FLASH={flash:#x}", f"-Wl,--defsym=RAM={ram:#x}",
@@ -365,17 +380,21 @@ class EngineCheck:
         return self.estimator.events.get("push_lr", 0) + self.estimator.events.get("pop_pc", 0)
 
 
-def engine_check(model: Path, work: Path, workers: int = 2, timeout: float = 1800) -> EngineCheck:
+def engine_check(model: Path, work: Path, workers: int = 2, timeout: float = 1800,
+                 ops: tuple[str, ...] = ()) -> EngineCheck:
     results = {}
     for machine in ENGINE_LAYOUTS:
-        elf = engine_elf(model, machine, work, workers)
+        elf = engine_elf(model, machine, work, workers, ops)
         mark = symbol(elf, "bench_mark")
         if machine == "microbit":
             marks, out = run_qemu_elf(elf, "m0plus", [mark], timeout=timeout)
         else:
             marks, out = run_pico_elf(elf, [mark], timeout=timeout)
+        elf.unlink()
         if "error" in out or len(marks) != 2:
             raise RuntimeError(f"{model.name} on {machine}: {out[-500:]}")
         results[machine] = (marks[1] - marks[0], out.strip())
+    for obj in _ops_dir(work, ops).glob(f"models/{model.stem}.{os.getpid()}.o"):
+        obj.unlink()
     return EngineCheck(model.name, results["microbit"][0], results["rp2040"][0], results["microbit"][1],
                        results["rp2040"][1])
