@@ -1684,3 +1684,124 @@ def speed_cycles_report(models: list[Path], boards: list[str], runs: int, anchor
                  + f"\n## What patch-based first stages cost ({MEMORY_COST_BOARD} and the host), in instructions\n\n"
                  + patch_speed_markdown(patch_speed_rows(vs, MEMORY_COST_BOARD, runs, progress), MEMORY_COST_BOARD))
     return text
+
+
+# -- the shape sweep (bench sweep) -------------------------------------------------
+#
+# Single-layer int8 models over the shape space of the convolutions: channels
+# 8 to 1,024, kernels 1x1 to 5x5, strides 1 and 2, depthwise multipliers;
+# ours against CMSIS-NN (its best optimisation level) in cycles, per shape and
+# board. Weights are seeded random int8, per-channel scales; the input is all
+# zero as in the other tables.
+
+SWEEP_START = "<!-- tflm-host bench sweep: start -->"
+SWEEP_END = "<!-- tflm-host bench sweep: end -->"
+
+# (kind, spatial size, input channels, output channels or multiplier, kernel, stride)
+SWEEP_SHAPES = [
+    ("conv", 16, 8, 8, 1, 1), ("conv", 16, 16, 32, 1, 1), ("conv", 8, 32, 64, 1, 1), ("conv", 8, 64, 64, 1, 1),
+    ("conv", 4, 128, 128, 1, 1), ("conv", 4, 256, 256, 1, 1), ("conv", 2, 512, 512, 1, 1), ("conv", 2, 1024, 64, 1, 1),
+    ("conv", 16, 8, 16, 3, 1), ("conv", 16, 8, 16, 3, 2), ("conv", 8, 32, 32, 3, 1), ("conv", 8, 16, 16, 5, 1),
+    ("conv", 8, 16, 16, 5, 2), ("conv", 16, 3, 8, 3, 2),
+    ("dw", 16, 8, 1, 3, 1), ("dw", 16, 8, 1, 3, 2), ("dw", 8, 64, 1, 3, 1), ("dw", 8, 64, 1, 5, 1),
+    ("dw", 4, 256, 1, 3, 1), ("dw", 4, 384, 1, 3, 1), ("dw", 4, 384, 1, 3, 2), ("dw", 8, 32, 1, 1, 1),
+    ("dw", 16, 1, 8, 3, 2), ("dw", 8, 8, 2, 3, 1), ("dw", 8, 16, 4, 5, 1),
+]
+
+
+def sweep_model(kind: str, size: int, cin: int, cout: int, k: int, stride: int, seed: int = 0) -> tuple[bytes, int]:
+    """A one-layer model of the sweep and its multiply-accumulates."""
+    from .builder import ModelBuilder
+
+    rng = np.random.default_rng(seed)
+    out_c = cout if kind == "conv" else cin * cout
+    osz = (size + stride - 1) // stride  # SAME padding
+    b = ModelBuilder(f"sweep {kind} {size}x{size}x{cin} k{k} s{stride}")
+    sg = b.subgraph()
+    x = sg.tensor((1, size, size, cin), "INT8", quant=([0.02], [-3]))
+    wshape = (out_c, k, k, cin) if kind == "conv" else (1, k, k, out_c)
+    w = sg.tensor(wshape, "INT8", data=rng.integers(-127, 128, wshape, dtype=np.int8),
+                  quant=(list(rng.uniform(0.002, 0.01, out_c)), [0] * out_c, 0 if kind == "conv" else 3))
+    bias = sg.tensor((out_c,), "INT32", data=rng.integers(-2000, 2000, out_c, dtype=np.int32),
+                     quant=([0.0001] * out_c, [0] * out_c, 0))
+    y = sg.tensor((1, osz, osz, out_c), "INT8", quant=([0.05], [5]))
+    if kind == "conv":
+        sg.op("CONV_2D", [x, w, bias], [y], Padding="SAME", StrideH=stride, StrideW=stride,
+              FusedActivationFunction="NONE")
+        macs = osz * osz * out_c * k * k * cin
+    else:
+        sg.op("DEPTHWISE_CONV_2D", [x, w, bias], [y], Padding="SAME", StrideH=stride, StrideW=stride,
+              DepthMultiplier=cout, FusedActivationFunction="NONE")
+        macs = osz * osz * out_c * k * k
+    sg.inputs, sg.outputs = [x], [y]
+    return b.build(), macs
+
+
+def sweep_name(shape) -> str:
+    kind, size, cin, cout, k, stride = shape
+    if kind == "conv":
+        return f"conv {k}x{k} s{stride} {size}x{size}x{cin}->{cout}"
+    return f"dwconv {k}x{k} s{stride} {size}x{size}x{cin}" + (f" mult{cout}" if cout > 1 else "")
+
+
+def sweep_rows(boards: list[str], anchor: Path = ANCHOR_DIR, workers: int = 2, progress=None) -> list[dict]:
+    work = build_dir() / "sweep"
+    work.mkdir(parents=True, exist_ok=True)
+    models, macs = {}, {}
+    for i, shape in enumerate(SWEEP_SHAPES):
+        name = f"s{i:02d}.tflite"
+        data, macs[name] = sweep_model(*shape, seed=i)
+        (work / name).write_bytes(data)
+        models[name] = data
+    rows = {name: {"shape": sweep_name(shape), "macs": macs[name]}
+            for name, shape in zip(models, SWEEP_SHAPES)}
+    steps = [(b, n) for b in boards for n in models]
+    cm_work = build_dir() / "cmsis-nn"
+    for board in boards:
+        ours = measure_ours_cycles(board, models, {n: 1 for n in models})
+        for n in models:
+            rows[n][board] = ours[n][0].cycles
+    for i, (board, n) in enumerate(steps):
+        if progress:
+            progress(i, len(steps), f"CMSIS-NN {rows[n]['shape']} on {board}")
+        best, _ = cmsis_best(board, work / n, anchor, cm_work, workers)
+        rows[n][f"cmsis {board}"] = best.chain.cycles
+        rows[n][f"same {board}"] = True
+    return list(rows.values())
+
+
+def sweep_markdown(rows: list[dict], boards: list[str]) -> str:
+    lines = ["| layer | MACs |" + "".join(f" {b}: ours | CMSIS-NN | ours / CMSIS-NN |" for b in boards),
+             "|---|---|" + "---|---|---|" * len(boards)]
+    for r in rows:
+        cells = [r["shape"], f"{r['macs']:,}"]
+        for b in boards:
+            cells += [f"{r[b]:,}", f"{r['cmsis ' + b]:,}", _ratio(r[b], r["cmsis " + b])]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Cycles per invoke of single-layer int8 models (seeded random weights, per-channel scales, SAME "
+              "padding, an all-zero input), ours (`invoke()` of the one-layer model, so invoke()'s dispatch "
+              "included) and CMSIS-NN's (the anchor's harness, the best of -O2, -O3 and -Os), both timed by the "
+              "cycle estimator as above (MICROBIT as the Cortex-M0+)."]
+    return "\n".join(lines) + "\n"
+
+
+def write_sweep(doc: Path, table: str, boards: list[str]) -> None:
+    """Puts the sweep's section into docs/speed.md, between its markers."""
+    section = (f"{SWEEP_START}\n## The shape sweep, in cycles\n\nWritten by `tflm-host bench sweep --boards "
+               f"{' '.join(boards)} --out {doc.name}`.\n\n{table}{SWEEP_END}\n")
+    text = doc.read_text() if doc.is_file() else ""
+    if SWEEP_START in text and SWEEP_END in text:
+        head, rest = text.split(SWEEP_START, 1)
+        text = head + section + rest.split(SWEEP_END, 1)[1].lstrip("\n")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    doc.write_text(text)
+
+
+def keep_sweep(doc: Path, new_text: str) -> str:
+    """A regenerated speed.md keeps the sweep's section of the old one."""
+    old = doc.read_text() if doc.is_file() else ""
+    if SWEEP_START in old and SWEEP_END in old:
+        section = SWEEP_START + old.split(SWEEP_START, 1)[1].split(SWEEP_END, 1)[0] + SWEEP_END + "\n"
+        return new_text.rstrip("\n") + "\n\n" + section
+    return new_text

@@ -356,6 +356,16 @@ def cmd_bench(args) -> int:
         print(f"no .tflite files in {args.models}", file=sys.stderr)
         return 2
     progress = None if args.quiet else bench.progress_bar
+    if args.what == "sweep":
+        # Single-layer models over the convolutions' shapes, ours / CMSIS-NN in cycles.
+        boards = args.boards or ["MPS2_AN385", "NETDUINOPLUS2", "MICROBIT"]
+        table = bench.sweep_markdown(bench.sweep_rows(boards, Path(args.anchor) if args.anchor else bench.ANCHOR_DIR,
+                                                      2, progress), boards)
+        print(table, end="")
+        if args.out:
+            bench.write_sweep(Path(args.out), table, boards)
+            print(f"written into {args.out}")
+        return 0
     if args.what == "size":
         # LABEL=BUILD_DIR pairs (`make size-report` passes them).
         builds = dict(b.split("=", 1) for b in args.builds) if args.builds else {"all ops": device.build_dir() / args.target}
@@ -432,7 +442,7 @@ def cmd_bench(args) -> int:
         table = bench.speed_markdown(bench.speed_rows(models, board, args.runs, progress), board)
     print(table, end="")
     if args.out:
-        Path(args.out).write_text(f"# {title}\n\n" + table)
+        Path(args.out).write_text(bench.keep_sweep(Path(args.out), f"# {title}\n\n" + table))
         print(f"written to {args.out}")
     return 0
 
@@ -620,7 +630,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
-    p.add_argument("what", choices=["arena", "plans", "speed", "size"])
+    p.add_argument("what", choices=["arena", "plans", "speed", "size", "sweep"])
     p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
     p.add_argument("--only", nargs="*", help="only models whose file name contains one of these")
     p.add_argument("--runs", type=_at_least(1), default=3, help="invokes measured per model (speed)")
