@@ -50,10 +50,11 @@ MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MAN
 
 # The RISC-V and Xtensa compilers are for `make compile-check` (ESP32 cores);
 # cmake, g++ and Arm's libstdc++ build the RP2040 firmware and picotool;
-# Python's headers the host package's engine extension.
+# Python's headers the host package's engine extension; dpkg-source
+# unpacks QEMU's source package for the cycle estimator's plugin header.
 APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 	gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gcc-xtensa-lx106 picolibc-xtensa-lx106-elf \
-	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev
+	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev dpkg-dev
 
 .PHONY: help deps apt-deps venv cycles-plugin micropython mpy-cross unix firmware qemu-firmware list-qemu-boards demo size-report fw-dir \
 	test engine-binaries test-engine test-pico fuzz soak clean distclean
