@@ -1788,7 +1788,7 @@ def sweep_markdown(rows: list[dict], boards: list[str]) -> str:
 def write_sweep(doc: Path, table: str, boards: list[str]) -> None:
     """Puts the sweep's section into docs/speed.md, between its markers."""
     section = (f"{SWEEP_START}\n## The shape sweep, in cycles\n\nWritten by `tflm-host bench sweep --boards "
-               f"{' '.join(boards)} --out {doc.name}`.\n\n{table}{SWEEP_END}\n")
+               f"{' '.join(boards)} --out FILE` (into FILE, between these markers).\n\n{table}{SWEEP_END}\n")
     text = doc.read_text() if doc.is_file() else ""
     if SWEEP_START in text and SWEEP_END in text:
         head, rest = text.split(SWEEP_START, 1)
