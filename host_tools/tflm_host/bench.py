@@ -1433,11 +1433,26 @@ def speed_cycles_json(rows: list[CyclesRow]) -> list[dict]:
             "cmsis_nn_ms": cm.cycles * 1000 / real.hz if cm else None,
             "cmsis_nn_flash_wait_cycles": cycles.flash_cycles(cm_board, cm) if cm else None,
             "cmsis_nn_cycles_by_opt": r.cmsis_opts, "same_output": r.same_output if cm else None,
+            "classes": {k: {"instructions": v[0], "cycles": v[1]} for k, v in r.ours.classes.items()},
+            "cmsis_nn_classes": {k: {"instructions": v[0], "cycles": v[1]} for k, v in cm.classes.items()} if cm else None,
             "layers": [{"name": n, "kind": k, "instructions": o.insns, "cycles": o.cycles,
                         "cmsis_nn_instructions": c.insns, "cmsis_nn_cycles": c.cycles}
                        for n, k, o, c in zip(r.names, r.kinds, r.ours_layers, r.cmsis.layers)] if cm else [],
         })
     return out
+
+
+_CLASS_COLUMNS = ("alu", "mul", "mull", "dsp", "load", "store", "multi", "branch", "fp", "sys")
+
+
+def _class_share(c, k: str) -> str:
+    n, cyc = c.classes.get(k, (0, 0))
+    return f"{100 * cyc / c.cycles:.0f}%" if c.cycles and cyc else "-"
+
+
+def _stalls(c) -> str:
+    n = c.events.get("interlock", 0)
+    return f"{n:,} ({100 * n / c.cycles:.1f}%)" if c.cycles else "-"
 
 
 def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
@@ -1476,6 +1491,19 @@ def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
             continue
         cm = f"{r.cmsis.chain.min:,} - {r.cmsis.chain.max:,}" if r.cmsis else "-"
         lines.append(f"| {r.model} | {r.board} | {cm} | {r.ours.min:,} - {r.ours.max:,} |")
+    lines += ["", "### Where the cycles go", "",
+              "| model | board | kernels | " + " | ".join(_CLASS_COLUMNS) + " | stalls |",
+              "|---|---|---|" + "---|" * (len(_CLASS_COLUMNS) + 1)]
+    for r in rows:
+        if r.pico or not r.cmsis:
+            continue
+        for who, c in (("CMSIS-NN", r.cmsis.chain), ("ours", r.ours)):
+            lines.append(f"| {r.model} | {r.board} | {who} | " + " | ".join(_class_share(c, k) for k in _CLASS_COLUMNS)
+                         + f" | {_stalls(c)} |")
+    lines += ["", "Shares of the nominal cycles by instruction class (mul: MUL, MLA, MLS; mull: the 64-bit "
+              "multiplies, at their worst on the M3; dsp: the M4's DSP instructions; multi: LDM, STM, PUSH, POP, "
+              "LDRD, STRD). Stalls: loads and stores that waited for an address computed by the instruction "
+              "before them, and their share of the cycles."]
     lines += ["", "### By layer type, in cycles", "",
               "| model | board | layer type | layers | CMSIS-NN: cycles | ours: cycles | ours / CMSIS-NN, cycles | "
               "ours / CMSIS-NN, instructions |", "|---|---|---|---|---|---|---|---|"]
