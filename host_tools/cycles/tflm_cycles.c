@@ -43,7 +43,6 @@ enum {
     E_FPSTALL,    // FP results read by the next instruction (one cycle)
     E_PUSH_LR,    // PUSH with LR (N counts LR)
     E_POP_PC,     // POP with PC, executed
-    E_SKIPPED,    // conditional instructions in IT blocks whose load/store did not run
     E_FLASH_I,    // instruction cache lookups of flash lines
     E_FLASH_IMISS,
     E_FLASH_D,    // data reads from flash
@@ -51,7 +50,7 @@ enum {
     E_COUNT
 };
 static const char *const event_names[E_COUNT] = {
-    "taken", "pipelined", "interlock", "folded", "unaligned", "fpstall", "push_lr", "pop_pc", "skipped",
+    "taken", "pipelined", "interlock", "folded", "unaligned", "fpstall", "push_lr", "pop_pc",
     "flash_i", "flash_imiss", "flash_d", "flash_dmiss",
 };
 
