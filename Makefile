@@ -50,12 +50,13 @@ MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MAN
 
 # The RISC-V and Xtensa compilers are for `make compile-check` (ESP32 cores);
 # cmake, g++ and Arm's libstdc++ build the RP2040 firmware and picotool;
-# Python's headers the host package's engine extension.
+# Python's headers the host package's engine extension; dpkg-source
+# unpacks QEMU's source package for the cycle estimator's plugin header.
 APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 	gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gcc-xtensa-lx106 picolibc-xtensa-lx106-elf \
-	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev
+	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev dpkg-dev
 
-.PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware list-qemu-boards demo size-report fw-dir \
+.PHONY: help deps apt-deps venv cycles-plugin micropython mpy-cross unix firmware qemu-firmware list-qemu-boards demo size-report fw-dir \
 	test engine-binaries test-engine test-pico fuzz soak clean distclean
 
 help:
@@ -65,7 +66,7 @@ help:
 # Dependencies
 
 # pico-emulator (port_boards/boards.mk): rp2040js, which runs the RPI_PICO firmware in tests.
-deps: apt-deps venv micropython pico-emulator
+deps: apt-deps venv micropython pico-emulator cycles-plugin
 
 apt-deps:
 	@missing=""; \
@@ -96,6 +97,22 @@ $(ENGINE_EXT_STAMP): $(VENV_STAMP) $(ENGINE_EXT_SOURCES)
 	@mkdir -p $(@D)
 	cd host_tools && $(abspath $(PY)) setup.py -q build_ext --inplace -j $(JOBS)
 	@touch $@
+
+# The cycle estimator: a QEMU TCG plugin (host_tools/cycles), built against
+# the plugin header of the installed QEMU's own Debian source package
+# (fetched once, and again when the installed QEMU changes).
+CYCLES_DIR := $(BUILD)/cycles
+CYCLES_PLUGIN := $(CYCLES_DIR)/libtflm_cycles.so
+CYCLES_SOURCES := $(wildcard host_tools/cycles/*.c host_tools/cycles/*.h)
+
+cycles-plugin: $(CYCLES_PLUGIN)
+
+$(CYCLES_PLUGIN): $(CYCLES_SOURCES) | apt-deps
+	@if [ "$$(cat $(CYCLES_DIR)/include/qemu-plugin.version 2>/dev/null)" != \
+		"$$(dpkg-query -W -f='$${source:Version}' qemu-system-arm 2>/dev/null)" ]; then \
+		bash host_tools/cycles/fetch_plugin_header.sh $(BUILD) $(CYCLES_DIR)/include; fi
+	gcc -std=gnu99 -O2 -Wall -Wextra -Werror -fPIC -shared -I$(CYCLES_DIR)/include -Ihost_tools/cycles \
+		-o $@ host_tools/cycles/tflm_cycles.c host_tools/cycles/thumb.c
 
 micropython: $(MPY_STAMP)
 

@@ -356,6 +356,16 @@ def cmd_bench(args) -> int:
         print(f"no .tflite files in {args.models}", file=sys.stderr)
         return 2
     progress = None if args.quiet else bench.progress_bar
+    if args.what == "sweep":
+        # Single-layer models over the convolutions' shapes, ours / CMSIS-NN in cycles.
+        boards = args.boards or ["MPS2_AN385", "NETDUINOPLUS2", "MICROBIT"]
+        table = bench.sweep_markdown(bench.sweep_rows(boards, Path(args.anchor) if args.anchor else bench.ANCHOR_DIR,
+                                                      2, progress), boards)
+        print(table, end="")
+        if args.out:
+            bench.write_sweep(Path(args.out), table, boards)
+            print(f"written into {args.out}")
+        return 0
     if args.what == "size":
         # LABEL=BUILD_DIR pairs (`make size-report` passes them).
         builds = dict(b.split("=", 1) for b in args.builds) if args.builds else {"all ops": device.build_dir() / args.target}
@@ -377,6 +387,28 @@ def cmd_bench(args) -> int:
             table += ("\n## Pre-allocated tensors\n\narena_used_bytes when tensors live in buffers of the "
                       "user's (`preallocated={index: buffer}`), as predicted by the host (the tests check the "
                       "device gives the same):\n\n" + bench.prealloc_markdown(bench.prealloc_rows(pre, args.target)))
+    elif args.cycles:
+        # Cycles next to instructions, ours and CMSIS-NN's (bench.py, cycles.py).
+        title = "Speed: cycles and instructions per invoke, ours and CMSIS-NN's"
+        boards = args.boards or ["MPS2_AN385", "NETDUINOPLUS2", "MICROBIT", "RPI_PICO"]
+        anchor = Path(args.anchor) if args.anchor else bench.ANCHOR_DIR
+        chosen = models if args.only else [m for m in models if m.name in bench.CMSIS_MODELS]
+        rows = bench.speed_cycles_rows([m for m in chosen if m.name in bench.CMSIS_MODELS] if args.out else chosen,
+                                       boards, args.runs, anchor, 2, None if args.json else progress)
+        if args.json:
+            print(json.dumps(bench.speed_cycles_json(rows), indent=1))
+            if not args.out:
+                return 0
+        if args.out:
+            table = bench.speed_cycles_report(models, boards, args.runs, anchor, 2, progress, rows)
+        else:
+            table = bench.speed_cycles_markdown(rows)
+        only = f" --only {' '.join(args.only)}" if args.only else ""
+        table = (f"Written by `tflm-host bench speed --cycles --boards {' '.join(boards)} --runs {args.runs}{only} "
+                 f"--out FILE`.\n\n" + table)
+        if args.json:
+            Path(args.out).write_text(f"# {title}\n\n" + table)
+            return 0
     elif args.vs:
         # CMSIS-NN's instructions next to ours, same QEMU cores (bench.py).
         title = "Speed: instructions per invoke, ours and CMSIS-NN's"
@@ -410,7 +442,7 @@ def cmd_bench(args) -> int:
         table = bench.speed_markdown(bench.speed_rows(models, board, args.runs, progress), board)
     print(table, end="")
     if args.out:
-        Path(args.out).write_text(f"# {title}\n\n" + table)
+        Path(args.out).write_text(bench.keep_sweep(Path(args.out), f"# {title}\n\n" + table))
         print(f"written to {args.out}")
     return 0
 
@@ -598,7 +630,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
-    p.add_argument("what", choices=["arena", "plans", "speed", "size"])
+    p.add_argument("what", choices=["arena", "plans", "speed", "size", "sweep"])
     p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
     p.add_argument("--only", nargs="*", help="only models whose file name contains one of these")
     p.add_argument("--runs", type=_at_least(1), default=3, help="invokes measured per model (speed)")
@@ -617,6 +649,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline-label", help="speed --vs: what the baseline firmware is, for the report")
     p.add_argument("--patches", action="store_true",
                    help="speed: prepared models with and without a patch-based first stage (--max-extra-macs 20%%)")
+    p.add_argument("--cycles", action="store_true",
+                   help="speed: cycles next to instructions, ours and CMSIS-NN's (the cycle estimator on the QEMU "
+                   "boards, the RP2040 emulator on RPI_PICO), per model, board and layer type, with milliseconds at "
+                   "the real boards' clocks; with --out, the whole of docs/speed.md")
+    p.add_argument("--json", action="store_true", help="speed --cycles: a JSON list, one object per model and board")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 

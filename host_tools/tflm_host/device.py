@@ -489,9 +489,11 @@ class QemuTarget(Target):
         self.name = board_name
 
     def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600,
-            echo=None) -> str:
+            echo=None, plugin: str | None = None) -> str:
+        """`plugin`: a QEMU TCG plugin with its arguments (-plugin's value),
+        e.g. the cycle estimator (cycles.py)."""
         image = romfs.build_image(files) if files else None
-        with QemuServer(self.name, image, self.board.firmware, keep_connection=True) as server:
+        with QemuServer(self.name, image, self.board.firmware, keep_connection=True, plugin=plugin) as server:
             return server.run(chunks, timeout, echo)
 
 
@@ -528,8 +530,10 @@ class QemuServer:
     polling once a second, which stalls the first exchange by up to that."""
 
     def __init__(self, board_name: str, image: bytes | None = None, firmware: Path | None = None,
-                 kernel: Path | None = None, icount: bool = True, keep_connection: bool = False) -> None:
+                 kernel: Path | None = None, icount: bool = True, keep_connection: bool = False,
+                 plugin: str | None = None) -> None:
         self.board = board(board_name, firmware)
+        self.plugin = plugin
         self.image = image
         self.kernel = kernel or self.board.firmware
         self.icount = icount
@@ -547,6 +551,8 @@ class QemuServer:
                "-kernel", str(self.kernel)]
         if self.icount:
             cmd += ["-icount", "shift=0"]
+        if self.plugin:
+            cmd += ["-plugin", self.plugin]
         if self.image is not None:
             path = romfs_file(self.image, self.board.name, self.board.romfs_size, self._tmp)
             cmd += ["-device", f"loader,file={path},addr={self.board.romfs_start:#x},force-raw=on"]
