@@ -40,11 +40,17 @@ OPTIONS_TYPE: dict[str, str] = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions", "CALL_ONCE": "CallOnceOptions",
     "VAR_HANDLE": "VarHandleOptions", "READ_VARIABLE": "ReadVariableOptions",
     "ASSIGN_VARIABLE": "AssignVariableOptions", "IF": "IfOptions", "WHILE": "WhileOptions",
+    "RESIZE_BILINEAR": "ResizeBilinearOptions", "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
+    "BATCH_MATMUL": "BatchMatMulOptions", "L2_POOL_2D": "Pool2DOptions",
+    "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions", "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions",
+    "DEPTH_TO_SPACE": "DepthToSpaceOptions", "SPACE_TO_DEPTH": "SpaceToDepthOptions",
+    "MIRROR_PAD": "MirrorPadOptions", "REVERSE_V2": "ReverseV2Options",
 }
 
 _ENUMS = {
     "FusedActivationFunction": {k: v for k, v in vars(tflite.ActivationFunctionType).items() if not k.startswith("_")},
     "Padding": {k: v for k, v in vars(tflite.Padding).items() if not k.startswith("_")},
+    "Mode": {k: v for k, v in vars(tflite.MirrorPadMode).items() if not k.startswith("_")},
 }
 
 

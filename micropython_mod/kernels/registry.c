@@ -92,6 +92,12 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_RESHAPE
     { TFLM_OP_RESHAPE, NULL, TFLM_ALIAS_VIEW, tflm_reshape_prepare, tflm_reshape_eval },
     #endif
+    #if TFLM_KERNEL_RESIZE_BILINEAR
+    { TFLM_OP_RESIZE_BILINEAR, NULL, TFLM_ALIAS_NONE, tflm_resize_bilinear_prepare, tflm_resize_bilinear_eval },
+    #endif
+    #if TFLM_KERNEL_RESIZE_NEAREST_NEIGHBOR
+    { TFLM_OP_RESIZE_NEAREST_NEIGHBOR, NULL, TFLM_ALIAS_NONE, tflm_resize_nearest_neighbor_prepare, tflm_resize_nearest_neighbor_eval },
+    #endif
     #if TFLM_KERNEL_SLICE
     { TFLM_OP_SLICE, NULL, TFLM_ALIAS_NONE, tflm_slice_prepare, tflm_slice_eval },
     #endif
