@@ -12,6 +12,8 @@ tflm_status_t tflm_assign_variable_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_assign_variable_eval(tflm_eval_t *e);
 tflm_status_t tflm_average_pool_2d_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_average_pool_2d_eval(tflm_eval_t *e);
+tflm_status_t tflm_batch_matmul_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_batch_matmul_eval(tflm_eval_t *e);
 tflm_status_t tflm_call_once_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_call_once_eval(tflm_eval_t *e);
 tflm_status_t tflm_cast_prepare(tflm_prepare_t *p);

@@ -14,6 +14,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_AVERAGE_POOL_2D
     { TFLM_OP_AVERAGE_POOL_2D, NULL, TFLM_ALIAS_NONE, tflm_average_pool_2d_prepare, tflm_average_pool_2d_eval },
     #endif
+    #if TFLM_KERNEL_BATCH_MATMUL
+    { TFLM_OP_BATCH_MATMUL, NULL, TFLM_ALIAS_NONE, tflm_batch_matmul_prepare, tflm_batch_matmul_eval },
+    #endif
     #if TFLM_KERNEL_CALL_ONCE
     { TFLM_OP_CALL_ONCE, NULL, TFLM_ALIAS_NONE, tflm_call_once_prepare, tflm_call_once_eval },
     #endif

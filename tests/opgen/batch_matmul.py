@@ -1,0 +1,90 @@
+"""BATCH_MATMUL models: float32, int8 and int16, operands of 2 to 5
+dimensions whose batch dimensions broadcast, adj_x / adj_y, a constant
+right operand (as converters emit for dense layers of transformer blocks,
+asymmetric or per-channel int8 among them) or both computed (attention),
+odd and even sizes for the kernel's two-by-two blocks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import Case, act_quant, generator, random_data, single_op
+
+QMAX = {"INT8": 127, "INT16": 32767}
+
+
+def _batch_dims(rng, n):
+    return [int(rng.choice([1, 1, 2, 3])) for _ in range(n)]
+
+
+def _shapes(rng):
+    """Batch dimensions of both operands (broadcasting) and of the output."""
+    lb = int(rng.integers(0, 4))
+    rb = int(rng.integers(0, 4))
+    out = _batch_dims(rng, max(lb, rb))
+    lhs = [d if rng.integers(0, 3) else 1 for d in out[len(out) - lb:]]
+    rhs = [d if rng.integers(0, 3) else 1 for d in out[len(out) - rb:]]
+    # Broadcast back: a dimension both operands set to 1 is 1 in the output.
+    full_l = [1] * (len(out) - lb) + lhs
+    full_r = [1] * (len(out) - rb) + rhs
+    out = [max(a, b) for a, b in zip(full_l, full_r)]
+    return lhs, rhs, out
+
+
+def _quant(rng, dtype, depth, lhs_q, rhs_q):
+    """Output quantization giving outputs spread over the type's range."""
+    spread = {"INT8": 70.0, "INT16": 16000.0}[dtype]
+    typical = lhs_q[0][0] * rhs_q[0][0] * spread * spread * np.sqrt(depth)
+    scale = float(np.float32(typical / (QMAX[dtype] / 2) * rng.uniform(0.3, 3.0)))
+    if dtype == "INT16":
+        return [scale], [0]
+    return [scale], [int(rng.integers(-20, 21))]
+
+
+def _batch_matmul(rng, dtype):
+    lb, rb, ob = _shapes(rng)
+    m, k, n = (int(v) for v in rng.integers(1, 9, 3))
+    adj_x, adj_y = bool(rng.integers(0, 2)), bool(rng.integers(0, 2))
+    lhs_shape = tuple(lb + ([k, m] if adj_x else [m, k]))
+    rhs_shape = tuple(rb + ([n, k] if adj_y else [k, n]))
+    out_shape = tuple(ob + [m, n])
+    if rng.integers(0, 6) == 0:
+        out_shape = (1,) + out_shape  # TFLM takes more dimensions of the same size
+    rhs_const = bool(rng.integers(0, 2))
+    lhs_const = not rhs_const and rng.integers(0, 6) == 0
+    per_channel = False
+    if dtype == "FLOAT32":
+        lq = rq = oq = None
+    else:
+        lq = act_quant(rng, dtype)
+        rq = act_quant(rng, dtype)
+        if rhs_const and dtype == "INT8" and rng.integers(0, 3) == 0:
+            # Per-channel weights: TFLM uses the first scale and zero point.
+            per_channel = True
+            scales = [float(np.float32(s)) for s in rng.uniform(0.005, 0.05, n)]
+            rq = (scales, [0] * n, len(rhs_shape) - (2 if adj_y else 1))
+        oq = _quant(rng, dtype, k, lq, rq)
+        if rng.integers(0, 8) == 0:
+            oq = ([float(np.float32(oq[0][0] / 2000))], oq[1])  # a multiplier above 1: saturates
+    lhs_data = random_data(rng, dtype, lhs_shape) if lhs_const else None
+    rhs_data = random_data(rng, dtype, rhs_shape) if rhs_const else None
+    model, _ = single_op("BATCH_MATMUL", [(lhs_shape, dtype, lhs_data, lq), (rhs_shape, dtype, rhs_data, rq)],
+                         [(out_shape, dtype, oq)], AdjX=adj_x, AdjY=adj_y)
+    inputs = None
+    if dtype != "FLOAT32" and rng.integers(0, 3) == 0:
+        # The type's limits: the widest products and sums.
+        info = np.iinfo(np.int8 if dtype == "INT8" else np.int16)
+        inputs = []
+        for _ in range(3):
+            sample = []
+            for shape, const in ((lhs_shape, lhs_const), (rhs_shape, rhs_const)):
+                if not const:
+                    sample.append(rng.choice(np.asarray([info.min, info.max], dtype=info.dtype), shape))
+            inputs.append(sample)
+    return Case("", model, dict(dtype=dtype, lhs=lhs_shape, rhs=rhs_shape, out=out_shape, adj_x=adj_x, adj_y=adj_y,
+                                lhs_const=lhs_const, rhs_const=rhs_const, per_channel=per_channel, quant=(lq, rq, oq)),
+                inputs=inputs)
+
+
+for _dt in ("FLOAT32", "INT8", "INT16"):
+    generator(f"BATCH_MATMUL/{_dt.lower()}")(lambda rng, dt=_dt: _batch_matmul(rng, dt))
