@@ -436,3 +436,53 @@ double tflm_exp(double x) {
     double scale2 = f64_from((uint64_t)(1023 + e2) << 52);
     return ((s + lo) * scale1) * scale2;
 }
+
+// -- sqrtf --------------------------------------------------------------------
+
+// Correctly rounded, as the SSE instruction glibc's sqrtf is: the root of
+// the 24-bit significand, scaled to 25 bits and taken digit by digit in
+// integers. A root of a float is never halfway between two floats, so the
+// 25th bit alone rounds it. NaN stays NaN (quieted); a negative input gives
+// x86's default NaN, 0xffc00000.
+float tflm_sqrtf(float x) {
+    uint32_t u = f32_bits(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+        return f32_from(u | 0x00400000u);
+    }
+    if ((u & 0x7fffffffu) == 0 || u == 0x7f800000u) {
+        return x;
+    }
+    if (u >> 31) {
+        return f32_from(0xffc00000u);
+    }
+    int32_t e = (int32_t)(u >> 23);
+    uint32_t m = u & 0x007fffffu;
+    if (e == 0) {
+        // Subnormal: normalised here, the exponent below 1.
+        e = 1;
+        while (!(m & 0x00800000u)) {
+            m <<= 1;
+            --e;
+        }
+    } else {
+        m |= 0x00800000u;
+    }
+    int32_t exp2 = e - 127;  // x = m * 2^(exp2 - 23), m in [2^23, 2^24)
+    if (exp2 & 1) {
+        m <<= 1;
+        --exp2;
+    }
+    // The root of m * 2^25, in [2^24, 2^25): 24 bits of the result and one more.
+    uint64_t rem = (uint64_t)m << 25, root = 0;
+    for (uint64_t bit = (uint64_t)1 << 48; bit; bit >>= 2) {
+        if (rem >= root + bit) {
+            rem -= root + bit;
+            root = (root >> 1) + bit;
+        } else {
+            root >>= 1;
+        }
+    }
+    uint32_t r = (uint32_t)((root >> 1) + (root & 1));
+    // r's leading bit (2^23, or 2^24 after rounding up) adds to the exponent field.
+    return f32_from((uint32_t)(exp2 / 2 + 126) * 0x00800000u + r);
+}

@@ -36,6 +36,8 @@ tflm_status_t tflm_gather_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_gather_eval(tflm_eval_t *e);
 tflm_status_t tflm_hard_swish_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_hard_swish_eval(tflm_eval_t *e);
+tflm_status_t tflm_l2_pool_2d_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_l2_pool_2d_eval(tflm_eval_t *e);
 tflm_status_t tflm_leaky_relu_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_leaky_relu_eval(tflm_eval_t *e);
 tflm_status_t tflm_logistic_prepare(tflm_prepare_t *p);

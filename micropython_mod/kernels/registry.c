@@ -50,6 +50,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_HARD_SWISH
     { TFLM_OP_HARD_SWISH, NULL, TFLM_ALIAS_IN_PLACE, tflm_hard_swish_prepare, tflm_hard_swish_eval },
     #endif
+    #if TFLM_KERNEL_L2_POOL_2D
+    { TFLM_OP_L2_POOL_2D, NULL, TFLM_ALIAS_NONE, tflm_l2_pool_2d_prepare, tflm_l2_pool_2d_eval },
+    #endif
     #if TFLM_KERNEL_LEAKY_RELU
     { TFLM_OP_LEAKY_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_leaky_relu_prepare, tflm_leaky_relu_eval },
     #endif

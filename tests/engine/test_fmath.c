@@ -1,4 +1,4 @@
-// engine/fmath.c against the host's glibc: expf and tanhf over all 2^32 float
+// engine/fmath.c against the host's glibc: expf, tanhf and sqrtf over all 2^32 float
 // inputs (bit-exact, NaN payloads included), exp (double) over a dense random
 // sample and the softmax-table range (within 1 ulp, nearly always equal).
 // Exits non-zero on any expf/tanhf mismatch or any exp error above 1 ulp.
@@ -11,6 +11,7 @@
 // Through pointers so the compiler cannot fold or inline libm's results.
 static float (*volatile libm_expf)(float) = expf;
 static float (*volatile libm_tanhf)(float) = tanhf;
+static float (*volatile libm_sqrtf)(float) = sqrtf;
 static double (*volatile libm_exp)(double) = exp;
 
 static uint32_t f32_bits(float f) {
@@ -117,12 +118,14 @@ int main(int argc, char **argv) {
             memcpy(&x, &b, sizeof(x));
             bad += f32_bits(tflm_expf(x)) != f32_bits(libm_expf(x));
             bad += f32_bits(tflm_tanhf(x)) != f32_bits(libm_tanhf(x));
+            bad += f32_bits(tflm_sqrtf(x)) != f32_bits(libm_sqrtf(x));
         }
         printf("quick: %llu mismatches\n", bad);
         fail = bad != 0;
     } else {
         fail |= check_float("expf", tflm_expf, libm_expf) != 0;
         fail |= check_float("tanhf", tflm_tanhf, libm_tanhf) != 0;
+        fail |= check_float("sqrtf", tflm_sqrtf, libm_sqrtf) != 0;
     }
     fail |= check_exp();
     printf(fail ? "test_fmath: FAILED\n" : "test_fmath: OK\n");

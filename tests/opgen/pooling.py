@@ -1,6 +1,6 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D models: float32, int8, int16; SAME and
-VALID padding, strides, filters (also larger than the input with SAME),
-every fused activation, batches."""
+"""AVERAGE_POOL_2D and MAX_POOL_2D models: float32, int8, int16; L2_POOL_2D:
+float32 (TFLM has no other); SAME and VALID padding, strides, filters (also
+larger than the input with SAME), every fused activation, batches."""
 
 from __future__ import annotations
 
@@ -57,3 +57,6 @@ for _op in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
         def _gen(rng, op=_op, dtype=_dtype):
             return _pool(rng, op, dtype)
         generator(f"{_op}/{_dtype.lower()}")(_gen)
+
+
+generator("L2_POOL_2D/float32")(lambda rng: _pool(rng, "L2_POOL_2D", "FLOAT32"))
