@@ -17,6 +17,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_BATCH_MATMUL
     { TFLM_OP_BATCH_MATMUL, NULL, TFLM_ALIAS_NONE, tflm_batch_matmul_prepare, tflm_batch_matmul_eval },
     #endif
+    #if TFLM_KERNEL_BATCH_TO_SPACE_ND
+    { TFLM_OP_BATCH_TO_SPACE_ND, NULL, TFLM_ALIAS_NONE, tflm_batch_to_space_nd_prepare, tflm_batch_to_space_nd_eval },
+    #endif
     #if TFLM_KERNEL_CALL_ONCE
     { TFLM_OP_CALL_ONCE, NULL, TFLM_ALIAS_NONE, tflm_call_once_prepare, tflm_call_once_eval },
     #endif
@@ -109,6 +112,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_SOFTMAX
     { TFLM_OP_SOFTMAX, NULL, TFLM_ALIAS_NONE, tflm_softmax_prepare, tflm_softmax_eval },
+    #endif
+    #if TFLM_KERNEL_SPACE_TO_BATCH_ND
+    { TFLM_OP_SPACE_TO_BATCH_ND, NULL, TFLM_ALIAS_NONE, tflm_space_to_batch_nd_prepare, tflm_space_to_batch_nd_eval },
     #endif
     #if TFLM_KERNEL_SPLIT
     { TFLM_OP_SPLIT, NULL, TFLM_ALIAS_NONE, tflm_split_prepare, tflm_split_eval },

@@ -1,0 +1,58 @@
+"""Spatial data-movement models: SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND
+(float32, int8; 3-D and 4-D, constant or computed block shape and
+paddings / crops), in every type TFLM's kernel takes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import Case, act_quant, generator, random_data, single_op
+
+
+def _quant(rng, dtype):
+    return act_quant(rng, dtype) if dtype in ("INT8", "INT16") else None
+
+
+def _i32(values):
+    return np.asarray(values, np.int32)
+
+
+def _with_params(rng, dtype, in_shape, params):
+    """Three input sets: the data, then the computed parameters as given."""
+    return [[random_data(rng, dtype, in_shape)] + [_i32(p) for p in params] for _ in range(3)]
+
+
+# -- SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND --------------------------------------------
+
+def _space_batch(rng, dtype, to_batch):
+    rank = int(rng.integers(3, 5))
+    spatial = rank - 2
+    blocks = [int(rng.integers(1, 4)) for _ in range(spatial)]
+    batch, depth = int(rng.integers(1, 3)), int(rng.integers(1, 5))
+    space, small, pads = [], [], []
+    for blk in blocks:
+        # small * blk == space + before + after (paddings, or crops)
+        small_size = int(rng.integers(1, 5))
+        full = small_size * blk
+        extra = int(rng.integers(0, min(full - 1, 2 * blk) + 1))
+        before = int(rng.integers(0, extra + 1))
+        space.append(full - extra)
+        small.append(small_size)
+        pads.append([before, extra - before])
+    space_shape = (batch, *space, depth)
+    batch_shape = (batch * int(np.prod(blocks)), *small, depth)
+    in_shape, out_shape = (space_shape, batch_shape) if to_batch else (batch_shape, space_shape)
+    q = _quant(rng, dtype)
+    computed = rng.integers(0, 4) == 0
+    block_t = ((spatial,), "INT32", None if computed else _i32(blocks))
+    pads_t = ((spatial, 2), "INT32", None if computed else _i32(pads))
+    op = "SPACE_TO_BATCH_ND" if to_batch else "BATCH_TO_SPACE_ND"
+    model, _ = single_op(op, [(in_shape, dtype, None, q), block_t, pads_t], [(out_shape, dtype, q)])
+    inputs = _with_params(rng, dtype, in_shape, [blocks, pads]) if computed else None
+    return Case("", model, dict(op=op, dtype=dtype, input=in_shape, block=blocks, pads=pads, computed=computed,
+                                quant=q), inputs=inputs)
+
+
+for _dt in ("FLOAT32", "INT8"):
+    generator(f"SPACE_TO_BATCH_ND/{_dt.lower()}")(lambda rng, dt=_dt: _space_batch(rng, dt, True))
+    generator(f"BATCH_TO_SPACE_ND/{_dt.lower()}")(lambda rng, dt=_dt: _space_batch(rng, dt, False))
