@@ -35,6 +35,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_DEPTHWISE_CONV_2D
     { TFLM_OP_DEPTHWISE_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_depthwise_conv_2d_prepare, tflm_depthwise_conv_2d_eval },
     #endif
+    #if TFLM_KERNEL_DEPTH_TO_SPACE
+    { TFLM_OP_DEPTH_TO_SPACE, NULL, TFLM_ALIAS_NONE, tflm_depth_to_space_prepare, tflm_depth_to_space_eval },
+    #endif
     #if TFLM_KERNEL_DEQUANTIZE
     { TFLM_OP_DEQUANTIZE, NULL, TFLM_ALIAS_NONE, tflm_dequantize_prepare, tflm_dequantize_eval },
     #endif
@@ -115,6 +118,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_SPACE_TO_BATCH_ND
     { TFLM_OP_SPACE_TO_BATCH_ND, NULL, TFLM_ALIAS_NONE, tflm_space_to_batch_nd_prepare, tflm_space_to_batch_nd_eval },
+    #endif
+    #if TFLM_KERNEL_SPACE_TO_DEPTH
+    { TFLM_OP_SPACE_TO_DEPTH, NULL, TFLM_ALIAS_NONE, tflm_space_to_depth_prepare, tflm_space_to_depth_eval },
     #endif
     #if TFLM_KERNEL_SPLIT
     { TFLM_OP_SPLIT, NULL, TFLM_ALIAS_NONE, tflm_split_prepare, tflm_split_eval },

@@ -1,6 +1,7 @@
-"""Spatial data-movement models: SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND
-(float32, int8; 3-D and 4-D, constant or computed block shape and
-paddings / crops), in every type TFLM's kernel takes."""
+"""Spatial data-movement models, in every type TFLM's kernel takes:
+SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (float32, int8; 3-D and 4-D,
+constant or computed block shape and paddings / crops), DEPTH_TO_SPACE and
+SPACE_TO_DEPTH (float32, int8; block sizes 1 to 3)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,23 @@ def _space_batch(rng, dtype, to_batch):
 for _dt in ("FLOAT32", "INT8"):
     generator(f"SPACE_TO_BATCH_ND/{_dt.lower()}")(lambda rng, dt=_dt: _space_batch(rng, dt, True))
     generator(f"BATCH_TO_SPACE_ND/{_dt.lower()}")(lambda rng, dt=_dt: _space_batch(rng, dt, False))
+
+
+# -- DEPTH_TO_SPACE, SPACE_TO_DEPTH ----------------------------------------------------
+
+def _depth_space(rng, dtype, to_space):
+    block = int(rng.integers(1, 4))
+    batch = int(rng.integers(1, 3))
+    h, w, depth = int(rng.integers(1, 4)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    deep = (batch, h, w, depth * block * block)
+    space = (batch, h * block, w * block, depth)
+    in_shape, out_shape = (deep, space) if to_space else (space, deep)
+    q = _quant(rng, dtype)
+    op = "DEPTH_TO_SPACE" if to_space else "SPACE_TO_DEPTH"
+    model, _ = single_op(op, [(in_shape, dtype, None, q)], [(out_shape, dtype, q)], BlockSize=block)
+    return Case("", model, dict(op=op, dtype=dtype, input=in_shape, block=block))
+
+
+for _dt in ("FLOAT32", "INT8"):
+    generator(f"DEPTH_TO_SPACE/{_dt.lower()}")(lambda rng, dt=_dt: _depth_space(rng, dt, True))
+    generator(f"SPACE_TO_DEPTH/{_dt.lower()}")(lambda rng, dt=_dt: _depth_space(rng, dt, False))
