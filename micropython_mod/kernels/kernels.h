@@ -54,6 +54,8 @@ tflm_status_t tflm_mean_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_mean_eval(tflm_eval_t *e);
 tflm_status_t tflm_minimum_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_minimum_eval(tflm_eval_t *e);
+tflm_status_t tflm_mirror_pad_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_mirror_pad_eval(tflm_eval_t *e);
 tflm_status_t tflm_mul_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_mul_eval(tflm_eval_t *e);
 tflm_status_t tflm_pack_prepare(tflm_prepare_t *p);

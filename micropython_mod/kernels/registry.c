@@ -77,6 +77,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_MINIMUM
     { TFLM_OP_MINIMUM, NULL, TFLM_ALIAS_IN_PLACE, tflm_minimum_prepare, tflm_minimum_eval },
     #endif
+    #if TFLM_KERNEL_MIRROR_PAD
+    { TFLM_OP_MIRROR_PAD, NULL, TFLM_ALIAS_NONE, tflm_mirror_pad_prepare, tflm_mirror_pad_eval },
+    #endif
     #if TFLM_KERNEL_MUL
     { TFLM_OP_MUL, NULL, TFLM_ALIAS_IN_PLACE, tflm_mul_prepare, tflm_mul_eval },
     #endif

@@ -1,7 +1,9 @@
 """Spatial data-movement models, in every type TFLM's kernel takes:
 SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (float32, int8; 3-D and 4-D,
 constant or computed block shape and paddings / crops), DEPTH_TO_SPACE and
-SPACE_TO_DEPTH (float32, int8; block sizes 1 to 3)."""
+SPACE_TO_DEPTH (float32, int8; block sizes 1 to 3), MIRROR_PAD (float32,
+int8; REFLECT and SYMMETRIC to their largest paddings, int32 or int64
+paddings, constant or computed)."""
 
 from __future__ import annotations
 
@@ -77,3 +79,36 @@ def _depth_space(rng, dtype, to_space):
 for _dt in ("FLOAT32", "INT8"):
     generator(f"DEPTH_TO_SPACE/{_dt.lower()}")(lambda rng, dt=_dt: _depth_space(rng, dt, True))
     generator(f"SPACE_TO_DEPTH/{_dt.lower()}")(lambda rng, dt=_dt: _depth_space(rng, dt, False))
+
+
+# -- MIRROR_PAD --------------------------------------------------------------------------
+
+def _mirror_pad(rng, dtype):
+    rank = int(rng.integers(1, 6))
+    in_shape = tuple(int(d) for d in rng.integers(1, 5, rank))
+    mode = str(rng.choice(["REFLECT", "SYMMETRIC"]))
+    most = [d - (1 if mode == "REFLECT" else 0) for d in in_shape]
+    pads = [[int(rng.integers(0, min(m, 3) + 1)) for _ in range(2)] for m in most]
+    out_shape = tuple(d + lo + hi for d, (lo, hi) in zip(in_shape, pads))
+    pad_type = "INT64" if rng.integers(0, 4) == 0 else "INT32"
+    pad_np = np.asarray(pads, np.int64 if pad_type == "INT64" else np.int32)
+    computed = rng.integers(0, 4) == 0
+    q = _quant(rng, dtype)
+    model, _ = single_op("MIRROR_PAD", [(in_shape, dtype, None, q), ((rank, 2), pad_type, None if computed else pad_np)],
+                         [(out_shape, dtype, q)], Mode=mode)
+    inputs = None
+    if computed or dtype == "FLOAT32":
+        inputs = []
+        for _ in range(3):
+            x = random_data(rng, dtype, in_shape)
+            if dtype == "FLOAT32":
+                # Values are copied, bits and all.
+                mask = rng.integers(0, 4, in_shape) == 0
+                x[mask] = rng.choice(np.asarray([np.inf, -np.inf, np.nan, -0.0], np.float32), int(mask.sum()))
+            inputs.append([x, pad_np] if computed else [x])
+    return Case("", model, dict(dtype=dtype, input=in_shape, paddings=pads, mode=mode, pad_type=pad_type,
+                                computed=computed), inputs=inputs)
+
+
+for _dt in ("FLOAT32", "INT8"):
+    generator(f"MIRROR_PAD/{_dt.lower()}")(lambda rng, dt=_dt: _mirror_pad(rng, dt))
