@@ -78,6 +78,8 @@ tflm_status_t tflm_resize_bilinear_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_resize_bilinear_eval(tflm_eval_t *e);
 tflm_status_t tflm_resize_nearest_neighbor_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_resize_nearest_neighbor_eval(tflm_eval_t *e);
+tflm_status_t tflm_reverse_v2_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_reverse_v2_eval(tflm_eval_t *e);
 tflm_status_t tflm_slice_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_slice_eval(tflm_eval_t *e);
 tflm_status_t tflm_softmax_prepare(tflm_prepare_t *p);

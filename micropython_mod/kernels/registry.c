@@ -113,6 +113,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_RESIZE_NEAREST_NEIGHBOR
     { TFLM_OP_RESIZE_NEAREST_NEIGHBOR, NULL, TFLM_ALIAS_NONE, tflm_resize_nearest_neighbor_prepare, tflm_resize_nearest_neighbor_eval },
     #endif
+    #if TFLM_KERNEL_REVERSE_V2
+    { TFLM_OP_REVERSE_V2, NULL, TFLM_ALIAS_NONE, tflm_reverse_v2_prepare, tflm_reverse_v2_eval },
+    #endif
     #if TFLM_KERNEL_SLICE
     { TFLM_OP_SLICE, NULL, TFLM_ALIAS_NONE, tflm_slice_prepare, tflm_slice_eval },
     #endif

@@ -3,7 +3,9 @@ SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (float32, int8; 3-D and 4-D,
 constant or computed block shape and paddings / crops), DEPTH_TO_SPACE and
 SPACE_TO_DEPTH (float32, int8; block sizes 1 to 3), MIRROR_PAD (float32,
 int8; REFLECT and SYMMETRIC to their largest paddings, int32 or int64
-paddings, constant or computed)."""
+paddings, constant or computed), REVERSE_V2 (float32, int8, uint8, int16,
+int32, int64, bool; adjacent axes of up to 6 dimensions, in any order,
+negative ones, constant or computed)."""
 
 from __future__ import annotations
 
@@ -112,3 +114,37 @@ def _mirror_pad(rng, dtype):
 
 for _dt in ("FLOAT32", "INT8"):
     generator(f"MIRROR_PAD/{_dt.lower()}")(lambda rng, dt=_dt: _mirror_pad(rng, dt))
+
+
+# -- REVERSE_V2 --------------------------------------------------------------------------
+
+REVERSE_TYPES = ["FLOAT32", "INT8", "UINT8", "INT16", "INT32", "INT64", "BOOL"]
+
+
+def _reverse(rng, dtype):
+    rank = int(rng.integers(1, 7))
+    in_shape = tuple(int(d) for d in rng.integers(1, 6 if rank <= 3 else 3, rank))
+    # Adjacent axes (TFLM takes no others), in any order, some counted from the end.
+    lo = int(rng.integers(0, rank))
+    hi = int(rng.integers(lo, rank))
+    axes = list(range(lo, hi + 1))
+    rng.shuffle(axes)
+    axes = [a - rank if rng.integers(0, 2) else a for a in axes]
+    computed = rng.integers(0, 4) == 0
+    q = _quant(rng, dtype)
+    model, _ = single_op("REVERSE_V2", [(in_shape, dtype, None, q), ((len(axes),), "INT32", None if computed else _i32(axes))],
+                         [(in_shape, dtype, q)])
+    inputs = None
+    if computed or dtype == "FLOAT32":
+        inputs = []
+        for _ in range(3):
+            x = random_data(rng, dtype, in_shape)
+            if dtype == "FLOAT32":
+                mask = rng.integers(0, 4, in_shape) == 0
+                x[mask] = rng.choice(np.asarray([np.inf, -np.inf, np.nan, -0.0], np.float32), int(mask.sum()))
+            inputs.append([x, _i32(axes)] if computed else [x])
+    return Case("", model, dict(dtype=dtype, input=in_shape, axes=axes, computed=computed), inputs=inputs)
+
+
+for _dt in REVERSE_TYPES:
+    generator(f"REVERSE_V2/{_dt.lower()}")(lambda rng, dt=_dt: _reverse(rng, dt))
