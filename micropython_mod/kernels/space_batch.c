@@ -5,9 +5,10 @@
 // at each invoke (a mismatch with the output's shape is a RuntimeError
 // where TFLM would leave values unwritten or write past them).
 //
-// SPACE_TO_BATCH_ND's padding is zero bytes for every type: TFLM fills it
-// with a pad value it never sets (0 in a fresh arena), not the int8 zero
-// point.
+// SPACE_TO_BATCH_ND's padding is zero bytes for every type, what TFLM gives
+// in a fresh arena: it fills the padding with a pad value it never sets (a
+// field of its kernel data, whatever the arena held there), never the int8
+// zero point.
 #include "kernels/kernels.h"
 
 #if TFLM_KERNEL_SPACE_TO_BATCH_ND || TFLM_KERNEL_BATCH_TO_SPACE_ND
