@@ -246,8 +246,10 @@ static void resize_bilinear_f32(const resize_data_t *d, const float *input, floa
     }
 }
 
-// Integer weights: the sum is TFLM's 2^20-scaled value (exact in 32 bits:
-// each weight product is below 2^22), rounded half away from zero.
+// Integer weights: each tap's is the product of its row's and column's (as
+// TFLM multiplies them), and the sum is TFLM's 2^20-scaled value, exact in
+// 32 bits (the four weights' magnitudes add up to at most 2048^2, the
+// values' to 128), rounded half away from zero.
 static void resize_bilinear_s8(const resize_data_t *d, const int8_t *input, int8_t *output) {
     const int32_t batches = d->batches, out_h = d->out_h, out_w = d->out_w, depth = d->depth;
     const uint32_t in_image = d->in_image;
@@ -265,11 +267,12 @@ static void resize_bilinear_s8(const resize_data_t *d, const int8_t *input, int8
             int8_t *o = output;
             for (int32_t x = 0; x < out_w; ++x) {
                 const resize_tap_t tx = cols[x];
-                const int32_t gx = tx.w_lo.q, fx = tx.w_hi.q;
+                const int32_t w00 = gy * tx.w_lo.q, w10 = fy * tx.w_lo.q, w01 = gy * tx.w_hi.q, w11 = fy * tx.w_hi.q;
                 const int8_t *p00 = r0 + tx.lo, *p10 = r1 + tx.lo, *p01 = r0 + tx.hi, *p11 = r1 + tx.hi;
                 for (int32_t c = 0; c < depth; ++c) {
-                    int32_t acc = (p00[c] * gy + p10[c] * fy) * gx + (p01[c] * gy + p11[c] * fy) * fx;
-                    *o++ = (int8_t)(acc > 0 ? (acc + (1 << 19)) >> 20 : -(((1 << 19) - acc) >> 20));
+                    const int32_t acc = p00[c] * w00 + p10[c] * w10 + p01[c] * w01 + p11[c] * w11;
+                    // Half away from zero: below zero the half is one less.
+                    *o++ = (int8_t)((acc + (1 << 19) + (acc >> 31)) >> 20);
                 }
             }
         }
