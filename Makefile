@@ -56,7 +56,7 @@ APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev
 
 .PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware list-qemu-boards demo size-report fw-dir \
-	test test-host test-engine test-device test-pico fuzz soak clean distclean
+	test engine-binaries test-engine test-pico fuzz soak clean distclean
 
 help:
 	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
@@ -192,10 +192,17 @@ demo: deps
 # ---------------------------------------------------------------------------
 # Tests
 
+# pytest processes (pytest-xdist); 1 runs the suite in one process.
+TEST_JOBS ?= 2
+
+# tests/suite.py: the builds, then the engine's tests beside pytest, each
+# phase timed and the slowest tests listed.
 test: deps
-	@$(MAKE) --no-print-directory unix qemu-firmware real-firmware
-	@$(MAKE) --no-print-directory test-engine
-	TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) $(PY) -m pytest -q tests
+	@TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) $(PY) tests/suite.py --make "$(MAKE) BUILD=$(BUILD) MODELS=$(MODELS)" --build $(BUILD) --jobs $(TEST_JOBS)
+
+# The engine's host programs that pytest drives (tflm_run).
+engine-binaries: venv
+	@$(MAKE) --no-print-directory -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY)) binaries
 
 # The whole device suite (every test parametrised over targets, every shared
 # model) on the real RPI_PICO firmware in the RP2040 emulator: about 20 times

@@ -16,6 +16,9 @@ from tflm_host.planning import formats, plan_model
 from tflm_host.reference import reference_outputs
 from tflm_host.runner import make_inputs
 
+# One process runs this file's tests (make test's pytest-xdist): it builds one firmware folder.
+pytestmark = pytest.mark.xdist_group("test_builtin_plan")
+
 NAME = "person_detect.tflite"
 
 

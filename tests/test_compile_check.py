@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+# One process runs this file's tests (make test's pytest-xdist): it builds build/compile-check.
+pytestmark = pytest.mark.xdist_group("test_compile_check")
+
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("TFLM_BUILD", ROOT / "build"))
 CPUS = ["cortex-m0plus", "cortex-m4", "cortex-m7", "rv32imc", "xtensa"]

@@ -354,3 +354,22 @@ def test_greedy_head_is_tflms_with_resource_variables(case, tmp_path):
     path = tmp_path / "m.tflite"
     path.write_bytes(case)
     assert arena.plan_layout(load_model(case), "tflm").head == tflm_arena(path).head
+
+
+FLOW_CASES = opgen.cases(3, only="IF/") + opgen.cases(3, only="WHILE/")
+
+
+@pytest.mark.parametrize("case", FLOW_CASES, ids=[c.name for c in FLOW_CASES])
+def test_greedy_head_is_tflms_with_control_flow(case, tmp_path):
+    """TFLM plans the subgraphs IF and WHILE run in one head with the main
+    subgraph's tensors, in allocation scopes nested in their operator's (a
+    WHILE's cond and body one after the other): the greedy head is TFLM's
+    byte for byte, with the kernels' prepare() run or not."""
+    from tflm_host.bench import tflm_arena
+
+    path = tmp_path / "m.tflite"
+    path.write_bytes(case.model)
+    tflm = tflm_arena(path).head
+    model = load_model(case.model)
+    assert arena.plan_layout(model, "tflm").head == tflm
+    assert arena.plan_layout(model, "tflm", kernels=False).head == tflm

@@ -25,6 +25,9 @@ from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
 from tflm_host.runner import BatchJob, make_inputs, run_batch
 
+# One process runs this file's tests (make test's pytest-xdist): it builds the engine once per core family.
+pytestmark = pytest.mark.xdist_group("test_speed_paths")
+
 CASES = cases()
 # The engine for the host with each core family's loops (kernels/arch.h);
 # those with the DSP and Armv6-M loops run the conv kernels' rows in bands

@@ -40,6 +40,16 @@ OPTIONS_TYPE: dict[str, str] = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions", "CALL_ONCE": "CallOnceOptions",
     "VAR_HANDLE": "VarHandleOptions", "READ_VARIABLE": "ReadVariableOptions",
     "ASSIGN_VARIABLE": "AssignVariableOptions", "IF": "IfOptions", "WHILE": "WhileOptions",
+    "EQUAL": "EqualOptions", "NOT_EQUAL": "NotEqualOptions", "GREATER": "GreaterOptions",
+    "GREATER_EQUAL": "GreaterEqualOptions", "LESS": "LessOptions", "LESS_EQUAL": "LessEqualOptions",
+    "LOGICAL_AND": "LogicalAndOptions", "LOGICAL_OR": "LogicalOrOptions", "LOGICAL_NOT": "LogicalNotOptions",
+    "SELECT_V2": "SelectV2Options", "FLOOR_DIV": "FloorDivOptions", "FLOOR_MOD": "FloorModOptions",
+    "SQUARED_DIFFERENCE": "SquaredDifferenceOptions", "ADD_N": "AddNOptions",
+    "ARG_MAX": "ArgMaxOptions", "ARG_MIN": "ArgMinOptions", "REDUCE_MAX": "ReducerOptions",
+    "REDUCE_MIN": "ReducerOptions", "REDUCE_ALL": "ReducerOptions", "CUMSUM": "CumsumOptions",
+    "GATHER_ND": "GatherNdOptions", "DYNAMIC_UPDATE_SLICE": "DynamicUpdateSliceOptions",
+    "SHAPE": "ShapeOptions", "FILL": "FillOptions", "ZEROS_LIKE": "ZerosLikeOptions",
+    "BROADCAST_TO": "BroadcastToOptions",
     "RESIZE_BILINEAR": "ResizeBilinearOptions", "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
     "BATCH_MATMUL": "BatchMatMulOptions", "L2_POOL_2D": "Pool2DOptions",
     "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions", "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions",
@@ -50,6 +60,9 @@ OPTIONS_TYPE: dict[str, str] = {
 _ENUMS = {
     "FusedActivationFunction": {k: v for k, v in vars(tflite.ActivationFunctionType).items() if not k.startswith("_")},
     "Padding": {k: v for k, v in vars(tflite.Padding).items() if not k.startswith("_")},
+    # Tensor types (ARG_MAX/ARG_MIN's output_type, SHAPE's out_type).
+    "OutputType": {k: v for k, v in vars(tflite.TensorType).items() if not k.startswith("_")},
+    "OutType": {k: v for k, v in vars(tflite.TensorType).items() if not k.startswith("_")},
     "Mode": {k: v for k, v in vars(tflite.MirrorPadMode).items() if not k.startswith("_")},
 }
 

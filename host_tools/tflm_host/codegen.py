@@ -31,7 +31,8 @@ CUSTOM_PREFIX = "CUSTOM:"
 def flag_name(op: str) -> str:
     """The name of an op in flags and functions: 'CONV_2D' stays, a custom op
     'CUSTOM:SignalFftAutoScale' becomes 'SIGNAL_FFT_AUTO_SCALE' (TFLM_KERNEL_...,
-    TFLM_OPS="...")."""
+    TFLM_OPS="..."), 'CUSTOM:TFLite_Detection_PostProcess'
+    'TF_LITE_DETECTION_POST_PROCESS' (underscores stay word breaks)."""
     if not op.startswith(CUSTOM_PREFIX):
         return op
     name = op[len(CUSTOM_PREFIX):]
@@ -68,7 +69,7 @@ def kernel_table(mod_dir: Path) -> list[Kernel]:
         if not line:
             continue
         fields = line.split()
-        custom = len(fields) == 2 and re.fullmatch(CUSTOM_PREFIX + r"[A-Za-z][A-Za-z0-9]*", fields[0])
+        custom = len(fields) == 2 and re.fullmatch(CUSTOM_PREFIX + r"[A-Za-z][A-Za-z0-9_]*", fields[0])
         if len(fields) != 2 or not (fields[0] in schema.OP_CODES or custom) or fields[1] not in ALIASES:
             raise ValueError(f"{path}:{n}: expected a builtin op or CUSTOM:Name and one of {', '.join(ALIASES)}: {line!r}")
         kernels.append(Kernel(fields[0], ALIASES[fields[1]]))
@@ -276,10 +277,36 @@ def config_header(kernels: list[Kernel]) -> str:
     return "\n".join(lines)
 
 
+README_OPS = ("<!-- ops: written by tflm-host codegen -->\n", "<!-- /ops -->\n")
+
+
+def readme_with_ops(text: str, kernels: list[Kernel]) -> str:
+    """README.md with its list of builtin operators (between the markers)
+    written from the kernel table."""
+    start, end = README_OPS
+    if start not in text or end not in text:
+        raise ValueError("README.md lacks the operator list's markers")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    builtins = sorted(k.op for k in kernels if not k.custom)
+    lines, line = [], ""
+    for op in builtins:
+        item = f"{op}, " if op != builtins[-1] else f"{op} ({len(builtins)})."
+        if len(line) + len(item) > 78:
+            lines.append(line.rstrip())
+            line = ""
+        line += item
+    lines.append(line)
+    return head + start + "\n".join(lines) + "\n" + end + tail
+
+
 def generated_files(mod_dir: Path) -> dict[Path, str]:
-    """The generated files of the module in mod_dir (micropython_mod/)."""
+    """The generated files of the module in mod_dir (micropython_mod/), and
+    README.md's operator list beside it."""
     kernels = kernel_table(mod_dir)
+    readme = mod_dir.parent / "README.md"
     return {
+        readme: readme_with_ops(readme.read_text(), kernels),
         mod_dir / "engine" / "ops.h": ops_header(),
         mod_dir / "engine" / "op_names.c": op_names_source(),
         mod_dir / "engine" / "options.h": options_header(),

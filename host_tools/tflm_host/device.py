@@ -14,6 +14,7 @@ temporary folder. Either way the code finds its files under the global ROOT.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import re
@@ -23,7 +24,9 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +90,36 @@ def _elf_symbol(path: Path, mtime_ns: int, size: int, name: str) -> int:
             if data[start:end] == name.encode():
                 return st_value
     raise KeyError(f"{name} not found in {path}")
+
+
+def elf_function_at(path: Path, address: int) -> str:
+    """The function of a 32-bit ELF file holding `address`, as 'name+0x12'
+    ('0x...' when none does): where a board was stopped."""
+    address &= ~1  # Thumb code addresses carry bit 0
+    best = None
+    for name, value, size in _elf_functions(path, path.stat().st_mtime_ns):
+        if value <= address < value + max(size, 2):
+            best = (name, value)
+    return f"{best[0]}+{address - best[1]:#x}" if best else f"{address:#010x}"
+
+
+@functools.lru_cache(maxsize=8)
+def _elf_functions(path: Path, mtime_ns: int) -> list[tuple[str, int, int]]:
+    data = path.read_bytes()
+    shoff, = struct.unpack_from("<I", data, 0x20)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x2E)
+    sections = [struct.unpack_from("<IIIIIIIIII", data, shoff + i * shentsize) for i in range(shnum)]
+    out = []
+    for sh in sections:
+        if sh[1] != 2:  # SHT_SYMTAB
+            continue
+        strtab = sections[sh[6]]
+        for off in range(sh[4], sh[4] + sh[5], 16):
+            st_name, st_value, st_size, st_info = struct.unpack_from("<IIIB", data, off)
+            if st_info & 0xF == 2:  # STT_FUNC
+                start = strtab[4] + st_name
+                out.append((data[start:data.index(b"\0", start)].decode(errors="replace"), st_value & ~1, st_size))
+    return out
 
 
 @dataclass
@@ -273,45 +306,106 @@ def wait_for_prompt(transport: "SerialTransport", timeout: float = 60, listen: f
             raise TimeoutError(f"no REPL prompt from {transport.device_name} in {timeout:.0f} s")
 
 
+# What a board prints when it crashes, wherever it is in its output: the qemu
+# port's fault handler, the stm32 port's (which then resets the chip), a
+# fatal error, and a boot banner in the middle of a run (a reset).
+CRASH_MARKERS = (b" exception caught:", b"\nHardFault\r\n", b"FATAL ERROR", b'Type "help()" for more information.')
+# Seconds a board has to show its raw REPL prompt and accept code.
+RESPONSE_TIMEOUT = 20
+# Seconds of output kept after a crash marker (a fault handler's register dump).
+CRASH_GRACE = 0.5
+
+
+class BoardCrashed(DeviceError):
+    """The board faulted or reset while running code; the message holds
+    what it printed last."""
+
+
 class _Output:
-    """Collects a chunk's output byte by byte (mpremote's data_consumer) and,
-    with `echo`, writes it there as it comes, line by line."""
+    """Collects a chunk's output and, with `echo`, writes it there as it
+    comes, line by line; notes the time a crash marker appears in it."""
 
     def __init__(self, echo=None) -> None:
         self.data = bytearray()
         self.echo = echo
         self.shown = 0
+        self.crashed_at = 0.0
+        self.crash_pos = 0
 
-    def __call__(self, byte: bytes) -> None:
-        if byte == b"\x04":  # the end marker, passed on by mpremote
-            return
+    def add(self, byte: bytes) -> None:
         self.data += byte
         if self.echo is not None and byte == b"\n":
             self.echo.write(self.data[self.shown:].decode(errors="replace").replace("\r\n", "\n"))
             self.echo.flush()
             self.shown = len(self.data)
+        if not self.crashed_at:
+            for marker in CRASH_MARKERS:
+                if self.data.endswith(marker):
+                    self.crashed_at = time.monotonic()
+                    self.crash_pos = len(self.data) - len(marker)
 
     def text(self) -> str:
         return self.data.decode(errors="replace").replace("\r\n", "\n")
 
+    def tail(self, n: int = 600) -> str:
+        return bytes(self.data[-n:]).decode(errors="replace").replace("\r\n", "\n")
+
+    def crash(self) -> str:
+        """What the board printed around its crash: a few lines before the
+        marker, then the fault handler's dump."""
+        start = self.data.rfind(b"\n", 0, max(0, self.crash_pos - 300)) + 1
+        return bytes(self.data[start:self.crash_pos + 1500]).decode(errors="replace").replace("\r\n", "\n")
+
+
+def _follow(transport: "SerialTransport", silent: float, out: _Output, err: _Output) -> None:
+    """Reads a raw-REPL execution's output up to its end marker (0x04), then
+    its error output up to the second. Raises TimeoutError when the board
+    stays silent for `silent` seconds, BoardCrashed soon after it prints a
+    crash marker."""
+    port = transport.serial
+    port.timeout = 0.25  # each read waits at most this long, so the deadlines are seen
+    parts = (out, err)
+    part = 0
+    last = time.monotonic()
+    while part < 2:
+        byte = port.read(1)
+        now = time.monotonic()
+        if byte:
+            last = now
+            if byte == b"\x04":
+                part += 1
+            else:
+                parts[part].add(byte)
+        crashed = out if out.crashed_at else err if err.crashed_at else None
+        if crashed and now - crashed.crashed_at > CRASH_GRACE:
+            raise BoardCrashed(f"{transport.device_name}: the board crashed; it printed:\n{crashed.crash().strip()}")
+        if now - last > silent:
+            raise TimeoutError(f"{transport.device_name}: silent for {silent:.0f} s; it printed last:\n"
+                               f"{(out.tail() + err.tail()).strip() or '(nothing)'}")
+
 
 def exec_chunk(transport: "SerialTransport", code: str, timeout: float, echo=None) -> str:
-    """Runs code in mpremote's raw REPL; returns its output,
-    raises DeviceError with its traceback. `timeout`: seconds the board may
-    stay silent."""
+    """Runs code in mpremote's raw REPL; returns its output, raises
+    DeviceError with its traceback. `timeout`: seconds the board may stay
+    silent while it runs; it must show its prompt and accept the code within
+    RESPONSE_TIMEOUT seconds. A board that crashes raises BoardCrashed."""
     from mpremote.transport import TransportError
 
-    out = _Output(echo)
-    transport.serial.timeout = timeout
+    out, err = _Output(echo), _Output()
+    # Each read of the prompt and of "OK" waits up to the port's timeout.
+    transport.serial.timeout = RESPONSE_TIMEOUT / 2
     try:
         transport.exec_raw_no_follow(code)
-        _, err = transport.follow(timeout, out)
     except TransportError as e:
-        raise TimeoutError(f"{transport.device_name}: {e}; output so far: {bytes(out.data[-300:])!r}") from None
+        raise TimeoutError(f"{transport.device_name}: {e}") from None
     finally:
         transport.serial.timeout = 0.5
-    if err:
-        raise DeviceError(err.decode(errors="replace").strip())
+    try:
+        _follow(transport, timeout, out, err)
+    finally:
+        transport.serial.timeout = 0.5
+    if err.data:
+        raise DeviceError(err.text().strip())
     return out.text()
 
 
@@ -333,6 +427,60 @@ def run_on(transport: "SerialTransport", chunks: list[str], timeout: float, echo
     for chunk in chunks:
         out.append(exec_chunk(transport, chunk, timeout, echo))
     return "".join(out)
+
+
+# -- emulators as child processes -------------------------------------------------
+
+_children: set[subprocess.Popen] = set()
+
+
+def _die_with_parent() -> None:
+    # Linux: the child gets SIGKILL when this process dies, however it dies
+    # (a test run killed by a timeout must not leave an emulator spinning).
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def start_child(cmd: list[str], **kwargs) -> subprocess.Popen:
+    """Starts an emulator in a session of its own (a Ctrl-C at the terminal
+    reaches this process, which stops it), killed when this process exits or
+    is terminated."""
+    if not _children:
+        _install_cleanup()
+    proc = subprocess.Popen(cmd, start_new_session=True,
+                            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None, **kwargs)
+    _children.add(proc)
+    return proc
+
+
+def stop_child(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+    _children.discard(proc)
+
+
+_cleanup_installed = False
+
+
+def _install_cleanup() -> None:
+    global _cleanup_installed
+    if _cleanup_installed:
+        return
+    _cleanup_installed = True
+    atexit.register(lambda: [stop_child(p) for p in list(_children)])
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        def on_term(signum, frame):
+            for p in list(_children):
+                stop_child(p)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+        signal.signal(signal.SIGTERM, on_term)
 
 
 class QemuTarget(Target):
@@ -392,8 +540,10 @@ class QemuServer:
         self._tmp: tempfile.TemporaryDirectory | None = None
 
     def command(self, port: int) -> list[str]:
+        # The monitor (on a socket of its own) tells where a silent board is stopped.
         cmd = ["qemu-system-arm", "-machine", self.board.machine, *self.board.qemu_args, "-nographic",
-               "-monitor", "none", "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on", "-semihosting",
+               "-monitor", f"unix:{self._monitor_path()},server=on,wait=off",
+               "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on", "-semihosting",
                "-kernel", str(self.kernel)]
         if self.icount:
             cmd += ["-icount", "shift=0"]
@@ -405,14 +555,28 @@ class QemuServer:
     def __enter__(self) -> "QemuServer":
         self._tmp = tempfile.TemporaryDirectory(prefix="tflm-qemu-")
         try:
-            # A port another process takes between our choice and QEMU's bind: try another.
-            for attempt in range(3):
-                if self._start(free_tcp_port()):
+            for boot in range(2):
+                # A port another process takes between our choice and QEMU's bind: try another.
+                for attempt in range(3):
+                    if self._start(free_tcp_port()):
+                        break
+                else:
+                    raise DeviceError(f"QEMU did not start: {self.log()[-500:]}")
+                # The board boots as this connection opens: its banner and
+                # prompt come. Nothing is sent while it boots (a byte that
+                # reaches the pyboard's UART as the port sets it up can leave
+                # it deaf), however slowly a loaded machine runs it.
+                try:
+                    wait_for_prompt(self.transport, timeout=60, listen=30)
                     break
-            else:
-                raise DeviceError(f"QEMU did not start: {self.log()[-500:]}")
-            # The board boots as this connection opens: its banner and prompt come.
-            wait_for_prompt(self.transport, listen=10)
+                except TimeoutError as e:
+                    if boot:
+                        raise TimeoutError(f"{self.board.name}: {e}; CPU: {self.where()}") from None
+                    # Once more, from power-on.
+                    self.transport.close()
+                    self.transport = None
+                    stop_child(self.proc)
+                    self.proc = None
             if not self.keep_connection:
                 self.transport.close()
                 self.transport = None
@@ -426,8 +590,7 @@ class QemuServer:
         QEMU exits first (the port was taken)."""
         cmd = self.command(port)
         with open(Path(self._tmp.name, "qemu.log"), "wb") as out:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
+            self.proc = start_child(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
         self.url = f"socket://127.0.0.1:{port}"
         # Connect only once QEMU says it listens: connecting in a loop before
         # that can connect a socket to itself (a port of the range outgoing
@@ -449,8 +612,46 @@ class QemuServer:
         path = Path(self._tmp.name, "qemu.log") if self._tmp else None
         return path.read_text(errors="replace") if path and path.is_file() else ""
 
+    def _monitor_path(self) -> str:
+        return str(Path(self._tmp.name, "monitor.sock"))
+
+    def monitor(self, command: str, timeout: float = 5) -> str:
+        """The answer of QEMU's monitor to `command` ('info registers')."""
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(timeout)
+            sock.connect(self._monitor_path())
+            answer = b""
+            for send in (None, command):
+                if send:
+                    sock.sendall(send.encode() + b"\n")
+                answer = b""
+                while not answer.endswith(b"(qemu) "):
+                    more = sock.recv(4096)
+                    if not more:
+                        break
+                    answer += more
+        # The monitor echoes the command with terminal edits: keep what follows it.
+        text = answer.decode(errors="replace")
+        return text.split("\n", 1)[1].rsplit("(qemu)", 1)[0] if "\n" in text else text
+
+    def where(self) -> str:
+        """Where the board's CPU is: its PC as a function of the firmware,
+        and the exception it is handling, if any (a fault handler's own
+        dump, in the board's output, says where the fault was raised)."""
+        regs = dict((k, int(v, 16)) for k, v in re.findall(r"\b(R15|XPSR)=([0-9a-fA-F]{8})", self.monitor("info registers")))
+        if "R15" not in regs:
+            return "(no registers from QEMU's monitor)"
+        where = f"pc {regs['R15']:#010x} in {elf_function_at(self.board.firmware, regs['R15'])}"
+        exception = regs.get("XPSR", 0) & 0x1FF
+        if exception:
+            names = {2: "NMI", 3: "HardFault", 4: "MemManage", 5: "BusFault", 6: "UsageFault", 15: "SysTick"}
+            where += f", handling exception {exception} ({names.get(exception, 'an interrupt')})"
+        return where
+
     def run(self, chunks: list[str], timeout: float = 600, echo=None) -> str:
-        """Runs each chunk in the board's raw REPL (see run_on)."""
+        """Runs each chunk in the board's raw REPL (see run_on). A board that
+        stops answering or crashes raises with its last output, and where
+        QEMU's monitor says its CPU is."""
         try:
             if self.transport is not None:
                 return run_on(self.transport, chunks, timeout, echo)
@@ -458,6 +659,12 @@ class QemuServer:
         except (TimeoutError, DeviceError) as e:
             if self.proc is not None and self.proc.poll() is not None:
                 raise DeviceError(f"QEMU exited: {self.log()[-500:]}\n{e}") from e
+            if isinstance(e, (TimeoutError, BoardCrashed)):
+                try:
+                    where = self.where()
+                except (OSError, ValueError) as m:
+                    where = f"(QEMU's monitor did not answer: {m})"
+                raise type(e)(f"{self.board.name}: {e}\nCPU: {where}") from e
             raise
 
     def __exit__(self, *exc) -> None:
@@ -468,11 +675,7 @@ class QemuServer:
                 pass
             self.transport = None
         if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait()
+            stop_child(self.proc)
             self.proc = None
         if self._tmp is not None:
             self._tmp.cleanup()
@@ -570,8 +773,7 @@ class PicoServer:
         env = dict(os.environ, NODE_PATH=str(emulator_dir() / "node_modules"))
         log = open(Path(self._tmp.name, "emulator.log"), "wb")
         # stdin stays open: the emulator exits when it closes (this process is gone).
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
-                                     start_new_session=True)
+        self.proc = start_child(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env)
         log.close()
         ready, _, _ = select.select([self.proc.stdout], [], [], 30)
         line = self.proc.stdout.readline().decode(errors="replace") if ready else ""
@@ -590,11 +792,7 @@ class PicoServer:
 
     def __exit__(self, *exc) -> None:
         if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait()
+            stop_child(self.proc)
             for f in (self.proc.stdin, self.proc.stdout):
                 if f:
                     f.close()

@@ -437,6 +437,84 @@ double tflm_exp(double x) {
     return ((s + lo) * scale1) * scale2;
 }
 
+double tflm_floor(double x) {
+    uint64_t u = f64_bits(x);
+    if ((u & ~((uint64_t)1 << 63)) > ((uint64_t)0x7ff << 52)) {
+        return f64_from(u | ((uint64_t)1 << 51)); // NaN, quieted
+    }
+    double ax = x < 0 ? -x : x;
+    if (!(ax < 4503599627370496.0) || x == 0.0) {
+        return x; // 2^52 and above are integral; also infinities and signed zeros
+    }
+    double t = (double)(int64_t)x; // truncation, exact
+    return t > x ? t - 1.0 : t;
+}
+
+#define F32_QUIET (0x00400000u)
+#define F32_SIGN (0x80000000u)
+#define F32_DEFAULT_NAN (0xffc00000u)
+
+float tflm_x86_nan(float x, float y) {
+    uint32_t ux = f32_bits(x), uy = f32_bits(y);
+    if (tflm_isnan_bits(ux)) {
+        return f32_from(ux | F32_QUIET);
+    }
+    return f32_from(tflm_isnan_bits(uy) ? uy | F32_QUIET : F32_DEFAULT_NAN);
+}
+
+// A finite non-zero magnitude as m * 2^(e - 150), m below 2^24.
+static inline uint32_t f32_mantissa(uint32_t a, int32_t *e) {
+    uint32_t ex = a >> 23;
+    *e = ex ? (int32_t)ex : 1;
+    return ex ? (a & 0x7fffffu) | 0x800000u : a;
+}
+
+float tflm_fmodf(float x, float y) {
+    uint32_t ux = f32_bits(x), uy = f32_bits(y);
+    uint32_t ax = ux & ~F32_SIGN, ay = uy & ~F32_SIGN;
+    if (tflm_isnan_bits(ux) || tflm_isnan_bits(uy)) {
+        if (!tflm_isnan_bits(uy)) {
+            return f32_from(ux | F32_QUIET);
+        }
+        if (!tflm_isnan_bits(ux)) {
+            return f32_from(uy | F32_QUIET);
+        }
+        uint32_t qx = ux | F32_QUIET, qy = uy | F32_QUIET;
+        uint32_t sx = qx & 0x7fffffu, sy = qy & 0x7fffffu;
+        if (sx != sy) {
+            return f32_from(sx > sy ? qx : qy);
+        }
+        return f32_from((qx & F32_SIGN) ? qy : qx);
+    }
+    if (ax == 0x7f800000u || ay == 0) {
+        return f32_from(F32_DEFAULT_NAN);
+    }
+    if (ax < ay || ay == 0x7f800000u) {
+        return x; // |x| < |y| (x zero too), or y infinite
+    }
+    uint32_t sign = ux & F32_SIGN;
+    int32_t ex, ey;
+    uint32_t mx = f32_mantissa(ax, &ex), my = f32_mantissa(ay, &ey);
+    // r = mx * 2^(ex - ey) mod my, eight bits at a time (r stays below 2^24).
+    uint32_t r = mx % my;
+    for (int32_t d = ex - ey; d > 0 && r != 0;) {
+        int32_t k = d < 8 ? d : 8;
+        r = (r << k) % my;
+        d -= k;
+    }
+    if (r == 0) {
+        return f32_from(sign);
+    }
+    // r * 2^(ey - 150) is exact: normalize it, or keep it subnormal.
+    int32_t e = ey;
+    while (r < 0x800000u && e > 1) {
+        r <<= 1;
+        --e;
+    }
+    uint32_t bits = r >= 0x800000u ? ((uint32_t)e << 23) | (r & 0x7fffffu) : r;
+    return f32_from(sign | bits);
+}
+
 // -- sqrtf --------------------------------------------------------------------
 
 // Correctly rounded, as the SSE instruction glibc's sqrtf is: the root of

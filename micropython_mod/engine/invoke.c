@@ -34,7 +34,14 @@ tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
         invoke_frame_t *f = &frames[depth - 1];
         const tflm_subgraph_rec_t *s = tflm_interp_subgraph(ip, f->subgraph);
         if (f->node == s->n_nodes) {
-            // Back to the operator that ran this subgraph.
+            // Back to the operator that ran this subgraph. Each pass of a
+            // WHILE loop comes through here, with no operator half run: an
+            // interrupt stops the invoke here, as an operator error would.
+            // Control-flow kernels start afresh at the next invoke()
+            // (e->resumed false).
+            if (ip->interrupt != NULL && ip->interrupt(ip->interrupt_ctx)) {
+                return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "invoke interrupted");
+            }
             depth--;
             resumed = true;
             continue;
@@ -102,4 +109,23 @@ tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
         depth++;
     }
     return TFLM_OK;
+}
+
+void *tflm_eval_subgraph_tensor(const tflm_eval_t *e, uint32_t s, uint32_t k, uint32_t *bytes) {
+    const tflm_interp_t *ip = e->ip;
+    *bytes = 0;
+    if (s >= ip->n_subgraphs) {
+        return NULL;
+    }
+    const tflm_subgraph_rec_t *sr = tflm_interp_subgraph(ip, s);
+    if (k >= (uint32_t)sr->n_inputs + sr->n_outputs) {
+        return NULL;
+    }
+    uint32_t rec = tflm_interp_io(ip, sr->io)[k];
+    if (rec == TFLM_NO_INDEX) {
+        return NULL;
+    }
+    const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, rec);
+    *bytes = r->bytes;
+    return tflm_interp_tensor_data(ip, r);
 }

@@ -3,7 +3,8 @@
 #include "quant.h"
 #include "ops.h"
 
-static tflm_status_t tensor_info(tflm_prepare_t *p, tflm_fb_vec_t list, uint32_t i, tflm_tinfo_t *t) {
+// Tensor list[i] of subgraph `s`.
+static tflm_status_t tensor_info_in(tflm_prepare_t *p, uint32_t s, tflm_fb_vec_t list, uint32_t i, tflm_tinfo_t *t) {
     tflm_model_t *m = p->model;
     memset(t, 0, sizeof(*t));
     t->index = TFLM_NO_TENSOR;
@@ -16,7 +17,7 @@ static tflm_status_t tensor_info(tflm_prepare_t *p, tflm_fb_vec_t list, uint32_t
     }
     tflm_subgraph_t sg;
     uint32_t pos, len;
-    if (!tflm_model_subgraph(m, p->subgraph, &sg) || index < 0 || (uint32_t)index >= sg.tensors.count
+    if (!tflm_model_subgraph(m, s, &sg) || index < 0 || (uint32_t)index >= sg.tensors.count
         || !tflm_model_tensor(m, &sg, (uint32_t)index, &t->t) || !tflm_model_buffer(m, t->t.buffer, &pos, &len)) {
         tflm_fb_fail(&m->fb, list.pos, "tensor index out of range");
         return tflm_model_check(m, p->err);
@@ -60,6 +61,39 @@ static tflm_status_t tensor_info(tflm_prepare_t *p, tflm_fb_vec_t list, uint32_t
         }
     }
     return TFLM_OK;
+}
+
+static tflm_status_t tensor_info(tflm_prepare_t *p, tflm_fb_vec_t list, uint32_t i, tflm_tinfo_t *t) {
+    return tensor_info_in(p, p->subgraph, list, i, t);
+}
+
+tflm_status_t tflm_prep_subgraph_counts(tflm_prepare_t *p, uint32_t s, uint32_t *n_in, uint32_t *n_out) {
+    tflm_subgraph_t sg;
+    *n_in = *n_out = 0;
+    if (!tflm_model_subgraph(p->model, s, &sg)) {
+        tflm_status_t st = tflm_model_check(p->model, p->err);
+        return st ? st : tflm_error(p->err, TFLM_ERR_VALUE, "subgraph %u out of range", (unsigned)s);
+    }
+    *n_in = sg.inputs.count;
+    *n_out = sg.outputs.count;
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_prep_subgraph_tensor(tflm_prepare_t *p, uint32_t s, bool output, uint32_t i, tflm_tinfo_t *t) {
+    tflm_subgraph_t sg;
+    memset(t, 0, sizeof(*t));
+    t->index = TFLM_NO_TENSOR;
+    if (!tflm_model_subgraph(p->model, s, &sg)) {
+        tflm_status_t st = tflm_model_check(p->model, p->err);
+        return st ? st : tflm_error(p->err, TFLM_ERR_VALUE, "subgraph %u out of range", (unsigned)s);
+    }
+    tflm_fb_vec_t list = output ? sg.outputs : sg.inputs;
+    tflm_status_t st = i < list.count ? tensor_info_in(p, s, list, i, t) : TFLM_OK;
+    if (st == TFLM_OK && t->index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "subgraph %u has no %s %u", (unsigned)s,
+            output ? "output" : "input", (unsigned)i);
+    }
+    return st;
 }
 
 tflm_status_t tflm_prep_input(tflm_prepare_t *p, uint32_t i, tflm_tinfo_t *t) {
@@ -320,6 +354,13 @@ tflm_status_t tflm_prep_multiplier(tflm_prepare_t *p, double real, int32_t max_s
         return tflm_error(p->err, TFLM_ERR_VALUE, "quantization scales give an out-of-range multiplier");
     }
     return TFLM_OK;
+}
+
+tflm_status_t tflm_prep_multiplier_below_one(tflm_prepare_t *p, double real, int32_t *multiplier, int32_t *shift) {
+    if (!(real > 0.0 && real < 1.0)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "quantization scales give an out-of-range multiplier");
+    }
+    return tflm_prep_multiplier(p, real, 0, multiplier, shift);
 }
 
 tflm_status_t tflm_prep_expect_io(tflm_prepare_t *p, uint32_t min_in, uint32_t max_in, uint32_t n_out) {

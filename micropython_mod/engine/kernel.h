@@ -91,6 +91,11 @@ static inline tflm_status_t tflm_eval_call(tflm_eval_t *e, uint32_t subgraph) {
     return TFLM_OK;
 }
 
+// Control flow, in eval(): the bytes of subgraph `s`'s input k (k below its
+// input count) or output k - inputs, and their size; NULL when there is no
+// such tensor. A subgraph's tensors hold what its last run left (invoke.c).
+void *tflm_eval_subgraph_tensor(const tflm_eval_t *e, uint32_t s, uint32_t k, uint32_t *bytes);
+
 // Whether an op's output 0 may sit on the bytes of an input (the offline
 // plan's aliases, engine/plan.h): the kernels were written so that these run
 // with their output there. A view (RESHAPE-like) copies nothing when the
@@ -137,6 +142,12 @@ tflm_status_t tflm_prep_input(tflm_prepare_t *p, uint32_t i, tflm_tinfo_t *t);
 tflm_status_t tflm_prep_output(tflm_prepare_t *p, uint32_t i, tflm_tinfo_t *t);
 float tflm_prep_scale(tflm_prepare_t *p, const tflm_tinfo_t *t, uint32_t channel);
 int32_t tflm_prep_zero_point(tflm_prepare_t *p, const tflm_tinfo_t *t, uint32_t channel);
+
+// Control flow: the input and output counts of subgraph `s`, and its input
+// (or output) i as tflm_prep_input() describes an operator's; ValueError for
+// a subgraph or tensor that is not there.
+tflm_status_t tflm_prep_subgraph_counts(tflm_prepare_t *p, uint32_t s, uint32_t *n_in, uint32_t *n_out);
+tflm_status_t tflm_prep_subgraph_tensor(tflm_prepare_t *p, uint32_t s, bool output, uint32_t i, tflm_tinfo_t *t);
 
 // Builtin options of the operator: `field` is a TFLM_OPT_<TABLE>_<FIELD> of
 // engine/options.h (generated from the schema); the default when the
@@ -198,6 +209,9 @@ tflm_status_t tflm_prep_scratch(tflm_prepare_t *p, uint32_t bytes, uint32_t *ind
 // Fixed-point form of a real scale ratio; ValueError when the model's scales
 // put it out of range (max_shift: largest power of two the kernel handles).
 tflm_status_t tflm_prep_multiplier(tflm_prepare_t *p, double real, int32_t max_shift, int32_t *multiplier, int32_t *shift);
+// The same for a real strictly between 0 and 1 (shift <= 0), as TFLM's
+// QuantizeMultiplierSmallerThanOneExp requires (it aborts otherwise).
+tflm_status_t tflm_prep_multiplier_below_one(tflm_prepare_t *p, double real, int32_t *multiplier, int32_t *shift);
 
 // Checks the input/output counts.
 tflm_status_t tflm_prep_expect_io(tflm_prepare_t *p, uint32_t min_in, uint32_t max_in, uint32_t n_out);

@@ -69,6 +69,37 @@ static inline int32_t tflm_mul_by_quantized_mul(int32_t x, int32_t multiplier, i
     return tflm_requant(&r, x);
 }
 
+// An 8-bit value less its zero point (|v| <= 256), shifted left by
+// `left_shift` (at most 15) and rescaled by a multiplier below one as
+// TFLM's MultiplyByQuantizedMultiplierSmallerThanOneExp does, in 32-bit
+// arithmetic: with m = mh * 2^16 + ml, the doubling high multiply of
+// v * 2^L by m is (v * mh + ((v * ml + 2^(30 - L)) >> 16)) >> (15 - L)
+// exactly (no 64-bit product: a library call on the Cortex-M0).
+typedef struct {
+    int32_t mh, ml;
+    int32_t round;      // 2^(30 - left_shift)
+    int32_t high_shift; // 15 - left_shift
+    int32_t right;      // the multiplier's right shift
+    int32_t nudge_pos, nudge_neg;
+} tflm_rescale8_t;
+
+static inline tflm_rescale8_t tflm_rescale8_init(int32_t multiplier, int32_t shift, int32_t left_shift) {
+    tflm_rescale8_t r;
+    r.mh = multiplier >> 16;
+    r.ml = multiplier & 0xffff;
+    r.round = (int32_t)1 << (30 - left_shift);
+    r.high_shift = 15 - left_shift;
+    r.right = -shift;
+    r.nudge_pos = (int32_t)(((uint32_t)1 << r.right) >> 1);
+    r.nudge_neg = r.nudge_pos > 0 ? r.nudge_pos - 1 : 0;
+    return r;
+}
+
+static inline int32_t tflm_rescale8(const tflm_rescale8_t *r, int32_t v) {
+    const int32_t high = (v * r->mh + ((v * r->ml + r->round) >> 16)) >> r->high_shift;
+    return (high + (high < 0 ? r->nudge_neg : r->nudge_pos)) >> r->right;
+}
+
 // The 64-bit-input variant TFLM uses for int16 activations.
 static inline int32_t tflm_mul_by_quantized_mul64(int64_t x, int32_t multiplier, int32_t shift) {
     int32_t reduced = multiplier < 0x7fff0000 ? ((multiplier + (1 << 15)) >> 16) : 0x7fff;

@@ -207,10 +207,7 @@ static void add_eval_int16(const add_data_t *d, const int16_t *in1, const int16_
 // A multiplier below one as TFLM's QuantizeMultiplierSmallerThanOneExp makes it.
 static tflm_status_t add_multiplier_below_one(tflm_prepare_t *p, double real, int32_t *multiplier, int8_t *shift) {
     int32_t s;
-    if (!(real > 0.0 && real < 1.0)) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "quantization scales give an out-of-range multiplier");
-    }
-    tflm_status_t st = tflm_prep_multiplier(p, real, 0, multiplier, &s);
+    tflm_status_t st = tflm_prep_multiplier_below_one(p, real, multiplier, &s);
     *shift = (int8_t)s;
     return st;
 }

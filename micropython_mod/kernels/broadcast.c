@@ -2,7 +2,11 @@
 #include "kernels/broadcast.h"
 
 #if TFLM_KERNEL_ADD || TFLM_KERNEL_SUB || TFLM_KERNEL_MUL || TFLM_KERNEL_DIV \
-    || TFLM_KERNEL_MINIMUM || TFLM_KERNEL_MAXIMUM
+    || TFLM_KERNEL_MINIMUM || TFLM_KERNEL_MAXIMUM || TFLM_KERNEL_EQUAL || TFLM_KERNEL_NOT_EQUAL \
+    || TFLM_KERNEL_GREATER || TFLM_KERNEL_GREATER_EQUAL || TFLM_KERNEL_LESS || TFLM_KERNEL_LESS_EQUAL \
+    || TFLM_KERNEL_LOGICAL_AND || TFLM_KERNEL_LOGICAL_OR || TFLM_KERNEL_FLOOR_DIV || TFLM_KERNEL_FLOOR_MOD \
+    || TFLM_KERNEL_SQUARED_DIFFERENCE || TFLM_KERNEL_SELECT_V2 \
+    || TFLM_KERNEL_BROADCAST_TO
 
 // Extent of dimension i counted from the last one, 1 beyond the rank.
 static int32_t dim_from_end(const tflm_tinfo_t *t, uint32_t i) {
@@ -30,39 +34,54 @@ tflm_status_t tflm_binary_same_types(tflm_prepare_t *p, const tflm_tinfo_t *in1,
     return TFLM_OK;
 }
 
-tflm_status_t tflm_bcast_plan(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b,
+// The plan of `k` inputs (2 or 3); steps[j] is input j's step array.
+static tflm_status_t plan_inputs(tflm_prepare_t *p, const tflm_tinfo_t *const *in, uint32_t k,
     const tflm_tinfo_t *out, tflm_bcast_plan_t *plan) {
-    uint32_t rank = TFLM_MAX(out->ndims, TFLM_MAX(a->ndims, b->ndims));
-    uint32_t acc1 = 1, acc2 = 1;
+    int32_t *steps[3] = { plan->step1, plan->step2, plan->step3 };
+    uint32_t acc[3] = { 1, 1, 1 };
+    uint32_t rank = out->ndims;
+    for (uint32_t j = 0; j < k; ++j) {
+        rank = TFLM_MAX(rank, in[j]->ndims);
+    }
     bool empty = false;
     plan->n = 0;
+    plan->inputs = (int32_t)k;
     for (uint32_t i = 0; i < rank; ++i) {
-        int32_t o = dim_from_end(out, i), d1 = dim_from_end(a, i), d2 = dim_from_end(b, i);
-        if ((d1 != 1 && d1 != o) || (d2 != 1 && d2 != o)) {
-            return tflm_error(p->err, TFLM_ERR_VALUE, "input shapes do not broadcast to the output shape");
+        int32_t o = dim_from_end(out, i), d[3], s[3];
+        for (uint32_t j = 0; j < k; ++j) {
+            d[j] = dim_from_end(in[j], i);
+            if (d[j] != 1 && d[j] != o) {
+                return tflm_error(p->err, TFLM_ERR_VALUE, "input shapes do not broadcast to the output shape");
+            }
         }
         if (o == 0) {
             empty = true;
         }
         if (o == 1) {
-            continue; // both inputs have 1 here too
+            continue; // every input has 1 here too
         }
-        int32_t s1 = d1 == 1 ? 0 : (int32_t)acc1;
-        int32_t s2 = d2 == 1 ? 0 : (int32_t)acc2;
-        int32_t k = plan->n - 1;
-        // Fuse with the loop inside it when both inputs continue it alike:
+        // Fuse with the loop inside it when every input continues it alike:
         // still broadcast, or still contiguous.
-        if (k >= 0 && (plan->step1[k] == 0 ? s1 == 0 : s1 == (int32_t)acc1 && s1 != 0)
-            && (plan->step2[k] == 0 ? s2 == 0 : s2 == (int32_t)acc2 && s2 != 0)) {
-            plan->extent[k] *= o;
+        int32_t last = plan->n - 1;
+        bool fuse = last >= 0;
+        for (uint32_t j = 0; j < k; ++j) {
+            s[j] = d[j] == 1 ? 0 : (int32_t)acc[j];
+            if (fuse && !(steps[j][last] == 0 ? s[j] == 0 : s[j] == (int32_t)acc[j] && s[j] != 0)) {
+                fuse = false;
+            }
+        }
+        if (fuse) {
+            plan->extent[last] *= o;
         } else {
             plan->extent[plan->n] = o;
-            plan->step1[plan->n] = s1;
-            plan->step2[plan->n] = s2;
+            for (uint32_t j = 0; j < k; ++j) {
+                steps[j][plan->n] = s[j];
+            }
             plan->n++;
         }
-        acc1 *= (uint32_t)d1;
-        acc2 *= (uint32_t)d2;
+        for (uint32_t j = 0; j < k; ++j) {
+            acc[j] *= (uint32_t)d[j];
+        }
     }
     if (empty) {
         plan->n = 0;
@@ -70,10 +89,23 @@ tflm_status_t tflm_bcast_plan(tflm_prepare_t *p, const tflm_tinfo_t *a, const tf
         // One element everywhere.
         plan->n = 1;
         plan->extent[0] = 1;
-        plan->step1[0] = 0;
-        plan->step2[0] = 0;
+        for (uint32_t j = 0; j < k; ++j) {
+            steps[j][0] = 0;
+        }
     }
     return TFLM_OK;
+}
+
+tflm_status_t tflm_bcast_plan(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b,
+    const tflm_tinfo_t *out, tflm_bcast_plan_t *plan) {
+    const tflm_tinfo_t *in[2] = { a, b };
+    return plan_inputs(p, in, 2, out, plan);
+}
+
+tflm_status_t tflm_bcast_plan3(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b,
+    const tflm_tinfo_t *c, const tflm_tinfo_t *out, tflm_bcast_plan_t *plan) {
+    const tflm_tinfo_t *in[3] = { a, b, c };
+    return plan_inputs(p, in, 3, out, plan);
 }
 
 void tflm_bcast_store(const tflm_bcast_plan_t *plan, int32_t *dst) {
@@ -83,14 +115,19 @@ void tflm_bcast_store(const tflm_bcast_plan_t *plan, int32_t *dst) {
         dst[1 + i] = plan->extent[i];
         dst[1 + n + i] = plan->step1[i];
         dst[1 + 2 * n + i] = plan->step2[i];
+        if (plan->inputs == 3) {
+            dst[1 + 3 * n + i] = plan->step3[i];
+        }
     }
 }
 
-bool tflm_bcast_begin(tflm_bcast_iter_t *it, const int32_t *plan) {
+// The first row of a plan of `k` inputs; k is a constant where inlined.
+static inline bool begin_inputs(tflm_bcast_iter_t *it, const int32_t *plan, int32_t k) {
     it->plan = plan;
     it->n = plan[0];
     it->at1 = 0;
     it->at2 = 0;
+    it->at3 = 0;
     it->out = 0;
     if (it->n == 0) {
         return false;
@@ -98,28 +135,54 @@ bool tflm_bcast_begin(tflm_bcast_iter_t *it, const int32_t *plan) {
     it->len = plan[1];
     it->inc1 = plan[1 + it->n];
     it->inc2 = plan[1 + 2 * it->n];
+    it->inc3 = k == 3 ? plan[1 + 3 * it->n] : 0;
     for (int32_t i = 0; i < it->n; ++i) {
         it->idx[i] = 0;
     }
     return true;
 }
 
-bool tflm_bcast_next(tflm_bcast_iter_t *it) {
+// The next row, like an odometer over the outer dimensions.
+static inline bool next_inputs(tflm_bcast_iter_t *it, int32_t k) {
     const int32_t n = it->n;
-    const int32_t *extent = it->plan + 1, *step1 = extent + n, *step2 = step1 + n;
+    const int32_t *extent = it->plan + 1, *step1 = extent + n, *step2 = step1 + n, *step3 = step2 + n;
     it->out += (uint32_t)it->len;
     for (int32_t d = 1; d < n; ++d) {
         it->at1 += (uint32_t)step1[d];
         it->at2 += (uint32_t)step2[d];
+        if (k == 3) {
+            it->at3 += (uint32_t)step3[d];
+        }
         if (++it->idx[d] < extent[d]) {
             return true;
         }
         // Wrapped around: back to the start of this dimension.
         it->at1 -= (uint32_t)step1[d] * (uint32_t)extent[d];
         it->at2 -= (uint32_t)step2[d] * (uint32_t)extent[d];
+        if (k == 3) {
+            it->at3 -= (uint32_t)step3[d] * (uint32_t)extent[d];
+        }
         it->idx[d] = 0;
     }
     return false;
 }
+
+bool tflm_bcast_begin(tflm_bcast_iter_t *it, const int32_t *plan) {
+    return begin_inputs(it, plan, 2);
+}
+
+bool tflm_bcast_next(tflm_bcast_iter_t *it) {
+    return next_inputs(it, 2);
+}
+
+#if TFLM_KERNEL_SELECT_V2
+bool tflm_bcast3_begin(tflm_bcast_iter_t *it, const int32_t *plan) {
+    return begin_inputs(it, plan, 3);
+}
+
+bool tflm_bcast3_next(tflm_bcast_iter_t *it) {
+    return next_inputs(it, 3);
+}
+#endif
 
 #endif

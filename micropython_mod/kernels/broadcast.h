@@ -1,12 +1,15 @@
-// Broadcasting of two inputs onto an output, shared by the elementwise
-// binary kernels (ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM).
+// Broadcasting of two inputs (or three: SELECT_V2) onto an output, shared by
+// the elementwise kernels (ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM, the
+// comparisons and logical ops, FLOOR_DIV, FLOOR_MOD, SQUARED_DIFFERENCE,
+// SELECT_V2) and BROADCAST_TO (its input on both sides).
 //
 // prepare() plans the loops: shapes are aligned on their last dimension,
-// dimensions of extent 1 dropped and neighbours that walk both inputs alike
+// dimensions of extent 1 dropped and neighbours that walk every input alike
 // fused, as TFLM's BroadcastBinaryOpSimple does. The plan is stored in the
-// kernel data as int32 n, extent[n], step1[n], step2[n] (innermost first);
-// step1/step2 are element strides of the inputs, 0 where they broadcast.
-// eval() walks it row by row: the innermost loop is left to the kernel.
+// kernel data as int32 n, extent[n], step1[n], step2[n] (and step3[n] for
+// three inputs), innermost first; the steps are element strides of the
+// inputs, 0 where they broadcast. eval() walks it row by row: the innermost
+// loop is left to the kernel.
 #ifndef TFLM_KERNELS_BROADCAST_H
 #define TFLM_KERNELS_BROADCAST_H
 
@@ -18,6 +21,8 @@ typedef struct {
     int32_t extent[TFLM_MAX_DIMS];
     int32_t step1[TFLM_MAX_DIMS];
     int32_t step2[TFLM_MAX_DIMS];
+    int32_t step3[TFLM_MAX_DIMS];  // the third input's, for three-input plans
+    int32_t inputs;                // 2 or 3
 } tflm_bcast_plan_t;
 
 // The two inputs and the output of a binary element-wise op: ValueError
@@ -32,24 +37,31 @@ tflm_status_t tflm_binary_same_types(tflm_prepare_t *p, const tflm_tinfo_t *in1,
 tflm_status_t tflm_bcast_plan(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b,
     const tflm_tinfo_t *out, tflm_bcast_plan_t *plan);
 
+// The same for three inputs (SELECT_V2's condition, x and y).
+tflm_status_t tflm_bcast_plan3(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b,
+    const tflm_tinfo_t *c, const tflm_tinfo_t *out, tflm_bcast_plan_t *plan);
+
 // Bytes the stored plan takes in the kernel data (a multiple of 4).
 static inline uint32_t tflm_bcast_bytes(const tflm_bcast_plan_t *plan) {
-    return 4u + 12u * (uint32_t)plan->n;
+    return 4u + 4u * (1u + (uint32_t)plan->inputs) * (uint32_t)plan->n;
 }
 
 void tflm_bcast_store(const tflm_bcast_plan_t *plan, int32_t *dst);
 
 // Walks a stored plan: the kernel handles `len` elements of each row, input 1
-// at `at1` stepping by `inc1`, input 2 at `at2` by `inc2`, output at `out`
-// contiguously, then calls tflm_bcast_next() for the next row.
+// at `at1` stepping by `inc1`, input 2 at `at2` by `inc2` (input 3 at `at3`
+// by `inc3` in a three-input plan), output at `out` contiguously, then calls
+// tflm_bcast_next() (tflm_bcast3_next()) for the next row.
 typedef struct {
     const int32_t *plan;
     int32_t n;
     int32_t len;
     int32_t inc1;
     int32_t inc2;
+    int32_t inc3;
     uint32_t at1;
     uint32_t at2;
+    uint32_t at3;
     uint32_t out;
     int32_t idx[TFLM_MAX_DIMS];
 } tflm_bcast_iter_t;
@@ -57,19 +69,23 @@ typedef struct {
 // False when the output is empty (nothing to do).
 bool tflm_bcast_begin(tflm_bcast_iter_t *it, const int32_t *plan);
 bool tflm_bcast_next(tflm_bcast_iter_t *it);
+bool tflm_bcast3_begin(tflm_bcast_iter_t *it, const int32_t *plan);
+bool tflm_bcast3_next(tflm_bcast_iter_t *it);
 
 // The element-wise loop of a binary kernel over a stored plan, one walker
 // per element type: output value i is op(ctx, a, b) of the inputs' values.
 // Walkers and ops are inlined (op is a static function given as a
 // constant), so each call compiles to the loop with the op written in. The
 // row's fields are read into locals: stores to the output could alias `it`.
-#define TFLM_BCAST_WALKER(name, T) \
-    static TFLM_ALWAYS_INLINE void name(const int32_t *plan, const T *in1, const T *in2, T *out, \
-        T (*op)(const void *ctx, T a, T b), const void *ctx) { \
+// TFLM_BCAST_WALKER_TO gives another output type (the comparisons' bools).
+#define TFLM_BCAST_WALKER(name, T) TFLM_BCAST_WALKER_TO(name, T, T)
+#define TFLM_BCAST_WALKER_TO(name, T, R) \
+    static TFLM_ALWAYS_INLINE void name(const int32_t *plan, const T *in1, const T *in2, R *out, \
+        R (*op)(const void *ctx, T a, T b), const void *ctx) { \
         tflm_bcast_iter_t it; \
         for (bool more = tflm_bcast_begin(&it, plan); more; more = tflm_bcast_next(&it)) { \
             const T *x = in1 + it.at1, *y = in2 + it.at2; \
-            T *o = out + it.out; \
+            R *o = out + it.out; \
             const int32_t len = it.len, inc1 = it.inc1, inc2 = it.inc2; \
             for (int32_t i = 0; i < len; ++i) { \
                 o[i] = op(ctx, x[i * inc1], y[i * inc2]); \

@@ -6,10 +6,13 @@
 
 // FlexBuffer types used here.
 enum {
+    FLEX_NULL = 0,
     FLEX_INT = 1,
     FLEX_UINT = 2,
+    FLEX_FLOAT = 3,
     FLEX_INDIRECT_INT = 6,
     FLEX_INDIRECT_UINT = 7,
+    FLEX_INDIRECT_FLOAT = 8,
     FLEX_MAP = 9,
     FLEX_VECTOR_KEY = 14,
     FLEX_BOOL = 26,
@@ -118,52 +121,100 @@ static bool flex_key_is(tflm_prepare_t *p, const tflm_flex_map_t *map, uint32_t 
     }
 }
 
-tflm_status_t tflm_flex_int(tflm_prepare_t *p, const tflm_flex_map_t *map, const char *key,
-    int64_t lo, int64_t hi, int32_t *value) {
+// The index of entry `key`, or map->count when the map has none.
+static tflm_status_t flex_find(tflm_prepare_t *p, const tflm_flex_map_t *map, const char *key, uint32_t *index) {
     for (uint32_t i = 0; i < map->count; ++i) {
         bool bad = false;
         bool match = flex_key_is(p, map, i, key, &bad);
         if (bad) {
             return flex_bad(p, "key outside the options");
         }
-        if (!match) {
-            continue;
+        if (match) {
+            *index = i;
+            return TFLM_OK;
         }
-        uint8_t packed = map->buf[map->values + map->count * map->width + i];
-        uint32_t type = packed >> 2;
-        uint32_t pos = map->values + i * map->width;
-        uint32_t width = map->width;
-        uint64_t raw;
-        if (!flex_read(map->buf, map->len, pos, width, &raw)) {
-            return flex_bad(p, "value outside the options");
-        }
-        if (type == FLEX_INDIRECT_INT || type == FLEX_INDIRECT_UINT) {
-            uint32_t at;
-            width = 1u << (packed & 3);
-            if (!flex_back(pos, raw, &at) || !flex_read(map->buf, map->len, at, width, &raw)) {
-                return flex_bad(p, "value outside the options");
-            }
-            type = type == FLEX_INDIRECT_INT ? FLEX_INT : FLEX_UINT;
-        }
-        int64_t v;
-        if (type == FLEX_INT) {
-            // sign-extend from `width` bytes
-            uint64_t sign = (uint64_t)1 << (8 * width - 1);
-            v = (int64_t)((raw ^ sign) - sign);
-        } else if (type == FLEX_UINT || type == FLEX_BOOL) {
-            if (raw > (uint64_t)INT64_MAX) {
-                return tflm_error(p->err, TFLM_ERR_VALUE, "custom option '%s' out of range", key);
-            }
-            v = (int64_t)raw;
-        } else {
-            return tflm_error(p->err, TFLM_ERR_VALUE, "custom option '%s' is not an integer", key);
-        }
-        if (v < lo || v > hi) {
-            return tflm_error(p->err, TFLM_ERR_VALUE, "custom option '%s' is %d, expected %d to %d", key,
-                (int)(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v), (int)lo, (int)hi);
-        }
-        *value = (int32_t)v;
+    }
+    *index = map->count;
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_flex_value(tflm_prepare_t *p, const tflm_flex_map_t *map, const char *key, tflm_flex_value_t *v) {
+    memset(v, 0, sizeof(*v));
+    uint32_t i;
+    tflm_status_t st = flex_find(p, map, key, &i);
+    if (st || i == map->count) {
+        return st;
+    }
+    uint8_t packed = map->buf[map->values + map->count * map->width + i];
+    uint32_t type = packed >> 2;
+    uint32_t pos = map->values + i * map->width;
+    uint32_t width = map->width;
+    uint64_t raw;
+    if (type == FLEX_NULL) {
         return TFLM_OK;
     }
-    return tflm_error(p->err, TFLM_ERR_VALUE, "custom option '%s' missing", key);
+    if (!flex_read(map->buf, map->len, pos, width, &raw)) {
+        return flex_bad(p, "value outside the options");
+    }
+    if (type == FLEX_INDIRECT_INT || type == FLEX_INDIRECT_UINT || type == FLEX_INDIRECT_FLOAT) {
+        // Stored elsewhere, at its own width.
+        uint32_t at;
+        width = 1u << (packed & 3);
+        if (!flex_back(pos, raw, &at) || !flex_read(map->buf, map->len, at, width, &raw)) {
+            return flex_bad(p, "value outside the options");
+        }
+        type = type == FLEX_INDIRECT_INT ? FLEX_INT : type == FLEX_INDIRECT_UINT ? FLEX_UINT : FLEX_FLOAT;
+    }
+    v->present = true;
+    if (type == FLEX_INT) {
+        // sign-extend from `width` bytes
+        uint64_t sign = (uint64_t)1 << (8 * width - 1);
+        v->i = (int64_t)((raw ^ sign) - sign);
+    } else if (type == FLEX_UINT || type == FLEX_BOOL) {
+        if (raw > (uint64_t)INT64_MAX) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "custom option '%s' out of range", key);
+        }
+        v->i = (int64_t)raw;
+    } else if (type == FLEX_FLOAT && (width == 4 || width == 8)) {
+        v->is_float = true;
+        if (width == 4) {
+            uint32_t bits = (uint32_t)raw;
+            float f;
+            memcpy(&f, &bits, 4);
+            v->f = f;
+        } else {
+            memcpy(&v->f, &raw, 8);
+        }
+    } else {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "custom option '%s' is not a number", key);
+    }
+    if (!v->is_float) {
+        v->f = (double)v->i;
+    }
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_flex_int(tflm_prepare_t *p, const tflm_flex_map_t *map, const char *key,
+    int64_t lo, int64_t hi, int32_t *value) {
+    uint32_t i;
+    tflm_status_t st = flex_find(p, map, key, &i);
+    if (st) {
+        return st;
+    }
+    if (i == map->count) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "custom option '%s' missing", key);
+    }
+    tflm_flex_value_t v;
+    if ((st = tflm_flex_value(p, map, key, &v))) {
+        return st;
+    }
+    if (!v.present || v.is_float) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "custom option '%s' is not an integer", key);
+    }
+    if (v.i < lo || v.i > hi) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "custom option '%s' is %d, expected %d to %d", key,
+            (int)(v.i < INT32_MIN ? INT32_MIN : v.i > INT32_MAX ? INT32_MAX : v.i), (int)lo, (int)hi);
+    }
+    *value = (int32_t)v.i;
+    return TFLM_OK;
 }

@@ -23,4 +23,15 @@ tflm_status_t tflm_flex_map(tflm_prepare_t *p, tflm_flex_map_t *map);
 tflm_status_t tflm_flex_int(tflm_prepare_t *p, const tflm_flex_map_t *map, const char *key,
     int64_t lo, int64_t hi, int32_t *value);
 
+// Any number in the map: an integer or bool (also given as a double), or a
+// float (32 or 64 bits, as a double). `present` false when the key is
+// missing or null, which TFLM reads as 0; ValueError for other types.
+typedef struct {
+    bool present;
+    bool is_float;
+    int64_t i;
+    double f;
+} tflm_flex_value_t;
+tflm_status_t tflm_flex_value(tflm_prepare_t *p, const tflm_flex_map_t *map, const char *key, tflm_flex_value_t *v);
+
 #endif // TFLM_KERNELS_FLEXBUFFER_H

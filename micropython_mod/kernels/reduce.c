@@ -1,19 +1,39 @@
-// MEAN and SUM over constant axes: float32, int8 and int16, bit-exact with
-// TFLM's reference. Each output sums its inputs in the order TFLM's reduce
-// loop visits them, so no scratch sum buffer is needed.
+// Reductions over constant axes, bit-exact with TFLM's reference: MEAN and
+// SUM (float32, int8, int16), REDUCE_MAX and REDUCE_MIN (float32, int8 with
+// the output quantized as the input) and REDUCE_ALL (bool). Each output
+// takes its inputs in the order TFLM's reduce loop visits them, so no
+// scratch buffer is needed. Like TFLM, max and min start from the type's
+// lowest or highest value and keep it unless an input is strictly greater
+// or less: NaN inputs are skipped, and an output whose inputs are all NaN
+// or -inf (max) is -FLT_MAX; an empty reduction gives that start value.
 #include "kernels/kernels.h"
 #include "engine/quant.h"
 
+#include <float.h>
 #include <string.h>
 
-#if TFLM_KERNEL_MEAN || TFLM_KERNEL_SUM
+#if TFLM_KERNEL_MEAN || TFLM_KERNEL_SUM || TFLM_KERNEL_REDUCE_MAX || TFLM_KERNEL_REDUCE_MIN \
+    || TFLM_KERNEL_REDUCE_ALL
+
+typedef enum {
+    RED_OP_MEAN,
+    RED_OP_SUM,
+    RED_OP_MAX,
+    RED_OP_MIN,
+    RED_OP_ALL,
+} red_op_t;
 
 enum {
     RED_FLOAT_SUM,
     RED_FLOAT_MEAN,
     RED_INT8,        // sum or mean rescaled to the output quantization
     RED_INT16,
-    RED_EMPTY,       // the reduced axes are empty: zeros
+    RED_FLOAT_MAX,
+    RED_FLOAT_MIN,
+    RED_INT8_MAX,
+    RED_INT8_MIN,
+    RED_BOOL_ALL,
+    RED_EMPTY,       // the input is empty: every output is `init`
 };
 
 typedef struct {
@@ -25,7 +45,9 @@ typedef struct {
     int32_t multiplier;
     int32_t zp_sum;     // input zero point times count, wrapped to 32 bits
     int32_t out_zp;
-    uint32_t outputs;   // output bytes for RED_EMPTY
+    uint32_t outputs;   // output values
+    uint32_t init;      // RED_EMPTY: the value's bits (esize bytes)
+    uint8_t esize;
     // then int32 kept extents and strides, reduced extents and strides
     // (outermost first)
 } red_data_t;
@@ -92,7 +114,105 @@ static void tflm_reduce_float32(const red_data_t *d, const float *in, float *out
 RED_INT_LOOP(tflm_reduce_int8, int8_t, -128, 127)
 RED_INT_LOOP(tflm_reduce_int16, int16_t, -32768, 32767)
 
-static tflm_status_t reduce_prepare(tflm_prepare_t *p, bool mean) {
+// Max, min and all: the innermost reduced loop runs as a plain strided loop,
+// the loops outside it through red_step(). Inlined with a constant op, each
+// call is the loop with its comparison written in.
+static TFLM_ALWAYS_INLINE void red_minmax_f32(const red_data_t *d, const float *in, float *out, bool is_max) {
+    red_loops_t l = red_loops(d);
+    const int32_t n_outer = d->n_red > 0 ? d->n_red - 1 : 0;
+    const int32_t len = d->n_red > 0 ? l.rext[n_outer] : 1;
+    const int32_t step = d->n_red > 0 ? l.rstr[n_outer] : 0;
+    int32_t kidx[TFLM_MAX_DIMS] = { 0 };
+    uint32_t base = 0;
+    do {
+        int32_t ridx[TFLM_MAX_DIMS] = { 0 };
+        uint32_t off = base;
+        float acc = is_max ? -FLT_MAX : FLT_MAX;
+        do {
+            const float *x = in + off;
+            for (int32_t i = 0; i < len; ++i, x += step) {
+                if (is_max ? *x > acc : *x < acc) {
+                    acc = *x;
+                }
+            }
+        } while (red_step(n_outer, l.rext, l.rstr, ridx, &off));
+        *out++ = acc;
+    } while (red_step(d->n_kept, l.kext, l.kstr, kidx, &base));
+}
+
+// int8 max/min and bool all (bytes 0 or 1) alike.
+static TFLM_ALWAYS_INLINE void red_bytes(const red_data_t *d, const int8_t *in, int8_t *out, int op) {
+    red_loops_t l = red_loops(d);
+    const int32_t n_outer = d->n_red > 0 ? d->n_red - 1 : 0;
+    const int32_t len = d->n_red > 0 ? l.rext[n_outer] : 1;
+    const int32_t step = d->n_red > 0 ? l.rstr[n_outer] : 0;
+    int32_t kidx[TFLM_MAX_DIMS] = { 0 };
+    uint32_t base = 0;
+    do {
+        int32_t ridx[TFLM_MAX_DIMS] = { 0 };
+        uint32_t off = base;
+        int32_t acc = op == RED_INT8_MAX ? INT8_MIN : (op == RED_INT8_MIN ? INT8_MAX : 1);
+        do {
+            const int8_t *x = in + off;
+            for (int32_t i = 0; i < len; ++i, x += step) {
+                if (op == RED_INT8_MAX) {
+                    acc = *x > acc ? *x : acc;
+                } else if (op == RED_INT8_MIN) {
+                    acc = *x < acc ? *x : acc;
+                } else {
+                    acc &= *x != 0;
+                }
+            }
+        } while (red_step(n_outer, l.rext, l.rstr, ridx, &off));
+        *out++ = (int8_t)acc;
+    } while (red_step(d->n_kept, l.kext, l.kstr, kidx, &base));
+}
+
+// The types each op takes, as TFLM's kernels do.
+static bool red_type_ok(red_op_t op, unsigned type) {
+    switch (op) {
+        case RED_OP_MEAN:
+        case RED_OP_SUM:
+            return type == TFLM_FLOAT32 || type == TFLM_INT8 || type == TFLM_INT16;
+        case RED_OP_MAX:
+        case RED_OP_MIN:
+            return type == TFLM_FLOAT32 || type == TFLM_INT8;
+        default:
+            return type == TFLM_BOOL;
+    }
+}
+
+// What an empty input gives: MEAN and SUM zeros, the others their start value.
+static uint32_t red_init_bits(red_op_t op, unsigned type) {
+    if (op == RED_OP_ALL) {
+        return 1;
+    }
+    if (op == RED_OP_MAX || op == RED_OP_MIN) {
+        float f = op == RED_OP_MAX ? -FLT_MAX : FLT_MAX;
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        return type == TFLM_FLOAT32 ? bits : (uint32_t)(uint8_t)(op == RED_OP_MAX ? INT8_MIN : INT8_MAX);
+    }
+    return 0;
+}
+
+static uint8_t red_kind(red_op_t op, unsigned type) {
+    bool f = type == TFLM_FLOAT32;
+    switch (op) {
+        case RED_OP_MEAN:
+            return f ? RED_FLOAT_MEAN : (type == TFLM_INT8 ? RED_INT8 : RED_INT16);
+        case RED_OP_SUM:
+            return f ? RED_FLOAT_SUM : (type == TFLM_INT8 ? RED_INT8 : RED_INT16);
+        case RED_OP_MAX:
+            return f ? RED_FLOAT_MAX : RED_INT8_MAX;
+        case RED_OP_MIN:
+            return f ? RED_FLOAT_MIN : RED_INT8_MIN;
+        default:
+            return RED_BOOL_ALL;
+    }
+}
+
+static tflm_status_t reduce_prepare(tflm_prepare_t *p, red_op_t op) {
     tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
     if (st) {
         return st;
@@ -105,7 +225,7 @@ static tflm_status_t reduce_prepare(tflm_prepare_t *p, bool mean) {
     if (in.index < 0 || axis.index < 0 || out.index < 0) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
     }
-    if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8 && in.type != TFLM_INT16) {
+    if (!red_type_ok(op, in.type)) {
         return tflm_prep_unsupported_type(p, "input", in.type);
     }
     if (out.type != in.type) {
@@ -115,12 +235,19 @@ static tflm_status_t reduce_prepare(tflm_prepare_t *p, bool mean) {
     if (axis.type != TFLM_INT32) {
         return tflm_prep_unsupported_type(p, "axis", axis.type);
     }
-    if (!axis.is_const || axis.data == NULL) {
+    // No axes (an empty vector, which has no data) reduce nothing.
+    if (axis.elements > 0 && (!axis.is_const || axis.data == NULL)) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "axes must be a constant tensor");
     }
-    bool quantized = in.type != TFLM_FLOAT32;
-    if (quantized && (in.n_scales == 0 || out.n_scales == 0)) {
+    bool mean = op == RED_OP_MEAN;
+    bool rescaled = (op == RED_OP_MEAN || op == RED_OP_SUM) && in.type != TFLM_FLOAT32;
+    if (rescaled && (in.n_scales == 0 || out.n_scales == 0)) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "quantized input and output need quantization");
+    }
+    if ((op == RED_OP_MAX || op == RED_OP_MIN) && in.type == TFLM_INT8
+        && (in.scale != out.scale || in.zero_point != out.zero_point)) {
+        // TFLM compares values as they are, and fails at invoke otherwise.
+        return tflm_error(p->err, TFLM_ERR_VALUE, "the output's quantization differs from the input's");
     }
     // Axes as TFLM resolves them: negative ones count from the end,
     // duplicates are dropped; a scalar input has none.
@@ -172,15 +299,10 @@ static tflm_status_t reduce_prepare(tflm_prepare_t *p, bool mean) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "output has %u elements, the reduction gives %u",
             (unsigned)out.elements, (unsigned)outputs);
     }
-    uint8_t kind;
+    uint8_t kind = in.elements == 0 ? RED_EMPTY : red_kind(op, in.type);
     int32_t multiplier = 0, shift = 0;
-    if (in.elements == 0) {
-        kind = RED_EMPTY;
-    } else if (!quantized) {
-        kind = mean ? RED_FLOAT_MEAN : RED_FLOAT_SUM;
-    } else {
+    if (kind == RED_INT8 || kind == RED_INT16) {
         // Also when the quantization does not change: TFLM rescales (rounds) then too.
-        kind = in.type == TFLM_INT8 ? RED_INT8 : RED_INT16;
         double real = (double)in.scale / (double)out.scale;
         if ((st = tflm_prep_multiplier(p, real, 31, &multiplier, &shift))) {
             return st;
@@ -210,8 +332,9 @@ static tflm_status_t reduce_prepare(tflm_prepare_t *p, bool mean) {
     d->multiplier = multiplier;
     d->zp_sum = (int32_t)(uint32_t)((uint64_t)(int64_t)in.zero_point * (uint64_t)count);
     d->out_zp = out.zero_point;
-    // Empty reductions just clear the output's bytes.
-    d->outputs = kind == RED_EMPTY ? out.bytes : outputs;
+    d->outputs = outputs;
+    d->init = red_init_bits(op, in.type);
+    d->esize = (uint8_t)tflm_type_size(in.type);
     int32_t *loops = (int32_t *)(d + 1);
     memcpy(loops, kext, 4u * n_kept);
     memcpy(loops + n_kept, kstr, 4u * n_kept);
@@ -233,9 +356,28 @@ static tflm_status_t reduce_eval(tflm_eval_t *e) {
         case RED_INT16:
             tflm_reduce_int16(d, e->in[0], e->out[0]);
             break;
-        default:
-            memset(e->out[0], 0, d->outputs);
+        case RED_FLOAT_MAX:
+            red_minmax_f32(d, e->in[0], e->out[0], true);
             break;
+        case RED_FLOAT_MIN:
+            red_minmax_f32(d, e->in[0], e->out[0], false);
+            break;
+        case RED_INT8_MAX:
+            red_bytes(d, e->in[0], e->out[0], RED_INT8_MAX);
+            break;
+        case RED_INT8_MIN:
+            red_bytes(d, e->in[0], e->out[0], RED_INT8_MIN);
+            break;
+        case RED_BOOL_ALL:
+            red_bytes(d, e->in[0], e->out[0], RED_BOOL_ALL);
+            break;
+        default: {
+            uint8_t *o = e->out[0];
+            for (uint32_t i = 0; i < d->outputs; ++i, o += d->esize) {
+                memcpy(o, &d->init, d->esize);  // little-endian: the low bytes
+            }
+            break;
+        }
     }
     return TFLM_OK;
 }
@@ -244,7 +386,7 @@ static tflm_status_t reduce_eval(tflm_eval_t *e) {
 
 #if TFLM_KERNEL_MEAN
 tflm_status_t tflm_mean_prepare(tflm_prepare_t *p) {
-    return reduce_prepare(p, true);
+    return reduce_prepare(p, RED_OP_MEAN);
 }
 
 tflm_status_t tflm_mean_eval(tflm_eval_t *e) {
@@ -254,10 +396,40 @@ tflm_status_t tflm_mean_eval(tflm_eval_t *e) {
 
 #if TFLM_KERNEL_SUM
 tflm_status_t tflm_sum_prepare(tflm_prepare_t *p) {
-    return reduce_prepare(p, false);
+    return reduce_prepare(p, RED_OP_SUM);
 }
 
 tflm_status_t tflm_sum_eval(tflm_eval_t *e) {
+    return reduce_eval(e);
+}
+#endif
+
+#if TFLM_KERNEL_REDUCE_MAX
+tflm_status_t tflm_reduce_max_prepare(tflm_prepare_t *p) {
+    return reduce_prepare(p, RED_OP_MAX);
+}
+
+tflm_status_t tflm_reduce_max_eval(tflm_eval_t *e) {
+    return reduce_eval(e);
+}
+#endif
+
+#if TFLM_KERNEL_REDUCE_MIN
+tflm_status_t tflm_reduce_min_prepare(tflm_prepare_t *p) {
+    return reduce_prepare(p, RED_OP_MIN);
+}
+
+tflm_status_t tflm_reduce_min_eval(tflm_eval_t *e) {
+    return reduce_eval(e);
+}
+#endif
+
+#if TFLM_KERNEL_REDUCE_ALL
+tflm_status_t tflm_reduce_all_prepare(tflm_prepare_t *p) {
+    return reduce_prepare(p, RED_OP_ALL);
+}
+
+tflm_status_t tflm_reduce_all_eval(tflm_eval_t *e) {
     return reduce_eval(e);
 }
 #endif

@@ -8,6 +8,15 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_ADD
     { TFLM_OP_ADD, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_prepare, tflm_add_eval },
     #endif
+    #if TFLM_KERNEL_ADD_N
+    { TFLM_OP_ADD_N, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_n_prepare, tflm_add_n_eval },
+    #endif
+    #if TFLM_KERNEL_ARG_MAX
+    { TFLM_OP_ARG_MAX, NULL, TFLM_ALIAS_NONE, tflm_arg_max_prepare, tflm_arg_max_eval },
+    #endif
+    #if TFLM_KERNEL_ARG_MIN
+    { TFLM_OP_ARG_MIN, NULL, TFLM_ALIAS_NONE, tflm_arg_min_prepare, tflm_arg_min_eval },
+    #endif
     #if TFLM_KERNEL_ASSIGN_VARIABLE
     { TFLM_OP_ASSIGN_VARIABLE, NULL, TFLM_ALIAS_NONE, tflm_assign_variable_prepare, tflm_assign_variable_eval },
     #endif
@@ -19,6 +28,12 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_BATCH_TO_SPACE_ND
     { TFLM_OP_BATCH_TO_SPACE_ND, NULL, TFLM_ALIAS_NONE, tflm_batch_to_space_nd_prepare, tflm_batch_to_space_nd_eval },
+    #endif
+    #if TFLM_KERNEL_BROADCAST_ARGS
+    { TFLM_OP_BROADCAST_ARGS, NULL, TFLM_ALIAS_NONE, tflm_broadcast_args_prepare, tflm_broadcast_args_eval },
+    #endif
+    #if TFLM_KERNEL_BROADCAST_TO
+    { TFLM_OP_BROADCAST_TO, NULL, TFLM_ALIAS_NONE, tflm_broadcast_to_prepare, tflm_broadcast_to_eval },
     #endif
     #if TFLM_KERNEL_CALL_ONCE
     { TFLM_OP_CALL_ONCE, NULL, TFLM_ALIAS_NONE, tflm_call_once_prepare, tflm_call_once_eval },
@@ -32,6 +47,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_CONV_2D
     { TFLM_OP_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_conv_2d_prepare, tflm_conv_2d_eval },
     #endif
+    #if TFLM_KERNEL_CUMSUM
+    { TFLM_OP_CUMSUM, NULL, TFLM_ALIAS_NONE, tflm_cumsum_prepare, tflm_cumsum_eval },
+    #endif
     #if TFLM_KERNEL_DEPTHWISE_CONV_2D
     { TFLM_OP_DEPTHWISE_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_depthwise_conv_2d_prepare, tflm_depthwise_conv_2d_eval },
     #endif
@@ -44,8 +62,26 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_DIV
     { TFLM_OP_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_div_prepare, tflm_div_eval },
     #endif
+    #if TFLM_KERNEL_DYNAMIC_UPDATE_SLICE
+    { TFLM_OP_DYNAMIC_UPDATE_SLICE, NULL, TFLM_ALIAS_NONE, tflm_dynamic_update_slice_prepare, tflm_dynamic_update_slice_eval },
+    #endif
+    #if TFLM_KERNEL_EMBEDDING_LOOKUP
+    { TFLM_OP_EMBEDDING_LOOKUP, NULL, TFLM_ALIAS_NONE, tflm_embedding_lookup_prepare, tflm_embedding_lookup_eval },
+    #endif
+    #if TFLM_KERNEL_EQUAL
+    { TFLM_OP_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_equal_prepare, tflm_equal_eval },
+    #endif
     #if TFLM_KERNEL_EXPAND_DIMS
     { TFLM_OP_EXPAND_DIMS, NULL, TFLM_ALIAS_VIEW, tflm_expand_dims_prepare, tflm_expand_dims_eval },
+    #endif
+    #if TFLM_KERNEL_FILL
+    { TFLM_OP_FILL, NULL, TFLM_ALIAS_NONE, tflm_fill_prepare, tflm_fill_eval },
+    #endif
+    #if TFLM_KERNEL_FLOOR_DIV
+    { TFLM_OP_FLOOR_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_div_prepare, tflm_floor_div_eval },
+    #endif
+    #if TFLM_KERNEL_FLOOR_MOD
+    { TFLM_OP_FLOOR_MOD, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_mod_prepare, tflm_floor_mod_eval },
     #endif
     #if TFLM_KERNEL_FULLY_CONNECTED
     { TFLM_OP_FULLY_CONNECTED, NULL, TFLM_ALIAS_NONE, tflm_fully_connected_prepare, tflm_fully_connected_eval },
@@ -53,14 +89,41 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_GATHER
     { TFLM_OP_GATHER, NULL, TFLM_ALIAS_NONE, tflm_gather_prepare, tflm_gather_eval },
     #endif
+    #if TFLM_KERNEL_GATHER_ND
+    { TFLM_OP_GATHER_ND, NULL, TFLM_ALIAS_NONE, tflm_gather_nd_prepare, tflm_gather_nd_eval },
+    #endif
+    #if TFLM_KERNEL_GREATER
+    { TFLM_OP_GREATER, NULL, TFLM_ALIAS_IN_PLACE, tflm_greater_prepare, tflm_greater_eval },
+    #endif
+    #if TFLM_KERNEL_GREATER_EQUAL
+    { TFLM_OP_GREATER_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_greater_equal_prepare, tflm_greater_equal_eval },
+    #endif
     #if TFLM_KERNEL_HARD_SWISH
     { TFLM_OP_HARD_SWISH, NULL, TFLM_ALIAS_IN_PLACE, tflm_hard_swish_prepare, tflm_hard_swish_eval },
+    #endif
+    #if TFLM_KERNEL_IF
+    { TFLM_OP_IF, NULL, TFLM_ALIAS_NONE, tflm_if_prepare, tflm_if_eval },
     #endif
     #if TFLM_KERNEL_L2_POOL_2D
     { TFLM_OP_L2_POOL_2D, NULL, TFLM_ALIAS_NONE, tflm_l2_pool_2d_prepare, tflm_l2_pool_2d_eval },
     #endif
     #if TFLM_KERNEL_LEAKY_RELU
     { TFLM_OP_LEAKY_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_leaky_relu_prepare, tflm_leaky_relu_eval },
+    #endif
+    #if TFLM_KERNEL_LESS
+    { TFLM_OP_LESS, NULL, TFLM_ALIAS_IN_PLACE, tflm_less_prepare, tflm_less_eval },
+    #endif
+    #if TFLM_KERNEL_LESS_EQUAL
+    { TFLM_OP_LESS_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_less_equal_prepare, tflm_less_equal_eval },
+    #endif
+    #if TFLM_KERNEL_LOGICAL_AND
+    { TFLM_OP_LOGICAL_AND, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_and_prepare, tflm_logical_and_eval },
+    #endif
+    #if TFLM_KERNEL_LOGICAL_NOT
+    { TFLM_OP_LOGICAL_NOT, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_not_prepare, tflm_logical_not_eval },
+    #endif
+    #if TFLM_KERNEL_LOGICAL_OR
+    { TFLM_OP_LOGICAL_OR, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_or_prepare, tflm_logical_or_eval },
     #endif
     #if TFLM_KERNEL_LOGISTIC
     { TFLM_OP_LOGISTIC, NULL, TFLM_ALIAS_IN_PLACE, tflm_logistic_prepare, tflm_logistic_eval },
@@ -83,6 +146,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_MUL
     { TFLM_OP_MUL, NULL, TFLM_ALIAS_IN_PLACE, tflm_mul_prepare, tflm_mul_eval },
     #endif
+    #if TFLM_KERNEL_NOT_EQUAL
+    { TFLM_OP_NOT_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_not_equal_prepare, tflm_not_equal_eval },
+    #endif
     #if TFLM_KERNEL_PACK
     { TFLM_OP_PACK, NULL, TFLM_ALIAS_NONE, tflm_pack_prepare, tflm_pack_eval },
     #endif
@@ -97,6 +163,15 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_READ_VARIABLE
     { TFLM_OP_READ_VARIABLE, NULL, TFLM_ALIAS_NONE, tflm_read_variable_prepare, tflm_read_variable_eval },
+    #endif
+    #if TFLM_KERNEL_REDUCE_ALL
+    { TFLM_OP_REDUCE_ALL, NULL, TFLM_ALIAS_NONE, tflm_reduce_all_prepare, tflm_reduce_all_eval },
+    #endif
+    #if TFLM_KERNEL_REDUCE_MAX
+    { TFLM_OP_REDUCE_MAX, NULL, TFLM_ALIAS_NONE, tflm_reduce_max_prepare, tflm_reduce_max_eval },
+    #endif
+    #if TFLM_KERNEL_REDUCE_MIN
+    { TFLM_OP_REDUCE_MIN, NULL, TFLM_ALIAS_NONE, tflm_reduce_min_prepare, tflm_reduce_min_eval },
     #endif
     #if TFLM_KERNEL_RELU
     { TFLM_OP_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_relu_prepare, tflm_relu_eval },
@@ -116,6 +191,12 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_REVERSE_V2
     { TFLM_OP_REVERSE_V2, NULL, TFLM_ALIAS_NONE, tflm_reverse_v2_prepare, tflm_reverse_v2_eval },
     #endif
+    #if TFLM_KERNEL_SELECT_V2
+    { TFLM_OP_SELECT_V2, NULL, TFLM_ALIAS_IN_PLACE, tflm_select_v2_prepare, tflm_select_v2_eval },
+    #endif
+    #if TFLM_KERNEL_SHAPE
+    { TFLM_OP_SHAPE, NULL, TFLM_ALIAS_NONE, tflm_shape_prepare, tflm_shape_eval },
+    #endif
     #if TFLM_KERNEL_SLICE
     { TFLM_OP_SLICE, NULL, TFLM_ALIAS_NONE, tflm_slice_prepare, tflm_slice_eval },
     #endif
@@ -133,6 +214,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_SPLIT_V
     { TFLM_OP_SPLIT_V, NULL, TFLM_ALIAS_NONE, tflm_split_v_prepare, tflm_split_v_eval },
+    #endif
+    #if TFLM_KERNEL_SQUARED_DIFFERENCE
+    { TFLM_OP_SQUARED_DIFFERENCE, NULL, TFLM_ALIAS_IN_PLACE, tflm_squared_difference_prepare, tflm_squared_difference_eval },
     #endif
     #if TFLM_KERNEL_SQUEEZE
     { TFLM_OP_SQUEEZE, NULL, TFLM_ALIAS_VIEW, tflm_squeeze_prepare, tflm_squeeze_eval },
@@ -167,6 +251,12 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_VAR_HANDLE
     { TFLM_OP_VAR_HANDLE, NULL, TFLM_ALIAS_NONE, tflm_var_handle_prepare, tflm_var_handle_eval },
     #endif
+    #if TFLM_KERNEL_WHILE
+    { TFLM_OP_WHILE, NULL, TFLM_ALIAS_NONE, tflm_while_prepare, tflm_while_eval },
+    #endif
+    #if TFLM_KERNEL_ZEROS_LIKE
+    { TFLM_OP_ZEROS_LIKE, NULL, TFLM_ALIAS_NONE, tflm_zeros_like_prepare, tflm_zeros_like_eval },
+    #endif
     #if TFLM_KERNEL_SIGNAL_WINDOW
     { TFLM_OP_CUSTOM, "SignalWindow", TFLM_ALIAS_NONE, tflm_signal_window_prepare, tflm_signal_window_eval },
     #endif
@@ -193,6 +283,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK_LOG
     { TFLM_OP_CUSTOM, "SignalFilterBankLog", TFLM_ALIAS_NONE, tflm_signal_filter_bank_log_prepare, tflm_signal_filter_bank_log_eval },
+    #endif
+    #if TFLM_KERNEL_TF_LITE_DETECTION_POST_PROCESS
+    { TFLM_OP_CUSTOM, "TFLite_Detection_PostProcess", TFLM_ALIAS_NONE, tflm_tf_lite_detection_post_process_prepare, tflm_tf_lite_detection_post_process_eval },
     #endif
     #if TFLM_TEST_KERNELS
     { TFLM_OP_CUSTOM, "TflmTest", TFLM_ALIAS_NONE, tflm_test_kernel_prepare, tflm_test_kernel_eval },

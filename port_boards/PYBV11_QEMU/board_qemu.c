@@ -12,3 +12,12 @@ void SystemClock_Config(void) {
     HAL_SYSTICK_CLKSourceConfig(SYSTICK_CLKSOURCE_HCLK);
     NVIC_SetPriority(SysTick_IRQn, NVIC_EncodePriority(NVIC_PRIORITYGROUP_4, TICK_INT_PRIORITY, 0));
 }
+
+// A HardFault prints the registers and stops, where the real board resets:
+// a test sees why the board stopped answering (tflm_host.device's crash
+// markers) instead of a fresh boot banner.
+extern uint32_t pyb_hard_fault_debug;
+
+void tflm_qemu_board_early_init(void) {
+    pyb_hard_fault_debug = 1;
+}

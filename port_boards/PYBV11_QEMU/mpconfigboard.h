@@ -25,6 +25,11 @@
 #undef MICROPY_HW_HAS_FLASH
 #define MICROPY_HW_HAS_FLASH (0)
 
+// Fault debugging on from boot (board_qemu.c).
+#undef MICROPY_BOARD_EARLY_INIT
+#define MICROPY_BOARD_EARLY_INIT tflm_qemu_board_early_init
+void tflm_qemu_board_early_init(void);
+
 // No SD card slot, and no RTC: QEMU has neither (the RTC's oscillators
 // would never report ready).
 #undef MICROPY_HW_ENABLE_SDCARD

@@ -29,6 +29,9 @@
 // Each case (mutant) draws from its own random stream, seeded by SEED and its
 // number, so one case can be run alone (-c FIRST with ITERATIONS 1) and a
 // long run split into ranges across processes (tests/engine/fuzz.py).
+// A WHILE loop that never ends (a mutated count, as TFLM's would run forever)
+// is stopped through the interpreter's interrupt hook after 100,000 returns
+// from subgraphs, as a user's interrupt would stop it (a RuntimeError).
 // A case taking longer than -t SECONDS (default 20) is a hang: the process
 // says which case and exits with status 3 (the timer is armed per case).
 // The case under way is kept in the file FUZZ_PROGRESS names, for the
@@ -331,8 +334,20 @@ static void read_model_info(tflm_model_t *m) {
     (void)sink;
 }
 
+// A mutant's WHILE loop may never end (TFLM's would not either): an invoke
+// stops after this many returns from subgraphs.
+#define SUBGRAPH_RETURNS (100000u)
+static uint32_t subgraph_returns;
+
+static bool loop_budget(void *ctx) {
+    (void)ctx;
+    return ++subgraph_returns > SUBGRAPH_RETURNS;
+}
+
 // Fills the inputs, invokes and reads the outputs and the plan picture.
 static tflm_status_t run(tflm_interp_t *p) {
+    subgraph_returns = 0;
+    p->interrupt = loop_budget;
     for (uint32_t i = 0; i < tflm_interp_num_inputs(p); ++i) {
         const tflm_tensor_rec_t *r = tflm_interp_tensor(p, tflm_interp_input(p, i));
         uint8_t *d = tflm_interp_tensor_data(p, r);

@@ -1,7 +1,9 @@
 // engine/fmath.c against the host's glibc: expf, tanhf and sqrtf over all 2^32 float
 // inputs (bit-exact, NaN payloads included), exp (double) over a dense random
-// sample and the softmax-table range (within 1 ulp, nearly always equal).
-// Exits non-zero on any expf/tanhf mismatch or any exp error above 1 ulp.
+// sample and the softmax-table range (within 1 ulp, nearly always equal),
+// fmodf (bit-exact, NaNs included) and floor over random and special inputs.
+// Exits non-zero on any expf/tanhf/fmodf/floor mismatch or any exp error
+// above 1 ulp.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,8 @@ static float (*volatile libm_expf)(float) = expf;
 static float (*volatile libm_tanhf)(float) = tanhf;
 static float (*volatile libm_sqrtf)(float) = sqrtf;
 static double (*volatile libm_exp)(double) = exp;
+static float (*volatile libm_fmodf)(float, float) = fmodf;
+static double (*volatile libm_floor)(double) = floor;
 
 static uint32_t f32_bits(float f) {
     uint32_t u;
@@ -106,6 +110,60 @@ static int check_exp(void) {
     return far != 0;
 }
 
+// fmodf over pairs of random bit patterns (every class: infinities,
+// subnormals), pairs of nearby magnitudes, and pairs of special values. Not
+// NaN operands: TFLM's std::fmod (x87 code GCC inlines) and glibc's fmodf
+// return different ones, and the op tests check tflm_fmodf's against TFLM.
+static int check_fmodf(void) {
+    static const uint32_t special[] = { 0x0, 0x80000000u, 0x1, 0x80000001u, 0x7fffff, 0x800000, 0x3f800000u,
+        0xbf800000u, 0x7f7fffffu, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u, 0x7fc00001u, 0xffc00002u,
+        0x7f800001u, 0xff800003u, 0x7fffffffu, 0x40490fdbu, 0x4b800001u };
+    const unsigned n_special = sizeof(special) / sizeof(special[0]);
+    unsigned long long bad = 0, n = 0;
+    uint64_t state = 12345;
+    for (unsigned long long k = 0; k < 4000000ull + n_special * n_special; ++k) {
+        uint32_t ux, uy;
+        if (k < n_special * n_special) {
+            ux = special[k / n_special];
+            uy = special[k % n_special];
+        } else {
+            ux = (uint32_t)next_random(&state);
+            uy = (uint32_t)next_random(&state);
+            if (k & 1) {
+                // Exponents close together: long remainders, not just x.
+                uy = (ux & 0xff800000u) - (((uint32_t)next_random(&state) & 0xf) << 23) + (uy & 0x807fffffu);
+            }
+        }
+        if ((ux & 0x7fffffffu) > 0x7f800000u || (uy & 0x7fffffffu) > 0x7f800000u) {
+            continue;
+        }
+        float x, y;
+        memcpy(&x, &ux, sizeof(x));
+        memcpy(&y, &uy, sizeof(y));
+        uint32_t a = f32_bits(tflm_fmodf(x, y)), b = f32_bits(libm_fmodf(x, y));
+        ++n;
+        if (a != b && bad++ < 10) {
+            printf("  fmodf(0x%08x, 0x%08x): ours 0x%08x, glibc 0x%08x\n", (unsigned)ux, (unsigned)uy, (unsigned)a,
+                (unsigned)b);
+        }
+    }
+    printf("fmodf: %llu mismatches over %llu pairs\n", bad, n);
+    unsigned long long bad_floor = 0;
+    for (unsigned k = 0; k < 2000000u; ++k) {
+        uint64_t u = next_random(&state);
+        double d;
+        memcpy(&d, &u, sizeof(d));
+        if (k & 1) {
+            d = (double)(int64_t)(u >> 40) / 1024.0 - 8192.0; // many near integers, both signs
+        }
+        if (f64_bits(tflm_floor(d)) != f64_bits(libm_floor(d)) && bad_floor++ < 10) {
+            printf("  floor(%a) differs\n", d);
+        }
+    }
+    printf("floor: %llu mismatches\n", bad_floor);
+    return bad != 0 || bad_floor != 0;
+}
+
 int main(int argc, char **argv) {
     // "quick" checks every 97th float only (for development).
     int fail = 0;
@@ -128,6 +186,7 @@ int main(int argc, char **argv) {
         fail |= check_float("sqrtf", tflm_sqrtf, libm_sqrtf) != 0;
     }
     fail |= check_exp();
+    fail |= check_fmodf();
     printf(fail ? "test_fmath: FAILED\n" : "test_fmath: OK\n");
     return fail;
 }

@@ -19,6 +19,7 @@ import numpy as np
 from tflm_host.builder import ModelBuilder, SubgraphBuilder
 
 GENERATORS: dict[str, Callable[[np.random.Generator], "Case"]] = {}
+ERROR_CASES: dict[str, Callable[[], "ErrorCase"]] = {}
 
 
 @dataclass
@@ -31,9 +32,48 @@ class Case:
     # Runs of one interpreter (stateful models): input sets are used in turn.
     runs: int = 0
     tags: set[str] = field(default_factory=set)
+    # The part of a run's outputs that is defined, when TFLM leaves some
+    # elements as its arena had them (DETECTION_POSTPROCESS's unused rows):
+    # only that part compares. None: all of it.
+    defined: Callable[[list[np.ndarray]], list[np.ndarray]] | None = None
 
     def describe(self) -> str:
         return f"{self.name} " + ", ".join(f"{k}={v}" for k, v in self.params.items())
+
+
+@dataclass
+class ErrorCase:
+    """A model the engine must refuse, or whose invoke must fail, with
+    `error` ("ExceptionType text": the exception the module raises and
+    text its message holds).
+    tflm: TFLM refuses it too (checked against the reference); False where
+    TFLM's reference would read or write outside a tensor or abort, or where
+    it takes what this engine does not, so it is not run there (`why` says
+    which)."""
+    name: str
+    model: bytes
+    inputs: list[np.ndarray]
+    error: str
+    tflm: bool = True
+    why: str = ""
+
+
+def error_case(name: str):
+    def wrap(fn):
+        if name in ERROR_CASES:
+            raise ValueError(f"error case {name} registered twice")
+        ERROR_CASES[name] = fn
+        return fn
+    return wrap
+
+
+def error_cases() -> list[ErrorCase]:
+    out = []
+    for name in sorted(ERROR_CASES):
+        case = ERROR_CASES[name]()
+        case.name = name
+        out.append(case)
+    return out
 
 
 def generator(name: str):

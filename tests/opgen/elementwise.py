@@ -14,13 +14,14 @@ ACTIVATIONS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6"]
 NP = {"INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64, "FLOAT32": np.float32}
 
 
-def broadcast_shapes(rng: np.random.Generator, max_elements: int = 400, scalar2: bool = False):
+def broadcast_shapes(rng: np.random.Generator, max_elements: int = 400, scalar2: bool = False,
+                     max_rank: int = 5):
     """(input 1 shape, input 2 shape, output shape): the inputs align on the
     last dimension, each dim the output's or 1; sometimes equal shapes.
     Only input 2 may be a scalar, and only when scalar2 (TFLM's Python
     interpreter cannot feed scalar inputs)."""
     while True:
-        rank = int(rng.integers(1, 6))
+        rank = int(rng.integers(1, max_rank + 1))
         out = [int(d) for d in rng.integers(1, 6, rank)]
         if int(np.prod(out)) <= max_elements:
             break

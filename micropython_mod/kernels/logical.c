@@ -1,0 +1,128 @@
+// LOGICAL_AND and LOGICAL_OR (bools with broadcasting) and LOGICAL_NOT, as
+// TFLM's reference computes them. Bools are bytes; any non-zero byte reads
+// as true, results are 0 or 1. TFLM's AND and OR do not check their types
+// (other types are read as bools, which C++ leaves undefined): refused here.
+#include "kernels/kernels.h"
+#include "kernels/broadcast.h"
+
+#if TFLM_KERNEL_LOGICAL_AND || TFLM_KERNEL_LOGICAL_OR
+
+typedef struct {
+    uint8_t is_or;
+    uint8_t reserved[3];
+    // then the broadcast plan
+} logical_data_t;
+
+static uint8_t and_bool(const void *ctx, uint8_t a, uint8_t b) {
+    (void)ctx;
+    return (a != 0) & (b != 0);
+}
+static uint8_t or_bool(const void *ctx, uint8_t a, uint8_t b) {
+    (void)ctx;
+    return (a | b) != 0;
+}
+TFLM_BCAST_WALKER_TO(walk_logical, uint8_t, uint8_t)
+
+static tflm_status_t logical_prepare(tflm_prepare_t *p, bool is_or) {
+    tflm_tinfo_t in1, in2, out;
+    tflm_status_t st = tflm_binary_io(p, &in1, &in2, &out);
+    if (st) {
+        return st;
+    }
+    if (out.type != TFLM_BOOL) {
+        return tflm_prep_unsupported_type(p, "output", out.type);
+    }
+    if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
+        return st;
+    }
+    tflm_bcast_plan_t plan;
+    if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {
+        return st;
+    }
+    logical_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(logical_data_t) + tflm_bcast_bytes(&plan));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->is_or = is_or;
+    tflm_bcast_store(&plan, (int32_t *)(d + 1));
+    return TFLM_OK;
+}
+
+static tflm_status_t logical_eval(tflm_eval_t *e) {
+    const logical_data_t *d = e->data;
+    const int32_t *plan = (const int32_t *)(d + 1);
+    if (d->is_or) {
+        walk_logical(plan, e->in[0], e->in[1], e->out[0], or_bool, NULL);
+    } else {
+        walk_logical(plan, e->in[0], e->in[1], e->out[0], and_bool, NULL);
+    }
+    return TFLM_OK;
+}
+
+#endif
+
+#if TFLM_KERNEL_LOGICAL_AND
+tflm_status_t tflm_logical_and_prepare(tflm_prepare_t *p) {
+    return logical_prepare(p, false);
+}
+
+tflm_status_t tflm_logical_and_eval(tflm_eval_t *e) {
+    return logical_eval(e);
+}
+#endif
+
+#if TFLM_KERNEL_LOGICAL_OR
+tflm_status_t tflm_logical_or_prepare(tflm_prepare_t *p) {
+    return logical_prepare(p, true);
+}
+
+tflm_status_t tflm_logical_or_eval(tflm_eval_t *e) {
+    return logical_eval(e);
+}
+#endif
+
+#if TFLM_KERNEL_LOGICAL_NOT
+// The element count, all the kernel keeps.
+typedef struct {
+    uint32_t elements;
+} logical_not_data_t;
+
+tflm_status_t tflm_logical_not_prepare(tflm_prepare_t *p) {
+    tflm_tinfo_t in, out;
+    tflm_status_t st;
+    if ((st = tflm_prep_expect_io(p, 1, 1, 1)) || (st = tflm_prep_input(p, 0, &in))
+        || (st = tflm_prep_output(p, 0, &out))) {
+        return st;
+    }
+    if (in.index < 0 || out.index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "the input or the output is missing");
+    }
+    if (in.type != TFLM_BOOL) {
+        return tflm_prep_unsupported_type(p, "input", in.type);
+    }
+    if (out.type != TFLM_BOOL) {
+        return tflm_prep_unsupported_type(p, "output", out.type);
+    }
+    if (in.elements != out.elements) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input has %u elements, output %u",
+            (unsigned)in.elements, (unsigned)out.elements);
+    }
+    logical_not_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(logical_not_data_t));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->elements = out.elements;
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_logical_not_eval(tflm_eval_t *e) {
+    const logical_not_data_t *d = e->data;
+    const uint8_t *in = e->in[0];
+    uint8_t *out = e->out[0];
+    const uint32_t n = d->elements;
+    for (uint32_t i = 0; i < n; ++i) {
+        out[i] = in[i] == 0;
+    }
+    return TFLM_OK;
+}
+#endif

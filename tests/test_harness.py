@@ -1,0 +1,105 @@
+"""The harness that drives the boards: a board that crashes or stops
+answering fails its test quickly, with what it printed last and where its
+CPU is, and its emulator is killed, never waited on."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from tflm_host import device
+
+# A load from an address no memory answers: a BusFault, escalated to HardFault.
+FAULT = "import machine\nprint('before')\nmachine.mem32[0xfffffff0]\n"
+
+
+@pytest.mark.parametrize("board", ["MPS2_AN385", "NETDUINOPLUS2", "PYBV11_QEMU"])
+def test_a_faulting_board_fails_at_once_with_its_registers(board):
+    start = time.monotonic()
+    with pytest.raises(device.BoardCrashed) as e:
+        with device.QemuServer(board, keep_connection=True) as server:
+            server.run([FAULT], timeout=300)
+    message = str(e.value)
+    assert time.monotonic() - start < 30  # not the 300 s the board may stay silent
+    assert "before" in message and "HardFault" in message
+    # The board's own dump gives the faulting instruction (the qemu port's
+    # R15, the stm32 port's PC), QEMU's monitor the handler it stopped in.
+    assert re.search(r"(R15:|PC) +[0-9A-Fa-f]{8}", message), message
+    assert "handling exception 3 (HardFault)" in message, message
+
+
+def test_a_silent_board_times_out_with_its_pc_and_is_killed():
+    server = device.QemuServer("NETDUINO2", keep_connection=True)
+    start = time.monotonic()
+    with pytest.raises(TimeoutError) as e:
+        with server:
+            proc = server.proc
+            server.run(["print('spinning')\nwhile True:\n    pass\n"], timeout=3)
+    assert time.monotonic() - start < 20
+    message = str(e.value)
+    assert "silent for 3 s" in message and "spinning" in message
+    # QEMU's monitor names the function the CPU was in: the bytecode loop.
+    assert "CPU: pc 0x" in message and " in mp_" in message, message
+    assert proc.poll() is not None  # the emulator is gone
+
+
+def test_an_emulator_dies_with_the_process_that_started_it(tmp_path):
+    """A test run killed from outside (SIGKILL: nothing of ours runs) leaves
+    no emulator spinning."""
+    script = tmp_path / "start.py"
+    script.write_text(textwrap.dedent("""
+        import sys, time
+        from tflm_host import device
+        server = device.QemuServer("MPS2_AN385", keep_connection=True).__enter__()
+        print(server.proc.pid, flush=True)
+        time.sleep(600)
+    """))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        qemu = int(proc.stdout.readline())
+        os.kill(qemu, 0)  # running
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(qemu, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(qemu, signal.SIGKILL)
+            pytest.fail("QEMU outlived the process that started it")
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+
+
+def test_sigterm_stops_the_emulators_first(tmp_path):
+    script = tmp_path / "start.py"
+    script.write_text(textwrap.dedent("""
+        import sys, time
+        from tflm_host import device
+        server = device.QemuServer("MPS2_AN385", keep_connection=True).__enter__()
+        print(server.proc.pid, flush=True)
+        time.sleep(600)
+    """))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        qemu = int(proc.stdout.readline())
+        proc.terminate()
+        assert proc.wait(timeout=10) == -signal.SIGTERM
+        with pytest.raises(ProcessLookupError):
+            os.kill(qemu, 0)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
