@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Case, act_quant, generator, random_data, single_op
+from . import Case, ErrorCase, act_quant, error_case, generator, random_data, single_op
 
 QMAX = {"INT8": 127, "INT16": 32767}
 
@@ -88,3 +88,58 @@ def _batch_matmul(rng, dtype):
 
 for _dt in ("FLOAT32", "INT8", "INT16"):
     generator(f"BATCH_MATMUL/{_dt.lower()}")(lambda rng, dt=_dt: _batch_matmul(rng, dt))
+
+
+# -- what TFLM refuses ------------------------------------------------------------------
+
+Q8, Q16 = ([0.1], [3]), ([0.1], [0])
+NP = {"FLOAT32": np.float32, "INT8": np.int8, "INT16": np.int16, "INT32": np.int32}
+
+
+def _bmm(lhs=(2, 3), rhs=(3, 4), out=(2, 4), dtype="FLOAT32", rtype=None, q=None, rq=None, **opts):
+    model, _ = single_op("BATCH_MATMUL", [(lhs, dtype, None, q), (rhs, rtype or dtype, None, rq or q)],
+                         [(out, dtype, q)], **opts)
+    return model, [np.zeros(lhs, NP[dtype]), np.zeros(rhs, NP[rtype or dtype])]
+
+
+def _bmm_error(error, **kw):
+    model, inputs = _bmm(**kw)
+    return ErrorCase("", model, inputs, error)
+
+
+@error_case("BATCH_MATMUL/int32")
+def _int32():
+    return _bmm_error("NotImplementedError input of type int32 is not supported", dtype="INT32")
+
+
+@error_case("BATCH_MATMUL/int8_by_int16")
+def _mixed():
+    return _bmm_error("NotImplementedError int8 x int16 to int8 is not supported", dtype="INT8", rtype="INT16",
+                      q=Q8, rq=Q16)
+
+
+@error_case("BATCH_MATMUL/rank_6")
+def _rank6():
+    return _bmm_error("NotImplementedError operands of 6 and 2 dimensions are not supported",
+                      lhs=(1, 1, 1, 1, 2, 3), out=(1, 1, 1, 1, 2, 4))
+
+
+@error_case("BATCH_MATMUL/int16_zero_point")
+def _int16_zp():
+    return _bmm_error("ValueError int16 zero points must be 0", dtype="INT16", q=([0.1], [2]))
+
+
+@error_case("BATCH_MATMUL/depths_differ")
+def _depths():
+    return _bmm_error("ValueError operands multiply 3 by 4 values", rhs=(4, 4))
+
+
+@error_case("BATCH_MATMUL/batches_do_not_broadcast")
+def _batches():
+    return _bmm_error("ValueError batch dimensions 2 and 3 do not broadcast", lhs=(2, 2, 3), rhs=(3, 3, 4),
+                      out=(3, 2, 4))
+
+
+@error_case("BATCH_MATMUL/output_size")
+def _out_size():
+    return _bmm_error("ValueError output holds 10 values, the product 8", out=(2, 5))

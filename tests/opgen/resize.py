@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Case, act_quant, generator, random_data, single_op
+from . import Case, ErrorCase, act_quant, error_case, generator, random_data, single_op
 
 NP = {"FLOAT32": np.float32, "INT8": np.int8, "INT16": np.int16}
 
@@ -56,3 +56,60 @@ for _dt in ("FLOAT32", "INT8"):
 for _dt in ("FLOAT32", "INT8", "INT16"):
     generator(f"RESIZE_NEAREST_NEIGHBOR/{_dt.lower()}")(
         lambda rng, dt=_dt: _resize(rng, "RESIZE_NEAREST_NEIGHBOR", dt))
+
+
+# -- what TFLM refuses, or runs out of bounds ---------------------------------------
+
+def _resize_model(op, dtype="FLOAT32", size=(4, 4), out=(1, 4, 4, 1), const=True, in_shape=(1, 2, 2, 1), **opts):
+    q = ([0.1], [0]) if dtype in ("INT8", "INT16") else None
+    size_t = ((2,), "INT32", np.asarray(size, np.int32) if const else None)
+    return single_op(op, [(in_shape, dtype, None, q), size_t], [(out, dtype, q)], **opts)[0]
+
+
+def _x(dtype="FLOAT32", shape=(1, 2, 2, 1)):
+    return np.zeros(shape, NP.get(dtype, np.int32))
+
+
+@error_case("RESIZE_BILINEAR/int16")
+def _bilinear_int16():
+    return ErrorCase("", _resize_model("RESIZE_BILINEAR", "INT16"), [_x("INT16")],
+                     "NotImplementedError input of type int16 is not supported")
+
+
+@error_case("RESIZE_BILINEAR/align_corners_and_half_pixel_centers")
+def _bilinear_both():
+    return ErrorCase("", _resize_model("RESIZE_BILINEAR", AlignCorners=True, HalfPixelCenters=True), [_x()],
+                     "ValueError half_pixel_centers needs align_corners false")
+
+
+@error_case("RESIZE_BILINEAR/computed_size")
+def _bilinear_size():
+    return ErrorCase("", _resize_model("RESIZE_BILINEAR", const=False), [_x(), np.array([4, 4], np.int32)],
+                     "NotImplementedError non-constant size is not supported")
+
+
+@error_case("RESIZE_NEAREST_NEIGHBOR/computed_size")
+def _nearest_size():
+    return ErrorCase("", _resize_model("RESIZE_NEAREST_NEIGHBOR", const=False), [_x(), np.array([4, 4], np.int32)],
+                     "NotImplementedError non-constant size is not supported")
+
+
+@error_case("RESIZE_NEAREST_NEIGHBOR/int32")
+def _nearest_int32():
+    return ErrorCase("", _resize_model("RESIZE_NEAREST_NEIGHBOR", "INT32"), [_x("INT32")],
+                     "NotImplementedError input of type int32 is not supported")
+
+
+@error_case("RESIZE_BILINEAR/output_shape")
+def _bilinear_out():
+    return ErrorCase("", _resize_model("RESIZE_BILINEAR", size=(3, 3), out=(1, 2, 2, 1)), [_x()],
+                     "ValueError output shape is not 1x3x3x1", tflm=False,
+                     why="TFLM writes the 3x3 result into the 2x2 output")
+
+
+@error_case("RESIZE_BILINEAR/int8_past_input")
+def _bilinear_past():
+    model = _resize_model("RESIZE_BILINEAR", "INT8", size=(1, 120), out=(1, 1, 120, 1), in_shape=(1, 1, 1, 1))
+    return ErrorCase("", model, [_x("INT8", (1, 1, 1, 1))],
+                     "NotImplementedError resizing 1x1 to 1x120 reads past the input", tflm=False,
+                     why="TFLM's 10-bit positions pass the input's end for such upscaling: it reads past the input")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Case, act_quant, generator, random_data, single_op
+from . import Case, ErrorCase, act_quant, error_case, generator, random_data, single_op
 
 
 def _quant(rng, dtype):
@@ -151,3 +151,144 @@ def _reverse(rng, dtype):
 
 for _dt in REVERSE_TYPES:
     generator(f"REVERSE_V2/{_dt.lower()}")(lambda rng, dt=_dt: _reverse(rng, dt))
+
+
+# -- what TFLM refuses, or runs out of bounds ---------------------------------------
+
+NP = {"FLOAT32": np.float32, "INT8": np.int8, "INT16": np.int16}
+Q16 = ([0.1], [0])
+
+
+def _space_batch_model(op, dtype="FLOAT32", shape=(1, 4, 4, 1), out=(4, 2, 2, 1), block=(2, 2),
+                       pads=((0, 0), (0, 0)), const=True):
+    q = Q16 if dtype == "INT16" else None
+    spatial = len(block)
+    return single_op(op, [(shape, dtype, None, q), ((spatial,), "INT32", _i32(block) if const else None),
+                          ((spatial, 2), "INT32", _i32(pads) if const else None)], [(out, dtype, q)])[0]
+
+
+@error_case("SPACE_TO_BATCH_ND/int16")
+def _s2b_int16():
+    return ErrorCase("", _space_batch_model("SPACE_TO_BATCH_ND", "INT16"), [np.zeros((1, 4, 4, 1), np.int16)],
+                     "NotImplementedError input of type int16 is not supported")
+
+
+@error_case("BATCH_TO_SPACE_ND/rank_5")
+def _b2s_rank5():
+    model = _space_batch_model("BATCH_TO_SPACE_ND", shape=(4, 1, 2, 2, 1), out=(1, 1, 4, 4, 1))
+    return ErrorCase("", model, [np.zeros((4, 1, 2, 2, 1), np.float32)],
+                     "ValueError input and output need 3 or 4 dimensions alike")
+
+
+@error_case("SPACE_TO_BATCH_ND/block_0")
+def _s2b_block0():
+    return ErrorCase("", _space_batch_model("SPACE_TO_BATCH_ND", block=(0, 2)), [np.zeros((1, 4, 4, 1), np.float32)],
+                     "ValueError block shape and paddings do not give the output's shape", tflm=False,
+                     why="TFLM divides by the block's height")
+
+
+@error_case("BATCH_TO_SPACE_ND/computed_crops_do_not_fit")
+def _b2s_crops():
+    model = _space_batch_model("BATCH_TO_SPACE_ND", shape=(4, 2, 2, 1), out=(1, 4, 4, 1), const=False)
+    return ErrorCase("", model, [np.zeros((4, 2, 2, 1), np.float32), _i32([2, 2]), _i32([[1, 0], [0, 0]])],
+                     "RuntimeError block shape and crops do not give the output's shape", tflm=False,
+                     why="TFLM leaves the output's last row unwritten")
+
+
+@error_case("DEPTH_TO_SPACE/int16")
+def _d2s_int16():
+    model, _ = single_op("DEPTH_TO_SPACE", [((1, 1, 1, 4), "INT16", None, Q16)], [((1, 2, 2, 1), "INT16", Q16)],
+                         BlockSize=2)
+    return ErrorCase("", model, [np.zeros((1, 1, 1, 4), np.int16)], "NotImplementedError input of type int16 is not supported")
+
+
+@error_case("SPACE_TO_DEPTH/uneven")
+def _s2d_uneven():
+    model, _ = single_op("SPACE_TO_DEPTH", [((1, 3, 2, 1), "FLOAT32")], [((1, 1, 1, 4), "FLOAT32", None)], BlockSize=2)
+    return ErrorCase("", model, [np.zeros((1, 3, 2, 1), np.float32)],
+                     "ValueError block size 2 does not turn 1x3x2x1 into 1x1x1x4")
+
+
+@error_case("DEPTH_TO_SPACE/block_0")
+def _d2s_block0():
+    model, _ = single_op("DEPTH_TO_SPACE", [((1, 1, 1, 4), "FLOAT32")], [((1, 1, 1, 4), "FLOAT32", None)], BlockSize=0)
+    return ErrorCase("", model, [np.zeros((1, 1, 1, 4), np.float32)], "ValueError block size 0 does not turn")
+
+
+def _mirror_model(dtype="FLOAT32", pads=((0, 0), (1, 1)), out=(2, 5), const=True, mode="REFLECT"):
+    q = Q16 if dtype == "INT16" else None
+    return single_op("MIRROR_PAD", [((2, 3), dtype, None, q), ((2, 2), "INT32", _i32(pads) if const else None)],
+                     [(out, dtype, q)], Mode=mode)[0]
+
+
+@error_case("MIRROR_PAD/int16")
+def _mirror_int16():
+    return ErrorCase("", _mirror_model("INT16"), [np.zeros((2, 3), np.int16)],
+                     "NotImplementedError input of type int16 is not supported")
+
+
+@error_case("MIRROR_PAD/reflect_too_far")
+def _mirror_far():
+    return ErrorCase("", _mirror_model(pads=((0, 0), (3, 0)), out=(2, 6)), [np.zeros((2, 3), np.float32)],
+                     "ValueError paddings do not fit the input in REFLECT mode", tflm=False,
+                     why="TFLM reads before the input's row")
+
+
+@error_case("MIRROR_PAD/computed_symmetric_too_far")
+def _mirror_computed():
+    model = _mirror_model(pads=((0, 0), (4, 0)), out=(2, 7), const=False, mode="SYMMETRIC")
+    return ErrorCase("", model, [np.zeros((2, 3), np.float32), _i32([[0, 0], [4, 0]])],
+                     "RuntimeError paddings do not fit the input in SYMMETRIC mode", tflm=False,
+                     why="TFLM reads before the input's row")
+
+
+@error_case("MIRROR_PAD/unknown_mode")
+def _mirror_mode():
+    return ErrorCase("", _mirror_model(mode=2), [np.zeros((2, 3), np.float32)],
+                     "ValueError unknown mirror padding mode 2", tflm=False, why="TFLM pads symmetrically")
+
+
+def _reverse_model(shape=(2, 3, 4), axes=(1,), axis_type="INT32", const=True):
+    data = np.asarray(axes, np.int32 if axis_type == "INT32" else np.int64) if const else None
+    return single_op("REVERSE_V2", [(shape, "FLOAT32"), ((len(axes),), axis_type, data)], [(shape, "FLOAT32", None)])[0]
+
+
+def _reverse_error(error, shape=(2, 3, 4), tflm=True, why="", computed=None, **kw):
+    inputs = [np.zeros(shape, np.float32)] + ([_i32(computed)] if computed is not None else [])
+    return ErrorCase("", _reverse_model(shape=shape, const=computed is None, **kw), inputs, error, tflm=tflm, why=why)
+
+
+@error_case("REVERSE_V2/rank_7")
+def _reverse_rank7():
+    return _reverse_error("NotImplementedError at most 6 dimensions supported", shape=(1, 1, 1, 1, 1, 1, 2), axes=(6,))
+
+
+@error_case("REVERSE_V2/axes_apart")
+def _reverse_apart():
+    return _reverse_error("NotImplementedError axes that repeat or are not adjacent", axes=(0, 2))
+
+
+@error_case("REVERSE_V2/axes_repeated")
+def _reverse_repeated():
+    return _reverse_error("NotImplementedError axes that repeat or are not adjacent", axes=(1, 1))
+
+
+@error_case("REVERSE_V2/axis_out_of_range")
+def _reverse_range():
+    return _reverse_error("ValueError axis 3 is out of range for 3 dimensions", axes=(3,))
+
+
+@error_case("REVERSE_V2/computed_axes_apart")
+def _reverse_computed():
+    return _reverse_error("RuntimeError axes that repeat or are not adjacent", axes=(0, 2), computed=[0, 2])
+
+
+@error_case("REVERSE_V2/int64_axis")
+def _reverse_int64():
+    return _reverse_error("NotImplementedError axis of type int64 is not supported", axis_type="INT64")
+
+
+@error_case("REVERSE_V2/no_axis")
+def _reverse_none():
+    return _reverse_error("ValueError axes must list 1 to 3 dimensions", axes=(), tflm=False,
+                          why="TFLM reads the axis before its list")
