@@ -289,47 +289,76 @@ typedef struct {
     tflm_out_s8_t q;
 } bmm_s8_t;
 
+// The output stage of n (1 or 2) sums for row 0 (acc[0 .. n)) and, when o1
+// is given, n for row 1 after them. On the Cortex-M0, whose rescaling is a
+// long sequence, one copy in a loop serves every block shape (a call per
+// block of 2 x 2 x K multiply-accumulates); elsewhere it is a few
+// instructions, written out and inlined into each block (a call costs 5-14%
+// on the M3).
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+__attribute__((noinline)) static void bmm_s8_store(const bmm_s8_t *k, const uint32_t *acc, int32_t n, int8_t *o0,
+    int8_t *o1) {
+    for (int32_t i = 0; i < 2 * n; ++i) {
+        int8_t *o = i < n ? o0 + i : o1 ? o1 + i - n : NULL;
+        if (o) {
+            *o = tflm_out_s8((int32_t)acc[i], &k->q, k->out_zp, -128, 127);
+        }
+    }
+}
+#else
+static TFLM_ALWAYS_INLINE void bmm_s8_store(const bmm_s8_t *k, const uint32_t *acc, int32_t n, int8_t *o0,
+    int8_t *o1) {
+    const int32_t zp = k->out_zp;
+    o0[0] = tflm_out_s8((int32_t)acc[0], &k->q, zp, -128, 127);
+    if (n == 2) {
+        o0[1] = tflm_out_s8((int32_t)acc[1], &k->q, zp, -128, 127);
+    }
+    if (o1) {
+        o1[0] = tflm_out_s8((int32_t)acc[n], &k->q, zp, -128, 127);
+        if (n == 2) {
+            o1[1] = tflm_out_s8((int32_t)acc[3], &k->q, zp, -128, 127);
+        }
+    }
+}
+#endif
+
 // Rows i and i + 1 of the left matrix against every column, two by two.
 static void bmm_s8_two_rows(const bmm_s8_t *k, const int8_t *l0, const int8_t *rt, const int32_t *sums,
     int8_t *o0) {
-    const int32_t depth = k->depth, cols = k->cols, zp = k->out_zp;
+    const int32_t depth = k->depth, cols = k->cols;
     const int8_t *l1 = l0 + depth;
     int8_t *o1 = o0 + cols;
-    const int32_t t0 = k->rhs_offset ? (int32_t)(tflm_sum_s8(l0, depth) * (uint32_t)k->rhs_offset) : 0;
-    const int32_t t1 = k->rhs_offset ? (int32_t)(tflm_sum_s8(l1, depth) * (uint32_t)k->rhs_offset) : 0;
+    const uint32_t t0 = k->rhs_offset ? tflm_sum_s8(l0, depth) * (uint32_t)k->rhs_offset : 0u;
+    const uint32_t t1 = k->rhs_offset ? tflm_sum_s8(l1, depth) * (uint32_t)k->rhs_offset : 0u;
     int32_t j = 0;
     for (; j + 2 <= cols; j += 2, rt += 2 * depth) {
-        uint32_t a[4] = { (uint32_t)sums[j] + (uint32_t)t0, (uint32_t)sums[j + 1] + (uint32_t)t0,
-                          (uint32_t)sums[j] + (uint32_t)t1, (uint32_t)sums[j + 1] + (uint32_t)t1 };
+        // Row 0's two columns, then row 1's.
+        uint32_t a[4] = { (uint32_t)sums[j] + t0, (uint32_t)sums[j + 1] + t0, (uint32_t)sums[j] + t1,
+                          (uint32_t)sums[j + 1] + t1 };
         tflm_mm_s8_2x2(l0, l1, rt, rt + depth, depth, a);
-        o0[j] = tflm_out_s8((int32_t)a[0], &k->q, zp, -128, 127);
-        o0[j + 1] = tflm_out_s8((int32_t)a[1], &k->q, zp, -128, 127);
-        o1[j] = tflm_out_s8((int32_t)a[2], &k->q, zp, -128, 127);
-        o1[j + 1] = tflm_out_s8((int32_t)a[3], &k->q, zp, -128, 127);
+        bmm_s8_store(k, a, 2, o0 + j, o1 + j);
     }
     if (j < cols) {
         // One column against both rows.
-        uint32_t a[2] = { (uint32_t)sums[j] + (uint32_t)t0, (uint32_t)sums[j] + (uint32_t)t1 };
+        uint32_t a[2] = { (uint32_t)sums[j] + t0, (uint32_t)sums[j] + t1 };
         tflm_mm_s8_1x2(rt, l0, l1, depth, a);
-        o0[j] = tflm_out_s8((int32_t)a[0], &k->q, zp, -128, 127);
-        o1[j] = tflm_out_s8((int32_t)a[1], &k->q, zp, -128, 127);
+        bmm_s8_store(k, a, 1, o0 + j, o1 + j);
     }
 }
 
 // The last row of an odd count.
 static void bmm_s8_one_row(const bmm_s8_t *k, const int8_t *l0, const int8_t *rt, const int32_t *sums, int8_t *o0) {
-    const int32_t depth = k->depth, cols = k->cols, zp = k->out_zp;
-    const int32_t t0 = k->rhs_offset ? (int32_t)(tflm_sum_s8(l0, depth) * (uint32_t)k->rhs_offset) : 0;
+    const int32_t depth = k->depth, cols = k->cols;
+    const uint32_t t0 = k->rhs_offset ? tflm_sum_s8(l0, depth) * (uint32_t)k->rhs_offset : 0u;
     int32_t j = 0;
     for (; j + 2 <= cols; j += 2, rt += 2 * depth) {
-        uint32_t a[2] = { (uint32_t)sums[j] + (uint32_t)t0, (uint32_t)sums[j + 1] + (uint32_t)t0 };
+        uint32_t a[2] = { (uint32_t)sums[j] + t0, (uint32_t)sums[j + 1] + t0 };
         tflm_mm_s8_1x2(l0, rt, rt + depth, depth, a);
-        o0[j] = tflm_out_s8((int32_t)a[0], &k->q, zp, -128, 127);
-        o0[j + 1] = tflm_out_s8((int32_t)a[1], &k->q, zp, -128, 127);
+        bmm_s8_store(k, a, 2, o0 + j, NULL);
     }
     if (j < cols) {
-        uint32_t acc = (uint32_t)sums[j] + (uint32_t)t0 + tflm_dot_s8(rt, l0, depth, 0);
-        o0[j] = tflm_out_s8((int32_t)acc, &k->q, zp, -128, 127);
+        uint32_t a[1] = { (uint32_t)sums[j] + t0 + tflm_dot_s8(rt, l0, depth, 0) };
+        bmm_s8_store(k, a, 1, o0 + j, NULL);
     }
 }
 
