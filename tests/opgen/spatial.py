@@ -1,7 +1,7 @@
 """Spatial data-movement models, in every type TFLM's kernel takes:
 SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (float32, int8; 3-D and 4-D,
-constant or computed block shape and paddings / crops; no padding, whose
-values TFLM leaves undefined), DEPTH_TO_SPACE and
+constant or computed block shape and paddings / crops; padding, whose
+values TFLM leaves undefined, not compared), DEPTH_TO_SPACE and
 SPACE_TO_DEPTH (float32, int8; block sizes 1 to 3), MIRROR_PAD (float32,
 int8; REFLECT and SYMMETRIC to their largest paddings, int32 or int64
 paddings, constant or computed), REVERSE_V2 (float32, int8, uint8, int16,
@@ -37,12 +37,10 @@ def _space_batch(rng, dtype, to_batch):
     batch, depth = int(rng.integers(1, 3)), int(rng.integers(1, 5))
     space, small, pads = [], [], []
     for blk in blocks:
-        # small * blk == space + before + after (paddings, or crops). TFLM
-        # pads with bytes it never sets (tests/test_spatial_refused.py
-        # checks padding): SPACE_TO_BATCH_ND here has none.
+        # small * blk == space + before + after (paddings, or crops)
         small_size = int(rng.integers(1, 5))
         full = small_size * blk
-        extra = 0 if to_batch else int(rng.integers(0, min(full - 1, 2 * blk) + 1))
+        extra = int(rng.integers(0, min(full - 1, 2 * blk) + 1))
         before = int(rng.integers(0, extra + 1))
         space.append(full - extra)
         small.append(small_size)
@@ -57,8 +55,30 @@ def _space_batch(rng, dtype, to_batch):
     op = "SPACE_TO_BATCH_ND" if to_batch else "BATCH_TO_SPACE_ND"
     model, _ = single_op(op, [(in_shape, dtype, None, q), block_t, pads_t], [(out_shape, dtype, q)])
     inputs = _with_params(rng, dtype, in_shape, [blocks, pads]) if computed else None
+    defined = None
+    if to_batch:
+        # TFLM pads with bytes it never sets (whatever its arena held there):
+        # the values from the input compare, the padding does not
+        # (tests/test_space_to_batch_padding.py checks ours).
+        real = space_to_batch(np.ones(in_shape, np.int8), blocks, pads).ravel() != 0
+
+        def defined(outputs, real=real):
+            return [outputs[0].ravel()[real]]
     return Case("", model, dict(op=op, dtype=dtype, input=in_shape, block=blocks, pads=pads, computed=computed,
-                                quant=q), inputs=inputs)
+                                quant=q), inputs=inputs, defined=defined)
+
+
+def space_to_batch(x: np.ndarray, block: list[int], pads: list[list[int]]) -> np.ndarray:
+    """TensorFlow's SPACE_TO_BATCH_ND of an NHWC (or NHC) array, zero bytes as padding."""
+    three_d = x.ndim == 3
+    if three_d:
+        x = x[:, :, None, :]
+        block, pads = list(block) + [1], list(pads) + [[0, 0]]
+    x = np.pad(x, [(0, 0), tuple(pads[0]), tuple(pads[1]), (0, 0)])
+    n, h, w, c = x.shape
+    bh, bw = block
+    y = x.reshape(n, h // bh, bh, w // bw, bw, c).transpose(2, 4, 0, 1, 3, 5).reshape(bh * bw * n, h // bh, w // bw, c)
+    return y[:, :, 0, :] if three_d else y
 
 
 for _dt in ("FLOAT32", "INT8"):
