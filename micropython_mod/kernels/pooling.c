@@ -1,11 +1,15 @@
-// AVERAGE_POOL_2D and MAX_POOL_2D: float32, int8 and int16, bit-exact with
-// TFLM's reference (same summation order, same rounding of the average).
+// AVERAGE_POOL_2D and MAX_POOL_2D: float32, int8 and int16; L2_POOL_2D:
+// float32 (TFLM has no other). Bit-exact with TFLM's reference (same
+// summation order, same rounding of the average, a correctly rounded root).
 #include "kernels/kernels.h"
 #include "kernels/pool_common.h"
+#include "engine/fmath.h"
 #include "engine/quant.h"
 #include "engine/schema.h"
 
-#if TFLM_KERNEL_AVERAGE_POOL_2D || TFLM_KERNEL_MAX_POOL_2D
+#define TFLM_KERNEL_ANY_POOL_2D (TFLM_KERNEL_AVERAGE_POOL_2D || TFLM_KERNEL_MAX_POOL_2D || TFLM_KERNEL_L2_POOL_2D)
+
+#if TFLM_KERNEL_ANY_POOL_2D
 
 // Pool2DOptions fields
 
@@ -127,9 +131,23 @@ static void tflm_max_pool_2d_int16(const pool_data_t *d, const int16_t *input, i
 
 #endif
 
-#if TFLM_KERNEL_AVERAGE_POOL_2D || TFLM_KERNEL_MAX_POOL_2D
+#if TFLM_KERNEL_L2_POOL_2D
 
-static tflm_status_t pool_prepare(tflm_prepare_t *p) {
+static void tflm_l2_pool_2d_float32(const pool_data_t *d, const float *input, float *output) {
+    const float act_min = d->act_min.f, act_max = d->act_max.f;
+    POOL_LOOP(float, {
+        float total = 0.0f;
+        POOL_TAPS(float, v, total += v * v);
+        *output = tflm_clampf(tflm_sqrtf(total / (float)(rows * cols)), act_min, act_max);
+    })
+}
+
+#endif
+
+#if TFLM_KERNEL_ANY_POOL_2D
+
+// float_only: L2_POOL_2D, which TFLM runs in float32 only.
+static tflm_status_t pool_prepare(tflm_prepare_t *p, bool float_only) {
     tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
     if (st) {
         return st;
@@ -147,9 +165,15 @@ static tflm_status_t pool_prepare(tflm_prepare_t *p) {
             kind = POOL_FLOAT32;
             break;
         case TFLM_INT8:
+            if (float_only) {
+                return tflm_prep_unsupported_type(p, "input", in.type);
+            }
             kind = POOL_INT8;
             break;
         case TFLM_INT16:
+            if (float_only) {
+                return tflm_prep_unsupported_type(p, "input", in.type);
+            }
             kind = POOL_INT16;
             break;
         default:
@@ -229,7 +253,7 @@ static tflm_status_t pool_prepare(tflm_prepare_t *p) {
 #if TFLM_KERNEL_AVERAGE_POOL_2D
 
 tflm_status_t tflm_average_pool_2d_prepare(tflm_prepare_t *p) {
-    return pool_prepare(p);
+    return pool_prepare(p, false);
 }
 
 tflm_status_t tflm_average_pool_2d_eval(tflm_eval_t *e) {
@@ -253,7 +277,7 @@ tflm_status_t tflm_average_pool_2d_eval(tflm_eval_t *e) {
 #if TFLM_KERNEL_MAX_POOL_2D
 
 tflm_status_t tflm_max_pool_2d_prepare(tflm_prepare_t *p) {
-    return pool_prepare(p);
+    return pool_prepare(p, false);
 }
 
 tflm_status_t tflm_max_pool_2d_eval(tflm_eval_t *e) {
@@ -269,6 +293,19 @@ tflm_status_t tflm_max_pool_2d_eval(tflm_eval_t *e) {
             tflm_max_pool_2d_int16(d, e->in[0], e->out[0]);
             break;
     }
+    return TFLM_OK;
+}
+
+#endif
+
+#if TFLM_KERNEL_L2_POOL_2D
+
+tflm_status_t tflm_l2_pool_2d_prepare(tflm_prepare_t *p) {
+    return pool_prepare(p, true);
+}
+
+tflm_status_t tflm_l2_pool_2d_eval(tflm_eval_t *e) {
+    tflm_l2_pool_2d_float32(e->data, e->in[0], e->out[0]);
     return TFLM_OK;
 }
 

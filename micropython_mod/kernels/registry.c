@@ -26,6 +26,12 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_AVERAGE_POOL_2D
     { TFLM_OP_AVERAGE_POOL_2D, NULL, TFLM_ALIAS_NONE, tflm_average_pool_2d_prepare, tflm_average_pool_2d_eval },
     #endif
+    #if TFLM_KERNEL_BATCH_MATMUL
+    { TFLM_OP_BATCH_MATMUL, NULL, TFLM_ALIAS_NONE, tflm_batch_matmul_prepare, tflm_batch_matmul_eval },
+    #endif
+    #if TFLM_KERNEL_BATCH_TO_SPACE_ND
+    { TFLM_OP_BATCH_TO_SPACE_ND, NULL, TFLM_ALIAS_NONE, tflm_batch_to_space_nd_prepare, tflm_batch_to_space_nd_eval },
+    #endif
     #if TFLM_KERNEL_BROADCAST_ARGS
     { TFLM_OP_BROADCAST_ARGS, NULL, TFLM_ALIAS_NONE, tflm_broadcast_args_prepare, tflm_broadcast_args_eval },
     #endif
@@ -55,6 +61,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_DEPTHWISE_CONV_2D
     { TFLM_OP_DEPTHWISE_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_depthwise_conv_2d_prepare, tflm_depthwise_conv_2d_eval },
+    #endif
+    #if TFLM_KERNEL_DEPTH_TO_SPACE
+    { TFLM_OP_DEPTH_TO_SPACE, NULL, TFLM_ALIAS_NONE, tflm_depth_to_space_prepare, tflm_depth_to_space_eval },
     #endif
     #if TFLM_KERNEL_DEQUANTIZE
     { TFLM_OP_DEQUANTIZE, NULL, TFLM_ALIAS_NONE, tflm_dequantize_prepare, tflm_dequantize_eval },
@@ -116,6 +125,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_L2_NORMALIZATION
     { TFLM_OP_L2_NORMALIZATION, NULL, TFLM_ALIAS_NONE, tflm_l2_normalization_prepare, tflm_l2_normalization_eval },
     #endif
+    #if TFLM_KERNEL_L2_POOL_2D
+    { TFLM_OP_L2_POOL_2D, NULL, TFLM_ALIAS_NONE, tflm_l2_pool_2d_prepare, tflm_l2_pool_2d_eval },
+    #endif
     #if TFLM_KERNEL_LEAKY_RELU
     { TFLM_OP_LEAKY_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_leaky_relu_prepare, tflm_leaky_relu_eval },
     #endif
@@ -154,6 +166,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_MINIMUM
     { TFLM_OP_MINIMUM, NULL, TFLM_ALIAS_IN_PLACE, tflm_minimum_prepare, tflm_minimum_eval },
+    #endif
+    #if TFLM_KERNEL_MIRROR_PAD
+    { TFLM_OP_MIRROR_PAD, NULL, TFLM_ALIAS_NONE, tflm_mirror_pad_prepare, tflm_mirror_pad_eval },
     #endif
     #if TFLM_KERNEL_MUL
     { TFLM_OP_MUL, NULL, TFLM_ALIAS_IN_PLACE, tflm_mul_prepare, tflm_mul_eval },
@@ -200,6 +215,15 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_RESHAPE
     { TFLM_OP_RESHAPE, NULL, TFLM_ALIAS_VIEW, tflm_reshape_prepare, tflm_reshape_eval },
     #endif
+    #if TFLM_KERNEL_RESIZE_BILINEAR
+    { TFLM_OP_RESIZE_BILINEAR, NULL, TFLM_ALIAS_NONE, tflm_resize_bilinear_prepare, tflm_resize_bilinear_eval },
+    #endif
+    #if TFLM_KERNEL_RESIZE_NEAREST_NEIGHBOR
+    { TFLM_OP_RESIZE_NEAREST_NEIGHBOR, NULL, TFLM_ALIAS_NONE, tflm_resize_nearest_neighbor_prepare, tflm_resize_nearest_neighbor_eval },
+    #endif
+    #if TFLM_KERNEL_REVERSE_V2
+    { TFLM_OP_REVERSE_V2, NULL, TFLM_ALIAS_NONE, tflm_reverse_v2_prepare, tflm_reverse_v2_eval },
+    #endif
     #if TFLM_KERNEL_ROUND
     { TFLM_OP_ROUND, NULL, TFLM_ALIAS_IN_PLACE, tflm_round_prepare, tflm_round_eval },
     #endif
@@ -220,6 +244,12 @@ const tflm_kernel_t tflm_kernels[] = {
     #endif
     #if TFLM_KERNEL_SOFTMAX
     { TFLM_OP_SOFTMAX, NULL, TFLM_ALIAS_NONE, tflm_softmax_prepare, tflm_softmax_eval },
+    #endif
+    #if TFLM_KERNEL_SPACE_TO_BATCH_ND
+    { TFLM_OP_SPACE_TO_BATCH_ND, NULL, TFLM_ALIAS_NONE, tflm_space_to_batch_nd_prepare, tflm_space_to_batch_nd_eval },
+    #endif
+    #if TFLM_KERNEL_SPACE_TO_DEPTH
+    { TFLM_OP_SPACE_TO_DEPTH, NULL, TFLM_ALIAS_NONE, tflm_space_to_depth_prepare, tflm_space_to_depth_eval },
     #endif
     #if TFLM_KERNEL_SPLIT
     { TFLM_OP_SPLIT, NULL, TFLM_ALIAS_NONE, tflm_split_prepare, tflm_split_eval },
