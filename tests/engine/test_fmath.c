@@ -14,7 +14,6 @@
 // Through pointers so the compiler cannot fold or inline libm's results.
 static float (*volatile libm_expf)(float) = expf;
 static float (*volatile libm_tanhf)(float) = tanhf;
-static float (*volatile libm_sqrtf)(float) = sqrtf;
 static double (*volatile libm_exp)(double) = exp;
 static float (*volatile libm_fmodf)(float, float) = fmodf;
 static double (*volatile libm_floor)(double) = floor;
