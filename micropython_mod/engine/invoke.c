@@ -13,13 +13,8 @@ typedef struct {
     uint16_t node; // operator of the subgraph running
 } invoke_frame_t;
 
-tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
-    if (!ip->ready) {
-        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
-    }
-    if (ip->tensors_only) {
-        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter was built without kernels (tensors only)");
-    }
+// The nodes, in order (the seal checked).
+static tflm_status_t run_nodes(tflm_interp_t *ip) {
     invoke_frame_t frames[TFLM_MAX_CALL_DEPTH];
     void *ptrs[TFLM_MAX_NODE_IO + TFLM_MAX_SCRATCH_PER_OP];
     // The records, looked up here rather than through the interpreter at
@@ -102,4 +97,22 @@ tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
         depth++;
     }
     return TFLM_OK;
+}
+
+tflm_status_t tflm_interp_run(tflm_interp_t *ip) {
+    if (!ip->ready) {
+        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
+    }
+    if (ip->tensors_only) {
+        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter was built without kernels (tensors only)");
+    }
+    tflm_status_t st = run_nodes(ip);
+    // Kernel state changed (also when a kernel failed half way).
+    tflm_interp_seal_state(ip);
+    return st;
+}
+
+tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
+    tflm_status_t st = tflm_interp_verify(ip);
+    return st ? st : tflm_interp_run(ip);
 }
