@@ -179,9 +179,9 @@ static void set_input(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x, bool *ran
             MP_ERROR_TEXT("input %u: expected a sequence, array, memoryview or ndarray of numbers, not %s"),
             (unsigned)i, mp_obj_get_type_str(x));
     }
-    size_t len = MP_OBJ_SMALL_INT_VALUE(len_in);
-    if (len != t.count) {
-        raise_length(i, &t, len);
+    mp_int_t len = mp_obj_get_int(len_in); // a __len__ may return anything
+    if (len < 0 || (mp_uint_t)len != t.count) {
+        raise_length(i, &t, (size_t)len);
     }
     mp_obj_iter_buf_t iter_buf;
     mp_obj_t iter = mp_getiter(x, &iter_buf);
