@@ -102,11 +102,11 @@ static tflm_arena_obj_t *live_arena_over(const void *buf, size_t len, const tflm
     return NULL;
 }
 
-// A pre-allocated tensor of a live interpreter other than `except` whose
-// buffer shares bytes with [buf, buf + len).
-static bool live_external_over(const void *buf, size_t len, const tflm_interp_obj_t *except) {
+// Whether a pre-allocated tensor of a live interpreter (its buffer still
+// where it was given) shares bytes with [buf, buf + len).
+static bool live_external_over(const void *buf, size_t len) {
     for (tflm_interp_obj_t *it = live_untag(live_interps); it != NULL; it = live_untag(it->next_live)) {
-        for (uint32_t k = 0; it != except && k < it->ip.n_external; ++k) {
+        for (uint32_t k = 0; k < it->ip.n_external; ++k) {
             mp_buffer_info_t bufinfo;
             if (it->external[k] != MP_OBJ_NULL && mp_get_buffer(it->external[k], &bufinfo, MP_BUFFER_READ)
                 && bufinfo.buf == it->ip.external[k] && mem_overlap(buf, len, bufinfo.buf, bufinfo.len)) {
@@ -123,14 +123,14 @@ static bool live_external_over(const void *buf, size_t len, const tflm_interp_ob
 // are garbage but not yet collected count until the collector runs: it
 // runs once before a refusal.
 static void arena_check_alone(tflm_arena_obj_t *self) {
-    if (live_arena_over(self->buf, self->len, self) != NULL || live_external_over(self->buf, self->len, NULL)) {
+    if (live_arena_over(self->buf, self->len, self) != NULL || live_external_over(self->buf, self->len)) {
         gc_collect();
     }
     if (live_arena_over(self->buf, self->len, self) != NULL) {
         mp_raise_ValueError(MP_ERROR_TEXT("the arena's buffer overlaps the arena of another tflm.Arena in use: "
             "give interpreters that share memory one tflm.Arena"));
     }
-    if (live_external_over(self->buf, self->len, NULL)) {
+    if (live_external_over(self->buf, self->len)) {
         mp_raise_ValueError(MP_ERROR_TEXT("the arena's buffer overlaps a pre-allocated tensor of another interpreter"));
     }
 }

@@ -5,7 +5,9 @@
 // interpreter: their eval() asks for a subgraph (tflm_eval_call), which runs
 // in a frame of this loop's own, and then their eval() runs again to finish.
 // So the stack invoke() needs does not grow with the nesting of subgraphs,
-// whose depth the build bounded by TFLM_MAX_CALL_DEPTH.
+// whose depth the build bounded by TFLM_MAX_CALL_DEPTH. The records are in
+// the arena, which the user can write: nothing is followed before the seal
+// (seal.c) says they are what the build wrote.
 #include "build.h"
 
 typedef struct {
