@@ -7,95 +7,113 @@
 // the tail holds (subgraph, tensor and node records, index lists, kernel
 // data, resource records) is turned into pointers and loop bounds without
 // further checks, so it must be exactly what the build wrote. The tail's
-// words are hashed as a polynomial, h = h * M + word with M odd, so a changed
-// word always changes the sum (several changed words cancel out only by
-// design), except the bytes that legitimately change between calls:
-// variable tensors (and outputs kept in a kernel's state), which tensor()
-// views may write, and resource variables, whose terms are taken out again.
-// Kernel state (tflm_prep_alloc_state) is sealed again after each invoke. A
-// prepared model's data read in place from bytes that can still change
-// (tflm_model_t.rewritable) has its own sum. Not a cryptographic hash: it
-// catches accidental writes, not writes crafted to keep the sum.
+// words are hashed in a chain, h = rotl(h, 5) ^ word, then h *= M (M odd):
+// each step is a bijection of h and of the word, so a changed word always
+// changes the result, and the rotation carries every bit into the next
+// multiplication, so several changed words cancel out only by chance
+// (about 2^-32; a plain polynomial, whose multiplications only carry
+// upwards, let two changes in words' top bytes cancel one time in 256).
+// The words that legitimately change between calls are skipped: variable
+// tensors (and outputs kept in a kernel's state), which tensor() views may
+// write, and resource variables. Kernel state (tflm_prep_alloc_state) is
+// sealed again after each invoke. A prepared model's data read in place
+// from bytes that can still change (tflm_model_t.rewritable) has its own
+// chain. Not a cryptographic hash: it catches accidental writes, not
+// writes crafted to keep it.
 //
-// Cost: a multiply-add per word, no memory: about 2 instructions per word
-// of the tail (and of the prepared data read in place from a rewritable
-// buffer) per invoke, and a few per record to find the bytes left out.
+// Cost: 3 instructions a word on the Cortex-M3/M4 (load, rotate-xor,
+// multiply; eight words a step), no memory, per invoke: the tail (and the
+// prepared data read in place from a rewritable buffer), plus a pass over
+// the records per range skipped.
 #include "interpreter.h"
 
-#define SEAL_MUL (0x9e3779b1u) // odd: a changed word always changes the sum
+#define SEAL_MUL (0x9e3779b1u) // odd: each step is a bijection
 
-// The polynomial of n words (4-byte aligned). Eight words a step, through
-// a pointer: about 2.5 instructions a word on the Cortex-M cores.
-static uint32_t seal_words(const uint8_t *p, uint32_t n) {
+static inline uint32_t seal_step(uint32_t h, uint32_t w) {
+    return (((h << 5) | (h >> 27)) ^ w) * SEAL_MUL;
+}
+
+// The chain over n words (4-byte aligned), from h.
+static uint32_t seal_words(uint32_t h, const uint8_t *p, uint32_t n) {
     const uint32_t *w = (const uint32_t *)(const void *)p, *end8 = w + (n & ~7u), *end = w + n;
-    uint32_t h = 0;
     for (; w != end8; w += 8) {
-        uint32_t a = w[0], b = w[1], c = w[2], d = w[3];
-        h = h * SEAL_MUL + a;
-        h = h * SEAL_MUL + b;
-        h = h * SEAL_MUL + c;
-        h = h * SEAL_MUL + d;
-        a = w[4], b = w[5], c = w[6], d = w[7];
-        h = h * SEAL_MUL + a;
-        h = h * SEAL_MUL + b;
-        h = h * SEAL_MUL + c;
-        h = h * SEAL_MUL + d;
+        h = seal_step(h, w[0]);
+        h = seal_step(h, w[1]);
+        h = seal_step(h, w[2]);
+        h = seal_step(h, w[3]);
+        h = seal_step(h, w[4]);
+        h = seal_step(h, w[5]);
+        h = seal_step(h, w[6]);
+        h = seal_step(h, w[7]);
     }
     for (; w != end; ++w) {
-        h = h * SEAL_MUL + *w;
+        h = seal_step(h, *w);
     }
     return h;
 }
 
-// SEAL_MUL to the power k: the weight of a word followed by k more.
-static uint32_t seal_pow(uint32_t k) {
-    uint32_t r = 1, b = SEAL_MUL;
-    for (; k; k >>= 1, b *= b) {
-        r = (k & 1) ? r * b : r;
+// Bytes [data, data + bytes) as whole words, clipped to [floor, ceil), as a
+// range [*lo, *hi) when it ends above `at`; false otherwise.
+static bool seal_range(uint32_t data, uint32_t bytes, uint32_t floor, uint32_t ceil, uint32_t at, uint32_t *lo,
+    uint32_t *hi) {
+    uint64_t end = ((uint64_t)data + bytes + 3) & ~(uint64_t)3;
+    uint32_t a = data & ~3u, b = end > ceil ? ceil : (uint32_t)end;
+    a = a < floor ? floor : a;
+    a = a < at ? at : a;
+    if (a >= b) {
+        return false;
     }
-    return r;
+    *lo = a;
+    *hi = b;
+    return true;
 }
 
-// The terms of the words covering bytes [lo, lo + bytes) of the arena,
-// clipped to [floor, ceil), in the sum of the words up to `end`.
-static uint32_t seal_terms(const uint8_t *base, uint32_t lo, uint32_t bytes, uint32_t floor, uint32_t ceil,
-    uint32_t end) {
-    uint64_t hi = (uint64_t)lo + bytes;
-    lo &= ~3u;
-    hi = (hi + 3) & ~(uint64_t)3;
-    lo = lo < floor ? floor : lo;
-    hi = hi > ceil ? ceil : hi;
-    if (lo >= hi) {
-        return 0;
-    }
-    return seal_words(base + lo, (uint32_t)(hi - lo) / 4) * seal_pow((end - (uint32_t)hi) / 4);
-}
-
-// The tail's sum without the bytes that may change between calls. Those
-// are found from records inside the sum, and only below the node records
-// (where the build puts them): a changed record changes the sum whatever
-// it now points at.
-static uint32_t seal_tail(const tflm_interp_t *ip) {
+// The lowest range of bytes that may change between calls ending above
+// `at` (variable tensors and outputs in kernel state, from their records;
+// resource variables): [*lo, *hi), or *lo = *hi = `end` when none is left.
+// Only below the node records, where the build puts them: a changed record
+// changes the chain whatever it now points at.
+static void seal_next_skip(const tflm_interp_t *ip, uint32_t at, uint32_t end, uint32_t *lo, uint32_t *hi) {
     const uint8_t *base = ip->arena->base;
-    uint32_t floor = ip->tail_at, ceil = ip->nodes_at, end = ip->tail_at + ip->tail_bytes;
-    uint32_t h = seal_words(base + ip->tail_at, ip->tail_bytes / 4);
+    uint32_t floor = ip->tail_at, ceil = ip->nodes_at, a, b;
+    *lo = *hi = end;
     const tflm_tensor_rec_t *recs = tflm_interp_tensor(ip, 0);
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-        if (recs[i].where == TFLM_AT_TAIL) {
-            h -= seal_terms(base, recs[i].data, recs[i].bytes, floor, ceil, end);
+        if (recs[i].where == TFLM_AT_TAIL && seal_range(recs[i].data, recs[i].bytes, floor, ceil, at, &a, &b)
+            && a < *lo) {
+            *lo = a;
+            *hi = b;
         }
     }
     const tflm_resource_rec_t *res = (const tflm_resource_rec_t *)(const void *)(base + ip->resources_at);
     for (uint32_t id = 0; id < ip->n_resources; ++id) {
-        h -= seal_terms(base, res[id].data, res[id].bytes, floor, ceil, end);
+        if (seal_range(res[id].data, res[id].bytes, floor, ceil, at, &a, &b) && a < *lo) {
+            *lo = a;
+            *hi = b;
+        }
     }
-    return h;
+}
+
+// The tail's chain, upwards, skipping the bytes that may change between calls.
+static uint32_t seal_tail(const tflm_interp_t *ip) {
+    const uint8_t *base = ip->arena->base;
+    uint32_t at = ip->tail_at, end = ip->tail_at + ip->tail_bytes, h = 0;
+    for (;;) {
+        uint32_t lo, hi;
+        seal_next_skip(ip, at, end, &lo, &hi);
+        h = seal_words(h, base + at, (lo - at) / 4);
+        if (lo == end) {
+            return h;
+        }
+        h = seal_step(h, hi - lo); // where the chain skips, and how far
+        at = hi;
+    }
 }
 
 // The prepared data read in place from a rewritable model buffer (8-byte
 // aligned, a multiple of 8 bytes: prepared.c checked both).
 static uint32_t seal_model(const tflm_interp_t *ip) {
-    return ip->sealed_model_bytes ? seal_words(ip->model->fb.buf + ip->sealed_model_at, ip->sealed_model_bytes / 4) : 0;
+    return seal_words(0, ip->model->fb.buf + ip->sealed_model_at, ip->sealed_model_bytes / 4);
 }
 
 void tflm_interp_seal(tflm_interp_t *ip) {

@@ -428,6 +428,9 @@ static void export_data(void *ctx, uint32_t node, const void *data, uint32_t byt
 static void export_list(void *ctx, const uint16_t *list, uint32_t n) {
     export_t *ex = ctx;
     uint32_t padded = 2 * (n + (n & 1u));
+    if (padded == 0) {
+        return;
+    }
     if (ex->lists_len + padded > ex->lists_cap) {
         ex->lists_cap = 2 * (ex->lists_len + padded) + 64;
         ex->lists = realloc(ex->lists, ex->lists_cap);
