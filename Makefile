@@ -56,8 +56,8 @@ APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 	gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gcc-xtensa-lx106 picolibc-xtensa-lx106-elf \
 	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev dpkg-dev
 
-.PHONY: help deps apt-deps venv cycles-plugin micropython mpy-cross unix firmware qemu-firmware list-qemu-boards demo size-report fw-dir \
-	test engine-binaries test-engine test-pico fuzz soak clean distclean
+.PHONY: help deps apt-deps venv cycles-plugin micropython mpy-cross unix unix-asan test-attacks-asan firmware qemu-firmware \
+	list-qemu-boards demo size-report fw-dir test engine-binaries test-engine test-pico fuzz soak clean distclean
 
 help:
 	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
@@ -142,6 +142,29 @@ $(MPY_CROSS): $(MPY_STAMP)
 unix: $(MPY_CROSS)
 	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix STRIP= \
 		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 $(MPY_MAKE_FLAGS)
+
+# The unix port under AddressSanitizer and UBSan (build/unix-asan): the
+# binding's attacks and API fuzzing run on it (TFLM_UNIX_BINARY). The
+# collector's heap is one block to ASan, so it sees accesses past the heap
+# and the engine's undefined behaviour, not a freed block of the heap
+# reused; the engine alone is fuzzed with exact bounds (make fuzz).
+# Exceptions unwind with setjmp/longjmp, which ASan follows (the port's own
+# assembly leaves its view of the stack stale); MicroPython's core passes
+# NULL with a zero length to memcpy, which UBSan would stop at.
+UNIX_ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+	-fno-sanitize=nonnull-attribute -DMICROPY_NLR_SETJMP=1 -Wno-clobbered
+unix-asan: $(MPY_CROSS)
+	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix-asan STRIP= \
+		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 COPT=-O1 \
+		CFLAGS_EXTRA="$(UNIX_ASAN_FLAGS)" LDFLAGS_EXTRA="$(UNIX_ASAN_FLAGS)" $(MPY_MAKE_FLAGS)
+
+# The attacks of tests/test_attacks.py and the API fuzz on the unix port
+# under the sanitizers.
+test-attacks-asan: unix-asan
+	TFLM_UNIX_BINARY=$(BUILD)/unix-asan/micropython ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+		nice $(PY) -m pytest -q tests/test_attacks.py -k unix
+	TFLM_UNIX_BINARY=$(BUILD)/unix-asan/micropython ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+		nice $(PY) tests/api_fuzz.py $(FUZZ_API_ASAN_N) $(FUZZ_SEED)
 
 # With TFLM_OPS, TFLM_PLANNERS or PLAN the firmware goes to its own folder,
 # build/<BOARD>-cfg-<hash>: MicroPython's make does not rebuild objects when
@@ -241,6 +264,8 @@ FUZZ_SEED ?= 2
 FUZZ_JOBS ?= 2
 FUZZ_CLI_N ?= 200
 FUZZ_API_N ?= 20000
+# Calls of the API fuzz on the sanitized unix port (make test-attacks-asan).
+FUZZ_API_ASAN_N ?= 4000
 # A UTC time (HH:MM) to stop at, counting the cases completed by then.
 FUZZ_DEADLINE ?=
 

@@ -527,8 +527,8 @@ def cmd_demo(args) -> int:
     return run_demo(args.board, Path(args.models), args.example, prepare=args.prepare)
 
 
-def _at_least(low: int):
-    """An argparse type: an int of at least `low`."""
+def _at_least(low: int, high: int | None = None):
+    """An argparse type: an int of at least `low` (and at most `high`)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -536,8 +536,15 @@ def _at_least(low: int):
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"{value} is less than {low}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"{value} is more than {high}")
         return value
     return parse
+
+
+# Input sets one `run` or `compare` takes: all are made (and sent to a board)
+# before the first runs, so a mistyped count would only exhaust memory.
+MAX_COUNT = 10000
 
 
 def _alignment(text: str) -> int:
@@ -564,7 +571,8 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
                    help="host: the module's engine on this computer, no board or firmware needed")
     p.add_argument("--inputs", default="random", help="zeros, random or FILE.npz (input_0, input_1, ...)")
     p.add_argument("--seed", type=int, default=0, help="seed of random inputs")
-    p.add_argument("--count", type=_at_least(1), default=1, help="input sets to run (zeros, random)")
+    p.add_argument("--count", type=_at_least(1, MAX_COUNT), default=1,
+                   help=f"input sets to run (zeros, random), at most {MAX_COUNT}")
     p.add_argument("--planner", default=None,
                    help="memory planner on the device (default: offline for a model with a plan, else greedy)")
     p.add_argument("--firmware", type=Path, help="firmware or unix binary (default: the project's build)")
@@ -715,3 +723,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, RuntimeError, NotImplementedError, MemoryError) as e:
         print(f"tflm-host {args.command}: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT
+        print(f"tflm-host {args.command}: interrupted", file=sys.stderr)
+        return 130

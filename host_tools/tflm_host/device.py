@@ -169,7 +169,9 @@ class UnixTarget(Target):
     name = "unix"
 
     def __init__(self, binary: Path | None = None, heap: str = "16M") -> None:
-        self.binary = binary or build_dir() / "unix" / "micropython"
+        # TFLM_UNIX_BINARY: another build of the port (make unix-asan's).
+        env = os.environ.get("TFLM_UNIX_BINARY")
+        self.binary = binary or (Path(env) if env else build_dir() / "unix" / "micropython")
         if not self.binary.is_file():
             raise FileNotFoundError(f"{self.binary} not found: run `make unix`")
         self.heap = heap

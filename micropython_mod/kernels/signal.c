@@ -236,8 +236,9 @@ tflm_status_t tflm_signal_energy_eval(tflm_eval_t *e) {
 // they are checked here and copied, so eval() cannot index outside.
 
 typedef struct {
-    uint32_t channels;    // outputs
-    int16_t table[];      // freq starts, weight starts, widths: (channels + 1) each
+    uint16_t outputs;     // channels computed: the output's elements, at most num_channels
+    uint16_t rows;        // entries per table: num_channels + 1 (at most 4097)
+    int16_t table[];      // freq starts, weight starts, widths: `rows` each
 } filter_bank_data_t;
 
 tflm_status_t tflm_signal_filter_bank_prepare(tflm_prepare_t *p) {
@@ -281,7 +282,10 @@ tflm_status_t tflm_signal_filter_bank_prepare(tflm_prepare_t *p) {
         d->table[n + i] = (int16_t)s;
         d->table[2 * n + i] = (int16_t)width;
     }
-    d->channels = out.elements;
+    // An output shorter than num_channels gets the first channels, as in
+    // TFLM; the tables keep their num_channels + 1 rows (checked above).
+    d->outputs = (uint16_t)out.elements;
+    d->rows = (uint16_t)n;
     return TFLM_OK;
 }
 
@@ -291,10 +295,9 @@ tflm_status_t tflm_signal_filter_bank_eval(tflm_eval_t *e) {
     const uint8_t *w = e->in[1];
     const uint8_t *uw = e->in[2];
     uint8_t *out = e->out[0];
-    uint32_t n = d->channels + 1;
-    const int16_t *freq = d->table, *start = d->table + n, *width = d->table + 2 * n;
+    const int16_t *freq = d->table, *start = d->table + d->rows, *width = d->table + 2 * d->rows;
     uint64_t acc = 0;
-    for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t i = 0; i <= d->outputs; ++i) {
         uint64_t next = 0;
         for (int32_t j = 0; j < width[i]; ++j) {
             uint64_t x = tflm_rd_u32(in + 4 * (freq[i] + j));
