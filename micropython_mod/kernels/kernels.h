@@ -172,6 +172,14 @@ tflm_status_t tflm_signal_pcan_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_signal_pcan_eval(tflm_eval_t *e);
 tflm_status_t tflm_signal_filter_bank_log_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_signal_filter_bank_log_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_framer_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_framer_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_delay_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_delay_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_stacker_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_stacker_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_overlap_add_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_overlap_add_eval(tflm_eval_t *e);
 tflm_status_t tflm_tf_lite_detection_post_process_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_tf_lite_detection_post_process_eval(tflm_eval_t *e);
 

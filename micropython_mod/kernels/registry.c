@@ -254,6 +254,18 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK_LOG
     { TFLM_OP_CUSTOM, "SignalFilterBankLog", TFLM_ALIAS_NONE, tflm_signal_filter_bank_log_prepare, tflm_signal_filter_bank_log_eval },
     #endif
+    #if TFLM_KERNEL_SIGNAL_FRAMER
+    { TFLM_OP_CUSTOM, "SignalFramer", TFLM_ALIAS_NONE, tflm_signal_framer_prepare, tflm_signal_framer_eval },
+    #endif
+    #if TFLM_KERNEL_SIGNAL_DELAY
+    { TFLM_OP_CUSTOM, "SignalDelay", TFLM_ALIAS_NONE, tflm_signal_delay_prepare, tflm_signal_delay_eval },
+    #endif
+    #if TFLM_KERNEL_SIGNAL_STACKER
+    { TFLM_OP_CUSTOM, "SignalStacker", TFLM_ALIAS_NONE, tflm_signal_stacker_prepare, tflm_signal_stacker_eval },
+    #endif
+    #if TFLM_KERNEL_SIGNAL_OVERLAP_ADD
+    { TFLM_OP_CUSTOM, "SignalOverlapAdd", TFLM_ALIAS_NONE, tflm_signal_overlap_add_prepare, tflm_signal_overlap_add_eval },
+    #endif
     #if TFLM_KERNEL_TF_LITE_DETECTION_POST_PROCESS
     { TFLM_OP_CUSTOM, "TFLite_Detection_PostProcess", TFLM_ALIAS_NONE, tflm_tf_lite_detection_post_process_prepare, tflm_tf_lite_detection_post_process_eval },
     #endif
