@@ -160,6 +160,8 @@ tflm_status_t tflm_signal_fft_auto_scale_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_signal_fft_auto_scale_eval(tflm_eval_t *e);
 tflm_status_t tflm_signal_rfft_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_signal_rfft_eval(tflm_eval_t *e);
+tflm_status_t tflm_signal_irfft_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_signal_irfft_eval(tflm_eval_t *e);
 tflm_status_t tflm_signal_energy_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_signal_energy_eval(tflm_eval_t *e);
 tflm_status_t tflm_signal_filter_bank_prepare(tflm_prepare_t *p);

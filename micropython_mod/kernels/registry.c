@@ -236,6 +236,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_SIGNAL_RFFT
     { TFLM_OP_CUSTOM, "SignalRfft", TFLM_ALIAS_NONE, tflm_signal_rfft_prepare, tflm_signal_rfft_eval },
     #endif
+    #if TFLM_KERNEL_SIGNAL_IRFFT
+    { TFLM_OP_CUSTOM, "SignalIrfft", TFLM_ALIAS_NONE, tflm_signal_irfft_prepare, tflm_signal_irfft_eval },
+    #endif
     #if TFLM_KERNEL_SIGNAL_ENERGY
     { TFLM_OP_CUSTOM, "SignalEnergy", TFLM_ALIAS_NONE, tflm_signal_energy_prepare, tflm_signal_energy_eval },
     #endif
