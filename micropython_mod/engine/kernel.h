@@ -78,6 +78,8 @@ typedef struct _tflm_eval_t {
     tflm_error_t *err;
     int32_t call;             // subgraph to run next (tflm_eval_call), or TFLM_EVAL_NO_CALL
     bool resumed;             // eval() runs again after the subgraph it asked for
+    bool stop;                // set by eval(): the invoke ends after this operator, successfully
+                              // (TFLM's kTfLiteAbort: CIRCULAR_BUFFER's invokes between runs)
 } tflm_eval_t;
 
 #define TFLM_EVAL_NO_CALL (-1)

@@ -190,12 +190,17 @@ static void bfly4_q15(signal_c16_t *x, const signal_c16_t *tw, uint32_t stride, 
         signal_c16_t s4 = signal_csub15(s0, s2);
         x[k + 2 * m] = signal_csub15(a0, s3);
         x[k] = signal_cadd15(a0, s3);
-        // s4 turned by -i (forward) or +i (inverse)
-        int32_t sign = inverse ? -1 : 1;
-        x[k + m].r = signal_w16(s5.r + sign * s4.i);
-        x[k + m].i = signal_w16(s5.i - sign * s4.r);
-        x[k + 3 * m].r = signal_w16(s5.r - sign * s4.i);
-        x[k + 3 * m].i = signal_w16(s5.i + sign * s4.r);
+        if (inverse) { // s4 turned by +i, else by -i
+            x[k + m].r = signal_w16(s5.r - s4.i);
+            x[k + m].i = signal_w16(s5.i + s4.r);
+            x[k + 3 * m].r = signal_w16(s5.r + s4.i);
+            x[k + 3 * m].i = signal_w16(s5.i - s4.r);
+        } else {
+            x[k + m].r = signal_w16(s5.r + s4.i);
+            x[k + m].i = signal_w16(s5.i - s4.r);
+            x[k + 3 * m].r = signal_w16(s5.r - s4.i);
+            x[k + 3 * m].i = signal_w16(s5.i + s4.r);
+        }
     }
 }
 
