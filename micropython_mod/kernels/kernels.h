@@ -184,6 +184,8 @@ tflm_status_t tflm_signal_overlap_add_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_signal_overlap_add_eval(tflm_eval_t *e);
 tflm_status_t tflm_circular_buffer_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_circular_buffer_eval(tflm_eval_t *e);
+tflm_status_t tflm_tflm_decode_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_tflm_decode_eval(tflm_eval_t *e);
 tflm_status_t tflm_tf_lite_detection_post_process_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_tf_lite_detection_post_process_eval(tflm_eval_t *e);
 

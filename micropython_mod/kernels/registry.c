@@ -272,6 +272,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_CIRCULAR_BUFFER
     { TFLM_OP_CUSTOM, "CIRCULAR_BUFFER", TFLM_ALIAS_NONE, tflm_circular_buffer_prepare, tflm_circular_buffer_eval },
     #endif
+    #if TFLM_KERNEL_TFLM_DECODE
+    { TFLM_OP_CUSTOM, "TFLM_DECODE", TFLM_ALIAS_NONE, tflm_tflm_decode_prepare, tflm_tflm_decode_eval },
+    #endif
     #if TFLM_KERNEL_TF_LITE_DETECTION_POST_PROCESS
     { TFLM_OP_CUSTOM, "TFLite_Detection_PostProcess", TFLM_ALIAS_NONE, tflm_tf_lite_detection_post_process_prepare, tflm_tf_lite_detection_post_process_eval },
     #endif
