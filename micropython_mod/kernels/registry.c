@@ -285,3 +285,32 @@ const tflm_kernel_t tflm_kernels[] = {
 };
 
 const uint32_t tflm_kernel_count = sizeof(tflm_kernels) / sizeof(tflm_kernels[0]) - 1;
+
+// Every op of the kernel table, whether this build links it or not: the
+// builtin codes as bits (code c: bit c % 8 of byte c / 8), the custom ops'
+// names with their TFLM_OPS flags.
+const uint8_t tflm_known_builtins[(TFLM_OP_COUNT + 7) / 8] = {
+    0xdf, 0x42, 0x6e, 0x1a, 0x94, 0x3f, 0xa2, 0xf7, 0xca, 0xa5, 0xdc, 0xe7, 0x4c, 0x0c, 0xe4,
+    0x08, 0x07, 0xd0, 0x83, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+};
+
+const tflm_known_custom_t tflm_known_customs[] = {
+    { "SignalWindow", "SIGNAL_WINDOW" },
+    { "SignalFftAutoScale", "SIGNAL_FFT_AUTO_SCALE" },
+    { "SignalRfft", "SIGNAL_RFFT" },
+    { "SignalIrfft", "SIGNAL_IRFFT" },
+    { "SignalEnergy", "SIGNAL_ENERGY" },
+    { "SignalFilterBank", "SIGNAL_FILTER_BANK" },
+    { "SignalFilterBankSquareRoot", "SIGNAL_FILTER_BANK_SQUARE_ROOT" },
+    { "SignalFilterBankSpectralSubtraction", "SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION" },
+    { "SignalPCAN", "SIGNAL_PCAN" },
+    { "SignalFilterBankLog", "SIGNAL_FILTER_BANK_LOG" },
+    { "SignalFramer", "SIGNAL_FRAMER" },
+    { "SignalDelay", "SIGNAL_DELAY" },
+    { "SignalStacker", "SIGNAL_STACKER" },
+    { "SignalOverlapAdd", "SIGNAL_OVERLAP_ADD" },
+    { "CIRCULAR_BUFFER", "CIRCULAR_BUFFER" },
+    { "TFLM_DECODE", "TFLM_DECODE" },
+    { "TFLite_Detection_PostProcess", "TF_LITE_DETECTION_POST_PROCESS" },
+    { NULL, NULL },
+};
