@@ -23,7 +23,8 @@
 //
 // TFLM reads outside the encoded data or the tables when they are shorter
 // than the output needs; prepare() decodes everything once with every read
-// checked and refuses such models, so eval() reads only what was checked.
+// checked and refuses such models. eval() checks its reads too (a writable
+// model's bytes may change after the build): a RuntimeError then.
 #include "kernels/kernels.h"
 
 #if TFLM_KERNEL_TFLM_DECODE
@@ -45,6 +46,8 @@ typedef struct {
     uint32_t channels;
     uint32_t stride;        // LUT: table elements per channel
     uint32_t zp_at;         // offset of the channels' zero points in the data
+    uint32_t entries;       // table entries after the header
+    uint32_t enc_bytes;     // encoded data's bytes
 } decode_item_t;
 
 typedef struct {
@@ -100,14 +103,14 @@ static inline void decode_put(uint8_t *out, uint32_t i, const uint8_t *value, ui
     }
 }
 
-// LUT: with `out` NULL, checks the table positions against `entries`.
-static bool decode_lut(const decode_item_t *it, const uint8_t *enc, const uint8_t *table, uint32_t entries, uint8_t *out) {
+// LUT: false when a table position is past the table (`out` NULL: only checks).
+static bool decode_lut(const decode_item_t *it, const uint8_t *enc, const uint8_t *table, uint8_t *out) {
     decode_bits_t b = { enc, 0, 0, 0 };
     const uint32_t per_channel = it->last_axis ? 1 : it->count / it->channels;
     uint32_t channel = 0, left = per_channel;
     for (uint32_t i = 0; i < it->count; ++i) {
         uint32_t at = channel * it->stride + decode_take(&b, it->bits);
-        if (out == NULL && at >= entries) {
+        if (at >= it->entries) {
             return false;
         }
         decode_put(out, i, table + (size_t)at * it->size, it->size);
@@ -121,15 +124,15 @@ static bool decode_lut(const decode_item_t *it, const uint8_t *enc, const uint8_
     return true;
 }
 
-// Pruning: with `out` NULL, checks the values taken against `entries`.
+// Pruning: false when the mask takes more values than the table holds.
 static bool decode_prune(const decode_item_t *it, const uint8_t *data, const uint8_t *mask, const uint8_t *table,
-    uint32_t entries, uint8_t *out) {
+    uint8_t *out) {
     const uint32_t per_channel = it->last_axis ? 1 : it->count / it->channels;
     const int8_t *zps = (const int8_t *)(data + it->zp_at);
     uint32_t channel = 0, left = per_channel, taken = 0;
     for (uint32_t i = 0; i < it->count; ++i) {
         if ((mask[i >> 3] >> (7 - (i & 7))) & 1u) {
-            if (out == NULL && taken >= entries) {
+            if (taken >= it->entries) {
                 return false;
             }
             decode_put(out, i, table + (size_t)taken++ * it->size, it->size);
@@ -160,13 +163,13 @@ static bool decode_prune(const decode_item_t *it, const uint8_t *data, const uin
     return true;
 }
 
-// Huffman: with `out` NULL, checks every read of the codewords and tables.
-static bool decode_huffman(const decode_item_t *it, const uint8_t *enc, uint32_t enc_bytes, const uint8_t *table,
-    uint32_t entries, uint8_t *out) {
+// Huffman: false when a read leaves the codewords' words or the tables.
+static bool decode_huffman(const decode_item_t *it, const uint8_t *enc, const uint8_t *table, uint8_t *out) {
     const uint32_t found = it->wide ? 0x80000000u : 0x8000u;
     const uint32_t count_shift = it->wide ? 27 : 11;
     const uint32_t value_mask = it->wide ? 0x07FFFFFFu : 0x07FFu;
-    decode_stream_t s = { enc, enc_bytes / 4, 0 };
+    const uint32_t entries = it->entries;
+    decode_stream_t s = { enc, it->enc_bytes / 4, 0 };
     for (uint32_t i = 0; i < it->count; ++i) {
         uint32_t bits = it->bits, index = 0;
         if (!decode_stream_get(&s, bits, &index)) {
@@ -273,7 +276,8 @@ static tflm_status_t decode_item(tflm_prepare_t *p, uint32_t k, decode_item_t *i
     it->count = out.elements;
     const uint8_t *table = dcm + DECODE_DCM_BYTES;
     uint32_t table_bytes = anc.bytes - DECODE_DCM_BYTES;
-    uint32_t entries = table_bytes / it->size;
+    it->entries = table_bytes / it->size;
+    it->enc_bytes = enc.bytes;
     bool ok = true;
     if (it->kind == DECODE_LUT) {
         it->bits = dcm[5] & 7;
@@ -287,7 +291,7 @@ static tflm_status_t decode_item(tflm_prepare_t *p, uint32_t k, decode_item_t *i
         if (((uint64_t)it->count * it->bits + 7) / 8 > enc.bytes) {
             return decode_bad(p, k, "encoded data shorter than the indices");
         }
-        ok = !check || decode_lut(it, enc.data, table, entries, NULL);
+        ok = !check || decode_lut(it, enc.data, table, NULL);
     } else if (it->kind == DECODE_PRUNE) {
         if ((st = decode_channels(p, k, &out, it))) {
             return st;
@@ -316,11 +320,11 @@ static tflm_status_t decode_item(tflm_prepare_t *p, uint32_t k, decode_item_t *i
         if ((it->count + 7) / 8 > enc.bytes) {
             return decode_bad(p, k, "encoded data shorter than the element mask");
         }
-        ok = !check || decode_prune(it, NULL, enc.data, table, entries, NULL);
+        ok = !check || decode_prune(it, NULL, enc.data, table, NULL);
     } else {
         it->bits = (uint8_t)((dcm[5] >> 4) + 1);
-        entries = table_bytes / (it->wide ? 4 : 2);
-        ok = !check || decode_huffman(it, enc.data, enc.bytes, table, entries, NULL);
+        it->entries = table_bytes / (it->wide ? 4 : 2);
+        ok = !check || decode_huffman(it, enc.data, table, NULL);
     }
     if (!ok) {
         return decode_bad(p, k, "its encoded data reads outside the data or the tables");
@@ -364,13 +368,19 @@ tflm_status_t tflm_tflm_decode_eval(tflm_eval_t *e) {
         const uint8_t *enc = e->in[2 * k];
         const uint8_t *table = (const uint8_t *)e->in[2 * k + 1] + DECODE_DCM_BYTES;
         uint8_t *out = e->out[k];
-        // prepare() checked every read these make
+        // prepare() decoded the same bytes; reads are checked again in case
+        // a writable model's bytes changed since
+        bool ok;
         if (it->kind == DECODE_LUT) {
-            decode_lut(it, enc, table, UINT32_MAX, out);
+            ok = decode_lut(it, enc, table, out);
         } else if (it->kind == DECODE_PRUNE) {
-            decode_prune(it, (const uint8_t *)d, enc, table, UINT32_MAX, out);
+            ok = decode_prune(it, (const uint8_t *)d, enc, table, out);
         } else {
-            decode_huffman(it, enc, UINT32_MAX, table, UINT32_MAX, out);
+            ok = decode_huffman(it, enc, table, out);
+        }
+        if (!ok) {
+            return tflm_error(e->err, TFLM_ERR_RUNTIME, "decode of output %u reads outside its data: the model changed",
+                (unsigned)k);
         }
     }
     return TFLM_OK;
