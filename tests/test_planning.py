@@ -154,7 +154,7 @@ def _check_on_engine(data: bytes, embedded: bytes, samples, tmp_path, expect_hea
     assert ours.buffers == layout.plan_tuples()
     for r, (a_run, b_run, c_run) in enumerate(zip(ours.runs, ref, ref_planned)):
         if defined is not None:
-            a_run, b_run, c_run = defined(list(a_run)), defined(list(b_run)), defined(list(c_run))
+            a_run, b_run, c_run = defined(list(a_run), r), defined(list(b_run), r), defined(list(c_run), r)
         for k, (a, b, c) in enumerate(zip(a_run, b_run, c_run)):
             b = np.asarray(b).astype(a.dtype).reshape(a.shape)
             assert a.tobytes() == b.tobytes(), f"run {r} output {k}"

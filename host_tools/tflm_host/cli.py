@@ -24,7 +24,33 @@ def _quant_text(t) -> str:
     return f" q: scale={q.scales[0]:.6g} zp={q.zero_points[0]}"
 
 
-def inspect_text(model: Model, name: str) -> str:
+def kernel_check(used: list[str], built_with: list[str] | None = None) -> dict:
+    """Which of the ops `used` a firmware runs: those no kernel of tflm
+    implements (no build setting adds them), and, for a firmware built with
+    TFLM_OPS=`built_with` (flags), those it was built without; `tflm_ops`:
+    the setting that builds in every op of `used` that has a kernel."""
+    known = arena.kernel_ops()
+    have = set(built_with) if built_with is not None else None
+    return {
+        "unimplemented": [op for op in used if op not in known],
+        "left_out": [op for op in used if op in known and have is not None and codegen.flag_name(op) not in have],
+        "tflm_ops": " ".join(sorted({codegen.flag_name(op) for op in used if op in known})),
+    }
+
+
+def kernel_lines(check: dict, built_with: list[str] | None) -> list[str]:
+    """kernel_check() in words."""
+    lines = []
+    if check["left_out"]:
+        lines.append(f"a firmware built with TFLM_OPS=\"{' '.join(built_with or [])}\" lacks "
+                     f"{', '.join(check['left_out'])}: build it with TFLM_OPS=\"{check['tflm_ops']}\"")
+    if check["unimplemented"]:
+        lines.append(f"no kernel of tflm implements {', '.join(check['unimplemented'])} "
+                     "(no TFLM_OPS setting builds them in)")
+    return lines
+
+
+def inspect_text(model: Model, name: str, built_with: list[str] | None = None) -> str:
     lines = [f"model: {name} ({len(model.raw)} bytes, schema v{model.version}, "
              f"{len(model.subgraphs)} subgraph{'s' if len(model.subgraphs) != 1 else ''})"]
     if model.description:
@@ -32,6 +58,10 @@ def inspect_text(model: Model, name: str) -> str:
     if model.metadata:
         lines.append("metadata: " + ", ".join(f"{k} ({len(v)} bytes)" for k, v in model.metadata.items()))
     lines.append("ops: " + ", ".join(f"{k}x{v}" for k, v in model.op_counts().items()))
+    check = kernel_check(list(model.op_counts()), built_with)
+    problems = kernel_lines(check, built_with)
+    lines += [f"kernels: {p}" for p in problems] or [
+        f"kernels: tflm has every op (TFLM_OPS=\"{check['tflm_ops']}\" links only these)"]
     for sg in model.subgraphs:
         lines.append(f"subgraph {sg.index} {sg.name!r}: {len(sg.tensors)} tensors, {len(sg.operators)} operators")
         for label, indices in (("inputs", sg.inputs), ("outputs", sg.outputs)):
@@ -51,7 +81,7 @@ def inspect_text(model: Model, name: str) -> str:
     return "\n".join(lines)
 
 
-def inspect_json(model: Model, name: str) -> dict:
+def inspect_json(model: Model, name: str, built_with: list[str] | None = None) -> dict:
     def tensor(t):
         return {"index": t.index, "name": t.name, "dtype": t.dtype.lower(), "shape": list(t.shape),
                 "bytes": t.nbytes, "constant": t.is_constant, "variable": t.is_variable,
@@ -62,6 +92,7 @@ def inspect_json(model: Model, name: str) -> dict:
     return {
         "model": name, "bytes": len(model.raw), "version": model.version, "description": model.description,
         "metadata": {k: len(v) for k, v in model.metadata.items()}, "ops": model.op_counts(),
+        "kernels": kernel_check(list(model.op_counts()), built_with),
         "subgraphs": [{
             "index": sg.index, "name": sg.name, "inputs": list(sg.inputs), "outputs": list(sg.outputs),
             "operators": [{"index": op.index, "op": op.opcode, "inputs": list(op.inputs),
@@ -71,12 +102,20 @@ def inspect_json(model: Model, name: str) -> dict:
     }
 
 
+def _built_with(args) -> list[str] | None:
+    """--built-with: a firmware's TFLM_OPS (flags, or op names as in models)."""
+    if args.built_with is None:
+        return None
+    return [codegen.flag_name(op) for op in args.built_with.replace(",", " ").split()]
+
+
 def cmd_inspect(args) -> int:
     model = load_model(args.model)
+    built_with = _built_with(args)
     if args.json:
-        print(json.dumps(inspect_json(model, Path(args.model).name), indent=1))
+        print(json.dumps(inspect_json(model, Path(args.model).name, built_with), indent=1))
     else:
-        print(inspect_text(model, Path(args.model).name))
+        print(inspect_text(model, Path(args.model).name, built_with))
     return 0
 
 
@@ -235,7 +274,7 @@ def cmd_plan(args) -> int:
             print(f"plan drawn in {args.png}")
         return 0
     if missing:
-        raise NotImplementedError("model uses ops this firmware does not include: " + ", ".join(missing))
+        raise NotImplementedError(arena.missing_ops_message(model))
     from .planning import plan_model
 
     from . import prepare
@@ -312,9 +351,9 @@ def cmd_prepare(args) -> int:
     from .prepare import prepare_model
 
     data = Path(args.model).read_bytes()
-    missing = arena.missing_ops(load_model(data))
-    if missing:
-        raise NotImplementedError("model uses ops this firmware does not include: " + ", ".join(missing))
+    message = arena.missing_ops_message(load_model(data))
+    if message:
+        raise NotImplementedError(message)
     from . import patches
 
     bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
@@ -448,23 +487,23 @@ def cmd_bench(args) -> int:
 
 
 def cmd_ops(args) -> int:
-    kernels = arena.kernel_ops()
     used: list[str] = []
     for path in args.models:
         for op in load_model(path).op_counts():
             if op not in used:
                 used.append(op)
-    missing = [op for op in used if op not in kernels]
-    ops = sorted(codegen.flag_name(op) for op in used if op in kernels)
+    built_with = _built_with(args)
+    check = kernel_check(used, built_with)
+    ops = check["tflm_ops"]
     names = ", ".join(Path(p).name for p in args.models)
     print(f"# kernels needed by {names}")
-    print(f'TFLM_OPS="{" ".join(ops)}"')
-    print(f"# make firmware BOARD=... TFLM_OPS=\"{' '.join(ops)}\"")
-    print("# or compile with: " + " ".join(["-DTFLM_KERNELS_DEFAULT=0"] + [f"-DTFLM_KERNEL_{op}=1" for op in ops]))
-    if missing:
-        print(f"tflm-host ops: no kernel in this runtime for {', '.join(missing)}", file=sys.stderr)
-        return 1
-    return 0
+    print(f'TFLM_OPS="{ops}"')
+    print(f"# make firmware BOARD=... TFLM_OPS=\"{ops}\"")
+    print("# or compile with: " + " ".join(["-DTFLM_KERNELS_DEFAULT=0"] + [f"-DTFLM_KERNEL_{op}=1" for op in ops.split()]))
+    problems = kernel_lines(check, built_with)
+    for line in problems:
+        print(f"tflm-host ops: {line}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def cmd_romfs(args) -> int:
@@ -584,9 +623,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("inspect", help="ops, tensors, shapes, quantization, metadata")
+    built_with_help = ("the TFLM_OPS a firmware was built with: also say which of the model's ops it lacks "
+                       "(the ops no kernel of tflm implements are flagged anyway)")
+    p = sub.add_parser("inspect", help="ops (and whether tflm has kernels for them), tensors, shapes, quantization, "
+                                       "metadata")
     p.add_argument("model")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--built-with", metavar="OPS", help=built_with_help)
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("run", help="run a model with our runtime on a target")
@@ -665,8 +708,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("ops", help="the TFLM_OPS build setting that links only the kernels these models need")
+    p = sub.add_parser("ops", help="the TFLM_OPS build setting that links only the kernels these models need; "
+                                   "exit 1 when an op has no kernel (or one the --built-with firmware lacks)")
     p.add_argument("models", nargs="+")
+    p.add_argument("--built-with", metavar="OPS", help=built_with_help)
     p.set_defaults(func=cmd_ops)
 
     p = sub.add_parser("romfs", help="build a ROMFS image with aligned file data")

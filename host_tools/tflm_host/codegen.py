@@ -234,6 +234,27 @@ def registry_source(kernels: list[Kernel]) -> str:
               "    { -1, NULL, TFLM_ALIAS_NONE, NULL, NULL },",
               "};", "",
               "const uint32_t tflm_kernel_count = sizeof(tflm_kernels) / sizeof(tflm_kernels[0]) - 1;", ""]
+    # Every op of the table, linked in or not: missing_ops.c tells an op a
+    # build left out (TFLM_OPS) from one no kernel implements.
+    bits = [0] * ((len(schema.BUILTIN_OPS) + 7) // 8)
+    for k in kernels:
+        if not k.custom:
+            code = schema.OP_CODES[k.op]
+            bits[code // 8] |= 1 << (code % 8)
+    lines += ["// Every op of the kernel table, whether this build links it or not: the",
+              "// builtin codes as bits (code c: bit c % 8 of byte c / 8), the custom ops'",
+              "// names with their TFLM_OPS flags.",
+              "const uint8_t tflm_known_builtins[(TFLM_OP_COUNT + 7) / 8] = {"]
+    row = "   "
+    for b in bits:
+        item = f" 0x{b:02x},"
+        if len(row) + len(item) > 96:
+            lines.append(row)
+            row = "   "
+        row += item
+    lines += [row, "};", "", "const tflm_known_custom_t tflm_known_customs[] = {"]
+    lines += [f'    {{ "{k.custom}", "{k.flag}" }},' for k in kernels if k.custom]
+    lines += ["    { NULL, NULL },", "};", ""]
     return "\n".join(lines)
 
 

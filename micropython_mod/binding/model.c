@@ -11,20 +11,16 @@
 // ---------------------------------------------------------------------------
 // Errors
 
-// NotImplementedError naming every op the model needs and this build lacks
-// (the engine's own message is bounded); other errors as they are.
+// NotImplementedError naming every op the model needs and this build lacks,
+// left out of it or with no kernel at all (the engine's own message is
+// bounded); other errors as they are.
 NORETURN void tflm_raise_for(tflm_model_t *model, const tflm_error_t *err) {
-    char name[72];
-    if (err->status == TFLM_ERR_NOT_IMPLEMENTED && tflm_interp_missing_op(model, 0, name, sizeof(name))) {
+    size_t n = err->status == TFLM_ERR_NOT_IMPLEMENTED ? tflm_interp_missing_ops_message(model, NULL, 0) : 0;
+    if (n) {
         vstr_t vstr;
-        vstr_init(&vstr, 80);
-        vstr_add_str(&vstr, "model uses ops this firmware does not include: ");
-        for (uint32_t n = 0; tflm_interp_missing_op(model, n, name, sizeof(name)); ++n) {
-            if (n) {
-                vstr_add_str(&vstr, ", ");
-            }
-            vstr_add_str(&vstr, name);
-        }
+        vstr_init(&vstr, n + 1);
+        tflm_interp_missing_ops_message(model, vstr.buf, n + 1);
+        vstr.len = n;
         mp_raise_msg_varg(&mp_type_NotImplementedError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&vstr));
     }
     tflm_raise(err);

@@ -165,6 +165,12 @@ tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t 
 // Name of the nth distinct op the model uses that this build has no kernel
 // for; false when there are fewer than n + 1.
 bool tflm_interp_missing_op(tflm_model_t *model, uint32_t nth, char *name, size_t cap);
+// The NotImplementedError's message for a model that uses such ops: those
+// this project has kernels for but the build left out (TFLM_OPS), with the
+// setting that builds them in, and those no kernel implements. Writes at
+// most cap bytes (NUL included); returns the whole message's length, 0
+// when the build has every op the model uses.
+size_t tflm_interp_missing_ops_message(tflm_model_t *model, char *buf, size_t cap);
 
 // Bytes arena `a` needs in all to also hold a model measured with tflm_interp_measure.
 uint32_t tflm_interp_needed_in(const tflm_arena_t *a, const tflm_interp_t *measured);

@@ -90,6 +90,9 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
         if (st != TFLM_OK) {
             return tflm_interp_node_error(ip, node, k->op);
         }
+        if (e.stop) {
+            return TFLM_OK; // the operators after it keep what they last wrote
+        }
         if (e.call == TFLM_EVAL_NO_CALL) {
             f->node++;
             continue;

@@ -78,6 +78,8 @@ typedef struct _tflm_eval_t {
     tflm_error_t *err;
     int32_t call;             // subgraph to run next (tflm_eval_call), or TFLM_EVAL_NO_CALL
     bool resumed;             // eval() runs again after the subgraph it asked for
+    bool stop;                // set by eval(): the invoke ends after this operator, successfully
+                              // (TFLM's kTfLiteAbort: CIRCULAR_BUFFER's invokes between runs)
 } tflm_eval_t;
 
 #define TFLM_EVAL_NO_CALL (-1)
@@ -119,6 +121,14 @@ typedef struct _tflm_kernel_t {
 // kernels/kernel_table.txt).
 extern const tflm_kernel_t tflm_kernels[];
 extern const uint32_t tflm_kernel_count;
+// Every op of the kernel table, linked into this build or not: builtin codes
+// as bits, custom ops by name (with their TFLM_OPS flag; NULL-terminated).
+typedef struct {
+    const char *name;
+    const char *flag;
+} tflm_known_custom_t;
+extern const uint8_t tflm_known_builtins[];
+extern const tflm_known_custom_t tflm_known_customs[];
 // The kernel for builtin `op`, or for op CUSTOM the one named `custom`
 // (custom_len bytes, not NUL-terminated); NULL when this build has none.
 const tflm_kernel_t *tflm_kernel_find(int32_t op, const uint8_t *custom, uint32_t custom_len, uint32_t *index);

@@ -314,6 +314,9 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_SIGNAL_RFFT
     { TFLM_OP_CUSTOM, "SignalRfft", TFLM_ALIAS_NONE, tflm_signal_rfft_prepare, tflm_signal_rfft_eval },
     #endif
+    #if TFLM_KERNEL_SIGNAL_IRFFT
+    { TFLM_OP_CUSTOM, "SignalIrfft", TFLM_ALIAS_NONE, tflm_signal_irfft_prepare, tflm_signal_irfft_eval },
+    #endif
     #if TFLM_KERNEL_SIGNAL_ENERGY
     { TFLM_OP_CUSTOM, "SignalEnergy", TFLM_ALIAS_NONE, tflm_signal_energy_prepare, tflm_signal_energy_eval },
     #endif
@@ -332,6 +335,24 @@ const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK_LOG
     { TFLM_OP_CUSTOM, "SignalFilterBankLog", TFLM_ALIAS_NONE, tflm_signal_filter_bank_log_prepare, tflm_signal_filter_bank_log_eval },
     #endif
+    #if TFLM_KERNEL_SIGNAL_FRAMER
+    { TFLM_OP_CUSTOM, "SignalFramer", TFLM_ALIAS_NONE, tflm_signal_framer_prepare, tflm_signal_framer_eval },
+    #endif
+    #if TFLM_KERNEL_SIGNAL_DELAY
+    { TFLM_OP_CUSTOM, "SignalDelay", TFLM_ALIAS_NONE, tflm_signal_delay_prepare, tflm_signal_delay_eval },
+    #endif
+    #if TFLM_KERNEL_SIGNAL_STACKER
+    { TFLM_OP_CUSTOM, "SignalStacker", TFLM_ALIAS_NONE, tflm_signal_stacker_prepare, tflm_signal_stacker_eval },
+    #endif
+    #if TFLM_KERNEL_SIGNAL_OVERLAP_ADD
+    { TFLM_OP_CUSTOM, "SignalOverlapAdd", TFLM_ALIAS_NONE, tflm_signal_overlap_add_prepare, tflm_signal_overlap_add_eval },
+    #endif
+    #if TFLM_KERNEL_CIRCULAR_BUFFER
+    { TFLM_OP_CUSTOM, "CIRCULAR_BUFFER", TFLM_ALIAS_NONE, tflm_circular_buffer_prepare, tflm_circular_buffer_eval },
+    #endif
+    #if TFLM_KERNEL_TFLM_DECODE
+    { TFLM_OP_CUSTOM, "TFLM_DECODE", TFLM_ALIAS_NONE, tflm_tflm_decode_prepare, tflm_tflm_decode_eval },
+    #endif
     #if TFLM_KERNEL_TF_LITE_DETECTION_POST_PROCESS
     { TFLM_OP_CUSTOM, "TFLite_Detection_PostProcess", TFLM_ALIAS_NONE, tflm_tf_lite_detection_post_process_prepare, tflm_tf_lite_detection_post_process_eval },
     #endif
@@ -342,3 +363,32 @@ const tflm_kernel_t tflm_kernels[] = {
 };
 
 const uint32_t tflm_kernel_count = sizeof(tflm_kernels) / sizeof(tflm_kernels[0]) - 1;
+
+// Every op of the kernel table, whether this build links it or not: the
+// builtin codes as bits (code c: bit c % 8 of byte c / 8), the custom ops'
+// names with their TFLM_OPS flags.
+const uint8_t tflm_known_builtins[(TFLM_OP_COUNT + 7) / 8] = {
+    0xff, 0x5b, 0xee, 0x1e, 0xf4, 0xbf, 0xe6, 0xff, 0xce, 0xbf, 0xdc, 0xf7, 0x7e, 0x9f, 0xf4,
+    0x48, 0x07, 0xd0, 0x83, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+};
+
+const tflm_known_custom_t tflm_known_customs[] = {
+    { "SignalWindow", "SIGNAL_WINDOW" },
+    { "SignalFftAutoScale", "SIGNAL_FFT_AUTO_SCALE" },
+    { "SignalRfft", "SIGNAL_RFFT" },
+    { "SignalIrfft", "SIGNAL_IRFFT" },
+    { "SignalEnergy", "SIGNAL_ENERGY" },
+    { "SignalFilterBank", "SIGNAL_FILTER_BANK" },
+    { "SignalFilterBankSquareRoot", "SIGNAL_FILTER_BANK_SQUARE_ROOT" },
+    { "SignalFilterBankSpectralSubtraction", "SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION" },
+    { "SignalPCAN", "SIGNAL_PCAN" },
+    { "SignalFilterBankLog", "SIGNAL_FILTER_BANK_LOG" },
+    { "SignalFramer", "SIGNAL_FRAMER" },
+    { "SignalDelay", "SIGNAL_DELAY" },
+    { "SignalStacker", "SIGNAL_STACKER" },
+    { "SignalOverlapAdd", "SIGNAL_OVERLAP_ADD" },
+    { "CIRCULAR_BUFFER", "CIRCULAR_BUFFER" },
+    { "TFLM_DECODE", "TFLM_DECODE" },
+    { "TFLite_Detection_PostProcess", "TF_LITE_DETECTION_POST_PROCESS" },
+    { NULL, NULL },
+};

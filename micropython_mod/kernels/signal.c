@@ -6,6 +6,7 @@
 // from the FlexBuffer custom options (kernels/flexbuffer.c).
 #include "kernels/kernels.h"
 #include "kernels/flexbuffer.h"
+#include "kernels/signal_common.h"
 #include "engine/quant.h"
 
 // Position of the highest set bit counting from 1; 32 for 0, as TFLM's
@@ -37,35 +38,6 @@ static inline uint32_t signal_msb64(uint64_t x) {
 // Arithmetic shift right of a signed value (what the reference's >> does).
 static inline int32_t signal_asr(int32_t x, uint32_t s) {
     return x < 0 ? (int32_t)~(~(uint32_t)x >> s) : (int32_t)((uint32_t)x >> s);
-}
-
-// Checks one tensor's type and, with ndims >= 0, its number of dimensions.
-static inline tflm_status_t signal_expect(tflm_prepare_t *p, const tflm_tinfo_t *t, const char *what, unsigned type, int ndims) {
-    if (t->index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "%s missing", what);
-    }
-    if (t->type != type) {
-        return tflm_prep_unsupported_type(p, what, t->type);
-    }
-    if (ndims >= 0 && t->ndims != ndims) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "%s has %u dimensions, expected %d", what, (unsigned)t->ndims, ndims);
-    }
-    return TFLM_OK;
-}
-
-static inline tflm_status_t signal_one_value(tflm_prepare_t *p, const tflm_tinfo_t *t, const char *what) {
-    if (t->elements != 1) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "%s has %u elements, expected 1", what, (unsigned)t->elements);
-    }
-    return TFLM_OK;
-}
-
-static inline tflm_status_t signal_same_count(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b, const char *what) {
-    if (a->elements != b->elements) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "%s has %u elements, expected %u", what,
-            (unsigned)b->elements, (unsigned)a->elements);
-    }
-    return TFLM_OK;
 }
 
 #if TFLM_KERNEL_SIGNAL_WINDOW
