@@ -190,6 +190,23 @@ tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *
     return TFLM_OK;
 }
 
+bool tflm_conv_geometry(const conv_data_t *d, uint32_t taps, tflm_rows_t *g) {
+    g->batches = d->batches;
+    g->in_h = d->in_h, g->in_w = d->in_w, g->in_d = d->in_d;
+    g->out_h = d->out_h, g->out_w = d->out_w, g->out_d = d->out_d;
+    g->f_h = d->f_h, g->f_w = d->f_w, g->stride_h = d->stride_h, g->stride_w = d->stride_w;
+    g->dil_h = d->dil_h, g->dil_w = d->dil_w, g->pad_h = d->pad_h, g->pad_w = d->pad_w;
+    g->macs = (uint32_t)d->f_h * d->f_w * taps * d->out_d;
+    g->data_bytes = tflm_conv_data_size(d->kind, d->per_channel, d->out_d);
+    return d->kind == CONV_INT8 || d->kind == CONV_FLOAT32;
+}
+
+bool tflm_conv_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g) {
+    (void)p;
+    tflm_conv_geometry(data, 1, g);
+    return true;
+}
+
 #endif // TFLM_KERNEL_CONV_2D || TFLM_KERNEL_DEPTHWISE_CONV_2D
 
 #if TFLM_KERNEL_CONV_2D
@@ -363,5 +380,28 @@ tflm_status_t tflm_conv_2d_eval(tflm_eval_t *e) {
     }
     return TFLM_OK;
 }
+
+static bool conv_2d_window(const void *data, tflm_rows_t *g) {
+    const conv_data_t *d = data;
+    return tflm_conv_geometry(d, d->f_d, g);
+}
+
+// int8 by its rows (fast paths included), float32 by its loops.
+static tflm_status_t conv_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
+    const conv_data_t *d = tflm_conv_set_window(e, w);
+    const void *bias = d->has_bias ? e->in[2] : NULL;
+    if (d->kind == CONV_INT8) {
+        tflm_conv_2d_s8_rows(d, e->in[0], e->in[1], bias, e->out[0], 0, 0, d->out_h);
+    } else {
+        tflm_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
+    }
+    return TFLM_OK;
+}
+
+const tflm_kernel_hooks_t tflm_conv_2d_hooks = {
+    .overlap = tflm_conv_overlap,
+    .window = conv_2d_window,
+    .run_window = conv_2d_run_window,
+};
 
 #endif // TFLM_KERNEL_CONV_2D

@@ -140,4 +140,26 @@ tflm_status_t tflm_depthwise_conv_2d_eval(tflm_eval_t *e) {
     return TFLM_OK;
 }
 
+static bool depthwise_conv_2d_window(const void *data, tflm_rows_t *g) {
+    return tflm_conv_geometry(data, 1, g);
+}
+
+// int8 by its rows (fast paths included), float32 by its loops.
+static tflm_status_t depthwise_conv_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
+    const conv_data_t *d = tflm_conv_set_window(e, w);
+    const void *bias = d->has_bias ? e->in[2] : NULL;
+    if (d->kind == CONV_INT8) {
+        tflm_depthwise_conv_2d_s8_rows(d, e->in[0], e->in[1], bias, e->out[0], 0, 0, d->out_h);
+    } else {
+        tflm_depthwise_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
+    }
+    return TFLM_OK;
+}
+
+const tflm_kernel_hooks_t tflm_depthwise_conv_2d_hooks = {
+    .overlap = tflm_conv_overlap,
+    .window = depthwise_conv_2d_window,
+    .run_window = depthwise_conv_2d_run_window,
+};
+
 #endif // TFLM_KERNEL_DEPTHWISE_CONV_2D

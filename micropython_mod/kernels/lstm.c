@@ -622,4 +622,22 @@ tflm_status_t tflm_unidirectional_sequence_lstm_eval(tflm_eval_t *e) {
     return TFLM_OK;
 }
 
+// The engine's hooks (engine/kernel.h): eval() goes through units of its
+// input in memory order (batch major: one step of one batch; time major: one
+// step of all batches) and writes a unit's output after its last read of the
+// unit's input, so as rows, output unit u reads input units after u only.
+static bool lstm_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g) {
+    (void)p;
+    const lstm_data_t *d = data;
+    int64_t units = d->time_major ? d->steps : (int64_t)d->batches * d->steps;
+    memset(g, 0, sizeof(*g));
+    g->batches = 1;
+    g->in_h = g->out_h = units <= INT32_MAX ? (int32_t)units : 0;
+    g->stride_h = 1;
+    g->pad_h = -1;
+    return true;
+}
+
+const tflm_kernel_hooks_t tflm_unidirectional_sequence_lstm_hooks = { .overlap = lstm_overlap };
+
 #endif // TFLM_KERNEL_UNIDIRECTIONAL_SEQUENCE_LSTM
