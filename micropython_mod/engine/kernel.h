@@ -266,4 +266,54 @@ tflm_status_t tflm_prep_expect_io(tflm_prepare_t *p, uint32_t min_in, uint32_t m
 // NotImplementedError naming a tensor type.
 tflm_status_t tflm_prep_unsupported_type(tflm_prepare_t *p, const char *what, unsigned type);
 
+// The checks kernels share, each a ValueError (NotImplementedError for a
+// type) with the same message whichever kernel fails it. A kernel's
+// prepare() is then: the shared checks, the op's own checks, the
+// quantization it derives, and its data; keep each part short (a function
+// of its own when it is long).
+//
+// One input and one output (an element-wise op: ABS, LOGISTIC, CAST, ...):
+//
+//     static const uint8_t types[] = { TFLM_FLOAT32, TFLM_INT8, TFLM_INT16 };
+//     tflm_tinfo_t in, out;
+//     uint8_t kind = 0; // 0, 1 or 2: the input's type's place in `types`
+//     tflm_status_t st = tflm_prep_unary(p, types, sizeof(types), &in, &out, &kind);
+//     if (st == TFLM_OK && kind != 0) {
+//         st = tflm_prep_positive_scales(p, &in, &out);
+//     }
+//     if (st) {
+//         return st;
+//     }
+//
+// Ops whose output type differs (CAST, QUANTIZE) take the parts:
+// tflm_prep_io_1_1(), then tflm_prep_type_in() for each tensor, then
+// tflm_prep_same_elements(). Two or three inputs (GATHER_ND, SELECT_V2):
+//
+//     tflm_tinfo_t params, indices, out;
+//     tflm_status_t st = tflm_prep_io_2_1(p, &params, &indices, &out);
+//
+// (binary arithmetic: tflm_binary_io() and the broadcast plans of
+// kernels/broadcast.h).
+
+// Exactly one input and one output, both present; reads them.
+tflm_status_t tflm_prep_io_1_1(tflm_prepare_t *p, tflm_tinfo_t *in, tflm_tinfo_t *out);
+// The same with two and three inputs.
+tflm_status_t tflm_prep_io_2_1(tflm_prepare_t *p, tflm_tinfo_t *a, tflm_tinfo_t *b, tflm_tinfo_t *out);
+tflm_status_t tflm_prep_io_3_1(tflm_prepare_t *p, tflm_tinfo_t *a, tflm_tinfo_t *b, tflm_tinfo_t *c, tflm_tinfo_t *out);
+// The tensor's type is one of types[0..n) (NotImplementedError naming `what`
+// otherwise); *kind: its place in the list (may be NULL).
+tflm_status_t tflm_prep_type_in(tflm_prepare_t *p, const char *what, const tflm_tinfo_t *t, const uint8_t *types,
+    uint32_t n, uint8_t *kind);
+// b has a's type.
+tflm_status_t tflm_prep_same_type(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b);
+// b has as many elements as a.
+tflm_status_t tflm_prep_same_elements(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b);
+// Both are quantized with a positive scale (every multiplier divides by it).
+tflm_status_t tflm_prep_positive_scales(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b);
+// An element-wise op's preamble: tflm_prep_io_1_1(), the input's type one of
+// `types` (*kind its place; kind may be NULL), the output of the same type
+// and element count.
+tflm_status_t tflm_prep_unary(tflm_prepare_t *p, const uint8_t *types, uint32_t n_types, tflm_tinfo_t *in,
+    tflm_tinfo_t *out, uint8_t *kind);
+
 #endif // TFLM_ENGINE_KERNEL_H

@@ -152,35 +152,16 @@ static void tflm_max_pool_2d_int16(const pool_data_t *d, const int16_t *input, i
 
 #if TFLM_KERNEL_AVERAGE_POOL_2D || TFLM_KERNEL_MAX_POOL_2D
 
+// Input types, in the order of the kinds.
+static const uint8_t pool_types[] = { TFLM_FLOAT32, TFLM_INT8, TFLM_INT16 };
+
 static tflm_status_t pool_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
-    if (st) {
-        return st;
-    }
     tflm_tinfo_t in, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
+    uint8_t kind = 0;
+    tflm_status_t st = tflm_prep_io_1_1(p, &in, &out);
+    if (st || (st = tflm_prep_type_in(p, "input", &in, pool_types, sizeof(pool_types), &kind))
+        || (st = tflm_prep_same_type(p, &in, &out))) {
         return st;
-    }
-    if (in.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input or output missing");
-    }
-    uint8_t kind;
-    switch (in.type) {
-        case TFLM_FLOAT32:
-            kind = POOL_FLOAT32;
-            break;
-        case TFLM_INT8:
-            kind = POOL_INT8;
-            break;
-        case TFLM_INT16:
-            kind = POOL_INT16;
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "output type %s differs from input type %s",
-            tflm_type_name(out.type), tflm_type_name(in.type));
     }
     if (in.ndims != 4 || out.ndims != 4) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input and output need 4 dimensions");
