@@ -221,6 +221,12 @@ static inline tflm_subgraph_rec_t *tflm_interp_subgraph(const tflm_interp_t *ip,
     return (tflm_subgraph_rec_t *)tflm_arena_ptr(ip->arena, ip->subgraphs_at) + index;
 }
 void *tflm_interp_tensor_data(const tflm_interp_t *ip, const tflm_tensor_rec_t *r);
+// A node's kernel data: in the arena, or read in place from a prepared model
+// (kernels never change data from tflm_prep_alloc(), so it may be in flash).
+static inline void *tflm_interp_node_data(const tflm_interp_t *ip, const tflm_node_rec_t *nr) {
+    return (nr->flags & TFLM_NODE_DATA_IN_MODEL) ? (void *)(ip->model->fb.buf + nr->data)
+                                                 : tflm_arena_ptr(ip->arena, nr->data);
+}
 // A node's or subgraph's index list: inputs, then outputs.
 static inline const uint16_t *tflm_interp_io(const tflm_interp_t *ip, uint32_t io) {
     return (const uint16_t *)(ip->lists_base + io);

@@ -71,10 +71,7 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
         }
         const tflm_kernel_t *k = &tflm_kernels[nr->kernel];
         tflm_eval_t e = {
-            // A prepared model's data is read in place (kernels never change
-            // data from tflm_prep_alloc(), so it may be in flash).
-            .data = (nr->flags & TFLM_NODE_DATA_IN_MODEL) ? (void *)(ip->model->fb.buf + nr->data)
-                                                          : tflm_arena_ptr(ip->arena, nr->data),
+            .data = tflm_interp_node_data(ip, nr),
             .in = ptrs,
             .out = ptrs + nr->n_inputs,
             .scratch = ptrs + n_io,
