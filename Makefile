@@ -50,13 +50,14 @@ MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MAN
 
 # The RISC-V and Xtensa compilers are for `make compile-check` (ESP32 cores);
 # cmake, g++ and Arm's libstdc++ build the RP2040 firmware and picotool;
-# Python's headers the host package's engine extension.
+# Python's headers the host package's engine extension; dpkg-source
+# unpacks QEMU's source package for the cycle estimator's plugin header.
 APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 	gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gcc-xtensa-lx106 picolibc-xtensa-lx106-elf \
-	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev
+	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev dpkg-dev
 
-.PHONY: help deps apt-deps venv micropython mpy-cross unix firmware qemu-firmware list-qemu-boards demo size-report fw-dir \
-	test engine-binaries test-engine test-pico test-esp32 fuzz soak clean distclean
+.PHONY: help deps apt-deps venv cycles-plugin micropython mpy-cross unix unix-asan test-attacks-asan firmware qemu-firmware \
+	list-qemu-boards demo size-report fw-dir test engine-binaries test-engine test-pico test-esp32 fuzz soak clean distclean
 
 help:
 	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
@@ -66,7 +67,7 @@ help:
 
 # pico-emulator (port_boards/boards.mk): rp2040js, which runs the RPI_PICO firmware in tests;
 # esp32-python: ESP-IDF's Python requirements in .venv (the ESP32 firmware's build).
-deps: apt-deps venv micropython pico-emulator esp32-python
+deps: apt-deps venv micropython pico-emulator cycles-plugin esp32-python
 
 apt-deps:
 	@missing=""; \
@@ -98,6 +99,22 @@ $(ENGINE_EXT_STAMP): $(VENV_STAMP) $(ENGINE_EXT_SOURCES)
 	cd host_tools && $(abspath $(PY)) setup.py -q build_ext --inplace -j $(JOBS)
 	@touch $@
 
+# The cycle estimator: a QEMU TCG plugin (host_tools/cycles), built against
+# the plugin header of the installed QEMU's own Debian source package
+# (fetched once, and again when the installed QEMU changes).
+CYCLES_DIR := $(BUILD)/cycles
+CYCLES_PLUGIN := $(CYCLES_DIR)/libtflm_cycles.so
+CYCLES_SOURCES := $(wildcard host_tools/cycles/*.c host_tools/cycles/*.h)
+
+cycles-plugin: $(CYCLES_PLUGIN)
+
+$(CYCLES_PLUGIN): $(CYCLES_SOURCES) | apt-deps
+	@if [ "$$(cat $(CYCLES_DIR)/include/qemu-plugin.version 2>/dev/null)" != \
+		"$$(dpkg-query -W -f='$${source:Version}' qemu-system-arm 2>/dev/null)" ]; then \
+		bash host_tools/cycles/fetch_plugin_header.sh $(BUILD) $(CYCLES_DIR)/include; fi
+	gcc -std=gnu99 -O2 -Wall -Wextra -Werror -fPIC -shared -I$(CYCLES_DIR)/include -Ihost_tools/cycles \
+		-o $@ host_tools/cycles/tflm_cycles.c host_tools/cycles/thumb.c
+
 micropython: $(MPY_STAMP)
 
 # MicroPython 1.25.0: Debian trixie's source package (through a private apt
@@ -126,6 +143,29 @@ $(MPY_CROSS): $(MPY_STAMP)
 unix: $(MPY_CROSS)
 	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix STRIP= \
 		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 $(MPY_MAKE_FLAGS)
+
+# The unix port under AddressSanitizer and UBSan (build/unix-asan): the
+# binding's attacks and API fuzzing run on it (TFLM_UNIX_BINARY). The
+# collector's heap is one block to ASan, so it sees accesses past the heap
+# and the engine's undefined behaviour, not a freed block of the heap
+# reused; the engine alone is fuzzed with exact bounds (make fuzz).
+# Exceptions unwind with setjmp/longjmp, which ASan follows (the port's own
+# assembly leaves its view of the stack stale); MicroPython's core passes
+# NULL with a zero length to memcpy, which UBSan would stop at.
+UNIX_ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+	-fno-sanitize=nonnull-attribute -DMICROPY_NLR_SETJMP=1 -Wno-clobbered
+unix-asan: $(MPY_CROSS)
+	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix-asan STRIP= \
+		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 COPT=-O1 \
+		CFLAGS_EXTRA="$(UNIX_ASAN_FLAGS)" LDFLAGS_EXTRA="$(UNIX_ASAN_FLAGS)" $(MPY_MAKE_FLAGS)
+
+# The attacks of tests/test_attacks.py and the API fuzz on the unix port
+# under the sanitizers.
+test-attacks-asan: unix-asan
+	TFLM_UNIX_BINARY=$(BUILD)/unix-asan/micropython ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+		nice $(PY) -m pytest -q tests/test_attacks.py -k unix
+	TFLM_UNIX_BINARY=$(BUILD)/unix-asan/micropython ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+		nice $(PY) tests/api_fuzz.py $(FUZZ_API_ASAN_N) $(FUZZ_SEED)
 
 # With TFLM_OPS, TFLM_PLANNERS or PLAN the firmware goes to its own folder,
 # build/<BOARD>-cfg-<hash>: MicroPython's make does not rebuild objects when
@@ -231,6 +271,8 @@ FUZZ_SEED ?= 2
 FUZZ_JOBS ?= 2
 FUZZ_CLI_N ?= 200
 FUZZ_API_N ?= 20000
+# Calls of the API fuzz on the sanitized unix port (make test-attacks-asan).
+FUZZ_API_ASAN_N ?= 4000
 # A UTC time (HH:MM) to stop at, counting the cases completed by then.
 FUZZ_DEADLINE ?=
 

@@ -18,8 +18,17 @@ $(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/%.o: CFLAGS += -fno-s
 # at -Os, for about 20 KB more code; TFLM_KERNEL_OPT= builds the kernels like
 # the rest of the firmware. (MicroPython's make does not rebuild objects when
 # flags change: use a fresh BUILD folder when switching.)
+# TFLM_KERNEL_OPT_ONLY="conv fully_connected ..." (a board short of flash)
+# gives TFLM_KERNEL_OPT to those kernel files only, the rest built as the
+# firmware is.
 TFLM_KERNEL_OPT ?= -O2
-$(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/kernels/%.o: CFLAGS += $(TFLM_KERNEL_OPT)
+TFLM_KERNEL_OPT_ONLY ?=
+TFLM_KERNEL_OBJ_DIR := $(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/kernels
+ifeq ($(strip $(TFLM_KERNEL_OPT_ONLY)),)
+$(TFLM_KERNEL_OBJ_DIR)/%.o: CFLAGS += $(TFLM_KERNEL_OPT)
+else
+$(addprefix $(TFLM_KERNEL_OBJ_DIR)/,$(addsuffix .o,$(TFLM_KERNEL_OPT_ONLY))): CFLAGS += $(TFLM_KERNEL_OPT)
+endif
 
 # TFLM_OPS="FULLY_CONNECTED QUANTIZE ..." links only those kernels.
 ifneq ($(strip $(TFLM_OPS)),)

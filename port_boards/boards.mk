@@ -266,9 +266,11 @@ ifeq ($(REAL_PORT),esp32)
 endif
 ifeq ($(REAL_PORT),stm32)
 	@# The port links firmware.elf again only when an object changed, not
-	@# when the flash map did (the board's .ld and makefile).
+	@# when the flash map did (the board's .ld and makefile), and compiles
+	@# nothing again when flags did (the makefile's TFLM_KERNEL_OPT_ONLY).
 	@f=$(FW_BUILD)/firmware.elf; if [ -f $$f ] && [ -n "$$(find $(TOP)/port_boards/$(BOARD) $(TOP)/port_boards/PYBV11 \
-		-newer $$f -print -quit)" ]; then echo "the board's files changed: linking $$f again"; rm -f $$f; fi
+		-newer $$f -print -quit)" ]; then echo "the board's files changed: compiling the module and linking $$f again"; \
+		rm -rf $$f $(FW_BUILD)/micropython_mod; fi
 	$(MAKE) -C $(MPY_DIR)/ports/stm32 BOARD=$(BOARD) BOARD_DIR=$(TOP)/port_boards/$(BOARD) \
 		BUILD=$(FW_BUILD) MICROPY_MPYCROSS=$(MPY_CROSS) USER_C_MODULES=$(TOP) TFLM_OPS="$(TFLM_OPS)" \
 		TFLM_PLANNERS="$(TFLM_PLANNERS)" TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)

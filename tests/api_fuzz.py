@@ -3,7 +3,15 @@ that calls tflm's functions, constructors and methods (Model, Interpreter,
 Arena, TensorInfo) with random argument types and values, positional and by
 keyword, on the unix port. Every call must return or raise a Python
 exception; a crash, a hang or a sanitizer report ends the process, which the
-caller sees. `make fuzz` runs many calls (FUZZ_API_N); tests/test_api_fuzz.py
+caller sees.
+
+Python-level attacks on the API are among the values and steps: objects
+whose __float__, __int__, __index__, __len__ or __iter__ run code that
+grows bytearrays given as arenas or models (MicroPython moves them and frees
+the old block), writes the arenas' bytes, calls an interpreter's __del__ or
+collects garbage in the middle of a call; bytearrays given as the arena of
+several interpreters and slices of arenas in use given as arenas and
+buffers; and writes to the arenas' bytes between calls. `make fuzz` runs many calls (FUZZ_API_N); tests/test_api_fuzz.py
 a short version.
 
     python tests/api_fuzz.py CALLS SEED [--doc docs/reliability.md]
@@ -32,10 +40,68 @@ DATA = [open(ROOT + '/' + n, 'rb').read() for n in {models}]
 models = [tflm.Model(d) for d in DATA]
 interps = [tflm.Interpreter(m) for m in models]
 arenas = [tflm.Arena(4096)]
+# Bytearrays given as they are (never through a memoryview: resizing one
+# under a view is MicroPython's own use after free) as arenas and a model,
+# which the attacks below grow and shrink.
+BAS = [bytearray(4096), bytearray(8192), bytearray(DATA[0])]
+models.append(tflm.Model(BAS[2]))
+interps += [tflm.Interpreter(models[0], BAS[0]), tflm.Interpreter(models[0], BAS[0]), tflm.Interpreter(models[-1])]
+def scribble(it):
+    try:
+        b = it.arena.buffer
+    except Exception:
+        return
+    for _ in range(1 + rnd(4)):
+        i = rnd(len(b)) if len(b) else 0
+        if len(b):
+            b[i] ^= 1 + rnd(255)
+def attack():
+    k = rnd(7)
+    if k == 0:
+        BAS[rnd(len(BAS))].extend(bytes(1 + rnd(64)))
+    elif k == 1:
+        b = BAS[rnd(len(BAS))]
+        if len(b) > 64:
+            del b[len(b) - 1 - rnd(64):]
+    elif k == 2:
+        scribble(interps[rnd(len(interps))])
+    elif k == 3:
+        interps[rnd(len(interps))].__del__()
+    elif k == 4:
+        gc.collect()
+    elif k == 5:
+        BAS[rnd(len(BAS))][rnd(64)] ^= 0xff
+    else:
+        junk = [bytearray(48) for _ in range(rnd(40))]
+class Evil:
+    def __init__(self, v, n=1):
+        self.v, self.n = v, n
+    def __float__(self):
+        attack()
+        return float(self.v)
+    def __int__(self):
+        attack()
+        return int(self.v)
+    def __index__(self):
+        attack()
+        return int(self.v)
+    def __len__(self):
+        attack()
+        return self.n
+    def __iter__(self):
+        for i in range(self.n):
+            if rnd(4) == 0:
+                attack()
+            yield self.v
 KW = ('arena', 'planner', 'plan', 'preallocated', 'quiet', 'path', 'size', 'count', 'index', 'scratch', 'model',
       'width', 'offset', 'name', 'x')
 def value():
-    k = rnd(30)
+    try:
+        return make_value()
+    except (ValueError, RuntimeError):  # made from a model whose bytearray the attacks changed or moved
+        return None
+def make_value():
+    k = rnd(33)
     if k == 0: return None
     if k == 1: return rnd(2) == 1
     if k == 2: return rnd(8) - 2
@@ -60,10 +126,19 @@ def value():
     if k in (19, 20, 21): return interps[rnd(len(interps))]
     if k == 22: return arenas[rnd(len(arenas))]
     if k == 23: return tflm.Arena
-    if k == 24: return models[rnd(len(models))].tensor(0)
+    if k == 24: return models[0].tensor(0)
     if k == 25: return b'TFPL' + bytes(rnd(40))
     if k == 26: return object()
     if k == 27: return memoryview(DATA[rnd(len(DATA))])
+    if k == 28: return Evil(rnd(3), (1, 2, 9216, 16384)[rnd(4)])
+    if k == 29: return [Evil(0.5) if rnd(2) else 0.25 for _ in range((1, 2, 5)[rnd(3)])]
+    if k == 30: return BAS[rnd(len(BAS))]
+    if k == 31:
+        it = interps[rnd(len(interps))]
+        b = it.arena.buffer
+        mine = any(b is x for x in BAS)  # no view of a bytearray the attacks resize
+        return memoryview(b)[rnd(max(1, len(b))):] if rnd(2) and not mine else b
+    if k == 32: return {{Evil(rnd(4)): bytearray(rnd(16))}}
     return rnd(4)
 def args():
     a = [value() for _ in range(rnd(4))]
@@ -78,7 +153,10 @@ def target():
     if k in (1, 2, 3): return models[rnd(len(models))]
     if k in (4, 5, 6, 7): return interps[rnd(len(interps))]
     if k == 8: return arenas[rnd(len(arenas))]
-    return models[rnd(len(models))].tensor(rnd(3))
+    try:
+        return models[rnd(len(models))].tensor(rnd(3))
+    except (ValueError, RuntimeError):  # a model whose bytearray the attacks changed or moved
+        return tflm
 NAMES = {{}}
 def names(obj):
     t = type(obj)
@@ -113,6 +191,9 @@ for i in range(CALLS):
     outcomes[key] = outcomes.get(key, 0) + 1
     if i % 97 == 0:
         gc.collect()
+    if rnd(50) == 0:
+        # The arena's bytes written between calls.
+        scribble(interps[rnd(len(interps))])
     if i % 500 == 499:
         # Fresh objects now and then: calls on dropped ones too.
         if len(interps) > 3: interps.pop(rnd(len(interps)))

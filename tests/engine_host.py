@@ -3,6 +3,7 @@ through its tflm_run binary: fast, and any out-of-bounds access fails."""
 
 from __future__ import annotations
 
+import fcntl
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,11 +34,20 @@ class EngineRun:
     buffers: list[tuple] = field(default_factory=list)
 
 
+def make_engine(build: Path, *make_args: str) -> None:
+    """Builds the engine's host programs into `build`, one process at a time
+    (pytest-xdist's workers would otherwise compile the same objects at once)."""
+    build.mkdir(parents=True, exist_ok=True)
+    with open(build / ".make.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run(["make", "-s", "-C", str(ROOT / "tests" / "engine"), f"BUILD={build}", *make_args, "binaries"],
+                       check=True)
+
+
 def tflm_run() -> Path:
     global _built
     if not _built:
-        subprocess.run(["make", "-s", "-C", str(ROOT / "tests" / "engine"), f"BUILD={BUILD}", "binaries"],
-                       check=True)
+        make_engine(BUILD)
         _built = True
     return BUILD / "tflm_run"
 

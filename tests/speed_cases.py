@@ -1,5 +1,6 @@
 """One-op models shaped like the cases the fast int8 kernels special-case
-(kernels/conv_s8.c, depthwise_conv_s8.c, fully_connected.c): pointwise
+(kernels/conv_s8.c, depthwise_conv_s8.c, fully_connected.c,
+batch_matmul.c): pointwise
 convolutions with channel counts on and off the 2x2 block, small windows
 gathered on the stack, 3x3 depthwise windows with stride 1 and 2 at every
 edge, odd widths, depth multipliers, per-channel and per-tensor scales,
@@ -160,4 +161,16 @@ def cases() -> list[Case]:
     # Two pixels in one 64-bit sum (Cortex-M3/M4): the largest sums, with
     # their own input sets (all -128, all 127, random).
     out += opgen.cases(16, only="CONV_2D/int8_lanes")
+    # Batch matrix multiplies (kernels/batch_matmul.c: two rows by two
+    # columns through kernels/mm_s8.h): the generator's odd and even sizes,
+    # and rows longer than a few 4-value steps, right operand constant
+    # (asymmetric) or computed.
+    out += opgen.cases(8, only="BATCH_MATMUL/int8")
+    for m, k_, n, const in [(5, 33, 7, True), (4, 64, 6, False), (3, 19, 2, True)]:
+        q, rq = act_quant(rng, "INT8"), ([0.01], [int(rng.integers(-20, 21))])
+        oq = ([float(np.float32(q[0][0] * 0.01 * 70 * 70 * math.sqrt(k_) / 60))], [int(rng.integers(-20, 21))])
+        rhs = random_data(rng, "INT8", (k_, n)) if const else None
+        model, _ = single_op("BATCH_MATMUL", [((2, m, k_), "INT8", None, q), ((k_, n), "INT8", rhs, rq)],
+                             [((2, m, n), "INT8", oq)])
+        out.append(Case(f"batch_matmul_{m}x{k_}x{n}", model, dict(m=m, k=k_, n=n, const=const)))
     return out

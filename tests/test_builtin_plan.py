@@ -1,6 +1,7 @@
 """A firmware for one model: person_detect's kernels only, its offline plan
 compiled in (`make firmware PLAN=...`) and no greedy planner at all
-(`TFLM_PLANNERS=offline`), on the emulated Netduino 2."""
+(`TFLM_PLANNERS=offline`), on the emulated Netduino 2; and what that
+firmware says of models whose ops it was built without."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import DEVICE_PRELUDE, ROOT, SUPPORTED_OPS, model_files, model_path
+from conftest import UNKNOWN_OPS_MESSAGE, DEVICE_PRELUDE, ROOT, SUPPORTED_OPS, model_files, model_path, \
+    unknown_ops_model
 from tflm_host import device
 from tflm_host.model import load_model
 from tflm_host.planning import formats, plan_model
@@ -73,3 +75,43 @@ for k in range(2):
     ref = reference_outputs(model_path(NAME), samples)
     for k in range(2):
         assert bytes.fromhex(out[5 + k]) == np.asarray(ref[k][0]).tobytes()
+
+
+def fc_and_unknown_model() -> bytes:
+    """FULLY_CONNECTED (a kernel of tflm, not in this firmware), then a
+    custom op no kernel implements."""
+    from tflm_host.builder import ModelBuilder
+
+    b = ModelBuilder()
+    sg = b.subgraph()
+    x = sg.tensor((1, 4), "FLOAT32")
+    w = sg.tensor((2, 4), "FLOAT32", data=np.ones((2, 4), np.float32))
+    y = sg.tensor((1, 2), "FLOAT32")
+    z = sg.tensor((1, 2), "FLOAT32")
+    sg.op("FULLY_CONNECTED", [x, w, -1], [y])
+    sg.op("CUSTOM:SignalFoo", [y], [z], custom_options=b"")
+    sg.inputs, sg.outputs = [x], [z]
+    return b.build()
+
+
+def test_ops_built_without_say_how_to_build_them_in(firmware):
+    """An op this firmware was built without names the setting that builds
+    it in; an op no kernel implements says so; tflm.ops lists the kernels."""
+    target, _ = firmware
+    code = DEVICE_PRELUDE + """
+print(tflm.ops)
+attempt(lambda: tflm.Interpreter(tflm.Model(load('fc.tflite'))))
+attempt(lambda: tflm.arena_size(tflm.Model(load('hello.tflite'))))
+attempt(lambda: tflm.Interpreter(tflm.Model(load('unknown.tflite'))))
+"""
+    files = {"fc.tflite": fc_and_unknown_model(), "unknown.tflite": unknown_ops_model(),
+             "hello.tflite": model_path("hello_world_int8.tflite").read_bytes()}
+    out = target.run([code], files).splitlines()
+    assert out[0] == "('AVERAGE_POOL_2D', 'CONV_2D', 'DEPTHWISE_CONV_2D', 'RESHAPE', 'SOFTMAX')"
+    assert out[1] == ('NotImplementedError model uses ops this firmware was built without: FULLY_CONNECTED '
+                      '(build them in: make firmware TFLM_OPS="FULLY_CONNECTED", this model\'s ops; '
+                      'tflm-host ops MODEL... prints them), and ops no kernel of tflm implements: CUSTOM:SignalFoo')
+    assert out[2] == ('NotImplementedError model uses ops this firmware was built without: FULLY_CONNECTED '
+                      '(build them in: make firmware TFLM_OPS="FULLY_CONNECTED", this model\'s ops; '
+                      'tflm-host ops MODEL... prints them)')
+    assert out[3] == "NotImplementedError " + UNKNOWN_OPS_MESSAGE

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import unknown_ops_model, EVERY_TARGET, MEASURED, MODELS, model_path
+from conftest import UNKNOWN_OPS_MESSAGE, unknown_ops_model, EVERY_TARGET, MEASURED, MODELS, model_path
 from tflm_host import cli, runner
 
 
@@ -147,7 +147,44 @@ def test_plan_command_errors(capsys, tmp_path):
     unknown = tmp_path / "unknown_ops.tflite"
     unknown.write_bytes(unknown_ops_model())
     code, _, err = run_cli(capsys, "plan", unknown)
-    assert code == 2 and "does not include: CUSTOM:SignalFoo, FLOOR" in err
+    assert code == 2 and UNKNOWN_OPS_MESSAGE in err
     code, out, _ = run_cli(capsys, "plan", model_path("simple_add_model.tflite"), "--preallocate", "input")
     assert code == 0 and "tensors 0, 1 pre-allocated outside the arena" in out
     assert re.search(r"this plan +16384 ", out)  # the sum, in place over nothing: the inputs are outside
+
+
+def test_ops_and_inspect_flag_missing_kernels(capsys, tmp_path):
+    """Before anything is flashed: `ops` and `inspect` name the ops no kernel
+    of tflm implements, and with --built-with (a firmware's TFLM_OPS) the
+    ones that firmware was built without, with the setting that adds them."""
+    unknown = tmp_path / "unknown_ops.tflite"
+    unknown.write_bytes(unknown_ops_model())
+    person = model_path("person_detect.tflite")
+    need = "AVERAGE_POOL_2D CONV_2D DEPTHWISE_CONV_2D RESHAPE SOFTMAX"
+    code, out, err = run_cli(capsys, "ops", person)
+    assert code == 0 and f'TFLM_OPS="{need}"' in out and err == ""
+    code, out, err = run_cli(capsys, "ops", person, unknown)
+    assert code == 1 and f'TFLM_OPS="{need}"' in out
+    assert err == ("tflm-host ops: no kernel of tflm implements CUSTOM:SignalFoo, SKIP_GRAM "
+                   "(no TFLM_OPS setting builds them in)\n")
+    code, out, err = run_cli(capsys, "ops", person, "--built-with", "CONV_2D SOFTMAX,RESHAPE")
+    assert code == 1
+    assert err == (f'tflm-host ops: a firmware built with TFLM_OPS="CONV_2D SOFTMAX RESHAPE" lacks '
+                   f'DEPTHWISE_CONV_2D, AVERAGE_POOL_2D: build it with TFLM_OPS="{need}"\n')
+    code, _, err = run_cli(capsys, "ops", person, "--built-with", need)
+    assert code == 0 and err == ""
+
+    code, out, _ = run_cli(capsys, "inspect", unknown)
+    assert code == 0 and ("kernels: no kernel of tflm implements CUSTOM:SignalFoo, SKIP_GRAM "
+                          "(no TFLM_OPS setting builds them in)") in out.splitlines()
+    code, out, _ = run_cli(capsys, "inspect", person)
+    assert f'kernels: tflm has every op (TFLM_OPS="{need}" links only these)' in out.splitlines()
+    code, out, _ = run_cli(capsys, "inspect", person, "--built-with", "CONV_2D", "--json")
+    kernels = json.loads(out)["kernels"]
+    assert kernels == {"unimplemented": [], "left_out": ["DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "RESHAPE", "SOFTMAX"],
+                       "tflm_ops": need}
+    # custom ops by their flag or their name
+    audio = model_path("audio_preprocessor_int8.tflite")
+    code, out, _ = run_cli(capsys, "inspect", audio, "--built-with", "CUSTOM:SignalWindow SIGNAL_RFFT", "--json")
+    left = json.loads(out)["kernels"]["left_out"]
+    assert "CUSTOM:SignalWindow" not in left and "CUSTOM:SignalRfft" not in left and "CUSTOM:SignalPCAN" in left

@@ -3,6 +3,7 @@ and `make firmware` for a real board says what to install when the SDKs are miss
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -26,6 +27,17 @@ def make(*args, timeout=600, env=None):
     return subprocess.run(MAKE + list(args), capture_output=True, text=True, timeout=timeout, env=env)
 
 
+def compile_check_run() -> tuple[subprocess.CompletedProcess, str]:
+    """`make compile-check` and the size table it wrote, one process at a
+    time (it rewrites build/compile-check/sizes.md on every run)."""
+    out = BUILD / "compile-check"
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / ".compile-check.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = make("compile-check")
+        return r, (out / "sizes.md").read_text() if r.returncode == 0 else ""
+
+
 def sources():
     mod = ROOT / "micropython_mod"
     return sorted(str(p.relative_to(mod).with_suffix(".o")) for part in ("engine", "kernels", "binding")
@@ -36,13 +48,13 @@ def sources():
 def compile_check():
     if not shutil.which("make"):
         pytest.skip("no make")
-    r = make("compile-check")
+    r, table = compile_check_run()
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
-    return r
+    return r, table
 
 
 def test_every_file_compiles_for_every_cpu(compile_check):
-    table = (BUILD / "compile-check" / "sizes.md").read_text()
+    run, table = compile_check
     for cpu in CPUS + ["cortex-m4-ops"]:
         objs = BUILD / "compile-check" / cpu
         missing = [o for o in sources() if not (objs / o).is_file()]
@@ -51,11 +63,11 @@ def test_every_file_compiles_for_every_cpu(compile_check):
         cells = [c.strip() for c in row.strip("|").split("|")]
         engine, kernels, binding, total = (int(c.replace(",", "")) for c in cells[2:6])
         assert engine > 0 and kernels > 0 and binding > 0 and total == engine + kernels + binding
-    assert "compile-check: " in compile_check.stdout
+    assert "compile-check: " in run.stdout
 
 
 def test_fewer_kernels_are_smaller(compile_check):
-    table = (BUILD / "compile-check" / "sizes.md").read_text()
+    _, table = compile_check
 
     def kernels(cpu):
         row = next(line for line in table.splitlines() if line.startswith(f"| {cpu} |"))
@@ -65,7 +77,7 @@ def test_fewer_kernels_are_smaller(compile_check):
 
 
 def test_objects_are_reused(compile_check):
-    r = make("compile-check")
+    r, _ = compile_check_run()
     assert r.returncode == 0, r.stderr
     assert not re.search(r"^CC ", r.stdout, re.M), "objects were rebuilt although nothing changed"
 

@@ -82,8 +82,7 @@ def arch_binary(arch: str):
         else:
             out = build_dir() / f"engine-arch-{arch}"
             # The engine's own flags, and the family chosen through CC.
-            subprocess.run(["make", "-s", "-C", str(ROOT / "tests" / "engine"), f"BUILD={out}",
-                            f"CC=gcc {ARCHS[arch]}", "binaries"], check=True)
+            engine_host.make_engine(out, f"CC=gcc {ARCHS[arch]}")
             _binaries[arch] = out / "tflm_run"
     return _binaries[arch]
 

@@ -17,29 +17,19 @@
 // ---------------------------------------------------------------------------
 // Errors
 
-// NotImplementedError naming every op the model needs and this build lacks,
-// else the exception the engine's status stands for.
+// NotImplementedError naming every op the model needs and this build lacks
+// (left out, or with no kernel at all), else the exception the engine's
+// status stands for.
 static PyObject *raise_engine(tflm_model_t *model, const tflm_error_t *err) {
-    char name[72];
-    if (err->status == TFLM_ERR_NOT_IMPLEMENTED && model && tflm_interp_missing_op(model, 0, name, sizeof(name))) {
-        PyObject *names = PyList_New(0);
-        for (uint32_t n = 0; names && tflm_interp_missing_op(model, n, name, sizeof(name)); ++n) {
-            PyObject *s = PyUnicode_FromString(name);
-            if (!s || PyList_Append(names, s) < 0) {
-                Py_XDECREF(s);
-                Py_CLEAR(names);
-                break;
-            }
-            Py_DECREF(s);
+    size_t n = err->status == TFLM_ERR_NOT_IMPLEMENTED && model ? tflm_interp_missing_ops_message(model, NULL, 0) : 0;
+    if (n) {
+        char *msg = PyMem_Malloc(n + 1);
+        if (msg == NULL) {
+            return PyErr_NoMemory();
         }
-        PyObject *sep = names ? PyUnicode_FromString(", ") : NULL;
-        PyObject *joined = sep ? PyUnicode_Join(sep, names) : NULL;
-        if (joined) {
-            PyErr_Format(PyExc_NotImplementedError, "model uses ops this firmware does not include: %U", joined);
-        }
-        Py_XDECREF(joined);
-        Py_XDECREF(sep);
-        Py_XDECREF(names);
+        tflm_interp_missing_ops_message(model, msg, n + 1);
+        PyErr_SetString(PyExc_NotImplementedError, msg);
+        PyMem_Free(msg);
         return NULL;
     }
     PyObject *type;
@@ -134,8 +124,28 @@ static PyObject *model_missing_ops(ModelObject *self, PyObject *unused) {
     return out;
 }
 
+// The NotImplementedError's message for the ops the model uses that this
+// build has no kernel for (the firmware's), or None.
+static PyObject *model_missing_ops_message(ModelObject *self, PyObject *unused) {
+    (void)unused;
+    size_t n = tflm_interp_missing_ops_message(&self->model, NULL, 0);
+    if (n == 0) {
+        Py_RETURN_NONE;
+    }
+    char *msg = PyMem_Malloc(n + 1);
+    if (msg == NULL) {
+        return PyErr_NoMemory();
+    }
+    tflm_interp_missing_ops_message(&self->model, msg, n + 1);
+    PyObject *out = PyUnicode_FromString(msg);
+    PyMem_Free(msg);
+    return out;
+}
+
 static PyMethodDef model_methods[] = {
     { "missing_ops", (PyCFunction)model_missing_ops, METH_NOARGS, "Ops the model uses that have no kernel here." },
+    { "missing_ops_message", (PyCFunction)model_missing_ops_message, METH_NOARGS,
+      "The error's message for the ops the model uses that have no kernel here, or None." },
     { NULL, NULL, 0, NULL },
 };
 

@@ -130,6 +130,12 @@ def missing_ops(model: Model) -> list[str]:
     return engine_model(model).missing_ops()
 
 
+def missing_ops_message(model: Model) -> str | None:
+    """What the module says of a model whose ops it lacks (as a firmware
+    with every kernel does: ops no kernel implements), or None."""
+    return engine_model(model).missing_ops_message()
+
+
 def kernel_ops() -> dict[str, str]:
     """The ops the module has kernels for, with what their output 0 may
     share with an input ("none", "view", "in_place")."""
@@ -201,4 +207,4 @@ def bound(model: Model) -> int:
 
 
 __all__ = ["Buffer", "Layout", "Node", "UnsupportedModel", "plan_layout", "layout_of", "interpreter", "bound",
-           "missing_ops", "kernel_ops", "PLANNERS", "MAX_CALL_DEPTH"]
+           "missing_ops", "missing_ops_message", "kernel_ops", "PLANNERS", "MAX_CALL_DEPTH"]

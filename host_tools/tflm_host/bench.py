@@ -819,9 +819,10 @@ def cmsis_library(board: str, anchor: Path, work: Path, opt: str = "-O2", worker
     return lib, " ".join(flags)
 
 
-def cmsis_elf(board: str, model_path: Path, anchor: Path, work: Path, workers: int = 2) -> tuple[Path, list[str]]:
+def cmsis_elf(board: str, model_path: Path, anchor: Path, work: Path, workers: int = 2,
+              opt: str = "-O2") -> tuple[Path, list[str]]:
     """The harness running one model's layers with CMSIS-NN for a board's core."""
-    lib, flags = cmsis_library(board, anchor, work, workers=workers)
+    lib, flags = cmsis_library(board, anchor, work, opt=opt, workers=workers)
     out = lib.parent
     source, names = cmsis_layers_source(load_model(model_path))
     c = out / f"model_{model_path.stem}.c"
@@ -1307,3 +1308,617 @@ def speed_report(models: list[Path], boards: list[str], runs: int, anchor: Path,
              "fully connected, LSTM and SVDF operators' starting sums with the input offset folded in, which saves "
              "an addition per multiply-accumulate.\n")
     return text
+
+
+# -- speed in cycles (bench speed --cycles) ----------------------------------------
+#
+# The cycle estimator (host_tools/cycles, cycles.py) times the same runs:
+# our firmware on the QEMU boards with a mark at qemuboard.icount() (each
+# _count() of SPEED_DEVICE_CODE is one), CMSIS-NN's harness with a mark at
+# its ticks(); the RPI_PICO firmware's cycles come from the RP2040
+# emulator's own timing model.
+
+# The layer-by-layer runs' counts are means over the runs; the cost of the
+# counter's call comes off as it does for instructions.
+def measure_ours_cycles(board: str, files: dict[str, bytes], runs: dict[str, int], firmware: Path | None = None,
+                        timeout: float = 3600) -> dict[str, tuple["cycles.Counts", list, int]]:
+    """Per model file: its counts per invoke under the estimator (mean over
+    the runs), its first output values, and the device's own instruction
+    figure (qemuboard.icount) for the same runs."""
+    from . import cycles
+    from .device import elf_symbol
+
+    tgt = make_target(board, firmware)
+    fw = tgt.board.firmware
+    mark = elf_symbol(fw, "qemuboard_icount")
+    core = cycles.BOARD_CORES[board]
+    regions = cycles.flash_regions(board, fw, (tgt.board.romfs_start, tgt.board.romfs_size))
+    results = {}
+    for batch in romfs_batches(tgt, files):
+        chunks = [QEMU_COUNTER, SPEED_DEVICE_CODE] + [f"_measure({n!r}, {runs[n]})" for n in batch]
+        with tempfile.TemporaryDirectory(prefix="tflm-cycles-") as tmp:
+            out = Path(tmp, "marks.txt")
+            text = tgt.run(chunks, {n: files[n] for n in batch}, timeout=timeout,
+                           plugin=cycles.plugin_option(core, [mark], out, board, regions))
+            marks = cycles.parse_marks(out.read_text() if out.is_file() else "")
+        device = {}
+        for line in text.splitlines():
+            if line.startswith("@RUN "):
+                parts = line.split()
+                device[parts[1]] = (int(parts[2]), [_number(v) for v in parts[3:]])
+        i = 0
+        for n in batch:
+            if n not in device or i + 4 * runs[n] > len(marks):
+                raise RuntimeError(f"{board}: no figure for {n}:\n{text[-2000:]}")
+            total = None
+            for _ in range(runs[n]):
+                c, d, a, e = marks[i:i + 4]
+                i += 4
+                one = (e - a) - (d - c)
+                total = one if total is None else total + one
+            results[n] = (total.div(runs[n]), device[n][1], device[n][0])
+        if i != len(marks):
+            raise RuntimeError(f"{board}: {len(marks)} marks for {i} counter calls")
+    return results
+
+
+@dataclass
+class CmsisCycles:
+    opt: str
+    run: CmsisRun             # its own instruction figures and output
+    layers: list              # cycles.Counts per layer
+    chain: "cycles.Counts"    # all layers back to back, once
+
+
+def run_cmsis_cycles(board: str, elf: Path, opt: str) -> CmsisCycles:
+    """The harness on the board's QEMU machine under the estimator, with a
+    mark at ticks(): its calls are, in order, 1002 (the call's cost), 2 (the
+    check loop), per layer 2 and 2 more when the layer is repeated, then 2
+    for the chain."""
+    from . import cycles
+
+    core = cycles.BOARD_CORES[board]
+    marks, text = cycles.run_qemu_elf(elf, core, [cycles.symbol(elf, "ticks")], board=board, timeout=3600,
+                                      extra=["-icount", "shift=0"])
+    layer_lines = re.findall(r"^layer \d+ .*? : (\d+)(?: reps (\d+))?", text, re.M)
+    chain = re.search(r"^total_chain (\d+)", text, re.M)
+    if "STATUS" in text or not chain or not layer_lines:
+        raise RuntimeError(f"CMSIS-NN harness failed on {board}:\n{text[-2000:]}")
+    out = re.search(r"^output(.*)$", text, re.M)
+    run = CmsisRun([int(n) for n, _ in layer_lines], int(chain.group(1)),
+                   [int(v) for v in out.group(1).split()] if out else [])
+    i = 1002 + 2
+    layers = []
+    for _, reps in layer_lines:
+        if reps:
+            layers.append((marks[i + 3] - marks[i + 2]).div(int(reps)))
+            i += 4
+        else:
+            layers.append(marks[i + 1] - marks[i])
+            i += 2
+    if i + 2 != len(marks):
+        raise RuntimeError(f"CMSIS-NN harness on {board}: {len(marks)} ticks() calls, expected {i + 2}")
+    return CmsisCycles(opt, run, layers, marks[i + 1] - marks[i])
+
+
+CMSIS_OPTS = ("-O2", "-O3", "-Os")
+
+
+def cmsis_best(board: str, path: Path, anchor: Path, work: Path, workers: int = 2) -> tuple[CmsisCycles, dict]:
+    """CMSIS-NN built at each optimisation level; the one with the fewest
+    cycles for the whole chain, and every level's cycles."""
+    runs = {}
+    for opt in CMSIS_OPTS:
+        elf, names = cmsis_elf(board, path, anchor, work, workers, opt)
+        runs[opt] = run_cmsis_cycles(board, elf, opt)
+    best = min(runs.values(), key=lambda r: r.chain.cycles)
+    return best, {o: r.chain.cycles for o, r in runs.items()}
+
+
+@dataclass
+class CyclesRow:
+    model: str
+    board: str
+    names: list[str]
+    kinds: list[str]
+    ours: "cycles.Counts"
+    ours_layers: list
+    ours_device_insns: int
+    cmsis: CmsisCycles | None  # None: a model the harness does not run
+    cmsis_opts: dict
+    same_output: bool
+    pico: bool = False  # ours from the RP2040 emulator (no layers, no estimator events)
+
+
+def speed_cycles_rows(models: list[Path], boards: list[str], runs: int, anchor: Path = ANCHOR_DIR,
+                      workers: int = 2, progress=None) -> list[CyclesRow]:
+    """Ours and CMSIS-NN's instructions and cycles, whole model and layer by
+    layer, on each QEMU board (the estimator) and on RPI_PICO (the RP2040
+    emulator; CMSIS-NN there: the estimator's Cortex-M0+ figure on the
+    microbit machine)."""
+    from . import cycles
+
+    work = build_dir() / "cmsis-nn"
+    rows = []
+    qemu = [b for b in boards if b in CMSIS_CORES]
+    steps = [(b, m) for m in models for b in qemu] + [("RPI_PICO", m) for m in models if "RPI_PICO" in boards]
+    cmsis_m0 = {}
+    for i, (board, path) in enumerate(steps):
+        if progress:
+            progress(i, len(steps), f"{path.stem} on {board}")
+        model = load_model(path)
+        kinds = [layer_kind(model, op) for op in model.main.operators]
+        try:
+            names = cmsis_layers_source(model)[1]
+        except ValueError:
+            names = None  # not a chain the harness runs: ours alone, the whole model
+        if names is None:
+            files = {path.name: path.read_bytes()}
+            counts = {path.name: runs}
+            if board == "RPI_PICO":
+                insns = measure_ours("RPI_PICO", files, counts)[path.name]
+                cyc = measure_ours("RPI_PICO", files, counts, counter="cycles")[path.name][0]
+                ours = cycles.Counts(insns=insns[0], cycles=cyc, min=cyc, max=cyc)
+                rows.append(CyclesRow(path.name, board, [], [], ours, [], insns[0], None, {}, False, pico=True))
+            else:
+                whole = measure_ours_cycles(board, files, counts)[path.name]
+                rows.append(CyclesRow(path.name, board, [], [], whole[0], [], whole[2], None, {}, False))
+            continue
+        if board == "RPI_PICO":
+            files = {path.name: path.read_bytes()}
+            counts = {path.name: runs}
+            insns = measure_ours("RPI_PICO", files, counts)[path.name]
+            cyc = measure_ours("RPI_PICO", files, counts, counter="cycles")[path.name][0]
+            if path.name not in cmsis_m0:
+                cmsis_m0[path.name] = cmsis_best("MICROBIT", path, anchor, work, workers)
+            cm, opts = cmsis_m0[path.name]
+            ours = cycles.Counts(insns=insns[0], cycles=cyc, min=cyc, max=cyc)
+            rows.append(CyclesRow(path.name, board, names, kinds, ours, [], insns[0], cm, opts,
+                                  insns[1][:len(cm.run.output)] == cm.run.output[:16], pico=True))
+            continue
+        cm, opts = cmsis_best(board, path, anchor, work, workers)
+        if board == "MICROBIT":
+            cmsis_m0[path.name] = (cm, opts)
+        files = {"model.tflite": path.read_bytes()}
+        for op in model.main.operators:
+            files[f"op{op.index:02d}.tflite"] = one_op_model(model, op)
+        counts = {n: runs if n == "model.tflite" else max(runs, 2) for n in files}
+        ours = measure_ours_cycles(board, files, counts)
+        ops = [f"op{op.index:02d}.tflite" for op in model.main.operators]
+        whole = ours["model.tflite"]
+        rows.append(CyclesRow(path.name, board, names, kinds, whole[0], [ours[n][0] for n in ops], whole[2], cm, opts,
+                              whole[1][:len(cm.run.output)] == cm.run.output[:16]))
+    return rows
+
+
+def _ms(cycles_: int, hz: int) -> str:
+    return f"{cycles_ * 1000 / hz:.1f}"
+
+
+def _core_of(board: str) -> str:
+    from . import cycles
+    return cycles.CORE_NAMES[cycles.BOARD_CORES.get(board, "m0plus")]
+
+
+def speed_cycles_json(rows: list[CyclesRow]) -> list[dict]:
+    """One object per model and board (bench speed --cycles --json)."""
+    from . import cycles
+
+    out = []
+    for r in rows:
+        real = cycles.REAL_BOARDS[r.board]
+        ours_flash = 0 if r.pico else cycles.flash_cycles(r.board, r.ours)
+        cm_board = "MICROBIT" if r.pico else r.board
+        cm = r.cmsis.chain if r.cmsis else None
+        out.append({
+            "model": r.model, "board": r.board, "core": _core_of(r.board), "real_board": real.chip,
+            "clock_hz": real.hz, "timing": "rp2040js" if r.pico else "estimator",
+            "instructions": r.ours.insns, "cycles": r.ours.cycles, "cycles_min": r.ours.min,
+            "cycles_max": r.ours.max, "ms": r.ours.cycles * 1000 / real.hz,
+            "flash_wait_cycles": None if r.pico else ours_flash,
+            "cmsis_nn_opt": r.cmsis.opt if cm else None, "cmsis_nn_instructions": cm.insns if cm else None,
+            "cmsis_nn_cycles": cm.cycles if cm else None, "cmsis_nn_cycles_min": cm.min if cm else None,
+            "cmsis_nn_cycles_max": cm.max if cm else None,
+            "cmsis_nn_ms": cm.cycles * 1000 / real.hz if cm else None,
+            "cmsis_nn_flash_wait_cycles": cycles.flash_cycles(cm_board, cm) if cm else None,
+            "cmsis_nn_cycles_by_opt": r.cmsis_opts, "same_output": r.same_output if cm else None,
+            "classes": {k: {"instructions": v[0], "cycles": v[1]} for k, v in r.ours.classes.items()},
+            "cmsis_nn_classes": {k: {"instructions": v[0], "cycles": v[1]} for k, v in cm.classes.items()} if cm else None,
+            "layers": [{"name": n, "kind": k, "instructions": o.insns, "cycles": o.cycles,
+                        "cmsis_nn_instructions": c.insns, "cmsis_nn_cycles": c.cycles}
+                       for n, k, o, c in zip(r.names, r.kinds, r.ours_layers, r.cmsis.layers)] if cm else [],
+        })
+    return out
+
+
+_CLASS_COLUMNS = ("alu", "mul", "mull", "dsp", "load", "store", "multi", "branch", "fp", "sys")
+
+
+def _class_share(c, k: str) -> str:
+    n, cyc = c.classes.get(k, (0, 0))
+    return f"{100 * cyc / c.cycles:.0f}%" if c.cycles and cyc else "-"
+
+
+def _stalls(c) -> str:
+    n = c.events.get("interlock", 0)
+    return f"{n:,} ({100 * n / c.cycles:.1f}%)" if c.cycles else "-"
+
+
+def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
+    from . import cycles
+
+    lines = ["| model | board (core) | real board, clock | CMSIS-NN: instructions | CMSIS-NN: cycles (best level) | "
+             "ours: instructions | ours: cycles | ours / CMSIS-NN, cycles | ours / CMSIS-NN, instructions | "
+             "ms, CMSIS-NN / ours | flash wait cycles, CMSIS-NN / ours | same output |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        real = cycles.REAL_BOARDS[r.board]
+        cm = r.cmsis.chain if r.cmsis else None
+        cm_board = "MICROBIT" if r.pico else r.board
+        timing = " (rp2040js)" if r.pico else ""
+        flash = ((f"{cycles.flash_cycles(cm_board, cm):,}" if cm else "-") + " / "
+                 + ("-" if r.pico else f"{cycles.flash_cycles(r.board, r.ours):,}"))
+        lines.append(
+            f"| {r.model} | {r.board} ({_core_of(r.board)}) | {real.chip}, {real.hz // 1_000_000} MHz | "
+            + (f"{cm.insns:,} | {cm.cycles:,} ({r.cmsis.opt}) | " if cm else "- | - | ")
+            + f"{r.ours.insns:,} | {r.ours.cycles:,}{timing} | "
+            + (f"{_ratio(r.ours.cycles, cm.cycles)} | {_ratio(r.ours.insns, cm.insns)} | " if cm else "- | - | ")
+            + (f"{_ms(cm.cycles, real.hz)}" if cm else "-") + f" / {_ms(r.ours.cycles, real.hz)} | {flash} | "
+            + ("-" if not cm else "yes" if r.same_output else "NO") + " |")
+    lines += ["", "Cycles per invoke: the estimator's nominal figure (see *The cycle estimator* below) on the QEMU "
+              "boards; on RPI_PICO the real Pico firmware's cycles as the RP2040 emulator (rp2040js) times them, "
+              "next to CMSIS-NN's Cortex-M0+ estimate. CMSIS-NN: Arm's kernels built at -O2, -O3 and -Os, the "
+              "level with the fewest cycles shown, run by the anchor's bare-metal harness, all layers back to "
+              "back from an all-zero input: kernels only, no interpreter. Ours: `invoke()` of the whole model "
+              "from the board's flash (ROMFS), inputs all zero, the counter's own cost taken off. Milliseconds at "
+              "the real board's clock, flash wait states apart (their own column: upper bounds, see below). "
+              "Same output: our model's first output values equal CMSIS-NN's.",
+              "", "### The least and most cycles (the TRM's ranges)", "",
+              "| model | board | CMSIS-NN: least - most | ours: least - most |", "|---|---|---|---|"]
+    for r in rows:
+        if r.pico:
+            continue
+        cm = f"{r.cmsis.chain.min:,} - {r.cmsis.chain.max:,}" if r.cmsis else "-"
+        lines.append(f"| {r.model} | {r.board} | {cm} | {r.ours.min:,} - {r.ours.max:,} |")
+    lines += ["", "### Where the cycles go", "",
+              "| model | board | kernels | " + " | ".join(_CLASS_COLUMNS) + " | stalls |",
+              "|---|---|---|" + "---|" * (len(_CLASS_COLUMNS) + 1)]
+    for r in rows:
+        if r.pico or not r.cmsis:
+            continue
+        for who, c in (("CMSIS-NN", r.cmsis.chain), ("ours", r.ours)):
+            lines.append(f"| {r.model} | {r.board} | {who} | " + " | ".join(_class_share(c, k) for k in _CLASS_COLUMNS)
+                         + f" | {_stalls(c)} |")
+    lines += ["", "Shares of the nominal cycles by instruction class (mul: MUL, MLA, MLS; mull: the 64-bit "
+              "multiplies, at their worst on the M3; dsp: the M4's DSP instructions; multi: LDM, STM, PUSH, POP, "
+              "LDRD, STRD). Stalls: loads and stores that waited for an address computed by the instruction "
+              "before them, and their share of the cycles."]
+    lines += ["", "### By layer type, in cycles", "",
+              "| model | board | layer type | layers | CMSIS-NN: cycles | ours: cycles | ours / CMSIS-NN, cycles | "
+              "ours / CMSIS-NN, instructions |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r.pico or not r.cmsis:
+            continue
+        kinds: dict[str, list[int]] = {}
+        for kind, c, o in zip(r.kinds, r.cmsis.layers, r.ours_layers):
+            agg = kinds.setdefault(kind, [0, 0, 0, 0, 0])
+            agg[0] += 1
+            agg[1] += c.cycles
+            agg[2] += o.cycles
+            agg[3] += c.insns
+            agg[4] += o.insns
+        for kind, (n, c, o, ci, oi) in kinds.items():
+            lines.append(f"| {r.model} | {r.board} | {kind} | {n} | {c:,} | {o:,} | {_ratio(o, c)} | {_ratio(oi, ci)} |")
+    for r in rows:
+        if r.pico or not r.cmsis:
+            continue
+        lines += ["", f"### {r.model} on {r.board} ({_core_of(r.board)}), layer by layer", "",
+                  "| # | layer | CMSIS-NN: instructions | CMSIS-NN: cycles | ours: instructions | ours: cycles | "
+                  "ours / CMSIS-NN, cycles |", "|---|---|---|---|---|---|---|"]
+        for k, (name, c, o) in enumerate(zip(r.names, r.cmsis.layers, r.ours_layers)):
+            lines.append(f"| {k} | {name} | {c.insns:,} | {c.cycles:,} | {o.insns:,} | {o.cycles:,} | "
+                         f"{_ratio(o.cycles, c.cycles)} |")
+        lines.append(f"| | sum of layers / whole model | {sum(c.insns for c in r.cmsis.layers):,} / "
+                     f"{r.cmsis.chain.insns:,} | {sum(c.cycles for c in r.cmsis.layers):,} / {r.cmsis.chain.cycles:,} | "
+                     f"{sum(o.insns for o in r.ours_layers):,} / {r.ours.insns:,} | "
+                     f"{sum(o.cycles for o in r.ours_layers):,} / {r.ours.cycles:,} | |")
+    lines += ["", "A layer of ours is a model of that one operator (the same tensors, weights and options), so it "
+              "includes invoke()'s dispatch (about 500 instructions)."]
+    return "\n".join(lines) + "\n"
+
+
+def estimator_check_rows(models: list[Path], workers: int = 2, progress=None) -> list:
+    """The estimator's Cortex-M0+ cycles against the RP2040 emulator's for
+    one invoke of each model by the same bare-metal object code
+    (cycles.engine_check); a model that does not run there is left out."""
+    from . import cycles
+
+    work = build_dir() / "cycles" / "engine"
+    rows = []
+    runnable = [p for p in models if not arena.missing_ops(load_model(p))]
+    for i, path in enumerate(runnable):
+        if progress:
+            progress(i, len(runnable), f"{path.stem}: estimator and rp2040js")
+        try:
+            rows.append(cycles.engine_check(path, work, workers))
+        except RuntimeError as e:
+            rows.append((path.name, str(e).splitlines()[-1][:120] if str(e) else "failed"))
+    return rows
+
+
+def estimator_check_markdown(rows: list) -> str:
+    lines = ["| model | instructions (estimator / rp2040js) | cycles: estimator (Cortex-M0+) | cycles: rp2040js | "
+             "estimator / rp2040js - 1 | PUSH with LR + POP with PC | difference less those | same output |",
+             "|---|---|---|---|---|---|---|---|"]
+    worst = 0.0
+    for r in rows:
+        if isinstance(r, tuple):
+            lines.append(f"| {r[0]} | did not run bare metal: {r[1]} | | | | | | |")
+            continue
+        e, p = r.estimator, r.emulator
+        worst = max(worst, abs(r.difference))
+        lines.append(f"| {r.model} | {e.insns:,} / {p.insns:,} | {e.cycles:,} | {p.cycles:,} | "
+                     f"{r.difference * 100:+.2f}% | {r.explained:,} | {e.cycles - p.cycles - r.explained:,} | "
+                     f"{'yes' if r.output_qemu == r.output_pico else 'NO'} |")
+    lines += ["", f"Largest difference: {worst * 100:.2f}%. One invoke (after a first one) of each shared model by the "
+              "engine alone, bare metal (tests/cycles/engine_main.c): the same object files (ARMv6-M, the RPI_PICO "
+              "firmware's flags: engine -Os, kernels -O2), linked once for QEMU's microbit (the estimator, "
+              "Cortex-M0+ table) and once for the RP2040 (rp2040js), the model in flash, data in SRAM; only "
+              "addresses differ, so both run the same instructions (the counts above). rp2040js's timing counts "
+              "N of PUSH and POP without LR and PC, where the TRM counts them: one cycle per PUSH with LR and per "
+              "POP with PC, which is the whole difference (the last column but one)."]
+    return "\n".join(lines) + "\n"
+
+
+def estimator_markdown() -> str:
+    """How the estimator counts (docs/speed.md)."""
+    from . import cycles
+
+    boards = "\n".join(f"- {b} ({cycles.REAL_BOARDS[b].chip}): {cycles.REAL_BOARDS[b].note}."
+                       for b in ("MICROBIT", "MPS2_AN385", "NETDUINOPLUS2"))
+    return f"""The cycle counts come from a QEMU TCG plugin of the project's (host_tools/cycles, built by `make
+cycles-plugin`, part of `make deps`, against the plugin header of the installed QEMU's own Debian source
+package). As QEMU translates a block, the plugin decodes each Thumb instruction and gives it the cycles of
+its core's Technical Reference Manual; as blocks run it adds what depends on execution. Marks at instruction
+addresses (`qemuboard.icount()` in our firmware, `ticks()` in CMSIS-NN's harness) print its counters.
+
+Sources: Cortex-M0 TRM (DDI 0432C) and Cortex-M0+ TRM (DDI 0484C), table 3-1 (the M0+ with the single-cycle
+multiplier, as on the RP2040); Cortex-M3 TRM r2p1 (100165_0201), table 3-1 and 3.3.2 *Load/store timings*;
+Cortex-M4 TRM (DDI 0439D), tables 3-1, 3-2 (DSP) and 7-1 (FPU) and 3.3.2. MICROBIT is timed as a Cortex-M0+
+(the RP2040's core; the plugin also has the Cortex-M0 table), MPS2_AN385 as a Cortex-M3, NETDUINOPLUS2 as a
+Cortex-M4F.
+
+How the TRMs' prose and ranges are read (the nominal figure; *least* and *most* take the ends of every range):
+- N of LDM, STM, PUSH and POP counts LR and PC. Taken branches on the M0/M0+ cost the table's figure; on the
+  M3/M4 1+P, the refill P taken from the target: 1, or 2 for a 32-bit target across a word boundary, and 3 when
+  the PC comes from memory (LDR PC, POP/LDM with PC, TBB/TBH: "three cycles for the pipeline reload");
+  least 1, most 3. Whether a branch was taken comes from the next block's address.
+- M3/M4 loads: 2 cycles, 1 when right behind a single load whose result is not in the address ("LDR [any] are
+  pipelined when possible"); a store with an immediate offset 1 ("always one cycle"), with a register offset
+  2 (1 behind a load); nothing pipelines after a store; a load or store whose address is the previous
+  instruction's data-processing result waits one cycle; unaligned accesses add 1 or 2 (from the address);
+  the PC-relative load's possible extra cycle only in *most*.
+- IT costs 0 behind a 16-bit instruction (folded), else 1. A conditional load or store in an IT block costs 1
+  when its condition fails (the plugin sees whether it accessed memory); other conditional instructions are
+  counted as executed (least: 1).
+- Operand-dependent instructions (QEMU 7.2's plugin interface reads no register): the M3's SMULL/UMULL (3 to 5)
+  and SMLAL/UMLAL (4 to 7), SDIV/UDIV (2 to 12) at their worst in the nominal figure, their best in *least*.
+- M4 FPU: a result read by the next instruction costs one more cycle (a multiply-accumulate's addend
+  excepted); VDIV/VSQRT 14.
+
+Checks (tests/test_cycles.py, in `make test`): hand-counted microbenchmarks (tests/cycles/*.S, 20 ARMv6-M and
+42 ARMv7-M cases, the TRM's own examples of 3.3.2 among them) give exactly the TRM's figures on the Cortex-M0,
+M0+, M3 and M4; the RP2040 emulator gives the same on the ARMv6-M cases but for its PUSH/POP rule; and on whole
+models (below) it runs the same instructions as the estimator and differs only by that rule.
+
+Not modelled: wait states (apart, below), bus contention (DMA, a second core), the write buffer's stalls,
+exception entry and return (an interrupt's handler is counted as instructions), branch speculation beyond the
+refill rule, the M4's FP out-of-order completion of VDIV/VSQRT, the RP2040's single-cycle I/O port and its
+peripheral bridge's wait states (rp2040js has them), and operand values (the bounds above).
+
+Flash wait states, a separate figure: the plugin sends instruction fetches and data reads in what the real
+board keeps in flash through a model of its cache and counts the lines missed; the figure is the misses times
+the cycles a miss costs:
+{boards}
+"""
+
+
+def speed_boards_cycles_rows(models: list[Path], boards: list[str], runs: int, progress=None) -> list[dict]:
+    """Every runnable model's instructions and cycles per invoke on each QEMU
+    board, plain and prepared (tflm-host prepare), under the estimator."""
+    from .prepare import prepare_model
+
+    runnable = [p for p in models if not arena.missing_ops(load_model(p))]
+    rows = []
+    for i, board in enumerate(boards):
+        if progress:
+            progress(i, len(boards), board)
+        files = {p.name: p.read_bytes() for p in runnable}
+        counts = {n: runs for n in files}
+        ours = measure_ours_cycles(board, files, counts)
+        prepared = measure_ours_cycles(board, {n: prepare_model(d) for n, d in files.items()}, counts)
+        for p in runnable:
+            rows.append({"model": p.name, "board": board, "ours": ours[p.name][0],
+                         "prepared": prepared[p.name][0]})
+    return rows
+
+
+def speed_boards_cycles_markdown(rows: list[dict], boards: list[str], key: str = "ours") -> str:
+    by_model: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        by_model.setdefault(r["model"], {})[r["board"]] = r
+    lines = ["| model |" + "".join(f" {b}: instructions | {b}: cycles |" for b in boards),
+             "|---|" + "---|---|" * len(boards)]
+    for model, per in by_model.items():
+        cells = [model]
+        for b in boards:
+            c = per.get(b, {}).get(key)
+            cells += ["-", "-"] if c is None else [f"{c.insns:,}", f"{c.cycles:,}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def speed_prepared_cycles_markdown(rows: list[dict], boards: list[str]) -> str:
+    by_model: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        by_model.setdefault(r["model"], {})[r["board"]] = r
+    lines = ["| model |" + "".join(f" {b}: cycles | {b}, prepared | prepared / plain |" for b in boards),
+             "|---|" + "---|" * (3 * len(boards))]
+    for model, per in by_model.items():
+        cells = [model]
+        for b in boards:
+            r = per.get(b)
+            cells += ["-"] * 3 if r is None else [f"{r['ours'].cycles:,}", f"{r['prepared'].cycles:,}",
+                                                  _ratio(r["prepared"].cycles, r["ours"].cycles)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def speed_cycles_report(models: list[Path], boards: list[str], runs: int, anchor: Path, workers: int,
+                        progress=None, rows: list[CyclesRow] | None = None) -> str:
+    """docs/speed.md: cycles first (ours and CMSIS-NN's, the estimator and
+    its check against the RP2040 emulator, every model on every board), then
+    what the memory techniques cost in instructions."""
+    vs = [m for m in models if m.name in CMSIS_MODELS]
+    if rows is None:
+        rows = speed_cycles_rows(vs, boards, runs, anchor, workers, progress)
+    qemu = [b for b in boards if b in CMSIS_CORES]
+    text = "## Against CMSIS-NN, in cycles\n\n" + speed_cycles_markdown(rows)
+    text += "\n## The cycle estimator\n\n" + estimator_markdown()
+    text += ("\n### Against the RP2040 emulator, every shared model\n\n"
+             + estimator_check_markdown(estimator_check_rows(models, workers, progress)))
+    every = speed_boards_cycles_rows(models, qemu, runs, progress)
+    text += ("\n## Every shared model, every board\n\n" + speed_boards_cycles_markdown(every, qemu)
+             + "\nPer invoke, inputs all zero, counted by the estimator (instructions exactly, cycles nominal).\n")
+    text += ("\n## Prepared models, every board\n\n" + speed_prepared_cycles_markdown(every, qemu)
+             + "\nThe same models after `tflm-host prepare`, measured the same way with the same firmware. A prepared "
+             "model's kernel data is read from the model (flash), so it may hold what costs RAM otherwise: the int8 "
+             "fully connected, LSTM and SVDF operators' starting sums with the input offset folded in, which saves "
+             "an addition per multiply-accumulate.\n")
+    if MEMORY_COST_BOARD in boards:
+        text += (f"\n## What overlapped buffers cost ({MEMORY_COST_BOARD} and the host), in instructions\n\n"
+                 + speed_markdown(speed_rows(vs, MEMORY_COST_BOARD, runs, progress), MEMORY_COST_BOARD)
+                 + f"\n## What patch-based first stages cost ({MEMORY_COST_BOARD} and the host), in instructions\n\n"
+                 + patch_speed_markdown(patch_speed_rows(vs, MEMORY_COST_BOARD, runs, progress), MEMORY_COST_BOARD))
+    return text
+
+
+# -- the shape sweep (bench sweep) -------------------------------------------------
+#
+# Single-layer int8 models over the shape space of the convolutions: channels
+# 8 to 1,024, kernels 1x1 to 5x5, strides 1 and 2, depthwise multipliers;
+# ours against CMSIS-NN (its best optimisation level) in cycles, per shape and
+# board. Weights are seeded random int8, per-channel scales; the input is all
+# zero as in the other tables.
+
+SWEEP_START = "<!-- tflm-host bench sweep: start -->"
+SWEEP_END = "<!-- tflm-host bench sweep: end -->"
+
+# (kind, spatial size, input channels, output channels or multiplier, kernel, stride)
+SWEEP_SHAPES = [
+    ("conv", 16, 8, 8, 1, 1), ("conv", 16, 16, 32, 1, 1), ("conv", 8, 32, 64, 1, 1), ("conv", 8, 64, 64, 1, 1),
+    ("conv", 4, 128, 128, 1, 1), ("conv", 4, 256, 256, 1, 1), ("conv", 2, 512, 512, 1, 1), ("conv", 2, 1024, 64, 1, 1),
+    ("conv", 16, 8, 16, 3, 1), ("conv", 16, 8, 16, 3, 2), ("conv", 8, 32, 32, 3, 1), ("conv", 8, 16, 16, 5, 1),
+    ("conv", 8, 16, 16, 5, 2), ("conv", 16, 3, 8, 3, 2),
+    ("dw", 16, 8, 1, 3, 1), ("dw", 16, 8, 1, 3, 2), ("dw", 8, 64, 1, 3, 1), ("dw", 8, 64, 1, 5, 1),
+    ("dw", 4, 256, 1, 3, 1), ("dw", 4, 384, 1, 3, 1), ("dw", 4, 384, 1, 3, 2), ("dw", 8, 32, 1, 1, 1),
+    ("dw", 16, 1, 8, 3, 2), ("dw", 8, 8, 2, 3, 1), ("dw", 8, 16, 4, 5, 1),
+]
+
+
+def sweep_model(kind: str, size: int, cin: int, cout: int, k: int, stride: int, seed: int = 0) -> tuple[bytes, int]:
+    """A one-layer model of the sweep and its multiply-accumulates."""
+    from .builder import ModelBuilder
+
+    rng = np.random.default_rng(seed)
+    out_c = cout if kind == "conv" else cin * cout
+    osz = (size + stride - 1) // stride  # SAME padding
+    b = ModelBuilder(f"sweep {kind} {size}x{size}x{cin} k{k} s{stride}")
+    sg = b.subgraph()
+    x = sg.tensor((1, size, size, cin), "INT8", quant=([0.02], [-3]))
+    wshape = (out_c, k, k, cin) if kind == "conv" else (1, k, k, out_c)
+    w = sg.tensor(wshape, "INT8", data=rng.integers(-127, 128, wshape, dtype=np.int8),
+                  quant=(list(rng.uniform(0.002, 0.01, out_c)), [0] * out_c, 0 if kind == "conv" else 3))
+    bias = sg.tensor((out_c,), "INT32", data=rng.integers(-2000, 2000, out_c, dtype=np.int32),
+                     quant=([0.0001] * out_c, [0] * out_c, 0))
+    y = sg.tensor((1, osz, osz, out_c), "INT8", quant=([0.05], [5]))
+    if kind == "conv":
+        sg.op("CONV_2D", [x, w, bias], [y], Padding="SAME", StrideH=stride, StrideW=stride,
+              FusedActivationFunction="NONE")
+        macs = osz * osz * out_c * k * k * cin
+    else:
+        sg.op("DEPTHWISE_CONV_2D", [x, w, bias], [y], Padding="SAME", StrideH=stride, StrideW=stride,
+              DepthMultiplier=cout, FusedActivationFunction="NONE")
+        macs = osz * osz * out_c * k * k
+    sg.inputs, sg.outputs = [x], [y]
+    return b.build(), macs
+
+
+def sweep_name(shape) -> str:
+    kind, size, cin, cout, k, stride = shape
+    if kind == "conv":
+        return f"conv {k}x{k} s{stride} {size}x{size}x{cin}->{cout}"
+    return f"dwconv {k}x{k} s{stride} {size}x{size}x{cin}" + (f" mult{cout}" if cout > 1 else "")
+
+
+def sweep_rows(boards: list[str], anchor: Path = ANCHOR_DIR, workers: int = 2, progress=None) -> list[dict]:
+    work = build_dir() / "sweep"
+    work.mkdir(parents=True, exist_ok=True)
+    models, macs = {}, {}
+    for i, shape in enumerate(SWEEP_SHAPES):
+        name = f"s{i:02d}.tflite"
+        data, macs[name] = sweep_model(*shape, seed=i)
+        (work / name).write_bytes(data)
+        models[name] = data
+    rows = {name: {"shape": sweep_name(shape), "macs": macs[name]}
+            for name, shape in zip(models, SWEEP_SHAPES)}
+    steps = [(b, n) for b in boards for n in models]
+    cm_work = build_dir() / "cmsis-nn"
+    for board in boards:
+        ours = measure_ours_cycles(board, models, {n: 1 for n in models})
+        for n in models:
+            rows[n][board] = ours[n][0].cycles
+    for i, (board, n) in enumerate(steps):
+        if progress:
+            progress(i, len(steps), f"CMSIS-NN {rows[n]['shape']} on {board}")
+        best, _ = cmsis_best(board, work / n, anchor, cm_work, workers)
+        rows[n][f"cmsis {board}"] = best.chain.cycles
+        rows[n][f"same {board}"] = True
+    return list(rows.values())
+
+
+def sweep_markdown(rows: list[dict], boards: list[str]) -> str:
+    lines = ["| layer | MACs |" + "".join(f" {b}: ours | CMSIS-NN | ours / CMSIS-NN |" for b in boards),
+             "|---|---|" + "---|---|---|" * len(boards)]
+    for r in rows:
+        cells = [r["shape"], f"{r['macs']:,}"]
+        for b in boards:
+            cells += [f"{r[b]:,}", f"{r['cmsis ' + b]:,}", _ratio(r[b], r["cmsis " + b])]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Cycles per invoke of single-layer int8 models (seeded random weights, per-channel scales, SAME "
+              "padding, an all-zero input), ours (`invoke()` of the one-layer model, so invoke()'s dispatch "
+              "included) and CMSIS-NN's (the anchor's harness, the best of -O2, -O3 and -Os), both timed by the "
+              "cycle estimator as above (MICROBIT as the Cortex-M0+)."]
+    return "\n".join(lines) + "\n"
+
+
+def write_sweep(doc: Path, table: str, boards: list[str]) -> None:
+    """Puts the sweep's section into docs/speed.md, between its markers."""
+    section = (f"{SWEEP_START}\n## The shape sweep, in cycles\n\nWritten by `tflm-host bench sweep --boards "
+               f"{' '.join(boards)} --out FILE` (into FILE, between these markers).\n\n{table}{SWEEP_END}\n")
+    text = doc.read_text() if doc.is_file() else ""
+    if SWEEP_START in text and SWEEP_END in text:
+        head, rest = text.split(SWEEP_START, 1)
+        text = head + section + rest.split(SWEEP_END, 1)[1].lstrip("\n")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    doc.write_text(text)
+
+
+def keep_sweep(doc: Path, new_text: str) -> str:
+    """A regenerated speed.md keeps the sweep's section of the old one."""
+    old = doc.read_text() if doc.is_file() else ""
+    if SWEEP_START in old and SWEEP_END in old:
+        section = SWEEP_START + old.split(SWEEP_START, 1)[1].split(SWEEP_END, 1)[0] + SWEEP_END + "\n"
+        return new_text.rstrip("\n") + "\n\n" + section
+    return new_text

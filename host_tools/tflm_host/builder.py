@@ -50,6 +50,12 @@ OPTIONS_TYPE: dict[str, str] = {
     "GATHER_ND": "GatherNdOptions", "DYNAMIC_UPDATE_SLICE": "DynamicUpdateSliceOptions",
     "SHAPE": "ShapeOptions", "FILL": "FillOptions", "ZEROS_LIKE": "ZerosLikeOptions",
     "BROADCAST_TO": "BroadcastToOptions",
+    "L2_NORMALIZATION": "L2NormOptions", "LOG_SOFTMAX": "LogSoftmaxOptions",
+    "RESIZE_BILINEAR": "ResizeBilinearOptions", "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
+    "BATCH_MATMUL": "BatchMatMulOptions", "L2_POOL_2D": "Pool2DOptions",
+    "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions", "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions",
+    "DEPTH_TO_SPACE": "DepthToSpaceOptions", "SPACE_TO_DEPTH": "SpaceToDepthOptions",
+    "MIRROR_PAD": "MirrorPadOptions", "REVERSE_V2": "ReverseV2Options",
 }
 
 _ENUMS = {
@@ -58,6 +64,7 @@ _ENUMS = {
     # Tensor types (ARG_MAX/ARG_MIN's output_type, SHAPE's out_type).
     "OutputType": {k: v for k, v in vars(tflite.TensorType).items() if not k.startswith("_")},
     "OutType": {k: v for k, v in vars(tflite.TensorType).items() if not k.startswith("_")},
+    "Mode": {k: v for k, v in vars(tflite.MirrorPadMode).items() if not k.startswith("_")},
 }
 
 

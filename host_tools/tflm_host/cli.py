@@ -24,7 +24,33 @@ def _quant_text(t) -> str:
     return f" q: scale={q.scales[0]:.6g} zp={q.zero_points[0]}"
 
 
-def inspect_text(model: Model, name: str) -> str:
+def kernel_check(used: list[str], built_with: list[str] | None = None) -> dict:
+    """Which of the ops `used` a firmware runs: those no kernel of tflm
+    implements (no build setting adds them), and, for a firmware built with
+    TFLM_OPS=`built_with` (flags), those it was built without; `tflm_ops`:
+    the setting that builds in every op of `used` that has a kernel."""
+    known = arena.kernel_ops()
+    have = set(built_with) if built_with is not None else None
+    return {
+        "unimplemented": [op for op in used if op not in known],
+        "left_out": [op for op in used if op in known and have is not None and codegen.flag_name(op) not in have],
+        "tflm_ops": " ".join(sorted({codegen.flag_name(op) for op in used if op in known})),
+    }
+
+
+def kernel_lines(check: dict, built_with: list[str] | None) -> list[str]:
+    """kernel_check() in words."""
+    lines = []
+    if check["left_out"]:
+        lines.append(f"a firmware built with TFLM_OPS=\"{' '.join(built_with or [])}\" lacks "
+                     f"{', '.join(check['left_out'])}: build it with TFLM_OPS=\"{check['tflm_ops']}\"")
+    if check["unimplemented"]:
+        lines.append(f"no kernel of tflm implements {', '.join(check['unimplemented'])} "
+                     "(no TFLM_OPS setting builds them in)")
+    return lines
+
+
+def inspect_text(model: Model, name: str, built_with: list[str] | None = None) -> str:
     lines = [f"model: {name} ({len(model.raw)} bytes, schema v{model.version}, "
              f"{len(model.subgraphs)} subgraph{'s' if len(model.subgraphs) != 1 else ''})"]
     if model.description:
@@ -32,6 +58,10 @@ def inspect_text(model: Model, name: str) -> str:
     if model.metadata:
         lines.append("metadata: " + ", ".join(f"{k} ({len(v)} bytes)" for k, v in model.metadata.items()))
     lines.append("ops: " + ", ".join(f"{k}x{v}" for k, v in model.op_counts().items()))
+    check = kernel_check(list(model.op_counts()), built_with)
+    problems = kernel_lines(check, built_with)
+    lines += [f"kernels: {p}" for p in problems] or [
+        f"kernels: tflm has every op (TFLM_OPS=\"{check['tflm_ops']}\" links only these)"]
     for sg in model.subgraphs:
         lines.append(f"subgraph {sg.index} {sg.name!r}: {len(sg.tensors)} tensors, {len(sg.operators)} operators")
         for label, indices in (("inputs", sg.inputs), ("outputs", sg.outputs)):
@@ -51,7 +81,7 @@ def inspect_text(model: Model, name: str) -> str:
     return "\n".join(lines)
 
 
-def inspect_json(model: Model, name: str) -> dict:
+def inspect_json(model: Model, name: str, built_with: list[str] | None = None) -> dict:
     def tensor(t):
         return {"index": t.index, "name": t.name, "dtype": t.dtype.lower(), "shape": list(t.shape),
                 "bytes": t.nbytes, "constant": t.is_constant, "variable": t.is_variable,
@@ -62,6 +92,7 @@ def inspect_json(model: Model, name: str) -> dict:
     return {
         "model": name, "bytes": len(model.raw), "version": model.version, "description": model.description,
         "metadata": {k: len(v) for k, v in model.metadata.items()}, "ops": model.op_counts(),
+        "kernels": kernel_check(list(model.op_counts()), built_with),
         "subgraphs": [{
             "index": sg.index, "name": sg.name, "inputs": list(sg.inputs), "outputs": list(sg.outputs),
             "operators": [{"index": op.index, "op": op.opcode, "inputs": list(op.inputs),
@@ -71,12 +102,20 @@ def inspect_json(model: Model, name: str) -> dict:
     }
 
 
+def _built_with(args) -> list[str] | None:
+    """--built-with: a firmware's TFLM_OPS (flags, or op names as in models)."""
+    if args.built_with is None:
+        return None
+    return [codegen.flag_name(op) for op in args.built_with.replace(",", " ").split()]
+
+
 def cmd_inspect(args) -> int:
     model = load_model(args.model)
+    built_with = _built_with(args)
     if args.json:
-        print(json.dumps(inspect_json(model, Path(args.model).name), indent=1))
+        print(json.dumps(inspect_json(model, Path(args.model).name, built_with), indent=1))
     else:
-        print(inspect_text(model, Path(args.model).name))
+        print(inspect_text(model, Path(args.model).name, built_with))
     return 0
 
 
@@ -235,7 +274,7 @@ def cmd_plan(args) -> int:
             print(f"plan drawn in {args.png}")
         return 0
     if missing:
-        raise NotImplementedError("model uses ops this firmware does not include: " + ", ".join(missing))
+        raise NotImplementedError(arena.missing_ops_message(model))
     from .planning import plan_model
 
     from . import prepare
@@ -312,9 +351,9 @@ def cmd_prepare(args) -> int:
     from .prepare import prepare_model
 
     data = Path(args.model).read_bytes()
-    missing = arena.missing_ops(load_model(data))
-    if missing:
-        raise NotImplementedError("model uses ops this firmware does not include: " + ", ".join(missing))
+    message = arena.missing_ops_message(load_model(data))
+    if message:
+        raise NotImplementedError(message)
     from . import patches
 
     bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
@@ -356,6 +395,16 @@ def cmd_bench(args) -> int:
         print(f"no .tflite files in {args.models}", file=sys.stderr)
         return 2
     progress = None if args.quiet else bench.progress_bar
+    if args.what == "sweep":
+        # Single-layer models over the convolutions' shapes, ours / CMSIS-NN in cycles.
+        boards = args.boards or ["MPS2_AN385", "NETDUINOPLUS2", "MICROBIT"]
+        table = bench.sweep_markdown(bench.sweep_rows(boards, Path(args.anchor) if args.anchor else bench.ANCHOR_DIR,
+                                                      2, progress), boards)
+        print(table, end="")
+        if args.out:
+            bench.write_sweep(Path(args.out), table, boards)
+            print(f"written into {args.out}")
+        return 0
     if args.what == "size":
         # LABEL=BUILD_DIR pairs (`make size-report` passes them).
         builds = dict(b.split("=", 1) for b in args.builds) if args.builds else {"all ops": device.build_dir() / args.target}
@@ -377,6 +426,28 @@ def cmd_bench(args) -> int:
             table += ("\n## Pre-allocated tensors\n\narena_used_bytes when tensors live in buffers of the "
                       "user's (`preallocated={index: buffer}`), as predicted by the host (the tests check the "
                       "device gives the same):\n\n" + bench.prealloc_markdown(bench.prealloc_rows(pre, args.target)))
+    elif args.cycles:
+        # Cycles next to instructions, ours and CMSIS-NN's (bench.py, cycles.py).
+        title = "Speed: cycles and instructions per invoke, ours and CMSIS-NN's"
+        boards = args.boards or ["MPS2_AN385", "NETDUINOPLUS2", "MICROBIT", "RPI_PICO"]
+        anchor = Path(args.anchor) if args.anchor else bench.ANCHOR_DIR
+        chosen = models if args.only else [m for m in models if m.name in bench.CMSIS_MODELS]
+        rows = bench.speed_cycles_rows([m for m in chosen if m.name in bench.CMSIS_MODELS] if args.out else chosen,
+                                       boards, args.runs, anchor, 2, None if args.json else progress)
+        if args.json:
+            print(json.dumps(bench.speed_cycles_json(rows), indent=1))
+            if not args.out:
+                return 0
+        if args.out:
+            table = bench.speed_cycles_report(models, boards, args.runs, anchor, 2, progress, rows)
+        else:
+            table = bench.speed_cycles_markdown(rows)
+        only = f" --only {' '.join(args.only)}" if args.only else ""
+        table = (f"Written by `tflm-host bench speed --cycles --boards {' '.join(boards)} --runs {args.runs}{only} "
+                 f"--out FILE`.\n\n" + table)
+        if args.json:
+            Path(args.out).write_text(f"# {title}\n\n" + table)
+            return 0
     elif args.vs:
         # CMSIS-NN's instructions next to ours, same QEMU cores (bench.py).
         title = "Speed: instructions per invoke, ours and CMSIS-NN's"
@@ -421,29 +492,29 @@ def cmd_bench(args) -> int:
         table = bench.speed_markdown(bench.speed_rows(models, board, args.runs, progress), board)
     print(table, end="")
     if args.out:
-        Path(args.out).write_text(f"# {title}\n\n" + table)
+        Path(args.out).write_text(bench.keep_sweep(Path(args.out), f"# {title}\n\n" + table))
         print(f"written to {args.out}")
     return 0
 
 
 def cmd_ops(args) -> int:
-    kernels = arena.kernel_ops()
     used: list[str] = []
     for path in args.models:
         for op in load_model(path).op_counts():
             if op not in used:
                 used.append(op)
-    missing = [op for op in used if op not in kernels]
-    ops = sorted(codegen.flag_name(op) for op in used if op in kernels)
+    built_with = _built_with(args)
+    check = kernel_check(used, built_with)
+    ops = check["tflm_ops"]
     names = ", ".join(Path(p).name for p in args.models)
     print(f"# kernels needed by {names}")
-    print(f'TFLM_OPS="{" ".join(ops)}"')
-    print(f"# make firmware BOARD=... TFLM_OPS=\"{' '.join(ops)}\"")
-    print("# or compile with: " + " ".join(["-DTFLM_KERNELS_DEFAULT=0"] + [f"-DTFLM_KERNEL_{op}=1" for op in ops]))
-    if missing:
-        print(f"tflm-host ops: no kernel in this runtime for {', '.join(missing)}", file=sys.stderr)
-        return 1
-    return 0
+    print(f'TFLM_OPS="{ops}"')
+    print(f"# make firmware BOARD=... TFLM_OPS=\"{ops}\"")
+    print("# or compile with: " + " ".join(["-DTFLM_KERNELS_DEFAULT=0"] + [f"-DTFLM_KERNEL_{op}=1" for op in ops.split()]))
+    problems = kernel_lines(check, built_with)
+    for line in problems:
+        print(f"tflm-host ops: {line}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def cmd_romfs(args) -> int:
@@ -506,8 +577,8 @@ def cmd_demo(args) -> int:
     return run_demo(args.board, Path(args.models), args.example, prepare=args.prepare)
 
 
-def _at_least(low: int):
-    """An argparse type: an int of at least `low`."""
+def _at_least(low: int, high: int | None = None):
+    """An argparse type: an int of at least `low` (and at most `high`)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -515,8 +586,15 @@ def _at_least(low: int):
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"{value} is less than {low}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"{value} is more than {high}")
         return value
     return parse
+
+
+# Input sets one `run` or `compare` takes: all are made (and sent to a board)
+# before the first runs, so a mistyped count would only exhaust memory.
+MAX_COUNT = 10000
 
 
 def _alignment(text: str) -> int:
@@ -543,7 +621,8 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
                    help="host: the module's engine on this computer, no board or firmware needed")
     p.add_argument("--inputs", default="random", help="zeros, random or FILE.npz (input_0, input_1, ...)")
     p.add_argument("--seed", type=int, default=0, help="seed of random inputs")
-    p.add_argument("--count", type=_at_least(1), default=1, help="input sets to run (zeros, random)")
+    p.add_argument("--count", type=_at_least(1, MAX_COUNT), default=1,
+                   help=f"input sets to run (zeros, random), at most {MAX_COUNT}")
     p.add_argument("--planner", default=None,
                    help="memory planner on the device (default: offline for a model with a plan, else greedy)")
     p.add_argument("--firmware", type=Path, help="firmware or unix binary (default: the project's build)")
@@ -555,9 +634,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("inspect", help="ops, tensors, shapes, quantization, metadata")
+    built_with_help = ("the TFLM_OPS a firmware was built with: also say which of the model's ops it lacks "
+                       "(the ops no kernel of tflm implements are flagged anyway)")
+    p = sub.add_parser("inspect", help="ops (and whether tflm has kernels for them), tensors, shapes, quantization, "
+                                       "metadata")
     p.add_argument("model")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--built-with", metavar="OPS", help=built_with_help)
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("run", help="run a model with our runtime on a target")
@@ -609,7 +692,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
-    p.add_argument("what", choices=["arena", "plans", "speed", "size"])
+    p.add_argument("what", choices=["arena", "plans", "speed", "size", "sweep"])
     p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
     p.add_argument("--only", nargs="*", help="only models whose file name contains one of these")
     p.add_argument("--runs", type=_at_least(1), default=3, help="invokes measured per model (speed)")
@@ -629,11 +712,18 @@ def build_parser() -> argparse.ArgumentParser:
                    "for the report")
     p.add_argument("--patches", action="store_true",
                    help="speed: prepared models with and without a patch-based first stage (--max-extra-macs 20%%)")
+    p.add_argument("--cycles", action="store_true",
+                   help="speed: cycles next to instructions, ours and CMSIS-NN's (the cycle estimator on the QEMU "
+                   "boards, the RP2040 emulator on RPI_PICO), per model, board and layer type, with milliseconds at "
+                   "the real boards' clocks; with --out, the whole of docs/speed.md")
+    p.add_argument("--json", action="store_true", help="speed --cycles: a JSON list, one object per model and board")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("ops", help="the TFLM_OPS build setting that links only the kernels these models need")
+    p = sub.add_parser("ops", help="the TFLM_OPS build setting that links only the kernels these models need; "
+                                   "exit 1 when an op has no kernel (or one the --built-with firmware lacks)")
     p.add_argument("models", nargs="+")
+    p.add_argument("--built-with", metavar="OPS", help=built_with_help)
     p.set_defaults(func=cmd_ops)
 
     p = sub.add_parser("romfs", help="build a ROMFS image with aligned file data")
@@ -690,3 +780,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, RuntimeError, NotImplementedError, MemoryError) as e:
         print(f"tflm-host {args.command}: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT
+        print(f"tflm-host {args.command}: interrupted", file=sys.stderr)
+        return 130

@@ -19,6 +19,7 @@ from pathlib import Path
 from . import schema
 
 ALIASES = {"-": "NONE", "view": "VIEW", "in_place": "IN_PLACE"}
+HOOKS = "hooks"  # the table's optional third column
 
 
 def header(source: str) -> str:
@@ -45,6 +46,7 @@ def flag_name(op: str) -> str:
 class Kernel:
     op: str     # the schema's name: CONV_2D, or a custom op's: CUSTOM:SignalWindow
     alias: str  # NONE, VIEW, IN_PLACE (engine/kernel.h tflm_alias_t)
+    hooks: bool = False  # its file defines tflm_<op>_hooks (engine/kernel.h tflm_kernel_hooks_t)
 
     @property
     def custom(self) -> str | None:
@@ -69,10 +71,12 @@ def kernel_table(mod_dir: Path) -> list[Kernel]:
         if not line:
             continue
         fields = line.split()
-        custom = len(fields) == 2 and re.fullmatch(CUSTOM_PREFIX + r"[A-Za-z][A-Za-z0-9_]*", fields[0])
-        if len(fields) != 2 or not (fields[0] in schema.OP_CODES or custom) or fields[1] not in ALIASES:
-            raise ValueError(f"{path}:{n}: expected a builtin op or CUSTOM:Name and one of {', '.join(ALIASES)}: {line!r}")
-        kernels.append(Kernel(fields[0], ALIASES[fields[1]]))
+        custom = len(fields) >= 2 and re.fullmatch(CUSTOM_PREFIX + r"[A-Za-z][A-Za-z0-9_]*", fields[0])
+        if (len(fields) not in (2, 3) or not (fields[0] in schema.OP_CODES or custom) or fields[1] not in ALIASES
+                or fields[2:] not in ([], [HOOKS])):
+            raise ValueError(f"{path}:{n}: expected a builtin op or CUSTOM:Name, one of {', '.join(ALIASES)} "
+                             f"and optionally {HOOKS}: {line!r}")
+        kernels.append(Kernel(fields[0], ALIASES[fields[1]], len(fields) == 3))
     if len({k.flag for k in kernels}) != len(kernels) or any(k.custom and k.flag in schema.OP_CODES for k in kernels):
         raise ValueError(f"{path}: an op is listed twice (or a custom op's flag is a builtin's)")
     return kernels
@@ -210,6 +214,8 @@ def kernels_header(kernels: list[Kernel]) -> str:
     for k in kernels:
         lines.append(f"tflm_status_t {k.function}_prepare(tflm_prepare_t *p);")
         lines.append(f"tflm_status_t {k.function}_eval(tflm_eval_t *e);")
+        if k.hooks:
+            lines.append(f"extern const tflm_kernel_hooks_t {k.function}_hooks;")
     lines += ["", "// The engine's host tests' kernel (a CUSTOM op, tests/engine/test_kernel.c).",
               "#if TFLM_TEST_KERNELS",
               "tflm_status_t tflm_test_kernel_prepare(tflm_prepare_t *p);",
@@ -225,15 +231,37 @@ def registry_source(kernels: list[Kernel]) -> str:
     for k in kernels:
         op = "TFLM_OP_CUSTOM" if k.custom else f"TFLM_OP_{k.op}"
         name = f'"{k.custom}"' if k.custom else "NULL"
+        hooks = f"&{k.function}_hooks" if k.hooks else "NULL"
         lines += [f"    #if TFLM_KERNEL_{k.flag}",
-                  f"    {{ {op}, {name}, TFLM_ALIAS_{k.alias}, {k.function}_prepare, {k.function}_eval }},",
+                  f"    {{ {op}, {name}, TFLM_ALIAS_{k.alias}, {k.function}_prepare, {k.function}_eval, {hooks} }},",
                   "    #endif"]
     lines += ["    #if TFLM_TEST_KERNELS",
-              '    { TFLM_OP_CUSTOM, "TflmTest", TFLM_ALIAS_NONE, tflm_test_kernel_prepare, tflm_test_kernel_eval },',
+              '    { TFLM_OP_CUSTOM, "TflmTest", TFLM_ALIAS_NONE, tflm_test_kernel_prepare, tflm_test_kernel_eval, NULL },',
               "    #endif",
-              "    { -1, NULL, TFLM_ALIAS_NONE, NULL, NULL },",
+              "    { -1, NULL, TFLM_ALIAS_NONE, NULL, NULL, NULL },",
               "};", "",
               "const uint32_t tflm_kernel_count = sizeof(tflm_kernels) / sizeof(tflm_kernels[0]) - 1;", ""]
+    # Every op of the table, linked in or not: missing_ops.c tells an op a
+    # build left out (TFLM_OPS) from one no kernel implements.
+    bits = [0] * ((len(schema.BUILTIN_OPS) + 7) // 8)
+    for k in kernels:
+        if not k.custom:
+            code = schema.OP_CODES[k.op]
+            bits[code // 8] |= 1 << (code % 8)
+    lines += ["// Every op of the kernel table, whether this build links it or not: the",
+              "// builtin codes as bits (code c: bit c % 8 of byte c / 8), the custom ops'",
+              "// names with their TFLM_OPS flags.",
+              "const uint8_t tflm_known_builtins[(TFLM_OP_COUNT + 7) / 8] = {"]
+    row = "   "
+    for b in bits:
+        item = f" 0x{b:02x},"
+        if len(row) + len(item) > 96:
+            lines.append(row)
+            row = "   "
+        row += item
+    lines += [row, "};", "", "const tflm_known_custom_t tflm_known_customs[] = {"]
+    lines += [f'    {{ "{k.custom}", "{k.flag}" }},' for k in kernels if k.custom]
+    lines += ["    { NULL, NULL },", "};", ""]
     return "\n".join(lines)
 
 

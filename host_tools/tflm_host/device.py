@@ -172,7 +172,9 @@ class UnixTarget(Target):
     name = "unix"
 
     def __init__(self, binary: Path | None = None, heap: str = "16M") -> None:
-        self.binary = binary or build_dir() / "unix" / "micropython"
+        # TFLM_UNIX_BINARY: another build of the port (make unix-asan's).
+        env = os.environ.get("TFLM_UNIX_BINARY")
+        self.binary = binary or (Path(env) if env else build_dir() / "unix" / "micropython")
         if not self.binary.is_file():
             raise FileNotFoundError(f"{self.binary} not found: run `make unix`")
         self.heap = heap
@@ -496,9 +498,11 @@ class QemuTarget(Target):
         self.name = board_name
 
     def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600,
-            echo=None) -> str:
+            echo=None, plugin: str | None = None) -> str:
+        """`plugin`: a QEMU TCG plugin with its arguments (-plugin's value),
+        e.g. the cycle estimator (cycles.py)."""
         image = romfs.build_image(files) if files else None
-        with QemuServer(self.name, image, self.board.firmware, keep_connection=True) as server:
+        with QemuServer(self.name, image, self.board.firmware, keep_connection=True, plugin=plugin) as server:
             return server.run(chunks, timeout, echo)
 
 
@@ -535,8 +539,10 @@ class QemuServer:
     polling once a second, which stalls the first exchange by up to that."""
 
     def __init__(self, board_name: str, image: bytes | None = None, firmware: Path | None = None,
-                 kernel: Path | None = None, icount: bool = True, keep_connection: bool = False) -> None:
+                 kernel: Path | None = None, icount: bool = True, keep_connection: bool = False,
+                 plugin: str | None = None) -> None:
         self.board = board(board_name, firmware)
+        self.plugin = plugin
         self.image = image
         self.kernel = kernel or self.board.firmware
         self.icount = icount
@@ -554,6 +560,8 @@ class QemuServer:
                "-kernel", str(self.kernel)]
         if self.icount:
             cmd += ["-icount", "shift=0"]
+        if self.plugin:
+            cmd += ["-plugin", self.plugin]
         if self.image is not None:
             path = romfs_file(self.image, self.board.name, self.board.romfs_size, self._tmp)
             cmd += ["-device", f"loader,file={path},addr={self.board.romfs_start:#x},force-raw=on"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import flatbuffers
 import numpy as np
 import tflite
 
@@ -228,13 +229,23 @@ def _index(what: str, value: int, count: int) -> int:
     return value
 
 
+def _builtin_code(oc: "tflite.OperatorCode") -> int:
+    """The operator code as TFLM reads it: the larger of builtin_code and
+    deprecated_builtin_code. (The tflite package's BuiltinCode() gives
+    deprecated_builtin_code for codes below 127, which TFLM's own
+    compressor leaves 0 for its CUSTOM TFLM_DECODE: that would read ADD.)"""
+    at = oc._tab.Offset(10)  # builtin_code, field 3
+    code = oc._tab.Get(flatbuffers.number_types.Int32Flags, at + oc._tab.Pos) if at else 0
+    return max(code, oc.DeprecatedBuiltinCode())
+
+
 def _read(raw: bytes, where: list[str]) -> Model:
     fb = tflite.Model.GetRootAs(raw, 0)
     opcodes = []
     for i in range(fb.OperatorCodesLength()):
         where[0] = f"operator code {i}"
         oc = fb.OperatorCodes(i)
-        code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
+        code = _builtin_code(oc)
         custom = oc.CustomCode()
         opcodes.append((code, schema.op_name(code, custom.decode() if custom else None)))
     subgraphs = []

@@ -63,6 +63,25 @@ def _random_tensor(t: Tensor, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(info.min, info.max, t.shape, dtype=dtype, endpoint=True)
 
 
+def _npz_values(a: np.ndarray, key: str, dtype: np.dtype) -> np.ndarray:
+    """An .npz array as the input's raw values: an integer input takes only
+    finite values inside its type's range (numpy's cast would wrap them, or
+    warn about NaN, and run something else)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu" and a.dtype.kind in "fciub" and a.size:
+        info = np.iinfo(dtype)
+        real = a.real if a.dtype.kind == "c" else a
+        bad = ~np.isfinite(real) if real.dtype.kind in "fc" else np.zeros(real.shape, bool)
+        with np.errstate(invalid="ignore"):
+            bad |= (real < info.min) | (real > info.max) | (real != np.round(real) if real.dtype.kind == "f" else False)
+        if bad.any():
+            i = int(np.flatnonzero(bad.ravel())[0])
+            raise ValueError(f"{key} holds {real.ravel()[i].item()!r} at index {i}: input values are {dtype.name} "
+                             f"({info.min} to {info.max}), quantized")
+    with np.errstate(invalid="ignore", over="ignore"):
+        return a.astype(dtype)
+
+
 def make_inputs(model: Model, spec: str, seed: int = 0, count: int = 1) -> list[list[np.ndarray]]:
     """Input sets: "zeros", "random" (seeded), or an .npz file with arrays
     input_0, input_1, ... (each the input's shape, or a stack of them)."""
@@ -81,7 +100,7 @@ def make_inputs(model: Model, spec: str, seed: int = 0, count: int = 1) -> list[
             key = f"input_{i}"
             if key not in npz:
                 raise ValueError(f"{path} has no array {key!r} (it has {', '.join(npz.files)})")
-            a = npz[key].astype(t.numpy_dtype)
+            a = _npz_values(npz[key], key, t.numpy_dtype)
             if tuple(a.shape) == tuple(t.shape):
                 a = a[np.newaxis]
             elif tuple(a.shape[1:]) != tuple(t.shape):

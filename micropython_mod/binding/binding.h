@@ -46,12 +46,18 @@ typedef struct {
     tflm_external_t external[TFLM_MAX_EXTERNAL];
     mp_obj_t external_obj[TFLM_MAX_EXTERNAL]; // the buffers given for them
     mp_obj_t plan_obj;                        // keeps the plan's bytes alive
+    const void *plan_buf;                     // where they were read
+    size_t plan_len;
 } tflm_build_args_t;
 
 void tflm_build_args(tflm_model_obj_t *model, mp_obj_t planner, mp_obj_t plan, mp_obj_t preallocated,
     tflm_build_args_t *out);
+// After the arguments' conversions (which may run Python code: __int__ of
+// an index or an offset): the model's and the pre-allocated buffers must
+// still be where they were read.
+void tflm_build_args_check(tflm_model_obj_t *model, const tflm_build_args_t *args);
 // One pre-allocated tensor: index and buffer, checked against the model.
-void tflm_external_arg(tflm_model_t *m, mp_obj_t index, mp_obj_t buffer, tflm_external_t *ext, mp_obj_t *keep);
+void tflm_external_arg(tflm_model_obj_t *model, mp_obj_t index, mp_obj_t buffer, tflm_external_t *ext, mp_obj_t *keep);
 
 #ifdef TFLM_BUILTIN_PLAN_HEADER
 extern const mp_obj_str_t tflm_builtin_plan_obj;
@@ -94,11 +100,22 @@ typedef struct _tflm_interp_obj_t {
     const uint8_t *external_anchor[TFLM_MAX_EXTERNAL]; // tflm_buffer_anchor() of each
     mp_obj_t predicted;      // predict()'s floats: array('f') per output (a tuple of them for several), reused
     mp_obj_t predicted_raw;  // predict(raw=True): the outputs' views (a tuple for several), reused
+    // The next live interpreter (interpreter.c: the list of built ones),
+    // with bit 0 set: not a pointer to the collector.
+    uintptr_t next_live;
     tflm_interp_t ip;
 } tflm_interp_obj_t;
 
-// The interpreter's buffers (arena, model, pre-allocated tensors) must still be where they were.
+// ValueError once the interpreter was released (its __del__ ran, called by
+// the collector or by hand): every method refuses it.
+void tflm_interp_live(tflm_interp_obj_t *self);
+// The interpreter's buffers (arena, model, pre-allocated tensors) must still
+// be where they were, and its records in the arena as its build wrote them
+// (the engine's seal): before anything follows them. Call it after every
+// conversion of a Python argument, which may run Python code.
 void tflm_interp_check(tflm_interp_obj_t *self);
+// The buffers only (the engine checks the seal itself in invoke()).
+void tflm_interp_check_buffers(tflm_interp_obj_t *self);
 // RuntimeError unless the C stack left holds what building or running an
 // interpreter takes (TFLM_C_STACK_NEEDED, kernels/arch.h).
 void tflm_c_stack_check(void);

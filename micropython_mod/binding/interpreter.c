@@ -43,11 +43,97 @@ static mp_obj_t tflm_arena_size(size_t n_args, const mp_obj_t *pos_args, mp_map_
     tflm_model_obj_t *model = tflm_get_model(args[ARG_model].u_obj);
     tflm_build_args_t build;
     tflm_build_args(model, args[ARG_planner].u_obj, args[ARG_plan].u_obj, args[ARG_preallocated].u_obj, &build);
+    tflm_build_args_check(model, &build);
     tflm_interp_t measured;
     measure(&model->model, &build.cfg, &measured);
     return mp_obj_new_int_from_uint(tflm_interp_needed_bytes(&measured));
 }
 MP_DEFINE_CONST_FUN_OBJ_KW(tflm_arena_size_obj, 1, tflm_arena_size);
+
+// ---------------------------------------------------------------------------
+// The interpreters built and not yet released, in a list linked through
+// their objects with bit 0 of each link set: the collector takes no such
+// word for a pointer, so the list keeps nothing alive, and an interpreter
+// leaves it in its finaliser (run for every object at a soft reset too,
+// before the heap is reused). Interpreter() and set_tensor_buffer() look
+// through it for memory that another interpreter writes: one buffer is one
+// tflm.Arena, and a pre-allocated tensor cannot be another's arena.
+static uintptr_t live_interps = 1;
+
+static tflm_interp_obj_t *live_untag(uintptr_t link) {
+    return (tflm_interp_obj_t *)(link & ~(uintptr_t)1);
+}
+
+static void live_add(tflm_interp_obj_t *self) {
+    self->next_live = live_interps;
+    live_interps = (uintptr_t)self | 1;
+}
+
+static void live_remove(tflm_interp_obj_t *self) {
+    for (uintptr_t *link = &live_interps; live_untag(*link) != NULL; link = &live_untag(*link)->next_live) {
+        if (live_untag(*link) == self) {
+            *link = self->next_live;
+            return;
+        }
+    }
+}
+
+static bool mem_overlap(const void *a, size_t a_len, const void *b, size_t b_len) {
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    return a_len != 0 && b_len != 0 && a0 < b0 + b_len && b0 < a0 + a_len;
+}
+
+// Whether an arena's bytes are still where its interpreters use them (a
+// bytearray resized since then was moved and its old block freed: its
+// interpreters refuse to run, the block is no longer theirs).
+static bool arena_in_place(const tflm_arena_obj_t *a) {
+    mp_buffer_info_t bufinfo;
+    return mp_get_buffer(a->buffer, &bufinfo, MP_BUFFER_READ) && bufinfo.buf == a->buf && bufinfo.len == a->len;
+}
+
+// The arena of a live interpreter whose buffer shares bytes with [buf,
+// buf + len), other than `except`; NULL when none does.
+static tflm_arena_obj_t *live_arena_over(const void *buf, size_t len, const tflm_arena_obj_t *except) {
+    for (tflm_interp_obj_t *it = live_untag(live_interps); it != NULL; it = live_untag(it->next_live)) {
+        if (it->arena != except && mem_overlap(buf, len, it->arena->buf, it->arena->len) && arena_in_place(it->arena)) {
+            return it->arena;
+        }
+    }
+    return NULL;
+}
+
+// Whether a pre-allocated tensor of a live interpreter (its buffer still
+// where it was given) shares bytes with [buf, buf + len).
+static bool live_external_over(const void *buf, size_t len) {
+    for (tflm_interp_obj_t *it = live_untag(live_interps); it != NULL; it = live_untag(it->next_live)) {
+        for (uint32_t k = 0; k < it->ip.n_external; ++k) {
+            mp_buffer_info_t bufinfo;
+            if (it->external[k] != MP_OBJ_NULL && mp_get_buffer(it->external[k], &bufinfo, MP_BUFFER_READ)
+                && bufinfo.buf == it->ip.external[k] && mem_overlap(buf, len, bufinfo.buf, bufinfo.len)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+// An arena's bytes must not be what another interpreter writes: another
+// tflm.Arena's (each would put its tails at the top, over the other's
+// records) or another interpreter's pre-allocated tensor. Interpreters that
+// are garbage but not yet collected count until the collector runs: it
+// runs once before a refusal.
+static void arena_check_alone(tflm_arena_obj_t *self) {
+    if (live_arena_over(self->buf, self->len, self) != NULL || live_external_over(self->buf, self->len)) {
+        gc_collect();
+    }
+    if (live_arena_over(self->buf, self->len, self) != NULL) {
+        mp_raise_ValueError(MP_ERROR_TEXT("the arena's buffer overlaps the arena of another tflm.Arena in use: "
+            "give interpreters that share memory one tflm.Arena"));
+    }
+    if (live_external_over(self->buf, self->len)) {
+        mp_raise_ValueError(MP_ERROR_TEXT("the arena's buffer overlaps a pre-allocated tensor of another interpreter"));
+    }
+}
 
 // ---------------------------------------------------------------------------
 // Arena: the memory one or more interpreters allocate in. Interpreters that
@@ -78,9 +164,16 @@ static tflm_arena_obj_t *arena_new_size(mp_int_t size) {
     return arena_new_bytes((size_t)size);
 }
 
+// A buffer's arena: the tflm.Arena interpreters already use for exactly
+// these bytes, else a new one (a buffer that overlaps another's is refused
+// when an interpreter is built in it).
 static tflm_arena_obj_t *arena_new_buffer(mp_obj_t buffer) {
     mp_buffer_info_t bufinfo;
     mp_get_buffer_raise(buffer, &bufinfo, MP_BUFFER_RW);
+    tflm_arena_obj_t *same = live_arena_over(bufinfo.buf, bufinfo.len, NULL);
+    if (same != NULL && same->buf == bufinfo.buf && same->len == bufinfo.len) {
+        return same;
+    }
     tflm_arena_obj_t *self = mp_obj_malloc(tflm_arena_obj_t, &tflm_arena_type);
     self->buffer = buffer;
     self->buf = bufinfo.buf;
@@ -298,6 +391,18 @@ static void keep_external(tflm_interp_obj_t *self, const tflm_external_t *ext, m
     }
 }
 
+// A pre-allocated tensor's buffer must not be another interpreter's arena
+// (the engine checks the interpreter's own arena, model and buffers).
+static void external_check_alone(const tflm_external_t *ext, const tflm_arena_obj_t *own) {
+    if (live_arena_over(ext->data, ext->len, own) != NULL) {
+        gc_collect(); // the other may be garbage not yet collected
+    }
+    if (live_arena_over(ext->data, ext->len, own) != NULL) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("buffer for tensor %u overlaps the arena of another "
+            "interpreter"), (unsigned)ext->tensor);
+    }
+}
+
 // Builds the interpreter in its arena: in the highest gap between other
 // interpreters' tails that holds its tail, else below them. False on an
 // error (in self->ip.err).
@@ -332,6 +437,9 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
     tflm_model_obj_t *model = tflm_get_model(args[ARG_model].u_obj);
     tflm_build_args_t build;
     tflm_build_args(model, args[ARG_planner].u_obj, args[ARG_plan].u_obj, args[ARG_preallocated].u_obj, &build);
+    // The conversions may have run Python code (an index's __int__): the
+    // buffers are read where they are now, from here on no Python runs.
+    tflm_build_args_check(model, &build);
     mp_obj_t arena_in = args[ARG_arena].u_obj;
 
     tflm_arena_obj_t *arena;
@@ -346,6 +454,10 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
         arena = arena_new_size(mp_obj_get_int(arena_in));
     } else {
         arena = arena_new_buffer(arena_in);
+    }
+    arena_check_alone(arena);
+    for (size_t k = 0; k < build.cfg.n_external; ++k) {
+        external_check_alone(&build.external[k], arena);
     }
 
     // With a finaliser: a collected interpreter gives its tail back to a shared arena.
@@ -375,13 +487,17 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
     for (size_t k = 0; k < build.cfg.n_external; ++k) {
         keep_external(self, &build.external[k], build.external_obj[k]);
     }
+    live_add(self);
     return MP_OBJ_FROM_PTR(self);
 }
 
-// __del__, run by the collector: the tail goes back to the arena.
+// __del__, run by the collector: the tail goes back to the arena. Called by
+// hand it does the same, and the interpreter refuses every method after it
+// (its tail may hold another interpreter's records by then).
 static mp_obj_t interp_del(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
     if (self->ip.ready) {
+        live_remove(self);
         arena_release_tail(self->arena, &self->ip);
         self->ip.ready = false;
     }
@@ -402,7 +518,21 @@ void tflm_c_stack_check(void) {
     #endif
 }
 
+void tflm_interp_live(tflm_interp_obj_t *self) {
+    if (!self->ip.ready) {
+        mp_raise_ValueError(MP_ERROR_TEXT("interpreter was released (its __del__ ran): build a new one"));
+    }
+}
+
 void tflm_interp_check(tflm_interp_obj_t *self) {
+    tflm_interp_check_buffers(self);
+    if (tflm_interp_verify(&self->ip) != TFLM_OK) {
+        tflm_raise(&self->ip.err);
+    }
+}
+
+void tflm_interp_check_buffers(tflm_interp_obj_t *self) {
+    tflm_interp_live(self);
     arena_check(self->arena);
     tflm_model_check_buffer(MP_OBJ_TO_PTR(self->model));
     // Pre-allocated tensors' buffers must still be where they were.
@@ -487,8 +617,8 @@ mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t rec) {
     return MP_OBJ_FROM_PTR(view);
 }
 
-static uint32_t io_index(tflm_interp_obj_t *self, mp_obj_t i_in, bool output) {
-    mp_int_t i = mp_obj_get_int(i_in);
+// Input or output i's record (i converted, the interpreter checked since).
+static uint32_t io_index(tflm_interp_obj_t *self, mp_int_t i, bool output) {
     uint32_t n = output ? tflm_interp_num_outputs(&self->ip) : tflm_interp_num_inputs(&self->ip);
     if (i < 0 || (mp_uint_t)i >= n) {
         mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("model has %u %s"), (unsigned)n,
@@ -499,15 +629,17 @@ static uint32_t io_index(tflm_interp_obj_t *self, mp_obj_t i_in, bool output) {
 
 static mp_obj_t interp_input(size_t n_args, const mp_obj_t *args) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
+    mp_int_t i = n_args > 1 ? mp_obj_get_int(args[1]) : 0;
     tflm_interp_check(self);
-    return tflm_tensor_view(self, io_index(self, n_args > 1 ? args[1] : MP_OBJ_NEW_SMALL_INT(0), false));
+    return tflm_tensor_view(self, io_index(self, i, false));
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_input_obj, 1, 2, interp_input);
 
 static mp_obj_t interp_output(size_t n_args, const mp_obj_t *args) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
+    mp_int_t i = n_args > 1 ? mp_obj_get_int(args[1]) : 0;
     tflm_interp_check(self);
-    return tflm_tensor_view(self, io_index(self, n_args > 1 ? args[1] : MP_OBJ_NEW_SMALL_INT(0), true));
+    return tflm_tensor_view(self, io_index(self, i, true));
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_output_obj, 1, 2, interp_output);
 
@@ -516,8 +648,8 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_output_obj, 1, 2, interp_outpu
 // tensors share memory and only inputs' and outputs' bytes are meaningful.
 static mp_obj_t interp_tensor(mp_obj_t self_in, mp_obj_t i_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    tflm_interp_check(self);
     mp_int_t i = mp_obj_get_int(i_in);
+    tflm_interp_check(self);
     const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(&self->ip, 0);
     if (i < 0 || i >= sg->n_tensors) {
         mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("model has %u tensors"), (unsigned)sg->n_tensors);
@@ -529,16 +661,18 @@ static MP_DEFINE_CONST_FUN_OBJ_2(interp_tensor_obj, interp_tensor);
 // set_input(i, data, offset=0): copies raw bytes into input i at a byte offset.
 static mp_obj_t interp_set_input(size_t n_args, const mp_obj_t *args) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
-    tflm_interp_check(self);
-    const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, io_index(self, args[1], false));
+    mp_int_t i = mp_obj_get_int(args[1]);
+    mp_int_t offset = n_args > 3 ? mp_obj_get_int(args[3]) : 0;
     mp_buffer_info_t bufinfo;
     mp_get_buffer_raise(args[2], &bufinfo, MP_BUFFER_READ);
-    mp_int_t offset = n_args > 3 ? mp_obj_get_int(args[3]) : 0;
+    tflm_interp_check(self);
+    const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, io_index(self, i, false));
     if (offset < 0 || (mp_uint_t)offset > r->bytes || bufinfo.len > r->bytes - (size_t)offset) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%u bytes at offset %ld do not fit the input's %u bytes"),
             (unsigned)bufinfo.len, (long)offset, (unsigned)r->bytes);
     }
-    memcpy((uint8_t *)tflm_interp_tensor_data(&self->ip, r) + offset, bufinfo.buf, bufinfo.len);
+    // The data may be a view of the arena itself.
+    memmove((uint8_t *)tflm_interp_tensor_data(&self->ip, r) + offset, bufinfo.buf, bufinfo.len);
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_set_input_obj, 3, 4, interp_set_input);
@@ -546,8 +680,9 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_set_input_obj, 3, 4, interp_se
 // Runs the model. Allocates nothing on the heap (unless it raises).
 static mp_obj_t interp_invoke(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    tflm_interp_check(self);
+    tflm_interp_check_buffers(self);
     tflm_c_stack_check();
+    // The engine checks the seal: the records are the build's.
     if (tflm_interp_invoke(&self->ip) != TFLM_OK) {
         tflm_raise(&self->ip.err);
     }
@@ -558,18 +693,21 @@ static MP_DEFINE_CONST_FUN_OBJ_1(interp_invoke_obj, interp_invoke);
 // Bytes this interpreter takes from its arena: its head plus its tail.
 static mp_obj_t interp_arena_used_bytes(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    tflm_interp_live(self);
     return mp_obj_new_int_from_uint(tflm_interp_used_bytes(&self->ip));
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_arena_used_bytes_obj, interp_arena_used_bytes);
 
 static mp_obj_t interp_head_bytes(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    tflm_interp_live(self);
     return mp_obj_new_int_from_uint(self->ip.head_bytes);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_head_bytes_obj, interp_head_bytes);
 
 static mp_obj_t interp_tail_bytes(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    tflm_interp_live(self);
     return mp_obj_new_int_from_uint(self->ip.tail_bytes);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_tail_bytes_obj, interp_tail_bytes);
@@ -578,6 +716,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(interp_tail_bytes_obj, interp_tail_bytes);
 // the used bytes add up to arena_used_bytes().
 static mp_obj_t interp_allocations(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    tflm_interp_live(self);
     mp_obj_t result = mp_obj_new_dict(TFLM_AUDIT_COUNT);
     for (int k = 0; k < TFLM_AUDIT_COUNT; ++k) {
         const tflm_audit_t *a = &self->ip.audit[k];
@@ -594,6 +733,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(interp_allocations_obj, interp_allocations);
 // print_allocations(): the audit as text, in the style of TFLM's recording allocator.
 static mp_obj_t interp_print_allocations(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    tflm_interp_live(self);
     const tflm_interp_t *ip = &self->ip;
     mp_printf(&mp_plat_print, "[tflm] arena allocation total %u bytes\n", (unsigned)tflm_interp_used_bytes(ip));
     mp_printf(&mp_plat_print, "[tflm] arena allocation head %u bytes\n", (unsigned)ip->head_bytes);
@@ -628,11 +768,13 @@ static MP_DEFINE_CONST_FUN_OBJ_1(interp_print_allocations_obj, interp_print_allo
 // afterwards: other tensors may move.
 static mp_obj_t interp_set_tensor_buffer(mp_obj_t self_in, mp_obj_t index_in, mp_obj_t buffer) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    tflm_interp_check(self);
+    tflm_interp_live(self);
     tflm_c_stack_check();
     tflm_external_t ext;
     mp_obj_t keep;
-    tflm_external_arg(self->ip.model, index_in, buffer, &ext, &keep);
+    tflm_external_arg(MP_OBJ_TO_PTR(self->model), index_in, buffer, &ext, &keep); // may run Python: __int__
+    tflm_interp_check(self);
+    external_check_alone(&ext, self->arena);
     if (tflm_interp_set_external(&self->ip, &ext) != TFLM_OK) {
         tflm_raise(&self->ip.err);
     }
@@ -680,8 +822,8 @@ static void plan_line(void *ctx, const char *text, size_t len) {
 // memory_plan(width=80): the head's plan as text, a line per allocation scope.
 static mp_obj_t interp_memory_plan(size_t n_args, const mp_obj_t *args) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
-    tflm_interp_check(self);
     mp_int_t width = n_args > 1 ? mp_obj_get_int(args[1]) : 80;
+    tflm_interp_check(self);
     if (width < 8 || width > TFLM_PLAN_MAX_WIDTH) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("width must be 8 to %d"), TFLM_PLAN_MAX_WIDTH);
     }

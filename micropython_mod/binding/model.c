@@ -11,20 +11,16 @@
 // ---------------------------------------------------------------------------
 // Errors
 
-// NotImplementedError naming every op the model needs and this build lacks
-// (the engine's own message is bounded); other errors as they are.
+// NotImplementedError naming every op the model needs and this build lacks,
+// left out of it or with no kernel at all (the engine's own message is
+// bounded); other errors as they are.
 NORETURN void tflm_raise_for(tflm_model_t *model, const tflm_error_t *err) {
-    char name[72];
-    if (err->status == TFLM_ERR_NOT_IMPLEMENTED && tflm_interp_missing_op(model, 0, name, sizeof(name))) {
+    size_t n = err->status == TFLM_ERR_NOT_IMPLEMENTED ? tflm_interp_missing_ops_message(model, NULL, 0) : 0;
+    if (n) {
         vstr_t vstr;
-        vstr_init(&vstr, 80);
-        vstr_add_str(&vstr, "model uses ops this firmware does not include: ");
-        for (uint32_t n = 0; tflm_interp_missing_op(model, n, name, sizeof(name)); ++n) {
-            if (n) {
-                vstr_add_str(&vstr, ", ");
-            }
-            vstr_add_str(&vstr, name);
-        }
+        vstr_init(&vstr, n + 1);
+        tflm_interp_missing_ops_message(model, vstr.buf, n + 1);
+        vstr.len = n;
         mp_raise_msg_varg(&mp_type_NotImplementedError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&vstr));
     }
     tflm_raise(err);
@@ -178,6 +174,11 @@ static mp_obj_t model_make_new(const mp_obj_type_t *type, size_t n_args, size_t 
     // prepared model's kernel data is used in place only from the former.
     mp_buffer_info_t writable;
     self->model.immutable = !mp_get_buffer(args[0], &writable, MP_BUFFER_WRITE);
+    // A read-only view can still see its bytes change (a ROMFS region
+    // rewritten with vfs.rom_ioctl, a VfsRom over a bytearray): what is used
+    // in place from it is checked before each invoke. A bytes object cannot
+    // change.
+    self->model.rewritable = self->model.immutable && !mp_obj_is_str_or_bytes(args[0]);
     self->anchor = tflm_buffer_anchor(bufinfo.buf, bufinfo.len);
     return MP_OBJ_FROM_PTR(self);
 }
@@ -345,9 +346,9 @@ static void model_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
 
 static mp_obj_t model_tensor(mp_obj_t self_in, mp_obj_t index_in) {
     tflm_model_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    tflm_model_check_buffer(self);
     mp_int_t index = mp_obj_get_int(index_in);
-    if (index < 0) {
+    tflm_model_check_buffer(self);
+    if (index < 0 || (mp_uint_t)index > UINT32_MAX) {
         mp_raise_msg(&mp_type_IndexError, MP_ERROR_TEXT("tensor index out of range"));
     }
     return model_tensor_info(self, (uint32_t)index);

@@ -91,11 +91,16 @@ static void parse_plan(tflm_model_t *m, mp_obj_t plan_in, tflm_build_args_t *out
         tflm_raise(&err);
     }
     out->plan_obj = plan_in;
+    out->plan_buf = words.buf;
+    out->plan_len = words.len;
     out->cfg.plan = &out->plan;
 }
 
-void tflm_external_arg(tflm_model_t *m, mp_obj_t index_in, mp_obj_t buffer, tflm_external_t *ext, mp_obj_t *keep) {
-    mp_int_t index = mp_obj_get_int(index_in);
+void tflm_external_arg(tflm_model_obj_t *model, mp_obj_t index_in, mp_obj_t buffer, tflm_external_t *ext,
+    mp_obj_t *keep) {
+    mp_int_t index = mp_obj_get_int(index_in); // may run Python code (__int__): the model is checked after it
+    tflm_model_check_buffer(model);
+    tflm_model_t *m = &model->model;
     mp_buffer_info_t bufinfo;
     mp_get_buffer_raise(buffer, &bufinfo, MP_BUFFER_READ);
     if (!mp_get_buffer(buffer, &bufinfo, MP_BUFFER_RW)) {
@@ -159,8 +164,26 @@ void tflm_build_args(tflm_model_obj_t *model, mp_obj_t planner_in, mp_obj_t plan
                     TFLM_MAX_EXTERNAL);
             }
             uint32_t k = out->cfg.n_external++;
-            tflm_external_arg(m, map->table[i].key, map->table[i].value, &out->external[k], &out->external_obj[k]);
+            tflm_external_arg(model, map->table[i].key, map->table[i].value, &out->external[k], &out->external_obj[k]);
         }
         out->cfg.external = out->external;
+    }
+}
+
+void tflm_build_args_check(tflm_model_obj_t *model, const tflm_build_args_t *args) {
+    tflm_model_check_buffer(model);
+    for (size_t k = 0; k < args->cfg.n_external; ++k) {
+        mp_buffer_info_t bufinfo;
+        if (!mp_get_buffer(args->external_obj[k], &bufinfo, MP_BUFFER_RW) || bufinfo.buf != args->external[k].data
+            || bufinfo.len != args->external[k].len) {
+            mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("a pre-allocated tensor's buffer was resized or moved"));
+        }
+    }
+    if (args->plan_obj != MP_OBJ_NULL) {
+        mp_buffer_info_t bufinfo;
+        if (!mp_get_buffer(args->plan_obj, &bufinfo, MP_BUFFER_READ) || bufinfo.buf != args->plan_buf
+            || bufinfo.len != args->plan_len) {
+            mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("the plan's buffer was resized or moved"));
+        }
     }
 }

@@ -3,6 +3,15 @@
 // QUANTIZE op does (engine/quant.h), outputs dequantized as its DEQUANTIZE
 // does, into float arrays made on the first call and reused after it: a call
 // allocates nothing once the first has run.
+//
+// Turning the caller's values into numbers may run Python code (an
+// iterator, __len__, __float__ of the caller's own types) that resizes or
+// writes any buffer, the arena's included. Each input is written through
+// what the checked records said when its conversion started, and after any
+// value that ran (or may have run) Python code the buffers are checked
+// again before the next store; before invoke() everything is checked again
+// (the records' seal too), so a store never lands outside the buffer it
+// was aimed at and invoke() never follows a changed record.
 #include <string.h>
 
 #include "py/binary.h"
@@ -12,9 +21,11 @@
 #include "binding/binding.h"
 #include "engine/quant.h"
 
-// What predict() needs to know about one input or output tensor.
+// What predict() needs to know about one input or output tensor, copied
+// from its record (which is in the arena, where Python code can write).
 typedef struct {
-    const tflm_tensor_rec_t *rec;
+    uint8_t type;
+    uint32_t bytes;
     uint8_t *data;
     uint32_t count;      // elements
     float scale;         // 1 for a tensor without quantization
@@ -26,14 +37,16 @@ static io_tensor_t io_tensor(tflm_interp_obj_t *self, uint32_t i, bool output) {
     tflm_interp_t *ip = &self->ip;
     uint32_t index = output ? tflm_interp_output(ip, i) : tflm_interp_input(ip, i);
     io_tensor_t t;
-    t.rec = tflm_interp_tensor(ip, index);
-    t.data = tflm_interp_tensor_data(ip, t.rec);
-    if (t.rec->type != TFLM_FLOAT32 && !tflm_int_range(t.rec->type, &t.qmin, &t.qmax)) {
+    const tflm_tensor_rec_t *rec = tflm_interp_tensor(ip, index);
+    t.type = rec->type;
+    t.bytes = rec->bytes;
+    t.data = tflm_interp_tensor_data(ip, rec);
+    if (t.type != TFLM_FLOAT32 && !tflm_int_range(t.type, &t.qmin, &t.qmax)) {
         mp_raise_msg_varg(&mp_type_TypeError,
             MP_ERROR_TEXT("%s %u is %s: predict() takes float32, int8, uint8, int16 and int32 tensors; use %s()"),
-            output ? "output" : "input", (unsigned)i, tflm_type_name(t.rec->type), output ? "output" : "input");
+            output ? "output" : "input", (unsigned)i, tflm_type_name(t.type), output ? "output" : "input");
     }
-    t.count = t.rec->bytes / mp_binary_get_size('@', tflm_typecode(t.rec->type), NULL);
+    t.count = t.bytes / mp_binary_get_size('@', tflm_typecode(t.type), NULL);
     // Scale and zero point from the model (subgraph 0's tensors come first).
     tflm_model_t *m = ip->model;
     tflm_subgraph_t sg;
@@ -51,12 +64,12 @@ static io_tensor_t io_tensor(tflm_interp_obj_t *self, uint32_t i, bool output) {
 
 // Stores real value v into element k of input t.
 static inline void store_real(const io_tensor_t *t, uint32_t k, float v) {
-    if (t->rec->type == TFLM_FLOAT32) {
+    if (t->type == TFLM_FLOAT32) {
         memcpy(t->data + 4 * k, &v, 4);
         return;
     }
     int32_t q = tflm_quantize_one(v, t->scale, t->zero_point, t->qmin, t->qmax);
-    switch (t->rec->type) {
+    switch (t->type) {
         case TFLM_INT8:
             ((int8_t *)t->data)[k] = (int8_t)q;
             break;
@@ -77,12 +90,29 @@ static NORETURN void raise_length(uint32_t i, const io_tensor_t *t, size_t got) 
         (unsigned)t->count, (unsigned)got);
 }
 
+// Whether converting `item` to a float can run Python code: anything but
+// the built-in numbers (whose conversion reads them).
+static bool runs_python(mp_obj_t item) {
+    return !mp_obj_is_int(item) && !mp_obj_is_float(item) && !mp_obj_is_bool(item);
+}
+
+// A value of a sequence converted to a float, with the buffers checked
+// again when that may have run Python code.
+static float real_value(tflm_interp_obj_t *self, mp_obj_t item, bool *ran) {
+    float v = (float)mp_obj_get_float(item);
+    if (runs_python(item)) {
+        *ran = true;
+        tflm_interp_check_buffers(self);
+    }
+    return v;
+}
+
 // Input i from x: a buffer of float32/float64 values or of the input's own
 // type (copied raw; bytes and bytearray for 8-bit inputs), or a sequence of
-// numbers (real values).
-static void set_input(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x) {
+// numbers (real values). Sets *ran when Python code ran (or may have).
+static void set_input(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x, bool *ran) {
     io_tensor_t t = io_tensor(self, i, false);
-    char own = tflm_typecode(t.rec->type);
+    char own = tflm_typecode(t.type);
     mp_buffer_info_t bufinfo;
     if (mp_obj_is_str(x)) {
         mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("input %u: expected numbers, not str"), (unsigned)i);
@@ -90,18 +120,18 @@ static void set_input(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x) {
     if (mp_get_buffer(x, &bufinfo, MP_BUFFER_READ)) {
         char tc = (char)bufinfo.typecode;
         bool bytes_like = tc == 'B' || tc == BYTEARRAY_TYPECODE;
-        if (tc == own || (bytes_like && t.rec->bytes == t.count)) {
-            if (bufinfo.len != t.rec->bytes) {
+        if (tc == own || (bytes_like && t.bytes == t.count)) {
+            if (bufinfo.len != t.bytes) {
                 mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("input %u takes %u bytes, got %u"),
-                    (unsigned)i, (unsigned)t.rec->bytes, (unsigned)bufinfo.len);
+                    (unsigned)i, (unsigned)t.bytes, (unsigned)bufinfo.len);
             }
-            memcpy(t.data, bufinfo.buf, bufinfo.len);
+            memmove(t.data, bufinfo.buf, bufinfo.len); // x may be a view of the arena
             return;
         }
         if (tc != 'f' && tc != 'd') {
             mp_raise_msg_varg(&mp_type_TypeError,
                 MP_ERROR_TEXT("input %u is %s: give floats, or %s values (typecode '%c'); got %s of typecode '%c'"),
-                (unsigned)i, tflm_type_name(t.rec->type), tflm_type_name(t.rec->type), own, mp_obj_get_type_str(x),
+                (unsigned)i, tflm_type_name(t.type), tflm_type_name(t.type), own, mp_obj_get_type_str(x),
                 bytes_like ? 'B' : tc);
         }
         size_t item = tc == 'f' ? 4 : 8;
@@ -130,20 +160,28 @@ static void set_input(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x) {
             raise_length(i, &t, len);
         }
         for (uint32_t k = 0; k < t.count; ++k) {
-            store_real(&t, k, (float)mp_obj_get_float(items[k]));
+            // The list again each time: Python code may have changed it.
+            mp_obj_get_array(x, &len, &items);
+            if (k >= len) {
+                raise_length(i, &t, len);
+            }
+            store_real(&t, k, real_value(self, items[k], ran));
         }
         return;
     }
-    // Any other sequence (a ulab ndarray without the buffer protocol, ...).
+    // Any other sequence (a ulab ndarray without the buffer protocol, a
+    // generator, the caller's own type): its length and iterator may run
+    // Python code.
+    *ran = true;
     mp_obj_t len_in = mp_obj_len_maybe(x);
     if (len_in == MP_OBJ_NULL) {
         mp_raise_msg_varg(&mp_type_TypeError,
             MP_ERROR_TEXT("input %u: expected a sequence, array, memoryview or ndarray of numbers, not %s"),
             (unsigned)i, mp_obj_get_type_str(x));
     }
-    size_t len = MP_OBJ_SMALL_INT_VALUE(len_in);
-    if (len != t.count) {
-        raise_length(i, &t, len);
+    mp_int_t len = mp_obj_get_int(len_in); // a __len__ may return anything
+    if (len < 0 || (mp_uint_t)len != t.count) {
+        raise_length(i, &t, (size_t)len);
     }
     mp_obj_iter_buf_t iter_buf;
     mp_obj_t iter = mp_getiter(x, &iter_buf);
@@ -152,7 +190,9 @@ static void set_input(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x) {
         if (item == MP_OBJ_STOP_ITERATION) {
             raise_length(i, &t, k);
         }
-        store_real(&t, k, (float)mp_obj_get_float(item));
+        float v = (float)mp_obj_get_float(item);
+        tflm_interp_check_buffers(self);
+        store_real(&t, k, v);
     }
 }
 
@@ -173,7 +213,7 @@ static void get_output(tflm_interp_obj_t *self, uint32_t o, mp_obj_t a_in) {
     mp_obj_array_t *a = MP_OBJ_TO_PTR(a_in);
     float *out = a->items;
     for (uint32_t k = 0; k < t.count; ++k) {
-        switch (t.rec->type) {
+        switch (t.type) {
             case TFLM_FLOAT32:
                 memcpy(&out[k], t.data + 4 * k, 4);
                 break;
@@ -221,7 +261,11 @@ static mp_obj_t predict(tflm_interp_obj_t *self, mp_obj_t x, bool raw) {
     if (tflm_interp_num_outputs(ip) == 0) {
         mp_raise_ValueError(MP_ERROR_TEXT("model has no outputs"));
     }
+    // The result objects first (made on the first call): from the checked
+    // records, before any of the caller's code runs.
+    mp_obj_t result = result_for(self, raw);
     // One input: x itself, or x in a list or tuple of one (as OpenMV's ml takes it).
+    bool ran = false;
     size_t len = 0;
     mp_obj_t *items = NULL;
     bool seq = mp_obj_is_type(x, &mp_type_list) || mp_obj_is_type(x, &mp_type_tuple);
@@ -232,19 +276,30 @@ static mp_obj_t predict(tflm_interp_obj_t *self, mp_obj_t x, bool raw) {
         if (seq && len == 1 && !mp_obj_is_int(items[0]) && !mp_obj_is_float(items[0])) {
             x = items[0];
         }
-        set_input(self, 0, x);
+        set_input(self, 0, x, &ran);
     } else {
         if (!seq || len != n) {
             mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("model has %u inputs: give a tuple of %u"),
                 (unsigned)n, (unsigned)n);
         }
         for (uint32_t i = 0; i < n; ++i) {
-            set_input(self, i, items[i]);
+            if (ran) {
+                // The next input's record is read again: checked first.
+                tflm_interp_check(self);
+            }
+            mp_obj_get_array(x, &len, &items); // a list may have changed
+            if (len != n) {
+                mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("model has %u inputs: give a tuple of %u"),
+                    (unsigned)n, (unsigned)n);
+            }
+            set_input(self, i, items[i], &ran);
         }
     }
-    mp_obj_t result = result_for(self, raw);
     tflm_c_stack_check();
-    if (tflm_interp_invoke(ip) != TFLM_OK) {
+    if (ran) {
+        tflm_interp_check(self);
+    }
+    if (tflm_interp_run(ip) != TFLM_OK) {
         tflm_raise(&ip->err);
     }
     if (!raw) {

@@ -562,6 +562,7 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                 nr->n_scratch = p.n_scratch;
             }
             b->n_scratch += p.n_scratch;
+            ip->stateful |= p.state;
             if (p.in_model) {
                 ip->model_data_bytes += p.data_bytes;
                 ip->model_data_count++;
@@ -701,6 +702,11 @@ static tflm_status_t find_prepared(tflm_build_t *b) {
     ip->consts = (const tflm_tensor_rec_t *)(m->fb.buf + b->pd.consts_at);
     ip->n_const = b->pd.n_const;
     ip->model_records_bytes = b->pd.n_const * (uint32_t)sizeof(tflm_tensor_rec_t);
+    if (m->rewritable) {
+        // Read in place from bytes that can still change: sealed (seal.c).
+        ip->sealed_model_at = b->pd.pos;
+        ip->sealed_model_bytes = b->pd.len;
+    }
     return TFLM_OK;
 }
 
@@ -736,6 +742,9 @@ void tflm_build_reset_counts(tflm_interp_t *ip) {
     ip->model_data_count = 0;
     ip->model_lists_bytes = 0;
     ip->model_records_bytes = 0;
+    ip->stateful = false;
+    ip->sealed_model_at = 0;
+    ip->sealed_model_bytes = 0;
     ip->tail_start = ip->arena->cursor;
 }
 

@@ -146,3 +146,72 @@ bool tflm_fp_checked_log2(float x, int *log2) {
     *log2 = (int)rounded;
     return (frac < 0.0f ? -frac : frac) < 1e-3f;
 }
+
+// 1/sqrt(x) by five Newton-Raphson steps in Q3 from a guess of 1, on x
+// scaled by a power of four into [2^27, 2^29) (TFLM's
+// GetInvSqrtQuantizedMultiplierExp, its right shift given as a left one).
+void tflm_fp_inv_sqrt(int32_t x, int32_t *multiplier, int32_t *shift) {
+    if (x <= 1) {
+        *multiplier = INT32_MAX;
+        *shift = 0;
+        return;
+    }
+    int32_t right = 11;
+    while (x >= (1 << 29)) {
+        x /= 4;
+        ++right;
+    }
+    uint32_t pairs = ((uint32_t)__builtin_clz((uint32_t)x) - 1u) / 2u - 1u;
+    right -= (int32_t)pairs;
+    x <<= 2u * pairs;
+    const int32_t half_x = tflm_fp_mul_pot(x >> 1, -1);     // Q3
+    const int32_t three_halves = (1 << 28) + (1 << 27);      // Q3
+    int32_t y = 1 << 28;                                     // Q3 one
+    for (int i = 0; i < 5; ++i) {
+        int32_t y3 = tflm_fp_mul_pot(mul(mul(y, y), y), 6);  // Q9 to Q3
+        y = tflm_fp_mul_pot(sub(mul(three_halves, y), mul(half_x, y3)), 3); // Q6 to Q3
+    }
+    y = mul(y, 1518500250); // times sqrt(2) / 2 (Q0)
+    if (right < 0) {
+        y = (int32_t)((uint32_t)y << -right);
+        right = 0;
+    }
+    *multiplier = y;
+    *shift = -right;
+}
+
+// log(x) for x >= 1 given with in_ib integer bits, result with out_ib
+// (gemmlowp's log_x_for_x_greater_than_or_equal_to_1 as TFLM has it): x =
+// 2^z r with r in [sqrt(1/2), sqrt(2)) chosen from two scalings, log(r) from
+// a Pade-like rational in q = 2 (r - 2^-1/4), plus z log 2 summed in Q(out_ib + 1).
+static int32_t sat_add(int32_t a, int32_t b) {
+    int64_t s = (int64_t)a + b;
+    return s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : (int32_t)s;
+}
+
+int32_t tflm_fp_log_x_ge_1(int32_t x, int in_ib, int out_ib) {
+    const int32_t log_2 = 1488522236, sqrt_sqrt_half = 1805811301, sqrt_half = 1518500250;
+    const int32_t alpha_n = 117049297, alpha_d = 127690142, alpha_i = 1057819769, alpha_f = 638450708;
+    const int accum_ib = out_ib + 1;
+    const int32_t quarter = tflm_fp_rescale(1 << 29, 0, accum_ib);
+    // Two normalizations of x read as Q0: one by its headroom, one by that of x / sqrt(2).
+    int z_a_headroom_plus_1 = x ? __builtin_clz((uint32_t)x) : 32;
+    int32_t r_a = tflm_fp_mul_pot(mul(tflm_fp_mul_pot(x, z_a_headroom_plus_1 - 1), sqrt_half), 1);
+    int32_t z_a_pow_2 = sat_add(tflm_fp_mul_pot(in_ib - z_a_headroom_plus_1, 31 - accum_ib), quarter);
+    int32_t z_b = mul(x, sqrt_half);
+    int z_b_headroom = (z_b ? __builtin_clz((uint32_t)z_b) : 32) - 1;
+    int32_t r_b = tflm_fp_mul_pot(x, z_b_headroom);
+    int64_t d = (int64_t)tflm_fp_mul_pot(in_ib - z_b_headroom, 31 - accum_ib) - quarter;
+    int32_t z_b_pow_2 = d > INT32_MAX ? INT32_MAX : d < INT32_MIN ? INT32_MIN : (int32_t)d;
+    const int32_t r = r_a < r_b ? r_a : r_b;
+    const int32_t z_pow_2 = z_a_pow_2 > z_b_pow_2 ? z_a_pow_2 : z_b_pow_2;
+    const int32_t p = tflm_fp_rounding_half_sum(r, sqrt_sqrt_half);
+    int32_t q = sub(r, sqrt_sqrt_half);
+    q = add(q, q);
+    const int32_t common_sq = mul(q, q);
+    const int32_t num = add(mul(q, r), mul(mul(q, common_sq), alpha_n));
+    const int32_t denom_minus_one = add(mul(p, add(add(alpha_i, q), mul(alpha_d, common_sq))), mul(alpha_f, q));
+    const int32_t recip_denom = tflm_fp_one_over_one_plus_x_for_x_in_0_1(denom_minus_one);
+    const int32_t num_scaled = tflm_fp_rescale(num, 0, accum_ib);
+    return tflm_fp_rescale(add(mul(z_pow_2, log_2), mul(num_scaled, recip_denom)), accum_ib, out_ib);
+}

@@ -33,6 +33,14 @@ int32_t tflm_fp_tanh(int32_t a, int ib);
 // sets *num_bits_over_unit so that 1/x = v * 2^-num_bits_over_unit.
 int32_t tflm_fp_get_reciprocal(int32_t x, int x_integer_digits, int *num_bits_over_unit);
 
+// 1/sqrt(x) for x >= 0 as a Q0 multiplier and a left shift (<= 0): TFLM's
+// GetInvSqrtQuantizedMultiplierExp with kReverseShift; x <= 1 gives INT32_MAX, 0.
+void tflm_fp_inv_sqrt(int32_t x, int32_t *multiplier, int32_t *shift);
+
+// log(x) for x >= 1 with in_ib integer bits; the result has out_ib
+// (gemmlowp's log_x_for_x_greater_than_or_equal_to_1, out_ib < 30).
+int32_t tflm_fp_log_x_ge_1(int32_t x, int in_ib, int out_ib);
+
 // TFLM's CheckedLog2: *log2 = round(log2(x)); true when x is within 0.1% of
 // a power of two (x > 0).
 bool tflm_fp_checked_log2(float x, int *log2);

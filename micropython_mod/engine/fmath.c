@@ -264,7 +264,7 @@ static inline float expm1f_scale(float y, int32_t k) {
     return f32_from(f32_bits(y) + ((uint32_t)k << 23)); // wraps like the signed sum
 }
 
-static float expm1f_fdlibm(float x) {
+float tflm_expm1f(float x) {
     uint32_t hx = f32_bits(x);
     const bool negative = (hx & 0x80000000u) != 0;
     hx &= 0x7fffffffu;
@@ -362,10 +362,10 @@ float tflm_tanhf(float x) {
         }
         float ax = f32_from(ix);
         if (ix >= 0x3f800000u) { // |x| >= 1
-            float t = expm1f_fdlibm(2.0f * ax);
+            float t = tflm_expm1f(2.0f * ax);
             z = 1.0f - 2.0f / (t + 2.0f);
         } else {
-            float t = expm1f_fdlibm(-2.0f * ax);
+            float t = tflm_expm1f(-2.0f * ax);
             z = -t / (t + 2.0f);
         }
     } else {
@@ -455,11 +455,7 @@ double tflm_floor(double x) {
 #define F32_DEFAULT_NAN (0xffc00000u)
 
 float tflm_x86_nan(float x, float y) {
-    uint32_t ux = f32_bits(x), uy = f32_bits(y);
-    if (tflm_isnan_bits(ux)) {
-        return f32_from(ux | F32_QUIET);
-    }
-    return f32_from(tflm_isnan_bits(uy) ? uy | F32_QUIET : F32_DEFAULT_NAN);
+    return tflm_isnanf(x) ? tflm_nan_quiet(x) : tflm_isnanf(y) ? tflm_nan_quiet(y) : tflm_nan_default();
 }
 
 // A finite non-zero magnitude as m * 2^(e - 150), m below 2^24.
@@ -513,4 +509,327 @@ float tflm_fmodf(float x, float y) {
     }
     uint32_t bits = r >= 0x800000u ? ((uint32_t)e << 23) | (r & 0x7fffffu) : r;
     return f32_from(sign | bits);
+}
+
+// -- NaN results ----------------------------------------------------------
+
+// What x86-64 (TFLM's reference host) gives where a result is not a number:
+// a NaN operand comes back quieted, with its sign and payload; an invalid
+// operation (0/0, inf - inf, sqrt(-1)) gives the "default NaN", whose sign
+// bit is set there (ARM's is positive). Built from bits, so every target
+// gives the same.
+float tflm_nan_quiet(float x) {
+    return f32_from(f32_bits(x) | F32_QUIET);
+}
+
+float tflm_nan_default(void) {
+    return f32_from(F32_DEFAULT_NAN);
+}
+
+// -- sqrtf ------------------------------------------------------------------
+
+// Correctly rounded, as the SSE instruction glibc's sqrtf is: the root of
+// the significand's integer, one bit more than needed, then rounded with the
+// remainder as sticky bit (a root is never exactly halfway).
+float tflm_sqrtf(float x) {
+    uint32_t ix = f32_bits(x);
+    if (ix >= 0x7f800000u) { // +inf, nan, negative (and -0)
+        if ((ix & 0x7fffffffu) > 0x7f800000u) {
+            return tflm_nan_quiet(x);
+        }
+        if (ix == 0x7f800000u || ix == 0x80000000u) {
+            return x;
+        }
+        return tflm_nan_default();
+    }
+    if (ix == 0) {
+        return x;
+    }
+    // x = m * 2^e with m in [2^23, 2^24).
+    int32_t e = (int32_t)(ix >> 23);
+    uint32_t m = ix & 0x7fffffu;
+    if (e == 0) { // subnormal
+        int32_t s = __builtin_clz(m) - 8;
+        m <<= s;
+        e = 1 - s;
+    } else {
+        m |= 0x800000u;
+    }
+    e -= 150;
+    // a = m * 2^k in [2^48, 2^50) with e - k even: its root has 25 bits.
+    // The remainder stays below 2^26, so 32-bit words do (a in two).
+    int32_t k = 26 - (e & 1);
+    const uint32_t a_hi = m >> (32 - k), a_lo = m << k;
+    int32_t half = (e - k) / 2; // exact
+    uint32_t root = 0, rem = 0;
+    for (int32_t i = 48; i >= 0; i -= 2) {
+        uint32_t pair = i >= 32 ? (a_hi >> (i - 32)) & 3u : (a_lo >> i) & 3u;
+        rem = (rem << 2) | pair;
+        uint32_t trial = (root << 2) | 1u;
+        root <<= 1;
+        if (rem >= trial) {
+            rem -= trial;
+            root |= 1u;
+        }
+    }
+    // root in [2^24, 2^25): 24 bits and a rounding bit.
+    uint32_t q = (root >> 1) + (root & 1u); // never a tie
+    int32_t be = half + 1 + 127 + 23;
+    return f32_from(((uint32_t)be << 23) + (q - 0x800000u));
+}
+
+// -- logf -------------------------------------------------------------------
+
+// glibc's logf (2.27 and later): x = 2^k z, z near one of 16 points c with
+// 1/c and log(c) tabled, log(x) = k ln2 + log(c) + log1p(z/c - 1) with a
+// cubic for log1p, evaluated in double and rounded once. TFLM's host runs
+// its FMA build: five multiply-adds fused. Unfused here, then fused (exactly
+// emulated) only when the two could round differently.
+static const double logf_tab[16][2] = { // 1/c, log(c)
+    { 0x1.661ec79f8f3bep+0, -0x1.57bf7808caadep-2 },
+    { 0x1.571ed4aaf883dp+0, -0x1.2bef0a7c06ddbp-2 },
+    { 0x1.49539f0f010bp+0, -0x1.01eae7f513a67p-2 },
+    { 0x1.3c995b0b80385p+0, -0x1.b31d8a68224e9p-3 },
+    { 0x1.30d190c8864a5p+0, -0x1.6574f0ac07758p-3 },
+    { 0x1.25e227b0b8eap+0, -0x1.1aa2bc79c81p-3 },
+    { 0x1.1bb4a4a1a343fp+0, -0x1.a4e76ce8c0e5ep-4 },
+    { 0x1.12358f08ae5bap+0, -0x1.1973c5a611cccp-4 },
+    { 0x1.0953f419900a7p+0, -0x1.252f438e10c1ep-5 },
+    { 0x1p+0, 0x0p+0 },
+    { 0x1.e608cfd9a47acp-1, 0x1.aa5aa5df25984p-5 },
+    { 0x1.ca4b31f026aap-1, 0x1.c5e53aa362eb4p-4 },
+    { 0x1.b2036576afce6p-1, 0x1.526e57720db08p-3 },
+    { 0x1.9c2d163a1aa2dp-1, 0x1.bc2860d22477p-3 },
+    { 0x1.886e6037841edp-1, 0x1.1058bc8a07ee1p-2 },
+    { 0x1.767dcf5534862p-1, 0x1.4043057b6ee09p-2 },
+};
+#define LOGF_LN2 (0x1.62e42fefa39efp-1)
+#define LOGF_A0 (-0x1.00ea348b88334p-2)
+#define LOGF_A1 (0x1.5575b0be00b6ap-2)
+#define LOGF_A2 (-0x1.ffffef20a4123p-2)
+#define LOGF_OFF (0x3f330000u)
+
+// Whether y rounds to the same float as every value within 2^-42 of it
+// relative: then so does the fused result, which differs from the unfused
+// one by far less in every function here.
+static inline bool rounds_clear(double y) {
+    return (float)(y * (1.0 - 0x1p-42)) == (float)(y * (1.0 + 0x1p-42));
+}
+
+float tflm_logf(float x) {
+    uint32_t ix = f32_bits(x);
+    if (ix == 0x3f800000u) {
+        return 0.0f;
+    }
+    if (ix - 0x00800000u >= 0x7f800000u - 0x00800000u) { // zero, subnormal, negative, inf, nan
+        if (ix * 2u == 0) {
+            return f32_from(0xff800000u); // -inf
+        }
+        if (ix == 0x7f800000u) {
+            return x;
+        }
+        if ((ix & 0x7fffffffu) > 0x7f800000u) {
+            return tflm_nan_quiet(x);
+        }
+        if (ix & 0x80000000u) {
+            return tflm_nan_default();
+        }
+        // Subnormal: the bits of x * 2^23, less 23 in the exponent field
+        // (which may go below zero: k comes out right from the subtraction).
+        int32_t s = __builtin_clz(ix) - 8;
+        ix = (ix << s) - ((uint32_t)s << 23);
+    }
+    uint32_t tmp = ix - LOGF_OFF;
+    uint32_t i = (tmp >> 19) % 16u;
+    int32_t k = (int32_t)tmp >> 23; // arithmetic shift
+    uint32_t iz = ix - (tmp & 0xff800000u);
+    const double invc = logf_tab[i][0], logc = logf_tab[i][1];
+    const double z = (double)f32_from(iz);
+    const double kd = (double)k;
+    double r = z * invc - 1.0;
+    double y0 = logc + kd * LOGF_LN2;
+    double r2 = r * r;
+    double y = LOGF_A1 * r + LOGF_A2;
+    y = LOGF_A0 * r2 + y;
+    y = y * r2 + (y0 + r);
+    if (rounds_clear(y)) {
+        return (float)y;
+    }
+    r = exact_fma(z, invc, -1.0);
+    y0 = exact_fma(kd, LOGF_LN2, logc);
+    r2 = r * r;
+    y = exact_fma(LOGF_A1, r, LOGF_A2);
+    y = exact_fma(LOGF_A0, r2, y);
+    y = exact_fma(y, r2, y0 + r);
+    return (float)y;
+}
+
+// -- sinf, cosf ---------------------------------------------------------------
+
+// glibc's sinf and cosf (2.28 and later): reduction by pi/2 (one fused
+// multiply-subtract below 120, 4/pi to 192 bits in integers above), then a
+// sine or cosine polynomial in double; the FMA build fuses the reduction and
+// the polynomials' multiply-adds. The reduction is exact here (an integer
+// difference), the polynomial unfused, then fused when the rounding is in doubt.
+typedef struct {
+    double c0, c1, c2, c3, c4; // cosine (negated in the second set)
+    double s1, s2, s3;         // sine
+} sincosf_poly_t;
+
+static const sincosf_poly_t sincosf_polys[2] = {
+    { 0x1p0, -0x1.ffffffd0c621cp-2, 0x1.55553e1068f19p-5, -0x1.6c087e89a359dp-10, 0x1.99343027bf8c3p-16,
+      -0x1.555545995a603p-3, 0x1.1107605230bc4p-7, -0x1.994eb3774cf24p-13 },
+    { -0x1p0, 0x1.ffffffd0c621cp-2, -0x1.55553e1068f19p-5, 0x1.6c087e89a359dp-10, -0x1.99343027bf8c3p-16,
+      -0x1.555545995a603p-3, 0x1.1107605230bc4p-7, -0x1.994eb3774cf24p-13 },
+};
+
+// 4/pi to 192 bits; entry j holds bits 8j .. 8j + 31.
+static const uint32_t sincosf_inv_pio4[24] = {
+    0xa2, 0xa2f9, 0xa2f983, 0xa2f9836e,
+    0xf9836e4e, 0x836e4e44, 0x6e4e4415, 0x4e441529,
+    0x441529fc, 0x1529fc27, 0x29fc2757, 0xfc2757d1,
+    0x2757d1f5, 0x57d1f534, 0xd1f534dd, 0xf534ddc0,
+    0x34ddc0db, 0xddc0db62, 0xc0db6295, 0xdb629599,
+    0x6295993c, 0x95993c43, 0x993c4390, 0x3c439041,
+};
+
+#define SINCOSF_HPI_INV (0x1.45F306DC9C883p+23) // 2/pi * 2^24
+#define SINCOSF_HPI_BITS (0x1921FB54442D18ull)   // pi/2 = this * 2^-52
+#define SINCOSF_PI63 (0x1.921FB54442D18p-62)    // 2pi * 2^-64
+
+// The polynomial of quadrant n (odd: cosine) at x, x2 = x * x.
+static float sincosf_poly(double x, double x2, const sincosf_poly_t *p, int32_t n) {
+    double y;
+    if ((n & 1) == 0) {
+        double x3 = x * x2;
+        double x7 = x3 * x2;
+        y = (x + x3 * p->s1) + x7 * (p->s2 + x2 * p->s3);
+        if (rounds_clear(y)) {
+            return (float)y;
+        }
+        double s1 = exact_fma(x2, p->s3, p->s2);
+        double s = exact_fma(x3, p->s1, x);
+        return (float)exact_fma(x7, s1, s);
+    }
+    double x4 = x2 * x2;
+    double x6 = x4 * x2;
+    y = ((p->c0 + x2 * p->c1) + x4 * p->c2) + x6 * (p->c3 + x2 * p->c4);
+    if (rounds_clear(y)) {
+        return (float)y;
+    }
+    double c2 = exact_fma(x2, p->c4, p->c3);
+    double c1 = exact_fma(x2, p->c1, p->c0);
+    double c = exact_fma(x4, p->c2, c1);
+    return (float)exact_fma(x6, c2, c);
+}
+
+// |y| in [2^-12, inf): y reduced to [-pi/4, pi/4] (a little more below 120)
+// and its quadrant.
+static double sincosf_reduce(float y, int32_t *np) {
+    uint32_t xi = f32_bits(y);
+    uint32_t top = (xi >> 20) & 0x7ffu;
+    if (top < 0x42fu) { // |y| < 120: n = nearest multiple of pi/2, y - n pi/2 fused
+        double r = (double)y * SINCOSF_HPI_INV;
+        int32_t n = ((int32_t)r + 0x800000) >> 24;
+        *np = n;
+        // y * 2^52 - n * (pi/2 * 2^52), exact in 64 bits (y < 2^7, n < 2^7).
+        int64_t m = (int64_t)((xi & 0x7fffffu) | 0x800000u);
+        m = (xi >> 31) ? -m : m;
+        int32_t sh = (int32_t)((xi >> 23) & 0xffu) - 150 + 52; // 28 .. 35
+        int64_t d = m * ((int64_t)1 << sh) - (int64_t)n * (int64_t)SINCOSF_HPI_BITS;
+        return (double)d * 0x1p-52;
+    }
+    // 4/pi times the significand, modulo 4, in 2.62 fixed point.
+    const uint32_t *arr = &sincosf_inv_pio4[(xi >> 26) & 15u];
+    uint32_t shift = (xi >> 23) & 7u;
+    uint32_t m = ((xi & 0xffffffu) | 0x800000u) << shift;
+    uint64_t res0 = (uint64_t)(uint32_t)(m * arr[0]);
+    uint64_t res1 = (uint64_t)m * arr[4];
+    uint64_t res2 = (uint64_t)m * arr[8];
+    res0 = (res2 >> 32) | (res0 << 32);
+    res0 += res1;
+    uint64_t n = (res0 + ((uint64_t)1 << 61)) >> 62;
+    res0 -= n << 62;
+    *np = (int32_t)n;
+    return (double)(int64_t)res0 * SINCOSF_PI63;
+}
+
+// sinf (cos false) or cosf (cos true).
+static float sincosf_eval(float y, bool cos) {
+    uint32_t xi = f32_bits(y);
+    uint32_t top = (xi >> 20) & 0x7ffu;
+    if (top < 0x3f4u) { // |y| < 0.75
+        if (top < 0x398u) { // |y| < 2^-12
+            return cos ? 1.0f : y;
+        }
+        double x = (double)y;
+        return sincosf_poly(x, x * x, &sincosf_polys[0], cos ? 1 : 0);
+    }
+    if (top >= 0x7f8u) { // inf, nan
+        return (xi & 0x7fffffffu) > 0x7f800000u ? tflm_nan_quiet(y) : tflm_nan_default();
+    }
+    int32_t n;
+    double x = sincosf_reduce(y, &n);
+    // Above 120 the quadrant does not include the sign: add it.
+    int32_t q = top < 0x42fu ? n : n + (int32_t)(xi >> 31);
+    const double sign = ((q + 1) & 2) ? -1.0 : 1.0; // + - - + by quadrant
+    const sincosf_poly_t *p = &sincosf_polys[(q & 2) ? 1 : 0];
+    x *= sign;
+    return sincosf_poly(x, x * x, p, cos ? n ^ 1 : n);
+}
+
+float tflm_sinf(float x) {
+    return sincosf_eval(x, false);
+}
+
+float tflm_cosf(float x) {
+    return sincosf_eval(x, true);
+}
+
+// -- sqrt (double) --------------------------------------------------------------
+
+// Correctly rounded, as x86's sqrtsd (for prepare()): the same digit-by-digit
+// root as tflm_sqrtf, over a 108-bit radicand held in two words.
+double tflm_sqrt(double x) {
+    uint64_t ix = f64_bits(x);
+    if (ix >= 0x7ff0000000000000u) { // +inf, nan, negative (and -0)
+        if ((ix & 0x7fffffffffffffffu) > 0x7ff0000000000000u) {
+            return f64_from(ix | 0x0008000000000000u);
+        }
+        if (ix == 0x7ff0000000000000u || ix == 0x8000000000000000u) {
+            return x;
+        }
+        return f64_from(0xfff8000000000000u);
+    }
+    if (ix == 0) {
+        return x;
+    }
+    int32_t e = (int32_t)(ix >> 52);
+    uint64_t m = ix & 0xfffffffffffffu;
+    if (e == 0) {
+        int32_t s = __builtin_clzll(m) - 11;
+        m <<= s;
+        e = 1 - s;
+    } else {
+        m |= (uint64_t)1 << 52;
+    }
+    e -= 1075; // x = m * 2^e, m in [2^52, 2^53)
+    // a = m * 2^k in [2^106, 2^108) with e - k even: its root has 54 bits.
+    int32_t k = 54 + (e & 1);
+    uint64_t a_hi = m >> (64 - k), a_lo = m << k;
+    int32_t half = (e - k) / 2;
+    uint64_t root = 0, rem = 0;
+    for (int32_t i = 106; i >= 0; i -= 2) {
+        uint64_t pair = i >= 64 ? (a_hi >> (i - 64)) & 3u : (a_lo >> i) & 3u;
+        rem = (rem << 2) | pair;
+        uint64_t trial = (root << 2) | 1u;
+        root <<= 1;
+        if (rem >= trial) {
+            rem -= trial;
+            root |= 1u;
+        }
+    }
+    uint64_t q = (root >> 1) + (root & 1u); // never a tie
+    int64_t be = half + 1 + 1023 + 52;
+    return f64_from(((uint64_t)be << 52) + (q - ((uint64_t)1 << 52)));
 }

@@ -15,16 +15,41 @@ double tflm_floor(double x); // floor, exact (signed zeros kept, NaNs quieted)
 // once both are quiet (the positive one on a tie), a NaN operand quieted,
 // and 0xffc00000 for x infinite or y zero.
 float tflm_fmodf(float x, float y);
+float tflm_expm1f(float x); // glibc 2.36's expm1f (fdlibm's)
+float tflm_logf(float x);   // glibc's logf (FMA build: its fused multiply-adds emulated)
+float tflm_sinf(float x);   // glibc's sinf and cosf (FMA build)
+float tflm_cosf(float x);
+float tflm_sqrtf(float x);  // correctly rounded; sqrt(x < 0) is x86's default NaN
+double tflm_sqrt(double x); // the same in double (for prepare)
 
-// The NaN an x86-64 SSE operation x op y gives when its result is NaN: the
-// first NaN operand, quieted, or the default NaN 0xffc00000 when neither is
-// NaN (inf - inf, 0 * inf, ...). ARM's default NaN is positive and its
-// choice among NaN operands differs: kernels whose results TFLM's reference
-// leaves to the processor call this where a result is NaN.
-float tflm_x86_nan(float x, float y);
+// NaN results as x86-64 gives them: a NaN operand quieted (sign and payload
+// kept), and the default NaN of an invalid operation (sign bit set).
+float tflm_nan_quiet(float x);
+float tflm_nan_default(void);
 
 static inline bool tflm_isnan_bits(uint32_t u) {
     return (u & 0x7fffffffu) > 0x7f800000u;
+}
+
+static inline bool tflm_isnanf(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof(u));
+    return tflm_isnan_bits(u);
+}
+
+// The NaN an x86-64 SSE operation x op y gives when its result is NaN: the
+// first NaN operand, quieted, or the default NaN when neither is NaN (inf -
+// inf, 0 * inf, ...). ARM's default NaN is positive and its choice among NaN
+// operands differs: kernels whose results TFLM's reference leaves to the
+// processor call this (or tflm_nan_x86) where a result is NaN.
+float tflm_x86_nan(float x, float y);
+
+// The result r of a binary operation on a and b, with the NaN x86 gives
+// where r is one: a's quieted, else b's, else the default NaN. (a is the
+// first operand: for + and *, where a compiler may swap them, inputs with two
+// different NaNs are left aside.)
+static inline float tflm_nan_x86(float r, float a, float b) {
+    return tflm_isnanf(r) ? tflm_x86_nan(a, b) : r;
 }
 
 #endif // TFLM_ENGINE_FMATH_H

@@ -89,6 +89,7 @@ tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip) {
     tflm_plan_view_t v = {
         tflm_interp_tensor_mut(ip, 0), ip->map.n_live, ip->n_tensors, tflm_interp_node(ip, 0), ip->n_nodes,
         ip->lists_base, (tflm_error_t *)&ip->err, ip->model, tflm_interp_subgraph(ip, 0), ip->n_subgraphs, ip->map,
+        ip->arena ? ip->arena->base : NULL,
     };
     return v;
 }
@@ -273,17 +274,23 @@ tflm_status_t tflm_interp_init(tflm_interp_t *ip, tflm_model_t *model, tflm_aren
     if (arena->temp != 0) {
         return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "arena is busy");
     }
+    if (bytes_overlap(arena->base, arena->size, model->fb.buf, model->fb.len)) {
+        // invoke() would write over the weights the model reads.
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "the arena overlaps the model's bytes");
+    }
     st = allocate(ip, config, true);
     if (st == TFLM_OK) {
         arena->users++;
         ip->ready = true;
+        tflm_interp_seal(ip);
     }
     return st;
 }
 
 tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t *ext) {
-    if (!ip->ready) {
-        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
+    tflm_status_t st = tflm_interp_verify(ip);
+    if (st) {
+        return st;
     }
     const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
     tflm_tensor_rec_t *r = ext->tensor < sg->n_tensors
@@ -293,7 +300,7 @@ tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t 
         saved = *r;
     }
     uint32_t saved_n = ip->n_external;
-    tflm_status_t st = use_external(ip, ext);
+    st = use_external(ip, ext);
     if (st == TFLM_OK) {
         st = plan_head(ip);
     }
@@ -318,6 +325,7 @@ tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t 
         plan_head(ip);
         ip->err = err;
     }
+    tflm_interp_seal(ip); // the records as they are now
     return st;
 }
 

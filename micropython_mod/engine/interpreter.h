@@ -114,6 +114,14 @@ typedef struct _tflm_interp_t {
     // tflm_interp_measure(), valid only as long as its work buffer.
     const uint8_t *lists_base;
     bool lists_in_model;
+    // The seal (seal.c): checksums of what the build wrote into the tail
+    // and invoke() follows, and of a prepared model's data read in place
+    // from a rewritable buffer (model offset and bytes; 0 bytes: none).
+    uint32_t seal_tail;
+    uint32_t seal_model;
+    uint32_t sealed_model_at;
+    uint32_t sealed_model_bytes;
+    bool stateful;             // kernel data that eval() changes (sealed again after each invoke)
     bool fixed;                // some head offsets came from an offline plan
     bool tensors_only;         // built without kernels (tflm_config_t.tensors_only)
     bool ready;
@@ -157,13 +165,34 @@ tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t 
 // Name of the nth distinct op the model uses that this build has no kernel
 // for; false when there are fewer than n + 1.
 bool tflm_interp_missing_op(tflm_model_t *model, uint32_t nth, char *name, size_t cap);
+// The NotImplementedError's message for a model that uses such ops: those
+// this project has kernels for but the build left out (TFLM_OPS), with the
+// setting that builds them in, and those no kernel implements. Writes at
+// most cap bytes (NUL included); returns the whole message's length, 0
+// when the build has every op the model uses.
+size_t tflm_interp_missing_ops_message(tflm_model_t *model, char *buf, size_t cap);
 
 // Bytes arena `a` needs in all to also hold a model measured with tflm_interp_measure.
 uint32_t tflm_interp_needed_in(const tflm_arena_t *a, const tflm_interp_t *measured);
 
-// Runs the model (invoke.c). Allocates nothing; its stack use does not
-// depend on the model.
+// Runs the model (invoke.c), once tflm_interp_verify() passed. Allocates
+// nothing; its stack use does not depend on the model.
 tflm_status_t tflm_interp_invoke(tflm_interp_t *ip);
+// The same for a caller that has just run tflm_interp_verify() itself, with
+// nothing since that could have written the arena or the model.
+tflm_status_t tflm_interp_run(tflm_interp_t *ip);
+
+// The seal (seal.c). The arena's bytes are the user's (a buffer they gave,
+// Arena.buffer): everything the tail holds that invoke() and the API turn
+// into pointers is checked to be what the build wrote before it is
+// followed. tflm_interp_seal() takes the checksums (end of the build and of
+// set_external), tflm_interp_verify() compares them: RuntimeError when the
+// interpreter is not allocated, ValueError when its records (or a prepared
+// model's data read in place from a rewritable buffer) changed.
+void tflm_interp_seal(tflm_interp_t *ip);
+tflm_status_t tflm_interp_verify(tflm_interp_t *ip);
+// After an invoke: the tail's checksum again when kernels keep state in it.
+void tflm_interp_seal_state(tflm_interp_t *ip);
 
 // Record `rec` (an index list's entry, not a model tensor's index: see
 // tflm_interp_rec_of): in the arena, or a constant's in a prepared model.
@@ -192,6 +221,12 @@ static inline tflm_subgraph_rec_t *tflm_interp_subgraph(const tflm_interp_t *ip,
     return (tflm_subgraph_rec_t *)tflm_arena_ptr(ip->arena, ip->subgraphs_at) + index;
 }
 void *tflm_interp_tensor_data(const tflm_interp_t *ip, const tflm_tensor_rec_t *r);
+// A node's kernel data: in the arena, or read in place from a prepared model
+// (kernels never change data from tflm_prep_alloc(), so it may be in flash).
+static inline void *tflm_interp_node_data(const tflm_interp_t *ip, const tflm_node_rec_t *nr) {
+    return (nr->flags & TFLM_NODE_DATA_IN_MODEL) ? (void *)(ip->model->fb.buf + nr->data)
+                                                 : tflm_arena_ptr(ip->arena, nr->data);
+}
 // A node's or subgraph's index list: inputs, then outputs.
 static inline const uint16_t *tflm_interp_io(const tflm_interp_t *ip, uint32_t io) {
     return (const uint16_t *)(ip->lists_base + io);

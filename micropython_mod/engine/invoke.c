@@ -5,7 +5,9 @@
 // interpreter: their eval() asks for a subgraph (tflm_eval_call), which runs
 // in a frame of this loop's own, and then their eval() runs again to finish.
 // So the stack invoke() needs does not grow with the nesting of subgraphs,
-// whose depth the build bounded by TFLM_MAX_CALL_DEPTH.
+// whose depth the build bounded by TFLM_MAX_CALL_DEPTH. The records are in
+// the arena, which the user can write: nothing is followed before the seal
+// (seal.c) says they are what the build wrote.
 #include "build.h"
 
 typedef struct {
@@ -13,13 +15,8 @@ typedef struct {
     uint16_t node; // operator of the subgraph running
 } invoke_frame_t;
 
-tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
-    if (!ip->ready) {
-        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
-    }
-    if (ip->tensors_only) {
-        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter was built without kernels (tensors only)");
-    }
+// The nodes, in order (the seal checked).
+static tflm_status_t run_nodes(tflm_interp_t *ip) {
     invoke_frame_t frames[TFLM_MAX_CALL_DEPTH];
     void *ptrs[TFLM_MAX_NODE_IO + TFLM_MAX_SCRATCH_PER_OP];
     // The records, looked up here rather than through the interpreter at
@@ -74,10 +71,7 @@ tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
         }
         const tflm_kernel_t *k = &tflm_kernels[nr->kernel];
         tflm_eval_t e = {
-            // A prepared model's data is read in place (kernels never change
-            // data from tflm_prep_alloc(), so it may be in flash).
-            .data = (nr->flags & TFLM_NODE_DATA_IN_MODEL) ? (void *)(ip->model->fb.buf + nr->data)
-                                                          : tflm_arena_ptr(ip->arena, nr->data),
+            .data = tflm_interp_node_data(ip, nr),
             .in = ptrs,
             .out = ptrs + nr->n_inputs,
             .scratch = ptrs + n_io,
@@ -92,6 +86,9 @@ tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
         tflm_status_t st = (nr->flags & TFLM_NODE_PATCH_END) ? tflm_patch_run(ip, &e) : k->eval(&e);
         if (st != TFLM_OK) {
             return tflm_interp_node_error(ip, node, k->op);
+        }
+        if (e.stop) {
+            return TFLM_OK; // the operators after it keep what they last wrote
         }
         if (e.call == TFLM_EVAL_NO_CALL) {
             f->node++;
@@ -128,4 +125,22 @@ void *tflm_eval_subgraph_tensor(const tflm_eval_t *e, uint32_t s, uint32_t k, ui
     const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, rec);
     *bytes = r->bytes;
     return tflm_interp_tensor_data(ip, r);
+}
+
+tflm_status_t tflm_interp_run(tflm_interp_t *ip) {
+    if (!ip->ready) {
+        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
+    }
+    if (ip->tensors_only) {
+        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter was built without kernels (tensors only)");
+    }
+    tflm_status_t st = run_nodes(ip);
+    // Kernel state changed (also when a kernel failed half way).
+    tflm_interp_seal_state(ip);
+    return st;
+}
+
+tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
+    tflm_status_t st = tflm_interp_verify(ip);
+    return st ? st : tflm_interp_run(ip);
 }

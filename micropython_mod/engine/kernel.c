@@ -376,6 +376,83 @@ tflm_status_t tflm_prep_unsupported_type(tflm_prepare_t *p, const char *what, un
     return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "%s of type %s is not supported", what, tflm_type_name(type));
 }
 
+// Exactly n inputs and one output, all present, read into *in[k] and *out.
+static tflm_status_t prep_io(tflm_prepare_t *p, uint32_t n, tflm_tinfo_t *const *in, tflm_tinfo_t *out) {
+    tflm_status_t st = tflm_prep_expect_io(p, n, n, 1);
+    bool missing = false;
+    for (uint32_t k = 0; k < n && st == TFLM_OK; ++k) {
+        st = tflm_prep_input(p, k, in[k]);
+        missing = missing || in[k]->index < 0;
+    }
+    if (st || (st = tflm_prep_output(p, 0, out))) {
+        return st;
+    }
+    if (missing || out->index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
+    }
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_prep_io_1_1(tflm_prepare_t *p, tflm_tinfo_t *in, tflm_tinfo_t *out) {
+    tflm_tinfo_t *const in_[1] = { in };
+    return prep_io(p, 1, in_, out);
+}
+
+tflm_status_t tflm_prep_io_2_1(tflm_prepare_t *p, tflm_tinfo_t *a, tflm_tinfo_t *b, tflm_tinfo_t *out) {
+    tflm_tinfo_t *const in[2] = { a, b };
+    return prep_io(p, 2, in, out);
+}
+
+tflm_status_t tflm_prep_io_3_1(tflm_prepare_t *p, tflm_tinfo_t *a, tflm_tinfo_t *b, tflm_tinfo_t *c, tflm_tinfo_t *out) {
+    tflm_tinfo_t *const in[3] = { a, b, c };
+    return prep_io(p, 3, in, out);
+}
+
+tflm_status_t tflm_prep_type_in(tflm_prepare_t *p, const char *what, const tflm_tinfo_t *t, const uint8_t *types,
+    uint32_t n, uint8_t *kind) {
+    for (uint32_t i = 0; i < n; ++i) {
+        if (types[i] == t->type) {
+            if (kind) {
+                *kind = (uint8_t)i;
+            }
+            return TFLM_OK;
+        }
+    }
+    return tflm_prep_unsupported_type(p, what, t->type);
+}
+
+tflm_status_t tflm_prep_same_type(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b) {
+    if (a->type != b->type) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "tensor %d is %s, tensor %d %s: the types must agree",
+            (int)a->index, tflm_type_name(a->type), (int)b->index, tflm_type_name(b->type));
+    }
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_prep_same_elements(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b) {
+    if (a->elements != b->elements) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "tensor %d has %u elements, tensor %d %u: the sizes must agree",
+            (int)a->index, (unsigned)a->elements, (int)b->index, (unsigned)b->elements);
+    }
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_prep_positive_scales(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b) {
+    if (a->n_scales == 0 || b->n_scales == 0 || !(a->scale > 0.0f) || !(b->scale > 0.0f)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "quantized input and output need positive scales");
+    }
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_prep_unary(tflm_prepare_t *p, const uint8_t *types, uint32_t n_types, tflm_tinfo_t *in,
+    tflm_tinfo_t *out, uint8_t *kind) {
+    tflm_status_t st = tflm_prep_io_1_1(p, in, out);
+    if (st || (st = tflm_prep_type_in(p, "input", in, types, n_types, kind)) || (st = tflm_prep_same_type(p, in, out))) {
+        return st;
+    }
+    return tflm_prep_same_elements(p, in, out);
+}
+
 // Whether a kernel's custom name is the model's custom_code.
 static bool custom_name_is(const char *name, const uint8_t *custom, uint32_t len) {
     if (name == NULL || custom == NULL) {

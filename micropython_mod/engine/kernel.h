@@ -78,6 +78,8 @@ typedef struct _tflm_eval_t {
     tflm_error_t *err;
     int32_t call;             // subgraph to run next (tflm_eval_call), or TFLM_EVAL_NO_CALL
     bool resumed;             // eval() runs again after the subgraph it asked for
+    bool stop;                // set by eval(): the invoke ends after this operator, successfully
+                              // (TFLM's kTfLiteAbort: CIRCULAR_BUFFER's invokes between runs)
 } tflm_eval_t;
 
 #define TFLM_EVAL_NO_CALL (-1)
@@ -107,18 +109,74 @@ typedef enum {
     TFLM_ALIAS_IN_PLACE,
 } tflm_alias_t;
 
+// How a node walks its maps, for the engine's row-based features: input 0
+// and output 0 are batches of rows (NHWC: rows of w x d values), and output
+// row y reads input rows from y * stride_h - pad_h on (clamped at 0).
+typedef struct {
+    int32_t batches;
+    int32_t in_h, in_w, in_d;     // input 0: batches of in_h rows of in_w x in_d values
+    int32_t out_h, out_w, out_d;  // output 0, the same way
+    int32_t f_h, f_w;             // the window over the input, 1 x 1 when there is none
+    int32_t stride_h, stride_w;
+    int32_t dil_h, dil_w;
+    int32_t pad_h, pad_w;         // leading padding (-1: row y reads rows after y only)
+    uint32_t macs;                // multiply-accumulates (or compares) per output pixel
+    uint32_t data_bytes;          // bytes of the kernel's data
+} tflm_rows_t;
+
+// A patch of a map (engine/patch.h): an input of in_h x in_w whose padding
+// (what the windows reach outside the map) is pad_h, pad_w, and an output of
+// out_h x out_w.
+typedef struct {
+    int32_t in_h, in_w, pad_h, pad_w, out_h, out_w;
+} tflm_window_t;
+
+// What the engine asks a kernel beyond prepare() and eval(), so that the
+// engine itself names no op. A kernel with hooks says so in the third column
+// of kernels/kernel_table.txt (`hooks`) and defines
+// `const tflm_kernel_hooks_t tflm_<op>_hooks` in its file; a hook it has no
+// answer for is NULL.
+typedef struct {
+    // Overlapped placement (engine/overlap.h): whether the node writes
+    // output 0 row by row (all of row y before anything of row y + 1), output
+    // row y reading input 0's rows from y * stride_h - pad_h on. Fills
+    // batches, in_h, out_h, stride_h and pad_h of `g` (the engine takes the
+    // rows' bytes from the tensors). `data` is the node's kernel data; `p`
+    // reads its operator as prepare() does (tflm_prep_input(),
+    // tflm_prep_opt_*(), nothing that allocates). false: the output may not
+    // overlap the input.
+    bool (*overlap)(tflm_prepare_t *p, const void *data, tflm_rows_t *g);
+    // Patch-based stages (engine/patch.h): the node's geometry, from its data
+    // alone; false when it cannot run over part of its input map.
+    bool (*window)(const void *data, tflm_rows_t *g);
+    // Runs the node over a patch: e->data is a copy of its data (window()'s
+    // data_bytes) to give the patch's geometry `w`, e->in[0] and e->out[0]
+    // the patch's buffers (which never overlap), its other inputs as eval()
+    // gets them.
+    tflm_status_t (*run_window)(tflm_eval_t *e, const tflm_window_t *w);
+} tflm_kernel_hooks_t;
+
 typedef struct _tflm_kernel_t {
     int32_t op;               // builtin operator code (TFLM_OP_CUSTOM for custom ops)
     const char *custom;       // a custom op's name (the model's custom_code), NULL for builtins
     tflm_alias_t alias;       // what its output 0 may share with an input
     tflm_status_t (*prepare)(tflm_prepare_t *p);
     tflm_status_t (*eval)(tflm_eval_t *e);
+    const tflm_kernel_hooks_t *hooks; // NULL: none
 } tflm_kernel_t;
 
 // The kernels linked into this build (kernels/registry.c, generated from
 // kernels/kernel_table.txt).
 extern const tflm_kernel_t tflm_kernels[];
 extern const uint32_t tflm_kernel_count;
+// Every op of the kernel table, linked into this build or not: builtin codes
+// as bits, custom ops by name (with their TFLM_OPS flag; NULL-terminated).
+typedef struct {
+    const char *name;
+    const char *flag;
+} tflm_known_custom_t;
+extern const uint8_t tflm_known_builtins[];
+extern const tflm_known_custom_t tflm_known_customs[];
 // The kernel for builtin `op`, or for op CUSTOM the one named `custom`
 // (custom_len bytes, not NUL-terminated); NULL when this build has none.
 const tflm_kernel_t *tflm_kernel_find(int32_t op, const uint8_t *custom, uint32_t custom_len, uint32_t *index);
@@ -217,5 +275,55 @@ tflm_status_t tflm_prep_multiplier_below_one(tflm_prepare_t *p, double real, int
 tflm_status_t tflm_prep_expect_io(tflm_prepare_t *p, uint32_t min_in, uint32_t max_in, uint32_t n_out);
 // NotImplementedError naming a tensor type.
 tflm_status_t tflm_prep_unsupported_type(tflm_prepare_t *p, const char *what, unsigned type);
+
+// The checks kernels share, each a ValueError (NotImplementedError for a
+// type) with the same message whichever kernel fails it. A kernel's
+// prepare() is then: the shared checks, the op's own checks, the
+// quantization it derives, and its data; keep each part short (a function
+// of its own when it is long).
+//
+// One input and one output (an element-wise op: ABS, LOGISTIC, CAST, ...):
+//
+//     static const uint8_t types[] = { TFLM_FLOAT32, TFLM_INT8, TFLM_INT16 };
+//     tflm_tinfo_t in, out;
+//     uint8_t kind = 0; // 0, 1 or 2: the input's type's place in `types`
+//     tflm_status_t st = tflm_prep_unary(p, types, sizeof(types), &in, &out, &kind);
+//     if (st == TFLM_OK && kind != 0) {
+//         st = tflm_prep_positive_scales(p, &in, &out);
+//     }
+//     if (st) {
+//         return st;
+//     }
+//
+// Ops whose output type differs (CAST, QUANTIZE) take the parts:
+// tflm_prep_io_1_1(), then tflm_prep_type_in() for each tensor, then
+// tflm_prep_same_elements(). Two or three inputs (GATHER_ND, SELECT_V2):
+//
+//     tflm_tinfo_t params, indices, out;
+//     tflm_status_t st = tflm_prep_io_2_1(p, &params, &indices, &out);
+//
+// (binary arithmetic: tflm_binary_io() and the broadcast plans of
+// kernels/broadcast.h).
+
+// Exactly one input and one output, both present; reads them.
+tflm_status_t tflm_prep_io_1_1(tflm_prepare_t *p, tflm_tinfo_t *in, tflm_tinfo_t *out);
+// The same with two and three inputs.
+tflm_status_t tflm_prep_io_2_1(tflm_prepare_t *p, tflm_tinfo_t *a, tflm_tinfo_t *b, tflm_tinfo_t *out);
+tflm_status_t tflm_prep_io_3_1(tflm_prepare_t *p, tflm_tinfo_t *a, tflm_tinfo_t *b, tflm_tinfo_t *c, tflm_tinfo_t *out);
+// The tensor's type is one of types[0..n) (NotImplementedError naming `what`
+// otherwise); *kind: its place in the list (may be NULL).
+tflm_status_t tflm_prep_type_in(tflm_prepare_t *p, const char *what, const tflm_tinfo_t *t, const uint8_t *types,
+    uint32_t n, uint8_t *kind);
+// b has a's type.
+tflm_status_t tflm_prep_same_type(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b);
+// b has as many elements as a.
+tflm_status_t tflm_prep_same_elements(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b);
+// Both are quantized with a positive scale (every multiplier divides by it).
+tflm_status_t tflm_prep_positive_scales(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b);
+// An element-wise op's preamble: tflm_prep_io_1_1(), the input's type one of
+// `types` (*kind its place; kind may be NULL), the output of the same type
+// and element count.
+tflm_status_t tflm_prep_unary(tflm_prepare_t *p, const uint8_t *types, uint32_t n_types, tflm_tinfo_t *in,
+    tflm_tinfo_t *out, uint8_t *kind);
 
 #endif // TFLM_ENGINE_KERNEL_H

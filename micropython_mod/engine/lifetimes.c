@@ -77,6 +77,25 @@ static tflm_status_t check_defined(lt_walk_t *w, uint32_t node, uint32_t tensor)
         (unsigned)w->frames[w->depth - 1].subgraph);
 }
 
+// What an operator writes or a subgraph takes as input must not be a
+// constant's bytes (the model's: flash, an immutable bytes object, a
+// prepared model's metadata). The model's reader refused such models at
+// load; a buffer changed since is checked here again.
+static tflm_status_t check_writable(lt_walk_t *w, uint32_t node, uint32_t tensor) {
+    const tflm_tensor_rec_t *r = tflm_interp_tensor(w->ip, tensor);
+    if (r->where != TFLM_AT_MODEL || r->bytes == 0) {
+        return TFLM_OK;
+    }
+    uint32_t s = w->frames[w->depth - 1].subgraph;
+    uint32_t t = tflm_interp_tensor_of(w->ip, tensor) - tflm_interp_subgraph(w->ip, s)->tensor_base;
+    if (node == UINT32_MAX) {
+        return tflm_error(&w->ip->err, TFLM_ERR_VALUE, "malformed model: subgraph %u takes tensor %u, a constant, "
+            "as input", (unsigned)s, (unsigned)t);
+    }
+    return tflm_error(&w->ip->err, TFLM_ERR_VALUE, "malformed model: operator %u writes tensor %u of subgraph %u, "
+        "a constant", (unsigned)node, (unsigned)t, (unsigned)s);
+}
+
 // The subgraphs operator `index` of subgraph `s` runs (control flow).
 static tflm_status_t called_subgraphs(lt_walk_t *w, uint32_t s, uint32_t index, lt_frame_t *f) {
     tflm_interp_t *ip = w->ip;
@@ -132,6 +151,10 @@ static tflm_status_t enter(lt_walk_t *w, uint32_t s) {
         set_created(w, sio[i]);
     }
     for (uint32_t i = 0; i < sr->n_inputs; ++i) {
+        tflm_status_t st = check_writable(w, UINT32_MAX, sio[i]);
+        if (st) {
+            return st;
+        }
         set_written(w, sio[i]);
     }
     return TFLM_OK;
@@ -192,6 +215,9 @@ static tflm_status_t start_node(lt_walk_t *w, lt_frame_t *f) {
         }
     }
     for (uint32_t k = 0; k < nr->n_outputs; ++k) {
+        if ((st = check_writable(w, node, io[nr->n_inputs + k]))) {
+            return st;
+        }
         set_created(w, io[nr->n_inputs + k]);
     }
     f->start = (int16_t)w->scope;

@@ -1,4 +1,6 @@
-// Which ops a model uses that this build has no kernel for (see build.h).
+// Which ops a model uses that this build has no kernel for (see build.h),
+// and the message that says so: an op the build left out (TFLM_OPS) with how
+// to build it in, an op no kernel of this project implements as such.
 #include "build.h"
 #include "ops.h"
 #include "schema.h"
@@ -69,6 +71,116 @@ bool tflm_interp_missing_op(tflm_model_t *m, uint32_t nth, char *name, size_t ca
     return false;
 }
 
+// The TFLM_OPS flag of opcode entry `c` when this project has a kernel for
+// its op (linked in or not), else NULL.
+static const char *opcode_flag(tflm_model_t *m, uint32_t c) {
+    tflm_fb_vec_t custom = { 0, 0 };
+    int32_t code = tflm_model_opcode(m, c, &custom);
+    if (m->fb.bad || code < 0) {
+        return NULL;
+    }
+    if (code != TFLM_OP_CUSTOM) {
+        bool known = code < TFLM_OP_COUNT && ((tflm_known_builtins[code / 8] >> (code % 8)) & 1);
+        return known ? tflm_op_name(code) : NULL;
+    }
+    for (const tflm_known_custom_t *k = tflm_known_customs; k->name; ++k) {
+        if (strlen(k->name) == custom.count && memcmp(k->name, m->fb.buf + custom.pos, custom.count) == 0) {
+            return k->flag;
+        }
+    }
+    return NULL;
+}
+
+// Text written into a bounded buffer, counting all of it.
+typedef struct {
+    char *buf;
+    size_t cap;
+    size_t len;         // of the whole text, whether it fits or not
+} msg_t;
+
+static void msg_add(msg_t *w, const char *s) {
+    for (; *s; ++s, ++w->len) {
+        if (w->len + 1 < w->cap) {
+            w->buf[w->len] = *s;
+        }
+    }
+    if (w->cap) {
+        w->buf[w->len + 1 < w->cap ? w->len : w->cap - 1] = '\0';
+    }
+}
+
+// The missing ops with (known) or without a kernel in this project, comma-separated.
+static uint32_t msg_missing(msg_t *w, tflm_model_t *m, bool known) {
+    char name[72];
+    uint32_t count = 0;
+    for (uint32_t n = 0; tflm_interp_missing_op(m, n, name, sizeof(name)); ++n) {
+        // the nth distinct missing op's first opcode entry, for its flag
+        bool is_known = false;
+        for (uint32_t c = 0; c < m->opcodes.count; ++c) {
+            char other[72];
+            if (opcode_missing(m, c)) {
+                opcode_name(m, c, other, sizeof(other));
+                if (strcmp(other, name) == 0) {
+                    is_known = opcode_flag(m, c) != NULL;
+                    break;
+                }
+            }
+        }
+        if (is_known == known) {
+            msg_add(w, count++ ? ", " : "");
+            msg_add(w, name);
+        }
+    }
+    return count;
+}
+
+// The flags of every op of the model this project has a kernel for, in
+// increasing order, space-separated (what TFLM_OPS needs for this model).
+static void msg_flags(msg_t *w, tflm_model_t *m) {
+    const char *last = NULL;
+    for (;;) {
+        // the smallest flag above the last one written
+        const char *next = NULL;
+        for (uint32_t c = 0; c < m->opcodes.count; ++c) {
+            const char *f = opcode_used(m, c) ? opcode_flag(m, c) : NULL;
+            if (f && (!last || strcmp(f, last) > 0) && (!next || strcmp(f, next) < 0)) {
+                next = f;
+            }
+        }
+        if (!next) {
+            return;
+        }
+        msg_add(w, last ? " " : "");
+        msg_add(w, next);
+        last = next;
+    }
+}
+
+size_t tflm_interp_missing_ops_message(tflm_model_t *m, char *buf, size_t cap) {
+    msg_t w = { buf, cap, 0 }, none = { NULL, 0, 0 };
+    msg_add(&w, "");
+    if (m->fb.bad) {
+        return 0;
+    }
+    uint32_t left_out = msg_missing(&none, m, true), unknown = msg_missing(&none, m, false);
+    if (left_out + unknown == 0) {
+        return 0;
+    }
+    msg_add(&w, "model uses ");
+    if (left_out) {
+        msg_add(&w, "ops this firmware was built without: ");
+        msg_missing(&w, m, true);
+        msg_add(&w, " (build them in: make firmware TFLM_OPS=\"");
+        msg_flags(&w, m);
+        msg_add(&w, "\", this model's ops; tflm-host ops MODEL... prints them)");
+    }
+    if (unknown) {
+        msg_add(&w, left_out ? ", and ops no kernel of tflm implements: " : "ops no kernel of tflm implements: ");
+        msg_missing(&w, m, false);
+    }
+    return w.len;
+}
+
 // Checks that every operator has a kernel; the error names the missing ones.
 tflm_status_t tflm_build_check_ops(tflm_interp_t *ip) {
     tflm_model_t *m = ip->model;
@@ -76,17 +188,10 @@ tflm_status_t tflm_build_check_ops(tflm_interp_t *ip) {
     if (ip->tensors_only) {
         return tflm_model_check(m, err);
     }
-    char name[72];
-    for (uint32_t n = 0; tflm_interp_missing_op(m, n, name, sizeof(name)); ++n) {
-        if (n == 0) {
-            tflm_error(err, TFLM_ERR_NOT_IMPLEMENTED, "model uses ops this firmware does not include: %s", name);
-        } else {
-            tflm_error_append(err, ", %s", name);
-        }
-    }
-    if (err->status == TFLM_ERR_NOT_IMPLEMENTED) {
-        return err->status;
+    char msg[TFLM_ERROR_MSG_LEN];
+    if (tflm_interp_missing_ops_message(m, msg, sizeof(msg))) {
+        // the whole message: tflm_interp_missing_ops_message() (the binding's)
+        return tflm_error(err, TFLM_ERR_NOT_IMPLEMENTED, "%s", msg);
     }
     return tflm_model_check(m, err);
 }
-

@@ -302,6 +302,32 @@ static tflm_status_t check_tensor(tflm_model_t *m, const tflm_model_tensor_t *t,
     return TFLM_OK;
 }
 
+// Tensors something writes (an operator's outputs, a subgraph's inputs)
+// must not be constants: their bytes are the model's own (flash, an
+// immutable bytes object, a prepared model's metadata). Variables with an
+// initial value are not constants: they get bytes of their own in the arena.
+static tflm_status_t check_written(tflm_model_t *m, const tflm_subgraph_t *sg, tflm_fb_vec_t v, uint32_t s,
+    uint32_t op, tflm_error_t *err) {
+    for (uint32_t i = 0; i < v.count; ++i) {
+        int32_t index = tflm_model_index(m, v, i);
+        tflm_model_tensor_t t;
+        uint32_t pos, len;
+        if (index < 0 || !tflm_model_tensor(m, sg, (uint32_t)index, &t) || !tflm_model_buffer(m, t.buffer, &pos, &len)) {
+            continue; // omitted, or reported by the other checks
+        }
+        if (len == 0 || t.is_variable) {
+            continue;
+        }
+        if (op == UINT32_MAX) {
+            return tflm_error(err, TFLM_ERR_VALUE, "malformed model: input %u of subgraph %u is tensor %d, a constant "
+                "(its bytes are the model's buffer %u)", (unsigned)i, (unsigned)s, (int)index, (unsigned)t.buffer);
+        }
+        return tflm_error(err, TFLM_ERR_VALUE, "malformed model: operator %u of subgraph %u writes tensor %d, a constant "
+            "(its bytes are the model's buffer %u)", (unsigned)op, (unsigned)s, (int)index, (unsigned)t.buffer);
+    }
+    return TFLM_OK;
+}
+
 static tflm_status_t check_subgraph(tflm_model_t *m, uint32_t s, tflm_error_t *err) {
     tflm_subgraph_t sg;
     if (!tflm_model_subgraph(m, s, &sg)) {
@@ -326,6 +352,9 @@ static tflm_status_t check_subgraph(tflm_model_t *m, uint32_t s, tflm_error_t *e
             return st;
         }
     }
+    if ((st = check_written(m, &sg, sg.inputs, s, UINT32_MAX, err))) {
+        return st;
+    }
     for (uint32_t i = 0; i < sg.operators.count; ++i) {
         tflm_model_op_t op;
         if (!tflm_model_op(m, &sg, i, &op)) {
@@ -335,7 +364,8 @@ static tflm_status_t check_subgraph(tflm_model_t *m, uint32_t s, tflm_error_t *e
         }
         if ((st = check_indices(m, op.inputs, n, true, "input", s, i, err))
             || (st = check_indices(m, op.outputs, n, false, "output", s, i, err))
-            || (st = check_indices(m, op.intermediates, n, false, "intermediate", s, i, err))) {
+            || (st = check_indices(m, op.intermediates, n, false, "intermediate", s, i, err))
+            || (st = check_written(m, &sg, op.outputs, s, i, err))) {
             return st;
         }
     }

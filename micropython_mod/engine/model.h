@@ -26,6 +26,12 @@ typedef struct _tflm_model_t {
     // is in use (bytes, flash): only then is a prepared model's kernel data
     // used in place. A writable buffer's data could change under eval().
     bool immutable;
+    // With immutable: bytes that cannot be written through the buffer but
+    // can still change (a ROMFS region vfs.rom_ioctl rewrites, a read-only
+    // view of a bytearray). What a prepared model keeps in place is then
+    // checked before each invoke (the interpreter's seal, seal.c); a bytes
+    // object cannot change and needs no check.
+    bool rewritable;
 } tflm_model_t;
 
 typedef struct {

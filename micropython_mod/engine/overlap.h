@@ -8,19 +8,18 @@
 // that position and the plan validator accepts it; no other pair of live
 // buffers may share bytes.
 //
-// Row ops (NHWC CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D,
-// PAD, PADV2): their kernels finish output row y (all its columns and
-// channels) before they write anything of row y + 1, and output row y reads
-// input rows >= lo(y) = max(0, y * stride - pad_top) only. Row y may
-// therefore be written once it lies below input row lo(y):
+// Row ops (kernels with an overlap hook, engine/kernel.h: the convolutions,
+// pools and pads of NHWC maps): their kernels finish output row y (all its
+// columns and channels) before they write anything of row y + 1, and output
+// row y reads input rows >= lo(y) = max(0, y * stride - pad_top) only. Row y
+// may therefore be written once it lies below input row lo(y):
 //
 //     Y.off + (y + 1) * row_y <= X.off + lo(y) * row_x    for every y
 //     that still reads input (lo(y) < in_h).
 //
-// UNIDIRECTIONAL_SEQUENCE_LSTM, as rows: the units of its input in memory
-// order (batch major: one step of one batch; time major: one step of all
-// batches), each unit's output copied after the unit's last read, so output
-// unit u reads input units > u only: lo(u) = u + 1 (stride 1, pad_top -1).
+// A kernel may call other units of its tensors rows: the LSTM's are steps
+// (kernels/lstm.c), and output unit u reads input units > u only: lo(u) =
+// u + 1 (stride 1, pad_top -1).
 //
 // Element-wise ops (the kernels marked in_place in kernel_table.txt, output
 // and input of the same size and element size): element i is written after

@@ -1,9 +1,6 @@
 // Patch-based execution of the first stage (see patch.h).
 #include "patch.h"
 #include "build.h"
-#include "ops.h"
-#include "kernels/conv_common.h"
-#include "kernels/pool_common.h"
 
 tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *patch, tflm_error_t *err) {
     memset(patch, 0, sizeof(*patch));
@@ -56,22 +53,23 @@ static inline patch_rect_t rect_clip(const patch_rect_t *r, int32_t h, int32_t w
     return c;
 }
 
-// One stage operator as the stage sees it: its geometry (whole maps), its
-// kernel data (copied and given a patch's geometry for each run) and how it
-// runs: the int8 convolutions by their row functions, the others (float32
-// convolutions, pools) by their own eval() over the patch's buffers.
+// At most this many inputs of a stage operator: the map and its constants
+// (a convolution's filter and bias).
+#define PATCH_MAX_INPUTS (3)
+
+// One stage operator as the stage sees it: its geometry (whole maps, as its
+// kernel's window hook gives it), its kernel data (copied and given a
+// patch's geometry for each run) and its inputs.
 typedef struct {
     int32_t in_h, in_w, in_d, out_h, out_w, out_d;
     int32_t f_h, f_w, stride_h, stride_w, dil_h, dil_w, pad_h, pad_w;
     uint32_t macs;        // multiply-accumulates (or compares) per output pixel
     uint32_t elem;        // bytes per element of its input and output
     uint32_t data_bytes;  // of its kernel data
-    bool pool;            // the data is a pool_data_t, else a conv_data_t
-    tflm_conv_s8_rows_fn rows;  // int8 convolutions: the row function
-    tflm_status_t (*eval)(tflm_eval_t *e);
+    uint8_t n_in;
+    tflm_status_t (*run_window)(tflm_eval_t *e, const tflm_window_t *w);
     const void *data;
-    const void *filter;
-    const void *bias;
+    const void *in[PATCH_MAX_INPUTS]; // in[0] (the map) is the patch buffer's
 } patch_op_t;
 
 // Patch (py, px)'s regions: out[j] the part of op j's output it computes,
@@ -98,11 +96,6 @@ static void patch_regions(const patch_op_t *ops, uint32_t n, uint32_t gh, uint32
     }
 }
 
-static const void *node_data(const tflm_interp_t *ip, const tflm_node_rec_t *nr) {
-    return (nr->flags & TFLM_NODE_DATA_IN_MODEL) ? (const void *)(ip->model->fb.buf + nr->data)
-                                                 : (const void *)tflm_arena_ptr(ip->arena, nr->data);
-}
-
 static tflm_status_t bad_stage(tflm_interp_t *ip, uint32_t node, const char *why) {
     return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: operator %u %s", (unsigned)node, why);
 }
@@ -110,65 +103,34 @@ static tflm_status_t bad_stage(tflm_interp_t *ip, uint32_t node, const char *why
 // Op j of the stage from its node; false when the patches cannot run it.
 static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, patch_op_t *o) {
     const uint16_t *io = tflm_interp_io(ip, nr->io);
-    if (nr->n_outputs != 1 || nr->n_inputs < 1 || io[0] == TFLM_NO_INDEX || nr->kernel >= tflm_kernel_count
-        || tflm_kernels[nr->kernel].custom != NULL) {
+    memset(o, 0, sizeof(*o));
+    if (nr->n_outputs != 1 || nr->n_inputs < 1 || nr->n_inputs > PATCH_MAX_INPUTS || io[0] == TFLM_NO_INDEX
+        || nr->kernel >= tflm_kernel_count) {
         return false;
     }
-    int32_t op = tflm_kernels[nr->kernel].op;
-    memset(o, 0, sizeof(*o));
-    o->eval = tflm_kernels[nr->kernel].eval;
-    o->data = node_data(ip, nr);
+    const tflm_kernel_hooks_t *h = tflm_kernels[nr->kernel].hooks;
+    tflm_rows_t g;
+    o->data = tflm_interp_node_data(ip, nr);
+    if (h == NULL || h->window == NULL || h->run_window == NULL || !h->window(o->data, &g) || g.batches != 1) {
+        return false;
+    }
+    o->run_window = h->run_window;
+    o->in_h = g.in_h, o->in_w = g.in_w, o->in_d = g.in_d;
+    o->out_h = g.out_h, o->out_w = g.out_w, o->out_d = g.out_d;
+    o->f_h = g.f_h, o->f_w = g.f_w, o->stride_h = g.stride_h, o->stride_w = g.stride_w;
+    o->dil_h = g.dil_h, o->dil_w = g.dil_w, o->pad_h = g.pad_h, o->pad_w = g.pad_w;
+    o->macs = g.macs;
+    o->data_bytes = g.data_bytes;
     o->elem = tflm_type_size(tflm_interp_tensor(ip, io[0])->type);
-    o->dil_h = o->dil_w = 1;
-    if (op == TFLM_OP_CONV_2D || op == TFLM_OP_DEPTHWISE_CONV_2D) {
-        const conv_data_t *d = o->data;
-        bool depthwise = op == TFLM_OP_DEPTHWISE_CONV_2D;
-        if (nr->n_inputs < 2 || io[1] == TFLM_NO_INDEX || d->batches != 1
-            || (d->kind != CONV_INT8 && d->kind != CONV_FLOAT32)) {
-            return false;
-        }
-#if TFLM_KERNEL_CONV_2D
-        if (d->kind == CONV_INT8 && !depthwise) {
-            o->rows = tflm_conv_2d_s8_rows;
-        }
-#endif
-#if TFLM_KERNEL_DEPTHWISE_CONV_2D
-        if (d->kind == CONV_INT8 && depthwise) {
-            o->rows = tflm_depthwise_conv_2d_s8_rows;
-        }
-#endif
-        o->in_h = d->in_h, o->in_w = d->in_w, o->in_d = d->in_d;
-        o->out_h = d->out_h, o->out_w = d->out_w, o->out_d = d->out_d;
-        o->f_h = d->f_h, o->f_w = d->f_w, o->stride_h = d->stride_h, o->stride_w = d->stride_w;
-        o->dil_h = d->dil_h, o->dil_w = d->dil_w, o->pad_h = d->pad_h, o->pad_w = d->pad_w;
-        o->macs = (uint32_t)d->f_h * d->f_w * (depthwise ? 1u : d->f_d) * d->out_d;
-        o->data_bytes = tflm_conv_data_size(d->kind, d->per_channel, d->out_d);
-        o->filter = tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[1]));
-        o->bias = d->has_bias && nr->n_inputs > 2 && io[2] != TFLM_NO_INDEX
-                      ? tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[2]))
-                      : NULL;
-        return d->kind == CONV_FLOAT32 || o->rows != NULL;
+    o->n_in = nr->n_inputs;
+    for (uint32_t k2 = 1; k2 < nr->n_inputs; ++k2) {
+        o->in[k2] = io[k2] == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[k2]));
     }
-    if (op == TFLM_OP_MAX_POOL_2D || op == TFLM_OP_AVERAGE_POOL_2D) {
-        const pool_data_t *d = o->data;
-        if (d->batches != 1) {
-            return false;
-        }
-        o->pool = true;
-        o->in_h = d->in_h, o->in_w = d->in_w, o->in_d = d->depth;
-        o->out_h = d->out_h, o->out_w = d->out_w, o->out_d = d->depth;
-        o->f_h = d->filter_h, o->f_w = d->filter_w, o->stride_h = d->stride_h, o->stride_w = d->stride_w;
-        o->pad_h = d->pad_h, o->pad_w = d->pad_w;
-        o->macs = (uint32_t)d->filter_h * d->filter_w * (uint32_t)d->depth;
-        o->data_bytes = (uint32_t)sizeof(pool_data_t);
-        return true;
-    }
-    return false;
+    return true;
 }
 
 // The stage's operators from the records; ValueError unless they form a
-// chain (CONV_2D / DEPTHWISE_CONV_2D int8 or float32, MAX_POOL_2D /
-// AVERAGE_POOL_2D) that patches can run.
+// chain of operators whose kernels can run over a patch.
 static tflm_status_t stage_ops(tflm_interp_t *ip, patch_op_t *ops) {
     uint32_t n = ip->patch.split;
     const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
@@ -179,8 +141,7 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_op_t *ops) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
         if (!stage_op(ip, nr, &ops[j])) {
-            return bad_stage(ip, j, "is not a CONV_2D or DEPTHWISE_CONV_2D (int8 or float32) or a pool, of one "
-                "batch, that a patch can run");
+            return bad_stage(ip, j, "is not an operator of one batch whose kernel can run over a patch");
         }
         if (tflm_type_size(tflm_interp_tensor(ip, io[nr->n_inputs])->type) != ops[j].elem || ops[j].elem == 0) {
             return bad_stage(ip, j, "has an output of another element size than its input");
@@ -244,7 +205,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     for (uint32_t j = 0; j < n; ++j) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
-        for (uint32_t k = 1; k < nr->n_inputs && k < 3; ++k) {
+        for (uint32_t k = 1; k < nr->n_inputs; ++k) {
             if (io[k] != TFLM_NO_INDEX && tflm_interp_tensor(ip, io[k])->where != TFLM_AT_MODEL) {
                 return bad_stage(ip, j, "has weights that are not constants");
             }
@@ -323,68 +284,50 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
 static void load_window(const uint8_t *map, const patch_op_t *op, const patch_rect_t *win, uint8_t *dst) {
     patch_rect_t in = rect_clip(win, op->in_h, op->in_w);
     size_t pixel = (size_t)op->in_d * op->elem, row = (size_t)rect_w(&in) * pixel;
+    if (rect_w(&in) == op->in_w) {
+        // Whole rows: one run.
+        memcpy(dst, map + (size_t)in.r0 * row, (size_t)rect_h(&in) * row);
+        return;
+    }
     for (int32_t r = in.r0; r < in.r1; ++r) {
         memcpy(dst + (size_t)(r - in.r0) * row, map + ((size_t)r * (size_t)op->in_w + (size_t)in.c0) * pixel, row);
     }
-}
-
-// Runs op over a map of in_h x in_w (its data copy `g` given that geometry
-// and the padding pad_h, pad_w) into out_h x out_w at `dst`.
-static tflm_status_t run_op(tflm_interp_t *ip, const patch_op_t *op, void *g, int32_t in_h, int32_t in_w,
-    int32_t pad_h, int32_t pad_w, int32_t out_h, int32_t out_w, const void *src, void *dst) {
-    if (op->pool) {
-        pool_data_t *p = g;
-        p->in_h = in_h, p->in_w = in_w, p->out_h = out_h, p->out_w = out_w;
-        p->pad_h = (uint16_t)pad_h, p->pad_w = (uint16_t)pad_w;
-    } else {
-        conv_data_t *c = g;
-        c->in_h = (uint16_t)in_h, c->in_w = (uint16_t)in_w, c->out_h = (uint16_t)out_h, c->out_w = (uint16_t)out_w;
-        c->pad_h = (uint16_t)pad_h, c->pad_w = (uint16_t)pad_w;
-    }
-    if (op->rows != NULL) {
-        op->rows(g, src, op->filter, op->bias, dst, 0, 0, out_h);
-        return TFLM_OK;
-    }
-    // The kernel's own eval over the patch's buffers (the stage's buffers
-    // never overlap, so no kernel takes its overlapped path).
-    void *in[3] = { (void *)src, (void *)op->filter, (void *)op->bias };
-    void *out[1] = { dst };
-    tflm_eval_t e;
-    memset(&e, 0, sizeof(e));
-    e.data = g;
-    e.in = in;
-    e.out = out;
-    e.n_in = op->pool ? 1u : 3u;
-    e.n_out = 1;
-    e.ip = ip;
-    e.err = &ip->err;
-    e.call = TFLM_EVAL_NO_CALL;
-    return op->eval(&e);
 }
 
 // Runs one op over region `out` of its output. Its input is the part of
 // window `win` inside the map, at `src`; the taps outside it are padding,
 // which the kernel skips as it does at the map's edges. The output goes to
 // `dst`, rows dst_w pixels apart, its first pixel (out's top left) at `dst`.
-static tflm_status_t run_region(tflm_interp_t *ip, const patch_op_t *op, void *g, const patch_rect_t *out,
-    const patch_rect_t *win, const uint8_t *src, uint8_t *dst, int32_t dst_w) {
+// `e` is the stage's: its data the copy buffer, its inputs `ins` and its
+// output `outs`, set here.
+static tflm_status_t run_region(tflm_eval_t *e, void **ins, void **outs, const patch_op_t *op,
+    const patch_rect_t *out, const patch_rect_t *win, const uint8_t *src, uint8_t *dst, int32_t dst_w) {
     patch_rect_t in = rect_clip(win, op->in_h, op->in_w);
-    memcpy(g, op->data, op->data_bytes);
-    int32_t oh = rect_h(out), ow = rect_w(out);
-    int32_t pad_w = in.c0 - win->c0;
-    if (dst_w == ow) {
+    tflm_window_t w = { rect_h(&in), rect_w(&in), in.r0 - win->r0, in.c0 - win->c0, rect_h(out), rect_w(out) };
+    memcpy(e->data, op->data, op->data_bytes);
+    ins[0] = (void *)src;
+    ins[1] = (void *)op->in[1];
+    ins[2] = (void *)op->in[2];
+    outs[0] = dst;
+    e->n_in = op->n_in;
+    if (dst_w == w.out_w) {
         // Contiguous rows: the whole region in one call.
-        return run_op(ip, op, g, rect_h(&in), rect_w(&in), in.r0 - win->r0, pad_w, oh, ow, src, dst);
+        return op->run_window(e, &w);
     }
     // Row by row, each a one-row output of the input rows its window covers.
     int32_t eff_h = (op->f_h - 1) * op->dil_h + 1;
     size_t in_row = (size_t)rect_w(&in) * (size_t)op->in_d * op->elem;
     size_t out_row = (size_t)dst_w * (size_t)op->out_d * op->elem;
+    const int32_t oh = w.out_h;
+    w.out_h = 1;
     for (int32_t r = 0; r < oh; ++r) {
         int32_t y0 = win->r0 + r * op->stride_h;
         int32_t a = TFLM_MIN(TFLM_MAX(y0, in.r0), in.r1), b = TFLM_MAX(TFLM_MIN(y0 + eff_h, in.r1), a);
-        tflm_status_t st = run_op(ip, op, g, b - a, rect_w(&in), a - y0, pad_w, 1, ow,
-            src + (size_t)(a - in.r0) * in_row, dst + (size_t)r * out_row);
+        w.in_h = b - a;
+        w.pad_h = a - y0;
+        ins[0] = (void *)(src + (size_t)(a - in.r0) * in_row);
+        outs[0] = dst + (size_t)r * out_row;
+        tflm_status_t st = op->run_window(e, &w);
         if (st) {
             return st;
         }
@@ -408,7 +351,13 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
     const tflm_node_rec_t *end = tflm_interp_node(ip, sg->node_base + n - 1);
     void *const *scratch = e->scratch + end->n_scratch - TFLM_PATCH_SCRATCH;
     uint8_t *buf[2] = { scratch[0], scratch[1] };
-    void *g = scratch[2];
+    // Each op runs through its kernel's run_window hook over the patch's
+    // buffers (which never overlap, so no kernel takes its overlapped path),
+    // its data copied to scratch[2] to be given a patch's geometry.
+    void *ins[PATCH_MAX_INPUTS], *outs[1];
+    tflm_eval_t re = {
+        .data = scratch[2], .in = ins, .out = outs, .n_out = 1, .ip = ip, .err = &ip->err, .call = TFLM_EVAL_NO_CALL,
+    };
     const patch_op_t *last = &ops[n - 1];
     const size_t out_pixel = (size_t)last->out_d * last->elem;
     for (uint32_t py = 0; py < pt->grid_h; ++py) {
@@ -418,10 +367,10 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
             load_window(input, &ops[0], &win[0], buf[0]);
             for (uint32_t j = 0; j + 1 < n && st == TFLM_OK; ++j) {
                 // Into the next op's input: its window inside the map is out[j].
-                st = run_region(ip, &ops[j], g, &out[j], &win[j], buf[j % 2], buf[(j + 1) % 2], rect_w(&out[j]));
+                st = run_region(&re, ins, outs, &ops[j], &out[j], &win[j], buf[j % 2], buf[(j + 1) % 2], rect_w(&out[j]));
             }
             uint8_t *dst = output + ((size_t)out[n - 1].r0 * (size_t)last->out_w + (size_t)out[n - 1].c0) * out_pixel;
-            if (st || (st = run_region(ip, last, g, &out[n - 1], &win[n - 1], buf[(n - 1) % 2], dst,
+            if (st || (st = run_region(&re, ins, outs, last, &out[n - 1], &win[n - 1], buf[(n - 1) % 2], dst,
                            last->out_w))) {
                 return st;
             }

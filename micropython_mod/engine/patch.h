@@ -1,7 +1,8 @@
 // Patch-based execution of a model's first stage (MCUNetV2's idea): the
-// first `split` operators of subgraph 0, a chain of CONV_2D and
-// DEPTHWISE_CONV_2D (int8 or float32), MAX_POOL_2D and AVERAGE_POOL_2D, run
-// patch by patch over a grid of the stage's last output, so their
+// first `split` operators of subgraph 0, a chain of operators whose kernels
+// can run over part of a map (their window hooks, engine/kernel.h: today
+// CONV_2D and DEPTHWISE_CONV_2D in int8 or float32, MAX_POOL_2D and
+// AVERAGE_POOL_2D), run patch by patch over a grid of the stage's last output, so their
 // intermediate feature maps are never held whole. Each patch computes, op by
 // op, the region of each intermediate map it needs (its halo included) into
 // two small buffers taken in turn; the stage's output is written whole.
@@ -10,10 +11,11 @@
 //
 // Padding: a patch's buffers hold the part of each window inside the map,
 // and each op runs over it as over a small tensor whose padding is what the
-// window reaches outside the map (0 inside it). The kernels skip those taps
-// exactly as they skip padding on the whole map, so the ordinary row kernels
-// (fast paths included) compute each output element with the same integer
-// arithmetic as an unpatched run.
+// window reaches outside the map (0 inside it): its kernel's run_window hook
+// gives a copy of its data that geometry and runs its ordinary loops. The
+// kernels skip those taps exactly as they skip padding on the whole map, so
+// the ordinary row kernels (fast paths included) compute each output element
+// with the same arithmetic as an unpatched run.
 //
 // In the records the stage is one operator: the intermediate tensors are not
 // planned (TFLM_AT_NONE), the stage's last node owns the patch buffers as

@@ -52,14 +52,16 @@ typedef struct _tflm_plan_view_t {
     uint32_t n_nodes;
     const uint8_t *base;           // node index lists are offsets from it (the interpreter's lists_base)
     tflm_error_t *err;
-    // For overlapped placement (overlap.h): the ops' shapes and options, and
-    // which nodes belong to which subgraph.
+    // For overlapped placement (overlap.h): the operators, and which nodes
+    // belong to which subgraph.
     tflm_model_t *model;
     const tflm_subgraph_rec_t *subgraphs;
     uint32_t n_subgraphs;
     // Which record each model tensor has (index lists hold records; plans
     // and messages number model tensors).
     tflm_rec_map_t map;
+    // The arena's first byte, for the kernels' data (NULL: not at hand).
+    const uint8_t *arena;
 } tflm_plan_view_t;
 
 // Gives the head records the plan's offsets and marks them fixed. ValueError

@@ -8,45 +8,12 @@
 
 enum { ACT_FLOAT32, ACT_INT8, ACT_INT16 };
 
-// Checks the element-wise input/output pair; gives the kernel kind.
-static tflm_status_t act_io(tflm_prepare_t *p, tflm_tinfo_t *in, tflm_tinfo_t *out, uint8_t *kind) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
-    if (st || (st = tflm_prep_input(p, 0, in)) || (st = tflm_prep_output(p, 0, out))) {
-        return st;
-    }
-    if (in->index < 0 || out->index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input or output missing");
-    }
-    switch (in->type) {
-        case TFLM_FLOAT32:
-            *kind = ACT_FLOAT32;
-            break;
-        case TFLM_INT8:
-            *kind = ACT_INT8;
-            break;
-        case TFLM_INT16:
-            *kind = ACT_INT16;
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "input", in->type);
-    }
-    if (out->type != in->type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "output type %s differs from input type %s",
-            tflm_type_name(out->type), tflm_type_name(in->type));
-    }
-    if (out->elements != in->elements) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input has %u elements, output %u",
-            (unsigned)in->elements, (unsigned)out->elements);
-    }
-    return TFLM_OK;
-}
+// Input types, in the order of the kinds above.
+static const uint8_t act_types[] = { TFLM_FLOAT32, TFLM_INT8, TFLM_INT16 };
 
-// Quantized tensors need a positive scale: every multiplier divides by it.
-static tflm_status_t act_check_scales(tflm_prepare_t *p, const tflm_tinfo_t *in, const tflm_tinfo_t *out) {
-    if (in->n_scales == 0 || out->n_scales == 0 || !(in->scale > 0.0f) || !(out->scale > 0.0f)) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "quantized input and output need positive scales");
-    }
-    return TFLM_OK;
+// The element-wise input/output pair; gives the kernel kind.
+static tflm_status_t act_io(tflm_prepare_t *p, tflm_tinfo_t *in, tflm_tinfo_t *out, uint8_t *kind) {
+    return tflm_prep_unary(p, act_types, sizeof(act_types), in, out, kind);
 }
 
 #endif
@@ -97,7 +64,7 @@ tflm_status_t tflm_relu_prepare(tflm_prepare_t *p) {
     }
     int32_t multiplier = 0, shift = 0;
     if (kind != ACT_FLOAT32) {
-        if ((st = act_check_scales(p, &in, &out))) {
+        if ((st = tflm_prep_positive_scales(p, &in, &out))) {
             return st;
         }
         if (kind == ACT_INT16 && (in.zero_point != 0 || out.zero_point != 0)) {
@@ -181,7 +148,7 @@ tflm_status_t tflm_relu6_prepare(tflm_prepare_t *p) {
     }
     int32_t six = 0;
     if (kind != ACT_FLOAT32) {
-        if ((st = act_check_scales(p, &in, &out))) {
+        if ((st = tflm_prep_positive_scales(p, &in, &out))) {
             return st;
         }
         // round(6 / scale) + zero point, summed in float and converted as
@@ -311,7 +278,7 @@ tflm_status_t tflm_leaky_relu_prepare(tflm_prepare_t *p) {
     int32_t m_id = 0, s_id = 0, m_alpha = 0, s_alpha = 0;
     uint8_t negative = 0;
     if (kind != ACT_FLOAT32) {
-        if ((st = act_check_scales(p, &in, &out))) {
+        if ((st = tflm_prep_positive_scales(p, &in, &out))) {
             return st;
         }
         // Both ratios in double, as TFLM computes them.

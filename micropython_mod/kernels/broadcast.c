@@ -6,7 +6,7 @@
     || TFLM_KERNEL_GREATER || TFLM_KERNEL_GREATER_EQUAL || TFLM_KERNEL_LESS || TFLM_KERNEL_LESS_EQUAL \
     || TFLM_KERNEL_LOGICAL_AND || TFLM_KERNEL_LOGICAL_OR || TFLM_KERNEL_FLOOR_DIV || TFLM_KERNEL_FLOOR_MOD \
     || TFLM_KERNEL_SQUARED_DIFFERENCE || TFLM_KERNEL_SELECT_V2 \
-    || TFLM_KERNEL_BROADCAST_TO
+    || TFLM_KERNEL_BROADCAST_TO || TFLM_KERNEL_PRELU
 
 // Extent of dimension i counted from the last one, 1 beyond the rank.
 static int32_t dim_from_end(const tflm_tinfo_t *t, uint32_t i) {
@@ -14,15 +14,7 @@ static int32_t dim_from_end(const tflm_tinfo_t *t, uint32_t i) {
 }
 
 tflm_status_t tflm_binary_io(tflm_prepare_t *p, tflm_tinfo_t *in1, tflm_tinfo_t *in2, tflm_tinfo_t *out) {
-    tflm_status_t st;
-    if ((st = tflm_prep_expect_io(p, 2, 2, 1)) || (st = tflm_prep_input(p, 0, in1))
-        || (st = tflm_prep_input(p, 1, in2)) || (st = tflm_prep_output(p, 0, out))) {
-        return st;
-    }
-    if (in1->index < 0 || in2->index < 0 || out->index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
-    }
-    return TFLM_OK;
+    return tflm_prep_io_2_1(p, in1, in2, out);
 }
 
 tflm_status_t tflm_binary_same_types(tflm_prepare_t *p, const tflm_tinfo_t *in1, const tflm_tinfo_t *in2,

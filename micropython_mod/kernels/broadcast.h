@@ -1,7 +1,7 @@
 // Broadcasting of two inputs (or three: SELECT_V2) onto an output, shared by
 // the elementwise kernels (ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM, the
 // comparisons and logical ops, FLOOR_DIV, FLOOR_MOD, SQUARED_DIFFERENCE,
-// SELECT_V2) and BROADCAST_TO (its input on both sides).
+// SELECT_V2, PRELU) and BROADCAST_TO (its input on both sides).
 //
 // prepare() plans the loops: shapes are aligned on their last dimension,
 // dimensions of extent 1 dropped and neighbours that walk every input alike

@@ -12,41 +12,15 @@ typedef struct {
     uint32_t count;
 } cast_data_t;
 
-static bool cast_type_ok(unsigned type) {
-    switch (type) {
-        case TFLM_INT8:
-        case TFLM_INT16:
-        case TFLM_INT32:
-        case TFLM_UINT32:
-        case TFLM_FLOAT32:
-        case TFLM_BOOL:
-            return true;
-        default:
-            return false;
-    }
-}
+static const uint8_t cast_types[] = { TFLM_INT8, TFLM_INT16, TFLM_INT32, TFLM_UINT32, TFLM_FLOAT32, TFLM_BOOL };
 
 tflm_status_t tflm_cast_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
-    if (st) {
-        return st;
-    }
     tflm_tinfo_t in, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
+    tflm_status_t st = tflm_prep_io_1_1(p, &in, &out);
+    if (st || (st = tflm_prep_type_in(p, "input", &in, cast_types, sizeof(cast_types), NULL))
+        || (st = tflm_prep_type_in(p, "output", &out, cast_types, sizeof(cast_types), NULL))
+        || (st = tflm_prep_same_elements(p, &in, &out))) {
         return st;
-    }
-    if (in.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input missing");
-    }
-    if (!cast_type_ok(in.type)) {
-        return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (!cast_type_ok(out.type)) {
-        return tflm_prep_unsupported_type(p, "output", out.type);
-    }
-    if (in.elements != out.elements) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input has %u elements, output %u",
-            (unsigned)in.elements, (unsigned)out.elements);
     }
     cast_data_t *d = tflm_prep_alloc(p, sizeof(cast_data_t));
     if (d == NULL) {

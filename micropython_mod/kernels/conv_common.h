@@ -48,6 +48,21 @@ typedef struct {
 
 tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *opt, bool depthwise);
 
+// The engine's hooks (engine/kernel.h) both ops share: every variant writes
+// its output row after row, all channels of a row before the next; a patch
+// is run with its window set in the geometry fields of a data copy.
+bool tflm_conv_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g);
+static inline conv_data_t *tflm_conv_set_window(const tflm_eval_t *e, const tflm_window_t *w) {
+    conv_data_t *d = e->data;
+    d->in_h = (uint16_t)w->in_h, d->in_w = (uint16_t)w->in_w, d->out_h = (uint16_t)w->out_h;
+    d->out_w = (uint16_t)w->out_w, d->pad_h = (uint16_t)w->pad_h, d->pad_w = (uint16_t)w->pad_w;
+    return d;
+}
+// The node's geometry; `taps` per output value (f_h * f_w * taps per filter
+// position: the filter's depth, or 1 for a depthwise filter). Whether
+// patches can run it: int8 and float32.
+bool tflm_conv_geometry(const conv_data_t *d, uint32_t taps, tflm_rows_t *g);
+
 // The int8 kernels by rows: output rows [row0, row1) of batch `batch`, the
 // tensors given whole. eval() runs all rows; a caller working patch by patch
 // (or over overlapped buffers) runs row ranges in any order.

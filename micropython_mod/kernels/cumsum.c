@@ -54,17 +54,10 @@ static bool cumsum_loops(const cumsum_data_t *d, int32_t axis, cumsum_loops_t *l
 }
 
 tflm_status_t tflm_cumsum_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    tflm_tinfo_t in, axis, out;
+    tflm_status_t st = tflm_prep_io_2_1(p, &in, &axis, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in, axis, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_input(p, 1, &axis))
-        || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in.index < 0 || axis.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
     }
     if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8) {
         return tflm_prep_unsupported_type(p, "input", in.type);

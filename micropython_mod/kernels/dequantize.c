@@ -31,23 +31,22 @@ static void tflm_dequantize_int16(const dequantize_data_t *d, const int16_t *in,
     }
 }
 
+static const uint8_t dequantize_in_types[] = { TFLM_INT8, TFLM_UINT8, TFLM_INT16 };
+static const uint8_t dequantize_out_types[] = { TFLM_FLOAT32 };
+
 tflm_status_t tflm_dequantize_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
     tflm_tinfo_t in, out;
-    if (st || (st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
+    tflm_status_t st = tflm_prep_io_1_1(p, &in, &out);
+    if (st || (st = tflm_prep_type_in(p, "input", &in, dequantize_in_types, sizeof(dequantize_in_types), NULL))
+        || (st = tflm_prep_type_in(p, "output", &out, dequantize_out_types, sizeof(dequantize_out_types), NULL))
+        || (st = tflm_prep_same_elements(p, &in, &out))) {
         return st;
-    }
-    if (in.type != TFLM_INT8 && in.type != TFLM_UINT8 && in.type != TFLM_INT16) {
-        return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (out.type != TFLM_FLOAT32) {
-        return tflm_prep_unsupported_type(p, "output", out.type);
     }
     if (in.n_scales > 1) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "per-channel dequantization is not supported");
     }
-    if (in.elements != out.elements || in.n_scales == 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input must be quantized and as large as the output");
+    if (in.n_scales == 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input must be quantized");
     }
     dequantize_data_t *d = tflm_prep_alloc(p, sizeof(dequantize_data_t));
     if (d == NULL) {

@@ -23,17 +23,10 @@ typedef struct {
 } dus_data_t;
 
 tflm_status_t tflm_dynamic_update_slice_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 3, 3, 1);
+    tflm_tinfo_t operand, update, start, out;
+    tflm_status_t st = tflm_prep_io_3_1(p, &operand, &update, &start, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t operand, update, start, out;
-    if ((st = tflm_prep_input(p, 0, &operand)) || (st = tflm_prep_input(p, 1, &update))
-        || (st = tflm_prep_input(p, 2, &start)) || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (operand.index < 0 || update.index < 0 || start.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
     }
     switch (operand.type) {
         case TFLM_FLOAT32:

@@ -18,17 +18,10 @@ typedef struct {
 } embedding_data_t;
 
 tflm_status_t tflm_embedding_lookup_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    tflm_tinfo_t lookup, value, out;
+    tflm_status_t st = tflm_prep_io_2_1(p, &lookup, &value, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t lookup, value, out;
-    if ((st = tflm_prep_input(p, 0, &lookup)) || (st = tflm_prep_input(p, 1, &value))
-        || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (lookup.index < 0 || value.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
     }
     if (lookup.type != TFLM_INT32) {
         return tflm_prep_unsupported_type(p, "lookup", lookup.type);

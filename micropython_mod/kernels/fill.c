@@ -78,17 +78,10 @@ typedef struct {
 } fill_data_t;
 
 tflm_status_t tflm_fill_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    tflm_tinfo_t dims, value, out;
+    tflm_status_t st = tflm_prep_io_2_1(p, &dims, &value, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t dims, value, out;
-    if ((st = tflm_prep_input(p, 0, &dims)) || (st = tflm_prep_input(p, 1, &value))
-        || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (dims.index < 0 || value.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
     }
     if (value.type != TFLM_FLOAT32 && value.type != TFLM_INT32 && value.type != TFLM_INT8) {
         return tflm_prep_unsupported_type(p, "value", value.type);
@@ -124,29 +117,13 @@ tflm_status_t tflm_fill_eval(tflm_eval_t *e) {
 #endif // TFLM_KERNEL_FILL
 
 #if TFLM_KERNEL_ZEROS_LIKE
+static const uint8_t zeros_like_types[] = { TFLM_FLOAT32, TFLM_INT8, TFLM_INT32, TFLM_INT64 };
+
 tflm_status_t tflm_zeros_like_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
+    tflm_tinfo_t in, out;
+    tflm_status_t st = tflm_prep_unary(p, zeros_like_types, sizeof(zeros_like_types), &in, &out, NULL);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "the input or the output is missing");
-    }
-    switch (in.type) {
-        case TFLM_FLOAT32:
-        case TFLM_INT8:
-        case TFLM_INT32:
-        case TFLM_INT64:
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (out.type != in.type || out.elements != in.elements) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "the output's type or size differs from the input's");
     }
     uint32_t *d = tflm_prep_alloc(p, 4);
     if (d == NULL) {
@@ -167,17 +144,10 @@ tflm_status_t tflm_zeros_like_eval(tflm_eval_t *e) {
 #define BROADCAST_TO_DIMS (5)
 
 tflm_status_t tflm_broadcast_to_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    tflm_tinfo_t in, shape, out;
+    tflm_status_t st = tflm_prep_io_2_1(p, &in, &shape, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in, shape, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_input(p, 1, &shape))
-        || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in.index < 0 || shape.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
     }
     if (tflm_type_size(in.type) == 0 || in.type == TFLM_RESOURCE) {
         return tflm_prep_unsupported_type(p, "input", in.type);

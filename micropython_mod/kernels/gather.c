@@ -15,17 +15,10 @@ typedef struct {
 } gather_data_t;
 
 tflm_status_t tflm_gather_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    tflm_tinfo_t in, idx, out;
+    tflm_status_t st = tflm_prep_io_2_1(p, &in, &idx, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in, idx, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_input(p, 1, &idx))
-        || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in.index < 0 || idx.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input or indices missing");
     }
     if (idx.type != TFLM_INT32) {
         return tflm_prep_unsupported_type(p, "indices", idx.type);

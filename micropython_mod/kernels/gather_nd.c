@@ -21,17 +21,10 @@ typedef struct {
 } gather_nd_data_t;
 
 tflm_status_t tflm_gather_nd_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    tflm_tinfo_t params, idx, out;
+    tflm_status_t st = tflm_prep_io_2_1(p, &params, &idx, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t params, idx, out;
-    if ((st = tflm_prep_input(p, 0, &params)) || (st = tflm_prep_input(p, 1, &idx))
-        || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (params.index < 0 || idx.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
     }
     if (params.type != TFLM_FLOAT32 && params.type != TFLM_INT8) {
         return tflm_prep_unsupported_type(p, "params", params.type);

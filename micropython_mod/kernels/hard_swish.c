@@ -98,38 +98,20 @@ static int16_t hs_q15(int32_t m) {
     return (int16_t)((m + (1 << 15)) >> 16);
 }
 
+// Input types, in the order of the kinds above.
+static const uint8_t hs_types[] = { TFLM_FLOAT32, TFLM_INT8 };
+
 tflm_status_t tflm_hard_swish_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
+    tflm_tinfo_t in, out;
+    uint8_t kind = 0;
+    tflm_status_t st = tflm_prep_unary(p, hs_types, sizeof(hs_types), &in, &out, &kind);
     if (st) {
         return st;
     }
-    tflm_tinfo_t in, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input or output missing");
-    }
-    uint8_t kind;
-    if (in.type == TFLM_FLOAT32) {
-        kind = HS_FLOAT32;
-    } else if (in.type == TFLM_INT8) {
-        kind = HS_INT8;
-    } else {
-        return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "output type %s differs from input type %s",
-            tflm_type_name(out.type), tflm_type_name(in.type));
-    }
-    if (out.elements != in.elements) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input has %u elements, output %u",
-            (unsigned)in.elements, (unsigned)out.elements);
-    }
     int32_t out_m = 0, out_e = 0, rel_m = 0, rel_e = 0;
     if (kind == HS_INT8) {
-        if (in.n_scales == 0 || out.n_scales == 0 || !(in.scale > 0.0f) || !(out.scale > 0.0f)) {
-            return tflm_error(p->err, TFLM_ERR_VALUE, "quantized input and output need positive scales");
+        if ((st = tflm_prep_positive_scales(p, &in, &out))) {
+            return st;
         }
         // Float arithmetic first, as TFLM computes these ratios.
         float hires_scale = (1.0f / 128.0f) * in.scale;

@@ -87,25 +87,13 @@ typedef struct {
     uint32_t elements;
 } logical_not_data_t;
 
+static const uint8_t logical_not_types[] = { TFLM_BOOL };
+
 tflm_status_t tflm_logical_not_prepare(tflm_prepare_t *p) {
     tflm_tinfo_t in, out;
-    tflm_status_t st;
-    if ((st = tflm_prep_expect_io(p, 1, 1, 1)) || (st = tflm_prep_input(p, 0, &in))
-        || (st = tflm_prep_output(p, 0, &out))) {
+    tflm_status_t st = tflm_prep_unary(p, logical_not_types, sizeof(logical_not_types), &in, &out, NULL);
+    if (st) {
         return st;
-    }
-    if (in.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "the input or the output is missing");
-    }
-    if (in.type != TFLM_BOOL) {
-        return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (out.type != TFLM_BOOL) {
-        return tflm_prep_unsupported_type(p, "output", out.type);
-    }
-    if (in.elements != out.elements) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input has %u elements, output %u",
-            (unsigned)in.elements, (unsigned)out.elements);
     }
     logical_not_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(logical_not_data_t));
     if (d == NULL) {

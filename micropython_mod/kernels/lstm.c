@@ -411,23 +411,23 @@ static bool lstm_is_2d(const lstm_tensor_t *t, int32_t d0, int32_t d1) {
     return t->ndims == 2 && t->dims[0] == d0 && t->dims[1] == d1;
 }
 
-tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
+// The sizes, from the shapes.
+typedef struct {
+    int32_t batches, steps, n_input, n_state;
+    bool time_major;
+} lstm_shape_t;
+
+// Reads the 24 inputs and the output, and checks which are there: the LSTM
+// variants TFLM's kernel rejects are refused, the standard one's tensors
+// must all be present, its hidden and cell states variables.
+static tflm_status_t lstm_read(tflm_prepare_t *p, lstm_tensor_t *t, tflm_tinfo_t *out) {
     tflm_status_t st = tflm_prep_expect_io(p, LSTM_NUM_INPUTS, LSTM_NUM_INPUTS, 1);
-    if (st) {
+    for (uint32_t i = 0; i < LSTM_NUM_INPUTS && st == TFLM_OK; ++i) {
+        st = lstm_tensor(p, i, &t[i]);
+    }
+    if (st || (st = tflm_prep_output(p, 0, out))) {
         return st;
     }
-    lstm_tensor_t t[LSTM_NUM_INPUTS];
-    tflm_tinfo_t out;
-    for (uint32_t i = 0; i < LSTM_NUM_INPUTS; ++i) {
-        if ((st = lstm_tensor(p, i, &t[i]))) {
-            return st;
-        }
-    }
-    if ((st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    const lstm_tensor_t *in = &t[LSTM_INPUT], *hidden = &t[LSTM_HIDDEN_STATE], *cell = &t[LSTM_CELL_STATE];
-    // The LSTM variants TFLM's kernel rejects.
     static const struct {
         uint8_t first, count;
         const char *name;
@@ -445,7 +445,7 @@ tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
             }
         }
     }
-    if (in->index < 0 || out.index < 0 || hidden->index < 0 || cell->index < 0) {
+    if (t[LSTM_INPUT].index < 0 || out->index < 0 || t[LSTM_HIDDEN_STATE].index < 0 || t[LSTM_CELL_STATE].index < 0) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input, output or state tensor missing");
     }
     for (unsigned i = LSTM_INPUT_WEIGHTS; i < LSTM_RECURRENT_WEIGHTS + 4; ++i) {
@@ -458,32 +458,37 @@ tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
             return tflm_error(p->err, TFLM_ERR_VALUE, "gate bias missing");
         }
     }
-    if (!hidden->is_variable || !cell->is_variable) {
+    if (!t[LSTM_HIDDEN_STATE].is_variable || !t[LSTM_CELL_STATE].is_variable) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "hidden and cell state must be variable tensors");
     }
-    // Types: TFLM's float32, 8x8->16 and 16x8->16 kernels.
-    uint8_t kind, wtype, btype, ctype;
+    return TFLM_OK;
+}
+
+// The variant from the types: TFLM's float32, 8x8->16 and 16x8->16 kernels.
+static tflm_status_t lstm_kind(tflm_prepare_t *p, const lstm_tensor_t *t, const tflm_tinfo_t *out, uint8_t *kind) {
+    const lstm_tensor_t *in = &t[LSTM_INPUT];
+    uint8_t wtype, btype, ctype;
     if (in->type == TFLM_FLOAT32) {
-        kind = LSTM_FLOAT32;
+        *kind = LSTM_FLOAT32;
         wtype = btype = ctype = TFLM_FLOAT32;
     } else if (in->type == TFLM_INT8) {
-        kind = LSTM_INT8;
+        *kind = LSTM_INT8;
         wtype = TFLM_INT8;
         btype = TFLM_INT32;
         ctype = TFLM_INT16;
     } else if (in->type == TFLM_INT16) {
-        kind = LSTM_INT16;
+        *kind = LSTM_INT16;
         wtype = TFLM_INT8;
         btype = TFLM_INT64;
         ctype = TFLM_INT16;
     } else {
         return tflm_prep_unsupported_type(p, "input", in->type);
     }
-    if (hidden->type != in->type || out.type != in->type) {
+    if (t[LSTM_HIDDEN_STATE].type != in->type || out->type != in->type) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "hidden state and output must have the input's type");
     }
-    if (cell->type != ctype) {
-        return tflm_prep_unsupported_type(p, "cell state", cell->type);
+    if (t[LSTM_CELL_STATE].type != ctype) {
+        return tflm_prep_unsupported_type(p, "cell state", t[LSTM_CELL_STATE].type);
     }
     for (unsigned i = LSTM_INPUT_WEIGHTS; i < LSTM_RECURRENT_WEIGHTS + 4; ++i) {
         if (t[i].type != wtype) {
@@ -495,55 +500,84 @@ tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
             return tflm_prep_unsupported_type(p, "bias", t[LSTM_BIAS + g].type);
         }
     }
-    // Shapes, checked as TFLM's ValidateTensorSize does.
-    bool time_major = tflm_prep_opt_u8(p, TFLM_OPT_UNIDIRECTIONAL_SEQUENCE_LSTM_TIME_MAJOR, 0) != 0;
+    return TFLM_OK;
+}
+
+// The sizes, checked as TFLM's ValidateTensorSize does.
+static tflm_status_t lstm_shape(tflm_prepare_t *p, const lstm_tensor_t *t, const tflm_tinfo_t *out, lstm_shape_t *g) {
+    const lstm_tensor_t *in = &t[LSTM_INPUT], *hidden = &t[LSTM_HIDDEN_STATE], *cell = &t[LSTM_CELL_STATE];
+    g->time_major = tflm_prep_opt_u8(p, TFLM_OPT_UNIDIRECTIONAL_SEQUENCE_LSTM_TIME_MAJOR, 0) != 0;
     if (in->ndims != 3 || hidden->ndims != 2) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input needs 3 dimensions and the hidden state 2");
     }
-    int32_t batches = time_major ? in->dims[1] : in->dims[0];
-    int32_t steps = time_major ? in->dims[0] : in->dims[1];
-    int32_t n_input = in->dims[2];
-    int32_t n_state = hidden->dims[1];
-    bool ok = out.ndims == 3 && out.dims[0] == in->dims[0] && out.dims[1] == in->dims[1] && out.dims[2] == n_state
-        && (uint64_t)hidden->elements == (uint64_t)batches * (uint64_t)n_state
-        && (uint64_t)cell->elements == (uint64_t)batches * (uint64_t)n_state;
-    for (unsigned g = 0; g < 4; ++g) {
-        ok = ok && lstm_is_2d(&t[LSTM_INPUT_WEIGHTS + g], n_state, n_input)
-            && lstm_is_2d(&t[LSTM_RECURRENT_WEIGHTS + g], n_state, n_state)
-            && t[LSTM_BIAS + g].ndims == 1 && t[LSTM_BIAS + g].dims[0] == n_state;
+    g->batches = g->time_major ? in->dims[1] : in->dims[0];
+    g->steps = g->time_major ? in->dims[0] : in->dims[1];
+    g->n_input = in->dims[2];
+    g->n_state = hidden->dims[1];
+    bool ok = out->ndims == 3 && out->dims[0] == in->dims[0] && out->dims[1] == in->dims[1] && out->dims[2] == g->n_state
+        && (uint64_t)hidden->elements == (uint64_t)g->batches * (uint64_t)g->n_state
+        && (uint64_t)cell->elements == (uint64_t)g->batches * (uint64_t)g->n_state;
+    for (unsigned k = 0; k < 4; ++k) {
+        ok = ok && lstm_is_2d(&t[LSTM_INPUT_WEIGHTS + k], g->n_state, g->n_input)
+            && lstm_is_2d(&t[LSTM_RECURRENT_WEIGHTS + k], g->n_state, g->n_state)
+            && t[LSTM_BIAS + k].ndims == 1 && t[LSTM_BIAS + k].dims[0] == g->n_state;
     }
     if (!ok) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "tensor shapes do not match the LSTM's (batch %d, steps %d, input %d, state %d)",
-            (int)batches, (int)steps, (int)n_input, (int)n_state);
+            (int)g->batches, (int)g->steps, (int)g->n_input, (int)g->n_state);
+    }
+    return TFLM_OK;
+}
+
+// The quantized variants' tensors have one positive scale each.
+static tflm_status_t lstm_check_scales(tflm_prepare_t *p, const lstm_tensor_t *t) {
+    const unsigned quantized[] = { LSTM_INPUT, LSTM_HIDDEN_STATE, LSTM_CELL_STATE, 1, 2, 3, 4, 5, 6, 7, 8 };
+    for (unsigned i = 0; i < sizeof(quantized) / sizeof(quantized[0]); ++i) {
+        const lstm_tensor_t *q = &t[quantized[i]];
+        if (q->n_scales == 0 || !(q->scale > 0.0f)) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "LSTM tensor %u is not quantized", quantized[i]);
+        }
+        if (q->n_scales > 1) {
+            return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "per-channel LSTM weights are not supported");
+        }
+    }
+    return TFLM_OK;
+}
+
+// Gate outputs in scratch buffers, as TFLM asks: batch x state cells each,
+// whatever the layout.
+static tflm_status_t lstm_scratch(tflm_prepare_t *p, uint8_t kind, const lstm_shape_t *g) {
+    uint32_t cell_size = kind == LSTM_FLOAT32 ? 4u : 2u;
+    uint64_t buffer = (uint64_t)g->batches * (uint64_t)g->n_state * cell_size;
+    if (buffer > 0x7fffffffu) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "LSTM state too large");
+    }
+    for (int i = 0; i < 4; ++i) {
+        uint32_t index;
+        tflm_status_t st = tflm_prep_scratch(p, (uint32_t)buffer, &index);
+        if (st) {
+            return st;
+        }
+    }
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
+    lstm_tensor_t t[LSTM_NUM_INPUTS];
+    tflm_tinfo_t out;
+    lstm_shape_t g = { 0, 0, 0, 0, false };
+    uint8_t kind = LSTM_FLOAT32;
+    tflm_status_t st = lstm_read(p, t, &out);
+    if (st || (st = lstm_kind(p, t, &out, &kind)) || (st = lstm_shape(p, t, &out, &g))) {
+        return st;
     }
     uint8_t activation = tflm_prep_opt_u8(p, TFLM_OPT_UNIDIRECTIONAL_SEQUENCE_LSTM_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
     if (activation != ACT_TANH) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "LSTM cell activation %u is not supported (only TANH)",
             (unsigned)activation);
     }
-    if (kind != LSTM_FLOAT32) {
-        const unsigned quantized[] = { LSTM_INPUT, LSTM_HIDDEN_STATE, LSTM_CELL_STATE, 1, 2, 3, 4, 5, 6, 7, 8 };
-        for (unsigned i = 0; i < sizeof(quantized) / sizeof(quantized[0]); ++i) {
-            const lstm_tensor_t *q = &t[quantized[i]];
-            if (q->n_scales == 0 || !(q->scale > 0.0f)) {
-                return tflm_error(p->err, TFLM_ERR_VALUE, "LSTM tensor %u is not quantized", quantized[i]);
-            }
-            if (q->n_scales > 1) {
-                return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "per-channel LSTM weights are not supported");
-            }
-        }
-    }
-    // Gate outputs, as TFLM asks: batch x state cells each, whatever the layout.
-    uint32_t cell_size = kind == LSTM_FLOAT32 ? 4u : 2u;
-    uint64_t buffer = (uint64_t)batches * (uint64_t)n_state * cell_size;
-    if (buffer > 0x7fffffffu) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "LSTM state too large");
-    }
-    for (int i = 0; i < 4; ++i) {
-        uint32_t index;
-        if ((st = tflm_prep_scratch(p, (uint32_t)buffer, &index))) {
-            return st;
-        }
+    if ((kind != LSTM_FLOAT32 && (st = lstm_check_scales(p, t))) || (st = lstm_scratch(p, kind, &g))) {
+        return st;
     }
     // Symmetric constant weights and constant biases in data the model keeps:
     // the offsets go into the starting sums.
@@ -551,35 +585,32 @@ tflm_status_t tflm_unidirectional_sequence_lstm_prepare(tflm_prepare_t *p) {
     for (unsigned i = LSTM_INPUT_WEIGHTS; folded && i < LSTM_RECURRENT_WEIGHTS + 4; ++i) {
         folded = t[i].data != NULL && t[i].zero_point == 0;
     }
-    for (unsigned g = 0; folded && g < 4; ++g) {
-        folded = t[LSTM_BIAS + g].data != NULL;
+    for (unsigned k = 0; folded && k < 4; ++k) {
+        folded = t[LSTM_BIAS + k].data != NULL;
     }
-    lstm_data_t *d = folded ? tflm_prep_alloc_streamed(p, sizeof(lstm_data_t), 8u * (uint32_t)n_state)
+    lstm_data_t *d = folded ? tflm_prep_alloc_streamed(p, sizeof(lstm_data_t), 8u * (uint32_t)g.n_state)
                             : tflm_prep_alloc(p, sizeof(lstm_data_t));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
     memset(d, 0, sizeof(*d));
     d->kind = kind;
-    d->time_major = time_major;
-    d->batches = batches;
-    d->steps = steps;
-    d->n_input = n_input;
-    d->n_state = n_state;
+    d->time_major = g.time_major;
+    d->batches = g.batches;
+    d->steps = g.steps;
+    d->n_input = g.n_input;
+    d->n_state = g.n_state;
     d->cell_clip = tflm_prep_opt_f32(p, TFLM_OPT_UNIDIRECTIONAL_SEQUENCE_LSTM_CELL_CLIP, 0.0f);
-    if (kind == LSTM_FLOAT32) {
-        return TFLM_OK;
-    }
-    if ((st = lstm_quantized_params(p, d, t)) || !folded) {
+    if (kind == LSTM_FLOAT32 || (st = lstm_quantized_params(p, d, t)) || !folded) {
         return st;
     }
     d->folded = 1;
-    for (uint32_t g = 0; g < 4; ++g) {
+    for (uint32_t k = 0; k < 4; ++k) {
         // Input FCs, then recurrent ones (no bias: the input FC has it).
-        tflm_fold_starts(p, g * (uint32_t)n_state, (const int8_t *)t[LSTM_INPUT_WEIGHTS + g].data, n_state, n_input,
-            t[LSTM_BIAS + g].data, d->input_offset);
-        tflm_fold_starts(p, (MUL_RECURRENT + g) * (uint32_t)n_state, (const int8_t *)t[LSTM_RECURRENT_WEIGHTS + g].data,
-            n_state, n_state, NULL, d->hidden_offset);
+        tflm_fold_starts(p, k * (uint32_t)g.n_state, (const int8_t *)t[LSTM_INPUT_WEIGHTS + k].data, g.n_state,
+            g.n_input, t[LSTM_BIAS + k].data, d->input_offset);
+        tflm_fold_starts(p, (MUL_RECURRENT + k) * (uint32_t)g.n_state, (const int8_t *)t[LSTM_RECURRENT_WEIGHTS + k].data,
+            g.n_state, g.n_state, NULL, d->hidden_offset);
     }
     return TFLM_OK;
 }
@@ -621,5 +652,23 @@ tflm_status_t tflm_unidirectional_sequence_lstm_eval(tflm_eval_t *e) {
     }
     return TFLM_OK;
 }
+
+// The engine's hooks (engine/kernel.h): eval() goes through units of its
+// input in memory order (batch major: one step of one batch; time major: one
+// step of all batches) and writes a unit's output after its last read of the
+// unit's input, so as rows, output unit u reads input units after u only.
+static bool lstm_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g) {
+    (void)p;
+    const lstm_data_t *d = data;
+    int64_t units = d->time_major ? d->steps : (int64_t)d->batches * d->steps;
+    memset(g, 0, sizeof(*g));
+    g->batches = 1;
+    g->in_h = g->out_h = units <= INT32_MAX ? (int32_t)units : 0;
+    g->stride_h = 1;
+    g->pad_h = -1;
+    return true;
+}
+
+const tflm_kernel_hooks_t tflm_unidirectional_sequence_lstm_hooks = { .overlap = lstm_overlap };
 
 #endif // TFLM_KERNEL_UNIDIRECTIONAL_SEQUENCE_LSTM

@@ -169,9 +169,37 @@ static tflm_status_t pad_eval(tflm_eval_t *e) {
     return TFLM_OK;
 }
 
+// The engine's hooks (engine/kernel.h): eval() writes the output in order
+// and reads the input in order with it, so over 4-D tensors padded (not
+// cropped) along rows, columns and channels only, output row y is written
+// whole before row y + 1 and reads input rows from y - top on.
+static bool pad_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g) {
+    (void)data;
+    tflm_tinfo_t in, pads, out;
+    if (tflm_prep_input(p, 0, &in) || tflm_prep_input(p, 1, &pads) || tflm_prep_output(p, 0, &out)
+        || in.ndims != 4 || out.ndims != 4 || pads.data == NULL || pads.type != TFLM_INT32 || pads.bytes != 32) {
+        return false;
+    }
+    for (uint32_t i = 0; i < 8; ++i) {
+        int32_t v = tflm_rd_i32(pads.data + 4 * i);
+        if (v < 0 || (i < 2 && v != 0)) {
+            return false;
+        }
+    }
+    memset(g, 0, sizeof(*g));
+    g->batches = in.dims[0];
+    g->in_h = in.dims[1];
+    g->out_h = out.dims[1];
+    g->stride_h = 1;
+    g->pad_h = tflm_rd_i32(pads.data + 8);
+    return true;
+}
+
 #endif
 
 #if TFLM_KERNEL_PAD
+const tflm_kernel_hooks_t tflm_pad_hooks = { .overlap = pad_overlap };
+
 tflm_status_t tflm_pad_prepare(tflm_prepare_t *p) {
     return pad_prepare(p);
 }
@@ -182,6 +210,8 @@ tflm_status_t tflm_pad_eval(tflm_eval_t *e) {
 #endif
 
 #if TFLM_KERNEL_PADV2
+const tflm_kernel_hooks_t tflm_padv2_hooks = { .overlap = pad_overlap };
+
 tflm_status_t tflm_padv2_prepare(tflm_prepare_t *p) {
     return pad_prepare(p);
 }

@@ -1,13 +1,40 @@
-// AVERAGE_POOL_2D and MAX_POOL_2D: float32, int8 and int16, bit-exact with
-// TFLM's reference (same summation order, same rounding of the average).
+// AVERAGE_POOL_2D and MAX_POOL_2D: float32, int8 and int16; L2_POOL_2D:
+// float32 (TFLM has no other). Bit-exact with TFLM's reference (same
+// summation order, same rounding of the average, a correctly rounded root).
 #include "kernels/kernels.h"
-#include "kernels/pool_common.h"
+#include "engine/fmath.h"
 #include "engine/quant.h"
 #include "engine/schema.h"
 
-#if TFLM_KERNEL_AVERAGE_POOL_2D || TFLM_KERNEL_MAX_POOL_2D
+#define TFLM_KERNEL_ANY_POOL_2D (TFLM_KERNEL_AVERAGE_POOL_2D || TFLM_KERNEL_MAX_POOL_2D || TFLM_KERNEL_L2_POOL_2D)
 
-// Pool2DOptions fields
+#if TFLM_KERNEL_ANY_POOL_2D
+
+enum { POOL_FLOAT32, POOL_INT8, POOL_INT16 };
+
+// The kernels' data.
+typedef struct {
+    uint8_t kind;
+    uint8_t reserved;
+    // Window geometry fits 16 bits (checked in prepare): keeps the block small.
+    uint16_t stride_h;
+    uint16_t stride_w;
+    uint16_t filter_h;
+    uint16_t filter_w;
+    uint16_t pad_h;
+    uint16_t pad_w;
+    uint16_t reserved2;
+    int32_t batches;
+    int32_t in_h;
+    int32_t in_w;
+    int32_t depth;
+    int32_t out_h;
+    int32_t out_w;
+    union {
+        int32_t q;
+        float f;
+    } act_min, act_max;
+} pool_data_t;
 
 // The part of the filter window that lies inside the input, along one axis.
 static inline void pool_window(int32_t out_pos, int32_t stride, int32_t pad, int32_t filter, int32_t in_size,
@@ -127,37 +154,32 @@ static void tflm_max_pool_2d_int16(const pool_data_t *d, const int16_t *input, i
 
 #endif
 
-#if TFLM_KERNEL_AVERAGE_POOL_2D || TFLM_KERNEL_MAX_POOL_2D
+#if TFLM_KERNEL_L2_POOL_2D
 
-static tflm_status_t pool_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
-    if (st) {
-        return st;
-    }
+static void tflm_l2_pool_2d_float32(const pool_data_t *d, const float *input, float *output) {
+    const float act_min = d->act_min.f, act_max = d->act_max.f;
+    POOL_LOOP(float, {
+        float total = 0.0f;
+        POOL_TAPS(float, v, total += v * v);
+        *output = tflm_clampf(tflm_sqrtf(total / (float)(rows * cols)), act_min, act_max);
+    })
+}
+
+#endif
+
+#if TFLM_KERNEL_ANY_POOL_2D
+
+// Input types, in the order of the kinds.
+static const uint8_t pool_types[] = { TFLM_FLOAT32, TFLM_INT8, TFLM_INT16 };
+
+// float_only: L2_POOL_2D, which TFLM runs in float32 only.
+static tflm_status_t pool_prepare(tflm_prepare_t *p, bool float_only) {
     tflm_tinfo_t in, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
+    uint8_t kind = 0;
+    tflm_status_t st = tflm_prep_io_1_1(p, &in, &out);
+    if (st || (st = tflm_prep_type_in(p, "input", &in, pool_types, float_only ? 1 : sizeof(pool_types), &kind))
+        || (st = tflm_prep_same_type(p, &in, &out))) {
         return st;
-    }
-    if (in.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input or output missing");
-    }
-    uint8_t kind;
-    switch (in.type) {
-        case TFLM_FLOAT32:
-            kind = POOL_FLOAT32;
-            break;
-        case TFLM_INT8:
-            kind = POOL_INT8;
-            break;
-        case TFLM_INT16:
-            kind = POOL_INT16;
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "output type %s differs from input type %s",
-            tflm_type_name(out.type), tflm_type_name(in.type));
     }
     if (in.ndims != 4 || out.ndims != 4) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input and output need 4 dimensions");
@@ -226,10 +248,41 @@ static tflm_status_t pool_prepare(tflm_prepare_t *p) {
 
 #endif
 
+#if TFLM_KERNEL_AVERAGE_POOL_2D || TFLM_KERNEL_MAX_POOL_2D
+
+// The engine's hooks (engine/kernel.h): the loops write the output row
+// after row, and a patch runs a copy of the data given the patch's geometry.
+static bool pool_geometry(const void *data, tflm_rows_t *g) {
+    const pool_data_t *d = data;
+    g->batches = d->batches;
+    g->in_h = d->in_h, g->in_w = d->in_w, g->in_d = d->depth;
+    g->out_h = d->out_h, g->out_w = d->out_w, g->out_d = d->depth;
+    g->f_h = d->filter_h, g->f_w = d->filter_w, g->stride_h = d->stride_h, g->stride_w = d->stride_w;
+    g->dil_h = g->dil_w = 1;
+    g->pad_h = d->pad_h, g->pad_w = d->pad_w;
+    g->macs = (uint32_t)d->filter_h * d->filter_w * (uint32_t)d->depth;
+    g->data_bytes = (uint32_t)sizeof(pool_data_t);
+    return true;
+}
+
+static bool pool_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g) {
+    (void)p;
+    return pool_geometry(data, g);
+}
+
+// Sets the window, then runs the op's own eval().
+static void pool_set_window(tflm_eval_t *e, const tflm_window_t *w) {
+    pool_data_t *d = e->data;
+    d->in_h = w->in_h, d->in_w = w->in_w, d->out_h = w->out_h, d->out_w = w->out_w;
+    d->pad_h = (uint16_t)w->pad_h, d->pad_w = (uint16_t)w->pad_w;
+}
+
+#endif
+
 #if TFLM_KERNEL_AVERAGE_POOL_2D
 
 tflm_status_t tflm_average_pool_2d_prepare(tflm_prepare_t *p) {
-    return pool_prepare(p);
+    return pool_prepare(p, false);
 }
 
 tflm_status_t tflm_average_pool_2d_eval(tflm_eval_t *e) {
@@ -248,12 +301,23 @@ tflm_status_t tflm_average_pool_2d_eval(tflm_eval_t *e) {
     return TFLM_OK;
 }
 
+static tflm_status_t average_pool_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
+    pool_set_window(e, w);
+    return tflm_average_pool_2d_eval(e);
+}
+
+const tflm_kernel_hooks_t tflm_average_pool_2d_hooks = {
+    .overlap = pool_overlap,
+    .window = pool_geometry,
+    .run_window = average_pool_2d_run_window,
+};
+
 #endif
 
 #if TFLM_KERNEL_MAX_POOL_2D
 
 tflm_status_t tflm_max_pool_2d_prepare(tflm_prepare_t *p) {
-    return pool_prepare(p);
+    return pool_prepare(p, false);
 }
 
 tflm_status_t tflm_max_pool_2d_eval(tflm_eval_t *e) {
@@ -269,6 +333,30 @@ tflm_status_t tflm_max_pool_2d_eval(tflm_eval_t *e) {
             tflm_max_pool_2d_int16(d, e->in[0], e->out[0]);
             break;
     }
+    return TFLM_OK;
+}
+
+static tflm_status_t max_pool_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
+    pool_set_window(e, w);
+    return tflm_max_pool_2d_eval(e);
+}
+
+const tflm_kernel_hooks_t tflm_max_pool_2d_hooks = {
+    .overlap = pool_overlap,
+    .window = pool_geometry,
+    .run_window = max_pool_2d_run_window,
+};
+
+#endif
+
+#if TFLM_KERNEL_L2_POOL_2D
+
+tflm_status_t tflm_l2_pool_2d_prepare(tflm_prepare_t *p) {
+    return pool_prepare(p, true);
+}
+
+tflm_status_t tflm_l2_pool_2d_eval(tflm_eval_t *e) {
+    tflm_l2_pool_2d_float32(e->data, e->in[0], e->out[0]);
     return TFLM_OK;
 }
 

@@ -66,9 +66,9 @@ static void tflm_requantize(const quantize_data_t *d, const void *in, void *out)
 }
 
 tflm_status_t tflm_quantize_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
     tflm_tinfo_t in, out;
-    if (st || (st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
+    tflm_status_t st = tflm_prep_io_1_1(p, &in, &out);
+    if (st) {
         return st;
     }
     int32_t qmin, qmax, lo, hi;
@@ -81,8 +81,11 @@ tflm_status_t tflm_quantize_prepare(tflm_prepare_t *p) {
     if (out.n_scales > 1) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "per-channel quantization of the output is not supported");
     }
-    if (in.elements != out.elements || out.n_scales == 0 || (in.type != TFLM_FLOAT32 && in.n_scales == 0)) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input and output must have the same size and quantization");
+    if ((st = tflm_prep_same_elements(p, &in, &out))) {
+        return st;
+    }
+    if (out.n_scales == 0 || (in.type != TFLM_FLOAT32 && in.n_scales == 0)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input and output must be quantized");
     }
     quantize_data_t *d = tflm_prep_alloc(p, sizeof(quantize_data_t));
     if (d == NULL) {

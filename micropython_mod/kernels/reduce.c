@@ -213,17 +213,10 @@ static uint8_t red_kind(red_op_t op, unsigned type) {
 }
 
 static tflm_status_t reduce_prepare(tflm_prepare_t *p, red_op_t op) {
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    tflm_tinfo_t in, axis, out;
+    tflm_status_t st = tflm_prep_io_2_1(p, &in, &axis, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in, axis, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_input(p, 1, &axis))
-        || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in.index < 0 || axis.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
     }
     if (!red_type_ok(op, in.type)) {
         return tflm_prep_unsupported_type(p, "input", in.type);

@@ -69,16 +69,10 @@ tflm_status_t tflm_reshape_eval(tflm_eval_t *e) {
 #define SQUEEZE_MAX_DIMS (8)
 
 tflm_status_t tflm_squeeze_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
+    tflm_tinfo_t in, out;
+    tflm_status_t st = tflm_prep_io_1_1(p, &in, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input missing");
     }
     if (in.ndims > SQUEEZE_MAX_DIMS) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "input has %u dimensions, at most %u supported",
@@ -130,17 +124,10 @@ tflm_status_t tflm_squeeze_eval(tflm_eval_t *e) {
 
 #if TFLM_KERNEL_EXPAND_DIMS
 tflm_status_t tflm_expand_dims_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    tflm_tinfo_t in, axis_t, out;
+    tflm_status_t st = tflm_prep_io_2_1(p, &in, &axis_t, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in, axis_t, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_input(p, 1, &axis_t))
-        || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in.index < 0 || axis_t.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input or axis missing");
     }
     if (!axis_t.is_const) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "non-constant axis is not supported");

@@ -35,14 +35,9 @@ SELECT_WALKER(select_32, uint32_t)
 
 tflm_status_t tflm_select_v2_prepare(tflm_prepare_t *p) {
     tflm_tinfo_t cond, x, y, out;
-    tflm_status_t st;
-    if ((st = tflm_prep_expect_io(p, 3, 3, 1)) || (st = tflm_prep_input(p, 0, &cond))
-        || (st = tflm_prep_input(p, 1, &x)) || (st = tflm_prep_input(p, 2, &y))
-        || (st = tflm_prep_output(p, 0, &out))) {
+    tflm_status_t st = tflm_prep_io_3_1(p, &cond, &x, &y, &out);
+    if (st) {
         return st;
-    }
-    if (cond.index < 0 || x.index < 0 || y.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
     }
     if (cond.type != TFLM_BOOL) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "condition of type %s, expected bool", tflm_type_name(cond.type));

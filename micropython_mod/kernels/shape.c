@@ -10,16 +10,10 @@
 
 #if TFLM_KERNEL_SHAPE
 tflm_status_t tflm_shape_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
+    tflm_tinfo_t in, out;
+    tflm_status_t st = tflm_prep_io_1_1(p, &in, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "the input or the output is missing");
     }
     if (out.type != TFLM_INT32) {
         return tflm_prep_unsupported_type(p, "output", out.type);
@@ -52,17 +46,10 @@ typedef struct {
 } bargs_data_t;
 
 tflm_status_t tflm_broadcast_args_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    tflm_tinfo_t s1, s2, out;
+    tflm_status_t st = tflm_prep_io_2_1(p, &s1, &s2, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t s1, s2, out;
-    if ((st = tflm_prep_input(p, 0, &s1)) || (st = tflm_prep_input(p, 1, &s2))
-        || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (s1.index < 0 || s2.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "an input or the output is missing");
     }
     if (s1.type != TFLM_INT32 && s1.type != TFLM_INT64) {
         return tflm_prep_unsupported_type(p, "shape", s1.type);

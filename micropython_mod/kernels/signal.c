@@ -6,6 +6,7 @@
 // from the FlexBuffer custom options (kernels/flexbuffer.c).
 #include "kernels/kernels.h"
 #include "kernels/flexbuffer.h"
+#include "kernels/signal_common.h"
 #include "engine/quant.h"
 
 // Position of the highest set bit counting from 1; 32 for 0, as TFLM's
@@ -37,35 +38,6 @@ static inline uint32_t signal_msb64(uint64_t x) {
 // Arithmetic shift right of a signed value (what the reference's >> does).
 static inline int32_t signal_asr(int32_t x, uint32_t s) {
     return x < 0 ? (int32_t)~(~(uint32_t)x >> s) : (int32_t)((uint32_t)x >> s);
-}
-
-// Checks one tensor's type and, with ndims >= 0, its number of dimensions.
-static inline tflm_status_t signal_expect(tflm_prepare_t *p, const tflm_tinfo_t *t, const char *what, unsigned type, int ndims) {
-    if (t->index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "%s missing", what);
-    }
-    if (t->type != type) {
-        return tflm_prep_unsupported_type(p, what, t->type);
-    }
-    if (ndims >= 0 && t->ndims != ndims) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "%s has %u dimensions, expected %d", what, (unsigned)t->ndims, ndims);
-    }
-    return TFLM_OK;
-}
-
-static inline tflm_status_t signal_one_value(tflm_prepare_t *p, const tflm_tinfo_t *t, const char *what) {
-    if (t->elements != 1) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "%s has %u elements, expected 1", what, (unsigned)t->elements);
-    }
-    return TFLM_OK;
-}
-
-static inline tflm_status_t signal_same_count(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b, const char *what) {
-    if (a->elements != b->elements) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "%s has %u elements, expected %u", what,
-            (unsigned)b->elements, (unsigned)a->elements);
-    }
-    return TFLM_OK;
 }
 
 #if TFLM_KERNEL_SIGNAL_WINDOW
@@ -236,8 +208,9 @@ tflm_status_t tflm_signal_energy_eval(tflm_eval_t *e) {
 // they are checked here and copied, so eval() cannot index outside.
 
 typedef struct {
-    uint32_t channels;    // outputs
-    int16_t table[];      // freq starts, weight starts, widths: (channels + 1) each
+    uint16_t outputs;     // channels computed: the output's elements, at most num_channels
+    uint16_t rows;        // entries per table: num_channels + 1 (at most 4097)
+    int16_t table[];      // freq starts, weight starts, widths: `rows` each
 } filter_bank_data_t;
 
 tflm_status_t tflm_signal_filter_bank_prepare(tflm_prepare_t *p) {
@@ -281,7 +254,10 @@ tflm_status_t tflm_signal_filter_bank_prepare(tflm_prepare_t *p) {
         d->table[n + i] = (int16_t)s;
         d->table[2 * n + i] = (int16_t)width;
     }
-    d->channels = out.elements;
+    // An output shorter than num_channels gets the first channels, as in
+    // TFLM; the tables keep their num_channels + 1 rows (checked above).
+    d->outputs = (uint16_t)out.elements;
+    d->rows = (uint16_t)n;
     return TFLM_OK;
 }
 
@@ -291,10 +267,9 @@ tflm_status_t tflm_signal_filter_bank_eval(tflm_eval_t *e) {
     const uint8_t *w = e->in[1];
     const uint8_t *uw = e->in[2];
     uint8_t *out = e->out[0];
-    uint32_t n = d->channels + 1;
-    const int16_t *freq = d->table, *start = d->table + n, *width = d->table + 2 * n;
+    const int16_t *freq = d->table, *start = d->table + d->rows, *width = d->table + 2 * d->rows;
     uint64_t acc = 0;
-    for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t i = 0; i <= d->outputs; ++i) {
         uint64_t next = 0;
         for (int32_t j = 0; j < width[i]; ++j) {
             uint64_t x = tflm_rd_u32(in + 4 * (freq[i] + j));

@@ -50,17 +50,10 @@ static bool slice_resolve(const uint8_t *begin, const uint8_t *size, uint8_t typ
 }
 
 tflm_status_t tflm_slice_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 3, 3, 1);
+    tflm_tinfo_t in, begin, size, out;
+    tflm_status_t st = tflm_prep_io_3_1(p, &in, &begin, &size, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in, begin, size, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_input(p, 1, &begin))
-        || (st = tflm_prep_input(p, 2, &size)) || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in.index < 0 || begin.index < 0 || size.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input, begin or size missing");
     }
     switch (in.type) {
         case TFLM_FLOAT32:

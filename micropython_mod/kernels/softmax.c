@@ -185,16 +185,10 @@ static bool sm_near(float a, float b, float eps) {
 }
 
 tflm_status_t tflm_softmax_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
+    tflm_tinfo_t in, out;
+    tflm_status_t st = tflm_prep_io_1_1(p, &in, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input or output missing");
     }
     uint8_t kind;
     if (in.type == TFLM_FLOAT32 && out.type == TFLM_FLOAT32) {
@@ -212,9 +206,8 @@ tflm_status_t tflm_softmax_prepare(tflm_prepare_t *p) {
     if (in.ndims < 1) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input needs at least 1 dimension");
     }
-    if (out.elements != in.elements) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "output has %u elements, input %u",
-            (unsigned)out.elements, (unsigned)in.elements);
+    if ((st = tflm_prep_same_elements(p, &in, &out))) {
+        return st;
     }
     // Output quantization TFLM requires.
     switch (kind) {

@@ -44,38 +44,15 @@ static void tflm_tanh_int8(const tanh_data_t *d, const int8_t *in, int8_t *out) 
     }
 }
 
+// Input types, in the order of the kinds above.
+static const uint8_t tanh_types[] = { TFLM_FLOAT32, TFLM_INT8, TFLM_INT16 };
+
 tflm_status_t tflm_tanh_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
+    tflm_tinfo_t in, out;
+    uint8_t kind = 0;
+    tflm_status_t st = tflm_prep_unary(p, tanh_types, sizeof(tanh_types), &in, &out, &kind);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input or output missing");
-    }
-    if (in.type != out.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
-    }
-    uint8_t kind;
-    switch (in.type) {
-        case TFLM_FLOAT32:
-            kind = TANH_FLOAT32;
-            break;
-        case TFLM_INT8:
-            kind = TANH_INT8;
-            break;
-        case TFLM_INT16:
-            kind = TANH_INT16;
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (out.elements != in.elements) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "output has %u elements, input %u",
-            (unsigned)out.elements, (unsigned)in.elements);
     }
     int32_t multiplier = 0, shift = 0, radius = 0;
     if (kind == TANH_INT8) {

@@ -14,17 +14,10 @@ typedef struct {
 } transpose_data_t;
 
 tflm_status_t tflm_transpose_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 1);
+    tflm_tinfo_t in, perm, out;
+    tflm_status_t st = tflm_prep_io_2_1(p, &in, &perm, &out);
     if (st) {
         return st;
-    }
-    tflm_tinfo_t in, perm, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_input(p, 1, &perm))
-        || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    if (in.index < 0 || perm.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input or permutation missing");
     }
     if (in.ndims < 1 || in.ndims > TRANSPOSE_DIMS) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "only 1D-5D inputs are supported");

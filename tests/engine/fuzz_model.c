@@ -21,6 +21,17 @@
 // the binding marks a bytearray, whose data stays in the tail.
 // Patch schedules (TflmPatchSchedule, engine/patch.h) are metadata words
 // like the plans' and are mutated the same way.
+// A prepared model's mutant is often prepared again in place afterwards
+// (reprepare(): its kernel data, index lists and records derived from the
+// mutated model by the engine's own export, as tflm-host prepare does, when
+// they fit the metadata's bytes), so the checks of the prepared data pass
+// and what follows them is fuzzed too; and its bytes are also changed after
+// the build while marked rewritable (a ROMFS region rewritten), which the
+// interpreter's seal must catch.
+// Targeted attacks: operator outputs and subgraph inputs pointed at
+// constant tensors, tensors pointed at metadata buffers (writes into the
+// model's own bytes); the values of custom options (FlexBuffer maps: the
+// signal ops' parameters) are spots too.
 //
 // For each unmutated model that this build can run, it also checks that the
 // arena size is exact: arena_used_bytes works, 16 bytes less fails with a
@@ -81,9 +92,31 @@ typedef struct {
 } spot_t;
 
 typedef struct {
+    uint32_t pos;
+    uint32_t value;
+} target_t;
+
+typedef struct {
     spot_t *spots;
     uint32_t n, cap;
+    // Targeted attacks: a word at `pos` set to `value` (an operator output
+    // made a constant, a tensor's buffer made a metadata buffer).
+    target_t *targets;
+    uint32_t n_targets, targets_cap;
 } spots_t;
+
+static void target(spots_t *s, uint32_t pos, uint32_t value) {
+    if (pos == 0 || s->n_targets >= 4096) {
+        return;
+    }
+    if (s->n_targets == s->targets_cap) {
+        s->targets_cap = s->targets_cap ? 2 * s->targets_cap : 64;
+        s->targets = realloc(s->targets, s->targets_cap * sizeof(target_t));
+    }
+    s->targets[s->n_targets].pos = pos;
+    s->targets[s->n_targets].value = value;
+    s->n_targets++;
+}
 
 static void spot(spots_t *s, uint32_t pos, spot_kind_t kind) {
     if (pos == 0) {
@@ -111,6 +144,82 @@ static void spot_vec(spots_t *s, tflm_fb_vec_t v, bool elements) {
 
 static void spot_field(spots_t *s, tflm_model_t *m, uint32_t table, unsigned field, spot_kind_t kind) {
     spot(s, tflm_fb_field(&m->fb, table, field, kind == SPOT_U8 ? 1 : 4), kind);
+}
+
+// The values of a custom options FlexBuffer map (the root: its byte width
+// last, its packed type before it; the values vector's width from that
+// type, the entry count in the word before the values, a packed type per
+// value after them): the low bytes of each value and each type byte.
+static void spot_flex_map(spots_t *s, const uint8_t *buf, tflm_fb_vec_t opts) {
+    const uint8_t *p = buf + opts.pos;
+    uint32_t len = opts.count;
+    if (len < 3) {
+        return;
+    }
+    uint32_t root_width = p[len - 1], width = 1u << (p[len - 2] & 3);
+    if ((root_width != 1 && root_width != 2 && root_width != 4) || root_width > len - 2) {
+        return;
+    }
+    uint32_t root = len - 2 - root_width, off = 0;
+    for (uint32_t i = 0; i < root_width; ++i) {
+        off |= (uint32_t)p[root + i] << (8 * i);
+    }
+    if (off > root || root - off < 3 * width || width > 4) {
+        return;
+    }
+    uint32_t values = root - off, count = 0;
+    for (uint32_t i = 0; i < width; ++i) {
+        count |= (uint32_t)p[values - width + i] << (8 * i);
+    }
+    for (uint32_t i = 0; i < count && i < 16 && values + count * width + count <= len; ++i) {
+        spot(s, opts.pos + values + i * width, SPOT_U8);
+        if (width > 1) {
+            spot(s, opts.pos + values + i * width + 1, SPOT_U8);
+        }
+        spot(s, opts.pos + values + count * width + i, SPOT_U8); // its packed type
+    }
+}
+
+// Whether tensor i of a subgraph is a constant (its buffer holds data).
+static bool is_constant_tensor(tflm_model_t *m, const tflm_subgraph_t *sg, uint32_t i) {
+    tflm_model_tensor_t t;
+    uint32_t pos, len;
+    return tflm_model_tensor(m, sg, i, &t) && !t.is_variable && tflm_model_buffer(m, t.buffer, &pos, &len) && len;
+}
+
+// Targeted attacks on subgraph `sg`: its operators' outputs and its inputs
+// made constants (up to a few constants each), its tensors' buffers made
+// the metadata's.
+static void target_writes(spots_t *s, tflm_model_t *m, const tflm_subgraph_t *sg) {
+    uint32_t constants[4], n_const = 0;
+    for (uint32_t i = 0; i < sg->tensors.count && n_const < 4; ++i) {
+        if (is_constant_tensor(m, sg, i)) {
+            constants[n_const++] = i;
+        }
+    }
+    for (uint32_t c = 0; c < n_const; ++c) {
+        for (uint32_t k = 0; k < sg->inputs.count && k < 4; ++k) {
+            target(s, sg->inputs.pos + 4 * k, constants[c]);
+        }
+        for (uint32_t i = 0; i < sg->operators.count && i < 64; ++i) {
+            tflm_model_op_t op;
+            if (!tflm_model_op(m, sg, i, &op)) {
+                return;
+            }
+            for (uint32_t k = 0; k < op.outputs.count && k < 4; ++k) {
+                target(s, op.outputs.pos + 4 * k, constants[c]);
+            }
+        }
+    }
+    for (uint32_t md = 0; md < m->metadata.count; ++md) {
+        uint32_t b = tflm_fb_u32(&m->fb, tflm_fb_vec_table(&m->fb, m->metadata, md), TFLM_METADATA_BUFFER, 0);
+        for (uint32_t i = 0; i < sg->tensors.count && i < 64; ++i) {
+            tflm_model_tensor_t t;
+            if (tflm_model_tensor(m, sg, i, &t)) {
+                target(s, tflm_fb_field(&m->fb, t.table, TFLM_TENSOR_BUFFER, 4), b);
+            }
+        }
+    }
 }
 
 static void map_model(tflm_model_t *m, spots_t *s) {
@@ -189,6 +298,7 @@ static void map_model(tflm_model_t *m, spots_t *s) {
             spot_vec(s, op.inputs, true);
             spot_vec(s, op.outputs, true);
             spot_vec(s, op.intermediates, true);
+            spot_flex_map(s, fb->buf, op.custom_options);
             // Options: every scalar field of the table (strides, axes,
             // subgraph indices of control-flow ops, activation codes).
             for (unsigned f = 0; op.options && f < 12; ++f) {
@@ -196,6 +306,7 @@ static void map_model(tflm_model_t *m, spots_t *s) {
                 spot_vec(s, tflm_fb_vector(fb, op.options, f, 4), true);
             }
         }
+        target_writes(s, m, &sg);
     }
 }
 
@@ -273,14 +384,149 @@ static void mutate_blind(uint8_t *buf, size_t *len, bool resize) {
     }
 }
 
+// A targeted attack (target_t).
+static void mutate_target(uint8_t *buf, size_t n, const spots_t *s) {
+    const target_t *t = &s->targets[rnd() % s->n_targets];
+    if (t->pos + 4 <= n) {
+        memcpy(buf + t->pos, &t->value, 4);
+    }
+}
+
 static void mutate(uint8_t *buf, size_t *len, const spots_t *s, bool resize) {
     for (uint32_t k = 1 + (rnd() % 3 == 0); k; --k) {
-        if (s->n && rnd() % 2) {
+        if (s->n_targets && rnd() % 8 == 0) {
+            mutate_target(buf, *len, s);
+        } else if (s->n && rnd() % 2) {
             mutate_spot(buf, *len, s);
         } else {
             mutate_blind(buf, len, resize);
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Prepared again in place: what tflm-host prepare writes (host_tools/
+// tflm_host/prepare.py, format engine/prepared.h), derived from the mutant
+// by the engine's own export, over the mutant's TflmPreparedData when it
+// has exactly that many bytes. The device's checks of it then pass.
+
+typedef struct {
+    uint32_t n_nodes;
+    uint8_t **blob;      // each node's data (NULL: none or run-time state)
+    uint32_t *blob_len;
+    uint8_t *lists;      // the index lists, each padded to 4 bytes
+    uint32_t lists_len, lists_cap;
+} export_t;
+
+static void export_data(void *ctx, uint32_t node, const void *data, uint32_t bytes, bool state) {
+    export_t *ex = ctx;
+    if (node >= ex->n_nodes || state || ex->blob[node]) {
+        return;
+    }
+    ex->blob[node] = malloc(bytes ? bytes : 1);
+    memcpy(ex->blob[node], data, bytes);
+    ex->blob_len[node] = bytes;
+}
+
+static void export_list(void *ctx, const uint16_t *list, uint32_t n) {
+    export_t *ex = ctx;
+    uint32_t padded = 2 * (n + (n & 1u));
+    if (padded == 0) {
+        return;
+    }
+    if (ex->lists_len + padded > ex->lists_cap) {
+        ex->lists_cap = 2 * (ex->lists_len + padded) + 64;
+        ex->lists = realloc(ex->lists, ex->lists_cap);
+    }
+    memset(ex->lists + ex->lists_len, 0, padded);
+    memcpy(ex->lists + ex->lists_len, list, 2 * n);
+    ex->lists_len += padded;
+}
+
+static uint32_t align8(uint32_t n) {
+    return (n + 7u) & ~7u;
+}
+
+static bool reprepare(uint8_t *buf, size_t len) {
+    tflm_model_t m;
+    tflm_error_t err;
+    if (tflm_model_init(&m, buf, len, &err) != TFLM_OK) {
+        return false;
+    }
+    uint32_t mb = tflm_model_metadata(&m, TFLM_PREPARED_METADATA), md_pos, md_len;
+    if (mb == UINT32_MAX || !tflm_model_buffer(&m, mb, &md_pos, &md_len) || md_len == 0) {
+        return false;
+    }
+    export_t ex;
+    memset(&ex, 0, sizeof(ex));
+    for (uint32_t s = 0; s < m.subgraphs.count; ++s) {
+        tflm_subgraph_t sg;
+        if (!tflm_model_subgraph(&m, s, &sg)) {
+            return false;
+        }
+        ex.n_nodes += sg.operators.count;
+    }
+    ex.blob = calloc(ex.n_nodes + 1, sizeof(uint8_t *));
+    ex.blob_len = calloc(ex.n_nodes + 1, sizeof(uint32_t));
+    tflm_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.kernel_data = export_data;
+    cfg.index_list = export_list;
+    cfg.kernel_data_ctx = &ex;
+    uint32_t tail, work;
+    bool done = false;
+    uint8_t *out = NULL;
+    if (tflm_interp_tail_size(&m, &cfg, &tail, &work, &err) == TFLM_OK && work < (64u << 20)) {
+        size_t work_len = (size_t)work + TFLM_ALIGN;
+        uint8_t *w = malloc(work_len);
+        static tflm_interp_t measured;
+        if (tflm_interp_measure(&m, &cfg, w, work_len, &measured) == TFLM_OK) {
+            // The layout of prepare.prepared_metadata().
+            uint32_t at = align8(4 * TFLM_PREPARED_HEADER_WORDS + 8 * ex.n_nodes), end = at;
+            for (uint32_t k = 0; k < ex.n_nodes; ++k) {
+                end = ex.blob[k] ? align8(end) + ex.blob_len[k] : end;
+            }
+            uint32_t lists_at = (end + 3u) & ~3u;
+            uint32_t recs_at = lists_at + ex.lists_len;
+            uint32_t consts_at = align8(recs_at + 2 * measured.map.n_model);
+            uint32_t total = consts_at + measured.n_const * (uint32_t)sizeof(tflm_tensor_rec_t);
+            if (total == md_len) {
+                out = calloc(total, 1);
+                uint32_t header[TFLM_PREPARED_HEADER_WORDS] = { TFLM_PREPARED_MAGIC, TFLM_PREPARED_VERSION,
+                    ex.n_nodes, lists_at, recs_at, measured.n_const };
+                memcpy(out, header, sizeof(header));
+                uint32_t pos = at;
+                for (uint32_t k = 0; k < ex.n_nodes; ++k) {
+                    uint32_t entry[2] = { 0, 0 };
+                    if (ex.blob[k]) {
+                        pos = align8(pos);
+                        entry[0] = pos;
+                        entry[1] = ex.blob_len[k];
+                        memcpy(out + pos, ex.blob[k], ex.blob_len[k]);
+                        pos += ex.blob_len[k];
+                    }
+                    memcpy(out + 4 * TFLM_PREPARED_HEADER_WORDS + 8 * k, entry, 8);
+                }
+                memcpy(out + lists_at, ex.lists, ex.lists_len);
+                for (uint32_t i = 0; i < measured.map.n_model; ++i) {
+                    uint16_t rec = (uint16_t)tflm_interp_rec_of(&measured, i);
+                    memcpy(out + recs_at + 2 * i, &rec, 2);
+                }
+                memcpy(out + consts_at, measured.consts, measured.n_const * sizeof(tflm_tensor_rec_t));
+                memcpy(buf + md_pos, out, total);
+                done = true;
+            }
+        }
+        free(w);
+    }
+    for (uint32_t k = 0; k < ex.n_nodes; ++k) {
+        free(ex.blob[k]);
+    }
+    free(ex.blob);
+    free(ex.blob_len);
+    free(ex.lists);
+    free(out);
+    return done;
 }
 
 // ---------------------------------------------------------------------------
@@ -344,10 +590,15 @@ static bool loop_budget(void *ctx) {
     return ++subgraph_returns > SUBGRAPH_RETURNS;
 }
 
-// Fills the inputs, invokes and reads the outputs and the plan picture.
+// Fills the inputs, invokes and reads the outputs and the plan picture, as
+// predict() does: the seal checked before any record is followed.
 static tflm_status_t run(tflm_interp_t *p) {
     subgraph_returns = 0;
     p->interrupt = loop_budget;
+    tflm_status_t st = tflm_interp_verify(p);
+    if (st != TFLM_OK) {
+        return st;
+    }
     for (uint32_t i = 0; i < tflm_interp_num_inputs(p); ++i) {
         const tflm_tensor_rec_t *r = tflm_interp_tensor(p, tflm_interp_input(p, i));
         uint8_t *d = tflm_interp_tensor_data(p, r);
@@ -355,7 +606,7 @@ static tflm_status_t run(tflm_interp_t *p) {
             d[k] = (uint8_t)rnd();
         }
     }
-    tflm_status_t st = tflm_interp_invoke(p);
+    st = tflm_interp_run(p);
     volatile uint32_t sink = 0;
     for (uint32_t o = 0; o < tflm_interp_num_outputs(p); ++o) {
         const tflm_tensor_rec_t *r = tflm_interp_tensor(p, tflm_interp_output(p, o));
@@ -421,6 +672,7 @@ static tflm_status_t try_model(const uint8_t *data, size_t len, size_t arena_len
     tflm_model_t model;
     tflm_status_t st = tflm_model_init(&model, copy, len, &err);
     model.immutable = true; // bytes that stay as they were loaded: prepared data in place
+    model.rewritable = rnd() % 2; // checked before each invoke (a ROMFS file), or not (bytes)
     if (st == TFLM_OK) {
         read_model_info(&model);
         uint8_t *arena_buf;
@@ -474,17 +726,33 @@ static bool arena_exact(const uint8_t *data, size_t len, uint32_t used) {
     return st[0] == TFLM_OK && st[1] == TFLM_ERR_MEMORY && needed[1] == used;
 }
 
+// Flips a few bytes of the interpreter's tail in the arena (a write to
+// Arena.buffer between calls).
+static void scribble_tail(const tflm_interp_t *p) {
+    if (!p->ready || p->tail_bytes == 0) {
+        return;
+    }
+    uint8_t *tail = p->arena->base + p->tail_at;
+    for (uint32_t k = 1 + rnd() % 4; k; --k) {
+        tail[rnd() % p->tail_bytes] ^= (uint8_t)(1 + rnd() % 255);
+    }
+}
+
 // The model read from good bytes, then changed: before the interpreter is
 // built (`when` 0), or after it (1: invoke the old interpreter, then build a
-// new one from the changed bytes).
+// new one from the changed bytes), or the interpreter's records in the arena
+// changed after it was built (2).
 static tflm_status_t try_after_load(const uint8_t *orig, size_t len, const spots_t *s, int when) {
     uint8_t *buf = malloc(len);
     memcpy(buf, orig, len);
     tflm_error_t err;
     tflm_model_t model;
     tflm_status_t st = tflm_model_init(&model, buf, len, &err);
-    // Bytes changed after the build: a writable buffer, never marked immutable.
-    model.immutable = when == 0;
+    // Bytes changed after the build: a writable buffer, or a read-only one
+    // that can still change (a ROMFS region rewritten: prepared data in
+    // place, sealed).
+    model.immutable = when != 1 || rnd() % 2;
+    model.rewritable = when == 1 && model.immutable;
     size_t n = len;
     uint32_t needed = 0;
     if (st == TFLM_OK && when == 0) {
@@ -494,6 +762,16 @@ static tflm_status_t try_after_load(const uint8_t *orig, size_t len, const spots
         st = build(&model, 256 * 1024, &arena_buf, &needed);
         if (st == TFLM_OK) {
             st = run(&ip);
+        }
+        unbuild(arena_buf);
+    } else if (st == TFLM_OK && when == 2) {
+        uint8_t *arena_buf;
+        st = build(&model, 256 * 1024, &arena_buf, &needed);
+        if (st == TFLM_OK) {
+            run(&ip);
+            scribble_tail(&ip);
+            st = run(&ip);
+            run(&ip); // refuses again, or runs
         }
         unbuild(arena_buf);
     } else if (st == TFLM_OK) {
@@ -660,10 +938,12 @@ int main(int argc, char **argv) {
             printf("FAIL %s: the arena of %u bytes it needs is not exact\n", name, used);
             failures++;
         }
-        spots_t spots = { NULL, 0, 0 };
+        spots_t spots;
+        memset(&spots, 0, sizeof(spots));
         tflm_model_t model;
         tflm_error_t err;
         bool loads = tflm_model_init(&model, orig, len, &err) == TFLM_OK;
+        bool prepared = loads && tflm_model_metadata(&model, TFLM_PREPARED_METADATA) != UINT32_MAX;
         if (loads) {
             map_model(&model, &spots);
         }
@@ -674,9 +954,13 @@ int main(int argc, char **argv) {
             size_t n = len;
             memcpy(buf, orig, len);
             rng_case(seed, (uint64_t)i);
-            mutate(buf, &n, &spots, true);
-            uint32_t needed;
             case_begin(i, false);
+            mutate(buf, &n, &spots, true);
+            if (prepared && rnd() % 2) {
+                // The prepared data made consistent with the mutant again.
+                reprepare(buf, n);
+            }
+            uint32_t needed;
             if (write_dir) {
                 write_case(buf, n);
             }
@@ -686,7 +970,7 @@ int main(int argc, char **argv) {
             before[s < 5 ? s : 4]++;
             if (loads && i % 2 == 0) {
                 case_begin(i, true);
-                s = try_after_load(orig, len, &spots, (int)((i / 2) & 1));
+                s = try_after_load(orig, len, &spots, (int)((i / 2) % 3));
                 after[s < 5 ? s : 4]++;
             }
             double dt = now() - t0;
@@ -710,6 +994,7 @@ int main(int argc, char **argv) {
             printf("\n");
         }
         free(spots.spots);
+        free(spots.targets);
         free(buf);
         free(orig);
     }

@@ -60,6 +60,8 @@ static bool run_at(tflm_interp_t *ip, uint32_t x, uint32_t y, uint32_t x_off, ui
     rx->data = x_off;
     ry->data = y_off;
     memcpy(tflm_interp_tensor_data(ip, rx), input, rx->bytes);
+    // The records moved since the build: seal them again, as a build would.
+    tflm_interp_seal(ip);
     return tflm_interp_invoke(ip) == TFLM_OK;
 }
 

@@ -1,7 +1,8 @@
 // Unit tests of the engine on the host: rounding and fixed-point helpers
 // against libm and exact arithmetic, the greedy planner against a plain
-// list-based first fit written here, the arena's sections, and the checked
-// FlatBuffers reader on hand-made buffers.
+// list-based first fit written here, the arena's sections, the checked
+// FlatBuffers reader on hand-made buffers, and the signal FFTs' twiddles
+// against libm.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "engine/flatbuffer.h"
 #include "engine/planner.h"
 #include "engine/quant.h"
+#include "kernels/signal_fft.h"
 
 static int failures;
 
@@ -283,6 +285,40 @@ static void test_flatbuffer(void) {
     CHECK(v.count == 2 && v.pos == 24 && !fb.bad, "vector of two");
 }
 
+// The signal library FFTs' twiddles as KISS FFT computes them with libm
+// (the phase in double, then cos and sin, rounded to Q15, Q31 and float),
+// for every length SignalRfft and SignalIrfft take, both directions.
+static void test_fft_twiddles(void) {
+    static signal_c16_t q15[3 * SIGNAL_FFT_MAX_LENGTH / 4];
+    static signal_c32_t q31[3 * SIGNAL_FFT_MAX_LENGTH / 4];
+    static signal_cf_t f32[3 * SIGNAL_FFT_MAX_LENGTH / 4];
+    const double pi = 3.14159265358979323846264338327;
+    uint32_t checked = 0;
+    for (uint32_t length = SIGNAL_FFT_MIN_LENGTH; length <= SIGNAL_FFT_MAX_LENGTH; length *= 2) {
+        for (int inverse = 0; inverse < 2; ++inverse) {
+            signal_fft_t f;
+            signal_fft_init(&f, length, inverse);
+            signal_fft_twiddles_q15(&f, q15);
+            signal_fft_twiddles_q31(&f, q31);
+            signal_fft_twiddles_f32(&f, f32);
+            const uint32_t half = length / 2;
+            for (uint32_t i = 0; i < half + half / 2; ++i) {
+                double phase = i < half ? -2 * pi * i / half : -pi * ((double)(i - half + 1) / half + .5);
+                if (inverse) {
+                    phase *= -1;
+                }
+                double c = cos(phase), s = sin(phase);
+                int ok = q15[i].r == (int16_t)floor(.5 + 32767 * c) && q15[i].i == (int16_t)floor(.5 + 32767 * s)
+                    && q31[i].r == (int32_t)floor(.5 + 2147483647 * c) && q31[i].i == (int32_t)floor(.5 + 2147483647 * s)
+                    && f32[i].r == (float)c && f32[i].i == (float)s;
+                CHECK(ok, "twiddle %u of length %u (inverse %d)", (unsigned)i, (unsigned)length, inverse);
+                checked++;
+            }
+        }
+    }
+    CHECK(checked == 98298, "%u twiddles", (unsigned)checked);
+}
+
 int main(void) {
     test_rounding();
     test_quantize_multiplier();
@@ -290,6 +326,7 @@ int main(void) {
     test_planners();
     test_arena();
     test_flatbuffer();
+    test_fft_twiddles();
     if (failures) {
         printf("%d checks failed\n", failures);
         return 1;

@@ -1,9 +1,10 @@
-// engine/fmath.c against the host's glibc: expf and tanhf over all 2^32 float
-// inputs (bit-exact, NaN payloads included), exp (double) over a dense random
-// sample and the softmax-table range (within 1 ulp, nearly always equal),
-// fmodf (bit-exact, NaNs included) and floor over random and special inputs.
-// Exits non-zero on any expf/tanhf/fmodf/floor mismatch or any exp error
-// above 1 ulp.
+// engine/fmath.c against the host's glibc: expf, tanhf, expm1f, logf, sinf,
+// cosf and sqrtf over all 2^32 float inputs (bit-exact, NaN payloads
+// included), exp (double) over a dense random sample and the softmax-table
+// range (within 1 ulp, nearly always equal), sqrt (double) over a random
+// sample (bit-exact), fmodf (bit-exact, NaNs included) and floor over random
+// and special inputs. Exits non-zero on any float mismatch, any exp error
+// above 1 ulp or any sqrt, fmodf or floor difference.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,28 @@ static float (*volatile libm_tanhf)(float) = tanhf;
 static double (*volatile libm_exp)(double) = exp;
 static float (*volatile libm_fmodf)(float, float) = fmodf;
 static double (*volatile libm_floor)(double) = floor;
+static float (*volatile libm_expm1f)(float) = expm1f;
+static float (*volatile libm_logf)(float) = logf;
+static float (*volatile libm_sinf)(float) = sinf;
+static float (*volatile libm_cosf)(float) = cosf;
+static float (*volatile libm_sqrtf)(float) = sqrtf;
+static double (*volatile libm_sqrt)(double) = sqrt;
+
+// The float functions checked input by input.
+static const struct {
+    const char *name;
+    float (*ours)(float);
+    float (*const volatile *ref)(float);
+} FLOAT_FUNCS[] = {
+    { "expf", tflm_expf, &libm_expf },
+    { "tanhf", tflm_tanhf, &libm_tanhf },
+    { "expm1f", tflm_expm1f, &libm_expm1f },
+    { "logf", tflm_logf, &libm_logf },
+    { "sinf", tflm_sinf, &libm_sinf },
+    { "cosf", tflm_cosf, &libm_cosf },
+    { "sqrtf", tflm_sqrtf, &libm_sqrtf },
+};
+#define N_FLOAT_FUNCS (sizeof(FLOAT_FUNCS) / sizeof(FLOAT_FUNCS[0]))
 
 static uint32_t f32_bits(float f) {
     uint32_t u;
@@ -163,6 +186,37 @@ static int check_fmodf(void) {
     return bad != 0 || bad_floor != 0;
 }
 
+// sqrt (double), correctly rounded as sqrtsd: random doubles of every kind
+// (subnormals among them) and the special values.
+static int check_sqrt(void) {
+    unsigned long long bad = 0;
+    uint64_t state = 88172645463325252ull;
+    for (long i = 0; i < 4000000; ++i) {
+        uint64_t u = next_random(&state);
+        if (i % 3 == 0) {
+            u &= 0x7fffffffffffffffull;
+        }
+        if (i % 7 == 0) {
+            u &= 0x800fffffffffffffull;
+        }
+        double x;
+        memcpy(&x, &u, sizeof(x));
+        if (f64_bits(tflm_sqrt(x)) != f64_bits(libm_sqrt(x)) && bad++ < 10) {
+            printf("  sqrt(%a): ours %a, glibc %a\n", x, tflm_sqrt(x), libm_sqrt(x));
+        }
+    }
+    static const double special[] = { 0.0, -0.0, 1.0, 2.0, 4.0, -1.0, 5e-324, 0x1.fffffffffffffp1023 };
+    for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); ++i) {
+        bad += f64_bits(tflm_sqrt(special[i])) != f64_bits(libm_sqrt(special[i]));
+    }
+    double inf = (double)INFINITY;
+    bad += f64_bits(tflm_sqrt(inf)) != f64_bits(libm_sqrt(inf));
+    bad += f64_bits(tflm_sqrt(-inf)) != f64_bits(libm_sqrt(-inf));
+    bad += f64_bits(tflm_sqrt((double)NAN)) != f64_bits(libm_sqrt((double)NAN));
+    printf("sqrt: %llu mismatches\n", bad);
+    return bad != 0;
+}
+
 int main(int argc, char **argv) {
     // "quick" checks every 97th float only (for development).
     int fail = 0;
@@ -173,17 +227,20 @@ int main(int argc, char **argv) {
             float x;
             uint32_t b = (uint32_t)u;
             memcpy(&x, &b, sizeof(x));
-            bad += f32_bits(tflm_expf(x)) != f32_bits(libm_expf(x));
-            bad += f32_bits(tflm_tanhf(x)) != f32_bits(libm_tanhf(x));
+            for (size_t f = 0; f < N_FLOAT_FUNCS; ++f) {
+                bad += f32_bits(FLOAT_FUNCS[f].ours(x)) != f32_bits((*FLOAT_FUNCS[f].ref)(x));
+            }
         }
         printf("quick: %llu mismatches\n", bad);
         fail = bad != 0;
     } else {
-        fail |= check_float("expf", tflm_expf, libm_expf) != 0;
-        fail |= check_float("tanhf", tflm_tanhf, libm_tanhf) != 0;
+        for (size_t f = 0; f < N_FLOAT_FUNCS; ++f) {
+            fail |= check_float(FLOAT_FUNCS[f].name, FLOAT_FUNCS[f].ours, *FLOAT_FUNCS[f].ref) != 0;
+        }
     }
     fail |= check_exp();
     fail |= check_fmodf();
+    fail |= check_sqrt();
     printf(fail ? "test_fmath: FAILED\n" : "test_fmath: OK\n");
     return fail;
 }

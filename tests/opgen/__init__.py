@@ -33,9 +33,10 @@ class Case:
     runs: int = 0
     tags: set[str] = field(default_factory=set)
     # The part of a run's outputs that is defined, when TFLM leaves some
-    # elements as its arena had them (DETECTION_POSTPROCESS's unused rows):
-    # only that part compares. None: all of it.
-    defined: Callable[[list[np.ndarray]], list[np.ndarray]] | None = None
+    # elements as its arena had them (DETECTION_POSTPROCESS's unused rows,
+    # the signal streaming ops' frames before their buffers fill): only that
+    # part compares. Called with the outputs and the run's index. None: all.
+    defined: Callable[[list[np.ndarray], int], list[np.ndarray]] | None = None
 
     def describe(self) -> str:
         return f"{self.name} " + ", ".join(f"{k}={v}" for k, v in self.params.items())
@@ -86,10 +87,12 @@ def generator(name: str):
 
 
 def cases(per_generator: int = 8, seed: int = 0, only: str | None = None) -> list[Case]:
-    """per_generator cases of every generator (or those whose name contains `only`)."""
+    """per_generator cases of every generator (or those whose name contains
+    one of the comma-separated parts of `only`)."""
     out = []
+    parts = [p for p in (only or "").split(",") if p]
     for name in sorted(GENERATORS):
-        if only and only not in name:
+        if parts and not any(p in name for p in parts):
             continue
         for i in range(per_generator):
             rng = np.random.default_rng([seed, zlib.crc32(name.encode()), i])

@@ -100,7 +100,7 @@ def _case(rng, regular: bool) -> Case:
             sc = _scores(rng, n, classes_bg, threshold, levels or k == 2, special=k == 2)
         inputs.append([enc, sc])
 
-    def defined(outputs: list[np.ndarray]) -> list[np.ndarray]:
+    def defined(outputs: list[np.ndarray], run: int) -> list[np.ndarray]:
         count = int(np.asarray(outputs[3]).reshape(-1)[0]) if not regular else max_det
         return [np.asarray(outputs[0])[:, :count], np.asarray(outputs[1])[:, :count],
                 np.asarray(outputs[2])[:, :count], np.asarray(outputs[3])]

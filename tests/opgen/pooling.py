@@ -1,12 +1,12 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D models: float32, int8, int16; SAME and
-VALID padding, strides, filters (also larger than the input with SAME),
-every fused activation, batches."""
+"""AVERAGE_POOL_2D and MAX_POOL_2D models: float32, int8, int16; L2_POOL_2D:
+float32 (TFLM has no other); SAME and VALID padding, strides, filters (also
+larger than the input with SAME), every fused activation, batches."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import Case, act_quant, generator, random_data, single_op
+from . import Case, ErrorCase, act_quant, error_case, generator, random_data, single_op
 
 ACTIVATIONS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6"]
 
@@ -57,3 +57,14 @@ for _op in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
         def _gen(rng, op=_op, dtype=_dtype):
             return _pool(rng, op, dtype)
         generator(f"{_op}/{_dtype.lower()}")(_gen)
+
+
+generator("L2_POOL_2D/float32")(lambda rng: _pool(rng, "L2_POOL_2D", "FLOAT32"))
+
+
+@error_case("L2_POOL_2D/int8")
+def _l2_int8():
+    q = ([0.1], [3])
+    model, _ = single_op("L2_POOL_2D", [((1, 2, 2, 1), "INT8", None, q)], [((1, 1, 1, 1), "INT8", q)],
+                         Padding="VALID", StrideH=1, StrideW=1, FilterHeight=2, FilterWidth=2)
+    return ErrorCase("", model, [np.zeros((1, 2, 2, 1), np.int8)], "NotImplementedError input of type int8 is not supported")

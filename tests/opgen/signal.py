@@ -86,9 +86,12 @@ def energy(rng):
 
 @generator("SIGNAL/filter_bank")
 def filter_bank(rng):
-    """Random channel tables that stay inside the input and the weights."""
+    """Random channel tables that stay inside the input and the weights; a
+    third of the cases with an output shorter than num_channels (the first
+    channels, as TFLM computes them)."""
     channels = int(rng.integers(1, 24))
-    n_in = int(rng.integers(8, 200))
+    outputs = channels if rng.integers(0, 3) else int(rng.integers(1, channels + 1))
+    n_in = int(rng.integers(12, 200))  # at least the widest channel (11 bins)
     widths = rng.integers(0, 12, channels + 1)
     freq = np.array([rng.integers(0, n_in - w + 1) for w in widths])
     weight_starts = np.concatenate([[0], np.cumsum(widths)[:-1]])
@@ -101,9 +104,10 @@ def filter_bank(rng):
                           ((channels + 1,), "INT16", freq.astype(i16)),
                           ((channels + 1,), "INT16", weight_starts.astype(i16)),
                           ((channels + 1,), "INT16", widths.astype(i16))],
-                         [((channels,), "UINT64", None)], custom_options=_opts(num_channels=channels))
+                         [((outputs,), "UINT64", None)], custom_options=_opts(num_channels=channels))
     inputs = [[rng.integers(0, 2 ** 32, n_in, dtype=np.uint64).astype(np.uint32)] for _ in range(3)]
-    return Case("", model, dict(channels=channels, n_in=n_in), inputs=inputs)
+    inputs.append([np.zeros(n_in, np.uint32)])
+    return Case("", model, dict(channels=channels, outputs=outputs, n_in=n_in), inputs=inputs)
 
 
 @generator("SIGNAL/spectral_subtraction")

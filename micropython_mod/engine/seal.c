@@ -1,0 +1,143 @@
+// The interpreter's seal (see interpreter.h): checksums of the bytes its
+// build wrote and that invoke() and the API follow, taken when the build (or
+// set_external) finishes and compared before they are followed again.
+//
+// Contract: the arena is a buffer the user can write (a bytearray given as
+// the arena, `Arena.buffer`, another interpreter's misplaced output). What
+// the tail holds (subgraph, tensor and node records, index lists, kernel
+// data, resource records) is turned into pointers and loop bounds without
+// further checks, so it must be exactly what the build wrote. The tail's
+// words are hashed in a chain, h = rotl(h, 5) ^ word, then h *= M (M odd):
+// each step is a bijection of h and of the word, so a changed word always
+// changes the result, and the rotation carries every bit into the next
+// multiplication, so several changed words cancel out only by chance
+// (about 2^-32; a plain polynomial, whose multiplications only carry
+// upwards, let two changes in words' top bytes cancel one time in 256).
+// The words that legitimately change between calls are skipped: variable
+// tensors (and outputs kept in a kernel's state), which tensor() views may
+// write, and resource variables. Kernel state (tflm_prep_alloc_state) is
+// sealed again after each invoke. A prepared model's data read in place
+// from bytes that can still change (tflm_model_t.rewritable) has its own
+// chain. Not a cryptographic hash: it catches accidental writes, not
+// writes crafted to keep it.
+//
+// Cost: 3 instructions a word on the Cortex-M3/M4 (load, rotate-xor,
+// multiply; eight words a step), no memory, per invoke: the tail (and the
+// prepared data read in place from a rewritable buffer), plus a pass over
+// the records per range skipped.
+#include "interpreter.h"
+
+#define SEAL_MUL (0x9e3779b1u) // odd: each step is a bijection
+
+static inline uint32_t seal_step(uint32_t h, uint32_t w) {
+    return (((h << 5) | (h >> 27)) ^ w) * SEAL_MUL;
+}
+
+// The chain over n words (4-byte aligned), from h.
+static uint32_t seal_words(uint32_t h, const uint8_t *p, uint32_t n) {
+    const uint32_t *w = (const uint32_t *)(const void *)p, *end8 = w + (n & ~7u), *end = w + n;
+    for (; w != end8; w += 8) {
+        h = seal_step(h, w[0]);
+        h = seal_step(h, w[1]);
+        h = seal_step(h, w[2]);
+        h = seal_step(h, w[3]);
+        h = seal_step(h, w[4]);
+        h = seal_step(h, w[5]);
+        h = seal_step(h, w[6]);
+        h = seal_step(h, w[7]);
+    }
+    for (; w != end; ++w) {
+        h = seal_step(h, *w);
+    }
+    return h;
+}
+
+// Bytes [data, data + bytes) as whole words, clipped to [floor, ceil), as a
+// range [*lo, *hi) when it ends above `at`; false otherwise.
+static bool seal_range(uint32_t data, uint32_t bytes, uint32_t floor, uint32_t ceil, uint32_t at, uint32_t *lo,
+    uint32_t *hi) {
+    uint64_t end = ((uint64_t)data + bytes + 3) & ~(uint64_t)3;
+    uint32_t a = data & ~3u, b = end > ceil ? ceil : (uint32_t)end;
+    a = a < floor ? floor : a;
+    a = a < at ? at : a;
+    if (a >= b) {
+        return false;
+    }
+    *lo = a;
+    *hi = b;
+    return true;
+}
+
+// The lowest range of bytes that may change between calls ending above
+// `at` (variable tensors and outputs in kernel state, from their records;
+// resource variables): [*lo, *hi), or *lo = *hi = `end` when none is left.
+// Only below the node records, where the build puts them: a changed record
+// changes the chain whatever it now points at.
+static void seal_next_skip(const tflm_interp_t *ip, uint32_t at, uint32_t end, uint32_t *lo, uint32_t *hi) {
+    const uint8_t *base = ip->arena->base;
+    uint32_t floor = ip->tail_at, ceil = ip->nodes_at, a, b;
+    *lo = *hi = end;
+    const tflm_tensor_rec_t *recs = tflm_interp_tensor(ip, 0);
+    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        if (recs[i].where == TFLM_AT_TAIL && seal_range(recs[i].data, recs[i].bytes, floor, ceil, at, &a, &b)
+            && a < *lo) {
+            *lo = a;
+            *hi = b;
+        }
+    }
+    const tflm_resource_rec_t *res = (const tflm_resource_rec_t *)(const void *)(base + ip->resources_at);
+    for (uint32_t id = 0; id < ip->n_resources; ++id) {
+        if (seal_range(res[id].data, res[id].bytes, floor, ceil, at, &a, &b) && a < *lo) {
+            *lo = a;
+            *hi = b;
+        }
+    }
+}
+
+// The tail's chain, upwards, skipping the bytes that may change between calls.
+static uint32_t seal_tail(const tflm_interp_t *ip) {
+    const uint8_t *base = ip->arena->base;
+    uint32_t at = ip->tail_at, end = ip->tail_at + ip->tail_bytes, h = 0;
+    for (;;) {
+        uint32_t lo, hi;
+        seal_next_skip(ip, at, end, &lo, &hi);
+        h = seal_words(h, base + at, (lo - at) / 4);
+        if (lo == end) {
+            return h;
+        }
+        h = seal_step(h, hi - lo); // where the chain skips, and how far
+        at = hi;
+    }
+}
+
+// The prepared data read in place from a rewritable model buffer (8-byte
+// aligned, a multiple of 8 bytes: prepared.c checked both).
+static uint32_t seal_model(const tflm_interp_t *ip) {
+    return seal_words(0, ip->model->fb.buf + ip->sealed_model_at, ip->sealed_model_bytes / 4);
+}
+
+void tflm_interp_seal(tflm_interp_t *ip) {
+    ip->seal_tail = seal_tail(ip);
+    ip->seal_model = seal_model(ip);
+}
+
+void tflm_interp_seal_state(tflm_interp_t *ip) {
+    if (ip->stateful) {
+        ip->seal_tail = seal_tail(ip);
+    }
+}
+
+tflm_status_t tflm_interp_verify(tflm_interp_t *ip) {
+    if (!ip->ready) {
+        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
+    }
+    if (seal_tail(ip) != ip->seal_tail) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "this interpreter's records in the arena were overwritten "
+            "since it was built (the arena's bytes are the interpreter's alone: build it again)");
+    }
+    if (seal_model(ip) != ip->seal_model) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "the prepared data this interpreter reads in place from the "
+            "model changed since it was built (a rewritten buffer or ROMFS region: build it again)");
+    }
+    return TFLM_OK;
+}

@@ -1,0 +1,164 @@
+// SignalIrfft: the inverse real FFT of TFLM's signal library, KISS FFT's:
+// the fft_length / 2 + 1 complex bins of each input row are folded into a
+// half-length complex spectrum with the inverse "super twiddles", whose
+// inverse complex FFT (signal_fft.c) gives the row's fft_length samples.
+// int16 and int32 are KISS's fixed-point builds (each stage divides by its
+// radix, so the result is the inverse transform divided by the length, as
+// TFLM's); float32 is KISS's float build divided by fft_length afterwards,
+// as TFLM divides it. The folded spectrum is written straight to the
+// positions the FFT reads it from, in the output row: no work buffer.
+#include "kernels/kernels.h"
+#include "kernels/flexbuffer.h"
+#include "kernels/signal_fft.h"
+
+#if TFLM_KERNEL_SIGNAL_IRFFT
+
+typedef struct {
+    signal_fft_t fft;
+    uint32_t type;
+    uint32_t length;        // fft_length: samples per output row
+    uint32_t input_bins;    // complex values per input row
+    uint32_t rows;
+    uint8_t tw[];           // half twiddles, then half / 2 super twiddles
+} irfft_data_t;
+
+tflm_status_t tflm_signal_irfft_prepare(tflm_prepare_t *p) {
+    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
+    tflm_tinfo_t in, out;
+    tflm_flex_map_t opts;
+    int32_t type, length;
+    if (st || (st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))
+        || (st = tflm_flex_map(p, &opts)) || (st = tflm_flex_int(p, &opts, "T", 0, 255, &type))
+        || (st = tflm_flex_int(p, &opts, "fft_length", 0, INT32_MAX, &length))) {
+        return st;
+    }
+    if (in.index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input missing");
+    }
+    if (type != TFLM_INT16 && type != TFLM_INT32 && type != TFLM_FLOAT32) {
+        return tflm_prep_unsupported_type(p, "SignalIrfft", (unsigned)type);
+    }
+    if (in.type != (unsigned)type || out.type != (unsigned)type) {
+        return tflm_prep_unsupported_type(p, "SignalIrfft", in.type != (unsigned)type ? in.type : out.type);
+    }
+    if (length < SIGNAL_FFT_MIN_LENGTH || length > SIGNAL_FFT_MAX_LENGTH || (length & (length - 1))) {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fft_length %d (supported: powers of two from %d to %d)",
+            (int)length, SIGNAL_FFT_MIN_LENGTH, SIGNAL_FFT_MAX_LENGTH);
+    }
+    uint32_t half = (uint32_t)length / 2;
+    int32_t in_last = in.ndims ? in.dims[in.ndims - 1] : 0;
+    if (in.ndims < 1 || in.ndims != out.ndims || in_last <= 0 || (in_last & 1) || (uint32_t)in_last < 2 * (half + 1)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input rows must hold at least %u complex bins (fft_length %d)",
+            (unsigned)(half + 1), (int)length);
+    }
+    uint32_t rows = in.elements / (uint32_t)in_last;
+    if (out.dims[out.ndims - 1] != length || out.elements != rows * (uint32_t)length) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "output must be %u rows of fft_length (%d) samples",
+            (unsigned)rows, (int)length);
+    }
+    uint32_t size = (uint32_t)tflm_type_size((unsigned)type);
+    irfft_data_t *d = tflm_prep_alloc(p, sizeof(irfft_data_t) + (half + half / 2) * 2 * size);
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    signal_fft_init(&d->fft, (uint32_t)length, true);
+    d->type = (uint32_t)type;
+    d->length = (uint32_t)length;
+    d->input_bins = (uint32_t)in_last / 2;
+    d->rows = rows;
+    if (type == TFLM_INT16) {
+        signal_fft_twiddles_q15(&d->fft, (signal_c16_t *)d->tw);
+    } else if (type == TFLM_INT32) {
+        signal_fft_twiddles_q31(&d->fft, (signal_c32_t *)d->tw);
+    } else {
+        signal_fft_twiddles_f32(&d->fft, (signal_cf_t *)d->tw);
+    }
+    return TFLM_OK;
+}
+
+// Each fold: bins k and n - k give the half-length spectrum's values k and
+// n - k (k = n / 2 gives the second only, as in KISS, which writes both).
+
+static void irfft_row_q15(const irfft_data_t *d, const signal_c16_t *in, signal_c16_t *x) {
+    const uint32_t n = d->fft.half;
+    const signal_c16_t *tw = (const signal_c16_t *)d->tw, *super = tw + n;
+    signal_c16_t dc = { signal_w16(in[0].r + in[n].r), signal_w16(in[0].r - in[n].r) };
+    x[0] = signal_cdiv15(dc, 2);
+    for (uint32_t k = 1; k <= n / 2; ++k) {
+        signal_c16_t fk = signal_cdiv15(in[k], 2);
+        signal_c16_t fnkc = { in[n - k].r, signal_w16(-(int32_t)in[n - k].i) };
+        fnkc = signal_cdiv15(fnkc, 2);
+        signal_c16_t fek = signal_cadd15(fk, fnkc);
+        signal_c16_t fok = signal_cmul15(signal_csub15(fk, fnkc), super[k - 1]);
+        if (k != n - k) {
+            x[signal_fft_position(&d->fft, k)] = signal_cadd15(fek, fok);
+        }
+        signal_c16_t b = signal_csub15(fek, fok);
+        b.i = signal_w16(-(int32_t)b.i);
+        x[signal_fft_position(&d->fft, n - k)] = b;
+    }
+    signal_fft_run_q15(&d->fft, x, tw);
+}
+
+static void irfft_row_q31(const irfft_data_t *d, const signal_c32_t *in, signal_c32_t *x) {
+    const uint32_t n = d->fft.half;
+    const signal_c32_t *tw = (const signal_c32_t *)d->tw, *super = tw + n;
+    signal_c32_t dc = { signal_add31(in[0].r, in[n].r), signal_sub31(in[0].r, in[n].r) };
+    x[0] = signal_cdiv31(dc, 2);
+    for (uint32_t k = 1; k <= n / 2; ++k) {
+        signal_c32_t fk = signal_cdiv31(in[k], 2);
+        signal_c32_t fnkc = { in[n - k].r, signal_sub31(0, in[n - k].i) };
+        fnkc = signal_cdiv31(fnkc, 2);
+        signal_c32_t fek = signal_cadd31(fk, fnkc);
+        signal_c32_t fok = signal_cmul31(signal_csub31(fk, fnkc), super[k - 1]);
+        if (k != n - k) {
+            x[signal_fft_position(&d->fft, k)] = signal_cadd31(fek, fok);
+        }
+        signal_c32_t b = signal_csub31(fek, fok);
+        b.i = signal_sub31(0, b.i);
+        x[signal_fft_position(&d->fft, n - k)] = b;
+    }
+    signal_fft_run_q31(&d->fft, x, tw);
+}
+
+static void irfft_row_f32(const irfft_data_t *d, const signal_cf_t *in, signal_cf_t *x) {
+    const uint32_t n = d->fft.half;
+    const signal_cf_t *tw = (const signal_cf_t *)d->tw, *super = tw + n;
+    signal_cf_t dc = { in[0].r + in[n].r, in[0].r - in[n].r };
+    x[0] = dc;
+    for (uint32_t k = 1; k <= n / 2; ++k) {
+        signal_cf_t fk = in[k];
+        signal_cf_t fnkc = { in[n - k].r, -in[n - k].i };
+        signal_cf_t fek = signal_caddf(fk, fnkc);
+        signal_cf_t fok = signal_cmulf(signal_csubf(fk, fnkc), super[k - 1]);
+        if (k != n - k) {
+            x[signal_fft_position(&d->fft, k)] = signal_caddf(fek, fok);
+        }
+        signal_cf_t b = signal_csubf(fek, fok);
+        b.i = b.i * -1.0f; // KISS multiplies by -1 (a NaN keeps its sign)
+        x[signal_fft_position(&d->fft, n - k)] = b;
+    }
+    signal_fft_run_f32(&d->fft, x, tw);
+    float *y = (float *)x;
+    const float len = (float)d->length;
+    for (uint32_t i = 0; i < d->length; ++i) {
+        y[i] /= len;
+    }
+}
+
+tflm_status_t tflm_signal_irfft_eval(tflm_eval_t *e) {
+    const irfft_data_t *d = e->data;
+    const uint32_t n = d->fft.half;
+    for (uint32_t row = 0; row < d->rows; ++row) {
+        if (d->type == TFLM_INT16) {
+            irfft_row_q15(d, (const signal_c16_t *)e->in[0] + row * d->input_bins, (signal_c16_t *)e->out[0] + row * n);
+        } else if (d->type == TFLM_INT32) {
+            irfft_row_q31(d, (const signal_c32_t *)e->in[0] + row * d->input_bins, (signal_c32_t *)e->out[0] + row * n);
+        } else {
+            irfft_row_f32(d, (const signal_cf_t *)e->in[0] + row * d->input_bins, (signal_cf_t *)e->out[0] + row * n);
+        }
+    }
+    return TFLM_OK;
+}
+
+#endif

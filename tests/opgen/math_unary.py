@@ -1,0 +1,155 @@
+"""Element-wise functions of one tensor: ABS, NEG, CEIL, FLOOR, ROUND, SQRT,
+RSQRT, SQUARE, EXP, LOG, SIN, COS in float32 (every one), ABS in int8 and
+int16 (quantized, and int16 without quantization), RSQRT in int8 and int16.
+
+Float inputs mix ordinary values with each function's hard ones: NaNs of
+both signs (quiet and signalling, with payloads), infinities, signed zeros,
+subnormals, the largest floats, halves (ROUND), negatives (SQRT, LOG),
+arguments where sin and cos switch to their large reduction, exp's overflow
+and underflow edges. The first input set always holds the specials, so each
+board's single case per generator runs them too."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import Case, act_quant, generator, random_data, single_op
+
+FLOAT_OPS = ["ABS", "NEG", "CEIL", "FLOOR", "ROUND", "SQRT", "RSQRT", "SQUARE", "EXP", "LOG", "SIN", "COS"]
+
+# Bit patterns every float case gets: NaNs (quiet, signalling, with payloads,
+# both signs), infinities, zeros, the smallest and largest subnormals and
+# normals, the largest float.
+SPECIAL_BITS = [0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFA00005, 0x7FC12345, 0x7F800000, 0xFF800000,
+                0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000,
+                0x80800000, 0x7F7FFFFF, 0xFF7FFFFF]
+
+
+def _shape(rng: np.random.Generator) -> tuple:
+    return tuple(int(d) for d in rng.integers(1, 7, int(rng.integers(1, 5))))
+
+
+def _specials(op: str) -> np.ndarray:
+    """The op's own hard values, beyond SPECIAL_BITS."""
+    common = [0.5, -0.5, 1.0, -1.0, 2.0, 1e-30, -1e-30]
+    own = {
+        "ROUND": [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, -0.3, 0.49999997, 8388607.5, -8388607.5, 8388608.0,
+                  4194303.5, 1e10, -0.0],
+        "CEIL": [-0.3, 0.3, 8388607.5, -8388607.5, 1.0000001, -1.0000001, 16777215.0],
+        "FLOOR": [-0.3, 0.3, 8388607.5, -8388607.5, 1.0000001, -1.0000001, 16777215.0],
+        "SQRT": [-1.0, -1e-30, 4.0, 2.0, 1e38, 3e-39],
+        "RSQRT": [-1.0, -1e-30, 4.0, 2.0, 1e38, 3e-39],
+        "SQUARE": [1.9e19, 1.85e19, 1e-23, -3e-23, 2.0**64],
+        "EXP": [88.72283, 88.72284, 89.0, -87.33654, -103.97207, -103.97208, -104.0, -150.0, 1e-8, -1e-8,
+                0.6931472, 20.0],
+        "LOG": [-1.0, -1e-30, 1.0000001, 0.99999994, 2.7182817, 0.7, 1.4, 1e38, 1e-40],
+        "SIN": [0.7853982, 0.75, 0.7499999, 119.99999, 120.0, 1.5707964, 3.1415927, 1e5, -1e5, 1e20, 3e38,
+                2.4414062e-4, 2.4414060e-4, 205887.42, 102943.71],
+        "COS": [0.7853982, 0.75, 0.7499999, 119.99999, 120.0, 1.5707964, 3.1415927, 1e5, -1e5, 1e20, 3e38,
+                2.4414062e-4, 2.4414060e-4, 205887.42, 102943.71],
+    }
+    return np.array(common + own.get(op, []), np.float32)
+
+
+def _float_values(rng: np.random.Generator, op: str, n: int) -> np.ndarray:
+    """n values at the scales where the op is interesting."""
+    kind = rng.integers(0, 4, n)
+    normal = rng.normal(0, 1, n)
+    spread = {"SIN": 400.0, "COS": 400.0, "EXP": 40.0, "ROUND": 8.0, "CEIL": 8.0, "FLOOR": 8.0}.get(op, 3.0)
+    wide = np.exp(rng.uniform(-40, 40, n)) * rng.choice([-1.0, 1.0], n)
+    halves = np.round(rng.normal(0, 6, n)) + 0.5
+    x = np.where(kind == 0, normal, np.where(kind == 1, normal * spread, np.where(kind == 2, wide, halves)))
+    if op in ("SQRT", "LOG", "RSQRT"):
+        # Mostly positive: the negatives are among the specials.
+        x = np.where(rng.random(n) < 0.85, np.abs(x), x)
+    return x.astype(np.float32)
+
+
+def float_inputs(rng: np.random.Generator, op: str, shape: tuple) -> list[list[np.ndarray]]:
+    """Three input sets; the first starts with the specials (as many as fit)."""
+    n = int(np.prod(shape))
+    special = np.concatenate([np.array(SPECIAL_BITS, np.uint32).view(np.float32), _specials(op)])
+    sets = []
+    for s in range(3):
+        x = _float_values(rng, op, n)
+        if s == 0:
+            k = min(n, len(special))
+            x[:k] = special[:k] if k == len(special) else rng.choice(special, k, replace=False)
+        else:
+            pick = rng.random(n) < 0.2
+            x[pick] = rng.choice(special, int(pick.sum()))
+        sets.append([x.reshape(shape)])
+    return sets
+
+
+def _float_case(rng: np.random.Generator, op: str) -> Case:
+    # Big enough for the specials to fit in the first set now and then.
+    shape = _shape(rng) if rng.random() < 0.6 else (int(rng.integers(1, 3)), int(rng.integers(18, 40)))
+    model, _ = single_op(op, [(shape, "FLOAT32", None, None)], [(shape, "FLOAT32", None)])
+    return Case("", model, dict(op=op, shape=shape), inputs=float_inputs(rng, op, shape))
+
+
+for _op in FLOAT_OPS:
+    generator(f"{_op}/float32")(lambda rng, op=_op: _float_case(rng, op))
+
+
+def _quant_pair(rng: np.random.Generator, dtype: str, same: bool):
+    qin = act_quant(rng, dtype, (0.002, 0.3))
+    return (qin, qin) if same else (qin, act_quant(rng, dtype, (0.002, 0.3)))
+
+
+def _int_inputs(rng, dtype: str, shape: tuple, low=None) -> list[list[np.ndarray]]:
+    """Random values with the type's (or `low`'s) extremes among them."""
+    sets = []
+    info = np.iinfo(np.int8 if dtype == "INT8" else np.int16)
+    lo = info.min if low is None else low
+    for _ in range(3):
+        x = random_data(rng, dtype, shape, low=lo).reshape(-1)
+        x[: min(x.size, 3)] = np.array([lo, info.max, lo + 1], x.dtype)[: min(x.size, 3)]
+        sets.append([x.reshape(shape)])
+    return sets
+
+
+def _abs_case(rng: np.random.Generator, dtype: str, quantized: bool) -> Case:
+    shape = _shape(rng)
+    qin = qout = None
+    if quantized:
+        qin, qout = _quant_pair(rng, dtype, bool(rng.integers(0, 3) == 0))
+    model, _ = single_op("ABS", [(shape, dtype, None, qin)], [(shape, dtype, qout)])
+    return Case("", model, dict(dtype=dtype, shape=shape, qin=qin, qout=qout),
+                inputs=_int_inputs(rng, dtype, shape))
+
+
+@generator("ABS/int8")
+def abs_int8(rng):
+    return _abs_case(rng, "INT8", True)
+
+
+@generator("ABS/int16")
+def abs_int16(rng):
+    return _abs_case(rng, "INT16", True)
+
+
+@generator("ABS/int16_raw")
+def abs_int16_raw(rng):
+    return _abs_case(rng, "INT16", False)
+
+
+def _rsqrt_case(rng: np.random.Generator, dtype: str) -> Case:
+    """Inputs at or above the zero point (TFLM fails on the others)."""
+    shape = _shape(rng)
+    qin = act_quant(rng, dtype, (0.0005, 0.2) if dtype == "INT8" else (1e-5, 0.01))
+    qout = act_quant(rng, dtype, (0.005, 0.5) if dtype == "INT8" else (1e-4, 0.05))
+    model, _ = single_op("RSQRT", [(shape, dtype, None, qin)], [(shape, dtype, qout)])
+    return Case("", model, dict(dtype=dtype, shape=shape, qin=qin, qout=qout),
+                inputs=_int_inputs(rng, dtype, shape, low=qin[1][0]))
+
+
+@generator("RSQRT/int8")
+def rsqrt_int8(rng):
+    return _rsqrt_case(rng, "INT8")
+
+
+@generator("RSQRT/int16")
+def rsqrt_int16(rng):
+    return _rsqrt_case(rng, "INT16")
