@@ -57,7 +57,8 @@ APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev dpkg-dev
 
 .PHONY: help deps apt-deps venv cycles-plugin micropython mpy-cross unix unix-asan test-attacks-asan firmware qemu-firmware \
-	list-qemu-boards demo size-report fw-dir test engine-binaries test-engine test-pico test-esp32 fuzz soak clean distclean
+	list-qemu-boards demo size-report fw-dir test engine-binaries test-engine test-fmath test-pico test-esp32 fuzz soak \
+	clean distclean
 
 help:
 	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
@@ -261,6 +262,11 @@ test-esp32: deps
 # The engine alone, on the host, under AddressSanitizer and UBSan.
 test-engine: venv
 	$(MAKE) -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY))
+
+# engine/fmath.c against glibc over every float input (make test takes
+# every 7th): after a change to fmath.c.
+test-fmath:
+	@$(MAKE) --no-print-directory -C tests/engine BUILD=$(BUILD)/engine fmath
 
 # Reliability (docs/reliability.md): the engine's fuzzer over every shared
 # model, generated models and offline plans (FUZZ_N cases in all, FUZZ_JOBS

@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def minutes(seconds: float) -> str:
-    return f"{int(seconds // 60)}m{seconds % 60:04.1f}s"
+    tenths = round(seconds * 10)  # rounded once: 899.98 s is 15m00.0s, not 14m60.0s
+    return f"{tenths // 600}m{tenths % 600 / 10:04.1f}s"
 
 
 class Phase:

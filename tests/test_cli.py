@@ -75,7 +75,7 @@ def test_compare_reports_differences(capsys, monkeypatch):
 def test_demo_hello_world(capsys):
     code, out, _ = run_cli(capsys, "demo", "--models", MODELS, "--example", "hello_world")
     assert code == 0
-    assert "flash image build/NETDUINO2/flash-demo.bin" in out
+    assert "flash image build/NETDUINO2/flash-hello_world.bin" in out
     assert "on netduino2 with STM32F205" in out
     m = re.search(r"(\d+) bytes in flash, (\d+) bytes of RAM to open it", out)
     assert m and int(m.group(1)) == model_path("hello_world_int8.tflite").stat().st_size

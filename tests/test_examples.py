@@ -22,8 +22,9 @@ CASES = [("hello_world", "MICROBIT"), ("hello_world", "NETDUINOPLUS2"), ("person
 @pytest.mark.parametrize("example,board", CASES)
 def test_example_on_board(capsys, example, board):
     code = cli.main(["demo", "--board", board, "--example", example, "--models", str(MODELS)])
-    out = capsys.readouterr().out
-    assert code == 0, out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert code == 0, out + captured.err
     used = int(re.search(r"^arena_used_bytes: (\d+)$", out, re.M).group(1))
     assert used == arena.plan_layout(load_model(MODELS / EXAMPLES[example])).used
     if example == "hello_world":

@@ -11,9 +11,11 @@ examples/hello_world.py.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -69,16 +71,21 @@ BOARD_TEXT = {
 
 
 def flash_image(board: device.Board, image: bytes, out: Path) -> Path:
-    """Firmware as raw flash bytes from address 0, then the ROMFS image at its region."""
-    fw = out.with_suffix(".fw.bin")
-    subprocess.run(["arm-none-eabi-objcopy", "-O", "binary", str(board.firmware), str(fw)], check=True)
-    data = fw.read_bytes()
-    fw.unlink()
-    if len(data) > board.romfs_start:
-        raise RuntimeError(f"firmware ({len(data)} bytes) overlaps the ROMFS region at {board.romfs_start:#x}")
-    if len(image) > board.romfs_size:
-        raise RuntimeError(f"ROMFS image ({len(image)} bytes) exceeds its region ({board.romfs_size} bytes)")
-    out.write_bytes(data + b"\xff" * (board.romfs_start - len(data)) + image)
+    """Firmware as raw flash bytes from address 0, then the ROMFS image at its
+    region, written to `out` in one step (a run booting it meanwhile sees the
+    whole old file or the whole new one)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+        fw = Path(tmp, "firmware.bin")
+        subprocess.run(["arm-none-eabi-objcopy", "-O", "binary", str(board.firmware), str(fw)], check=True)
+        data = fw.read_bytes()
+        if len(data) > board.romfs_start:
+            raise RuntimeError(f"firmware ({len(data)} bytes) overlaps the ROMFS region at {board.romfs_start:#x}")
+        if len(image) > board.romfs_size:
+            raise RuntimeError(f"ROMFS image ({len(image)} bytes) exceeds its region ({board.romfs_size} bytes)")
+        staged = Path(tmp, out.name)
+        staged.write_bytes(data + b"\xff" * (board.romfs_start - len(data)) + image)
+        os.replace(staged, out)
     return out
 
 
@@ -107,7 +114,9 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect", prep
         files["clips.txt"] = " ".join(clips).encode()
         files["kws_ref_model.labels"] = (device.PROJECT_ROOT / "examples" / "kws_ref_model.labels").read_bytes()
     image = romfs.build_image(files)
-    flash = flash_image(board, image, device.build_dir() / board_name / "flash-demo.bin")
+    # One image per example and form: runs of other examples may boot theirs meanwhile.
+    name = f"flash-{example}{'-prepared' if prepare else ''}.bin"
+    flash = flash_image(board, image, device.build_dir() / board_name / name)
     print(f"== {BOARD_TEXT.get(board_name, board_name)}, emulated by QEMU ({board.machine})")
     print(f"== flash image {_shown(flash)}: firmware, then ROMFS at "
           f"{board.romfs_start:#x} holding {', '.join(files)} ({len(image)} bytes)")
