@@ -250,7 +250,7 @@ ifeq ($(REAL_PORT),esp32)
 		rm -rf $(FW_BUILD); fi
 	@if [ -f $(FW_BUILD)/CMakeCache.txt ] && [ "$$(cat $(FW_BUILD)/.tflm-sources 2>/dev/null)" != "$(TFLM_SOURCE_LIST)" ]; then \
 		echo "the module's source files changed: configuring $(FW_BUILD) again"; \
-		$(ESP32_ENV) cmake $(FW_BUILD) > /dev/null; fi
+		$(ESP32_ENV) MICROPY_MPYCROSS=$(MPY_CROSS) cmake $(FW_BUILD) > /dev/null; fi
 	@mkdir -p $(FW_BUILD) && echo "$(ESP32_IDF_ID)" > $(FW_BUILD)/.tflm-idf
 	$(ESP32_ENV) MICROPY_MPYCROSS=$(MPY_CROSS) IDFPY_FLAGS='$(TFLM_IDF_DEFS) $(ESP32_IDF_DEFS)' \
 		$(MAKE) -C $(MPY_DIR)/ports/esp32 BOARD=$(BOARD) $(ESP32_VARIANT) \
