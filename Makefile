@@ -3,10 +3,10 @@
 #   make deps      toolchains, QEMU, .venv, MicroPython 1.25.0 source (once)
 #   make unix      MicroPython unix port with the tflm module
 #   make firmware BOARD=NETDUINO2|MPS2_AN385|NETDUINOPLUS2|MICROBIT (QEMU)
-#   make firmware BOARD=RPI_PICO|PYBV11 (real boards; SDKs from ../shared/sdk)
+#   make firmware BOARD=RPI_PICO|PYBV11|ESP32_GENERIC (real boards; SDKs from ../shared/sdk)
 #   make compile-check   the module for Cortex-M0+, M4F, M7, RV32IMC, Xtensa, -Werror
 #   make demo      person detection from flash on the emulated STM32 (NETDUINO2)
-#   make test      every test (the Pico's firmware runs in an RP2040 emulator)
+#   make test      every test (the Pico's firmware runs in an RP2040 emulator, the ESP32's in QEMU)
 #   make fuzz      a million mutated models through the engine under ASan/UBSan (FUZZ_N=...)
 #   make soak      100,000 invokes and 500 interpreters on an emulated board
 #
@@ -57,7 +57,8 @@ APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev dpkg-dev
 
 .PHONY: help deps apt-deps venv cycles-plugin micropython mpy-cross unix unix-asan test-attacks-asan firmware qemu-firmware \
-	list-qemu-boards demo size-report fw-dir test engine-binaries test-engine test-fmath test-pico fuzz soak clean distclean
+	list-qemu-boards demo size-report fw-dir test engine-binaries test-engine test-fmath test-pico test-esp32 fuzz soak \
+	clean distclean
 
 help:
 	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
@@ -65,8 +66,9 @@ help:
 # ---------------------------------------------------------------------------
 # Dependencies
 
-# pico-emulator (port_boards/boards.mk): rp2040js, which runs the RPI_PICO firmware in tests.
-deps: apt-deps venv micropython pico-emulator cycles-plugin
+# pico-emulator (port_boards/boards.mk): rp2040js, which runs the RPI_PICO firmware in tests;
+# esp32-python: ESP-IDF's Python requirements in .venv (the ESP32 firmware's build).
+deps: apt-deps venv micropython pico-emulator cycles-plugin esp32-python
 
 apt-deps:
 	@missing=""; \
@@ -250,6 +252,12 @@ engine-binaries: venv
 test-pico: deps
 	@$(MAKE) --no-print-directory firmware-real BOARD=RPI_PICO
 	TFLM_PICO=all TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) $(PY) -m pytest -q tests -k RPI_PICO
+
+# The whole device suite on the real ESP32_GENERIC firmware on QEMU's esp32
+# machine; `make test` runs a selection there (tests/conftest.py).
+test-esp32: deps
+	@$(MAKE) --no-print-directory firmware-real BOARD=ESP32_GENERIC
+	TFLM_ESP32=all TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) $(PY) -m pytest -q tests -k ESP32_GENERIC
 
 # The engine alone, on the host, under AddressSanitizer and UBSan.
 test-engine: venv

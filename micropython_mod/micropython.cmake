@@ -3,37 +3,22 @@
 add_library(usermod_tflm INTERFACE)
 
 file(GLOB TFLM_ENGINE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/engine/*.c ${CMAKE_CURRENT_LIST_DIR}/kernels/*.c)
-
-target_sources(usermod_tflm INTERFACE
+set(TFLM_BINDING_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/binding/modtflm.c
     ${CMAKE_CURRENT_LIST_DIR}/binding/model.c
     ${CMAKE_CURRENT_LIST_DIR}/binding/interpreter.c
     ${CMAKE_CURRENT_LIST_DIR}/binding/plan.c
     ${CMAKE_CURRENT_LIST_DIR}/binding/predict.c
-    ${TFLM_ENGINE_SOURCES}
 )
 
-target_include_directories(usermod_tflm INTERFACE ${CMAKE_CURRENT_LIST_DIR})
-
-# No fused multiply-add: results must round as TFLM's reference kernels do.
-target_compile_options(usermod_tflm INTERFACE -ffp-contract=off)
-
-# Optimization of the kernel sources, as in micropython.mk: TFLM_KERNEL_OPT
-# (-O2 unless given; -DTFLM_KERNEL_OPT= keeps the port's own). Source options
-# come after the port's, so they win for these files only.
-if(NOT DEFINED TFLM_KERNEL_OPT)
-    set(TFLM_KERNEL_OPT -O2)
-endif()
-if(TFLM_KERNEL_OPT)
-    file(GLOB TFLM_KERNEL_SOURCES ${CMAKE_CURRENT_LIST_DIR}/kernels/*.c)
-    set_source_files_properties(${TFLM_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS "${TFLM_KERNEL_OPT}")
-endif()
+# The module's build settings, for every target that compiles its sources.
+set(TFLM_DEFINITIONS)
 
 # TFLM_OPS: a list of op names links only those kernels.
 if(TFLM_OPS)
-    target_compile_definitions(usermod_tflm INTERFACE TFLM_KERNELS_DEFAULT=0)
+    list(APPEND TFLM_DEFINITIONS TFLM_KERNELS_DEFAULT=0)
     foreach(op ${TFLM_OPS})
-        target_compile_definitions(usermod_tflm INTERFACE TFLM_KERNEL_${op}=1)
+        list(APPEND TFLM_DEFINITIONS TFLM_KERNEL_${op}=1)
     endforeach()
 endif()
 
@@ -42,9 +27,9 @@ if(TFLM_PLANNERS)
     string(TOUPPER "${TFLM_PLANNERS}" TFLM_PLANNERS_UPPER)
     foreach(planner GREEDY LINEAR OFFLINE)
         if(${planner} IN_LIST TFLM_PLANNERS_UPPER)
-            target_compile_definitions(usermod_tflm INTERFACE TFLM_PLANNER_${planner}=1)
+            list(APPEND TFLM_DEFINITIONS TFLM_PLANNER_${planner}=1)
         else()
-            target_compile_definitions(usermod_tflm INTERFACE TFLM_PLANNER_${planner}=0)
+            list(APPEND TFLM_DEFINITIONS TFLM_PLANNER_${planner}=0)
         endif()
     endforeach()
 endif()
@@ -52,7 +37,48 @@ endif()
 # TFLM_PLAN: a header from `tflm-host plan --c-header`, built in as tflm.builtin_plan.
 if(TFLM_PLAN)
     get_filename_component(TFLM_PLAN_ABS ${TFLM_PLAN} ABSOLUTE)
-    target_compile_definitions(usermod_tflm INTERFACE TFLM_BUILTIN_PLAN_HEADER="${TFLM_PLAN_ABS}")
+    list(APPEND TFLM_DEFINITIONS TFLM_BUILTIN_PLAN_HEADER="${TFLM_PLAN_ABS}")
 endif()
+
+# Optimization of the kernel sources, as in micropython.mk: TFLM_KERNEL_OPT
+# (-O2 unless given; -DTFLM_KERNEL_OPT= keeps the port's own). Source options
+# come after the target's, so they win for these files only.
+if(NOT DEFINED TFLM_KERNEL_OPT)
+    set(TFLM_KERNEL_OPT -O2)
+endif()
+if(TFLM_KERNEL_OPT)
+    file(GLOB TFLM_KERNEL_SOURCES ${CMAKE_CURRENT_LIST_DIR}/kernels/*.c)
+    set_source_files_properties(${TFLM_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS "${TFLM_KERNEL_OPT}")
+endif()
+
+if(ESP_PLATFORM)
+    # ESP-IDF: the port links `usermod` to its main component, and CMake
+    # passes an interface library's sources on to whatever links that
+    # component: the firmware's executable compiled them all a second time,
+    # without the component's options (no -O at all), and linked those
+    # copies. The engine and kernels are a static library of their own
+    # here, compiled once with ESP-IDF's options for speed (the port's
+    # CONFIG_COMPILER_OPTIMIZATION_PERF and assertions off); only the
+    # binding, which MicroPython scans for names (qstrs), stays an
+    # interface source.
+    add_library(tflm_engine STATIC ${TFLM_ENGINE_SOURCES})
+    target_include_directories(tflm_engine PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+    target_compile_definitions(tflm_engine PRIVATE NDEBUG)
+    if(TFLM_DEFINITIONS)
+        target_compile_definitions(tflm_engine PUBLIC ${TFLM_DEFINITIONS})
+    endif()
+    target_compile_options(tflm_engine PRIVATE -O2 -ffunction-sections -fdata-sections -ffp-contract=off)
+    target_sources(usermod_tflm INTERFACE ${TFLM_BINDING_SOURCES})
+    target_link_libraries(usermod_tflm INTERFACE tflm_engine)
+else()
+    target_sources(usermod_tflm INTERFACE ${TFLM_BINDING_SOURCES} ${TFLM_ENGINE_SOURCES})
+    target_include_directories(usermod_tflm INTERFACE ${CMAKE_CURRENT_LIST_DIR})
+    if(TFLM_DEFINITIONS)
+        target_compile_definitions(usermod_tflm INTERFACE ${TFLM_DEFINITIONS})
+    endif()
+endif()
+
+# No fused multiply-add: results must round as TFLM's reference kernels do.
+target_compile_options(usermod_tflm INTERFACE -ffp-contract=off)
 
 target_link_libraries(usermod INTERFACE usermod_tflm)

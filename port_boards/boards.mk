@@ -19,8 +19,9 @@
 #       compiles all of the module's C (engine, kernels, binding) with
 #       -Werror for the real boards' CPUs: Cortex-M0+ (RP2040), Cortex-M4F
 #       (STM32F4), Cortex-M7 (STM32F7/H7), RV32IMC (ESP32-C3 class), Xtensa
-#       (lx106 standing in for the ESP32's LX6), and once with only some
-#       kernels; prints the module's size per CPU.
+#       (lx106: the ESP8266's call0 core; the ESP32's LX6 with the offline
+#       kit's compiler), and once with only some kernels; prints the
+#       module's size per CPU.
 #
 # Usable before the top-level Makefile includes it:
 #   make -f Makefile -f port_boards/boards.mk compile-check
@@ -44,9 +45,10 @@ BOARDS_MAKE = $(MAKE) --no-print-directory -f $(TFLM_TOP_MAKEFILE) -f $(TFLM_BOA
 # Real boards
 
 REAL_BOARDS := RPI_PICO ESP32_GENERIC PYBV11 PYBV11_QEMU
-# The real boards `make test` builds (ESP32_GENERIC needs ESP-IDF, not here),
-# and the pyboard firmware's variant that runs on QEMU's STM32F405.
-TESTED_REAL_BOARDS := RPI_PICO PYBV11 PYBV11_QEMU
+# The real boards `make test` builds (ESP32_GENERIC from the offline ESP-IDF
+# of ../shared/sdk/esp32, or your own with IDF_PATH set), and the pyboard
+# firmware's variant that runs on QEMU's STM32F405.
+TESTED_REAL_BOARDS := RPI_PICO PYBV11 PYBV11_QEMU ESP32_GENERIC
 REAL_PORT_RPI_PICO := rp2
 REAL_PORT_ESP32_GENERIC := esp32
 REAL_PORT_PYBV11 := stm32
@@ -56,6 +58,45 @@ REAL_PORT = $(REAL_PORT_$(BOARD))
 # The offline SDKs (submodules at MicroPython 1.25.0's commits, picotool,
 # the RP2040 bootrom): ../shared/sdk, see its SOURCES.md.
 SDK ?= $(abspath $(TOP)/../shared/sdk)
+
+# ESP32_GENERIC (the esp32 port)
+#
+# With IDF_PATH set (your own ESP-IDF v5.2 to v5.4, its export.sh sourced):
+# the full ESP32_GENERIC board, Wi-Fi and Bluetooth included, built with
+# that ESP-IDF's tools. Without it, from the offline copies of
+# ../shared/sdk/esp32 (its SOURCES.md): the xtensa-esp32-elf toolchain,
+# ESP-IDF v5.2.2 trimmed to the ESP32, MicroPython's esp32 extras (mdns,
+# berkeley-db) and QEMU with Espressif's esp32 machine, extracted once into
+# build/esp32-sdk; the board's NORADIO variant (no radio libraries: they
+# are not in the offline copy), idf.py running with the project's .venv,
+# where `make deps` installs ESP-IDF's Python requirements. The build
+# folder (build/ESP32_GENERIC) is kept: an unchanged module rebuilds in
+# seconds.
+ESP32_SDK := $(SDK)/esp32
+ESP32_DIR := $(BUILD)/esp32-sdk
+ESP32_ARCHIVES := xtensa-esp32-elf-gcc12.2.0-newlib4.1.0-x86_64-linux.tar.xz esp-idf-v5.2.2-esp32-trim.tar.xz \
+	qemu-esp32-esp-develop-20220919-x86_64.tar.xz micropython-1.25.0-esp32-extras.tar.xz
+ESP32_KIT := $(if $(wildcard $(ESP32_SDK)/esp-idf-v5.2.2-esp32-trim.tar.xz),1)
+ESP32_OFFLINE := $(if $(IDF_PATH),,$(ESP32_KIT))
+ESP32_STAMP := $(ESP32_DIR)/.extracted
+ESP32_REQUIREMENTS := $(TOP)/port_boards/ESP32_GENERIC/requirements-idf.txt
+ESP32_REQUIREMENTS_STAMP := $(VENV)/.esp-idf-requirements
+# ninja for ESP-IDF's CMake; the toolchain's and QEMU's shared libraries
+# (SOURCES.md: runtime packages on Debian 12).
+ESP32_APT_PACKAGES := cmake ninja-build libmpc3 libmpfr6 libgmp10 libisl23 libzstd1 libglib2.0-0 libpixman-1-0 \
+	libgcrypt20 libslirp0
+ifneq ($(ESP32_OFFLINE),)
+ESP32_ENV = IDF_PATH=$(ESP32_DIR)/esp-idf IDF_PYTHON_ENV_PATH=$(VENV) IDF_PYTHON_CHECK_CONSTRAINTS=no \
+	IDF_COMPONENT_MANAGER=0 PATH="$(VENV)/bin:$(ESP32_DIR)/xt/bin:$(ESP32_DIR)/esp-idf/tools:$$PATH"
+ESP32_VARIANT := BOARD_VARIANT=NORADIO
+ESP32_IDF_DEFS := -D TFLM_ESP32_MDNS_INCLUDE=$(ESP32_DIR)/extras/ports/esp32/components/mdns/include
+ESP32_IDF_ID = offline NORADIO $(ESP32_DIR) $(shell cat $(ESP32_SDK)/SHA256SUMS 2>/dev/null | md5sum | cut -c1-16)
+else
+ESP32_ENV :=
+ESP32_VARIANT :=
+ESP32_IDF_DEFS :=
+ESP32_IDF_ID := $(IDF_PATH)
+endif
 
 # The module's build settings as CMake definitions (lists are ;-separated).
 tflm_empty :=
@@ -97,6 +138,7 @@ has_dir = [ -n "$$(ls -A $(1) 2>/dev/null)" ]
 SUBMODULES_rp2 := lib/pico-sdk lib/tinyusb lib/mbedtls lib/micropython-lib
 SUBMODULES_stm32 := lib/stm32lib lib/libhydrogen lib/micropython-lib
 SUBMODULES_esp32 := lib/berkeley-db-1.xx lib/micropython-lib
+SDK_ARCHIVE_lib/berkeley-db-1.xx := esp32/micropython-1.25.0-esp32-extras.tar.xz
 SDK_ARCHIVE_lib/pico-sdk := pico-sdk-2.1.1.tar.xz
 SDK_ARCHIVE_lib/tinyusb := tinyusb-0.17.0.tar.xz
 SDK_ARCHIVE_lib/mbedtls := mbedtls-3.6.2.tar.xz
@@ -105,7 +147,7 @@ SDK_ARCHIVE_lib/stm32lib := stm32lib-f4.tar.xz
 SDK_ARCHIVE_lib/libhydrogen := libhydrogen.tar.xz
 TOOLS_rp2 := cmake c++ arm-none-eabi-gcc arm-none-eabi-g++ arm-none-eabi-nm python3
 TOOLS_stm32 := arm-none-eabi-gcc python3
-TOOLS_esp32 := idf.py cmake python3
+TOOLS_esp32 = $(if $(ESP32_OFFLINE),cmake ninja python3,idf.py cmake python3)
 # Debian packages for the rp2 and stm32 builds (picotool is C++ built with
 # cmake; the pico-sdk's C++ runtime needs the newlib libstdc++).
 BOARDS_APT_PACKAGES := cmake g++ gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
@@ -139,6 +181,11 @@ ifneq ($(filter rp2 stm32,$(REAL_PORT)),)
 endif
 ifeq ($(REAL_PORT),rp2)
 	@$(BOARDS_MAKE) picotool
+endif
+ifeq ($(REAL_PORT)$(ESP32_KIT),esp321)
+	@# The kit also when your own ESP-IDF builds: its QEMU runs the firmware in tests.
+	@if [ "$(TFLM_NO_APT)" != 1 ]; then $(BOARDS_MAKE) apt-deps APT_PACKAGES="$(ESP32_APT_PACKAGES)"; fi
+	@$(BOARDS_MAKE) esp32-sdk
 endif
 
 $(BUILD):
@@ -196,10 +243,26 @@ ifeq ($(REAL_PORT),rp2)
 	@echo "firmware: $(FW_BUILD)/firmware.uf2"
 endif
 ifeq ($(REAL_PORT),esp32)
-	MICROPY_MPYCROSS=$(MPY_CROSS) IDFPY_FLAGS='$(TFLM_IDF_DEFS)' $(MAKE) -C $(MPY_DIR)/ports/esp32 BOARD=$(BOARD) \
+	@# A folder configured by another ESP-IDF (or the other variant) keeps
+	@# that one's sdkconfig: start afresh.
+	@if [ -d $(FW_BUILD) ] && [ "$$(cat $(FW_BUILD)/.tflm-idf 2>/dev/null)" != "$(ESP32_IDF_ID)" ]; then \
+		echo "$(FW_BUILD) was configured with another ESP-IDF or board variant: building it afresh"; \
+		rm -rf $(FW_BUILD); fi
+	@if [ -f $(FW_BUILD)/CMakeCache.txt ] && [ "$$(cat $(FW_BUILD)/.tflm-sources 2>/dev/null)" != "$(TFLM_SOURCE_LIST)" ]; then \
+		echo "the module's source files changed: configuring $(FW_BUILD) again"; \
+		$(ESP32_ENV) MICROPY_MPYCROSS=$(MPY_CROSS) cmake $(FW_BUILD) > /dev/null; fi
+	@mkdir -p $(FW_BUILD) && echo "$(ESP32_IDF_ID)" > $(FW_BUILD)/.tflm-idf
+	$(ESP32_ENV) MICROPY_MPYCROSS=$(MPY_CROSS) IDFPY_FLAGS='$(TFLM_IDF_DEFS) $(ESP32_IDF_DEFS)' \
+		$(MAKE) -C $(MPY_DIR)/ports/esp32 BOARD=$(BOARD) $(ESP32_VARIANT) \
 		BOARD_DIR=$(TOP)/port_boards/$(BOARD) BUILD=$(FW_BUILD) \
 		USER_C_MODULES=$(TOP)/micropython_mod/micropython.cmake
-	@echo "firmware: $(FW_BUILD)/firmware.bin (write it at 0x1000)"
+	@echo "$(TFLM_SOURCE_LIST)" > $(FW_BUILD)/.tflm-sources
+	@# The whole 4 MiB flash as one image (bootloader, partition table, app;
+	@# erased elsewhere): what QEMU's esp32 machine boots, or esptool writes at 0.
+	cd $(FW_BUILD) && $(ESP32_ENV) esptool.py --chip esp32 merge_bin --fill-flash-size 4MB -o flash.bin @flash_args \
+		> /dev/null
+	@PYTHONPATH=$(TOP)/host_tools python3 -m tflm_host.boards check $(BOARD) $(FW_BUILD)
+	@echo "firmware: $(FW_BUILD)/firmware.bin (write it at 0x1000; $(FW_BUILD)/flash.bin is the whole flash, at 0)"
 endif
 ifeq ($(REAL_PORT),stm32)
 	@# The port links firmware.elf again only when an object changed, not
@@ -215,14 +278,37 @@ ifeq ($(REAL_PORT),stm32)
 	@echo "firmware: $(FW_BUILD)/firmware.dfu (also firmware.hex, firmware0.bin at 0x08000000, firmware1.bin at the FLASH_TEXT region's start above)"
 endif
 
+# ---------------------------------------------------------------------------
+# ESP32: the offline kit and ESP-IDF's Python requirements (variables above)
+
+.PHONY: esp32-sdk esp32-python
+
+# The offline ESP32 kit, extracted once (again when an archive changes).
+esp32-sdk: $(ESP32_STAMP)
+
+$(ESP32_STAMP): $(addprefix $(ESP32_SDK)/,$(ESP32_ARCHIVES))
+	@echo "esp32: extracting the toolchain, ESP-IDF, QEMU and MicroPython's esp32 extras from $(ESP32_SDK) into $(ESP32_DIR)"
+	@cd $(ESP32_SDK) && sha256sum --quiet -c --ignore-missing SHA256SUMS
+	@rm -rf $(ESP32_DIR) && mkdir -p $(ESP32_DIR)/extras
+	@for a in $(filter-out micropython-%,$(ESP32_ARCHIVES)); do tar -xJf $(ESP32_SDK)/$$a -C $(ESP32_DIR) || exit 1; done
+	@tar -xJf $(ESP32_SDK)/micropython-1.25.0-esp32-extras.tar.xz -C $(ESP32_DIR)/extras
+	@touch $@
+
+# ESP-IDF's Python requirements in the project's .venv (part of make deps).
+esp32-python: $(ESP32_REQUIREMENTS_STAMP)
+
+$(ESP32_REQUIREMENTS_STAMP): $(ESP32_REQUIREMENTS) $(VENV_STAMP)
+	$(VENV)/bin/pip install -q -r $(ESP32_REQUIREMENTS)
+	@touch $@
+
 # The real boards `make test` builds and runs.
 real-firmware:
 	@for b in $(TESTED_REAL_BOARDS); do $(BOARDS_MAKE) firmware-real BOARD=$$b || exit 1; done
 
-# docs/boards.md's figures: the built firmware measured, and the RPI_PICO
-# firmware run in the RP2040 emulator.
+# docs/boards.md's figures: the built firmware measured, the RPI_PICO
+# firmware run in the RP2040 emulator, the ESP32_GENERIC one on QEMU.
 boards-report: real-firmware pico-emulator qemu-firmware
-	TFLM_BUILD=$(BUILD) $(PY) -m tflm_host.boards report --models $(MODELS) --pico --out docs/boards.md
+	TFLM_BUILD=$(BUILD) $(PY) -m tflm_host.boards report --models $(MODELS) --pico --esp32 --out docs/boards.md
 
 # The RP2040 emulator for the RPI_PICO firmware: rp2040js at the version
 # host_tools/tflm_host/pico/package-lock.json pins, and the RP2040's B1
@@ -274,7 +360,7 @@ CC_SRCS = $(patsubst $(CC_MOD)/%,%,$(sort $(wildcard $(CC_MOD)/engine/*.c $(CC_M
 # The configuration with fewer kernels: TFLM_OPS if given, else those of
 # person_detect.tflite (tflm-host ops).
 CHECK_OPS ?= $(or $(strip $(TFLM_OPS)),AVERAGE_POOL_2D CONV_2D DEPTHWISE_CONV_2D RESHAPE SOFTMAX)
-CC_CONFIGS ?= cortex-m0plus cortex-m4 cortex-m7 rv32imc xtensa cortex-m4-ops
+CC_CONFIGS ?= cortex-m0plus cortex-m4 cortex-m7 rv32imc xtensa $(if $(ESP32_KIT),xtensa-lx6) cortex-m4-ops
 
 # Warnings of the make-based ports (stm32, qemu, ...) for user modules.
 CC_WARN := -Wall -Wpointer-arith -Wdouble-promotion -Wfloat-conversion -Werror
@@ -334,7 +420,18 @@ CC_xtensa_FLAGS := -mlongcalls --specs=$(XTENSA_PICOLIBC_SPECS) -std=gnu17 -O2 $
 	-Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-enum-conversion -Wno-missing-field-initializers \
 	-Wno-clobbered -Wno-deprecated-declarations -DMICROPY_ROM_TEXT_COMPRESSION=0
 CC_xtensa_KOPT :=
-CC_xtensa_WHAT := ESP32 (esp32 port): Xtensa, lx106 compiler, -O2
+CC_xtensa_WHAT := ESP8266 class (call0 Xtensa): lx106 compiler, -O2
+
+# The ESP32 itself (Xtensa LX6, windowed ABI: the kernels' TFLM_ARCH_XTENSA
+# loops) with the offline kit's xtensa-esp32-elf compiler and its newlib,
+# ESP-IDF's flags, when ../shared/sdk/esp32 is there.
+CC_xtensa-lx6_CC := $(ESP32_DIR)/xt/bin/xtensa-esp32-elf-gcc
+CC_xtensa-lx6_SIZE := $(ESP32_DIR)/xt/bin/xtensa-esp32-elf-size
+CC_xtensa-lx6_FLAGS := -mlongcalls -std=gnu17 -O2 $(CC_WARN) \
+	-Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-enum-conversion -Wno-missing-field-initializers \
+	-Wno-clobbered -Wno-deprecated-declarations -DMICROPY_ROM_TEXT_COMPRESSION=0
+CC_xtensa-lx6_KOPT :=
+CC_xtensa-lx6_WHAT := ESP32_GENERIC (esp32 port): Xtensa LX6, xtensa-esp32-elf GCC 12.2, -O2
 
 CC_cortex-m4-ops_CC := $(CC_cortex-m4_CC)
 CC_cortex-m4-ops_SIZE := $(CC_cortex-m4_SIZE)
@@ -375,6 +472,7 @@ endif
 
 compile-check-deps:
 	@$(BOARDS_MAKE) apt-deps APT_PACKAGES="$(CC_APT_PACKAGES)"
+	@if [ -n "$(filter xtensa-lx6,$(CC_CONFIGS))" ]; then $(BOARDS_MAKE) esp32-sdk; fi
 
 # The generated headers the binding includes: those of the NETDUINO2 QEMU
 # board's configuration, made in a folder of this check's own (the qstr and

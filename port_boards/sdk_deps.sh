@@ -25,8 +25,12 @@ for spec in "$@"; do
         rm -rf "$tmp"
         mkdir -p "$tmp"
         tar -xJf "$sdk/$archive" -C "$tmp"
+        # The archive holds the folder at its top, or under its path in the
+        # MicroPython tree (the esp32 extras: lib/NAME among others).
+        src=$tmp/$(basename "$lib")
+        [ -d "$src" ] || src=$tmp/$lib
         rm -rf "$dest"
-        mv "$tmp/$(basename "$lib")" "$dest"
+        mv "$src" "$dest"
         rm -rf "$tmp"
         # The pico-sdk copy leaves out docs/, which the SDK's CMake adds
         # unconditionally (it builds nothing there without PICO_BUILD_DOCS).

@@ -21,10 +21,15 @@ STM32F405_SECTORS = [(0x08000000 + 0x4000 * i, 0x4000) for i in range(4)] + [(0x
 # firmware about 20 times slower than QEMU runs its boards: `make test` runs
 # on it what EVERY_TARGET marks (the hello_world models, the CLI, the device
 # scripts, tests/test_pico.py), and everything with TFLM_PICO=all
-# (`make test-pico`).
+# (`make test-pico`). The real ESP32_GENERIC firmware on QEMU's esp32
+# machine likewise (each run boots the whole firmware from its flash image):
+# EVERY_TARGET, the shared models (tests/test_models.py) and
+# tests/test_esp32.py in `make test`, everything with TFLM_ESP32=all
+# (`make test-esp32`).
 EVERY_TARGET = device.TARGETS
-TARGETS = EVERY_TARGET if os.environ.get("TFLM_PICO") == "all" else \
-    tuple(t for t in EVERY_TARGET if t not in device.PICO_BOARDS)
+SELECTED_ONLY = (() if os.environ.get("TFLM_PICO") == "all" else device.PICO_BOARDS) + \
+    (() if os.environ.get("TFLM_ESP32") == "all" else device.ESP32_BOARDS)
+TARGETS = tuple(t for t in EVERY_TARGET if t not in SELECTED_ONLY)
 # Ops the runtime implements, as its engine lists them.
 SUPPORTED_OPS = set(arena.kernel_ops())
 

@@ -1,7 +1,8 @@
 """The real boards' firmware as `make test` builds it (make real-firmware):
-RPI_PICO (.uf2) and PYBV11 (.dfu, .bin) with the module, from the offline
-SDKs of ../shared/sdk; they fit their flash maps, their folders hold nothing
-built for the host, and the SDK step works offline or says it needs git."""
+RPI_PICO (.uf2), PYBV11 (.dfu, .bin) and ESP32_GENERIC (.bin and the whole
+flash image) with the module, from the offline SDKs of ../shared/sdk; they
+fit their flash maps, their folders hold nothing built for the host, and the
+SDK step works offline or says it needs git."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ BUILD = Path(os.environ.get("TFLM_BUILD", ROOT / "build"))
 MPY_DIR = BUILD / "micropython-1.25.0"
 SDK = ROOT.parent / "shared" / "sdk"
 MAKE = ["make", "--no-print-directory", "-C", str(ROOT)]
-EM_ARM, EM_X86_64 = 40, 62
+EM_ARM, EM_X86_64, EM_XTENSA = 40, 62, 94
+# The CPU of each built board's objects.
+BOARD_MACHINE = {"RPI_PICO": EM_ARM, "PYBV11": EM_ARM, "ESP32_GENERIC": EM_XTENSA}
 
 
 def elf_machine(path: Path) -> int:
@@ -75,6 +78,27 @@ def test_pico_uf2_is_the_firmware():
     assert 0x10000000 + len(got) <= BOARDS["RPI_PICO"].romfs_addr
 
 
+def test_esp32_flash_image_is_the_firmware():
+    """flash.bin, the whole 4 MiB flash QEMU boots and esptool can write at
+    0: the bootloader at 0x1000, the partition table at 0x8000, the app
+    (micropython.bin) at the factory partition, the ROMFS partition erased;
+    firmware.bin (what tflm-host flash writes at 0x1000) is the same bytes."""
+    build = BUILD / "ESP32_GENERIC"
+    image = (build / "flash.bin").read_bytes()
+    assert len(image) == 4 * 1024 * 1024
+    parts = boards.esp32_table((build / "partition_table" / "partition-table.bin").read_bytes())
+    for offset, name in ((0x1000, "bootloader/bootloader.bin"), (0x8000, "partition_table/partition-table.bin"),
+                         (parts["factory"][0], "micropython.bin")):
+        data = (build / name).read_bytes()
+        assert image[offset:offset + len(data)] == data, name
+    assert image[0x1000] == 0xE9 and image[parts["factory"][0]] == 0xE9  # ESP image headers
+    romfs = BOARDS["ESP32_GENERIC"]
+    assert parts["romfs"] == (romfs.romfs_addr, romfs.romfs_size)
+    assert set(image[romfs.romfs_addr:romfs.romfs_addr + romfs.romfs_size]) == {0xFF}
+    firmware = (build / "firmware.bin").read_bytes()
+    assert image[0x1000:0x1000 + len(firmware)] == firmware
+
+
 def test_pyboard_dfu_holds_both_parts():
     """firmware.dfu (DfuSe): one target, the vector part at 0x08000000 and the
     text at FLASH_TEXT's start (STM32_TEXT1, where the ELF's .text is), the
@@ -106,9 +130,9 @@ def test_pyboard_dfu_holds_both_parts():
 def test_no_host_objects_in_a_board_folder(board):
     """mpy-cross is the project's own (build/mpy-cross), never built inside a
     board's folder (the ports' `make -C mpy-cross` once inherited BUILD=)."""
-    objects = list((BUILD / board).rglob("*.o"))
+    objects = list((BUILD / board).rglob("*.o")) + list((BUILD / board).rglob("*.obj"))  # make, CMake
     assert len(objects) > 200
-    assert {elf_machine(o) for o in objects} == {EM_ARM}
+    assert {elf_machine(o) for o in objects} == {BOARD_MACHINE[board]}
     assert not list((BUILD / board).rglob("mpy-cross"))
     assert elf_machine(BUILD / "mpy-cross" / "mpy-cross") == EM_X86_64
 

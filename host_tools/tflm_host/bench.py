@@ -928,6 +928,9 @@ def _measure(name, runs):
 """
 
 QEMU_COUNTER = "import qemuboard\n_count = qemuboard.icount\n"
+# The ESP32 firmware on QEMU: the core's own instruction counter
+# (port_boards/ESP32_GENERIC/board_icount.c).
+ESP32_COUNTER = "import esp32board\n_count = esp32board.icount\n"
 
 
 def _counter_code(board: str, counter: str = "instructions") -> str:
@@ -935,6 +938,10 @@ def _counter_code(board: str, counter: str = "instructions") -> str:
 
     if board in getattr(device, "PICO_BOARDS", ()):
         return device.PICO_COUNTERS + f"_count = pico_{counter}\n"
+    if board in getattr(device, "ESP32_BOARDS", ()):
+        if counter != "instructions":
+            raise ValueError(f"{board}: QEMU counts instructions only")
+        return ESP32_COUNTER
     if counter != "instructions":
         raise ValueError(f"{board}: QEMU counts instructions only")
     return QEMU_COUNTER
@@ -1183,6 +1190,88 @@ def pico_speed_markdown(rows: list[dict]) -> str:
               "RP2040's instruction set) on QEMU's microbit (`-icount shift=0`), kernels only, no "
               "interpreter; instructions (QEMU counts no cycles). Same output: our first output values equal "
               "CMSIS-NN's."]
+    return "\n".join(lines) + "\n"
+
+
+# The models whose layers the ESP32 report splits by type (those of the
+# CMSIS-NN comparison on the Arm cores).
+ESP32_LAYER_MODELS = ("kws_ref_model.tflite", "person_detect.tflite", "vww_96_int8.tflite")
+
+
+def esp32_speed_rows(models: list[Path], runs: int, baseline: Path | None = None, progress=None) -> dict:
+    """The real ESP32_GENERIC firmware on QEMU's esp32 machine: every
+    runnable model's instructions per invoke (plain and prepared), the
+    layers of ESP32_LAYER_MODELS by type, and with `baseline` (a build
+    folder holding ESP32_GENERIC/flash.bin of another version) its figures."""
+    from .patches import model_macs
+    from .prepare import prepare_model
+
+    board = "ESP32_GENERIC"
+    fw = baseline / board / "flash.bin" if baseline else None
+    runnable = [p for p in models if not arena.missing_ops(load_model(p))]
+    files = {p.name: p.read_bytes() for p in runnable}
+    counts = {n: runs for n in files}
+    if progress:
+        progress(0, 4, "models")
+    ours = measure_ours(board, files, counts)
+    before = measure_ours(board, files, counts, firmware=fw) if fw else {}
+    if progress:
+        progress(1, 4, "prepared models")
+    prepared = measure_ours(board, {n: prepare_model(d) for n, d in files.items()}, counts)
+    rows = [{"model": n, "ours": ours[n][0], "before": before[n][0] if before else None,
+             "prepared": prepared[n][0], "macs": model_macs(load_model(d))} for n, d in files.items()]
+    if progress:
+        progress(2, 4, "layers")
+    layers = []
+    for path in [p for p in runnable if p.name in ESP32_LAYER_MODELS]:
+        model = load_model(path)
+        ops = {f"op{op.index:02d}.tflite": one_op_model(model, op) for op in model.main.operators}
+        lc = {n: max(runs, 2) for n in ops}
+        per = measure_ours(board, ops, lc)
+        per_before = measure_ours(board, ops, lc, firmware=fw) if fw else {}
+        for op in model.main.operators:
+            n = f"op{op.index:02d}.tflite"
+            layers.append({"model": path.name, "kind": layer_kind(model, op), "ours": per[n][0],
+                           "before": per_before[n][0] if per_before else None,
+                           "macs": model_macs(load_model(ops[n]))})
+    return {"models": rows, "layers": layers}
+
+
+def esp32_speed_markdown(data: dict, baseline_label: str = "") -> str:
+    rows, layers = data["models"], data["layers"]
+    base = any(r["before"] is not None for r in rows)
+    lines = ["| model | MACs | instructions | per MAC |" + (" before | after / before |" if base else "")
+             + " prepared (`tflm-host prepare`) | prepared / plain |",
+             "|---|---|---|---|" + ("---|---|" if base else "") + "---|---|"]
+    for r in rows:
+        cells = [r["model"], f"{r['macs']:,}", f"{r['ours']:,}", f"{r['ours'] / r['macs']:.1f}" if r["macs"] else "-"]
+        if base:
+            cells += [f"{r['before']:,}", _ratio(r["ours"], r["before"])]
+        cells += [f"{r['prepared']:,}", _ratio(r["prepared"], r["ours"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "### By layer type", "",
+              "| model | layer type | layers | MACs | instructions | per MAC |" + (" before | after / before |" if base else ""),
+              "|---|---|---|---|---|---|" + ("---|---|" if base else "")]
+    kinds: dict[tuple[str, str], list[int]] = {}
+    for r in layers:
+        agg = kinds.setdefault((r["model"], r["kind"]), [0, 0, 0, 0])
+        agg[0] += 1
+        agg[1] += r["macs"]
+        agg[2] += r["ours"]
+        agg[3] += r["before"] or 0
+    for (model, kind), (n, macs, o, b) in kinds.items():
+        cells = [model, kind, str(n), f"{macs:,}", f"{o:,}", f"{o / macs:.1f}" if macs else "-"]
+        if base:
+            cells += [f"{b:,}", _ratio(o, b)]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Instructions per invoke of the real ESP32_GENERIC firmware (NORADIO variant, Xtensa LX6, "
+              "kernels `-O2`) on QEMU's esp32 machine, counted by the core's debug counter ICOUNT as QEMU "
+              "implements it (`esp32board.icount()`: instructions of tasks, not of interrupt handlers), inputs "
+              "all zero, models from the romfs partition in place, the counter's own cost taken off. QEMU has "
+              "no timing model: these are instructions, not cycles (the LX6 runs most of these one a cycle; "
+              "flash reads through its cache cost more on a real board). Layers: each operator of the model "
+              "alone, with its own weights and quantization."
+              + (f" Before: {baseline_label} firmware." if base else "")]
     return "\n".join(lines) + "\n"
 
 

@@ -24,9 +24,10 @@ from .device import checkout
 from .flash import BOARDS
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-# The boards `make test` builds (ESP32_GENERIC needs ESP-IDF), and the
-# pyboard firmware's variant for QEMU (port_boards/PYBV11_QEMU).
-BUILT_BOARDS = ("RPI_PICO", "PYBV11")
+# The boards `make test` builds (ESP32_GENERIC from the offline ESP-IDF of
+# ../shared/sdk/esp32, or your own), and the pyboard firmware's variant for
+# QEMU (port_boards/PYBV11_QEMU).
+BUILT_BOARDS = ("RPI_PICO", "PYBV11", "ESP32_GENERIC")
 VARIANTS = {"PYBV11_QEMU": "PYBV11"}
 RP2040_FLASH = (0x10000000, 2 * 1024 * 1024)
 # Where make boards-report writes its tables in docs/boards.md.
@@ -139,7 +140,7 @@ def section_bytes(elf: Elf, prefix: str) -> int:
 
 def figures(board: str, build: Path) -> Figures:
     """A built firmware's figures: `build` is its folder (build/<BOARD>)."""
-    elf_path = build / "firmware.elf"
+    elf_path = build / ("micropython.elf" if board == "ESP32_GENERIC" else "firmware.elf")
     elf = read_elf(elf_path)
     name, board = board, VARIANTS.get(board, board)  # a variant has its board's flash map
     romfs = Region("ROMFS", BOARDS[board].romfs_addr, BOARDS[board].romfs_size)
@@ -157,10 +158,67 @@ def figures(board: str, build: Path) -> Figures:
                  "FLASH_FS": regions["FLASH_FS"].bytes_used(elf)}
         heap = sym["_heap_end"] - sym["_heap_start"]
         firmware = build / "firmware.dfu"
+    elif board == "ESP32_GENERIC":
+        return esp32_figures(build, elf, romfs)
     else:
         raise ValueError(f"no figures for {board} (boards: {', '.join(BUILT_BOARDS + tuple(VARIANTS))})")
     return Figures(name, firmware, text, text.bytes_placed(elf), other, romfs, romfs.bytes_used(elf),
                    section_bytes(elf, ".data"), section_bytes(elf, ".bss"), heap)
+
+
+# The ESP32's data RAM (SRAM2 and SRAM1 as DRAM): ESP-IDF's heap has all of it
+# but the firmware's static data and what the ROM keeps (its data at the
+# start of DRAM, the two cores' ROM data in SRAM1: ESP-IDF's esp32 memory
+# layout). MicroPython's heap starts in it and grows into it
+# (MICROPY_GC_SPLIT_HEAP_AUTO).
+ESP32_DRAM = (0x3FFAE000, 0x40000000)
+ESP32_ROM_DATA = (0x3FFAE000, 0x3FFAE6E0), (0x3FFE0000, 0x3FFE0440), (0x3FFE3F20, 0x3FFE4350)
+
+
+def esp32_partitions(csv: Path) -> dict[str, tuple[int, int]]:
+    """name -> (offset, size) of a partition table in ESP-IDF's CSV form."""
+    parts = {}
+    for line in csv.read_text().splitlines():
+        cells = [c.strip() for c in line.split("#", 1)[0].split(",")]
+        if len(cells) >= 5 and cells[3]:
+            parts[cells[0]] = (int(cells[3], 0), int(cells[4], 0))
+    return parts
+
+
+def esp32_table(data: bytes) -> dict[str, tuple[int, int]]:
+    """name -> (offset, size) of a built partition table (partition-table.bin:
+    32-byte entries with the magic 0xAA50)."""
+    parts = {}
+    for off in range(0, len(data) - 31, 32):
+        magic, _, _, offset, size = struct.unpack_from("<HBBII", data, off)
+        if magic != 0x50AA:
+            break
+        parts[data[off + 12:off + 28].split(b"\0", 1)[0].decode()] = (offset, size)
+    return parts
+
+
+def esp32_figures(build: Path, elf: Elf, romfs: Region) -> Figures:
+    """The app image in the factory partition, the bootloader below the
+    partition table, the ROMFS partition (the built table must have it where
+    tflm-host writes images), and ESP-IDF's DRAM heap."""
+    table = esp32_table((build / "partition_table" / "partition-table.bin").read_bytes())
+    csv = esp32_partitions(checkout("the board report") / "port_boards" / "ESP32_GENERIC" / "partitions-tflm-4MiB.csv")
+    if table != csv:
+        raise ValueError(f"{build}: the built partition table {table} is not port_boards' {csv}")
+    app = Region("factory app", *table["factory"])
+    app_bytes = (build / "micropython.bin").stat().st_size
+    boot_bytes = (build / "bootloader" / "bootloader.bin").stat().st_size  # at 0x1000, below the table at 0x8000
+    overlap = max(0, min(app.start + app_bytes, romfs.end) - max(app.start, romfs.start))
+    if table.get("romfs") != (romfs.start, romfs.size):
+        overlap = romfs.size  # images would land elsewhere than the firmware's ROMFS partition
+    sym = elf.symbols
+    static = sym["_heap_start"] - sym["_data_start"]
+    heap = ESP32_DRAM[1] - ESP32_DRAM[0] - static - sum(hi - lo for lo, hi in ESP32_ROM_DATA) \
+        - (ESP32_DRAM[1] - sym.get("_heap_end", ESP32_DRAM[1]))
+    data = section_bytes(elf, ".dram0.data")
+    return Figures("ESP32_GENERIC", build / "firmware.bin", app, app_bytes,
+                   {"bootloader": boot_bytes}, romfs, overlap,
+                   data, static - data, heap)
 
 
 def check(board: str, build: Path) -> int:
@@ -250,6 +308,67 @@ def pico_markdown(run: PicoRun) -> str:
     return "\n".join(lines) + "\n"
 
 
+ESP32_RUN = """
+import gc, esp32, esp32board, tflm
+gc.collect()
+regions = esp32.idf_heap_info(esp32.HEAP_DATA)
+print('@HEAP', gc.mem_free(), sum(r[1] for r in regions), max(r[2] for r in regions))
+def per_invoke(path, runs):
+    m = tflm.load(path)
+    it = tflm.Interpreter(m)
+    it.invoke()
+    c = esp32board.icount()
+    for _ in range(runs):
+        it.invoke()
+    print('@INVOKE', path, m.ram_bytes, it.arena_used_bytes(), (esp32board.icount() - c) // runs)
+"""
+
+
+@dataclass
+class Esp32Run:
+    boot_wall: float  # seconds of wall time from starting QEMU to the raw REPL's first answer
+    gc_free: int  # MicroPython's heap, free, after boot
+    idf_free: int  # ESP-IDF's data heap, free (what MicroPython's heap grows into)
+    idf_largest: int  # its largest free block: the largest new heap area
+    invokes: list[tuple[str, int, int, int]]  # model, ram_bytes, arena_used, instructions
+
+
+def esp32_run(models: Path, names: tuple[str, ...] = ("hello_world_int8.tflite", "person_detect.tflite")) -> Esp32Run:
+    """Boots the ESP32_GENERIC firmware on QEMU's esp32 machine and counts
+    the instructions of one invoke of each model from /rom in place with the
+    core's own counter (esp32board.icount()); and the heap after boot."""
+    import time
+
+    from .device import Esp32Target
+
+    target = Esp32Target()
+    start = time.monotonic()
+    target.run(["pass"])  # boot to the raw REPL, nothing else
+    boot_wall = time.monotonic() - start
+    files = {n: (models / n).read_bytes() for n in names}
+    chunks = [ESP32_RUN] + [f"per_invoke('/rom/{n}', {1 if 'person' in n else 10})" for n in names]
+    out = target.run(chunks, files, timeout=900)
+    heap = re.search(r"@HEAP (\d+) (\d+) (\d+)", out)
+    invokes = [(m.group(1).rsplit("/", 1)[1], int(m.group(2)), int(m.group(3)), int(m.group(4)))
+               for m in re.finditer(r"@INVOKE (\S+) (\d+) (\d+) (\d+)", out)]
+    if not heap or len(invokes) != len(names):
+        raise RuntimeError(f"the emulated ESP32 did not report its counts:\n{out[-2000:]}")
+    return Esp32Run(boot_wall, *(int(g) for g in heap.groups()), invokes)
+
+
+def esp32_markdown(run: Esp32Run) -> str:
+    lines = ["| what | instructions | at 240 MHz, one instruction a cycle | model in RAM | arena_used_bytes |",
+             "|---|---|---|---|---|"]
+    for name, ram, arena_bytes, instructions in run.invokes:
+        lines.append(f"| one `invoke()` of {name} | {instructions:,} | {instructions / 240e3:,.2f} ms | {ram} B | "
+                     f"{arena_bytes:,} B |")
+    lines += ["", "| heap after boot | bytes |", "|---|---|",
+              f"| MicroPython's heap, free (`gc.mem_free()`) | {run.gc_free:,} |",
+              f"| ESP-IDF's data heap, free (`esp32.idf_heap_info(esp32.HEAP_DATA)`) | {run.idf_free:,} |",
+              f"| its largest free block (the largest area MicroPython's heap can add) | {run.idf_largest:,} |"]
+    return "\n".join(lines) + "\n"
+
+
 # The cores of the QEMU boards whose C stack use stands for the real boards':
 # the M0's instructions are the Pico's (Cortex-M0+), the M4F's the pyboard's.
 STACK_CORES = {"MICROBIT": "Cortex-M0 (RPI_PICO's instructions)", "MPS2_AN385": "Cortex-M3",
@@ -325,15 +444,18 @@ def stack_markdown(use: dict[str, dict[str, tuple[int, int]]], stacks: dict[str,
     return "\n".join(lines) + "\n"
 
 
-def report(build: Path, models: Path, pico: bool) -> str:
+def report(build: Path, models: Path, pico: bool, esp32: bool = False) -> str:
     from . import arena
     from .model import load_model
 
     rows = [figures(b, build / b) for b in BUILT_BOARDS + tuple(VARIANTS)]
     person = arena.plan_layout(load_model(models / "person_detect.tflite"), "greedy").used
     text = ["Measured on the firmware `make real-firmware` builds (all kernels, MicroPython 1.25.0, "
-            "the SDKs of `../shared/sdk`; PYBV11_QEMU is the pyboard's firmware for QEMU), from its ELF file: firmware bytes stored in the flash region "
-            "it must fit, the MicroPython heap between the linker's heap symbols, and person_detect's arena "
+            "the SDKs of `../shared/sdk`; PYBV11_QEMU is the pyboard's firmware for QEMU; ESP32_GENERIC is its "
+            "NORADIO variant, from the offline ESP-IDF), from its ELF file: firmware bytes stored in the flash region "
+            "it must fit, the MicroPython heap between the linker's heap symbols (ESP32_GENERIC: ESP-IDF's data "
+            "heap, the DRAM its static data and the ROM leave, which MicroPython's heap grows into; measured free "
+            "after boot below), and person_detect's arena "
             "as `tflm-host arena` predicts it (greedy planner).", "", firmware_markdown(rows, person)]
     files = stack_files(models)
     use = {b: stack_use(b, files) for b in STACK_CORES}
@@ -351,6 +473,16 @@ def report(build: Path, models: Path, pico: bool) -> str:
                  f"(model in RAM: 0 B). Wall time from starting the emulator to the raw REPL's first answer: "
                  f"{run.boot_wall:.1f} s here.",
                  "", pico_markdown(run)]
+    if esp32:
+        run32 = esp32_run(models)
+        text += ["The ESP32_GENERIC firmware (the NORADIO variant `make test` builds) on QEMU's esp32 machine "
+                 "(Espressif's QEMU, esp-develop-20220919, `tflm-host run --target ESP32_GENERIC`): instructions "
+                 "counted by the core's debug counter ICOUNT as QEMU implements it (`esp32board.icount()`: "
+                 "MicroPython's task, not interrupt handlers), not cycles: QEMU has no timing model of the LX6 or "
+                 "of its flash cache. Models in /rom are used in place from the memory-mapped flash (model in "
+                 "RAM: 0 B). Wall time from starting QEMU to the raw REPL's first answer: "
+                 f"{run32.boot_wall:.1f} s here.",
+                 "", esp32_markdown(run32)]
     return "\n".join(text)
 
 
@@ -372,6 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--build", type=Path, help="the build folder (default: TFLM_BUILD, else build/)")
     r.add_argument("--models", type=Path, default=PROJECT_ROOT.parent / "shared" / "models")
     r.add_argument("--pico", action="store_true", help="also run the RPI_PICO firmware in the RP2040 emulator")
+    r.add_argument("--esp32", action="store_true", help="also run the ESP32_GENERIC firmware on QEMU's esp32 machine")
     r.add_argument("--out", type=Path, help="the Markdown file whose generated section is rewritten")
     args = p.parse_args(argv)
     if args.cmd == "check":
@@ -380,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["TFLM_BUILD"] = str(args.build.resolve())  # where the emulator and firmware are found
     from .device import build_dir
 
-    body = report(build_dir(), args.models, args.pico)
+    body = report(build_dir(), args.models, args.pico, args.esp32)
     if args.out:
         update_doc(args.out, body)
         print(f"wrote {args.out}")

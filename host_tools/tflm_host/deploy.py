@@ -3,8 +3,11 @@
 The models (and labels files next to them) go into a ROMFS image with
 aligned data, written with `mpremote romfs deploy` when the firmware has a
 ROMFS partition (vfs.rom_ioctl), else copied to the board's filesystem with
-`mpremote fs cp`. Then a script on the board loads each model and prints its
-arena_used_bytes, shown next to the host's prediction.
+`mpremote fs cp`. The esp32 port of MicroPython 1.25 reads its romfs
+partition through vfs.rom_ioctl but cannot write it there: on an ESP32 the
+image goes into the partition through esp32.Partition, a few flash blocks
+per raw-REPL execution. Then a script on the board loads each model and
+prints its arena_used_bytes, shown next to the host's prediction.
 """
 
 from __future__ import annotations
@@ -33,8 +36,22 @@ try:
     fs = True
 except Exception:
     fs = False
-print('@CAPS', rom, size, fs)
+try:
+    import esp32
+    part = rom and len(esp32.Partition.find(esp32.Partition.TYPE_DATA, label='romfs')) > 0
+except (ImportError, AttributeError):
+    part = False
+print('@CAPS', rom, size, fs, part)
 """
+
+# The ESP32's romfs partition, written through esp32.Partition (flash blocks
+# of 4 KiB, each erased by writeblocks before it is written).
+ESP32_PARTITION_SETUP = """
+import esp32, binascii
+_romfs = esp32.Partition.find(esp32.Partition.TYPE_DATA, label='romfs')[0]
+"""
+ESP32_BLOCK = 4096
+ESP32_BLOCKS_PER_RUN = 4
 
 CHECK = """
 import tflm, gc
@@ -85,20 +102,56 @@ def mpremote(port: str, *args: str, dry_run: bool = False, timeout: float = 600)
     return proc.stdout
 
 
-def capabilities(port: str) -> tuple[bool, int, bool]:
-    """(ROMFS partition, its size, a filesystem) of the board on `port`."""
+def capabilities(port: str) -> tuple[bool, int, bool, bool]:
+    """(ROMFS partition, its size, a filesystem, an esp32.Partition named
+    romfs) of the board on `port`."""
     out = mpremote(port, "exec", CAPABILITIES)
     for line in out.splitlines():
         if line.startswith("@CAPS "):
-            _, rom, size, fs = line.split()
-            return rom == "True", int(size), fs == "True"
+            _, rom, size, fs, part = line.split()
+            return rom == "True", int(size), fs == "True", part == "True"
     raise RuntimeError(f"unexpected answer from the board:\n{out}")
 
 
+def esp32_partition_chunks(image: bytes) -> list[str]:
+    """Device code writing `image` into the romfs partition, padded with
+    erased bytes to whole flash blocks, a few blocks per chunk."""
+    import base64
+
+    data = image + b"\xff" * (-len(image) % ESP32_BLOCK)
+    step = ESP32_BLOCK * ESP32_BLOCKS_PER_RUN
+    chunks = [ESP32_PARTITION_SETUP]
+    for start in range(0, len(data), step):
+        chunks.append("\n".join(
+            f"_romfs.writeblocks({at // ESP32_BLOCK}, binascii.a2b_base64("
+            f"{base64.b64encode(data[at:at + ESP32_BLOCK]).decode()!r}))"
+            for at in range(start, min(start + step, len(data)), ESP32_BLOCK)))
+    return chunks
+
+
+def write_esp32_partition(port: str, image: bytes, dry_run: bool = False) -> None:
+    """The image into an ESP32's romfs partition over the raw REPL."""
+    from .device import connect, run_on, wait_for_prompt
+
+    blocks = -(-len(image) // ESP32_BLOCK)
+    print(f"$ raw REPL on {port}: esp32.Partition 'romfs' writeblocks, {blocks} blocks of {ESP32_BLOCK} bytes",
+          flush=True)
+    if dry_run:
+        return
+    transport = connect(port)
+    try:
+        wait_for_prompt(transport)
+        run_on(transport, esp32_partition_chunks(image), timeout=120)
+        transport.exit_raw_repl()
+    finally:
+        transport.close()
+
+
 def deploy(models: list[Path], port: str, extra: list[Path] | None = None, dry_run: bool = False,
-           check: bool = True, caps: tuple[bool, int, bool] | None = None) -> int:
+           check: bool = True, caps: tuple[bool, int, bool, bool] | None = None) -> int:
     plan = collect(models, extra)
-    rom, size, fs = caps if caps is not None else (True, len(plan.image), False) if dry_run else capabilities(port)
+    rom, size, fs, part = caps if caps is not None else (True, len(plan.image), False, False) if dry_run \
+        else capabilities(port)
     with tempfile.TemporaryDirectory(prefix="tflm-deploy-") as tmp:
         if rom:
             if len(plan.image) > size:
@@ -107,7 +160,10 @@ def deploy(models: list[Path], port: str, extra: list[Path] | None = None, dry_r
             image = Path(tmp, "models.romfs")
             image.write_bytes(plan.image)
             print(f"ROMFS image: {len(plan.image)} bytes, {', '.join(plan.files)} (data 16-byte aligned)")
-            mpremote(port, "romfs", "deploy", str(image), dry_run=dry_run)
+            if part:
+                write_esp32_partition(port, plan.image, dry_run)
+            else:
+                mpremote(port, "romfs", "deploy", str(image), dry_run=dry_run)
             mpremote(port, "soft-reset", dry_run=dry_run)  # mounts the new image at /rom
             prefix = "/rom/"
         elif fs:

@@ -40,7 +40,10 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 QEMU_BOARDS = ("MPS2_AN385", "NETDUINO2", "NETDUINOPLUS2", "MICROBIT", "PYBV11_QEMU")
 # Real board firmware on an emulated chip (rp2040js, installed by `make deps`).
 PICO_BOARDS = ("RPI_PICO",)
-TARGETS = ("unix",) + QEMU_BOARDS + PICO_BOARDS
+# The real ESP32_GENERIC firmware (its whole flash image) on Espressif's QEMU
+# esp32 machine (qemu-system-xtensa, from ../shared/sdk/esp32).
+ESP32_BOARDS = ("ESP32_GENERIC",)
+TARGETS = ("unix",) + QEMU_BOARDS + PICO_BOARDS + ESP32_BOARDS
 
 
 class DeviceError(RuntimeError):
@@ -311,7 +314,8 @@ def wait_for_prompt(transport: "SerialTransport", timeout: float = 60, listen: f
 # What a board prints when it crashes, wherever it is in its output: the qemu
 # port's fault handler, the stm32 port's (which then resets the chip), a
 # fatal error, and a boot banner in the middle of a run (a reset).
-CRASH_MARKERS = (b" exception caught:", b"\nHardFault\r\n", b"FATAL ERROR", b'Type "help()" for more information.')
+CRASH_MARKERS = (b" exception caught:", b"\nHardFault\r\n", b"FATAL ERROR", b'Type "help()" for more information.',
+                 b"Guru Meditation Error", b"abort() was called")
 # Seconds a board has to show its raw REPL prompt and accept code.
 RESPONSE_TIMEOUT = 20
 # Seconds of output kept after a crash marker (a fault handler's register dump).
@@ -411,9 +415,12 @@ def exec_chunk(transport: "SerialTransport", code: str, timeout: float, echo=Non
     return out.text()
 
 
-def run_chunks(url: str, chunks: list[str], timeout: float, echo=None) -> str:
-    """Connects to the board at `url` and runs each chunk (see run_on)."""
+def run_chunks(url: str, chunks: list[str], timeout: float, echo=None, raw_paste: bool = False) -> str:
+    """Connects to the board at `url` and runs each chunk (see run_on);
+    `raw_paste`: with the raw REPL's flow control (a board that drops
+    input it cannot take at once, as the ESP32's UART does)."""
     transport = connect(url)
+    transport.use_raw_paste = raw_paste
     try:
         wait_for_prompt(transport)
         return run_on(transport, chunks, timeout, echo)
@@ -845,9 +852,127 @@ def romfs_batches(tgt: Target, files: dict[str, bytes]) -> list[list[str]]:
     return batches
 
 
+# -- the ESP32 on Espressif's QEMU esp32 machine ---------------------------------
+
+@dataclass
+class Esp32Board:
+    """The ESP32_GENERIC firmware as `make firmware BOARD=ESP32_GENERIC`
+    builds it: flash.bin, the whole 4 MiB flash (bootloader at 0x1000,
+    partition table at 0x8000, app at 0x10000), and the app's ELF file."""
+
+    name: str
+    firmware: Path  # flash.bin
+    elf: Path
+    romfs_start: int  # flash offset of the romfs partition
+    romfs_size: int
+
+
+def esp32_board(firmware: Path | None = None) -> Esp32Board:
+    from .flash import BOARDS  # the romfs partition of port_boards/ESP32_GENERIC (tests/test_flash.py checks it)
+
+    image = firmware or build_dir() / "ESP32_GENERIC" / "flash.bin"
+    if not image.is_file():
+        raise FileNotFoundError(f"{image} not found: run `make firmware BOARD=ESP32_GENERIC`")
+    region = BOARDS["ESP32_GENERIC"]
+    return Esp32Board("ESP32_GENERIC", image, image.with_name("micropython.elf"), region.romfs_addr, region.romfs_size)
+
+
+def esp32_qemu() -> str:
+    """qemu-system-xtensa with Espressif's esp32 machine: the offline build's
+    (build/esp32-sdk, extracted by `make firmware BOARD=ESP32_GENERIC`), else
+    one on PATH."""
+    ours = build_dir() / "esp32-sdk" / "inst" / "bin" / "qemu-system-xtensa"
+    found = str(ours) if ours.is_file() else shutil.which("qemu-system-xtensa")
+    if not found:
+        raise FileNotFoundError(f"no qemu-system-xtensa at {ours} or on PATH: run `make firmware BOARD=ESP32_GENERIC`")
+    return found
+
+
+class Esp32Server(QemuServer):
+    """The ESP32_GENERIC firmware on QEMU's esp32 machine (two Xtensa LX6
+    cores, the ESP32's ROM), its UART0 (the REPL) on a TCP socket at `url`,
+    as for the other QEMU boards (QemuServer: the same start, prompt wait,
+    raw REPL, crash and silence handling). The machine boots from a copy of
+    flash.bin with the ROMFS image written into the romfs partition, so
+    models are used in place from the mapped flash. Without -icount: this
+    QEMU's eFuse model completes a read after 100 ms of virtual time, which
+    under -icount never comes while the ROM polls for it. Instructions are
+    counted by the core itself instead (esp32board.icount(): the LX6's
+    debug counter ICOUNT)."""
+
+    def __init__(self, image: bytes | None = None, firmware: Path | None = None,
+                 keep_connection: bool = False) -> None:
+        self.board = esp32_board(firmware)
+        self.image = image
+        self.icount = False
+        self.keep_connection = keep_connection
+        self.url = ""
+        self.transport = None
+        self.proc: subprocess.Popen | None = None
+        self._tmp: tempfile.TemporaryDirectory | None = None
+
+    def _flash_file(self) -> Path:
+        """The board's flash for this run: flash.bin with the ROMFS image
+        in its partition (QEMU writes the filesystem partition back to it)."""
+        assert self._tmp is not None
+        flash = bytearray(self.board.firmware.read_bytes())
+        if self.image is not None:
+            path = romfs_file(self.image, self.board.name, self.board.romfs_size, self._tmp)
+            start = self.board.romfs_start
+            flash[start:start + path.stat().st_size] = path.read_bytes()
+        path = Path(self._tmp.name, "flash.bin")
+        path.write_bytes(flash)
+        return path
+
+    def command(self, port: int) -> list[str]:
+        cmd = [esp32_qemu(), "-machine", "esp32", "-nographic",
+               "-monitor", f"unix:{self._monitor_path()},server=on,wait=off",
+               "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on",
+               "-drive", f"file={self._flash_file()},if=mtd,format=raw"]
+        return cmd
+
+    def _start(self, port: int) -> bool:
+        # The esp32 port's UART takes what arrives into a 260-byte buffer and
+        # drops the rest: code goes in raw-paste mode, whose windows the
+        # board acknowledges as it takes them.
+        started = super()._start(port)
+        if started:
+            self.transport.use_raw_paste = True
+        return started
+
+    def run(self, chunks: list[str], timeout: float = 600, echo=None) -> str:
+        if self.transport is None:
+            return run_chunks(self.url, chunks, timeout, echo, raw_paste=True)
+        return super().run(chunks, timeout, echo)
+
+    def where(self) -> str:
+        """Where the CPUs are: each core's PC as a function of the app's ELF file."""
+        pcs = [int(v, 16) for v in re.findall(r"\bPC=([0-9a-fA-F]{8})", self.monitor("info registers -a"))]
+        if not pcs:
+            return "(no registers from QEMU's monitor)"
+        return ", ".join(f"core {i}: pc {pc:#010x} in {elf_function_at(self.board.elf, pc)}" for i, pc in enumerate(pcs))
+
+
+class Esp32Target(Target):
+    """The real ESP32_GENERIC firmware on QEMU's esp32 machine, driven over
+    the raw REPL on its UART."""
+
+    def __init__(self, firmware: Path | None = None) -> None:
+        self.board = esp32_board(firmware)
+        self.name = self.board.name
+
+    def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600,
+            echo=None) -> str:
+        image = romfs.build_image(files) if files else None
+        with Esp32Server(image, self.board.firmware, keep_connection=True) as server:
+            return server.run(chunks, timeout, echo)
+
+
 def target(name: str, firmware: Path | None = None) -> Target:
     if name == "unix":
         return UnixTarget(firmware)
     if name in PICO_BOARDS:
         return PicoTarget(firmware)
+    if name in ESP32_BOARDS:
+        return Esp32Target(firmware)
     return QemuTarget(name, firmware)

@@ -7,7 +7,10 @@
 //                      multiply-accumulate (SMLAL), no SIMD
 //   TFLM_ARCH_V6M      Armv6-M (Cortex-M0, M0+: the RP2040): Thumb-1, no
 //                      64-bit multiply
-//   TFLM_ARCH_PORTABLE anything else (ESP32's Xtensa, RISC-V, the host)
+//   TFLM_ARCH_XTENSA   Xtensa LX6/LX7 with the windowed ABI (ESP32, -S2,
+//                      -S3): zero-overhead loops, 16-bit multiply, SEXT
+//   TFLM_ARCH_PORTABLE anything else (RISC-V, the ESP8266's call0 Xtensa,
+//                      the host)
 //
 // Override with -DTFLM_KERNEL_ARCH=TFLM_ARCH_<NAME>. On a target without the
 // instructions, TFLM_ARCH_DSP uses the C versions below: the host tests build
@@ -23,6 +26,7 @@
 #define TFLM_ARCH_V6M (1)
 #define TFLM_ARCH_THUMB2 (2)
 #define TFLM_ARCH_DSP (3)
+#define TFLM_ARCH_XTENSA (4)
 
 #ifndef TFLM_KERNEL_ARCH
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
@@ -31,6 +35,8 @@
 #define TFLM_KERNEL_ARCH TFLM_ARCH_THUMB2
 #elif defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
 #define TFLM_KERNEL_ARCH TFLM_ARCH_V6M
+#elif defined(__XTENSA__) && defined(__XTENSA_WINDOWED_ABI__)
+#define TFLM_KERNEL_ARCH TFLM_ARCH_XTENSA
 #else
 #define TFLM_KERNEL_ARCH TFLM_ARCH_PORTABLE
 #endif

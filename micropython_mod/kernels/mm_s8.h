@@ -9,9 +9,10 @@
 // Per core family (kernels/arch.h): with DSP, four values per step, widened
 // two at a time with SXTB16 and multiplied in pairs with SMLAD (lanes 0/2
 // and 1/3 of both operands pair up alike, so no reordering is needed);
-// elsewhere one value per step, four steps unrolled. On Armv7-M and later
-// mainline cores (M3, M4, M7, M33) two pixels also share each multiply, in
-// lanes of a 64-bit sum (TFLM_MM_S8_LANE, below).
+// on Xtensa (ESP32) two values per step in assembly, the loop the core's
+// own (LOOP); elsewhere one value per step, four steps unrolled. On Armv7-M
+// and later mainline cores (M3, M4, M7, M33) two pixels also share each
+// multiply, in lanes of a 64-bit sum (TFLM_MM_S8_LANE, below).
 #ifndef TFLM_KERNELS_MM_S8_H
 #define TFLM_KERNELS_MM_S8_H
 
@@ -57,6 +58,61 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_1x2(const int8_t *x, const int8_t *w0,
     a[1] = a1;
 }
 
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_XTENSA
+// One value of each pixel and each filter at byte offset k: four bytes
+// loaded and sign-extended (L8UI, SEXT), four 16 x 16 products (MUL16S),
+// each added to its sum through the one scratch register.
+#define TFLM_MM_S8_XT_STEP(k) \
+    "l8ui %[xa], %[x0], " #k "\n\t" \
+    "l8ui %[wa], %[w0], " #k "\n\t" \
+    "l8ui %[xb], %[x1], " #k "\n\t" \
+    "l8ui %[wb], %[w1], " #k "\n\t" \
+    "sext %[xa], %[xa], 7\n\t" \
+    "sext %[wa], %[wa], 7\n\t" \
+    "sext %[xb], %[xb], 7\n\t" \
+    "sext %[wb], %[wb], 7\n\t" \
+    "mul16s %[t], %[xa], %[wa]\n\t" \
+    "add %[a00], %[a00], %[t]\n\t" \
+    "mul16s %[t], %[xa], %[wb]\n\t" \
+    "add %[a01], %[a01], %[t]\n\t" \
+    "mul16s %[t], %[xb], %[wa]\n\t" \
+    "add %[a10], %[a10], %[t]\n\t" \
+    "mul16s %[t], %[xb], %[wb]\n\t" \
+    "add %[a11], %[a11], %[t]\n\t"
+
+// tflm_mm_s8_2x2's pairs of values on Xtensa: the four sums, four pointers
+// and five scratch registers take thirteen of the window's fourteen (GCC's
+// own code for the unrolled C loop spills sums to the stack); LOOPNEZ runs
+// the body with no branch. The scratch register starts as the pair count,
+// which LOOPNEZ copies into the loop counter.
+static TFLM_ALWAYS_INLINE void tflm_mm_s8_2x2_xtensa(const int8_t **x0, const int8_t **x1, const int8_t **w0,
+    const int8_t **w1, int32_t pairs, uint32_t *a00, uint32_t *a01, uint32_t *a10, uint32_t *a11) {
+    const int8_t *p0 = *x0, *p1 = *x1, *q0 = *w0, *q1 = *w1;
+    uint32_t s00 = *a00, s01 = *a01, s10 = *a10, s11 = *a11;
+    int32_t xa, xb, wa, wb, t = pairs;
+    __asm__ volatile(
+        "loopnez %[t], 1f\n\t"
+        TFLM_MM_S8_XT_STEP(0) TFLM_MM_S8_XT_STEP(1)
+        "addi %[x0], %[x0], 2\n\t"
+        "addi %[x1], %[x1], 2\n\t"
+        "addi %[w0], %[w0], 2\n\t"
+        "addi %[w1], %[w1], 2\n\t"
+        "1:\n\t"
+        : [a00] "+r"(s00), [a01] "+r"(s01), [a10] "+r"(s10), [a11] "+r"(s11), [x0] "+r"(p0), [x1] "+r"(p1),
+          [w0] "+r"(q0), [w1] "+r"(q1), [xa] "=&r"(xa), [xb] "=&r"(xb), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "+r"(t)
+        :
+        : "memory");
+    *x0 = p0;
+    *x1 = p1;
+    *w0 = q0;
+    *w1 = q1;
+    *a00 = s00;
+    *a01 = s01;
+    *a10 = s10;
+    *a11 = s11;
+}
+#endif
+
 // One value of each pixel against one of each filter (offset k): four
 // products. Written out four times per step, not looped, so the loads take
 // immediate offsets.
@@ -79,6 +135,12 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_2x2(const int8_t *x0, const int8_t *x1
     tflm_mm_s8_1x2(x1, w0, w1, n, a + 2);
 #else
     uint32_t a00 = a[0], a01 = a[1], a10 = a[2], a11 = a[3];
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_XTENSA
+    if (n >= 2) {
+        tflm_mm_s8_2x2_xtensa(&x0, &x1, &w0, &w1, n >> 1, &a00, &a01, &a10, &a11);
+        n &= 1;
+    }
+#endif
     for (; n >= 4; n -= 4) {
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
         // Each word widened once: filter 0 against both pixels, then filter 1.

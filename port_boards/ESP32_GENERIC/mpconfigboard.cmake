@@ -6,6 +6,9 @@
 # v5.2 to v5.4 exported.
 set(IDF_TARGET esp32)
 
+# esp32board.icount(): the core's instruction counter (board_icount.c).
+list(APPEND MICROPY_SOURCE_BOARD ${CMAKE_CURRENT_LIST_DIR}/board_icount.c)
+
 # The port's settings for the ESP32, then this board's partition table. The
 # table's path must be absolute (ESP-IDF resolves relative ones against the
 # port's folder), so it is written into a settings file in the build folder.

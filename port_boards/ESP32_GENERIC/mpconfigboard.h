@@ -1,5 +1,7 @@
 // A generic ESP32 module with the tflm module.
+#ifndef MICROPY_HW_BOARD_NAME
 #define MICROPY_HW_BOARD_NAME "Generic ESP32 module with tflm"
+#endif
 #define MICROPY_HW_MCU_NAME "ESP32"
 
 // ROMFS: the port's vfs.rom_ioctl serves the data partition named "romfs"

@@ -1,0 +1,130 @@
+"""The real ESP32_GENERIC firmware (build/ESP32_GENERIC/flash.bin, the whole
+flash) on QEMU's esp32 machine: it boots as the board, finds its romfs
+partition memory-mapped where the host put the image, runs person_detect
+in place from flash with the arena the host predicts, bit-exact with TFLM,
+and the core counts its instructions (esp32board.icount(): the LX6's debug
+counter, which QEMU implements). The hello_world models, the CLI, the
+device scripts and every shared model run on it too (EVERY_TARGET in
+conftest.py, tests/test_models.py); TFLM_ESP32=all runs the whole device
+suite."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from conftest import model_path, run_on
+from tflm_host import arena, device
+from tflm_host.flash import BOARDS
+from tflm_host.model import load_model
+from tflm_host.reference import reference_outputs
+
+# The ESP32's data bus view of the flash (DROM: the MMU maps flash pages
+# there for reading).
+DROM = (0x3F400000, 0x3F800000)
+
+
+def test_boots_as_the_board():
+    out = run_on("ESP32_GENERIC", """
+import sys, os, vfs, uctypes, network
+print(sys.implementation._build)
+print(os.uname().machine)
+print(vfs.rom_ioctl(1))
+rom = memoryview(vfs.rom_ioctl(2, 0))
+print(len(rom), hex(uctypes.addressof(rom)))
+print(hasattr(network, 'WLAN'))
+""")
+    build, machine, segments, rom, wlan = out.strip().split("\n")
+    # The offline build is the NORADIO variant (no Wi-Fi); one with your own ESP-IDF the full board.
+    assert build in ("ESP32_GENERIC", "ESP32_GENERIC-NORADIO")
+    assert wlan == str(build == "ESP32_GENERIC")
+    assert machine.startswith("Generic ESP32 module with tflm") and machine.endswith("with ESP32")
+    # One ROMFS segment: the whole romfs partition, mapped into the data bus.
+    assert segments == "1"
+    size, addr = rom.split()
+    assert int(size) == BOARDS["ESP32_GENERIC"].romfs_size
+    assert DROM[0] <= int(addr, 16) < DROM[1]
+
+
+def test_romfs_image_mounted_at_rom():
+    files = {"a.txt": b"hello from flash\n", "sub/b.bin": bytes(range(256)) * 4}
+    out = run_on("ESP32_GENERIC", """
+import os
+print(sorted(os.listdir('/rom')), sorted(os.listdir('/rom/sub')))
+print(open('/rom/a.txt').read(), end='')
+print(sum(open('/rom/sub/b.bin', 'rb').read()))
+""", files)
+    assert out == f"['a.txt', 'sub'] ['b.bin']\nhello from flash\n{sum(range(256)) * 4}\n"
+
+
+def test_person_detect_in_place_from_flash():
+    path = model_path("person_detect.tflite")
+    model = load_model(path)
+    layout = arena.plan_layout(model, "greedy")
+    frame = np.random.default_rng(3).integers(-128, 128, model.inputs[0].shape, dtype=np.int8)
+    out = run_on("ESP32_GENERIC", """
+import tflm, binascii, esp32board
+m = tflm.load('/rom/person_detect.tflite')
+print('@MODEL', m.ram_bytes, tflm.arena_size(m))
+it = tflm.Interpreter(m)
+it.set_input(0, open('/rom/frame.bin', 'rb').read())
+c = esp32board.icount()
+it.invoke()
+print('@COUNT', esp32board.icount() - c)
+print('@ARENA', it.arena_used_bytes(), it.head_bytes(), it.tail_bytes())
+print('@OUT', binascii.hexlify(it.output(0)).decode())
+""", {"person_detect.tflite": path.read_bytes(), "frame.bin": frame.tobytes()})
+    ram, size = map(int, re.search(r"@MODEL (\d+) (\d+)", out).groups())
+    assert ram == 0, "the model was copied to RAM instead of used in place from flash"
+    assert size == layout.needed
+    used, head, tail = map(int, re.search(r"@ARENA (\d+) (\d+) (\d+)", out).groups())
+    assert (used, head, tail) == (layout.used, layout.head, layout.tail)
+    ours = np.frombuffer(bytes.fromhex(re.search(r"@OUT (\w+)", out).group(1)), np.int8)
+    (expected,) = reference_outputs(path, [[frame]])
+    assert ours.tobytes() == expected[0].tobytes(), (ours, expected[0])
+    # person_detect is 7.5 million multiply-accumulates; each takes instructions.
+    instructions = int(re.search(r"@COUNT (\d+)", out).group(1))
+    assert 7_500_000 < instructions < 500_000_000
+
+
+def test_instruction_counter():
+    """esp32board.icount() counts the instructions the core executes: a
+    loop of a known length takes the same count each time, to a few
+    instructions (the instruction an interrupt arrives at; the handlers
+    themselves are not counted), twice the loop about twice the count, and
+    two readings in a row are a small, fixed count apart."""
+    code = """
+import esp32board
+def f(n):
+    for i in range(n):
+        pass
+def count(n):
+    c = esp32board.icount()
+    f(n)
+    return esp32board.icount() - c
+def gap():
+    c = esp32board.icount()
+    d = esp32board.icount()
+    e = esp32board.icount()
+    return d - c, e - d
+print(count(1000), count(2000), count(1000), count(1000))
+print(*gap(), *gap())
+"""
+    lines = run_on("ESP32_GENERIC", code).split("\n")
+    a, b, c, d = (int(x) for x in lines[0].split())
+    assert abs(c - d) < 50 and abs(a - c) < 500, (a, c, d)
+    assert 1.9 < b / a < 2.1, (a, b)
+    assert 20 * 1000 < a < 2000 * 1000, a  # tens to hundreds of instructions per iteration
+    gaps = [int(x) for x in lines[1].split()]
+    assert 0 < min(gaps) and max(gaps) - min(gaps) < 50 and max(gaps) < 2000, gaps
+
+
+def test_serial_port_for_any_raw_repl_client():
+    """Esp32Server puts UART0 on a TCP socket: a raw-REPL client gets a
+    prompt and runs code longer than the port's 260-byte input buffer, in
+    raw-paste mode (the board's flow control), as mpremote sends it."""
+    with device.Esp32Server() as esp:
+        assert esp.url.startswith("socket://127.0.0.1:")
+        code = "x = [" + ", ".join(str(k) for k in range(600)) + "]\nprint(sum(x), len(x))"
+        assert device.run_chunks(esp.url, [code], timeout=60, raw_paste=True) == f"{sum(range(600))} 600\n"
