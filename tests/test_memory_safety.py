@@ -162,7 +162,7 @@ def ref_chain_output(depth: int) -> list[int]:
     (call_chain(1000), DEEP_MESSAGE[len("ValueError "):]),
     (call_tree(12, 8), SCOPES_MESSAGE[len("ValueError "):]),
     (unwritten_read(), UNWRITTEN_MESSAGE[len("ValueError "):]),
-])
+], ids=["chain1000", "tree12x8", "unwritten_read"])  # short ids: PYTEST_CURRENT_TEST goes to the CLI's environment
 def test_host_gives_the_device_verdict(tmp_path, model, message):
     """tflm-host arena and plan refuse these models as the device does (no
     RecursionError on a 1,000-deep chain, no hang on nested fan-out)."""
