@@ -1,9 +1,37 @@
 // The complex FFT of SignalRfft and SignalIrfft (see signal_fft.h).
 #include "kernels/kernels.h"
 #include "kernels/signal_fft.h"
+#include "kernels/flexbuffer.h"
 #include "engine/fmath.h"
 
 #if TFLM_KERNEL_SIGNAL_RFFT || TFLM_KERNEL_SIGNAL_IRFFT
+
+tflm_status_t signal_fft_prepare_io(tflm_prepare_t *p, const char *name, tflm_tinfo_t *in, tflm_tinfo_t *out,
+    int32_t *type, int32_t *length) {
+    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
+    tflm_flex_map_t opts;
+    if (st || (st = tflm_prep_input(p, 0, in)) || (st = tflm_prep_output(p, 0, out))
+        || (st = tflm_flex_map(p, &opts)) || (st = tflm_flex_int(p, &opts, "T", 0, 255, type))
+        || (st = tflm_flex_int(p, &opts, "fft_length", 0, INT32_MAX, length))) {
+        return st;
+    }
+    if (in->index < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input missing");
+    }
+    const unsigned t = (unsigned)*type;
+    if (t != TFLM_INT16 && t != TFLM_INT32 && t != TFLM_FLOAT32) {
+        return tflm_prep_unsupported_type(p, name, t);
+    }
+    if (in->type != t || out->type != t) {
+        return tflm_prep_unsupported_type(p, name, in->type != t ? in->type : out->type);
+    }
+    const int32_t n = *length;
+    if (n < SIGNAL_FFT_MIN_LENGTH || n > SIGNAL_FFT_MAX_LENGTH || (n & (n - 1))) {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fft_length %d (supported: powers of two from %d to %d)",
+            (int)n, SIGNAL_FFT_MIN_LENGTH, SIGNAL_FFT_MAX_LENGTH);
+    }
+    return TFLM_OK;
+}
 
 void signal_fft_init(signal_fft_t *f, uint32_t length, bool inverse) {
     memset(f, 0, sizeof(*f));

@@ -35,6 +35,13 @@ typedef struct {
     uint8_t pad;
 } signal_fft_t;
 
+// What SignalRfft and SignalIrfft check alike (`name` is the op's): one
+// input and one output of the options' type T (int16, int32 or float32),
+// fft_length a power of two from SIGNAL_FFT_MIN_LENGTH to
+// SIGNAL_FFT_MAX_LENGTH. The caller checks the shapes.
+tflm_status_t signal_fft_prepare_io(tflm_prepare_t *p, const char *name, tflm_tinfo_t *in, tflm_tinfo_t *out,
+    int32_t *type, int32_t *length);
+
 // The plan of a real FFT of `length` (a power of two from
 // SIGNAL_FFT_MIN_LENGTH to SIGNAL_FFT_MAX_LENGTH, checked by the caller).
 void signal_fft_init(signal_fft_t *f, uint32_t length, bool inverse);

@@ -8,7 +8,6 @@
 // as TFLM divides it. The folded spectrum is written straight to the
 // positions the FFT reads it from, in the output row: no work buffer.
 #include "kernels/kernels.h"
-#include "kernels/flexbuffer.h"
 #include "kernels/signal_fft.h"
 
 #if TFLM_KERNEL_SIGNAL_IRFFT
@@ -23,27 +22,11 @@ typedef struct {
 } irfft_data_t;
 
 tflm_status_t tflm_signal_irfft_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
     tflm_tinfo_t in, out;
-    tflm_flex_map_t opts;
     int32_t type, length;
-    if (st || (st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))
-        || (st = tflm_flex_map(p, &opts)) || (st = tflm_flex_int(p, &opts, "T", 0, 255, &type))
-        || (st = tflm_flex_int(p, &opts, "fft_length", 0, INT32_MAX, &length))) {
+    tflm_status_t st = signal_fft_prepare_io(p, "SignalIrfft", &in, &out, &type, &length);
+    if (st) {
         return st;
-    }
-    if (in.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input missing");
-    }
-    if (type != TFLM_INT16 && type != TFLM_INT32 && type != TFLM_FLOAT32) {
-        return tflm_prep_unsupported_type(p, "SignalIrfft", (unsigned)type);
-    }
-    if (in.type != (unsigned)type || out.type != (unsigned)type) {
-        return tflm_prep_unsupported_type(p, "SignalIrfft", in.type != (unsigned)type ? in.type : out.type);
-    }
-    if (length < SIGNAL_FFT_MIN_LENGTH || length > SIGNAL_FFT_MAX_LENGTH || (length & (length - 1))) {
-        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fft_length %d (supported: powers of two from %d to %d)",
-            (int)length, SIGNAL_FFT_MIN_LENGTH, SIGNAL_FFT_MAX_LENGTH);
     }
     uint32_t half = (uint32_t)length / 2;
     int32_t in_last = in.ndims ? in.dims[in.ndims - 1] : 0;
