@@ -35,6 +35,29 @@ def test_a_faulting_board_fails_at_once_with_its_registers(board):
     assert "handling exception 3 (HardFault)" in message, message
 
 
+@pytest.mark.parametrize("board", device.QEMU_BOARDS)
+def test_input_sent_to_a_busy_board_waits_for_it(board):
+    """More bytes than a UART's receive buffer holds (the pyboard's: 260)
+    arrive while the board runs code that reads none; it then reads all of
+    them. (QEMU 7.2's STM32 USART kept the pyboard firmware's interrupt
+    raised once that buffer was full: the board hung in its UART handler,
+    the stall board_qemu.c now prevents.)"""
+    sent = 1000
+    with device.QemuServer(board, keep_connection=True) as server:
+        transport = server.transport
+        transport.enter_raw_repl(soft_reset=False)
+        transport.exec_raw_no_follow(
+            "import sys\n"
+            "for i in range(1000000):\n"
+            "    pass\n"
+            f"s = sys.stdin.read({sent})\n"
+            "print('read', len(s), s.count('#'))\n")
+        transport.serial.write(b"#" * sent)
+        out = transport.read_until(1, b"\x04", timeout=30) + transport.read_until(1, b"\x04", timeout=5)
+        assert out.endswith(b"\x04"), (out, server.where())
+        assert f"read {sent} {sent}".encode() in out, out
+
+
 def test_a_silent_board_times_out_with_its_pc_and_is_killed():
     server = device.QemuServer("NETDUINO2", keep_connection=True)
     start = time.monotonic()
