@@ -179,7 +179,29 @@ def test_ops_and_inspect_flag_missing_kernels(capsys, tmp_path):
                           "(no TFLM_OPS setting builds them in)") in out.splitlines()
     code, out, _ = run_cli(capsys, "inspect", person)
     assert f'kernels: tflm has every op (TFLM_OPS="{need}" links only these)' in out.splitlines()
+    # The engine's own prepare() checks, before anything is flashed: an op
+    # every firmware has, in a type its kernel does not take (TFLM's EXP
+    # takes float32 alone).
+    from tflm_host.builder import ModelBuilder
+
+    b = ModelBuilder()
+    sg = b.subgraph()
+    x = sg.tensor((4,), "INT8", quant=([0.1], [0]))
+    y = sg.tensor((4,), "INT8", quant=([0.1], [0]))
+    sg.op("EXP", [x], [y])
+    sg.inputs, sg.outputs = [x], [y]
+    exp_int8 = tmp_path / "exp_int8.tflite"
+    exp_int8.write_bytes(b.build())
+    code, out, _ = run_cli(capsys, "inspect", exp_int8)
+    assert ("engine: refuses it: UnsupportedModel: operator 0 (EXP): input of type int8 is not supported"
+            in out.splitlines()), out
+    code, out, _ = run_cli(capsys, "inspect", person)
+    arena_line = [line for line in out.splitlines() if line.startswith("engine: ")]
+    code, arena_out, _ = run_cli(capsys, "arena", person)
+    needed = re.search(r"greedy planner: (\d+) bytes", arena_out).group(1)
+    assert arena_line == [f"engine: every operator's prepare() accepts it: {needed} B of arena (greedy planner)"]
     code, out, _ = run_cli(capsys, "inspect", person, "--built-with", "CONV_2D", "--json")
+    assert json.loads(out)["engine"] == {"accepted": True, "message": "", "arena_size": int(needed)}
     kernels = json.loads(out)["kernels"]
     assert kernels == {"unimplemented": [], "left_out": ["DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "RESHAPE", "SOFTMAX"],
                        "tflm_ops": need}

@@ -50,6 +50,17 @@ def kernel_lines(check: dict, built_with: list[str] | None) -> list[str]:
     return lines
 
 
+def engine_check(model: Model) -> dict:
+    """The engine's own verdict (the firmware's C code, built into this
+    package): whether every kernel's prepare() takes the model (types,
+    shapes, options), and the arena it needs; else its message."""
+    try:
+        layout = arena.plan_layout(model)
+    except (ValueError, MemoryError, NotImplementedError) as e:
+        return {"accepted": False, "message": f"{type(e).__name__}: {e}", "arena_size": None}
+    return {"accepted": True, "message": "", "arena_size": layout.needed}
+
+
 def inspect_text(model: Model, name: str, built_with: list[str] | None = None) -> str:
     lines = [f"model: {name} ({len(model.raw)} bytes, schema v{model.version}, "
              f"{len(model.subgraphs)} subgraph{'s' if len(model.subgraphs) != 1 else ''})"]
@@ -62,6 +73,10 @@ def inspect_text(model: Model, name: str, built_with: list[str] | None = None) -
     problems = kernel_lines(check, built_with)
     lines += [f"kernels: {p}" for p in problems] or [
         f"kernels: tflm has every op (TFLM_OPS=\"{check['tflm_ops']}\" links only these)"]
+    if not check["unimplemented"]:
+        verdict = engine_check(model)
+        lines.append(f"engine: every operator's prepare() accepts it: {verdict['arena_size']} B of arena "
+                     "(greedy planner)" if verdict["accepted"] else f"engine: refuses it: {verdict['message']}")
     for sg in model.subgraphs:
         lines.append(f"subgraph {sg.index} {sg.name!r}: {len(sg.tensors)} tensors, {len(sg.operators)} operators")
         for label, indices in (("inputs", sg.inputs), ("outputs", sg.outputs)):
@@ -93,6 +108,7 @@ def inspect_json(model: Model, name: str, built_with: list[str] | None = None) -
         "model": name, "bytes": len(model.raw), "version": model.version, "description": model.description,
         "metadata": {k: len(v) for k, v in model.metadata.items()}, "ops": model.op_counts(),
         "kernels": kernel_check(list(model.op_counts()), built_with),
+        "engine": engine_check(model) if not kernel_check(list(model.op_counts()))["unimplemented"] else None,
         "subgraphs": [{
             "index": sg.index, "name": sg.name, "inputs": list(sg.inputs), "outputs": list(sg.outputs),
             "operators": [{"index": op.index, "op": op.opcode, "inputs": list(op.inputs),
