@@ -9,6 +9,7 @@
 #   make test      every test (the Pico's firmware runs in an RP2040 emulator, the ESP32's in QEMU)
 #   make fuzz      a million mutated models through the engine under ASan/UBSan (FUZZ_N=...)
 #   make soak      100,000 invokes and 500 interpreters on an emulated board
+#   make converter-check   architectures converted by TensorFlow's converter, here vs TFLM (docs/converter.md)
 #
 # Everything built lives in build/ (ignored by git); nothing is downloaded
 # again when it is already there.
@@ -58,10 +59,11 @@ APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 
 .PHONY: help deps apt-deps venv cycles-plugin micropython mpy-cross unix unix-asan test-attacks-asan firmware qemu-firmware \
 	list-qemu-boards demo size-report fw-dir test engine-binaries test-engine test-fmath test-pico test-esp32 fuzz soak \
+	converter-check \
 	clean distclean
 
 help:
-	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---------------------------------------------------------------------------
 # Dependencies
@@ -311,6 +313,26 @@ ifneq ($(SOAK_PICO),)
 	TFLM_BUILD=$(BUILD) nice $(PY) tests/soak.py --target RPI_PICO --invokes $(SOAK_PICO_INVOKES) \
 		--interpreters $(SOAK_INTERPRETERS) --models $(MODELS) --doc docs/reliability.md
 endif
+
+# Models from TensorFlow's own converter (tests/converter): twelve small
+# architectures, float32 and int8, run here and on TFLM's reference with the
+# same inputs; docs/converter.md gets the verdicts. tensorflow-cpu goes into a
+# venv of its own (about 600 MB), never into .venv nor make test.
+TF_VENV := $(BUILD)/tf-venv
+TF_VERSION ?= 2.21.0
+
+$(TF_VENV)/.installed:
+	python3 -m venv $(TF_VENV)
+	$(TF_VENV)/bin/pip install -q --upgrade pip
+	$(TF_VENV)/bin/pip install -q tensorflow-cpu==$(TF_VERSION)
+	touch $@
+
+converter-check: venv $(TF_VENV)/.installed
+	@rm -rf $(BUILD)/converter && mkdir -p $(BUILD)/converter
+	nice $(TF_VENV)/bin/python tests/converter/architectures.py $(BUILD)/converter 2>&1 \
+		| grep --line-buffered -E "^(wrote|.* FAILED|.*: the converter's process)" | tee $(BUILD)/converter/convert.log
+	nice $(PY) tests/converter/report.py $(BUILD)/converter --log $(BUILD)/converter/convert.log \
+		--tflite-python $(TF_VENV)/bin/python --out docs/converter.md
 
 clean:
 	rm -rf $(BUILD)/unix $(addprefix $(BUILD)/,$(QEMU_BOARDS) $(REAL_BOARDS)) $(BUILD)/engine $(BUILD)/compile-check
