@@ -6,6 +6,55 @@
 #if TFLM_KERNEL_LOGISTIC || TFLM_KERNEL_TANH || TFLM_KERNEL_UNIDIRECTIONAL_SEQUENCE_LSTM
 
 #include "kernels/activation_int16.h"
+#include "engine/fixedpoint.h"
+#include "engine/fmath.h"
+#include "engine/quant.h"
+
+tflm_status_t tflm_act_int8_params(tflm_prepare_t *p, float in_scale, int ib,
+    int32_t *multiplier, int32_t *shift, int32_t *radius) {
+    int e;
+    double q = tflm_frexp((double)in_scale * (double)(1 << (31 - ib)), &e);
+    // Scales below 2^-28 (or not positive) would overflow the radius.
+    if (!(in_scale > 0.0f) || e < 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input scale out of range");
+    }
+    *multiplier = (int32_t)tflm_round(q * 2147483648.0);
+    *shift = e > 31 ? 31 : e;
+    *radius = (int32_t)((((int64_t)1 << ib) - 1) * ((int64_t)1 << (31 - ib)) >> *shift);
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_act_int16_params(tflm_prepare_t *p, const tflm_tinfo_t *in, const tflm_tinfo_t *out,
+    int max_pot_shift, int32_t *multiplier, int32_t *shift) {
+    if (in->zero_point != 0 || out->zero_point != 0) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "int16 needs zero points 0");
+    }
+    if (!(in->scale > 0.0f)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "input scale out of range");
+    }
+    int log2_in, log2_out;
+    bool pot = tflm_fp_checked_log2(in->scale, &log2_in);
+    *shift = 12 + log2_in;
+    if (pot && *shift >= 0 && *shift <= max_pot_shift) {
+        *multiplier = 0;
+    } else {
+        // The table's input scale is 1/(3 * 4096).
+        double m = (double)in->scale * 4096.0 * 3.0;
+        *shift = 0;
+        while (m <= 32767.0 / 2.0 && *shift <= 30) {
+            ++*shift;
+            m *= 2.0;
+        }
+        if (!(m < 2147483648.0)) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "input scale out of range");
+        }
+        *multiplier = (int32_t)m;
+    }
+    if (!tflm_fp_checked_log2(out->scale, &log2_out) || log2_out != -15) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "int16 output needs scale 2^-15");
+    }
+    return TFLM_OK;
+}
 
 // The exact values of TFLM's table (not all are round-to-nearest).
 static const uint16_t sigmoid_table[256] = {

@@ -69,44 +69,12 @@ tflm_status_t tflm_logistic_prepare(tflm_prepare_t *p) {
         if (out.zero_point != -128) {
             return tflm_error(p->err, TFLM_ERR_VALUE, "int8 output needs zero point -128");
         }
-        int e;
-        double q = tflm_frexp((double)in.scale * (double)(1 << (31 - LOGISTIC_INPUT_IB)), &e);
-        // Scales below 2^-28 (or not positive) would overflow the radius.
-        if (!(in.scale > 0.0f) || e < 0) {
-            return tflm_error(p->err, TFLM_ERR_VALUE, "input scale out of range");
-        }
-        multiplier = (int32_t)tflm_round(q * 2147483648.0);
-        shift = e > 31 ? 31 : e;  // radius 0 then: every input saturates
-        radius = (int32_t)((((int64_t)1 << LOGISTIC_INPUT_IB) - 1) * ((int64_t)1 << (31 - LOGISTIC_INPUT_IB)) >> shift);
+        st = tflm_act_int8_params(p, in.scale, LOGISTIC_INPUT_IB, &multiplier, &shift, &radius);
     } else if (kind == LOGISTIC_INT16) {
-        if (in.zero_point != 0 || out.zero_point != 0) {
-            return tflm_error(p->err, TFLM_ERR_VALUE, "int16 needs zero points 0");
-        }
-        if (!(in.scale > 0.0f)) {
-            return tflm_error(p->err, TFLM_ERR_VALUE, "input scale out of range");
-        }
-        int log2_in, log2_out;
-        bool pot = tflm_fp_checked_log2(in.scale, &log2_in);
-        // Q3.12 input: a power-of-two scale of exactly 2^-12 needs no multiplier.
-        shift = 12 + log2_in;
-        if (pot && shift == 0) {
-            multiplier = 0;
-        } else {
-            // The table's input scale is 1/(3 * 4096).
-            double m = (double)in.scale * 4096.0 * 3.0;
-            shift = 0;
-            while (m <= 32767.0 / 2.0 && shift <= 30) {
-                shift++;
-                m *= 2.0;
-            }
-            if (!(m < 2147483648.0)) {
-                return tflm_error(p->err, TFLM_ERR_VALUE, "input scale out of range");
-            }
-            multiplier = (int32_t)m;
-        }
-        if (!tflm_fp_checked_log2(out.scale, &log2_out) || log2_out != -15) {
-            return tflm_error(p->err, TFLM_ERR_VALUE, "int16 output needs scale 2^-15");
-        }
+        st = tflm_act_int16_params(p, &in, &out, 0, &multiplier, &shift);
+    }
+    if (st) {
+        return st;
     }
     logistic_data_t *d = tflm_prep_alloc(p, sizeof(logistic_data_t));
     if (d == NULL) {
