@@ -11,8 +11,8 @@ grows bytearrays given as arenas or models (MicroPython moves them and frees
 the old block), writes the arenas' bytes, calls an interpreter's __del__ or
 collects garbage in the middle of a call; bytearrays given as the arena of
 several interpreters and slices of arenas in use given as arenas and
-buffers; and writes to the arenas' bytes between calls. `make fuzz` runs many calls (FUZZ_API_N); tests/test_api_fuzz.py
-a short version.
+buffers; and writes to the arenas' bytes between calls. `make fuzz` runs many calls (FUZZ_API_N);
+tests/test_reliability.py::test_api_fuzz_short a short version.
 
     python tests/api_fuzz.py CALLS SEED [--doc docs/reliability.md]
 """

@@ -15,12 +15,9 @@ from __future__ import annotations
 import struct
 
 from . import _engine, fbedit
+from .arena import align as _align
 
 METADATA_NAME: str = _engine.PREPARED_METADATA
-
-
-def _align(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
 
 
 def prepared_metadata(blobs: list[bytes | None], lists: bytes, records_map: bytes, constants: bytes) -> bytes:
