@@ -18,6 +18,7 @@
 #define TFLM_MAX_NODE_IO (40)
 
 typedef struct _tflm_interp_t tflm_interp_t;
+typedef struct _tflm_build_t tflm_build_t; // an interpreter being built (engine/build.c)
 
 // What prepare() learns about one input or output tensor.
 typedef struct {
@@ -154,6 +155,12 @@ typedef struct {
     // the patch's buffers (which never overlap), its other inputs as eval()
     // gets them.
     tflm_status_t (*run_window)(tflm_eval_t *e, const tflm_window_t *w);
+    // State the op's operators share across the model, laid out in the tail
+    // once per build (dry and real pass alike) after the variable tensors,
+    // whether the model uses the op or not: VAR_HANDLE's is the engine's
+    // tflm_build_resources() (interpreter.h), so a build without VAR_HANDLE
+    // leaves the resource variables' code out.
+    tflm_status_t (*build_state)(tflm_build_t *b);
 } tflm_kernel_hooks_t;
 
 typedef struct _tflm_kernel_t {

@@ -297,7 +297,7 @@ const tflm_kernel_t tflm_kernels[] = {
     { TFLM_OP_UNPACK, NULL, TFLM_ALIAS_NONE, tflm_unpack_prepare, tflm_unpack_eval, NULL },
     #endif
     #if TFLM_KERNEL_VAR_HANDLE
-    { TFLM_OP_VAR_HANDLE, NULL, TFLM_ALIAS_NONE, tflm_var_handle_prepare, tflm_var_handle_eval, NULL },
+    { TFLM_OP_VAR_HANDLE, NULL, TFLM_ALIAS_NONE, tflm_var_handle_prepare, tflm_var_handle_eval, &tflm_var_handle_hooks },
     #endif
     #if TFLM_KERNEL_WHILE
     { TFLM_OP_WHILE, NULL, TFLM_ALIAS_NONE, tflm_while_prepare, tflm_while_eval, NULL },
