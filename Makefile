@@ -41,12 +41,16 @@ VENV_STAMP := $(VENV)/.installed
 
 # Kernels to link in (empty: all of them), e.g. TFLM_OPS="FULLY_CONNECTED QUANTIZE".
 TFLM_OPS ?=
+# Tensor types each kernel is built for (empty: all), e.g. TFLM_TYPES="CONV_2D:int32,int8"
+# (`tflm-host ops MODEL` prints a model's TFLM_OPS and TFLM_TYPES).
+TFLM_TYPES ?=
 # Memory planners to link in (empty: all), e.g. TFLM_PLANNERS=offline.
 TFLM_PLANNERS ?=
 # A plan compiled in as tflm.builtin_plan: PLAN=plan.h (tflm-host plan --c-header).
 PLAN ?=
 MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MANIFEST= \
-	TFLM_OPS="$(TFLM_OPS)" TFLM_PLANNERS="$(TFLM_PLANNERS)" TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
+	TFLM_OPS="$(TFLM_OPS)" TFLM_TYPES="$(TFLM_TYPES)" TFLM_PLANNERS="$(TFLM_PLANNERS)" \
+	TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
 
 # The RISC-V and Xtensa compilers are for `make compile-check` (ESP32 cores);
 # cmake, g++ and Arm's libstdc++ build the RP2040 firmware and picotool;
@@ -168,10 +172,11 @@ test-attacks-asan: unix-asan
 	TFLM_UNIX_BINARY=$(BUILD)/unix-asan/micropython ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		nice $(PY) tests/api_fuzz.py $(FUZZ_API_ASAN_N) $(FUZZ_SEED)
 
-# With TFLM_OPS, TFLM_PLANNERS or PLAN the firmware goes to its own folder,
-# build/<BOARD>-cfg-<hash>: MicroPython's make does not rebuild objects when
-# compiler flags change.
-FW_CONFIG = $(strip $(sort $(TFLM_OPS)) $(if $(TFLM_PLANNERS),planners: $(sort $(TFLM_PLANNERS))) $(if $(PLAN),plan: $(abspath $(PLAN))))
+# With TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS or PLAN the firmware goes to its
+# own folder, build/<BOARD>-cfg-<hash>: MicroPython's make does not rebuild
+# objects when compiler flags change.
+FW_CONFIG = $(strip $(sort $(TFLM_OPS)) $(if $(strip $(TFLM_TYPES)),types: $(sort $(TFLM_TYPES))) \
+	$(if $(TFLM_PLANNERS),planners: $(sort $(TFLM_PLANNERS))) $(if $(PLAN),plan: $(abspath $(PLAN))))
 FW_BUILD = $(BUILD)/$(BOARD)$(if $(FW_CONFIG),-cfg-$(shell echo "$(FW_CONFIG)" | md5sum | cut -c1-8))
 
 # Real boards (RPI_PICO, ESP32_GENERIC, PYBV11) and the cross-compile checks.

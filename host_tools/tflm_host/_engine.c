@@ -692,6 +692,23 @@ static PyObject *engine_kernels(PyObject *mod, PyObject *unused) {
     return out;
 }
 
+// type_names(): the names of the tensor types the engine knows, by type code
+// (a kernel's TFLM_TYPES covers these; models' other types reach the kernels).
+static PyObject *engine_type_names(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    PyObject *out = PyTuple_New(TFLM_TYPE_COUNT);
+    for (unsigned t = 0; out && t < TFLM_TYPE_COUNT; ++t) {
+        PyObject *name = PyUnicode_FromString(tflm_type_name(t));
+        if (!name) {
+            Py_CLEAR(out);
+        } else {
+            PyTuple_SET_ITEM(out, t, name);
+        }
+    }
+    return out;
+}
+
 // What kernel_data() collects: each node's data, and the index lists.
 typedef struct {
     PyObject *data;   // list, by node
@@ -824,6 +841,7 @@ static PyMethodDef engine_methods[] = {
     { "allocate", (PyCFunction)(void (*)(void))engine_allocate, METH_VARARGS | METH_KEYWORDS,
       "allocate(model, *, planner=None, plan=None, preallocated=(), tensors_only=False, arena=None)" },
     { "kernels", (PyCFunction)engine_kernels, METH_NOARGS, "The kernels linked in: (op code, custom name or None, alias kind)." },
+    { "type_names", (PyCFunction)engine_type_names, METH_NOARGS, "The tensor types the engine names, by type code." },
     { NULL, NULL, 0, NULL },
 };
 

@@ -233,12 +233,14 @@ def registry_source(kernels: list[Kernel]) -> str:
         name = f'"{k.custom}"' if k.custom else "NULL"
         hooks = f"&{k.function}_hooks" if k.hooks else "NULL"
         lines += [f"    #if TFLM_KERNEL_{k.flag}",
-                  f"    {{ {op}, {name}, TFLM_ALIAS_{k.alias}, {k.function}_prepare, {k.function}_eval, {hooks} }},",
+                  f"    {{ {op}, TFLM_ALIAS_{k.alias}, {name}, {k.function}_prepare, {k.function}_eval, {hooks}, "
+                  f"(TFLM_TYPES_{k.flag}) }},",
                   "    #endif"]
     lines += ["    #if TFLM_TEST_KERNELS",
-              '    { TFLM_OP_CUSTOM, "TflmTest", TFLM_ALIAS_NONE, tflm_test_kernel_prepare, tflm_test_kernel_eval, NULL },',
+              '    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "TflmTest", tflm_test_kernel_prepare, tflm_test_kernel_eval, NULL, '
+              "TFLM_ALL_TYPES },",
               "    #endif",
-              "    { -1, NULL, TFLM_ALIAS_NONE, NULL, NULL, NULL },",
+              "    { -1, TFLM_ALIAS_NONE, NULL, NULL, NULL, NULL, 0 },",
               "};", "",
               "const uint32_t tflm_kernel_count = sizeof(tflm_kernels) / sizeof(tflm_kernels[0]) - 1;", ""]
     # Every op of the table, linked in or not: missing_ops.c tells an op a
@@ -273,6 +275,15 @@ def config_header(kernels: list[Kernel]) -> str:
 // each op wanted (a custom op's flag is its name in upper snake case:
 // CUSTOM:SignalWindow is TFLM_KERNEL_SIGNAL_WINDOW) (`make ... TFLM_OPS="FULLY_CONNECTED QUANTIZE"` does this;
 // `tflm-host ops MODEL...` prints the setting a set of models needs).
+//
+// Each kernel is built for every tensor type unless TFLM_TYPES_<OP> (or
+// TFLM_TYPES, for every op without its own) lists fewer, as a sum of the
+// TFLM_T_<TYPE> bits below: -DTFLM_TYPES_CONV_2D=TFLM_T_INT32+TFLM_T_INT8
+// leaves out CONV_2D's float32 and int16 code (`make ...
+// TFLM_TYPES="CONV_2D:int32,int8"` does this; `tflm-host ops MODEL...` prints
+// the setting). A model whose operator reads or writes a tensor of a type its
+// kernel was built without is refused when an interpreter is built
+// (engine/missing_ops.c); kernels test tflm_type_enabled() (engine/kernel.h).
 #ifndef TFLM_CONFIG_H
 #define TFLM_CONFIG_H
 
@@ -282,6 +293,21 @@ def config_header(kernels: list[Kernel]) -> str:
 """]
     for k in kernels:
         lines.append(f"#ifndef TFLM_KERNEL_{k.flag}\n#define TFLM_KERNEL_{k.flag} TFLM_KERNELS_DEFAULT\n#endif")
+    if len(schema.TENSOR_TYPES) > 32:
+        raise ValueError("more tensor types than tflm_kernel_t.types holds")
+    lines.append("\n// Tensor types, as bits of a kernel's TFLM_TYPES (bit t: schema type t).")
+    for code, name in enumerate(schema.TENSOR_TYPES):
+        lines.append(f"#define TFLM_T_{name} (1u << {code})")
+    lines.append("// Every type.\n#define TFLM_ALL_TYPES (0xffffffffu)\n\n"
+                 "#ifndef TFLM_TYPES\n#define TFLM_TYPES TFLM_ALL_TYPES\n#endif")
+    for k in kernels:
+        lines.append(f"#ifndef TFLM_TYPES_{k.flag}\n#define TFLM_TYPES_{k.flag} TFLM_TYPES\n#endif")
+    lines.append("\n// 1 when a kernel this build links is built for fewer than every type: the\n"
+                 "// engine then checks each model's types (engine/missing_ops.c).\n"
+                 "#define TFLM_TYPES_LEFT_OUT ( \\")
+    for k in kernels:
+        lines.append(f"    (TFLM_KERNEL_{k.flag} && (TFLM_TYPES_{k.flag}) != TFLM_ALL_TYPES) || \\")
+    lines.append("    0)")
     lines.append("""
 // A test kernel (CUSTOM op) for the engine's host tests; never in firmware.
 #ifndef TFLM_TEST_KERNELS

@@ -164,13 +164,31 @@ typedef struct {
 } tflm_kernel_hooks_t;
 
 typedef struct _tflm_kernel_t {
-    int32_t op;               // builtin operator code (TFLM_OP_CUSTOM for custom ops)
+    int16_t op;               // builtin operator code (TFLM_OP_CUSTOM for custom ops)
+    uint8_t alias;            // tflm_alias_t: what its output 0 may share with an input
     const char *custom;       // a custom op's name (the model's custom_code), NULL for builtins
-    tflm_alias_t alias;       // what its output 0 may share with an input
     tflm_status_t (*prepare)(tflm_prepare_t *p);
     tflm_status_t (*eval)(tflm_eval_t *e);
     const tflm_kernel_hooks_t *hooks; // NULL: none
+    // The tensor types it was built for (tflm_config.h TFLM_TYPES_<OP>, bit
+    // t: type t): the build refuses a model whose operator reads or writes
+    // another of the types the engine names (engine/missing_ops.c).
+    uint32_t types;
 } tflm_kernel_t;
+
+// Whether a kernel built for `types` (its TFLM_TYPES_<OP>) has the code for
+// tensors of `type`. Given constants it folds, so a kernel's branch for a
+// type left out of the build compiles to nothing:
+//
+//     if (in->type == TFLM_FLOAT32 && tflm_type_enabled(TFLM_TYPES_CONV_2D, TFLM_FLOAT32)) { ... }
+//
+// Soundness: a kernel may leave out only code for tensors of its operator
+// (inputs and outputs) of a type not enabled; the build has then refused
+// every model that has such a tensor there. Its prepare() still refuses a
+// branch left out, as for a type it never had.
+static inline bool tflm_type_enabled(uint32_t types, unsigned type) {
+    return type < 32u && ((types >> type) & 1u) != 0;
+}
 
 // The kernels linked into this build (kernels/registry.c, generated from
 // kernels/kernel_table.txt).

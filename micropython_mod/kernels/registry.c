@@ -6,360 +6,360 @@
 
 const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_ABS
-    { TFLM_OP_ABS, NULL, TFLM_ALIAS_IN_PLACE, tflm_abs_prepare, tflm_abs_eval, NULL },
+    { TFLM_OP_ABS, TFLM_ALIAS_IN_PLACE, NULL, tflm_abs_prepare, tflm_abs_eval, NULL, (TFLM_TYPES_ABS) },
     #endif
     #if TFLM_KERNEL_ADD
-    { TFLM_OP_ADD, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_prepare, tflm_add_eval, NULL },
+    { TFLM_OP_ADD, TFLM_ALIAS_IN_PLACE, NULL, tflm_add_prepare, tflm_add_eval, NULL, (TFLM_TYPES_ADD) },
     #endif
     #if TFLM_KERNEL_ADD_N
-    { TFLM_OP_ADD_N, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_n_prepare, tflm_add_n_eval, NULL },
+    { TFLM_OP_ADD_N, TFLM_ALIAS_IN_PLACE, NULL, tflm_add_n_prepare, tflm_add_n_eval, NULL, (TFLM_TYPES_ADD_N) },
     #endif
     #if TFLM_KERNEL_ARG_MAX
-    { TFLM_OP_ARG_MAX, NULL, TFLM_ALIAS_NONE, tflm_arg_max_prepare, tflm_arg_max_eval, NULL },
+    { TFLM_OP_ARG_MAX, TFLM_ALIAS_NONE, NULL, tflm_arg_max_prepare, tflm_arg_max_eval, NULL, (TFLM_TYPES_ARG_MAX) },
     #endif
     #if TFLM_KERNEL_ARG_MIN
-    { TFLM_OP_ARG_MIN, NULL, TFLM_ALIAS_NONE, tflm_arg_min_prepare, tflm_arg_min_eval, NULL },
+    { TFLM_OP_ARG_MIN, TFLM_ALIAS_NONE, NULL, tflm_arg_min_prepare, tflm_arg_min_eval, NULL, (TFLM_TYPES_ARG_MIN) },
     #endif
     #if TFLM_KERNEL_ASSIGN_VARIABLE
-    { TFLM_OP_ASSIGN_VARIABLE, NULL, TFLM_ALIAS_NONE, tflm_assign_variable_prepare, tflm_assign_variable_eval, NULL },
+    { TFLM_OP_ASSIGN_VARIABLE, TFLM_ALIAS_NONE, NULL, tflm_assign_variable_prepare, tflm_assign_variable_eval, NULL, (TFLM_TYPES_ASSIGN_VARIABLE) },
     #endif
     #if TFLM_KERNEL_AVERAGE_POOL_2D
-    { TFLM_OP_AVERAGE_POOL_2D, NULL, TFLM_ALIAS_NONE, tflm_average_pool_2d_prepare, tflm_average_pool_2d_eval, &tflm_average_pool_2d_hooks },
+    { TFLM_OP_AVERAGE_POOL_2D, TFLM_ALIAS_NONE, NULL, tflm_average_pool_2d_prepare, tflm_average_pool_2d_eval, &tflm_average_pool_2d_hooks, (TFLM_TYPES_AVERAGE_POOL_2D) },
     #endif
     #if TFLM_KERNEL_BATCH_MATMUL
-    { TFLM_OP_BATCH_MATMUL, NULL, TFLM_ALIAS_NONE, tflm_batch_matmul_prepare, tflm_batch_matmul_eval, NULL },
+    { TFLM_OP_BATCH_MATMUL, TFLM_ALIAS_NONE, NULL, tflm_batch_matmul_prepare, tflm_batch_matmul_eval, NULL, (TFLM_TYPES_BATCH_MATMUL) },
     #endif
     #if TFLM_KERNEL_BATCH_TO_SPACE_ND
-    { TFLM_OP_BATCH_TO_SPACE_ND, NULL, TFLM_ALIAS_NONE, tflm_batch_to_space_nd_prepare, tflm_batch_to_space_nd_eval, NULL },
+    { TFLM_OP_BATCH_TO_SPACE_ND, TFLM_ALIAS_NONE, NULL, tflm_batch_to_space_nd_prepare, tflm_batch_to_space_nd_eval, NULL, (TFLM_TYPES_BATCH_TO_SPACE_ND) },
     #endif
     #if TFLM_KERNEL_BROADCAST_ARGS
-    { TFLM_OP_BROADCAST_ARGS, NULL, TFLM_ALIAS_NONE, tflm_broadcast_args_prepare, tflm_broadcast_args_eval, NULL },
+    { TFLM_OP_BROADCAST_ARGS, TFLM_ALIAS_NONE, NULL, tflm_broadcast_args_prepare, tflm_broadcast_args_eval, NULL, (TFLM_TYPES_BROADCAST_ARGS) },
     #endif
     #if TFLM_KERNEL_BROADCAST_TO
-    { TFLM_OP_BROADCAST_TO, NULL, TFLM_ALIAS_NONE, tflm_broadcast_to_prepare, tflm_broadcast_to_eval, NULL },
+    { TFLM_OP_BROADCAST_TO, TFLM_ALIAS_NONE, NULL, tflm_broadcast_to_prepare, tflm_broadcast_to_eval, NULL, (TFLM_TYPES_BROADCAST_TO) },
     #endif
     #if TFLM_KERNEL_CALL_ONCE
-    { TFLM_OP_CALL_ONCE, NULL, TFLM_ALIAS_NONE, tflm_call_once_prepare, tflm_call_once_eval, NULL },
+    { TFLM_OP_CALL_ONCE, TFLM_ALIAS_NONE, NULL, tflm_call_once_prepare, tflm_call_once_eval, NULL, (TFLM_TYPES_CALL_ONCE) },
     #endif
     #if TFLM_KERNEL_CAST
-    { TFLM_OP_CAST, NULL, TFLM_ALIAS_NONE, tflm_cast_prepare, tflm_cast_eval, NULL },
+    { TFLM_OP_CAST, TFLM_ALIAS_NONE, NULL, tflm_cast_prepare, tflm_cast_eval, NULL, (TFLM_TYPES_CAST) },
     #endif
     #if TFLM_KERNEL_CEIL
-    { TFLM_OP_CEIL, NULL, TFLM_ALIAS_IN_PLACE, tflm_ceil_prepare, tflm_ceil_eval, NULL },
+    { TFLM_OP_CEIL, TFLM_ALIAS_IN_PLACE, NULL, tflm_ceil_prepare, tflm_ceil_eval, NULL, (TFLM_TYPES_CEIL) },
     #endif
     #if TFLM_KERNEL_CONCATENATION
-    { TFLM_OP_CONCATENATION, NULL, TFLM_ALIAS_NONE, tflm_concatenation_prepare, tflm_concatenation_eval, NULL },
+    { TFLM_OP_CONCATENATION, TFLM_ALIAS_NONE, NULL, tflm_concatenation_prepare, tflm_concatenation_eval, NULL, (TFLM_TYPES_CONCATENATION) },
     #endif
     #if TFLM_KERNEL_CONV_2D
-    { TFLM_OP_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_conv_2d_prepare, tflm_conv_2d_eval, &tflm_conv_2d_hooks },
+    { TFLM_OP_CONV_2D, TFLM_ALIAS_NONE, NULL, tflm_conv_2d_prepare, tflm_conv_2d_eval, &tflm_conv_2d_hooks, (TFLM_TYPES_CONV_2D) },
     #endif
     #if TFLM_KERNEL_COS
-    { TFLM_OP_COS, NULL, TFLM_ALIAS_IN_PLACE, tflm_cos_prepare, tflm_cos_eval, NULL },
+    { TFLM_OP_COS, TFLM_ALIAS_IN_PLACE, NULL, tflm_cos_prepare, tflm_cos_eval, NULL, (TFLM_TYPES_COS) },
     #endif
     #if TFLM_KERNEL_CUMSUM
-    { TFLM_OP_CUMSUM, NULL, TFLM_ALIAS_NONE, tflm_cumsum_prepare, tflm_cumsum_eval, NULL },
+    { TFLM_OP_CUMSUM, TFLM_ALIAS_NONE, NULL, tflm_cumsum_prepare, tflm_cumsum_eval, NULL, (TFLM_TYPES_CUMSUM) },
     #endif
     #if TFLM_KERNEL_DEPTHWISE_CONV_2D
-    { TFLM_OP_DEPTHWISE_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_depthwise_conv_2d_prepare, tflm_depthwise_conv_2d_eval, &tflm_depthwise_conv_2d_hooks },
+    { TFLM_OP_DEPTHWISE_CONV_2D, TFLM_ALIAS_NONE, NULL, tflm_depthwise_conv_2d_prepare, tflm_depthwise_conv_2d_eval, &tflm_depthwise_conv_2d_hooks, (TFLM_TYPES_DEPTHWISE_CONV_2D) },
     #endif
     #if TFLM_KERNEL_DEPTH_TO_SPACE
-    { TFLM_OP_DEPTH_TO_SPACE, NULL, TFLM_ALIAS_NONE, tflm_depth_to_space_prepare, tflm_depth_to_space_eval, NULL },
+    { TFLM_OP_DEPTH_TO_SPACE, TFLM_ALIAS_NONE, NULL, tflm_depth_to_space_prepare, tflm_depth_to_space_eval, NULL, (TFLM_TYPES_DEPTH_TO_SPACE) },
     #endif
     #if TFLM_KERNEL_DEQUANTIZE
-    { TFLM_OP_DEQUANTIZE, NULL, TFLM_ALIAS_NONE, tflm_dequantize_prepare, tflm_dequantize_eval, NULL },
+    { TFLM_OP_DEQUANTIZE, TFLM_ALIAS_NONE, NULL, tflm_dequantize_prepare, tflm_dequantize_eval, NULL, (TFLM_TYPES_DEQUANTIZE) },
     #endif
     #if TFLM_KERNEL_DIV
-    { TFLM_OP_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_div_prepare, tflm_div_eval, NULL },
+    { TFLM_OP_DIV, TFLM_ALIAS_IN_PLACE, NULL, tflm_div_prepare, tflm_div_eval, NULL, (TFLM_TYPES_DIV) },
     #endif
     #if TFLM_KERNEL_DYNAMIC_UPDATE_SLICE
-    { TFLM_OP_DYNAMIC_UPDATE_SLICE, NULL, TFLM_ALIAS_NONE, tflm_dynamic_update_slice_prepare, tflm_dynamic_update_slice_eval, NULL },
+    { TFLM_OP_DYNAMIC_UPDATE_SLICE, TFLM_ALIAS_NONE, NULL, tflm_dynamic_update_slice_prepare, tflm_dynamic_update_slice_eval, NULL, (TFLM_TYPES_DYNAMIC_UPDATE_SLICE) },
     #endif
     #if TFLM_KERNEL_ELU
-    { TFLM_OP_ELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_elu_prepare, tflm_elu_eval, NULL },
+    { TFLM_OP_ELU, TFLM_ALIAS_IN_PLACE, NULL, tflm_elu_prepare, tflm_elu_eval, NULL, (TFLM_TYPES_ELU) },
     #endif
     #if TFLM_KERNEL_EMBEDDING_LOOKUP
-    { TFLM_OP_EMBEDDING_LOOKUP, NULL, TFLM_ALIAS_NONE, tflm_embedding_lookup_prepare, tflm_embedding_lookup_eval, NULL },
+    { TFLM_OP_EMBEDDING_LOOKUP, TFLM_ALIAS_NONE, NULL, tflm_embedding_lookup_prepare, tflm_embedding_lookup_eval, NULL, (TFLM_TYPES_EMBEDDING_LOOKUP) },
     #endif
     #if TFLM_KERNEL_EQUAL
-    { TFLM_OP_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_equal_prepare, tflm_equal_eval, NULL },
+    { TFLM_OP_EQUAL, TFLM_ALIAS_IN_PLACE, NULL, tflm_equal_prepare, tflm_equal_eval, NULL, (TFLM_TYPES_EQUAL) },
     #endif
     #if TFLM_KERNEL_EXP
-    { TFLM_OP_EXP, NULL, TFLM_ALIAS_IN_PLACE, tflm_exp_prepare, tflm_exp_eval, NULL },
+    { TFLM_OP_EXP, TFLM_ALIAS_IN_PLACE, NULL, tflm_exp_prepare, tflm_exp_eval, NULL, (TFLM_TYPES_EXP) },
     #endif
     #if TFLM_KERNEL_EXPAND_DIMS
-    { TFLM_OP_EXPAND_DIMS, NULL, TFLM_ALIAS_VIEW, tflm_expand_dims_prepare, tflm_expand_dims_eval, NULL },
+    { TFLM_OP_EXPAND_DIMS, TFLM_ALIAS_VIEW, NULL, tflm_expand_dims_prepare, tflm_expand_dims_eval, NULL, (TFLM_TYPES_EXPAND_DIMS) },
     #endif
     #if TFLM_KERNEL_FILL
-    { TFLM_OP_FILL, NULL, TFLM_ALIAS_NONE, tflm_fill_prepare, tflm_fill_eval, NULL },
+    { TFLM_OP_FILL, TFLM_ALIAS_NONE, NULL, tflm_fill_prepare, tflm_fill_eval, NULL, (TFLM_TYPES_FILL) },
     #endif
     #if TFLM_KERNEL_FLOOR
-    { TFLM_OP_FLOOR, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_prepare, tflm_floor_eval, NULL },
+    { TFLM_OP_FLOOR, TFLM_ALIAS_IN_PLACE, NULL, tflm_floor_prepare, tflm_floor_eval, NULL, (TFLM_TYPES_FLOOR) },
     #endif
     #if TFLM_KERNEL_FLOOR_DIV
-    { TFLM_OP_FLOOR_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_div_prepare, tflm_floor_div_eval, NULL },
+    { TFLM_OP_FLOOR_DIV, TFLM_ALIAS_IN_PLACE, NULL, tflm_floor_div_prepare, tflm_floor_div_eval, NULL, (TFLM_TYPES_FLOOR_DIV) },
     #endif
     #if TFLM_KERNEL_FLOOR_MOD
-    { TFLM_OP_FLOOR_MOD, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_mod_prepare, tflm_floor_mod_eval, NULL },
+    { TFLM_OP_FLOOR_MOD, TFLM_ALIAS_IN_PLACE, NULL, tflm_floor_mod_prepare, tflm_floor_mod_eval, NULL, (TFLM_TYPES_FLOOR_MOD) },
     #endif
     #if TFLM_KERNEL_FULLY_CONNECTED
-    { TFLM_OP_FULLY_CONNECTED, NULL, TFLM_ALIAS_NONE, tflm_fully_connected_prepare, tflm_fully_connected_eval, NULL },
+    { TFLM_OP_FULLY_CONNECTED, TFLM_ALIAS_NONE, NULL, tflm_fully_connected_prepare, tflm_fully_connected_eval, NULL, (TFLM_TYPES_FULLY_CONNECTED) },
     #endif
     #if TFLM_KERNEL_GATHER
-    { TFLM_OP_GATHER, NULL, TFLM_ALIAS_NONE, tflm_gather_prepare, tflm_gather_eval, NULL },
+    { TFLM_OP_GATHER, TFLM_ALIAS_NONE, NULL, tflm_gather_prepare, tflm_gather_eval, NULL, (TFLM_TYPES_GATHER) },
     #endif
     #if TFLM_KERNEL_GATHER_ND
-    { TFLM_OP_GATHER_ND, NULL, TFLM_ALIAS_NONE, tflm_gather_nd_prepare, tflm_gather_nd_eval, NULL },
+    { TFLM_OP_GATHER_ND, TFLM_ALIAS_NONE, NULL, tflm_gather_nd_prepare, tflm_gather_nd_eval, NULL, (TFLM_TYPES_GATHER_ND) },
     #endif
     #if TFLM_KERNEL_GREATER
-    { TFLM_OP_GREATER, NULL, TFLM_ALIAS_IN_PLACE, tflm_greater_prepare, tflm_greater_eval, NULL },
+    { TFLM_OP_GREATER, TFLM_ALIAS_IN_PLACE, NULL, tflm_greater_prepare, tflm_greater_eval, NULL, (TFLM_TYPES_GREATER) },
     #endif
     #if TFLM_KERNEL_GREATER_EQUAL
-    { TFLM_OP_GREATER_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_greater_equal_prepare, tflm_greater_equal_eval, NULL },
+    { TFLM_OP_GREATER_EQUAL, TFLM_ALIAS_IN_PLACE, NULL, tflm_greater_equal_prepare, tflm_greater_equal_eval, NULL, (TFLM_TYPES_GREATER_EQUAL) },
     #endif
     #if TFLM_KERNEL_HARD_SWISH
-    { TFLM_OP_HARD_SWISH, NULL, TFLM_ALIAS_IN_PLACE, tflm_hard_swish_prepare, tflm_hard_swish_eval, NULL },
+    { TFLM_OP_HARD_SWISH, TFLM_ALIAS_IN_PLACE, NULL, tflm_hard_swish_prepare, tflm_hard_swish_eval, NULL, (TFLM_TYPES_HARD_SWISH) },
     #endif
     #if TFLM_KERNEL_IF
-    { TFLM_OP_IF, NULL, TFLM_ALIAS_NONE, tflm_if_prepare, tflm_if_eval, NULL },
+    { TFLM_OP_IF, TFLM_ALIAS_NONE, NULL, tflm_if_prepare, tflm_if_eval, NULL, (TFLM_TYPES_IF) },
     #endif
     #if TFLM_KERNEL_L2_NORMALIZATION
-    { TFLM_OP_L2_NORMALIZATION, NULL, TFLM_ALIAS_NONE, tflm_l2_normalization_prepare, tflm_l2_normalization_eval, NULL },
+    { TFLM_OP_L2_NORMALIZATION, TFLM_ALIAS_NONE, NULL, tflm_l2_normalization_prepare, tflm_l2_normalization_eval, NULL, (TFLM_TYPES_L2_NORMALIZATION) },
     #endif
     #if TFLM_KERNEL_L2_POOL_2D
-    { TFLM_OP_L2_POOL_2D, NULL, TFLM_ALIAS_NONE, tflm_l2_pool_2d_prepare, tflm_l2_pool_2d_eval, NULL },
+    { TFLM_OP_L2_POOL_2D, TFLM_ALIAS_NONE, NULL, tflm_l2_pool_2d_prepare, tflm_l2_pool_2d_eval, NULL, (TFLM_TYPES_L2_POOL_2D) },
     #endif
     #if TFLM_KERNEL_LEAKY_RELU
-    { TFLM_OP_LEAKY_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_leaky_relu_prepare, tflm_leaky_relu_eval, NULL },
+    { TFLM_OP_LEAKY_RELU, TFLM_ALIAS_IN_PLACE, NULL, tflm_leaky_relu_prepare, tflm_leaky_relu_eval, NULL, (TFLM_TYPES_LEAKY_RELU) },
     #endif
     #if TFLM_KERNEL_LESS
-    { TFLM_OP_LESS, NULL, TFLM_ALIAS_IN_PLACE, tflm_less_prepare, tflm_less_eval, NULL },
+    { TFLM_OP_LESS, TFLM_ALIAS_IN_PLACE, NULL, tflm_less_prepare, tflm_less_eval, NULL, (TFLM_TYPES_LESS) },
     #endif
     #if TFLM_KERNEL_LESS_EQUAL
-    { TFLM_OP_LESS_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_less_equal_prepare, tflm_less_equal_eval, NULL },
+    { TFLM_OP_LESS_EQUAL, TFLM_ALIAS_IN_PLACE, NULL, tflm_less_equal_prepare, tflm_less_equal_eval, NULL, (TFLM_TYPES_LESS_EQUAL) },
     #endif
     #if TFLM_KERNEL_LOG
-    { TFLM_OP_LOG, NULL, TFLM_ALIAS_IN_PLACE, tflm_log_prepare, tflm_log_eval, NULL },
+    { TFLM_OP_LOG, TFLM_ALIAS_IN_PLACE, NULL, tflm_log_prepare, tflm_log_eval, NULL, (TFLM_TYPES_LOG) },
     #endif
     #if TFLM_KERNEL_LOGICAL_AND
-    { TFLM_OP_LOGICAL_AND, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_and_prepare, tflm_logical_and_eval, NULL },
+    { TFLM_OP_LOGICAL_AND, TFLM_ALIAS_IN_PLACE, NULL, tflm_logical_and_prepare, tflm_logical_and_eval, NULL, (TFLM_TYPES_LOGICAL_AND) },
     #endif
     #if TFLM_KERNEL_LOGICAL_NOT
-    { TFLM_OP_LOGICAL_NOT, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_not_prepare, tflm_logical_not_eval, NULL },
+    { TFLM_OP_LOGICAL_NOT, TFLM_ALIAS_IN_PLACE, NULL, tflm_logical_not_prepare, tflm_logical_not_eval, NULL, (TFLM_TYPES_LOGICAL_NOT) },
     #endif
     #if TFLM_KERNEL_LOGICAL_OR
-    { TFLM_OP_LOGICAL_OR, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_or_prepare, tflm_logical_or_eval, NULL },
+    { TFLM_OP_LOGICAL_OR, TFLM_ALIAS_IN_PLACE, NULL, tflm_logical_or_prepare, tflm_logical_or_eval, NULL, (TFLM_TYPES_LOGICAL_OR) },
     #endif
     #if TFLM_KERNEL_LOGISTIC
-    { TFLM_OP_LOGISTIC, NULL, TFLM_ALIAS_IN_PLACE, tflm_logistic_prepare, tflm_logistic_eval, NULL },
+    { TFLM_OP_LOGISTIC, TFLM_ALIAS_IN_PLACE, NULL, tflm_logistic_prepare, tflm_logistic_eval, NULL, (TFLM_TYPES_LOGISTIC) },
     #endif
     #if TFLM_KERNEL_LOG_SOFTMAX
-    { TFLM_OP_LOG_SOFTMAX, NULL, TFLM_ALIAS_NONE, tflm_log_softmax_prepare, tflm_log_softmax_eval, NULL },
+    { TFLM_OP_LOG_SOFTMAX, TFLM_ALIAS_NONE, NULL, tflm_log_softmax_prepare, tflm_log_softmax_eval, NULL, (TFLM_TYPES_LOG_SOFTMAX) },
     #endif
     #if TFLM_KERNEL_MAXIMUM
-    { TFLM_OP_MAXIMUM, NULL, TFLM_ALIAS_IN_PLACE, tflm_maximum_prepare, tflm_maximum_eval, NULL },
+    { TFLM_OP_MAXIMUM, TFLM_ALIAS_IN_PLACE, NULL, tflm_maximum_prepare, tflm_maximum_eval, NULL, (TFLM_TYPES_MAXIMUM) },
     #endif
     #if TFLM_KERNEL_MAX_POOL_2D
-    { TFLM_OP_MAX_POOL_2D, NULL, TFLM_ALIAS_NONE, tflm_max_pool_2d_prepare, tflm_max_pool_2d_eval, &tflm_max_pool_2d_hooks },
+    { TFLM_OP_MAX_POOL_2D, TFLM_ALIAS_NONE, NULL, tflm_max_pool_2d_prepare, tflm_max_pool_2d_eval, &tflm_max_pool_2d_hooks, (TFLM_TYPES_MAX_POOL_2D) },
     #endif
     #if TFLM_KERNEL_MEAN
-    { TFLM_OP_MEAN, NULL, TFLM_ALIAS_NONE, tflm_mean_prepare, tflm_mean_eval, NULL },
+    { TFLM_OP_MEAN, TFLM_ALIAS_NONE, NULL, tflm_mean_prepare, tflm_mean_eval, NULL, (TFLM_TYPES_MEAN) },
     #endif
     #if TFLM_KERNEL_MINIMUM
-    { TFLM_OP_MINIMUM, NULL, TFLM_ALIAS_IN_PLACE, tflm_minimum_prepare, tflm_minimum_eval, NULL },
+    { TFLM_OP_MINIMUM, TFLM_ALIAS_IN_PLACE, NULL, tflm_minimum_prepare, tflm_minimum_eval, NULL, (TFLM_TYPES_MINIMUM) },
     #endif
     #if TFLM_KERNEL_MIRROR_PAD
-    { TFLM_OP_MIRROR_PAD, NULL, TFLM_ALIAS_NONE, tflm_mirror_pad_prepare, tflm_mirror_pad_eval, NULL },
+    { TFLM_OP_MIRROR_PAD, TFLM_ALIAS_NONE, NULL, tflm_mirror_pad_prepare, tflm_mirror_pad_eval, NULL, (TFLM_TYPES_MIRROR_PAD) },
     #endif
     #if TFLM_KERNEL_MUL
-    { TFLM_OP_MUL, NULL, TFLM_ALIAS_IN_PLACE, tflm_mul_prepare, tflm_mul_eval, NULL },
+    { TFLM_OP_MUL, TFLM_ALIAS_IN_PLACE, NULL, tflm_mul_prepare, tflm_mul_eval, NULL, (TFLM_TYPES_MUL) },
     #endif
     #if TFLM_KERNEL_NEG
-    { TFLM_OP_NEG, NULL, TFLM_ALIAS_IN_PLACE, tflm_neg_prepare, tflm_neg_eval, NULL },
+    { TFLM_OP_NEG, TFLM_ALIAS_IN_PLACE, NULL, tflm_neg_prepare, tflm_neg_eval, NULL, (TFLM_TYPES_NEG) },
     #endif
     #if TFLM_KERNEL_NOT_EQUAL
-    { TFLM_OP_NOT_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_not_equal_prepare, tflm_not_equal_eval, NULL },
+    { TFLM_OP_NOT_EQUAL, TFLM_ALIAS_IN_PLACE, NULL, tflm_not_equal_prepare, tflm_not_equal_eval, NULL, (TFLM_TYPES_NOT_EQUAL) },
     #endif
     #if TFLM_KERNEL_PACK
-    { TFLM_OP_PACK, NULL, TFLM_ALIAS_NONE, tflm_pack_prepare, tflm_pack_eval, NULL },
+    { TFLM_OP_PACK, TFLM_ALIAS_NONE, NULL, tflm_pack_prepare, tflm_pack_eval, NULL, (TFLM_TYPES_PACK) },
     #endif
     #if TFLM_KERNEL_PAD
-    { TFLM_OP_PAD, NULL, TFLM_ALIAS_NONE, tflm_pad_prepare, tflm_pad_eval, &tflm_pad_hooks },
+    { TFLM_OP_PAD, TFLM_ALIAS_NONE, NULL, tflm_pad_prepare, tflm_pad_eval, &tflm_pad_hooks, (TFLM_TYPES_PAD) },
     #endif
     #if TFLM_KERNEL_PADV2
-    { TFLM_OP_PADV2, NULL, TFLM_ALIAS_NONE, tflm_padv2_prepare, tflm_padv2_eval, &tflm_padv2_hooks },
+    { TFLM_OP_PADV2, TFLM_ALIAS_NONE, NULL, tflm_padv2_prepare, tflm_padv2_eval, &tflm_padv2_hooks, (TFLM_TYPES_PADV2) },
     #endif
     #if TFLM_KERNEL_PRELU
-    { TFLM_OP_PRELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_prelu_prepare, tflm_prelu_eval, NULL },
+    { TFLM_OP_PRELU, TFLM_ALIAS_IN_PLACE, NULL, tflm_prelu_prepare, tflm_prelu_eval, NULL, (TFLM_TYPES_PRELU) },
     #endif
     #if TFLM_KERNEL_QUANTIZE
-    { TFLM_OP_QUANTIZE, NULL, TFLM_ALIAS_NONE, tflm_quantize_prepare, tflm_quantize_eval, NULL },
+    { TFLM_OP_QUANTIZE, TFLM_ALIAS_NONE, NULL, tflm_quantize_prepare, tflm_quantize_eval, NULL, (TFLM_TYPES_QUANTIZE) },
     #endif
     #if TFLM_KERNEL_READ_VARIABLE
-    { TFLM_OP_READ_VARIABLE, NULL, TFLM_ALIAS_NONE, tflm_read_variable_prepare, tflm_read_variable_eval, NULL },
+    { TFLM_OP_READ_VARIABLE, TFLM_ALIAS_NONE, NULL, tflm_read_variable_prepare, tflm_read_variable_eval, NULL, (TFLM_TYPES_READ_VARIABLE) },
     #endif
     #if TFLM_KERNEL_REDUCE_ALL
-    { TFLM_OP_REDUCE_ALL, NULL, TFLM_ALIAS_NONE, tflm_reduce_all_prepare, tflm_reduce_all_eval, NULL },
+    { TFLM_OP_REDUCE_ALL, TFLM_ALIAS_NONE, NULL, tflm_reduce_all_prepare, tflm_reduce_all_eval, NULL, (TFLM_TYPES_REDUCE_ALL) },
     #endif
     #if TFLM_KERNEL_REDUCE_MAX
-    { TFLM_OP_REDUCE_MAX, NULL, TFLM_ALIAS_NONE, tflm_reduce_max_prepare, tflm_reduce_max_eval, NULL },
+    { TFLM_OP_REDUCE_MAX, TFLM_ALIAS_NONE, NULL, tflm_reduce_max_prepare, tflm_reduce_max_eval, NULL, (TFLM_TYPES_REDUCE_MAX) },
     #endif
     #if TFLM_KERNEL_REDUCE_MIN
-    { TFLM_OP_REDUCE_MIN, NULL, TFLM_ALIAS_NONE, tflm_reduce_min_prepare, tflm_reduce_min_eval, NULL },
+    { TFLM_OP_REDUCE_MIN, TFLM_ALIAS_NONE, NULL, tflm_reduce_min_prepare, tflm_reduce_min_eval, NULL, (TFLM_TYPES_REDUCE_MIN) },
     #endif
     #if TFLM_KERNEL_RELU
-    { TFLM_OP_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_relu_prepare, tflm_relu_eval, NULL },
+    { TFLM_OP_RELU, TFLM_ALIAS_IN_PLACE, NULL, tflm_relu_prepare, tflm_relu_eval, NULL, (TFLM_TYPES_RELU) },
     #endif
     #if TFLM_KERNEL_RELU6
-    { TFLM_OP_RELU6, NULL, TFLM_ALIAS_IN_PLACE, tflm_relu6_prepare, tflm_relu6_eval, NULL },
+    { TFLM_OP_RELU6, TFLM_ALIAS_IN_PLACE, NULL, tflm_relu6_prepare, tflm_relu6_eval, NULL, (TFLM_TYPES_RELU6) },
     #endif
     #if TFLM_KERNEL_RESHAPE
-    { TFLM_OP_RESHAPE, NULL, TFLM_ALIAS_VIEW, tflm_reshape_prepare, tflm_reshape_eval, NULL },
+    { TFLM_OP_RESHAPE, TFLM_ALIAS_VIEW, NULL, tflm_reshape_prepare, tflm_reshape_eval, NULL, (TFLM_TYPES_RESHAPE) },
     #endif
     #if TFLM_KERNEL_RESIZE_BILINEAR
-    { TFLM_OP_RESIZE_BILINEAR, NULL, TFLM_ALIAS_NONE, tflm_resize_bilinear_prepare, tflm_resize_bilinear_eval, NULL },
+    { TFLM_OP_RESIZE_BILINEAR, TFLM_ALIAS_NONE, NULL, tflm_resize_bilinear_prepare, tflm_resize_bilinear_eval, NULL, (TFLM_TYPES_RESIZE_BILINEAR) },
     #endif
     #if TFLM_KERNEL_RESIZE_NEAREST_NEIGHBOR
-    { TFLM_OP_RESIZE_NEAREST_NEIGHBOR, NULL, TFLM_ALIAS_NONE, tflm_resize_nearest_neighbor_prepare, tflm_resize_nearest_neighbor_eval, NULL },
+    { TFLM_OP_RESIZE_NEAREST_NEIGHBOR, TFLM_ALIAS_NONE, NULL, tflm_resize_nearest_neighbor_prepare, tflm_resize_nearest_neighbor_eval, NULL, (TFLM_TYPES_RESIZE_NEAREST_NEIGHBOR) },
     #endif
     #if TFLM_KERNEL_REVERSE_V2
-    { TFLM_OP_REVERSE_V2, NULL, TFLM_ALIAS_NONE, tflm_reverse_v2_prepare, tflm_reverse_v2_eval, NULL },
+    { TFLM_OP_REVERSE_V2, TFLM_ALIAS_NONE, NULL, tflm_reverse_v2_prepare, tflm_reverse_v2_eval, NULL, (TFLM_TYPES_REVERSE_V2) },
     #endif
     #if TFLM_KERNEL_ROUND
-    { TFLM_OP_ROUND, NULL, TFLM_ALIAS_IN_PLACE, tflm_round_prepare, tflm_round_eval, NULL },
+    { TFLM_OP_ROUND, TFLM_ALIAS_IN_PLACE, NULL, tflm_round_prepare, tflm_round_eval, NULL, (TFLM_TYPES_ROUND) },
     #endif
     #if TFLM_KERNEL_RSQRT
-    { TFLM_OP_RSQRT, NULL, TFLM_ALIAS_IN_PLACE, tflm_rsqrt_prepare, tflm_rsqrt_eval, NULL },
+    { TFLM_OP_RSQRT, TFLM_ALIAS_IN_PLACE, NULL, tflm_rsqrt_prepare, tflm_rsqrt_eval, NULL, (TFLM_TYPES_RSQRT) },
     #endif
     #if TFLM_KERNEL_SELECT_V2
-    { TFLM_OP_SELECT_V2, NULL, TFLM_ALIAS_IN_PLACE, tflm_select_v2_prepare, tflm_select_v2_eval, NULL },
+    { TFLM_OP_SELECT_V2, TFLM_ALIAS_IN_PLACE, NULL, tflm_select_v2_prepare, tflm_select_v2_eval, NULL, (TFLM_TYPES_SELECT_V2) },
     #endif
     #if TFLM_KERNEL_SHAPE
-    { TFLM_OP_SHAPE, NULL, TFLM_ALIAS_NONE, tflm_shape_prepare, tflm_shape_eval, NULL },
+    { TFLM_OP_SHAPE, TFLM_ALIAS_NONE, NULL, tflm_shape_prepare, tflm_shape_eval, NULL, (TFLM_TYPES_SHAPE) },
     #endif
     #if TFLM_KERNEL_SIN
-    { TFLM_OP_SIN, NULL, TFLM_ALIAS_IN_PLACE, tflm_sin_prepare, tflm_sin_eval, NULL },
+    { TFLM_OP_SIN, TFLM_ALIAS_IN_PLACE, NULL, tflm_sin_prepare, tflm_sin_eval, NULL, (TFLM_TYPES_SIN) },
     #endif
     #if TFLM_KERNEL_SLICE
-    { TFLM_OP_SLICE, NULL, TFLM_ALIAS_NONE, tflm_slice_prepare, tflm_slice_eval, NULL },
+    { TFLM_OP_SLICE, TFLM_ALIAS_NONE, NULL, tflm_slice_prepare, tflm_slice_eval, NULL, (TFLM_TYPES_SLICE) },
     #endif
     #if TFLM_KERNEL_SOFTMAX
-    { TFLM_OP_SOFTMAX, NULL, TFLM_ALIAS_NONE, tflm_softmax_prepare, tflm_softmax_eval, NULL },
+    { TFLM_OP_SOFTMAX, TFLM_ALIAS_NONE, NULL, tflm_softmax_prepare, tflm_softmax_eval, NULL, (TFLM_TYPES_SOFTMAX) },
     #endif
     #if TFLM_KERNEL_SPACE_TO_BATCH_ND
-    { TFLM_OP_SPACE_TO_BATCH_ND, NULL, TFLM_ALIAS_NONE, tflm_space_to_batch_nd_prepare, tflm_space_to_batch_nd_eval, NULL },
+    { TFLM_OP_SPACE_TO_BATCH_ND, TFLM_ALIAS_NONE, NULL, tflm_space_to_batch_nd_prepare, tflm_space_to_batch_nd_eval, NULL, (TFLM_TYPES_SPACE_TO_BATCH_ND) },
     #endif
     #if TFLM_KERNEL_SPACE_TO_DEPTH
-    { TFLM_OP_SPACE_TO_DEPTH, NULL, TFLM_ALIAS_NONE, tflm_space_to_depth_prepare, tflm_space_to_depth_eval, NULL },
+    { TFLM_OP_SPACE_TO_DEPTH, TFLM_ALIAS_NONE, NULL, tflm_space_to_depth_prepare, tflm_space_to_depth_eval, NULL, (TFLM_TYPES_SPACE_TO_DEPTH) },
     #endif
     #if TFLM_KERNEL_SPLIT
-    { TFLM_OP_SPLIT, NULL, TFLM_ALIAS_NONE, tflm_split_prepare, tflm_split_eval, NULL },
+    { TFLM_OP_SPLIT, TFLM_ALIAS_NONE, NULL, tflm_split_prepare, tflm_split_eval, NULL, (TFLM_TYPES_SPLIT) },
     #endif
     #if TFLM_KERNEL_SPLIT_V
-    { TFLM_OP_SPLIT_V, NULL, TFLM_ALIAS_NONE, tflm_split_v_prepare, tflm_split_v_eval, NULL },
+    { TFLM_OP_SPLIT_V, TFLM_ALIAS_NONE, NULL, tflm_split_v_prepare, tflm_split_v_eval, NULL, (TFLM_TYPES_SPLIT_V) },
     #endif
     #if TFLM_KERNEL_SQRT
-    { TFLM_OP_SQRT, NULL, TFLM_ALIAS_IN_PLACE, tflm_sqrt_prepare, tflm_sqrt_eval, NULL },
+    { TFLM_OP_SQRT, TFLM_ALIAS_IN_PLACE, NULL, tflm_sqrt_prepare, tflm_sqrt_eval, NULL, (TFLM_TYPES_SQRT) },
     #endif
     #if TFLM_KERNEL_SQUARE
-    { TFLM_OP_SQUARE, NULL, TFLM_ALIAS_IN_PLACE, tflm_square_prepare, tflm_square_eval, NULL },
+    { TFLM_OP_SQUARE, TFLM_ALIAS_IN_PLACE, NULL, tflm_square_prepare, tflm_square_eval, NULL, (TFLM_TYPES_SQUARE) },
     #endif
     #if TFLM_KERNEL_SQUARED_DIFFERENCE
-    { TFLM_OP_SQUARED_DIFFERENCE, NULL, TFLM_ALIAS_IN_PLACE, tflm_squared_difference_prepare, tflm_squared_difference_eval, NULL },
+    { TFLM_OP_SQUARED_DIFFERENCE, TFLM_ALIAS_IN_PLACE, NULL, tflm_squared_difference_prepare, tflm_squared_difference_eval, NULL, (TFLM_TYPES_SQUARED_DIFFERENCE) },
     #endif
     #if TFLM_KERNEL_SQUEEZE
-    { TFLM_OP_SQUEEZE, NULL, TFLM_ALIAS_VIEW, tflm_squeeze_prepare, tflm_squeeze_eval, NULL },
+    { TFLM_OP_SQUEEZE, TFLM_ALIAS_VIEW, NULL, tflm_squeeze_prepare, tflm_squeeze_eval, NULL, (TFLM_TYPES_SQUEEZE) },
     #endif
     #if TFLM_KERNEL_STRIDED_SLICE
-    { TFLM_OP_STRIDED_SLICE, NULL, TFLM_ALIAS_NONE, tflm_strided_slice_prepare, tflm_strided_slice_eval, NULL },
+    { TFLM_OP_STRIDED_SLICE, TFLM_ALIAS_NONE, NULL, tflm_strided_slice_prepare, tflm_strided_slice_eval, NULL, (TFLM_TYPES_STRIDED_SLICE) },
     #endif
     #if TFLM_KERNEL_SUB
-    { TFLM_OP_SUB, NULL, TFLM_ALIAS_IN_PLACE, tflm_sub_prepare, tflm_sub_eval, NULL },
+    { TFLM_OP_SUB, TFLM_ALIAS_IN_PLACE, NULL, tflm_sub_prepare, tflm_sub_eval, NULL, (TFLM_TYPES_SUB) },
     #endif
     #if TFLM_KERNEL_SUM
-    { TFLM_OP_SUM, NULL, TFLM_ALIAS_NONE, tflm_sum_prepare, tflm_sum_eval, NULL },
+    { TFLM_OP_SUM, TFLM_ALIAS_NONE, NULL, tflm_sum_prepare, tflm_sum_eval, NULL, (TFLM_TYPES_SUM) },
     #endif
     #if TFLM_KERNEL_SVDF
-    { TFLM_OP_SVDF, NULL, TFLM_ALIAS_NONE, tflm_svdf_prepare, tflm_svdf_eval, NULL },
+    { TFLM_OP_SVDF, TFLM_ALIAS_NONE, NULL, tflm_svdf_prepare, tflm_svdf_eval, NULL, (TFLM_TYPES_SVDF) },
     #endif
     #if TFLM_KERNEL_TANH
-    { TFLM_OP_TANH, NULL, TFLM_ALIAS_IN_PLACE, tflm_tanh_prepare, tflm_tanh_eval, NULL },
+    { TFLM_OP_TANH, TFLM_ALIAS_IN_PLACE, NULL, tflm_tanh_prepare, tflm_tanh_eval, NULL, (TFLM_TYPES_TANH) },
     #endif
     #if TFLM_KERNEL_TRANSPOSE
-    { TFLM_OP_TRANSPOSE, NULL, TFLM_ALIAS_NONE, tflm_transpose_prepare, tflm_transpose_eval, NULL },
+    { TFLM_OP_TRANSPOSE, TFLM_ALIAS_NONE, NULL, tflm_transpose_prepare, tflm_transpose_eval, NULL, (TFLM_TYPES_TRANSPOSE) },
     #endif
     #if TFLM_KERNEL_TRANSPOSE_CONV
-    { TFLM_OP_TRANSPOSE_CONV, NULL, TFLM_ALIAS_NONE, tflm_transpose_conv_prepare, tflm_transpose_conv_eval, NULL },
+    { TFLM_OP_TRANSPOSE_CONV, TFLM_ALIAS_NONE, NULL, tflm_transpose_conv_prepare, tflm_transpose_conv_eval, NULL, (TFLM_TYPES_TRANSPOSE_CONV) },
     #endif
     #if TFLM_KERNEL_UNIDIRECTIONAL_SEQUENCE_LSTM
-    { TFLM_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, NULL, TFLM_ALIAS_NONE, tflm_unidirectional_sequence_lstm_prepare, tflm_unidirectional_sequence_lstm_eval, &tflm_unidirectional_sequence_lstm_hooks },
+    { TFLM_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, TFLM_ALIAS_NONE, NULL, tflm_unidirectional_sequence_lstm_prepare, tflm_unidirectional_sequence_lstm_eval, &tflm_unidirectional_sequence_lstm_hooks, (TFLM_TYPES_UNIDIRECTIONAL_SEQUENCE_LSTM) },
     #endif
     #if TFLM_KERNEL_UNPACK
-    { TFLM_OP_UNPACK, NULL, TFLM_ALIAS_NONE, tflm_unpack_prepare, tflm_unpack_eval, NULL },
+    { TFLM_OP_UNPACK, TFLM_ALIAS_NONE, NULL, tflm_unpack_prepare, tflm_unpack_eval, NULL, (TFLM_TYPES_UNPACK) },
     #endif
     #if TFLM_KERNEL_VAR_HANDLE
-    { TFLM_OP_VAR_HANDLE, NULL, TFLM_ALIAS_NONE, tflm_var_handle_prepare, tflm_var_handle_eval, &tflm_var_handle_hooks },
+    { TFLM_OP_VAR_HANDLE, TFLM_ALIAS_NONE, NULL, tflm_var_handle_prepare, tflm_var_handle_eval, &tflm_var_handle_hooks, (TFLM_TYPES_VAR_HANDLE) },
     #endif
     #if TFLM_KERNEL_WHILE
-    { TFLM_OP_WHILE, NULL, TFLM_ALIAS_NONE, tflm_while_prepare, tflm_while_eval, NULL },
+    { TFLM_OP_WHILE, TFLM_ALIAS_NONE, NULL, tflm_while_prepare, tflm_while_eval, NULL, (TFLM_TYPES_WHILE) },
     #endif
     #if TFLM_KERNEL_ZEROS_LIKE
-    { TFLM_OP_ZEROS_LIKE, NULL, TFLM_ALIAS_NONE, tflm_zeros_like_prepare, tflm_zeros_like_eval, NULL },
+    { TFLM_OP_ZEROS_LIKE, TFLM_ALIAS_NONE, NULL, tflm_zeros_like_prepare, tflm_zeros_like_eval, NULL, (TFLM_TYPES_ZEROS_LIKE) },
     #endif
     #if TFLM_KERNEL_SIGNAL_WINDOW
-    { TFLM_OP_CUSTOM, "SignalWindow", TFLM_ALIAS_NONE, tflm_signal_window_prepare, tflm_signal_window_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalWindow", tflm_signal_window_prepare, tflm_signal_window_eval, NULL, (TFLM_TYPES_SIGNAL_WINDOW) },
     #endif
     #if TFLM_KERNEL_SIGNAL_FFT_AUTO_SCALE
-    { TFLM_OP_CUSTOM, "SignalFftAutoScale", TFLM_ALIAS_NONE, tflm_signal_fft_auto_scale_prepare, tflm_signal_fft_auto_scale_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalFftAutoScale", tflm_signal_fft_auto_scale_prepare, tflm_signal_fft_auto_scale_eval, NULL, (TFLM_TYPES_SIGNAL_FFT_AUTO_SCALE) },
     #endif
     #if TFLM_KERNEL_SIGNAL_RFFT
-    { TFLM_OP_CUSTOM, "SignalRfft", TFLM_ALIAS_NONE, tflm_signal_rfft_prepare, tflm_signal_rfft_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalRfft", tflm_signal_rfft_prepare, tflm_signal_rfft_eval, NULL, (TFLM_TYPES_SIGNAL_RFFT) },
     #endif
     #if TFLM_KERNEL_SIGNAL_IRFFT
-    { TFLM_OP_CUSTOM, "SignalIrfft", TFLM_ALIAS_NONE, tflm_signal_irfft_prepare, tflm_signal_irfft_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalIrfft", tflm_signal_irfft_prepare, tflm_signal_irfft_eval, NULL, (TFLM_TYPES_SIGNAL_IRFFT) },
     #endif
     #if TFLM_KERNEL_SIGNAL_ENERGY
-    { TFLM_OP_CUSTOM, "SignalEnergy", TFLM_ALIAS_NONE, tflm_signal_energy_prepare, tflm_signal_energy_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalEnergy", tflm_signal_energy_prepare, tflm_signal_energy_eval, NULL, (TFLM_TYPES_SIGNAL_ENERGY) },
     #endif
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK
-    { TFLM_OP_CUSTOM, "SignalFilterBank", TFLM_ALIAS_NONE, tflm_signal_filter_bank_prepare, tflm_signal_filter_bank_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalFilterBank", tflm_signal_filter_bank_prepare, tflm_signal_filter_bank_eval, NULL, (TFLM_TYPES_SIGNAL_FILTER_BANK) },
     #endif
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK_SQUARE_ROOT
-    { TFLM_OP_CUSTOM, "SignalFilterBankSquareRoot", TFLM_ALIAS_NONE, tflm_signal_filter_bank_square_root_prepare, tflm_signal_filter_bank_square_root_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalFilterBankSquareRoot", tflm_signal_filter_bank_square_root_prepare, tflm_signal_filter_bank_square_root_eval, NULL, (TFLM_TYPES_SIGNAL_FILTER_BANK_SQUARE_ROOT) },
     #endif
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION
-    { TFLM_OP_CUSTOM, "SignalFilterBankSpectralSubtraction", TFLM_ALIAS_NONE, tflm_signal_filter_bank_spectral_subtraction_prepare, tflm_signal_filter_bank_spectral_subtraction_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalFilterBankSpectralSubtraction", tflm_signal_filter_bank_spectral_subtraction_prepare, tflm_signal_filter_bank_spectral_subtraction_eval, NULL, (TFLM_TYPES_SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION) },
     #endif
     #if TFLM_KERNEL_SIGNAL_PCAN
-    { TFLM_OP_CUSTOM, "SignalPCAN", TFLM_ALIAS_NONE, tflm_signal_pcan_prepare, tflm_signal_pcan_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalPCAN", tflm_signal_pcan_prepare, tflm_signal_pcan_eval, NULL, (TFLM_TYPES_SIGNAL_PCAN) },
     #endif
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK_LOG
-    { TFLM_OP_CUSTOM, "SignalFilterBankLog", TFLM_ALIAS_NONE, tflm_signal_filter_bank_log_prepare, tflm_signal_filter_bank_log_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalFilterBankLog", tflm_signal_filter_bank_log_prepare, tflm_signal_filter_bank_log_eval, NULL, (TFLM_TYPES_SIGNAL_FILTER_BANK_LOG) },
     #endif
     #if TFLM_KERNEL_SIGNAL_FRAMER
-    { TFLM_OP_CUSTOM, "SignalFramer", TFLM_ALIAS_NONE, tflm_signal_framer_prepare, tflm_signal_framer_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalFramer", tflm_signal_framer_prepare, tflm_signal_framer_eval, NULL, (TFLM_TYPES_SIGNAL_FRAMER) },
     #endif
     #if TFLM_KERNEL_SIGNAL_DELAY
-    { TFLM_OP_CUSTOM, "SignalDelay", TFLM_ALIAS_NONE, tflm_signal_delay_prepare, tflm_signal_delay_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalDelay", tflm_signal_delay_prepare, tflm_signal_delay_eval, NULL, (TFLM_TYPES_SIGNAL_DELAY) },
     #endif
     #if TFLM_KERNEL_SIGNAL_STACKER
-    { TFLM_OP_CUSTOM, "SignalStacker", TFLM_ALIAS_NONE, tflm_signal_stacker_prepare, tflm_signal_stacker_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalStacker", tflm_signal_stacker_prepare, tflm_signal_stacker_eval, NULL, (TFLM_TYPES_SIGNAL_STACKER) },
     #endif
     #if TFLM_KERNEL_SIGNAL_OVERLAP_ADD
-    { TFLM_OP_CUSTOM, "SignalOverlapAdd", TFLM_ALIAS_NONE, tflm_signal_overlap_add_prepare, tflm_signal_overlap_add_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "SignalOverlapAdd", tflm_signal_overlap_add_prepare, tflm_signal_overlap_add_eval, NULL, (TFLM_TYPES_SIGNAL_OVERLAP_ADD) },
     #endif
     #if TFLM_KERNEL_CIRCULAR_BUFFER
-    { TFLM_OP_CUSTOM, "CIRCULAR_BUFFER", TFLM_ALIAS_NONE, tflm_circular_buffer_prepare, tflm_circular_buffer_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "CIRCULAR_BUFFER", tflm_circular_buffer_prepare, tflm_circular_buffer_eval, NULL, (TFLM_TYPES_CIRCULAR_BUFFER) },
     #endif
     #if TFLM_KERNEL_TFLM_DECODE
-    { TFLM_OP_CUSTOM, "TFLM_DECODE", TFLM_ALIAS_NONE, tflm_tflm_decode_prepare, tflm_tflm_decode_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "TFLM_DECODE", tflm_tflm_decode_prepare, tflm_tflm_decode_eval, NULL, (TFLM_TYPES_TFLM_DECODE) },
     #endif
     #if TFLM_KERNEL_TF_LITE_DETECTION_POST_PROCESS
-    { TFLM_OP_CUSTOM, "TFLite_Detection_PostProcess", TFLM_ALIAS_NONE, tflm_tf_lite_detection_post_process_prepare, tflm_tf_lite_detection_post_process_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "TFLite_Detection_PostProcess", tflm_tf_lite_detection_post_process_prepare, tflm_tf_lite_detection_post_process_eval, NULL, (TFLM_TYPES_TF_LITE_DETECTION_POST_PROCESS) },
     #endif
     #if TFLM_TEST_KERNELS
-    { TFLM_OP_CUSTOM, "TflmTest", TFLM_ALIAS_NONE, tflm_test_kernel_prepare, tflm_test_kernel_eval, NULL },
+    { TFLM_OP_CUSTOM, TFLM_ALIAS_NONE, "TflmTest", tflm_test_kernel_prepare, tflm_test_kernel_eval, NULL, TFLM_ALL_TYPES },
     #endif
-    { -1, NULL, TFLM_ALIAS_NONE, NULL, NULL, NULL },
+    { -1, TFLM_ALIAS_NONE, NULL, NULL, NULL, NULL, 0 },
 };
 
 const uint32_t tflm_kernel_count = sizeof(tflm_kernels) / sizeof(tflm_kernels[0]) - 1;
