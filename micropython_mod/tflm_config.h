@@ -398,8 +398,8 @@
 #define TFLM_T_UINT4 (1u << 20)
 #define TFLM_T_FLOAT8_E4M3FN (1u << 21)
 #define TFLM_T_FLOAT8_E5M2 (1u << 22)
-// Every type.
-#define TFLM_ALL_TYPES (0xffffffffu)
+// Every type (the 24 bits a kernel entry keeps).
+#define TFLM_ALL_TYPES (0xffffffu)
 
 #ifndef TFLM_TYPES
 #define TFLM_TYPES TFLM_ALL_TYPES

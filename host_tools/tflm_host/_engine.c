@@ -680,7 +680,7 @@ static PyObject *engine_kernels(PyObject *mod, PyObject *unused) {
             continue; // a test kernel, never in firmware
         }
         #endif
-        PyObject *v = Py_BuildValue("(izs)", (int)tflm_kernels[k].op, tflm_kernels[k].custom,
+        PyObject *v = Py_BuildValue("(izs)", (int)tflm_kernels[k].op, tflm_kernel_custom(&tflm_kernels[k]),
             alias_names[tflm_kernels[k].alias]);
         if (!v || PyList_Append(out, v) < 0) {
             Py_XDECREF(v);

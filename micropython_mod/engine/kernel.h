@@ -165,15 +165,17 @@ typedef struct {
 
 typedef struct _tflm_kernel_t {
     int16_t op;               // builtin operator code (TFLM_OP_CUSTOM for custom ops)
-    uint8_t alias;            // tflm_alias_t: what its output 0 may share with an input
-    const char *custom;       // a custom op's name (the model's custom_code), NULL for builtins
-    tflm_status_t (*prepare)(tflm_prepare_t *p);
-    tflm_status_t (*eval)(tflm_eval_t *e);
-    const tflm_kernel_hooks_t *hooks; // NULL: none
+    // A custom op's name (the model's custom_code): 1 + its offset in
+    // tflm_known_customs (below; tflm_kernel_custom()), 0 for builtins.
+    uint16_t custom;
     // The tensor types it was built for (tflm_config.h TFLM_TYPES_<OP>, bit
     // t: type t): the build refuses a model whose operator reads or writes
     // another of the types the engine names (engine/missing_ops.c).
-    uint32_t types;
+    uint32_t types : 24;
+    uint32_t alias : 8;       // tflm_alias_t: what its output 0 may share with an input
+    tflm_status_t (*prepare)(tflm_prepare_t *p);
+    tflm_status_t (*eval)(tflm_eval_t *e);
+    const tflm_kernel_hooks_t *hooks; // NULL: none
 } tflm_kernel_t;
 
 // Whether a kernel built for `types` (its TFLM_TYPES_<OP>) has the code for
@@ -195,13 +197,15 @@ static inline bool tflm_type_enabled(uint32_t types, unsigned type) {
 extern const tflm_kernel_t tflm_kernels[];
 extern const uint32_t tflm_kernel_count;
 // Every op of the kernel table, linked into this build or not: builtin codes
-// as bits, custom ops by name (with their TFLM_OPS flag; NULL-terminated).
-typedef struct {
-    const char *name;
-    const char *flag;
-} tflm_known_custom_t;
+// as bits; custom ops in one string, each its name then its TFLM_OPS flag,
+// both NUL-terminated, then an empty name.
 extern const uint8_t tflm_known_builtins[];
-extern const tflm_known_custom_t tflm_known_customs[];
+extern const char tflm_known_customs[];
+
+// A kernel's custom op name, NULL for a builtin.
+static inline const char *tflm_kernel_custom(const tflm_kernel_t *k) {
+    return k->custom ? tflm_known_customs + k->custom - 1 : NULL;
+}
 // The kernel for builtin `op`, or for op CUSTOM the one named `custom`
 // (custom_len bytes, not NUL-terminated); NULL when this build has none.
 const tflm_kernel_t *tflm_kernel_find(int32_t op, const uint8_t *custom, uint32_t custom_len, uint32_t *index);

@@ -85,10 +85,13 @@ static const char *opcode_flag(tflm_model_t *m, uint32_t c) {
         bool known = code < TFLM_OP_COUNT && ((tflm_known_builtins[code / 8] >> (code % 8)) & 1);
         return known ? tflm_op_name(code) : NULL;
     }
-    for (const tflm_known_custom_t *k = tflm_known_customs; k->name; ++k) {
-        if (strlen(k->name) == custom.count && memcmp(k->name, m->fb.buf + custom.pos, custom.count) == 0) {
-            return k->flag;
+    for (const char *name = tflm_known_customs; *name;) {
+        const size_t len = strlen(name);
+        const char *flag = name + len + 1;
+        if (len == custom.count && memcmp(name, m->fb.buf + custom.pos, len) == 0) {
+            return flag;
         }
+        name = flag + strlen(flag) + 1;
     }
     return NULL;
 }
@@ -210,7 +213,7 @@ static uint32_t flag_types(tflm_model_t *m, const char *flag, uint32_t *left_out
         if (opcode_used(m, c) && opcode_flag(m, c) == flag) {
             used |= opcode_types(m, c);
             const tflm_kernel_t *k = tflm_kernel_for_opcode(m, c, NULL);
-            have = k ? k->types : have;
+            have = k ? (uint32_t)k->types : have;
         }
     }
     *left_out = used & ~have;
@@ -224,7 +227,7 @@ static bool types_left_out(tflm_model_t *m) {
     }
     for (uint32_t c = 0; c < m->opcodes.count && !m->fb.bad; ++c) {
         const tflm_kernel_t *k = tflm_kernel_for_opcode(m, c, NULL);
-        if (k && (opcode_types(m, c) & ~k->types) != 0) {
+        if (k && (opcode_types(m, c) & ~(uint32_t)k->types) != 0) {
             return true;
         }
     }
