@@ -42,12 +42,16 @@ VENV_STAMP := $(VENV)/.installed
 
 # Kernels to link in (empty: all of them), e.g. TFLM_OPS="FULLY_CONNECTED QUANTIZE".
 TFLM_OPS ?=
+# Tensor types each kernel is built for (empty: all), e.g. TFLM_TYPES="CONV_2D:int32,int8"
+# (`tflm-host ops MODEL` prints a model's TFLM_OPS and TFLM_TYPES).
+TFLM_TYPES ?=
 # Memory planners to link in (empty: all), e.g. TFLM_PLANNERS=offline.
 TFLM_PLANNERS ?=
 # A plan compiled in as tflm.builtin_plan: PLAN=plan.h (tflm-host plan --c-header).
 PLAN ?=
 MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MANIFEST= \
-	TFLM_OPS="$(TFLM_OPS)" TFLM_PLANNERS="$(TFLM_PLANNERS)" TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
+	TFLM_OPS="$(TFLM_OPS)" TFLM_TYPES="$(TFLM_TYPES)" TFLM_PLANNERS="$(TFLM_PLANNERS)" \
+	TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
 
 # The RISC-V and Xtensa compilers are for `make compile-check` (ESP32 cores);
 # cmake, g++ and Arm's libstdc++ build the RP2040 firmware and picotool;
@@ -170,10 +174,11 @@ test-attacks-asan: unix-asan
 	TFLM_UNIX_BINARY=$(BUILD)/unix-asan/micropython ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		nice $(PY) tests/api_fuzz.py $(FUZZ_API_ASAN_N) $(FUZZ_SEED)
 
-# With TFLM_OPS, TFLM_PLANNERS or PLAN the firmware goes to its own folder,
-# build/<BOARD>-cfg-<hash>: MicroPython's make does not rebuild objects when
-# compiler flags change.
-FW_CONFIG = $(strip $(sort $(TFLM_OPS)) $(if $(TFLM_PLANNERS),planners: $(sort $(TFLM_PLANNERS))) $(if $(PLAN),plan: $(abspath $(PLAN))))
+# With TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS or PLAN the firmware goes to its
+# own folder, build/<BOARD>-cfg-<hash>: MicroPython's make does not rebuild
+# objects when compiler flags change.
+FW_CONFIG = $(strip $(sort $(TFLM_OPS)) $(if $(strip $(TFLM_TYPES)),types: $(sort $(TFLM_TYPES))) \
+	$(if $(TFLM_PLANNERS),planners: $(sort $(TFLM_PLANNERS))) $(if $(PLAN),plan: $(abspath $(PLAN))))
 FW_BUILD = $(BUILD)/$(BOARD)$(if $(FW_CONFIG),-cfg-$(shell echo "$(FW_CONFIG)" | md5sum | cut -c1-8))
 
 # Real boards (RPI_PICO, ESP32_GENERIC, PYBV11) and the cross-compile checks.
@@ -208,10 +213,12 @@ qemu-firmware: $(MPY_CROSS)
 fw-dir:
 	@echo $(FW_BUILD)
 
-# Firmware text of the module with every kernel, with person_detect's only,
-# and with those and person_detect's plan built in, no greedy planner
-# (docs/size.md).
-SIZE_OPS = $(shell $(PY) -m tflm_host ops $(MODELS)/person_detect.tflite | sed -n 's/^TFLM_OPS="\(.*\)"$$/\1/p')
+# Firmware text of the module with every kernel, with person_detect's only
+# for its tensor types only (and for every type), and with those and
+# person_detect's plan built in, no greedy planner (docs/size.md).
+SIZE_SETTING = $(shell $(PY) -m tflm_host ops $(MODELS)/person_detect.tflite | sed -n 's/^$(1)="\(.*\)"$$/\1/p')
+SIZE_OPS = $(call SIZE_SETTING,TFLM_OPS)
+SIZE_TYPES = $(call SIZE_SETTING,TFLM_TYPES)
 SIZE_PLAN := $(BUILD)/size-report/person_detect_plan.h
 SIZE_DIR = $(shell $(MAKE) --no-print-directory -s fw-dir BUILD=$(BUILD) BOARD=NETDUINO2 $(1))
 
@@ -219,12 +226,15 @@ size-report: deps
 	@mkdir -p $(dir $(SIZE_PLAN))
 	$(PY) -m tflm_host plan $(MODELS)/person_detect.tflite --no-reorder --c-header $(SIZE_PLAN) > /dev/null
 	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2
+	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2 TFLM_OPS="$(SIZE_OPS)" TFLM_TYPES="$(SIZE_TYPES)"
 	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2 TFLM_OPS="$(SIZE_OPS)"
-	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2 TFLM_OPS="$(SIZE_OPS)" TFLM_PLANNERS=offline PLAN=$(SIZE_PLAN)
+	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2 TFLM_OPS="$(SIZE_OPS)" TFLM_TYPES="$(SIZE_TYPES)" \
+		TFLM_PLANNERS=offline PLAN=$(SIZE_PLAN)
 	$(PY) -m tflm_host bench size --target NETDUINO2 --out docs/size.md \
 		--builds "all ops=$(call SIZE_DIR)" \
-		"person_detect's ops ($(SIZE_OPS))=$(call SIZE_DIR,TFLM_OPS="$(SIZE_OPS)")" \
-		"person_detect's ops, its plan built in, offline planner only=$(call SIZE_DIR,TFLM_OPS="$(SIZE_OPS)" TFLM_PLANNERS=offline PLAN=$(SIZE_PLAN))"
+		"person_detect's ops ($(SIZE_OPS)), its types only (TFLM_TYPES)=$(call SIZE_DIR,TFLM_OPS="$(SIZE_OPS)" TFLM_TYPES="$(SIZE_TYPES)")" \
+		"person_detect's ops, every type=$(call SIZE_DIR,TFLM_OPS="$(SIZE_OPS)")" \
+		"person_detect's ops and types, its plan built in, offline planner only=$(call SIZE_DIR,TFLM_OPS="$(SIZE_OPS)" TFLM_TYPES="$(SIZE_TYPES)" TFLM_PLANNERS=offline PLAN=$(SIZE_PLAN))"
 
 # ---------------------------------------------------------------------------
 # Demo: a model in the emulated STM32's flash, run from MicroPython

@@ -22,6 +22,30 @@ if(TFLM_OPS)
     endforeach()
 endif()
 
+# TFLM_TYPES: entries OP:type,type build that op's kernel for those tensor
+# types only; bare types are the list of every op without an entry (as in
+# micropython.mk).
+if(TFLM_TYPES)
+    string(TOUPPER "${TFLM_TYPES}" TFLM_TYPES_UPPER)
+    set(TFLM_TYPES_BARE "")
+    foreach(entry ${TFLM_TYPES_UPPER})
+        if(entry MATCHES "^([A-Z0-9_]+):(.*)$")
+            set(TFLM_TYPES_OP ${CMAKE_MATCH_1})
+            string(REPLACE "," ";" TFLM_TYPES_LIST "${CMAKE_MATCH_2}")
+            set(TFLM_TYPES_SUM "0")
+            foreach(type ${TFLM_TYPES_LIST})
+                string(APPEND TFLM_TYPES_SUM "+TFLM_T_${type}")
+            endforeach()
+            list(APPEND TFLM_DEFINITIONS TFLM_TYPES_${TFLM_TYPES_OP}=${TFLM_TYPES_SUM})
+        else()
+            string(APPEND TFLM_TYPES_BARE "+TFLM_T_${entry}")
+        endif()
+    endforeach()
+    if(TFLM_TYPES_BARE)
+        list(APPEND TFLM_DEFINITIONS TFLM_TYPES=0${TFLM_TYPES_BARE})
+    endif()
+endif()
+
 # TFLM_PLANNERS: a list of planners (greedy, linear, offline) links only those.
 if(TFLM_PLANNERS)
     string(TOUPPER "${TFLM_PLANNERS}" TFLM_PLANNERS_UPPER)

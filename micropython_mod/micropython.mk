@@ -35,6 +35,15 @@ ifneq ($(strip $(TFLM_OPS)),)
 CFLAGS_USERMOD += -DTFLM_KERNELS_DEFAULT=0 $(foreach op,$(TFLM_OPS),-DTFLM_KERNEL_$(op)=1)
 endif
 
+# TFLM_TYPES="CONV_2D:int32,int8 SOFTMAX:int8 ..." builds those kernels for
+# those tensor types only, leaving out the code of the others (bare types,
+# "int8 int32", for every op without an entry); a model that needs a type
+# left out is refused when an interpreter is built. `tflm-host ops MODEL...`
+# prints the setting a set of models needs.
+include $(TFLM_MOD_DIR)/tflm_types.mk
+TFLM_TYPES_CFLAGS := $(call tflm_types_cflags,$(TFLM_TYPES))
+CFLAGS_USERMOD += $(TFLM_TYPES_CFLAGS)
+
 # TFLM_PLANNERS="offline" links only those memory planners (greedy, linear,
 # offline); without the greedy one, models need complete offline plans.
 ifneq ($(strip $(TFLM_PLANNERS)),)

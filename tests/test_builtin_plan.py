@@ -1,7 +1,8 @@
-"""A firmware for one model: person_detect's kernels only, its offline plan
-compiled in (`make firmware PLAN=...`) and no greedy planner at all
+"""A firmware for one model: person_detect's kernels only, built for its
+tensor types only (`tflm-host ops`: TFLM_OPS and TFLM_TYPES), its offline
+plan compiled in (`make firmware PLAN=...`) and no greedy planner at all
 (`TFLM_PLANNERS=offline`), on the emulated Netduino 2; and what that
-firmware says of models whose ops it was built without."""
+firmware says of models whose ops or types it was built without."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 
 from conftest import UNKNOWN_OPS_MESSAGE, DEVICE_PRELUDE, ROOT, SUPPORTED_OPS, model_files, model_path, \
     unknown_ops_model
-from tflm_host import device
+from opgen import single_op
+from tflm_host import cli, device
 from tflm_host.model import load_model
 from tflm_host.planning import formats, plan_model
 from tflm_host.reference import reference_outputs
@@ -33,9 +35,11 @@ def firmware():
     text = formats.c_header(result.plan, NAME, result.head)
     if not header.exists() or header.read_text() != text:
         header.write_text(text)
-    ops = sorted({op.opcode for op in load_model(model_path(NAME)).main.operators} & SUPPORTED_OPS)
+    model = load_model(model_path(NAME))
+    ops = sorted({op.opcode for op in model.main.operators} & SUPPORTED_OPS)
     args = ["make", "-s", "--no-print-directory", "-C", str(ROOT), f"BUILD={build}", "BOARD=NETDUINO2",
-            f"TFLM_OPS={' '.join(ops)}", "TFLM_PLANNERS=offline", f"PLAN={header}"]
+            f"TFLM_OPS={' '.join(ops)}", f"TFLM_TYPES={cli.kernel_types([model])}", "TFLM_PLANNERS=offline",
+            f"PLAN={header}"]
     subprocess.run(args + ["firmware"], check=True, capture_output=True)
     fw_dir = subprocess.run(args + ["fw-dir"], check=True, capture_output=True, text=True).stdout.strip()
     return device.QemuTarget("NETDUINO2", firmware=device.Path(fw_dir) / "firmware.elf"), result
@@ -115,3 +119,53 @@ attempt(lambda: tflm.Interpreter(tflm.Model(load('unknown.tflite'))))
                       '(build them in: make firmware TFLM_OPS="FULLY_CONNECTED", this model\'s ops; '
                       'tflm-host ops MODEL... prints them)')
     assert out[3] == "NotImplementedError " + UNKNOWN_OPS_MESSAGE
+
+
+def float_conv_model() -> bytes:
+    """CONV_2D in float32: a kernel of this firmware, built for int8 only."""
+    w = np.ones((3, 1, 1, 2), np.float32)
+    model, _ = single_op("CONV_2D", [((1, 4, 4, 2), "FLOAT32"), ((3, 1, 1, 2), "FLOAT32", w)],
+                         [((1, 4, 4, 3), "FLOAT32", None)], Padding="VALID", StrideH=1, StrideW=1)
+    return model
+
+
+def softmax_int16_model() -> bytes:
+    """SOFTMAX from int8 to int16: its int8 code is in this firmware, its
+    int16 code is not."""
+    model, _ = single_op("SOFTMAX", [((1, 8), "INT8", None, ([0.1], [0]))], [((1, 8), "INT16", ([1 / 65536], [-32768]))],
+                         Beta=1.0)
+    return model
+
+
+def test_types_built_without_say_how_to_build_them_in(firmware):
+    """A model whose operators use tensor types their kernels were built
+    without is refused (NotImplementedError) before anything runs, naming the
+    op, the type and the TFLM_TYPES setting for the model, the one
+    `tflm-host ops` prints; with ops left out as well, both."""
+    target, _ = firmware
+    code = DEVICE_PRELUDE + """
+for name in ('conv.tflite', 'softmax.tflite', 'magic_wand.tflite'):
+    attempt(lambda: tflm.Interpreter(tflm.Model(load(name))))
+attempt(lambda: tflm.arena_size(tflm.Model(load('conv.tflite'))))
+"""
+    files = {"conv.tflite": float_conv_model(), "softmax.tflite": softmax_int16_model(),
+             "magic_wand.tflite": model_path("magic_wand.tflite").read_bytes()}
+    out = target.run([code], files).splitlines()
+    how = "this model's types; tflm-host ops MODEL... prints them)"
+    conv = ('NotImplementedError model uses types this firmware was built without: CONV_2D float32 '
+            f'(build them in: make firmware TFLM_TYPES="CONV_2D:float32", {how}')
+    assert out[0] == conv
+    assert out[1] == ('NotImplementedError model uses types this firmware was built without: SOFTMAX int16 '
+                      f'(build them in: make firmware TFLM_TYPES="SOFTMAX:int16,int8", {how}')
+    magic_types = ("CONV_2D:float32 DEPTHWISE_CONV_2D:float32 FULLY_CONNECTED:float32 MAX_POOL_2D:float32 "
+                   "SOFTMAX:float32")
+    assert out[2] == ('NotImplementedError model uses ops this firmware was built without: FULLY_CONNECTED, '
+                      'MAX_POOL_2D (build them in: make firmware TFLM_OPS="CONV_2D DEPTHWISE_CONV_2D '
+                      'FULLY_CONNECTED MAX_POOL_2D SOFTMAX", this model\'s ops; tflm-host ops MODEL... prints them), '
+                      'and types this firmware was built without: CONV_2D float32, DEPTHWISE_CONV_2D float32, '
+                      f'SOFTMAX float32 (build them in: make firmware TFLM_TYPES="{magic_types}", {how}')
+    assert out[3] == conv
+    # the setting the host prints for the same models
+    for model, setting in ((float_conv_model(), "CONV_2D:float32"), (softmax_int16_model(), "SOFTMAX:int16,int8"),
+                           (model_path("magic_wand.tflite").read_bytes(), magic_types)):
+        assert cli.kernel_types([load_model(model)]) == setting

@@ -153,6 +153,23 @@ def test_plan_command_errors(capsys, tmp_path):
     assert re.search(r"this plan +16384 ", out)  # the sum, in place over nothing: the inputs are outside
 
 
+def test_ops_prints_the_types_kernels_need(capsys):
+    """`ops` also prints TFLM_TYPES: each op's kernel built for the tensor
+    types its operators read and write (every model given), as make and
+    the compiler take it."""
+    code, out, err = run_cli(capsys, "ops", model_path("person_detect.tflite"))
+    types = "AVERAGE_POOL_2D:int8 CONV_2D:int32,int8 DEPTHWISE_CONV_2D:int32,int8 RESHAPE:int32,int8 SOFTMAX:int8"
+    assert code == 0 and err == "" and f'TFLM_TYPES="{types}"' in out.splitlines()
+    assert f'TFLM_TYPES="{types}"' in [line for line in out.splitlines() if line.startswith("# make firmware")][0]
+    flags = [line for line in out.splitlines() if line.startswith("# or compile with")][0].split()
+    assert "-DTFLM_TYPES_CONV_2D=0+TFLM_T_INT32+TFLM_T_INT8" in flags and "-DTFLM_TYPES_SOFTMAX=0+TFLM_T_INT8" in flags
+    # quantized inside, float at the edges: each op its own types
+    code, out, _ = run_cli(capsys, "ops", model_path("hello_world_legacy.tflite"), model_path("magic_wand.tflite"))
+    assert ('TFLM_TYPES="CONV_2D:float32 DEPTHWISE_CONV_2D:float32 DEQUANTIZE:float32,int8 '
+            'FULLY_CONNECTED:float32,int32,int8 MAX_POOL_2D:float32 QUANTIZE:float32,int8 SOFTMAX:float32"'
+            in out.splitlines())
+
+
 def test_ops_and_inspect_flag_missing_kernels(capsys, tmp_path):
     """Before anything is flashed: `ops` and `inspect` name the ops no kernel
     of tflm implements, and with --built-with (a firmware's TFLM_OPS) the

@@ -680,13 +680,30 @@ static PyObject *engine_kernels(PyObject *mod, PyObject *unused) {
             continue; // a test kernel, never in firmware
         }
         #endif
-        PyObject *v = Py_BuildValue("(izs)", (int)tflm_kernels[k].op, tflm_kernels[k].custom,
+        PyObject *v = Py_BuildValue("(izs)", (int)tflm_kernels[k].op, tflm_kernel_custom(&tflm_kernels[k]),
             alias_names[tflm_kernels[k].alias]);
         if (!v || PyList_Append(out, v) < 0) {
             Py_XDECREF(v);
             Py_CLEAR(out);
         } else {
             Py_DECREF(v);
+        }
+    }
+    return out;
+}
+
+// type_names(): the names of the tensor types the engine knows, by type code
+// (a kernel's TFLM_TYPES covers these; models' other types reach the kernels).
+static PyObject *engine_type_names(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    PyObject *out = PyTuple_New(TFLM_TYPE_COUNT);
+    for (unsigned t = 0; out && t < TFLM_TYPE_COUNT; ++t) {
+        PyObject *name = PyUnicode_FromString(tflm_type_name(t));
+        if (!name) {
+            Py_CLEAR(out);
+        } else {
+            PyTuple_SET_ITEM(out, t, name);
         }
     }
     return out;
@@ -824,6 +841,7 @@ static PyMethodDef engine_methods[] = {
     { "allocate", (PyCFunction)(void (*)(void))engine_allocate, METH_VARARGS | METH_KEYWORDS,
       "allocate(model, *, planner=None, plan=None, preallocated=(), tensors_only=False, arena=None)" },
     { "kernels", (PyCFunction)engine_kernels, METH_NOARGS, "The kernels linked in: (op code, custom name or None, alias kind)." },
+    { "type_names", (PyCFunction)engine_type_names, METH_NOARGS, "The tensor types the engine names, by type code." },
     { NULL, NULL, 0, NULL },
 };
 

@@ -143,6 +143,12 @@ def kernel_ops() -> dict[str, str]:
             for code, custom, alias in _engine.kernels()}
 
 
+def type_names() -> tuple[str, ...]:
+    """The tensor types the engine names ("float32", ...), by type code: those
+    a kernel's TFLM_TYPES selects from."""
+    return tuple(_engine.type_names())
+
+
 def interpreter(model: Model, planner: str | None = None, plan=None, preallocated=(), kernels: bool = True,
                 run: bool = False, arena: int | None = None):
     """The engine's interpreter for the model, built as tflm.Interpreter builds

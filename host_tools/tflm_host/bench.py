@@ -573,7 +573,9 @@ def size_markdown(builds: dict[str, Path], board: str) -> str:
     lines = [f"Text bytes of the tflm module in the {board} firmware (Cortex-M3; `-Os`, the kernels at "
              "`TFLM_KERNEL_OPT`, `-O2` by default), from "
              "`arm-none-eabi-size` of its object files (code plus read-only data), and the text of "
-             "the whole linked firmware (MicroPython included). "
+             "the whole linked firmware (MicroPython included). A build with `TFLM_TYPES` has each "
+             "kernel built for the tensor types its model's operators use (`tflm-host ops` prints the "
+             "setting), the code of the others left out. "
              "`make size-report` rebuilds this table.", "",
              "| build | " + " | ".join(SIZE_PARTS) + " | module total | firmware text |",
              "|---|" + "---|" * (len(SIZE_PARTS) + 2)]

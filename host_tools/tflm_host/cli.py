@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, arena, codegen, device, romfs
+from . import __version__, arena, codegen, device, romfs, schema
 from .model import Model, load_model
 from .runner import make_inputs, run_model
 
@@ -36,6 +36,35 @@ def kernel_check(used: list[str], built_with: list[str] | None = None) -> dict:
         "left_out": [op for op in used if op in known and have is not None and codegen.flag_name(op) not in have],
         "tflm_ops": " ".join(sorted({codegen.flag_name(op) for op in used if op in known})),
     }
+
+
+def kernel_types(models: list[Model]) -> str:
+    """The TFLM_TYPES setting that builds the kernels of the models' ops for
+    the tensor types their operators read and write (inputs and outputs, of
+    the types the engine names), as the engine's message writes it:
+    "CONV_2D:int32,int8 SOFTMAX:int8", ops by flag, types by type code."""
+    known = arena.kernel_ops()
+    names = arena.type_names()
+    used: dict[str, set[int]] = {}
+    for model in models:
+        for sg in model.subgraphs:
+            for op in sg.operators:
+                if op.opcode not in known:
+                    continue
+                types = used.setdefault(codegen.flag_name(op.opcode), set())
+                codes = (schema.TENSOR_TYPES.index(sg.tensors[i].dtype) for i in (*op.inputs, *op.outputs) if i >= 0)
+                types.update(code for code in codes if code < len(names))
+    return " ".join(f"{flag}:{','.join(names[t] for t in sorted(types))}"
+                    for flag, types in sorted(used.items()) if types)
+
+
+def types_cflags(setting: str) -> list[str]:
+    """A TFLM_TYPES setting as compiler flags (as micropython.mk writes them)."""
+    flags = []
+    for entry in setting.upper().split():
+        op, _, types = entry.partition(":")
+        flags.append(f"-DTFLM_TYPES_{op}=0" + "".join(f"+TFLM_T_{t}" for t in types.split(",") if t))
+    return flags
 
 
 def kernel_lines(check: dict, built_with: list[str] | None) -> list[str]:
@@ -515,18 +544,23 @@ def cmd_bench(args) -> int:
 
 def cmd_ops(args) -> int:
     used: list[str] = []
-    for path in args.models:
-        for op in load_model(path).op_counts():
+    models = [load_model(path) for path in args.models]
+    for model in models:
+        for op in model.op_counts():
             if op not in used:
                 used.append(op)
     built_with = _built_with(args)
     check = kernel_check(used, built_with)
     ops = check["tflm_ops"]
+    types = kernel_types(models)
     names = ", ".join(Path(p).name for p in args.models)
     print(f"# kernels needed by {names}")
     print(f'TFLM_OPS="{ops}"')
-    print(f"# make firmware BOARD=... TFLM_OPS=\"{ops}\"")
-    print("# or compile with: " + " ".join(["-DTFLM_KERNELS_DEFAULT=0"] + [f"-DTFLM_KERNEL_{op}=1" for op in ops.split()]))
+    print("# the tensor types their operators use: each kernel built for those only")
+    print(f'TFLM_TYPES="{types}"')
+    print(f"# make firmware BOARD=... TFLM_OPS=\"{ops}\" TFLM_TYPES=\"{types}\"")
+    print("# or compile with: " + " ".join(["-DTFLM_KERNELS_DEFAULT=0"] + [f"-DTFLM_KERNEL_{op}=1" for op in ops.split()]
+                                          + types_cflags(types)))
     problems = kernel_lines(check, built_with)
     for line in problems:
         print(f"tflm-host ops: {line}", file=sys.stderr)
@@ -736,7 +770,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("ops", help="the TFLM_OPS build setting that links only the kernels these models need; "
+    p = sub.add_parser("ops", help="the TFLM_OPS build setting that links only the kernels these models need, and "
+                                   "the TFLM_TYPES that builds them for their tensor types only; "
                                    "exit 1 when an op has no kernel (or one the --built-with firmware lacks)")
     p.add_argument("models", nargs="+")
     p.add_argument("--built-with", metavar="OPS", help=built_with_help)

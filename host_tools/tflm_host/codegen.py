@@ -225,20 +225,43 @@ def kernels_header(kernels: list[Kernel]) -> str:
 
 
 def registry_source(kernels: list[Kernel]) -> str:
+    # Every custom op of the table, linked in or not (missing_ops.c tells an
+    # op a build left out from one no kernel implements), in one string: its
+    # name then its TFLM_OPS flag, each NUL-terminated, then an empty name.
+    # The kernels name theirs by its place there (tflm_kernel_t.custom).
+    customs, at = [], {}
+    pos = 0
+    for k in kernels:
+        if k.custom:
+            at[k.op] = pos
+            customs.append(f'    "{k.custom}\\0" "{k.flag}\\0"')
+            pos += len(k.custom) + len(k.flag) + 2
+    test_at = pos + 1  # after the empty name that ends the list
+    if test_at + len("TflmTest") >= 1 << 16:
+        raise ValueError("custom op names too long for tflm_kernel_t's 16-bit offsets")
     lines = [header(TABLE), "// The kernels this build links in, chosen in tflm_config.h.",
              '#include "kernels/kernels.h"', '#include "engine/ops.h"', "",
-             "const tflm_kernel_t tflm_kernels[] = {"]
+             "// Every custom op of the kernel table, whether this build links it or not:",
+             "// its name (the model's custom_code) and its TFLM_OPS flag, each",
+             "// NUL-terminated, then an empty name (the engine's host tests' kernel's",
+             "// name comes after it: no model is told it was left out).",
+             "const char tflm_known_customs[] ="]
+    lines += customs
+    lines += ["    #if TFLM_TEST_KERNELS", '    "\\0" "TflmTest"', "    #endif", "    ;", "",
+              "const tflm_kernel_t tflm_kernels[] = {"]
     for k in kernels:
         op = "TFLM_OP_CUSTOM" if k.custom else f"TFLM_OP_{k.op}"
-        name = f'"{k.custom}"' if k.custom else "NULL"
+        name = f"{at[k.op] + 1}" if k.custom else "0"
         hooks = f"&{k.function}_hooks" if k.hooks else "NULL"
         lines += [f"    #if TFLM_KERNEL_{k.flag}",
-                  f"    {{ {op}, {name}, TFLM_ALIAS_{k.alias}, {k.function}_prepare, {k.function}_eval, {hooks} }},",
+                  f"    {{ {op}, {name}, (TFLM_TYPES_{k.flag}), TFLM_ALIAS_{k.alias}, {k.function}_prepare, "
+                  f"{k.function}_eval, {hooks} }},",
                   "    #endif"]
     lines += ["    #if TFLM_TEST_KERNELS",
-              '    { TFLM_OP_CUSTOM, "TflmTest", TFLM_ALIAS_NONE, tflm_test_kernel_prepare, tflm_test_kernel_eval, NULL },',
+              f"    {{ TFLM_OP_CUSTOM, {test_at + 1}, TFLM_ALL_TYPES, TFLM_ALIAS_NONE, tflm_test_kernel_prepare, "
+              "tflm_test_kernel_eval, NULL },",
               "    #endif",
-              "    { -1, NULL, TFLM_ALIAS_NONE, NULL, NULL, NULL },",
+              "    { -1, 0, 0, TFLM_ALIAS_NONE, NULL, NULL, NULL }, // (no empty array when no kernel is linked)",
               "};", "",
               "const uint32_t tflm_kernel_count = sizeof(tflm_kernels) / sizeof(tflm_kernels[0]) - 1;", ""]
     # Every op of the table, linked in or not: missing_ops.c tells an op a
@@ -248,9 +271,8 @@ def registry_source(kernels: list[Kernel]) -> str:
         if not k.custom:
             code = schema.OP_CODES[k.op]
             bits[code // 8] |= 1 << (code % 8)
-    lines += ["// Every op of the kernel table, whether this build links it or not: the",
-              "// builtin codes as bits (code c: bit c % 8 of byte c / 8), the custom ops'",
-              "// names with their TFLM_OPS flags.",
+    lines += ["// Every builtin op of the kernel table, whether this build links it or not:",
+              "// code c is bit c % 8 of byte c / 8.",
               "const uint8_t tflm_known_builtins[(TFLM_OP_COUNT + 7) / 8] = {"]
     row = "   "
     for b in bits:
@@ -259,9 +281,7 @@ def registry_source(kernels: list[Kernel]) -> str:
             lines.append(row)
             row = "   "
         row += item
-    lines += [row, "};", "", "const tflm_known_custom_t tflm_known_customs[] = {"]
-    lines += [f'    {{ "{k.custom}", "{k.flag}" }},' for k in kernels if k.custom]
-    lines += ["    { NULL, NULL },", "};", ""]
+    lines += [row, "};", ""]
     return "\n".join(lines)
 
 
@@ -273,6 +293,15 @@ def config_header(kernels: list[Kernel]) -> str:
 // each op wanted (a custom op's flag is its name in upper snake case:
 // CUSTOM:SignalWindow is TFLM_KERNEL_SIGNAL_WINDOW) (`make ... TFLM_OPS="FULLY_CONNECTED QUANTIZE"` does this;
 // `tflm-host ops MODEL...` prints the setting a set of models needs).
+//
+// Each kernel is built for every tensor type unless TFLM_TYPES_<OP> (or
+// TFLM_TYPES, for every op without its own) lists fewer, as a sum of the
+// TFLM_T_<TYPE> bits below: -DTFLM_TYPES_CONV_2D=TFLM_T_INT32+TFLM_T_INT8
+// leaves out CONV_2D's float32 and int16 code (`make ...
+// TFLM_TYPES="CONV_2D:int32,int8"` does this; `tflm-host ops MODEL...` prints
+// the setting). A model whose operator reads or writes a tensor of a type its
+// kernel was built without is refused when an interpreter is built
+// (engine/missing_ops.c); kernels test tflm_type_enabled() (engine/kernel.h).
 #ifndef TFLM_CONFIG_H
 #define TFLM_CONFIG_H
 
@@ -282,6 +311,21 @@ def config_header(kernels: list[Kernel]) -> str:
 """]
     for k in kernels:
         lines.append(f"#ifndef TFLM_KERNEL_{k.flag}\n#define TFLM_KERNEL_{k.flag} TFLM_KERNELS_DEFAULT\n#endif")
+    if len(schema.TENSOR_TYPES) > 24:
+        raise ValueError("more tensor types than tflm_kernel_t.types holds")
+    lines.append("\n// Tensor types, as bits of a kernel's TFLM_TYPES (bit t: schema type t).")
+    for code, name in enumerate(schema.TENSOR_TYPES):
+        lines.append(f"#define TFLM_T_{name} (1u << {code})")
+    lines.append("// Every type (the 24 bits a kernel entry keeps).\n#define TFLM_ALL_TYPES (0xffffffu)\n\n"
+                 "#ifndef TFLM_TYPES\n#define TFLM_TYPES TFLM_ALL_TYPES\n#endif")
+    for k in kernels:
+        lines.append(f"#ifndef TFLM_TYPES_{k.flag}\n#define TFLM_TYPES_{k.flag} TFLM_TYPES\n#endif")
+    lines.append("\n// 1 when a kernel this build links is built for fewer than every type: the\n"
+                 "// engine then checks each model's types (engine/missing_ops.c).\n"
+                 "#define TFLM_TYPES_LEFT_OUT ( \\")
+    for k in kernels:
+        lines.append(f"    (TFLM_KERNEL_{k.flag} && (TFLM_TYPES_{k.flag}) != TFLM_ALL_TYPES) || \\")
+    lines.append("    0)")
     lines.append("""
 // A test kernel (CUSTOM op) for the engine's host tests; never in firmware.
 #ifndef TFLM_TEST_KERNELS

@@ -20,11 +20,12 @@ static mp_obj_t tflm_ops(void) {
     mp_obj_tuple_t *t = MP_OBJ_TO_PTR(mp_obj_new_tuple(tflm_kernel_count, NULL));
     for (uint32_t k = 0; k < tflm_kernel_count; ++k) {
         const tflm_kernel_t *kernel = &tflm_kernels[k];
-        if (kernel->custom) {
+        const char *custom = tflm_kernel_custom(kernel);
+        if (custom) {
             vstr_t name;
-            vstr_init(&name, 8 + strlen(kernel->custom));
+            vstr_init(&name, 8 + strlen(custom));
             vstr_add_str(&name, "CUSTOM:");
-            vstr_add_str(&name, kernel->custom);
+            vstr_add_str(&name, custom);
             t->items[k] = mp_obj_new_str_from_vstr(&name);
         } else {
             const char *name = tflm_op_name(kernel->op);

@@ -18,7 +18,7 @@
 // At most this many variable tensors kept by kernels (SVDF states) per model.
 #define TFLM_MAX_KEPT (64)
 
-typedef struct {
+struct _tflm_build_t {
     tflm_interp_t *ip;
     tflm_arena_t *arena;
     bool dry;
@@ -36,7 +36,7 @@ typedef struct {
     // prepared model, instead of being a prepared model's.
     bool export_map;
     uint32_t n_const; // constants mapped so far
-} tflm_build_t;
+};
 
 static tflm_status_t out_of_tail(tflm_build_t *b) {
     tflm_error_t *err = &b->ip->err;
@@ -621,7 +621,7 @@ static tflm_status_t build_variables(tflm_build_t *b) {
 
 // Resource variables: their records, then each one's buffer (16-byte
 // aligned), filled as TFLM fills them.
-static tflm_status_t build_resources(tflm_build_t *b) {
+tflm_status_t tflm_build_resources(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_model_t *m = ip->model;
     tflm_status_t st = tflm_resource_count(m, &ip->n_resources, &ip->err);
@@ -657,6 +657,19 @@ static tflm_status_t build_resources(tflm_build_t *b) {
         }
     }
     tflm_interp_audit(ip, TFLM_AUDIT_RESOURCES, b->arena->cursor - tail_before, requested, ip->n_resources);
+    return TFLM_OK;
+}
+
+// The state kernels' ops share across the model (their build_state hooks:
+// the resource variables), each once.
+static tflm_status_t build_state(tflm_build_t *b) {
+    for (uint32_t k = 0; k < tflm_kernel_count; ++k) {
+        const tflm_kernel_hooks_t *h = tflm_kernels[k].hooks;
+        tflm_status_t st = h && h->build_state ? h->build_state(b) : TFLM_OK;
+        if (st) {
+            return st;
+        }
+    }
     return TFLM_OK;
 }
 
@@ -717,7 +730,7 @@ static tflm_status_t build_tail(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_status_t st;
     if ((st = find_prepared(b)) || (st = records_map(b)) || (st = build_subgraphs(b)) || (st = build_tensors(b))
-        || (st = build_nodes(b)) || (st = build_variables(b)) || (st = build_resources(b))) {
+        || (st = build_nodes(b)) || (st = build_variables(b)) || (st = build_state(b))) {
         return st;
     }
     if (ip->lists_in_model && b->lists_next != b->pd.lists_end) {

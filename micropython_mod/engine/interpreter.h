@@ -259,6 +259,9 @@ int32_t tflm_resource_of_tensor(tflm_model_t *m, uint32_t subgraph, int32_t tens
 bool tflm_resource_shape(tflm_model_t *m, int32_t id, uint32_t *bytes, uint8_t *fill);
 // A resource's buffer at eval time, NULL for an unknown or never assigned id.
 void *tflm_resource_data(const tflm_interp_t *ip, int32_t id, uint32_t *bytes);
+// The resource variables' records and buffers in the tail (build.c): VAR_HANDLE's
+// build_state hook (engine/kernel.h), so only a build with it has them.
+tflm_status_t tflm_build_resources(tflm_build_t *b);
 
 // The records as the plan code sees them (plan.h, overlap.h).
 tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip);

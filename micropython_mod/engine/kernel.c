@@ -465,7 +465,7 @@ static bool custom_name_is(const char *name, const uint8_t *custom, uint32_t len
 const tflm_kernel_t *tflm_kernel_find(int32_t op, const uint8_t *custom, uint32_t custom_len, uint32_t *index) {
     for (uint32_t i = 0; i < tflm_kernel_count; ++i) {
         if (tflm_kernels[i].op == op
-            && (op != TFLM_OP_CUSTOM || custom_name_is(tflm_kernels[i].custom, custom, custom_len))) {
+            && (op != TFLM_OP_CUSTOM || custom_name_is(tflm_kernel_custom(&tflm_kernels[i]), custom, custom_len))) {
             if (index) {
                 *index = i;
             }

@@ -18,6 +18,7 @@
 #define TFLM_MAX_NODE_IO (40)
 
 typedef struct _tflm_interp_t tflm_interp_t;
+typedef struct _tflm_build_t tflm_build_t; // an interpreter being built (engine/build.c)
 
 // What prepare() learns about one input or output tensor.
 typedef struct {
@@ -154,29 +155,57 @@ typedef struct {
     // the patch's buffers (which never overlap), its other inputs as eval()
     // gets them.
     tflm_status_t (*run_window)(tflm_eval_t *e, const tflm_window_t *w);
+    // State the op's operators share across the model, laid out in the tail
+    // once per build (dry and real pass alike) after the variable tensors,
+    // whether the model uses the op or not: VAR_HANDLE's is the engine's
+    // tflm_build_resources() (interpreter.h), so a build without VAR_HANDLE
+    // leaves the resource variables' code out.
+    tflm_status_t (*build_state)(tflm_build_t *b);
 } tflm_kernel_hooks_t;
 
 typedef struct _tflm_kernel_t {
-    int32_t op;               // builtin operator code (TFLM_OP_CUSTOM for custom ops)
-    const char *custom;       // a custom op's name (the model's custom_code), NULL for builtins
-    tflm_alias_t alias;       // what its output 0 may share with an input
+    int16_t op;               // builtin operator code (TFLM_OP_CUSTOM for custom ops)
+    // A custom op's name (the model's custom_code): 1 + its offset in
+    // tflm_known_customs (below; tflm_kernel_custom()), 0 for builtins.
+    uint16_t custom;
+    // The tensor types it was built for (tflm_config.h TFLM_TYPES_<OP>, bit
+    // t: type t): the build refuses a model whose operator reads or writes
+    // another of the types the engine names (engine/missing_ops.c).
+    uint32_t types : 24;
+    uint32_t alias : 8;       // tflm_alias_t: what its output 0 may share with an input
     tflm_status_t (*prepare)(tflm_prepare_t *p);
     tflm_status_t (*eval)(tflm_eval_t *e);
     const tflm_kernel_hooks_t *hooks; // NULL: none
 } tflm_kernel_t;
+
+// Whether a kernel built for `types` (its TFLM_TYPES_<OP>) has the code for
+// tensors of `type`. Given constants it folds, so a kernel's branch for a
+// type left out of the build compiles to nothing:
+//
+//     if (in->type == TFLM_FLOAT32 && tflm_type_enabled(TFLM_TYPES_CONV_2D, TFLM_FLOAT32)) { ... }
+//
+// Soundness: a kernel may leave out only code for tensors of its operator
+// (inputs and outputs) of a type not enabled; the build has then refused
+// every model that has such a tensor there. Its prepare() still refuses a
+// branch left out, as for a type it never had.
+static inline bool tflm_type_enabled(uint32_t types, unsigned type) {
+    return type < 32u && ((types >> type) & 1u) != 0;
+}
 
 // The kernels linked into this build (kernels/registry.c, generated from
 // kernels/kernel_table.txt).
 extern const tflm_kernel_t tflm_kernels[];
 extern const uint32_t tflm_kernel_count;
 // Every op of the kernel table, linked into this build or not: builtin codes
-// as bits, custom ops by name (with their TFLM_OPS flag; NULL-terminated).
-typedef struct {
-    const char *name;
-    const char *flag;
-} tflm_known_custom_t;
+// as bits; custom ops in one string, each its name then its TFLM_OPS flag,
+// both NUL-terminated, then an empty name.
 extern const uint8_t tflm_known_builtins[];
-extern const tflm_known_custom_t tflm_known_customs[];
+extern const char tflm_known_customs[];
+
+// A kernel's custom op name, NULL for a builtin.
+static inline const char *tflm_kernel_custom(const tflm_kernel_t *k) {
+    return k->custom ? tflm_known_customs + k->custom - 1 : NULL;
+}
 // The kernel for builtin `op`, or for op CUSTOM the one named `custom`
 // (custom_len bytes, not NUL-terminated); NULL when this build has none.
 const tflm_kernel_t *tflm_kernel_find(int32_t op, const uint8_t *custom, uint32_t custom_len, uint32_t *index);

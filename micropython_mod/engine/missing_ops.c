@@ -1,6 +1,8 @@
 // Which ops a model uses that this build has no kernel for (see build.h),
 // and the message that says so: an op the build left out (TFLM_OPS) with how
-// to build it in, an op no kernel of this project implements as such.
+// to build it in, an op no kernel of this project implements as such; and
+// the tensor types of its operators that their kernels were built without
+// (TFLM_TYPES), with how to build them in.
 #include "build.h"
 #include "ops.h"
 #include "schema.h"
@@ -83,10 +85,13 @@ static const char *opcode_flag(tflm_model_t *m, uint32_t c) {
         bool known = code < TFLM_OP_COUNT && ((tflm_known_builtins[code / 8] >> (code % 8)) & 1);
         return known ? tflm_op_name(code) : NULL;
     }
-    for (const tflm_known_custom_t *k = tflm_known_customs; k->name; ++k) {
-        if (strlen(k->name) == custom.count && memcmp(k->name, m->fb.buf + custom.pos, custom.count) == 0) {
-            return k->flag;
+    for (const char *name = tflm_known_customs; *name;) {
+        const size_t len = strlen(name);
+        const char *flag = name + len + 1;
+        if (len == custom.count && memcmp(name, m->fb.buf + custom.pos, len) == 0) {
+            return flag;
         }
+        name = flag + strlen(flag) + 1;
     }
     return NULL;
 }
@@ -134,25 +139,123 @@ static uint32_t msg_missing(msg_t *w, tflm_model_t *m, bool known) {
     return count;
 }
 
+// Of the flags of the model's ops this project has a kernel for, the
+// smallest above `last` (NULL: the first), NULL after the last.
+static const char *next_flag(tflm_model_t *m, const char *last) {
+    const char *next = NULL;
+    for (uint32_t c = 0; c < m->opcodes.count; ++c) {
+        const char *f = opcode_used(m, c) ? opcode_flag(m, c) : NULL;
+        if (f && (!last || strcmp(f, last) > 0) && (!next || strcmp(f, next) < 0)) {
+            next = f;
+        }
+    }
+    return next;
+}
+
 // The flags of every op of the model this project has a kernel for, in
 // increasing order, space-separated (what TFLM_OPS needs for this model).
 static void msg_flags(msg_t *w, tflm_model_t *m) {
-    const char *last = NULL;
-    for (;;) {
-        // the smallest flag above the last one written
-        const char *next = NULL;
-        for (uint32_t c = 0; c < m->opcodes.count; ++c) {
-            const char *f = opcode_used(m, c) ? opcode_flag(m, c) : NULL;
-            if (f && (!last || strcmp(f, last) > 0) && (!next || strcmp(f, next) < 0)) {
-                next = f;
+    const char *sep = "";
+    for (const char *f = next_flag(m, NULL); f; f = next_flag(m, f)) {
+        msg_add(w, sep);
+        msg_add(w, f);
+        sep = " ";
+    }
+}
+
+// The types the engine names (bits 0 .. TFLM_TYPE_COUNT - 1): a model's
+// other types reach the kernels, which refuse them as unsupported.
+#define NAMED_TYPES ((1u << TFLM_TYPE_COUNT) - 1u)
+
+// The types (bit t: type t) of the tensors in index list `io`.
+static uint32_t io_types(tflm_model_t *m, const tflm_subgraph_t *sg, tflm_fb_vec_t io) {
+    uint32_t types = 0;
+    for (uint32_t k = 0; k < io.count; ++k) {
+        int32_t i = tflm_model_index(m, io, k);
+        tflm_model_tensor_t t;
+        if (i >= 0 && (uint32_t)i < sg->tensors.count && tflm_model_tensor(m, sg, (uint32_t)i, &t) && t.type < 32u) {
+            types |= 1u << t.type;
+        }
+    }
+    return types;
+}
+
+// The named types of the tensors that the operators of opcode entry `c`
+// read and write (inputs and outputs, the tensors tflm_type_enabled() may
+// leave out code for).
+static uint32_t opcode_types(tflm_model_t *m, uint32_t c) {
+    uint32_t types = 0;
+    for (uint32_t s = 0; s < m->subgraphs.count; ++s) {
+        tflm_subgraph_t sg;
+        if (!tflm_model_subgraph(m, s, &sg)) {
+            return 0;
+        }
+        for (uint32_t i = 0; i < sg.operators.count; ++i) {
+            tflm_model_op_t op;
+            if (!tflm_model_op(m, &sg, i, &op)) {
+                return 0;
+            }
+            if (op.opcode_index == c) {
+                types |= io_types(m, &sg, op.inputs) | io_types(m, &sg, op.outputs);
             }
         }
-        if (!next) {
-            return;
+    }
+    return types & NAMED_TYPES;
+}
+
+// The named types of the model's tensors that ops with flag `flag` read and
+// write; *left_out: those of them its kernel in this build was built
+// without (none when the build has no kernel for it).
+static uint32_t flag_types(tflm_model_t *m, const char *flag, uint32_t *left_out) {
+    uint32_t used = 0, have = TFLM_ALL_TYPES;
+    for (uint32_t c = 0; c < m->opcodes.count; ++c) {
+        // (flags are pointers into the same tables: one op, one pointer)
+        if (opcode_used(m, c) && opcode_flag(m, c) == flag) {
+            used |= opcode_types(m, c);
+            const tflm_kernel_t *k = tflm_kernel_for_opcode(m, c, NULL);
+            have = k ? (uint32_t)k->types : have;
         }
-        msg_add(w, last ? " " : "");
-        msg_add(w, next);
-        last = next;
+    }
+    *left_out = used & ~have;
+    return used;
+}
+
+// Whether an operator's kernel was built without a type of its tensors.
+static bool types_left_out(tflm_model_t *m) {
+    if (!TFLM_TYPES_LEFT_OUT) {
+        return false;
+    }
+    for (uint32_t c = 0; c < m->opcodes.count && !m->fb.bad; ++c) {
+        const tflm_kernel_t *k = tflm_kernel_for_opcode(m, c, NULL);
+        if (k && (opcode_types(m, c) & ~(uint32_t)k->types) != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// With all: "FLAG:type,type FLAG2:type" for every op of the model this
+// project has a kernel for (what TFLM_TYPES needs for this model); without:
+// "FLAG type, FLAG2 type", the types left out.
+static void msg_types(msg_t *w, tflm_model_t *m, bool all) {
+    const char *sep = "";
+    for (const char *f = next_flag(m, NULL); f; f = next_flag(m, f)) {
+        uint32_t left_out, used = flag_types(m, f, &left_out);
+        uint32_t types = all ? used : left_out;
+        for (unsigned t = 0; t < TFLM_TYPE_COUNT; ++t) {
+            if (((types >> t) & 1u) == 0) {
+                continue;
+            }
+            if (all && (types & ((1u << t) - 1u))) {
+                msg_add(w, ",");
+            } else {
+                msg_add(w, sep);
+                msg_add(w, f);
+                msg_add(w, all ? ":" : " ");
+                sep = all ? " " : ", ";
+            }
+            msg_add(w, tflm_type_name(t));
+        }
     }
 }
 
@@ -163,7 +266,8 @@ size_t tflm_interp_missing_ops_message(tflm_model_t *m, char *buf, size_t cap) {
         return 0;
     }
     uint32_t left_out = msg_missing(&none, m, true), unknown = msg_missing(&none, m, false);
-    if (left_out + unknown == 0) {
+    bool types = types_left_out(m);
+    if (left_out + unknown == 0 && !types) {
         return 0;
     }
     msg_add(&w, "model uses ");
@@ -174,14 +278,22 @@ size_t tflm_interp_missing_ops_message(tflm_model_t *m, char *buf, size_t cap) {
         msg_flags(&w, m);
         msg_add(&w, "\", this model's ops; tflm-host ops MODEL... prints them)");
     }
+    if (types) {
+        msg_add(&w, left_out ? ", and types this firmware was built without: " : "types this firmware was built without: ");
+        msg_types(&w, m, false);
+        msg_add(&w, " (build them in: make firmware TFLM_TYPES=\"");
+        msg_types(&w, m, true);
+        msg_add(&w, "\", this model's types; tflm-host ops MODEL... prints them)");
+    }
     if (unknown) {
-        msg_add(&w, left_out ? ", and ops no kernel of tflm implements: " : "ops no kernel of tflm implements: ");
+        msg_add(&w, left_out || types ? ", and ops no kernel of tflm implements: " : "ops no kernel of tflm implements: ");
         msg_missing(&w, m, false);
     }
     return w.len;
 }
 
-// Checks that every operator has a kernel; the error names the missing ones.
+// Checks that every operator has a kernel built for its tensors' types; the
+// error names the missing ones.
 tflm_status_t tflm_build_check_ops(tflm_interp_t *ip) {
     tflm_model_t *m = ip->model;
     tflm_error_t *err = &ip->err;

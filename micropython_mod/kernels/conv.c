@@ -32,10 +32,19 @@ static tflm_status_t conv_read(tflm_prepare_t *p, conv_tensors_t *t) {
     return TFLM_OK;
 }
 
+// Whether the op's kernel was built for tensors of `type` (TFLM_TYPES_<OP>);
+// a constant when no linked kernel of the two was.
+static inline bool conv_has(bool depthwise, unsigned type) {
+    const uint32_t linked = (TFLM_KERNEL_CONV_2D ? (TFLM_TYPES_CONV_2D) : 0u)
+        | (TFLM_KERNEL_DEPTHWISE_CONV_2D ? (TFLM_TYPES_DEPTHWISE_CONV_2D) : 0u);
+    return tflm_type_enabled(linked, type)
+        && tflm_type_enabled(depthwise ? (TFLM_TYPES_DEPTHWISE_CONV_2D) : (TFLM_TYPES_CONV_2D), type);
+}
+
 // The variant from the types: the combinations TFLM's reference kernels
-// compute. DEPTHWISE_CONV_2D always sums int16 in 64 bits; CONV_2D in 32
-// bits with an int32 bias and in 64 bits with an int64 bias or none, as TFLM
-// does.
+// compute (those this build has code for). DEPTHWISE_CONV_2D always sums
+// int16 in 64 bits; CONV_2D in 32 bits with an int32 bias and in 64 bits
+// with an int64 bias or none, as TFLM does.
 static tflm_status_t conv_kind(tflm_prepare_t *p, const conv_tensors_t *t, bool depthwise, uint8_t *kind) {
     const tflm_tinfo_t *in = &t->in, *w = &t->w, *bias = &t->bias, *out = &t->out;
     const bool has_bias = bias->index >= 0;
@@ -43,17 +52,17 @@ static tflm_status_t conv_kind(tflm_prepare_t *p, const conv_tensors_t *t, bool 
         return tflm_error(p->err, TFLM_ERR_VALUE, "%s input with %s output",
             tflm_type_name(in->type), tflm_type_name(out->type));
     }
-    if (in->type == TFLM_FLOAT32 && w->type == TFLM_FLOAT32) {
+    if (in->type == TFLM_FLOAT32 && w->type == TFLM_FLOAT32 && conv_has(depthwise, TFLM_FLOAT32)) {
         *kind = CONV_FLOAT32;
         return has_bias && bias->type != TFLM_FLOAT32 ? tflm_prep_unsupported_type(p, "float32 conv bias", bias->type)
                                                       : TFLM_OK;
     }
-    if (in->type == TFLM_INT8 && w->type == TFLM_INT8) {
+    if (in->type == TFLM_INT8 && w->type == TFLM_INT8 && conv_has(depthwise, TFLM_INT8)) {
         *kind = CONV_INT8;
         return has_bias && bias->type != TFLM_INT32 ? tflm_prep_unsupported_type(p, "int8 conv bias", bias->type)
                                                     : TFLM_OK;
     }
-    if (in->type != TFLM_INT16 || w->type != TFLM_INT8) {
+    if (in->type != TFLM_INT16 || w->type != TFLM_INT8 || !conv_has(depthwise, TFLM_INT16)) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "%s input with %s filter is not supported",
             tflm_type_name(in->type), tflm_type_name(w->type));
     }
@@ -397,21 +406,35 @@ tflm_status_t tflm_conv_2d_prepare(tflm_prepare_t *p) {
     return tflm_conv_prepare_common(p, &opt, false);
 }
 
+// prepare() gives only the variants of the types this kernel was built for:
+// the others' code is left out.
+static inline bool conv_2d_has(unsigned type) {
+    return tflm_type_enabled(TFLM_TYPES_CONV_2D, type);
+}
+
 tflm_status_t tflm_conv_2d_eval(tflm_eval_t *e) {
     const conv_data_t *d = e->data;
     const void *bias = d->has_bias ? e->in[2] : NULL;
     switch (d->kind) {
         case CONV_FLOAT32:
-            tflm_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
+            if (conv_2d_has(TFLM_FLOAT32)) {
+                tflm_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
+            }
             break;
         case CONV_INT8:
-            tflm_conv_2d_s8_all(d, e->in[0], e->in[1], bias, e->out[0]);
+            if (conv_2d_has(TFLM_INT8)) {
+                tflm_conv_2d_s8_all(d, e->in[0], e->in[1], bias, e->out[0]);
+            }
             break;
         case CONV_INT16_ACC32:
-            tflm_conv_2d_int16_acc32(d, e->in[0], e->in[1], bias, e->out[0]);
+            if (conv_2d_has(TFLM_INT16)) {
+                tflm_conv_2d_int16_acc32(d, e->in[0], e->in[1], bias, e->out[0]);
+            }
             break;
         default:
-            tflm_conv_2d_int16_acc64(d, e->in[0], e->in[1], bias, e->out[0]);
+            if (conv_2d_has(TFLM_INT16)) {
+                tflm_conv_2d_int16_acc64(d, e->in[0], e->in[1], bias, e->out[0]);
+            }
             break;
     }
     return TFLM_OK;
@@ -428,7 +451,7 @@ static tflm_status_t conv_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) 
     const void *bias = d->has_bias ? e->in[2] : NULL;
     if (d->kind == CONV_INT8) {
         tflm_conv_2d_s8_rows(d, e->in[0], e->in[1], bias, e->out[0], 0, 0, d->out_h);
-    } else {
+    } else if (conv_2d_has(TFLM_FLOAT32)) {
         tflm_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
     }
     return TFLM_OK;

@@ -123,21 +123,33 @@ tflm_status_t tflm_depthwise_conv_2d_prepare(tflm_prepare_t *p) {
     return tflm_conv_prepare_common(p, &opt, true);
 }
 
+// prepare() gives only the variants of the types this kernel was built for:
+// the others' code is left out.
+static inline bool dw_has(unsigned type) {
+    return tflm_type_enabled(TFLM_TYPES_DEPTHWISE_CONV_2D, type);
+}
+
 tflm_status_t tflm_depthwise_conv_2d_eval(tflm_eval_t *e) {
     const conv_data_t *d = e->data;
     const void *bias = d->has_bias ? e->in[2] : NULL;
     switch (d->kind) {
         case CONV_FLOAT32:
-            tflm_depthwise_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
+            if (dw_has(TFLM_FLOAT32)) {
+                tflm_depthwise_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
+            }
             break;
         case CONV_INT8:
             // (The order matters only over an overlapped input.)
-            tflm_conv_s8_all_rows(tflm_depthwise_conv_2d_s8_rows, d, e->in[0], e->in[1], bias, e->out[0],
-                !tflm_conv_s8_overlapped(d, e->in[0], e->out[0])
-                    || tflm_depthwise_conv_2d_s8_in_order(d, e->in[0], e->out[0]));
+            if (dw_has(TFLM_INT8)) {
+                tflm_conv_s8_all_rows(tflm_depthwise_conv_2d_s8_rows, d, e->in[0], e->in[1], bias, e->out[0],
+                    !tflm_conv_s8_overlapped(d, e->in[0], e->out[0])
+                        || tflm_depthwise_conv_2d_s8_in_order(d, e->in[0], e->out[0]));
+            }
             break;
         default:
-            tflm_depthwise_conv_2d_int16(d, e->in[0], e->in[1], bias, e->out[0]);
+            if (dw_has(TFLM_INT16)) {
+                tflm_depthwise_conv_2d_int16(d, e->in[0], e->in[1], bias, e->out[0]);
+            }
             break;
     }
     return TFLM_OK;
@@ -153,7 +165,7 @@ static tflm_status_t depthwise_conv_2d_run_window(tflm_eval_t *e, const tflm_win
     const void *bias = d->has_bias ? e->in[2] : NULL;
     if (d->kind == CONV_INT8) {
         tflm_depthwise_conv_2d_s8_rows(d, e->in[0], e->in[1], bias, e->out[0], 0, 0, d->out_h);
-    } else {
+    } else if (dw_has(TFLM_FLOAT32)) {
         tflm_depthwise_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
     }
     return TFLM_OK;

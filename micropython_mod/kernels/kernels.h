@@ -209,6 +209,7 @@ tflm_status_t tflm_unpack_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_unpack_eval(tflm_eval_t *e);
 tflm_status_t tflm_var_handle_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_var_handle_eval(tflm_eval_t *e);
+extern const tflm_kernel_hooks_t tflm_var_handle_hooks;
 tflm_status_t tflm_while_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_while_eval(tflm_eval_t *e);
 tflm_status_t tflm_zeros_like_prepare(tflm_prepare_t *p);

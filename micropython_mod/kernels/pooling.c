@@ -172,14 +172,18 @@ static void tflm_l2_pool_2d_float32(const pool_data_t *d, const float *input, fl
 // Input types, in the order of the kinds.
 static const uint8_t pool_types[] = { TFLM_FLOAT32, TFLM_INT8, TFLM_INT16 };
 
-// float_only: L2_POOL_2D, which TFLM runs in float32 only.
-static tflm_status_t pool_prepare(tflm_prepare_t *p, bool float_only) {
+// float_only: L2_POOL_2D, which TFLM runs in float32 only. types: the op's
+// TFLM_TYPES_<OP>, the types its kernel was built for.
+static tflm_status_t pool_prepare(tflm_prepare_t *p, bool float_only, uint32_t types) {
     tflm_tinfo_t in, out;
     uint8_t kind = 0;
     tflm_status_t st = tflm_prep_io_1_1(p, &in, &out);
     if (st || (st = tflm_prep_type_in(p, "input", &in, pool_types, float_only ? 1 : sizeof(pool_types), &kind))
         || (st = tflm_prep_same_type(p, &in, &out))) {
         return st;
+    }
+    if (TFLM_TYPES_LEFT_OUT && !tflm_type_enabled(types, in.type)) {
+        return tflm_prep_unsupported_type(p, "input", in.type);
     }
     if (in.ndims != 4 || out.ndims != 4) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input and output need 4 dimensions");
@@ -282,20 +286,28 @@ static void pool_set_window(tflm_eval_t *e, const tflm_window_t *w) {
 #if TFLM_KERNEL_AVERAGE_POOL_2D
 
 tflm_status_t tflm_average_pool_2d_prepare(tflm_prepare_t *p) {
-    return pool_prepare(p, false);
+    return pool_prepare(p, false, TFLM_TYPES_AVERAGE_POOL_2D);
 }
 
+// (prepare() gives only the kinds of the types this kernel was built for:
+// the others' code is left out.)
 tflm_status_t tflm_average_pool_2d_eval(tflm_eval_t *e) {
     const pool_data_t *d = e->data;
     switch (d->kind) {
         case POOL_FLOAT32:
-            tflm_average_pool_2d_float32(d, e->in[0], e->out[0]);
+            if (tflm_type_enabled(TFLM_TYPES_AVERAGE_POOL_2D, TFLM_FLOAT32)) {
+                tflm_average_pool_2d_float32(d, e->in[0], e->out[0]);
+            }
             break;
         case POOL_INT8:
-            tflm_average_pool_2d_int8(d, e->in[0], e->out[0]);
+            if (tflm_type_enabled(TFLM_TYPES_AVERAGE_POOL_2D, TFLM_INT8)) {
+                tflm_average_pool_2d_int8(d, e->in[0], e->out[0]);
+            }
             break;
         default:
-            tflm_average_pool_2d_int16(d, e->in[0], e->out[0]);
+            if (tflm_type_enabled(TFLM_TYPES_AVERAGE_POOL_2D, TFLM_INT16)) {
+                tflm_average_pool_2d_int16(d, e->in[0], e->out[0]);
+            }
             break;
     }
     return TFLM_OK;
@@ -317,20 +329,28 @@ const tflm_kernel_hooks_t tflm_average_pool_2d_hooks = {
 #if TFLM_KERNEL_MAX_POOL_2D
 
 tflm_status_t tflm_max_pool_2d_prepare(tflm_prepare_t *p) {
-    return pool_prepare(p, false);
+    return pool_prepare(p, false, TFLM_TYPES_MAX_POOL_2D);
 }
 
+// (prepare() gives only the kinds of the types this kernel was built for:
+// the others' code is left out.)
 tflm_status_t tflm_max_pool_2d_eval(tflm_eval_t *e) {
     const pool_data_t *d = e->data;
     switch (d->kind) {
         case POOL_FLOAT32:
-            tflm_max_pool_2d_float32(d, e->in[0], e->out[0]);
+            if (tflm_type_enabled(TFLM_TYPES_MAX_POOL_2D, TFLM_FLOAT32)) {
+                tflm_max_pool_2d_float32(d, e->in[0], e->out[0]);
+            }
             break;
         case POOL_INT8:
-            tflm_max_pool_2d_int8(d, e->in[0], e->out[0]);
+            if (tflm_type_enabled(TFLM_TYPES_MAX_POOL_2D, TFLM_INT8)) {
+                tflm_max_pool_2d_int8(d, e->in[0], e->out[0]);
+            }
             break;
         default:
-            tflm_max_pool_2d_int16(d, e->in[0], e->out[0]);
+            if (tflm_type_enabled(TFLM_TYPES_MAX_POOL_2D, TFLM_INT16)) {
+                tflm_max_pool_2d_int16(d, e->in[0], e->out[0]);
+            }
             break;
     }
     return TFLM_OK;
@@ -352,11 +372,13 @@ const tflm_kernel_hooks_t tflm_max_pool_2d_hooks = {
 #if TFLM_KERNEL_L2_POOL_2D
 
 tflm_status_t tflm_l2_pool_2d_prepare(tflm_prepare_t *p) {
-    return pool_prepare(p, true);
+    return pool_prepare(p, true, TFLM_TYPES_L2_POOL_2D);
 }
 
 tflm_status_t tflm_l2_pool_2d_eval(tflm_eval_t *e) {
-    tflm_l2_pool_2d_float32(e->data, e->in[0], e->out[0]);
+    if (tflm_type_enabled(TFLM_TYPES_L2_POOL_2D, TFLM_FLOAT32)) {
+        tflm_l2_pool_2d_float32(e->data, e->in[0], e->out[0]);
+    }
     return TFLM_OK;
 }
 

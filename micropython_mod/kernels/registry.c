@@ -4,391 +4,396 @@
 #include "kernels/kernels.h"
 #include "engine/ops.h"
 
+// Every custom op of the kernel table, whether this build links it or not:
+// its name (the model's custom_code) and its TFLM_OPS flag, each
+// NUL-terminated, then an empty name (the engine's host tests' kernel's
+// name comes after it: no model is told it was left out).
+const char tflm_known_customs[] =
+    "SignalWindow\0" "SIGNAL_WINDOW\0"
+    "SignalFftAutoScale\0" "SIGNAL_FFT_AUTO_SCALE\0"
+    "SignalRfft\0" "SIGNAL_RFFT\0"
+    "SignalIrfft\0" "SIGNAL_IRFFT\0"
+    "SignalEnergy\0" "SIGNAL_ENERGY\0"
+    "SignalFilterBank\0" "SIGNAL_FILTER_BANK\0"
+    "SignalFilterBankSquareRoot\0" "SIGNAL_FILTER_BANK_SQUARE_ROOT\0"
+    "SignalFilterBankSpectralSubtraction\0" "SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION\0"
+    "SignalPCAN\0" "SIGNAL_PCAN\0"
+    "SignalFilterBankLog\0" "SIGNAL_FILTER_BANK_LOG\0"
+    "SignalFramer\0" "SIGNAL_FRAMER\0"
+    "SignalDelay\0" "SIGNAL_DELAY\0"
+    "SignalStacker\0" "SIGNAL_STACKER\0"
+    "SignalOverlapAdd\0" "SIGNAL_OVERLAP_ADD\0"
+    "CIRCULAR_BUFFER\0" "CIRCULAR_BUFFER\0"
+    "TFLM_DECODE\0" "TFLM_DECODE\0"
+    "TFLite_Detection_PostProcess\0" "TF_LITE_DETECTION_POST_PROCESS\0"
+    #if TFLM_TEST_KERNELS
+    "\0" "TflmTest"
+    #endif
+    ;
+
 const tflm_kernel_t tflm_kernels[] = {
     #if TFLM_KERNEL_ABS
-    { TFLM_OP_ABS, NULL, TFLM_ALIAS_IN_PLACE, tflm_abs_prepare, tflm_abs_eval, NULL },
+    { TFLM_OP_ABS, 0, (TFLM_TYPES_ABS), TFLM_ALIAS_IN_PLACE, tflm_abs_prepare, tflm_abs_eval, NULL },
     #endif
     #if TFLM_KERNEL_ADD
-    { TFLM_OP_ADD, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_prepare, tflm_add_eval, NULL },
+    { TFLM_OP_ADD, 0, (TFLM_TYPES_ADD), TFLM_ALIAS_IN_PLACE, tflm_add_prepare, tflm_add_eval, NULL },
     #endif
     #if TFLM_KERNEL_ADD_N
-    { TFLM_OP_ADD_N, NULL, TFLM_ALIAS_IN_PLACE, tflm_add_n_prepare, tflm_add_n_eval, NULL },
+    { TFLM_OP_ADD_N, 0, (TFLM_TYPES_ADD_N), TFLM_ALIAS_IN_PLACE, tflm_add_n_prepare, tflm_add_n_eval, NULL },
     #endif
     #if TFLM_KERNEL_ARG_MAX
-    { TFLM_OP_ARG_MAX, NULL, TFLM_ALIAS_NONE, tflm_arg_max_prepare, tflm_arg_max_eval, NULL },
+    { TFLM_OP_ARG_MAX, 0, (TFLM_TYPES_ARG_MAX), TFLM_ALIAS_NONE, tflm_arg_max_prepare, tflm_arg_max_eval, NULL },
     #endif
     #if TFLM_KERNEL_ARG_MIN
-    { TFLM_OP_ARG_MIN, NULL, TFLM_ALIAS_NONE, tflm_arg_min_prepare, tflm_arg_min_eval, NULL },
+    { TFLM_OP_ARG_MIN, 0, (TFLM_TYPES_ARG_MIN), TFLM_ALIAS_NONE, tflm_arg_min_prepare, tflm_arg_min_eval, NULL },
     #endif
     #if TFLM_KERNEL_ASSIGN_VARIABLE
-    { TFLM_OP_ASSIGN_VARIABLE, NULL, TFLM_ALIAS_NONE, tflm_assign_variable_prepare, tflm_assign_variable_eval, NULL },
+    { TFLM_OP_ASSIGN_VARIABLE, 0, (TFLM_TYPES_ASSIGN_VARIABLE), TFLM_ALIAS_NONE, tflm_assign_variable_prepare, tflm_assign_variable_eval, NULL },
     #endif
     #if TFLM_KERNEL_AVERAGE_POOL_2D
-    { TFLM_OP_AVERAGE_POOL_2D, NULL, TFLM_ALIAS_NONE, tflm_average_pool_2d_prepare, tflm_average_pool_2d_eval, &tflm_average_pool_2d_hooks },
+    { TFLM_OP_AVERAGE_POOL_2D, 0, (TFLM_TYPES_AVERAGE_POOL_2D), TFLM_ALIAS_NONE, tflm_average_pool_2d_prepare, tflm_average_pool_2d_eval, &tflm_average_pool_2d_hooks },
     #endif
     #if TFLM_KERNEL_BATCH_MATMUL
-    { TFLM_OP_BATCH_MATMUL, NULL, TFLM_ALIAS_NONE, tflm_batch_matmul_prepare, tflm_batch_matmul_eval, NULL },
+    { TFLM_OP_BATCH_MATMUL, 0, (TFLM_TYPES_BATCH_MATMUL), TFLM_ALIAS_NONE, tflm_batch_matmul_prepare, tflm_batch_matmul_eval, NULL },
     #endif
     #if TFLM_KERNEL_BATCH_TO_SPACE_ND
-    { TFLM_OP_BATCH_TO_SPACE_ND, NULL, TFLM_ALIAS_NONE, tflm_batch_to_space_nd_prepare, tflm_batch_to_space_nd_eval, NULL },
+    { TFLM_OP_BATCH_TO_SPACE_ND, 0, (TFLM_TYPES_BATCH_TO_SPACE_ND), TFLM_ALIAS_NONE, tflm_batch_to_space_nd_prepare, tflm_batch_to_space_nd_eval, NULL },
     #endif
     #if TFLM_KERNEL_BROADCAST_ARGS
-    { TFLM_OP_BROADCAST_ARGS, NULL, TFLM_ALIAS_NONE, tflm_broadcast_args_prepare, tflm_broadcast_args_eval, NULL },
+    { TFLM_OP_BROADCAST_ARGS, 0, (TFLM_TYPES_BROADCAST_ARGS), TFLM_ALIAS_NONE, tflm_broadcast_args_prepare, tflm_broadcast_args_eval, NULL },
     #endif
     #if TFLM_KERNEL_BROADCAST_TO
-    { TFLM_OP_BROADCAST_TO, NULL, TFLM_ALIAS_NONE, tflm_broadcast_to_prepare, tflm_broadcast_to_eval, NULL },
+    { TFLM_OP_BROADCAST_TO, 0, (TFLM_TYPES_BROADCAST_TO), TFLM_ALIAS_NONE, tflm_broadcast_to_prepare, tflm_broadcast_to_eval, NULL },
     #endif
     #if TFLM_KERNEL_CALL_ONCE
-    { TFLM_OP_CALL_ONCE, NULL, TFLM_ALIAS_NONE, tflm_call_once_prepare, tflm_call_once_eval, NULL },
+    { TFLM_OP_CALL_ONCE, 0, (TFLM_TYPES_CALL_ONCE), TFLM_ALIAS_NONE, tflm_call_once_prepare, tflm_call_once_eval, NULL },
     #endif
     #if TFLM_KERNEL_CAST
-    { TFLM_OP_CAST, NULL, TFLM_ALIAS_NONE, tflm_cast_prepare, tflm_cast_eval, NULL },
+    { TFLM_OP_CAST, 0, (TFLM_TYPES_CAST), TFLM_ALIAS_NONE, tflm_cast_prepare, tflm_cast_eval, NULL },
     #endif
     #if TFLM_KERNEL_CEIL
-    { TFLM_OP_CEIL, NULL, TFLM_ALIAS_IN_PLACE, tflm_ceil_prepare, tflm_ceil_eval, NULL },
+    { TFLM_OP_CEIL, 0, (TFLM_TYPES_CEIL), TFLM_ALIAS_IN_PLACE, tflm_ceil_prepare, tflm_ceil_eval, NULL },
     #endif
     #if TFLM_KERNEL_CONCATENATION
-    { TFLM_OP_CONCATENATION, NULL, TFLM_ALIAS_NONE, tflm_concatenation_prepare, tflm_concatenation_eval, NULL },
+    { TFLM_OP_CONCATENATION, 0, (TFLM_TYPES_CONCATENATION), TFLM_ALIAS_NONE, tflm_concatenation_prepare, tflm_concatenation_eval, NULL },
     #endif
     #if TFLM_KERNEL_CONV_2D
-    { TFLM_OP_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_conv_2d_prepare, tflm_conv_2d_eval, &tflm_conv_2d_hooks },
+    { TFLM_OP_CONV_2D, 0, (TFLM_TYPES_CONV_2D), TFLM_ALIAS_NONE, tflm_conv_2d_prepare, tflm_conv_2d_eval, &tflm_conv_2d_hooks },
     #endif
     #if TFLM_KERNEL_COS
-    { TFLM_OP_COS, NULL, TFLM_ALIAS_IN_PLACE, tflm_cos_prepare, tflm_cos_eval, NULL },
+    { TFLM_OP_COS, 0, (TFLM_TYPES_COS), TFLM_ALIAS_IN_PLACE, tflm_cos_prepare, tflm_cos_eval, NULL },
     #endif
     #if TFLM_KERNEL_CUMSUM
-    { TFLM_OP_CUMSUM, NULL, TFLM_ALIAS_NONE, tflm_cumsum_prepare, tflm_cumsum_eval, NULL },
+    { TFLM_OP_CUMSUM, 0, (TFLM_TYPES_CUMSUM), TFLM_ALIAS_NONE, tflm_cumsum_prepare, tflm_cumsum_eval, NULL },
     #endif
     #if TFLM_KERNEL_DEPTHWISE_CONV_2D
-    { TFLM_OP_DEPTHWISE_CONV_2D, NULL, TFLM_ALIAS_NONE, tflm_depthwise_conv_2d_prepare, tflm_depthwise_conv_2d_eval, &tflm_depthwise_conv_2d_hooks },
+    { TFLM_OP_DEPTHWISE_CONV_2D, 0, (TFLM_TYPES_DEPTHWISE_CONV_2D), TFLM_ALIAS_NONE, tflm_depthwise_conv_2d_prepare, tflm_depthwise_conv_2d_eval, &tflm_depthwise_conv_2d_hooks },
     #endif
     #if TFLM_KERNEL_DEPTH_TO_SPACE
-    { TFLM_OP_DEPTH_TO_SPACE, NULL, TFLM_ALIAS_NONE, tflm_depth_to_space_prepare, tflm_depth_to_space_eval, NULL },
+    { TFLM_OP_DEPTH_TO_SPACE, 0, (TFLM_TYPES_DEPTH_TO_SPACE), TFLM_ALIAS_NONE, tflm_depth_to_space_prepare, tflm_depth_to_space_eval, NULL },
     #endif
     #if TFLM_KERNEL_DEQUANTIZE
-    { TFLM_OP_DEQUANTIZE, NULL, TFLM_ALIAS_NONE, tflm_dequantize_prepare, tflm_dequantize_eval, NULL },
+    { TFLM_OP_DEQUANTIZE, 0, (TFLM_TYPES_DEQUANTIZE), TFLM_ALIAS_NONE, tflm_dequantize_prepare, tflm_dequantize_eval, NULL },
     #endif
     #if TFLM_KERNEL_DIV
-    { TFLM_OP_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_div_prepare, tflm_div_eval, NULL },
+    { TFLM_OP_DIV, 0, (TFLM_TYPES_DIV), TFLM_ALIAS_IN_PLACE, tflm_div_prepare, tflm_div_eval, NULL },
     #endif
     #if TFLM_KERNEL_DYNAMIC_UPDATE_SLICE
-    { TFLM_OP_DYNAMIC_UPDATE_SLICE, NULL, TFLM_ALIAS_NONE, tflm_dynamic_update_slice_prepare, tflm_dynamic_update_slice_eval, NULL },
+    { TFLM_OP_DYNAMIC_UPDATE_SLICE, 0, (TFLM_TYPES_DYNAMIC_UPDATE_SLICE), TFLM_ALIAS_NONE, tflm_dynamic_update_slice_prepare, tflm_dynamic_update_slice_eval, NULL },
     #endif
     #if TFLM_KERNEL_ELU
-    { TFLM_OP_ELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_elu_prepare, tflm_elu_eval, NULL },
+    { TFLM_OP_ELU, 0, (TFLM_TYPES_ELU), TFLM_ALIAS_IN_PLACE, tflm_elu_prepare, tflm_elu_eval, NULL },
     #endif
     #if TFLM_KERNEL_EMBEDDING_LOOKUP
-    { TFLM_OP_EMBEDDING_LOOKUP, NULL, TFLM_ALIAS_NONE, tflm_embedding_lookup_prepare, tflm_embedding_lookup_eval, NULL },
+    { TFLM_OP_EMBEDDING_LOOKUP, 0, (TFLM_TYPES_EMBEDDING_LOOKUP), TFLM_ALIAS_NONE, tflm_embedding_lookup_prepare, tflm_embedding_lookup_eval, NULL },
     #endif
     #if TFLM_KERNEL_EQUAL
-    { TFLM_OP_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_equal_prepare, tflm_equal_eval, NULL },
+    { TFLM_OP_EQUAL, 0, (TFLM_TYPES_EQUAL), TFLM_ALIAS_IN_PLACE, tflm_equal_prepare, tflm_equal_eval, NULL },
     #endif
     #if TFLM_KERNEL_EXP
-    { TFLM_OP_EXP, NULL, TFLM_ALIAS_IN_PLACE, tflm_exp_prepare, tflm_exp_eval, NULL },
+    { TFLM_OP_EXP, 0, (TFLM_TYPES_EXP), TFLM_ALIAS_IN_PLACE, tflm_exp_prepare, tflm_exp_eval, NULL },
     #endif
     #if TFLM_KERNEL_EXPAND_DIMS
-    { TFLM_OP_EXPAND_DIMS, NULL, TFLM_ALIAS_VIEW, tflm_expand_dims_prepare, tflm_expand_dims_eval, NULL },
+    { TFLM_OP_EXPAND_DIMS, 0, (TFLM_TYPES_EXPAND_DIMS), TFLM_ALIAS_VIEW, tflm_expand_dims_prepare, tflm_expand_dims_eval, NULL },
     #endif
     #if TFLM_KERNEL_FILL
-    { TFLM_OP_FILL, NULL, TFLM_ALIAS_NONE, tflm_fill_prepare, tflm_fill_eval, NULL },
+    { TFLM_OP_FILL, 0, (TFLM_TYPES_FILL), TFLM_ALIAS_NONE, tflm_fill_prepare, tflm_fill_eval, NULL },
     #endif
     #if TFLM_KERNEL_FLOOR
-    { TFLM_OP_FLOOR, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_prepare, tflm_floor_eval, NULL },
+    { TFLM_OP_FLOOR, 0, (TFLM_TYPES_FLOOR), TFLM_ALIAS_IN_PLACE, tflm_floor_prepare, tflm_floor_eval, NULL },
     #endif
     #if TFLM_KERNEL_FLOOR_DIV
-    { TFLM_OP_FLOOR_DIV, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_div_prepare, tflm_floor_div_eval, NULL },
+    { TFLM_OP_FLOOR_DIV, 0, (TFLM_TYPES_FLOOR_DIV), TFLM_ALIAS_IN_PLACE, tflm_floor_div_prepare, tflm_floor_div_eval, NULL },
     #endif
     #if TFLM_KERNEL_FLOOR_MOD
-    { TFLM_OP_FLOOR_MOD, NULL, TFLM_ALIAS_IN_PLACE, tflm_floor_mod_prepare, tflm_floor_mod_eval, NULL },
+    { TFLM_OP_FLOOR_MOD, 0, (TFLM_TYPES_FLOOR_MOD), TFLM_ALIAS_IN_PLACE, tflm_floor_mod_prepare, tflm_floor_mod_eval, NULL },
     #endif
     #if TFLM_KERNEL_FULLY_CONNECTED
-    { TFLM_OP_FULLY_CONNECTED, NULL, TFLM_ALIAS_NONE, tflm_fully_connected_prepare, tflm_fully_connected_eval, NULL },
+    { TFLM_OP_FULLY_CONNECTED, 0, (TFLM_TYPES_FULLY_CONNECTED), TFLM_ALIAS_NONE, tflm_fully_connected_prepare, tflm_fully_connected_eval, NULL },
     #endif
     #if TFLM_KERNEL_GATHER
-    { TFLM_OP_GATHER, NULL, TFLM_ALIAS_NONE, tflm_gather_prepare, tflm_gather_eval, NULL },
+    { TFLM_OP_GATHER, 0, (TFLM_TYPES_GATHER), TFLM_ALIAS_NONE, tflm_gather_prepare, tflm_gather_eval, NULL },
     #endif
     #if TFLM_KERNEL_GATHER_ND
-    { TFLM_OP_GATHER_ND, NULL, TFLM_ALIAS_NONE, tflm_gather_nd_prepare, tflm_gather_nd_eval, NULL },
+    { TFLM_OP_GATHER_ND, 0, (TFLM_TYPES_GATHER_ND), TFLM_ALIAS_NONE, tflm_gather_nd_prepare, tflm_gather_nd_eval, NULL },
     #endif
     #if TFLM_KERNEL_GREATER
-    { TFLM_OP_GREATER, NULL, TFLM_ALIAS_IN_PLACE, tflm_greater_prepare, tflm_greater_eval, NULL },
+    { TFLM_OP_GREATER, 0, (TFLM_TYPES_GREATER), TFLM_ALIAS_IN_PLACE, tflm_greater_prepare, tflm_greater_eval, NULL },
     #endif
     #if TFLM_KERNEL_GREATER_EQUAL
-    { TFLM_OP_GREATER_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_greater_equal_prepare, tflm_greater_equal_eval, NULL },
+    { TFLM_OP_GREATER_EQUAL, 0, (TFLM_TYPES_GREATER_EQUAL), TFLM_ALIAS_IN_PLACE, tflm_greater_equal_prepare, tflm_greater_equal_eval, NULL },
     #endif
     #if TFLM_KERNEL_HARD_SWISH
-    { TFLM_OP_HARD_SWISH, NULL, TFLM_ALIAS_IN_PLACE, tflm_hard_swish_prepare, tflm_hard_swish_eval, NULL },
+    { TFLM_OP_HARD_SWISH, 0, (TFLM_TYPES_HARD_SWISH), TFLM_ALIAS_IN_PLACE, tflm_hard_swish_prepare, tflm_hard_swish_eval, NULL },
     #endif
     #if TFLM_KERNEL_IF
-    { TFLM_OP_IF, NULL, TFLM_ALIAS_NONE, tflm_if_prepare, tflm_if_eval, NULL },
+    { TFLM_OP_IF, 0, (TFLM_TYPES_IF), TFLM_ALIAS_NONE, tflm_if_prepare, tflm_if_eval, NULL },
     #endif
     #if TFLM_KERNEL_L2_NORMALIZATION
-    { TFLM_OP_L2_NORMALIZATION, NULL, TFLM_ALIAS_NONE, tflm_l2_normalization_prepare, tflm_l2_normalization_eval, NULL },
+    { TFLM_OP_L2_NORMALIZATION, 0, (TFLM_TYPES_L2_NORMALIZATION), TFLM_ALIAS_NONE, tflm_l2_normalization_prepare, tflm_l2_normalization_eval, NULL },
     #endif
     #if TFLM_KERNEL_L2_POOL_2D
-    { TFLM_OP_L2_POOL_2D, NULL, TFLM_ALIAS_NONE, tflm_l2_pool_2d_prepare, tflm_l2_pool_2d_eval, NULL },
+    { TFLM_OP_L2_POOL_2D, 0, (TFLM_TYPES_L2_POOL_2D), TFLM_ALIAS_NONE, tflm_l2_pool_2d_prepare, tflm_l2_pool_2d_eval, NULL },
     #endif
     #if TFLM_KERNEL_LEAKY_RELU
-    { TFLM_OP_LEAKY_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_leaky_relu_prepare, tflm_leaky_relu_eval, NULL },
+    { TFLM_OP_LEAKY_RELU, 0, (TFLM_TYPES_LEAKY_RELU), TFLM_ALIAS_IN_PLACE, tflm_leaky_relu_prepare, tflm_leaky_relu_eval, NULL },
     #endif
     #if TFLM_KERNEL_LESS
-    { TFLM_OP_LESS, NULL, TFLM_ALIAS_IN_PLACE, tflm_less_prepare, tflm_less_eval, NULL },
+    { TFLM_OP_LESS, 0, (TFLM_TYPES_LESS), TFLM_ALIAS_IN_PLACE, tflm_less_prepare, tflm_less_eval, NULL },
     #endif
     #if TFLM_KERNEL_LESS_EQUAL
-    { TFLM_OP_LESS_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_less_equal_prepare, tflm_less_equal_eval, NULL },
+    { TFLM_OP_LESS_EQUAL, 0, (TFLM_TYPES_LESS_EQUAL), TFLM_ALIAS_IN_PLACE, tflm_less_equal_prepare, tflm_less_equal_eval, NULL },
     #endif
     #if TFLM_KERNEL_LOG
-    { TFLM_OP_LOG, NULL, TFLM_ALIAS_IN_PLACE, tflm_log_prepare, tflm_log_eval, NULL },
+    { TFLM_OP_LOG, 0, (TFLM_TYPES_LOG), TFLM_ALIAS_IN_PLACE, tflm_log_prepare, tflm_log_eval, NULL },
     #endif
     #if TFLM_KERNEL_LOGICAL_AND
-    { TFLM_OP_LOGICAL_AND, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_and_prepare, tflm_logical_and_eval, NULL },
+    { TFLM_OP_LOGICAL_AND, 0, (TFLM_TYPES_LOGICAL_AND), TFLM_ALIAS_IN_PLACE, tflm_logical_and_prepare, tflm_logical_and_eval, NULL },
     #endif
     #if TFLM_KERNEL_LOGICAL_NOT
-    { TFLM_OP_LOGICAL_NOT, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_not_prepare, tflm_logical_not_eval, NULL },
+    { TFLM_OP_LOGICAL_NOT, 0, (TFLM_TYPES_LOGICAL_NOT), TFLM_ALIAS_IN_PLACE, tflm_logical_not_prepare, tflm_logical_not_eval, NULL },
     #endif
     #if TFLM_KERNEL_LOGICAL_OR
-    { TFLM_OP_LOGICAL_OR, NULL, TFLM_ALIAS_IN_PLACE, tflm_logical_or_prepare, tflm_logical_or_eval, NULL },
+    { TFLM_OP_LOGICAL_OR, 0, (TFLM_TYPES_LOGICAL_OR), TFLM_ALIAS_IN_PLACE, tflm_logical_or_prepare, tflm_logical_or_eval, NULL },
     #endif
     #if TFLM_KERNEL_LOGISTIC
-    { TFLM_OP_LOGISTIC, NULL, TFLM_ALIAS_IN_PLACE, tflm_logistic_prepare, tflm_logistic_eval, NULL },
+    { TFLM_OP_LOGISTIC, 0, (TFLM_TYPES_LOGISTIC), TFLM_ALIAS_IN_PLACE, tflm_logistic_prepare, tflm_logistic_eval, NULL },
     #endif
     #if TFLM_KERNEL_LOG_SOFTMAX
-    { TFLM_OP_LOG_SOFTMAX, NULL, TFLM_ALIAS_NONE, tflm_log_softmax_prepare, tflm_log_softmax_eval, NULL },
+    { TFLM_OP_LOG_SOFTMAX, 0, (TFLM_TYPES_LOG_SOFTMAX), TFLM_ALIAS_NONE, tflm_log_softmax_prepare, tflm_log_softmax_eval, NULL },
     #endif
     #if TFLM_KERNEL_MAXIMUM
-    { TFLM_OP_MAXIMUM, NULL, TFLM_ALIAS_IN_PLACE, tflm_maximum_prepare, tflm_maximum_eval, NULL },
+    { TFLM_OP_MAXIMUM, 0, (TFLM_TYPES_MAXIMUM), TFLM_ALIAS_IN_PLACE, tflm_maximum_prepare, tflm_maximum_eval, NULL },
     #endif
     #if TFLM_KERNEL_MAX_POOL_2D
-    { TFLM_OP_MAX_POOL_2D, NULL, TFLM_ALIAS_NONE, tflm_max_pool_2d_prepare, tflm_max_pool_2d_eval, &tflm_max_pool_2d_hooks },
+    { TFLM_OP_MAX_POOL_2D, 0, (TFLM_TYPES_MAX_POOL_2D), TFLM_ALIAS_NONE, tflm_max_pool_2d_prepare, tflm_max_pool_2d_eval, &tflm_max_pool_2d_hooks },
     #endif
     #if TFLM_KERNEL_MEAN
-    { TFLM_OP_MEAN, NULL, TFLM_ALIAS_NONE, tflm_mean_prepare, tflm_mean_eval, NULL },
+    { TFLM_OP_MEAN, 0, (TFLM_TYPES_MEAN), TFLM_ALIAS_NONE, tflm_mean_prepare, tflm_mean_eval, NULL },
     #endif
     #if TFLM_KERNEL_MINIMUM
-    { TFLM_OP_MINIMUM, NULL, TFLM_ALIAS_IN_PLACE, tflm_minimum_prepare, tflm_minimum_eval, NULL },
+    { TFLM_OP_MINIMUM, 0, (TFLM_TYPES_MINIMUM), TFLM_ALIAS_IN_PLACE, tflm_minimum_prepare, tflm_minimum_eval, NULL },
     #endif
     #if TFLM_KERNEL_MIRROR_PAD
-    { TFLM_OP_MIRROR_PAD, NULL, TFLM_ALIAS_NONE, tflm_mirror_pad_prepare, tflm_mirror_pad_eval, NULL },
+    { TFLM_OP_MIRROR_PAD, 0, (TFLM_TYPES_MIRROR_PAD), TFLM_ALIAS_NONE, tflm_mirror_pad_prepare, tflm_mirror_pad_eval, NULL },
     #endif
     #if TFLM_KERNEL_MUL
-    { TFLM_OP_MUL, NULL, TFLM_ALIAS_IN_PLACE, tflm_mul_prepare, tflm_mul_eval, NULL },
+    { TFLM_OP_MUL, 0, (TFLM_TYPES_MUL), TFLM_ALIAS_IN_PLACE, tflm_mul_prepare, tflm_mul_eval, NULL },
     #endif
     #if TFLM_KERNEL_NEG
-    { TFLM_OP_NEG, NULL, TFLM_ALIAS_IN_PLACE, tflm_neg_prepare, tflm_neg_eval, NULL },
+    { TFLM_OP_NEG, 0, (TFLM_TYPES_NEG), TFLM_ALIAS_IN_PLACE, tflm_neg_prepare, tflm_neg_eval, NULL },
     #endif
     #if TFLM_KERNEL_NOT_EQUAL
-    { TFLM_OP_NOT_EQUAL, NULL, TFLM_ALIAS_IN_PLACE, tflm_not_equal_prepare, tflm_not_equal_eval, NULL },
+    { TFLM_OP_NOT_EQUAL, 0, (TFLM_TYPES_NOT_EQUAL), TFLM_ALIAS_IN_PLACE, tflm_not_equal_prepare, tflm_not_equal_eval, NULL },
     #endif
     #if TFLM_KERNEL_PACK
-    { TFLM_OP_PACK, NULL, TFLM_ALIAS_NONE, tflm_pack_prepare, tflm_pack_eval, NULL },
+    { TFLM_OP_PACK, 0, (TFLM_TYPES_PACK), TFLM_ALIAS_NONE, tflm_pack_prepare, tflm_pack_eval, NULL },
     #endif
     #if TFLM_KERNEL_PAD
-    { TFLM_OP_PAD, NULL, TFLM_ALIAS_NONE, tflm_pad_prepare, tflm_pad_eval, &tflm_pad_hooks },
+    { TFLM_OP_PAD, 0, (TFLM_TYPES_PAD), TFLM_ALIAS_NONE, tflm_pad_prepare, tflm_pad_eval, &tflm_pad_hooks },
     #endif
     #if TFLM_KERNEL_PADV2
-    { TFLM_OP_PADV2, NULL, TFLM_ALIAS_NONE, tflm_padv2_prepare, tflm_padv2_eval, &tflm_padv2_hooks },
+    { TFLM_OP_PADV2, 0, (TFLM_TYPES_PADV2), TFLM_ALIAS_NONE, tflm_padv2_prepare, tflm_padv2_eval, &tflm_padv2_hooks },
     #endif
     #if TFLM_KERNEL_PRELU
-    { TFLM_OP_PRELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_prelu_prepare, tflm_prelu_eval, NULL },
+    { TFLM_OP_PRELU, 0, (TFLM_TYPES_PRELU), TFLM_ALIAS_IN_PLACE, tflm_prelu_prepare, tflm_prelu_eval, NULL },
     #endif
     #if TFLM_KERNEL_QUANTIZE
-    { TFLM_OP_QUANTIZE, NULL, TFLM_ALIAS_NONE, tflm_quantize_prepare, tflm_quantize_eval, NULL },
+    { TFLM_OP_QUANTIZE, 0, (TFLM_TYPES_QUANTIZE), TFLM_ALIAS_NONE, tflm_quantize_prepare, tflm_quantize_eval, NULL },
     #endif
     #if TFLM_KERNEL_READ_VARIABLE
-    { TFLM_OP_READ_VARIABLE, NULL, TFLM_ALIAS_NONE, tflm_read_variable_prepare, tflm_read_variable_eval, NULL },
+    { TFLM_OP_READ_VARIABLE, 0, (TFLM_TYPES_READ_VARIABLE), TFLM_ALIAS_NONE, tflm_read_variable_prepare, tflm_read_variable_eval, NULL },
     #endif
     #if TFLM_KERNEL_REDUCE_ALL
-    { TFLM_OP_REDUCE_ALL, NULL, TFLM_ALIAS_NONE, tflm_reduce_all_prepare, tflm_reduce_all_eval, NULL },
+    { TFLM_OP_REDUCE_ALL, 0, (TFLM_TYPES_REDUCE_ALL), TFLM_ALIAS_NONE, tflm_reduce_all_prepare, tflm_reduce_all_eval, NULL },
     #endif
     #if TFLM_KERNEL_REDUCE_MAX
-    { TFLM_OP_REDUCE_MAX, NULL, TFLM_ALIAS_NONE, tflm_reduce_max_prepare, tflm_reduce_max_eval, NULL },
+    { TFLM_OP_REDUCE_MAX, 0, (TFLM_TYPES_REDUCE_MAX), TFLM_ALIAS_NONE, tflm_reduce_max_prepare, tflm_reduce_max_eval, NULL },
     #endif
     #if TFLM_KERNEL_REDUCE_MIN
-    { TFLM_OP_REDUCE_MIN, NULL, TFLM_ALIAS_NONE, tflm_reduce_min_prepare, tflm_reduce_min_eval, NULL },
+    { TFLM_OP_REDUCE_MIN, 0, (TFLM_TYPES_REDUCE_MIN), TFLM_ALIAS_NONE, tflm_reduce_min_prepare, tflm_reduce_min_eval, NULL },
     #endif
     #if TFLM_KERNEL_RELU
-    { TFLM_OP_RELU, NULL, TFLM_ALIAS_IN_PLACE, tflm_relu_prepare, tflm_relu_eval, NULL },
+    { TFLM_OP_RELU, 0, (TFLM_TYPES_RELU), TFLM_ALIAS_IN_PLACE, tflm_relu_prepare, tflm_relu_eval, NULL },
     #endif
     #if TFLM_KERNEL_RELU6
-    { TFLM_OP_RELU6, NULL, TFLM_ALIAS_IN_PLACE, tflm_relu6_prepare, tflm_relu6_eval, NULL },
+    { TFLM_OP_RELU6, 0, (TFLM_TYPES_RELU6), TFLM_ALIAS_IN_PLACE, tflm_relu6_prepare, tflm_relu6_eval, NULL },
     #endif
     #if TFLM_KERNEL_RESHAPE
-    { TFLM_OP_RESHAPE, NULL, TFLM_ALIAS_VIEW, tflm_reshape_prepare, tflm_reshape_eval, NULL },
+    { TFLM_OP_RESHAPE, 0, (TFLM_TYPES_RESHAPE), TFLM_ALIAS_VIEW, tflm_reshape_prepare, tflm_reshape_eval, NULL },
     #endif
     #if TFLM_KERNEL_RESIZE_BILINEAR
-    { TFLM_OP_RESIZE_BILINEAR, NULL, TFLM_ALIAS_NONE, tflm_resize_bilinear_prepare, tflm_resize_bilinear_eval, NULL },
+    { TFLM_OP_RESIZE_BILINEAR, 0, (TFLM_TYPES_RESIZE_BILINEAR), TFLM_ALIAS_NONE, tflm_resize_bilinear_prepare, tflm_resize_bilinear_eval, NULL },
     #endif
     #if TFLM_KERNEL_RESIZE_NEAREST_NEIGHBOR
-    { TFLM_OP_RESIZE_NEAREST_NEIGHBOR, NULL, TFLM_ALIAS_NONE, tflm_resize_nearest_neighbor_prepare, tflm_resize_nearest_neighbor_eval, NULL },
+    { TFLM_OP_RESIZE_NEAREST_NEIGHBOR, 0, (TFLM_TYPES_RESIZE_NEAREST_NEIGHBOR), TFLM_ALIAS_NONE, tflm_resize_nearest_neighbor_prepare, tflm_resize_nearest_neighbor_eval, NULL },
     #endif
     #if TFLM_KERNEL_REVERSE_V2
-    { TFLM_OP_REVERSE_V2, NULL, TFLM_ALIAS_NONE, tflm_reverse_v2_prepare, tflm_reverse_v2_eval, NULL },
+    { TFLM_OP_REVERSE_V2, 0, (TFLM_TYPES_REVERSE_V2), TFLM_ALIAS_NONE, tflm_reverse_v2_prepare, tflm_reverse_v2_eval, NULL },
     #endif
     #if TFLM_KERNEL_ROUND
-    { TFLM_OP_ROUND, NULL, TFLM_ALIAS_IN_PLACE, tflm_round_prepare, tflm_round_eval, NULL },
+    { TFLM_OP_ROUND, 0, (TFLM_TYPES_ROUND), TFLM_ALIAS_IN_PLACE, tflm_round_prepare, tflm_round_eval, NULL },
     #endif
     #if TFLM_KERNEL_RSQRT
-    { TFLM_OP_RSQRT, NULL, TFLM_ALIAS_IN_PLACE, tflm_rsqrt_prepare, tflm_rsqrt_eval, NULL },
+    { TFLM_OP_RSQRT, 0, (TFLM_TYPES_RSQRT), TFLM_ALIAS_IN_PLACE, tflm_rsqrt_prepare, tflm_rsqrt_eval, NULL },
     #endif
     #if TFLM_KERNEL_SELECT_V2
-    { TFLM_OP_SELECT_V2, NULL, TFLM_ALIAS_IN_PLACE, tflm_select_v2_prepare, tflm_select_v2_eval, NULL },
+    { TFLM_OP_SELECT_V2, 0, (TFLM_TYPES_SELECT_V2), TFLM_ALIAS_IN_PLACE, tflm_select_v2_prepare, tflm_select_v2_eval, NULL },
     #endif
     #if TFLM_KERNEL_SHAPE
-    { TFLM_OP_SHAPE, NULL, TFLM_ALIAS_NONE, tflm_shape_prepare, tflm_shape_eval, NULL },
+    { TFLM_OP_SHAPE, 0, (TFLM_TYPES_SHAPE), TFLM_ALIAS_NONE, tflm_shape_prepare, tflm_shape_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIN
-    { TFLM_OP_SIN, NULL, TFLM_ALIAS_IN_PLACE, tflm_sin_prepare, tflm_sin_eval, NULL },
+    { TFLM_OP_SIN, 0, (TFLM_TYPES_SIN), TFLM_ALIAS_IN_PLACE, tflm_sin_prepare, tflm_sin_eval, NULL },
     #endif
     #if TFLM_KERNEL_SLICE
-    { TFLM_OP_SLICE, NULL, TFLM_ALIAS_NONE, tflm_slice_prepare, tflm_slice_eval, NULL },
+    { TFLM_OP_SLICE, 0, (TFLM_TYPES_SLICE), TFLM_ALIAS_NONE, tflm_slice_prepare, tflm_slice_eval, NULL },
     #endif
     #if TFLM_KERNEL_SOFTMAX
-    { TFLM_OP_SOFTMAX, NULL, TFLM_ALIAS_NONE, tflm_softmax_prepare, tflm_softmax_eval, NULL },
+    { TFLM_OP_SOFTMAX, 0, (TFLM_TYPES_SOFTMAX), TFLM_ALIAS_NONE, tflm_softmax_prepare, tflm_softmax_eval, NULL },
     #endif
     #if TFLM_KERNEL_SPACE_TO_BATCH_ND
-    { TFLM_OP_SPACE_TO_BATCH_ND, NULL, TFLM_ALIAS_NONE, tflm_space_to_batch_nd_prepare, tflm_space_to_batch_nd_eval, NULL },
+    { TFLM_OP_SPACE_TO_BATCH_ND, 0, (TFLM_TYPES_SPACE_TO_BATCH_ND), TFLM_ALIAS_NONE, tflm_space_to_batch_nd_prepare, tflm_space_to_batch_nd_eval, NULL },
     #endif
     #if TFLM_KERNEL_SPACE_TO_DEPTH
-    { TFLM_OP_SPACE_TO_DEPTH, NULL, TFLM_ALIAS_NONE, tflm_space_to_depth_prepare, tflm_space_to_depth_eval, NULL },
+    { TFLM_OP_SPACE_TO_DEPTH, 0, (TFLM_TYPES_SPACE_TO_DEPTH), TFLM_ALIAS_NONE, tflm_space_to_depth_prepare, tflm_space_to_depth_eval, NULL },
     #endif
     #if TFLM_KERNEL_SPLIT
-    { TFLM_OP_SPLIT, NULL, TFLM_ALIAS_NONE, tflm_split_prepare, tflm_split_eval, NULL },
+    { TFLM_OP_SPLIT, 0, (TFLM_TYPES_SPLIT), TFLM_ALIAS_NONE, tflm_split_prepare, tflm_split_eval, NULL },
     #endif
     #if TFLM_KERNEL_SPLIT_V
-    { TFLM_OP_SPLIT_V, NULL, TFLM_ALIAS_NONE, tflm_split_v_prepare, tflm_split_v_eval, NULL },
+    { TFLM_OP_SPLIT_V, 0, (TFLM_TYPES_SPLIT_V), TFLM_ALIAS_NONE, tflm_split_v_prepare, tflm_split_v_eval, NULL },
     #endif
     #if TFLM_KERNEL_SQRT
-    { TFLM_OP_SQRT, NULL, TFLM_ALIAS_IN_PLACE, tflm_sqrt_prepare, tflm_sqrt_eval, NULL },
+    { TFLM_OP_SQRT, 0, (TFLM_TYPES_SQRT), TFLM_ALIAS_IN_PLACE, tflm_sqrt_prepare, tflm_sqrt_eval, NULL },
     #endif
     #if TFLM_KERNEL_SQUARE
-    { TFLM_OP_SQUARE, NULL, TFLM_ALIAS_IN_PLACE, tflm_square_prepare, tflm_square_eval, NULL },
+    { TFLM_OP_SQUARE, 0, (TFLM_TYPES_SQUARE), TFLM_ALIAS_IN_PLACE, tflm_square_prepare, tflm_square_eval, NULL },
     #endif
     #if TFLM_KERNEL_SQUARED_DIFFERENCE
-    { TFLM_OP_SQUARED_DIFFERENCE, NULL, TFLM_ALIAS_IN_PLACE, tflm_squared_difference_prepare, tflm_squared_difference_eval, NULL },
+    { TFLM_OP_SQUARED_DIFFERENCE, 0, (TFLM_TYPES_SQUARED_DIFFERENCE), TFLM_ALIAS_IN_PLACE, tflm_squared_difference_prepare, tflm_squared_difference_eval, NULL },
     #endif
     #if TFLM_KERNEL_SQUEEZE
-    { TFLM_OP_SQUEEZE, NULL, TFLM_ALIAS_VIEW, tflm_squeeze_prepare, tflm_squeeze_eval, NULL },
+    { TFLM_OP_SQUEEZE, 0, (TFLM_TYPES_SQUEEZE), TFLM_ALIAS_VIEW, tflm_squeeze_prepare, tflm_squeeze_eval, NULL },
     #endif
     #if TFLM_KERNEL_STRIDED_SLICE
-    { TFLM_OP_STRIDED_SLICE, NULL, TFLM_ALIAS_NONE, tflm_strided_slice_prepare, tflm_strided_slice_eval, NULL },
+    { TFLM_OP_STRIDED_SLICE, 0, (TFLM_TYPES_STRIDED_SLICE), TFLM_ALIAS_NONE, tflm_strided_slice_prepare, tflm_strided_slice_eval, NULL },
     #endif
     #if TFLM_KERNEL_SUB
-    { TFLM_OP_SUB, NULL, TFLM_ALIAS_IN_PLACE, tflm_sub_prepare, tflm_sub_eval, NULL },
+    { TFLM_OP_SUB, 0, (TFLM_TYPES_SUB), TFLM_ALIAS_IN_PLACE, tflm_sub_prepare, tflm_sub_eval, NULL },
     #endif
     #if TFLM_KERNEL_SUM
-    { TFLM_OP_SUM, NULL, TFLM_ALIAS_NONE, tflm_sum_prepare, tflm_sum_eval, NULL },
+    { TFLM_OP_SUM, 0, (TFLM_TYPES_SUM), TFLM_ALIAS_NONE, tflm_sum_prepare, tflm_sum_eval, NULL },
     #endif
     #if TFLM_KERNEL_SVDF
-    { TFLM_OP_SVDF, NULL, TFLM_ALIAS_NONE, tflm_svdf_prepare, tflm_svdf_eval, NULL },
+    { TFLM_OP_SVDF, 0, (TFLM_TYPES_SVDF), TFLM_ALIAS_NONE, tflm_svdf_prepare, tflm_svdf_eval, NULL },
     #endif
     #if TFLM_KERNEL_TANH
-    { TFLM_OP_TANH, NULL, TFLM_ALIAS_IN_PLACE, tflm_tanh_prepare, tflm_tanh_eval, NULL },
+    { TFLM_OP_TANH, 0, (TFLM_TYPES_TANH), TFLM_ALIAS_IN_PLACE, tflm_tanh_prepare, tflm_tanh_eval, NULL },
     #endif
     #if TFLM_KERNEL_TRANSPOSE
-    { TFLM_OP_TRANSPOSE, NULL, TFLM_ALIAS_NONE, tflm_transpose_prepare, tflm_transpose_eval, NULL },
+    { TFLM_OP_TRANSPOSE, 0, (TFLM_TYPES_TRANSPOSE), TFLM_ALIAS_NONE, tflm_transpose_prepare, tflm_transpose_eval, NULL },
     #endif
     #if TFLM_KERNEL_TRANSPOSE_CONV
-    { TFLM_OP_TRANSPOSE_CONV, NULL, TFLM_ALIAS_NONE, tflm_transpose_conv_prepare, tflm_transpose_conv_eval, NULL },
+    { TFLM_OP_TRANSPOSE_CONV, 0, (TFLM_TYPES_TRANSPOSE_CONV), TFLM_ALIAS_NONE, tflm_transpose_conv_prepare, tflm_transpose_conv_eval, NULL },
     #endif
     #if TFLM_KERNEL_UNIDIRECTIONAL_SEQUENCE_LSTM
-    { TFLM_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, NULL, TFLM_ALIAS_NONE, tflm_unidirectional_sequence_lstm_prepare, tflm_unidirectional_sequence_lstm_eval, &tflm_unidirectional_sequence_lstm_hooks },
+    { TFLM_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, 0, (TFLM_TYPES_UNIDIRECTIONAL_SEQUENCE_LSTM), TFLM_ALIAS_NONE, tflm_unidirectional_sequence_lstm_prepare, tflm_unidirectional_sequence_lstm_eval, &tflm_unidirectional_sequence_lstm_hooks },
     #endif
     #if TFLM_KERNEL_UNPACK
-    { TFLM_OP_UNPACK, NULL, TFLM_ALIAS_NONE, tflm_unpack_prepare, tflm_unpack_eval, NULL },
+    { TFLM_OP_UNPACK, 0, (TFLM_TYPES_UNPACK), TFLM_ALIAS_NONE, tflm_unpack_prepare, tflm_unpack_eval, NULL },
     #endif
     #if TFLM_KERNEL_VAR_HANDLE
-    { TFLM_OP_VAR_HANDLE, NULL, TFLM_ALIAS_NONE, tflm_var_handle_prepare, tflm_var_handle_eval, NULL },
+    { TFLM_OP_VAR_HANDLE, 0, (TFLM_TYPES_VAR_HANDLE), TFLM_ALIAS_NONE, tflm_var_handle_prepare, tflm_var_handle_eval, &tflm_var_handle_hooks },
     #endif
     #if TFLM_KERNEL_WHILE
-    { TFLM_OP_WHILE, NULL, TFLM_ALIAS_NONE, tflm_while_prepare, tflm_while_eval, NULL },
+    { TFLM_OP_WHILE, 0, (TFLM_TYPES_WHILE), TFLM_ALIAS_NONE, tflm_while_prepare, tflm_while_eval, NULL },
     #endif
     #if TFLM_KERNEL_ZEROS_LIKE
-    { TFLM_OP_ZEROS_LIKE, NULL, TFLM_ALIAS_NONE, tflm_zeros_like_prepare, tflm_zeros_like_eval, NULL },
+    { TFLM_OP_ZEROS_LIKE, 0, (TFLM_TYPES_ZEROS_LIKE), TFLM_ALIAS_NONE, tflm_zeros_like_prepare, tflm_zeros_like_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_WINDOW
-    { TFLM_OP_CUSTOM, "SignalWindow", TFLM_ALIAS_NONE, tflm_signal_window_prepare, tflm_signal_window_eval, NULL },
+    { TFLM_OP_CUSTOM, 1, (TFLM_TYPES_SIGNAL_WINDOW), TFLM_ALIAS_NONE, tflm_signal_window_prepare, tflm_signal_window_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_FFT_AUTO_SCALE
-    { TFLM_OP_CUSTOM, "SignalFftAutoScale", TFLM_ALIAS_NONE, tflm_signal_fft_auto_scale_prepare, tflm_signal_fft_auto_scale_eval, NULL },
+    { TFLM_OP_CUSTOM, 28, (TFLM_TYPES_SIGNAL_FFT_AUTO_SCALE), TFLM_ALIAS_NONE, tflm_signal_fft_auto_scale_prepare, tflm_signal_fft_auto_scale_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_RFFT
-    { TFLM_OP_CUSTOM, "SignalRfft", TFLM_ALIAS_NONE, tflm_signal_rfft_prepare, tflm_signal_rfft_eval, NULL },
+    { TFLM_OP_CUSTOM, 69, (TFLM_TYPES_SIGNAL_RFFT), TFLM_ALIAS_NONE, tflm_signal_rfft_prepare, tflm_signal_rfft_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_IRFFT
-    { TFLM_OP_CUSTOM, "SignalIrfft", TFLM_ALIAS_NONE, tflm_signal_irfft_prepare, tflm_signal_irfft_eval, NULL },
+    { TFLM_OP_CUSTOM, 92, (TFLM_TYPES_SIGNAL_IRFFT), TFLM_ALIAS_NONE, tflm_signal_irfft_prepare, tflm_signal_irfft_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_ENERGY
-    { TFLM_OP_CUSTOM, "SignalEnergy", TFLM_ALIAS_NONE, tflm_signal_energy_prepare, tflm_signal_energy_eval, NULL },
+    { TFLM_OP_CUSTOM, 117, (TFLM_TYPES_SIGNAL_ENERGY), TFLM_ALIAS_NONE, tflm_signal_energy_prepare, tflm_signal_energy_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK
-    { TFLM_OP_CUSTOM, "SignalFilterBank", TFLM_ALIAS_NONE, tflm_signal_filter_bank_prepare, tflm_signal_filter_bank_eval, NULL },
+    { TFLM_OP_CUSTOM, 144, (TFLM_TYPES_SIGNAL_FILTER_BANK), TFLM_ALIAS_NONE, tflm_signal_filter_bank_prepare, tflm_signal_filter_bank_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK_SQUARE_ROOT
-    { TFLM_OP_CUSTOM, "SignalFilterBankSquareRoot", TFLM_ALIAS_NONE, tflm_signal_filter_bank_square_root_prepare, tflm_signal_filter_bank_square_root_eval, NULL },
+    { TFLM_OP_CUSTOM, 180, (TFLM_TYPES_SIGNAL_FILTER_BANK_SQUARE_ROOT), TFLM_ALIAS_NONE, tflm_signal_filter_bank_square_root_prepare, tflm_signal_filter_bank_square_root_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION
-    { TFLM_OP_CUSTOM, "SignalFilterBankSpectralSubtraction", TFLM_ALIAS_NONE, tflm_signal_filter_bank_spectral_subtraction_prepare, tflm_signal_filter_bank_spectral_subtraction_eval, NULL },
+    { TFLM_OP_CUSTOM, 238, (TFLM_TYPES_SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION), TFLM_ALIAS_NONE, tflm_signal_filter_bank_spectral_subtraction_prepare, tflm_signal_filter_bank_spectral_subtraction_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_PCAN
-    { TFLM_OP_CUSTOM, "SignalPCAN", TFLM_ALIAS_NONE, tflm_signal_pcan_prepare, tflm_signal_pcan_eval, NULL },
+    { TFLM_OP_CUSTOM, 314, (TFLM_TYPES_SIGNAL_PCAN), TFLM_ALIAS_NONE, tflm_signal_pcan_prepare, tflm_signal_pcan_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK_LOG
-    { TFLM_OP_CUSTOM, "SignalFilterBankLog", TFLM_ALIAS_NONE, tflm_signal_filter_bank_log_prepare, tflm_signal_filter_bank_log_eval, NULL },
+    { TFLM_OP_CUSTOM, 337, (TFLM_TYPES_SIGNAL_FILTER_BANK_LOG), TFLM_ALIAS_NONE, tflm_signal_filter_bank_log_prepare, tflm_signal_filter_bank_log_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_FRAMER
-    { TFLM_OP_CUSTOM, "SignalFramer", TFLM_ALIAS_NONE, tflm_signal_framer_prepare, tflm_signal_framer_eval, NULL },
+    { TFLM_OP_CUSTOM, 380, (TFLM_TYPES_SIGNAL_FRAMER), TFLM_ALIAS_NONE, tflm_signal_framer_prepare, tflm_signal_framer_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_DELAY
-    { TFLM_OP_CUSTOM, "SignalDelay", TFLM_ALIAS_NONE, tflm_signal_delay_prepare, tflm_signal_delay_eval, NULL },
+    { TFLM_OP_CUSTOM, 407, (TFLM_TYPES_SIGNAL_DELAY), TFLM_ALIAS_NONE, tflm_signal_delay_prepare, tflm_signal_delay_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_STACKER
-    { TFLM_OP_CUSTOM, "SignalStacker", TFLM_ALIAS_NONE, tflm_signal_stacker_prepare, tflm_signal_stacker_eval, NULL },
+    { TFLM_OP_CUSTOM, 432, (TFLM_TYPES_SIGNAL_STACKER), TFLM_ALIAS_NONE, tflm_signal_stacker_prepare, tflm_signal_stacker_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_OVERLAP_ADD
-    { TFLM_OP_CUSTOM, "SignalOverlapAdd", TFLM_ALIAS_NONE, tflm_signal_overlap_add_prepare, tflm_signal_overlap_add_eval, NULL },
+    { TFLM_OP_CUSTOM, 461, (TFLM_TYPES_SIGNAL_OVERLAP_ADD), TFLM_ALIAS_NONE, tflm_signal_overlap_add_prepare, tflm_signal_overlap_add_eval, NULL },
     #endif
     #if TFLM_KERNEL_CIRCULAR_BUFFER
-    { TFLM_OP_CUSTOM, "CIRCULAR_BUFFER", TFLM_ALIAS_NONE, tflm_circular_buffer_prepare, tflm_circular_buffer_eval, NULL },
+    { TFLM_OP_CUSTOM, 497, (TFLM_TYPES_CIRCULAR_BUFFER), TFLM_ALIAS_NONE, tflm_circular_buffer_prepare, tflm_circular_buffer_eval, NULL },
     #endif
     #if TFLM_KERNEL_TFLM_DECODE
-    { TFLM_OP_CUSTOM, "TFLM_DECODE", TFLM_ALIAS_NONE, tflm_tflm_decode_prepare, tflm_tflm_decode_eval, NULL },
+    { TFLM_OP_CUSTOM, 529, (TFLM_TYPES_TFLM_DECODE), TFLM_ALIAS_NONE, tflm_tflm_decode_prepare, tflm_tflm_decode_eval, NULL },
     #endif
     #if TFLM_KERNEL_TF_LITE_DETECTION_POST_PROCESS
-    { TFLM_OP_CUSTOM, "TFLite_Detection_PostProcess", TFLM_ALIAS_NONE, tflm_tf_lite_detection_post_process_prepare, tflm_tf_lite_detection_post_process_eval, NULL },
+    { TFLM_OP_CUSTOM, 553, (TFLM_TYPES_TF_LITE_DETECTION_POST_PROCESS), TFLM_ALIAS_NONE, tflm_tf_lite_detection_post_process_prepare, tflm_tf_lite_detection_post_process_eval, NULL },
     #endif
     #if TFLM_TEST_KERNELS
-    { TFLM_OP_CUSTOM, "TflmTest", TFLM_ALIAS_NONE, tflm_test_kernel_prepare, tflm_test_kernel_eval, NULL },
+    { TFLM_OP_CUSTOM, 614, TFLM_ALL_TYPES, TFLM_ALIAS_NONE, tflm_test_kernel_prepare, tflm_test_kernel_eval, NULL },
     #endif
-    { -1, NULL, TFLM_ALIAS_NONE, NULL, NULL, NULL },
+    { -1, 0, 0, TFLM_ALIAS_NONE, NULL, NULL, NULL }, // (no empty array when no kernel is linked)
 };
 
 const uint32_t tflm_kernel_count = sizeof(tflm_kernels) / sizeof(tflm_kernels[0]) - 1;
 
-// Every op of the kernel table, whether this build links it or not: the
-// builtin codes as bits (code c: bit c % 8 of byte c / 8), the custom ops'
-// names with their TFLM_OPS flags.
+// Every builtin op of the kernel table, whether this build links it or not:
+// code c is bit c % 8 of byte c / 8.
 const uint8_t tflm_known_builtins[(TFLM_OP_COUNT + 7) / 8] = {
     0xff, 0x5b, 0xee, 0x1e, 0xf4, 0xbf, 0xe6, 0xff, 0xce, 0xbf, 0xdc, 0xf7, 0x7e, 0x9f, 0xf4,
     0x48, 0x07, 0xd0, 0x83, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-};
-
-const tflm_known_custom_t tflm_known_customs[] = {
-    { "SignalWindow", "SIGNAL_WINDOW" },
-    { "SignalFftAutoScale", "SIGNAL_FFT_AUTO_SCALE" },
-    { "SignalRfft", "SIGNAL_RFFT" },
-    { "SignalIrfft", "SIGNAL_IRFFT" },
-    { "SignalEnergy", "SIGNAL_ENERGY" },
-    { "SignalFilterBank", "SIGNAL_FILTER_BANK" },
-    { "SignalFilterBankSquareRoot", "SIGNAL_FILTER_BANK_SQUARE_ROOT" },
-    { "SignalFilterBankSpectralSubtraction", "SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION" },
-    { "SignalPCAN", "SIGNAL_PCAN" },
-    { "SignalFilterBankLog", "SIGNAL_FILTER_BANK_LOG" },
-    { "SignalFramer", "SIGNAL_FRAMER" },
-    { "SignalDelay", "SIGNAL_DELAY" },
-    { "SignalStacker", "SIGNAL_STACKER" },
-    { "SignalOverlapAdd", "SIGNAL_OVERLAP_ADD" },
-    { "CIRCULAR_BUFFER", "CIRCULAR_BUFFER" },
-    { "TFLM_DECODE", "TFLM_DECODE" },
-    { "TFLite_Detection_PostProcess", "TF_LITE_DETECTION_POST_PROCESS" },
-    { NULL, NULL },
 };

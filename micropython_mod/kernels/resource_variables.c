@@ -78,6 +78,12 @@ tflm_status_t tflm_var_handle_eval(tflm_eval_t *e) {
     return TFLM_OK;
 }
 
+// The resources themselves are the engine's, built with the tail; only a
+// build with VAR_HANDLE (which every model with resources uses) has them.
+const tflm_kernel_hooks_t tflm_var_handle_hooks = {
+    .build_state = tflm_build_resources,
+};
+
 #endif
 
 #if TFLM_KERNEL_ASSIGN_VARIABLE

@@ -12,6 +12,12 @@
 
 enum { SM_FLOAT32, SM_INT8, SM_INT8_INT16, SM_INT16 };
 
+// Whether the kernel was built for tensors of `type`: prepare() gives only
+// the kinds of those types, the others' code is left out.
+static inline bool sm_has(unsigned type) {
+    return tflm_type_enabled(TFLM_TYPES_SOFTMAX, type);
+}
+
 // Integer bits of the scaled input differences and of the sum of exps (int8).
 #define SM_DIFF_IB (5)
 #define SM_ACCUM_IB (12)
@@ -191,13 +197,13 @@ tflm_status_t tflm_softmax_prepare(tflm_prepare_t *p) {
         return st;
     }
     uint8_t kind;
-    if (in.type == TFLM_FLOAT32 && out.type == TFLM_FLOAT32) {
+    if (in.type == TFLM_FLOAT32 && out.type == TFLM_FLOAT32 && sm_has(TFLM_FLOAT32)) {
         kind = SM_FLOAT32;
-    } else if (in.type == TFLM_INT8 && out.type == TFLM_INT8) {
+    } else if (in.type == TFLM_INT8 && out.type == TFLM_INT8 && sm_has(TFLM_INT8)) {
         kind = SM_INT8;
-    } else if (in.type == TFLM_INT8 && out.type == TFLM_INT16) {
+    } else if (in.type == TFLM_INT8 && out.type == TFLM_INT16 && sm_has(TFLM_INT8) && sm_has(TFLM_INT16)) {
         kind = SM_INT8_INT16;
-    } else if (in.type == TFLM_INT16 && out.type == TFLM_INT16) {
+    } else if (in.type == TFLM_INT16 && out.type == TFLM_INT16 && sm_has(TFLM_INT16)) {
         kind = SM_INT16;
     } else {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "%s input with %s output is not supported",
@@ -263,7 +269,7 @@ tflm_status_t tflm_softmax_prepare(tflm_prepare_t *p) {
     d->shift = shift;
     d->diff_min = diff_min;
     d->beta = beta;
-    if (kind == SM_INT16) {
+    if (kind == SM_INT16 && sm_has(TFLM_INT16)) {
         int16_t *luts = (int16_t *)(d + 1);
         const float range = 65535.0f;
         sm_fill_lut(10.0f / range, 32767, 2.0f / range, sm_exp, luts);
@@ -276,16 +282,24 @@ tflm_status_t tflm_softmax_eval(tflm_eval_t *e) {
     const softmax_data_t *d = e->data;
     switch (d->kind) {
         case SM_FLOAT32:
-            tflm_softmax_float32(d, e->in[0], e->out[0]);
+            if (sm_has(TFLM_FLOAT32)) {
+                tflm_softmax_float32(d, e->in[0], e->out[0]);
+            }
             break;
         case SM_INT8:
-            tflm_softmax_int8(d, e->in[0], e->out[0], 8);
+            if (sm_has(TFLM_INT8)) {
+                tflm_softmax_int8(d, e->in[0], e->out[0], 8);
+            }
             break;
         case SM_INT8_INT16:
-            tflm_softmax_int8(d, e->in[0], e->out[0], 16);
+            if (sm_has(TFLM_INT8) && sm_has(TFLM_INT16)) {
+                tflm_softmax_int8(d, e->in[0], e->out[0], 16);
+            }
             break;
         default:
-            tflm_softmax_int16(d, e->in[0], e->out[0]);
+            if (sm_has(TFLM_INT16)) {
+                tflm_softmax_int16(d, e->in[0], e->out[0]);
+            }
             break;
     }
     return TFLM_OK;

@@ -7,7 +7,8 @@
 // --shim-out); -e: tensor TENSOR of the main subgraph pre-allocated in a
 // buffer of its own outside the arena.
 // Prints "head H tail T needed N", then "out K HEX" lines (run by run), or
-// "error STATUS needed N given G: MESSAGE" (allocation) / "error STATUS MESSAGE".
+// "error STATUS needed N given G: MESSAGE" (allocation; ops and types the
+// build lacks named whole) / "error STATUS MESSAGE".
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -113,7 +114,14 @@ int main(int argc, char **argv) {
     tflm_arena_t arena;
     tflm_arena_init(&arena, arena_buf, arena_len);
     if (tflm_interp_init(&ip, &model, &arena, &cfg)) {
-        printf("error %d needed %u given %u: %s\n", ip.err.status, ip.err.needed, ip.err.given, ip.err.msg);
+        // Ops and types the build lacks: the whole message, as the binding raises it.
+        size_t n = ip.err.status == TFLM_ERR_NOT_IMPLEMENTED ? tflm_interp_missing_ops_message(&model, NULL, 0) : 0;
+        char *whole = n ? malloc(n + 1) : NULL;
+        if (whole) {
+            tflm_interp_missing_ops_message(&model, whole, n + 1);
+        }
+        printf("error %d needed %u given %u: %s\n", ip.err.status, ip.err.needed, ip.err.given, whole ? whole : ip.err.msg);
+        free(whole);
         goto done;
     }
     printf("head %u tail %u needed %u\n", ip.head_bytes, ip.tail_bytes, tflm_interp_needed_bytes(&ip));
