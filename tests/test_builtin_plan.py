@@ -72,7 +72,7 @@ for k in range(2):
     out = target.run([code], files).splitlines()
     assert out[0] == str(4 * (4 + n))
     assert out[1] == "ValueError the model has no OfflineMemoryAllocation metadata: give the offline planner a plan"
-    assert out[2] == "ValueError unknown planner 'greedy'"
+    assert out[2] == "ValueError unknown planner 'greedy' (planners: 'offline')"
     assert out[3] == (f"NotImplementedError the offline plan leaves tensor {first} to the greedy planner, "
                       "which this firmware does not include")
     assert out[4] == f"offline {result.layout.used} {result.head}"

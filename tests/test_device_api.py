@@ -9,6 +9,7 @@ import re
 import pytest
 
 from conftest import UNKNOWN_OPS_MESSAGE, unknown_ops_model, DEVICE_PRELUDE, TARGETS, model_files, model_path, run_on
+from tflm_host.arena import PLANNERS
 from tflm_host.model import load_model
 
 OPEN = DEVICE_PRELUDE + "import micropython\n"
@@ -73,7 +74,7 @@ except ValueError as e:
         "True True",
         "IndexError model has 1 inputs",
         "IndexError model has 1 outputs",
-        "ValueError 5 bytes at offset 0 do not fit the input's 4 bytes",
+        "ValueError input 0 is float32 [1,1] (4 bytes): got 5 bytes",
     ]
 
 
@@ -85,7 +86,7 @@ def test_arena_too_small_is_exact(target):
 m = tflm.Model(load('hello_world_legacy.tflite'))
 need = tflm.arena_size(m)
 print('need', need)
-for size in list(range(0, need, 7)) + [need - 1]:
+for size in list(range(1, need, 7)) + [need - 1]:
     try:
         tflm.Interpreter(m, size)
         print('no error at', size)
@@ -183,3 +184,88 @@ for _ in range(5):
 print(view[0] == value)
 """
     assert run_on(target, code, model_files("hello_world_int8.tflite")).split() == ["True"]
+
+
+INT8_IN = "input 0 is int8 [1,1]"
+PASS_INT8 = "pass array('b') or bytes of signed values"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_input_buffers_of_another_type_are_refused(target):
+    """A buffer whose items are not the input's type is refused with what to
+    pass (0-255 pixels in an array('B') are not read as signed bytes); the
+    raw bytes must fill the input exactly unless an offset is given; a str
+    is no buffer of values."""
+    code = DEVICE_PRELUDE + """
+from array import array
+q = tflm.Interpreter(tflm.Model(load('hello_world_int8.tflite')))
+f = tflm.Interpreter(tflm.Model(load('hello_world_float.tflite')))
+attempt(lambda: q.predict(array('B', [200])))
+attempt(lambda: q.set_input(0, array('B', [200])))
+attempt(lambda: q.set_input(0, bytes(10)))
+attempt(lambda: q.set_input(0, b''))
+attempt(lambda: q.set_input(0, 'abc'))
+attempt(lambda: q.set_input(0, array('f', [1.0])))
+attempt(lambda: q.set_input(0, 7))
+attempt(lambda: q.predict(memoryview(array('h', [1]))))
+attempt(lambda: f.set_input(0, array('d', [1.0])))
+attempt(lambda: f.set_input(0, array('f', [1.0, 2.0])))
+attempt(lambda: f.set_input(0, b'12', 2))
+# What is accepted: signed values as an array or as raw bytes, a part at an offset.
+q.set_input(0, array('b', [-56])); q.invoke(); a = bytes(q.output(0))
+q.set_input(0, bytes([200])); q.invoke(); b = bytes(q.output(0))
+q.set_input(0, bytearray(1), 0); q.set_input(0, memoryview(bytes([200]))); v = q.input(0)[0]; q.invoke()
+print(a == b == bytes(q.output(0)), v)
+f.set_input(0, array('f', [1.5])); f.set_input(0, bytes(2), 2)  # 1.5's high half cleared: 0.0
+print(f.input(0)[0], f.predict(array('d', [1.5]))[0] == f.predict([1.5])[0])
+"""
+    out = run_on(target, code, model_files("hello_world_int8.tflite", "hello_world_float.tflite")).splitlines()
+    assert out == [
+        f"TypeError {INT8_IN}: {PASS_INT8}, or floats (quantized), not array('B'); for 0-255 pixels subtract 128 (x - 128)",
+        f"TypeError {INT8_IN}: {PASS_INT8}, not array('B'); for 0-255 pixels subtract 128 (x - 128)",
+        f"ValueError {INT8_IN} (1 bytes): got 10 bytes",
+        f"ValueError {INT8_IN} (1 bytes): got 0 bytes",
+        f"TypeError {INT8_IN}: {PASS_INT8}, not str",
+        f"TypeError {INT8_IN}: {PASS_INT8}, not array('f'); predict() quantizes floats",
+        f"TypeError {INT8_IN}: {PASS_INT8}, not int",
+        f"TypeError {INT8_IN}: {PASS_INT8}, or floats (quantized), not memoryview('h')",
+        "TypeError input 0 is float32 [1,1]: pass array('f') or its raw bytes, not array('d')",
+        "ValueError input 0 is float32 [1,1] (4 bytes): got 8 bytes",
+        "ok",
+        "True -56",
+        "0.0 True",
+    ]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_model_and_interpreter_arguments_say_what_to_pass(target):
+    code = DEVICE_PRELUDE + """
+m = tflm.Model(load('hello_world_int8.tflite'))
+attempt(lambda: tflm.Model('model.tflite'))
+attempt(lambda: tflm.Model(5))
+attempt(lambda: tflm.Interpreter(m, 60000.0))
+attempt(lambda: tflm.Interpreter(m, b'abc'))
+attempt(lambda: tflm.Arena(b'abc'))
+attempt(lambda: tflm.Arena(0))
+attempt(lambda: tflm.Interpreter(m, 0))
+attempt(lambda: tflm.Interpreter(m, -5))
+attempt(lambda: tflm.Interpreter(m, planner='foo'))
+attempt(lambda: tflm.arena_size(m, planner='foo'))
+"""
+    out = run_on(target, code, model_files("hello_world_int8.tflite")).splitlines()
+    arena = "arena must be a size in bytes (int), a writable buffer (a bytearray, a memoryview of one)"
+    planners = ", ".join(repr(p) for p in PLANNERS + ("offline",))
+    assert out == [
+        "TypeError tflm.Model takes the model's bytes, not a path: use tflm.load('model.tflite')",
+        "TypeError tflm.Model takes the model's bytes (bytes, bytearray, memoryview, a ROMFS file), not int: "
+        "or use tflm.load(path)",
+        f"TypeError {arena}, a tflm.Arena or None (the exact size), not float",
+        f"TypeError {arena}, a tflm.Arena or None (the exact size), not bytes (read-only)",
+        f"TypeError {arena}, not bytes (read-only)",
+        "ValueError arena size must be positive, not 0",
+        "ValueError arena size must be positive, not 0",
+        "ValueError arena size must be positive, not -5",
+        f"ValueError unknown planner 'foo' (planners: {planners})",
+        f"ValueError unknown planner 'foo' (planners: {planners})",
+    ]
+

@@ -91,12 +91,12 @@ attempt(lambda: it.set_input(0, b'1', 1))
         assert out == [
             "ValueError arena size 4294971392 is too large (at most 2147483632 bytes)",
             "ValueError arena size 2147483648 is too large (at most 2147483632 bytes)",
-            "ValueError 1 bytes at offset 2147483648 do not fit the input's 1 bytes",
-            "ValueError 1 bytes at offset 1 do not fit the input's 1 bytes",
+            "ValueError 1 bytes at offset 2147483648 do not fit input 0's 1 bytes",
+            "ValueError 1 bytes at offset 1 do not fit input 0's 1 bytes",
         ]
     else:
         assert out[:3] == ["OverflowError overflow converting long int to machine word"] * 3
-        assert out[3] == "ValueError 1 bytes at offset 1 do not fit the input's 1 bytes"
+        assert out[3] == "ValueError 1 bytes at offset 1 do not fit input 0's 1 bytes"
 
 
 @pytest.mark.parametrize("target", TARGETS)

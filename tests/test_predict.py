@@ -216,11 +216,13 @@ print(q.predict(range(2, 3))[0] == q.predict([2.0])[0], q.predict(range(2, 3), r
         "True True True",
         "ValueError input 0 takes 1 values, got 2",
         "ValueError input 0 takes 1 values, got 0",
-        "TypeError input 0: expected numbers, not str",
+        "TypeError input 0 is int8 [1,1]: pass array('b') or bytes of signed values, or floats (quantized), not str",
         "TypeError input 0: expected a sequence, array, memoryview or ndarray of numbers, not int",
-        "TypeError input 0 is int8: give floats, or int8 values (typecode 'b'); got array of typecode 'h'",
-        "ValueError input 0 takes 1 bytes, got 2",
-        "TypeError input 0: expected numbers, not str",  # ['a'] is 'a' in a list of one
+        "TypeError input 0 is int8 [1,1]: pass array('b') or bytes of signed values, or floats (quantized), "
+        "not array('h')",
+        "ValueError input 0 is int8 [1,1] (1 bytes): got 2 bytes",
+        # ['a'] is 'a' in a list of one
+        "TypeError input 0 is int8 [1,1]: pass array('b') or bytes of signed values, or floats (quantized), not str",
         "TypeError extra keyword arguments given",
         "wrapped ok",
         "True True",

@@ -123,6 +123,21 @@ void tflm_c_stack_check(void);
 mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t rec);
 // The array typecode of a tensor type ('b' int8, 'f' float32, ...).
 char tflm_typecode(uint8_t type);
+// How a buffer given for input i is taken (predict.c): its bytes as they
+// are (untyped bytes, or items of the tensor's type), or real values to
+// quantize (floats, when `reals`: predict()); anything else is a TypeError
+// saying what to pass.
+typedef enum { TFLM_INPUT_RAW, TFLM_INPUT_REAL } tflm_input_kind_t;
+tflm_input_kind_t tflm_input_kind(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x, const mp_buffer_info_t *b, bool reals);
+// bytes, bytearray, memoryviews of them, files: no item type of their own.
+bool tflm_untyped_bytes(mp_obj_t x, const mp_buffer_info_t *b);
+NORETURN void tflm_input_refuse(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x, bool reals);
+// ValueError: input i's type, shape and bytes against the `got` given.
+NORETURN void tflm_input_raise_length(tflm_interp_obj_t *self, uint32_t i, size_t got);
+// Runs the interpreter (tflm_interp_invoke, or tflm_interp_run when the
+// caller verified it), stopping between operators when an exception is
+// pending (Ctrl-C) and raising it then.
+tflm_status_t tflm_interp_obj_run(tflm_interp_obj_t *self, bool verify);
 MP_DECLARE_CONST_FUN_OBJ_KW(tflm_interp_predict_obj);
 mp_obj_t tflm_interp_call(mp_obj_t self_in, size_t n_args, size_t n_kw, const mp_obj_t *args);
 

@@ -153,8 +153,8 @@ static tflm_arena_obj_t *arena_new_bytes(size_t size) {
 }
 
 static tflm_arena_obj_t *arena_new_size(mp_int_t size) {
-    if (size < 0) {
-        mp_raise_ValueError(MP_ERROR_TEXT("arena size must be positive"));
+    if (size <= 0) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("arena size must be positive, not %ld"), (long)size);
     }
     // Arena offsets are 31-bit: the same layout on every target.
     if ((mp_uint_t)size > TFLM_ARENA_DRY_SIZE) {
@@ -167,9 +167,15 @@ static tflm_arena_obj_t *arena_new_size(mp_int_t size) {
 // A buffer's arena: the tflm.Arena interpreters already use for exactly
 // these bytes, else a new one (a buffer that overlaps another's is refused
 // when an interpreter is built in it).
-static tflm_arena_obj_t *arena_new_buffer(mp_obj_t buffer) {
+// `interp`: for Interpreter(), which also takes a tflm.Arena or None.
+static tflm_arena_obj_t *arena_new_buffer(mp_obj_t buffer, bool interp) {
     mp_buffer_info_t bufinfo;
-    mp_get_buffer_raise(buffer, &bufinfo, MP_BUFFER_RW);
+    if (!mp_get_buffer(buffer, &bufinfo, MP_BUFFER_RW)) {
+        bool readable = mp_get_buffer(buffer, &bufinfo, MP_BUFFER_READ);
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("arena must be a size in bytes (int), a writable buffer "
+            "(a bytearray, a memoryview of one)%s, not %s%s"), interp ? ", a tflm.Arena or None (the exact size)" : "",
+            mp_obj_get_type_str(buffer), readable ? " (read-only)" : "");
+    }
     tflm_arena_obj_t *same = live_arena_over(bufinfo.buf, bufinfo.len, NULL);
     if (same != NULL && same->buf == bufinfo.buf && same->len == bufinfo.len) {
         return same;
@@ -188,7 +194,7 @@ static mp_obj_t arena_make_new(const mp_obj_type_t *type, size_t n_args, size_t 
     if (mp_obj_is_int(args[0])) {
         return MP_OBJ_FROM_PTR(arena_new_size(mp_obj_get_int(args[0])));
     }
-    return MP_OBJ_FROM_PTR(arena_new_buffer(args[0]));
+    return MP_OBJ_FROM_PTR(arena_new_buffer(args[0], false));
 }
 
 // The arena's bytes must still be where they were.
@@ -453,7 +459,7 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
     } else if (mp_obj_is_int(arena_in)) {
         arena = arena_new_size(mp_obj_get_int(arena_in));
     } else {
-        arena = arena_new_buffer(arena_in);
+        arena = arena_new_buffer(arena_in, true);
     }
     arena_check_alone(arena);
     for (size_t k = 0; k < build.cfg.n_external; ++k) {
@@ -658,18 +664,27 @@ static mp_obj_t interp_tensor(mp_obj_t self_in, mp_obj_t i_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(interp_tensor_obj, interp_tensor);
 
-// set_input(i, data, offset=0): copies raw bytes into input i at a byte offset.
+// set_input(i, data, offset=0): copies raw bytes into input i: untyped
+// bytes, or items of the input's type (tflm_input_kind). Without an offset
+// they fill the input exactly; with one, a part of it.
 static mp_obj_t interp_set_input(size_t n_args, const mp_obj_t *args) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(args[0]);
     mp_int_t i = mp_obj_get_int(args[1]);
     mp_int_t offset = n_args > 3 ? mp_obj_get_int(args[3]) : 0;
-    mp_buffer_info_t bufinfo;
-    mp_get_buffer_raise(args[2], &bufinfo, MP_BUFFER_READ);
     tflm_interp_check(self);
-    const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, io_index(self, i, false));
+    uint32_t rec = io_index(self, i, false);
+    mp_buffer_info_t bufinfo;
+    if (mp_obj_is_str(args[2]) || !mp_get_buffer(args[2], &bufinfo, MP_BUFFER_READ)) {
+        tflm_input_refuse(self, (uint32_t)i, args[2], false);
+    }
+    tflm_input_kind(self, (uint32_t)i, args[2], &bufinfo, false);
+    const tflm_tensor_rec_t *r = tflm_interp_tensor(&self->ip, rec);
+    if (n_args <= 3 && bufinfo.len != r->bytes) {
+        tflm_input_raise_length(self, (uint32_t)i, bufinfo.len);
+    }
     if (offset < 0 || (mp_uint_t)offset > r->bytes || bufinfo.len > r->bytes - (size_t)offset) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%u bytes at offset %ld do not fit the input's %u bytes"),
-            (unsigned)bufinfo.len, (long)offset, (unsigned)r->bytes);
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%u bytes at offset %ld do not fit input %u's %u bytes"),
+            (unsigned)bufinfo.len, (long)offset, (unsigned)i, (unsigned)r->bytes);
     }
     // The data may be a view of the arena itself.
     memmove((uint8_t *)tflm_interp_tensor_data(&self->ip, r) + offset, bufinfo.buf, bufinfo.len);
@@ -677,13 +692,33 @@ static mp_obj_t interp_set_input(size_t n_args, const mp_obj_t *args) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_set_input_obj, 3, 4, interp_set_input);
 
+// The engine's interrupt hook: an exception pending (Ctrl-C sets a
+// KeyboardInterrupt from the serial or signal handler) stops the invoke
+// between two operators.
+static bool interp_pending(void *ctx) {
+    (void)ctx;
+    return MP_STATE_THREAD(mp_pending_exception) != MP_OBJ_NULL;
+}
+
+tflm_status_t tflm_interp_obj_run(tflm_interp_obj_t *self, bool verify) {
+    self->ip.interrupt = interp_pending;
+    self->ip.interrupt_ctx = NULL;
+    tflm_status_t st = verify ? tflm_interp_invoke(&self->ip) : tflm_interp_run(&self->ip);
+    if (st != TFLM_OK && MP_STATE_THREAD(mp_pending_exception) != MP_OBJ_NULL) {
+        // Stopped for it (or failed meanwhile): the pending exception is
+        // raised now rather than at the next bytecode.
+        mp_handle_pending(true);
+    }
+    return st;
+}
+
 // Runs the model. Allocates nothing on the heap (unless it raises).
 static mp_obj_t interp_invoke(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
     tflm_interp_check_buffers(self);
     tflm_c_stack_check();
     // The engine checks the seal: the records are the build's.
-    if (tflm_interp_invoke(&self->ip) != TFLM_OK) {
+    if (tflm_interp_obj_run(self, true) != TFLM_OK) {
         tflm_raise(&self->ip.err);
     }
     return mp_const_none;

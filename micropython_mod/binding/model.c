@@ -162,7 +162,15 @@ const uint8_t *tflm_buffer_anchor(const void *p, size_t len) {
 static mp_obj_t model_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *args) {
     mp_arg_check_num(n_args, n_kw, 1, 1, false);
     mp_buffer_info_t bufinfo;
-    mp_get_buffer_raise(args[0], &bufinfo, MP_BUFFER_READ);
+    // A str has the buffer protocol, but it is a path here, not a model.
+    if (mp_obj_is_str(args[0])) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("tflm.Model takes the model's bytes, not a path: "
+            "use tflm.load('%s')"), mp_obj_str_get_str(args[0]));
+    }
+    if (!mp_get_buffer(args[0], &bufinfo, MP_BUFFER_READ)) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("tflm.Model takes the model's bytes (bytes, bytearray, "
+            "memoryview, a ROMFS file), not %s: or use tflm.load(path)"), mp_obj_get_type_str(args[0]));
+    }
     tflm_model_obj_t *self = mp_obj_malloc(tflm_model_obj_t, type);
     self->buffer = args[0];
     tflm_error_t err;

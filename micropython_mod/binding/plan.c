@@ -135,7 +135,16 @@ void tflm_build_args(tflm_model_obj_t *model, mp_obj_t planner_in, mp_obj_t plan
         const char *name = mp_obj_str_get_str(planner_in);
         out->cfg.planner = tflm_planner_find(name);
         if (out->cfg.planner == NULL) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("unknown planner '%s'"), name);
+            // The names from the engine's own list of the planners linked in.
+            vstr_t v;
+            mp_print_t pr;
+            vstr_init_print(&v, 64, &pr);
+            mp_printf(&pr, "unknown planner '%s' (planners:", name);
+            for (size_t k = 0; tflm_planner_at(k) != NULL; ++k) {
+                mp_printf(&pr, "%s '%s'", k ? "," : "", tflm_planner_at(k)->name);
+            }
+            mp_print_str(&pr, ")");
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&v));
         }
     }
     if (plan_in != mp_const_none) {

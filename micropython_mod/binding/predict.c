@@ -62,6 +62,103 @@ static io_tensor_t io_tensor(tflm_interp_obj_t *self, uint32_t i, bool output) {
     return t;
 }
 
+// ---------------------------------------------------------------------------
+// What a buffer given for an input holds (predict() and set_input()).
+//
+// bytes, bytearray, memoryviews of them and ROMFS files are untyped: the
+// tensor's own bytes, copied as they are. An array, or a memoryview with an
+// item type, says what its values are: they must be the tensor's type (or
+// floats, which predict() quantizes). So array('B') of 0-255 pixels is
+// refused by an int8 input instead of being read as signed bytes.
+
+bool tflm_untyped_bytes(mp_obj_t x, const mp_buffer_info_t *b) {
+    #if MICROPY_PY_ARRAY
+    if (mp_obj_is_type(x, &mp_type_array)) {
+        return false;
+    }
+    #endif
+    return b->typecode == 'B' || b->typecode == BYTEARRAY_TYPECODE;
+}
+
+// Input i described: "input 0 is int8 [1,96,96,1]".
+static void describe_input(tflm_interp_obj_t *self, uint32_t i, mp_print_t *pr) {
+    tflm_interp_t *ip = &self->ip;
+    uint32_t rec = tflm_interp_input(ip, i);
+    const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, rec);
+    mp_printf(pr, "input %u is %s [", (unsigned)i, tflm_type_name(r->type));
+    tflm_model_t *m = ip->model;
+    tflm_subgraph_t sg;
+    tflm_model_tensor_t mt;
+    const tflm_subgraph_rec_t *sgr = tflm_interp_subgraph(ip, 0);
+    if (tflm_model_subgraph(m, 0, &sg) && tflm_model_tensor(m, &sg, tflm_interp_tensor_of(ip, rec) - sgr->tensor_base, &mt)) {
+        for (uint32_t d = 0; d < mt.shape.count; ++d) {
+            mp_printf(pr, d ? ",%d" : "%d", (int)tflm_fb_vec_i32(&m->fb, mt.shape, d));
+        }
+    }
+    mp_print_str(pr, "]");
+}
+
+static NORETURN void raise_vstr(const mp_obj_type_t *type, vstr_t *v) {
+    mp_raise_msg_varg(type, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(v));
+}
+
+void tflm_input_raise_length(tflm_interp_obj_t *self, uint32_t i, size_t got) {
+    vstr_t v;
+    mp_print_t pr;
+    vstr_init_print(&v, 64, &pr);
+    describe_input(self, i, &pr);
+    mp_printf(&pr, " (%u bytes): got %u bytes", (unsigned)tflm_interp_tensor(&self->ip, tflm_interp_input(&self->ip, i))->bytes,
+        (unsigned)got);
+    raise_vstr(&mp_type_ValueError, &v);
+}
+
+void tflm_input_refuse(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x, bool reals) {
+    vstr_t v;
+    mp_print_t pr;
+    vstr_init_print(&v, 96, &pr);
+    describe_input(self, i, &pr);
+    uint8_t type = tflm_interp_tensor(&self->ip, tflm_interp_input(&self->ip, i))->type;
+    char own = tflm_typecode(type);
+    mp_buffer_info_t b;
+    bool typed = !mp_obj_is_str(x) && mp_get_buffer(x, &b, MP_BUFFER_READ) && !tflm_untyped_bytes(x, &b);
+    if (type == TFLM_INT8) {
+        mp_print_str(&pr, ": pass array('b') or bytes of signed values");
+    } else if (own == 'B') {
+        mp_printf(&pr, ": pass array('B') or bytes");
+    } else {
+        mp_printf(&pr, ": pass array('%c')%s", own, reals ? "" : " or its raw bytes");
+    }
+    if (reals && type != TFLM_FLOAT32) {
+        mp_print_str(&pr, ", or floats (quantized)");
+    }
+    if (typed) {
+        mp_printf(&pr, ", not %s('%c')", mp_obj_get_type_str(x), b.typecode);
+    } else {
+        mp_printf(&pr, ", not %s", mp_obj_get_type_str(x));
+    }
+    if (type == TFLM_INT8 && typed && b.typecode == 'B') {
+        mp_print_str(&pr, "; for 0-255 pixels subtract 128 (x - 128)");
+    } else if (!reals && typed && (b.typecode == 'f' || b.typecode == 'd') && type != TFLM_FLOAT32) {
+        mp_print_str(&pr, "; predict() quantizes floats");
+    }
+    raise_vstr(&mp_type_TypeError, &v);
+}
+
+tflm_input_kind_t tflm_input_kind(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x, const mp_buffer_info_t *b, bool reals) {
+    if (tflm_untyped_bytes(x, b)) {
+        return TFLM_INPUT_RAW;
+    }
+    char own = tflm_typecode(tflm_interp_tensor(&self->ip, tflm_interp_input(&self->ip, i))->type);
+    char tc = (char)b->typecode;
+    if (tc == own) {
+        return TFLM_INPUT_RAW;
+    }
+    if (reals && (tc == 'f' || tc == 'd')) {
+        return TFLM_INPUT_REAL;
+    }
+    tflm_input_refuse(self, i, x, reals);
+}
+
 // Stores real value v into element k of input t.
 static inline void store_real(const io_tensor_t *t, uint32_t k, float v) {
     if (t->type == TFLM_FLOAT32) {
@@ -112,28 +209,24 @@ static float real_value(tflm_interp_obj_t *self, mp_obj_t item, bool *ran) {
 // numbers (real values). Sets *ran when Python code ran (or may have).
 static void set_input(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x, bool *ran) {
     io_tensor_t t = io_tensor(self, i, false);
-    char own = tflm_typecode(t.type);
     mp_buffer_info_t bufinfo;
     if (mp_obj_is_str(x)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("input %u: expected numbers, not str"), (unsigned)i);
+        tflm_input_refuse(self, i, x, true);
     }
     if (mp_get_buffer(x, &bufinfo, MP_BUFFER_READ)) {
-        char tc = (char)bufinfo.typecode;
-        bool bytes_like = tc == 'B' || tc == BYTEARRAY_TYPECODE;
-        if (tc == own || (bytes_like && t.bytes == t.count)) {
+        // Untyped bytes are the tensor's own only when its items are bytes.
+        tflm_input_kind_t kind = tflm_input_kind(self, i, x, &bufinfo, true);
+        if (kind == TFLM_INPUT_RAW && tflm_untyped_bytes(x, &bufinfo) && t.bytes != t.count) {
+            tflm_input_refuse(self, i, x, true);
+        }
+        if (kind == TFLM_INPUT_RAW) {
             if (bufinfo.len != t.bytes) {
-                mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("input %u takes %u bytes, got %u"),
-                    (unsigned)i, (unsigned)t.bytes, (unsigned)bufinfo.len);
+                tflm_input_raise_length(self, i, bufinfo.len);
             }
             memmove(t.data, bufinfo.buf, bufinfo.len); // x may be a view of the arena
             return;
         }
-        if (tc != 'f' && tc != 'd') {
-            mp_raise_msg_varg(&mp_type_TypeError,
-                MP_ERROR_TEXT("input %u is %s: give floats, or %s values (typecode '%c'); got %s of typecode '%c'"),
-                (unsigned)i, tflm_type_name(t.type), tflm_type_name(t.type), own, mp_obj_get_type_str(x),
-                bytes_like ? 'B' : tc);
-        }
+        char tc = (char)bufinfo.typecode;
         size_t item = tc == 'f' ? 4 : 8;
         if (bufinfo.len / item != t.count) {
             raise_length(i, &t, bufinfo.len / item);
@@ -299,7 +392,7 @@ static mp_obj_t predict(tflm_interp_obj_t *self, mp_obj_t x, bool raw) {
     if (ran) {
         tflm_interp_check(self);
     }
-    if (tflm_interp_run(ip) != TFLM_OK) {
+    if (tflm_interp_obj_run(self, false) != TFLM_OK) {
         tflm_raise(&ip->err);
     }
     if (!raw) {

@@ -125,11 +125,12 @@ typedef struct _tflm_interp_t {
     bool fixed;                // some head offsets came from an offline plan
     bool tensors_only;         // built without kernels (tflm_config_t.tensors_only)
     bool ready;
-    // Asked at each return from a subgraph (every pass of a WHILE loop),
-    // where invoke() is between operators: true stops the invoke with a
-    // RuntimeError, and the next invoke starts afresh. A loop whose
-    // condition never turns false runs forever otherwise, as in TFLM.
-    // NULL: never asked. Set after tflm_interp_init().
+    // Asked before each operator and at each return from a subgraph (every
+    // pass of a WHILE loop), where invoke() is between operators: true stops
+    // the invoke with a RuntimeError ("invoke interrupted"), and the next
+    // invoke starts afresh. A host's Ctrl-C stops a long invoke through it;
+    // a loop whose condition never turns false runs forever otherwise, as in
+    // TFLM. NULL: never asked. Set after tflm_interp_init().
     bool (*interrupt)(void *ctx);
     void *interrupt_ctx;
     tflm_error_t err;

@@ -30,15 +30,15 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
     while (depth > 0) {
         invoke_frame_t *f = &frames[depth - 1];
         const tflm_subgraph_rec_t *s = tflm_interp_subgraph(ip, f->subgraph);
+        // Between operators (and at each return from a subgraph: every pass
+        // of a WHILE loop) no operator is half run: an interrupt stops the
+        // invoke here, as an operator error would. Control-flow kernels
+        // start afresh at the next invoke() (e->resumed false).
+        if (ip->interrupt != NULL && ip->interrupt(ip->interrupt_ctx)) {
+            return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "invoke interrupted");
+        }
         if (f->node == s->n_nodes) {
-            // Back to the operator that ran this subgraph. Each pass of a
-            // WHILE loop comes through here, with no operator half run: an
-            // interrupt stops the invoke here, as an operator error would.
-            // Control-flow kernels start afresh at the next invoke()
-            // (e->resumed false).
-            if (ip->interrupt != NULL && ip->interrupt(ip->interrupt_ctx)) {
-                return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "invoke interrupted");
-            }
+            // Back to the operator that ran this subgraph.
             depth--;
             resumed = true;
             continue;

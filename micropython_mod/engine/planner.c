@@ -15,6 +15,10 @@ static const tflm_planner_t *const tflm_planners[] = {
     NULL,
 };
 
+const tflm_planner_t *tflm_planner_at(size_t i) {
+    return i < sizeof(tflm_planners) / sizeof(tflm_planners[0]) ? tflm_planners[i] : NULL;
+}
+
 const tflm_planner_t *tflm_planner_find(const char *name) {
     for (size_t i = 0; tflm_planners[i]; ++i) {
         if (strcmp(tflm_planners[i]->name, name) == 0) {

@@ -33,6 +33,8 @@ extern const tflm_planner_t tflm_planner_offline;
 
 // Finds a planner by name, NULL if none is linked in.
 const tflm_planner_t *tflm_planner_find(const char *name);
+// The i-th planner linked in, NULL past the last (for messages listing them).
+const tflm_planner_t *tflm_planner_at(size_t i);
 
 static inline uint32_t tflm_planned_size(const tflm_tensor_rec_t *r) {
     return tflm_align_up(r->bytes, TFLM_ALIGN);

@@ -41,8 +41,9 @@
 // number, so one case can be run alone (-c FIRST with ITERATIONS 1) and a
 // long run split into ranges across processes (tests/engine/fuzz.py).
 // A WHILE loop that never ends (a mutated count, as TFLM's would run forever)
-// is stopped through the interpreter's interrupt hook after 100,000 returns
-// from subgraphs, as a user's interrupt would stop it (a RuntimeError).
+// is stopped through the interpreter's interrupt hook after it was asked
+// 100,000 times (before each operator and at each return from a subgraph),
+// as a user's interrupt would stop it (a RuntimeError).
 // A case taking longer than -t SECONDS (default 20) is a hang: the process
 // says which case and exits with status 3 (the timer is armed per case).
 // The case under way is kept in the file FUZZ_PROGRESS names, for the
