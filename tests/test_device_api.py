@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import ast
 import re
+import time
 
 import pytest
 
 from conftest import UNKNOWN_OPS_MESSAGE, unknown_ops_model, DEVICE_PRELUDE, TARGETS, model_files, model_path, run_on
+from tflm_host import device
 from tflm_host.arena import PLANNERS
 from tflm_host.model import load_model
 
@@ -269,3 +271,53 @@ attempt(lambda: tflm.arena_size(m, planner='foo'))
         f"ValueError unknown planner 'foo' (planners: {planners})",
     ]
 
+
+
+CTRL_C = """
+import tflm
+m = tflm.load(ROOT + '/person_detect.tflite')
+out = bytearray(2)
+# The output outside the arena: only the last operator writes it.
+it = tflm.Interpreter(m, preallocated={m.outputs[0].index: out})
+image = bytes(range(256)) * 36
+def run():
+    it.set_input(0, image)  # again each time: the plan reuses the input's bytes
+    it.invoke()
+run()
+first = bytes(out)
+state = 0
+print('go')
+try:
+    while True:
+        out[:] = b'\\x55\\x55'
+        state = 1
+        run()
+        state = 2
+except KeyboardInterrupt:
+    # Stopped between two operators: the last one never ran.
+    print('stopped', state, bytes(out) == b'\\x55\\x55')
+run()
+print('again', bytes(out) == first)
+"""
+
+
+def test_ctrl_c_stops_an_invoke_between_operators():
+    """Ctrl-C during invoke() (person_detect: about 18 million instructions)
+    raises KeyboardInterrupt from inside it, before its last operator, and
+    the interpreter then runs the model again with the same answer. (Before,
+    the engine looked only at the ends of subgraphs: the whole invoke ran,
+    the output was written.) The stm32 port's firmware: its UART sees a
+    Ctrl-C while code runs (the qemu port's reads its UART only for input)."""
+    from tflm_host import romfs
+
+    image = romfs.build_image({"person_detect.tflite": model_path("person_detect.tflite").read_bytes()})
+    with device.QemuServer("PYBV11_QEMU", image=image, keep_connection=True) as server:
+        transport = server.transport
+        transport.enter_raw_repl(soft_reset=False)
+        device.exec_chunk(transport, "ROOT = '/rom'", 30)
+        transport.exec_raw_no_follow(CTRL_C)
+        assert transport.read_until(1, b"go\r\n", timeout=60).endswith(b"go\r\n")
+        time.sleep(0.5)
+        transport.serial.write(b"\x03")
+        out = transport.read_until(1, b"\x04", timeout=60) + transport.read_until(1, b"\x04", timeout=10)
+        assert b"stopped 1 True\r\nagain True\r\n" in out, out
