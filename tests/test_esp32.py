@@ -10,12 +10,13 @@ suite."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import numpy as np
 
 from conftest import model_path, run_on
-from tflm_host import arena, device
+from tflm_host import arena, cli, device, romfs
 from tflm_host.flash import BOARDS
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
@@ -128,3 +129,31 @@ def test_serial_port_for_any_raw_repl_client():
         assert esp.url.startswith("socket://127.0.0.1:")
         code = "x = [" + ", ".join(str(k) for k in range(600)) + "]\nprint(sum(x), len(x))"
         assert device.run_chunks(esp.url, [code], timeout=60, raw_paste=True) == f"{sum(range(600))} 600\n"
+
+
+def test_deploy_writes_the_romfs_partition(capsys):
+    """`tflm-host deploy` over the board's UART, as an ESP32 owner runs it
+    after flashing: the image goes into the romfs partition through
+    esp32.Partition (the port's vfs.rom_ioctl cannot write it), in raw-paste
+    mode; after the soft reset the models run from /rom in place with the
+    arena the host predicts, and the mapped partition holds the host's
+    image (98 KB: past the first 64 KiB page of the flash mapping, which
+    QEMU's cache serves stale until a reset)."""
+    names = ("hello_world_int8.tflite", "pretrainedResnet_quant.tflite")
+    with device.Esp32Server() as esp:
+        code = cli.main(["deploy", *(str(model_path(n)) for n in names), "--port", esp.url])
+        out = capsys.readouterr().out
+        assert code == 0, out
+        assert "esp32.Partition 'romfs' writeblocks" in out
+        for name in names:
+            used = arena.plan_layout(load_model(model_path(name)), "greedy").used
+            assert re.search(rf"^{re.escape(name)} +{used} +{used}  in place \(flash\)$", out, re.M), out
+        image = romfs.build_image({n: model_path(n).read_bytes() for n in names})
+        check = device.run_chunks(esp.url, [f"""
+import vfs, hashlib, binascii
+m, h = memoryview(vfs.rom_ioctl(2, 0)), hashlib.sha256()
+for i in range(0, {len(image)}, 4096):
+    h.update(bytes(m[i:min(i + 4096, {len(image)})]))
+print(binascii.hexlify(h.digest()).decode())
+"""], timeout=60, raw_paste=True)
+    assert check.strip() == hashlib.sha256(image).hexdigest()
