@@ -13,7 +13,8 @@
 #       (firmware text in its region, ROMFS region free, heap for the
 #       largest shared model's arena).
 #   make real-firmware   RPI_PICO, PYBV11 and PYBV11_QEMU (what `make test` builds)
-#   make boards-report   docs/boards.md's figures, from the built firmware
+#   make boards-report   docs/boards.md's figures, from the built firmware, and
+#       the README's board table, from the board files
 #   make pico-emulator   rp2040js and the RP2040 bootrom in build/rp2040js
 #   make compile-check
 #       compiles all of the module's C (engine, kernels, binding) with
@@ -306,9 +307,11 @@ real-firmware:
 	@for b in $(TESTED_REAL_BOARDS); do $(BOARDS_MAKE) firmware-real BOARD=$$b || exit 1; done
 
 # docs/boards.md's figures: the built firmware measured, the RPI_PICO
-# firmware run in the RP2040 emulator, the ESP32_GENERIC one on QEMU.
+# firmware run in the RP2040 emulator, the ESP32_GENERIC one on QEMU; and
+# the README's board table, from the board files in port_boards/.
 boards-report: real-firmware pico-emulator qemu-firmware
-	TFLM_BUILD=$(BUILD) $(PY) -m tflm_host.boards report --models $(MODELS) --pico --esp32 --out docs/boards.md
+	TFLM_BUILD=$(BUILD) $(PY) -m tflm_host.boards report --models $(MODELS) --pico --esp32 --out docs/boards.md \
+		--readme README.md
 
 # The RP2040 emulator for the RPI_PICO firmware: rp2040js at the version
 # host_tools/tflm_host/pico/package-lock.json pins, and the RP2040's B1
