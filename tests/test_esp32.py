@@ -14,6 +14,7 @@ import hashlib
 import re
 
 import numpy as np
+import pytest
 
 from conftest import model_path, run_on
 from tflm_host import arena, cli, device, romfs
@@ -157,3 +158,28 @@ for i in range(0, {len(image)}, 4096):
 print(binascii.hexlify(h.digest()).decode())
 """], timeout=60, raw_paste=True)
     assert check.strip() == hashlib.sha256(image).hexdigest()
+
+
+def test_speed_tables_count_instructions_not_cycles():
+    """bench speed puts the ESP32 next to the other boards through its
+    target's own counter: instructions by ICOUNT, no cycles (QEMU has no
+    timing model of the LX6), so its cycle cells are '-', its prepared
+    column is in instructions, and asking it for cycles is an error."""
+    from tflm_host import bench
+
+    tgt = device.target("ESP32_GENERIC")
+    assert "esp32board.icount" in bench._counter_code(tgt)
+    with pytest.raises(ValueError, match="ESP32_GENERIC counts no cycles"):
+        bench._counter_code(tgt, "cycles")
+    assert bench.board_timing("ESP32_GENERIC") == "" and bench.board_timing("MICROBIT") == "estimator"
+    assert bench.cmsis_board("ESP32_GENERIC") is None and bench.cmsis_board("RPI_PICO") == "MICROBIT"
+    path = model_path("hello_world_int8.tflite")
+    rows = bench.speed_boards_cycles_rows([path], ["ESP32_GENERIC"], 2)
+    (row,) = rows
+    assert row["timing"] == "" and row["ours"].cycles == 0
+    # hello_world is three fully connected layers: thousands of instructions, not millions.
+    assert 1_000 < row["ours"].insns < 100_000 and 1_000 < row["prepared"].insns < 100_000
+    table = bench.speed_boards_cycles_markdown(rows, ["ESP32_GENERIC"])
+    assert f"| hello_world_int8.tflite | {row['ours'].insns:,} | - |" in table
+    prepared = bench.speed_prepared_cycles_markdown(rows, ["ESP32_GENERIC"])
+    assert "ESP32_GENERIC: instructions | ESP32_GENERIC, prepared |" in prepared
