@@ -75,9 +75,10 @@ SDK ?= $(abspath $(TOP)/../shared/sdk)
 # seconds.
 ESP32_SDK := $(SDK)/esp32
 ESP32_DIR := $(BUILD)/esp32-sdk
-ESP32_ARCHIVES := xtensa-esp32-elf-gcc12.2.0-newlib4.1.0-x86_64-linux.tar.xz esp-idf-v5.2.2-esp32-trim.tar.xz \
+ESP32_IDF_VERSION := v5.2.2
+ESP32_ARCHIVES := xtensa-esp32-elf-gcc12.2.0-newlib4.1.0-x86_64-linux.tar.xz esp-idf-$(ESP32_IDF_VERSION)-esp32-trim.tar.xz \
 	qemu-esp32-esp-develop-20220919-x86_64.tar.xz micropython-1.25.0-esp32-extras.tar.xz
-ESP32_KIT := $(if $(wildcard $(ESP32_SDK)/esp-idf-v5.2.2-esp32-trim.tar.xz),1)
+ESP32_KIT := $(if $(wildcard $(ESP32_SDK)/esp-idf-$(ESP32_IDF_VERSION)-esp32-trim.tar.xz),1)
 ESP32_OFFLINE := $(if $(IDF_PATH),,$(ESP32_KIT))
 ESP32_STAMP := $(ESP32_DIR)/.extracted
 ESP32_REQUIREMENTS := $(TOP)/port_boards/ESP32_GENERIC/requirements-idf.txt
@@ -285,7 +286,14 @@ endif
 .PHONY: esp32-sdk esp32-python
 
 # The offline ESP32 kit, extracted once (again when an archive changes).
-esp32-sdk: $(ESP32_STAMP)
+esp32-sdk: $(ESP32_STAMP) $(ESP32_DIR)/esp-idf/version.txt
+
+# ESP-IDF's version, which its CMake otherwise takes from `git describe` in
+# IDF_PATH: the extracted copy lies inside this checkout, so it would be the
+# project's commit, compiled into every object as IDF_VER, and every commit
+# (or edit: "-dirty") would rebuild all 1,100 files of the build folder.
+$(ESP32_DIR)/esp-idf/version.txt: $(ESP32_STAMP)
+	@echo $(ESP32_IDF_VERSION) > $@
 
 $(ESP32_STAMP): $(addprefix $(ESP32_SDK)/,$(ESP32_ARCHIVES))
 	@echo "esp32: extracting the toolchain, ESP-IDF, QEMU and MicroPython's esp32 extras from $(ESP32_SDK) into $(ESP32_DIR)"
