@@ -470,7 +470,7 @@ def esp32_run(models: Path, names: tuple[str, ...] = ("hello_world_int8.tflite",
 
 
 def esp32_markdown(run: Esp32Run) -> str:
-    lines = ["| what | instructions | at 240 MHz, one instruction a cycle | model in RAM | arena_used_bytes |",
+    lines = ["| what | instructions | at 240 MHz if one a cycle (a lower bound) | model in RAM | arena_used_bytes |",
              "|---|---|---|---|---|"]
     for name, ram, arena_bytes, instructions in run.invokes:
         lines.append(f"| one `invoke()` of {name} | {instructions:,} | {instructions / 240e3:,.2f} ms | {ram} B | "
