@@ -13,7 +13,8 @@
 #       (firmware text in its region, ROMFS region free, heap for the
 #       largest shared model's arena).
 #   make real-firmware   RPI_PICO, PYBV11 and PYBV11_QEMU (what `make test` builds)
-#   make boards-report   docs/boards.md's figures, from the built firmware
+#   make boards-report   docs/boards.md's figures, from the built firmware, and
+#       the README's board table, from the board files
 #   make pico-emulator   rp2040js and the RP2040 bootrom in build/rp2040js
 #   make compile-check
 #       compiles all of the module's C (engine, kernels, binding) with
@@ -74,9 +75,10 @@ SDK ?= $(abspath $(TOP)/../shared/sdk)
 # seconds.
 ESP32_SDK := $(SDK)/esp32
 ESP32_DIR := $(BUILD)/esp32-sdk
-ESP32_ARCHIVES := xtensa-esp32-elf-gcc12.2.0-newlib4.1.0-x86_64-linux.tar.xz esp-idf-v5.2.2-esp32-trim.tar.xz \
+ESP32_IDF_VERSION := v5.2.2
+ESP32_ARCHIVES := xtensa-esp32-elf-gcc12.2.0-newlib4.1.0-x86_64-linux.tar.xz esp-idf-$(ESP32_IDF_VERSION)-esp32-trim.tar.xz \
 	qemu-esp32-esp-develop-20220919-x86_64.tar.xz micropython-1.25.0-esp32-extras.tar.xz
-ESP32_KIT := $(if $(wildcard $(ESP32_SDK)/esp-idf-v5.2.2-esp32-trim.tar.xz),1)
+ESP32_KIT := $(if $(wildcard $(ESP32_SDK)/esp-idf-$(ESP32_IDF_VERSION)-esp32-trim.tar.xz),1)
 ESP32_OFFLINE := $(if $(IDF_PATH),,$(ESP32_KIT))
 ESP32_STAMP := $(ESP32_DIR)/.extracted
 ESP32_REQUIREMENTS := $(TOP)/port_boards/ESP32_GENERIC/requirements-idf.txt
@@ -286,7 +288,14 @@ endif
 .PHONY: esp32-sdk esp32-python
 
 # The offline ESP32 kit, extracted once (again when an archive changes).
-esp32-sdk: $(ESP32_STAMP)
+esp32-sdk: $(ESP32_STAMP) $(ESP32_DIR)/esp-idf/version.txt
+
+# ESP-IDF's version, which its CMake otherwise takes from `git describe` in
+# IDF_PATH: the extracted copy lies inside this checkout, so it would be the
+# project's commit, compiled into every object as IDF_VER, and every commit
+# (or edit: "-dirty") would rebuild all 1,100 files of the build folder.
+$(ESP32_DIR)/esp-idf/version.txt: $(ESP32_STAMP)
+	@echo $(ESP32_IDF_VERSION) > $@
 
 $(ESP32_STAMP): $(addprefix $(ESP32_SDK)/,$(ESP32_ARCHIVES))
 	@echo "esp32: extracting the toolchain, ESP-IDF, QEMU and MicroPython's esp32 extras from $(ESP32_SDK) into $(ESP32_DIR)"
@@ -308,9 +317,11 @@ real-firmware:
 	@for b in $(TESTED_REAL_BOARDS); do $(BOARDS_MAKE) firmware-real BOARD=$$b || exit 1; done
 
 # docs/boards.md's figures: the built firmware measured, the RPI_PICO
-# firmware run in the RP2040 emulator, the ESP32_GENERIC one on QEMU.
+# firmware run in the RP2040 emulator, the ESP32_GENERIC one on QEMU; and
+# the README's board table, from the board files in port_boards/.
 boards-report: real-firmware pico-emulator qemu-firmware
-	TFLM_BUILD=$(BUILD) $(PY) -m tflm_host.boards report --models $(MODELS) --pico --esp32 --out docs/boards.md
+	TFLM_BUILD=$(BUILD) $(PY) -m tflm_host.boards report --models $(MODELS) --pico --esp32 --out docs/boards.md \
+		--readme README.md
 
 # The RP2040 emulator for the RPI_PICO firmware: rp2040js at the version
 # host_tools/tflm_host/pico/package-lock.json pins, and the RP2040's B1

@@ -99,6 +99,21 @@ def test_esp32_flash_image_is_the_firmware():
     assert image[0x1000:0x1000 + len(firmware)] == firmware
 
 
+def test_esp32_objects_do_not_carry_the_checkouts_commit():
+    """The offline ESP-IDF is extracted inside the checkout: without its
+    version.txt, ESP-IDF's CMake takes IDF_VER from `git describe` there,
+    the project's commit, a compile definition of every object, and each
+    commit rebuilds the whole folder. Every object carries one IDF_VER, not
+    the checkout's commit; built offline, the ESP-IDF's version."""
+    build = BUILD / "ESP32_GENERIC"
+    (version,) = set(re.findall(r'IDF_VER=\\"([^\\"]*)\\"', (build / "build.ninja").read_text()))
+    git = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    head = git.stdout.strip() or "-"  # outside a git checkout: no commit to carry
+    assert not head.startswith(version.split("-")[0]), version
+    if "offline" in (build / ".tflm-idf").read_text():
+        assert version == (BUILD / "esp32-sdk" / "esp-idf" / "version.txt").read_text().strip()
+
+
 def test_pyboard_dfu_holds_both_parts():
     """firmware.dfu (DfuSe): one target, the vector part at 0x08000000 and the
     text at FLASH_TEXT's start (STM32_TEXT1, where the ELF's .text is), the

@@ -10,12 +10,14 @@ suite."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import numpy as np
+import pytest
 
 from conftest import model_path, run_on
-from tflm_host import arena, device
+from tflm_host import arena, cli, device, romfs
 from tflm_host.flash import BOARDS
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
@@ -128,3 +130,56 @@ def test_serial_port_for_any_raw_repl_client():
         assert esp.url.startswith("socket://127.0.0.1:")
         code = "x = [" + ", ".join(str(k) for k in range(600)) + "]\nprint(sum(x), len(x))"
         assert device.run_chunks(esp.url, [code], timeout=60, raw_paste=True) == f"{sum(range(600))} 600\n"
+
+
+def test_deploy_writes_the_romfs_partition(capsys):
+    """`tflm-host deploy` over the board's UART, as an ESP32 owner runs it
+    after flashing: the image goes into the romfs partition through
+    esp32.Partition (the port's vfs.rom_ioctl cannot write it), in raw-paste
+    mode; after the soft reset the models run from /rom in place with the
+    arena the host predicts, and the mapped partition holds the host's
+    image (98 KB: past the first 64 KiB page of the flash mapping, which
+    QEMU's cache serves stale until a reset)."""
+    names = ("hello_world_int8.tflite", "pretrainedResnet_quant.tflite")
+    with device.Esp32Server() as esp:
+        code = cli.main(["deploy", *(str(model_path(n)) for n in names), "--port", esp.url])
+        out = capsys.readouterr().out
+        assert code == 0, out
+        assert "esp32.Partition 'romfs' writeblocks" in out
+        for name in names:
+            used = arena.plan_layout(load_model(model_path(name)), "greedy").used
+            assert re.search(rf"^{re.escape(name)} +{used} +{used}  in place \(flash\)$", out, re.M), out
+        image = romfs.build_image({n: model_path(n).read_bytes() for n in names})
+        check = device.run_chunks(esp.url, [f"""
+import vfs, hashlib, binascii
+m, h = memoryview(vfs.rom_ioctl(2, 0)), hashlib.sha256()
+for i in range(0, {len(image)}, 4096):
+    h.update(bytes(m[i:min(i + 4096, {len(image)})]))
+print(binascii.hexlify(h.digest()).decode())
+"""], timeout=60, raw_paste=True)
+    assert check.strip() == hashlib.sha256(image).hexdigest()
+
+
+def test_speed_tables_count_instructions_not_cycles():
+    """bench speed puts the ESP32 next to the other boards through its
+    target's own counter: instructions by ICOUNT, no cycles (QEMU has no
+    timing model of the LX6), so its cycle cells are '-', its prepared
+    column is in instructions, and asking it for cycles is an error."""
+    from tflm_host import bench
+
+    tgt = device.target("ESP32_GENERIC")
+    assert "esp32board.icount" in bench._counter_code(tgt)
+    with pytest.raises(ValueError, match="ESP32_GENERIC counts no cycles"):
+        bench._counter_code(tgt, "cycles")
+    assert bench.board_timing("ESP32_GENERIC") == "" and bench.board_timing("MICROBIT") == "estimator"
+    assert bench.cmsis_board("ESP32_GENERIC") is None and bench.cmsis_board("RPI_PICO") == "MICROBIT"
+    path = model_path("hello_world_int8.tflite")
+    rows = bench.speed_boards_cycles_rows([path], ["ESP32_GENERIC"], 2)
+    (row,) = rows
+    assert row["timing"] == "" and row["ours"].cycles == 0
+    # hello_world is three fully connected layers: thousands of instructions, not millions.
+    assert 1_000 < row["ours"].insns < 100_000 and 1_000 < row["prepared"].insns < 100_000
+    table = bench.speed_boards_cycles_markdown(rows, ["ESP32_GENERIC"])
+    assert f"| hello_world_int8.tflite | {row['ours'].insns:,} | - |" in table
+    prepared = bench.speed_prepared_cycles_markdown(rows, ["ESP32_GENERIC"])
+    assert "ESP32_GENERIC: instructions | ESP32_GENERIC, prepared |" in prepared

@@ -1,6 +1,7 @@
 """The README's REPL session is what the unix port's REPL answers: its
 `>>>` lines are typed into the REPL on a pseudo-terminal and the whole
-transcript must equal the README's block."""
+transcript must equal the README's block. Its board table and figures are
+those of the board files and the engine."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+
+import pytest
 
 from conftest import ROOT, model_path
 from tflm_host.device import build_dir
@@ -83,3 +86,44 @@ def test_readme_board_guide_figures_are_the_engines():
     assert m, "the board guide's REPL lines"
     layout = arena.plan_layout(load_model(model_path("person_detect.tflite").read_bytes()))
     assert (int(m.group(1)), int(m.group(2))) == (layout.needed, layout.used)
+
+
+def readme_board_section(text: str) -> str:
+    from tflm_host import boards
+
+    assert boards.README_TABLE_BEGIN in text and boards.README_TABLE_END in text, "README.md has no board table markers"
+    return text.split(boards.README_TABLE_BEGIN, 1)[1].split(boards.README_TABLE_END, 1)[0].strip("\n") + "\n"
+
+
+def test_readme_board_table_is_the_board_files():
+    """The README's board table is what `make boards-report` writes from
+    port_boards/ (flash maps, ROMFS regions, QEMU machines), with a row for
+    every board there."""
+    from tflm_host import boards
+
+    boards_dirs = {p.name for p in (ROOT / "port_boards").iterdir() if p.is_dir() and p.name != "common"}
+    assert set(boards.README_BOARDS) == boards_dirs
+    assert readme_board_section((ROOT / "README.md").read_text()) == boards.readme_board_table(), \
+        "README.md's board table is not port_boards/'s: run make boards-report (python -m tflm_host.boards readme README.md)"
+
+
+def test_readme_board_table_follows_a_changed_board_file(tmp_path, monkeypatch):
+    """A board file that changes (the ESP32's romfs partition grown) changes
+    the table the README is held to; one the template needs but the board
+    files lack is an error naming it."""
+    from tflm_host import boards
+
+    tree = tmp_path / "checkout"
+    shutil.copytree(ROOT / "port_boards", tree / "port_boards")
+    (tree / "micropython_mod" / "engine").mkdir(parents=True)
+    shutil.copy(ROOT / "micropython_mod" / "engine" / "version.h", tree / "micropython_mod" / "engine")
+    csv = tree / "port_boards" / "ESP32_GENERIC" / "partitions-tflm-4MiB.csv"
+    csv.write_text(csv.read_text().replace("romfs,    data, 0x8f,    0x200000, 0x100000,",
+                                           "romfs,    data, 0x8f,    0x200000, 0x180000,"))
+    monkeypatch.setenv("TFLM_CHECKOUT", str(tree))
+    table = boards.readme_board_table()
+    assert "`romfs` partition of 1536 KiB at `0x00200000`" in table
+    assert table != readme_board_section((ROOT / "README.md").read_text())
+    csv.write_text(csv.read_text().replace("vfs,", "storage,"))
+    with pytest.raises(ValueError, match=r"port_boards/ESP32_GENERIC says nothing of 'vfs'"):
+        boards.readme_board_table()

@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -929,24 +929,13 @@ def _measure(name, runs):
     gc.collect()
 """
 
-QEMU_COUNTER = "import qemuboard\n_count = qemuboard.icount\n"
-# The ESP32 firmware on QEMU: the core's own instruction counter
-# (port_boards/ESP32_GENERIC/board_icount.c).
-ESP32_COUNTER = "import esp32board\n_count = esp32board.icount\n"
-
-
-def _counter_code(board: str, counter: str = "instructions") -> str:
-    from . import device
-
-    if board in getattr(device, "PICO_BOARDS", ()):
-        return device.PICO_COUNTERS + f"_count = pico_{counter}\n"
-    if board in getattr(device, "ESP32_BOARDS", ()):
-        if counter != "instructions":
-            raise ValueError(f"{board}: QEMU counts instructions only")
-        return ESP32_COUNTER
-    if counter != "instructions":
-        raise ValueError(f"{board}: QEMU counts instructions only")
-    return QEMU_COUNTER
+def _counter_code(tgt, counter: str = "instructions") -> str:
+    """The device code that binds `_count` to one of the target's own
+    counters (device.Target.counters)."""
+    try:
+        return tgt.counters[counter]
+    except KeyError:
+        raise ValueError(f"{tgt.name} counts no {counter} (it counts: {', '.join(tgt.counters) or 'nothing'})") from None
 
 
 def _number(text: str) -> int | float:
@@ -965,7 +954,7 @@ def measure_ours(board: str, files: dict[str, bytes], runs: dict[str, int], firm
     tgt = make_target(board, firmware)
     results: dict[str, tuple[int, list]] = {}
     for batch in romfs_batches(tgt, files):
-        chunks = [_counter_code(board, counter), SPEED_DEVICE_CODE] + [f"_measure({n!r}, {runs[n]})" for n in batch]
+        chunks = [_counter_code(tgt, counter), SPEED_DEVICE_CODE] + [f"_measure({n!r}, {runs[n]})" for n in batch]
         text = tgt.run(chunks, {n: files[n] for n in batch}, timeout=timeout)
         for line in text.splitlines():
             if line.startswith("@RUN "):
@@ -1195,88 +1184,6 @@ def pico_speed_markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# The models whose layers the ESP32 report splits by type (those of the
-# CMSIS-NN comparison on the Arm cores).
-ESP32_LAYER_MODELS = ("kws_ref_model.tflite", "person_detect.tflite", "vww_96_int8.tflite")
-
-
-def esp32_speed_rows(models: list[Path], runs: int, baseline: Path | None = None, progress=None) -> dict:
-    """The real ESP32_GENERIC firmware on QEMU's esp32 machine: every
-    runnable model's instructions per invoke (plain and prepared), the
-    layers of ESP32_LAYER_MODELS by type, and with `baseline` (a build
-    folder holding ESP32_GENERIC/flash.bin of another version) its figures."""
-    from .patches import model_macs
-    from .prepare import prepare_model
-
-    board = "ESP32_GENERIC"
-    fw = baseline / board / "flash.bin" if baseline else None
-    runnable = [p for p in models if not arena.missing_ops(load_model(p))]
-    files = {p.name: p.read_bytes() for p in runnable}
-    counts = {n: runs for n in files}
-    if progress:
-        progress(0, 4, "models")
-    ours = measure_ours(board, files, counts)
-    before = measure_ours(board, files, counts, firmware=fw) if fw else {}
-    if progress:
-        progress(1, 4, "prepared models")
-    prepared = measure_ours(board, {n: prepare_model(d) for n, d in files.items()}, counts)
-    rows = [{"model": n, "ours": ours[n][0], "before": before[n][0] if before else None,
-             "prepared": prepared[n][0], "macs": model_macs(load_model(d))} for n, d in files.items()]
-    if progress:
-        progress(2, 4, "layers")
-    layers = []
-    for path in [p for p in runnable if p.name in ESP32_LAYER_MODELS]:
-        model = load_model(path)
-        ops = {f"op{op.index:02d}.tflite": one_op_model(model, op) for op in model.main.operators}
-        lc = {n: max(runs, 2) for n in ops}
-        per = measure_ours(board, ops, lc)
-        per_before = measure_ours(board, ops, lc, firmware=fw) if fw else {}
-        for op in model.main.operators:
-            n = f"op{op.index:02d}.tflite"
-            layers.append({"model": path.name, "kind": layer_kind(model, op), "ours": per[n][0],
-                           "before": per_before[n][0] if per_before else None,
-                           "macs": model_macs(load_model(ops[n]))})
-    return {"models": rows, "layers": layers}
-
-
-def esp32_speed_markdown(data: dict, baseline_label: str = "") -> str:
-    rows, layers = data["models"], data["layers"]
-    base = any(r["before"] is not None for r in rows)
-    lines = ["| model | MACs | instructions | per MAC |" + (" before | after / before |" if base else "")
-             + " prepared (`tflm-host prepare`) | prepared / plain |",
-             "|---|---|---|---|" + ("---|---|" if base else "") + "---|---|"]
-    for r in rows:
-        cells = [r["model"], f"{r['macs']:,}", f"{r['ours']:,}", f"{r['ours'] / r['macs']:.1f}" if r["macs"] else "-"]
-        if base:
-            cells += [f"{r['before']:,}", _ratio(r["ours"], r["before"])]
-        cells += [f"{r['prepared']:,}", _ratio(r["prepared"], r["ours"])]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "### By layer type", "",
-              "| model | layer type | layers | MACs | instructions | per MAC |" + (" before | after / before |" if base else ""),
-              "|---|---|---|---|---|---|" + ("---|---|" if base else "")]
-    kinds: dict[tuple[str, str], list[int]] = {}
-    for r in layers:
-        agg = kinds.setdefault((r["model"], r["kind"]), [0, 0, 0, 0])
-        agg[0] += 1
-        agg[1] += r["macs"]
-        agg[2] += r["ours"]
-        agg[3] += r["before"] or 0
-    for (model, kind), (n, macs, o, b) in kinds.items():
-        cells = [model, kind, str(n), f"{macs:,}", f"{o:,}", f"{o / macs:.1f}" if macs else "-"]
-        if base:
-            cells += [f"{b:,}", _ratio(o, b)]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "Instructions per invoke of the real ESP32_GENERIC firmware (NORADIO variant, Xtensa LX6, "
-              "kernels `-O2`) on QEMU's esp32 machine, counted by the core's debug counter ICOUNT as QEMU "
-              "implements it (`esp32board.icount()`: instructions of tasks, not of interrupt handlers), inputs "
-              "all zero, models from the romfs partition in place, the counter's own cost taken off. QEMU has "
-              "no timing model: these are instructions, not cycles (the LX6 runs most of these one a cycle; "
-              "flash reads through its cache cost more on a real board). Layers: each operator of the model "
-              "alone, with its own weights and quantization."
-              + (f" Before: {baseline_label} firmware." if base else "")]
-    return "\n".join(lines) + "\n"
-
-
 # The board on which speed_report measures what the memory techniques cost.
 MEMORY_COST_BOARD = "MPS2_AN385"
 
@@ -1337,7 +1244,7 @@ def measure_ours_cycles(board: str, files: dict[str, bytes], runs: dict[str, int
     regions = cycles.flash_regions(board, fw, (tgt.board.romfs_start, tgt.board.romfs_size))
     results = {}
     for batch in romfs_batches(tgt, files):
-        chunks = [QEMU_COUNTER, SPEED_DEVICE_CODE] + [f"_measure({n!r}, {runs[n]})" for n in batch]
+        chunks = [_counter_code(tgt), SPEED_DEVICE_CODE] + [f"_measure({n!r}, {runs[n]})" for n in batch]
         with tempfile.TemporaryDirectory(prefix="tflm-cycles-") as tmp:
             out = Path(tmp, "marks.txt")
             text = tgt.run(chunks, {n: files[n] for n in batch}, timeout=timeout,
@@ -1426,28 +1333,70 @@ class CyclesRow:
     ours: "cycles.Counts"
     ours_layers: list
     ours_device_insns: int
-    cmsis: CmsisCycles | None  # None: a model the harness does not run
+    cmsis: CmsisCycles | None  # None: a model the harness does not run, or no CMSIS-NN build for the core
     cmsis_opts: dict
     same_output: bool
-    pico: bool = False  # ours from the RP2040 emulator (no layers, no estimator events)
+    # What timed ours: "estimator", the emulator that counts the board's own
+    # cycles (device.Target.timing), or "" (instructions only: cycles are 0).
+    timing: str = "estimator"
+    layer_macs: list[int] = field(default_factory=list)
+
+
+# A board whose core has no CMSIS-NN build of its own: the QEMU board whose
+# build runs the same instruction set (the RP2040's Cortex-M0+ is MICROBIT's).
+CMSIS_STAND_IN = {"RPI_PICO": "MICROBIT"}
+
+
+def cmsis_board(board: str) -> str | None:
+    """The QEMU board whose CMSIS-NN figures stand next to a board's, or None
+    (no CMSIS-NN for its core: the ESP32's Xtensa)."""
+    return board if board in CMSIS_CORES else CMSIS_STAND_IN.get(board)
+
+
+def board_timing(board: str) -> str:
+    """What gives a board's cycles: "estimator" (the QEMU Arm boards,
+    cycles.BOARD_CORES), the emulator of a board that counts them itself, or
+    "" when nothing does."""
+    from . import cycles
+
+    return "estimator" if board in cycles.BOARD_CORES else make_target(board).timing
+
+
+def measure_counts(board: str, files: dict[str, bytes], runs: dict[str, int]) -> dict[str, tuple]:
+    """Per model file on any board: its counts per invoke (cycles.Counts;
+    cycles 0 where nothing times the board), its first output values, and
+    the instructions by the device's own counter."""
+    from . import cycles
+
+    if board_timing(board) == "estimator":
+        return measure_ours_cycles(board, files, runs)
+    insns = measure_ours(board, files, runs)
+    cyc = measure_ours(board, files, runs, counter="cycles") if board_timing(board) else {}
+    out = {}
+    for n, (i, values) in insns.items():
+        c = cyc[n][0] if cyc else 0
+        out[n] = (cycles.Counts(insns=i, cycles=c, min=c, max=c), values, i)
+    return out
 
 
 def speed_cycles_rows(models: list[Path], boards: list[str], runs: int, anchor: Path = ANCHOR_DIR,
                       workers: int = 2, progress=None) -> list[CyclesRow]:
     """Ours and CMSIS-NN's instructions and cycles, whole model and layer by
-    layer, on each QEMU board (the estimator) and on RPI_PICO (the RP2040
-    emulator; CMSIS-NN there: the estimator's Cortex-M0+ figure on the
-    microbit machine)."""
-    from . import cycles
+    layer, on each board: the QEMU Arm boards timed by the estimator, a
+    board that counts its own cycles by its emulator (RPI_PICO), one without
+    a timing model in instructions (ESP32_GENERIC); CMSIS-NN's figures from
+    the board's core or its stand-in (CMSIS_STAND_IN), none for a core
+    without a CMSIS-NN build."""
+    from .patches import model_macs
 
     work = build_dir() / "cmsis-nn"
     rows = []
-    qemu = [b for b in boards if b in CMSIS_CORES]
-    steps = [(b, m) for m in models for b in qemu] + [("RPI_PICO", m) for m in models if "RPI_PICO" in boards]
-    cmsis_m0 = {}
+    steps = [(b, m) for m in models for b in boards]
+    cmsis_runs: dict[tuple[str, str], tuple] = {}
     for i, (board, path) in enumerate(steps):
         if progress:
             progress(i, len(steps), f"{path.stem} on {board}")
+        timing = board_timing(board)
         model = load_model(path)
         kinds = [layer_kind(model, op) for op in model.main.operators]
         try:
@@ -1455,41 +1404,23 @@ def speed_cycles_rows(models: list[Path], boards: list[str], runs: int, anchor: 
         except ValueError:
             names = None  # not a chain the harness runs: ours alone, the whole model
         if names is None:
-            files = {path.name: path.read_bytes()}
-            counts = {path.name: runs}
-            if board == "RPI_PICO":
-                insns = measure_ours("RPI_PICO", files, counts)[path.name]
-                cyc = measure_ours("RPI_PICO", files, counts, counter="cycles")[path.name][0]
-                ours = cycles.Counts(insns=insns[0], cycles=cyc, min=cyc, max=cyc)
-                rows.append(CyclesRow(path.name, board, [], [], ours, [], insns[0], None, {}, False, pico=True))
-            else:
-                whole = measure_ours_cycles(board, files, counts)[path.name]
-                rows.append(CyclesRow(path.name, board, [], [], whole[0], [], whole[2], None, {}, False))
+            whole = measure_counts(board, {path.name: path.read_bytes()}, {path.name: runs})[path.name]
+            rows.append(CyclesRow(path.name, board, [], [], whole[0], [], whole[2], None, {}, False, timing))
             continue
-        if board == "RPI_PICO":
-            files = {path.name: path.read_bytes()}
-            counts = {path.name: runs}
-            insns = measure_ours("RPI_PICO", files, counts)[path.name]
-            cyc = measure_ours("RPI_PICO", files, counts, counter="cycles")[path.name][0]
-            if path.name not in cmsis_m0:
-                cmsis_m0[path.name] = cmsis_best("MICROBIT", path, anchor, work, workers)
-            cm, opts = cmsis_m0[path.name]
-            ours = cycles.Counts(insns=insns[0], cycles=cyc, min=cyc, max=cyc)
-            rows.append(CyclesRow(path.name, board, names, kinds, ours, [], insns[0], cm, opts,
-                                  insns[1][:len(cm.run.output)] == cm.run.output[:16], pico=True))
-            continue
-        cm, opts = cmsis_best(board, path, anchor, work, workers)
-        if board == "MICROBIT":
-            cmsis_m0[path.name] = (cm, opts)
+        cm_board = cmsis_board(board)
+        if cm_board and (cm_board, path.name) not in cmsis_runs:
+            cmsis_runs[cm_board, path.name] = cmsis_best(cm_board, path, anchor, work, workers)
+        cm, opts = cmsis_runs[cm_board, path.name] if cm_board else (None, {})
         files = {"model.tflite": path.read_bytes()}
         for op in model.main.operators:
             files[f"op{op.index:02d}.tflite"] = one_op_model(model, op)
         counts = {n: runs if n == "model.tflite" else max(runs, 2) for n in files}
-        ours = measure_ours_cycles(board, files, counts)
+        ours = measure_counts(board, files, counts)
         ops = [f"op{op.index:02d}.tflite" for op in model.main.operators]
         whole = ours["model.tflite"]
+        same = bool(cm) and whole[1][:len(cm.run.output)] == cm.run.output[:16]
         rows.append(CyclesRow(path.name, board, names, kinds, whole[0], [ours[n][0] for n in ops], whole[2], cm, opts,
-                              whole[1][:len(cm.run.output)] == cm.run.output[:16]))
+                              same, timing, [model_macs(load_model(files[n])) for n in ops]))
     return rows
 
 
@@ -1499,36 +1430,38 @@ def _ms(cycles_: int, hz: int) -> str:
 
 def _core_of(board: str) -> str:
     from . import cycles
-    return cycles.CORE_NAMES[cycles.BOARD_CORES.get(board, "m0plus")]
+    return cycles.CORE_NAMES[cycles.BOARD_CORES.get(board) or cycles.REAL_BOARDS[board].core]
 
 
 def speed_cycles_json(rows: list[CyclesRow]) -> list[dict]:
-    """One object per model and board (bench speed --cycles --json)."""
+    """One object per model and board (bench speed --cycles --json); cycles
+    are null where nothing times the board."""
     from . import cycles
 
     out = []
     for r in rows:
         real = cycles.REAL_BOARDS[r.board]
-        ours_flash = 0 if r.pico else cycles.flash_cycles(r.board, r.ours)
-        cm_board = "MICROBIT" if r.pico else r.board
+        timed = bool(r.timing)
         cm = r.cmsis.chain if r.cmsis else None
+        cm_layers = r.cmsis.layers if cm else [None] * len(r.ours_layers)
         out.append({
             "model": r.model, "board": r.board, "core": _core_of(r.board), "real_board": real.chip,
-            "clock_hz": real.hz, "timing": "rp2040js" if r.pico else "estimator",
-            "instructions": r.ours.insns, "cycles": r.ours.cycles, "cycles_min": r.ours.min,
-            "cycles_max": r.ours.max, "ms": r.ours.cycles * 1000 / real.hz,
-            "flash_wait_cycles": None if r.pico else ours_flash,
+            "clock_hz": real.hz, "timing": r.timing or None,
+            "instructions": r.ours.insns, "cycles": r.ours.cycles if timed else None,
+            "cycles_min": r.ours.min if timed else None, "cycles_max": r.ours.max if timed else None,
+            "ms": r.ours.cycles * 1000 / real.hz if timed else None,
+            "flash_wait_cycles": cycles.flash_cycles(r.board, r.ours) if r.timing == "estimator" else None,
             "cmsis_nn_opt": r.cmsis.opt if cm else None, "cmsis_nn_instructions": cm.insns if cm else None,
             "cmsis_nn_cycles": cm.cycles if cm else None, "cmsis_nn_cycles_min": cm.min if cm else None,
             "cmsis_nn_cycles_max": cm.max if cm else None,
             "cmsis_nn_ms": cm.cycles * 1000 / real.hz if cm else None,
-            "cmsis_nn_flash_wait_cycles": cycles.flash_cycles(cm_board, cm) if cm else None,
+            "cmsis_nn_flash_wait_cycles": cycles.flash_cycles(cmsis_board(r.board), cm) if cm else None,
             "cmsis_nn_cycles_by_opt": r.cmsis_opts, "same_output": r.same_output if cm else None,
             "classes": {k: {"instructions": v[0], "cycles": v[1]} for k, v in r.ours.classes.items()},
             "cmsis_nn_classes": {k: {"instructions": v[0], "cycles": v[1]} for k, v in cm.classes.items()} if cm else None,
-            "layers": [{"name": n, "kind": k, "instructions": o.insns, "cycles": o.cycles,
-                        "cmsis_nn_instructions": c.insns, "cmsis_nn_cycles": c.cycles}
-                       for n, k, o, c in zip(r.names, r.kinds, r.ours_layers, r.cmsis.layers)] if cm else [],
+            "layers": [{"name": n, "kind": k, "macs": m, "instructions": o.insns, "cycles": o.cycles if timed else None,
+                        "cmsis_nn_instructions": c.insns if c else None, "cmsis_nn_cycles": c.cycles if c else None}
+                       for n, k, m, o, c in zip(r.names, r.kinds, r.layer_macs, r.ours_layers, cm_layers)],
         })
     return out
 
@@ -1556,20 +1489,21 @@ def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
     for r in rows:
         real = cycles.REAL_BOARDS[r.board]
         cm = r.cmsis.chain if r.cmsis else None
-        cm_board = "MICROBIT" if r.pico else r.board
-        timing = " (rp2040js)" if r.pico else ""
-        flash = ((f"{cycles.flash_cycles(cm_board, cm):,}" if cm else "-") + " / "
-                 + ("-" if r.pico else f"{cycles.flash_cycles(r.board, r.ours):,}"))
+        ours_cycles = "-" if not r.timing else f"{r.ours.cycles:,}" + (
+            f" ({r.timing})" if r.timing != "estimator" else "")
+        flash = ((f"{cycles.flash_cycles(cmsis_board(r.board), cm):,}" if cm else "-") + " / "
+                 + (f"{cycles.flash_cycles(r.board, r.ours):,}" if r.timing == "estimator" else "-"))
         lines.append(
             f"| {r.model} | {r.board} ({_core_of(r.board)}) | {real.chip}, {real.hz // 1_000_000} MHz | "
             + (f"{cm.insns:,} | {cm.cycles:,} ({r.cmsis.opt}) | " if cm else "- | - | ")
-            + f"{r.ours.insns:,} | {r.ours.cycles:,}{timing} | "
-            + (f"{_ratio(r.ours.cycles, cm.cycles)} | {_ratio(r.ours.insns, cm.insns)} | " if cm else "- | - | ")
-            + (f"{_ms(cm.cycles, real.hz)}" if cm else "-") + f" / {_ms(r.ours.cycles, real.hz)} | {flash} | "
+            + f"{r.ours.insns:,} | {ours_cycles} | "
+            + (f"{_ratio(r.ours.cycles, cm.cycles) if r.timing else '-'} | {_ratio(r.ours.insns, cm.insns)} | "
+               if cm else "- | - | ")
+            + (f"{_ms(cm.cycles, real.hz)}" if cm else "-")
+            + f" / {_ms(r.ours.cycles, real.hz) if r.timing else '-'} | {flash} | "
             + ("-" if not cm else "yes" if r.same_output else "NO") + " |")
     lines += ["", "Cycles per invoke: the estimator's nominal figure (see *The cycle estimator* below) on the QEMU "
-              "boards; on RPI_PICO the real Pico firmware's cycles as the RP2040 emulator (rp2040js) times them, "
-              "next to CMSIS-NN's Cortex-M0+ estimate. CMSIS-NN: Arm's kernels built at -O2, -O3 and -Os, the "
+              "Arm boards" + _own_counters_note(rows) + ". CMSIS-NN: Arm's kernels built at -O2, -O3 and -Os, the "
               "level with the fewest cycles shown, run by the anchor's bare-metal harness, all layers back to "
               "back from an all-zero input: kernels only, no interpreter. Ours: `invoke()` of the whole model "
               "from the board's flash (ROMFS), inputs all zero, the counter's own cost taken off. Milliseconds at "
@@ -1578,7 +1512,7 @@ def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
               "", "### The least and most cycles (the TRM's ranges)", "",
               "| model | board | CMSIS-NN: least - most | ours: least - most |", "|---|---|---|---|"]
     for r in rows:
-        if r.pico:
+        if r.timing != "estimator":
             continue
         cm = f"{r.cmsis.chain.min:,} - {r.cmsis.chain.max:,}" if r.cmsis else "-"
         lines.append(f"| {r.model} | {r.board} | {cm} | {r.ours.min:,} - {r.ours.max:,} |")
@@ -1586,7 +1520,7 @@ def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
               "| model | board | kernels | " + " | ".join(_CLASS_COLUMNS) + " | stalls |",
               "|---|---|---|" + "---|" * (len(_CLASS_COLUMNS) + 1)]
     for r in rows:
-        if r.pico or not r.cmsis:
+        if r.timing != "estimator" or not r.cmsis:
             continue
         for who, c in (("CMSIS-NN", r.cmsis.chain), ("ours", r.ours)):
             lines.append(f"| {r.model} | {r.board} | {who} | " + " | ".join(_class_share(c, k) for k in _CLASS_COLUMNS)
@@ -1599,7 +1533,7 @@ def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
               "| model | board | layer type | layers | CMSIS-NN: cycles | ours: cycles | ours / CMSIS-NN, cycles | "
               "ours / CMSIS-NN, instructions |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        if r.pico or not r.cmsis:
+        if r.timing != "estimator" or not r.cmsis:
             continue
         kinds: dict[str, list[int]] = {}
         for kind, c, o in zip(r.kinds, r.cmsis.layers, r.ours_layers):
@@ -1612,7 +1546,7 @@ def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
         for kind, (n, c, o, ci, oi) in kinds.items():
             lines.append(f"| {r.model} | {r.board} | {kind} | {n} | {c:,} | {o:,} | {_ratio(o, c)} | {_ratio(oi, ci)} |")
     for r in rows:
-        if r.pico or not r.cmsis:
+        if r.timing != "estimator" or not r.cmsis:
             continue
         lines += ["", f"### {r.model} on {r.board} ({_core_of(r.board)}), layer by layer", "",
                   "| # | layer | CMSIS-NN: instructions | CMSIS-NN: cycles | ours: instructions | ours: cycles | "
@@ -1625,7 +1559,55 @@ def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
                      f"{sum(o.insns for o in r.ours_layers):,} / {r.ours.insns:,} | "
                      f"{sum(o.cycles for o in r.ours_layers):,} / {r.ours.cycles:,} | |")
     lines += ["", "A layer of ours is a model of that one operator (the same tensors, weights and options), so it "
-              "includes invoke()'s dispatch (about 500 instructions)."]
+              "includes invoke()'s dispatch (about 500 instructions).", "", "### By layer type, every board: "
+              "instructions per multiply-accumulate", "", layers_per_mac_markdown(rows)]
+    return "\n".join(lines) + "\n"
+
+
+def _own_counters_note(rows: list, cmsis: bool = True) -> str:
+    """How the boards the estimator does not time were counted (device.Target.counted_by),
+    and (`cmsis`) whose CMSIS-NN figures stand next to theirs."""
+    boards = list(dict.fromkeys(r.board if isinstance(r, CyclesRow) else r["board"] for r in rows))
+    notes = []
+    for b in boards:
+        if board_timing(b) == "estimator":
+            continue
+        stand_in = cmsis_board(b)
+        if not cmsis:
+            against = ""
+        elif stand_in:
+            against = f", next to CMSIS-NN's on {stand_in} ({_core_of(stand_in)})"
+        else:
+            against = f", with no CMSIS-NN figure (CMSIS-NN has no kernels for the {_core_of(b)})"
+        notes.append(f"; on {b} the real firmware's figures by {make_target(b).counted_by}{against}")
+    return "".join(notes)
+
+
+def layers_per_mac_markdown(rows: list[CyclesRow]) -> str:
+    """Our instructions per multiply-accumulate by model and layer type, one
+    column per board: the layer types where a core does worse than the
+    others (the boards' instructions differ, so per MAC is the common unit)."""
+    boards = list(dict.fromkeys(r.board for r in rows if r.ours_layers))
+    table: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        for kind, macs, o in zip(r.kinds, r.layer_macs, r.ours_layers):
+            cell = table.setdefault((r.model, kind), {"layers": {}, "macs": {}, "insns": {}})
+            cell["layers"][r.board] = cell["layers"].get(r.board, 0) + 1
+            cell["macs"][r.board] = cell["macs"].get(r.board, 0) + macs
+            cell["insns"][r.board] = cell["insns"].get(r.board, 0) + o.insns
+    lines = ["| model | layer type | layers | MACs |" + "".join(f" {b} ({_core_of(b)}) |" for b in boards),
+             "|---|---|---|---|" + "---|" * len(boards)]
+    for (model, kind), cell in table.items():
+        first = boards[0] if boards[0] in cell["macs"] else next(iter(cell["macs"]))
+        macs = cell["macs"][first]
+        cells = [model, kind, str(cell["layers"][first]), f"{macs:,}"]
+        for b in boards:
+            insns = cell["insns"].get(b)
+            cells.append("-" if insns is None else f"{insns / macs:.1f}" if macs else f"{insns:,} instructions")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Instructions of ours per multiply-accumulate (convolutions and fully connected layers; a type "
+              "without MACs: its instructions), the layers of each type summed, every layer a model of its own "
+              "as above; counted as in the first table."]
     return "\n".join(lines) + "\n"
 
 
@@ -1726,8 +1708,10 @@ the cycles a miss costs:
 
 
 def speed_boards_cycles_rows(models: list[Path], boards: list[str], runs: int, progress=None) -> list[dict]:
-    """Every runnable model's instructions and cycles per invoke on each QEMU
-    board, plain and prepared (tflm-host prepare), under the estimator."""
+    """Every runnable model's instructions and cycles per invoke on each
+    board, plain and prepared (tflm-host prepare): the estimator on the QEMU
+    Arm boards, the board's own counters elsewhere (cycles 0 where nothing
+    times it: "timing" is "")."""
     from .prepare import prepare_model
 
     runnable = [p for p in models if not arena.missing_ops(load_model(p))]
@@ -1737,15 +1721,21 @@ def speed_boards_cycles_rows(models: list[Path], boards: list[str], runs: int, p
             progress(i, len(boards), board)
         files = {p.name: p.read_bytes() for p in runnable}
         counts = {n: runs for n in files}
-        ours = measure_ours_cycles(board, files, counts)
-        prepared = measure_ours_cycles(board, {n: prepare_model(d) for n, d in files.items()}, counts)
+        ours = measure_counts(board, files, counts)
+        prepared = measure_counts(board, {n: prepare_model(d) for n, d in files.items()}, counts)
         for p in runnable:
-            rows.append({"model": p.name, "board": board, "ours": ours[p.name][0],
+            rows.append({"model": p.name, "board": board, "timing": board_timing(board), "ours": ours[p.name][0],
                          "prepared": prepared[p.name][0]})
     return rows
 
 
+def _timed(rows: list[dict]) -> dict[str, bool]:
+    """Board -> whether anything counts its cycles."""
+    return {r["board"]: bool(r["timing"]) for r in rows}
+
+
 def speed_boards_cycles_markdown(rows: list[dict], boards: list[str], key: str = "ours") -> str:
+    timed = _timed(rows)
     by_model: dict[str, dict[str, dict]] = {}
     for r in rows:
         by_model.setdefault(r["model"], {})[r["board"]] = r
@@ -1755,23 +1745,30 @@ def speed_boards_cycles_markdown(rows: list[dict], boards: list[str], key: str =
         cells = [model]
         for b in boards:
             c = per.get(b, {}).get(key)
-            cells += ["-", "-"] if c is None else [f"{c.insns:,}", f"{c.cycles:,}"]
+            cells += ["-", "-"] if c is None else [f"{c.insns:,}", f"{c.cycles:,}" if timed[b] else "-"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def speed_prepared_cycles_markdown(rows: list[dict], boards: list[str]) -> str:
+    """Plain against prepared, in cycles (in instructions on a board nothing times)."""
+    timed = _timed(rows)
     by_model: dict[str, dict[str, dict]] = {}
     for r in rows:
         by_model.setdefault(r["model"], {})[r["board"]] = r
-    lines = ["| model |" + "".join(f" {b}: cycles | {b}, prepared | prepared / plain |" for b in boards),
+    unit = {b: "cycles" if timed.get(b) else "instructions" for b in boards}
+    lines = ["| model |" + "".join(f" {b}: {unit[b]} | {b}, prepared | prepared / plain |" for b in boards),
              "|---|" + "---|" * (3 * len(boards))]
     for model, per in by_model.items():
         cells = [model]
         for b in boards:
             r = per.get(b)
-            cells += ["-"] * 3 if r is None else [f"{r['ours'].cycles:,}", f"{r['prepared'].cycles:,}",
-                                                  _ratio(r["prepared"].cycles, r["ours"].cycles)]
+            if r is None:
+                cells += ["-"] * 3
+                continue
+            plain, prep = ((r["ours"].cycles, r["prepared"].cycles) if timed[b]
+                           else (r["ours"].insns, r["prepared"].insns))
+            cells += [f"{plain:,}", f"{prep:,}", _ratio(prep, plain)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -1784,15 +1781,15 @@ def speed_cycles_report(models: list[Path], boards: list[str], runs: int, anchor
     vs = [m for m in models if m.name in CMSIS_MODELS]
     if rows is None:
         rows = speed_cycles_rows(vs, boards, runs, anchor, workers, progress)
-    qemu = [b for b in boards if b in CMSIS_CORES]
     text = "## Against CMSIS-NN, in cycles\n\n" + speed_cycles_markdown(rows)
     text += "\n## The cycle estimator\n\n" + estimator_markdown()
     text += ("\n### Against the RP2040 emulator, every shared model\n\n"
              + estimator_check_markdown(estimator_check_rows(models, workers, progress)))
-    every = speed_boards_cycles_rows(models, qemu, runs, progress)
-    text += ("\n## Every shared model, every board\n\n" + speed_boards_cycles_markdown(every, qemu)
-             + "\nPer invoke, inputs all zero, counted by the estimator (instructions exactly, cycles nominal).\n")
-    text += ("\n## Prepared models, every board\n\n" + speed_prepared_cycles_markdown(every, qemu)
+    every = speed_boards_cycles_rows(models, boards, runs, progress)
+    text += ("\n## Every shared model, every board\n\n" + speed_boards_cycles_markdown(every, boards)
+             + "\nPer invoke, inputs all zero: on the QEMU Arm boards counted by the estimator (instructions "
+             "exactly, cycles nominal)" + _own_counters_note(every, cmsis=False) + ".\n")
+    text += ("\n## Prepared models, every board\n\n" + speed_prepared_cycles_markdown(every, boards)
              + "\nThe same models after `tflm-host prepare`, measured the same way with the same firmware. A prepared "
              "model's kernel data is read from the model (flash), so it may hold what costs RAM otherwise: the int8 "
              "fully connected, LSTM and SVDF operators' starting sums with the input offset folded in, which saves "
@@ -1874,33 +1871,56 @@ def sweep_rows(boards: list[str], anchor: Path = ANCHOR_DIR, workers: int = 2, p
         models[name] = data
     rows = {name: {"shape": sweep_name(shape), "macs": macs[name]}
             for name, shape in zip(models, SWEEP_SHAPES)}
-    steps = [(b, n) for b in boards for n in models]
-    cm_work = build_dir() / "cmsis-nn"
     for board in boards:
-        ours = measure_ours_cycles(board, models, {n: 1 for n in models})
+        ours = measure_counts(board, models, {n: 1 for n in models})
+        timed = bool(board_timing(board))
         for n in models:
-            rows[n][board] = ours[n][0].cycles
+            rows[n][board] = ours[n][0].cycles if timed else ours[n][0].insns
+            rows[n][f"unit {board}"] = "cycles" if timed else "instructions"
+    # CMSIS-NN where the board's core has it (its own build or its stand-in's).
+    steps = [(b, n) for b in boards if cmsis_board(b) for n in models]
+    cm_work = build_dir() / "cmsis-nn"
+    done: dict[tuple[str, str], int] = {}
     for i, (board, n) in enumerate(steps):
         if progress:
             progress(i, len(steps), f"CMSIS-NN {rows[n]['shape']} on {board}")
-        best, _ = cmsis_best(board, work / n, anchor, cm_work, workers)
-        rows[n][f"cmsis {board}"] = best.chain.cycles
-        rows[n][f"same {board}"] = True
+        key = (cmsis_board(board), n)
+        if key not in done:
+            best, _ = cmsis_best(key[0], work / n, anchor, cm_work, workers)
+            done[key] = best.chain.cycles
+        rows[n][f"cmsis {board}"] = done[key]
     return list(rows.values())
 
 
 def sweep_markdown(rows: list[dict], boards: list[str]) -> str:
-    lines = ["| layer | MACs |" + "".join(f" {b}: ours | CMSIS-NN | ours / CMSIS-NN |" for b in boards),
-             "|---|---|" + "---|---|---|" * len(boards)]
+    """Per board: ours and CMSIS-NN's cycles and their ratio; on a board
+    whose core has no CMSIS-NN, ours alone (in instructions where nothing
+    times it) and per MAC."""
+    with_cmsis = {b: f"cmsis {b}" in rows[0] for b in boards} if rows else {}
+    head, rule = "| layer | MACs |", "|---|---|"
+    for b in boards:
+        if with_cmsis[b]:
+            head += f" {b}: ours | CMSIS-NN | ours / CMSIS-NN |"
+            rule += "---|---|---|"
+        else:
+            head += f" {b}: ours, {rows[0]['unit ' + b]} | per MAC |"
+            rule += "---|---|"
+    lines = [head, rule]
     for r in rows:
         cells = [r["shape"], f"{r['macs']:,}"]
         for b in boards:
-            cells += [f"{r[b]:,}", f"{r['cmsis ' + b]:,}", _ratio(r[b], r["cmsis " + b])]
+            if with_cmsis[b]:
+                cells += [f"{r[b]:,}", f"{r['cmsis ' + b]:,}", _ratio(r[b], r["cmsis " + b])]
+            else:
+                cells += [f"{r[b]:,}", f"{r[b] / r['macs']:.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
+    untimed = [b for b in boards if rows and rows[0]["unit " + b] != "cycles"]
     lines += ["", "Cycles per invoke of single-layer int8 models (seeded random weights, per-channel scales, SAME "
               "padding, an all-zero input), ours (`invoke()` of the one-layer model, so invoke()'s dispatch "
               "included) and CMSIS-NN's (the anchor's harness, the best of -O2, -O3 and -Os), both timed by the "
-              "cycle estimator as above (MICROBIT as the Cortex-M0+)."]
+              "cycle estimator as above (MICROBIT as the Cortex-M0+)"
+              + "".join(f"; {b}: instructions, as above (nothing times its {_core_of(b)}; no CMSIS-NN for it)"
+                        for b in untimed) + "."]
     return "\n".join(lines) + "\n"
 
 

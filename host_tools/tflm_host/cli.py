@@ -513,17 +513,6 @@ def cmd_bench(args) -> int:
         command = f"tflm-host bench speed --patches --target {board} --runs {args.runs}{only} --out FILE"
         table = (f"Written by `{command}`.\n\n"
                  + bench.patch_speed_markdown(bench.patch_speed_rows(models, board, args.runs, progress), board))
-    elif args.target in device.ESP32_BOARDS:
-        # The real ESP32 firmware on QEMU's esp32 machine, with --baseline another version's.
-        title = "Speed on the ESP32: the real firmware on QEMU's esp32 machine"
-        label = args.baseline_label or "the baseline build folder's"
-        data = bench.esp32_speed_rows(models, args.runs, Path(args.baseline) if args.baseline else None, progress)
-        command = f"tflm-host bench speed --target {args.target} --runs {args.runs}"
-        if args.baseline:
-            command += f" --baseline BUILD --baseline-label '{label}'"
-        table = (f"Written by `{command} --out FILE`"
-                 + (" (BUILD: a build folder holding the earlier firmware)" if args.baseline else "") + ".\n\n"
-                 + bench.esp32_speed_markdown(data, label))
     elif args.target in device.PICO_BOARDS:
         # The real Pico firmware in the RP2040 emulator against CMSIS-NN's Cortex-M0 figure.
         title = "Speed on the Raspberry Pi Pico: the real firmware in the RP2040 emulator"
@@ -756,16 +745,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "firmware in the RP2040 emulator (default: MPS2_AN385 NETDUINOPLUS2 MICROBIT)")
     p.add_argument("--anchor", help="speed --vs: the CMSIS-NN anchor folder (its source tarball and harness; "
                    "default ../shared/anchors/cmsis-nn beside the checkout)")
-    p.add_argument("--baseline", help="speed --vs (and --target ESP32_GENERIC): a build folder with "
-                   "<BOARD>/firmware.elf (ESP32_GENERIC/flash.bin) of another version, measured too (before / after)")
-    p.add_argument("--baseline-label", help="speed --vs, --target ESP32_GENERIC: what the baseline firmware is, "
-                   "for the report")
+    p.add_argument("--baseline", help="speed --vs: a build folder with <BOARD>/firmware.elf of another "
+                   "version, measured too (before / after)")
+    p.add_argument("--baseline-label", help="speed --vs: what the baseline firmware is, for the report")
     p.add_argument("--patches", action="store_true",
                    help="speed: prepared models with and without a patch-based first stage (--max-extra-macs 20%%)")
     p.add_argument("--cycles", action="store_true",
                    help="speed: cycles next to instructions, ours and CMSIS-NN's (the cycle estimator on the QEMU "
-                   "boards, the RP2040 emulator on RPI_PICO), per model, board and layer type, with milliseconds at "
-                   "the real boards' clocks; with --out, the whole of docs/speed.md")
+                   "Arm boards, the RP2040 emulator on RPI_PICO; ESP32_GENERIC: instructions only), per model, "
+                   "board and layer type, with milliseconds at the real boards' clocks; with --out, the whole of "
+                   "docs/speed.md")
     p.add_argument("--json", action="store_true", help="speed --cycles: a JSON list, one object per model and board")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)

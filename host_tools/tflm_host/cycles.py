@@ -23,7 +23,8 @@ from .device import build_dir, checkout, elf_symbol
 # Cortex-M0; the project's Cortex-M0 board stands for the RP2040, so it is
 # timed as the RP2040's Cortex-M0+ (single-cycle multiplier).
 BOARD_CORES = {"MICROBIT": "m0plus", "MPS2_AN385": "m3", "NETDUINO2": "m3", "NETDUINOPLUS2": "m4"}
-CORE_NAMES = {"m0": "Cortex-M0", "m0plus": "Cortex-M0+", "m3": "Cortex-M3", "m4": "Cortex-M4"}
+CORE_NAMES = {"m0": "Cortex-M0", "m0plus": "Cortex-M0+", "m3": "Cortex-M3", "m4": "Cortex-M4",
+              "lx6": "Xtensa LX6"}
 
 
 @dataclass(frozen=True)
@@ -31,13 +32,15 @@ class RealBoard:
     """The real board a QEMU board's figures stand for: its clock, and its
     flash as the estimator models it: the cache in front of it (LINES:BYTES:
     WAYS; the data cache, or "unified") and the cycles a missed line costs,
-    the stated figure."""
+    the stated figure. `core`: for a board the estimator does not time
+    (not in BOARD_CORES), its core."""
     chip: str
     hz: int
     icache: str = ""
     dcache: str = ""
     penalty: int = 0
     note: str = ""
+    core: str = ""
 
 
 # The boards the QEMU boards stand for (docs/speed.md states these figures).
@@ -47,7 +50,8 @@ REAL_BOARDS = {
                           "RP2040: code and models in QSPI flash behind its 16 KB 2-way XIP cache of 8-byte "
                           "lines; a miss reads a line over QSPI, about 40 cycles at 125 MHz (SPI clock "
                           "divider 2)"),
-    "RPI_PICO": RealBoard("RP2040", 125_000_000),
+    "RPI_PICO": RealBoard("RP2040", 125_000_000, core="m0plus"),
+    "ESP32_GENERIC": RealBoard("ESP32", 240_000_000, core="lx6"),
     "NETDUINOPLUS2": RealBoard("STM32F405", 168_000_000, *_ART, 5,
                                "STM32F405 at 168 MHz: 5 wait states per 128-bit line missed in the ART "
                                "accelerator's caches (64 instruction lines, 8 data lines); its prefetch is "

@@ -6,8 +6,9 @@ ROMFS partition (vfs.rom_ioctl), else copied to the board's filesystem with
 `mpremote fs cp`. The esp32 port of MicroPython 1.25 reads its romfs
 partition through vfs.rom_ioctl but cannot write it there: on an ESP32 the
 image goes into the partition through esp32.Partition, a few flash blocks
-per raw-REPL execution. Then a script on the board loads each model and
-prints its arena_used_bytes, shown next to the host's prediction.
+per raw-REPL execution, and a hard reset maps the new image. Then a script
+on the board loads each model and prints its arena_used_bytes, shown next
+to the host's prediction.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import vfs, os
 rom = hasattr(vfs, 'rom_ioctl') and vfs.rom_ioctl(1) > 0
 size = 0
 if rom:
-    size = len(vfs.rom_ioctl(2, 0))
+    size = len(memoryview(vfs.rom_ioctl(2, 0)))  # the esp32 port gives its Partition (a buffer)
 try:
     os.statvfs('/')
     fs = True
@@ -139,10 +140,24 @@ def write_esp32_partition(port: str, image: bytes, dry_run: bool = False) -> Non
     if dry_run:
         return
     transport = connect(port)
+    # The esp32 port's UART keeps 260 bytes of input and drops the rest: the
+    # raw REPL's flow control (raw paste) paces each chunk's 22 KB of code.
+    transport.use_raw_paste = True
     try:
         wait_for_prompt(transport)
         run_on(transport, esp32_partition_chunks(image), timeout=120)
         transport.exit_raw_repl()
+    finally:
+        transport.close()
+
+
+def wait_for_board(port: str, timeout: float = 60) -> None:
+    """Waits for the REPL's prompt of a board that is booting."""
+    from .device import connect, wait_for_prompt
+
+    transport = connect(port)
+    try:
+        wait_for_prompt(transport, timeout)
     finally:
         transport.close()
 
@@ -162,9 +177,16 @@ def deploy(models: list[Path], port: str, extra: list[Path] | None = None, dry_r
             print(f"ROMFS image: {len(plan.image)} bytes, {', '.join(plan.files)} (data 16-byte aligned)")
             if part:
                 write_esp32_partition(port, plan.image, dry_run)
+                # The flash was mapped for /rom at boot; what the cache holds of
+                # it can be the old image (QEMU's esp32 machine serves the old
+                # bytes past the first 64 KiB page until a reset): a hard reset
+                # maps the new image afresh.
+                mpremote(port, "reset", dry_run=dry_run)
+                if not dry_run:
+                    wait_for_board(port)
             else:
                 mpremote(port, "romfs", "deploy", str(image), dry_run=dry_run)
-            mpremote(port, "soft-reset", dry_run=dry_run)  # mounts the new image at /rom
+                mpremote(port, "soft-reset", dry_run=dry_run)  # mounts the new image at /rom
             prefix = "/rom/"
         elif fs:
             print("no ROMFS partition on the board: copying to its filesystem (the models will be read into RAM)")

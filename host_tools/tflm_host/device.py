@@ -163,6 +163,13 @@ def board(name: str, firmware: Path | None = None) -> Board:
 
 class Target:
     name = ""
+    # Device code that binds `_count` to one of the board's own counters, by
+    # what it counts (bench speed); a board has figures only of these kinds.
+    counters: dict[str, str] = {}
+    # What times the board's cycles when it counts them itself ("cycles" in
+    # counters), and how its counters count, for the reports.
+    timing = ""
+    counted_by = ""
 
     def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600) -> str:
         raise NotImplementedError
@@ -493,6 +500,10 @@ def _install_cleanup() -> None:
 
 
 class QemuTarget(Target):
+    # QEMU's -icount (cycles come from the estimator, a plugin: bench.py, cycles.py).
+    counters = {"instructions": "import qemuboard\n_count = qemuboard.icount\n"}
+    counted_by = "QEMU (`-icount shift=0`, `qemuboard.icount()`)"
+
     def __init__(self, board_name: str, firmware: Path | None = None) -> None:
         self.board = board(board_name, firmware)
         self.name = board_name
@@ -821,6 +832,12 @@ class PicoTarget(Target):
     """The real RPI_PICO firmware (its .uf2) on rp2040js, driven over the
     raw REPL on its emulated USB serial port."""
 
+    # The emulator's own counters, cycles by its timing model.
+    counters = {"instructions": PICO_COUNTERS + "_count = pico_instructions\n",
+                "cycles": PICO_COUNTERS + "_count = pico_cycles\n"}
+    timing = "rp2040js"
+    counted_by = "the RP2040 emulator rp2040js: instructions, and cycles by its timing model"
+
     def __init__(self, firmware: Path | None = None) -> None:
         self.board = pico_board(firmware)
         self.name = self.board.name
@@ -956,6 +973,13 @@ class Esp32Server(QemuServer):
 class Esp32Target(Target):
     """The real ESP32_GENERIC firmware on QEMU's esp32 machine, driven over
     the raw REPL on its UART."""
+
+    # The LX6's debug counter ICOUNT (port_boards/ESP32_GENERIC/board_icount.c):
+    # QEMU has no timing model of this core, so instructions only.
+    counters = {"instructions": "import esp32board\n_count = esp32board.icount\n"}
+    counted_by = ("the LX6's debug counter ICOUNT as Espressif's QEMU implements it (`esp32board.icount()`: "
+                  "instructions of MicroPython's task, not of interrupt handlers); QEMU has no timing model of the "
+                  "LX6 or of its flash cache, so instructions, not cycles")
 
     def __init__(self, firmware: Path | None = None) -> None:
         self.board = esp32_board(firmware)
