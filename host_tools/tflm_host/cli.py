@@ -392,8 +392,13 @@ def _bench_ops(args) -> int:
 
     board = args.target if args.target != "unix" else "MPS2_AN385"
     progress = None if args.quiet else bench.progress_bar
-    rows = opbench.op_rows(board, args.runs, device.build_dir() / "op-bench", args.only, progress)
-    table = opbench.op_markdown(rows, board)
+    folder = device.build_dir() / "op-bench"
+    rows = opbench.op_rows(board, args.runs, folder, args.only, progress)
+    # newlib's expf/logf in the reference's loops, on the board (a lower bound of TFLM's reference there).
+    libm = None
+    if board in bench.CMSIS_CORES and any(r["name"] in opbench.LIBM_CASES for r in rows):
+        libm = opbench.libm_rows(board, folder, Path(args.anchor) if args.anchor else None)
+    table = opbench.op_markdown(rows, board, libm)
     print(table, end="")
     if args.out:
         only = f" --only {' '.join(args.only)}" if args.only else ""

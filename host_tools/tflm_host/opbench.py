@@ -174,29 +174,149 @@ def op_rows(board: str, runs: int, folder: Path, only: list[str] | None = None, 
         if progress:
             progress(i, len(cases), c.name)
         path, ins = files[c.name]
-        rows.append({"op": c.op, "what": c.what, "qemu": device[f"{c.name}.tflite"][0],
+        rows.append({"name": c.name, "op": c.op, "what": c.what, "qemu": device[f"{c.name}.tflite"][0],
                      "host": bench.host_ours(path, runs, inputs=ins), "tflm": bench.host_tflm(path, runs, ins)})
     return rows
 
 
-def op_markdown(rows: list[dict], board: str) -> str:
+# -- the float transcendentals against newlib on the board ------------------------
+#
+# TFLM's reference EXP is expf() per value, its float LOG_SOFTMAX x - max -
+# log(sum(exp(x - max))) with expf() and logf(); on a Cortex-M they come from
+# the toolchain's C library (newlib). The same loops over the same inputs,
+# built with newlib for the board's core and run on its QEMU machine, give a
+# lower bound of what TFLM's reference takes there (its interpreter aside).
+
+LIBM_CASES = ("exp_float32", "log_softmax_float32")
+
+LIBM_MAIN = """
+#include <float.h>
+#include <math.h>
+#include "startup.h"
+
+extern const float x[N];
+float y[N];
+
+static void exp_loop(void) {
+    for (int i = 0; i < N; ++i) {
+        y[i] = expf(x[i]);
+    }
+}
+
+static void log_softmax_loop(void) {
+    float max = -FLT_MAX, sum = 0.0f;
+    for (int i = 0; i < N; ++i) {
+        max = max < x[i] ? x[i] : max;
+    }
+    for (int i = 0; i < N; ++i) {
+        sum += expf(x[i] - max);
+    }
+    const float log_sum = logf(sum);
+    for (int i = 0; i < N; ++i) {
+        y[i] = x[i] - max - log_sum;
+    }
+}
+
+static void report(const char *name, void (*loop)(void)) {
+    uint64_t t0 = ticks();
+    loop();
+    uint64_t t1 = ticks();
+    sh_write0(name);
+    sh_write0(" ");
+    sh_uint(ticks_to_insns(t1 - t0));
+    sh_write0("\\n");
+}
+
+int main(void) {
+    uint64_t t0 = ticks();
+    __asm volatile(".syntax unified\\n ldr r0, =1000000\\n1: subs r0, #1\\n bne 1b" ::: "r0", "cc");
+    uint64_t t1 = ticks();
+    sh_write0("loop_2000000 ");
+    sh_uint(ticks_to_insns(t1 - t0));
+    sh_write0("\\n");
+    report("exp_float32", exp_loop);
+    report("log_softmax_float32", log_softmax_loop);
+    return 0;
+}
+"""
+
+
+def libm_rows(board: str, folder: Path, anchor: Path | None = None) -> dict[str, int]:
+    """Instructions of the newlib loops above on the board's QEMU machine,
+    over the op cases' inputs (the CMSIS-NN anchor's start-up code and
+    linker script: the same counter)."""
+    import re
+    import subprocess
+
+    from . import bench
+    from .device import board as board_info
+
+    anchor = anchor or bench.ANCHOR_DIR
+    core = bench.CMSIS_CORES[board]
+    cases = {c.name: c for c in op_cases()}
+    size = cases[LIBM_CASES[0]].inputs[0].size
+    if any(cases[n].inputs[0].size != size for n in LIBM_CASES):
+        raise ValueError("the newlib loops take inputs of one size")
+    work = folder / f"newlib-{board}"
+    work.mkdir(parents=True, exist_ok=True)
+    flags = ["-mthumb", *core.cpu.split(), "-O2", "-ffp-contract=off", f"-I{anchor / 'harness'}",
+             f"-DCPU_HZ={core.hz}", f"-DN={size}"]
+    results = {}
+    for name in LIBM_CASES:
+        data = cases[name].inputs[0].ravel().astype(np.float32)
+        (work / "main.c").write_text(LIBM_MAIN)
+        (work / "data.c").write_text(f"const float x[{data.size}] = {{\n"
+                                     + ",\n".join(f"{float(v).hex()}f" for v in data) + "\n};\n")
+        elf = work / f"{name}.elf"
+        subprocess.run(["arm-none-eabi-gcc", *flags, "-nostartfiles", "-specs=nano.specs",
+                        "-T", str(anchor / "harness" / core.ld), "-Wl,--gc-sections", "-o", str(elf),
+                        str(work / "main.c"), str(work / "data.c"), str(anchor / "harness" / "startup.c"),
+                        "-lm", "-lc", "-lgcc"], check=True)
+        b = board_info(board)
+        proc = subprocess.run(["qemu-system-arm", "-machine", b.machine, *b.qemu_args, "-nographic", "-monitor",
+                               "none", "-serial", "null", "-semihosting", "-icount", "shift=0", "-kernel", str(elf)],
+                              capture_output=True, text=True, timeout=600)
+        text = proc.stdout + proc.stderr
+        check = re.search(r"^loop_2000000 (\d+)", text, re.M)
+        found = re.search(rf"^{name} (\d+)", text, re.M)
+        if not check or abs(int(check.group(1)) - 2_000_000) > 100 or not found:
+            raise RuntimeError(f"newlib loops failed on {board}:\n{text[-2000:]}")
+        results[name] = int(found.group(1))
+    return results
+
+
+def op_markdown(rows: list[dict], board: str, libm: dict[str, int] | None = None) -> str:
     lines = [f"| op | case | {board}: ours | host: ours | host: TFLM reference | ours / TFLM |",
              "|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['op']} | {r['what']} | {r['qemu']:,} | {r['host']:,} | {r['tflm']:,} "
                      f"| {r['host'] / r['tflm']:.2f} |")
-    notes = [
+    lines += [
         "",
         "One-op models (`tflm_host.opbench`: seeded random inputs, set before every invoke; constant alpha, "
         "axes, sizes and the constant right operand in the model), measured as the table above: instructions "
         f"per invoke, the whole invoke() (its dispatch included). {board}: ours, counted by QEMU "
         "(`-icount shift=0`). Host: x86-64 instructions counted by callgrind, ours in the unix port and TFLM's "
-        "reference kernels in PyPI `tflite-micro`, same compiler class and instruction set for both. "
-        "TFLM's reference kernels are not built for the Cortex-M3 here (this project and its anchors hold "
-        "CMSIS-NN's kernels for the M3, not TFLM's reference ones), so the comparison with TFLM is the host's; "
-        f"the {board} column is ours alone.",
+        "reference kernels in PyPI `tflite-micro`. TFLM's reference kernels are not built for the Cortex-M3 "
+        "here (this project and its anchors hold CMSIS-NN's kernels for the M3, not TFLM's reference ones), so "
+        f"the comparison with TFLM is the host's; the {board} column is ours alone.",
     ]
-    return "\n".join(lines + notes) + "\n"
+    by_name = {r["name"]: r for r in rows}
+    shown = [(name, n) for name, n in (libm or {}).items() if name in by_name]
+    if shown:
+        lines += ["", f"| case | {board}: ours | {board}: newlib's expf/logf in the reference's loop "
+                  "| ours / newlib |", "|---|---|---|---|"]
+        for name, n in shown:
+            r = by_name[name]
+            lines.append(f"| {r['op']} {r['what']} | {r['qemu']:,} | {n:,} | {r['qemu'] / n:.2f} |")
+        lines += ["", "The float transcendentals on the host are glibc's, which uses the x86-64's fused "
+                  "multiply-add; ours compute glibc's bits without one (the fixed-point path on cores without a "
+                  "double-precision FPU, glibc's steps unfused on the host), so the host compares unlike "
+                  "instruction sets there. On the board, TFLM's reference takes its C library's expf and logf: "
+                  "the reference's loops (expf per value; x - max - log(sum(exp(x - max)))) built with newlib "
+                  f"for the {board}'s core (arm-none-eabi-gcc -O2) and counted the same way give a lower bound of "
+                  "what TFLM's reference takes there, its interpreter aside (newlib's results are not glibc's)."]
+    return "\n".join(lines) + "\n"
 
 
 def write_ops_section(doc: Path, table: str, command: str) -> None:
