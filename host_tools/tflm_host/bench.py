@@ -371,11 +371,16 @@ OURS_SCRIPT = """
 import tflm
 m = tflm.Model(open(MODEL, 'rb').read())
 it = tflm.Interpreter(m, planner=PLANNER)
+data = [open(f, 'rb').read() for f in INPUT_FILES]
 for i in range(len(m.inputs)):
     t = it.input(i)
     for k in range(len(t)):
         t[k] = 0
 for _ in range(RUNS):
+    # Given inputs are set before every invoke (the plan may put the output
+    # on them), outside the instructions counted.
+    for i, x in enumerate(data):
+        it.set_input(i, x)
     it.invoke()
 """
 
@@ -383,9 +388,12 @@ TFLM_SCRIPT = """
 import numpy as np
 from tflite_micro.python.tflite_micro import runtime
 it = runtime.Interpreter.from_file(MODEL, arena_size=1 << 22)
+data = [np.fromfile(f, d[1]).reshape(d[0]) for f, d in zip(INPUT_FILES, INPUTS)]
 for i, d in enumerate(INPUTS):
     it.set_input(np.zeros(d[0], d[1]), i)
 for _ in range(RUNS):
+    for i, x in enumerate(data):
+        it.set_input(x, i)
     it.invoke()
 """
 
@@ -402,21 +410,25 @@ def callgrind_invoke(cmd: list[str], function: str) -> int:
     return int(m.group(1))
 
 
-def host_ours(model_path: Path, runs: int, planner: str = "greedy") -> int:
-    """x86-64 instructions of one invoke in our unix port."""
+def host_ours(model_path: Path, runs: int, planner: str = "greedy", inputs: list[Path] = ()) -> int:
+    """x86-64 instructions of one invoke in our unix port; inputs: files of
+    the inputs' raw bytes (else all zero)."""
     binary = build_dir() / "unix" / "micropython"
     with tempfile.NamedTemporaryFile("w", suffix=".py") as f:
-        f.write(f"MODEL = {str(model_path)!r}\nRUNS = {runs}\nPLANNER = {planner!r}\n" + OURS_SCRIPT)
+        f.write(f"MODEL = {str(model_path)!r}\nRUNS = {runs}\nPLANNER = {planner!r}\n"
+                f"INPUT_FILES = {[str(p) for p in inputs]!r}\n" + OURS_SCRIPT)
         f.flush()
         return callgrind_invoke([str(binary), "-X", "heapsize=16M", f.name], "tflm_interp_invoke") // runs
 
 
-def host_tflm(model_path: Path, runs: int) -> int:
-    """x86-64 instructions of one invoke in TFLM's Python interpreter."""
+def host_tflm(model_path: Path, runs: int, inputs: list[Path] = ()) -> int:
+    """x86-64 instructions of one invoke in TFLM's Python interpreter;
+    inputs: files of the inputs' raw bytes (else all zero)."""
     model = load_model(model_path)
-    inputs = [(list(t.shape), str(t.numpy_dtype)) for t in model.inputs]
+    types = [(list(t.shape), str(t.numpy_dtype)) for t in model.inputs]
     with tempfile.NamedTemporaryFile("w", suffix=".py") as f:
-        f.write(f"MODEL = {str(model_path)!r}\nRUNS = {runs}\nINPUTS = {inputs!r}\n" + TFLM_SCRIPT)
+        f.write(f"MODEL = {str(model_path)!r}\nRUNS = {runs}\nINPUTS = {types!r}\n"
+                f"INPUT_FILES = {[str(p) for p in inputs]!r}\n" + TFLM_SCRIPT)
         f.flush()
         return callgrind_invoke([sys.executable, f.name], "tflite::micro::MicroInterpreter::Invoke()") // runs
 
@@ -890,9 +902,10 @@ def one_op_model(model, op) -> bytes:
     return b.build()
 
 
-# Device code: instructions of invoke() for each model file, inputs all zero
-# before every run (the arena may reuse their bytes); the counter's own cost
-# is measured first and taken off.
+# Device code: instructions of invoke() for each model file, its inputs set
+# before every run (the arena may reuse their bytes): all zero, or the bytes
+# of the files named; the counter's own cost is measured next to each run
+# and taken off.
 SPEED_DEVICE_CODE = """
 import gc, tflm
 ZERO = bytes(512)
@@ -902,19 +915,28 @@ def _zero(it, m):
         n = len(it.input(i)) * _SIZE.get(m.inputs[i].dtype, 1)
         for off in range(0, n, 512):
             it.set_input(i, ZERO[:min(512, n - off)], off)
-def _measure(name, runs):
+def _file(name):
     f = open(ROOT + '/' + name, 'rb')
     try:
-        buf = memoryview(f)
+        return f, memoryview(f)
     except TypeError:
-        buf = f.read()
+        return f, f.read()
+def _fill(it, m, data):
+    if not data:
+        _zero(it, m)
+    for i, x in enumerate(data):
+        it.set_input(i, x)
+def _measure(name, runs, inputs=()):
+    f, buf = _file(name)
+    files = [_file(n) for n in inputs]
+    data = [x for _, x in files]
     m = tflm.Model(buf)
     it = tflm.Interpreter(m)
-    _zero(it, m)
+    _fill(it, m, data)
     it.invoke()
     total = 0
     for _ in range(runs):
-        _zero(it, m)
+        _fill(it, m, data)
         # The pair of reads costs more once the count no longer fits a small
         # int: measured next to each invoke, at the same count.
         c = _count()
@@ -924,8 +946,10 @@ def _measure(name, runs):
         total += _count() - a - (d - c)
     y = it.output(0)
     print('@RUN', name, total // runs, ' '.join(str(y[k]) for k in range(min(16, len(y)))))
-    del it, m, buf
+    del it, m, buf, data
     f.close()
+    for g, _ in files:
+        g.close()
     gc.collect()
 """
 
@@ -947,15 +971,25 @@ def _number(text: str) -> int | float:
 
 
 def measure_ours(board: str, files: dict[str, bytes], runs: dict[str, int], firmware: Path | None = None,
-                 timeout: float = 3600, counter: str = "instructions") -> dict[str, tuple[int, list]]:
+                 timeout: float = 3600, counter: str = "instructions",
+                 inputs: dict[str, list[bytes]] | None = None) -> dict[str, tuple[int, list]]:
     """Instructions per invoke of each model file on a board (and the first
     output values), in as few sessions as the board's ROMFS allows; on the
-    emulated Pico, counter="cycles" counts the RP2040 emulator's cycles."""
+    emulated Pico, counter="cycles" counts the RP2040 emulator's cycles.
+    inputs: raw bytes of a model's inputs (else all zero)."""
     tgt = make_target(board, firmware)
+    inputs = inputs or {}
+    names = {n: [f"{n}.in{i}" for i in range(len(inputs.get(n, ())))] for n in files}
+    # A model travels with its inputs' files: batches are sized with them.
+    sized = {n: files[n] + b"".join(inputs.get(n, ())) for n in files}
     results: dict[str, tuple[int, list]] = {}
-    for batch in romfs_batches(tgt, files):
-        chunks = [_counter_code(tgt, counter), SPEED_DEVICE_CODE] + [f"_measure({n!r}, {runs[n]})" for n in batch]
-        text = tgt.run(chunks, {n: files[n] for n in batch}, timeout=timeout)
+    for batch in romfs_batches(tgt, sized):
+        chunks = [_counter_code(tgt, counter), SPEED_DEVICE_CODE] + [
+            f"_measure({n!r}, {runs[n]}, {names[n]!r})" for n in batch]
+        shipped = {n: files[n] for n in batch}
+        for n in batch:
+            shipped.update(zip(names[n], inputs.get(n, ())))
+        text = tgt.run(chunks, shipped, timeout=timeout)
         for line in text.splitlines():
             if line.startswith("@RUN "):
                 parts = line.split()
@@ -1938,9 +1972,13 @@ def write_sweep(doc: Path, table: str, boards: list[str]) -> None:
 
 
 def keep_sweep(doc: Path, new_text: str) -> str:
-    """A regenerated speed.md keeps the sweep's section of the old one."""
+    """A regenerated speed.md (speed-reference.md) keeps the sections other
+    commands write between their markers: the sweep's, the ops' table."""
+    from .opbench import OPS_END, OPS_START
+
     old = doc.read_text() if doc.is_file() else ""
-    if SWEEP_START in old and SWEEP_END in old:
-        section = SWEEP_START + old.split(SWEEP_START, 1)[1].split(SWEEP_END, 1)[0] + SWEEP_END + "\n"
-        return new_text.rstrip("\n") + "\n\n" + section
+    for start, end in ((SWEEP_START, SWEEP_END), (OPS_START, OPS_END)):
+        if start in old and end in old:
+            section = start + old.split(start, 1)[1].split(end, 1)[0] + end + "\n"
+            new_text = new_text.rstrip("\n") + "\n\n" + section
     return new_text

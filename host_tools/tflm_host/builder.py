@@ -313,3 +313,24 @@ class ModelBuilder:
             else:
                 add(b, value)
         return getattr(tflite, f"{name}End")(b)
+
+
+def single_op(op: str, inputs: list, outputs: list, **options) -> tuple[ModelBuilder, SubgraphBuilder]:
+    """A model of one op, not yet built. inputs/outputs are tensor() argument
+    tuples: (shape, dtype, data, quant) and (shape, dtype, quant); inputs
+    with data are constants, the others the model's inputs; None is an
+    absent optional input."""
+    b = ModelBuilder()
+    sg = b.subgraph()
+    ins = []
+    for spec in inputs:
+        if spec is None:
+            ins.append(-1)
+            continue
+        shape, dtype, data, quant = (tuple(spec) + (None, None))[:4]
+        ins.append(sg.tensor(shape, dtype, data=data, quant=quant))
+    outs = [sg.tensor(shape, dtype, quant=quant) for shape, dtype, quant in outputs]
+    sg.op(op, ins, outs, **options)
+    sg.inputs = [i for i, spec in zip(ins, inputs) if spec is not None and (tuple(spec) + (None, None))[2] is None]
+    sg.outputs = outs
+    return b, sg

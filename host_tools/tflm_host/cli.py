@@ -430,9 +430,34 @@ def _engine_interp(data: bytes):
     return _engine.allocate(_engine.Model(data))
 
 
+def _bench_ops(args) -> int:
+    """bench speed --ops: one-op models of the kernels real models spend time
+    in, ours against TFLM's reference kernels (opbench.py)."""
+    from . import bench, opbench
+
+    board = args.target if args.target != "unix" else "MPS2_AN385"
+    progress = None if args.quiet else bench.progress_bar
+    folder = device.build_dir() / "op-bench"
+    rows = opbench.op_rows(board, args.runs, folder, args.only, progress)
+    # newlib's expf/logf in the reference's loops, on the board (a lower bound of TFLM's reference there).
+    libm = None
+    if board in bench.CMSIS_CORES and any(r["name"] in opbench.LIBM_CASES for r in rows):
+        libm = opbench.libm_rows(board, folder, Path(args.anchor) if args.anchor else None)
+    table = opbench.op_markdown(rows, board, libm)
+    print(table, end="")
+    if args.out:
+        only = f" --only {' '.join(args.only)}" if args.only else ""
+        command = f"tflm-host bench speed --ops --target {board} --runs {args.runs}{only} --out FILE"
+        opbench.write_ops_section(Path(args.out), table, command)
+        print(f"written into {args.out}")
+    return 0
+
+
 def cmd_bench(args) -> int:
     from . import bench
 
+    if args.what == "speed" and args.ops:
+        return _bench_ops(args)
     models = sorted(Path(args.models).glob("*.tflite"))
     if args.only:
         models = [m for m in models if any(o in m.name for o in args.only)]
@@ -756,6 +781,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "board and layer type, with milliseconds at the real boards' clocks; with --out, the whole of "
                    "docs/speed.md")
     p.add_argument("--json", action="store_true", help="speed --cycles: a JSON list, one object per model and board")
+    p.add_argument("--ops", action="store_true",
+                   help="speed: one-op models (resize, batch matmul, reductions, exp, log-softmax, squared "
+                   "difference, PRELU; written to build/op-bench) on the board and the host, ours against TFLM's "
+                   "reference kernels; --only picks cases by name; with --out, a section of FILE")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 

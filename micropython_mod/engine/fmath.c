@@ -130,7 +130,7 @@ static inline double expf_scale(uint64_t kbits) {
     return f64_from(f64_bits(exp2_table[kbits % 32][0]) + ((kbits >> 5) << 52));
 }
 
-static float expf_double(float x) {
+float tflm_expf_double(float x) {
     uint32_t ux = f32_bits(x);
     uint32_t top = (ux >> 20) & 0x7ff;
     if (top >= 0x42b) { // |x| >= 88, inf or nan
@@ -181,7 +181,7 @@ static float expf_double(float x) {
 // double FPU): glibc's k, r and polynomial computed in fixed point, within
 // 2^-34.5 of glibc's double result (the errors are listed below); when no
 // float rounding boundary lies within EXPF_FAST_ERR of it, that rounding is
-// glibc's. Otherwise, and outside |x| in [2^-26, 86), expf_double decides.
+// glibc's. Otherwise, and outside |x| in [2^-26, 86), tflm_expf_double decides.
 
 // 32/ln2 (glibc's double) = EXPF_CM * 2^-47, split as CH * 2^21 + CL.
 #define EXPF_CH (0xb8aa3b29u)
@@ -196,14 +196,14 @@ static float expf_double(float x) {
 // own double roundings (2^-51).
 #define EXPF_FAST_ERR ((int64_t)1 << 28)
 
-float tflm_expf(float x) {
+float tflm_expf_fixed(float x) {
     uint32_t ux = f32_bits(x);
     uint32_t ax = ux & 0x7fffffffu;
     if (ax < 0x32800000u) { // |x| < 2^-26 (zeros and subnormals too): 1 + x rounds to 1
         return 1.0f;
     }
     if (ax >= 0x42ac0000u) { // |x| >= 86, inf, nan
-        return expf_double(x);
+        return tflm_expf_double(x);
     }
     // z = x * 32/ln2 exactly but for the last bit, in Q51: x = m * 2^(ex - 23).
     int32_t ex = (int32_t)(ax >> 23) - 127; // -26 .. 6
@@ -216,7 +216,7 @@ float tflm_expf(float x) {
     int64_t zh = z + ((int64_t)1 << 50);
     uint64_t frac = (uint64_t)zh & (((uint64_t)1 << 51) - 1);
     if (frac < 4 || frac > ((uint64_t)1 << 51) - 4) {
-        return expf_double(x);
+        return tflm_expf_double(x);
     }
     int32_t k = (int32_t)(zh >> 51);
     int32_t r = (int32_t)((z - (int64_t)k * ((int64_t)1 << 51) + (1 << 19)) >> 20); // Q31, |r| <= 2^30
@@ -232,13 +232,13 @@ float tflm_expf(float x) {
     int64_t v = (int64_t)(tm << 9) + (tf >> 6);
     // Round v to 24 bits unless a midpoint is within the error bound.
     if (((v - EXPF_FAST_ERR) >> 61) != ((v + EXPF_FAST_ERR) >> 61)) {
-        return expf_double(x);
+        return tflm_expf_double(x);
     }
     int32_t low = v >= ((int64_t)1 << 61) ? 38 : 37;
     int64_t rem = v & (((int64_t)1 << low) - 1);
     int64_t off = rem - ((int64_t)1 << (low - 1));
     if (off <= EXPF_FAST_ERR && off >= -EXPF_FAST_ERR) {
-        return expf_double(x);
+        return tflm_expf_double(x);
     }
     uint32_t q = (uint32_t)(v >> low) + (off > 0); // 2^23 .. 2^24
     int32_t e = (k - j) / 32 + (low == 38 ? 126 : 125);

@@ -134,12 +134,13 @@ static inline bool begin_inputs(tflm_bcast_iter_t *it, const int32_t *plan, int3
     return true;
 }
 
-// The next row, like an odometer over the outer dimensions.
-static inline bool next_inputs(tflm_bcast_iter_t *it, int32_t k) {
+// The next row, like an odometer over the outer dimensions from `from` on
+// (1: every row; 2: the rows of dimension 1 taken by the caller).
+static inline bool next_inputs(tflm_bcast_iter_t *it, int32_t k, int32_t from) {
     const int32_t n = it->n;
     const int32_t *extent = it->plan + 1, *step1 = extent + n, *step2 = step1 + n, *step3 = step2 + n;
-    it->out += (uint32_t)it->len;
-    for (int32_t d = 1; d < n; ++d) {
+    it->out += (uint32_t)it->len * (uint32_t)(from == 2 && n > 1 ? extent[1] : 1);
+    for (int32_t d = from; d < n; ++d) {
         it->at1 += (uint32_t)step1[d];
         it->at2 += (uint32_t)step2[d];
         if (k == 3) {
@@ -164,7 +165,11 @@ bool tflm_bcast_begin(tflm_bcast_iter_t *it, const int32_t *plan) {
 }
 
 bool tflm_bcast_next(tflm_bcast_iter_t *it) {
-    return next_inputs(it, 2);
+    return next_inputs(it, 2, 1);
+}
+
+bool tflm_bcast_next_block(tflm_bcast_iter_t *it) {
+    return next_inputs(it, 2, 2);
 }
 
 #if TFLM_KERNEL_SELECT_V2
@@ -173,7 +178,7 @@ bool tflm_bcast3_begin(tflm_bcast_iter_t *it, const int32_t *plan) {
 }
 
 bool tflm_bcast3_next(tflm_bcast_iter_t *it) {
-    return next_inputs(it, 3);
+    return next_inputs(it, 3, 1);
 }
 #endif
 

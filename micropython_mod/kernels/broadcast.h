@@ -69,6 +69,9 @@ typedef struct {
 // False when the output is empty (nothing to do).
 bool tflm_bcast_begin(tflm_bcast_iter_t *it, const int32_t *plan);
 bool tflm_bcast_next(tflm_bcast_iter_t *it);
+// The next block of rows: the rows along the plan's second dimension
+// (extent[1], steps step1[1] and step2[1]) are the caller's to walk.
+bool tflm_bcast_next_block(tflm_bcast_iter_t *it);
 bool tflm_bcast3_begin(tflm_bcast_iter_t *it, const int32_t *plan);
 bool tflm_bcast3_next(tflm_bcast_iter_t *it);
 
@@ -89,6 +92,51 @@ bool tflm_bcast3_next(tflm_bcast_iter_t *it);
             const int32_t len = it.len, inc1 = it.inc1, inc2 = it.inc2; \
             for (int32_t i = 0; i < len; ++i) { \
                 o[i] = op(ctx, x[i * inc1], y[i * inc2]); \
+            } \
+        } \
+    }
+
+// The same with the rows' common forms written out: both inputs contiguous,
+// or the second a single value (a per-row operand), so the loop steps
+// pointers instead of multiplying indices; and the rows along
+// the plan's second dimension walked here, tflm_bcast_next_block() called
+// once per block of them. For the kernels that time matters most in; the
+// others keep the smaller walker.
+#define TFLM_BCAST_WALKER_FAST(name, T) \
+    static TFLM_ALWAYS_INLINE void name##_row(const T *x, const T *y, T *o, int32_t len, int32_t inc1, \
+        int32_t inc2, T (*op)(const void *ctx, T a, T b), const void *ctx) { \
+        if (inc1 == 1 && inc2 == 1) { \
+            int32_t i = 0; \
+            for (; i + 2 <= len; i += 2) { /* two at a time: half the loop's steps */ \
+                o[i] = op(ctx, x[i], y[i]); \
+                o[i + 1] = op(ctx, x[i + 1], y[i + 1]); \
+            } \
+            if (i < len) { \
+                o[i] = op(ctx, x[i], y[i]); \
+            } \
+        } else if (inc1 == 1 && inc2 == 0) { \
+            const T b = *y; \
+            for (int32_t i = 0; i < len; ++i) { \
+                o[i] = op(ctx, x[i], b); \
+            } \
+        } else { \
+            for (int32_t i = 0; i < len; ++i) { \
+                o[i] = op(ctx, x[i * inc1], y[i * inc2]); \
+            } \
+        } \
+    } \
+    static TFLM_ALWAYS_INLINE void name(const int32_t *plan, const T *in1, const T *in2, T *out, \
+        T (*op)(const void *ctx, T a, T b), const void *ctx) { \
+        const int32_t n = plan[0]; \
+        const int32_t rows = n > 1 ? plan[2] : 1, step1 = n > 1 ? plan[2 + n] : 0, \
+            step2 = n > 1 ? plan[2 + 2 * n] : 0; \
+        tflm_bcast_iter_t it; \
+        for (bool more = tflm_bcast_begin(&it, plan); more; more = tflm_bcast_next_block(&it)) { \
+            const T *x = in1 + it.at1, *y = in2 + it.at2; \
+            T *o = out + it.out; \
+            const int32_t len = it.len, inc1 = it.inc1, inc2 = it.inc2; \
+            for (int32_t r = 0; r < rows; ++r, x += step1, y += step2, o += len) { \
+                name##_row(x, y, o, len, inc1, inc2, op, ctx); \
             } \
         } \
     }

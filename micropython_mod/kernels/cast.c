@@ -112,10 +112,93 @@ static void cast_store(uint8_t *p, uint8_t type, cast_value_t v) {
     }
 }
 
+// Integer to integer (bool among them): the value's low 32 bits decide
+// every result, so each pair is a plain loop, written in by the constant
+// sizes: `in_size` bytes read (sign-extended; a bool as 0 or 1), the low
+// `out_size` bytes stored (a bool out as value != 0).
+static TFLM_ALWAYS_INLINE void cast_int_loop(const uint8_t *in, uint8_t *out, uint32_t n, uint32_t in_size,
+    bool in_bool, uint32_t out_size, bool out_bool) {
+    for (uint32_t i = 0; i < n; ++i, in += in_size, out += out_size) {
+        uint32_t v = in_bool ? (uint32_t)(in[0] != 0)
+            : in_size == 1 ? (uint32_t)(int32_t)(int8_t)in[0]
+            : in_size == 2 ? (uint32_t)(int32_t)(int16_t)tflm_rd_u16(in) : tflm_rd_u32(in);
+        if (out_bool) {
+            out[0] = v != 0;
+        } else if (out_size == 1) {
+            out[0] = (uint8_t)v;
+        } else if (out_size == 2) {
+            uint16_t h = (uint16_t)v;
+            memcpy(out, &h, 2);
+        } else {
+            memcpy(out, &v, 4);
+        }
+    }
+}
+
+// The integer kinds: 0 int8, 1 int16, 2 int32 or uint32, 3 bool; -1 float.
+static int cast_int_kind(uint8_t type) {
+    switch (type) {
+        case TFLM_INT8:
+            return 0;
+        case TFLM_INT16:
+            return 1;
+        case TFLM_INT32:
+        case TFLM_UINT32:
+            return 2;
+        case TFLM_BOOL:
+            return 3;
+        default:
+            return -1;
+    }
+}
+
+static TFLM_ALWAYS_INLINE void cast_int_to(const uint8_t *in, uint8_t *out, uint32_t n, uint32_t in_size,
+    bool in_bool, int out_kind) {
+    switch (out_kind) {
+        case 0:
+            cast_int_loop(in, out, n, in_size, in_bool, 1, false);
+            break;
+        case 1:
+            cast_int_loop(in, out, n, in_size, in_bool, 2, false);
+            break;
+        case 2:
+            cast_int_loop(in, out, n, in_size, in_bool, 4, false);
+            break;
+        default:
+            cast_int_loop(in, out, n, in_size, in_bool, 1, true);
+            break;
+    }
+}
+
 tflm_status_t tflm_cast_eval(tflm_eval_t *e) {
     const cast_data_t *d = e->data;
     const uint8_t *in = e->in[0];
     uint8_t *out = e->out[0];
+    const int ik = cast_int_kind(d->in_type), ok = cast_int_kind(d->out_type);
+    if (ik == ok && ik >= 0 && ik < 3) {
+        // Same width (int32 and uint32 too): the bytes as they are.
+        if (out != in) {
+            memmove(out, in, (size_t)d->count << ik);
+        }
+        return TFLM_OK;
+    }
+    switch (ok < 0 ? -1 : ik) {
+        case 0:
+            cast_int_to(in, out, d->count, 1, false, ok);
+            return TFLM_OK;
+        case 1:
+            cast_int_to(in, out, d->count, 2, false, ok);
+            return TFLM_OK;
+        case 2:
+            cast_int_to(in, out, d->count, 4, false, ok);
+            return TFLM_OK;
+        case 3:
+            cast_int_to(in, out, d->count, 1, true, ok);
+            return TFLM_OK;
+        default:
+            break;
+    }
+    // Float in or out: value by value.
     const size_t in_size = tflm_type_size(d->in_type), out_size = tflm_type_size(d->out_type);
     for (uint32_t i = 0; i < d->count; ++i) {
         cast_store(out + i * out_size, d->out_type, cast_load(in + i * in_size, d->in_type));

@@ -27,26 +27,58 @@ typedef struct {
     int32_t diff_min;        // differences below it give exp() = 0
 } log_softmax_data_t;
 
+// A row whose values are finite or -inf, not NaN, not all -inf, and whose
+// max is finite: no NaN can arise (x - max is at most 0, its exp at most 1,
+// their sum at least the max's exp(0) = 1, its log finite), so the checks
+// for one are left out.
+static void log_softmax_row_plain(const float *x, float *y, int32_t depth, float max) {
+    float sum = 0.0f;
+    for (int32_t c = 0; c < depth; ++c) {
+        sum += tflm_expf(x[c] - max);
+    }
+    const float log_sum = tflm_logf(sum);
+    for (int32_t c = 0; c < depth; ++c) {
+        y[c] = (x[c] - max) - log_sum;
+    }
+}
+
+// Any other row: NaN bits as x86 makes them (an infinite max gives inf - inf).
+static void log_softmax_row_nan(const float *x, float *y, int32_t depth, float max) {
+    float sum = 0.0f;
+    for (int32_t c = 0; c < depth; ++c) {
+        float diff = tflm_nan_x86(x[c] - max, x[c], max);
+        float e = tflm_isnanf(diff) ? diff : tflm_expf(diff);
+        sum = tflm_nan_x86(sum + e, sum, e);
+    }
+    const float log_sum = tflm_logf(sum);
+    for (int32_t c = 0; c < depth; ++c) {
+        float diff = tflm_nan_x86(x[c] - max, x[c], max);
+        y[c] = tflm_nan_x86(diff - log_sum, diff, log_sum);
+    }
+}
+
 static void log_softmax_float32(const log_softmax_data_t *d, const float *in, float *out) {
     const int32_t outer = d->outer, depth = d->depth;
     for (int32_t i = 0; i < outer; ++i) {
         const float *x = in + i * depth;
         float *y = out + i * depth;
         float max = -3.40282347e+38f;
+        bool nan = false, all_minus_inf = true;
         for (int32_t c = 0; c < depth; ++c) {
             max = max < x[c] ? x[c] : max; // std::max: NaN never becomes the max
+            uint32_t u;
+            memcpy(&u, &x[c], sizeof(u));
+            nan |= tflm_isnan_bits(u);
+            all_minus_inf &= u == 0xff800000u;
         }
-        // NaN bits as x86 makes them (an infinite max gives inf - inf).
-        float sum = 0.0f;
-        for (int32_t c = 0; c < depth; ++c) {
-            float diff = tflm_nan_x86(x[c] - max, x[c], max);
-            float e = tflm_isnanf(diff) ? diff : tflm_expf(diff);
-            sum = tflm_nan_x86(sum + e, sum, e);
-        }
-        const float log_sum = tflm_logf(sum);
-        for (int32_t c = 0; c < depth; ++c) {
-            float diff = tflm_nan_x86(x[c] - max, x[c], max);
-            y[c] = tflm_nan_x86(diff - log_sum, diff, log_sum);
+        uint32_t max_bits;
+        memcpy(&max_bits, &max, sizeof(max_bits));
+        // From -FLT_MAX up, max is finite unless a value is +inf; it is a
+        // value of the row unless they are all -inf (then log(0) - -inf).
+        if (!nan && !all_minus_inf && max_bits != 0x7f800000u) {
+            log_softmax_row_plain(x, y, depth, max);
+        } else {
+            log_softmax_row_nan(x, y, depth, max);
         }
     }
 }

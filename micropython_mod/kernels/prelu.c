@@ -37,6 +37,8 @@ typedef struct {
     int32_t hi;
 } prelu_q_t;
 
+TFLM_BCAST_WALKER_FAST(prelu_walk_f32, float)
+
 static inline const int32_t *prelu_plan(const prelu_data_t *d) {
     return (const int32_t *)(d + 1);
 }
@@ -167,7 +169,7 @@ tflm_status_t tflm_prelu_eval(tflm_eval_t *e) {
     const prelu_data_t *d = e->data;
     const int32_t *plan = prelu_plan(d);
     if (d->kind == PRELU_FLOAT32) {
-        tflm_bcast_float32(plan, e->in[0], e->in[1], e->out[0], prelu_f, NULL);
+        prelu_walk_f32(plan, e->in[0], e->in[1], e->out[0], prelu_f, NULL);
         return TFLM_OK;
     }
     prelu_q_t q;

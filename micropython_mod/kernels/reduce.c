@@ -79,18 +79,44 @@ static red_loops_t red_loops(const red_data_t *d) {
     return l;
 }
 
+// The innermost reduced loop, run as a plain strided loop by the kernels
+// below; the loops outside it go through red_step().
+typedef struct {
+    int32_t n_outer;  // reduced loops outside the innermost one
+    int32_t len;      // its extent (1 when nothing is reduced)
+    int32_t step;     // its stride
+} red_inner_t;
+
+static red_inner_t red_inner(const red_data_t *d, const red_loops_t *l) {
+    red_inner_t r = { 0, 1, 0 };
+    if (d->n_red > 0) {
+        r.n_outer = d->n_red - 1;
+        r.len = l->rext[r.n_outer];
+        r.step = l->rstr[r.n_outer];
+    }
+    return r;
+}
+
+// Each output's inputs summed in TFLM's order (row-major), then divided by
+// their count for MEAN.
 static void tflm_reduce_float32(const red_data_t *d, const float *in, float *out) {
     red_loops_t l = red_loops(d);
+    const red_inner_t r = red_inner(d, &l);
+    const bool mean = d->kind == RED_FLOAT_MEAN;
+    const float count = (float)d->count;
     int32_t kidx[TFLM_MAX_DIMS] = { 0 };
-    uint32_t base = 0, o = 0;
+    uint32_t base = 0;
     do {
         int32_t ridx[TFLM_MAX_DIMS] = { 0 };
         uint32_t off = base;
         float sum = 0.0f;
         do {
-            sum += in[off];
-        } while (red_step(d->n_red, l.rext, l.rstr, ridx, &off));
-        out[o++] = d->kind == RED_FLOAT_MEAN ? sum / (float)d->count : sum;
+            const float *x = in + off;
+            for (int32_t i = 0; i < r.len; ++i, x += r.step) {
+                sum += *x;
+            }
+        } while (red_step(r.n_outer, l.rext, l.rstr, ridx, &off));
+        *out++ = mean ? sum / count : sum;
     } while (red_step(d->n_kept, l.kext, l.kstr, kidx, &base));
 }
 
@@ -98,30 +124,33 @@ static void tflm_reduce_float32(const red_data_t *d, const float *in, float *out
 #define RED_INT_LOOP(name, T, lo, hi) \
     static void name(const red_data_t *d, const T *in, T *out) { \
         red_loops_t l = red_loops(d); \
+        const red_inner_t r = red_inner(d, &l); \
+        const int32_t zp_sum = d->zp_sum, multiplier = d->multiplier, shift = d->shift, out_zp = d->out_zp; \
         int32_t kidx[TFLM_MAX_DIMS] = { 0 }; \
-        uint32_t base = 0, o = 0; \
+        uint32_t base = 0; \
         do { \
             int32_t ridx[TFLM_MAX_DIMS] = { 0 }; \
             uint32_t off = base, sum = 0; \
             do { \
-                sum += (uint32_t)(int32_t)in[off]; \
-            } while (red_step(d->n_red, l.rext, l.rstr, ridx, &off)); \
-            int32_t r = tflm_mul_by_quantized_mul((int32_t)(sum - (uint32_t)d->zp_sum), d->multiplier, d->shift); \
-            out[o++] = (T)tflm_clamp(tflm_wrap_add(r, d->out_zp), lo, hi); \
+                const T *x = in + off; \
+                for (int32_t i = 0; i < r.len; ++i, x += r.step) { \
+                    sum += (uint32_t)(int32_t)*x; \
+                } \
+            } while (red_step(r.n_outer, l.rext, l.rstr, ridx, &off)); \
+            int32_t v = tflm_mul_by_quantized_mul((int32_t)(sum - (uint32_t)zp_sum), multiplier, shift); \
+            *out++ = (T)tflm_clamp(tflm_wrap_add(v, out_zp), lo, hi); \
         } while (red_step(d->n_kept, l.kext, l.kstr, kidx, &base)); \
     }
 
 RED_INT_LOOP(tflm_reduce_int8, int8_t, -128, 127)
 RED_INT_LOOP(tflm_reduce_int16, int16_t, -32768, 32767)
 
-// Max, min and all: the innermost reduced loop runs as a plain strided loop,
-// the loops outside it through red_step(). Inlined with a constant op, each
-// call is the loop with its comparison written in.
+// Max, min and all, inlined with a constant op: each call is the loop with
+// its comparison written in.
 static TFLM_ALWAYS_INLINE void red_minmax_f32(const red_data_t *d, const float *in, float *out, bool is_max) {
     red_loops_t l = red_loops(d);
-    const int32_t n_outer = d->n_red > 0 ? d->n_red - 1 : 0;
-    const int32_t len = d->n_red > 0 ? l.rext[n_outer] : 1;
-    const int32_t step = d->n_red > 0 ? l.rstr[n_outer] : 0;
+    const red_inner_t r = red_inner(d, &l);
+    const int32_t n_outer = r.n_outer, len = r.len, step = r.step;
     int32_t kidx[TFLM_MAX_DIMS] = { 0 };
     uint32_t base = 0;
     do {
@@ -143,9 +172,8 @@ static TFLM_ALWAYS_INLINE void red_minmax_f32(const red_data_t *d, const float *
 // int8 max/min and bool all (bytes 0 or 1) alike.
 static TFLM_ALWAYS_INLINE void red_bytes(const red_data_t *d, const int8_t *in, int8_t *out, int op) {
     red_loops_t l = red_loops(d);
-    const int32_t n_outer = d->n_red > 0 ? d->n_red - 1 : 0;
-    const int32_t len = d->n_red > 0 ? l.rext[n_outer] : 1;
-    const int32_t step = d->n_red > 0 ? l.rstr[n_outer] : 0;
+    const red_inner_t r = red_inner(d, &l);
+    const int32_t n_outer = r.n_outer, len = r.len, step = r.step;
     int32_t kidx[TFLM_MAX_DIMS] = { 0 };
     uint32_t base = 0;
     do {

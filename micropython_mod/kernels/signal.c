@@ -12,32 +12,17 @@
 // Position of the highest set bit counting from 1; 32 for 0, as TFLM's
 // signal library returns with GCC (its callers rely on that value).
 static inline uint32_t signal_msb32(uint32_t x) {
-    if (x == 0) {
-        return 32;
-    }
-    uint32_t n = 0;
-    while (x) {
-        x >>= 1;
-        ++n;
-    }
-    return n;
+    return x == 0 ? 32 : 32 - (uint32_t)__builtin_clz(x);
 }
 
 static inline uint32_t signal_msb64(uint64_t x) {
-    if (x == 0) {
-        return 64;
-    }
-    uint32_t n = 0;
-    while (x) {
-        x >>= 1;
-        ++n;
-    }
-    return n;
+    return x == 0 ? 64 : 64 - (uint32_t)__builtin_clzll(x);
 }
 
-// Arithmetic shift right of a signed value (what the reference's >> does).
+// Arithmetic shift right of a signed value (what the reference's >> does;
+// signal_fft.h says why >> is one).
 static inline int32_t signal_asr(int32_t x, uint32_t s) {
-    return x < 0 ? (int32_t)~(~(uint32_t)x >> s) : (int32_t)((uint32_t)x >> s);
+    return x >> s;
 }
 
 #if TFLM_KERNEL_SIGNAL_WINDOW
@@ -81,10 +66,15 @@ tflm_status_t tflm_signal_window_eval(tflm_eval_t *e) {
     const uint8_t *in = e->in[0];
     const uint8_t *w = e->in[1];
     int16_t *out = e->out[0];
-    for (uint32_t i = 0; i < d->count; ++i) {
-        int32_t x = (int16_t)tflm_rd_u16(in + 2 * i);
-        int32_t c = (int16_t)tflm_rd_u16(w + 2 * (i % d->window));
-        out[i] = (int16_t)tflm_clamp(signal_asr(x * c, d->shift), INT16_MIN, INT16_MAX);
+    // In locals: stores to the output could alias the kernel data.
+    const uint32_t count = d->count, window = d->window, shift = d->shift;
+    // Row by row (whole rows: prepare() checks), the window from its start.
+    for (uint32_t row = 0; row < count; row += window) {
+        const uint8_t *c = w;
+        for (const int16_t *end = out + window; out < end; ++out, in += 2, c += 2) {
+            int32_t x = (int16_t)tflm_rd_u16(in);
+            *out = (int16_t)tflm_clamp(signal_asr(x * (int16_t)tflm_rd_u16(c), shift), INT16_MIN, INT16_MAX);
+        }
     }
     return TFLM_OK;
 }
@@ -186,14 +176,19 @@ tflm_status_t tflm_signal_energy_eval(tflm_eval_t *e) {
     const energy_data_t *d = e->data;
     const int16_t *in = e->in[0];
     uint32_t *out = e->out[0];
-    for (uint32_t i = 0; i < d->count; ++i) {
-        uint32_t v = 0;
-        if (i >= d->start && i < d->end) {
-            int32_t re = in[2 * i], im = in[2 * i + 1];
-            // each square is below 2^30; their sum wraps as the reference's int32 does
-            v = (uint32_t)(re * re) + (uint32_t)(im * im);
-        }
-        out[i] = v;
+    // In locals: stores to the output could alias the kernel data.
+    const uint32_t count = d->count, start = d->start, end = d->end;
+    uint32_t i = 0;
+    for (; i < start; ++i) {
+        out[i] = 0;
+    }
+    for (; i < end; ++i) {
+        int32_t re = in[2 * i], im = in[2 * i + 1];
+        // each square is below 2^30; their sum wraps as the reference's int32 does
+        out[i] = (uint32_t)(re * re) + (uint32_t)(im * im);
+    }
+    for (; i < count; ++i) {
+        out[i] = 0;
     }
     return TFLM_OK;
 }

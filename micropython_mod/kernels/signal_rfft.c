@@ -63,10 +63,20 @@ tflm_status_t tflm_signal_rfft_prepare(tflm_prepare_t *p) {
 static void rfft_row_q15(const rfft_data_t *d, const int16_t *x, signal_c16_t *f, signal_c16_t *y) {
     const uint32_t half = d->fft.half;
     const signal_c16_t *tw = (const signal_c16_t *)d->tw, *super = tw + half;
-    for (uint32_t src = 0; src < half; ++src) { // sample pairs to their positions, zero past the row
-        uint32_t j = 2 * src;
-        signal_c16_t v = { j < d->input_length ? x[j] : 0, j + 1 < d->input_length ? x[j + 1] : 0 };
-        f[signal_fft_position(&d->fft, src)] = v;
+    signal_fft_walk_t w;
+    signal_fft_walk_start(&d->fft, &w);
+    // Sample pairs to their positions: the whole ones, then zeros past the row.
+    const uint32_t pairs = TFLM_MIN(half, d->input_length / 2);
+    uint32_t src = 0;
+    for (; src < pairs; ++src) {
+        signal_c16_t v = { x[2 * src], x[2 * src + 1] };
+        f[w.pos] = v;
+        signal_fft_walk_next(&w);
+    }
+    for (; src < half; ++src) {
+        signal_c16_t v = { 2 * src < d->input_length ? x[2 * src] : 0, 0 };
+        f[w.pos] = v;
+        signal_fft_walk_next(&w);
     }
     signal_fft_run_q15(&d->fft, f, tw);
     signal_c16_t dc = signal_cdiv15(f[0], 2);
@@ -91,10 +101,20 @@ static void rfft_row_q15(const rfft_data_t *d, const int16_t *x, signal_c16_t *f
 static void rfft_row_q31(const rfft_data_t *d, const int32_t *x, signal_c32_t *f, signal_c32_t *y) {
     const uint32_t half = d->fft.half;
     const signal_c32_t *tw = (const signal_c32_t *)d->tw, *super = tw + half;
-    for (uint32_t src = 0; src < half; ++src) {
-        uint32_t j = 2 * src;
-        signal_c32_t v = { j < d->input_length ? x[j] : 0, j + 1 < d->input_length ? x[j + 1] : 0 };
-        f[signal_fft_position(&d->fft, src)] = v;
+    signal_fft_walk_t w;
+    signal_fft_walk_start(&d->fft, &w);
+    // Sample pairs to their positions: the whole ones, then zeros past the row.
+    const uint32_t pairs = TFLM_MIN(half, d->input_length / 2);
+    uint32_t src = 0;
+    for (; src < pairs; ++src) {
+        signal_c32_t v = { x[2 * src], x[2 * src + 1] };
+        f[w.pos] = v;
+        signal_fft_walk_next(&w);
+    }
+    for (; src < half; ++src) {
+        signal_c32_t v = { 2 * src < d->input_length ? x[2 * src] : 0, 0 };
+        f[w.pos] = v;
+        signal_fft_walk_next(&w);
     }
     signal_fft_run_q31(&d->fft, f, tw);
     signal_c32_t dc = signal_cdiv31(f[0], 2);
@@ -119,10 +139,20 @@ static void rfft_row_q31(const rfft_data_t *d, const int32_t *x, signal_c32_t *f
 static void rfft_row_f32(const rfft_data_t *d, const float *x, signal_cf_t *f, signal_cf_t *y) {
     const uint32_t half = d->fft.half;
     const signal_cf_t *tw = (const signal_cf_t *)d->tw, *super = tw + half;
-    for (uint32_t src = 0; src < half; ++src) {
-        uint32_t j = 2 * src;
-        signal_cf_t v = { j < d->input_length ? x[j] : 0.0f, j + 1 < d->input_length ? x[j + 1] : 0.0f };
-        f[signal_fft_position(&d->fft, src)] = v;
+    signal_fft_walk_t w;
+    signal_fft_walk_start(&d->fft, &w);
+    // Sample pairs to their positions: the whole ones, then zeros past the row.
+    const uint32_t pairs = TFLM_MIN(half, d->input_length / 2);
+    uint32_t src = 0;
+    for (; src < pairs; ++src) {
+        signal_cf_t v = { x[2 * src], x[2 * src + 1] };
+        f[w.pos] = v;
+        signal_fft_walk_next(&w);
+    }
+    for (; src < half; ++src) {
+        signal_cf_t v = { 2 * src < d->input_length ? x[2 * src] : 0.0f, 0.0f };
+        f[w.pos] = v;
+        signal_fft_walk_next(&w);
     }
     signal_fft_run_f32(&d->fft, f, tw);
     signal_cf_t dc = f[0];

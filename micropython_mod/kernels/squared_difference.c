@@ -30,17 +30,11 @@ typedef struct {
 
 #define SQD_INT8_LEFT_SHIFT (7)
 
-static inline uint32_t f32_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof(u));
-    return u;
-}
-
+// A NaN square is the difference's NaN: x86's for x - y.
 static float sqd_f32(const void *ctx, float x, float y) {
     (void)ctx;
     const float d = x - y;
-    const float r = d * d;
-    return tflm_isnan_bits(f32_bits(r)) ? tflm_x86_nan(x, y) : r;
+    return tflm_nan_x86(d * d, x, y);
 }
 
 static int32_t sqd_i32(const void *ctx, int32_t x, int32_t y) {
@@ -74,7 +68,7 @@ static int16_t sqd_q16(const void *ctx, int16_t x, int16_t y) {
     return (int16_t)sqd_result(q, tflm_requant(&q->q1, x), tflm_requant(&q->q2, y));
 }
 
-TFLM_BCAST_WALKER(walk_f32, float)
+TFLM_BCAST_WALKER_FAST(walk_f32, float)
 TFLM_BCAST_WALKER(walk_i32, int32_t)
 TFLM_BCAST_WALKER(walk_i8, int8_t)
 TFLM_BCAST_WALKER(walk_i16, int16_t)

@@ -1,4 +1,4 @@
-// engine/fmath.c against the host's glibc: expf, tanhf, expm1f, logf, sinf,
+// engine/fmath.c against the host's glibc: expf (and both of its ways), tanhf, expm1f, logf, sinf,
 // cosf and sqrtf over all 2^32 float inputs (bit-exact, NaN payloads
 // included; `make test-fmath`) or every STRIDE-th (`make test`: 7), exp (double) over a dense random sample and the softmax-table
 // range (within 1 ulp, nearly always equal), sqrt (double) over a random
@@ -31,6 +31,9 @@ static const struct {
     float (*const volatile *ref)(float);
 } FLOAT_FUNCS[] = {
     { "expf", tflm_expf, &libm_expf },
+    // Both of its ways, whichever this host takes.
+    { "expf (fixed point)", tflm_expf_fixed, &libm_expf },
+    { "expf (double)", tflm_expf_double, &libm_expf },
     { "tanhf", tflm_tanhf, &libm_tanhf },
     { "expm1f", tflm_expm1f, &libm_expm1f },
     { "logf", tflm_logf, &libm_logf },

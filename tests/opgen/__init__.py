@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tflm_host.builder import ModelBuilder, SubgraphBuilder
+from tflm_host.builder import single_op as builder_single_op
 
 GENERATORS: dict[str, Callable[[np.random.Generator], "Case"]] = {}
 ERROR_CASES: dict[str, Callable[[], "ErrorCase"]] = {}
@@ -182,22 +183,9 @@ def build_int64_at_4_mod_8(b: ModelBuilder) -> bytes:
 
 def single_op(op: str, inputs: list[tuple], outputs: list[tuple], int64_at_4_mod_8: bool = False,
               **options) -> tuple[bytes, SubgraphBuilder]:
-    """A model of one op. inputs/outputs are tensor() argument tuples:
-    (shape, dtype, data, quant); inputs with data are constants, the others
-    are model inputs. int64_at_4_mod_8: see build_int64_at_4_mod_8."""
-    b = ModelBuilder()
-    sg = b.subgraph()
-    ins = []
-    for spec in inputs:
-        if spec is None:
-            ins.append(-1)
-            continue
-        shape, dtype, data, quant = (tuple(spec) + (None, None))[:4]
-        ins.append(sg.tensor(shape, dtype, data=data, quant=quant))
-    outs = [sg.tensor(shape, dtype, quant=quant) for shape, dtype, quant in outputs]
-    sg.op(op, ins, outs, **options)
-    sg.inputs = [i for i, spec in zip(ins, inputs) if spec is not None and (tuple(spec) + (None, None))[2] is None]
-    sg.outputs = outs
+    """A model of one op (tflm_host.builder.single_op), built. int64_at_4_mod_8:
+    see build_int64_at_4_mod_8."""
+    b, sg = builder_single_op(op, inputs, outputs, **options)
     return (build_int64_at_4_mod_8(b) if int64_at_4_mod_8 else b.build()), sg
 
 

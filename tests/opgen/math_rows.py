@@ -1,8 +1,9 @@
 """LOG_SOFTMAX and L2_NORMALIZATION over the last dimension, float32 and int8.
 
 Float rows are ordinary, or hold one kind of special each: +inf or -inf
-(inf - inf, x / inf), one NaN payload, huge values (squares overflow),
-all zeros or tiny values (the L2 norm's epsilon), equal values. (A row
+(inf - inf, x / inf; the first input set's last row is all -inf), one NaN
+payload, huge values (squares overflow), all zeros or tiny values (the L2
+norm's epsilon), equal values. (A row
 never mixes two NaN payloads: x86 then keeps the one its compiler's
 operand order picks.) int8 rows cover input scales from the smallest to
 where TFLM caps the multiplier, and depths up to 70."""
@@ -45,6 +46,9 @@ def _float_rows(rng: np.random.Generator, shape: tuple, first: bool) -> np.ndarr
             x[r] = rng.choice(np.array([1e-7, -3e-7, 0.0, 1e-40, -5e-8], np.float32), depth)
         elif kind == "equal":
             x[r] = np.float32(rng.normal(0, 10))
+    if first and rows > 1:
+        # A row of -inf only: LOG_SOFTMAX's sum of exps is 0 there, its log -inf.
+        x[rows - 1] = -np.inf
     return x.reshape(shape)
 
 
