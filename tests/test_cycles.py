@@ -187,9 +187,14 @@ def test_bench_speed_cycles_json(tmp_path):
     assert [(r["model"], r["board"]) for r in rows] == [("hello_world_float.tflite", "MICROBIT")]
     r = rows[0]
     from tflm_host import bench
-    files = {"m.tflite": (MODELS / "hello_world_float.tflite").read_bytes()}
-    device = bench.measure_ours("MICROBIT", files, {"m.tflite": 2})["m.tflite"][0]
-    assert abs(r["instructions"] - device) <= 63
+    # The bench's own file name: the same heap layout, so the same arena
+    # address (memcpy's path, and so the count, follows its alignment).
+    name = "hello_world_float.tflite"
+    files = {name: (MODELS / name).read_bytes()}
+    device = bench.measure_ours("MICROBIT", files, {name: 2})[name][0]
+    # Each run's figure is four readings of the device's counter, each to
+    # a tick: within two ticks of the estimator's exact count.
+    assert abs(r["instructions"] - device) <= 125
     assert r["cycles_min"] == r["cycles"] == r["cycles_max"] > r["instructions"]  # no ranges on the M0+
     assert r["core"] == "Cortex-M0+" and r["clock_hz"] == 125_000_000
     assert r["ms"] == pytest.approx(r["cycles"] / 125_000)
