@@ -161,6 +161,12 @@ typedef struct {
     // tflm_build_resources() (interpreter.h), so a build without VAR_HANDLE
     // leaves the resource variables' code out.
     tflm_status_t (*build_state)(tflm_build_t *b);
+    // Control flow (engine/lifetimes.c): the subgraphs the node's eval() may
+    // ask to run (tflm_eval_call()), read from its operator as prepare()
+    // reads it (`p` as for overlap); at most two, -1 for none. The engine
+    // walks them to mark the lifetimes of their tensors and checks the
+    // indices; prepare() has checked them too when a kernel is built.
+    void (*calls)(tflm_prepare_t *p, int32_t called[2]);
 } tflm_kernel_hooks_t;
 
 typedef struct _tflm_kernel_t {

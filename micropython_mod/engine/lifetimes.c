@@ -8,7 +8,6 @@
 // every subgraph visit counts towards the scope limit, so nested calls with
 // fan-out cannot make it run for long.
 #include "build.h"
-#include "ops.h"
 
 // Set on a tensor record while the walk has seen something write it.
 #define TFLM_TENSOR_WRITTEN (0x10)
@@ -108,14 +107,21 @@ static tflm_status_t called_subgraphs(lt_walk_t *w, uint32_t s, uint32_t index, 
         return tflm_model_check(m, &ip->err);
     }
     int32_t called[2] = { -1, -1 };
-    if (op.builtin == TFLM_OP_CALL_ONCE) {
-        called[0] = tflm_model_opt_i32(m, &op, TFLM_OPT_CALL_ONCE_INIT_SUBGRAPH_INDEX, -1);
-    } else if (op.builtin == TFLM_OP_IF) {
-        called[0] = tflm_model_opt_i32(m, &op, TFLM_OPT_IF_THEN_SUBGRAPH_INDEX, -1);
-        called[1] = tflm_model_opt_i32(m, &op, TFLM_OPT_IF_ELSE_SUBGRAPH_INDEX, -1);
-    } else if (op.builtin == TFLM_OP_WHILE) {
-        called[0] = tflm_model_opt_i32(m, &op, TFLM_OPT_WHILE_COND_SUBGRAPH_INDEX, -1);
-        called[1] = tflm_model_opt_i32(m, &op, TFLM_OPT_WHILE_BODY_SUBGRAPH_INDEX, -1);
+    const tflm_kernel_t *k = tflm_kernel_for_opcode(m, op.opcode_index, NULL);
+    if (k != NULL && k->hooks != NULL && k->hooks->calls != NULL) {
+        tflm_prepare_t p;
+        tflm_error_t err;
+        memset(&p, 0, sizeof(p));
+        memset(&err, 0, sizeof(err));
+        p.ip = ip;
+        p.model = m;
+        p.op = &op;
+        p.subgraph = s;
+        p.index = index;
+        p.node = tflm_interp_subgraph(ip, s)->node_base + index;
+        p.dry = true;
+        p.err = &err;
+        k->hooks->calls(&p, called);
     }
     for (int c = 0; c < 2; ++c) {
         if (called[c] == -1) {

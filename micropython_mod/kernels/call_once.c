@@ -45,4 +45,11 @@ tflm_status_t tflm_call_once_eval(tflm_eval_t *e) {
     return TFLM_OK;
 }
 
+static void call_once_calls(tflm_prepare_t *p, int32_t called[2]) {
+    called[0] = p->op->options_type == TFLM_OPTIONS_CALL_ONCE
+        ? tflm_prep_opt_i32(p, TFLM_OPT_CALL_ONCE_INIT_SUBGRAPH_INDEX, -1) : -1;
+}
+
+const tflm_kernel_hooks_t tflm_call_once_hooks = { .calls = call_once_calls };
+
 #endif

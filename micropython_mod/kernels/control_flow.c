@@ -169,6 +169,13 @@ tflm_status_t tflm_if_eval(tflm_eval_t *e) {
     return copy_tensors(e, e->out, (uint32_t)d->subgraph[d->phase & 1], n_args, d->n_out, false);
 }
 
+static void if_calls(tflm_prepare_t *p, int32_t called[2]) {
+    called[0] = tflm_prep_opt_i32(p, TFLM_OPT_IF_THEN_SUBGRAPH_INDEX, -1);
+    called[1] = tflm_prep_opt_i32(p, TFLM_OPT_IF_ELSE_SUBGRAPH_INDEX, -1);
+}
+
+const tflm_kernel_hooks_t tflm_if_hooks = { .calls = if_calls };
+
 #endif
 
 #if TFLM_KERNEL_WHILE
@@ -246,5 +253,12 @@ tflm_status_t tflm_while_eval(tflm_eval_t *e) {
     d->phase = WHILE_COND;
     return tflm_eval_call(e, cond);
 }
+
+static void while_calls(tflm_prepare_t *p, int32_t called[2]) {
+    called[0] = tflm_prep_opt_i32(p, TFLM_OPT_WHILE_COND_SUBGRAPH_INDEX, -1);
+    called[1] = tflm_prep_opt_i32(p, TFLM_OPT_WHILE_BODY_SUBGRAPH_INDEX, -1);
+}
+
+const tflm_kernel_hooks_t tflm_while_hooks = { .calls = while_calls };
 
 #endif

@@ -66,7 +66,7 @@ const tflm_kernel_t tflm_kernels[] = {
     { TFLM_OP_BROADCAST_TO, 0, (TFLM_TYPES_BROADCAST_TO), TFLM_ALIAS_NONE, tflm_broadcast_to_prepare, tflm_broadcast_to_eval, NULL },
     #endif
     #if TFLM_KERNEL_CALL_ONCE
-    { TFLM_OP_CALL_ONCE, 0, (TFLM_TYPES_CALL_ONCE), TFLM_ALIAS_NONE, tflm_call_once_prepare, tflm_call_once_eval, NULL },
+    { TFLM_OP_CALL_ONCE, 0, (TFLM_TYPES_CALL_ONCE), TFLM_ALIAS_NONE, tflm_call_once_prepare, tflm_call_once_eval, &tflm_call_once_hooks },
     #endif
     #if TFLM_KERNEL_CAST
     { TFLM_OP_CAST, 0, (TFLM_TYPES_CAST), TFLM_ALIAS_NONE, tflm_cast_prepare, tflm_cast_eval, NULL },
@@ -147,7 +147,7 @@ const tflm_kernel_t tflm_kernels[] = {
     { TFLM_OP_HARD_SWISH, 0, (TFLM_TYPES_HARD_SWISH), TFLM_ALIAS_IN_PLACE, tflm_hard_swish_prepare, tflm_hard_swish_eval, NULL },
     #endif
     #if TFLM_KERNEL_IF
-    { TFLM_OP_IF, 0, (TFLM_TYPES_IF), TFLM_ALIAS_NONE, tflm_if_prepare, tflm_if_eval, NULL },
+    { TFLM_OP_IF, 0, (TFLM_TYPES_IF), TFLM_ALIAS_NONE, tflm_if_prepare, tflm_if_eval, &tflm_if_hooks },
     #endif
     #if TFLM_KERNEL_L2_NORMALIZATION
     { TFLM_OP_L2_NORMALIZATION, 0, (TFLM_TYPES_L2_NORMALIZATION), TFLM_ALIAS_NONE, tflm_l2_normalization_prepare, tflm_l2_normalization_eval, NULL },
@@ -327,7 +327,7 @@ const tflm_kernel_t tflm_kernels[] = {
     { TFLM_OP_VAR_HANDLE, 0, (TFLM_TYPES_VAR_HANDLE), TFLM_ALIAS_NONE, tflm_var_handle_prepare, tflm_var_handle_eval, &tflm_var_handle_hooks },
     #endif
     #if TFLM_KERNEL_WHILE
-    { TFLM_OP_WHILE, 0, (TFLM_TYPES_WHILE), TFLM_ALIAS_NONE, tflm_while_prepare, tflm_while_eval, NULL },
+    { TFLM_OP_WHILE, 0, (TFLM_TYPES_WHILE), TFLM_ALIAS_NONE, tflm_while_prepare, tflm_while_eval, &tflm_while_hooks },
     #endif
     #if TFLM_KERNEL_ZEROS_LIKE
     { TFLM_OP_ZEROS_LIKE, 0, (TFLM_TYPES_ZEROS_LIKE), TFLM_ALIAS_NONE, tflm_zeros_like_prepare, tflm_zeros_like_eval, NULL },
