@@ -1,15 +1,7 @@
 # tflm-micropython: TinyML models on MicroPython, natively.
 #
-#   make deps      toolchains, QEMU, .venv, MicroPython 1.25.0 source (once)
-#   make unix      MicroPython unix port with the tflm module
-#   make firmware BOARD=NETDUINO2|MPS2_AN385|NETDUINOPLUS2|MICROBIT (QEMU)
-#   make firmware BOARD=RPI_PICO|PYBV11|ESP32_GENERIC (real boards; SDKs from ../shared/sdk)
-#   make compile-check   the module for Cortex-M0+, M4F, M7, RV32IMC, Xtensa, -Werror
-#   make demo      person detection from flash on the emulated STM32 (NETDUINO2)
-#   make test      every test (the Pico's firmware runs in an RP2040 emulator, the ESP32's in QEMU)
-#   make fuzz      a million mutated models through the engine under ASan/UBSan (FUZZ_N=...)
-#   make soak      100,000 invokes and 500 interpreters on an emulated board
-#   make converter-check   architectures converted by TensorFlow's converter, here vs TFLM (docs/converter.md)
+# `make help` lists the targets: each is the `## make ...` line above its
+# rule (here and in port_boards/boards.mk), so the list is the rules'.
 #
 # Everything built lives in build/ (ignored by git); nothing is downloaded
 # again when it is already there.
@@ -66,14 +58,19 @@ APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 	converter-check \
 	clean distclean
 
+## make help: this list
 help:
-	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
+	@echo "Targets (variables in capitals; BOARD: $(QEMU_BOARDS) on QEMU, $(REAL_BOARDS) real):"
+	@sed -n 's/^## //p' $(MAKEFILE_LIST) | awk '{ i = index($$0, ": "); t = substr($$0, 1, i - 1); \
+		d = substr($$0, i + 2); if (length(t) > 30) printf "  %s\n  %-30s %s\n", t, "", d; \
+		else printf "  %-30s %s\n", t, d }'
 
 # ---------------------------------------------------------------------------
 # Dependencies
 
 # pico-emulator (port_boards/boards.mk): rp2040js, which runs the RPI_PICO firmware in tests;
 # esp32-python: ESP-IDF's Python requirements in .venv (the ESP32 firmware's build).
+## make deps: toolchains, QEMU, .venv, the MicroPython 1.25.0 source, the RP2040 emulator (once)
 deps: apt-deps venv micropython pico-emulator cycles-plugin esp32-python
 
 apt-deps:
@@ -93,6 +90,7 @@ ENGINE_EXT_STAMP := $(BUILD)/host-engine.stamp
 ENGINE_EXT_SOURCES := $(wildcard micropython_mod/*.h micropython_mod/engine/* micropython_mod/kernels/*) \
 	host_tools/tflm_host/_engine.c
 
+## make venv: .venv with tflm-host and its C engine (again after a change to the module's C)
 venv: $(VENV_STAMP) $(ENGINE_EXT_STAMP)
 
 $(VENV_STAMP): host_tools/pyproject.toml host_tools/setup.py tests/requirements.txt
@@ -113,6 +111,7 @@ CYCLES_DIR := $(BUILD)/cycles
 CYCLES_PLUGIN := $(CYCLES_DIR)/libtflm_cycles.so
 CYCLES_SOURCES := $(wildcard host_tools/cycles/*.c host_tools/cycles/*.h)
 
+## make cycles-plugin: the cycle estimator, a QEMU TCG plugin (tflm-host bench speed --cycles)
 cycles-plugin: $(CYCLES_PLUGIN)
 
 $(CYCLES_PLUGIN): $(CYCLES_SOURCES) | apt-deps
@@ -147,6 +146,7 @@ $(MPY_CROSS): $(MPY_STAMP)
 # Builds (MicroPython's make decides what is out of date)
 
 # Not stripped: benchmarks count instructions per function (valgrind).
+## make unix: the MicroPython unix port with the tflm module (build/unix/micropython)
 unix: $(MPY_CROSS)
 	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix STRIP= \
 		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 $(MPY_MAKE_FLAGS)
@@ -161,6 +161,7 @@ unix: $(MPY_CROSS)
 # NULL with a zero length to memcpy, which UBSan would stop at.
 UNIX_ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 	-fno-sanitize=nonnull-attribute -DMICROPY_NLR_SETJMP=1 -Wno-clobbered
+## make unix-asan: the unix port under AddressSanitizer and UBSan (build/unix-asan)
 unix-asan: $(MPY_CROSS)
 	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix-asan STRIP= \
 		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 COPT=-O1 \
@@ -168,6 +169,7 @@ unix-asan: $(MPY_CROSS)
 
 # The attacks of tests/test_attacks.py and the API fuzz on the unix port
 # under the sanitizers.
+## make test-attacks-asan: the API attacks and fuzz on the sanitized unix port
 test-attacks-asan: unix-asan
 	TFLM_UNIX_BINARY=$(BUILD)/unix-asan/micropython ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		nice $(PY) -m pytest -q tests/test_attacks.py -k unix
@@ -189,6 +191,7 @@ include port_boards/boards.mk
 BOARD_CONFIG_HASH = $(shell cat port_boards/$(BOARD)/mpconfigboard.mk port_boards/common/*.mk port_boards/common/*.h \
 	2>/dev/null | md5sum | cut -c1-16)
 
+## make firmware BOARD=... [TFLM_OPS= TFLM_TYPES= TFLM_PLANNERS= PLAN=]: MicroPython with the module for a board
 ifneq ($(filter $(BOARD),$(REAL_BOARDS)),)
 firmware: firmware-real
 else
@@ -202,14 +205,17 @@ firmware: $(MPY_CROSS)
 	@echo "firmware: $(FW_BUILD)/firmware.elf"
 endif
 
+## make list-qemu-boards: the QEMU boards and the machine each runs on
 list-qemu-boards:
 	@for b in $(QEMU_BOARDS); do \
 		printf '%-14s %s\n' $$b "$$(sed -n 's/^QEMU_MACHINE = //p' port_boards/$$b/mpconfigboard.mk)"; done
 
+## make qemu-firmware: the firmware of every QEMU board
 qemu-firmware: $(MPY_CROSS)
 	@for b in $(QEMU_BOARDS); do $(MAKE) --no-print-directory firmware BOARD=$$b || exit 1; done
 
 # The build folder `make firmware` uses with the same variables.
+## make fw-dir [BOARD= TFLM_OPS= ...]: the build folder make firmware uses with these settings
 fw-dir:
 	@echo $(FW_BUILD)
 
@@ -222,6 +228,7 @@ SIZE_TYPES = $(call SIZE_SETTING,TFLM_TYPES)
 SIZE_PLAN := $(BUILD)/size-report/person_detect_plan.h
 SIZE_DIR = $(shell $(MAKE) --no-print-directory -s fw-dir BUILD=$(BUILD) BOARD=NETDUINO2 $(1))
 
+## make size-report: docs/size.md, the module's firmware text with all ops and with one model's
 size-report: deps
 	@mkdir -p $(dir $(SIZE_PLAN))
 	$(PY) -m tflm_host plan $(MODELS)/person_detect.tflite --no-reorder --c-header $(SIZE_PLAN) > /dev/null
@@ -239,6 +246,7 @@ size-report: deps
 # ---------------------------------------------------------------------------
 # Demo: a model in the emulated STM32's flash, run from MicroPython
 
+## make demo: person detection from flash on the emulated STM32 (NETDUINO2)
 demo: deps
 	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2
 	$(PY) -m tflm_host demo --board NETDUINO2 --models $(MODELS) --prepare
@@ -251,6 +259,7 @@ TEST_JOBS ?= 2
 
 # tests/suite.py: the builds, then the engine's tests beside pytest, each
 # phase timed and the slowest tests listed.
+## make test [TEST_JOBS=2]: every test, each phase timed (the Pico's firmware in an RP2040 emulator, the ESP32's in QEMU)
 test: deps
 	@TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) $(PY) tests/suite.py --make "$(MAKE) BUILD=$(BUILD) MODELS=$(MODELS)" --build $(BUILD) --jobs $(TEST_JOBS)
 
@@ -261,22 +270,26 @@ engine-binaries: venv
 # The whole device suite (every test parametrised over targets, every shared
 # model) on the real RPI_PICO firmware in the RP2040 emulator: about 20 times
 # slower than QEMU, so not part of `make test`, which runs a selection there.
+## make test-pico: the whole device suite on the RPI_PICO firmware in the RP2040 emulator
 test-pico: deps
 	@$(MAKE) --no-print-directory firmware-real BOARD=RPI_PICO
 	TFLM_PICO=all TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) $(PY) -m pytest -q tests -k RPI_PICO
 
 # The whole device suite on the real ESP32_GENERIC firmware on QEMU's esp32
 # machine; `make test` runs a selection there (tests/conftest.py).
+## make test-esp32: the whole device suite on the ESP32_GENERIC firmware in QEMU
 test-esp32: deps
 	@$(MAKE) --no-print-directory firmware-real BOARD=ESP32_GENERIC
 	TFLM_ESP32=all TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) $(PY) -m pytest -q tests -k ESP32_GENERIC
 
 # The engine alone, on the host, under AddressSanitizer and UBSan.
+## make test-engine: the engine's C tests and a fuzz slice on the host under ASan/UBSan
 test-engine: venv
 	$(MAKE) -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY))
 
 # engine/fmath.c against glibc over every float input (make test takes
 # every 7th): after a change to fmath.c.
+## make test-fmath: engine/fmath.c against glibc over every float input
 test-fmath:
 	@$(MAKE) --no-print-directory -C tests/engine BUILD=$(BUILD)/engine fmath
 
@@ -294,6 +307,7 @@ FUZZ_API_ASAN_N ?= 4000
 # A UTC time (HH:MM) to stop at, counting the cases completed by then.
 FUZZ_DEADLINE ?=
 
+## make fuzz [FUZZ_N=1000000 FUZZ_JOBS=2]: mutated models through the engine, the CLI and the API (docs/reliability.md)
 fuzz: venv
 	@$(MAKE) --no-print-directory -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY)) binaries generated
 	@mkdir -p $(BUILD)/fuzz && cp $(BUILD)/engine/fuzz_model $(BUILD)/fuzz/fuzz_model  # the run's own copy
@@ -314,6 +328,7 @@ SOAK_INVOKES ?= 100000
 SOAK_INTERPRETERS ?= 500
 SOAK_PICO_INVOKES ?= $(SOAK_INVOKES)
 
+## make soak [SOAK_BOARD= SOAK_PICO=1]: 100,000 invokes and 500 interpreters on an emulated board
 soak: venv
 	@$(MAKE) --no-print-directory firmware BOARD=$(SOAK_BOARD)
 	TFLM_BUILD=$(BUILD) nice $(PY) tests/soak.py --target $(SOAK_BOARD) --invokes $(SOAK_INVOKES) \
@@ -337,6 +352,7 @@ $(TF_VENV)/.installed:
 	$(TF_VENV)/bin/pip install -q tensorflow-cpu==$(TF_VERSION)
 	touch $@
 
+## make converter-check: architectures converted by TensorFlow's converter, here vs TFLM (docs/converter.md)
 converter-check: venv $(TF_VENV)/.installed
 	@rm -rf $(BUILD)/converter && mkdir -p $(BUILD)/converter
 	nice $(TF_VENV)/bin/python tests/converter/architectures.py $(BUILD)/converter 2>&1 \
@@ -344,8 +360,10 @@ converter-check: venv $(TF_VENV)/.installed
 	nice $(PY) tests/converter/report.py $(BUILD)/converter --log $(BUILD)/converter/convert.log \
 		--tflite-python $(TF_VENV)/bin/python --out docs/converter.md
 
+## make clean: the builds of the module (unix, boards, engine), not the SDKs or MicroPython
 clean:
 	rm -rf $(BUILD)/unix $(addprefix $(BUILD)/,$(QEMU_BOARDS) $(REAL_BOARDS)) $(BUILD)/engine $(BUILD)/compile-check
 
+## make distclean: build/ and .venv
 distclean:
 	rm -rf $(BUILD) $(VENV)

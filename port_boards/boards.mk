@@ -167,6 +167,7 @@ PICOTOOL_CMAKE = $(if $(wildcard $(PICOTOOL_ARCHIVE)),-Dpicotool_DIR=$(PICOTOOL_
 # Gets the port's submodules into MPY_DIR (sdk_deps.sh says from where), the
 # packages, and for the rp2 port picotool; stops with the setup commands
 # when something is missing.
+## make deps-boards BOARD=...: a real board's SDKs (from ../shared/sdk) and picotool
 deps-boards: | $(BUILD)
 	@case " $(REAL_BOARDS) " in *" $(BOARD) "*) ;; \
 		*) echo "BOARD=$(BOARD) is not a real board; real boards: $(REAL_BOARDS)" >&2; exit 1;; esac
@@ -313,12 +314,14 @@ $(ESP32_REQUIREMENTS_STAMP): $(ESP32_REQUIREMENTS) $(VENV_STAMP)
 	@touch $@
 
 # The real boards `make test` builds and runs.
+## make real-firmware: the real boards' firmware that make test builds
 real-firmware:
 	@for b in $(TESTED_REAL_BOARDS); do $(BOARDS_MAKE) firmware-real BOARD=$$b || exit 1; done
 
 # docs/boards.md's figures: the built firmware measured, the RPI_PICO
 # firmware run in the RP2040 emulator, the ESP32_GENERIC one on QEMU; and
 # the README's board table, from the board files in port_boards/.
+## make boards-report: docs/boards.md's figures and the README's board table
 boards-report: real-firmware pico-emulator qemu-firmware
 	TFLM_BUILD=$(BUILD) $(PY) -m tflm_host.boards report --models $(MODELS) --pico --esp32 --out docs/boards.md \
 		--readme README.md
@@ -332,6 +335,7 @@ EMU_STAMP := $(EMU_DIR)/.installed
 RP2040_BOOTROM := $(SDK)/rp2040-bootrom-b1.bin
 RP2040_BOOTROM_SHA256 := 90b31e108faedfa6bbcfcc33ba05dac61e645108cfbbdc385f8dafc71fde44ae
 
+## make pico-emulator: rp2040js and the RP2040 bootrom in build/rp2040js
 pico-emulator: $(EMU_STAMP)
 
 $(EMU_STAMP): $(EMU_SRC)/package.json $(EMU_SRC)/package-lock.json
@@ -505,6 +509,7 @@ compile-check-genhdr: $(MPY_STAMP)
 
 compile-check-objs: $(CC_OBJS)
 
+## make compile-check: the module compiled with -Werror for every board CPU, its size per CPU
 compile-check:
 	@mkdir -p $(CC_DIR)
 	@$(BOARDS_MAKE) compile-check-deps
