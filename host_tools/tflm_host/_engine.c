@@ -730,16 +730,89 @@ static void collect_kernel_data(void *ctx, uint32_t node, const void *data, uint
 // padded to 4 bytes.
 static void collect_index_list(void *ctx, const uint16_t *list, uint32_t n) {
     PyObject *out = ((export_t *)ctx)->lists;
-    Py_ssize_t at = PyByteArray_GET_SIZE(out), padded = 2 * (Py_ssize_t)(n + (n & 1u));
-    if (PyErr_Occurred() || PyByteArray_Resize(out, at + padded) < 0) {
+    Py_ssize_t at = PyByteArray_GET_SIZE(out);
+    if (PyErr_Occurred() || PyByteArray_Resize(out, at + tflm_prepared_put_list(NULL, list, n)) < 0) {
         return;
     }
-    uint8_t *p = (uint8_t *)PyByteArray_AS_STRING(out) + at;
-    memset(p, 0, (size_t)padded);
-    for (uint32_t i = 0; i < n; ++i) {
-        p[2 * i] = (uint8_t)(list[i] & 0xffu);
-        p[2 * i + 1] = (uint8_t)(list[i] >> 8);
+    tflm_prepared_put_list((uint8_t *)PyByteArray_AS_STRING(out) + at, list, n);
+}
+
+// prepared_metadata(data, lists, records_map, constants): the metadata
+// buffer of a prepared model (engine/prepared.h) from each operator's kernel
+// data (bytes, or None: kept in the tail) and the other parts as
+// kernel_data() gives them, laid out by the engine's own writer.
+static PyObject *engine_prepared_metadata(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *seq;
+    Py_buffer lists, map, consts;
+    if (!PyArg_ParseTuple(args, "Oy*y*y*", &seq, &lists, &map, &consts)) {
+        return NULL;
     }
+    PyObject *res = NULL;
+    PyObject *items = PySequence_Fast(seq, "prepared_metadata: data must be a sequence of bytes or None");
+    Py_ssize_t n = items ? PySequence_Fast_GET_SIZE(items) : 0;
+    const uint8_t **data = items ? PyMem_Calloc((size_t)n + 1, sizeof(*data)) : NULL;
+    uint32_t *data_bytes = items ? PyMem_Calloc((size_t)n + 1, sizeof(*data_bytes)) : NULL;
+    if (items == NULL || data == NULL || data_bytes == NULL) {
+        goto done;
+    }
+    if (n > (Py_ssize_t)TFLM_MAX_RECORDS || lists.len > INT32_MAX || map.len > INT32_MAX || consts.len > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "prepared_metadata: too many operators or bytes");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; ++k) {
+        PyObject *item = PySequence_Fast_GET_ITEM(items, k);
+        if (item == Py_None) {
+            continue;
+        }
+        if (!PyBytes_Check(item) || PyBytes_GET_SIZE(item) > INT32_MAX) {
+            PyErr_Format(PyExc_TypeError, "prepared_metadata: operator %zd's data must be bytes or None", k);
+            goto done;
+        }
+        data[k] = (const uint8_t *)PyBytes_AS_STRING(item);
+        data_bytes[k] = (uint32_t)PyBytes_GET_SIZE(item);
+    }
+    tflm_prepared_parts_t parts = {
+        .n_nodes = (uint32_t)n, .data = data, .data_bytes = data_bytes,
+        .lists = lists.buf, .lists_bytes = (uint32_t)lists.len,
+        .map = map.buf, .map_bytes = (uint32_t)map.len,
+        .consts = consts.buf, .consts_bytes = (uint32_t)consts.len,
+    };
+    uint32_t size = tflm_prepared_size(&parts);
+    if (size == 0) {
+        PyErr_SetString(PyExc_ValueError, "prepared_metadata: the parts make no buffer (sizes out of range or "
+            "not whole entries)");
+        goto done;
+    }
+    res = PyBytes_FromStringAndSize(NULL, size);
+    if (res) {
+        tflm_prepared_write(&parts, (uint8_t *)PyBytes_AS_STRING(res));
+    }
+done:
+    PyMem_Free(data);
+    PyMem_Free(data_bytes);
+    Py_XDECREF(items);
+    PyBuffer_Release(&lists);
+    PyBuffer_Release(&map);
+    PyBuffer_Release(&consts);
+    return res;
+}
+
+// prepared_shift_consts(buffer, n_tensors, shift): a prepared model's
+// metadata buffer (writable) after an edit moved the model's old bytes by
+// shift: its constants' records follow them. False when the buffer is not
+// laid out as this engine's (left as it is).
+static PyObject *engine_prepared_shift_consts(PyObject *mod, PyObject *args) {
+    (void)mod;
+    Py_buffer buf;
+    unsigned long n_tensors, shift;
+    if (!PyArg_ParseTuple(args, "w*kk", &buf, &n_tensors, &shift)) {
+        return NULL;
+    }
+    bool done = buf.len <= INT32_MAX && n_tensors <= UINT32_MAX
+                && tflm_prepared_shift_consts(buf.buf, (uint32_t)buf.len, (uint32_t)n_tensors, (uint32_t)shift);
+    PyBuffer_Release(&buf);
+    return PyBool_FromLong(done);
 }
 
 // kernel_data(model): (what each operator's prepare() stores (bytes), None
@@ -835,6 +908,10 @@ static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
 }
 
 static PyMethodDef engine_methods[] = {
+    { "prepared_shift_consts", engine_prepared_shift_consts, METH_VARARGS,
+      "prepared_shift_consts(buffer, n_tensors, shift): the constants' records of prepared data follow bytes moved by shift" },
+    { "prepared_metadata", engine_prepared_metadata, METH_VARARGS,
+      "prepared_metadata(data, lists, records_map, constants): a prepared model's metadata buffer (engine/prepared.h)" },
     { "kernel_data", (PyCFunction)engine_kernel_data, METH_VARARGS,
       "kernel_data(model): (each operator's kernel data from prepare() (bytes, None: none or run-time state), the index lists, "
       "the records map (a uint16 record per model tensor) and the constants' records (bytes))." },
@@ -872,7 +949,6 @@ PyMODINIT_FUNC PyInit__engine(void) {
         || PyModule_AddIntConstant(m, "PREPARED_HEADER_WORDS", TFLM_PREPARED_HEADER_WORDS) < 0
         || PyModule_AddIntConstant(m, "PREPARED_ALIGN", TFLM_PREPARED_ALIGN) < 0
         || PyModule_AddIntConstant(m, "TENSOR_RECORD_BYTES", (long)sizeof(tflm_tensor_rec_t)) < 0
-        || PyModule_AddIntConstant(m, "TENSOR_RECORD_DATA", (long)offsetof(tflm_tensor_rec_t, data)) < 0
         || PyModule_AddStringConstant(m, "PATCH_METADATA", TFLM_PATCH_METADATA) < 0
         || PyModule_AddIntConstant(m, "PATCH_MAGIC", TFLM_PATCH_MAGIC) < 0
         || PyModule_AddIntConstant(m, "PATCH_VERSION", TFLM_PATCH_VERSION) < 0

@@ -228,8 +228,8 @@ def _shift_prepared_records(out: bytearray, shift: int) -> None:
     """A prepared model's constant tensors' records (engine/prepared.h) hold
     their data's positions in the model: those move with the old bytes (its
     data was computed for the model before this edit, whether it is new or
-    kept). Data not laid out as this engine's is left as it is (the device
-    refuses it)."""
+    kept). The engine moves them (it owns the format); data not laid out as
+    its own is left as it is (the device refuses it)."""
     from . import _engine
 
     r = _Reader(out)
@@ -247,17 +247,7 @@ def _shift_prepared_records(out: bytearray, shift: int) -> None:
         if index >= n_buffers:
             continue
         pos, length = r.vector(r.deref(buffers_at + 4 * index), BUFFER_DATA)
-        if length < 4 * _engine.PREPARED_HEADER_WORDS or r.u32(pos) != _engine.PREPARED_MAGIC \
-                or r.u32(pos + 4) != _engine.PREPARED_VERSION:
-            continue
-        records, n_const = r.u32(pos + 16), r.u32(pos + 20)
-        size = _engine.TENSOR_RECORD_BYTES
-        first = (records + 2 * n_tensors + 7) // 8 * 8
-        if records > length or first + size * n_const != length:
-            continue
-        for k in range(n_const):
-            at = pos + first + size * k + _engine.TENSOR_RECORD_DATA
-            struct.pack_into("<I", out, at, (r.u32(at) + shift) & 0xFFFFFFFF)
+        _engine.prepared_shift_consts(memoryview(out)[pos:pos + length], n_tensors, shift & 0xFFFFFFFF)
 
 
 def _reorder(r: _Reader, root: int, order: list[int]) -> None:

@@ -12,10 +12,7 @@ the metadata and runs the model as before.
 
 from __future__ import annotations
 
-import struct
-
 from . import _engine, fbedit
-from .arena import align as _align
 
 METADATA_NAME: str = _engine.PREPARED_METADATA
 
@@ -23,32 +20,9 @@ METADATA_NAME: str = _engine.PREPARED_METADATA
 def prepared_metadata(blobs: list[bytes | None], lists: bytes, records_map: bytes, constants: bytes) -> bytes:
     """The metadata buffer for each operator's kernel data (None: kept in the
     tail), the interpreter's index lists, its records map and the constant
-    tensors' records (the engine's own, as built)."""
-    header = _engine.PREPARED_HEADER_WORDS * 4 + 8 * len(blobs)
-    at = _align(header, _engine.PREPARED_ALIGN)
-    table, body = [], bytearray()
-    for blob in blobs:
-        if not blob:
-            table.append((0, 0))
-            continue
-        pad = _align(at + len(body), _engine.PREPARED_ALIGN) - (at + len(body))
-        body += bytes(pad)
-        table.append((at + len(body), len(blob)))
-        body += blob
-    body += bytes(_align(at + len(body), 4) - (at + len(body)))
-    lists_at = at + len(body)
-    body += lists
-    records_at = at + len(body)
-    body += records_map
-    body += bytes(_align(at + len(body), 8) - (at + len(body)))
-    body += constants
-    n_constants = len(constants) // _engine.TENSOR_RECORD_BYTES
-    out = bytearray(struct.pack("<6I", _engine.PREPARED_MAGIC, _engine.PREPARED_VERSION, len(blobs), lists_at,
-                                records_at, n_constants))
-    for off, n in table:
-        out += struct.pack("<2I", off, n)
-    out += bytes(at - len(out))
-    return bytes(out + body)
+    tensors' records, laid out by the engine's own writer (engine/prepared.c,
+    which the device's reader checks)."""
+    return _engine.prepared_metadata(blobs, lists, records_map, constants)
 
 
 def kernel_data(data: bytes) -> tuple[list[bytes | None], bytes, bytes, bytes]:

@@ -1,6 +1,16 @@
 // Prepared models (see prepared.h).
 #include "prepared.h"
 
+// The map, then the constants' records at a multiple of 8, fill the rest.
+static uint64_t consts_at(uint32_t recs, uint32_t n_tensors) {
+    return ((uint64_t)recs + 2 * (uint64_t)n_tensors + 7) & ~(uint64_t)7;
+}
+
+static bool consts_fill(uint32_t recs, uint32_t n_const, uint32_t n_tensors, uint32_t len) {
+    return recs % 4 == 0 && recs <= len && n_const <= n_tensors && n_const < TFLM_MAX_RECORDS
+           && consts_at(recs, n_tensors) + (uint64_t)n_const * sizeof(tflm_tensor_rec_t) == len;
+}
+
 tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, uint32_t n_tensors, tflm_prepared_t *pd,
     tflm_error_t *err) {
     memset(pd, 0, sizeof(*pd));
@@ -30,10 +40,8 @@ tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, uint32_t n_t
         return tflm_error(err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata: index lists at %u are out of place",
             (unsigned)lists);
     }
-    // The map, then the constants' records at a multiple of 8, fill the rest.
-    uint64_t consts = ((uint64_t)recs + 2 * (uint64_t)n_tensors + 7) & ~(uint64_t)7;
-    if (recs < lists || recs % 4 != 0 || recs > len || n_const > n_tensors || n_const >= TFLM_MAX_RECORDS
-        || consts + (uint64_t)n_const * sizeof(tflm_tensor_rec_t) != len) {
+    uint64_t consts = consts_at(recs, n_tensors);
+    if (recs < lists || !consts_fill(recs, n_const, n_tensors, len)) {
         return tflm_error(err, TFLM_ERR_VALUE,
             TFLM_PREPARED_METADATA " metadata: records of %u constants at %u do not fill its %u bytes",
             (unsigned)n_const, (unsigned)recs, (unsigned)len);
@@ -74,4 +82,108 @@ tflm_status_t tflm_prepared_entry(tflm_model_t *m, const tflm_prepared_t *pd, ui
     *at = pos + off;
     *bytes = n;
     return TFLM_OK;
+}
+
+// The layout both functions below follow: offsets from the buffer's start.
+typedef struct {
+    uint64_t table_end; // the header and the per-operator table
+    uint64_t lists;
+    uint64_t map;
+    uint64_t consts;
+    uint64_t end;
+} prepared_layout_t;
+
+static uint64_t align_up64(uint64_t n, uint64_t a) {
+    return (n + a - 1) & ~(a - 1);
+}
+
+static bool has_data(const tflm_prepared_parts_t *parts, uint32_t k) {
+    return parts->data[k] != NULL && parts->data_bytes[k] != 0;
+}
+
+static void layout(const tflm_prepared_parts_t *parts, prepared_layout_t *l) {
+    l->table_end = 4 * (uint64_t)TFLM_PREPARED_HEADER_WORDS + 8 * (uint64_t)parts->n_nodes;
+    uint64_t end = align_up64(l->table_end, TFLM_PREPARED_ALIGN);
+    for (uint32_t k = 0; k < parts->n_nodes; ++k) {
+        if (has_data(parts, k)) {
+            end = align_up64(end, TFLM_PREPARED_ALIGN) + parts->data_bytes[k];
+        }
+    }
+    l->lists = align_up64(end, 4);
+    l->map = l->lists + parts->lists_bytes;
+    l->consts = align_up64(l->map + parts->map_bytes, 8);
+    l->end = l->consts + parts->consts_bytes;
+}
+
+uint32_t tflm_prepared_size(const tflm_prepared_parts_t *parts) {
+    prepared_layout_t l;
+    layout(parts, &l);
+    if (l.end > INT32_MAX || parts->lists_bytes % 4 != 0 || parts->map_bytes % 2 != 0
+        || parts->consts_bytes % sizeof(tflm_tensor_rec_t) != 0) {
+        return 0;
+    }
+    return (uint32_t)l.end;
+}
+
+static void put_u32(uint8_t *p, uint32_t v) {
+    memcpy(p, &v, sizeof(v)); // all targets are little-endian (common.h)
+}
+
+void tflm_prepared_write(const tflm_prepared_parts_t *parts, uint8_t *out) {
+    prepared_layout_t l;
+    layout(parts, &l);
+    memset(out, 0, (size_t)l.end);
+    const uint32_t header[TFLM_PREPARED_HEADER_WORDS] = { TFLM_PREPARED_MAGIC, TFLM_PREPARED_VERSION, parts->n_nodes,
+        (uint32_t)l.lists, (uint32_t)l.map, parts->consts_bytes / (uint32_t)sizeof(tflm_tensor_rec_t) };
+    for (uint32_t i = 0; i < TFLM_PREPARED_HEADER_WORDS; ++i) {
+        put_u32(out + 4 * i, header[i]);
+    }
+    uint64_t at = align_up64(l.table_end, TFLM_PREPARED_ALIGN);
+    for (uint32_t k = 0; k < parts->n_nodes; ++k) {
+        uint8_t *entry = out + 4 * TFLM_PREPARED_HEADER_WORDS + 8 * (size_t)k;
+        if (has_data(parts, k)) {
+            at = align_up64(at, TFLM_PREPARED_ALIGN);
+            put_u32(entry, (uint32_t)at);
+            put_u32(entry + 4, parts->data_bytes[k]);
+            memcpy(out + at, parts->data[k], parts->data_bytes[k]);
+            at += parts->data_bytes[k];
+        }
+    }
+    if (parts->lists_bytes) {
+        memcpy(out + l.lists, parts->lists, parts->lists_bytes);
+    }
+    if (parts->map_bytes) {
+        memcpy(out + l.map, parts->map, parts->map_bytes);
+    }
+    if (parts->consts_bytes) {
+        memcpy(out + l.consts, parts->consts, parts->consts_bytes);
+    }
+}
+
+uint32_t tflm_prepared_put_list(uint8_t *out, const uint16_t *list, uint32_t n) {
+    uint32_t bytes = 2 * (n + (n & 1u));
+    if (out != NULL) {
+        memset(out, 0, bytes);
+        for (uint32_t i = 0; i < n; ++i) {
+            out[2 * i] = (uint8_t)(list[i] & 0xffu);
+            out[2 * i + 1] = (uint8_t)(list[i] >> 8);
+        }
+    }
+    return bytes;
+}
+
+bool tflm_prepared_shift_consts(uint8_t *p, uint32_t len, uint32_t n_tensors, uint32_t shift) {
+    if (len < 4 * TFLM_PREPARED_HEADER_WORDS || tflm_rd_u32(p) != TFLM_PREPARED_MAGIC
+        || tflm_rd_u32(p + 4) != TFLM_PREPARED_VERSION) {
+        return false;
+    }
+    uint32_t recs = tflm_rd_u32(p + 16), n_const = tflm_rd_u32(p + 20);
+    if (!consts_fill(recs, n_const, n_tensors, len)) {
+        return false;
+    }
+    uint8_t *rec = p + consts_at(recs, n_tensors);
+    for (uint32_t k = 0; k < n_const; ++k, rec += sizeof(tflm_tensor_rec_t)) {
+        put_u32(rec + offsetof(tflm_tensor_rec_t, data), tflm_rd_u32(rec + offsetof(tflm_tensor_rec_t, data)) + shift);
+    }
+    return true;
 }

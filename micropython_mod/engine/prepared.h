@@ -69,4 +69,36 @@ tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, uint32_t n_t
 tflm_status_t tflm_prepared_entry(tflm_model_t *m, const tflm_prepared_t *pd, uint32_t node, uint32_t *at,
     uint32_t *bytes, tflm_error_t *err);
 
+// Writing the format: the host's `tflm-host prepare` (tflm_host._engine)
+// and the engine's fuzzer give the parts a build exported (tflm_config_t's
+// kernel_data and index_list callbacks, tflm_interp_measure()), and these
+// lay them out; nothing else writes the layout. Firmware never calls them.
+typedef struct {
+    uint32_t n_nodes;
+    const uint8_t *const *data;  // per operator, NULL (or 0 bytes): its data stays in the tail
+    const uint32_t *data_bytes;
+    const uint8_t *lists;        // the index lists, each as tflm_prepared_put_list() stores it
+    uint32_t lists_bytes;
+    const uint8_t *map;          // a little-endian uint16 record index per model tensor
+    uint32_t map_bytes;
+    const uint8_t *consts;       // the constants' records (tflm_tensor_rec_t)
+    uint32_t consts_bytes;
+} tflm_prepared_parts_t;
+
+// Bytes of the metadata buffer the parts make; 0 when they cannot make one
+// (over 2 GiB, or a part of a size the format cannot hold).
+uint32_t tflm_prepared_size(const tflm_prepared_parts_t *parts);
+// Writes it into `out`, tflm_prepared_size() bytes.
+void tflm_prepared_write(const tflm_prepared_parts_t *parts, uint8_t *out);
+// An index list of n entries as the buffer stores it, written at `out`
+// unless NULL; returns its bytes (uint16 entries, padded to 4 bytes).
+uint32_t tflm_prepared_put_list(uint8_t *out, const uint16_t *list, uint32_t n);
+
+// A model edited so that the bytes before its old ones grew by `shift`
+// (tflm_host.fbedit): the constants' records in its prepared data `p` (len
+// bytes; the model has n_tensors tensors) hold model offsets of their
+// bytes, which move with them. false, nothing changed, when the buffer is
+// not laid out as this engine's (the device then refuses it).
+bool tflm_prepared_shift_consts(uint8_t *p, uint32_t len, uint32_t n_tensors, uint32_t shift);
+
 #endif // TFLM_ENGINE_PREPARED_H

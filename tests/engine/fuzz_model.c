@@ -406,8 +406,8 @@ static void mutate(uint8_t *buf, size_t *len, const spots_t *s, bool resize) {
 }
 
 // ---------------------------------------------------------------------------
-// Prepared again in place: what tflm-host prepare writes (host_tools/
-// tflm_host/prepare.py, format engine/prepared.h), derived from the mutant
+// Prepared again in place: what tflm-host prepare writes (the engine's own
+// writer, engine/prepared.h), derived from the mutant
 // by the engine's own export, over the mutant's TflmPreparedData when it
 // has exactly that many bytes. The device's checks of it then pass.
 
@@ -431,7 +431,7 @@ static void export_data(void *ctx, uint32_t node, const void *data, uint32_t byt
 
 static void export_list(void *ctx, const uint16_t *list, uint32_t n) {
     export_t *ex = ctx;
-    uint32_t padded = 2 * (n + (n & 1u));
+    uint32_t padded = tflm_prepared_put_list(NULL, list, n);
     if (padded == 0) {
         return;
     }
@@ -439,13 +439,8 @@ static void export_list(void *ctx, const uint16_t *list, uint32_t n) {
         ex->lists_cap = 2 * (ex->lists_len + padded) + 64;
         ex->lists = realloc(ex->lists, ex->lists_cap);
     }
-    memset(ex->lists + ex->lists_len, 0, padded);
-    memcpy(ex->lists + ex->lists_len, list, 2 * n);
+    tflm_prepared_put_list(ex->lists + ex->lists_len, list, n);
     ex->lists_len += padded;
-}
-
-static uint32_t align8(uint32_t n) {
-    return (n + 7u) & ~7u;
 }
 
 static bool reprepare(uint8_t *buf, size_t len) {
@@ -482,41 +477,26 @@ static bool reprepare(uint8_t *buf, size_t len) {
         uint8_t *w = malloc(work_len);
         static tflm_interp_t measured;
         if (tflm_interp_measure(&m, &cfg, w, work_len, &measured) == TFLM_OK) {
-            // The layout of prepare.prepared_metadata().
-            uint32_t at = align8(4 * TFLM_PREPARED_HEADER_WORDS + 8 * ex.n_nodes), end = at;
-            for (uint32_t k = 0; k < ex.n_nodes; ++k) {
-                end = ex.blob[k] ? align8(end) + ex.blob_len[k] : end;
+            uint8_t *map = malloc(2 * (size_t)measured.map.n_model + 2);
+            for (uint32_t i = 0; i < measured.map.n_model; ++i) {
+                uint16_t rec = (uint16_t)tflm_interp_rec_of(&measured, i);
+                memcpy(map + 2 * i, &rec, 2);
             }
-            uint32_t lists_at = (end + 3u) & ~3u;
-            uint32_t recs_at = lists_at + ex.lists_len;
-            uint32_t consts_at = align8(recs_at + 2 * measured.map.n_model);
-            uint32_t total = consts_at + measured.n_const * (uint32_t)sizeof(tflm_tensor_rec_t);
-            if (total == md_len) {
-                out = calloc(total, 1);
-                uint32_t header[TFLM_PREPARED_HEADER_WORDS] = { TFLM_PREPARED_MAGIC, TFLM_PREPARED_VERSION,
-                    ex.n_nodes, lists_at, recs_at, measured.n_const };
-                memcpy(out, header, sizeof(header));
-                uint32_t pos = at;
-                for (uint32_t k = 0; k < ex.n_nodes; ++k) {
-                    uint32_t entry[2] = { 0, 0 };
-                    if (ex.blob[k]) {
-                        pos = align8(pos);
-                        entry[0] = pos;
-                        entry[1] = ex.blob_len[k];
-                        memcpy(out + pos, ex.blob[k], ex.blob_len[k]);
-                        pos += ex.blob_len[k];
-                    }
-                    memcpy(out + 4 * TFLM_PREPARED_HEADER_WORDS + 8 * k, entry, 8);
-                }
-                memcpy(out + lists_at, ex.lists, ex.lists_len);
-                for (uint32_t i = 0; i < measured.map.n_model; ++i) {
-                    uint16_t rec = (uint16_t)tflm_interp_rec_of(&measured, i);
-                    memcpy(out + recs_at + 2 * i, &rec, 2);
-                }
-                memcpy(out + consts_at, measured.consts, measured.n_const * sizeof(tflm_tensor_rec_t));
+            tflm_prepared_parts_t parts = {
+                .n_nodes = ex.n_nodes, .data = (const uint8_t *const *)ex.blob, .data_bytes = ex.blob_len,
+                .lists = ex.lists, .lists_bytes = ex.lists_len,
+                .map = map, .map_bytes = 2 * measured.map.n_model,
+                .consts = (const uint8_t *)measured.consts,
+                .consts_bytes = measured.n_const * (uint32_t)sizeof(tflm_tensor_rec_t),
+            };
+            uint32_t total = tflm_prepared_size(&parts);
+            if (total != 0 && total == md_len) {
+                out = malloc(total);
+                tflm_prepared_write(&parts, out);
                 memcpy(buf + md_pos, out, total);
                 done = true;
             }
+            free(map);
         }
         free(w);
     }
