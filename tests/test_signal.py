@@ -6,10 +6,8 @@ custom options read with every offset checked; the host's figures."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
-import wave
 
 import numpy as np
 import pytest
@@ -17,6 +15,7 @@ import pytest
 from conftest import MEASURED, ROOT, get_target, model_path, run_on
 from tflm_host import arena, cli
 from tflm_host.model import load_model
+from tflm_host.demo import demo_speech
 from tflm_host.reference import reference_outputs
 from tflm_host.runner import run_model
 
@@ -132,21 +131,8 @@ KEYWORD_MODEL = "micro_speech_quantized.tflite"
 
 
 def synthetic_wav() -> tuple[bytes, np.ndarray]:
-    """1 s at 16 kHz, 16-bit mono: quiet noise, then a voiced sound (a
-    200 Hz buzz with harmonics under a rising and falling envelope)."""
-    rng = np.random.default_rng(7)
-    t = np.arange(RATE) / RATE
-    envelope = np.clip((t - 0.3) / 0.1, 0, 1) * np.clip((0.9 - t) / 0.1, 0, 1)
-    voice = sum(np.sin(2 * np.pi * 200 * h * t) / h for h in range(1, 12))
-    x = 6000 * envelope * voice + rng.normal(0, 80, RATE)
-    pcm = np.clip(np.round(x), -32768, 32767).astype("<i2")
-    buf = io.BytesIO()
-    with wave.open(buf, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(RATE)
-        w.writeframes(pcm.tobytes())
-    return buf.getvalue(), pcm
+    """The demo's second of synthetic audio (a WAV and its samples)."""
+    return demo_speech()
 
 
 def tflm_pipeline(pcm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

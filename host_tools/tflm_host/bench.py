@@ -258,7 +258,7 @@ def progress_bar(i: int, n: int, label: str) -> None:
 # -- offline plans ---------------------------------------------------------------
 
 def plan_rows(models: list[Path], target_name: str, progress=None) -> list[dict]:
-    """Per model: TFLM's head, our greedy head, our offline plans (plain, and
+    """Per model: TFLM's head, our `tflm` planner's head, our offline plans (plain, and
     with aliases and reordering), the bound, and arena_used_bytes measured on
     the target with each; TFLM's own arena running our planned model."""
     from .planning import plan_model
@@ -299,7 +299,7 @@ def plan_rows(models: list[Path], target_name: str, progress=None) -> list[dict]
 
 def plan_markdown(rows: list[dict], target_name: str) -> str:
     lines = [
-        "| model | TFLM head | greedy head | offline head | bound | + aliases, order | used: linear | "
+        "| model | TFLM head | head: `tflm` planner | offline head | bound | + aliases, order | used: linear | "
         f"used: greedy | used: offline | used: + aliases, order | TFLM used with our plan | TFLM used |",
         "|---|" + "---|" * 11,
     ]
@@ -325,7 +325,9 @@ def plan_markdown(rows: list[dict], target_name: str) -> str:
     notes = [
         "",
         "Heads and arenas in bytes. TFLM: PyPI `tflite-micro`'s interpreter (reference kernels, greedy "
-        "planner, recording allocator). Greedy head: our greedy planner, TFLM's algorithm. Offline head: "
+        "planner, recording allocator). Head, `tflm` planner: our first fit without overlapped buffers "
+        "(`planner='tflm'`), TFLM's algorithm (the default `greedy` planner's heads, lower where an "
+        "operator's output may overlap its input, are in arena.md). Offline head: "
         "`tflm-host plan --no-alias --no-reorder`. Bound: the most bytes alive at one operator in the "
         "model's order, scratch buffers not included (MODELS.md's `bound`); the offline plans include the "
         "kernels' scratch buffers (SVDF, LSTM). + aliases, order: `tflm-host plan` (views and in-place "
@@ -340,7 +342,7 @@ def plan_markdown(rows: list[dict], target_name: str) -> str:
 
 def prealloc_rows(models: list[Path], target_name: str) -> list[dict]:
     """arena_used_bytes with the input, the output or both pre-allocated,
-    for the greedy planner and the offline plan (host prediction, checked on the target)."""
+    for the `tflm` planner (TFLM's first fit) and the offline plan (host prediction, checked on the target)."""
     from .planning import plan_model
 
     rows = []
@@ -358,7 +360,7 @@ def prealloc_rows(models: list[Path], target_name: str) -> list[dict]:
 
 
 def prealloc_markdown(rows: list[dict]) -> str:
-    lines = ["| model | pre-allocated | bytes outside the arena | arena: greedy | arena: offline plan |",
+    lines = ["| model | pre-allocated | bytes outside the arena | arena: `tflm` planner | arena: offline plan |",
              "|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['what']} | {r['outside']} | {r['greedy']} | {r['offline']} |")

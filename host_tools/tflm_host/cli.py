@@ -693,6 +693,12 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def demo_examples() -> dict[str, str]:
+    from .demo import EXAMPLES
+
+    return EXAMPLES
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tflm-host", description="Host tools for the tflm MicroPython module")
     parser.add_argument("--version", action="version", version=__version__)
@@ -828,7 +834,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the demo: a model from flash on an emulated board")
     p.add_argument("--board", default="NETDUINO2", choices=device.QEMU_BOARDS)
     p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
-    p.add_argument("--example", default="person_detect", choices=["person_detect", "keyword_spotting", "hello_world"],
+    p.add_argument("--example", default="person_detect", choices=list(demo_examples()),
                    help="examples/<name>.py and its model")
     p.add_argument("--prepare", action="store_true",
                    help="the model prepared (tflm-host prepare): its kernels' data read from flash, not the arena")

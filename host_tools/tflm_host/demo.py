@@ -5,17 +5,20 @@ with the model and the example script at the board's ROMFS address), boots
 it in QEMU and runs an example script from /rom, streaming its output:
 examples/person_detect.py (TFLM's person detector on a few camera-like
 frames), examples/keyword_spotting.py (MLPerf Tiny's keyword spotter on a few
-feature clips), both checked against TFLM on the host, or
-examples/hello_world.py.
+feature clips), examples/micro_speech.py (TFLM's audio preprocessor and
+keyword model on a second of synthetic audio), each checked against TFLM on
+the host, or examples/hello_world.py.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import wave
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +30,11 @@ EXAMPLES = {
     "person_detect": "person_detect.tflite",
     "keyword_spotting": "kws_ref_model.tflite",
     "hello_world": "hello_world_int8.tflite",
+    "micro_speech": "micro_speech_quantized.tflite",
 }
+# Further models an example loads (from the same folder).
+EXTRA_MODELS = {"micro_speech": ("audio_preprocessor_int8.tflite",)}
+SPEECH_RATE = 16000
 FRAME_SIDE = 96
 
 
@@ -60,6 +67,26 @@ def demo_clips() -> dict[str, np.ndarray]:
         "burst": np.where((t > 15) & (t < 34), 83 + 60 * np.cos(c), 83 - 30),
     }
     return {k: np.clip(np.round(v), -128, 127).astype(np.int8).reshape(1, 49, 10, 1) for k, v in clips.items()}
+
+
+def demo_speech() -> tuple[bytes, np.ndarray]:
+    """One second of synthetic speech-like audio as a 16 kHz 16-bit mono WAV
+    (the host has no microphone): quiet noise, then a 200 Hz buzz with
+    harmonics under a rising and falling envelope. Returns the file and its
+    samples."""
+    rng = np.random.default_rng(7)
+    t = np.arange(SPEECH_RATE) / SPEECH_RATE
+    envelope = np.clip((t - 0.3) / 0.1, 0, 1) * np.clip((0.9 - t) / 0.1, 0, 1)
+    voice = sum(np.sin(2 * np.pi * 200 * h * t) / h for h in range(1, 12))
+    x = 6000 * envelope * voice + rng.normal(0, 80, SPEECH_RATE)
+    pcm = np.clip(np.round(x), -32768, 32767).astype("<i2")
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(SPEECH_RATE)
+        w.writeframes(pcm.tobytes())
+    return buf.getvalue(), pcm
 
 
 BOARD_TEXT = {
@@ -104,6 +131,14 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect", prep
         model_name: model_bytes,
         script: (device.checkout("the demo") / "examples" / script).read_bytes(),
     }
+    for extra in EXTRA_MODELS.get(example, ()):
+        if not (models / extra).is_file():
+            print(f"demo: {models / extra} not found (set MODELS=...)", file=sys.stderr)
+            return 2
+        files[extra] = (models / extra).read_bytes()
+    speech = demo_speech() if example == "micro_speech" else None
+    if speech:
+        files["speech.wav"] = speech[0]
     frames = demo_frames() if example == "person_detect" else {}
     if frames:
         files["frames.bin"] = b"".join(f.tobytes() for f in frames.values())
@@ -129,6 +164,8 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect", prep
         return _check_frames(model_path, frames, out)
     if clips:
         return _check_clips(model_path, clips, out)
+    if speech:
+        return _check_speech(models, speech[1], out)
     return 0
 
 
@@ -172,6 +209,30 @@ def _check_clips(model_path: Path, clips: dict[str, np.ndarray], out: str) -> in
     device_raw = {m.group(1): [int(v) for v in m.group(2).split()]
                   for m in re.finditer(r"^clip (\S+) .* raw: (.*)$", out, re.M)}
     return _compare(model_path, clips, device_raw, "clips")
+
+
+def _check_speech(models: Path, pcm: np.ndarray, out: str) -> int:
+    """The keyword model's raw scores against the same pipeline in TFLM: one
+    preprocessor interpreter over the windows (its state carried), then the
+    keyword model on the 49 x 40 features."""
+    m = re.search(r"^scores raw: (.*)$", out, re.M)
+    if not m:
+        print("demo: the device printed no scores", file=sys.stderr)
+        return 1
+    try:
+        from .reference import reference_outputs
+        n = (len(pcm) - 480) // 320 + 1
+        windows = [[pcm[320 * w:320 * w + 480].astype(np.int16).reshape(1, 480)] for w in range(n)]
+        feats = np.stack([np.asarray(r[0]).astype(np.int8)
+                          for r in reference_outputs(models / EXTRA_MODELS["micro_speech"][0], windows)])
+        ref = reference_outputs(models / EXAMPLES["micro_speech"], [[feats.reshape(1, -1)]])[0][0]
+    except RuntimeError as e:  # tflite-micro not installed
+        print(f"== not compared with TFLM: {e}")
+        return 0
+    same = [int(v) for v in m.group(1).split()] == np.asarray(ref).astype(np.int8).ravel().tolist()
+    print(f"== TFLM's reference kernels on the host give {'the same' if same else 'DIFFERENT'} "
+          f"scores for the synthetic second of audio")
+    return 0 if same else 1
 
 
 def _compare(model_path: Path, inputs: dict[str, np.ndarray], device_raw: dict[str, list[int]], what: str) -> int:
