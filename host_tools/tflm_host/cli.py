@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, arena, codegen, device, romfs, schema
+from . import __version__, arena, codegen, device, progress, romfs, schema
 from .model import Model, load_model
 from .runner import make_inputs, run_model
 
@@ -402,7 +402,9 @@ def cmd_prepare(args) -> int:
     from . import patches
 
     bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
-    out = prepare_model(data, max_extra_macs=bound)
+    progress.set_quiet(args.quiet)
+    with progress.bar("searching patch-based stages (stage lengths tried)") as tick:
+        out = prepare_model(data, max_extra_macs=bound, progress=tick if bound is not None else None)
     before = arena.plan_layout(load_model(data))
     after = arena.plan_layout(load_model(out))
     Path(args.output).write_bytes(out)
@@ -693,6 +695,10 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+QUIET_HELP = ("no progress on stderr (shown for steps over a second when stderr is a terminal, "
+              "or with TFLM_PROGRESS=1)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tflm-host", description="Host tools for the tflm MicroPython module")
     parser.add_argument("--version", action="version", version=__version__)
@@ -753,6 +759,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also run the first convolutions patch by patch (their big maps never whole in the "
                         "arena): the stage and grid with the smallest arena whose extra MACs stay within "
                         "BOUND of the model's (20%% or 0.2)")
+    p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
