@@ -599,6 +599,7 @@ def cmd_romfs(args) -> int:
 def cmd_deploy(args) -> int:
     from .deploy import deploy
 
+    progress.set_quiet(args.quiet)
     caps = None
     if args.dry_run and args.no_romfs:
         caps = (False, 0, True, False)
@@ -815,8 +816,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(/dev/ttyACM0, COM3, or the socket://127.0.0.1:PORT `tflm-host qemu` prints)")
     p.add_argument("--file", nargs="*", help="more files to put beside the models (example scripts)")
     p.add_argument("--no-check", action="store_true", help="do not run the models on the board afterwards")
-    p.add_argument("--dry-run", action="store_true", help="print the mpremote commands, run nothing")
+    p.add_argument("--dry-run", action="store_true", help="print the mpremote commands, run nothing, write no file")
     p.add_argument("--no-romfs", action="store_true", help="with --dry-run: as for a board without ROMFS")
+    p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_deploy)
 
     from .flash import add_parser as add_flash_parser

@@ -72,8 +72,9 @@ def step(label: str) -> Iterator[None]:
     finally:
         done.set()
         thread.join()
-        if shown[0]:
-            _draw(f"{label}: {'done' if ok else 'stopped'} in {time.monotonic() - start:.1f} s")
+        elapsed = time.monotonic() - start
+        if shown[0] or elapsed >= SHOW_AFTER:
+            _draw(f"{label}: {'done' if ok else 'stopped'} in {elapsed:.1f} s")
             sys.stderr.write("\n")
             sys.stderr.flush()
 
