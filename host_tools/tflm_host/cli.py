@@ -170,11 +170,15 @@ def _samples(args, model: Model):
 
 def _target(args):
     """The target to run on: the host's own engine, or a board."""
+    if args.port:
+        if args.target not in (None, "unix") or args.firmware:
+            raise ValueError("--port runs on the board at that port as it is: no --target or --firmware with it")
+        return device.PortTarget(args.port)
     if args.target == "host":
         from .host_run import HostTarget
 
         return HostTarget()
-    return device.target(args.target, args.firmware)
+    return device.target(args.target or "unix", args.firmware)
 
 
 def cmd_run(args) -> int:
@@ -607,6 +611,10 @@ def cmd_deploy(args) -> int:
                   dry_run=args.dry_run, check=not args.no_check, caps=caps)
 
 
+class _Stopped(Exception):
+    """SIGTERM or SIGHUP reached `tflm-host qemu`."""
+
+
 def cmd_qemu(args) -> int:
     import time
 
@@ -614,15 +622,30 @@ def cmd_qemu(args) -> int:
     if args.romfs:
         src = Path(args.romfs)
         image = romfs.build_from_dir(src) if src.is_dir() else src.read_bytes()
-    with device.QemuServer(args.board, image) as q:
-        print(f"{args.board} running in QEMU; its serial port: mpremote connect {q.url}  (Ctrl-C stops it)",
-              flush=True)
-        try:
-            while q.proc and q.proc.poll() is None:
-                time.sleep(0.5)
-        except KeyboardInterrupt:
-            pass
-    return 0
+
+    # SIGTERM and SIGHUP (a closed terminal) end the wait below like Ctrl-C:
+    # the emulator is stopped and its temporary files removed on the way out.
+    def stop(signum, frame):
+        raise _Stopped(signum)
+
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            signal.signal(sig, stop)
+    status = 0
+    try:
+        server = device.PicoServer(image) if args.board in device.PICO_BOARDS else device.QemuServer(args.board, image)
+        with server as q:
+            what = "the RP2040 emulator" if args.board in device.PICO_BOARDS else "QEMU"
+            print(f"{args.board} running in {what}; its serial port: mpremote connect {q.url}  (Ctrl-C stops it)",
+                  flush=True)
+            try:
+                while q.proc and q.proc.poll() is None:
+                    time.sleep(0.5)
+            except KeyboardInterrupt:
+                pass
+    except _Stopped as e:
+        status = 128 + e.args[0]
+    return status
 
 
 def cmd_codegen(args) -> int:
@@ -684,8 +707,12 @@ def _positive_float(text: str) -> float:
 
 def _add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help=".tflite file")
-    p.add_argument("--target", default="unix", choices=("host",) + tuple(device.TARGETS),
-                   help="host: the module's engine on this computer, no board or firmware needed")
+    p.add_argument("--target", default=None, choices=("host",) + tuple(device.TARGETS),
+                   help="host: the module's engine on this computer, no board or firmware needed; a board: its "
+                        "firmware on its emulator (default: unix, the unix port)")
+    p.add_argument("--port", help="run on the board at this serial port, with the firmware it has "
+                   "(/dev/ttyACM0, COM3, or the socket://127.0.0.1:PORT `tflm-host qemu` prints): the model "
+                   "and inputs go over the port into its RAM, nothing on the board is written")
     p.add_argument("--inputs", default="random", help="zeros, random or FILE.npz (input_0, input_1, ...)")
     p.add_argument("--seed", type=int, default=0, help="seed of random inputs")
     p.add_argument("--count", type=_at_least(1, MAX_COUNT), default=1,
@@ -825,8 +852,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_flash_parser(sub)
 
-    p = sub.add_parser("qemu", help="run a QEMU board with its serial port on a TCP socket (for mpremote)")
-    p.add_argument("board", choices=device.QEMU_BOARDS)
+    p = sub.add_parser("qemu", help="run an emulated board (a QEMU board, or RPI_PICO's firmware in the RP2040 "
+                                    "emulator) with its serial port on a TCP socket (for mpremote, run --port)")
+    p.add_argument("board", choices=device.EMULATED_BOARDS)
     p.add_argument("--romfs", help="a ROMFS image, or a folder to build one from, in the board's ROMFS region")
     p.set_defaults(func=cmd_qemu)
 
@@ -835,7 +863,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_codegen)
 
     p = sub.add_parser("demo", help="the demo: a model from flash on an emulated board")
-    p.add_argument("--board", default="NETDUINO2", choices=device.QEMU_BOARDS)
+    p.add_argument("--board", default="NETDUINO2", choices=device.EMULATED_BOARDS,
+                   help="a QEMU board, or RPI_PICO: the Pico's firmware in the RP2040 emulator")
     p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
     p.add_argument("--example", default="person_detect", choices=["person_detect", "keyword_spotting", "hello_world"],
                    help="examples/<name>.py and its model")
