@@ -1106,6 +1106,9 @@ class PortTarget(Target):
             finally:
                 exec_chunk(transport, "vfs.umount(ROOT)\n_ramfs = _buf = None\ngc.collect()", RESPONSE_TIMEOUT)
                 transport.exit_raw_repl()
+                # Its friendly prompt, before the port closes (an emulator
+                # drops what its board had not read yet when it does).
+                transport.read_until(1, b">>> ", timeout=RESPONSE_TIMEOUT / 2)
         finally:
             transport.close()
 
