@@ -96,3 +96,34 @@ def test_demo_on_the_pico(capsys):
     out = capsys.readouterr().out
     assert "== RPI_PICO (RP2040): its firmware" in out and "RP2040 emulator" in out
     assert "arena_used_bytes: 448" in out
+
+
+@pytest.mark.parametrize("board", ["MPS2_AN385", "NETDUINO2", "NETDUINOPLUS2", "MICROBIT", "PYBV11_QEMU", "RPI_PICO",
+                                   "PYBV11", "ESP32_GENERIC"])
+def test_arena_board_says_how_person_detect_fits(capsys, board):
+    from tflm_host import arena, boards
+    from tflm_host.model import load_model
+
+    path = model_path("person_detect.tflite")
+    b = boards.budget(board)
+    assert b.heap > 0 and b.romfs > 0
+    assert cli.main(["arena", str(path), "--board", board, "--json"]) == 0
+    ways = {w["how"].split(" (")[0]: w for w in __import__("json").loads(capsys.readouterr().out)["ways"]}
+    needed = arena.plan_layout(load_model(path)).needed
+    assert ways["in RAM"]["heap_bytes"] == needed + path.stat().st_size
+    assert ways["in RAM"]["fits"] == (needed + path.stat().st_size <= b.heap)
+    assert ways["in ROMFS flash, in place"]["heap_bytes"] == needed
+    assert ways["in ROMFS flash, in place"]["fits"] == (needed <= b.heap)
+
+
+def test_arena_board_tries_patches_when_nothing_else_fits(capsys, monkeypatch):
+    from tflm_host import boards
+
+    monkeypatch.setattr(boards, "budget", lambda name: boards.Budget(name, 30000, 1 << 20, "a test"))
+    assert cli.main(["arena", str(model_path("person_detect.tflite")), "--board", "NETDUINO2"]) == 0
+    out = capsys.readouterr().out
+    assert "does NOT fit: prepared (tflm-host prepare), in ROMFS: 38,656 B of heap" in out
+    row = re.search(r"^  fits: prepared with patches \(prepare --max-extra-macs 20%\), in ROMFS: ([\d,]+) B", out, re.M)
+    assert row and int(row[1].replace(",", "")) <= 30000, out
+    assert out.rstrip().endswith("person_detect.tflite fits NETDUINO2 prepared with patches "
+                                 "(prepare --max-extra-macs 20%), in ROMFS")

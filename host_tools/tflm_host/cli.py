@@ -246,8 +246,62 @@ def cmd_compare(args) -> int:
     return 0 if same else 1
 
 
+def board_fit(path: Path, board: str, max_extra_macs: float = 0.2) -> list[tuple[str, int, int, bool]]:
+    """Whether the model and its arena fit a board, each way it can go there:
+    (how, heap bytes needed, ROMFS bytes needed, fits). The arena is the
+    engine's (arena_size: prepare()'s peak); a model read into RAM takes its
+    bytes of the heap too. The patch search (prepare --max-extra-macs) is
+    tried only when no cheaper way fits."""
+    from . import boards, patches
+    from .prepare import prepare_model
+
+    b = boards.budget(board)
+    data = path.read_bytes()
+    plain = arena.plan_layout(load_model(data)).needed
+    prepared = prepare_model(data)
+    ways = [(f"in RAM (tflm.load from a filesystem)", plain + len(data), 0),
+            ("in ROMFS flash, in place (tflm-host deploy)", plain, len(romfs.build_image({path.name: data}))),
+            ("prepared (tflm-host prepare), in ROMFS", arena.plan_layout(load_model(prepared)).needed,
+             len(romfs.build_image({path.name: prepared})))]
+    rows = [(how, heap, rom, heap <= b.heap and rom <= b.romfs) for how, heap, rom in ways]
+    if not any(fits for *_, fits in rows):
+        with progress.bar("searching patch-based stages (stage lengths tried)") as tick:
+            patched = prepare_model(data, max_extra_macs=max_extra_macs, progress=tick)
+        if patches.METADATA_NAME in load_model(patched).metadata:
+            heap = arena.plan_layout(load_model(patched)).needed
+            rom = len(romfs.build_image({path.name: patched}))
+            rows.append((f"prepared with patches (prepare --max-extra-macs {max_extra_macs:.0%}), in ROMFS", heap, rom,
+                         heap <= b.heap and rom <= b.romfs))
+    return rows
+
+
+def board_text(path: Path, board: str) -> list[str]:
+    from . import boards
+
+    b = boards.budget(board)
+    lines = [f"{board}: MicroPython heap {b.heap:,} B ({b.heap_source}), ROMFS region {b.romfs:,} B"]
+    rows = board_fit(path, board)
+    for how, heap, rom, fits in rows:
+        lines.append(f"  {'fits' if fits else 'does NOT fit'}: {how}: {heap:,} B of heap"
+                     + (f", {rom:,} B of ROMFS" if rom else ""))
+    first = next((how for how, *_, fits in rows if fits), None)
+    lines.append(f"{path.name} fits {board} " + (f"{first}" if first else "in none of these ways: a board with more RAM, "
+                                                 "or a smaller model"))
+    return lines
+
+
 def cmd_arena(args) -> int:
     from .planning.formats import read_plan_file
+
+    if args.board:
+        progress.set_quiet(args.quiet)
+        if args.json:
+            print(json.dumps({"model": Path(args.model).name, "board": args.board,
+                              "ways": [{"how": how, "heap_bytes": heap, "romfs_bytes": rom, "fits": fits}
+                                       for how, heap, rom, fits in board_fit(Path(args.model), args.board)]}))
+        else:
+            print("\n".join(board_text(Path(args.model), args.board)))
+        return 0
 
     model = load_model(args.model)
     plan = read_plan_file(args.plan, sum(len(sg.tensors) for sg in model.subgraphs)) if args.plan else None
@@ -757,6 +811,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preallocate", nargs="*", metavar="TENSOR", help="tensors outside the arena (indices, input, output)")
     p.add_argument("--json", action="store_true")
     p.add_argument("-v", "--verbose", action="store_true", help="list the allocations by category")
+    from .boards import ARENA_BOARDS
+
+    p.add_argument("--board", choices=ARENA_BOARDS,
+                   help="whether model and arena fit this board's heap and ROMFS region: read into RAM, in ROMFS, "
+                        "prepared, with patches (prepare --max-extra-macs 20%%) when nothing else fits")
+    p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_arena)
 
     p = sub.add_parser("plan", help="an offline memory plan better than TFLM's, as text, picture, metadata or C")
