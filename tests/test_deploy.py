@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from conftest import MEASURED, model_path
-from tflm_host import cli, romfs
+from tflm_host import cli, progress, romfs
 from tflm_host.device import QemuServer
 
 
@@ -22,7 +22,10 @@ def mpremote(url: str, *args: str) -> str:
                           capture_output=True, text=True, timeout=120).stdout
 
 
-def test_deploy_to_a_qemu_board(tmp_path, capsys):
+def test_deploy_to_a_qemu_board(tmp_path, capsys, monkeypatch):
+    # Progress on stderr (forced: stderr is no terminal here), each step shown however short.
+    monkeypatch.setenv("TFLM_PROGRESS", "1")
+    monkeypatch.setattr(progress, "SHOW_AFTER", 0)
     models = []
     for name in ("hello_world_int8.tflite", "magic_wand.tflite"):
         shutil.copy(model_path(name), tmp_path / name)
@@ -33,8 +36,10 @@ def test_deploy_to_a_qemu_board(tmp_path, capsys):
     with QemuServer("MPS2_AN385") as board:
         assert "Not a valid ROMFS" in mpremote(board.url, "romfs", "query")
         code = cli.main(["deploy", *map(str, models), "--port", board.url, "--file", str(script)])
-        out = capsys.readouterr().out
+        out, err = capsys.readouterr()
         assert code == 0, out
+        for step in ("asking the board for its ROMFS partition", "writing the ROMFS image", "running the models"):
+            assert re.search(rf"^{step}.*: done in \d+\.\d s$", err.replace("\r", "\n"), re.M), err
         assert f"$ mpremote connect {board.url} romfs deploy" in out
         for name in ("hello_world_int8.tflite", "magic_wand.tflite"):
             # The board's arena_used_bytes, then the host's prediction: equal, below TFLM's.
@@ -66,13 +71,21 @@ def test_deploy_dry_run(capsys, tmp_path):
     model = model_path("hello_world_int8.tflite")
     assert cli.main(["deploy", str(model), "--port", "/dev/ttyACM0", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^\$ mpremote connect /dev/ttyACM0 romfs deploy \S+models.romfs$", out, re.M)
+    # No image is written: the command names it, and says how to make it.
+    assert re.search(r"^\$ mpremote connect /dev/ttyACM0 romfs deploy models.romfs$", out, re.M)
+    assert "the image is not written; `tflm-host romfs DIR -o models.romfs`" in out
     assert "$ mpremote connect /dev/ttyACM0 soft-reset" in out
+    assert "tflm-deploy-" not in out  # no temporary path, gone once the command returns
     assert cli.main(["deploy", str(model), "--port", "/dev/ttyACM0", "--dry-run", "--no-romfs"]) == 0
     out = capsys.readouterr().out
     assert "no ROMFS partition on the board: copying to its filesystem" in out
-    assert re.search(r"^\$ mpremote connect /dev/ttyACM0 fs cp \S+hello_world_int8.tflite :hello_world_int8.tflite$",
-                     out, re.M)
+    # The files are copied from where they are (a labels file under its name on the board).
+    assert f"$ mpremote connect /dev/ttyACM0 fs cp {model} :hello_world_int8.tflite" in out.splitlines()
+    (tmp_path / "m.tflite").write_bytes(model.read_bytes())
+    (tmp_path / "m_labels.txt").write_text("a\nb\n")
+    assert cli.main(["deploy", str(tmp_path / "m.tflite"), "--port", "/dev/ttyACM0", "--dry-run", "--no-romfs"]) == 0
+    out = capsys.readouterr().out
+    assert f"$ mpremote connect /dev/ttyACM0 fs cp {tmp_path / 'm_labels.txt'} :m.labels" in out.splitlines()
     bad = tmp_path / "x.tflite"
     bad.write_bytes(b"not a model")
     assert cli.main(["deploy", str(bad), "--port", "/dev/ttyACM0", "--dry-run"]) == 2

@@ -113,7 +113,7 @@ def test_esp32_romfs_only_without_port(capsys, tools, files):
 
 
 def test_esp32_errors(capsys, tools, files):
-    rc, _, err = run(capsys, "ESP32_GENERIC", "--port", "/dev/ttyUSB0", files / "firmware.bin", "--dry-run")
+    rc, _, err = run(capsys, "ESP32_GENERIC", "--port", "/dev/ttyUSB0", files / "firmware.bin")
     assert rc == 2 and "esptool.py not found: install it with `pip install esptool`" in err
     tools("esptool.py")
     rc, _, err = run(capsys, "ESP32_GENERIC", files / "firmware.uf2", "--dry-run")
@@ -191,7 +191,7 @@ def test_rp2040_romfs_through_the_drive_is_one_uf2(capsys, tools, files, drive):
 
 
 def test_rp2040_errors(capsys, tools, files, drive, tmp_path):
-    rc, _, err = run(capsys, "RPI_PICO", files / "firmware.uf2", "--dry-run")
+    rc, _, err = run(capsys, "RPI_PICO", files / "firmware.uf2")
     assert rc == 2 and "no RPI-RP2 drive mounted and picotool not found" in err and "BOOTSEL" in err
     rc, _, err = run(capsys, "RPI_PICO", "--port", "/dev/ttyACM0", files / "firmware.uf2", "--dry-run")
     assert rc == 2 and "--port is the mount point of the RPI-RP2 drive" in err
@@ -201,7 +201,7 @@ def test_rp2040_errors(capsys, tools, files, drive, tmp_path):
     assert rc == 2 and "the RPI-RP2 drive takes .uf2 files only" in err
     rc, _, err = run(capsys, "RPI_PICO", "--port", drive, files / "firmware.dfu", "--dry-run")
     assert rc == 2 and "is not firmware for RPI_PICO: it takes .uf2" in err
-    rc, _, err = run(capsys, "RPI_PICO", "--port", drive, files / "firmware0.bin", "--tool", "picotool", "--dry-run")
+    rc, _, err = run(capsys, "RPI_PICO", "--port", drive, files / "firmware0.bin", "--tool", "picotool")
     assert rc == 2 and "picotool not found" in err
     (files / "fake.uf2").write_bytes(b"not a uf2" * 100)
     rc, _, err = run(capsys, "RPI_PICO", "--port", drive, files / "fake.uf2", "--dry-run")
@@ -265,9 +265,9 @@ def test_stm32_parts_of_another_flash_map_are_refused(capsys, tools, files):
 
 
 def test_stm32_errors(capsys, tools, files):
-    rc, _, err = run(capsys, "PYBV11", files / "firmware.dfu", "--dry-run")
+    rc, _, err = run(capsys, "PYBV11", files / "firmware.dfu")
     assert rc == 2 and "dfu-util not found: install it with `apt install dfu-util`" in err
-    rc, _, err = run(capsys, "PYBV11", files / "firmware.hex", "--dry-run")
+    rc, _, err = run(capsys, "PYBV11", files / "firmware.hex")
     assert rc == 2 and "st-flash not found: install it with `apt install stlink-tools`" in err
     tools("dfu-util", "st-flash")
     rc, _, err = run(capsys, "PYBV11", files / "firmware.uf2", "--dry-run")
@@ -278,6 +278,36 @@ def test_stm32_errors(capsys, tools, files):
     assert rc == 2 and "--tool picotool: PYBV11 is written with dfu-util or st-flash" in err
     rc, out, err = run(capsys, "PYBV11", "--port", "/dev/ttyACM0", files / "firmware.dfu", "--dry-run")
     assert rc == 0 and "--port /dev/ttyACM0 is not used" in out[0]
+
+
+# ---------------------------------------------------------------------------
+# Dry runs need no tool
+
+
+@pytest.mark.parametrize("board, given, expected, missing", [
+    ("ESP32_GENERIC", ["firmware.bin", "--port", "/dev/ttyUSB0"],
+     "esptool.py --chip esp32 --port /dev/ttyUSB0 --baud 460800 write_flash -z 0x1000 {firmware.bin}", "esptool.py"),
+    ("RPI_PICO", ["firmware.uf2"], "picotool load -x {firmware.uf2}", "picotool"),
+    ("RPI_PICO", ["--romfs", "romfs.img"], "picotool load {romfs.img} -t bin -o 0x10100000", "picotool"),
+    ("PYBV11", ["firmware.dfu"], "dfu-util -a 0 -D {firmware.dfu}", "dfu-util"),
+    ("PYBV11", ["firmware.hex"], "st-flash --format ihex write {firmware.hex}", "st-flash"),
+    ("PYBV11", ["--romfs", "romfs.img"], "st-flash write {romfs.img} 0x080A0000", "st-flash"),
+])
+def test_dry_run_without_the_tool_prints_its_command(capsys, tools, files, board, given, expected, missing):
+    # `tools`: PATH holds none of the vendors' tools.
+    argv = [files / a if a.endswith((".bin", ".uf2", ".dfu", ".hex", ".img")) else a for a in given]
+    rc, out, err = run(capsys, board, *argv, "--dry-run")
+    assert rc == 0, err
+    assert re.sub(r"\{([\w.]+)\}", lambda m: str(files / m.group(1)), expected) in out
+    assert any(line.startswith(f"{missing} not found: install") and "dry run" in line for line in out)
+    rc, _, err = run(capsys, board, *argv)  # for real, the missing tool is an error
+    assert rc == 2 and f"{missing} not found" in err
+
+
+def test_dry_run_with_the_tool_has_no_note(capsys, tools, files):
+    tools("esptool.py")
+    rc, out, err = run(capsys, "ESP32_GENERIC", files / "firmware.bin", "--dry-run")
+    assert rc == 0 and not any("not found" in line for line in out)
 
 
 # ---------------------------------------------------------------------------

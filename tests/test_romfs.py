@@ -122,6 +122,21 @@ print(m.ram_bytes, m.size)
     assert out == [f"tflm.load: {path} is not in ROMFS: read into {size} bytes of RAM", str(size), f"{size} {size}"]
 
 
+def test_load_without_ram_for_the_model_names_romfs():
+    """A model bigger than the heap left: MemoryError saying that ROMFS keeps
+    it in flash (the unix port with a 200 KiB heap, person_detect's 300 KB)."""
+    from tflm_host.device import build_dir
+
+    path = model_path("person_detect.tflite")
+    code = f"tflm.load({str(path)!r})"
+    proc = subprocess.run([str(build_dir() / "unix" / "micropython"), "-X", "heapsize=200K", "-c",
+                           f"import tflm\n{code}"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"MemoryError: tflm.load: no RAM to read {path} into: a model in ROMFS (tflm-host deploy) is used in "
+        "place from flash, without RAM")
+
+
 @pytest.mark.parametrize("board", ["NETDUINOPLUS2", "PYBV11_QEMU"])
 def test_mpremote_romfs_query_reads_our_image(board, tmp_path):
     """An image from `tflm-host romfs`, in a board's ROMFS flash region, is

@@ -326,6 +326,48 @@ def board_facts(board: str) -> dict[str, str]:
     return facts
 
 
+# -- what a board holds for a model (tflm-host arena --board) --------------------
+
+ARENA_BOARDS = ("MPS2_AN385", "NETDUINO2", "NETDUINOPLUS2", "MICROBIT", "PYBV11_QEMU", "RPI_PICO", "PYBV11",
+                "ESP32_GENERIC")
+
+
+@dataclass
+class Budget:
+    board: str
+    heap: int  # bytes of MicroPython heap a model in RAM and its arena share
+    romfs: int  # bytes of the ROMFS region (models used in place from it)
+    heap_source: str  # where the heap figure comes from
+
+
+def budget(board: str) -> Budget:
+    """The heap and ROMFS region of a board, from port_boards/: a QEMU
+    board's MICROPY_HEAP_SIZE and ROMFS linker region; a real board's ROMFS
+    region (flash.BOARDS, checked against its files) and heap: the built
+    firmware's own (its ELF), else the TFLM_HEAP_BYTES its mpconfigboard.h
+    records from `make boards-report`."""
+    from .device import build_dir
+
+    if board not in ARENA_BOARDS:
+        raise ValueError(f"unknown board {board} (boards: {', '.join(ARENA_BOARDS)})")
+    root = checkout("a board's figures") / "port_boards" / board
+    mk = root / "mpconfigboard.mk"
+    heap = re.search(r"^MICROPY_HEAP_SIZE\s*=\s*(\d+)", mk.read_text(), re.M) if mk.is_file() else None
+    if heap:
+        rom = [r for script in sorted(root.glob("*.ld")) for r in linker_regions(script).values() if r.name == "ROMFS"]
+        return Budget(board, int(heap.group(1)), rom[0].size, f"MICROPY_HEAP_SIZE in port_boards/{board}")
+    flash_board = BOARDS[VARIANTS.get(board, board)]
+    build = build_dir("a board's figures") / board
+    elf = build / ("micropython.elf" if board == "ESP32_GENERIC" else "firmware.elf")
+    if board != "ESP32_GENERIC" and elf.is_file():
+        return Budget(board, figures(board, build).heap, flash_board.romfs_size, f"the built firmware ({elf.name})")
+    m = re.search(r"^#define TFLM_HEAP_BYTES \((\d+)\)", (root / "mpconfigboard.h").read_text(), re.M)
+    if not m:
+        raise ValueError(f"port_boards/{board}/mpconfigboard.h records no TFLM_HEAP_BYTES")
+    return Budget(board, int(m.group(1)), flash_board.romfs_size,
+                  f"TFLM_HEAP_BYTES in port_boards/{board}/mpconfigboard.h")
+
+
 def readme_board_table() -> str:
     """The README's board table, its figures from port_boards/."""
     lines = ["| board | what | status |", "|---|---|---|", README_UNIX_ROW]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, arena, codegen, device, romfs, schema
+from . import __version__, arena, codegen, device, progress, romfs, schema
 from .model import Model, load_model
 from .runner import make_inputs, run_model
 
@@ -170,11 +170,15 @@ def _samples(args, model: Model):
 
 def _target(args):
     """The target to run on: the host's own engine, or a board."""
+    if args.port:
+        if args.target not in (None, "unix") or args.firmware:
+            raise ValueError("--port runs on the board at that port as it is: no --target or --firmware with it")
+        return device.PortTarget(args.port)
     if args.target == "host":
         from .host_run import HostTarget
 
         return HostTarget()
-    return device.target(args.target, args.firmware)
+    return device.target(args.target or "unix", args.firmware)
 
 
 def cmd_run(args) -> int:
@@ -242,8 +246,62 @@ def cmd_compare(args) -> int:
     return 0 if same else 1
 
 
+def board_fit(path: Path, board: str, max_extra_macs: float = 0.2) -> list[tuple[str, int, int, bool]]:
+    """Whether the model and its arena fit a board, each way it can go there:
+    (how, heap bytes needed, ROMFS bytes needed, fits). The arena is the
+    engine's (arena_size: prepare()'s peak); a model read into RAM takes its
+    bytes of the heap too. The patch search (prepare --max-extra-macs) is
+    tried only when no cheaper way fits."""
+    from . import boards, patches
+    from .prepare import prepare_model
+
+    b = boards.budget(board)
+    data = path.read_bytes()
+    plain = arena.plan_layout(load_model(data)).needed
+    prepared = prepare_model(data)
+    ways = [(f"in RAM (tflm.load from a filesystem)", plain + len(data), 0),
+            ("in ROMFS flash, in place (tflm-host deploy)", plain, len(romfs.build_image({path.name: data}))),
+            ("prepared (tflm-host prepare), in ROMFS", arena.plan_layout(load_model(prepared)).needed,
+             len(romfs.build_image({path.name: prepared})))]
+    rows = [(how, heap, rom, heap <= b.heap and rom <= b.romfs) for how, heap, rom in ways]
+    if not any(fits for *_, fits in rows):
+        with progress.bar("searching patch-based stages (stage lengths tried)") as tick:
+            patched = prepare_model(data, max_extra_macs=max_extra_macs, progress=tick)
+        if patches.METADATA_NAME in load_model(patched).metadata:
+            heap = arena.plan_layout(load_model(patched)).needed
+            rom = len(romfs.build_image({path.name: patched}))
+            rows.append((f"prepared with patches (prepare --max-extra-macs {max_extra_macs:.0%}), in ROMFS", heap, rom,
+                         heap <= b.heap and rom <= b.romfs))
+    return rows
+
+
+def board_text(path: Path, board: str) -> list[str]:
+    from . import boards
+
+    b = boards.budget(board)
+    lines = [f"{board}: MicroPython heap {b.heap:,} B ({b.heap_source}), ROMFS region {b.romfs:,} B"]
+    rows = board_fit(path, board)
+    for how, heap, rom, fits in rows:
+        lines.append(f"  {'fits' if fits else 'does NOT fit'}: {how}: {heap:,} B of heap"
+                     + (f", {rom:,} B of ROMFS" if rom else ""))
+    first = next((how for how, *_, fits in rows if fits), None)
+    lines.append(f"{path.name} fits {board} " + (f"{first}" if first else "in none of these ways: a board with more RAM, "
+                                                 "or a smaller model"))
+    return lines
+
+
 def cmd_arena(args) -> int:
     from .planning.formats import read_plan_file
+
+    if args.board:
+        progress.set_quiet(args.quiet)
+        if args.json:
+            print(json.dumps({"model": Path(args.model).name, "board": args.board,
+                              "ways": [{"how": how, "heap_bytes": heap, "romfs_bytes": rom, "fits": fits}
+                                       for how, heap, rom, fits in board_fit(Path(args.model), args.board)]}))
+        else:
+            print("\n".join(board_text(Path(args.model), args.board)))
+        return 0
 
     model = load_model(args.model)
     plan = read_plan_file(args.plan, sum(len(sg.tensors) for sg in model.subgraphs)) if args.plan else None
@@ -402,7 +460,9 @@ def cmd_prepare(args) -> int:
     from . import patches
 
     bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
-    out = prepare_model(data, max_extra_macs=bound)
+    progress.set_quiet(args.quiet)
+    with progress.bar("searching patch-based stages (stage lengths tried)") as tick:
+        out = prepare_model(data, max_extra_macs=bound, progress=tick if bound is not None else None)
     before = arena.plan_layout(load_model(data))
     after = arena.plan_layout(load_model(out))
     Path(args.output).write_bytes(out)
@@ -597,11 +657,16 @@ def cmd_romfs(args) -> int:
 def cmd_deploy(args) -> int:
     from .deploy import deploy
 
+    progress.set_quiet(args.quiet)
     caps = None
     if args.dry_run and args.no_romfs:
         caps = (False, 0, True, False)
     return deploy([Path(m) for m in args.models], args.port, [Path(f) for f in args.file or []],
                   dry_run=args.dry_run, check=not args.no_check, caps=caps)
+
+
+class _Stopped(Exception):
+    """SIGTERM or SIGHUP reached `tflm-host qemu`."""
 
 
 def cmd_qemu(args) -> int:
@@ -611,15 +676,30 @@ def cmd_qemu(args) -> int:
     if args.romfs:
         src = Path(args.romfs)
         image = romfs.build_from_dir(src) if src.is_dir() else src.read_bytes()
-    with device.QemuServer(args.board, image) as q:
-        print(f"{args.board} running in QEMU; its serial port: mpremote connect {q.url}  (Ctrl-C stops it)",
-              flush=True)
-        try:
-            while q.proc and q.proc.poll() is None:
-                time.sleep(0.5)
-        except KeyboardInterrupt:
-            pass
-    return 0
+
+    # SIGTERM and SIGHUP (a closed terminal) end the wait below like Ctrl-C:
+    # the emulator is stopped and its temporary files removed on the way out.
+    def stop(signum, frame):
+        raise _Stopped(signum)
+
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            signal.signal(sig, stop)
+    status = 0
+    try:
+        server = device.PicoServer(image) if args.board in device.PICO_BOARDS else device.QemuServer(args.board, image)
+        with server as q:
+            what = "the RP2040 emulator" if args.board in device.PICO_BOARDS else "QEMU"
+            print(f"{args.board} running in {what}; its serial port: mpremote connect {q.url}  (Ctrl-C stops it)",
+                  flush=True)
+            try:
+                while q.proc and q.proc.poll() is None:
+                    time.sleep(0.5)
+            except KeyboardInterrupt:
+                pass
+    except _Stopped as e:
+        status = 128 + e.args[0]
+    return status
 
 
 def cmd_codegen(args) -> int:
@@ -681,8 +761,12 @@ def _positive_float(text: str) -> float:
 
 def _add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help=".tflite file")
-    p.add_argument("--target", default="unix", choices=("host",) + tuple(device.TARGETS),
-                   help="host: the module's engine on this computer, no board or firmware needed")
+    p.add_argument("--target", default=None, choices=("host",) + tuple(device.TARGETS),
+                   help="host: the module's engine on this computer, no board or firmware needed; a board: its "
+                        "firmware on its emulator (default: unix, the unix port)")
+    p.add_argument("--port", help="run on the board at this serial port, with the firmware it has "
+                   "(/dev/ttyACM0, COM3, or the socket://127.0.0.1:PORT `tflm-host qemu` prints): the model "
+                   "and inputs go over the port into its RAM, nothing on the board is written")
     p.add_argument("--inputs", default="random", help="zeros, random or FILE.npz (input_0, input_1, ...)")
     p.add_argument("--seed", type=int, default=0, help="seed of random inputs")
     p.add_argument("--count", type=_at_least(1, MAX_COUNT), default=1,
@@ -697,6 +781,10 @@ def demo_examples() -> dict[str, str]:
     from .demo import EXAMPLES
 
     return EXAMPLES
+
+
+QUIET_HELP = ("no progress on stderr (shown for steps over a second when stderr is a terminal, "
+              "or with TFLM_PROGRESS=1)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -729,6 +817,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preallocate", nargs="*", metavar="TENSOR", help="tensors outside the arena (indices, input, output)")
     p.add_argument("--json", action="store_true")
     p.add_argument("-v", "--verbose", action="store_true", help="list the allocations by category")
+    from .boards import ARENA_BOARDS
+
+    p.add_argument("--board", choices=ARENA_BOARDS,
+                   help="whether model and arena fit this board's heap and ROMFS region: read into RAM, in ROMFS, "
+                        "prepared, with patches (prepare --max-extra-macs 20%%) when nothing else fits")
+    p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_arena)
 
     p = sub.add_parser("plan", help="an offline memory plan better than TFLM's, as text, picture, metadata or C")
@@ -759,6 +853,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also run the first convolutions patch by patch (their big maps never whole in the "
                         "arena): the stage and grid with the smallest arena whose extra MACs stay within "
                         "BOUND of the model's (20%% or 0.2)")
+    p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
@@ -814,16 +909,18 @@ def build_parser() -> argparse.ArgumentParser:
                    "(/dev/ttyACM0, COM3, or the socket://127.0.0.1:PORT `tflm-host qemu` prints)")
     p.add_argument("--file", nargs="*", help="more files to put beside the models (example scripts)")
     p.add_argument("--no-check", action="store_true", help="do not run the models on the board afterwards")
-    p.add_argument("--dry-run", action="store_true", help="print the mpremote commands, run nothing")
+    p.add_argument("--dry-run", action="store_true", help="print the mpremote commands, run nothing, write no file")
     p.add_argument("--no-romfs", action="store_true", help="with --dry-run: as for a board without ROMFS")
+    p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_deploy)
 
     from .flash import add_parser as add_flash_parser
 
     add_flash_parser(sub)
 
-    p = sub.add_parser("qemu", help="run a QEMU board with its serial port on a TCP socket (for mpremote)")
-    p.add_argument("board", choices=device.QEMU_BOARDS)
+    p = sub.add_parser("qemu", help="run an emulated board (a QEMU board, or RPI_PICO's firmware in the RP2040 "
+                                    "emulator) with its serial port on a TCP socket (for mpremote, run --port)")
+    p.add_argument("board", choices=device.EMULATED_BOARDS)
     p.add_argument("--romfs", help="a ROMFS image, or a folder to build one from, in the board's ROMFS region")
     p.set_defaults(func=cmd_qemu)
 
@@ -832,7 +929,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_codegen)
 
     p = sub.add_parser("demo", help="the demo: a model from flash on an emulated board")
-    p.add_argument("--board", default="NETDUINO2", choices=device.QEMU_BOARDS)
+    p.add_argument("--board", default="NETDUINO2", choices=device.EMULATED_BOARDS,
+                   help="a QEMU board, or RPI_PICO: the Pico's firmware in the RP2040 emulator")
     p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
     p.add_argument("--example", default="person_detect", choices=list(demo_examples()),
                    help="examples/<name>.py and its model")

@@ -117,7 +117,8 @@ def flash_image(board: device.Board, image: bytes, out: Path) -> Path:
 
 
 def run_demo(board_name: str, models: Path, example: str = "person_detect", prepare: bool = False) -> int:
-    board = device.board(board_name)
+    pico = board_name in device.PICO_BOARDS
+    board = device.pico_board() if pico else device.board(board_name)
     model_name = EXAMPLES[example]
     model_path = models / model_name
     if not model_path.is_file():
@@ -149,6 +150,8 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect", prep
         files["clips.txt"] = " ".join(clips).encode()
         files["kws_ref_model.labels"] = (device.PROJECT_ROOT / "examples" / "kws_ref_model.labels").read_bytes()
     image = romfs.build_image(files)
+    if pico:
+        return _run_pico(board, image, files, example, model_path, frames, clips)
     # One image per example and form: runs of other examples may boot theirs meanwhile.
     name = f"flash-{example}{'-prepared' if prepare else ''}.bin"
     flash = flash_image(board, image, device.build_dir() / board_name / name)
@@ -166,6 +169,27 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect", prep
         return _check_clips(model_path, clips, out)
     if speech:
         return _check_speech(models, speech[1], out)
+    return 0
+
+
+def _run_pico(board: device.PicoBoard, image: bytes, files: dict[str, bytes], example: str, model_path: Path,
+              frames: dict[str, np.ndarray], clips: dict[str, np.ndarray]) -> int:
+    """The demo on the real RPI_PICO firmware in the RP2040 emulator: the
+    ROMFS image in its flash at the board's ROMFS offset, as `tflm-host
+    flash RPI_PICO --romfs` writes it."""
+    from .flash import BOARDS
+
+    print(f"== {board.name} ({BOARDS[board.name].chip}): its firmware {_shown(board.firmware)} in the RP2040 "
+          "emulator rp2040js")
+    print(f"== ROMFS at flash offset {board.romfs_start:#x} holding {', '.join(files)} ({len(image)} bytes)")
+    print(f"== running /rom/{example}.py on the device")
+    print()
+    with device.PicoServer(image, board.firmware) as server:
+        out = device.run_chunks(server.url, [f"import {example}"], 900, echo=sys.stdout)
+    if frames:
+        return _check_frames(model_path, frames, out)
+    if clips:
+        return _check_clips(model_path, clips, out)
     return 0
 
 

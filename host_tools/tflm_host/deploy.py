@@ -52,6 +52,8 @@ import esp32, binascii
 _romfs = esp32.Partition.find(esp32.Partition.TYPE_DATA, label='romfs')[0]
 """
 ESP32_BLOCK = 4096
+# The image's name in the commands a dry run prints (it writes no file).
+DRY_RUN_IMAGE = "models.romfs"
 ESP32_BLOCKS_PER_RUN = 4
 
 CHECK = """
@@ -74,30 +76,37 @@ class Plan:
     files: dict[str, bytes]  # name on the board -> bytes
     image: bytes
     models: list[Path]
+    sources: dict[str, Path]  # name on the board -> the file it comes from
 
 
 def collect(models: list[Path], extra: list[Path] | None = None) -> Plan:
     files: dict[str, bytes] = {}
+    sources: dict[str, Path] = {}
     for path in models:
         load_model(path)  # a .tflite model, or ValueError now rather than on the board
-        files[path.name] = path.read_bytes()
+        files[path.name], sources[path.name] = path.read_bytes(), path
         for suffix in LABEL_SUFFIXES:
             labels = path.with_name(path.stem + suffix)
             if labels.is_file():
-                files[path.stem + ".labels"] = labels.read_bytes()
+                files[path.stem + ".labels"], sources[path.stem + ".labels"] = labels.read_bytes(), labels
     for path in extra or []:
-        files[path.name] = path.read_bytes()
-    return Plan(files, romfs.build_image(files), models)
+        files[path.name], sources[path.name] = path.read_bytes(), path
+    return Plan(files, romfs.build_image(files), models, sources)
 
 
-def mpremote(port: str, *args: str, dry_run: bool = False, timeout: float = 600) -> str:
+def mpremote(port: str, *args: str, dry_run: bool = False, timeout: float = 600, what: str = "") -> str:
+    """Runs mpremote on the board at `port`, its command printed first and
+    `what` it does timed on stderr while it runs (progress.py)."""
+    from . import progress
+
     cmd = [sys.executable, "-m", "mpremote", "connect", port, *args]
     shown_args = [f"'<script of {a.count(chr(10))} lines>'" if "\n" in a else a for a in args]
     shown = " ".join(["mpremote", "connect", port, *shown_args])
     print(f"$ {shown}", flush=True)
     if dry_run:
         return ""
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    with progress.step(what or f"mpremote {' '.join(shown_args[:2])}"):
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"{shown} failed:\n{(proc.stdout + proc.stderr).strip()[-1500:]}")
     return proc.stdout
@@ -106,7 +115,7 @@ def mpremote(port: str, *args: str, dry_run: bool = False, timeout: float = 600)
 def capabilities(port: str) -> tuple[bool, int, bool, bool]:
     """(ROMFS partition, its size, a filesystem, an esp32.Partition named
     romfs) of the board on `port`."""
-    out = mpremote(port, "exec", CAPABILITIES)
+    out = mpremote(port, "exec", CAPABILITIES, what="asking the board for its ROMFS partition")
     for line in out.splitlines():
         if line.startswith("@CAPS "):
             _, rom, size, fs, part = line.split()
@@ -132,20 +141,27 @@ def esp32_partition_chunks(image: bytes) -> list[str]:
 
 def write_esp32_partition(port: str, image: bytes, dry_run: bool = False) -> None:
     """The image into an ESP32's romfs partition over the raw REPL."""
-    from .device import connect, run_on, wait_for_prompt
+    from .device import connect, exec_chunk, wait_for_prompt
 
     blocks = -(-len(image) // ESP32_BLOCK)
     print(f"$ raw REPL on {port}: esp32.Partition 'romfs' writeblocks, {blocks} blocks of {ESP32_BLOCK} bytes",
           flush=True)
     if dry_run:
         return
+    from . import progress
+
     transport = connect(port)
     # The esp32 port's UART keeps 260 bytes of input and drops the rest: the
     # raw REPL's flow control (raw paste) paces each chunk's 22 KB of code.
     transport.use_raw_paste = True
+    chunks = esp32_partition_chunks(image)
     try:
         wait_for_prompt(transport)
-        run_on(transport, esp32_partition_chunks(image), timeout=120)
+        with progress.bar("writing the romfs partition (chunks of 4 blocks)", len(chunks)) as tick:
+            transport.enter_raw_repl(soft_reset=False)
+            for n, chunk in enumerate(chunks):
+                exec_chunk(transport, chunk, 120)
+                tick(n + 1)
         transport.exit_raw_repl()
     finally:
         transport.close()
@@ -153,17 +169,22 @@ def write_esp32_partition(port: str, image: bytes, dry_run: bool = False) -> Non
 
 def wait_for_board(port: str, timeout: float = 60) -> None:
     """Waits for the REPL's prompt of a board that is booting."""
+    from . import progress
     from .device import connect, wait_for_prompt
 
     transport = connect(port)
     try:
-        wait_for_prompt(transport, timeout)
+        with progress.step("waiting for the board to boot"):
+            wait_for_prompt(transport, timeout)
     finally:
         transport.close()
 
 
 def deploy(models: list[Path], port: str, extra: list[Path] | None = None, dry_run: bool = False,
            check: bool = True, caps: tuple[bool, int, bool, bool] | None = None) -> int:
+    """Writes the models (labels, extra files) to the board on `port` and
+    checks them there. `dry_run`: prints the commands, writes nothing (not
+    even the image or files they would send: the commands name them)."""
     plan = collect(models, extra)
     rom, size, fs, part = caps if caps is not None else (True, len(plan.image), False, False) if dry_run \
         else capabilities(port)
@@ -172,35 +193,45 @@ def deploy(models: list[Path], port: str, extra: list[Path] | None = None, dry_r
             if len(plan.image) > size:
                 raise ValueError(f"the ROMFS image ({len(plan.image)} bytes) does not fit the board's ROMFS "
                                  f"partition ({size} bytes)")
-            image = Path(tmp, "models.romfs")
-            image.write_bytes(plan.image)
             print(f"ROMFS image: {len(plan.image)} bytes, {', '.join(plan.files)} (data 16-byte aligned)")
+            if dry_run:
+                image = Path(DRY_RUN_IMAGE)
+                print(f"(dry run: the image is not written; `tflm-host romfs DIR -o {image}` writes it from a "
+                      "folder of these files)")
+            else:
+                image = Path(tmp, "models.romfs")
+                image.write_bytes(plan.image)
             if part:
                 write_esp32_partition(port, plan.image, dry_run)
                 # The flash was mapped for /rom at boot; what the cache holds of
                 # it can be the old image (QEMU's esp32 machine serves the old
                 # bytes past the first 64 KiB page until a reset): a hard reset
                 # maps the new image afresh.
-                mpremote(port, "reset", dry_run=dry_run)
+                mpremote(port, "reset", dry_run=dry_run, what="resetting the board")
                 if not dry_run:
                     wait_for_board(port)
             else:
-                mpremote(port, "romfs", "deploy", str(image), dry_run=dry_run)
+                mpremote(port, "romfs", "deploy", str(image), dry_run=dry_run,
+                         what=f"writing the ROMFS image ({len(plan.image):,} bytes) into the board's flash")
                 mpremote(port, "soft-reset", dry_run=dry_run)  # mounts the new image at /rom
             prefix = "/rom/"
         elif fs:
             print("no ROMFS partition on the board: copying to its filesystem (the models will be read into RAM)")
             for name, data in plan.files.items():
-                src = Path(tmp, name)
-                src.write_bytes(data)
-                mpremote(port, "fs", "cp", str(src), f":{name}", dry_run=dry_run)
+                src = plan.sources[name]
+                if not dry_run:
+                    src = Path(tmp, name)
+                    src.write_bytes(data)
+                mpremote(port, "fs", "cp", str(src), f":{name}", dry_run=dry_run,
+                         what=f"copying {name} ({len(data):,} bytes)")
             prefix = "/"
         else:
             raise RuntimeError("the board has neither a ROMFS partition (vfs.rom_ioctl) nor a filesystem")
     if not check or dry_run:
         return 0
     paths = [prefix + p.name for p in models]
-    out = mpremote(port, "exec", CHECK.replace("PATHS", json.dumps(paths)))
+    out = mpremote(port, "exec", CHECK.replace("PATHS", json.dumps(paths)),
+                   what=f"running the model{'s' if len(paths) != 1 else ''} on the board")
     device = {}
     for line in out.splitlines():
         if line.startswith("@MODEL "):

@@ -44,6 +44,8 @@ PICO_BOARDS = ("RPI_PICO",)
 # esp32 machine (qemu-system-xtensa, from ../shared/sdk/esp32).
 ESP32_BOARDS = ("ESP32_GENERIC",)
 TARGETS = ("unix",) + QEMU_BOARDS + PICO_BOARDS + ESP32_BOARDS
+# The boards `tflm-host qemu` and `demo` emulate with their serial port on a socket.
+EMULATED_BOARDS = QEMU_BOARDS + PICO_BOARDS
 
 
 class DeviceError(RuntimeError):
@@ -990,6 +992,125 @@ class Esp32Target(Target):
         image = romfs.build_image(files) if files else None
         with Esp32Server(image, self.board.firmware, keep_connection=True) as server:
             return server.run(chunks, timeout, echo)
+
+
+# -- a board on a serial port (run --port) ----------------------------------------
+
+# Files for a board on a port: held in its RAM under ROOT by a small
+# filesystem object mounted there (any board with MicroPython's VFS, with or
+# without a filesystem or ROMFS of its own; nothing on it is written).
+# read() hands out the stored bytes themselves: a model takes its size once.
+RAM_FILES_SETUP = """
+import vfs, binascii, gc
+class _RamFile:
+    def __init__(self, data):
+        self.data = data
+    def read(self, n=-1):
+        return self.data
+    def close(self):
+        pass
+    def __enter__(self):
+        return self
+    def __exit__(self, *a):
+        pass
+class _RamFS:
+    def __init__(self):
+        self.files = {}
+    def mount(self, readonly, mkfs):
+        pass
+    def umount(self):
+        self.files = {}
+    def open(self, path, mode):
+        name = path.lstrip('/')
+        if name not in self.files or 'r' not in mode:
+            raise OSError(2)
+        return _RamFile(self.files[name])
+    def stat(self, path):
+        name = path.lstrip('/')
+        if name and name not in self.files:
+            raise OSError(2)
+        return (0x4000 if not name else 0x8000, 0, 0, 0, 0, 0, len(self.files.get(name, b'')), 0, 0, 0)
+    def ilistdir(self, path):
+        for name in self.files:
+            yield (name, 0x8000, 0)
+    def chdir(self, path):
+        pass
+    def getcwd(self):
+        return ''
+try:
+    vfs.umount(ROOT)
+except OSError:
+    pass
+_ramfs = _RamFS()
+vfs.mount(_ramfs, ROOT)
+def _put(name, size):
+    global _buf
+    _buf = _ramfs.files[name] = bytearray(size)
+def _fill(at, text):
+    data = binascii.a2b_base64(text)
+    _buf[at:at + len(data)] = data
+"""
+# Bytes of a file sent per raw-REPL execution.
+RAM_FILES_CHUNK = 4096
+
+
+def ram_file_chunks(files: dict[str, bytes]) -> list[str]:
+    """Device code putting `files` into the RAM filesystem of RAM_FILES_SETUP."""
+    import base64
+
+    chunks = []
+    for name, data in files.items():
+        chunks.append(f"_put({name!r}, {len(data)})")
+        chunks += [f"_fill({at}, {base64.b64encode(data[at:at + RAM_FILES_CHUNK]).decode()!r})"
+                   for at in range(0, len(data), RAM_FILES_CHUNK)]
+    return chunks
+
+
+class PortTarget(Target):
+    """A board on a serial port (/dev/ttyACM0, COM3, socket://HOST:PORT),
+    through mpremote's transport and raw REPL, as it runs: files are sent
+    over the port into its RAM under ROOT (RAM_FILES_SETUP), unmounted when
+    the run ends."""
+
+    root = "/tflm-host"
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.name = url
+
+    def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600,
+            echo=None) -> str:
+        from . import progress
+
+        from mpremote.transport import TransportError
+
+        transport = connect(self.url)
+        try:
+            # From the friendly REPL, a running program or a raw REPL another
+            # tool left (Ctrl-C, then Ctrl-A): no reset, the board as it is.
+            transport.serial.timeout = RESPONSE_TIMEOUT / 2
+            try:
+                transport.enter_raw_repl(soft_reset=False)
+            except TransportError as e:
+                raise TimeoutError(f"{self.url}: no raw REPL: {e}") from None
+            exec_chunk(transport, f"ROOT = {self.root!r}", timeout)
+            exec_chunk(transport, RAM_FILES_SETUP, timeout)
+            sends = ram_file_chunks(files or {})
+            with progress.bar(f"sending {sum(map(len, (files or {}).values())):,} bytes to the board", len(sends)) \
+                    as tick:
+                for n, chunk in enumerate(sends):
+                    exec_chunk(transport, chunk, timeout)
+                    tick(n + 1)
+            try:
+                return "".join(exec_chunk(transport, chunk, timeout, echo) for chunk in chunks)
+            finally:
+                exec_chunk(transport, "vfs.umount(ROOT)\n_ramfs = _buf = None\ngc.collect()", RESPONSE_TIMEOUT)
+                transport.exit_raw_repl()
+                # Its friendly prompt, before the port closes (an emulator
+                # drops what its board had not read yet when it does).
+                transport.read_until(1, b">>> ", timeout=RESPONSE_TIMEOUT / 2)
+        finally:
+            transport.close()
 
 
 def target(name: str, firmware: Path | None = None) -> Target:

@@ -122,10 +122,20 @@ def find_tool(names: tuple[str, ...] | list[str]) -> str | None:
     return None
 
 
+# Set by plan() for a dry run: tools not found are named, not refused, and
+# their hints collected here (the commands are printed, not run).
+_missing: list[str] | None = None
+
+
 def _need_tool(key: str, names: tuple[str, ...]) -> str:
     tool = find_tool(names)
     if tool is None:
-        raise FlashError(f"{names[0]} not found: {INSTALL_HINTS[key]}")
+        text = f"{names[0]} not found: {INSTALL_HINTS[key]}"
+        if _missing is None:
+            raise FlashError(text)
+        if text not in _missing:
+            _missing.append(text)
+        return names[0]
     return tool
 
 
@@ -287,10 +297,12 @@ def plan_rp2040(board: Board, firmware: Path | None, romfs: Path | None, port: s
             use = "picotool"
         else:
             drives = find_rp2_drives()
-            if not drives:
+            if drives:
+                drive, use = drives[0], "drive"
+            elif _missing is not None:
+                use = "picotool"  # a dry run: the picotool commands, with the hint
+            else:
                 raise FlashError("no RPI-RP2 drive mounted and picotool not found: " + INSTALL_HINTS["picotool"])
-            drive = drives[0]
-            use = "drive"
     if use == "drive" and drive is None:
         drives = find_rp2_drives()
         if not drives:
@@ -392,8 +404,21 @@ def plan_stm32(board: Board, firmware: Path | None, romfs: Path | None, tool_cho
 
 
 def plan(board_name: str, firmware: Path | None = None, romfs: Path | None = None, port: str | None = None,
-         baud: int = ESP32_BAUD, tool: str | None = None) -> tuple[list[Step], list[str]]:
-    """The steps that write `firmware` and/or the ROMFS image `romfs` to a board, and notes to print."""
+         baud: int = ESP32_BAUD, tool: str | None = None, dry_run: bool = False) -> tuple[list[Step], list[str]]:
+    """The steps that write `firmware` and/or the ROMFS image `romfs` to a board, and notes to print.
+    `dry_run`: a tool not found is no error: its commands are planned by its
+    name, and a note says how to install it."""
+    global _missing
+    _missing = [] if dry_run else None
+    try:
+        steps, notes = _plan(board_name, firmware, romfs, port, baud, tool)
+        return steps, notes + [f"{m} (dry run: its commands are shown all the same)" for m in _missing or []]
+    finally:
+        _missing = None
+
+
+def _plan(board_name: str, firmware: Path | None, romfs: Path | None, port: str | None, baud: int,
+          tool: str | None) -> tuple[list[Step], list[str]]:
     if board_name not in BOARDS:
         raise FlashError(f"unknown board {board_name}: boards are {', '.join(BOARDS)}")
     board = BOARDS[board_name]
@@ -413,7 +438,12 @@ def plan(board_name: str, firmware: Path | None = None, romfs: Path | None = Non
 
 
 def run_steps(steps: list[Step], dry_run: bool) -> int:
-    for step in steps:
+    """Runs (or with dry_run prints) each step. The vendors' tools show
+    their own progress; a copy to the drive and a written file are timed
+    on stderr (progress.py)."""
+    from . import progress
+
+    for n, step in enumerate(steps, 1):
         print(step.text(), flush=True)
         if dry_run:
             continue
@@ -424,12 +454,15 @@ def run_steps(steps: list[Step], dry_run: bool) -> int:
                 return 1
         elif step.copy is not None:
             src, dst = step.copy
-            shutil.copyfile(src, dst / src.name)
-            if hasattr(os, "sync"):
-                os.sync()
+            with progress.step(f"step {n}/{len(steps)}: copying {src.name} ({src.stat().st_size:,} bytes) "
+                               f"to {dst}"):
+                shutil.copyfile(src, dst / src.name)
+                if hasattr(os, "sync"):
+                    os.sync()
         else:
             path, data = step.write
-            path.write_bytes(data)
+            with progress.step(f"step {n}/{len(steps)}: writing {path.name}"):
+                path.write_bytes(data)
     return 0
 
 
@@ -475,8 +508,12 @@ def romfs_region_from_files(board_name: str, port_boards: Path) -> tuple[int, in
 
 def cmd_flash(args) -> int:
     try:
+        from . import progress
+
+        progress.set_quiet(args.quiet)
         steps, notes = plan(args.board, Path(args.firmware) if args.firmware else None,
-                            Path(args.romfs) if args.romfs else None, args.port, args.baud, args.tool)
+                            Path(args.romfs) if args.romfs else None, args.port, args.baud, args.tool,
+                            dry_run=args.dry_run)
         for n in notes:
             print(n)
         return run_steps(steps, args.dry_run)
@@ -502,7 +539,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--tool", choices=sorted({t for ts in TOOLS.values() for t in ts}),
                    help="use this tool rather than the one picked (RPI_PICO: picotool or drive; "
                         "PYBV11: dfu-util or st-flash)")
-    p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the commands, run nothing (the tools need not be installed)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_flash)
 
     # argparse (before Python 3.13) gives an optional positional nothing when

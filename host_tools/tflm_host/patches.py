@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Callable
 
 from . import _engine, fbedit
 from .model import Model, load_model
@@ -81,16 +82,21 @@ def without_schedule(data: bytes) -> bytes:
     return fbedit.edit_model(data, remove=(METADATA_NAME,))
 
 
-def choose(data: bytes, max_extra: float) -> tuple[Schedule | None, int]:
+def choose(data: bytes, max_extra: float,
+           progress: Callable[[int, int], None] | None = None) -> tuple[Schedule | None, int]:
     """The schedule with the smallest arena whose extra MACs are at most
     `max_extra` (a fraction) of the model's, or None when no stage lowers
-    the arena; with the arena used without patches."""
+    the arena; with the arena used without patches. `progress(done, total)`
+    is told after each stage length tried."""
     base = without_schedule(data)
     model = load_model(base)
     total = model_macs(model)
     plain = _engine.allocate(_engine.Model(base))
     best: Schedule | None = None
-    for split in range(2, _stage_candidates(model) + 1):
+    splits = range(2, _stage_candidates(model) + 1)
+    for n, split in enumerate(splits):
+        if progress:
+            progress(n, len(splits))
         for gh, gw in GRIDS:
             candidate = with_schedule(base, split, gh, gw)
             try:
@@ -103,6 +109,8 @@ def choose(data: bytes, max_extra: float) -> tuple[Schedule | None, int]:
             s = Schedule(split, (gh, gw), ip.used, ip.needed, extra, total)
             if best is None or (s.used, s.extra_macs) < (best.used, best.extra_macs):
                 best = s
+    if progress:
+        progress(len(splits), len(splits))
     if best is not None and best.used >= plain.used:
         best = None
     return best, plain.used

@@ -32,16 +32,17 @@ def kernel_data(data: bytes) -> tuple[list[bytes | None], bytes, bytes, bytes]:
     return _engine.kernel_data(_engine.Model(data))
 
 
-def prepare_model(data: bytes, max_extra_macs: float | None = None) -> bytes:
+def prepare_model(data: bytes, max_extra_macs: float | None = None, progress=None) -> bytes:
     """The model with its kernel data in its metadata (replacing any there),
     checked by the engine as the device checks it. With max_extra_macs (a
     fraction of the model's MACs), also the patch-based first stage with the
-    smallest arena within that bound (patches.py), when one lowers it."""
+    smallest arena within that bound (patches.py), when one lowers it;
+    `progress(done, total)` follows that search."""
     from . import patches
 
     out = fbedit.edit_model(data, metadata={METADATA_NAME: prepared_metadata(*kernel_data(data))})
     if max_extra_macs is not None:
-        best, _ = patches.choose(out, max_extra_macs)
+        best, _ = patches.choose(out, max_extra_macs, progress)
         out = patches.without_schedule(out) if best is None else \
             patches.with_schedule(out, best.split, *best.grid)
     _engine.allocate(_engine.Model(out))

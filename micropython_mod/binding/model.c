@@ -214,7 +214,21 @@ static mp_obj_t tflm_load(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_
     mp_obj_t buffer = f;
     // Files with the buffer protocol (ROMFS) are memory-mapped.
     if (!mp_get_buffer(f, &bufinfo, MP_BUFFER_READ)) {
-        buffer = mp_call_function_0(mp_load_attr(f, MP_QSTR_read));
+        nlr_buf_t nlr;
+        if (nlr_push(&nlr) == 0) {
+            buffer = mp_call_function_0(mp_load_attr(f, MP_QSTR_read));
+            nlr_pop();
+        } else {
+            // No heap for the model's bytes: say where a model needs none.
+            mp_call_function_0(mp_load_attr(f, MP_QSTR_close));
+            if (mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(((mp_obj_base_t *)nlr.ret_val)->type),
+                MP_OBJ_FROM_PTR(&mp_type_MemoryError))) {
+                mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("tflm.load: no RAM to read %s into: a model in "
+                    "ROMFS (tflm-host deploy) is used in place from flash, without RAM"),
+                    mp_obj_str_get_str(args[ARG_path].u_obj));
+            }
+            nlr_jump(nlr.ret_val);
+        }
         mp_call_function_0(mp_load_attr(f, MP_QSTR_close));
         if (!args[ARG_quiet].u_bool) {
             mp_get_buffer_raise(buffer, &bufinfo, MP_BUFFER_READ);

@@ -11,4 +11,7 @@
 
 // The MicroPython heap starts at 56 KiB and grows in new areas taken from
 // ESP-IDF's heap as the program needs them (MICROPY_GC_SPLIT_HEAP_AUTO), so an
-// arena of up to about 100 KiB can be allocated in one piece.
+// arena of up to about 100 KiB can be allocated in one piece. TFLM_HEAP_BYTES:
+// ESP-IDF's largest free block after boot as `make boards-report` measured it
+// (docs/boards.md), the largest arena `tflm-host arena --board` counts on.
+#define TFLM_HEAP_BYTES (110592)

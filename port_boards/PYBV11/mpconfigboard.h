@@ -10,3 +10,8 @@
 // `mpremote romfs deploy` can rewrite it through vfs.rom_ioctl.
 #define MICROPY_HW_ROMFS_ENABLE_INTERNAL_FLASH (1)
 #define MICROPY_HW_ROMFS_ENABLE_PART0 (1)
+
+// The MicroPython heap (RAM between static data and the stack) as `make
+// boards-report` measured it from the ELF (docs/boards.md), for `tflm-host
+// arena --board` without a build (with one, the ELF's own figure).
+#define TFLM_HEAP_BYTES (106156)

@@ -36,3 +36,9 @@ void tflm_qemu_board_early_init(void);
 #define MICROPY_HW_ENABLE_SDCARD (0)
 #undef MICROPY_HW_ENABLE_RTC
 #define MICROPY_HW_ENABLE_RTC (0)
+
+// The MicroPython heap (RAM between static data and the stack) as `make
+// boards-report` measured it from the ELF (docs/boards.md), for `tflm-host
+// arena --board` without a build (with one, the ELF's own figure).
+#undef TFLM_HEAP_BYTES
+#define TFLM_HEAP_BYTES (111468)

@@ -12,4 +12,7 @@
 #define MICROPY_HW_ROMFS_BYTES (640 * 1024)
 
 // The MicroPython heap, where tflm arenas are allocated, is all the RAM the
-// firmware does not use statically (the port's linker script): about 190 KiB.
+// firmware does not use statically (the port's linker script). TFLM_HEAP_BYTES:
+// its size as `make boards-report` measured it (docs/boards.md), for
+// `tflm-host arena --board` without a build (with one, the ELF's own figure).
+#define TFLM_HEAP_BYTES (251808)
