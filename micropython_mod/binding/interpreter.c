@@ -725,6 +725,20 @@ static mp_obj_t interp_invoke(mp_obj_t self_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_invoke_obj, interp_invoke);
 
+// reset(): the state the model carries between invokes (variable tensors,
+// resource variables, the streaming kernels' buffers...) back to where TFLM's
+// reset() puts it. Allocates nothing.
+static mp_obj_t interp_reset(mp_obj_t self_in) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    tflm_interp_check_buffers(self);
+    // The engine checks the seal before it follows the records.
+    if (tflm_interp_reset(&self->ip) != TFLM_OK) {
+        tflm_raise(&self->ip.err);
+    }
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(interp_reset_obj, interp_reset);
+
 // Bytes this interpreter takes from its arena: its head plus its tail.
 static mp_obj_t interp_arena_used_bytes(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
@@ -904,6 +918,7 @@ static const mp_rom_map_elem_t interp_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_tensor), MP_ROM_PTR(&interp_tensor_obj) },
     { MP_ROM_QSTR(MP_QSTR_set_input), MP_ROM_PTR(&interp_set_input_obj) },
     { MP_ROM_QSTR(MP_QSTR_invoke), MP_ROM_PTR(&interp_invoke_obj) },
+    { MP_ROM_QSTR(MP_QSTR_reset), MP_ROM_PTR(&interp_reset_obj) },
     { MP_ROM_QSTR(MP_QSTR_predict), MP_ROM_PTR(&tflm_interp_predict_obj) },
     { MP_ROM_QSTR(MP_QSTR_arena_used_bytes), MP_ROM_PTR(&interp_arena_used_bytes_obj) },
     { MP_ROM_QSTR(MP_QSTR_head_bytes), MP_ROM_PTR(&interp_head_bytes_obj) },
