@@ -130,20 +130,21 @@ def test_reset_matches_tflm_in_the_engine(name):
     assert_same(case, engine_sequence(case), "the engine")
 
 
-DEVICE_CODE = DEVICE_PRELUDE + """
+# One chunk per model (the boards' heaps hold one model's inputs at a time).
+DEVICE_CODE = """
 import binascii
-for name, n_out, steps in CASES:
-    it = tflm.Interpreter(tflm.Model(load(name)))
-    for step in steps:
-        if step is None:
-            it.reset()
-            continue
-        for k, x in enumerate(step):
-            it.set_input(k, binascii.unhexlify(x))
-        it.invoke()
-        print(' '.join(binascii.hexlify(bytes(it.output(k))).decode() for k in range(n_out)))
-    del it
-    gc.collect()
+it = tflm.Interpreter(tflm.Model(load(NAME)))
+inputs = [[binascii.unhexlify(x) for x in xs] for xs in INPUTS]
+for step in SEQUENCE:
+    if step < 0:
+        it.reset()
+        continue
+    for k, x in enumerate(inputs[step]):
+        it.set_input(k, x)
+    it.invoke()
+    print(' '.join(binascii.hexlify(bytes(it.output(k))).decode() for k in range(N_OUT)))
+del it, inputs
+gc.collect()
 """
 
 
@@ -152,13 +153,14 @@ def test_reset_matches_tflm_on_device(target):
     names = SHARED + ["STATEFUL/delay_line_init", "CIRCULAR_BUFFER/int8", "SIGNAL/framer", "SIGNAL/stacker",
                       "SIGNAL/overlap_add_float32", "SVDF/int8_int8_state"]
     cases = [case_of(n) for n in names]
-    spec = []
+    chunks = [DEVICE_PRELUDE]
     for c in cases:
-        steps = [None if s == RESET else [np.ascontiguousarray(x, t.numpy_dtype).tobytes().hex()
-                                          for x, t in zip(c.inputs[s], c.info.inputs)] for s in SEQUENCE]
-        spec.append((c.file(), len(c.info.outputs), steps))
+        inputs = [[np.ascontiguousarray(x, t.numpy_dtype).tobytes().hex() for x, t in zip(xs, c.info.inputs)]
+                  for xs in c.inputs[:max(SEQUENCE) + 1]]
+        chunks.append(DEVICE_CODE.replace("NAME", repr(c.file())).replace("INPUTS", repr(inputs))
+                      .replace("SEQUENCE", repr(SEQUENCE)).replace("N_OUT", str(len(c.info.outputs))))
     files = {c.file(): c.model for c in cases}
-    lines = run_on(target, DEVICE_CODE.replace("CASES", repr(spec)), files).splitlines()
+    lines = run_on(target, chunks, files).splitlines()
     for c in cases:
         ours = []
         for _ in range(sum(s != RESET for s in SEQUENCE)):
