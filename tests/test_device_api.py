@@ -321,3 +321,26 @@ def test_ctrl_c_stops_an_invoke_between_operators():
         transport.serial.write(b"\x03")
         out = transport.read_until(1, b"\x04", timeout=60) + transport.read_until(1, b"\x04", timeout=10)
         assert b"stopped 1 True\r\nagain True\r\n" in out, out
+
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_labels_beside_a_loaded_model(target):
+    """tflm.load(path) reads the path with .labels for its extension, as
+    tflm-host deploy names the file: one str per line; None without one."""
+    code = OPEN + """
+labels = tflm.load(ROOT + '/hello_world_int8.tflite', quiet=True).labels
+print(type(labels).__name__, len(labels), repr(labels[:3]), labels[3] == 'caf\\u00e9')
+print(repr(tflm.load(ROOT + '/hello_world_float.tflite', quiet=True).labels))
+print(repr(tflm.Model(load('hello_world_int8.tflite')).labels))
+try:
+    tflm.load(ROOT + '/hello_world_legacy.tflite', quiet=True)
+except ValueError as e:
+    print(str(e).replace(ROOT, 'ROOT'))
+"""
+    files = model_files("hello_world_int8.tflite", "hello_world_float.tflite", "hello_world_legacy.tflite")
+    files["hello_world_int8.labels"] = "sine\nnot sine\r\n\ncafé".encode()
+    files["hello_world_legacy.labels"] = b"yes\n\xff\xfe\n"
+    out = run_on(target, code, files).splitlines()
+    assert out == ["tuple 4 ('sine', 'not sine', '') True", "None", "None",
+                   "ROOT/hello_world_legacy.labels is not UTF-8 text"]

@@ -366,7 +366,8 @@ attempt(it.invoke)
         f"ValueError buffer for tensor {inp} (float32) is not 4-byte aligned",
         f"ValueError buffer for tensor {inp} holds 2-byte items, the tensor is float32",
         f"ValueError buffer for tensor {inp} is read-only",
-        f"ValueError tensor {const} is a constant: only tensors the arena's head would hold can be pre-allocated",
+        f"ValueError tensor {const} is a constant: only tensors the arena's head would hold can be pre-allocated, "
+        f"e.g. inputs ({inp}) and outputs ({model.main.outputs[0]}): model.inputs[i].index",
         f"ValueError tensor 99 does not exist (the model has {len(model.main.tensors)} tensors)",
         f"ValueError tensor {placed} is pre-allocated, but the offline plan places it at offset "
         f"{planned_model.plan.tensors[placed]}",

@@ -263,7 +263,7 @@ print(repr(shared))
                         f"{len(model.main.operators)} ops; inputs {io_text(model.inputs)}; "
                         f"outputs {io_text(model.outputs)}>")
         expected.append(f"Interpreter(planner='{planner}', used={layout.used}, head={layout.head}, "
-                        f"tail={layout.tail}, arena_size={size}, prepared=True, planned=True)")
+                        f"tail={layout.tail}, arena_size={size}, prepared_model=False)")
         expected.append(f"Arena(size={size}, used={layout.used}, head={layout.head}, tail={layout.tail}, "
                         f"free={size - layout.used}, interpreters=1, gaps=0)")
     assert lines == expected

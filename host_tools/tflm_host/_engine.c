@@ -637,6 +637,18 @@ static PyObject *interp_invoke(InterpObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+static PyObject *interp_reset(InterpObject *self, PyObject *unused) {
+    (void)unused;
+    if (!self->ip.ready) {
+        PyErr_SetString(PyExc_RuntimeError, "a measured build cannot run: allocate(..., run=True)");
+        return NULL;
+    }
+    if (tflm_interp_reset(&self->ip) != TFLM_OK) {
+        return raise_engine(NULL, &self->ip.err);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef interp_methods[] = {
     { "audit", (PyCFunction)interp_audit, METH_NOARGS, "The arena by category: {name: (used, requested, count)}." },
     { "records", (PyCFunction)interp_records, METH_NOARGS,
@@ -649,6 +661,7 @@ static PyMethodDef interp_methods[] = {
     { "set_input", (PyCFunction)interp_set_input, METH_VARARGS, "set_input(i, data): input i's raw bytes." },
     { "output", (PyCFunction)interp_output, METH_VARARGS, "output(i): output i's raw bytes." },
     { "invoke", (PyCFunction)interp_invoke, METH_NOARGS, "Runs the model." },
+    { "reset", (PyCFunction)interp_reset, METH_NOARGS, "The model's state back to where TFLM's reset() puts it." },
     { NULL, NULL, 0, NULL },
 };
 

@@ -13,6 +13,7 @@ typedef struct _tflm_model_obj_t {
     mp_obj_base_t base;
     mp_obj_t buffer;        // keeps the bytes alive
     const uint8_t *anchor;  // tflm_buffer_anchor() of the bytes, for views into them
+    mp_obj_t labels;        // tuple of str from the .labels file beside a loaded model, or None
     tflm_model_t model;
 } tflm_model_obj_t;
 
@@ -32,6 +33,13 @@ extern const mp_obj_type_t tflm_arena_type;
 extern const mp_obj_type_t tflm_interp_type;
 MP_DECLARE_CONST_FUN_OBJ_KW(tflm_arena_size_obj);
 MP_DECLARE_CONST_FUN_OBJ_KW(tflm_load_obj);
+
+// An attribute's entry in a type's locals dict, for help() and dir() of the
+// class (instances answer the attribute through the type's attr slot
+// first): its name and a str saying what it holds, in flash.
+#define TFLM_ATTR_DOC(name, text) \
+    static const mp_obj_str_t tflm_doc_##name = {{&mp_type_str}, 0, sizeof(text) - 1, (const byte *)text}
+#define TFLM_ATTR_ENTRY(name) { MP_ROM_QSTR(MP_QSTR_##name), MP_ROM_PTR(&tflm_doc_##name) }
 
 // Raises the exception an engine error stands for.
 NORETURN void tflm_raise(const tflm_error_t *err);

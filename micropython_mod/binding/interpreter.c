@@ -350,7 +350,13 @@ static void arena_set_head(tflm_arena_obj_t *self, const tflm_interp_t *ip) {
     }
 }
 
+// Attributes (answered by arena_attr), for help() and dir() of the class.
+TFLM_ATTR_DOC(size, "int: usable bytes");
+TFLM_ATTR_DOC(buffer, "the object holding the bytes");
+
 static const mp_rom_map_elem_t arena_locals_table[] = {
+    TFLM_ATTR_ENTRY(size),
+    TFLM_ATTR_ENTRY(buffer),
     { MP_ROM_QSTR(MP_QSTR_used_bytes), MP_ROM_PTR(&arena_used_bytes_obj) },
     { MP_ROM_QSTR(MP_QSTR_head_bytes), MP_ROM_PTR(&arena_head_bytes_obj) },
     { MP_ROM_QSTR(MP_QSTR_tail_bytes), MP_ROM_PTR(&arena_tail_bytes_obj) },
@@ -725,6 +731,20 @@ static mp_obj_t interp_invoke(mp_obj_t self_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_invoke_obj, interp_invoke);
 
+// reset(): the state the model carries between invokes (variable tensors,
+// resource variables, the streaming kernels' buffers...) back to where TFLM's
+// reset() puts it. Allocates nothing.
+static mp_obj_t interp_reset(mp_obj_t self_in) {
+    tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    tflm_interp_check_buffers(self);
+    // The engine checks the seal before it follows the records.
+    if (tflm_interp_reset(&self->ip) != TFLM_OK) {
+        tflm_raise(&self->ip.err);
+    }
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(interp_reset_obj, interp_reset);
+
 // Bytes this interpreter takes from its arena: its head plus its tail.
 static mp_obj_t interp_arena_used_bytes(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
@@ -773,10 +793,23 @@ static mp_obj_t interp_print_allocations(mp_obj_t self_in) {
     mp_printf(&mp_plat_print, "[tflm] arena allocation total %u bytes\n", (unsigned)tflm_interp_used_bytes(ip));
     mp_printf(&mp_plat_print, "[tflm] arena allocation head %u bytes\n", (unsigned)ip->head_bytes);
     mp_printf(&mp_plat_print, "[tflm] arena allocation tail %u bytes\n", (unsigned)ip->tail_bytes);
+    // Each category: the arena bytes it takes, then what its allocations
+    // asked for (the head's buffers share bytes when not alive together).
     for (int k = 0; k < TFLM_AUDIT_COUNT; ++k) {
         const tflm_audit_t *a = &ip->audit[k];
-        mp_printf(&mp_plat_print, "[tflm] '%s' used %u bytes with alignment overhead (requested %u bytes for %u)\n",
-            tflm_audit_names[k], (unsigned)a->used, (unsigned)a->requested, (unsigned)a->count);
+        mp_printf(&mp_plat_print, "[tflm] '%s' takes %u bytes", tflm_audit_names[k], (unsigned)a->used);
+        if (k == TFLM_AUDIT_HEAD) {
+            mp_printf(&mp_plat_print, " for %u buffers of %u bytes in all (buffers not alive together share bytes)\n",
+                (unsigned)a->count, (unsigned)a->requested);
+        } else if (k == TFLM_AUDIT_ALIGNMENT) {
+            mp_print_str(&mp_plat_print, " (padding to the tail's 16-byte alignment)\n");
+        } else if (a->used > a->requested) {
+            mp_printf(&mp_plat_print, " for %u allocations of %u bytes in all (%u of alignment)\n",
+                (unsigned)a->count, (unsigned)a->requested, (unsigned)(a->used - a->requested));
+        } else {
+            mp_printf(&mp_plat_print, " for %u allocations of %u bytes in all\n", (unsigned)a->count,
+                (unsigned)a->requested);
+        }
     }
     if (ip->model_data_count) {
         // A prepared model's kernel data, read in place: flash when the model
@@ -885,25 +918,37 @@ static void interp_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
     }
 }
 
-// repr: the planner, what the interpreter takes from its arena and its state.
+// repr: the planner, what the interpreter takes from its arena, and whether
+// it reads a prepared model's data (tflm-host prepare) in place.
 static void interp_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
     const tflm_interp_t *ip = &self->ip;
-    // Prepared: the kernels' prepare() ran; planned: the head has its offsets.
-    bool prepared = ip->ready && !ip->tensors_only;
-    mp_printf(print, "Interpreter(planner='%s', used=%u, head=%u, tail=%u, arena_size=%u, prepared=%s, planned=%s)",
+    if (!ip->ready) {
+        mp_print_str(print, "Interpreter(released)");
+        return;
+    }
+    bool prepared = ip->model_data_count != 0 || ip->lists_in_model || ip->model_records_bytes != 0;
+    mp_printf(print, "Interpreter(planner='%s', used=%u, head=%u, tail=%u, arena_size=%u, prepared_model=%s)",
         ip->planner ? ip->planner->name : "none", (unsigned)tflm_interp_used_bytes(ip), (unsigned)ip->head_bytes,
-        (unsigned)ip->tail_bytes, (unsigned)self->arena->arena.size, prepared ? "True" : "False",
-        ip->ready ? "True" : "False");
+        (unsigned)ip->tail_bytes, (unsigned)self->arena->arena.size, prepared ? "True" : "False");
 }
 
+// Attributes (answered by interp_attr), for help() and dir() of the class.
+TFLM_ATTR_DOC(model, "tflm.Model (model.inputs[i] describes input(i))");
+TFLM_ATTR_DOC(arena, "tflm.Arena");
+TFLM_ATTR_DOC(planner, "str: 'greedy', 'linear', 'offline'");
+
 static const mp_rom_map_elem_t interp_locals_table[] = {
+    TFLM_ATTR_ENTRY(model),
+    TFLM_ATTR_ENTRY(arena),
+    TFLM_ATTR_ENTRY(planner),
     { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&interp_del_obj) },
     { MP_ROM_QSTR(MP_QSTR_input), MP_ROM_PTR(&interp_input_obj) },
     { MP_ROM_QSTR(MP_QSTR_output), MP_ROM_PTR(&interp_output_obj) },
     { MP_ROM_QSTR(MP_QSTR_tensor), MP_ROM_PTR(&interp_tensor_obj) },
     { MP_ROM_QSTR(MP_QSTR_set_input), MP_ROM_PTR(&interp_set_input_obj) },
     { MP_ROM_QSTR(MP_QSTR_invoke), MP_ROM_PTR(&interp_invoke_obj) },
+    { MP_ROM_QSTR(MP_QSTR_reset), MP_ROM_PTR(&interp_reset_obj) },
     { MP_ROM_QSTR(MP_QSTR_predict), MP_ROM_PTR(&tflm_interp_predict_obj) },
     { MP_ROM_QSTR(MP_QSTR_arena_used_bytes), MP_ROM_PTR(&interp_arena_used_bytes_obj) },
     { MP_ROM_QSTR(MP_QSTR_head_bytes), MP_ROM_PTR(&interp_head_bytes_obj) },

@@ -98,12 +98,30 @@ static void tensor_info_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
     }
 }
 
+// The attributes, for help() and dir() of the class.
+TFLM_ATTR_DOC(index, "int: the tensor's index in the main subgraph");
+TFLM_ATTR_DOC(name, "str");
+TFLM_ATTR_DOC(dtype, "str: 'int8', 'float32', ...");
+TFLM_ATTR_DOC(shape, "tuple of int");
+TFLM_ATTR_DOC(scale, "float (0.0: not quantized)");
+TFLM_ATTR_DOC(zero_point, "int");
+static const mp_rom_map_elem_t tensor_info_locals_table[] = {
+    TFLM_ATTR_ENTRY(index),
+    TFLM_ATTR_ENTRY(name),
+    TFLM_ATTR_ENTRY(dtype),
+    TFLM_ATTR_ENTRY(shape),
+    TFLM_ATTR_ENTRY(scale),
+    TFLM_ATTR_ENTRY(zero_point),
+};
+static MP_DEFINE_CONST_DICT(tensor_info_locals, tensor_info_locals_table);
+
 MP_DEFINE_CONST_OBJ_TYPE(
     tflm_tensor_info_type,
     MP_QSTR_TensorInfo,
     MP_TYPE_FLAG_NONE,
     print, tensor_info_print,
-    attr, tensor_info_attr
+    attr, tensor_info_attr,
+    locals_dict, &tensor_info_locals
     );
 
 // ---------------------------------------------------------------------------
@@ -173,6 +191,7 @@ static mp_obj_t model_make_new(const mp_obj_type_t *type, size_t n_args, size_t 
     }
     tflm_model_obj_t *self = mp_obj_malloc(tflm_model_obj_t, type);
     self->buffer = args[0];
+    self->labels = mp_const_none;
     tflm_error_t err;
     tflm_error_clear(&err);
     if (tflm_model_init(&self->model, bufinfo.buf, bufinfo.len, &err) != TFLM_OK) {
@@ -195,6 +214,68 @@ static mp_obj_t model_make_new(const mp_obj_type_t *type, size_t n_args, size_t 
 // takes), false when they are used in place (flash, static memory).
 static bool model_in_heap(const tflm_model_obj_t *self) {
     return tflm_in_heap(self->model.fb.buf);
+}
+
+// The labels file of a model file: its path with the extension (.tflite)
+// replaced by .labels, as tflm-host deploy names it in ROMFS.
+static mp_obj_t labels_path(mp_obj_t path) {
+    size_t len;
+    const char *p = mp_obj_str_get_data(path, &len);
+    size_t stem = len;
+    for (size_t i = len; i > 0 && p[i - 1] != '/'; --i) {
+        if (p[i - 1] == '.') {
+            stem = i - 1;
+            break;
+        }
+    }
+    vstr_t vstr;
+    vstr_init(&vstr, stem + 8);
+    vstr_add_strn(&vstr, p, stem);
+    vstr_add_str(&vstr, ".labels");
+    return mp_obj_new_str_from_vstr(&vstr);
+}
+
+// The lines of a UTF-8 labels file as a tuple of str (a last line without
+// its newline counts, "\r\n" ends a line too); None when there is no such
+// file; ValueError when it is not UTF-8.
+static mp_obj_t read_labels(mp_obj_t path) {
+    mp_obj_t open_args[2] = { labels_path(path), MP_OBJ_NEW_QSTR(MP_QSTR_rb) };
+    mp_obj_t data;
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        mp_obj_t f = mp_call_function_n_kw(MP_OBJ_FROM_PTR(&mp_builtin_open_obj), 2, 0, open_args);
+        data = mp_call_function_0(mp_load_attr(f, MP_QSTR_read));
+        mp_call_function_0(mp_load_attr(f, MP_QSTR_close));
+        nlr_pop();
+    } else if (mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(((mp_obj_base_t *)nlr.ret_val)->type),
+        MP_OBJ_FROM_PTR(&mp_type_OSError))) {
+        return mp_const_none; // no labels file
+    } else {
+        nlr_jump(nlr.ret_val);
+    }
+    mp_buffer_info_t b;
+    mp_get_buffer_raise(data, &b, MP_BUFFER_READ);
+    const char *text = b.buf;
+    if (!tflm_utf8_valid((const uint8_t *)text, b.len)) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s is not UTF-8 text"), mp_obj_str_get_str(open_args[0]));
+    }
+    mp_obj_t list = mp_obj_new_list(0, NULL);
+    for (size_t at = 0; at < b.len;) {
+        size_t end = at;
+        while (end < b.len && text[end] != '\n') {
+            ++end;
+        }
+        size_t n = end - at;
+        if (n > 0 && text[at + n - 1] == '\r') {
+            --n;
+        }
+        mp_obj_list_append(list, mp_obj_new_str(text + at, n));
+        at = end + 1;
+    }
+    size_t n;
+    mp_obj_t *items;
+    mp_obj_list_get(list, &n, &items);
+    return mp_obj_new_tuple(n, items);
 }
 
 // tflm.load(path, *, quiet=False): the model in a file. A ROMFS file is used
@@ -236,7 +317,9 @@ static mp_obj_t tflm_load(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_
                 mp_obj_str_get_str(args[ARG_path].u_obj), (unsigned)bufinfo.len);
         }
     }
-    return MP_OBJ_TYPE_GET_SLOT(&tflm_model_type, make_new)(&tflm_model_type, 1, 0, &buffer);
+    mp_obj_t model = MP_OBJ_TYPE_GET_SLOT(&tflm_model_type, make_new)(&tflm_model_type, 1, 0, &buffer);
+    ((tflm_model_obj_t *)MP_OBJ_TO_PTR(model))->labels = read_labels(args[ARG_path].u_obj);
+    return model;
 }
 MP_DEFINE_CONST_FUN_OBJ_KW(tflm_load_obj, 1, tflm_load);
 
@@ -356,6 +439,9 @@ static void model_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
         case MP_QSTR_buffer:
             dest[0] = self->buffer;
             break;
+        case MP_QSTR_labels:
+            dest[0] = self->labels;
+            break;
         case MP_QSTR_ram_bytes:
             dest[0] = mp_obj_new_int_from_uint(model_in_heap(self) ? self->model.fb.len : 0);
             break;
@@ -418,8 +504,26 @@ static void model_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind
     mp_print_str(print, ">");
 }
 
+// Attributes (answered by model_attr), for help() and dir() of the class.
+TFLM_ATTR_DOC(inputs, "tuple of TensorInfo");
+TFLM_ATTR_DOC(outputs, "tuple of TensorInfo");
+TFLM_ATTR_DOC(ops, "tuple of str: operator names in execution order");
+TFLM_ATTR_DOC(subgraphs, "int");
+TFLM_ATTR_DOC(size, "int: the model's bytes");
+TFLM_ATTR_DOC(buffer, "the object holding the bytes");
+TFLM_ATTR_DOC(ram_bytes, "int: bytes on the heap (0: used in place)");
+TFLM_ATTR_DOC(labels, "tuple of str from MODEL.labels (tflm.load), or None");
+
 static const mp_rom_map_elem_t model_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_tensor), MP_ROM_PTR(&model_tensor_obj) },
+    TFLM_ATTR_ENTRY(inputs),
+    TFLM_ATTR_ENTRY(outputs),
+    TFLM_ATTR_ENTRY(ops),
+    TFLM_ATTR_ENTRY(subgraphs),
+    TFLM_ATTR_ENTRY(size),
+    TFLM_ATTR_ENTRY(buffer),
+    TFLM_ATTR_ENTRY(ram_bytes),
+    TFLM_ATTR_ENTRY(labels),
 };
 static MP_DEFINE_CONST_DICT(model_locals, model_locals_table);
 

@@ -608,11 +608,7 @@ static tflm_status_t build_variables(tflm_build_t *b) {
                 r->where = TFLM_AT_TAIL;
                 r->data = off;
                 // As TFLM resets them: int8 state starts at its zero point.
-                int fill = 0;
-                if (t.type == TFLM_INT8 && t.zero_point.count > 0) {
-                    fill = (int)(uint8_t)(int8_t)tflm_fb_vec_i64(&m->fb, t.zero_point, 0);
-                }
-                memset(tflm_arena_ptr(b->arena, off), fill, bytes);
+                memset(tflm_arena_ptr(b->arena, off), tflm_variable_fill(m, &t), bytes);
             }
         }
     }
@@ -657,6 +653,24 @@ tflm_status_t tflm_build_resources(tflm_build_t *b) {
         }
     }
     tflm_interp_audit(ip, TFLM_AUDIT_RESOURCES, b->arena->cursor - tail_before, requested, ip->n_resources);
+    return TFLM_OK;
+}
+
+tflm_status_t tflm_reset_resources(tflm_interp_t *ip) {
+    tflm_model_t *m = ip->model;
+    tflm_resource_rec_t *res = (tflm_resource_rec_t *)tflm_arena_ptr(ip->arena, ip->resources_at);
+    for (uint32_t id = 0; id < ip->n_resources; ++id) {
+        uint32_t bytes;
+        uint8_t fill;
+        // The bytes are the sealed record's; the model gives the fill only.
+        if (!tflm_resource_shape(m, (int32_t)id, &bytes, &fill)) {
+            return tflm_model_check(m, &ip->err) ? ip->err.status
+                   : tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: resource variable %u", (unsigned)id);
+        }
+        if (res[id].bytes) {
+            memset(tflm_arena_ptr(ip->arena, res[id].data), fill, res[id].bytes);
+        }
+    }
     return TFLM_OK;
 }
 

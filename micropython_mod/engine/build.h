@@ -28,6 +28,12 @@ tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip);
 // Prefixes the error message with the operator it came from (build.c).
 tflm_status_t tflm_interp_node_error(tflm_interp_t *ip, uint32_t node, int32_t builtin);
 
+// The byte a variable tensor starts filled with, as TFLM resets it: an
+// int8 one's zero point, 0 otherwise (build.c, reset.c).
+static inline uint8_t tflm_variable_fill(const tflm_model_t *m, const tflm_model_tensor_t *t) {
+    return t->type == TFLM_INT8 && t->zero_point.count > 0 ? (uint8_t)(int8_t)tflm_fb_vec_i64(&m->fb, t->zero_point, 0) : 0;
+}
+
 static inline void tflm_interp_audit(tflm_interp_t *ip, tflm_audit_kind_t kind, uint32_t used, uint32_t requested,
     uint32_t count) {
     ip->audit[kind].used += used;

@@ -40,6 +40,35 @@ static tflm_status_t external_overlap(tflm_interp_t *ip, const tflm_external_t *
     return TFLM_OK;
 }
 
+// Subgraph 0's inputs (or outputs) as tensor indices, "88" or "1, 2, 5"
+// (the first four, then "..."), NUL-terminated in buf (at least 48 bytes):
+// for the messages of tensors that cannot be pre-allocated.
+static void io_tensors(const tflm_interp_t *ip, bool outputs, char *buf) {
+    const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
+    const uint16_t *io = tflm_interp_io(ip, sg->io) + (outputs ? sg->n_inputs : 0);
+    uint32_t n = outputs ? sg->n_outputs : sg->n_inputs, len = 0;
+    for (uint32_t k = 0; k < n && k < 4; ++k) {
+        char digits[10];
+        uint32_t v = io[k] == TFLM_NO_INDEX ? 0 : tflm_interp_tensor_of(ip, io[k]) - sg->tensor_base, nd = 0;
+        do {
+            digits[nd++] = (char)('0' + v % 10);
+            v /= 10;
+        } while (v && nd < sizeof(digits));
+        if (k) {
+            buf[len++] = ',';
+            buf[len++] = ' ';
+        }
+        while (nd) {
+            buf[len++] = digits[--nd];
+        }
+    }
+    if (n > 4) {
+        memcpy(buf + len, ", ...", 5);
+        len += 5;
+    }
+    buf[len] = '\0';
+}
+
 // A pre-allocated tensor: record ext->tensor's data lives in the user's buffer.
 static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext) {
     const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
@@ -50,9 +79,14 @@ static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext)
     tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, tflm_interp_rec_of(ip, sg->tensor_base + ext->tensor));
     uint32_t t = ext->tensor;
     if (r == NULL || (r->where != TFLM_AT_HEAD && r->where != TFLM_AT_EXTERNAL)) {
+        char ins[48], outs[48];
+        io_tensors(ip, false, ins);
+        io_tensors(ip, true, outs);
         return tflm_error(&ip->err, TFLM_ERR_VALUE,
-            "tensor %u is %s: only tensors the arena's head would hold can be pre-allocated", (unsigned)t,
-            r == NULL || r->where == TFLM_AT_MODEL ? "a constant" : r->where == TFLM_AT_TAIL ? "a variable" : "empty");
+            "tensor %u is %s: only tensors the arena's head would hold can be pre-allocated, e.g. inputs (%s) "
+            "and outputs (%s): model.inputs[i].index", (unsigned)t,
+            r == NULL || r->where == TFLM_AT_MODEL ? "a constant" : r->where == TFLM_AT_TAIL ? "a variable" : "empty",
+            ins, outs);
     }
     if (r->flags & TFLM_TENSOR_FIXED) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "tensor %u is placed by the offline plan (at offset %u)",

@@ -183,6 +183,15 @@ tflm_status_t tflm_interp_invoke(tflm_interp_t *ip);
 // nothing since that could have written the arena or the model.
 tflm_status_t tflm_interp_run(tflm_interp_t *ip);
 
+// Puts every piece of state the model carries from one invoke to the next
+// back as TFLM's MicroInterpreter::Reset() does (reset.c), in place,
+// allocating nothing: variable tensors zeroed (int8 ones at their zero
+// point, as built), the variables kernels keep themselves zeroed, each
+// kernel's run-time state reset by its `reset` hook, resource variables
+// filled again as built. CALL_ONCE does not run its subgraph again, as in
+// TFLM. Checks the seal first (tflm_interp_verify) and takes it again.
+tflm_status_t tflm_interp_reset(tflm_interp_t *ip);
+
 // The seal (seal.c). The arena's bytes are the user's (a buffer they gave,
 // Arena.buffer): everything the tail holds that invoke() and the API turn
 // into pointers is checked to be what the build wrote before it is
@@ -263,6 +272,8 @@ void *tflm_resource_data(const tflm_interp_t *ip, int32_t id, uint32_t *bytes);
 // The resource variables' records and buffers in the tail (build.c): VAR_HANDLE's
 // build_state hook (engine/kernel.h), so only a build with it has them.
 tflm_status_t tflm_build_resources(tflm_build_t *b);
+// Their buffers filled again as tflm_build_resources() filled them (VAR_HANDLE's reset_state hook).
+tflm_status_t tflm_reset_resources(tflm_interp_t *ip);
 
 // The records as the plan code sees them (plan.h, overlap.h).
 tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip);

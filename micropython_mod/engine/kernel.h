@@ -167,6 +167,18 @@ typedef struct {
     // walks them to mark the lifetimes of their tensors and checks the
     // indices; prepare() has checked them too when a kernel is built.
     void (*calls)(tflm_prepare_t *p, int32_t called[2]);
+    // The interpreter's reset (tflm_interp_reset(), TFLM's
+    // MicroInterpreter::Reset): puts the run-time state a node keeps back as
+    // TFLM's reset leaves it, which for the ops that have one is as
+    // prepare() first set it: its data from tflm_prep_alloc_state(), a
+    // variable it keeps (tflm_prep_keep_variable(), zeroed by the engine
+    // just before). `e` is what eval() gets, without scratch buffers; data
+    // from tflm_prep_alloc() stays unchanged. NULL: nothing of the node's
+    // changes (CALL_ONCE's flag stays set, as in TFLM).
+    void (*reset)(tflm_eval_t *e);
+    // The same for the state build_state() laid out (VAR_HANDLE: the
+    // resource variables, filled again as the build filled them).
+    tflm_status_t (*reset_state)(tflm_interp_t *ip);
 } tflm_kernel_hooks_t;
 
 typedef struct _tflm_kernel_t {

@@ -160,4 +160,13 @@ tflm_status_t tflm_circular_buffer_eval(tflm_eval_t *e) {
     return TFLM_OK;
 }
 
+// TFLM's reset restarts the count to the next run; the history stays (in
+// TFLM it is the output tensor's bytes, which its reset does not touch).
+static void circular_buffer_reset(tflm_eval_t *e) {
+    circular_buffer_data_t *d = e->data;
+    d->until_run = d->cycles_max;
+}
+
+const tflm_kernel_hooks_t tflm_circular_buffer_hooks = { .reset = circular_buffer_reset };
+
 #endif

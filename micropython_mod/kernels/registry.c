@@ -306,7 +306,7 @@ const tflm_kernel_t tflm_kernels[] = {
     { TFLM_OP_SUM, 0, (TFLM_TYPES_SUM), TFLM_ALIAS_NONE, tflm_sum_prepare, tflm_sum_eval, NULL },
     #endif
     #if TFLM_KERNEL_SVDF
-    { TFLM_OP_SVDF, 0, (TFLM_TYPES_SVDF), TFLM_ALIAS_NONE, tflm_svdf_prepare, tflm_svdf_eval, NULL },
+    { TFLM_OP_SVDF, 0, (TFLM_TYPES_SVDF), TFLM_ALIAS_NONE, tflm_svdf_prepare, tflm_svdf_eval, &tflm_svdf_hooks },
     #endif
     #if TFLM_KERNEL_TANH
     { TFLM_OP_TANH, 0, (TFLM_TYPES_TANH), TFLM_ALIAS_IN_PLACE, tflm_tanh_prepare, tflm_tanh_eval, NULL },
@@ -354,7 +354,7 @@ const tflm_kernel_t tflm_kernels[] = {
     { TFLM_OP_CUSTOM, 180, (TFLM_TYPES_SIGNAL_FILTER_BANK_SQUARE_ROOT), TFLM_ALIAS_NONE, tflm_signal_filter_bank_square_root_prepare, tflm_signal_filter_bank_square_root_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION
-    { TFLM_OP_CUSTOM, 238, (TFLM_TYPES_SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION), TFLM_ALIAS_NONE, tflm_signal_filter_bank_spectral_subtraction_prepare, tflm_signal_filter_bank_spectral_subtraction_eval, NULL },
+    { TFLM_OP_CUSTOM, 238, (TFLM_TYPES_SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION), TFLM_ALIAS_NONE, tflm_signal_filter_bank_spectral_subtraction_prepare, tflm_signal_filter_bank_spectral_subtraction_eval, &tflm_signal_filter_bank_spectral_subtraction_hooks },
     #endif
     #if TFLM_KERNEL_SIGNAL_PCAN
     { TFLM_OP_CUSTOM, 314, (TFLM_TYPES_SIGNAL_PCAN), TFLM_ALIAS_NONE, tflm_signal_pcan_prepare, tflm_signal_pcan_eval, NULL },
@@ -363,19 +363,19 @@ const tflm_kernel_t tflm_kernels[] = {
     { TFLM_OP_CUSTOM, 337, (TFLM_TYPES_SIGNAL_FILTER_BANK_LOG), TFLM_ALIAS_NONE, tflm_signal_filter_bank_log_prepare, tflm_signal_filter_bank_log_eval, NULL },
     #endif
     #if TFLM_KERNEL_SIGNAL_FRAMER
-    { TFLM_OP_CUSTOM, 380, (TFLM_TYPES_SIGNAL_FRAMER), TFLM_ALIAS_NONE, tflm_signal_framer_prepare, tflm_signal_framer_eval, NULL },
+    { TFLM_OP_CUSTOM, 380, (TFLM_TYPES_SIGNAL_FRAMER), TFLM_ALIAS_NONE, tflm_signal_framer_prepare, tflm_signal_framer_eval, &tflm_signal_framer_hooks },
     #endif
     #if TFLM_KERNEL_SIGNAL_DELAY
-    { TFLM_OP_CUSTOM, 407, (TFLM_TYPES_SIGNAL_DELAY), TFLM_ALIAS_NONE, tflm_signal_delay_prepare, tflm_signal_delay_eval, NULL },
+    { TFLM_OP_CUSTOM, 407, (TFLM_TYPES_SIGNAL_DELAY), TFLM_ALIAS_NONE, tflm_signal_delay_prepare, tflm_signal_delay_eval, &tflm_signal_delay_hooks },
     #endif
     #if TFLM_KERNEL_SIGNAL_STACKER
-    { TFLM_OP_CUSTOM, 432, (TFLM_TYPES_SIGNAL_STACKER), TFLM_ALIAS_NONE, tflm_signal_stacker_prepare, tflm_signal_stacker_eval, NULL },
+    { TFLM_OP_CUSTOM, 432, (TFLM_TYPES_SIGNAL_STACKER), TFLM_ALIAS_NONE, tflm_signal_stacker_prepare, tflm_signal_stacker_eval, &tflm_signal_stacker_hooks },
     #endif
     #if TFLM_KERNEL_SIGNAL_OVERLAP_ADD
-    { TFLM_OP_CUSTOM, 461, (TFLM_TYPES_SIGNAL_OVERLAP_ADD), TFLM_ALIAS_NONE, tflm_signal_overlap_add_prepare, tflm_signal_overlap_add_eval, NULL },
+    { TFLM_OP_CUSTOM, 461, (TFLM_TYPES_SIGNAL_OVERLAP_ADD), TFLM_ALIAS_NONE, tflm_signal_overlap_add_prepare, tflm_signal_overlap_add_eval, &tflm_signal_overlap_add_hooks },
     #endif
     #if TFLM_KERNEL_CIRCULAR_BUFFER
-    { TFLM_OP_CUSTOM, 497, (TFLM_TYPES_CIRCULAR_BUFFER), TFLM_ALIAS_NONE, tflm_circular_buffer_prepare, tflm_circular_buffer_eval, NULL },
+    { TFLM_OP_CUSTOM, 497, (TFLM_TYPES_CIRCULAR_BUFFER), TFLM_ALIAS_NONE, tflm_circular_buffer_prepare, tflm_circular_buffer_eval, &tflm_circular_buffer_hooks },
     #endif
     #if TFLM_KERNEL_TFLM_DECODE
     { TFLM_OP_CUSTOM, 529, (TFLM_TYPES_TFLM_DECODE), TFLM_ALIAS_NONE, tflm_tflm_decode_prepare, tflm_tflm_decode_eval, NULL },

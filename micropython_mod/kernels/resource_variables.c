@@ -82,6 +82,7 @@ tflm_status_t tflm_var_handle_eval(tflm_eval_t *e) {
 // build with VAR_HANDLE (which every model with resources uses) has them.
 const tflm_kernel_hooks_t tflm_var_handle_hooks = {
     .build_state = tflm_build_resources,
+    .reset_state = tflm_reset_resources,
 };
 
 #endif

@@ -390,6 +390,14 @@ typedef struct {
     uint32_t noise[];     // the state
 } spectral_subtraction_data_t;
 
+static void spectral_subtraction_start(spectral_subtraction_data_t *d) {
+    memset(d->noise, 0, 4 * d->channels);
+}
+
+static void spectral_subtraction_reset(tflm_eval_t *e) {
+    spectral_subtraction_start(e->data);
+}
+
 tflm_status_t tflm_signal_filter_bank_spectral_subtraction_prepare(tflm_prepare_t *p) {
     tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 2);
     tflm_tinfo_t in, out, noise;
@@ -426,7 +434,7 @@ tflm_status_t tflm_signal_filter_bank_spectral_subtraction_prepare(tflm_prepare_
     d->smoothing_bits = (uint32_t)smbits;
     d->subtraction_bits = (uint32_t)ssbits;
     d->clamping = (uint32_t)clamping;
-    memset(d->noise, 0, 4 * (uint32_t)channels);
+    spectral_subtraction_start(d);
     return TFLM_OK;
 }
 
@@ -457,6 +465,8 @@ tflm_status_t tflm_signal_filter_bank_spectral_subtraction_eval(tflm_eval_t *e) 
     memcpy(noise_out, d->noise, 4 * d->channels);
     return TFLM_OK;
 }
+
+const tflm_kernel_hooks_t tflm_signal_filter_bank_spectral_subtraction_hooks = { .reset = spectral_subtraction_reset };
 #endif
 
 #if TFLM_KERNEL_SIGNAL_PCAN

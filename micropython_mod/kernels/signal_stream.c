@@ -62,8 +62,19 @@ typedef struct {
     uint32_t step;
     uint32_t cap;         // samples a row's buffer holds: frame_size rounded up to steps
     uint32_t held;        // samples each row holds (the same for all rows)
+    uint32_t start;       // held at the start: frame_size - frame_step zeros with prefill
     int16_t buf[];        // rows * cap
 } framer_data_t;
+
+// As prepare() leaves it, and TFLM's reset.
+static void framer_start(framer_data_t *d) {
+    d->held = d->start;
+    memset(d->buf, 0, (size_t)d->rows * d->cap * sizeof(int16_t));
+}
+
+static void framer_reset(tflm_eval_t *e) {
+    framer_start(e->data);
+}
 
 tflm_status_t tflm_signal_framer_prepare(tflm_prepare_t *p) {
     tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 2);
@@ -105,8 +116,8 @@ tflm_status_t tflm_signal_framer_prepare(tflm_prepare_t *p) {
     d->size = (uint32_t)size;
     d->step = (uint32_t)step;
     d->cap = cap;
-    d->held = prefill ? (uint32_t)(size - step) : 0;
-    memset(d->buf, 0, (size_t)rows * cap * sizeof(int16_t));
+    d->start = prefill ? (uint32_t)(size - step) : 0;
+    framer_start(d);
     return TFLM_OK;
 }
 
@@ -137,6 +148,8 @@ tflm_status_t tflm_signal_framer_eval(tflm_eval_t *e) {
     *(uint8_t *)e->out[1] = valid;
     return TFLM_OK;
 }
+
+const tflm_kernel_hooks_t tflm_signal_framer_hooks = { .reset = framer_reset };
 #endif
 
 #if TFLM_KERNEL_SIGNAL_DELAY
@@ -150,6 +163,14 @@ typedef struct {
     uint32_t delay;
     int16_t held[];       // rows * delay
 } delay_data_t;
+
+static void delay_start(delay_data_t *d) {
+    memset(d->held, 0, (size_t)d->rows * d->delay * sizeof(int16_t));
+}
+
+static void delay_reset(tflm_eval_t *e) {
+    delay_start(e->data);
+}
 
 tflm_status_t tflm_signal_delay_prepare(tflm_prepare_t *p) {
     tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
@@ -171,7 +192,7 @@ tflm_status_t tflm_signal_delay_prepare(tflm_prepare_t *p) {
     d->rows = rows;
     d->frame = inner;
     d->delay = (uint32_t)delay;
-    memset(d->held, 0, (size_t)rows * (uint32_t)delay * sizeof(int16_t));
+    delay_start(d);
     return TFLM_OK;
 }
 
@@ -197,6 +218,8 @@ tflm_status_t tflm_signal_delay_eval(tflm_eval_t *e) {
     }
     return TFLM_OK;
 }
+
+const tflm_kernel_hooks_t tflm_signal_delay_hooks = { .reset = delay_reset };
 #endif
 
 #if TFLM_KERNEL_SIGNAL_STACKER
@@ -215,6 +238,16 @@ typedef struct {
     uint32_t started;     // the first frame has come
     int16_t buf[];        // total
 } stacker_data_t;
+
+static void stacker_start(stacker_data_t *d) {
+    d->held = 0;
+    d->started = 0;
+    memset(d->buf, 0, d->total * sizeof(int16_t));
+}
+
+static void stacker_reset(tflm_eval_t *e) {
+    stacker_start(e->data);
+}
 
 tflm_status_t tflm_signal_stacker_prepare(tflm_prepare_t *p) {
     tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 2);
@@ -252,9 +285,7 @@ tflm_status_t tflm_signal_stacker_prepare(tflm_prepare_t *p) {
     d->left = (uint32_t)left;
     d->total = total;
     d->drop = (uint32_t)channels * (uint32_t)step;
-    d->held = 0;
-    d->started = 0;
-    memset(d->buf, 0, total * sizeof(int16_t));
+    stacker_start(d);
     return TFLM_OK;
 }
 
@@ -282,6 +313,8 @@ tflm_status_t tflm_signal_stacker_eval(tflm_eval_t *e) {
     *(uint8_t *)e->out[1] = full;
     return TFLM_OK;
 }
+
+const tflm_kernel_hooks_t tflm_signal_stacker_hooks = { .reset = stacker_reset };
 #endif
 
 #if TFLM_KERNEL_SIGNAL_OVERLAP_ADD
@@ -299,6 +332,15 @@ typedef struct {
     uint32_t pad;         // keeps acc 8-byte aligned
     uint8_t acc[];        // rows * size values of the type
 } overlap_add_data_t;
+
+static void overlap_add_start(overlap_add_data_t *d) {
+    // all-zero bits are 0.0f too
+    memset(d->acc, 0, (size_t)d->rows * d->size * (d->type == TFLM_INT16 ? 2u : 4u));
+}
+
+static void overlap_add_reset(tflm_eval_t *e) {
+    overlap_add_start(e->data);
+}
 
 tflm_status_t tflm_signal_overlap_add_prepare(tflm_prepare_t *p) {
     tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
@@ -344,7 +386,7 @@ tflm_status_t tflm_signal_overlap_add_prepare(tflm_prepare_t *p) {
     d->size = size;
     d->step = (uint32_t)step;
     d->pad = 0;
-    memset(d->acc, 0, (size_t)rows * size * esize); // all-zero bits are 0.0f too
+    overlap_add_start(d);
     return TFLM_OK;
 }
 
@@ -384,4 +426,6 @@ tflm_status_t tflm_signal_overlap_add_eval(tflm_eval_t *e) {
     }
     return TFLM_OK;
 }
+
+const tflm_kernel_hooks_t tflm_signal_overlap_add_hooks = { .reset = overlap_add_reset };
 #endif

@@ -67,6 +67,12 @@ static inline uint32_t svdf_ring_bytes(int32_t cells, int32_t memory, uint32_t e
     return (uint32_t)sizeof(svdf_ring_t) + (uint32_t)cells * (uint32_t)(memory - 1) * elem;
 }
 
+// As TFLM resets it: an int8 state starts at its zero point (int16 and
+// float32 ones, and the ring's position, at 0, as the engine zeroed them).
+static void svdf_fill_int8(svdf_ring_t *ring, uint32_t cells, int32_t memory, int32_t zero_point) {
+    memset(ring + 1, (int)(uint8_t)(int8_t)zero_point, (size_t)cells * (size_t)(memory - 1));
+}
+
 // The position this invoke reads from; the next one starts a slot later.
 static inline int32_t svdf_ring_advance(svdf_ring_t *ring, int32_t n_slots) {
     uint32_t pos = ring->pos;
@@ -398,9 +404,7 @@ tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
         return tflm_prep_status(p);
     }
     if (kind == SVDF_INT8_STATE) {
-        // As TFLM resets it: an int8 state starts at its zero point (int16
-        // and float32 ones at 0, as zeroed).
-        memset(ring + 1, (int)(uint8_t)(int8_t)t.state.zero_point, (size_t)g.cells * (size_t)(g.memory - 1));
+        svdf_fill_int8(ring, g.cells, g.memory, t.state.zero_point);
     }
     d->kind = kind;
     d->activation = tflm_prep_opt_u8(p, TFLM_OPT_SVDF_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
@@ -439,5 +443,15 @@ tflm_status_t tflm_svdf_eval(tflm_eval_t *e) {
     }
     return TFLM_OK;
 }
+
+// The engine zeroed the ring (position and steps) just before.
+static void svdf_reset(tflm_eval_t *e) {
+    const svdf_data_t *d = e->data;
+    if (d->kind == SVDF_INT8_STATE) {
+        svdf_fill_int8(e->in[SVDF_STATE], (uint32_t)d->batches * (uint32_t)d->filters, d->memory, d->state_zero_point);
+    }
+}
+
+const tflm_kernel_hooks_t tflm_svdf_hooks = { .reset = svdf_reset };
 
 #endif // TFLM_KERNEL_SVDF
