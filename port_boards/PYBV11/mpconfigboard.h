@@ -11,7 +11,8 @@
 #define MICROPY_HW_ROMFS_ENABLE_INTERNAL_FLASH (1)
 #define MICROPY_HW_ROMFS_ENABLE_PART0 (1)
 
-// The MicroPython heap (RAM between static data and the stack) as `make
-// boards-report` measured it from the ELF (docs/boards.md), for `tflm-host
-// arena --board` without a build (with one, the ELF's own figure).
-#define TFLM_HEAP_BYTES (106156)
+// The MicroPython heap (RAM between static data and the stack): at least
+// that many bytes, whole KiB below the ELF's figure (docs/boards.md;
+// tests/test_board_figures.py holds it within 2 KiB of the built firmware's),
+// for `tflm-host arena --board` without a build (with one, the ELF's own).
+#define TFLM_HEAP_BYTES (105472)

@@ -13,6 +13,7 @@
 
 // The MicroPython heap, where tflm arenas are allocated, is all the RAM the
 // firmware does not use statically (the port's linker script). TFLM_HEAP_BYTES:
-// its size as `make boards-report` measured it (docs/boards.md), for
-// `tflm-host arena --board` without a build (with one, the ELF's own figure).
-#define TFLM_HEAP_BYTES (251808)
+// at least that many bytes, whole KiB below the ELF's figure (docs/boards.md;
+// tests/test_board_figures.py holds it within 2 KiB of the built firmware's),
+// for `tflm-host arena --board` without a build (with one, the ELF's own).
+#define TFLM_HEAP_BYTES (250880)
