@@ -90,3 +90,15 @@ def test_deploy_dry_run(capsys, tmp_path):
     bad.write_bytes(b"not a model")
     assert cli.main(["deploy", str(bad), "--port", "/dev/ttyACM0", "--dry-run"]) == 2
     assert "not a .tflite model" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["deploy", "MODEL", "--port", "/dev/ttyACM97"],
+                                     ["run", "MODEL", "--port", "/dev/ttyACM97"]])
+def test_a_port_that_does_not_exist_is_named(capsys, command):
+    """Not the serial library's guess "it may be in use by another program":
+    no such device, and the ports there are."""
+    argv = [model_path("hello_world_int8.tflite") if a == "MODEL" else a for a in command]
+    assert cli.main([str(a) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert "no device at /dev/ttyACM97: is the board plugged in" in err, err
+    assert "in use by another program" not in err

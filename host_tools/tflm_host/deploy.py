@@ -105,6 +105,9 @@ def mpremote(port: str, *args: str, dry_run: bool = False, timeout: float = 600,
     print(f"$ {shown}", flush=True)
     if dry_run:
         return ""
+    from .device import check_port
+
+    check_port(port)
     with progress.step(what or f"mpremote {' '.join(shown_args[:2])}"):
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:

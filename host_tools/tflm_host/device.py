@@ -274,6 +274,22 @@ class _BufferedPort:
         setattr(self._port, name, value)
 
 
+def check_port(port: str) -> None:
+    """A serial port given as a device path must exist: say so, with the
+    ports this computer has, instead of the serial library's guess ("it may
+    be in use by another program")."""
+    if "://" in port or os.path.exists(port) or not (port.startswith("/dev/") or port.upper().startswith("COM")):
+        return
+    try:
+        from serial.tools import list_ports
+
+        found = sorted(p.device for p in list_ports.comports())
+    except ImportError:
+        found = []
+    have = f"serial ports here: {', '.join(found)}" if found else "no serial port is here"
+    raise DeviceError(f"no device at {port}: is the board plugged in and its USB cable a data cable? ({have})")
+
+
 def connect(url: str) -> "SerialTransport":
     """mpremote's transport to the board at `url`: a serial device, a
     pseudo-terminal, or socket://host:port (the QEMU boards, the emulated Pico)."""
@@ -282,6 +298,7 @@ def connect(url: str) -> "SerialTransport":
     from mpremote.transport import TransportError
     from mpremote.transport_serial import SerialTransport
 
+    check_port(url)
     try:
         # A read timeout lets mpremote's waits see their own deadlines on a
         # pseudo-terminal, where it reads without polling first (exec_chunk

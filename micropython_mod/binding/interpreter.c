@@ -803,12 +803,13 @@ static mp_obj_t interp_print_allocations(mp_obj_t self_in) {
                 (unsigned)a->count, (unsigned)a->requested);
         } else if (k == TFLM_AUDIT_ALIGNMENT) {
             mp_print_str(&mp_plat_print, " (padding to the tail's 16-byte alignment)\n");
-        } else if (a->used > a->requested) {
-            mp_printf(&mp_plat_print, " for %u allocations of %u bytes in all (%u of alignment)\n",
-                (unsigned)a->count, (unsigned)a->requested, (unsigned)(a->used - a->requested));
         } else {
-            mp_printf(&mp_plat_print, " for %u allocations of %u bytes in all\n", (unsigned)a->count,
-                (unsigned)a->requested);
+            mp_printf(&mp_plat_print, " for %u allocation%s of %u bytes in all", (unsigned)a->count,
+                a->count == 1 ? "" : "s", (unsigned)a->requested);
+            if (a->used > a->requested) {
+                mp_printf(&mp_plat_print, " (%u of alignment)", (unsigned)(a->used - a->requested));
+            }
+            mp_print_str(&mp_plat_print, "\n");
         }
     }
     if (ip->model_data_count) {
