@@ -616,11 +616,12 @@ static tflm_status_t build_variables(tflm_build_t *b) {
 }
 
 // Resource variables: their records, then each one's buffer (16-byte
-// aligned), filled as TFLM fills them.
-tflm_status_t tflm_build_resources(tflm_build_t *b) {
+// aligned), as the op that defines them counts and shapes them (VAR_HANDLE's
+// build_state hook).
+tflm_status_t tflm_build_resources(tflm_build_t *b, tflm_resource_count_fn count, tflm_resource_shape_fn shape) {
     tflm_interp_t *ip = b->ip;
     tflm_model_t *m = ip->model;
-    tflm_status_t st = tflm_resource_count(m, &ip->n_resources, &ip->err);
+    tflm_status_t st = count(m, &ip->n_resources, &ip->err);
     if (st) {
         return st;
     }
@@ -634,7 +635,7 @@ tflm_status_t tflm_build_resources(tflm_build_t *b) {
     for (uint32_t id = 0; id < ip->n_resources; ++id) {
         uint32_t bytes;
         uint8_t fill;
-        if (!tflm_resource_shape(m, (int32_t)id, &bytes, &fill)) {
+        if (!shape(m, (int32_t)id, &bytes, &fill)) {
             return tflm_model_check(m, &ip->err) ? ip->err.status
                    : tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: resource variable %u", (unsigned)id);
         }
@@ -653,24 +654,6 @@ tflm_status_t tflm_build_resources(tflm_build_t *b) {
         }
     }
     tflm_interp_audit(ip, TFLM_AUDIT_RESOURCES, b->arena->cursor - tail_before, requested, ip->n_resources);
-    return TFLM_OK;
-}
-
-tflm_status_t tflm_reset_resources(tflm_interp_t *ip) {
-    tflm_model_t *m = ip->model;
-    tflm_resource_rec_t *res = (tflm_resource_rec_t *)tflm_arena_ptr(ip->arena, ip->resources_at);
-    for (uint32_t id = 0; id < ip->n_resources; ++id) {
-        uint32_t bytes;
-        uint8_t fill;
-        // The bytes are the sealed record's; the model gives the fill only.
-        if (!tflm_resource_shape(m, (int32_t)id, &bytes, &fill)) {
-            return tflm_model_check(m, &ip->err) ? ip->err.status
-                   : tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: resource variable %u", (unsigned)id);
-        }
-        if (res[id].bytes) {
-            memset(tflm_arena_ptr(ip->arena, res[id].data), fill, res[id].bytes);
-        }
-    }
     return TFLM_OK;
 }
 

@@ -261,19 +261,19 @@ static inline uint32_t tflm_interp_needed_bytes(const tflm_interp_t *ip) {
 #define TFLM_PLAN_MAX_WIDTH (200)
 
 
-// Resource variables (resources.c).
-#define TFLM_MAX_VAR_HANDLES (32)
-tflm_status_t tflm_resource_count(tflm_model_t *m, uint32_t *count, tflm_error_t *err);
-int32_t tflm_resource_of_var_handle(tflm_model_t *m, uint32_t subgraph, uint32_t op);
-int32_t tflm_resource_of_tensor(tflm_model_t *m, uint32_t subgraph, int32_t tensor);
-bool tflm_resource_shape(tflm_model_t *m, int32_t id, uint32_t *bytes, uint8_t *fill);
+// Resource variables (resources.c). The op that defines them answers how
+// many a model has and, for each id, its buffer's bytes and the byte it
+// starts filled with (false: the model is malformed).
+typedef tflm_status_t (*tflm_resource_count_fn)(tflm_model_t *m, uint32_t *count, tflm_error_t *err);
+typedef bool (*tflm_resource_shape_fn)(tflm_model_t *m, int32_t id, uint32_t *bytes, uint8_t *fill);
 // A resource's buffer at eval time, NULL for an unknown or never assigned id.
 void *tflm_resource_data(const tflm_interp_t *ip, int32_t id, uint32_t *bytes);
-// The resource variables' records and buffers in the tail (build.c): VAR_HANDLE's
-// build_state hook (engine/kernel.h), so only a build with it has them.
-tflm_status_t tflm_build_resources(tflm_build_t *b);
+// The resource variables' records and buffers in the tail (build.c), from
+// VAR_HANDLE's build_state hook (engine/kernel.h), so only a build with it
+// has them.
+tflm_status_t tflm_build_resources(tflm_build_t *b, tflm_resource_count_fn count, tflm_resource_shape_fn shape);
 // Their buffers filled again as tflm_build_resources() filled them (VAR_HANDLE's reset_state hook).
-tflm_status_t tflm_reset_resources(tflm_interp_t *ip);
+tflm_status_t tflm_reset_resources(tflm_interp_t *ip, tflm_resource_shape_fn shape);
 
 // The records as the plan code sees them (plan.h, overlap.h).
 tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip);

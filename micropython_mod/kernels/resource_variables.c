@@ -1,9 +1,174 @@
 // VAR_HANDLE, ASSIGN_VARIABLE and READ_VARIABLE: resource variables, the
 // state of stateful models. A VAR_HANDLE writes its resource's id into its
 // output; ASSIGN_VARIABLE and READ_VARIABLE take that id as input 0 and copy
-// into or out of the resource's buffer (see engine/resources.c).
+// into or out of the resource's buffer (the records: engine/resources.c).
 #include "kernels/kernels.h"
 #include "engine/interpreter.h"
+#include "engine/ops.h"
+#include "engine/schema.h"
+
+#if TFLM_KERNEL_VAR_HANDLE || TFLM_KERNEL_ASSIGN_VARIABLE
+
+// Which resources a model has: a resource is a (container, shared_name)
+// pair of VAR_HANDLE ops; ids are given in the order the ops appear
+// (subgraph by subgraph), as TFLM does. A resource's buffer takes the size
+// of the value of the first ASSIGN_VARIABLE that writes it and starts
+// filled with that value's zero point, as in TFLM. All of this comes from
+// scans of the model (no memory), so the dry and the real allocation pass
+// agree; the engine keeps the records and buffers in the tail
+// (engine/resources.c).
+#define MAX_VAR_HANDLES (32)
+
+typedef struct {
+    uint32_t subgraph;
+    uint32_t op;
+    tflm_fb_vec_t container;
+    tflm_fb_vec_t name;
+} tflm_var_handle_t;
+
+// The k-th VAR_HANDLE op of the model, in order; false when there are fewer.
+static bool var_handle(tflm_model_t *m, uint32_t k, tflm_var_handle_t *vh) {
+    for (uint32_t s = 0; s < m->subgraphs.count; ++s) {
+        tflm_subgraph_t sg;
+        if (!tflm_model_subgraph(m, s, &sg)) {
+            return false;
+        }
+        for (uint32_t i = 0; i < sg.operators.count; ++i) {
+            tflm_model_op_t op;
+            if (!tflm_model_op(m, &sg, i, &op)) {
+                return false;
+            }
+            if (op.builtin != TFLM_OP_VAR_HANDLE || k-- != 0) {
+                continue;
+            }
+            vh->subgraph = s;
+            vh->op = i;
+            vh->container = tflm_fb_vector(&m->fb, tflm_model_options(&op, TFLM_OPT_VAR_HANDLE_CONTAINER),
+                TFLM_OPT_SLOT(TFLM_OPT_VAR_HANDLE_CONTAINER), 1);
+            vh->name = tflm_fb_vector(&m->fb, tflm_model_options(&op, TFLM_OPT_VAR_HANDLE_SHARED_NAME),
+                TFLM_OPT_SLOT(TFLM_OPT_VAR_HANDLE_SHARED_NAME), 1);
+            return !m->fb.bad;
+        }
+    }
+    return false;
+}
+
+static bool same_names(const tflm_model_t *m, const tflm_var_handle_t *a, const tflm_var_handle_t *b) {
+    return a->container.count == b->container.count && a->name.count == b->name.count
+           && memcmp(m->fb.buf + a->container.pos, m->fb.buf + b->container.pos, a->container.count) == 0
+           && memcmp(m->fb.buf + a->name.pos, m->fb.buf + b->name.pos, a->name.count) == 0;
+}
+
+// True when the k-th VAR_HANDLE is the first with its names.
+static bool first_of_names(tflm_model_t *m, uint32_t k, const tflm_var_handle_t *vh) {
+    for (uint32_t j = 0; j < k; ++j) {
+        tflm_var_handle_t other;
+        if (var_handle(m, j, &other) && same_names(m, &other, vh)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Resource id of the k-th VAR_HANDLE: how many distinct names come before
+// the first op with its names.
+static int32_t id_of(tflm_model_t *m, uint32_t k) {
+    tflm_var_handle_t target;
+    if (!var_handle(m, k, &target)) {
+        return -1;
+    }
+    int32_t distinct = 0;
+    for (uint32_t q = 0; q <= k; ++q) {
+        tflm_var_handle_t vh;
+        if (!var_handle(m, q, &vh)) {
+            return -1;
+        }
+        if (first_of_names(m, q, &vh)) {
+            if (same_names(m, &vh, &target)) {
+                return distinct;
+            }
+            distinct++;
+        }
+    }
+    return -1;
+}
+
+#if TFLM_KERNEL_VAR_HANDLE
+static tflm_status_t resource_count(tflm_model_t *m, uint32_t *count, tflm_error_t *err) {
+    tflm_var_handle_t vh;
+    uint32_t n = 0, distinct = 0;
+    while (var_handle(m, n, &vh)) {
+        if (++n > MAX_VAR_HANDLES) {
+            return tflm_error(err, TFLM_ERR_NOT_IMPLEMENTED, "more than %u VAR_HANDLE operators", MAX_VAR_HANDLES);
+        }
+        distinct += first_of_names(m, n - 1, &vh);
+    }
+    *count = distinct;
+    return tflm_model_check(m, err);
+}
+
+static int32_t resource_of_var_handle(tflm_model_t *m, uint32_t subgraph, uint32_t op) {
+    tflm_var_handle_t vh;
+    for (uint32_t k = 0; var_handle(m, k, &vh); ++k) {
+        if (vh.subgraph == subgraph && vh.op == op) {
+            return id_of(m, k);
+        }
+    }
+    return -1;
+}
+
+#endif
+
+static int32_t resource_of_tensor(tflm_model_t *m, uint32_t subgraph, int32_t tensor) {
+    tflm_subgraph_t sg;
+    tflm_var_handle_t vh;
+    if (tensor < 0 || !tflm_model_subgraph(m, subgraph, &sg)) {
+        return -1;
+    }
+    for (uint32_t k = 0; var_handle(m, k, &vh); ++k) {
+        tflm_model_op_t op;
+        if (vh.subgraph == subgraph && tflm_model_op(m, &sg, vh.op, &op) && op.outputs.count == 1
+            && tflm_model_index(m, op.outputs, 0) == tensor) {
+            return id_of(m, k);
+        }
+    }
+    return -1;
+}
+
+static bool resource_shape(tflm_model_t *m, int32_t id, uint32_t *bytes, uint8_t *fill) {
+    *bytes = 0;
+    *fill = 0;
+    // The value of the first ASSIGN_VARIABLE that writes the resource.
+    for (uint32_t s = 0; s < m->subgraphs.count; ++s) {
+        tflm_subgraph_t sg;
+        if (!tflm_model_subgraph(m, s, &sg)) {
+            return false;
+        }
+        for (uint32_t i = 0; i < sg.operators.count; ++i) {
+            tflm_model_op_t op;
+            if (!tflm_model_op(m, &sg, i, &op)) {
+                return false;
+            }
+            if (op.builtin != TFLM_OP_ASSIGN_VARIABLE || op.inputs.count != 2
+                || resource_of_tensor(m, s, tflm_model_index(m, op.inputs, 0)) != id) {
+                continue;
+            }
+            int32_t value = tflm_model_index(m, op.inputs, 1);
+            tflm_model_tensor_t t;
+            uint32_t elements;
+            if (value < 0 || (uint32_t)value >= sg.tensors.count || !tflm_model_tensor(m, &sg, (uint32_t)value, &t)
+                || !tflm_model_tensor_size(m, &t, &elements, bytes)) {
+                return false;
+            }
+            // TFLM fills with the value's first zero point, cast to a byte.
+            *fill = t.zero_point.count ? (uint8_t)tflm_fb_vec_i64(&m->fb, t.zero_point, 0) : 0;
+            return true;
+        }
+    }
+    return true;
+}
+
+#endif
 
 #if TFLM_KERNEL_VAR_HANDLE || TFLM_KERNEL_ASSIGN_VARIABLE || TFLM_KERNEL_READ_VARIABLE
 
@@ -11,6 +176,10 @@ typedef struct {
     int32_t id;     // VAR_HANDLE: the resource it names
     uint32_t bytes; // ASSIGN/READ: bytes of the value, checked against the resource
 } resource_data_t;
+
+#endif
+
+#if TFLM_KERNEL_ASSIGN_VARIABLE || TFLM_KERNEL_READ_VARIABLE
 
 // The resource id held in an input tensor, checked (ids come from tensors,
 // which a model could wire to anything).
@@ -57,7 +226,7 @@ tflm_status_t tflm_var_handle_prepare(tflm_prepare_t *p) {
     if ((out.type != TFLM_RESOURCE && out.type != TFLM_INT32) || out.elements != 1) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "output must be one resource id");
     }
-    int32_t id = tflm_resource_of_var_handle(p->model, p->subgraph, p->index);
+    int32_t id = resource_of_var_handle(p->model, p->subgraph, p->index);
     if (id < 0) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "bad resource variable");
     }
@@ -80,9 +249,17 @@ tflm_status_t tflm_var_handle_eval(tflm_eval_t *e) {
 
 // The resources themselves are the engine's, built with the tail; only a
 // build with VAR_HANDLE (which every model with resources uses) has them.
+static tflm_status_t var_handle_build_state(tflm_build_t *b) {
+    return tflm_build_resources(b, resource_count, resource_shape);
+}
+
+static tflm_status_t var_handle_reset_state(tflm_interp_t *ip) {
+    return tflm_reset_resources(ip, resource_shape);
+}
+
 const tflm_kernel_hooks_t tflm_var_handle_hooks = {
-    .build_state = tflm_build_resources,
-    .reset_state = tflm_reset_resources,
+    .build_state = var_handle_build_state,
+    .reset_state = var_handle_reset_state,
 };
 
 #endif
@@ -99,13 +276,13 @@ tflm_status_t tflm_assign_variable_prepare(tflm_prepare_t *p) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "missing value");
     }
     // The resource's buffer is sized by the first assignment; later ones must match.
-    int32_t id = tflm_resource_of_tensor(p->model, p->subgraph, tflm_model_index(p->model, p->op->inputs, 0));
+    int32_t id = resource_of_tensor(p->model, p->subgraph, tflm_model_index(p->model, p->op->inputs, 0));
     uint32_t bytes;
     uint8_t fill;
     if (id < 0) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "resource ids that do not come from a VAR_HANDLE of the same subgraph");
     }
-    if (!tflm_resource_shape(p->model, id, &bytes, &fill) || bytes != value.bytes) {
+    if (!resource_shape(p->model, id, &bytes, &fill) || bytes != value.bytes) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "value of %u bytes for a resource variable of %u", (unsigned)value.bytes, (unsigned)bytes);
     }
     resource_data_t *d = tflm_prep_alloc(p, sizeof(resource_data_t));
