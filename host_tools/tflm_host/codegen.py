@@ -239,7 +239,7 @@ def registry_source(kernels: list[Kernel]) -> str:
     test_at = pos + 1  # after the empty name that ends the list
     if test_at + len("TflmTest") >= 1 << 16:
         raise ValueError("custom op names too long for tflm_kernel_t's 16-bit offsets")
-    lines = [header(TABLE), "// The kernels this build links in, chosen in tflm_config.h.",
+    lines = [header(TABLE), "// The kernels this build links in, chosen in tflm_config.h (kernels/kernel_config.h).",
              '#include "kernels/kernels.h"', '#include "engine/ops.h"', "",
              "// Every custom op of the kernel table, whether this build links it or not:",
              "// its name (the model's custom_code) and its TFLM_OPS flag, each",
@@ -286,28 +286,20 @@ def registry_source(kernels: list[Kernel]) -> str:
 
 
 def config_header(kernels: list[Kernel]) -> str:
-    lines = [header(TABLE) + """// Build-time choice of what the tflm module links in.
+    """kernels/kernel_config.h: each kernel's TFLM_KERNEL_<OP> and
+    TFLM_TYPES_<OP> flag, from the table. The policy around them (defaults,
+    planners) is micropython_mod/tflm_config.h's, written by hand, which
+    includes this file."""
+    lines = [header(TABLE) + """// Each kernel's build flags (tflm_config.h, which includes this file, says
+// how a build chooses them).
 //
-// Every part is on unless the build says otherwise. To link only some
-// kernels, build with -DTFLM_KERNELS_DEFAULT=0 and -DTFLM_KERNEL_<OP>=1 for
-// each op wanted (a custom op's flag is its name in upper snake case:
-// CUSTOM:SignalWindow is TFLM_KERNEL_SIGNAL_WINDOW) (`make ... TFLM_OPS="FULLY_CONNECTED QUANTIZE"` does this;
-// `tflm-host ops MODEL...` prints the setting a set of models needs).
-//
-// Each kernel is built for every tensor type unless TFLM_TYPES_<OP> (or
-// TFLM_TYPES, for every op without its own) lists fewer, as a sum of the
-// TFLM_T_<TYPE> bits below: -DTFLM_TYPES_CONV_2D=TFLM_T_INT32+TFLM_T_INT8
-// leaves out CONV_2D's float32 and int16 code (`make ...
-// TFLM_TYPES="CONV_2D:int32,int8"` does this; `tflm-host ops MODEL...` prints
-// the setting). A model whose operator reads or writes a tensor of a type its
-// kernel was built without is refused when an interpreter is built
-// (engine/missing_ops.c); kernels test tflm_type_enabled() (engine/kernel.h).
-#ifndef TFLM_CONFIG_H
-#define TFLM_CONFIG_H
-
-#ifndef TFLM_KERNELS_DEFAULT
-#define TFLM_KERNELS_DEFAULT (1)
-#endif
+// TFLM_KERNEL_<OP>: whether the kernel is linked in, TFLM_KERNELS_DEFAULT
+// unless given (a custom op's flag is its name in upper snake case:
+// CUSTOM:SignalWindow is TFLM_KERNEL_SIGNAL_WINDOW). TFLM_TYPES_<OP>: the
+// tensor types it is built for, a sum of the TFLM_T_<TYPE> bits below,
+// TFLM_TYPES unless given.
+#ifndef TFLM_KERNEL_CONFIG_H
+#define TFLM_KERNEL_CONFIG_H
 """]
     for k in kernels:
         lines.append(f"#ifndef TFLM_KERNEL_{k.flag}\n#define TFLM_KERNEL_{k.flag} TFLM_KERNELS_DEFAULT\n#endif")
@@ -325,27 +317,7 @@ def config_header(kernels: list[Kernel]) -> str:
                  "#define TFLM_TYPES_LEFT_OUT ( \\")
     for k in kernels:
         lines.append(f"    (TFLM_KERNEL_{k.flag} && (TFLM_TYPES_{k.flag}) != TFLM_ALL_TYPES) || \\")
-    lines.append("    0)")
-    lines.append("""
-// A test kernel (CUSTOM op) for the engine's host tests; never in firmware.
-#ifndef TFLM_TEST_KERNELS
-#define TFLM_TEST_KERNELS (0)
-#endif
-
-// Memory planners. A firmware that only runs models with complete offline
-// plans can leave out the greedy planner (and the linear one).
-#ifndef TFLM_PLANNER_GREEDY
-#define TFLM_PLANNER_GREEDY (1)
-#endif
-#ifndef TFLM_PLANNER_LINEAR
-#define TFLM_PLANNER_LINEAR (1)
-#endif
-#ifndef TFLM_PLANNER_OFFLINE
-#define TFLM_PLANNER_OFFLINE (1)
-#endif
-
-#endif // TFLM_CONFIG_H
-""")
+    lines.append("    0)\n\n#endif // TFLM_KERNEL_CONFIG_H\n")
     return "\n".join(lines)
 
 
@@ -384,7 +356,7 @@ def generated_files(mod_dir: Path) -> dict[Path, str]:
         mod_dir / "engine" / "options.h": options_header(),
         mod_dir / "kernels" / "kernels.h": kernels_header(kernels),
         mod_dir / "kernels" / "registry.c": registry_source(kernels),
-        mod_dir / "tflm_config.h": config_header(kernels),
+        mod_dir / "kernels" / "kernel_config.h": config_header(kernels),
     }
 
 
