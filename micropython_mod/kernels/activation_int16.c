@@ -147,3 +147,42 @@ void tflm_tanh_int16_apply(int32_t input_multiplier, int32_t input_left_shift, u
 }
 
 #endif
+
+#if TFLM_KERNEL_LOGISTIC || TFLM_KERNEL_TANH
+
+// Input types, in the order of TFLM_ACT_*.
+static const uint8_t act_types[] = { TFLM_FLOAT32, TFLM_INT8, TFLM_INT16 };
+
+tflm_status_t tflm_act_prepare(tflm_prepare_t *p, bool tanh) {
+    tflm_tinfo_t in, out;
+    uint8_t kind = 0;
+    tflm_status_t st = tflm_prep_unary(p, act_types, sizeof(act_types), &in, &out, &kind);
+    if (st) {
+        return st;
+    }
+    int32_t multiplier = 0, shift = 0, radius = 0;
+    if (kind == TFLM_ACT_INT8) {
+        if (!tanh && out.zero_point != -128) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "int8 output needs zero point -128");
+        }
+        st = tflm_act_int8_params(p, in.scale, TFLM_ACT_INPUT_IB, &multiplier, &shift, &radius);
+    } else if (kind == TFLM_ACT_INT16) {
+        st = tflm_act_int16_params(p, &in, &out, tanh ? 1 : 0, &multiplier, &shift);
+    }
+    if (st) {
+        return st;
+    }
+    tflm_act_data_t *d = tflm_prep_alloc(p, sizeof(tflm_act_data_t));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->kind = kind;
+    d->n = in.elements;
+    d->zero_point = in.zero_point;
+    d->radius = radius;
+    d->multiplier = multiplier;
+    d->shift = shift;
+    return TFLM_OK;
+}
+
+#endif
