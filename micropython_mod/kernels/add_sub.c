@@ -28,10 +28,7 @@ typedef struct {
     int32_t in1_multiplier;
     int32_t in2_multiplier;
     int32_t out_multiplier;
-    union {
-        int32_t i;
-        float f;
-    } act_min, act_max;
+    tflm_bound_t act_min, act_max;
     // then the broadcast plan
 } add_data_t;
 
@@ -212,79 +209,44 @@ static tflm_status_t add_multiplier_below_one(tflm_prepare_t *p, double real, in
     return st;
 }
 
+// Output types, in the order of the kinds above.
+static const uint8_t add_types[] = { TFLM_FLOAT32, TFLM_INT32, TFLM_INT8, TFLM_INT16 };
+
 static tflm_status_t add_sub_prepare(tflm_prepare_t *p, bool subtract) {
     const char *name = subtract ? "SUB" : "ADD";
-    tflm_tinfo_t in1, in2, out;
-    tflm_status_t st = tflm_binary_io(p, &in1, &in2, &out);
+    tflm_arith_t a;
+    tflm_status_t st = tflm_arith_prepare(p, name, add_types, sizeof(add_types),
+        subtract ? TFLM_OPT_SUB_FUSED_ACTIVATION_FUNCTION : TFLM_OPT_ADD_FUSED_ACTIVATION_FUNCTION, &a);
     if (st) {
         return st;
     }
-    uint8_t kind;
-    switch (out.type) {
-        case TFLM_FLOAT32:
-            kind = ADD_FLOAT32;
-            break;
-        case TFLM_INT32:
-            kind = ADD_INT32;
-            break;
-        case TFLM_INT8:
-            kind = ADD_INT8;
-            break;
-        case TFLM_INT16:
-            kind = ADD_INT16;
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "output", out.type);
-    }
-    if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
-        return st;
-    }
-    bool quantized = kind == ADD_INT8 || kind == ADD_INT16;
-    if (quantized && (in1.n_scales == 0 || in2.n_scales == 0 || out.n_scales == 0)) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "quantized %s needs quantized inputs and output", name);
-    }
     // TFLM's SUB also refuses a quantized int32 output.
-    if (kind == ADD_INT32 && (in1.n_scales != 0 || in2.n_scales != 0 || (subtract && out.n_scales != 0))) {
+    if (a.kind == ADD_INT32 && (a.in1.n_scales != 0 || a.in2.n_scales != 0 || (subtract && a.out.n_scales != 0))) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "quantized int32 %s is not supported", name);
     }
-    uint8_t activation = tflm_prep_opt_u8(p, subtract ? TFLM_OPT_SUB_FUSED_ACTIVATION_FUNCTION : TFLM_OPT_ADD_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
-    if (quantized && activation > TFLM_ACT_RELU6) {
-        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation %u is not supported", (unsigned)activation);
-    }
-    tflm_bcast_plan_t plan;
-    if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {
-        return st;
-    }
-    add_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(add_data_t) + tflm_bcast_bytes(&plan));
+    add_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(add_data_t) + tflm_bcast_bytes(&a.plan));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
-    d->kind = kind;
+    d->kind = a.kind;
     d->subtract = subtract;
-    tflm_bcast_store(&plan, (int32_t *)(d + 1));
-    if (kind == ADD_FLOAT32) {
-        tflm_activation_range_float(activation, &d->act_min.f, &d->act_max.f);
+    tflm_bcast_store(&a.plan, (int32_t *)(d + 1));
+    tflm_arith_range(&a, &d->act_min, &d->act_max);
+    if (!a.quantized) {
         return TFLM_OK;
     }
-    if (kind == ADD_INT32) {
-        tflm_activation_range_int32(activation, &d->act_min.i, &d->act_max.i);
-        return TFLM_OK;
-    }
-    d->in1_offset = -in1.zero_point;
-    d->in2_offset = -in2.zero_point;
-    d->out_offset = out.zero_point;
-    d->left_shift = kind == ADD_INT16 ? 15 : 20;
+    d->in1_offset = -a.in1.zero_point;
+    d->in2_offset = -a.in2.zero_point;
+    d->out_offset = a.out.zero_point;
+    d->left_shift = a.kind == ADD_INT16 ? 15 : 20;
     // In double, as TFLM computes them.
-    double twice_max = 2.0 * (double)TFLM_MAX(in1.scale, in2.scale);
-    double out_real = twice_max / ((double)(1 << d->left_shift) * (double)out.scale);
-    if ((st = add_multiplier_below_one(p, (double)in1.scale / twice_max, &d->in1_multiplier, &d->in1_shift))
-        || (st = add_multiplier_below_one(p, (double)in2.scale / twice_max, &d->in2_multiplier, &d->in2_shift))
+    double twice_max = 2.0 * (double)TFLM_MAX(a.in1.scale, a.in2.scale);
+    double out_real = twice_max / ((double)(1 << d->left_shift) * (double)a.out.scale);
+    if ((st = add_multiplier_below_one(p, (double)a.in1.scale / twice_max, &d->in1_multiplier, &d->in1_shift))
+        || (st = add_multiplier_below_one(p, (double)a.in2.scale / twice_max, &d->in2_multiplier, &d->in2_shift))
         || (st = add_multiplier_below_one(p, out_real, &d->out_multiplier, &d->out_shift))) {
         return st;
     }
-    int32_t qmin = kind == ADD_INT8 ? -128 : -32768;
-    int32_t qmax = kind == ADD_INT8 ? 127 : 32767;
-    tflm_activation_range_quantized(activation, out.scale, out.zero_point, qmin, qmax, &d->act_min.i, &d->act_max.i);
     return TFLM_OK;
 }
 

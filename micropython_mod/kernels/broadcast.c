@@ -1,5 +1,6 @@
 // Broadcast loop planning and walking (see broadcast.h).
 #include "kernels/broadcast.h"
+#include "engine/quant.h"
 
 #if TFLM_KERNEL_ADD || TFLM_KERNEL_SUB || TFLM_KERNEL_MUL || TFLM_KERNEL_DIV \
     || TFLM_KERNEL_MINIMUM || TFLM_KERNEL_MAXIMUM || TFLM_KERNEL_EQUAL || TFLM_KERNEL_NOT_EQUAL \
@@ -24,6 +25,37 @@ tflm_status_t tflm_binary_same_types(tflm_prepare_t *p, const tflm_tinfo_t *in1,
             tflm_type_name(in1->type), tflm_type_name(in2->type), tflm_type_name(out->type));
     }
     return TFLM_OK;
+}
+
+tflm_status_t tflm_arith_prepare(tflm_prepare_t *p, const char *name, const uint8_t *types, uint32_t n_types,
+    uint32_t activation_field, tflm_arith_t *a) {
+    tflm_status_t st = tflm_binary_io(p, &a->in1, &a->in2, &a->out);
+    if (st || (st = tflm_prep_type_in(p, "output", &a->out, types, n_types, &a->kind))
+        || (st = tflm_binary_same_types(p, &a->in1, &a->in2, &a->out))) {
+        return st;
+    }
+    a->quantized = a->out.type == TFLM_INT8 || a->out.type == TFLM_INT16;
+    if (a->quantized && (a->in1.n_scales == 0 || a->in2.n_scales == 0 || a->out.n_scales == 0)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "quantized %s needs quantized inputs and output", name);
+    }
+    a->activation = tflm_prep_opt_u8(p, activation_field, TFLM_ACT_NONE);
+    if (a->quantized && a->activation > TFLM_ACT_RELU6) {
+        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation %u is not supported",
+            (unsigned)a->activation);
+    }
+    return tflm_bcast_plan(p, &a->in1, &a->in2, &a->out, &a->plan);
+}
+
+void tflm_arith_range(const tflm_arith_t *a, tflm_bound_t *min, tflm_bound_t *max) {
+    if (a->out.type == TFLM_FLOAT32) {
+        tflm_activation_range_float(a->activation, &min->f, &max->f);
+    } else if (!a->quantized) {
+        tflm_activation_range_int32(a->activation, &min->i, &max->i);
+    } else {
+        int32_t qmin = a->out.type == TFLM_INT8 ? -128 : -32768;
+        int32_t qmax = a->out.type == TFLM_INT8 ? 127 : 32767;
+        tflm_activation_range_quantized(a->activation, a->out.scale, a->out.zero_point, qmin, qmax, &min->i, &max->i);
+    }
 }
 
 // The plan of `k` inputs (2 or 3); steps[j] is input j's step array.

@@ -32,6 +32,30 @@ tflm_status_t tflm_binary_io(tflm_prepare_t *p, tflm_tinfo_t *in1, tflm_tinfo_t 
 tflm_status_t tflm_binary_same_types(tflm_prepare_t *p, const tflm_tinfo_t *in1, const tflm_tinfo_t *in2,
     const tflm_tinfo_t *out);
 
+// A fused activation's range in a kernel's data: float or integer.
+typedef union {
+    int32_t i;
+    float f;
+} tflm_bound_t;
+
+// ADD, SUB, MUL and DIV share their first checks: two inputs and an output
+// of one type among `types` (`kind`: its index there, the output's type
+// deciding), quantized ones (int8, int16) with scales, a fused activation
+// (option `activation_field`) these kernels take, and the broadcast plan.
+typedef struct {
+    tflm_tinfo_t in1, in2, out;
+    uint8_t kind;
+    uint8_t activation;
+    bool quantized;
+    tflm_bcast_plan_t plan;
+} tflm_arith_t;
+
+tflm_status_t tflm_arith_prepare(tflm_prepare_t *p, const char *name, const uint8_t *types, uint32_t n_types,
+    uint32_t activation_field, tflm_arith_t *a);
+// The activation's range for the output's type: float32, int32, or the
+// quantized type's range in the output's scale.
+void tflm_arith_range(const tflm_arith_t *a, tflm_bound_t *min, tflm_bound_t *max);
+
 // Checks that each input dimension is 1 or the output's (shapes aligned on
 // the last dimension) and plans the loops. ValueError otherwise.
 tflm_status_t tflm_bcast_plan(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b,

@@ -20,10 +20,7 @@ typedef struct {
     int32_t in2_offset;
     int32_t out_offset;
     int32_t multiplier;
-    union {
-        int32_t i;
-        float f;
-    } act_min, act_max;
+    tflm_bound_t act_min, act_max;
     // then the broadcast plan
 } div_data_t;
 
@@ -90,47 +87,23 @@ static int8_t div_q8(const void *ctx, int8_t a, int8_t b) {
     return (int8_t)div_quantized(ctx, a, b);
 }
 
+// Output types, in the order of the kinds above.
+static const uint8_t div_types[] = { TFLM_FLOAT32, TFLM_INT32, TFLM_INT8 };
+
 tflm_status_t tflm_div_prepare(tflm_prepare_t *p) {
-    tflm_tinfo_t in1, in2, out;
-    tflm_status_t st = tflm_binary_io(p, &in1, &in2, &out);
+    tflm_arith_t a;
+    tflm_status_t st = tflm_arith_prepare(p, "DIV", div_types, sizeof(div_types), TFLM_OPT_DIV_FUSED_ACTIVATION_FUNCTION,
+        &a);
     if (st) {
         return st;
     }
-    uint8_t kind;
-    switch (out.type) {
-        case TFLM_FLOAT32:
-            kind = DIV_FLOAT32;
-            break;
-        case TFLM_INT32:
-            kind = DIV_INT32;
-            break;
-        case TFLM_INT8:
-            kind = DIV_INT8;
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "output", out.type);
-    }
-    if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
-        return st;
-    }
-    if (kind == DIV_INT8 && (in1.n_scales == 0 || in2.n_scales == 0 || out.n_scales == 0)) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "quantized DIV needs quantized inputs and output");
-    }
-    if (kind == DIV_INT32 && (in1.n_scales != 0 || in2.n_scales != 0)) {
+    if (a.kind == DIV_INT32 && (a.in1.n_scales != 0 || a.in2.n_scales != 0)) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "quantized int32 DIV is not supported");
     }
-    uint8_t activation = tflm_prep_opt_u8(p, TFLM_OPT_DIV_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
-    if (kind == DIV_INT8 && activation > TFLM_ACT_RELU6) {
-        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation %u is not supported", (unsigned)activation);
-    }
-    tflm_bcast_plan_t plan;
-    if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {
-        return st;
-    }
     int32_t multiplier = 0, shift = 0;
-    if (kind == DIV_INT8) {
+    if (a.quantized) {
         // In float, as TFLM computes it.
-        float real = in1.scale / (in2.scale * out.scale);
+        float real = a.in1.scale / (a.in2.scale * a.out.scale);
         if ((st = tflm_prep_multiplier(p, (double)real, 31, &multiplier, &shift))) {
             return st;
         }
@@ -139,26 +112,21 @@ tflm_status_t tflm_div_prepare(tflm_prepare_t *p) {
             return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "DIV scale ratio out of the supported range");
         }
     }
-    div_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(div_data_t) + tflm_bcast_bytes(&plan));
+    div_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(div_data_t) + tflm_bcast_bytes(&a.plan));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
-    d->kind = kind;
-    tflm_bcast_store(&plan, (int32_t *)(d + 1));
-    if (kind == DIV_FLOAT32) {
-        tflm_activation_range_float(activation, &d->act_min.f, &d->act_max.f);
+    d->kind = a.kind;
+    tflm_bcast_store(&a.plan, (int32_t *)(d + 1));
+    tflm_arith_range(&a, &d->act_min, &d->act_max);
+    if (!a.quantized) {
         return TFLM_OK;
     }
-    if (kind == DIV_INT32) {
-        tflm_activation_range_int32(activation, &d->act_min.i, &d->act_max.i);
-        return TFLM_OK;
-    }
-    d->in1_offset = -in1.zero_point;
-    d->in2_offset = -in2.zero_point;
-    d->out_offset = out.zero_point;
+    d->in1_offset = -a.in1.zero_point;
+    d->in2_offset = -a.in2.zero_point;
+    d->out_offset = a.out.zero_point;
     d->multiplier = multiplier;
     d->shift = (int8_t)shift;
-    tflm_activation_range_quantized(activation, out.scale, out.zero_point, -128, 127, &d->act_min.i, &d->act_max.i);
     return TFLM_OK;
 }
 

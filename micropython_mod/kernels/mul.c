@@ -20,10 +20,7 @@ typedef struct {
     int32_t in2_offset;
     int32_t out_offset;
     int32_t multiplier;
-    union {
-        int32_t i;
-        float f;
-    } act_min, act_max;
+    tflm_bound_t act_min, act_max;
     // then the broadcast plan
 } mul_data_t;
 
@@ -73,74 +70,38 @@ static int16_t mul_q16(const void *ctx, int16_t a, int16_t b) {
     return (int16_t)mul_quantized(ctx, a, b);
 }
 
+// Input types, in the order of the kinds above.
+static const uint8_t mul_types[] = { TFLM_FLOAT32, TFLM_INT32, TFLM_INT8, TFLM_INT16 };
+
 tflm_status_t tflm_mul_prepare(tflm_prepare_t *p) {
-    tflm_tinfo_t in1, in2, out;
-    tflm_status_t st = tflm_binary_io(p, &in1, &in2, &out);
+    tflm_arith_t a;
+    tflm_status_t st = tflm_arith_prepare(p, "MUL", mul_types, sizeof(mul_types), TFLM_OPT_MUL_FUSED_ACTIVATION_FUNCTION,
+        &a);
     if (st) {
         return st;
     }
-    uint8_t kind;
-    switch (in1.type) {
-        case TFLM_FLOAT32:
-            kind = MUL_FLOAT32;
-            break;
-        case TFLM_INT32:
-            kind = MUL_INT32;
-            break;
-        case TFLM_INT8:
-            kind = MUL_INT8;
-            break;
-        case TFLM_INT16:
-            kind = MUL_INT16;
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "input", in1.type);
-    }
-    if (in2.type != in1.type || out.type != in1.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input types %s and %s and output type %s differ",
-            tflm_type_name(in1.type), tflm_type_name(in2.type), tflm_type_name(out.type));
-    }
-    bool quantized = kind == MUL_INT8 || kind == MUL_INT16;
-    if (quantized && (in1.n_scales == 0 || in2.n_scales == 0 || out.n_scales == 0)) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "quantized MUL needs quantized inputs and output");
-    }
-    if (kind == MUL_INT16 && (in1.zero_point != 0 || in2.zero_point != 0 || out.zero_point != 0)) {
+    if (a.kind == MUL_INT16 && (a.in1.zero_point != 0 || a.in2.zero_point != 0 || a.out.zero_point != 0)) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "int16 MUL needs zero points 0");
     }
-    uint8_t activation = tflm_prep_opt_u8(p, TFLM_OPT_MUL_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
-    if (quantized && activation > TFLM_ACT_RELU6) {
-        return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation %u is not supported", (unsigned)activation);
-    }
-    tflm_bcast_plan_t plan;
-    if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {
-        return st;
-    }
-    mul_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(mul_data_t) + tflm_bcast_bytes(&plan));
+    mul_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(mul_data_t) + tflm_bcast_bytes(&a.plan));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
-    d->kind = kind;
-    tflm_bcast_store(&plan, (int32_t *)(d + 1));
-    if (kind == MUL_FLOAT32) {
-        tflm_activation_range_float(activation, &d->act_min.f, &d->act_max.f);
+    d->kind = a.kind;
+    tflm_bcast_store(&a.plan, (int32_t *)(d + 1));
+    tflm_arith_range(&a, &d->act_min, &d->act_max);
+    if (!a.quantized) {
         return TFLM_OK;
     }
-    if (kind == MUL_INT32) {
-        tflm_activation_range_int32(activation, &d->act_min.i, &d->act_max.i);
-        return TFLM_OK;
-    }
-    d->in1_offset = -in1.zero_point;
-    d->in2_offset = -in2.zero_point;
-    d->out_offset = out.zero_point;
-    double real = (double)in1.scale * (double)in2.scale / (double)out.scale;
+    d->in1_offset = -a.in1.zero_point;
+    d->in2_offset = -a.in2.zero_point;
+    d->out_offset = a.out.zero_point;
+    double real = (double)a.in1.scale * (double)a.in2.scale / (double)a.out.scale;
     int32_t shift;
     if ((st = tflm_prep_multiplier(p, real, 31, &d->multiplier, &shift))) {
         return st;
     }
     d->shift = (int8_t)shift;
-    int32_t qmin = kind == MUL_INT8 ? -128 : -32768;
-    int32_t qmax = kind == MUL_INT8 ? 127 : 32767;
-    tflm_activation_range_quantized(activation, out.scale, out.zero_point, qmin, qmax, &d->act_min.i, &d->act_max.i);
     return TFLM_OK;
 }
 
