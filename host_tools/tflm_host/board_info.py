@@ -17,7 +17,8 @@ own files. A board.json holds:
                the core of a board timed otherwise), estimator (bool: timed by the QEMU
                plugin), emulated_core (the QEMU machine's own core, where it differs),
                chip and clock_hz (the real board a QEMU board's figures stand for, else
-               the board's own chip), flash_cache (icache, dcache, miss_cycles), note
+               the board's own chip), flash_cache (icache, dcache, miss_cycles, and
+               regions: what the real board keeps in flash, in the QEMU board's map), note
   cmsis_nn     CMSIS-NN's harness for the board's core: core (its name in tables),
                cflags, ld (the harness's linker script)
   cmsis_nn_stand_in  the board whose CMSIS-NN build runs the same instruction set
@@ -58,6 +59,10 @@ class FlashCache:
     icache: str  # LINES:BYTES:WAYS, as the estimator models it
     dcache: str  # the same, or "unified"
     miss_cycles: int  # what a missed line costs, the stated figure
+    # What the real board keeps in flash, in the QEMU board's address map:
+    # (base, size) with size an int or "text" (to the end of the firmware's
+    # .text), or "romfs" (the firmware's ROMFS region).
+    regions: tuple[tuple[int, int | str] | str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -140,6 +145,14 @@ def _int(v: object, where: str) -> int:
         raise BoardFileError(f"{where}: {v!r} is not a number") from None
 
 
+def _region(r: object, where: str) -> tuple[int, int | str] | str:
+    if r == "romfs":
+        return r
+    if not isinstance(r, list) or len(r) != 2:
+        raise BoardFileError(f"{where}: [base, size] or \"romfs\" expected, not {r!r}")
+    return _int(r[0], where), r[1] if r[1] == "text" else _int(r[1], where)
+
+
 def parse(name: str, d: dict, where: str = "") -> Board:
     """A board from its board.json's object (checked against the schema)."""
     where = where or f"port_boards/{name}/board.json"
@@ -155,8 +168,9 @@ def parse(name: str, d: dict, where: str = "") -> Board:
                   ("estimator", "emulated_core", "chip", "clock_hz", "flash_cache", "note"))
         cache = None
         if "flash_cache" in c:
-            fc = _take(c["flash_cache"], f"{where}: cycles.flash_cache", ("icache", "dcache", "miss_cycles"), ())
-            cache = FlashCache(fc["icache"], fc["dcache"], _int(fc["miss_cycles"], f"{where}: miss_cycles"))
+            fc = _take(c["flash_cache"], f"{where}: cycles.flash_cache", ("icache", "dcache", "miss_cycles", "regions"), ())
+            cache = FlashCache(fc["icache"], fc["dcache"], _int(fc["miss_cycles"], f"{where}: miss_cycles"),
+                               tuple(_region(r, f"{where}: cycles.flash_cache.regions") for r in fc["regions"]))
         cycles = Cycles(c["core"], bool(c.get("estimator", False)), c.get("emulated_core", ""),
                         c.get("chip") or d.get("chip", ""), _int(c.get("clock_hz", 0), f"{where}: clock_hz"),
                         cache, c.get("note", ""))
