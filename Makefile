@@ -21,9 +21,20 @@ MODELS ?= $(abspath $(TOP)/../shared/models)
 # Offline copies of the real boards' SDKs and the RP2040 bootrom (SOURCES.md there).
 SDK ?= $(abspath $(TOP)/../shared/sdk)
 BOARD ?= NETDUINO2
-# The project's QEMU boards: Cortex-M3 (MPS2), Cortex-M3 STM32F205, Cortex-M4F
-# STM32F405 (the pyboard's), Cortex-M0 (the RP2040's instruction set).
-QEMU_BOARDS := MPS2_AN385 NETDUINO2 NETDUINOPLUS2 MICROBIT
+# The boards, from their descriptions port_boards/<BOARD>/board.json: QEMU_BOARDS
+# (the qemu port's), REAL_BOARDS (rp2, stm32, esp32), TESTED_REAL_BOARDS (those
+# `make test` builds) and REAL_PORT_<BOARD>. Read by the host package's reader
+# with the system's python3 (standard library only: no .venv needed), once per
+# make command (sub-makes inherit it), as NAME=V1,V2 words.
+ifndef TFLM_BOARD_VARS
+TFLM_BOARD_VARS := $(shell PYTHONPATH=$(TOP)/host_tools python3 -m tflm_host.board_info make-vars)
+endif
+ifeq ($(strip $(TFLM_BOARD_VARS)),)
+$(error the boards' descriptions (port_boards/*/board.json) could not be read: PYTHONPATH=host_tools python3 -m tflm_host.board_info make-vars)
+endif
+export TFLM_BOARD_VARS
+tflm_comma := ,
+$(foreach v,$(TFLM_BOARD_VARS),$(eval $(subst =, := ,$(subst $(tflm_comma), ,$(v)))))
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -2,8 +2,11 @@
 
 In a checkout the sources are ../micropython_mod (the firmware's own). An
 sdist carries a copy of them in engine_src/ (written when the sdist is made),
-so a wheel built from it is the same engine. The project's
-metadata is in pyproject.toml.
+so a wheel built from it is the same engine. The boards' descriptions,
+../port_boards/<BOARD>/board.json, go into the package as
+tflm_host/board_data/<BOARD>.json the same way (in the sdist, and in a wheel
+built from the checkout); tflm_host.board_info reads those copies where
+there is no checkout. The project's metadata is in pyproject.toml.
 """
 
 from __future__ import annotations
@@ -13,11 +16,14 @@ import shutil
 from pathlib import Path
 
 from setuptools import Extension, find_packages, setup
+from setuptools.command.build_py import build_py
 from setuptools.command.sdist import sdist
 
 HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parent / "micropython_mod"
 SHIPPED = HERE / "engine_src"
+BOARDS = HERE.parent / "port_boards"
+BOARD_DATA = "tflm_host/board_data"  # the package's copies of the boards' descriptions
 # The parts of the module the host builds: no binding (that is MicroPython's).
 PARTS = ("engine", "kernels")
 
@@ -52,6 +58,24 @@ def engine_extension() -> Extension:
     )
 
 
+def copy_board_data(dest: Path) -> None:
+    """port_boards/<BOARD>/board.json -> dest/<BOARD>.json."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for src in sorted(BOARDS.glob("*/board.json")):
+        shutil.copy2(src, dest / f"{src.parent.name}.json")
+
+
+class BuildPyWithBoards(build_py):
+    """A wheel built from the checkout carries the boards' descriptions (one
+    built from an sdist has them as package data already)."""
+
+    def run(self) -> None:
+        super().run()
+        # (An editable install reads port_boards/ itself.)
+        if in_checkout() and not (HERE / BOARD_DATA).is_dir() and not getattr(self, "editable_mode", False):
+            copy_board_data(Path(self.build_lib) / BOARD_DATA)
+
+
 class SdistWithEngine(sdist):
     """Copies the engine's C sources into the sdist (engine_src/)."""
 
@@ -65,6 +89,7 @@ class SdistWithEngine(sdist):
             for part in PARTS:
                 shutil.copytree(CHECKOUT / part, SHIPPED / part, ignore=shutil.ignore_patterns("*.o", "*.d"))
             shutil.copy2(CHECKOUT / "tflm_config.h", SHIPPED / "tflm_config.h")
+            copy_board_data(HERE / BOARD_DATA)
             # The sdist lists the copies: sources named ../micropython_mod
             # would be written beside the staging folder, outside the sdist.
             self.distribution.ext_modules = [engine_extension()]
@@ -76,14 +101,17 @@ class SdistWithEngine(sdist):
         finally:
             # Builds in the checkout take the checkout's sources, never a stale copy.
             shutil.rmtree(SHIPPED)
+            shutil.rmtree(HERE / BOARD_DATA, ignore_errors=True)
 
 
 setup(
     version=version(),
     packages=find_packages(include=["tflm_host", "tflm_host.*"]),
-    # The RP2040 emulator's driver and its pinned npm dependency (`make deps` installs it).
-    package_data={"tflm_host": ["pico/emulator.cjs", "pico/package.json", "pico/package-lock.json"]},
+    # The RP2040 emulator's driver and its pinned npm dependency (`make deps` installs it);
+    # the boards' descriptions when an sdist carries them.
+    package_data={"tflm_host": ["pico/emulator.cjs", "pico/package.json", "pico/package-lock.json",
+                                "board_data/*.json"]},
     include_package_data=False,
     ext_modules=[engine_extension()],
-    cmdclass={"sdist": SdistWithEngine},
+    cmdclass={"sdist": SdistWithEngine, "build_py": BuildPyWithBoards},
 )

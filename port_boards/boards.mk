@@ -45,15 +45,11 @@ BOARDS_MAKE = $(MAKE) --no-print-directory -f $(TFLM_TOP_MAKEFILE) -f $(TFLM_BOA
 # ---------------------------------------------------------------------------
 # Real boards
 
-REAL_BOARDS := RPI_PICO ESP32_GENERIC PYBV11 PYBV11_QEMU
-# The real boards `make test` builds (ESP32_GENERIC from the offline ESP-IDF
-# of ../shared/sdk/esp32, or your own with IDF_PATH set), and the pyboard
-# firmware's variant that runs on QEMU's STM32F405.
-TESTED_REAL_BOARDS := RPI_PICO PYBV11 PYBV11_QEMU ESP32_GENERIC
-REAL_PORT_RPI_PICO := rp2
-REAL_PORT_ESP32_GENERIC := esp32
-REAL_PORT_PYBV11 := stm32
-REAL_PORT_PYBV11_QEMU := stm32
+# REAL_BOARDS, TESTED_REAL_BOARDS (the real boards `make test` builds:
+# ESP32_GENERIC from the offline ESP-IDF of ../shared/sdk/esp32, or your own
+# with IDF_PATH set; PYBV11_QEMU, the pyboard firmware's variant that runs on
+# QEMU's STM32F405) and each one's port, REAL_PORT_<BOARD>: set by the
+# top-level Makefile from port_boards/<BOARD>/board.json.
 REAL_PORT = $(REAL_PORT_$(BOARD))
 
 # The offline SDKs (submodules at MicroPython 1.25.0's commits, picotool,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import arena
+from . import arena, board_info
 from .device import PROJECT_ROOT, build_dir, romfs_batches
 from .device import target as make_target
 from .model import load_model
@@ -624,21 +624,9 @@ ANCHOR_DIR = PROJECT_ROOT.parent / "shared" / "anchors" / "cmsis-nn"
 CMSIS_MODELS = ("person_detect.tflite", "vww_96_int8.tflite", "kws_ref_model.tflite")
 
 
-@dataclass
-class CmsisCore:
-    core: str     # what the table calls it
-    cpu: str      # compiler flags for the core
-    ld: str       # the harness's linker script
-    hz: int       # SysTick's clock on that QEMU machine
-
-
-# Our QEMU boards and the harness built for the same core and machine.
-CMSIS_CORES = {
-    "NETDUINOPLUS2": CmsisCore("Cortex-M4F (DSP)", "-mcpu=cortex-m4 -mfpu=fpv4-sp-d16 -mfloat-abi=hard",
-                               "stm32.ld", 168_000_000),
-    "MPS2_AN385": CmsisCore("Cortex-M3", "-mcpu=cortex-m3 -mfloat-abi=soft", "mps2.ld", 25_000_000),
-    "MICROBIT": CmsisCore("Cortex-M0", "-mcpu=cortex-m0 -mfloat-abi=soft", "microbit.ld", 16_000_000),
-}
+# Our QEMU boards and the harness built for the same core and machine
+# (port_boards/<BOARD>/board.json's cmsis_nn).
+CMSIS_CORES = {b.name: b.cmsis_nn for b in board_info.boards() if b.cmsis_nn}
 
 
 def _round_half_away(x: float) -> int:
@@ -1380,7 +1368,7 @@ class CyclesRow:
 
 # A board whose core has no CMSIS-NN build of its own: the QEMU board whose
 # build runs the same instruction set (the RP2040's Cortex-M0+ is MICROBIT's).
-CMSIS_STAND_IN = {"RPI_PICO": "MICROBIT"}
+CMSIS_STAND_IN = {b.name: b.cmsis_nn_stand_in for b in board_info.boards() if b.cmsis_nn_stand_in}
 
 
 def cmsis_board(board: str) -> str | None:
@@ -1695,7 +1683,7 @@ def estimator_markdown() -> str:
     from . import cycles
 
     boards = "\n".join(f"- {b} ({cycles.REAL_BOARDS[b].chip}): {cycles.REAL_BOARDS[b].note}."
-                       for b in ("MICROBIT", "MPS2_AN385", "NETDUINOPLUS2"))
+                       for b in dict.fromkeys(b for _, b in sorted(cycles.qemu_boards_by_core().items())))
     return f"""The cycle counts come from a QEMU TCG plugin of the project's (host_tools/cycles, built by `make
 cycles-plugin`, part of `make deps`, against the plugin header of the installed QEMU's own Debian source
 package). As QEMU translates a block, the plugin decodes each Thumb instruction and gives it the cycles of

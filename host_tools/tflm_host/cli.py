@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, arena, codegen, device, progress, romfs, schema
+from . import __version__, arena, board_info, codegen, device, progress, romfs, schema
 from .model import Model, load_model
 from .runner import make_inputs, run_model
 
@@ -527,7 +527,7 @@ def cmd_bench(args) -> int:
     progress = None if args.quiet else bench.progress_bar
     if args.what == "sweep":
         # Single-layer models over the convolutions' shapes, ours / CMSIS-NN in cycles.
-        boards = args.boards or ["MPS2_AN385", "NETDUINOPLUS2", "MICROBIT"]
+        boards = args.boards or list(bench.CMSIS_CORES)
         table = bench.sweep_markdown(bench.sweep_rows(boards, Path(args.anchor) if args.anchor else bench.ANCHOR_DIR,
                                                       2, progress), boards)
         print(table, end="")
@@ -559,7 +559,7 @@ def cmd_bench(args) -> int:
     elif args.cycles:
         # Cycles next to instructions, ours and CMSIS-NN's (bench.py, cycles.py).
         title = "Speed: cycles and instructions per invoke, ours and CMSIS-NN's"
-        boards = args.boards or ["MPS2_AN385", "NETDUINOPLUS2", "MICROBIT", "RPI_PICO"]
+        boards = args.boards or [b for b in board_info.names() if bench.cmsis_board(b)]
         anchor = Path(args.anchor) if args.anchor else bench.ANCHOR_DIR
         chosen = models if args.only else [m for m in models if m.name in bench.CMSIS_MODELS]
         rows = bench.speed_cycles_rows([m for m in chosen if m.name in bench.CMSIS_MODELS] if args.out else chosen,
@@ -817,9 +817,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preallocate", nargs="*", metavar="TENSOR", help="tensors outside the arena (indices, input, output)")
     p.add_argument("--json", action="store_true")
     p.add_argument("-v", "--verbose", action="store_true", help="list the allocations by category")
-    from .boards import ARENA_BOARDS
-
-    p.add_argument("--board", choices=ARENA_BOARDS,
+    p.add_argument("--board", choices=board_info.names(),
                    help="whether model and arena fit this board's heap and ROMFS region: read into RAM, in ROMFS, "
                         "prepared, with patches (prepare --max-extra-macs 20%%) when nothing else fits")
     p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)

@@ -17,12 +17,14 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import board_info
 from .device import build_dir, checkout, elf_symbol
 
-# The core each QEMU board's CPU stands for. MICROBIT's nRF51 is a
-# Cortex-M0; the project's Cortex-M0 board stands for the RP2040, so it is
-# timed as the RP2040's Cortex-M0+ (single-cycle multiplier).
-BOARD_CORES = {"MICROBIT": "m0plus", "MPS2_AN385": "m3", "NETDUINO2": "m3", "NETDUINOPLUS2": "m4"}
+# The core each QEMU board's CPU stands for (port_boards/<BOARD>/board.json's
+# cycles: the boards the estimator times). MICROBIT's nRF51 is a Cortex-M0;
+# the project's Cortex-M0 board stands for the RP2040, so it is timed as the
+# RP2040's Cortex-M0+ (single-cycle multiplier).
+BOARD_CORES = {b.name: b.cycles.core for b in board_info.boards() if b.cycles and b.cycles.estimator}
 CORE_NAMES = {"m0": "Cortex-M0", "m0plus": "Cortex-M0+", "m3": "Cortex-M3", "m4": "Cortex-M4",
               "lx6": "Xtensa LX6"}
 
@@ -32,8 +34,8 @@ class RealBoard:
     """The real board a QEMU board's figures stand for: its clock, and its
     flash as the estimator models it: the cache in front of it (LINES:BYTES:
     WAYS; the data cache, or "unified") and the cycles a missed line costs,
-    the stated figure. `core`: for a board the estimator does not time
-    (not in BOARD_CORES), its core."""
+    the stated figure. `core`: the board's core (for a board the estimator
+    does not time, not in BOARD_CORES, the only word of it)."""
     chip: str
     hz: int
     icache: str = ""
@@ -43,26 +45,14 @@ class RealBoard:
     core: str = ""
 
 
-# The boards the QEMU boards stand for (docs/speed.md states these figures).
-_ART = ("64:16:64", "8:16:8")  # the STM32F2/F4 ART accelerator: 64 and 8 lines of 128 bits
-REAL_BOARDS = {
-    "MICROBIT": RealBoard("RP2040", 125_000_000, "2048:8:2", "unified", 40,
-                          "RP2040: code and models in QSPI flash behind its 16 KB 2-way XIP cache of 8-byte "
-                          "lines; a miss reads a line over QSPI, about 40 cycles at 125 MHz (SPI clock "
-                          "divider 2)"),
-    "RPI_PICO": RealBoard("RP2040", 125_000_000, core="m0plus"),
-    "ESP32_GENERIC": RealBoard("ESP32", 240_000_000, core="lx6"),
-    "NETDUINOPLUS2": RealBoard("STM32F405", 168_000_000, *_ART, 5,
-                               "STM32F405 at 168 MHz: 5 wait states per 128-bit line missed in the ART "
-                               "accelerator's caches (64 instruction lines, 8 data lines); its prefetch is "
-                               "not modelled, so this is an upper bound"),
-    "MPS2_AN385": RealBoard("STM32F205", 120_000_000, *_ART, 3,
-                            "STM32F205 at 120 MHz: 3 wait states per 128-bit line missed in the ART "
-                            "accelerator's caches (MPS2_AN385's code, constants and ROMFS stand for its "
-                            "flash); prefetch not modelled, an upper bound"),
-    "NETDUINO2": RealBoard("STM32F205", 120_000_000, *_ART, 3,
-                           "STM32F205 at 120 MHz: 3 wait states per missed 128-bit ART line (upper bound)"),
-}
+# The boards the QEMU boards stand for, and the real boards' own
+# (port_boards/<BOARD>/board.json; docs/speed.md states these figures).
+REAL_BOARDS = {b.name: RealBoard(b.cycles.chip, b.cycles.clock_hz,
+                                 b.cycles.flash_cache.icache if b.cycles.flash_cache else "",
+                                 b.cycles.flash_cache.dcache if b.cycles.flash_cache else "",
+                                 b.cycles.flash_cache.miss_cycles if b.cycles.flash_cache else 0,
+                                 b.cycles.note, b.cycles.core)
+               for b in board_info.boards() if b.cycles}
 
 
 def elf_text_end(elf: Path) -> int:
@@ -82,16 +72,17 @@ def elf_text_end(elf: Path) -> int:
 
 def flash_regions(board: str, elf: Path, romfs: tuple[int, int] | None = None) -> list[tuple[int, int]]:
     """What the real board keeps in flash, in the QEMU board's address map."""
-    if board == "MICROBIT":
-        return [(0x0, 0x100000)]
-    if board in ("NETDUINOPLUS2", "NETDUINO2"):
-        return [(0x0, 0x100000), (0x08000000, 0x100000)]
-    if board == "MPS2_AN385":
-        regions = [(0x0, elf_text_end(elf))]
-        if romfs:
-            regions.append(romfs)
-        return regions
-    return []
+    b = board_info.get(board) if board in board_info.names() else None
+    cache = b.cycles.flash_cache if b and b.cycles else None
+    regions = []
+    for r in cache.regions if cache else ():
+        if r == "romfs":  # the firmware's ROMFS region, where the real board has it in flash
+            if romfs:
+                regions.append(romfs)
+        else:  # (base, size), the size "text": up to the end of the firmware's code and constants
+            base, size = r
+            regions.append((base, elf_text_end(elf) - base if size == "text" else size))
+    return regions
 
 
 def plugin_path() -> Path:
@@ -178,8 +169,15 @@ def flash_cycles(board: str, c: Counts) -> int:
 
 # -- bare-metal programs ------------------------------------------------------------
 
-QEMU_MACHINES = {"m0": ("MICROBIT", "microbit"), "m0plus": ("MICROBIT", "microbit"),
-                 "m3": ("MPS2_AN385", "mps2-an385"), "m4": ("NETDUINOPLUS2", "netduinoplus2")}
+def qemu_boards_by_core() -> dict[str, str]:
+    """Core -> the first QEMU board (in order) whose CPU is it or is timed as it:
+    the machine a bare-metal program for that core runs on."""
+    found: dict[str, str] = {}
+    for b in board_info.boards():
+        if b.cycles and b.cycles.estimator:
+            for core in (b.cycles.emulated_core or b.cycles.core, b.cycles.core):
+                found.setdefault(core, b.name)
+    return found
 
 
 def _qemu_machine_args(board: str) -> list[str]:
@@ -193,10 +191,8 @@ def run_qemu_elf(elf: Path, core: str, marks: list[int], board: str | None = Non
     """Runs a bare-metal ELF (semihosting output and exit) on the QEMU
     machine of `core` (or of `board`) under the estimator, with `board`'s
     flash model; returns its marks and output."""
-    qboard, machine = QEMU_MACHINES[core]
-    if board and board in BOARD_CORES:
-        from .device import board as board_info
-        qboard, machine = board, board_info(board).machine
+    qboard = board if board and board in BOARD_CORES else qemu_boards_by_core()[core]
+    machine = board_info.make_setting(qboard, "QEMU_MACHINE")
     with tempfile.TemporaryDirectory(prefix="tflm-cycles-") as tmp:
         out = Path(tmp, "marks.txt")
         cmd = ["qemu-system-arm", "-machine", machine, *_qemu_machine_args(qboard), "-nographic", "-monitor", "none",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import device, romfs
+from . import board_info, device, romfs
 
 # Example scripts (examples/) and the model each runs.
 EXAMPLES = {
@@ -89,14 +89,6 @@ def demo_speech() -> tuple[bytes, np.ndarray]:
     return buf.getvalue(), pcm
 
 
-BOARD_TEXT = {
-    "NETDUINO2": "Netduino 2: STM32F205 (Cortex-M3, 120 MHz class), 1 MiB flash, 128 KiB RAM",
-    "MPS2_AN385": "Arm MPS2 AN385: Cortex-M3, 4 MiB RAM",
-    "NETDUINOPLUS2": "Netduino Plus 2: STM32F405 (Cortex-M4F, the pyboard's MCU), 1 MiB flash, 128 KiB RAM used",
-    "MICROBIT": "Cortex-M0 (the RP2040's instruction set), 1 MiB flash, 256 KiB RAM",
-}
-
-
 def flash_image(board: device.Board, image: bytes, out: Path) -> Path:
     """Firmware as raw flash bytes from address 0, then the ROMFS image at its
     region, written to `out` in one step (a run booting it meanwhile sees the
@@ -155,7 +147,7 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect", prep
     # One image per example and form: runs of other examples may boot theirs meanwhile.
     name = f"flash-{example}{'-prepared' if prepare else ''}.bin"
     flash = flash_image(board, image, device.build_dir() / board_name / name)
-    print(f"== {BOARD_TEXT.get(board_name, board_name)}, emulated by QEMU ({board.machine})")
+    print(f"== {board_info.get(board_name).demo or board_name}, emulated by QEMU ({board.machine})")
     print(f"== flash image {_shown(flash)}: firmware, then ROMFS at "
           f"{board.romfs_start:#x} holding {', '.join(files)} ({len(image)} bytes)")
     print(f"== running /rom/{script} on the device")
@@ -177,9 +169,7 @@ def _run_pico(board: device.PicoBoard, image: bytes, files: dict[str, bytes], ex
     """The demo on the real RPI_PICO firmware in the RP2040 emulator: the
     ROMFS image in its flash at the board's ROMFS offset, as `tflm-host
     flash RPI_PICO --romfs` writes it."""
-    from .flash import BOARDS
-
-    print(f"== {board.name} ({BOARDS[board.name].chip}): its firmware {_shown(board.firmware)} in the RP2040 "
+    print(f"== {board.name} ({board_info.get(board.name).chip}): its firmware {_shown(board.firmware)} in the RP2040 "
           "emulator rp2040js")
     print(f"== ROMFS at flash offset {board.romfs_start:#x} holding {', '.join(files)} ({len(image)} bytes)")
     print(f"== running /rom/{example}.py on the device")

@@ -31,18 +31,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import romfs
+from . import board_info, romfs
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-# The project's QEMU boards (port_boards/<NAME>/mpconfigboard.mk with a QEMU_MACHINE):
-# firmware of the qemu port, and PYBV11_QEMU, the stm32 port's pyboard firmware
-# changed only where QEMU's STM32F405 falls short (port_boards/PYBV11_QEMU).
-QEMU_BOARDS = ("MPS2_AN385", "NETDUINO2", "NETDUINOPLUS2", "MICROBIT", "PYBV11_QEMU")
+# The boards by what runs them (port_boards/<BOARD>/board.json's emulator).
+# On QEMU's Arm machines (its mpconfigboard.mk's QEMU_MACHINE): firmware of the
+# qemu port, and PYBV11_QEMU, the stm32 port's pyboard firmware changed only
+# where QEMU's STM32F405 falls short (port_boards/PYBV11_QEMU).
+QEMU_BOARDS = board_info.names(emulator="qemu-arm")
 # Real board firmware on an emulated chip (rp2040js, installed by `make deps`).
-PICO_BOARDS = ("RPI_PICO",)
+PICO_BOARDS = board_info.names(emulator="rp2040js")
 # The real ESP32_GENERIC firmware (its whole flash image) on Espressif's QEMU
 # esp32 machine (qemu-system-xtensa, from ../shared/sdk/esp32).
-ESP32_BOARDS = ("ESP32_GENERIC",)
+ESP32_BOARDS = board_info.names(emulator="qemu-esp32")
 TARGETS = ("unix",) + QEMU_BOARDS + PICO_BOARDS + ESP32_BOARDS
 # The boards `tflm-host qemu` and `demo` emulate with their serial port on a socket.
 EMULATED_BOARDS = QEMU_BOARDS + PICO_BOARDS
@@ -770,12 +771,11 @@ class PicoBoard:
 
 
 def pico_board(firmware: Path | None = None) -> PicoBoard:
-    from .flash import BOARDS  # the ROMFS region of port_boards/RPI_PICO (tests/test_flash.py checks it)
-
+    # The ROMFS region of port_boards/RPI_PICO (tests/test_flash.py checks it).
+    romfs_region = board_info.get("RPI_PICO").flash
     uf2 = firmware or build_dir() / "RPI_PICO" / "firmware.uf2"
     if not uf2.is_file():
         raise FileNotFoundError(f"{uf2} not found: run `make firmware BOARD=RPI_PICO`")
-    romfs_region = BOARDS["RPI_PICO"]
     return PicoBoard("RPI_PICO", uf2, uf2.with_suffix(".elf"), romfs_region.romfs_addr - PICO_FLASH_BASE,
                      romfs_region.romfs_size)
 
@@ -904,12 +904,11 @@ class Esp32Board:
 
 
 def esp32_board(firmware: Path | None = None) -> Esp32Board:
-    from .flash import BOARDS  # the romfs partition of port_boards/ESP32_GENERIC (tests/test_flash.py checks it)
-
+    # The romfs partition of port_boards/ESP32_GENERIC (tests/test_flash.py checks it).
+    region = board_info.get("ESP32_GENERIC").flash
     image = firmware or build_dir() / "ESP32_GENERIC" / "flash.bin"
     if not image.is_file():
         raise FileNotFoundError(f"{image} not found: run `make firmware BOARD=ESP32_GENERIC`")
-    region = BOARDS["ESP32_GENERIC"]
     return Esp32Board("ESP32_GENERIC", image, image.with_name("micropython.elf"), region.romfs_addr, region.romfs_size)
 
 

@@ -4,8 +4,8 @@ Each board has its vendor's tool: esptool for the ESP32, picotool or the
 RPI-RP2 USB drive for the RP2040, dfu-util or st-flash for the pyboard. The
 command is printed before it runs; `--dry-run` only prints. A ROMFS image
 (`tflm-host romfs DIR -o IMAGE`) goes to the board's ROMFS region, whose
-address comes from the board's files in port_boards/ (tests check the table
-below against them).
+address comes from the board's description, port_boards/<BOARD>/board.json
+(tests check it against the board's files that set the region).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from . import board_info
 
 
 class FlashError(RuntimeError):
@@ -37,17 +39,10 @@ class Board:
     build_output: str  # what `make firmware BOARD=...` writes
 
 
-BOARDS = {
-    "RPI_PICO": Board(
-        "RPI_PICO", "RP2040", 0x10100000, 640 * 1024, "port_boards/RPI_PICO/mpconfigboard.h",
-        (".uf2", ".elf", ".bin"), "build/RPI_PICO/firmware.uf2"),
-    "ESP32_GENERIC": Board(
-        "ESP32_GENERIC", "ESP32", 0x200000, 0x100000, "port_boards/ESP32_GENERIC/partitions-tflm-4MiB.csv",
-        (".bin",), "build/ESP32_GENERIC/firmware.bin"),
-    "PYBV11": Board(
-        "PYBV11", "STM32F405", 0x080A0000, 384 * 1024, "port_boards/PYBV11/tflm_pybv11.ld",
-        (".dfu", ".hex", ".bin"), "build/PYBV11/firmware.dfu"),
-}
+# The real boards' flash maps (port_boards/<BOARD>/board.json: tflm_host.board_info).
+BOARDS = {b.name: Board(b.name, b.chip, b.flash.romfs_addr, b.flash.romfs_size, b.flash.romfs_source,
+                        b.flash.firmware_types, b.flash.build_output)
+          for b in board_info.boards() if b.flash is not None}
 
 # Tools, how to install them, and the boards they serve.
 INSTALL_HINTS = {
@@ -58,7 +53,7 @@ INSTALL_HINTS = {
     "dfu-util": "install it with `apt install dfu-util` (put the board in DFU mode: BOOT0 to 3V3, then reset)",
     "st-flash": "install it with `apt install stlink-tools` (needs an ST-LINK probe on the SWD pins)",
 }
-TOOLS = {"ESP32_GENERIC": ("esptool",), "RPI_PICO": ("picotool", "drive"), "PYBV11": ("dfu-util", "st-flash")}
+TOOLS = {name: board_info.get(name).flash.tools for name in BOARDS}
 
 ESP32_BAUD = 460800
 ESP32_BOOTLOADER_OFFSET = 0x1000  # where MicroPython's firmware.bin (bootloader + table + app) starts
@@ -171,9 +166,7 @@ def _check_file(path: Path, what: str, board: Board) -> bytes:
 
 
 def _wrong_type(board: Board, path: Path, why: str = "") -> FlashError:
-    kinds = {"RPI_PICO": ".uf2 (RPI-RP2 drive or picotool), .elf or .bin (picotool)",
-             "ESP32_GENERIC": ".bin (esptool: firmware.bin from the build, or micropython.bin)",
-             "PYBV11": ".dfu (dfu-util), .hex or .bin (st-flash)"}[board.name]
+    kinds = board_info.get(board.name).flash.takes
     return FlashError(f"{path} is not firmware for {board.name}{why}: it takes {kinds}")
 
 
