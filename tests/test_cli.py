@@ -199,7 +199,7 @@ def test_ops_and_inspect_flag_missing_kernels(capsys, tmp_path):
     # The engine's own prepare() checks, before anything is flashed: an op
     # every firmware has, in a type its kernel does not take (TFLM's EXP
     # takes float32 alone).
-    from tflm_host.builder import ModelBuilder
+    from tflm_dev.builder import ModelBuilder
 
     b = ModelBuilder()
     sg = b.subgraph()

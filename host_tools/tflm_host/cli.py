@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import signal
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, arena, codegen, device, progress, romfs, schema
+from . import __version__, arena, device, progress, romfs, schema
 from .model import Model, load_model
 from .runner import make_inputs, run_model
 
@@ -33,8 +34,8 @@ def kernel_check(used: list[str], built_with: list[str] | None = None) -> dict:
     have = set(built_with) if built_with is not None else None
     return {
         "unimplemented": [op for op in used if op not in known],
-        "left_out": [op for op in used if op in known and have is not None and codegen.flag_name(op) not in have],
-        "tflm_ops": " ".join(sorted({codegen.flag_name(op) for op in used if op in known})),
+        "left_out": [op for op in used if op in known and have is not None and schema.flag_name(op) not in have],
+        "tflm_ops": " ".join(sorted({schema.flag_name(op) for op in used if op in known})),
     }
 
 
@@ -51,7 +52,7 @@ def kernel_types(models: list[Model]) -> str:
             for op in sg.operators:
                 if op.opcode not in known:
                     continue
-                types = used.setdefault(codegen.flag_name(op.opcode), set())
+                types = used.setdefault(schema.flag_name(op.opcode), set())
                 codes = (schema.TENSOR_TYPES.index(sg.tensors[i].dtype) for i in (*op.inputs, *op.outputs) if i >= 0)
                 types.update(code for code in codes if code < len(names))
     return " ".join(f"{flag}:{','.join(names[t] for t in sorted(types))}"
@@ -151,7 +152,7 @@ def _built_with(args) -> list[str] | None:
     """--built-with: a firmware's TFLM_OPS (flags, or op names as in models)."""
     if args.built_with is None:
         return None
-    return [codegen.flag_name(op) for op in args.built_with.replace(",", " ").split()]
+    return [schema.flag_name(op) for op in args.built_with.replace(",", " ").split()]
 
 
 def cmd_inspect(args) -> int:
@@ -490,10 +491,24 @@ def _engine_interp(data: bytes):
     return _engine.allocate(_engine.Model(data))
 
 
+def dev_tool(name: str, command: str):
+    """A maintainers' module of tflm_dev (host_tools/tflm_dev: benchmarks,
+    code generation), which the checkout has and the wheel does not: from
+    the path (`make venv` puts it there), else from the checkout
+    (TFLM_CHECKOUT for an installed tflm-host)."""
+    try:
+        return importlib.import_module(f"tflm_dev.{name}")
+    except ModuleNotFoundError as e:
+        if e.name != "tflm_dev":
+            raise
+    sys.path.append(str(device.checkout(command) / "host_tools"))
+    return importlib.import_module(f"tflm_dev.{name}")
+
+
 def _bench_ops(args) -> int:
     """bench speed --ops: one-op models of the kernels real models spend time
-    in, ours against TFLM's reference kernels (opbench.py)."""
-    from . import bench, opbench
+    in, ours against TFLM's reference kernels (tflm_dev/opbench.py)."""
+    bench, opbench = dev_tool("bench", "bench"), dev_tool("opbench", "bench")
 
     board = args.target if args.target != "unix" else "MPS2_AN385"
     progress = None if args.quiet else bench.progress_bar
@@ -514,7 +529,7 @@ def _bench_ops(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from . import bench
+    bench = dev_tool("bench", "bench")
 
     if args.what == "speed" and args.ops:
         return _bench_ops(args)
@@ -703,6 +718,7 @@ def cmd_qemu(args) -> int:
 
 
 def cmd_codegen(args) -> int:
+    codegen = dev_tool("codegen", "codegen")
     mod = device.checkout("codegen") / "micropython_mod"
     if args.check:
         stale = [p for p, text in codegen.generated_files(mod).items()

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import arena
-from .device import PROJECT_ROOT, build_dir, romfs_batches
-from .device import target as make_target
-from .model import load_model
-from .runner import make_inputs, run_model
+from tflm_host import arena
+from tflm_host.device import PROJECT_ROOT, build_dir, romfs_batches
+from tflm_host.device import target as make_target
+from tflm_host.model import load_model
+from tflm_host.runner import make_inputs, run_model
 
 
 @dataclass
@@ -74,7 +74,7 @@ def arena_rows(models: list[Path], target_name: str, progress=None) -> list[dict
             r = run_model(path, target, make_inputs(model, "zeros"))
             row["ours"] = (r.head_bytes, r.tail_bytes, r.arena_used_bytes)
             # Prepared (tflm-host prepare): the kernels' data read from the model.
-            from .prepare import prepare_model
+            from tflm_host.prepare import prepare_model
 
             data = prepare_model(path.read_bytes())
             with tempfile.TemporaryDirectory() as tmp:
@@ -158,8 +158,8 @@ PATCH_BOUND = 0.2
 
 def _patch_of(data: bytes) -> tuple[int, int, int, float]:
     """A model's patch-based stage: (operators, grid rows, grid columns, extra MACs / the model's)."""
-    from . import _engine
-    from .patches import model_macs
+    from tflm_host import _engine
+    from tflm_host.patches import model_macs
 
     ip = _engine.allocate(_engine.Model(data))
     split, gh, gw = ip.patch
@@ -222,8 +222,8 @@ def readme_table(rows: list[dict], models_dir: Path) -> str:
     """The README's table: TFLM's arena, ours measured, prepared measured, and
     with our offline plan too (the host's prediction, which the tests hold
     to the device's figure)."""
-    from .planning import plan_model
-    from .prepare import prepare_model
+    from tflm_host.planning import plan_model
+    from tflm_host.prepare import prepare_model
 
     by_name = {r["model"].removesuffix(".tflite"): r for r in rows}
     lines = ["| model | TFLM arena | ours | ours, prepared (`tflm-host prepare`) "
@@ -261,8 +261,8 @@ def plan_rows(models: list[Path], target_name: str, progress=None) -> list[dict]
     """Per model: TFLM's head, our `tflm` planner's head, our offline plans (plain, and
     with aliases and reordering), the bound, and arena_used_bytes measured on
     the target with each; TFLM's own arena running our planned model."""
-    from .planning import plan_model
-    from .runner import BatchJob, run_batch
+    from tflm_host.planning import plan_model
+    from tflm_host.runner import BatchJob, run_batch
 
     rows, jobs = [], []
     target = make_target(target_name)
@@ -343,7 +343,7 @@ def plan_markdown(rows: list[dict], target_name: str) -> str:
 def prealloc_rows(models: list[Path], target_name: str) -> list[dict]:
     """arena_used_bytes with the input, the output or both pre-allocated,
     for the `tflm` planner (TFLM's first fit) and the offline plan (host prediction, checked on the target)."""
-    from .planning import plan_model
+    from tflm_host.planning import plan_model
 
     rows = []
     for path in models:
@@ -498,7 +498,7 @@ def speed_markdown(rows: list[dict], board: str) -> str:
 def patch_speed_rows(models: list[Path], board: str, runs: int, progress=None) -> list[dict]:
     """Per model that a patch-based first stage makes smaller: instructions
     per invoke prepared, and prepared with the stage (PATCH_BOUND)."""
-    from .prepare import prepare_model
+    from tflm_host.prepare import prepare_model
 
     rows = []
     runnable = [p for p in models if not arena.missing_ops(load_model(p))]
@@ -862,7 +862,7 @@ class CmsisRun:
 
 def run_cmsis(board: str, elf: Path) -> CmsisRun:
     """Runs the harness on the board's QEMU machine (-icount shift=0)."""
-    from .device import board as board_info
+    from tflm_host.device import board as board_info
 
     b = board_info(board)
     proc = subprocess.run(["qemu-system-arm", "-machine", b.machine, *b.qemu_args, "-nographic", "-monitor", "none",
@@ -1122,7 +1122,7 @@ def speed_boards_rows(models: list[Path], boards: list[str], runs: int, baseline
     """Every runnable model's instructions per invoke on each board, and with
     `baseline` those of another version's firmware, and the same models
     prepared (tflm-host prepare)."""
-    from .prepare import prepare_model
+    from tflm_host.prepare import prepare_model
     runnable = [p for p in models if not arena.missing_ops(load_model(p))]
     rows = []
     for i, board in enumerate(boards):
@@ -1271,7 +1271,7 @@ def measure_ours_cycles(board: str, files: dict[str, bytes], runs: dict[str, int
     the runs), its first output values, and the device's own instruction
     figure (qemuboard.icount) for the same runs."""
     from . import cycles
-    from .device import elf_symbol
+    from tflm_host.device import elf_symbol
 
     tgt = make_target(board, firmware)
     fw = tgt.board.firmware
@@ -1423,7 +1423,7 @@ def speed_cycles_rows(models: list[Path], boards: list[str], runs: int, anchor: 
     a timing model in instructions (ESP32_GENERIC); CMSIS-NN's figures from
     the board's core or its stand-in (CMSIS_STAND_IN), none for a core
     without a CMSIS-NN build."""
-    from .patches import model_macs
+    from tflm_host.patches import model_macs
 
     work = build_dir() / "cmsis-nn"
     rows = []
@@ -1748,7 +1748,7 @@ def speed_boards_cycles_rows(models: list[Path], boards: list[str], runs: int, p
     board, plain and prepared (tflm-host prepare): the estimator on the QEMU
     Arm boards, the board's own counters elsewhere (cycles 0 where nothing
     times it: "timing" is "")."""
-    from .prepare import prepare_model
+    from tflm_host.prepare import prepare_model
 
     runnable = [p for p in models if not arena.missing_ops(load_model(p))]
     rows = []

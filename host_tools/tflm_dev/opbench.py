@@ -249,7 +249,7 @@ def libm_rows(board: str, folder: Path, anchor: Path | None = None) -> dict[str,
     import subprocess
 
     from . import bench
-    from .device import board as board_info
+    from tflm_host.device import board as board_info
 
     anchor = anchor or bench.ANCHOR_DIR
     core = bench.CMSIS_CORES[board]
@@ -293,7 +293,7 @@ def op_markdown(rows: list[dict], board: str, libm: dict[str, int] | None = None
                      f"| {r['host'] / r['tflm']:.2f} |")
     lines += [
         "",
-        "One-op models (`tflm_host.opbench`: seeded random inputs, set before every invoke; constant alpha, "
+        "One-op models (`tflm_dev.opbench`: seeded random inputs, set before every invoke; constant alpha, "
         "axes, sizes and the constant right operand in the model), measured as the table above: instructions "
         f"per invoke, the whole invoke() (its dispatch included). {board}: ours, counted by QEMU "
         "(`-icount shift=0`). Host: x86-64 instructions counted by callgrind, ours in the unix port and TFLM's "
