@@ -101,7 +101,7 @@ venv: $(VENV_STAMP) $(ENGINE_EXT_STAMP) $(DEV_PATH_STAMP)
 $(VENV_STAMP): host_tools/pyproject.toml host_tools/setup.py tests/requirements.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e host_tools -r tests/requirements.txt
+	$(VENV)/bin/pip install -q -e 'host_tools[plot]' -r tests/requirements.txt
 	touch $@
 
 $(DEV_PATH_STAMP): $(VENV_STAMP)

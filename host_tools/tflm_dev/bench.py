@@ -14,10 +14,12 @@ from pathlib import Path
 import numpy as np
 
 from tflm_host import arena
-from tflm_host.device import PROJECT_ROOT, build_dir, romfs_batches
+from tflm_host.device import build_dir, romfs_batches
 from tflm_host.device import target as make_target
 from tflm_host.model import load_model
 from tflm_host.runner import make_inputs, run_model
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]  # tflm_dev is the checkout's own
 
 
 @dataclass

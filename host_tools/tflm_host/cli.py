@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, arena, device, progress, romfs, schema
+from . import __version__, arena, device, plot, progress, romfs, schema
 from .model import Model, load_model
 from .runner import make_inputs, run_model
 
@@ -360,6 +360,8 @@ def _preallocated(model: Model, names: list[str] | None) -> tuple[int, ...]:
 
 
 def cmd_plan(args) -> int:
+    if args.png:
+        plot.require_matplotlib()
     model = load_model(args.model)
     name = Path(args.model).name
     missing = arena.missing_ops(model)
@@ -372,9 +374,7 @@ def cmd_plan(args) -> int:
             print(f"(no kernels here for {', '.join(missing)}: planned without their scratch buffers)")
         print(layout.memory_plan(args.width), end="")
         if args.png:
-            from .plot import plot_plans
-
-            plot_plans([(args.planner, layout)], Path(args.png), name)
+            plot.plot_plans([(args.planner, layout)], Path(args.png), name)
             print(f"plan drawn in {args.png}")
         return 0
     if missing:
@@ -419,9 +419,7 @@ def cmd_plan(args) -> int:
               f"greedy: {overlapped.used}, TFLM's greedy: {greedy.used}")
         print(result.layout.memory_plan(args.width), end="")
     if args.png:
-        from .plot import plot_plans
-
-        plot_plans([("TFLM's greedy", greedy), ("this plan", result.layout)], Path(args.png), name)
+        plot.plot_plans([("TFLM's greedy", greedy), ("this plan", result.layout)], Path(args.png), name)
         print(f"plans drawn in {args.png}")
     if (args.shim_out or args.c_header) and result.order and not args.output:
         raise ValueError("the plan runs the operators in a new order: write that model with -o OUT.tflite "
@@ -533,6 +531,7 @@ def cmd_bench(args) -> int:
 
     if args.what == "speed" and args.ops:
         return _bench_ops(args)
+    args.models = args.models or shared_models("bench")
     models = sorted(Path(args.models).glob("*.tflite"))
     if args.only:
         models = [m for m in models if any(o in m.name for o in args.only)]
@@ -731,10 +730,15 @@ def cmd_codegen(args) -> int:
     return 0
 
 
+def shared_models(command: str) -> Path:
+    """The shared models beside the checkout (../shared/models)."""
+    return device.checkout(command).parent / "shared" / "models"
+
+
 def cmd_demo(args) -> int:
     from .demo import run_demo
 
-    return run_demo(args.board, Path(args.models), args.example, prepare=args.prepare)
+    return run_demo(args.board, Path(args.models or shared_models("demo")), args.example, prepare=args.prepare)
 
 
 def _at_least(low: int, high: int | None = None):
@@ -874,7 +878,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
     p.add_argument("what", choices=["arena", "plans", "speed", "size", "sweep"])
-    p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
+    p.add_argument("--models", help="the models' folder (default: ../shared/models beside the checkout)")
     p.add_argument("--only", nargs="*", help="only models whose file name contains one of these")
     p.add_argument("--runs", type=_at_least(1), default=3, help="invokes measured per model (speed)")
     p.add_argument("--target", default="unix", choices=device.TARGETS)
@@ -947,7 +951,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the demo: a model from flash on an emulated board")
     p.add_argument("--board", default="NETDUINO2", choices=device.EMULATED_BOARDS,
                    help="a QEMU board, or RPI_PICO: the Pico's firmware in the RP2040 emulator")
-    p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
+    p.add_argument("--models", help="the models' folder (default: ../shared/models beside the checkout)")
     p.add_argument("--example", default="person_detect", choices=list(demo_examples()),
                    help="examples/<name>.py and its model")
     p.add_argument("--prepare", action="store_true",

@@ -148,7 +148,7 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect", prep
     if clips:
         files["clips.bin"] = b"".join(c.tobytes() for c in clips.values())
         files["clips.txt"] = " ".join(clips).encode()
-        files["kws_ref_model.labels"] = (device.PROJECT_ROOT / "examples" / "kws_ref_model.labels").read_bytes()
+        files["kws_ref_model.labels"] = (device.checkout("the demo") / "examples" / "kws_ref_model.labels").read_bytes()
     image = romfs.build_image(files)
     if pico:
         return _run_pico(board, image, files, example, model_path, frames, clips)
@@ -223,8 +223,8 @@ DEMO_MAX_EXTRA_MACS = 0.2
 
 def _shown(path: Path) -> str:
     try:
-        return str(path.relative_to(device.PROJECT_ROOT))
-    except ValueError:
+        return str(path.relative_to(device.checkout("the demo")))
+    except (ValueError, RuntimeError):
         return str(path)
 
 
