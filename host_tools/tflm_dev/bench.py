@@ -1850,6 +1850,9 @@ def speed_cycles_report(models: list[Path], boards: list[str], runs: int, anchor
 
 SWEEP_START = "<!-- tflm-host bench sweep: start -->"
 SWEEP_END = "<!-- tflm-host bench sweep: end -->"
+# bench speed --ops's section (opbench.py)
+OPS_START = "<!-- tflm-host bench speed --ops: start -->"
+OPS_END = "<!-- tflm-host bench speed --ops: end -->"
 
 # (kind, spatial size, input channels, output channels or multiplier, kernel, stride)
 SWEEP_SHAPES = [
@@ -1978,8 +1981,6 @@ def write_sweep(doc: Path, table: str, boards: list[str]) -> None:
 def keep_sweep(doc: Path, new_text: str) -> str:
     """A regenerated speed.md (speed-reference.md) keeps the sections other
     commands write between their markers: the sweep's, the ops' table."""
-    from .opbench import OPS_END, OPS_START
-
     old = doc.read_text() if doc.is_file() else ""
     for start, end in ((SWEEP_START, SWEEP_END), (OPS_START, OPS_END)):
         if start in old and end in old:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, arena, device, plot, progress, romfs, schema
+from .host_run import HostTarget
 from .model import Model, load_model
 from .runner import make_inputs, run_model
 
@@ -176,8 +177,6 @@ def _target(args):
             raise ValueError("--port runs on the board at that port as it is: no --target or --firmware with it")
         return device.PortTarget(args.port)
     if args.target == "host":
-        from .host_run import HostTarget
-
         return HostTarget()
     return device.target(args.target or "unix", args.firmware)
 
