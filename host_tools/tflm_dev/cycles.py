@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tflm_host.device import board as board_info
 from tflm_host.device import build_dir, checkout, elf_symbol
 
 # The core each QEMU board's CPU stands for. MICROBIT's nRF51 is a
@@ -195,7 +196,6 @@ def run_qemu_elf(elf: Path, core: str, marks: list[int], board: str | None = Non
     flash model; returns its marks and output."""
     qboard, machine = QEMU_MACHINES[core]
     if board and board in BOARD_CORES:
-        from tflm_host.device import board as board_info
         qboard, machine = board, board_info(board).machine
     with tempfile.TemporaryDirectory(prefix="tflm-cycles-") as tmp:
         out = Path(tmp, "marks.txt")

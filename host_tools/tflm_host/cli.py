@@ -7,13 +7,22 @@ import importlib
 import json
 import signal
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
-from . import __version__, arena, device, plot, progress, romfs, schema
+from . import __version__, _engine, arena, boards, device, patches, plot, prepare, progress, romfs, schema
+from .boards import ARENA_BOARDS
+from .demo import EXAMPLES, run_demo
+from .deploy import deploy
+from .flash import add_parser as add_flash_parser
 from .host_run import HostTarget
 from .model import Model, load_model
+from .planning import plan_model
+from .planning.formats import c_header, read_plan_file
+from .prepare import prepare_model
+from .reference import reference_outputs
 from .runner import make_inputs, run_model
 
 
@@ -226,8 +235,6 @@ def compare_outputs(ours: list[list[np.ndarray]], ref: list[list[np.ndarray]]) -
 
 
 def cmd_compare(args) -> int:
-    from .reference import reference_outputs
-
     model = load_model(args.model)
     samples = _samples(args, model)
     ours = run_model(args.model, _target(args), samples, args.planner)
@@ -252,9 +259,6 @@ def board_fit(path: Path, board: str, max_extra_macs: float = 0.2) -> list[tuple
     engine's (arena_size: prepare()'s peak); a model read into RAM takes its
     bytes of the heap too. The patch search (prepare --max-extra-macs) is
     tried only when no cheaper way fits."""
-    from . import boards, patches
-    from .prepare import prepare_model
-
     b = boards.budget(board)
     data = path.read_bytes()
     plain = arena.plan_layout(load_model(data)).needed
@@ -276,8 +280,6 @@ def board_fit(path: Path, board: str, max_extra_macs: float = 0.2) -> list[tuple
 
 
 def board_text(path: Path, board: str) -> list[str]:
-    from . import boards
-
     b = boards.budget(board)
     lines = [f"{board}: MicroPython heap {b.heap:,} B ({b.heap_source}), ROMFS region {b.romfs:,} B"]
     rows = board_fit(path, board)
@@ -291,8 +293,6 @@ def board_text(path: Path, board: str) -> list[str]:
 
 
 def cmd_arena(args) -> int:
-    from .planning.formats import read_plan_file
-
     if args.board:
         progress.set_quiet(args.quiet)
         if args.json:
@@ -378,10 +378,6 @@ def cmd_plan(args) -> int:
         return 0
     if missing:
         raise NotImplementedError(arena.missing_ops_message(model))
-    from .planning import plan_model
-
-    from . import prepare
-
     data = Path(args.model).read_bytes()
     was_prepared = prepare.is_prepared(data)
     if was_prepared:
@@ -441,21 +437,16 @@ def cmd_plan(args) -> int:
         Path(args.shim_out).write_bytes(result.plan.to_bytes())
         print(f"plan written to {args.shim_out} (tflm.Interpreter(model, plan={Path(args.shim_out).name!r}))")
     if args.c_header:
-        from .planning.formats import c_header
-
         Path(args.c_header).write_text(c_header(result.plan, name, result.head))
         print(f"C header written to {args.c_header} (make firmware BOARD=... PLAN={args.c_header})")
     return 0
 
 
 def cmd_prepare(args) -> int:
-    from .prepare import prepare_model
-
     data = Path(args.model).read_bytes()
     message = arena.missing_ops_message(load_model(data))
     if message:
         raise NotImplementedError(message)
-    from . import patches
 
     bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
     progress.set_quiet(args.quiet)
@@ -483,8 +474,6 @@ def cmd_prepare(args) -> int:
 
 
 def _engine_interp(data: bytes):
-    from . import _engine
-
     return _engine.allocate(_engine.Model(data))
 
 
@@ -668,8 +657,6 @@ def cmd_romfs(args) -> int:
 
 
 def cmd_deploy(args) -> int:
-    from .deploy import deploy
-
     progress.set_quiet(args.quiet)
     caps = None
     if args.dry_run and args.no_romfs:
@@ -683,8 +670,6 @@ class _Stopped(Exception):
 
 
 def cmd_qemu(args) -> int:
-    import time
-
     image = None
     if args.romfs:
         src = Path(args.romfs)
@@ -735,8 +720,6 @@ def shared_models(command: str) -> Path:
 
 
 def cmd_demo(args) -> int:
-    from .demo import run_demo
-
     return run_demo(args.board, Path(args.models or shared_models("demo")), args.example, prepare=args.prepare)
 
 
@@ -797,8 +780,6 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
 
 
 def demo_examples() -> dict[str, str]:
-    from .demo import EXAMPLES
-
     return EXAMPLES
 
 
@@ -836,8 +817,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preallocate", nargs="*", metavar="TENSOR", help="tensors outside the arena (indices, input, output)")
     p.add_argument("--json", action="store_true")
     p.add_argument("-v", "--verbose", action="store_true", help="list the allocations by category")
-    from .boards import ARENA_BOARDS
-
     p.add_argument("--board", choices=ARENA_BOARDS,
                    help="whether model and arena fit this board's heap and ROMFS region: read into RAM, in ROMFS, "
                         "prepared, with patches (prepare --max-extra-macs 20%%) when nothing else fits")
@@ -932,8 +911,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-romfs", action="store_true", help="with --dry-run: as for a board without ROMFS")
     p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_deploy)
-
-    from .flash import add_parser as add_flash_parser
 
     add_flash_parser(sub)
 

@@ -23,7 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import device, romfs
+from . import _engine, arena, device, romfs
+from .flash import BOARDS
+from .model import load_model
+from .prepare import prepare_model
+from .reference import reference_outputs
 
 # Example scripts (examples/) and the model each runs.
 EXAMPLES = {
@@ -177,8 +181,6 @@ def _run_pico(board: device.PicoBoard, image: bytes, files: dict[str, bytes], ex
     """The demo on the real RPI_PICO firmware in the RP2040 emulator: the
     ROMFS image in its flash at the board's ROMFS offset, as `tflm-host
     flash RPI_PICO --romfs` writes it."""
-    from .flash import BOARDS
-
     print(f"== {board.name} ({BOARDS[board.name].chip}): its firmware {_shown(board.firmware)} in the RP2040 "
           "emulator rp2040js")
     print(f"== ROMFS at flash offset {board.romfs_start:#x} holding {', '.join(files)} ({len(image)} bytes)")
@@ -196,10 +198,6 @@ def _run_pico(board: device.PicoBoard, image: bytes, files: dict[str, bytes], ex
 def _prepared(data: bytes, name: str) -> bytes:
     """The model prepared, with what that frees in the board's RAM (the
     host's exact prediction, which the device then shows)."""
-    from . import arena
-    from .model import load_model
-    from .prepare import prepare_model
-
     out = prepare_model(data, max_extra_macs=DEMO_MAX_EXTRA_MACS)
     before, after = arena.plan_layout(load_model(data)), arena.plan_layout(load_model(out))
     split = patch_stage(out)
@@ -212,8 +210,6 @@ def _prepared(data: bytes, name: str) -> bytes:
 
 def patch_stage(data: bytes) -> int:
     """Operators in the model's patch-based first stage (0: none)."""
-    from . import _engine
-
     return _engine.allocate(_engine.Model(data)).patch[0]
 
 
@@ -244,7 +240,6 @@ def _check_speech(models: Path, pcm: np.ndarray, out: str) -> int:
         print("demo: the device printed no scores", file=sys.stderr)
         return 1
     try:
-        from .reference import reference_outputs
         n = (len(pcm) - 480) // 320 + 1
         windows = [[pcm[320 * w:320 * w + 480].astype(np.int16).reshape(1, 480)] for w in range(n)]
         feats = np.stack([np.asarray(r[0]).astype(np.int8)
@@ -264,7 +259,6 @@ def _compare(model_path: Path, inputs: dict[str, np.ndarray], device_raw: dict[s
         print(f"demo: the device did not score every one of the {what}", file=sys.stderr)
         return 1
     try:
-        from .reference import reference_outputs
         ref = reference_outputs(model_path, [[x] for x in inputs.values()])
     except RuntimeError as e:  # tflite-micro not installed
         print(f"== not compared with TFLM: {e}")
