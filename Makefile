@@ -101,14 +101,23 @@ ENGINE_EXT_STAMP := $(BUILD)/host-engine.stamp
 ENGINE_EXT_SOURCES := $(wildcard micropython_mod/*.h micropython_mod/engine/* micropython_mod/kernels/*) \
 	host_tools/tflm_host/_engine.c
 
+# The maintainers' tools (host_tools/tflm_dev: benchmarks, reports, the test
+# model builder, codegen) are not in the tflm-host wheel: .venv finds them
+# in the checkout, through a .pth file naming host_tools.
+DEV_PATH_STAMP := $(VENV)/.tflm-dev-path
+
 ## make venv: .venv with tflm-host and its C engine (again after a change to the module's C)
-venv: $(VENV_STAMP) $(ENGINE_EXT_STAMP)
+venv: $(VENV_STAMP) $(ENGINE_EXT_STAMP) $(DEV_PATH_STAMP)
 
 $(VENV_STAMP): host_tools/pyproject.toml host_tools/setup.py tests/requirements.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e host_tools -r tests/requirements.txt
+	$(VENV)/bin/pip install -q -e 'host_tools[plot]' -r tests/requirements.txt
 	touch $@
+
+$(DEV_PATH_STAMP): $(VENV_STAMP)
+	echo "$(abspath host_tools)" > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/tflm-dev.pth"
+	@touch $@
 
 $(ENGINE_EXT_STAMP): $(VENV_STAMP) $(ENGINE_EXT_SOURCES)
 	@mkdir -p $(@D)

@@ -319,7 +319,7 @@ real-firmware:
 # the README's board table, from the board files in port_boards/.
 ## make boards-report: docs/boards.md's figures and the README's board table
 boards-report: real-firmware pico-emulator qemu-firmware
-	TFLM_BUILD=$(BUILD) $(PY) -m tflm_host.boards report --models $(MODELS) --pico --esp32 --out docs/boards.md \
+	TFLM_BUILD=$(BUILD) $(PY) -m tflm_dev.boards_report report --models $(MODELS) --pico --esp32 --out docs/boards.md \
 		--readme README.md
 
 # The RP2040 emulator for the RPI_PICO firmware: rp2040js at the version

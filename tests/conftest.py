@@ -157,7 +157,7 @@ UNKNOWN_OPS_MESSAGE = "model uses ops no kernel of tflm implements: " + ", ".joi
 
 
 def unknown_ops_model() -> bytes:
-    from tflm_host.builder import ModelBuilder
+    from tflm_dev.builder import ModelBuilder
 
     b = ModelBuilder()
     sg = b.subgraph()

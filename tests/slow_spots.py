@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from tflm_host import arena
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 from tflm_host.model import load_model
 
 LENGTHS = (200, 400, 800, 1600)

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from tflm_host import device
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 
 ROOT = Path(__file__).resolve().parents[1]
 STATELESS = "hello_world_int8.tflite"

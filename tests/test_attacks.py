@@ -32,7 +32,7 @@ import tflite
 from conftest import DEVICE_PRELUDE, EVERY_TARGET, TARGETS, model_files, model_path, run_on
 from model_spots import spots
 from tflm_host import prepare, romfs
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
 

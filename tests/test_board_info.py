@@ -19,7 +19,8 @@ from tflm_host import board_info
 PORT_BOARDS = ROOT / "port_boards"
 BOARD_DIRS = sorted(p.name for p in PORT_BOARDS.iterdir() if p.is_dir() and p.name != "common")
 # Where board lists used to be written out, and must not be again.
-PYTHON_SOURCES = sorted((ROOT / "host_tools" / "tflm_host").glob("*.py")) + [ROOT / "tests" / "conftest.py"]
+PYTHON_SOURCES = (sorted((ROOT / "host_tools" / "tflm_host").glob("*.py")) + sorted((ROOT / "host_tools" / "tflm_dev").glob("*.py"))
+                  + [ROOT / "tests" / "conftest.py"])
 MAKEFILES = [ROOT / "Makefile", *sorted(PORT_BOARDS.glob("*.mk")), *sorted(PORT_BOARDS.glob("common/*.mk"))]
 
 

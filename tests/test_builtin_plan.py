@@ -84,7 +84,7 @@ for k in range(2):
 def fc_and_unknown_model() -> bytes:
     """FULLY_CONNECTED (a kernel of tflm, not in this firmware), then a
     custom op no kernel implements."""
-    from tflm_host.builder import ModelBuilder
+    from tflm_dev.builder import ModelBuilder
 
     b = ModelBuilder()
     sg = b.subgraph()

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from engine_host import run_engine
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 from tflm_host.model import load_model
 
 # (slots, h, w) of ten operators without cycles_max, and the period TFLM's

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -141,6 +142,20 @@ def test_plan_command_outputs(capsys, tmp_path):
     assert len(data["tensors"]) == 89 and data["scratch"] is None
 
 
+@pytest.mark.parametrize("planner", ["offline", "tflm"])
+def test_plan_png_without_matplotlib(capsys, monkeypatch, tmp_path, planner):
+    """matplotlib is tflm-host's [plot] extra: --png without it is one line
+    saying how to install it, exit 2, before any planning or file written."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    png, out_model = tmp_path / "p.png", tmp_path / "p.tflite"
+    code, out, err = run_cli(capsys, "plan", model_path("vww_96_int8.tflite"), "--planner", planner,
+                             "--png", png, "-o", out_model)
+    assert code == 2 and out == ""
+    assert err == "tflm-host plan: --png draws with matplotlib, which is not installed: pip install matplotlib " \
+                  "(tflm-host's [plot] extra)\n"
+    assert not png.exists() and not out_model.exists()
+
+
 def test_plan_command_errors(capsys, tmp_path):
     code, _, err = run_cli(capsys, "plan", model_path("vww_96_int8.tflite"), "--embed")
     assert code == 2 and "--embed needs -o OUT.tflite" in err
@@ -199,7 +214,7 @@ def test_ops_and_inspect_flag_missing_kernels(capsys, tmp_path):
     # The engine's own prepare() checks, before anything is flashed: an op
     # every firmware has, in a type its kernel does not take (TFLM's EXP
     # takes float32 alone).
-    from tflm_host.builder import ModelBuilder
+    from tflm_dev.builder import ModelBuilder
 
     b = ModelBuilder()
     sg = b.subgraph()

@@ -10,7 +10,7 @@ import pytest
 
 from engine_host import run_engine
 from tflm_host import _engine, arena
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
 

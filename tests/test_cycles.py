@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from tflm_host import cycles
+from tflm_dev import cycles
 
 # Cycles of each case, counted by hand from the TRMs' instruction tables:
 # Cortex-M0 DDI 0432C and Cortex-M0+ DDI 0484C table 3-1; Cortex-M3
@@ -186,7 +186,7 @@ def test_bench_speed_cycles_json(tmp_path):
     rows = json.loads(proc.stdout)
     assert [(r["model"], r["board"]) for r in rows] == [("hello_world_float.tflite", "MICROBIT")]
     r = rows[0]
-    from tflm_host import bench
+    from tflm_dev import bench
     # The bench's own file name: the same heap layout, so the same arena
     # address (memcpy's path, and so the count, follows its alignment).
     name = "hello_world_float.tflite"

@@ -12,8 +12,8 @@ import opgen
 from engine_host import EngineError, run_engine
 from opgen.detection import detection_model
 from tflm_host import _engine, arena
-from tflm_host.bench import tflm_arena
-from tflm_host.builder import ModelBuilder
+from tflm_dev.bench import tflm_arena
+from tflm_dev.builder import ModelBuilder
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
 

@@ -126,7 +126,7 @@ def test_readme_arena_table_is_the_engines():
     """Every cell of the README's arena table: TFLM's arena from its own
     recording allocator, ours from the engine (the same bytes on every
     target), prepared, prepared with an offline plan, with a patch stage."""
-    from tflm_host import bench
+    from tflm_dev import bench
     from tflm_host.planning import plan_model
     from tflm_host.prepare import prepare_model
 
@@ -155,7 +155,7 @@ def test_readme_arena_table_is_the_engines():
 def test_readme_head_and_tail_claims_are_the_engines():
     """The heads quoted against TFLM's, TFLM's head byte for byte with
     `planner='tflm'`, and the range of our tail against TFLM's."""
-    from tflm_host import bench
+    from tflm_dev import bench
 
     text = " ".join(readme().split())
     m = re.search(r"\(person_detect's head: ([\d,]+) bytes against TFLM's ([\d,]+); vww_96_int8's: ([\d,]+) "

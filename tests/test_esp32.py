@@ -165,7 +165,7 @@ def test_speed_tables_count_instructions_not_cycles():
     target's own counter: instructions by ICOUNT, no cycles (QEMU has no
     timing model of the LX6), so its cycle cells are '-', its prepared
     column is in instructions, and asking it for cycles is an error."""
-    from tflm_host import bench
+    from tflm_dev import bench
 
     tgt = device.target("ESP32_GENERIC")
     assert "esp32board.icount" in bench._counter_code(tgt)

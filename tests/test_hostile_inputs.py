@@ -13,7 +13,7 @@ import pytest
 
 from conftest import DEVICE_PRELUDE, TARGETS, model_files, model_path, run_on
 from model_spots import spots
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 
 HELLO = "hello_world_int8.tflite"
 

@@ -26,7 +26,7 @@ import pytest
 
 from conftest import DEVICE_PRELUDE, ROOT, TARGETS, model_files, model_path, run_on
 from model_spots import spots
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
 

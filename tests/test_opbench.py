@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from engine_host import run_engine
-from tflm_host import bench, opbench
+from tflm_dev import bench, opbench
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
 

@@ -193,7 +193,7 @@ def _bad_schedules() -> dict[str, bytes]:
 def _in_place_chain() -> bytes:
     """Two 1x1 CONV_2Ds, the first writing over the model's input tensor: a
     stage would unplan the tensor its patches read."""
-    from tflm_host.builder import ModelBuilder
+    from tflm_dev.builder import ModelBuilder
 
     b = ModelBuilder()
     sg = b.subgraph()

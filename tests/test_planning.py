@@ -17,7 +17,7 @@ from conftest import MEASURED, model_path
 from engine_host import run_engine
 import opgen
 from tflm_host import arena, fbedit
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 from tflm_host.model import load_model
 from tflm_host.planning import formats, placement, plan_model
 from tflm_host.planning.schedule import best_order, peak_of
@@ -354,7 +354,7 @@ def test_reordering_reads_variables_just_before_their_use(tmp_path):
 def test_greedy_head_is_tflms_with_resource_variables(case, tmp_path):
     """VAR_HANDLE outputs live in the kernel's data, outside the planned head,
     as TFLM's do: the greedy head is TFLM's byte for byte here too."""
-    from tflm_host.bench import tflm_arena
+    from tflm_dev.bench import tflm_arena
 
     path = tmp_path / "m.tflite"
     path.write_bytes(case)
@@ -370,7 +370,7 @@ def test_greedy_head_is_tflms_with_control_flow(case, tmp_path):
     subgraph's tensors, in allocation scopes nested in their operator's (a
     WHILE's cond and body one after the other): the greedy head is TFLM's
     byte for byte, with the kernels' prepare() run or not."""
-    from tflm_host.bench import tflm_arena
+    from tflm_dev.bench import tflm_arena
 
     path = tmp_path / "m.tflite"
     path.write_bytes(case.model)

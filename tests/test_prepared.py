@@ -483,7 +483,7 @@ def test_edits_move_only_this_engines_records():
 def test_too_many_tensors_is_one_message_prepared_or_not():
     """Record indices are 15 bits: a model of 32,767 tensors or more is refused
     by name, whether it is allocated or prepared."""
-    from tflm_host.builder import ModelBuilder
+    from tflm_dev.builder import ModelBuilder
 
     b = ModelBuilder()
     sg = b.subgraph()

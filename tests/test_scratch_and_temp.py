@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from engine_host import tflm_run as engine_binary
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 
 TEST_OP = "CUSTOM:TflmTest"
 

@@ -4,7 +4,7 @@ MicroPython's C stack, which nothing checks below the VM: on the Pico it is
 above them. Measured on the QEMU boards whose cores stand for the real
 boards' (qemuboard.stack_paint/stack_used), every model this build runs,
 including the patch-based stages, must leave MicroPython at least
-boards.STACK_LEFT_FOR_PYTHON bytes of the smallest real board's C stack."""
+boards_report.STACK_LEFT_FOR_PYTHON bytes of the smallest real board's C stack."""
 
 from __future__ import annotations
 
@@ -13,25 +13,26 @@ import re
 import pytest
 
 from conftest import MODELS
+from tflm_dev import boards_report
 from tflm_host import boards
 from tflm_host.device import build_dir
 
 
 @pytest.fixture(scope="module")
 def budget() -> int:
-    stacks = [boards.c_stack(boards.read_elf(build_dir() / b / "firmware.elf")) for b in ("RPI_PICO", "PYBV11")]
+    stacks = [boards_report.c_stack(boards.read_elf(build_dir() / b / "firmware.elf")) for b in ("RPI_PICO", "PYBV11")]
     assert min(stacks) >= 8192  # the Pico's 8 KiB, the pyboard's more
-    return min(stacks) - boards.STACK_LEFT_FOR_PYTHON
+    return min(stacks) - boards_report.STACK_LEFT_FOR_PYTHON
 
 
 @pytest.fixture(scope="module")
 def files() -> dict[str, bytes]:
-    return boards.stack_files(MODELS)
+    return boards_report.stack_files(MODELS)
 
 
-@pytest.mark.parametrize("board", list(boards.STACK_CORES))
+@pytest.mark.parametrize("board", list(boards_report.STACK_CORES))
 def test_interpreter_and_invoke_leave_python_its_stack(board, budget, files):
-    use = boards.stack_use(board, files)
+    use = boards_report.stack_use(board, files)
     assert set(use) == set(files)
     over = {n: u for n, u in use.items() if max(u) > budget}
     assert not over, f"{board}: C stack above {budget} B: {over}"
@@ -63,7 +64,7 @@ print('@ALIVE', it.invoke())
 """
 
 
-@pytest.mark.parametrize("board", list(boards.STACK_CORES))
+@pytest.mark.parametrize("board", list(boards_report.STACK_CORES))
 def test_calls_too_deep_for_the_stack_raise(board, files):
     """Called deeper and deeper, invoke(), Interpreter(), predict() and
     arena_size() raise
@@ -79,6 +80,6 @@ def test_calls_too_deep_for_the_stack_raise(board, files):
         assert m and int(m.group(1)) > 5, out[-1500:]
         assert m.group(2).startswith(f"not enough C stack: tflm needs {need} bytes"), m.group(2)
     assert "@ALIVE None" in out, out[-1500:]
-    use = boards.stack_use(board, {n: files[n] for n in ("trained_lstm.tflite", "person_detect_patches.tflite",
+    use = boards_report.stack_use(board, {n: files[n] for n in ("trained_lstm.tflite", "person_detect_patches.tflite",
                                                          "vww_96_int8.tflite")})
     assert max(max(u) for u in use.values()) <= need, use

@@ -16,7 +16,7 @@ import opgen
 from conftest import DEVICE_PRELUDE, get_target, model_path, run_on
 from engine_host import run_engine
 from tflm_host import _engine, arena
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 from tflm_host.model import load_model
 from tflm_host.prepare import prepare_model
 from tflm_host.reference import reference_outputs

@@ -77,7 +77,7 @@ def test_every_op_with_a_type_left_out_is_named(tmp_path):
 
 def test_types_in_called_subgraphs_count(tmp_path):
     """A float32 SOFTMAX in the subgraph CALL_ONCE runs, the main one int8."""
-    from tflm_host.builder import ModelBuilder
+    from tflm_dev.builder import ModelBuilder
 
     b = ModelBuilder()
     main, init = b.subgraph(), b.subgraph("init")

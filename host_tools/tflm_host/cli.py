@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import signal
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
-from . import __version__, arena, board_info, codegen, device, progress, romfs, schema
+from . import __version__, _engine, arena, board_info, boards, device, patches, plot, prepare, progress, romfs, schema
+from .demo import EXAMPLES, run_demo
+from .deploy import deploy
+from .flash import add_parser as add_flash_parser
+from .host_run import HostTarget
 from .model import Model, load_model
+from .planning import plan_model
+from .planning.formats import c_header, read_plan_file
+from .prepare import prepare_model
+from .reference import reference_outputs
 from .runner import make_inputs, run_model
 
 
@@ -33,8 +43,8 @@ def kernel_check(used: list[str], built_with: list[str] | None = None) -> dict:
     have = set(built_with) if built_with is not None else None
     return {
         "unimplemented": [op for op in used if op not in known],
-        "left_out": [op for op in used if op in known and have is not None and codegen.flag_name(op) not in have],
-        "tflm_ops": " ".join(sorted({codegen.flag_name(op) for op in used if op in known})),
+        "left_out": [op for op in used if op in known and have is not None and schema.flag_name(op) not in have],
+        "tflm_ops": " ".join(sorted({schema.flag_name(op) for op in used if op in known})),
     }
 
 
@@ -51,7 +61,7 @@ def kernel_types(models: list[Model]) -> str:
             for op in sg.operators:
                 if op.opcode not in known:
                     continue
-                types = used.setdefault(codegen.flag_name(op.opcode), set())
+                types = used.setdefault(schema.flag_name(op.opcode), set())
                 codes = (schema.TENSOR_TYPES.index(sg.tensors[i].dtype) for i in (*op.inputs, *op.outputs) if i >= 0)
                 types.update(code for code in codes if code < len(names))
     return " ".join(f"{flag}:{','.join(names[t] for t in sorted(types))}"
@@ -151,7 +161,7 @@ def _built_with(args) -> list[str] | None:
     """--built-with: a firmware's TFLM_OPS (flags, or op names as in models)."""
     if args.built_with is None:
         return None
-    return [codegen.flag_name(op) for op in args.built_with.replace(",", " ").split()]
+    return [schema.flag_name(op) for op in args.built_with.replace(",", " ").split()]
 
 
 def cmd_inspect(args) -> int:
@@ -175,8 +185,6 @@ def _target(args):
             raise ValueError("--port runs on the board at that port as it is: no --target or --firmware with it")
         return device.PortTarget(args.port)
     if args.target == "host":
-        from .host_run import HostTarget
-
         return HostTarget()
     return device.target(args.target or "unix", args.firmware)
 
@@ -226,8 +234,6 @@ def compare_outputs(ours: list[list[np.ndarray]], ref: list[list[np.ndarray]]) -
 
 
 def cmd_compare(args) -> int:
-    from .reference import reference_outputs
-
     model = load_model(args.model)
     samples = _samples(args, model)
     ours = run_model(args.model, _target(args), samples, args.planner)
@@ -252,9 +258,6 @@ def board_fit(path: Path, board: str, max_extra_macs: float = 0.2) -> list[tuple
     engine's (arena_size: prepare()'s peak); a model read into RAM takes its
     bytes of the heap too. The patch search (prepare --max-extra-macs) is
     tried only when no cheaper way fits."""
-    from . import boards, patches
-    from .prepare import prepare_model
-
     b = boards.budget(board)
     data = path.read_bytes()
     plain = arena.plan_layout(load_model(data)).needed
@@ -276,8 +279,6 @@ def board_fit(path: Path, board: str, max_extra_macs: float = 0.2) -> list[tuple
 
 
 def board_text(path: Path, board: str) -> list[str]:
-    from . import boards
-
     b = boards.budget(board)
     lines = [f"{board}: MicroPython heap {b.heap:,} B ({b.heap_source}), ROMFS region {b.romfs:,} B"]
     rows = board_fit(path, board)
@@ -291,8 +292,6 @@ def board_text(path: Path, board: str) -> list[str]:
 
 
 def cmd_arena(args) -> int:
-    from .planning.formats import read_plan_file
-
     if args.board:
         progress.set_quiet(args.quiet)
         if args.json:
@@ -359,6 +358,8 @@ def _preallocated(model: Model, names: list[str] | None) -> tuple[int, ...]:
 
 
 def cmd_plan(args) -> int:
+    if args.png:
+        plot.require_matplotlib()
     model = load_model(args.model)
     name = Path(args.model).name
     missing = arena.missing_ops(model)
@@ -371,17 +372,11 @@ def cmd_plan(args) -> int:
             print(f"(no kernels here for {', '.join(missing)}: planned without their scratch buffers)")
         print(layout.memory_plan(args.width), end="")
         if args.png:
-            from .plot import plot_plans
-
-            plot_plans([(args.planner, layout)], Path(args.png), name)
+            plot.plot_plans([(args.planner, layout)], Path(args.png), name)
             print(f"plan drawn in {args.png}")
         return 0
     if missing:
         raise NotImplementedError(arena.missing_ops_message(model))
-    from .planning import plan_model
-
-    from . import prepare
-
     data = Path(args.model).read_bytes()
     was_prepared = prepare.is_prepared(data)
     if was_prepared:
@@ -418,9 +413,7 @@ def cmd_plan(args) -> int:
               f"greedy: {overlapped.used}, TFLM's greedy: {greedy.used}")
         print(result.layout.memory_plan(args.width), end="")
     if args.png:
-        from .plot import plot_plans
-
-        plot_plans([("TFLM's greedy", greedy), ("this plan", result.layout)], Path(args.png), name)
+        plot.plot_plans([("TFLM's greedy", greedy), ("this plan", result.layout)], Path(args.png), name)
         print(f"plans drawn in {args.png}")
     if (args.shim_out or args.c_header) and result.order and not args.output:
         raise ValueError("the plan runs the operators in a new order: write that model with -o OUT.tflite "
@@ -443,21 +436,16 @@ def cmd_plan(args) -> int:
         Path(args.shim_out).write_bytes(result.plan.to_bytes())
         print(f"plan written to {args.shim_out} (tflm.Interpreter(model, plan={Path(args.shim_out).name!r}))")
     if args.c_header:
-        from .planning.formats import c_header
-
         Path(args.c_header).write_text(c_header(result.plan, name, result.head))
         print(f"C header written to {args.c_header} (make firmware BOARD=... PLAN={args.c_header})")
     return 0
 
 
 def cmd_prepare(args) -> int:
-    from .prepare import prepare_model
-
     data = Path(args.model).read_bytes()
     message = arena.missing_ops_message(load_model(data))
     if message:
         raise NotImplementedError(message)
-    from . import patches
 
     bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
     progress.set_quiet(args.quiet)
@@ -485,15 +473,27 @@ def cmd_prepare(args) -> int:
 
 
 def _engine_interp(data: bytes):
-    from . import _engine
-
     return _engine.allocate(_engine.Model(data))
+
+
+def dev_tool(name: str, command: str):
+    """A maintainers' module of tflm_dev (host_tools/tflm_dev: benchmarks,
+    code generation), which the checkout has and the wheel does not: from
+    the path (`make venv` puts it there), else from the checkout
+    (TFLM_CHECKOUT for an installed tflm-host)."""
+    try:
+        return importlib.import_module(f"tflm_dev.{name}")
+    except ModuleNotFoundError as e:
+        if e.name != "tflm_dev":
+            raise
+    sys.path.append(str(device.checkout(command) / "host_tools"))
+    return importlib.import_module(f"tflm_dev.{name}")
 
 
 def _bench_ops(args) -> int:
     """bench speed --ops: one-op models of the kernels real models spend time
-    in, ours against TFLM's reference kernels (opbench.py)."""
-    from . import bench, opbench
+    in, ours against TFLM's reference kernels (tflm_dev/opbench.py)."""
+    bench, opbench = dev_tool("bench", "bench"), dev_tool("opbench", "bench")
 
     board = args.target if args.target != "unix" else "MPS2_AN385"
     progress = None if args.quiet else bench.progress_bar
@@ -514,10 +514,11 @@ def _bench_ops(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from . import bench
+    bench = dev_tool("bench", "bench")
 
     if args.what == "speed" and args.ops:
         return _bench_ops(args)
+    args.models = args.models or shared_models("bench")
     models = sorted(Path(args.models).glob("*.tflite"))
     if args.only:
         models = [m for m in models if any(o in m.name for o in args.only)]
@@ -655,8 +656,6 @@ def cmd_romfs(args) -> int:
 
 
 def cmd_deploy(args) -> int:
-    from .deploy import deploy
-
     progress.set_quiet(args.quiet)
     caps = None
     if args.dry_run and args.no_romfs:
@@ -670,8 +669,6 @@ class _Stopped(Exception):
 
 
 def cmd_qemu(args) -> int:
-    import time
-
     image = None
     if args.romfs:
         src = Path(args.romfs)
@@ -703,6 +700,7 @@ def cmd_qemu(args) -> int:
 
 
 def cmd_codegen(args) -> int:
+    codegen = dev_tool("codegen", "codegen")
     mod = device.checkout("codegen") / "micropython_mod"
     if args.check:
         stale = [p for p, text in codegen.generated_files(mod).items()
@@ -715,10 +713,13 @@ def cmd_codegen(args) -> int:
     return 0
 
 
-def cmd_demo(args) -> int:
-    from .demo import run_demo
+def shared_models(command: str) -> Path:
+    """The shared models beside the checkout (../shared/models)."""
+    return device.checkout(command).parent / "shared" / "models"
 
-    return run_demo(args.board, Path(args.models), args.example, prepare=args.prepare)
+
+def cmd_demo(args) -> int:
+    return run_demo(args.board, Path(args.models or shared_models("demo")), args.example, prepare=args.prepare)
 
 
 def _at_least(low: int, high: int | None = None):
@@ -778,8 +779,6 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
 
 
 def demo_examples() -> dict[str, str]:
-    from .demo import EXAMPLES
-
     return EXAMPLES
 
 
@@ -856,7 +855,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
     p.add_argument("what", choices=["arena", "plans", "speed", "size", "sweep"])
-    p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
+    p.add_argument("--models", help="the models' folder (default: ../shared/models beside the checkout)")
     p.add_argument("--only", nargs="*", help="only models whose file name contains one of these")
     p.add_argument("--runs", type=_at_least(1), default=3, help="invokes measured per model (speed)")
     p.add_argument("--target", default="unix", choices=device.TARGETS)
@@ -912,8 +911,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_deploy)
 
-    from .flash import add_parser as add_flash_parser
-
     add_flash_parser(sub)
 
     p = sub.add_parser("qemu", help="run an emulated board (a QEMU board, or RPI_PICO's firmware in the RP2040 "
@@ -929,7 +926,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the demo: a model from flash on an emulated board")
     p.add_argument("--board", default="NETDUINO2", choices=device.EMULATED_BOARDS,
                    help="a QEMU board, or RPI_PICO: the Pico's firmware in the RP2040 emulator")
-    p.add_argument("--models", default=str(device.PROJECT_ROOT.parent / "shared" / "models"))
+    p.add_argument("--models", help="the models' folder (default: ../shared/models beside the checkout)")
     p.add_argument("--example", default="person_detect", choices=list(demo_examples()),
                    help="examples/<name>.py and its model")
     p.add_argument("--prepare", action="store_true",

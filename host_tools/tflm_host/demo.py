@@ -23,7 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import board_info, device, romfs
+from . import _engine, arena, board_info, device, romfs
+from .model import load_model
+from .prepare import prepare_model
+from .reference import reference_outputs
 
 # Example scripts (examples/) and the model each runs.
 EXAMPLES = {
@@ -140,7 +143,7 @@ def run_demo(board_name: str, models: Path, example: str = "person_detect", prep
     if clips:
         files["clips.bin"] = b"".join(c.tobytes() for c in clips.values())
         files["clips.txt"] = " ".join(clips).encode()
-        files["kws_ref_model.labels"] = (device.PROJECT_ROOT / "examples" / "kws_ref_model.labels").read_bytes()
+        files["kws_ref_model.labels"] = (device.checkout("the demo") / "examples" / "kws_ref_model.labels").read_bytes()
     image = romfs.build_image(files)
     if pico:
         return _run_pico(board, image, files, example, model_path, frames, clips)
@@ -186,10 +189,6 @@ def _run_pico(board: device.PicoBoard, image: bytes, files: dict[str, bytes], ex
 def _prepared(data: bytes, name: str) -> bytes:
     """The model prepared, with what that frees in the board's RAM (the
     host's exact prediction, which the device then shows)."""
-    from . import arena
-    from .model import load_model
-    from .prepare import prepare_model
-
     out = prepare_model(data, max_extra_macs=DEMO_MAX_EXTRA_MACS)
     before, after = arena.plan_layout(load_model(data)), arena.plan_layout(load_model(out))
     split = patch_stage(out)
@@ -202,8 +201,6 @@ def _prepared(data: bytes, name: str) -> bytes:
 
 def patch_stage(data: bytes) -> int:
     """Operators in the model's patch-based first stage (0: none)."""
-    from . import _engine
-
     return _engine.allocate(_engine.Model(data)).patch[0]
 
 
@@ -213,8 +210,8 @@ DEMO_MAX_EXTRA_MACS = 0.2
 
 def _shown(path: Path) -> str:
     try:
-        return str(path.relative_to(device.PROJECT_ROOT))
-    except ValueError:
+        return str(path.relative_to(device.checkout("the demo")))
+    except (ValueError, RuntimeError):
         return str(path)
 
 
@@ -234,7 +231,6 @@ def _check_speech(models: Path, pcm: np.ndarray, out: str) -> int:
         print("demo: the device printed no scores", file=sys.stderr)
         return 1
     try:
-        from .reference import reference_outputs
         n = (len(pcm) - 480) // 320 + 1
         windows = [[pcm[320 * w:320 * w + 480].astype(np.int16).reshape(1, 480)] for w in range(n)]
         feats = np.stack([np.asarray(r[0]).astype(np.int8)
@@ -254,7 +250,6 @@ def _compare(model_path: Path, inputs: dict[str, np.ndarray], device_raw: dict[s
         print(f"demo: the device did not score every one of the {what}", file=sys.stderr)
         return 1
     try:
-        from .reference import reference_outputs
         ref = reference_outputs(model_path, [[x] for x in inputs.values()])
     except RuntimeError as e:  # tflite-micro not installed
         print(f"== not compared with TFLM: {e}")

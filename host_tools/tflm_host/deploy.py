@@ -13,6 +13,7 @@ to the host's prediction.
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -20,7 +21,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import arena, romfs
+from . import arena, progress, romfs
+from .device import check_port, connect, exec_chunk, wait_for_prompt
 from .model import load_model
 
 # Labels next to a model MODEL.tflite: MODEL.labels or MODEL_labels.txt.
@@ -97,15 +99,12 @@ def collect(models: list[Path], extra: list[Path] | None = None) -> Plan:
 def mpremote(port: str, *args: str, dry_run: bool = False, timeout: float = 600, what: str = "") -> str:
     """Runs mpremote on the board at `port`, its command printed first and
     `what` it does timed on stderr while it runs (progress.py)."""
-    from . import progress
-
     cmd = [sys.executable, "-m", "mpremote", "connect", port, *args]
     shown_args = [f"'<script of {a.count(chr(10))} lines>'" if "\n" in a else a for a in args]
     shown = " ".join(["mpremote", "connect", port, *shown_args])
     print(f"$ {shown}", flush=True)
     if dry_run:
         return ""
-    from .device import check_port
 
     check_port(port)
     with progress.step(what or f"mpremote {' '.join(shown_args[:2])}"):
@@ -129,8 +128,6 @@ def capabilities(port: str) -> tuple[bool, int, bool, bool]:
 def esp32_partition_chunks(image: bytes) -> list[str]:
     """Device code writing `image` into the romfs partition, padded with
     erased bytes to whole flash blocks, a few blocks per chunk."""
-    import base64
-
     data = image + b"\xff" * (-len(image) % ESP32_BLOCK)
     step = ESP32_BLOCK * ESP32_BLOCKS_PER_RUN
     chunks = [ESP32_PARTITION_SETUP]
@@ -144,14 +141,11 @@ def esp32_partition_chunks(image: bytes) -> list[str]:
 
 def write_esp32_partition(port: str, image: bytes, dry_run: bool = False) -> None:
     """The image into an ESP32's romfs partition over the raw REPL."""
-    from .device import connect, exec_chunk, wait_for_prompt
-
     blocks = -(-len(image) // ESP32_BLOCK)
     print(f"$ raw REPL on {port}: esp32.Partition 'romfs' writeblocks, {blocks} blocks of {ESP32_BLOCK} bytes",
           flush=True)
     if dry_run:
         return
-    from . import progress
 
     transport = connect(port)
     # The esp32 port's UART keeps 260 bytes of input and drops the rest: the
@@ -172,9 +166,6 @@ def write_esp32_partition(port: str, image: bytes, dry_run: bool = False) -> Non
 
 def wait_for_board(port: str, timeout: float = 60) -> None:
     """Waits for the REPL's prompt of a board that is booting."""
-    from . import progress
-    from .device import connect, wait_for_prompt
-
     transport = connect(port)
     try:
         with progress.step("waiting for the board to boot"):

@@ -53,12 +53,18 @@ class DeviceError(RuntimeError):
     """The code raised an exception on the device; the message is its traceback."""
 
 
+def is_checkout(root: Path) -> bool:
+    return (root / "micropython_mod" / "engine" / "version.h").is_file() and (root / "port_boards").is_dir()
+
+
 def checkout(what: str) -> Path:
     """The project's checkout, for what only it has: the firmware builds,
     QEMU and emulator runs, board definitions, examples, code generation.
-    An installed tflm-host finds it through TFLM_CHECKOUT."""
+    An installed tflm-host finds it through TFLM_CHECKOUT: PROJECT_ROOT is
+    a checkout only when this package runs from one (an editable install,
+    PYTHONPATH=host_tools), so nothing but this function reads it."""
     root = Path(os.environ.get("TFLM_CHECKOUT", PROJECT_ROOT))
-    if (root / "micropython_mod" / "engine" / "version.h").is_file() and (root / "port_boards").is_dir():
+    if is_checkout(root):
         return root
     raise RuntimeError(f"{what} needs the project's checkout (firmware builds, boards, emulators): this "
                        f"tflm-host is installed without one; run it from a clone or set TFLM_CHECKOUT to one")

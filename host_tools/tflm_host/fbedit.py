@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 
-from . import schema
+from . import _engine, schema
 
 # Field numbers (vtable slots) of the tables this module touches.
 MODEL_FIELDS = 8  # version, operator_codes, subgraphs, description, buffers, metadata_buffer, metadata, signature_defs
@@ -230,8 +230,6 @@ def _shift_prepared_records(out: bytearray, shift: int) -> None:
     data was computed for the model before this edit, whether it is new or
     kept). The engine moves them (it owns the format); data not laid out as
     its own is left as it is (the device refuses it)."""
-    from . import _engine
-
     r = _Reader(out)
     root = r.deref(0)
     buffers_at, n_buffers = r.vector(root, MODEL_BUFFERS)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import arena
+from .batch import BatchResult
 from .model import load_model
 
 
@@ -19,8 +20,6 @@ class HostTarget:
 
 def run_jobs(jobs, planner: str | None):
     """run_batch for the host: each job through one engine interpreter."""
-    from .runner import BatchResult
-
     results = {}
     for job in jobs:
         model = load_model(job.model)

@@ -12,7 +12,7 @@ import flatbuffers
 import numpy as np
 import tflite
 
-from . import schema
+from . import _engine, schema
 
 _OPTIONS_NAMES = {v: k for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}
 _ACTIVATIONS = {v: k for k, v in vars(tflite.ActivationFunctionType).items() if not k.startswith("_")}
@@ -194,8 +194,6 @@ def load_model(source: str | Path | bytes) -> Model:
     """Reads a .tflite file (or its bytes). A malformed model raises
     ValueError: the engine's verdict first (the device's own reader, naming
     the offset, table and field), then anything the Python reader meets."""
-    from . import _engine
-
     raw = source if isinstance(source, bytes) else read_bytes(source)
     # Several models on one command line: the message names the file.
     name = "" if isinstance(source, bytes) else f"{Path(source).name}: "

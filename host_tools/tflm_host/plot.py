@@ -1,7 +1,8 @@
-"""Pictures of memory plans (PNG, with matplotlib)."""
+"""Pictures of memory plans (PNG, with matplotlib: tflm-host's [plot] extra)."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 from .arena import Layout
@@ -12,11 +13,21 @@ def live_bytes(layout: Layout) -> list[int]:
     return [sum(b.size for b in layout.buffers if b.first <= s <= b.last) for s in range(layout.scopes)]
 
 
+MISSING = "--png draws with matplotlib, which is not installed: pip install matplotlib (tflm-host's [plot] extra)"
+
+
+def require_matplotlib() -> None:
+    """One line before any work when matplotlib is missing (an optional dependency)."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise RuntimeError(MISSING)
+
+
 def plot_plans(plans: list[tuple[str, Layout]], path: Path, title: str) -> None:
     """One panel per plan: each buffer a box over the operators it lives
     through (x) and the arena offsets it holds (y); the head size and the
     busiest operator are marked."""
-    import matplotlib
+    require_matplotlib()
+    import matplotlib  # optional and slow to import: only when a picture is asked for
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

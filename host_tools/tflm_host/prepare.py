@@ -12,7 +12,9 @@ the metadata and runs the model as before.
 
 from __future__ import annotations
 
-from . import _engine, fbedit
+from . import _engine, fbedit, patches
+from .model import load_model
+from .patches import METADATA_NAME as PATCH_METADATA
 
 METADATA_NAME: str = _engine.PREPARED_METADATA
 
@@ -38,8 +40,6 @@ def prepare_model(data: bytes, max_extra_macs: float | None = None, progress=Non
     fraction of the model's MACs), also the patch-based first stage with the
     smallest arena within that bound (patches.py), when one lowers it;
     `progress(done, total)` follows that search."""
-    from . import patches
-
     out = fbedit.edit_model(data, metadata={METADATA_NAME: prepared_metadata(*kernel_data(data))})
     if max_extra_macs is not None:
         best, _ = patches.choose(out, max_extra_macs, progress)
@@ -50,13 +50,9 @@ def prepare_model(data: bytes, max_extra_macs: float | None = None, progress=Non
 
 
 def is_prepared(data: bytes) -> bool:
-    from .model import load_model
-
     return METADATA_NAME in load_model(data).metadata
 
 
 def unprepared(data: bytes) -> bytes:
     """The model without prepared data (nor a patch schedule: both follow the operator order)."""
-    from .patches import METADATA_NAME as PATCH_METADATA
-
     return fbedit.edit_model(data, remove=(METADATA_NAME, PATCH_METADATA))

@@ -9,7 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from . import romfs
+from .batch import BatchJob, BatchResult
 from .device import DeviceError, Target
+from .host_run import run_jobs
 from .model import Model, Tensor, load_model
 
 
@@ -148,25 +151,6 @@ def _job(name, sizes, count, planner):
 """
 
 
-@dataclass
-class BatchJob:
-    """One model and its input sets, run through one interpreter in order."""
-
-    name: str  # a short identifier: letters, digits and underscores
-    model: bytes
-    samples: list[list[np.ndarray]]
-
-
-@dataclass
-class BatchResult:
-    name: str
-    runs: list[list[np.ndarray]]
-    arena: tuple[int, int, int] | None  # used, head, tail
-    error: str | None = None  # "ExceptionType message" when the model did not load
-    planner: str = ""
-    buffers: list[tuple] | None = None  # the head's plan (interp.buffers())
-
-
 def _job_files(job: BatchJob) -> dict[str, bytes]:
     files = {job.name + ".tflite": job.model}
     raw = b"".join(np.ascontiguousarray(x).tobytes() for sample in job.samples for x in sample)
@@ -180,8 +164,6 @@ def _batches(target: Target, jobs: list[BatchJob]) -> list[list[BatchJob]]:
     limit = getattr(getattr(target, "board", None), "romfs_size", None)
     if limit is None:
         return [jobs] if jobs else []
-    from . import romfs
-
     groups: list[list[BatchJob]] = []
     size = 0
     for job in jobs:
@@ -206,8 +188,6 @@ def run_batch(target: Target, jobs: list[BatchJob], planner: str | None = "greed
     """Runs many models in as few device sessions as the target's ROMFS
     allows (one on the unix port); inputs travel as files, not REPL text."""
     if getattr(target, "runs_on_host", False):
-        from .host_run import run_jobs
-
         return run_jobs(jobs, planner)
     results: dict[str, BatchResult] = {}
     for group in _batches(target, jobs):

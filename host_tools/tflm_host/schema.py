@@ -7,6 +7,8 @@ committed C file matches.
 
 from __future__ import annotations
 
+import re
+
 FILE_IDENTIFIER = b"TFL3"
 
 BUILTIN_OPS = (
@@ -109,3 +111,19 @@ def op_name(code: int, custom: str | None = None) -> str:
     if 0 <= code < len(BUILTIN_OPS):
         return BUILTIN_OPS[code]
     return f"BUILTIN_{code}"
+
+
+CUSTOM_PREFIX = "CUSTOM:"
+
+
+def flag_name(op: str) -> str:
+    """The name of an op in flags and functions: 'CONV_2D' stays, a custom op
+    'CUSTOM:SignalFftAutoScale' becomes 'SIGNAL_FFT_AUTO_SCALE' (TFLM_KERNEL_...,
+    TFLM_OPS="..."), 'CUSTOM:TFLite_Detection_PostProcess'
+    'TF_LITE_DETECTION_POST_PROCESS' (underscores stay word breaks)."""
+    if not op.startswith(CUSTOM_PREFIX):
+        return op
+    name = op[len(CUSTOM_PREFIX):]
+    # a word starts at an upper-case letter after a lower-case one or a digit,
+    # or at the last capital of a run followed by a lower-case letter (PCANx)
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).upper()

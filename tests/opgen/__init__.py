@@ -16,8 +16,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tflm_host.builder import ModelBuilder, SubgraphBuilder
-from tflm_host.builder import single_op as builder_single_op
+from tflm_dev.builder import ModelBuilder, SubgraphBuilder
+from tflm_dev.builder import single_op as builder_single_op
 
 GENERATORS: dict[str, Callable[[np.random.Generator], "Case"]] = {}
 ERROR_CASES: dict[str, Callable[[], "ErrorCase"]] = {}
@@ -183,7 +183,7 @@ def build_int64_at_4_mod_8(b: ModelBuilder) -> bytes:
 
 def single_op(op: str, inputs: list[tuple], outputs: list[tuple], int64_at_4_mod_8: bool = False,
               **options) -> tuple[bytes, SubgraphBuilder]:
-    """A model of one op (tflm_host.builder.single_op), built. int64_at_4_mod_8:
+    """A model of one op (tflm_dev.builder.single_op), built. int64_at_4_mod_8:
     see build_int64_at_4_mod_8."""
     b, sg = builder_single_op(op, inputs, outputs, **options)
     return (build_int64_at_4_mod_8(b) if int64_at_4_mod_8 else b.build()), sg

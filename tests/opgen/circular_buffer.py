@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from flatbuffers import flexbuffers
 
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 
 from . import Case, ErrorCase, error_case, generator, single_op
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tflm_host.builder import ModelBuilder, SubgraphBuilder
+from tflm_dev.builder import ModelBuilder, SubgraphBuilder
 from . import Case, act_quant, generator, random_data
 
 

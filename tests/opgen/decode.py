@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 
 from . import Case, ErrorCase, error_case, generator
 

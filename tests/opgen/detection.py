@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from flatbuffers import flexbuffers
 
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 from . import Case, generator
 
 OP = "CUSTOM:TFLite_Detection_PostProcess"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 from . import Case, generator, random_data
 
 BIAS_TYPE = {"FLOAT32": "FLOAT32", "INT8": "INT32", "INT16": "INT64"}

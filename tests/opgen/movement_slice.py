@@ -175,7 +175,7 @@ for _dt in ["FLOAT32", "INT8"]:
 
 @generator("MOVEMENT_CHAIN/mixed")
 def _chain(rng):
-    from tflm_host.builder import ModelBuilder
+    from tflm_dev.builder import ModelBuilder
     dtype = str(rng.choice(["FLOAT32", "INT8"]))
     a, b, c = (int(x) for x in rng.integers(1, 5, 3))
     q = quant(rng, dtype)

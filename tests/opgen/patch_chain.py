@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 
 from . import Case, act_quant, bias_data, generator, random_data, weight_quant
 from .conv import ACTIVATIONS, _out_size

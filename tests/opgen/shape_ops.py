@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 from . import Case, ErrorCase, act_quant, error_case, generator, random_data, single_op
 
 ALL = ["FLOAT32", "INT8", "INT16", "INT32", "INT64", "BOOL", "UINT8"]

@@ -133,7 +133,7 @@ def pipeline_int16(rng):
     the FFTs' 1/N each way is made up) -> SignalIrfft -> SignalWindow
     (synthesis) -> SignalOverlapAdd, and beside it the input through
     SignalDelay by the frame's latency. One interpreter over 8 blocks."""
-    from tflm_host.builder import ModelBuilder
+    from tflm_dev.builder import ModelBuilder
 
     n = int(rng.choice([16, 32, 64, 128]))
     hop = n // int(rng.choice([2, 4]))
@@ -176,7 +176,7 @@ def pipeline_float32(rng):
     """The float32 resynthesis: frames -> SignalRfft -> MUL by a gain mask ->
     SignalIrfft -> SignalOverlapAdd, several frames per invoke, the overlap
     carried across 6 invokes."""
-    from tflm_host.builder import ModelBuilder
+    from tflm_dev.builder import ModelBuilder
 
     n = int(rng.choice([8, 16, 64, 128]))
     hop = n // int(rng.choice([2, 4]))

@@ -4,7 +4,7 @@ runs several invokes through one interpreter."""
 
 from __future__ import annotations
 
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 from . import Case, act_quant, generator, random_data
 
 

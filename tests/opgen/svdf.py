@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from tflm_host.builder import ModelBuilder
+from tflm_dev.builder import ModelBuilder
 from . import Case, act_quant, generator, random_data
 
 FLOAT_ACTIVATIONS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT"]

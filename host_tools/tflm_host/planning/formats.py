@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model import Model
+from ..model import Model, read_bytes
 
 METADATA_NAME = "OfflineMemoryAllocation"
 SCRATCH_METADATA_NAME = "OfflineScratchAllocation"
@@ -123,8 +123,6 @@ def c_header(plan: OfflinePlan, model_name: str, head: int) -> str:
 def read_plan_file(path: str | Path, n_tensors: int | None = None) -> OfflinePlan:
     """A plan file written by --shim-out (or, with n_tensors, a text file of
     offsets separated by commas or white space)."""
-    from ..model import read_bytes
-
     data = read_bytes(path)
     try:
         if data[:4] == struct.pack("<I", MAGIC):

@@ -1,5 +1,5 @@
 // A bare-metal ELF file on the emulated RP2040 (npm package rp2040js), for
-// the cycle estimator's checks (host_tools/tflm_host/cycles.py): no bootrom,
+// the cycle estimator's checks (host_tools/tflm_dev/cycles.py): no bootrom,
 // no boot stage 2; the ELF's loadable segments go into flash (0x10000000)
 // and SRAM (0x20000000), the core starts from the vector table at the start
 // of the first segment (stack pointer, reset address).

@@ -9,20 +9,23 @@ QEMU board and in the unix port, TFLM's reference kernels in the
 
 from __future__ import annotations
 
+import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from . import builder
+from tflm_host.device import board as board_info
+
+from . import bench, builder
+from .bench import OPS_END, OPS_START
 
 
 def single_op(op: str, inputs: list, outputs: list, **options) -> tuple[bytes, object]:
     b, sg = builder.single_op(op, inputs, outputs, **options)
     return b.build(), sg
 
-OPS_START = "<!-- tflm-host bench speed --ops: start -->"
-OPS_END = "<!-- tflm-host bench speed --ops: end -->"
 
 
 @dataclass
@@ -161,8 +164,6 @@ def write_cases(cases: list[OpCase], folder: Path) -> dict[str, tuple[Path, list
 
 
 def op_rows(board: str, runs: int, folder: Path, only: list[str] | None = None, progress=None) -> list[dict]:
-    from . import bench
-
     cases = [c for c in op_cases() if not only or any(o.lower() in c.name for o in only)]
     files = write_cases(cases, folder)
     device = bench.measure_ours(board, {f"{c.name}.tflite": c.model for c in cases},
@@ -245,12 +246,6 @@ def libm_rows(board: str, folder: Path, anchor: Path | None = None) -> dict[str,
     """Instructions of the newlib loops above on the board's QEMU machine,
     over the op cases' inputs (the CMSIS-NN anchor's start-up code and
     linker script: the same counter)."""
-    import re
-    import subprocess
-
-    from . import bench
-    from .device import board as board_info
-
     anchor = anchor or bench.ANCHOR_DIR
     core = bench.CMSIS_CORES[board]
     cases = {c.name: c for c in op_cases()}
@@ -293,7 +288,7 @@ def op_markdown(rows: list[dict], board: str, libm: dict[str, int] | None = None
                      f"| {r['host'] / r['tflm']:.2f} |")
     lines += [
         "",
-        "One-op models (`tflm_host.opbench`: seeded random inputs, set before every invoke; constant alpha, "
+        "One-op models (`tflm_dev.opbench`: seeded random inputs, set before every invoke; constant alpha, "
         "axes, sizes and the constant right operand in the model), measured as the table above: instructions "
         f"per invoke, the whole invoke() (its dispatch included). {board}: ours, counted by QEMU "
         "(`-icount shift=0`). Host: x86-64 instructions counted by callgrind, ours in the unix port and TFLM's "

@@ -22,7 +22,7 @@ import flatbuffers
 import numpy as np
 import tflite
 
-from . import schema
+from tflm_host import schema
 
 # Options table of each builtin op that has one.
 OPTIONS_TYPE: dict[str, str] = {

@@ -13,11 +13,20 @@ from pathlib import Path
 
 import numpy as np
 
-from . import arena, board_info
-from .device import PROJECT_ROOT, build_dir, romfs_batches
-from .device import target as make_target
-from .model import load_model
-from .runner import make_inputs, run_model
+from tflm_host import _engine, arena, board_info
+from tflm_host.device import board as device_board
+from tflm_host.device import build_dir, elf_symbol, romfs_batches
+from tflm_host.device import target as make_target
+from tflm_host.model import load_model
+from tflm_host.patches import model_macs
+from tflm_host.planning import plan_model
+from tflm_host.prepare import prepare_model
+from tflm_host.runner import BatchJob, make_inputs, run_batch, run_model
+
+from . import cycles
+from .builder import ModelBuilder
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]  # tflm_dev is the checkout's own
 
 
 @dataclass
@@ -74,8 +83,6 @@ def arena_rows(models: list[Path], target_name: str, progress=None) -> list[dict
             r = run_model(path, target, make_inputs(model, "zeros"))
             row["ours"] = (r.head_bytes, r.tail_bytes, r.arena_used_bytes)
             # Prepared (tflm-host prepare): the kernels' data read from the model.
-            from .prepare import prepare_model
-
             data = prepare_model(path.read_bytes())
             with tempfile.TemporaryDirectory() as tmp:
                 prepared = Path(tmp) / path.name
@@ -158,9 +165,6 @@ PATCH_BOUND = 0.2
 
 def _patch_of(data: bytes) -> tuple[int, int, int, float]:
     """A model's patch-based stage: (operators, grid rows, grid columns, extra MACs / the model's)."""
-    from . import _engine
-    from .patches import model_macs
-
     ip = _engine.allocate(_engine.Model(data))
     split, gh, gw = ip.patch
     return split, gh, gw, (ip.patch_macs - ip.patch_whole_macs) / max(model_macs(load_model(data)), 1)
@@ -222,9 +226,6 @@ def readme_table(rows: list[dict], models_dir: Path) -> str:
     """The README's table: TFLM's arena, ours measured, prepared measured, and
     with our offline plan too (the host's prediction, which the tests hold
     to the device's figure)."""
-    from .planning import plan_model
-    from .prepare import prepare_model
-
     by_name = {r["model"].removesuffix(".tflite"): r for r in rows}
     lines = ["| model | TFLM arena | ours | ours, prepared (`tflm-host prepare`) "
              "| ours, prepared + offline plan (`tflm-host plan --prepare`) "
@@ -261,9 +262,6 @@ def plan_rows(models: list[Path], target_name: str, progress=None) -> list[dict]
     """Per model: TFLM's head, our `tflm` planner's head, our offline plans (plain, and
     with aliases and reordering), the bound, and arena_used_bytes measured on
     the target with each; TFLM's own arena running our planned model."""
-    from .planning import plan_model
-    from .runner import BatchJob, run_batch
-
     rows, jobs = [], []
     target = make_target(target_name)
     for i, path in enumerate(models):
@@ -343,8 +341,6 @@ def plan_markdown(rows: list[dict], target_name: str) -> str:
 def prealloc_rows(models: list[Path], target_name: str) -> list[dict]:
     """arena_used_bytes with the input, the output or both pre-allocated,
     for the `tflm` planner (TFLM's first fit) and the offline plan (host prediction, checked on the target)."""
-    from .planning import plan_model
-
     rows = []
     for path in models:
         model = load_model(path)
@@ -498,8 +494,6 @@ def speed_markdown(rows: list[dict], board: str) -> str:
 def patch_speed_rows(models: list[Path], board: str, runs: int, progress=None) -> list[dict]:
     """Per model that a patch-based first stage makes smaller: instructions
     per invoke prepared, and prepared with the stage (PATCH_BOUND)."""
-    from .prepare import prepare_model
-
     rows = []
     runnable = [p for p in models if not arena.missing_ops(load_model(p))]
     for i, path in enumerate(runnable):
@@ -850,9 +844,7 @@ class CmsisRun:
 
 def run_cmsis(board: str, elf: Path) -> CmsisRun:
     """Runs the harness on the board's QEMU machine (-icount shift=0)."""
-    from .device import board as board_info
-
-    b = board_info(board)
+    b = device_board(board)
     proc = subprocess.run(["qemu-system-arm", "-machine", b.machine, *b.qemu_args, "-nographic", "-monitor", "none",
                            "-serial", "null", "-semihosting", "-icount", "shift=0", "-kernel", str(elf)],
                           capture_output=True, text=True, timeout=1800)
@@ -869,8 +861,6 @@ def run_cmsis(board: str, elf: Path) -> CmsisRun:
 def one_op_model(model, op) -> bytes:
     """A model of one operator of `model`: the same tensors, constants,
     quantization and options; its first input is the model's input."""
-    from .builder import ModelBuilder
-
     T = model.main.tensors
     b = ModelBuilder(f"{op.opcode} {op.index}")
     sg = b.subgraph()
@@ -1110,7 +1100,6 @@ def speed_boards_rows(models: list[Path], boards: list[str], runs: int, baseline
     """Every runnable model's instructions per invoke on each board, and with
     `baseline` those of another version's firmware, and the same models
     prepared (tflm-host prepare)."""
-    from .prepare import prepare_model
     runnable = [p for p in models if not arena.missing_ops(load_model(p))]
     rows = []
     for i, board in enumerate(boards):
@@ -1258,9 +1247,6 @@ def measure_ours_cycles(board: str, files: dict[str, bytes], runs: dict[str, int
     """Per model file: its counts per invoke under the estimator (mean over
     the runs), its first output values, and the device's own instruction
     figure (qemuboard.icount) for the same runs."""
-    from . import cycles
-    from .device import elf_symbol
-
     tgt = make_target(board, firmware)
     fw = tgt.board.firmware
     mark = elf_symbol(fw, "qemuboard_icount")
@@ -1308,8 +1294,6 @@ def run_cmsis_cycles(board: str, elf: Path, opt: str) -> CmsisCycles:
     mark at ticks(): its calls are, in order, 1002 (the call's cost), 2 (the
     check loop), per layer 2 and 2 more when the layer is repeated, then 2
     for the chain."""
-    from . import cycles
-
     core = cycles.BOARD_CORES[board]
     marks, text = cycles.run_qemu_elf(elf, core, [cycles.symbol(elf, "ticks")], board=board, timeout=3600,
                                       extra=["-icount", "shift=0"])
@@ -1381,8 +1365,6 @@ def board_timing(board: str) -> str:
     """What gives a board's cycles: "estimator" (the QEMU Arm boards,
     cycles.BOARD_CORES), the emulator of a board that counts them itself, or
     "" when nothing does."""
-    from . import cycles
-
     return "estimator" if board in cycles.BOARD_CORES else make_target(board).timing
 
 
@@ -1390,8 +1372,6 @@ def measure_counts(board: str, files: dict[str, bytes], runs: dict[str, int]) ->
     """Per model file on any board: its counts per invoke (cycles.Counts;
     cycles 0 where nothing times the board), its first output values, and
     the instructions by the device's own counter."""
-    from . import cycles
-
     if board_timing(board) == "estimator":
         return measure_ours_cycles(board, files, runs)
     insns = measure_ours(board, files, runs)
@@ -1411,8 +1391,6 @@ def speed_cycles_rows(models: list[Path], boards: list[str], runs: int, anchor: 
     a timing model in instructions (ESP32_GENERIC); CMSIS-NN's figures from
     the board's core or its stand-in (CMSIS_STAND_IN), none for a core
     without a CMSIS-NN build."""
-    from .patches import model_macs
-
     work = build_dir() / "cmsis-nn"
     rows = []
     steps = [(b, m) for m in models for b in boards]
@@ -1453,15 +1431,12 @@ def _ms(cycles_: int, hz: int) -> str:
 
 
 def _core_of(board: str) -> str:
-    from . import cycles
     return cycles.CORE_NAMES[cycles.BOARD_CORES.get(board) or cycles.REAL_BOARDS[board].core]
 
 
 def speed_cycles_json(rows: list[CyclesRow]) -> list[dict]:
     """One object per model and board (bench speed --cycles --json); cycles
     are null where nothing times the board."""
-    from . import cycles
-
     out = []
     for r in rows:
         real = cycles.REAL_BOARDS[r.board]
@@ -1504,8 +1479,6 @@ def _stalls(c) -> str:
 
 
 def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
-    from . import cycles
-
     lines = ["| model | board (core) | real board, clock | CMSIS-NN: instructions | CMSIS-NN: cycles (best level) | "
              "ours: instructions | ours: cycles | ours / CMSIS-NN, cycles | ours / CMSIS-NN, instructions | "
              "ms, CMSIS-NN / ours | flash wait cycles, CMSIS-NN / ours | same output |",
@@ -1639,8 +1612,6 @@ def estimator_check_rows(models: list[Path], workers: int = 2, progress=None) ->
     """The estimator's Cortex-M0+ cycles against the RP2040 emulator's for
     one invoke of each model by the same bare-metal object code
     (cycles.engine_check); a model that does not run there is left out."""
-    from . import cycles
-
     work = build_dir() / "cycles" / "engine"
     rows = []
     runnable = [p for p in models if not arena.missing_ops(load_model(p))]
@@ -1680,8 +1651,6 @@ def estimator_check_markdown(rows: list) -> str:
 
 def estimator_markdown() -> str:
     """How the estimator counts (docs/speed.md)."""
-    from . import cycles
-
     boards = "\n".join(f"- {b} ({cycles.REAL_BOARDS[b].chip}): {cycles.REAL_BOARDS[b].note}."
                        for b in dict.fromkeys(b for _, b in sorted(cycles.qemu_boards_by_core().items())))
     return f"""The cycle counts come from a QEMU TCG plugin of the project's (host_tools/cycles, built by `make
@@ -1736,8 +1705,6 @@ def speed_boards_cycles_rows(models: list[Path], boards: list[str], runs: int, p
     board, plain and prepared (tflm-host prepare): the estimator on the QEMU
     Arm boards, the board's own counters elsewhere (cycles 0 where nothing
     times it: "timing" is "")."""
-    from .prepare import prepare_model
-
     runnable = [p for p in models if not arena.missing_ops(load_model(p))]
     rows = []
     for i, board in enumerate(boards):
@@ -1836,6 +1803,9 @@ def speed_cycles_report(models: list[Path], boards: list[str], runs: int, anchor
 
 SWEEP_START = "<!-- tflm-host bench sweep: start -->"
 SWEEP_END = "<!-- tflm-host bench sweep: end -->"
+# bench speed --ops's section (opbench.py)
+OPS_START = "<!-- tflm-host bench speed --ops: start -->"
+OPS_END = "<!-- tflm-host bench speed --ops: end -->"
 
 # (kind, spatial size, input channels, output channels or multiplier, kernel, stride)
 SWEEP_SHAPES = [
@@ -1851,8 +1821,6 @@ SWEEP_SHAPES = [
 
 def sweep_model(kind: str, size: int, cin: int, cout: int, k: int, stride: int, seed: int = 0) -> tuple[bytes, int]:
     """A one-layer model of the sweep and its multiply-accumulates."""
-    from .builder import ModelBuilder
-
     rng = np.random.default_rng(seed)
     out_c = cout if kind == "conv" else cin * cout
     osz = (size + stride - 1) // stride  # SAME padding
@@ -1964,8 +1932,6 @@ def write_sweep(doc: Path, table: str, boards: list[str]) -> None:
 def keep_sweep(doc: Path, new_text: str) -> str:
     """A regenerated speed.md (speed-reference.md) keeps the sections other
     commands write between their markers: the sweep's, the ops' table."""
-    from .opbench import OPS_END, OPS_START
-
     old = doc.read_text() if doc.is_file() else ""
     for start, end in ((SWEEP_START, SWEEP_END), (OPS_START, OPS_END)):
         if start in old and end in old:

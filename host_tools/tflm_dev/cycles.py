@@ -17,8 +17,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import board_info
-from .device import build_dir, checkout, elf_symbol
+from tflm_host import board_info
+from tflm_host.device import build_dir, checkout, elf_symbol
 
 # The core each QEMU board's CPU stands for (port_boards/<BOARD>/board.json's
 # cycles: the boards the estimator times). MICROBIT's nRF51 is a Cortex-M0;
