@@ -55,7 +55,7 @@ APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 
 .PHONY: help deps apt-deps venv cycles-plugin micropython mpy-cross unix unix-asan test-attacks-asan firmware qemu-firmware \
 	list-qemu-boards demo size-report fw-dir test engine-binaries test-engine test-fmath test-pico test-esp32 fuzz soak \
-	converter-check \
+	converter-check natmod unix-stock \
 	clean distclean
 
 ## make help: this list
@@ -215,6 +215,35 @@ qemu-firmware: $(MPY_CROSS)
 	@for b in $(QEMU_BOARDS); do $(MAKE) --no-print-directory firmware BOARD=$$b || exit 1; done
 
 # The build folder `make firmware` uses with the same variables.
+# ---------------------------------------------------------------------------
+# The module as a dynamic native module (tflm.mpy) for stock MicroPython
+# 1.25.0 firmware: micropython_mod/natmod.mk, built in build/natmod/<ARCH>.
+# armv6m: Cortex-M0/M0+ (RP2040), armv7m: Cortex-M3, armv7emsp: Cortex-M4F,
+# x64: the unix port. TFLM_OPS and TFLM_TYPES as for `make firmware`: a
+# native module's code is loaded into RAM, so a model's ops only save it.
+# (The stock firmware the tests load it on: build/unix-stock, build/<BOARD>-stock.)
+ARCH ?= x64
+NATMOD_ARCHS := x64 armv6m armv7m armv7emsp
+NATMOD_DIR = $(BUILD)/natmod/$(ARCH)$(if $(strip $(TFLM_OPS)$(TFLM_TYPES)),-cfg-$(shell echo "$(sort $(TFLM_OPS)) $(sort $(TFLM_TYPES))" | md5sum | cut -c1-8))
+UNIX_STOCK := $(BUILD)/unix-stock/micropython
+
+## make natmod ARCH=x64|armv6m|armv7m|armv7emsp [TFLM_OPS= TFLM_TYPES=]: tflm.mpy, the module for stock firmware (build/natmod/ARCH)
+natmod: $(MPY_STAMP) $(VENV_STAMP)
+	@test -n "$(filter $(ARCH),$(NATMOD_ARCHS))" || (echo "Unknown ARCH=$(ARCH); archs: $(NATMOD_ARCHS)" && false)
+	@mkdir -p $(NATMOD_DIR)
+	@ln -sfn $(TOP)/micropython_mod $(NATMOD_DIR)/src
+	@ln -sfn src/natmod.mk $(NATMOD_DIR)/Makefile
+	@if [ "$$(cat $(NATMOD_DIR)/.config 2>/dev/null)" != "$(TFLM_OPS) $(TFLM_TYPES)" ]; then rm -rf $(NATMOD_DIR)/obj; fi
+	@echo "$(TFLM_OPS) $(TFLM_TYPES)" > $(NATMOD_DIR)/.config
+	$(MAKE) -C $(NATMOD_DIR) MPY_DIR=$(MPY_DIR) ARCH=$(ARCH) PYTHON=$(PY) \
+		TFLM_OPS="$(TFLM_OPS)" TFLM_TYPES="$(TFLM_TYPES)" -j$(JOBS)
+	@echo "natmod: $(NATMOD_DIR)/tflm.mpy ($$(stat -c %s $(NATMOD_DIR)/tflm.mpy) bytes)"
+
+## make unix-stock: the unix port without the module, to load tflm.mpy (build/unix-stock/micropython)
+unix-stock: $(MPY_CROSS)
+	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix-stock STRIP= \
+		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MANIFEST= -j$(JOBS)
+
 ## make fw-dir [BOARD= TFLM_OPS= ...]: the build folder make firmware uses with these settings
 fw-dir:
 	@echo $(FW_BUILD)

@@ -21,6 +21,11 @@ LINK_RUNTIME = 1
 ifneq ($(filter armv6m armv7m,$(ARCH)),)
 MICROPY_FLOAT_IMPL = float
 endif
+# Position-independent code keeps a register for itself: the Cortex-M3/M4
+# convolution's assembly loop needs all of them (kernels/mm_s8.h).
+ifneq ($(filter armv7m armv7emsp,$(ARCH)),)
+CFLAGS_EXTRA += -DTFLM_MM_S8_LANES_ASM=0
+endif
 
 # No fused multiply-add: results must round as TFLM's reference kernels do.
 # No loops turned into calls of memset, strlen...: natmod.c defines those.
@@ -37,3 +42,14 @@ include src/tflm_types.mk
 CFLAGS_EXTRA += $(call tflm_types_cflags,$(TFLM_TYPES))
 
 include $(MPY_DIR)/py/dynruntime.mk
+
+# Cortex-M0: libgcc's float and double division read a table by absolute address,
+# which mpy_ld cannot relocate; binding/natmod.c has its own, and the link
+# takes libgcc without that member.
+ifeq ($(ARCH),armv6m)
+LIBGCC_FULL := $(LIBGCC_PATH)
+LIBGCC_PATH := $(CURDIR)/$(BUILD)/libgcc.a
+$(BUILD)/libgcc.a: | $(BUILD_DIRS)
+	cp $(LIBGCC_FULL) $@ && $(CROSS)ar d $@ divdf3.o divsf3.o
+$(BUILD)/$(MOD).native.mpy: | $(BUILD)/libgcc.a
+endif

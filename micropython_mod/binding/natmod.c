@@ -58,6 +58,103 @@ int strcmp(const char *a, const char *b) {
     return (unsigned char)*a - (unsigned char)*b;
 }
 
+#if defined(__ARM_ARCH_6M__)
+// Double and float division for the Cortex-M0 (the engine's quantization arithmetic):
+// libgcc's reads a table by absolute address, which a native module cannot
+// hold. IEEE 754, correctly rounded to nearest even, by long division.
+static double double_of(uint64_t bits) {
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+}
+
+// The significand with its leading bit at 52 and the exponent it goes with.
+static uint64_t double_normalize(uint64_t frac, int *e) {
+    if (*e == 0) {
+        *e = 1;
+        while (!(frac & ((uint64_t)1 << 52))) {
+            frac <<= 1;
+            --*e;
+        }
+        return frac;
+    }
+    return frac | ((uint64_t)1 << 52);
+}
+
+double __aeabi_ddiv(double a, double b) {
+    uint64_t ua, ub;
+    memcpy(&ua, &a, 8);
+    memcpy(&ub, &b, 8);
+    const uint64_t frac_mask = ((uint64_t)1 << 52) - 1, inf = (uint64_t)0x7ff << 52, quiet = (uint64_t)1 << 51;
+    uint64_t sign = (ua ^ ub) & ((uint64_t)1 << 63);
+    int ea = (int)(ua >> 52) & 0x7ff, eb = (int)(ub >> 52) & 0x7ff;
+    uint64_t ma = ua & frac_mask, mb = ub & frac_mask;
+    if (ea == 0x7ff && ma) {
+        return double_of(ua | quiet);
+    }
+    if (eb == 0x7ff && mb) {
+        return double_of(ub | quiet);
+    }
+    if (ea == 0x7ff) {
+        return double_of(eb == 0x7ff ? inf | quiet : sign | inf);
+    }
+    if (eb == 0x7ff) {
+        return double_of(sign);
+    }
+    if (eb == 0 && mb == 0) {
+        return double_of(ea == 0 && ma == 0 ? inf | quiet : sign | inf);
+    }
+    if (ea == 0 && ma == 0) {
+        return double_of(sign);
+    }
+    ma = double_normalize(ma, &ea);
+    mb = double_normalize(mb, &eb);
+    int e = ea - eb;
+    if (ma < mb) {
+        ma <<= 1;
+        --e;
+    }
+    // 55 quotient bits: the 53 of the result, a rounding bit and one more.
+    uint64_t q = 0, r = ma;
+    for (int i = 0; i < 55; ++i) {
+        q <<= 1;
+        if (r >= mb) {
+            r -= mb;
+            q |= 1;
+        }
+        r <<= 1;
+    }
+    bool sticky = r != 0;
+    int be = e + 1023;
+    if (be >= 0x7ff) {
+        return double_of(sign | inf);
+    }
+    if (be <= 0) { // subnormal
+        int sh = 1 - be;
+        if (sh > 56) {
+            sticky |= q != 0;
+            q = 0;
+        } else {
+            sticky |= (q & (((uint64_t)1 << sh) - 1)) != 0;
+            q >>= sh;
+        }
+    }
+    uint64_t mant = q >> 2;
+    bool half = (q >> 1) & 1;
+    sticky |= (q & 1) != 0;
+    if (half && (sticky || (mant & 1))) {
+        ++mant; // may carry into the exponent, up to infinity: as IEEE rounds
+    }
+    return double_of(sign | (be <= 0 ? mant : ((uint64_t)(be - 1) << 52) + mant));
+}
+
+// Float division, from libgcc for the same reason: through doubles, whose
+// 53 bits round a quotient of 24-bit floats as float division itself would.
+float __aeabi_fdiv(float a, float b) {
+    return (float)__aeabi_ddiv(a, b);
+}
+#endif
+
 // ---------------------------------------------------------------------------
 // Strings, printing and exceptions.
 
