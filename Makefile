@@ -55,7 +55,7 @@ APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 
 .PHONY: help deps apt-deps venv cycles-plugin micropython mpy-cross unix unix-asan test-attacks-asan firmware qemu-firmware \
 	list-qemu-boards demo size-report fw-dir test engine-binaries test-engine test-fmath test-pico test-esp32 fuzz soak \
-	converter-check natmod unix-stock \
+	converter-check natmod unix-stock firmware-stock natmod-stock \
 	clean distclean
 
 ## make help: this list
@@ -238,6 +238,26 @@ natmod: $(MPY_STAMP) $(VENV_STAMP)
 	$(MAKE) -C $(NATMOD_DIR) MPY_DIR=$(MPY_DIR) ARCH=$(ARCH) PYTHON=$(PY) \
 		TFLM_OPS="$(TFLM_OPS)" TFLM_TYPES="$(TFLM_TYPES)" -j$(JOBS)
 	@echo "natmod: $(NATMOD_DIR)/tflm.mpy ($$(stat -c %s $(NATMOD_DIR)/tflm.mpy) bytes)"
+
+# The firmware of a QEMU board without the module, to load tflm.mpy:
+# build/<BOARD>-stock. Only the board's glue (ROMFS at /rom, the clock:
+# port_boards/micropython.mk) is built in, as a user C module alone.
+STOCK_MODULES := $(BUILD)/stock-modules
+## make firmware-stock BOARD=...: a QEMU board's firmware without the module, to load tflm.mpy (build/BOARD-stock)
+firmware-stock: $(MPY_CROSS)
+	@mkdir -p $(STOCK_MODULES) && ln -sfn $(TOP)/port_boards $(STOCK_MODULES)/boards
+	$(MAKE) -C $(MPY_DIR)/ports/qemu BOARD=$(BOARD) BOARD_DIR=$(TOP)/port_boards/$(BOARD) \
+		BUILD=$(BUILD)/$(BOARD)-stock USER_C_MODULES=$(STOCK_MODULES) MICROPY_MPYCROSS=$(MPY_CROSS) \
+		FROZEN_MANIFEST= -j$(JOBS)
+
+# What tests/test_natmod.py loads: tflm.mpy for x64 and armv7m, the stock
+# unix port and the stock MPS2_AN385 firmware.
+## make natmod-stock: tflm.mpy (x64, armv7m) and the stock firmware the tests load it on
+natmod-stock:
+	@$(MAKE) --no-print-directory natmod ARCH=x64
+	@$(MAKE) --no-print-directory natmod ARCH=armv7m
+	@$(MAKE) --no-print-directory unix-stock
+	@$(MAKE) --no-print-directory firmware-stock BOARD=MPS2_AN385
 
 ## make unix-stock: the unix port without the module, to load tflm.mpy (build/unix-stock/micropython)
 unix-stock: $(MPY_CROSS)
