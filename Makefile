@@ -243,21 +243,31 @@ natmod: $(MPY_STAMP) $(VENV_STAMP)
 # build/<BOARD>-stock. Only the board's glue (ROMFS at /rom, the clock:
 # port_boards/micropython.mk) is built in, as a user C module alone.
 STOCK_MODULES := $(BUILD)/stock-modules
+# The qemu port leaves the native emitter out of its nRF51 (Cortex-M0)
+# build, and with it the loading of native code; the RP2040's stock firmware
+# (the same ISA) has it for ARMv6-M: so here.
+STOCK_CFLAGS = $(if $(filter MICROBIT,$(BOARD)),-DMICROPY_EMIT_THUMB=1 -DMICROPY_EMIT_THUMB_ARMV7M=0)
 ## make firmware-stock BOARD=...: a QEMU board's firmware without the module, to load tflm.mpy (build/BOARD-stock)
 firmware-stock: $(MPY_CROSS)
 	@mkdir -p $(STOCK_MODULES) && ln -sfn $(TOP)/port_boards $(STOCK_MODULES)/boards
 	$(MAKE) -C $(MPY_DIR)/ports/qemu BOARD=$(BOARD) BOARD_DIR=$(TOP)/port_boards/$(BOARD) \
 		BUILD=$(BUILD)/$(BOARD)-stock USER_C_MODULES=$(STOCK_MODULES) MICROPY_MPYCROSS=$(MPY_CROSS) \
-		FROZEN_MANIFEST= -j$(JOBS)
+		CFLAGS_EXTRA="$(STOCK_CFLAGS)" FROZEN_MANIFEST= -j$(JOBS)
 
-# What tests/test_natmod.py loads: tflm.mpy for x64 and armv7m, the stock
-# unix port and the stock MPS2_AN385 firmware.
-## make natmod-stock: tflm.mpy (x64, armv7m) and the stock firmware the tests load it on
+# What tests/test_natmod.py loads: tflm.mpy for x64 and armv7m, for armv6m
+# with person_detect's kernels only (the whole set is more than MICROBIT's
+# heap), the stock unix port and the stock MPS2_AN385 and MICROBIT firmware.
+NATMOD_PD_OPS := AVERAGE_POOL_2D CONV_2D DEPTHWISE_CONV_2D RESHAPE SOFTMAX
+NATMOD_PD_TYPES := AVERAGE_POOL_2D:int8 CONV_2D:int32,int8 DEPTHWISE_CONV_2D:int32,int8 RESHAPE:int32,int8 SOFTMAX:int8
+## make natmod-stock: tflm.mpy (x64, armv7m, armv6m) and the stock firmware the tests load it on
 natmod-stock:
 	@$(MAKE) --no-print-directory natmod ARCH=x64
 	@$(MAKE) --no-print-directory natmod ARCH=armv7m
+	@$(MAKE) --no-print-directory natmod ARCH=armv6m NATMOD_DIR=$(BUILD)/natmod/armv6m-person_detect \
+		TFLM_OPS="$(NATMOD_PD_OPS)" TFLM_TYPES="$(NATMOD_PD_TYPES)"
 	@$(MAKE) --no-print-directory unix-stock
 	@$(MAKE) --no-print-directory firmware-stock BOARD=MPS2_AN385
+	@$(MAKE) --no-print-directory firmware-stock BOARD=MICROBIT
 
 ## make unix-stock: the unix port without the module, to load tflm.mpy (build/unix-stock/micropython)
 unix-stock: $(MPY_CROSS)

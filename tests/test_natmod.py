@@ -1,7 +1,8 @@
 """tflm.mpy, the module as a dynamic native module (`make natmod`), on stock
 MicroPython 1.25.0 firmware that has no tflm module: the unix port
-(build/unix-stock) and MPS2_AN385 (Cortex-M3, build/MPS2_AN385-stock, which
-finds tflm.mpy in its ROMFS). Outputs are TFLM's, bit for bit, and the arena
+(build/unix-stock), MPS2_AN385 (Cortex-M3, build/MPS2_AN385-stock) and
+MICROBIT (Cortex-M0, the RP2040's ISA: build/MICROBIT-stock, with a tflm.mpy
+of person_detect's kernels), the boards finding tflm.mpy in their ROMFS. Outputs are TFLM's, bit for bit, and the arena
 figures the built-in module's; the API answers as the built-in module does.
 `make natmod-stock` builds what these tests load."""
 
@@ -22,8 +23,8 @@ BUILD = Path(os.environ.get("TFLM_BUILD", Path(__file__).resolve().parents[1] / 
 MODELS = ["hello_world_int8.tflite", "kws_ref_model.tflite", "person_detect.tflite"]
 
 
-def natmod_file(arch: str) -> bytes:
-    path = BUILD / "natmod" / arch / "tflm.mpy"
+def natmod_file(build: str) -> bytes:
+    path = BUILD / "natmod" / build / "tflm.mpy"
     assert path.is_file(), f"{path} missing: run `make natmod-stock`"
     return path.read_bytes()
 
@@ -51,28 +52,30 @@ def stock_target(name: str) -> Target:
     return QemuTarget(name, firmware)
 
 
-ARCH = {"unix": "x64", "MPS2_AN385": "armv7m"}
+# Each target's tflm.mpy (its build folder) and the models it runs.
+NATMOD = {"unix": "x64", "MPS2_AN385": "armv7m", "MICROBIT": "armv6m-person_detect"}
+TARGET_MODELS = {"unix": MODELS, "MPS2_AN385": MODELS, "MICROBIT": ["person_detect.tflite"]}
 
 
-def jobs() -> list[BatchJob]:
+def jobs(names: list[str]) -> list[BatchJob]:
     out = []
-    for name in MODELS:
+    for name in names:
         model = load_model(model_path(name))
         samples = make_inputs(model, "zeros") + make_inputs(model, "random", seed=5, count=1)
         out.append(BatchJob(name.removesuffix(".tflite"), model_path(name).read_bytes(), samples))
     return out
 
 
-@pytest.mark.parametrize("target", ["unix", "MPS2_AN385"])
+@pytest.mark.parametrize("target", list(NATMOD))
 def test_stock_firmware_has_no_tflm(target):
     out = stock_target(target).run(["try:\n    import tflm\n    print('found')\nexcept ImportError:\n    print('none')"])
     assert out.split() == ["none"]
 
 
-@pytest.mark.parametrize("target", ["unix", "MPS2_AN385"])
+@pytest.mark.parametrize("target", list(NATMOD))
 def test_natmod_models_bit_exact(target):
-    todo = jobs()
-    ours = run_batch(NatmodTarget(stock_target(target), natmod_file(ARCH[target])), todo)
+    todo = jobs(TARGET_MODELS[target])
+    ours = run_batch(NatmodTarget(stock_target(target), natmod_file(NATMOD[target])), todo)
     builtin = run_batch(UnixTarget(), todo)
     for job in todo:
         res = ours[job.name]
