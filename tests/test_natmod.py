@@ -1,8 +1,9 @@
 """tflm.mpy, the module as a dynamic native module (`make natmod`), on stock
 MicroPython 1.25.0 firmware that has no tflm module: the unix port
-(build/unix-stock), MPS2_AN385 (Cortex-M3, build/MPS2_AN385-stock) and
-MICROBIT (Cortex-M0, the RP2040's ISA: build/MICROBIT-stock, with a tflm.mpy
-of person_detect's kernels), the boards finding tflm.mpy in their ROMFS. Outputs are TFLM's, bit for bit, and the arena
+(build/unix-stock), MPS2_AN385 (Cortex-M3, build/MPS2_AN385-stock), MICROBIT
+(Cortex-M0, the RP2040's ISA, with a tflm.mpy of its models' kernels) and
+NETDUINOPLUS2 (Cortex-M4F, the pyboard's MCU, hard-float ABI: hello_world's
+kernel, for its 111 KB heap), the boards finding tflm.mpy in their ROMFS. Outputs are TFLM's, bit for bit, and the arena
 figures the built-in module's; the API answers as the built-in module does.
 `make natmod-stock` builds what these tests load."""
 
@@ -53,8 +54,10 @@ def stock_target(name: str) -> Target:
 
 
 # Each target's tflm.mpy (its build folder) and the models it runs.
-NATMOD = {"unix": "x64", "MPS2_AN385": "armv7m", "MICROBIT": "armv6m-person_detect"}
-TARGET_MODELS = {"unix": MODELS, "MPS2_AN385": MODELS, "MICROBIT": ["person_detect.tflite"]}
+NATMOD = {"unix": "x64", "MPS2_AN385": "armv7m", "MICROBIT": "armv6m-test-models",
+          "NETDUINOPLUS2": "armv7emsp-hello_world"}
+TARGET_MODELS = {"unix": MODELS, "MPS2_AN385": MODELS, "MICROBIT": MODELS,
+                 "NETDUINOPLUS2": ["hello_world_int8.tflite"]}
 
 
 def jobs(names: list[str]) -> list[BatchJob]:
