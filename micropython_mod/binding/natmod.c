@@ -10,6 +10,9 @@
 
 #include "binding/binding.h"
 
+// Nothing in the built-in module's builds (which compile binding/*.c).
+#if TFLM_NATMOD
+
 const mp_obj_type_t *tflm_natmod_array_type;
 
 // The qstrs natmod.h uses, named here because tools/mpy_ld.py collects a
@@ -312,3 +315,5 @@ mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *a
 
     MP_DYNRUNTIME_INIT_EXIT
 }
+
+#endif // TFLM_NATMOD
