@@ -31,7 +31,7 @@ endif
 # No loops turned into calls of memset, strlen...: natmod.c defines those.
 CFLAGS_EXTRA += -Isrc -DTFLM_NATMOD=1 -ffp-contract=off -fno-math-errno \
 	-fno-tree-loop-distribute-patterns \
-	-DMICROPY_PY_BUILTINS_MEMORYVIEW=1 -DMICROPY_PY_ARRAY=1 -Wno-error
+	-DMICROPY_PY_BUILTINS_MEMORYVIEW=1 -DMICROPY_PY_ARRAY=1
 
 # TFLM_OPS="FULLY_CONNECTED QUANTIZE ..." links only those kernels;
 # TFLM_TYPES as for the built-in module (micropython.mk).
