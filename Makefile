@@ -66,7 +66,7 @@ APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 
 .PHONY: help deps apt-deps venv cycles-plugin micropython mpy-cross unix unix-asan test-attacks-asan firmware qemu-firmware \
 	list-qemu-boards demo size-report fw-dir test engine-binaries test-engine test-fmath test-pico test-esp32 fuzz soak \
-	converter-check \
+	converter-check natmod unix-stock firmware-stock natmod-stock \
 	clean distclean
 
 ## make help: this list
@@ -235,6 +235,71 @@ qemu-firmware: $(MPY_CROSS)
 	@for b in $(QEMU_BOARDS); do $(MAKE) --no-print-directory firmware BOARD=$$b || exit 1; done
 
 # The build folder `make firmware` uses with the same variables.
+# ---------------------------------------------------------------------------
+# The module as a dynamic native module (tflm.mpy) for stock MicroPython
+# 1.25.0 firmware: micropython_mod/natmod.mk, built in build/natmod/<ARCH>.
+# armv6m: Cortex-M0/M0+ (RP2040), armv7m: Cortex-M3, armv7emsp: Cortex-M4F,
+# x64: the unix port. TFLM_OPS and TFLM_TYPES as for `make firmware`: a
+# native module's code is loaded into RAM, so a model's ops only save it.
+# (The stock firmware the tests load it on: build/unix-stock, build/<BOARD>-stock.)
+ARCH ?= x64
+NATMOD_ARCHS := x64 armv6m armv7m armv7emsp
+NATMOD_DIR = $(BUILD)/natmod/$(ARCH)$(if $(strip $(TFLM_OPS)$(TFLM_TYPES)),-cfg-$(shell echo "$(sort $(TFLM_OPS)) $(sort $(TFLM_TYPES))" | md5sum | cut -c1-8))
+UNIX_STOCK := $(BUILD)/unix-stock/micropython
+
+## make natmod ARCH=x64|armv6m|armv7m|armv7emsp [TFLM_OPS= TFLM_TYPES=]: tflm.mpy, the module for stock firmware (build/natmod/ARCH)
+natmod: $(MPY_STAMP) $(VENV_STAMP)
+	@test -n "$(filter $(ARCH),$(NATMOD_ARCHS))" || (echo "Unknown ARCH=$(ARCH); archs: $(NATMOD_ARCHS)" && false)
+	@mkdir -p $(NATMOD_DIR)
+	@ln -sfn $(TOP)/micropython_mod $(NATMOD_DIR)/src
+	@ln -sfn src/natmod.mk $(NATMOD_DIR)/Makefile
+	@if [ "$$(cat $(NATMOD_DIR)/.config 2>/dev/null)" != "$(TFLM_OPS) $(TFLM_TYPES)" ]; then rm -rf $(NATMOD_DIR)/obj; fi
+	@echo "$(TFLM_OPS) $(TFLM_TYPES)" > $(NATMOD_DIR)/.config
+	$(MAKE) -C $(NATMOD_DIR) MPY_DIR=$(MPY_DIR) ARCH=$(ARCH) PYTHON=$(PY) \
+		TFLM_OPS="$(TFLM_OPS)" TFLM_TYPES="$(TFLM_TYPES)" -j$(JOBS)
+	@echo "natmod: $(NATMOD_DIR)/tflm.mpy ($$(stat -c %s $(NATMOD_DIR)/tflm.mpy) bytes)"
+
+# The firmware of a QEMU board without the module, to load tflm.mpy:
+# build/<BOARD>-stock. Only the board's glue (ROMFS at /rom, the clock:
+# port_boards/micropython.mk) is built in, as a user C module alone.
+STOCK_MODULES := $(BUILD)/stock-modules
+# The qemu port leaves the native emitter out of its nRF51 (Cortex-M0)
+# build, and with it the loading of native code; the RP2040's stock firmware
+# (the same ISA) has it for ARMv6-M: so here.
+STOCK_CFLAGS = $(if $(filter MICROBIT,$(BOARD)),-DMICROPY_EMIT_THUMB=1 -DMICROPY_EMIT_THUMB_ARMV7M=0)
+## make firmware-stock BOARD=...: a QEMU board's firmware without the module, to load tflm.mpy (build/BOARD-stock)
+firmware-stock: $(MPY_CROSS)
+	@mkdir -p $(STOCK_MODULES) && ln -sfn $(TOP)/port_boards $(STOCK_MODULES)/boards
+	$(MAKE) -C $(MPY_DIR)/ports/qemu BOARD=$(BOARD) BOARD_DIR=$(TOP)/port_boards/$(BOARD) \
+		BUILD=$(BUILD)/$(BOARD)-stock USER_C_MODULES=$(STOCK_MODULES) MICROPY_MPYCROSS=$(MPY_CROSS) \
+		CFLAGS_EXTRA="$(STOCK_CFLAGS)" FROZEN_MANIFEST= -j$(JOBS)
+
+# What tests/test_natmod.py loads: tflm.mpy for x64 and armv7m with every
+# kernel; for armv6m with the kernels of its three models (hello_world_int8,
+# kws_ref_model, person_detect: the whole set is more than MICROBIT's heap),
+# for armv7emsp with hello_world's (NETDUINOPLUS2 has 111 KB of heap); the
+# stock unix port and the stock MPS2_AN385, MICROBIT and NETDUINOPLUS2 firmware.
+NATMOD_TEST_OPS := AVERAGE_POOL_2D CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED RESHAPE SOFTMAX
+NATMOD_TEST_TYPES := AVERAGE_POOL_2D:int8 CONV_2D:int32,int8 DEPTHWISE_CONV_2D:int32,int8 FULLY_CONNECTED:int32,int8 \
+	RESHAPE:int32,int8 SOFTMAX:int8
+## make natmod-stock: tflm.mpy (x64, armv7m, armv6m, armv7emsp) and the stock firmware the tests load it on
+natmod-stock:
+	@$(MAKE) --no-print-directory natmod ARCH=x64
+	@$(MAKE) --no-print-directory natmod ARCH=armv7m
+	@$(MAKE) --no-print-directory natmod ARCH=armv6m NATMOD_DIR=$(BUILD)/natmod/armv6m-test-models \
+		TFLM_OPS="$(NATMOD_TEST_OPS)" TFLM_TYPES="$(NATMOD_TEST_TYPES)"
+	@$(MAKE) --no-print-directory natmod ARCH=armv7emsp NATMOD_DIR=$(BUILD)/natmod/armv7emsp-hello_world \
+		TFLM_OPS="FULLY_CONNECTED" TFLM_TYPES="int32 int8"
+	@$(MAKE) --no-print-directory unix-stock
+	@$(MAKE) --no-print-directory firmware-stock BOARD=MPS2_AN385
+	@$(MAKE) --no-print-directory firmware-stock BOARD=MICROBIT
+	@$(MAKE) --no-print-directory firmware-stock BOARD=NETDUINOPLUS2
+
+## make unix-stock: the unix port without the module, to load tflm.mpy (build/unix-stock/micropython)
+unix-stock: $(MPY_CROSS)
+	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix-stock STRIP= \
+		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MANIFEST= -j$(JOBS)
+
 ## make fw-dir [BOARD= TFLM_OPS= ...]: the build folder make firmware uses with these settings
 fw-dir:
 	@echo $(FW_BUILD)

@@ -1,7 +1,8 @@
 """`make test`: every test, in phases, each timed.
 
     build    the unix port, the QEMU boards' and the real boards' firmware,
-             the engine's host programs (make targets)
+             the engine's host programs, tflm.mpy and the stock firmware
+             it loads on (make targets)
     engine   the engine's tests under ASan/UBSan (make test-engine), run
              beside pytest: the two are independent
     pytest   the Python suite, in JOBS processes (pytest-xdist), the
@@ -69,7 +70,8 @@ def main() -> int:
             if p.returncode:
                 print(f"  to run the {p.name} phase again: {' '.join(p.cmd)}")
 
-    build = Phase("build", make + ["--no-print-directory", "unix", "qemu-firmware", "real-firmware", "engine-binaries"])
+    build = Phase("build", make + ["--no-print-directory", "unix", "qemu-firmware", "real-firmware", "engine-binaries",
+                                  "natmod-stock"])
     phases.append(build)
     if build.wait():
         report()

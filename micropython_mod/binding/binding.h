@@ -9,6 +9,21 @@
 
 #include "engine/interpreter.h"
 
+// TFLM_NATMOD=1: built as a dynamic native module (tflm.mpy): natmod.h maps
+// the API onto mp_fun_table and says what that build does without.
+#ifndef TFLM_NATMOD
+#define TFLM_NATMOD 0
+#endif
+#if TFLM_NATMOD
+#include "binding/natmod.h"
+#endif
+
+// Tables of mp_arg_t: in flash for the built-in module, on the stack in the
+// native module (its qstrs are numbered when it is loaded).
+#ifndef TFLM_ARG_TABLE
+#define TFLM_ARG_TABLE static const
+#endif
+
 typedef struct _tflm_model_obj_t {
     mp_obj_base_t base;
     mp_obj_t buffer;        // keeps the bytes alive
@@ -33,6 +48,8 @@ extern const mp_obj_type_t tflm_arena_type;
 extern const mp_obj_type_t tflm_interp_type;
 MP_DECLARE_CONST_FUN_OBJ_KW(tflm_arena_size_obj);
 MP_DECLARE_CONST_FUN_OBJ_KW(tflm_load_obj);
+// The module's globals (modtflm.c), which the native module copies in.
+extern const mp_obj_dict_t tflm_module_globals;
 
 // An attribute's entry in a type's locals dict, for help() and dir() of the
 // class (instances answer the attribute through the type's attr slot

@@ -31,7 +31,7 @@ static void measure(tflm_model_t *model, const tflm_config_t *cfg, tflm_interp_t
 // arena_size(model, *, planner=None, plan=None, preallocated=None)
 static mp_obj_t tflm_arena_size(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
     enum { ARG_model, ARG_planner, ARG_plan, ARG_preallocated };
-    static const mp_arg_t allowed_args[] = {
+    TFLM_ARG_TABLE mp_arg_t allowed_args[] = {
         { MP_QSTR_model, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
         { MP_QSTR_planner, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
         { MP_QSTR_plan, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
@@ -58,19 +58,24 @@ MP_DEFINE_CONST_FUN_OBJ_KW(tflm_arena_size_obj, 1, tflm_arena_size);
 // before the heap is reused). Interpreter() and set_tensor_buffer() look
 // through it for memory that another interpreter writes: one buffer is one
 // tflm.Arena, and a pre-allocated tensor cannot be another's arena.
-static uintptr_t live_interps = 1;
+// (0: the list is empty. A native module has no finalisers: nothing would
+// take a collected interpreter out, so the list stays empty there.)
+uintptr_t tflm_live_interps; // (not static: a native module's BSS is reached through its GOT)
 
 static tflm_interp_obj_t *live_untag(uintptr_t link) {
     return (tflm_interp_obj_t *)(link & ~(uintptr_t)1);
 }
 
 static void live_add(tflm_interp_obj_t *self) {
-    self->next_live = live_interps;
-    live_interps = (uintptr_t)self | 1;
+    if (TFLM_NATMOD) {
+        return;
+    }
+    self->next_live = tflm_live_interps;
+    tflm_live_interps = (uintptr_t)self | 1;
 }
 
 static void live_remove(tflm_interp_obj_t *self) {
-    for (uintptr_t *link = &live_interps; live_untag(*link) != NULL; link = &live_untag(*link)->next_live) {
+    for (uintptr_t *link = &tflm_live_interps; live_untag(*link) != NULL; link = &live_untag(*link)->next_live) {
         if (live_untag(*link) == self) {
             *link = self->next_live;
             return;
@@ -94,7 +99,7 @@ static bool arena_in_place(const tflm_arena_obj_t *a) {
 // The arena of a live interpreter whose buffer shares bytes with [buf,
 // buf + len), other than `except`; NULL when none does.
 static tflm_arena_obj_t *live_arena_over(const void *buf, size_t len, const tflm_arena_obj_t *except) {
-    for (tflm_interp_obj_t *it = live_untag(live_interps); it != NULL; it = live_untag(it->next_live)) {
+    for (tflm_interp_obj_t *it = live_untag(tflm_live_interps); it != NULL; it = live_untag(it->next_live)) {
         if (it->arena != except && mem_overlap(buf, len, it->arena->buf, it->arena->len) && arena_in_place(it->arena)) {
             return it->arena;
         }
@@ -105,7 +110,7 @@ static tflm_arena_obj_t *live_arena_over(const void *buf, size_t len, const tflm
 // Whether a pre-allocated tensor of a live interpreter (its buffer still
 // where it was given) shares bytes with [buf, buf + len).
 static bool live_external_over(const void *buf, size_t len) {
-    for (tflm_interp_obj_t *it = live_untag(live_interps); it != NULL; it = live_untag(it->next_live)) {
+    for (tflm_interp_obj_t *it = live_untag(tflm_live_interps); it != NULL; it = live_untag(it->next_live)) {
         for (uint32_t k = 0; k < it->ip.n_external; ++k) {
             mp_buffer_info_t bufinfo;
             if (it->external[k] != MP_OBJ_NULL && mp_get_buffer(it->external[k], &bufinfo, MP_BUFFER_READ)
@@ -435,7 +440,7 @@ static bool build_in(tflm_interp_obj_t *self, const tflm_config_t *base_cfg) {
 // Interpreter(model, arena=None, *, planner=None, plan=None, preallocated=None)
 static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *all_args) {
     enum { ARG_model, ARG_arena, ARG_planner, ARG_plan, ARG_preallocated };
-    static const mp_arg_t allowed_args[] = {
+    TFLM_ARG_TABLE mp_arg_t allowed_args[] = {
         { MP_QSTR_model, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
         { MP_QSTR_arena, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
         { MP_QSTR_planner, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
@@ -518,7 +523,7 @@ static mp_obj_t interp_del(mp_obj_t self_in) {
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_del_obj, interp_del);
 
 void tflm_c_stack_check(void) {
-    #if MICROPY_STACK_CHECK && TFLM_C_STACK_NEEDED
+    #if MICROPY_STACK_CHECK && TFLM_C_STACK_NEEDED && !TFLM_NATMOD
     // Nothing checks the stack below the VM: a native call deeper than what
     // is left would write over the memory under it.
     mp_uint_t used = mp_cstack_usage(), limit = MP_STATE_THREAD(stack_limit);
@@ -611,7 +616,9 @@ mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t rec) {
         : r->where == TFLM_AT_EXTERNAL ? self->external_anchor[r->data] : self->arena->anchor;
     size_t offset = (size_t)((uintptr_t)data - (uintptr_t)anchor);
     mp_obj_array_t *view;
-    if (offset % item == 0 && offset / item < ((size_t)1 << MP_OBJ_ARRAY_FREE_SIZE_BITS)) {
+    // (A native module does not know where heap blocks start: anchors are
+    // the bytes themselves there, held through the interpreter.)
+    if (!TFLM_NATMOD && offset % item == 0 && offset / item < ((size_t)1 << MP_OBJ_ARRAY_FREE_SIZE_BITS)) {
         view = mp_obj_malloc(mp_obj_array_t, &mp_type_memoryview);
     } else {
         // 8-byte constants that the model aligns to 4 only cannot be reached
@@ -701,16 +708,21 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_set_input_obj, 3, 4, interp_se
 // The engine's interrupt hook: an exception pending (Ctrl-C sets a
 // KeyboardInterrupt from the serial or signal handler) stops the invoke
 // between two operators.
+// (A native module cannot see it: it runs each invoke to its end.)
 static bool interp_pending(void *ctx) {
     (void)ctx;
+    #if TFLM_NATMOD
+    return false;
+    #else
     return MP_STATE_THREAD(mp_pending_exception) != MP_OBJ_NULL;
+    #endif
 }
 
 tflm_status_t tflm_interp_obj_run(tflm_interp_obj_t *self, bool verify) {
     self->ip.interrupt = interp_pending;
     self->ip.interrupt_ctx = NULL;
     tflm_status_t st = verify ? tflm_interp_invoke(&self->ip) : tflm_interp_run(&self->ip);
-    if (st != TFLM_OK && MP_STATE_THREAD(mp_pending_exception) != MP_OBJ_NULL) {
+    if (st != TFLM_OK && interp_pending(NULL)) {
         // Stopped for it (or failed meanwhile): the pending exception is
         // raised now rather than at the next bytecode.
         mp_handle_pending(true);

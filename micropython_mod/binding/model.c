@@ -74,27 +74,18 @@ static void tensor_info_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
         return; // read-only
     }
     tflm_tensor_info_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    switch (attr) {
-        case MP_QSTR_index:
-            dest[0] = MP_OBJ_NEW_SMALL_INT(self->index);
-            break;
-        case MP_QSTR_name:
-            dest[0] = self->name;
-            break;
-        case MP_QSTR_dtype:
-            dest[0] = mp_obj_new_str(tflm_type_name(self->type), strlen(tflm_type_name(self->type)));
-            break;
-        case MP_QSTR_shape:
-            dest[0] = self->shape;
-            break;
-        case MP_QSTR_scale:
-            dest[0] = self->scale;
-            break;
-        case MP_QSTR_zero_point:
-            dest[0] = mp_obj_new_int(self->zero_point);
-            break;
-        default:
-            break;
+    if (attr == MP_QSTR_index) {
+        dest[0] = MP_OBJ_NEW_SMALL_INT(self->index);
+    } else if (attr == MP_QSTR_name) {
+        dest[0] = self->name;
+    } else if (attr == MP_QSTR_dtype) {
+        dest[0] = mp_obj_new_str(tflm_type_name(self->type), strlen(tflm_type_name(self->type)));
+    } else if (attr == MP_QSTR_shape) {
+        dest[0] = self->shape;
+    } else if (attr == MP_QSTR_scale) {
+        dest[0] = self->scale;
+    } else if (attr == MP_QSTR_zero_point) {
+        dest[0] = mp_obj_new_int(self->zero_point);
     }
 }
 
@@ -136,6 +127,8 @@ void tflm_model_check_buffer(tflm_model_obj_t *self) {
     }
 }
 
+#if !TFLM_NATMOD
+// (The native module sees no heap: natmod.c.)
 bool tflm_in_heap(const void *p) {
     uintptr_t a = (uintptr_t)p;
     for (const mp_state_mem_area_t *area = &MP_STATE_MEM(area); area != NULL;) {
@@ -176,6 +169,7 @@ const uint8_t *tflm_buffer_anchor(const void *p, size_t len) {
     }
     return anchor;
 }
+#endif
 
 static mp_obj_t model_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *args) {
     mp_arg_check_num(n_args, n_kw, 1, 1, false);
@@ -283,7 +277,7 @@ static mp_obj_t read_labels(mp_obj_t path) {
 // into RAM once, and unless quiet a line says how many bytes that took.
 static mp_obj_t tflm_load(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
     enum { ARG_path, ARG_quiet };
-    static const mp_arg_t allowed_args[] = {
+    TFLM_ARG_TABLE mp_arg_t allowed_args[] = {
         { MP_QSTR_path, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
         { MP_QSTR_quiet, MP_ARG_KW_ONLY | MP_ARG_BOOL, {.u_bool = false} },
     };
@@ -420,35 +414,26 @@ static void model_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
     if (dest[0] != MP_OBJ_NULL) {
         return;
     }
-    switch (attr) {
-        case MP_QSTR_inputs:
-            dest[0] = model_io(self, false);
-            break;
-        case MP_QSTR_outputs:
-            dest[0] = model_io(self, true);
-            break;
-        case MP_QSTR_ops:
-            dest[0] = model_ops(self);
-            break;
-        case MP_QSTR_subgraphs:
-            dest[0] = MP_OBJ_NEW_SMALL_INT(self->model.subgraphs.count);
-            break;
-        case MP_QSTR_size:
-            dest[0] = mp_obj_new_int_from_uint(self->model.fb.len);
-            break;
-        case MP_QSTR_buffer:
-            dest[0] = self->buffer;
-            break;
-        case MP_QSTR_labels:
-            dest[0] = self->labels;
-            break;
-        case MP_QSTR_ram_bytes:
-            dest[0] = mp_obj_new_int_from_uint(model_in_heap(self) ? self->model.fb.len : 0);
-            break;
-        default:
-            // Methods live in the locals dict.
-            dest[1] = MP_OBJ_SENTINEL;
-            break;
+    // An if chain, not a switch: the native module's qstrs are not constants.
+    if (attr == MP_QSTR_inputs) {
+        dest[0] = model_io(self, false);
+    } else if (attr == MP_QSTR_outputs) {
+        dest[0] = model_io(self, true);
+    } else if (attr == MP_QSTR_ops) {
+        dest[0] = model_ops(self);
+    } else if (attr == MP_QSTR_subgraphs) {
+        dest[0] = MP_OBJ_NEW_SMALL_INT(self->model.subgraphs.count);
+    } else if (attr == MP_QSTR_size) {
+        dest[0] = mp_obj_new_int_from_uint(self->model.fb.len);
+    } else if (attr == MP_QSTR_buffer) {
+        dest[0] = self->buffer;
+    } else if (attr == MP_QSTR_labels) {
+        dest[0] = self->labels;
+    } else if (attr == MP_QSTR_ram_bytes) {
+        dest[0] = mp_obj_new_int_from_uint(model_in_heap(self) ? self->model.fb.len : 0);
+    } else {
+        // Methods live in the locals dict.
+        dest[1] = MP_OBJ_SENTINEL;
     }
 }
 

@@ -37,7 +37,7 @@ static mp_obj_t tflm_ops(void) {
 
 // Module attributes made when read: `ops`.
 static mp_obj_t tflm_getattr(mp_obj_t attr) {
-    if (mp_obj_str_get_qstr(attr) == MP_QSTR_ops) {
+    if (attr == MP_OBJ_NEW_QSTR(MP_QSTR_ops)) {
         return tflm_ops();
     }
     return MP_OBJ_NULL; // AttributeError
@@ -58,11 +58,13 @@ static const mp_rom_map_elem_t tflm_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___getattr__), MP_ROM_PTR(&tflm_getattr_obj) },
     #ifdef TFLM_BUILTIN_PLAN_HEADER
     { MP_ROM_QSTR(MP_QSTR_builtin_plan), MP_ROM_PTR(&tflm_builtin_plan_obj) },
-    #else
+    #elif !TFLM_NATMOD // (natmod.c sets it)
     { MP_ROM_QSTR(MP_QSTR_builtin_plan), MP_ROM_NONE },
     #endif
 };
-static MP_DEFINE_CONST_DICT(tflm_module_globals, tflm_module_globals_table);
+MP_DEFINE_CONST_DICT(tflm_module_globals, tflm_module_globals_table);
+
+#if !TFLM_NATMOD // (the native module's entry point is natmod.c's)
 
 const mp_obj_module_t tflm_user_cmodule = {
     .base = { &mp_type_module },
@@ -70,3 +72,4 @@ const mp_obj_module_t tflm_user_cmodule = {
 };
 
 MP_REGISTER_MODULE(MP_QSTR_tflm, tflm_user_cmodule);
+#endif

@@ -404,13 +404,16 @@ static mp_obj_t predict(tflm_interp_obj_t *self, mp_obj_t x, bool raw) {
     return result;
 }
 
-static const mp_arg_t predict_args[] = {
-    { MP_QSTR_x, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
-    { MP_QSTR_raw, MP_ARG_KW_ONLY | MP_ARG_BOOL, {.u_bool = false} },
-};
+// predict()'s and __call__'s arguments (a table in each: TFLM_ARG_TABLE).
+#define PREDICT_ARGS \
+    TFLM_ARG_TABLE mp_arg_t predict_args[] = { \
+        { MP_QSTR_x, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} }, \
+        { MP_QSTR_raw, MP_ARG_KW_ONLY | MP_ARG_BOOL, {.u_bool = false} }, \
+    }
 
 // predict(x, *, raw=False)
 static mp_obj_t interp_predict(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
+    PREDICT_ARGS;
     mp_arg_val_t args[MP_ARRAY_SIZE(predict_args)];
     mp_arg_parse_all(n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(predict_args), predict_args, args);
     return predict(MP_OBJ_TO_PTR(pos_args[0]), args[0].u_obj, args[1].u_bool);
@@ -419,6 +422,7 @@ MP_DEFINE_CONST_FUN_OBJ_KW(tflm_interp_predict_obj, 2, interp_predict);
 
 // interp(x, *, raw=False): the same.
 mp_obj_t tflm_interp_call(mp_obj_t self_in, size_t n_args, size_t n_kw, const mp_obj_t *all_args) {
+    PREDICT_ARGS;
     mp_arg_val_t args[MP_ARRAY_SIZE(predict_args)];
     mp_arg_parse_all_kw_array(n_args, n_kw, all_args, MP_ARRAY_SIZE(predict_args), predict_args, args);
     return predict(MP_OBJ_TO_PTR(self_in), args[0].u_obj, args[1].u_bool);

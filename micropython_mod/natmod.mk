@@ -1,0 +1,55 @@
+# The tflm module as a dynamic native module, tflm.mpy, for stock MicroPython
+# firmware (MicroPython's py/dynruntime.mk and tools/mpy_ld.py). The
+# project's `make natmod ARCH=...` runs it in build/natmod/<ARCH>, where
+# `src` links to this folder:
+#   make -C build/natmod/x64 -f <this file> MPY_DIR=... ARCH=x64 PYTHON=.venv/bin/python
+# Same engine, kernels and binding as the built-in module; binding/natmod.c
+# is the entry point and binding/natmod.h maps the API (TFLM_NATMOD=1).
+MOD = tflm
+ARCH ?= x64
+BUILD = obj
+
+SRC := src/binding/natmod.c $(addprefix src/binding/, modtflm.c model.c interpreter.c plan.c predict.c) \
+	$(sort $(wildcard src/engine/*.c src/kernels/*.c))
+
+# The runtime libraries (libgcc's soft float and division on Cortex-M0,
+# libm's floor and sqrt) are linked in by mpy_ld.
+LINK_RUNTIME = 1
+
+# Floats through mp_fun_table's float entries (every firmware the tests use
+# has them); memoryview and array as the firmware lays them out.
+ifneq ($(filter armv6m armv7m,$(ARCH)),)
+MICROPY_FLOAT_IMPL = float
+endif
+# Position-independent code keeps a register for itself: the Cortex-M3/M4
+# convolution's assembly loop needs all of them (kernels/mm_s8.h).
+ifneq ($(filter armv7m armv7emsp,$(ARCH)),)
+CFLAGS_EXTRA += -DTFLM_MM_S8_LANES_ASM=0
+endif
+
+# No fused multiply-add: results must round as TFLM's reference kernels do.
+# No loops turned into calls of memset, strlen...: natmod.c defines those.
+CFLAGS_EXTRA += -Isrc -DTFLM_NATMOD=1 -ffp-contract=off -fno-math-errno \
+	-fno-tree-loop-distribute-patterns \
+	-DMICROPY_PY_BUILTINS_MEMORYVIEW=1 -DMICROPY_PY_ARRAY=1
+
+# TFLM_OPS="FULLY_CONNECTED QUANTIZE ..." links only those kernels;
+# TFLM_TYPES as for the built-in module (micropython.mk).
+ifneq ($(strip $(TFLM_OPS)),)
+CFLAGS_EXTRA += -DTFLM_KERNELS_DEFAULT=0 $(foreach op,$(TFLM_OPS),-DTFLM_KERNEL_$(op)=1)
+endif
+include src/tflm_types.mk
+CFLAGS_EXTRA += $(call tflm_types_cflags,$(TFLM_TYPES))
+
+include $(MPY_DIR)/py/dynruntime.mk
+
+# Cortex-M0: libgcc's float and double division read a table by absolute address,
+# which mpy_ld cannot relocate; binding/natmod.c has its own, and the link
+# takes libgcc without that member.
+ifeq ($(ARCH),armv6m)
+LIBGCC_FULL := $(LIBGCC_PATH)
+LIBGCC_PATH := $(CURDIR)/$(BUILD)/libgcc.a
+$(BUILD)/libgcc.a: | $(BUILD_DIRS)
+	cp $(LIBGCC_FULL) $@ && $(CROSS)ar d $@ divdf3.o divsf3.o
+$(BUILD)/$(MOD).native.mpy: | $(BUILD)/libgcc.a
+endif

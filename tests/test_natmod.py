@@ -1,0 +1,145 @@
+"""tflm.mpy, the module as a dynamic native module (`make natmod`), on stock
+MicroPython 1.25.0 firmware that has no tflm module: the unix port
+(build/unix-stock), MPS2_AN385 (Cortex-M3, build/MPS2_AN385-stock), MICROBIT
+(Cortex-M0, the RP2040's ISA, with a tflm.mpy of its models' kernels) and
+NETDUINOPLUS2 (Cortex-M4F, the pyboard's MCU, hard-float ABI: hello_world's
+kernel, for its 111 KB heap), the boards finding tflm.mpy in their ROMFS. Outputs are TFLM's, bit for bit, and the arena
+figures the built-in module's; the API answers as the built-in module does.
+`make natmod-stock` builds what these tests load."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import DEVICE_PRELUDE, model_files, model_path
+from tflm_host.device import QemuTarget, Target, UnixTarget
+from tflm_host.model import load_model
+from tflm_host.reference import reference_outputs
+from tflm_host.runner import BatchJob, make_inputs, run_batch
+
+BUILD = Path(os.environ.get("TFLM_BUILD", Path(__file__).resolve().parents[1] / "build"))
+MODELS = ["hello_world_int8.tflite", "kws_ref_model.tflite", "person_detect.tflite"]
+
+
+def natmod_file(build: str) -> bytes:
+    path = BUILD / "natmod" / build / "tflm.mpy"
+    assert path.is_file(), f"{path} missing: run `make natmod-stock`"
+    return path.read_bytes()
+
+
+class NatmodTarget(Target):
+    """A stock firmware target whose every run has tflm.mpy beside the test's
+    files (the script's folder on unix, ROMFS on a board: both on sys.path)."""
+
+    def __init__(self, inner: Target, mpy: bytes) -> None:
+        self.inner, self.mpy, self.name = inner, mpy, inner.name
+        if hasattr(inner, "board"):
+            self.board = inner.board  # its ROMFS region, for run_batch
+
+    def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600) -> str:
+        return self.inner.run(chunks, {**(files or {}), "tflm.mpy": self.mpy}, timeout=timeout)
+
+
+def stock_target(name: str) -> Target:
+    if name == "unix":
+        binary = BUILD / "unix-stock" / "micropython"
+        assert binary.is_file(), f"{binary} missing: run `make natmod-stock`"
+        return UnixTarget(binary)
+    firmware = BUILD / f"{name}-stock" / "firmware.elf"
+    assert firmware.is_file(), f"{firmware} missing: run `make natmod-stock`"
+    return QemuTarget(name, firmware)
+
+
+# Each target's tflm.mpy (its build folder) and the models it runs.
+NATMOD = {"unix": "x64", "MPS2_AN385": "armv7m", "MICROBIT": "armv6m-test-models",
+          "NETDUINOPLUS2": "armv7emsp-hello_world"}
+TARGET_MODELS = {"unix": MODELS, "MPS2_AN385": MODELS, "MICROBIT": MODELS,
+                 "NETDUINOPLUS2": ["hello_world_int8.tflite"]}
+
+
+def jobs(names: list[str]) -> list[BatchJob]:
+    out = []
+    for name in names:
+        model = load_model(model_path(name))
+        samples = make_inputs(model, "zeros") + make_inputs(model, "random", seed=5, count=1)
+        out.append(BatchJob(name.removesuffix(".tflite"), model_path(name).read_bytes(), samples))
+    return out
+
+
+@pytest.mark.parametrize("target", list(NATMOD))
+def test_stock_firmware_has_no_tflm(target):
+    out = stock_target(target).run(["try:\n    import tflm\n    print('found')\nexcept ImportError:\n    print('none')"])
+    assert out.split() == ["none"]
+
+
+@pytest.mark.parametrize("target", list(NATMOD))
+def test_natmod_models_bit_exact(target):
+    todo = jobs(TARGET_MODELS[target])
+    ours = run_batch(NatmodTarget(stock_target(target), natmod_file(NATMOD[target])), todo)
+    builtin = run_batch(UnixTarget(), todo)
+    for job in todo:
+        res = ours[job.name]
+        assert res.error is None, f"{job.name} on {target}: {res.error}"
+        ref = reference_outputs(model_path(job.name + ".tflite"), job.samples)
+        assert len(res.runs) == len(ref)
+        for r, (a_run, b_run) in enumerate(zip(res.runs, ref)):
+            for k, (a, b) in enumerate(zip(a_run, b_run)):
+                assert a.tobytes() == b.astype(a.dtype).tobytes(), f"{job.name} on {target}: input set {r}, output {k}"
+        # used, head, tail and the head's plan: the built-in module's.
+        assert res.arena == builtin[job.name].arena, job.name
+        assert res.buffers == builtin[job.name].buffers, job.name
+
+
+# Device code through much of the API; its output must be the built-in
+# module's, word for word.
+API_SCRIPT = DEVICE_PRELUDE + """
+print(tflm.version, len(tflm.ops), tflm.ops[:3], tflm.builtin_plan, tflm.C_STACK_NEEDED > 0)
+m = tflm.load(ROOT + '/hello_world_int8.tflite', quiet=True)
+print(m, m.inputs, m.outputs, m.ops, m.subgraphs, m.size, m.labels, m.tensor(1))
+print(tflm.arena_size(m), tflm.arena_size(m, planner='linear'))
+it = tflm.Interpreter(m)
+print(it, it.arena_used_bytes(), it.head_bytes(), it.tail_bytes(), it.planner)
+print(it.predict([0.5]), it([1.5], raw=True), list(it.output(0)))
+it.set_input(0, bytes([7]))
+it.invoke()
+print(bytes(it.output(0)), it.allocations())
+print(it.memory_plan(40))
+print(it.buffers())
+it.print_allocations()
+it.reset()
+a = tflm.Arena(4096)
+i1 = tflm.Interpreter(m, a)
+i2 = tflm.Interpreter(m, a)
+print(a, i1.arena_used_bytes(), a.used_bytes(), a.head_bytes(), a.tail_bytes())
+i2.__del__()
+print(a)
+attempt(lambda: i2.invoke())
+buf = bytearray(2048)
+i3 = tflm.Interpreter(m, buf, planner='greedy')
+print(i3.arena.size, i3.arena_used_bytes())
+out = bytearray(1)
+i4 = tflm.Interpreter(m, preallocated={m.outputs[0].index: out})
+i4.predict([0.25])
+print(out, i4.arena_used_bytes())
+attempt(lambda: tflm.Model('x'))
+attempt(lambda: tflm.Model(3))
+attempt(lambda: tflm.Interpreter(m, 10))
+attempt(lambda: tflm.Interpreter(m, planner='nope'))
+attempt(lambda: it.input(3))
+attempt(lambda: it.set_input(0, b'12'))
+attempt(lambda: it.predict(['a']))
+attempt(lambda: tflm.Model(b'not a model at all'))
+k = tflm.Model(load('kws_ref_model.tflite'))
+ik = tflm.Interpreter(k)
+print(k, ik, ik.arena_used_bytes())
+"""
+
+
+def test_natmod_api_as_builtin():
+    files = model_files("hello_world_int8.tflite", "kws_ref_model.tflite")
+    ours = NatmodTarget(stock_target("unix"), natmod_file("x64")).run([API_SCRIPT], files)
+    builtin = UnixTarget().run([API_SCRIPT], files)
+    assert ours.splitlines() == builtin.splitlines()
