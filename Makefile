@@ -234,7 +234,6 @@ list-qemu-boards:
 qemu-firmware: $(MPY_CROSS)
 	@for b in $(QEMU_BOARDS); do $(MAKE) --no-print-directory firmware BOARD=$$b || exit 1; done
 
-# The build folder `make firmware` uses with the same variables.
 # ---------------------------------------------------------------------------
 # The module as a dynamic native module (tflm.mpy) for stock MicroPython
 # 1.25.0 firmware: micropython_mod/natmod.mk, built in build/natmod/<ARCH>.
@@ -300,6 +299,7 @@ unix-stock: $(MPY_CROSS)
 	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix-stock STRIP= \
 		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MANIFEST= -j$(JOBS)
 
+# The build folder `make firmware` uses with the same variables.
 ## make fw-dir [BOARD= TFLM_OPS= ...]: the build folder make firmware uses with these settings
 fw-dir:
 	@echo $(FW_BUILD)
