@@ -143,3 +143,23 @@ def test_natmod_api_as_builtin():
     ours = NatmodTarget(stock_target("unix"), natmod_file("x64")).run([API_SCRIPT], files)
     builtin = UnixTarget().run([API_SCRIPT], files)
     assert ours.splitlines() == builtin.splitlines()
+
+
+# docs/natmod.md's table: (its row's build, ARCH) -> the build folder make natmod-stock writes.
+DOC_ROWS = {("every kernel", "x64"): "x64", ("every kernel", "armv7m"): "armv7m",
+            ("hello_world, kws_ref_model and person_detect's ops and types", "armv6m"): "armv6m-test-models",
+            ("hello_world_int8's op (FULLY_CONNECTED, int8 and int32)", "armv7emsp"): "armv7emsp-hello_world"}
+
+
+def test_natmod_md_sizes_are_the_builds():
+    """The .mpy sizes docs/natmod.md gives for the builds make test makes,
+    within 3% (a module that grew or shrank more: measure the table again)."""
+    import re
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "natmod.md").read_text()
+    rows = {(m.group(1), m.group(2)): int(m.group(3).replace(",", ""))
+            for m in re.finditer(r"^\| (.+?) \| `(\w+)` \|\s*[\d,]*\s*\|\s*([\d,]+)\s*\|", doc, re.M)}
+    for key, folder in DOC_ROWS.items():
+        assert key in rows, f"docs/natmod.md has no row {key}"
+        built = len(natmod_file(folder))
+        assert abs(built - rows[key]) <= 0.03 * rows[key], f"{key}: {built:,} B built, docs/natmod.md says {rows[key]:,}"
