@@ -241,6 +241,9 @@ qemu-firmware: $(MPY_CROSS)
 # x64: the unix port. TFLM_OPS and TFLM_TYPES as for `make firmware`: a
 # native module's code is loaded into RAM, so a model's ops only save it.
 # (The stock firmware the tests load it on: build/unix-stock, build/<BOARD>-stock.)
+# BUILD=obj: the natmod's own object folder, whatever BUILD this make was given
+# (a command-line BUILD reaches sub-makes and would put every ARCH's objects
+# in one place).
 ARCH ?= x64
 NATMOD_ARCHS := x64 armv6m armv7m armv7emsp
 NATMOD_DIR = $(BUILD)/natmod/$(ARCH)$(if $(strip $(TFLM_OPS)$(TFLM_TYPES)),-cfg-$(shell echo "$(sort $(TFLM_OPS)) $(sort $(TFLM_TYPES))" | md5sum | cut -c1-8))
@@ -254,7 +257,7 @@ natmod: $(MPY_STAMP) $(VENV_STAMP)
 	@ln -sfn src/natmod.mk $(NATMOD_DIR)/Makefile
 	@if [ "$$(cat $(NATMOD_DIR)/.config 2>/dev/null)" != "$(TFLM_OPS) $(TFLM_TYPES)" ]; then rm -rf $(NATMOD_DIR)/obj; fi
 	@echo "$(TFLM_OPS) $(TFLM_TYPES)" > $(NATMOD_DIR)/.config
-	$(MAKE) -C $(NATMOD_DIR) MPY_DIR=$(MPY_DIR) ARCH=$(ARCH) PYTHON=$(PY) \
+	$(MAKE) -C $(NATMOD_DIR) MPY_DIR=$(MPY_DIR) ARCH=$(ARCH) PYTHON=$(PY) BUILD=obj \
 		TFLM_OPS="$(TFLM_OPS)" TFLM_TYPES="$(TFLM_TYPES)" -j$(JOBS)
 	@echo "natmod: $(NATMOD_DIR)/tflm.mpy ($$(stat -c %s $(NATMOD_DIR)/tflm.mpy) bytes)"
 
