@@ -635,9 +635,8 @@ tflm_status_t tflm_build_resources(tflm_build_t *b, tflm_resource_count_fn count
     for (uint32_t id = 0; id < ip->n_resources; ++id) {
         uint32_t bytes;
         uint8_t fill;
-        if (!shape(m, (int32_t)id, &bytes, &fill)) {
-            return tflm_model_check(m, &ip->err) ? ip->err.status
-                   : tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: resource variable %u", (unsigned)id);
+        if ((st = tflm_resource_shape(ip, shape, id, &bytes, &fill))) {
+            return st;
         }
         uint32_t off = bytes ? tflm_arena_alloc_tail(b->arena, tflm_align_up(bytes, TFLM_ALIGN), TFLM_ALIGN) : 0;
         if (off == TFLM_ARENA_FAIL) {

@@ -266,6 +266,10 @@ static inline uint32_t tflm_interp_needed_bytes(const tflm_interp_t *ip) {
 // starts filled with (false: the model is malformed).
 typedef tflm_status_t (*tflm_resource_count_fn)(tflm_model_t *m, uint32_t *count, tflm_error_t *err);
 typedef bool (*tflm_resource_shape_fn)(tflm_model_t *m, int32_t id, uint32_t *bytes, uint8_t *fill);
+// Resource `id`'s bytes and fill as `shape` gives them; a ValueError (or the
+// model's own error) when the model is malformed there.
+tflm_status_t tflm_resource_shape(tflm_interp_t *ip, tflm_resource_shape_fn shape, uint32_t id, uint32_t *bytes,
+    uint8_t *fill);
 // A resource's buffer at eval time, NULL for an unknown or never assigned id.
 void *tflm_resource_data(const tflm_interp_t *ip, int32_t id, uint32_t *bytes);
 // The resource variables' records and buffers in the tail (build.c), from

@@ -6,16 +6,25 @@
 // lays them out) and gives kernels a resource's buffer by id.
 #include "interpreter.h"
 
-tflm_status_t tflm_reset_resources(tflm_interp_t *ip, tflm_resource_shape_fn shape) {
+tflm_status_t tflm_resource_shape(tflm_interp_t *ip, tflm_resource_shape_fn shape, uint32_t id, uint32_t *bytes,
+    uint8_t *fill) {
     tflm_model_t *m = ip->model;
+    if (shape(m, (int32_t)id, bytes, fill)) {
+        return TFLM_OK;
+    }
+    return tflm_model_check(m, &ip->err) ? ip->err.status
+           : tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: resource variable %u", (unsigned)id);
+}
+
+tflm_status_t tflm_reset_resources(tflm_interp_t *ip, tflm_resource_shape_fn shape) {
     tflm_resource_rec_t *res = (tflm_resource_rec_t *)tflm_arena_ptr(ip->arena, ip->resources_at);
     for (uint32_t id = 0; id < ip->n_resources; ++id) {
         uint32_t bytes;
         uint8_t fill;
         // The bytes are the sealed record's; the model gives the fill only.
-        if (!shape(m, (int32_t)id, &bytes, &fill)) {
-            return tflm_model_check(m, &ip->err) ? ip->err.status
-                   : tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: resource variable %u", (unsigned)id);
+        tflm_status_t st = tflm_resource_shape(ip, shape, id, &bytes, &fill);
+        if (st) {
+            return st;
         }
         if (res[id].bytes) {
             memset(tflm_arena_ptr(ip->arena, res[id].data), fill, res[id].bytes);
