@@ -345,7 +345,8 @@ demo: deps
 # pytest processes (pytest-xdist); 1 runs the suite in one process.
 TEST_JOBS ?= 2
 
-# tests/suite.py: the builds, then the engine's tests beside pytest, each
+# tests/suite.py: the builds in two lanes with the engine's tests beside
+# them, then pytest (the engine's tests still beside it), each
 # phase timed and the slowest tests listed.
 ## make test [TEST_JOBS=2]: every test, each phase timed (the Pico's firmware in an RP2040 emulator, the ESP32's in QEMU)
 test: deps
@@ -376,7 +377,7 @@ test-engine: venv
 	$(MAKE) -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY))
 
 # engine/fmath.c against glibc over every float input (make test takes
-# every 7th): after a change to fmath.c.
+# every 61st): after a change to fmath.c.
 ## make test-fmath: engine/fmath.c against glibc over every float input
 test-fmath:
 	@$(MAKE) --no-print-directory -C tests/engine BUILD=$(BUILD)/engine fmath

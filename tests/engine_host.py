@@ -34,13 +34,13 @@ class EngineRun:
     buffers: list[tuple] = field(default_factory=list)
 
 
-def make_engine(build: Path, *make_args: str) -> None:
+def make_engine(build: Path, *make_args: str, target: str = "binaries") -> None:
     """Builds the engine's host programs into `build`, one process at a time
     (pytest-xdist's workers would otherwise compile the same objects at once)."""
     build.mkdir(parents=True, exist_ok=True)
     with open(build / ".make.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        subprocess.run(["make", "-s", "-C", str(ROOT / "tests" / "engine"), f"BUILD={build}", *make_args, "binaries"],
+        subprocess.run(["make", "-s", "-C", str(ROOT / "tests" / "engine"), f"BUILD={build}", *make_args, target],
                        check=True)
 
 

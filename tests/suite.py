@@ -1,27 +1,37 @@
 """`make test`: every test, in phases, each timed.
 
-    build    the unix port, the QEMU boards' and the real boards' firmware,
-             the engine's host programs, tflm.mpy and the stock firmware
-             it loads on (make targets)
-    engine   the engine's tests under ASan/UBSan (make test-engine), run
-             beside pytest: the two are independent
+    build    mpy-cross and the engine's host programs first, then two lanes
+             side by side: the unix port, the QEMU boards' firmware, tflm.mpy
+             and the stock firmware it loads on; the real boards' firmware
+             (make targets; each lane's output in build/build-<lane>.log)
+    engine   the engine's tests under ASan/UBSan (make test-engine), from
+             the moment its programs are built: beside the build lanes,
+             whose serial steps (configure, link, qstr scans) leave a core
+             idle, then beside pytest
     pytest   the Python suite, in JOBS processes (pytest-xdist), the
              slowest tests listed at its end
 
-The phases' times are printed at the end, pass or fail, with the command
-that reproduces a failing phase.
+Every phase runs on the machine's two cores at once with another; the
+phases' times are printed at the end, pass or fail, with the command that
+reproduces a failing phase and the end of its log.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# The build lanes: independent make targets (they share only mpy-cross,
+# built before them), each lane's targets in order.
+LANES = {
+    "host-qemu": ["unix", "qemu-firmware", "natmod-stock"],
+    "real-boards": ["real-firmware"],
+}
 
 
 def minutes(seconds: float) -> str:
@@ -46,6 +56,11 @@ class Phase:
             self.seconds = time.monotonic() - self.start
         return self.returncode
 
+    def tail(self, lines: int = 40) -> str:
+        if not self.log or not self.log.is_file():
+            return ""
+        return "".join(self.log.read_text(errors="replace").splitlines(keepends=True)[-lines:])
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -55,42 +70,50 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2, help="pytest processes (1: no pytest-xdist)")
     ap.add_argument("pytest_args", nargs="*", help="more arguments for pytest")
     args = ap.parse_args()
-    make = args.make.split()
+    make = args.make.split() + ["--no-print-directory"]
     start = time.monotonic()
     phases: list[Phase] = []
+    built: list[float] = []  # when the last build lane ended
+    args.build.mkdir(parents=True, exist_ok=True)
 
-    def report() -> None:
+    def finish(*waiting: Phase) -> int:
+        for p in waiting:
+            p.wait()
+        for p in phases:
+            if p.returncode and p.log:
+                print(f"\nThe {p.name} phase failed; the end of {p.log}:\n{p.tail()}")
         print("\nmake test, phase by phase:")
         for p in phases:
             status = "passed" if p.returncode == 0 else f"FAILED (exit {p.returncode})"
             where = f", log {p.log}" if p.log else ""
-            print(f"  {p.name:<8} {minutes(p.seconds):>9}  {status}{where}")
-        print(f"  {'total':<8} {minutes(time.monotonic() - start):>9}  (engine tests run beside pytest)")
+            print(f"  {p.name:<17} {minutes(p.seconds):>9}  {status}{where}")
+        if built:
+            print(f"  {'build, in all':<17} {minutes(built[0]):>9}")
+        print(f"  {'total':<17} {minutes(time.monotonic() - start):>9}  (the engine tests run beside the build lanes "
+              "and pytest)")
         for p in phases:
             if p.returncode:
                 print(f"  to run the {p.name} phase again: {' '.join(p.cmd)}")
+        return 1 if any(p.returncode for p in phases) else 0
 
-    build = Phase("build", make + ["--no-print-directory", "unix", "qemu-firmware", "real-firmware", "engine-binaries",
-                                  "natmod-stock"])
-    phases.append(build)
-    if build.wait():
-        report()
-        return 1
-    args.build.mkdir(parents=True, exist_ok=True)
-    engine = Phase("engine", make + ["--no-print-directory", "test-engine"], log=args.build / "test-engine.log")
-    phases.append(engine)
+    first = Phase("build: first", make + ["mpy-cross", "engine-binaries"])
+    phases.append(first)
+    if first.wait():
+        return finish()
+    engine = Phase("engine", make + ["test-engine"], log=args.build / "test-engine.log")
+    lanes = [Phase(f"build: {name}", make + targets, log=args.build / f"build-{name}.log")
+             for name, targets in LANES.items()]
+    phases += lanes + [engine]
+    failed = [lane.wait() for lane in lanes]
+    built.append(time.monotonic() - start)
+    if any(failed):
+        return finish(engine)
     cmd = [args.python, "-m", "pytest", "-q", "--durations=15", "--durations-min=5"]
     if args.jobs > 1:
         cmd += ["-n", str(args.jobs), "--dist", "loadgroup"]
     tests = Phase("pytest", cmd + (args.pytest_args or ["tests"]))
     phases.append(tests)
-    tests.wait()
-    engine.wait()
-    if engine.returncode:
-        print(f"\nThe engine tests failed; the end of {engine.log}:")
-        print("".join(engine.log.read_text(errors="replace").splitlines(keepends=True)[-40:]))
-    report()
-    return 1 if any(p.returncode for p in phases) else 0
+    return finish(tests, engine)
 
 
 if __name__ == "__main__":

@@ -81,8 +81,10 @@ def arch_binary(arch: str):
             _binaries[arch] = engine_host.tflm_run()
         else:
             out = build_dir() / f"engine-arch-{arch}"
-            # The engine's own flags, and the family chosen through CC.
-            engine_host.make_engine(out, f"CC=gcc {ARCHS[arch]}")
+            # The engine's own flags and the family's; the sources the
+            # family does not change are the default build's objects.
+            base = engine_host.tflm_run().parent
+            engine_host.make_engine(out, f"ARCH_CFLAGS={ARCHS[arch]}", f"BASE={base}", target="arch-binaries")
             _binaries[arch] = out / "tflm_run"
     return _binaries[arch]
 
