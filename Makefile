@@ -354,7 +354,7 @@ test: deps
 
 # The engine's host programs that pytest drives (tflm_run).
 engine-binaries: venv
-	@$(MAKE) --no-print-directory -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY)) binaries
+	@$(MAKE) --no-print-directory -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY)) -j$(JOBS) binaries
 
 # The whole device suite (every test parametrised over targets, every shared
 # model) on the real RPI_PICO firmware in the RP2040 emulator: about 20 times
@@ -398,7 +398,7 @@ FUZZ_DEADLINE ?=
 
 ## make fuzz [FUZZ_N=1000000 FUZZ_JOBS=2]: mutated models through the engine, the CLI and the API (docs/reliability.md)
 fuzz: venv
-	@$(MAKE) --no-print-directory -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY)) binaries generated
+	@$(MAKE) --no-print-directory -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY)) -j$(JOBS) binaries generated
 	@mkdir -p $(BUILD)/fuzz && cp $(BUILD)/engine/fuzz_model $(BUILD)/fuzz/fuzz_model  # the run's own copy
 	nice $(PY) tests/engine/fuzz.py --binary $(BUILD)/fuzz/fuzz_model --models $(MODELS) \
 		--generated $(BUILD)/engine/generated --work $(BUILD)/fuzz -n $(FUZZ_N) --seed $(FUZZ_SEED) \

@@ -126,6 +126,13 @@ def pytest_report_header(config):
     return f"shared models: {MODELS} ({len(MEASURED)} measured)"
 
 
+def pytest_collection_modifyitems(config, items):
+    """The xdist groups first: each runs in one process from start to end
+    (a build, then its tests), so started last it would leave the other
+    processes idle at the end of the run (make test's pytest-xdist)."""
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
+
+
 def ops_regex(ops: list[str]) -> str:
     return ", ".join(re.escape(o) for o in ops)
 

@@ -21,17 +21,23 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "host_tools"))
 
-# The build lanes: independent make targets (they share only mpy-cross,
-# built before them), each lane's targets in order.
-LANES = {
-    "host-qemu": ["unix", "qemu-firmware", "natmod-stock"],
-    "real-boards": ["real-firmware"],
-}
+from tflm_host import board_info  # noqa: E402  (the checkout's, whichever Python runs this)
+
+# The build lanes: independent make commands (they share only mpy-cross,
+# built before them), each lane's in order: the unix port, the QEMU boards,
+# tflm.mpy and its stock firmware; the real boards `make test` builds.
+def build_lanes() -> dict[str, list[list[str]]]:
+    boards = board_info.make_vars()
+    qemu, real = boards["QEMU_BOARDS"], boards["TESTED_REAL_BOARDS"]
+    return {"host-qemu": [["unix"]] + [["firmware", f"BOARD={b}"] for b in qemu] + [["natmod-stock"]],
+            "real-boards": [["firmware", f"BOARD={b}"] for b in real]}
 
 
 def minutes(seconds: float) -> str:
@@ -40,20 +46,44 @@ def minutes(seconds: float) -> str:
 
 
 class Phase:
-    def __init__(self, name: str, cmd: list[str], log: Path | None = None) -> None:
-        self.name, self.cmd, self.log = name, cmd, log
+    """Commands run one after the other in a thread of their own, their
+    output into `log` (else to the terminal); with `announce`, a line per
+    command that ends, with its time."""
+
+    def __init__(self, name: str, cmds: list[list[str]], log: Path | None = None, announce: bool = False,
+                 hidden: tuple[str, ...] = ()) -> None:
+        self.name, self.cmds, self.log, self.announce, self.hidden = name, cmds, log, announce, hidden
+        self.cmd = cmds[-1]  # the one that failed, once one has
         self.start = time.monotonic()
         self.seconds = 0.0
         self.returncode: int | None = None
-        out = open(log, "w") if log else None
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT if out else None)
-        if out:
-            out.close()
+        if log:
+            log.write_text("")
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        code = 0
+        for cmd in self.cmds:
+            self.cmd = cmd
+            began = time.monotonic()
+            out = open(self.log, "a") if self.log else None
+            try:
+                code = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT if out else None).returncode
+            finally:
+                if out:
+                    out.close()
+            if self.announce:
+                status = "" if code == 0 else f", FAILED (exit {code})"
+                what = " ".join(a for a in cmd if not a.startswith("-") and a not in self.hidden)
+                print(f"  {self.name}: {what} {minutes(time.monotonic() - began)}{status}", flush=True)
+            if code:
+                break
+        self.seconds = time.monotonic() - self.start
+        self.returncode = code
 
     def wait(self) -> int:
-        if self.returncode is None:
-            self.returncode = self.proc.wait()
-            self.seconds = time.monotonic() - self.start
+        self.thread.join()
         return self.returncode
 
     def tail(self, lines: int = 40) -> str:
@@ -96,13 +126,14 @@ def main() -> int:
                 print(f"  to run the {p.name} phase again: {' '.join(p.cmd)}")
         return 1 if any(p.returncode for p in phases) else 0
 
-    first = Phase("build: first", make + ["mpy-cross", "engine-binaries"])
+    first = Phase("build: first", [make + [t] for t in ("mpy-cross", "engine-binaries")], announce=True,
+                  hidden=tuple(make))
     phases.append(first)
     if first.wait():
         return finish()
-    engine = Phase("engine", make + ["test-engine"], log=args.build / "test-engine.log")
-    lanes = [Phase(f"build: {name}", make + targets, log=args.build / f"build-{name}.log")
-             for name, targets in LANES.items()]
+    engine = Phase("engine", [make + ["test-engine"]], log=args.build / "test-engine.log")
+    lanes = [Phase(f"build: {name}", [make + t for t in targets], log=args.build / f"build-{name}.log",
+                   announce=True, hidden=tuple(make)) for name, targets in build_lanes().items()]
     phases += lanes + [engine]
     failed = [lane.wait() for lane in lanes]
     built.append(time.monotonic() - start)
@@ -111,7 +142,7 @@ def main() -> int:
     cmd = [args.python, "-m", "pytest", "-q", "--durations=15", "--durations-min=5"]
     if args.jobs > 1:
         cmd += ["-n", str(args.jobs), "--dist", "loadgroup"]
-    tests = Phase("pytest", cmd + (args.pytest_args or ["tests"]))
+    tests = Phase("pytest", [cmd + (args.pytest_args or ["tests"])])
     phases.append(tests)
     return finish(tests, engine)
 

@@ -53,7 +53,7 @@ def test_deploy_to_a_qemu_board(tmp_path, capsys, monkeypatch):
         assert labels.strip() == "['wing', 'ring', 'slope', 'negative']"
         # The image is the one the host built (data aligned for the kernels).
         image = romfs.build_image({p.name: p.read_bytes() for p in [*models, tmp_path / "magic_wand.labels", script]})
-        assert f"ROMFS image size: " in mpremote(board.url, "romfs", "query")
+        assert "ROMFS image size: " in mpremote(board.url, "romfs", "query")
         assert mpremote(board.url, "exec", f"import vfs; print(bytes(vfs.rom_ioctl(2, 0)[:{len(image)}]) == "
                                            f"{image!r})").strip() == "True"
 

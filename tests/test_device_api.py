@@ -4,7 +4,6 @@ memoryviews, invoke without heap allocation, exact arena errors, missing ops."""
 from __future__ import annotations
 
 import ast
-import re
 import time
 
 import pytest

@@ -14,8 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from conftest import MODELS, ROOT, model_path, run_on
 from tflm_host import arena, cli
 from tflm_host.model import load_model

@@ -8,7 +8,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from conftest import DEVICE_PRELUDE, TARGETS, model_files, model_path, run_on

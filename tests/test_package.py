@@ -18,7 +18,6 @@ import zipfile
 from pathlib import Path
 
 from conftest import MEASURED, ROOT, model_path, run_on
-from tflm_host.reference import reference_outputs
 
 
 def sh(*args, cwd=None) -> str:

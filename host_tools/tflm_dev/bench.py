@@ -298,7 +298,7 @@ def plan_rows(models: list[Path], target_name: str, progress=None) -> list[dict]
 def plan_markdown(rows: list[dict], target_name: str) -> str:
     lines = [
         "| model | TFLM head | head: `tflm` planner | offline head | bound | + aliases, order | used: linear | "
-        f"used: greedy | used: offline | used: + aliases, order | TFLM used with our plan | TFLM used |",
+        "used: greedy | used: offline | used: + aliases, order | TFLM used with our plan | TFLM used |",
         "|---|" + "---|" * 11,
     ]
     for row in rows:
@@ -431,6 +431,20 @@ def host_tflm(model_path: Path, runs: int, inputs: list[Path] = ()) -> int:
         return callgrind_invoke([sys.executable, f.name], "tflite::micro::MicroInterpreter::Invoke()") // runs
 
 
+def runnable_models(models: list[Path]) -> list[Path]:
+    """The models every op of which has a kernel here."""
+    return [p for p in models if not arena.missing_ops(load_model(p))]
+
+
+def runnable(models: list[Path], progress=None, label=lambda path: path.name):
+    """The runnable models one by one, each shown on the progress line."""
+    todo = runnable_models(models)
+    for i, path in enumerate(todo):
+        if progress:
+            progress(i, len(todo), label(path))
+        yield path
+
+
 def qemu_per_invoke(model_path: Path, board: str, runs: int, planner: str = "greedy") -> int:
     """Instructions per invoke on a QEMU board (qemuboard.icount, -icount shift=0)."""
     code = f"""
@@ -457,10 +471,7 @@ print('@ICOUNT', (qemuboard.icount() - a) // {runs})
 
 def speed_rows(models: list[Path], board: str, runs: int, progress=None) -> list[dict]:
     rows = []
-    runnable = [p for p in models if not arena.missing_ops(load_model(p))]
-    for i, path in enumerate(runnable):
-        if progress:
-            progress(i, len(runnable), path.name)
+    for path in runnable(models, progress):
         ours, tflm = host_ours(path, runs), host_tflm(path, runs)
         # The same kernels over TFLM's plan: what overlapped buffers cost
         # (the int8 convolutions' order over an overlapped input).
@@ -495,10 +506,7 @@ def patch_speed_rows(models: list[Path], board: str, runs: int, progress=None) -
     """Per model that a patch-based first stage makes smaller: instructions
     per invoke prepared, and prepared with the stage (PATCH_BOUND)."""
     rows = []
-    runnable = [p for p in models if not arena.missing_ops(load_model(p))]
-    for i, path in enumerate(runnable):
-        if progress:
-            progress(i, len(runnable), path.name)
+    for path in runnable(models, progress):
         plain = prepare_model(path.read_bytes())
         patched = prepare_model(path.read_bytes(), max_extra_macs=PATCH_BOUND)
         stage = _patch_of(patched)
@@ -1100,17 +1108,17 @@ def speed_boards_rows(models: list[Path], boards: list[str], runs: int, baseline
     """Every runnable model's instructions per invoke on each board, and with
     `baseline` those of another version's firmware, and the same models
     prepared (tflm-host prepare)."""
-    runnable = [p for p in models if not arena.missing_ops(load_model(p))]
+    todo = runnable_models(models)
     rows = []
     for i, board in enumerate(boards):
         if progress:
             progress(i, len(boards), board)
-        files = {p.name: p.read_bytes() for p in runnable}
+        files = {p.name: p.read_bytes() for p in todo}
         counts = {n: runs for n in files}
         ours = measure_ours(board, files, counts)
         base = measure_ours(board, files, counts, firmware=baseline / board / "firmware.elf") if baseline else {}
         prepared = measure_ours(board, {n: prepare_model(d) for n, d in files.items()}, counts)
-        for p in runnable:
+        for p in todo:
             rows.append({"model": p.name, "board": board, "ours": ours[p.name][0],
                          "before": base[p.name][0] if base else None, "prepared": prepared[p.name][0]})
     return rows
@@ -1168,14 +1176,14 @@ def pico_speed_rows(models: list[Path], runs: int, anchor: Path = ANCHOR_DIR, wo
     instructions = measure_ours("RPI_PICO", files, counts)
     if progress:
         progress(1, len(vs) + 2, "RPI_PICO cycles")
-    cycles = measure_ours("RPI_PICO", files, counts, counter="cycles")
+    pico_cycles = measure_ours("RPI_PICO", files, counts, counter="cycles")
     for i, path in enumerate(vs):
         if progress:
             progress(i + 2, len(vs) + 2, f"CMSIS-NN {path.stem} on the Cortex-M0")
         elf, _ = cmsis_elf("MICROBIT", path, anchor, work, workers)
         cm = run_cmsis("MICROBIT", elf)
         rows.append({"model": path.name, "cmsis": cm.chain, "ours": instructions[path.name][0],
-                     "cycles": cycles[path.name][0],
+                     "cycles": pico_cycles[path.name][0],
                      "same_output": instructions[path.name][1][:len(cm.output)] == cm.output[:16]})
     return rows
 
@@ -1614,10 +1622,7 @@ def estimator_check_rows(models: list[Path], workers: int = 2, progress=None) ->
     (cycles.engine_check); a model that does not run there is left out."""
     work = build_dir() / "cycles" / "engine"
     rows = []
-    runnable = [p for p in models if not arena.missing_ops(load_model(p))]
-    for i, path in enumerate(runnable):
-        if progress:
-            progress(i, len(runnable), f"{path.stem}: estimator and rp2040js")
+    for path in runnable(models, progress, lambda path: f"{path.stem}: estimator and rp2040js"):
         try:
             rows.append(cycles.engine_check(path, work, workers))
         except RuntimeError as e:
@@ -1705,16 +1710,16 @@ def speed_boards_cycles_rows(models: list[Path], boards: list[str], runs: int, p
     board, plain and prepared (tflm-host prepare): the estimator on the QEMU
     Arm boards, the board's own counters elsewhere (cycles 0 where nothing
     times it: "timing" is "")."""
-    runnable = [p for p in models if not arena.missing_ops(load_model(p))]
+    todo = runnable_models(models)
     rows = []
     for i, board in enumerate(boards):
         if progress:
             progress(i, len(boards), board)
-        files = {p.name: p.read_bytes() for p in runnable}
+        files = {p.name: p.read_bytes() for p in todo}
         counts = {n: runs for n in files}
         ours = measure_counts(board, files, counts)
         prepared = measure_counts(board, {n: prepare_model(d) for n, d in files.items()}, counts)
-        for p in runnable:
+        for p in todo:
             rows.append({"model": p.name, "board": board, "timing": board_timing(board), "ours": ours[p.name][0],
                          "prepared": prepared[p.name][0]})
     return rows
@@ -1916,17 +1921,24 @@ def sweep_markdown(rows: list[dict], boards: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_sweep(doc: Path, table: str, boards: list[str]) -> None:
-    """Puts the sweep's section into docs/speed.md, between its markers."""
-    section = (f"{SWEEP_START}\n## The shape sweep, in cycles\n\nWritten by `tflm-host bench sweep --boards "
-               f"{' '.join(boards)} --out FILE` (into FILE, between these markers).\n\n{table}{SWEEP_END}\n")
+def write_section(doc: Path, start: str, end: str, title: str, command: str, table: str) -> None:
+    """Puts a section that one command writes into `doc`, between its
+    markers (replacing the one there, else at the end)."""
+    section = (f"{start}\n## {title}\n\nWritten by `{command}` (into FILE, between these markers).\n\n"
+               f"{table}{end}\n")
     text = doc.read_text() if doc.is_file() else ""
-    if SWEEP_START in text and SWEEP_END in text:
-        head, rest = text.split(SWEEP_START, 1)
-        text = head + section + rest.split(SWEEP_END, 1)[1].lstrip("\n")
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + section + rest.split(end, 1)[1].lstrip("\n")
     else:
         text = text.rstrip("\n") + "\n\n" + section
     doc.write_text(text)
+
+
+def write_sweep(doc: Path, table: str, boards: list[str]) -> None:
+    """Puts the sweep's section into docs/speed.md, between its markers."""
+    write_section(doc, SWEEP_START, SWEEP_END, "The shape sweep, in cycles",
+                  f"tflm-host bench sweep --boards {' '.join(boards)} --out FILE", table)
 
 
 def keep_sweep(doc: Path, new_text: str) -> str:

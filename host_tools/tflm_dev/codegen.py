@@ -153,6 +153,18 @@ def options_header() -> str:
     return "\n".join(lines)
 
 
+def c_rows(items, width: int = 96) -> list[str]:
+    """An array initializer's items, comma after each, in rows of at most
+    `width` characters indented by four."""
+    rows, row = [], "   "
+    for item in items:
+        if len(row) + len(item) + 2 > width:
+            rows.append(row)
+            row = "   "
+        row += f" {item},"
+    return rows + [row]
+
+
 def op_names_source() -> str:
     offsets = []
     pos = 0
@@ -169,14 +181,7 @@ def op_names_source() -> str:
     lines[-1] += ";"
     lines.append("")
     lines.append("static const uint16_t tflm_op_name_offset[TFLM_OP_COUNT] = {")
-    row = "   "
-    for off in offsets:
-        item = f" {off},"
-        if len(row) + len(item) > 96:
-            lines.append(row)
-            row = "   "
-        row += item
-    lines.append(row)
+    lines += c_rows(f"{off}" for off in offsets)
     lines.append("};")
     lines.append("")
     lines.append("const char *tflm_op_name(int32_t builtin) {")
@@ -259,14 +264,7 @@ def registry_source(kernels: list[Kernel]) -> str:
     lines += ["// Every builtin op of the kernel table, whether this build links it or not:",
               "// code c is bit c % 8 of byte c / 8.",
               "const uint8_t tflm_known_builtins[(TFLM_OP_COUNT + 7) / 8] = {"]
-    row = "   "
-    for b in bits:
-        item = f" 0x{b:02x},"
-        if len(row) + len(item) > 96:
-            lines.append(row)
-            row = "   "
-        row += item
-    lines += [row, "};", ""]
+    lines += c_rows(f"0x{b:02x}" for b in bits) + ["};", ""]
     return "\n".join(lines)
 
 

@@ -316,12 +316,4 @@ def op_markdown(rows: list[dict], board: str, libm: dict[str, int] | None = None
 
 def write_ops_section(doc: Path, table: str, command: str) -> None:
     """Puts the op table into `doc`, between its markers."""
-    section = (f"{OPS_START}\n## Kernels, op by op\n\nWritten by `{command}` (into FILE, between these "
-               f"markers).\n\n{table}{OPS_END}\n")
-    text = doc.read_text() if doc.is_file() else ""
-    if OPS_START in text and OPS_END in text:
-        head, rest = text.split(OPS_START, 1)
-        text = head + section + rest.split(OPS_END, 1)[1].lstrip("\n")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    doc.write_text(text)
+    bench.write_section(doc, OPS_START, OPS_END, "Kernels, op by op", command, table)

@@ -262,7 +262,7 @@ def board_fit(path: Path, board: str, max_extra_macs: float = 0.2) -> list[tuple
     data = path.read_bytes()
     plain = arena.plan_layout(load_model(data)).needed
     prepared = prepare_model(data)
-    ways = [(f"in RAM (tflm.load from a filesystem)", plain + len(data), 0),
+    ways = [("in RAM (tflm.load from a filesystem)", plain + len(data), 0),
             ("in ROMFS flash, in place (tflm-host deploy)", plain, len(romfs.build_image({path.name: data}))),
             ("prepared (tflm-host prepare), in ROMFS", arena.plan_layout(load_model(prepared)).needed,
              len(romfs.build_image({path.name: prepared})))]
@@ -634,6 +634,8 @@ def cmd_ops(args) -> int:
     print("# the tensor types their operators use: each kernel built for those only")
     print(f'TFLM_TYPES="{types}"')
     print(f"# make firmware BOARD=... TFLM_OPS=\"{ops}\" TFLM_TYPES=\"{types}\"")
+    print(f"# tflm.mpy for stock firmware, its code in RAM: make natmod ARCH=... TFLM_OPS=\"{ops}\" "
+          f"TFLM_TYPES=\"{types}\" (docs/natmod.md)")
     print("# or compile with: " + " ".join(["-DTFLM_KERNELS_DEFAULT=0"] + [f"-DTFLM_KERNEL_{op}=1" for op in ops.split()]
                                           + types_cflags(types)))
     problems = kernel_lines(check, built_with)

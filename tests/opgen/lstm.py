@@ -31,7 +31,6 @@ def _lstm(rng: np.random.Generator, dtype: str, hidden_zp: bool = False, **fixed
     cell_clip = float(np.float32(rng.uniform(0.3, 10.0))) if rng.integers(0, 3) == 0 else 0.0
     runs = int(rng.integers(2, 4))
     quantized = dtype != "FLOAT32"
-    wtype = "FLOAT32" if dtype == "FLOAT32" else "INT8"
     btype = BIAS_TYPE[dtype]
     in_shape = (steps, batches, n_input) if time_major else (batches, steps, n_input)
     out_shape = in_shape[:2] + (n_state,)

@@ -62,8 +62,9 @@ def _space_batch(rng, dtype, to_batch):
         # (tests/test_space_to_batch_padding.py checks ours).
         real = space_to_batch(np.ones(in_shape, np.int8), blocks, pads).ravel() != 0
 
-        def defined(outputs, run, real=real):
+        def from_input(outputs, run, real=real):
             return [outputs[0].ravel()[real]]
+        defined = from_input
     return Case("", model, dict(op=op, dtype=dtype, input=in_shape, block=blocks, pads=pads, computed=computed,
                                 quant=q), inputs=inputs, defined=defined)
 
