@@ -278,20 +278,19 @@ firmware-stock: $(MPY_CROSS)
 
 # What tests/test_natmod.py loads: tflm.mpy for x64 and armv7m with every
 # kernel; for armv6m with the kernels of its three models (hello_world_int8,
-# kws_ref_model, person_detect: the whole set is more than MICROBIT's heap),
-# for armv7emsp with hello_world's (NETDUINOPLUS2 has 111 KB of heap); the
-# stock unix port and the stock MPS2_AN385, MICROBIT and NETDUINOPLUS2 firmware.
-NATMOD_TEST_OPS := AVERAGE_POOL_2D CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED RESHAPE SOFTMAX
-NATMOD_TEST_TYPES := AVERAGE_POOL_2D:int8 CONV_2D:int32,int8 DEPTHWISE_CONV_2D:int32,int8 FULLY_CONNECTED:int32,int8 \
-	RESHAPE:int32,int8 SOFTMAX:int8
+# kws_ref_model, person_detect: the whole set is more than MICROBIT's heap)
+# and for armv7emsp with hello_world's (NETDUINOPLUS2 has 111 KB of heap),
+# both as `tflm-host ops MODELS --natmod ARCH` builds them (the test asks
+# that command for them); the stock unix port and the stock MPS2_AN385,
+# MICROBIT and NETDUINOPLUS2 firmware.
+NATMOD_TEST_MODELS := $(addprefix $(MODELS)/,hello_world_int8.tflite kws_ref_model.tflite person_detect.tflite)
+NATMOD_OPS = TFLM_BUILD=$(abspath $(BUILD)) $(PY) -m tflm_host ops --natmod $(1) $(2) > /dev/null
 ## make natmod-stock: tflm.mpy (x64, armv7m, armv6m, armv7emsp) and the stock firmware the tests load it on
 natmod-stock:
 	@$(MAKE) --no-print-directory natmod ARCH=x64
 	@$(MAKE) --no-print-directory natmod ARCH=armv7m
-	@$(MAKE) --no-print-directory natmod ARCH=armv6m NATMOD_DIR=$(BUILD)/natmod/armv6m-test-models \
-		TFLM_OPS="$(NATMOD_TEST_OPS)" TFLM_TYPES="$(NATMOD_TEST_TYPES)"
-	@$(MAKE) --no-print-directory natmod ARCH=armv7emsp NATMOD_DIR=$(BUILD)/natmod/armv7emsp-hello_world \
-		TFLM_OPS="FULLY_CONNECTED" TFLM_TYPES="int32 int8"
+	$(call NATMOD_OPS,armv6m,$(NATMOD_TEST_MODELS))
+	$(call NATMOD_OPS,armv7emsp,$(MODELS)/hello_world_int8.tflite)
 	@$(MAKE) --no-print-directory unix-stock
 	@$(MAKE) --no-print-directory firmware-stock BOARD=MPS2_AN385
 	@$(MAKE) --no-print-directory firmware-stock BOARD=MICROBIT

@@ -193,6 +193,15 @@ def test_ops_prints_the_types_kernels_need(capsys):
             in out.splitlines())
 
 
+def test_ops_natmod_of_an_unknown_arch(capsys):
+    """`ops --natmod ARCH` runs make natmod in the checkout (tests/test_natmod.py
+    loads what it builds on stock firmware); make's refusal reaches the user."""
+    code, out, err = run_cli(capsys, "ops", model_path("hello_world_int8.tflite"), "--natmod", "sparc")
+    assert code == 2 and 'TFLM_OPS="FULLY_CONNECTED"' in out
+    assert "Unknown ARCH=sparc; archs: x64 armv6m armv7m armv7emsp" in err
+    assert err.rstrip().endswith("tflm-host ops: make natmod ARCH=sparc failed (exit 2)")
+
+
 def test_ops_and_inspect_flag_missing_kernels(capsys, tmp_path):
     """Before anything is flashed: `ops` and `inspect` name the ops no kernel
     of tflm implements, and with --built-with (a firmware's TFLM_OPS) the

@@ -9,7 +9,12 @@ figures the built-in module's; the API answers as the built-in module does.
 
 from __future__ import annotations
 
+import fcntl
+import functools
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,10 +29,39 @@ BUILD = Path(os.environ.get("TFLM_BUILD", Path(__file__).resolve().parents[1] / 
 MODELS = ["hello_world_int8.tflite", "kws_ref_model.tflite", "person_detect.tflite"]
 
 
-def natmod_file(build: str) -> bytes:
-    path = BUILD / "natmod" / build / "tflm.mpy"
-    assert path.is_file(), f"{path} missing: run `make natmod-stock`"
-    return path.read_bytes()
+# Each target's tflm.mpy: every kernel (make natmod ARCH=...), or its models'
+# kernels only, as `tflm-host ops MODELS --natmod ARCH` builds them.
+NATMOD = {"unix": ("x64", None), "MPS2_AN385": ("armv7m", None), "MICROBIT": ("armv6m", MODELS),
+          "NETDUINOPLUS2": ("armv7emsp", ["hello_world_int8.tflite"])}
+TARGET_MODELS = {"unix": MODELS, "MPS2_AN385": MODELS, "MICROBIT": MODELS,
+                 "NETDUINOPLUS2": ["hello_world_int8.tflite"]}
+
+
+@functools.cache
+def natmod_path(arch: str, models: tuple[str, ...] | None) -> Path:
+    if models is None:
+        path = BUILD / "natmod" / arch / "tflm.mpy"
+        assert path.is_file(), f"{path} missing: run `make natmod-stock`"
+        return path
+    # make natmod-stock ran the same command: make finds it up to date (one
+    # process at a time, should it not).
+    (BUILD / "natmod").mkdir(parents=True, exist_ok=True)
+    with open(BUILD / "natmod" / ".test.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = subprocess.run([sys.executable, "-m", "tflm_host", "ops", "--natmod", arch,
+                               *(str(model_path(m)) for m in models)], capture_output=True, text=True, timeout=900,
+                              env=dict(os.environ, TFLM_BUILD=str(BUILD)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = re.search(rf"^# tflm.mpy for {arch} with these kernels \(([\d,]+) bytes\): (\S+)$", proc.stdout, re.M)
+    assert found, proc.stdout
+    path = Path(found.group(2))
+    assert path.is_file() and path.stat().st_size == int(found.group(1).replace(",", ""))
+    return path
+
+
+def natmod_file(target: str) -> bytes:
+    arch, models = NATMOD[target]
+    return natmod_path(arch, tuple(models) if models else None).read_bytes()
 
 
 class NatmodTarget(Target):
@@ -53,11 +87,6 @@ def stock_target(name: str) -> Target:
     return QemuTarget(name, firmware)
 
 
-# Each target's tflm.mpy (its build folder) and the models it runs.
-NATMOD = {"unix": "x64", "MPS2_AN385": "armv7m", "MICROBIT": "armv6m-test-models",
-          "NETDUINOPLUS2": "armv7emsp-hello_world"}
-TARGET_MODELS = {"unix": MODELS, "MPS2_AN385": MODELS, "MICROBIT": MODELS,
-                 "NETDUINOPLUS2": ["hello_world_int8.tflite"]}
 
 
 def jobs(names: list[str]) -> list[BatchJob]:
@@ -78,7 +107,7 @@ def test_stock_firmware_has_no_tflm(target):
 @pytest.mark.parametrize("target", list(NATMOD))
 def test_natmod_models_bit_exact(target):
     todo = jobs(TARGET_MODELS[target])
-    ours = run_batch(NatmodTarget(stock_target(target), natmod_file(NATMOD[target])), todo)
+    ours = run_batch(NatmodTarget(stock_target(target), natmod_file(target)), todo)
     builtin = run_batch(UnixTarget(), todo)
     for job in todo:
         res = ours[job.name]
@@ -140,26 +169,24 @@ print(k, ik, ik.arena_used_bytes())
 
 def test_natmod_api_as_builtin():
     files = model_files("hello_world_int8.tflite", "kws_ref_model.tflite")
-    ours = NatmodTarget(stock_target("unix"), natmod_file("x64")).run([API_SCRIPT], files)
+    ours = NatmodTarget(stock_target("unix"), natmod_file("unix")).run([API_SCRIPT], files)
     builtin = UnixTarget().run([API_SCRIPT], files)
     assert ours.splitlines() == builtin.splitlines()
 
 
-# docs/natmod.md's table: (its row's build, ARCH) -> the build folder make natmod-stock writes.
-DOC_ROWS = {("every kernel", "x64"): "x64", ("every kernel", "armv7m"): "armv7m",
-            ("hello_world, kws_ref_model and person_detect's ops and types", "armv6m"): "armv6m-test-models",
-            ("hello_world_int8's op (FULLY_CONNECTED, int8 and int32)", "armv7emsp"): "armv7emsp-hello_world"}
+# docs/natmod.md's table: (its row's build, ARCH) -> the target whose tflm.mpy it is.
+DOC_ROWS = {("every kernel", "x64"): "unix", ("every kernel", "armv7m"): "MPS2_AN385",
+            ("hello_world, kws_ref_model and person_detect's ops and types", "armv6m"): "MICROBIT",
+            ("hello_world_int8's op (FULLY_CONNECTED, int8 and int32)", "armv7emsp"): "NETDUINOPLUS2"}
 
 
 def test_natmod_md_sizes_are_the_builds():
     """The .mpy sizes docs/natmod.md gives for the builds make test makes,
     within 3% (a module that grew or shrank more: measure the table again)."""
-    import re
-
     doc = (Path(__file__).resolve().parents[1] / "docs" / "natmod.md").read_text()
     rows = {(m.group(1), m.group(2)): int(m.group(3).replace(",", ""))
             for m in re.finditer(r"^\| (.+?) \| `(\w+)` \|\s*[\d,]*\s*\|\s*([\d,]+)\s*\|", doc, re.M)}
-    for key, folder in DOC_ROWS.items():
+    for key, target in DOC_ROWS.items():
         assert key in rows, f"docs/natmod.md has no row {key}"
-        built = len(natmod_file(folder))
+        built = len(natmod_file(target))
         assert abs(built - rows[key]) <= 0.03 * rows[key], f"{key}: {built:,} B built, docs/natmod.md says {rows[key]:,}"

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
+import re
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -641,7 +644,34 @@ def cmd_ops(args) -> int:
     problems = kernel_lines(check, built_with)
     for line in problems:
         print(f"tflm-host ops: {line}", file=sys.stderr)
-    return 1 if problems else 0
+    if problems:
+        return 1
+    if args.natmod:
+        return natmod_build(args.natmod, ops, types)
+    return 0
+
+
+def natmod_build(arch: str, ops: str, types: str) -> int:
+    """`make natmod` in the checkout for these kernels and types; prints
+    where tflm.mpy is (make says it last: "natmod: PATH (N bytes)")."""
+    try:
+        root = device.checkout("ops --natmod")
+    except RuntimeError as e:
+        print(f"tflm-host ops: {e}", file=sys.stderr)
+        return 2
+    cmd = ["make", "--no-print-directory", "-C", str(root), "natmod", f"ARCH={arch}", f"TFLM_OPS={ops}",
+           f"TFLM_TYPES={types}"]
+    if "TFLM_BUILD" in os.environ:
+        cmd.append(f"BUILD={os.environ['TFLM_BUILD']}")
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    built = re.findall(r"^natmod: (\S+) \((\d+) bytes\)$", proc.stdout, re.M)
+    if proc.returncode or not built:
+        print(proc.stdout[-3000:], file=sys.stderr, end="")
+        print(f"tflm-host ops: make natmod ARCH={arch} failed (exit {proc.returncode})", file=sys.stderr)
+        return 2
+    path, size = built[-1]
+    print(f"# tflm.mpy for {arch} with these kernels ({int(size):,} bytes): {path}")
+    return 0
 
 
 def cmd_romfs(args) -> int:
@@ -893,6 +923,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "exit 1 when an op has no kernel (or one the --built-with firmware lacks)")
     p.add_argument("models", nargs="+")
     p.add_argument("--built-with", metavar="OPS", help=built_with_help)
+    p.add_argument("--natmod", metavar="ARCH", help="also build tflm.mpy, the module for stock firmware, with only "
+                   "these kernels and types, for ARCH as `make natmod ARCH=...` in the checkout takes it")
     p.set_defaults(func=cmd_ops)
 
     p = sub.add_parser("romfs", help="build a ROMFS image with aligned file data")
