@@ -1,9 +1,9 @@
 """`make test`: every test, in phases, each timed.
 
-    build    mpy-cross and the engine's host programs first, then two lanes
-             side by side: the unix port, the QEMU boards' firmware, tflm.mpy
-             and the stock firmware it loads on; the real boards' firmware
-             (make targets; each lane's output in build/build-<lane>.log)
+    build    mpy-cross and the engine's host programs first, side by side,
+             then two lanes side by side: the unix port, the QEMU boards'
+             firmware, tflm.mpy and the stock firmware it loads on; the real
+             boards' firmware (make targets; output in build/build-*.log)
     engine   the engine's tests under ASan/UBSan (make test-engine), from
              the moment its programs are built: beside the build lanes,
              whose serial steps (configure, link, qstr scans) leave a core
@@ -97,7 +97,7 @@ def main() -> int:
     ap.add_argument("--make", default="make", help="the make command (with the top-level variables)")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--build", type=Path, default=ROOT / "build")
-    ap.add_argument("--jobs", type=int, default=2, help="pytest processes (1: no pytest-xdist)")
+    ap.add_argument("--jobs", type=int, default=3, help="pytest processes (1: no pytest-xdist)")
     ap.add_argument("pytest_args", nargs="*", help="more arguments for pytest")
     args = ap.parse_args()
     make = args.make.split() + ["--no-print-directory"]
@@ -126,10 +126,11 @@ def main() -> int:
                 print(f"  to run the {p.name} phase again: {' '.join(p.cmd)}")
         return 1 if any(p.returncode for p in phases) else 0
 
-    first = Phase("build: first", [make + [t] for t in ("mpy-cross", "engine-binaries")], announce=True,
-                  hidden=tuple(make))
-    phases.append(first)
-    if first.wait():
+    # What the lanes and the engine tests need first, the two side by side.
+    first = [Phase("build", [make + [t]], log=args.build / f"build-{t}.log", announce=True,
+                   hidden=tuple(make)) for t in ("mpy-cross", "engine-binaries")]
+    phases += first
+    if any([p.wait() for p in first]):
         return finish()
     engine = Phase("engine", [make + ["test-engine"]], log=args.build / "test-engine.log")
     lanes = [Phase(f"build: {name}", [make + t for t in targets], log=args.build / f"build-{name}.log",

@@ -132,6 +132,21 @@ tflm_status_t tflm_bcast_plan3(tflm_prepare_t *p, const tflm_tinfo_t *a, const t
     return plan_inputs(p, in, 3, out, plan);
 }
 
+void *tflm_bcast_data(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b, const tflm_tinfo_t *out,
+    uint32_t header, tflm_status_t *st) {
+    tflm_bcast_plan_t plan;
+    if ((*st = tflm_bcast_plan(p, a, b, out, &plan))) {
+        return NULL;
+    }
+    uint8_t *d = tflm_prep_alloc(p, header + tflm_bcast_bytes(&plan));
+    if (d == NULL) {
+        *st = tflm_prep_status(p);
+        return NULL;
+    }
+    tflm_bcast_store(&plan, (int32_t *)(void *)(d + header));
+    return d;
+}
+
 void tflm_bcast_store(const tflm_bcast_plan_t *plan, int32_t *dst) {
     int32_t n = plan->n;
     dst[0] = n;

@@ -72,6 +72,12 @@ static inline uint32_t tflm_bcast_bytes(const tflm_bcast_plan_t *plan) {
 
 void tflm_bcast_store(const tflm_bcast_plan_t *plan, int32_t *dst);
 
+// A two-input kernel's data: plans `a` and `b` onto `out` (tflm_bcast_plan)
+// and takes `header` bytes (a multiple of 4) for the kernel's own fields
+// with the plan stored right after them. NULL with *st set on an error.
+void *tflm_bcast_data(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b, const tflm_tinfo_t *out,
+    uint32_t header, tflm_status_t *st);
+
 // Walks a stored plan: the kernel handles `len` elements of each row, input 1
 // at `at1` stepping by `inc1`, input 2 at `at2` by `inc2` (input 3 at `at3`
 // by `inc3` in a three-input plan), output at `out` contiguously, then calls

@@ -190,17 +190,12 @@ static tflm_status_t cmp_prepare(tflm_prepare_t *p, unsigned cmp, bool swap, boo
             tflm_type_name(in1.type), tflm_type_name(in2.type), tflm_type_name(out.type));
     }
     const tflm_tinfo_t *a = swap ? &in2 : &in1, *b = swap ? &in1 : &in2;
-    tflm_bcast_plan_t plan;
-    if ((st = tflm_bcast_plan(p, a, b, &out, &plan))) {
-        return st;
-    }
-    cmp_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(cmp_data_t) + tflm_bcast_bytes(&plan));
+    cmp_data_t *d = tflm_bcast_data(p, a, b, &out, (uint32_t)sizeof(cmp_data_t), &st);
     if (d == NULL) {
-        return tflm_prep_status(p);
+        return st;
     }
     d->cmp = (uint8_t)cmp;
     d->swap = swap;
-    tflm_bcast_store(&plan, (int32_t *)(d + 1));
     if (kind == CMP_INT8_SCALED) {
         if ((st = cmp_int8_params(p, a, d, 0)) || (st = cmp_int8_params(p, b, d, 1))) {
             return st;

@@ -30,16 +30,9 @@ tflm_status_t tflm_concatenation_prepare(tflm_prepare_t *p) {
     if (tflm_prep_opt_u8(p, TFLM_OPT_CONCATENATION_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE) != TFLM_ACT_NONE) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation is not supported");
     }
-    switch (out.type) {
-        case TFLM_FLOAT32:
-        case TFLM_INT8:
-        case TFLM_INT16:
-        case TFLM_INT32:
-        case TFLM_INT64:
-        case TFLM_BOOL:
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "output", out.type);
+    static const uint8_t out_types[] = {TFLM_FLOAT32, TFLM_INT8, TFLM_INT16, TFLM_INT32, TFLM_INT64, TFLM_BOOL};
+    if ((st = tflm_prep_type_in(p, "output", &out, out_types, sizeof(out_types), NULL))) {
+        return st;
     }
     if (out.ndims > CONCAT_MAX_DIMS) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "at most %u dimensions supported", (unsigned)CONCAT_MAX_DIMS);

@@ -21,22 +21,13 @@ typedef struct {
 } depth_space_data_t;
 
 static tflm_status_t depth_space_prepare(tflm_prepare_t *p, bool to_space) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
-    if (st) {
-        return st;
-    }
+    // Not tflm_prep_unary(): a block that does not fit says so below.
+    static const uint8_t types[] = {TFLM_FLOAT32, TFLM_INT8};
     tflm_tinfo_t in, out;
-    if ((st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
+    tflm_status_t st = tflm_prep_io_1_1(p, &in, &out);
+    if (st || (st = tflm_prep_type_in(p, "input", &in, types, sizeof(types), NULL))
+        || (st = tflm_prep_same_type(p, &in, &out))) {
         return st;
-    }
-    if (in.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input missing");
-    }
-    if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8) {
-        return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
     }
     if (in.ndims != 4 || out.ndims != 4) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input and output need 4 dimensions");

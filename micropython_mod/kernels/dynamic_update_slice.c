@@ -28,14 +28,9 @@ tflm_status_t tflm_dynamic_update_slice_prepare(tflm_prepare_t *p) {
     if (st) {
         return st;
     }
-    switch (operand.type) {
-        case TFLM_FLOAT32:
-        case TFLM_INT8:
-        case TFLM_INT16:
-        case TFLM_INT32:
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "operand", operand.type);
+    static const uint8_t types[] = {TFLM_FLOAT32, TFLM_INT8, TFLM_INT16, TFLM_INT32};
+    if ((st = tflm_prep_type_in(p, "operand", &operand, types, sizeof(types), NULL))) {
+        return st;
     }
     if (update.type != operand.type || out.type != operand.type) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "operand, update and output types differ (%s, %s, %s)",

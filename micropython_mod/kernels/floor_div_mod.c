@@ -59,17 +59,12 @@ static tflm_status_t floor_prepare(tflm_prepare_t *p, bool is_mod) {
     if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
         return st;
     }
-    tflm_bcast_plan_t plan;
-    if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {
-        return st;
-    }
-    floor_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(floor_data_t) + tflm_bcast_bytes(&plan));
+    floor_data_t *d = tflm_bcast_data(p, &in1, &in2, &out, (uint32_t)sizeof(floor_data_t), &st);
     if (d == NULL) {
-        return tflm_prep_status(p);
+        return st;
     }
     d->is_mod = is_mod;
     d->divisors = in2.elements;
-    tflm_bcast_store(&plan, (int32_t *)(d + 1));
     return TFLM_OK;
 }
 

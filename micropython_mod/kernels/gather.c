@@ -26,8 +26,8 @@ tflm_status_t tflm_gather_prepare(tflm_prepare_t *p) {
     if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8) {
         return tflm_prep_unsupported_type(p, "input", in.type);
     }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
+    if ((st = tflm_prep_same_type(p, &in, &out))) {
+        return st;
     }
     const int32_t in_dims = in.ndims, idx_dims = idx.ndims;
     int32_t axis = tflm_prep_opt_i32(p, TFLM_OPT_GATHER_AXIS, 0);

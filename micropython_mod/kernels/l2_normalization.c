@@ -61,20 +61,11 @@ static void l2_norm_int8(const l2_norm_data_t *d, const int8_t *in, int8_t *out)
 }
 
 tflm_status_t tflm_l2_normalization_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
+    static const uint8_t types[] = {TFLM_FLOAT32, TFLM_INT8};
     tflm_tinfo_t in, out;
-    if (st || (st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
+    tflm_status_t st = tflm_prep_unary(p, types, sizeof(types), &in, &out, NULL);
+    if (st) {
         return st;
-    }
-    if (in.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input or output missing");
-    }
-    if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8) {
-        return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "output type %s differs from input type %s",
-            tflm_type_name(out.type), tflm_type_name(in.type));
     }
     if (in.ndims < 1 || in.ndims > 4) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input needs 1 to 4 dimensions, has %u", (unsigned)in.ndims);

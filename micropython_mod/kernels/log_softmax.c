@@ -144,20 +144,11 @@ static tflm_status_t log_softmax_int8_params(tflm_prepare_t *p, float scale, log
 }
 
 tflm_status_t tflm_log_softmax_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
+    static const uint8_t types[] = {TFLM_FLOAT32, TFLM_INT8};
     tflm_tinfo_t in, out;
-    if (st || (st = tflm_prep_input(p, 0, &in)) || (st = tflm_prep_output(p, 0, &out))) {
+    tflm_status_t st = tflm_prep_unary(p, types, sizeof(types), &in, &out, NULL);
+    if (st) {
         return st;
-    }
-    if (in.index < 0 || out.index < 0) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input or output missing");
-    }
-    if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8) {
-        return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "output type %s differs from input type %s",
-            tflm_type_name(out.type), tflm_type_name(in.type));
     }
     if (in.ndims < 1) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input needs at least 1 dimension");

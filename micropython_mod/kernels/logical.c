@@ -35,16 +35,11 @@ static tflm_status_t logical_prepare(tflm_prepare_t *p, bool is_or) {
     if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
         return st;
     }
-    tflm_bcast_plan_t plan;
-    if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {
+    logical_data_t *d = tflm_bcast_data(p, &in1, &in2, &out, (uint32_t)sizeof(logical_data_t), &st);
+    if (d == NULL) {
         return st;
     }
-    logical_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(logical_data_t) + tflm_bcast_bytes(&plan));
-    if (d == NULL) {
-        return tflm_prep_status(p);
-    }
     d->is_or = is_or;
-    tflm_bcast_store(&plan, (int32_t *)(d + 1));
     return TFLM_OK;
 }
 

@@ -44,30 +44,19 @@ static tflm_status_t minmax_prepare(tflm_prepare_t *p, bool is_max) {
     if (st) {
         return st;
     }
-    switch (out.type) {
-        case TFLM_FLOAT32:
-        case TFLM_INT8:
-        case TFLM_INT16:
-        case TFLM_INT32:
-        case TFLM_INT64:
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "output", out.type);
+    static const uint8_t types[] = {TFLM_FLOAT32, TFLM_INT8, TFLM_INT16, TFLM_INT32, TFLM_INT64};
+    if ((st = tflm_prep_type_in(p, "output", &out, types, sizeof(types), NULL))) {
+        return st;
     }
     if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
         return st;
     }
-    tflm_bcast_plan_t plan;
-    if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {
-        return st;
-    }
-    minmax_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(minmax_data_t) + tflm_bcast_bytes(&plan));
+    minmax_data_t *d = tflm_bcast_data(p, &in1, &in2, &out, (uint32_t)sizeof(minmax_data_t), &st);
     if (d == NULL) {
-        return tflm_prep_status(p);
+        return st;
     }
     d->type = out.type;
     d->is_max = is_max;
-    tflm_bcast_store(&plan, (int32_t *)(d + 1));
     return TFLM_OK;
 }
 

@@ -61,8 +61,8 @@ tflm_status_t tflm_mirror_pad_prepare(tflm_prepare_t *p) {
     if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8) {
         return tflm_prep_unsupported_type(p, "input", in.type);
     }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
+    if ((st = tflm_prep_same_type(p, &in, &out))) {
+        return st;
     }
     if (pads.type != TFLM_INT32 && pads.type != TFLM_INT64) {
         return tflm_prep_unsupported_type(p, "paddings", pads.type);

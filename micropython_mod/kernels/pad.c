@@ -36,17 +36,12 @@ static tflm_status_t pad_prepare(tflm_prepare_t *p) {
     if (has_value && val.index < 0) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "constant value missing");
     }
-    if (in.type != out.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
+    if ((st = tflm_prep_same_type(p, &in, &out))) {
+        return st;
     }
-    switch (in.type) {
-        case TFLM_FLOAT32:
-        case TFLM_INT8:
-        case TFLM_INT16:
-        case TFLM_INT32:
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "input", in.type);
+    static const uint8_t types[] = {TFLM_FLOAT32, TFLM_INT8, TFLM_INT16, TFLM_INT32};
+    if ((st = tflm_prep_type_in(p, "input", &in, types, sizeof(types), NULL))) {
+        return st;
     }
     if (in.ndims > PAD_MAX_DIMS) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "at most %u dimensions supported", (unsigned)PAD_MAX_DIMS);

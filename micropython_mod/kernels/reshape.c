@@ -42,8 +42,8 @@ tflm_status_t tflm_reshape_prepare(tflm_prepare_t *p) {
     if (in.index < 0) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input missing");
     }
-    if (in.type != out.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
+    if ((st = tflm_prep_same_type(p, &in, &out))) {
+        return st;
     }
     if (tflm_type_size(in.type) == 0) {
         return tflm_prep_unsupported_type(p, "input", in.type);
@@ -141,8 +141,8 @@ tflm_status_t tflm_expand_dims_prepare(tflm_prepare_t *p) {
     if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8 && in.type != TFLM_INT16) {
         return tflm_prep_unsupported_type(p, "input", in.type);
     }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
+    if ((st = tflm_prep_same_type(p, &in, &out))) {
+        return st;
     }
     int32_t axis = tflm_rd_i32(axis_t.data);
     if (axis < 0) {

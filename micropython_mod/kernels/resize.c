@@ -8,6 +8,7 @@
 // the kernel data: eval() walks the tables. An output row whose taps equal
 // the previous row's is a copy of it.
 #include "kernels/kernels.h"
+#include "kernels/pixel_copy.h"
 #include "engine/quant.h"
 
 #if TFLM_KERNEL_RESIZE_BILINEAR || TFLM_KERNEL_RESIZE_NEAREST_NEIGHBOR
@@ -135,8 +136,8 @@ static tflm_status_t resize_prepare(tflm_prepare_t *p, bool bilinear) {
     if (!ok_type) {
         return tflm_prep_unsupported_type(p, "input", in.type);
     }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
+    if ((st = tflm_prep_same_type(p, &in, &out))) {
+        return st;
     }
     if (in.ndims != 4 || out.ndims != 4) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input and output need 4 dimensions");
@@ -279,24 +280,6 @@ static void resize_bilinear_s8(const resize_data_t *d, const int8_t *input, int8
     }
 }
 
-// Copies of `n` bytes: whole pixels of one to four bytes without a call.
-static TFLM_ALWAYS_INLINE void resize_copy(uint8_t *dst, const uint8_t *src, size_t n) {
-    switch (n) {
-        case 1:
-            *dst = *src;
-            break;
-        case 2:
-            memcpy(dst, src, 2);
-            break;
-        case 4:
-            memcpy(dst, src, 4);
-            break;
-        default:
-            memcpy(dst, src, n);
-            break;
-    }
-}
-
 static void resize_nearest(const resize_data_t *d, const uint8_t *input, uint8_t *output) {
     const int32_t batches = d->batches, out_h = d->out_h, out_w = d->out_w;
     const size_t pixel = (size_t)d->depth * d->elem_size;
@@ -315,7 +298,7 @@ static void resize_nearest(const resize_data_t *d, const uint8_t *input, uint8_t
             const uint8_t *src = input + rows[y];
             uint8_t *o = output;
             for (int32_t x = 0; x < out_w; ++x, o += pixel) {
-                resize_copy(o, src + cols[x], pixel);
+                tflm_pixel_copy(o, src + cols[x], pixel);
             }
         }
     }

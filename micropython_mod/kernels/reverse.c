@@ -72,23 +72,15 @@ tflm_status_t tflm_reverse_v2_prepare(tflm_prepare_t *p) {
     if (in.index < 0 || axes.index < 0) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input or axes missing");
     }
-    switch (in.type) {
-        case TFLM_FLOAT32:
-        case TFLM_INT8:
-        case TFLM_UINT8:
-        case TFLM_INT16:
-        case TFLM_INT32:
-        case TFLM_INT64:
-        case TFLM_BOOL:
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "input", in.type);
+    static const uint8_t in_types[] = {TFLM_FLOAT32, TFLM_INT8, TFLM_UINT8, TFLM_INT16, TFLM_INT32, TFLM_INT64, TFLM_BOOL};
+    if ((st = tflm_prep_type_in(p, "input", &in, in_types, sizeof(in_types), NULL))) {
+        return st;
     }
     if (axes.type != TFLM_INT32) {
         return tflm_prep_unsupported_type(p, "axis", axes.type);
     }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
+    if ((st = tflm_prep_same_type(p, &in, &out))) {
+        return st;
     }
     if (in.ndims > REVERSE_MAX_DIMS) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "at most %u dimensions supported", (unsigned)REVERSE_MAX_DIMS);

@@ -55,18 +55,9 @@ tflm_status_t tflm_slice_prepare(tflm_prepare_t *p) {
     if (st) {
         return st;
     }
-    switch (in.type) {
-        case TFLM_FLOAT32:
-        case TFLM_INT8:
-        case TFLM_INT16:
-        case TFLM_INT32:
-        case TFLM_BOOL:
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
+    static const uint8_t in_types[] = {TFLM_FLOAT32, TFLM_INT8, TFLM_INT16, TFLM_INT32, TFLM_BOOL};
+    if ((st = tflm_prep_type_in(p, "input", &in, in_types, sizeof(in_types), NULL)) || (st = tflm_prep_same_type(p, &in, &out))) {
+        return st;
     }
     if (begin.type != TFLM_INT32 && begin.type != TFLM_INT64) {
         return tflm_prep_unsupported_type(p, "begin", begin.type);

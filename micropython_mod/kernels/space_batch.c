@@ -10,6 +10,7 @@
 // field of its kernel data, whatever the arena held there), never the int8
 // zero point.
 #include "kernels/kernels.h"
+#include "kernels/pixel_copy.h"
 
 #if TFLM_KERNEL_SPACE_TO_BATCH_ND || TFLM_KERNEL_BATCH_TO_SPACE_ND
 
@@ -69,8 +70,8 @@ static tflm_status_t space_batch_prepare(tflm_prepare_t *p, bool to_batch) {
     if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8) {
         return tflm_prep_unsupported_type(p, "input", in.type);
     }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
+    if ((st = tflm_prep_same_type(p, &in, &out))) {
+        return st;
     }
     if (in.ndims < 3 || in.ndims > 4 || out.ndims != in.ndims) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input and output need 3 or 4 dimensions alike");
@@ -110,21 +111,6 @@ static tflm_status_t space_batch_prepare(tflm_prepare_t *p, bool to_batch) {
     return TFLM_OK;
 }
 
-// Whole pixels of one to four bytes copied without a call.
-static TFLM_ALWAYS_INLINE void space_batch_copy(uint8_t *dst, const uint8_t *src, size_t n) {
-    switch (n) {
-        case 1:
-            *dst = *src;
-            break;
-        case 4:
-            memcpy(dst, src, 4);
-            break;
-        default:
-            memcpy(dst, src, n);
-            break;
-    }
-}
-
 // Output order: each output row is padding, or every block_w-th input pixel
 // of an input row with padding around (a whole row when block_w is 1).
 static void space_to_batch(const space_batch_data_t *d, int32_t bh, int32_t bw, int32_t top, int32_t left,
@@ -155,7 +141,7 @@ static void space_to_batch(const space_batch_data_t *d, int32_t bh, int32_t bw, 
                 const uint8_t *src = row + (size_t)(x0 * bw + sw - left) * pixel;
                 uint8_t *dst = output + (size_t)x0 * pixel;
                 for (int32_t x = x0; x < x1; ++x, src += (size_t)bw * pixel, dst += pixel) {
-                    space_batch_copy(dst, src, pixel);
+                    tflm_pixel_copy(dst, src, pixel);
                 }
             }
             memset(output + (size_t)x1 * pixel, 0, (size_t)(out_w - x1) * pixel);
@@ -183,7 +169,7 @@ static void batch_to_space(const space_batch_data_t *d, int32_t bh, int32_t bw, 
             for (int32_t x = 0; x < in_w; ++x, src += pixel) {
                 const int32_t ox = x * bw + sw - left;
                 if (ox >= 0 && ox < out_w) {
-                    space_batch_copy(row + (size_t)ox * pixel, src, pixel);
+                    tflm_pixel_copy(row + (size_t)ox * pixel, src, pixel);
                 }
             }
         }

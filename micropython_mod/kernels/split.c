@@ -31,14 +31,9 @@ static tflm_status_t split_prepare(tflm_prepare_t *p, uint32_t input, uint32_t a
     if ((axis_t.type != TFLM_INT32 && axis_t.type != TFLM_INT64) || axis_t.elements < 1) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "axis must be one int32 or int64 value");
     }
-    switch (in.type) {
-        case TFLM_FLOAT32:
-        case TFLM_INT8:
-        case TFLM_INT16:
-        case TFLM_INT32:
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "input", in.type);
+    static const uint8_t types[] = {TFLM_FLOAT32, TFLM_INT8, TFLM_INT16, TFLM_INT32};
+    if ((st = tflm_prep_type_in(p, "input", &in, types, sizeof(types), NULL))) {
+        return st;
     }
     int32_t axis = tflm_rd_i32(axis_t.data);
     if (axis < 0) {

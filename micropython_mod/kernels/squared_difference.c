@@ -108,36 +108,20 @@ tflm_status_t tflm_squared_difference_prepare(tflm_prepare_t *p) {
     if (st) {
         return st;
     }
+    // In the order of SQD_*.
+    static const uint8_t types[] = {TFLM_FLOAT32, TFLM_INT32, TFLM_INT8, TFLM_INT16};
     uint8_t kind;
-    switch (out.type) {
-        case TFLM_FLOAT32:
-            kind = SQD_FLOAT32;
-            break;
-        case TFLM_INT32:
-            kind = SQD_INT32;
-            break;
-        case TFLM_INT8:
-            kind = SQD_INT8;
-            break;
-        case TFLM_INT16:
-            kind = SQD_INT16;
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "output", out.type);
+    if ((st = tflm_prep_type_in(p, "output", &out, types, sizeof(types), &kind))) {
+        return st;
     }
     if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
         return st;
     }
-    tflm_bcast_plan_t plan;
-    if ((st = tflm_bcast_plan(p, &in1, &in2, &out, &plan))) {
+    sqd_data_t *d = tflm_bcast_data(p, &in1, &in2, &out, (uint32_t)sizeof(sqd_data_t), &st);
+    if (d == NULL) {
         return st;
     }
-    sqd_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(sqd_data_t) + tflm_bcast_bytes(&plan));
-    if (d == NULL) {
-        return tflm_prep_status(p);
-    }
     d->kind = kind;
-    tflm_bcast_store(&plan, (int32_t *)(d + 1));
     if (kind == SQD_INT8 || kind == SQD_INT16) {
         return sqd_quant_params(p, &in1, &in2, &out, d);
     }

@@ -113,18 +113,9 @@ tflm_status_t tflm_strided_slice_prepare(tflm_prepare_t *p) {
         || (st = ss_indices(p, 3, dims, &strides))) {
         return st;
     }
-    switch (in.type) {
-        case TFLM_FLOAT32:
-        case TFLM_INT8:
-        case TFLM_INT16:
-        case TFLM_INT32:
-        case TFLM_BOOL:
-            break;
-        default:
-            return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
+    static const uint8_t in_types[] = {TFLM_FLOAT32, TFLM_INT8, TFLM_INT16, TFLM_INT32, TFLM_BOOL};
+    if ((st = tflm_prep_type_in(p, "input", &in, in_types, sizeof(in_types), NULL)) || (st = tflm_prep_same_type(p, &in, &out))) {
+        return st;
     }
     uint32_t begin_mask = (uint32_t)tflm_prep_opt_i32(p, TFLM_OPT_STRIDED_SLICE_BEGIN_MASK, 0);
     uint32_t end_mask = (uint32_t)tflm_prep_opt_i32(p, TFLM_OPT_STRIDED_SLICE_END_MASK, 0);

@@ -22,8 +22,8 @@ tflm_status_t tflm_transpose_prepare(tflm_prepare_t *p) {
     if (in.ndims < 1 || in.ndims > TRANSPOSE_DIMS) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "only 1D-5D inputs are supported");
     }
-    if (out.type != in.type) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "input is %s, output %s", tflm_type_name(in.type), tflm_type_name(out.type));
+    if ((st = tflm_prep_same_type(p, &in, &out))) {
+        return st;
     }
     if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8 && in.type != TFLM_INT16) {
         return tflm_prep_unsupported_type(p, "input", in.type);

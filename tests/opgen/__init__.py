@@ -87,6 +87,12 @@ def generator(name: str):
     return wrap
 
 
+def generators(fn, variants: dict[str, tuple]) -> None:
+    """Registers fn(rng, *args) under each variant's name."""
+    for name, args in variants.items():
+        generator(name)(lambda rng, args=args: fn(rng, *args))
+
+
 def cases(per_generator: int = 8, seed: int = 0, only: str | None = None) -> list[Case]:
     """per_generator cases of every generator (or those whose name contains
     one of the comma-separated parts of `only`)."""

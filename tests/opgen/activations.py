@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Case, act_quant, generator, single_op
+from . import Case, act_quant, generator, generators, single_op
 
 
 def _shape(rng):
@@ -62,19 +62,9 @@ def relu_int16(rng):
 
 # RELU6 does not requantize: TFLM models carry the input's quantization on
 # the output.
-@generator("RELU6/float32")
-def relu6_float32(rng):
-    return _elementwise(rng, "RELU6", "FLOAT32", True)
-
-
-@generator("RELU6/int8")
-def relu6_int8(rng):
-    return _elementwise(rng, "RELU6", "INT8", True)
-
-
-@generator("RELU6/int16")
-def relu6_int16(rng):
-    return _elementwise(rng, "RELU6", "INT16", True)
+generators(_elementwise, {"RELU6/float32": ("RELU6", "FLOAT32", True,),
+                          "RELU6/int8": ("RELU6", "INT8", True,),
+                          "RELU6/int16": ("RELU6", "INT16", True,)})
 
 
 def _alpha(rng) -> float:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tflm_dev.builder import ModelBuilder, SubgraphBuilder
-from . import Case, act_quant, generator, random_data
+from . import Case, act_quant, generator, generators, random_data
 
 
 def _shape(rng, max_elements: int = 48) -> tuple[int, ...]:
@@ -258,21 +258,7 @@ def _while(rng, dtype: str, nested_if: bool) -> Case:
     return Case("", b.build(), params, inputs=inputs)
 
 
-@generator("WHILE/float32")
-def while_float32(rng):
-    return _while(rng, "FLOAT32", False)
-
-
-@generator("WHILE/int8")
-def while_int8(rng):
-    return _while(rng, "INT8", False)
-
-
-@generator("WHILE/if_in_body_float32")
-def while_if_float32(rng):
-    return _while(rng, "FLOAT32", True)
-
-
-@generator("WHILE/if_in_body_int8")
-def while_if_int8(rng):
-    return _while(rng, "INT8", True)
+generators(_while, {"WHILE/float32": ("FLOAT32", False,),
+                    "WHILE/int8": ("INT8", False,),
+                    "WHILE/if_in_body_float32": ("FLOAT32", True,),
+                    "WHILE/if_in_body_int8": ("INT8", True,)})

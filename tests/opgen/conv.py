@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import Case, act_quant, bias_data, generator, random_data, single_op, weight_quant
+from . import Case, act_quant, bias_data, generator, generators, random_data, single_op, weight_quant
 
 ACTIVATIONS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6"]
 
@@ -126,24 +126,10 @@ def _depthwise(rng: np.random.Generator, dtype: str, int64_at_4_mod_8: bool = Fa
                                 per_channel=per_channel, **g))
 
 
-@generator("CONV_2D/float32")
-def conv_float32(rng):
-    return _conv(rng, "FLOAT32")
-
-
-@generator("CONV_2D/int8")
-def conv_int8(rng):
-    return _conv(rng, "INT8")
-
-
-@generator("CONV_2D/int16")
-def conv_int16(rng):
-    return _conv(rng, "INT16")
-
-
-@generator("CONV_2D/int16_bias32")
-def conv_int16_bias32(rng):
-    return _conv(rng, "INT16", "INT32")
+generators(_conv, {"CONV_2D/float32": ("FLOAT32",),
+                   "CONV_2D/int8": ("INT8",),
+                   "CONV_2D/int16": ("INT16",),
+                   "CONV_2D/int16_bias32": ("INT16", "INT32",)})
 
 
 @generator("CONV_2D/int16_bias64_4_mod_8")
@@ -152,19 +138,9 @@ def conv_int16_bias64_misaligned(rng):
     return _conv(rng, "INT16", int64_at_4_mod_8=True)
 
 
-@generator("DEPTHWISE_CONV_2D/float32")
-def depthwise_float32(rng):
-    return _depthwise(rng, "FLOAT32")
-
-
-@generator("DEPTHWISE_CONV_2D/int8")
-def depthwise_int8(rng):
-    return _depthwise(rng, "INT8")
-
-
-@generator("DEPTHWISE_CONV_2D/int16")
-def depthwise_int16(rng):
-    return _depthwise(rng, "INT16")
+generators(_depthwise, {"DEPTHWISE_CONV_2D/float32": ("FLOAT32",),
+                        "DEPTHWISE_CONV_2D/int8": ("INT8",),
+                        "DEPTHWISE_CONV_2D/int16": ("INT16",)})
 
 
 @generator("DEPTHWISE_CONV_2D/int16_bias64_4_mod_8")

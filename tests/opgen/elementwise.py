@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tflm_dev.builder import ModelBuilder
-from . import Case, act_quant, generator, random_data, single_op
+from . import Case, act_quant, generator, generators, random_data, single_op
 
 ACTIVATIONS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6"]
 NP = {"INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64, "FLOAT32": np.float32}
@@ -116,16 +116,6 @@ def _two_op(rng, dtype: str) -> Case:
     return Case("", b.build(), dict(dtype=dtype, ops=(op1, op2), shapes=(s1, s2, so, c_shape), quant=q))
 
 
-@generator("ELEMENTWISE/two_op_float32")
-def two_op_float32(rng):
-    return _two_op(rng, "FLOAT32")
-
-
-@generator("ELEMENTWISE/two_op_int8")
-def two_op_int8(rng):
-    return _two_op(rng, "INT8")
-
-
-@generator("ELEMENTWISE/two_op_int16")
-def two_op_int16(rng):
-    return _two_op(rng, "INT16")
+generators(_two_op, {"ELEMENTWISE/two_op_float32": ("FLOAT32",),
+                     "ELEMENTWISE/two_op_int8": ("INT8",),
+                     "ELEMENTWISE/two_op_int16": ("INT16",)})

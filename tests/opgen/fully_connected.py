@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Case, act_quant, bias_data, generator, random_data, single_op, weight_quant
+from . import Case, act_quant, bias_data, generator, generators, random_data, single_op, weight_quant
 
 ACTIVATIONS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6"]
 
@@ -38,19 +38,9 @@ def _fc(rng: np.random.Generator, dtype: str, int64_at_4_mod_8: bool = False) ->
                                 bias=has_bias, per_channel=per_channel, keep_num_dims=keep))
 
 
-@generator("FULLY_CONNECTED/float32")
-def fc_float32(rng):
-    return _fc(rng, "FLOAT32")
-
-
-@generator("FULLY_CONNECTED/int8")
-def fc_int8(rng):
-    return _fc(rng, "INT8")
-
-
-@generator("FULLY_CONNECTED/int16")
-def fc_int16(rng):
-    return _fc(rng, "INT16")
+generators(_fc, {"FULLY_CONNECTED/float32": ("FLOAT32",),
+                 "FULLY_CONNECTED/int8": ("INT8",),
+                 "FULLY_CONNECTED/int16": ("INT16",)})
 
 
 @generator("FULLY_CONNECTED/int16_bias64_4_mod_8")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Case, generator, random_data, single_op
+from . import Case, generators, random_data, single_op
 
 
 def _shape(rng: np.random.Generator) -> tuple:
@@ -37,31 +37,5 @@ def _act(rng: np.random.Generator, op: str, dtype: str) -> Case:
     return Case("", model, dict(shape=shape, dtype=dtype, qin=qin), inputs=inputs)
 
 
-@generator("LOGISTIC/float32")
-def logistic_float32(rng):
-    return _act(rng, "LOGISTIC", "FLOAT32")
-
-
-@generator("LOGISTIC/int8")
-def logistic_int8(rng):
-    return _act(rng, "LOGISTIC", "INT8")
-
-
-@generator("LOGISTIC/int16")
-def logistic_int16(rng):
-    return _act(rng, "LOGISTIC", "INT16")
-
-
-@generator("TANH/float32")
-def tanh_float32(rng):
-    return _act(rng, "TANH", "FLOAT32")
-
-
-@generator("TANH/int8")
-def tanh_int8(rng):
-    return _act(rng, "TANH", "INT8")
-
-
-@generator("TANH/int16")
-def tanh_int16(rng):
-    return _act(rng, "TANH", "INT16")
+generators(_act, {f"{op}/{dtype.lower()}": (op, dtype)
+                  for op in ("LOGISTIC", "TANH") for dtype in ("FLOAT32", "INT8", "INT16")})

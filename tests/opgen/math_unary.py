@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Case, act_quant, generator, random_data, single_op
+from . import Case, act_quant, generator, generators, random_data, single_op
 
 FLOAT_OPS = ["ABS", "NEG", "CEIL", "FLOOR", "ROUND", "SQRT", "RSQRT", "SQUARE", "EXP", "LOG", "SIN", "COS"]
 
@@ -120,19 +120,7 @@ def _abs_case(rng: np.random.Generator, dtype: str, quantized: bool) -> Case:
                 inputs=_int_inputs(rng, dtype, shape))
 
 
-@generator("ABS/int8")
-def abs_int8(rng):
-    return _abs_case(rng, "INT8", True)
-
-
-@generator("ABS/int16")
-def abs_int16(rng):
-    return _abs_case(rng, "INT16", True)
-
-
-@generator("ABS/int16_raw")
-def abs_int16_raw(rng):
-    return _abs_case(rng, "INT16", False)
+generators(_abs_case, {"ABS/int8": ("INT8", True,), "ABS/int16": ("INT16", True,), "ABS/int16_raw": ("INT16", False,)})
 
 
 def _rsqrt_case(rng: np.random.Generator, dtype: str) -> Case:

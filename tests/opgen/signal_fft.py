@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from flatbuffers import flexbuffers
 
-from . import Case, ErrorCase, error_case, generator, single_op
+from . import Case, ErrorCase, error_case, generator, generators, single_op
 
 TYPE_CODE = {"INT16": 7, "INT32": 2, "FLOAT32": 0}
 NUMPY = {"INT16": np.int16, "INT32": np.int32, "FLOAT32": np.float32}
@@ -68,19 +68,9 @@ def _irfft(rng, dtype: str):
     return Case("", model, dict(fft_length=length, bins=bins, lead=lead), inputs=inputs)
 
 
-@generator("SIGNAL/irfft_int16")
-def irfft_int16(rng):
-    return _irfft(rng, "INT16")
-
-
-@generator("SIGNAL/irfft_int32")
-def irfft_int32(rng):
-    return _irfft(rng, "INT32")
-
-
-@generator("SIGNAL/irfft_float32")
-def irfft_float32(rng):
-    return _irfft(rng, "FLOAT32")
+generators(_irfft, {"SIGNAL/irfft_int16": ("INT16",),
+                    "SIGNAL/irfft_int32": ("INT32",),
+                    "SIGNAL/irfft_float32": ("FLOAT32",)})
 
 
 # -- refused models ------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Case, generator, random_data, single_op
+from . import Case, generators, random_data, single_op
 
 
 def _shape(rng: np.random.Generator) -> tuple:
@@ -48,21 +48,5 @@ def _softmax(rng: np.random.Generator, in_type: str, out_type: str) -> Case:
                                 qin=qin), inputs=inputs)
 
 
-@generator("SOFTMAX/float32")
-def softmax_float32(rng):
-    return _softmax(rng, "FLOAT32", "FLOAT32")
-
-
-@generator("SOFTMAX/int8")
-def softmax_int8(rng):
-    return _softmax(rng, "INT8", "INT8")
-
-
-@generator("SOFTMAX/int8_int16")
-def softmax_int8_int16(rng):
-    return _softmax(rng, "INT8", "INT16")
-
-
-@generator("SOFTMAX/int16")
-def softmax_int16(rng):
-    return _softmax(rng, "INT16", "INT16")
+generators(_softmax, {"SOFTMAX/float32": ("FLOAT32", "FLOAT32"), "SOFTMAX/int8": ("INT8", "INT8"),
+                      "SOFTMAX/int8_int16": ("INT8", "INT16"), "SOFTMAX/int16": ("INT16", "INT16")})

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from tflm_dev.builder import ModelBuilder
-from . import Case, act_quant, generator, random_data
+from . import Case, act_quant, generators, random_data
 
 FLOAT_ACTIVATIONS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT"]
 
@@ -83,16 +83,6 @@ def _svdf(rng: np.random.Generator, kind: str) -> Case:
                                     memory=memory, bias=has_bias, act=act, **params), runs=5)
 
 
-@generator("SVDF/float32")
-def svdf_float32(rng):
-    return _svdf(rng, "FLOAT32")
-
-
-@generator("SVDF/int8_int16_state")
-def svdf_int16(rng):
-    return _svdf(rng, "INT16")
-
-
-@generator("SVDF/int8_int8_state")
-def svdf_int8(rng):
-    return _svdf(rng, "INT8")
+generators(_svdf, {"SVDF/float32": ("FLOAT32",),
+                   "SVDF/int8_int16_state": ("INT16",),
+                   "SVDF/int8_int8_state": ("INT8",)})

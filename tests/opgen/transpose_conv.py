@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Case, act_quant, bias_data, generator, random_data, single_op, weight_quant
+from . import Case, act_quant, bias_data, generator, generators, random_data, single_op, weight_quant
 
 # TANH and SIGN_BIT are no clamp for TFLM's transpose convolution.
 ACTIVATIONS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT"]
@@ -67,24 +67,10 @@ def _tconv(rng: np.random.Generator, dtype: str, bias_type: str | None = None, i
                                 per_channel=per_channel, filter_zp=filter_zp))
 
 
-@generator("TRANSPOSE_CONV/float32")
-def tconv_float32(rng):
-    return _tconv(rng, "FLOAT32")
-
-
-@generator("TRANSPOSE_CONV/int8")
-def tconv_int8(rng):
-    return _tconv(rng, "INT8")
-
-
-@generator("TRANSPOSE_CONV/int16")
-def tconv_int16(rng):
-    return _tconv(rng, "INT16")
-
-
-@generator("TRANSPOSE_CONV/int16_bias16")
-def tconv_int16_bias16(rng):
-    return _tconv(rng, "INT16", "INT16")
+generators(_tconv, {"TRANSPOSE_CONV/float32": ("FLOAT32",),
+                    "TRANSPOSE_CONV/int8": ("INT8",),
+                    "TRANSPOSE_CONV/int16": ("INT16",),
+                    "TRANSPOSE_CONV/int16_bias16": ("INT16", "INT16",)})
 
 
 @generator("TRANSPOSE_CONV/int16_bias64_4_mod_8")
