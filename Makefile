@@ -81,8 +81,11 @@ help:
 
 # pico-emulator (port_boards/boards.mk): rp2040js, which runs the RPI_PICO firmware in tests;
 # esp32-python: ESP-IDF's Python requirements in .venv (the ESP32 firmware's build).
+# The Debian packages first (the rest build with them), then the rest side by
+# side: most of it waits on downloads (PyPI, npm, Debian's source archive).
 ## make deps: toolchains, QEMU, .venv, the MicroPython 1.25.0 source, the RP2040 emulator (once)
-deps: apt-deps venv micropython pico-emulator cycles-plugin esp32-python
+deps: apt-deps
+	@$(MAKE) --no-print-directory -j4 -O venv micropython pico-emulator cycles-plugin esp32-python
 
 apt-deps:
 	@missing=""; \
