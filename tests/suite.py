@@ -30,10 +30,11 @@ sys.path.insert(0, str(ROOT / "host_tools"))
 
 from tflm_host import board_info  # noqa: E402  (the checkout's, whichever Python runs this)
 
-# The build lanes: independent make commands (they share only mpy-cross,
-# built before them), each lane's in order: the unix port, the QEMU boards,
-# tflm.mpy and its stock firmware; the real boards `make test` builds.
 def build_lanes() -> dict[str, list[list[str]]]:
+    """The build lanes: independent make targets (they share only mpy-cross,
+    built before them), each lane's in order: the unix port, the QEMU
+    boards, tflm.mpy and its stock firmware; the real boards `make test`
+    builds."""
     boards = board_info.make_vars()
     qemu, real = boards["QEMU_BOARDS"], boards["TESTED_REAL_BOARDS"]
     return {"host-qemu": [["unix"]] + [["firmware", f"BOARD={b}"] for b in qemu] + [["natmod-stock"]],
@@ -47,14 +48,15 @@ def minutes(seconds: float) -> str:
 
 class Phase:
     """Commands run one after the other in a thread of their own, their
-    output into `log` (else to the terminal); with `announce`, a line per
-    command that ends, with its time."""
+    output into `log` (else to the terminal); with `labels`, a line per
+    command that ends, with its label and time."""
 
-    def __init__(self, name: str, cmds: list[list[str]], log: Path | None = None, announce: bool = False,
-                 hidden: tuple[str, ...] = ()) -> None:
-        self.name, self.cmds, self.log, self.announce, self.hidden = name, cmds, log, announce, hidden
+    def __init__(self, name: str, cmds: list[list[str]], log: Path | None = None,
+                 labels: list[str] | None = None) -> None:
+        self.name, self.cmds, self.log, self.labels = name, cmds, log, labels
         self.cmd = cmds[-1]  # the one that failed, once one has
         self.start = time.monotonic()
+        self.end = self.start
         self.seconds = 0.0
         self.returncode: int | None = None
         if log:
@@ -64,7 +66,7 @@ class Phase:
 
     def _run(self) -> None:
         code = 0
-        for cmd in self.cmds:
+        for k, cmd in enumerate(self.cmds):
             self.cmd = cmd
             began = time.monotonic()
             out = open(self.log, "a") if self.log else None
@@ -73,13 +75,13 @@ class Phase:
             finally:
                 if out:
                     out.close()
-            if self.announce:
+            if self.labels:
                 status = "" if code == 0 else f", FAILED (exit {code})"
-                what = " ".join(a for a in cmd if not a.startswith("-") and a not in self.hidden)
-                print(f"  {self.name}: {what} {minutes(time.monotonic() - began)}{status}", flush=True)
+                print(f"  {self.name}: {self.labels[k]} {minutes(time.monotonic() - began)}{status}", flush=True)
             if code:
                 break
-        self.seconds = time.monotonic() - self.start
+        self.end = time.monotonic()
+        self.seconds = self.end - self.start
         self.returncode = code
 
     def wait(self) -> int:
@@ -103,7 +105,7 @@ def main() -> int:
     make = args.make.split() + ["--no-print-directory"]
     start = time.monotonic()
     phases: list[Phase] = []
-    built: list[float] = []  # when the last build lane ended
+    lanes: list[Phase] = []
     args.build.mkdir(parents=True, exist_ok=True)
 
     def finish(*waiting: Phase) -> int:
@@ -117,8 +119,8 @@ def main() -> int:
             status = "passed" if p.returncode == 0 else f"FAILED (exit {p.returncode})"
             where = f", log {p.log}" if p.log else ""
             print(f"  {p.name:<17} {minutes(p.seconds):>9}  {status}{where}")
-        if built:
-            print(f"  {'build, in all':<17} {minutes(built[0]):>9}")
+        if lanes:
+            print(f"  {'build, in all':<17} {minutes(max(p.end for p in lanes) - start):>9}")
         print(f"  {'total':<17} {minutes(time.monotonic() - start):>9}  (the engine tests run beside the build lanes "
               "and pytest)")
         for p in phases:
@@ -127,18 +129,16 @@ def main() -> int:
         return 1 if any(p.returncode for p in phases) else 0
 
     # What the lanes and the engine tests need first, the two side by side.
-    first = [Phase("build", [make + [t]], log=args.build / f"build-{t}.log", announce=True,
-                   hidden=tuple(make)) for t in ("mpy-cross", "engine-binaries")]
+    first = [Phase("build", [make + [t]], log=args.build / f"build-{t}.log", labels=[t])
+             for t in ("mpy-cross", "engine-binaries")]
     phases += first
     if any([p.wait() for p in first]):
         return finish()
     engine = Phase("engine", [make + ["test-engine"]], log=args.build / "test-engine.log")
-    lanes = [Phase(f"build: {name}", [make + t for t in targets], log=args.build / f"build-{name}.log",
-                   announce=True, hidden=tuple(make)) for name, targets in build_lanes().items()]
+    lanes += [Phase(f"build: {name}", [make + t for t in targets], log=args.build / f"build-{name}.log",
+                    labels=[" ".join(t) for t in targets]) for name, targets in build_lanes().items()]
     phases += lanes + [engine]
-    failed = [lane.wait() for lane in lanes]
-    built.append(time.monotonic() - start)
-    if any(failed):
+    if any([lane.wait() for lane in lanes]):
         return finish(engine)
     cmd = [args.python, "-m", "pytest", "-q", "--durations=15", "--durations-min=5"]
     if args.jobs > 1:

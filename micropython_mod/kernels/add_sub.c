@@ -224,13 +224,12 @@ static tflm_status_t add_sub_prepare(tflm_prepare_t *p, bool subtract) {
     if (a.kind == ADD_INT32 && (a.in1.n_scales != 0 || a.in2.n_scales != 0 || (subtract && a.out.n_scales != 0))) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "quantized int32 %s is not supported", name);
     }
-    add_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(add_data_t) + tflm_bcast_bytes(&a.plan));
+    add_data_t *d = tflm_bcast_alloc(p, &a.plan, (uint32_t)sizeof(add_data_t));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
     d->kind = a.kind;
     d->subtract = subtract;
-    tflm_bcast_store(&a.plan, (int32_t *)(d + 1));
     tflm_arith_range(&a, &d->act_min, &d->act_max);
     if (!a.quantized) {
         return TFLM_OK;

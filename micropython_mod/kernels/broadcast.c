@@ -132,18 +132,24 @@ tflm_status_t tflm_bcast_plan3(tflm_prepare_t *p, const tflm_tinfo_t *a, const t
     return plan_inputs(p, in, 3, out, plan);
 }
 
+void *tflm_bcast_alloc(tflm_prepare_t *p, const tflm_bcast_plan_t *plan, uint32_t header) {
+    uint8_t *d = tflm_prep_alloc(p, header + tflm_bcast_bytes(plan));
+    if (d != NULL) {
+        tflm_bcast_store(plan, (int32_t *)(void *)(d + header));
+    }
+    return d;
+}
+
 void *tflm_bcast_data(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b, const tflm_tinfo_t *out,
     uint32_t header, tflm_status_t *st) {
     tflm_bcast_plan_t plan;
     if ((*st = tflm_bcast_plan(p, a, b, out, &plan))) {
         return NULL;
     }
-    uint8_t *d = tflm_prep_alloc(p, header + tflm_bcast_bytes(&plan));
+    void *d = tflm_bcast_alloc(p, &plan, header);
     if (d == NULL) {
         *st = tflm_prep_status(p);
-        return NULL;
     }
-    tflm_bcast_store(&plan, (int32_t *)(void *)(d + header));
     return d;
 }
 

@@ -72,9 +72,12 @@ static inline uint32_t tflm_bcast_bytes(const tflm_bcast_plan_t *plan) {
 
 void tflm_bcast_store(const tflm_bcast_plan_t *plan, int32_t *dst);
 
-// A two-input kernel's data: plans `a` and `b` onto `out` (tflm_bcast_plan)
-// and takes `header` bytes (a multiple of 4) for the kernel's own fields
-// with the plan stored right after them. NULL with *st set on an error.
+// A broadcasting kernel's data: `header` bytes (a multiple of 4) for the
+// kernel's own fields, `plan` stored right after them. NULL:
+// tflm_prep_status(p) says why.
+void *tflm_bcast_alloc(tflm_prepare_t *p, const tflm_bcast_plan_t *plan, uint32_t header);
+// The same for a two-input kernel after planning `a` and `b` onto `out`
+// (tflm_bcast_plan). NULL with *st set on an error.
 void *tflm_bcast_data(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b, const tflm_tinfo_t *out,
     uint32_t header, tflm_status_t *st);
 

@@ -112,12 +112,11 @@ tflm_status_t tflm_div_prepare(tflm_prepare_t *p) {
             return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "DIV scale ratio out of the supported range");
         }
     }
-    div_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(div_data_t) + tflm_bcast_bytes(&a.plan));
+    div_data_t *d = tflm_bcast_alloc(p, &a.plan, (uint32_t)sizeof(div_data_t));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
     d->kind = a.kind;
-    tflm_bcast_store(&a.plan, (int32_t *)(d + 1));
     tflm_arith_range(&a, &d->act_min, &d->act_max);
     if (!a.quantized) {
         return TFLM_OK;

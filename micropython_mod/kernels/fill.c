@@ -173,12 +173,11 @@ tflm_status_t tflm_broadcast_to_prepare(tflm_prepare_t *p) {
     if ((st = tflm_bcast_plan(p, &in, &in, &out, &plan))) {
         return st;
     }
-    int32_t *d = tflm_prep_alloc(p, 4u + tflm_bcast_bytes(&plan));
+    int32_t *d = tflm_bcast_alloc(p, &plan, 4u);
     if (d == NULL) {
         return tflm_prep_status(p);
     }
     d[0] = (int32_t)tflm_type_size(in.type);
-    tflm_bcast_store(&plan, d + 1);
     return TFLM_OK;
 }
 

@@ -83,12 +83,11 @@ tflm_status_t tflm_mul_prepare(tflm_prepare_t *p) {
     if (a.kind == MUL_INT16 && (a.in1.zero_point != 0 || a.in2.zero_point != 0 || a.out.zero_point != 0)) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "int16 MUL needs zero points 0");
     }
-    mul_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(mul_data_t) + tflm_bcast_bytes(&a.plan));
+    mul_data_t *d = tflm_bcast_alloc(p, &a.plan, (uint32_t)sizeof(mul_data_t));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
     d->kind = a.kind;
-    tflm_bcast_store(&a.plan, (int32_t *)(d + 1));
     tflm_arith_range(&a, &d->act_min, &d->act_max);
     if (!a.quantized) {
         return TFLM_OK;

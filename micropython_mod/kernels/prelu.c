@@ -148,7 +148,7 @@ tflm_status_t tflm_prelu_prepare(tflm_prepare_t *p) {
             return st;
         }
     }
-    prelu_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(prelu_data_t) + tflm_bcast_bytes(&plan));
+    prelu_data_t *d = tflm_bcast_alloc(p, &plan, (uint32_t)sizeof(prelu_data_t));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
@@ -161,7 +161,6 @@ tflm_status_t tflm_prelu_prepare(tflm_prepare_t *p) {
     d->input_offset = (int16_t)-in.zero_point;
     d->alpha_offset = (int16_t)-alpha.zero_point;
     d->output_zero_point = (int16_t)out.zero_point;
-    tflm_bcast_store(&plan, (int32_t *)(d + 1));
     return TFLM_OK;
 }
 

@@ -63,12 +63,11 @@ tflm_status_t tflm_select_v2_prepare(tflm_prepare_t *p) {
     if ((st = tflm_bcast_plan3(p, &cond, &x, &y, &out, &plan))) {
         return st;
     }
-    select_data_t *d = tflm_prep_alloc(p, (uint32_t)sizeof(select_data_t) + tflm_bcast_bytes(&plan));
+    select_data_t *d = tflm_bcast_alloc(p, &plan, (uint32_t)sizeof(select_data_t));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
     d->size = size;
-    tflm_bcast_store(&plan, (int32_t *)(d + 1));
     return TFLM_OK;
 }
 
