@@ -279,25 +279,23 @@ firmware-stock: $(MPY_CROSS)
 		BUILD=$(BUILD)/$(BOARD)-stock USER_C_MODULES=$(STOCK_MODULES) MICROPY_MPYCROSS=$(MPY_CROSS) \
 		CFLAGS_EXTRA="$(STOCK_CFLAGS)" FROZEN_MANIFEST= -j$(JOBS)
 
-# What tests/test_natmod.py loads: tflm.mpy for x64 and armv7m with every
-# kernel; for armv6m with the kernels of its three models (hello_world_int8,
-# kws_ref_model, person_detect: the whole set is more than MICROBIT's heap)
-# and for armv7emsp with hello_world's (NETDUINOPLUS2 has 111 KB of heap),
-# both as `tflm-host ops MODELS --natmod ARCH` builds them (the test asks
-# that command for them); the stock unix port and the stock MPS2_AN385,
-# MICROBIT and NETDUINOPLUS2 firmware.
-NATMOD_TEST_MODELS := $(addprefix $(MODELS)/,hello_world_int8.tflite kws_ref_model.tflite person_detect.tflite)
+# What tests/test_natmod.py loads: tflm.mpy for x64 with every kernel and,
+# for each board whose board.json has a natmod entry (NATMOD_BOARDS), for its
+# architecture: with every kernel, or with its models' kernels only as
+# `tflm-host ops MODELS --natmod ARCH` builds them (the test asks that
+# command for them; the whole set is more than MICROBIT's heap); the stock
+# unix port and each such board's stock firmware.
 NATMOD_OPS = TFLM_BUILD=$(abspath $(BUILD)) $(PY) -m tflm_host ops --natmod $(1) $(2) > /dev/null
-## make natmod-stock: tflm.mpy (x64, armv7m, armv6m, armv7emsp) and the stock firmware the tests load it on
+define NATMOD_STOCK_BOARD
+	$(if $(NATMOD_MODELS_$(1)),$(call NATMOD_OPS,$(NATMOD_ARCH_$(1)),$(addprefix $(MODELS)/,$(NATMOD_MODELS_$(1)))),@$(MAKE) --no-print-directory natmod ARCH=$(NATMOD_ARCH_$(1)))
+	@$(MAKE) --no-print-directory firmware-stock BOARD=$(1)
+
+endef
+## make natmod-stock: tflm.mpy (x64 and each NATMOD_BOARDS' architecture) and the stock firmware the tests load it on
 natmod-stock:
 	@$(MAKE) --no-print-directory natmod ARCH=x64
-	@$(MAKE) --no-print-directory natmod ARCH=armv7m
-	$(call NATMOD_OPS,armv6m,$(NATMOD_TEST_MODELS))
-	$(call NATMOD_OPS,armv7emsp,$(MODELS)/hello_world_int8.tflite)
 	@$(MAKE) --no-print-directory unix-stock
-	@$(MAKE) --no-print-directory firmware-stock BOARD=MPS2_AN385
-	@$(MAKE) --no-print-directory firmware-stock BOARD=MICROBIT
-	@$(MAKE) --no-print-directory firmware-stock BOARD=NETDUINOPLUS2
+	$(foreach b,$(NATMOD_BOARDS),$(call NATMOD_STOCK_BOARD,$(b)))
 
 ## make unix-stock: the unix port without the module, to load tflm.mpy (build/unix-stock/micropython)
 unix-stock: $(MPY_CROSS)

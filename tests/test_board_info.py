@@ -10,6 +10,7 @@ import ast
 import json
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -76,6 +77,19 @@ def test_the_makefile_takes_its_boards_from_the_descriptions():
         if b.real:
             assert make_value("REAL_PORT", f"BOARD={b.name}") == b.port
     assert want["QEMU_BOARDS"] and want["REAL_BOARDS"]
+    # make natmod-stock: each natmod board's .mpy (every kernel, or its models') and stock firmware.
+    assert make_value("NATMOD_BOARDS").split() == want["NATMOD_BOARDS"] != []
+    plan = subprocess.run(
+        ["make", "--no-print-directory", "-n", "-C", str(ROOT), "natmod-stock"], capture_output=True, text=True,
+        timeout=120, check=True).stdout
+    for name in want["NATMOD_BOARDS"]:
+        b = board_info.get(name)
+        assert f"firmware-stock BOARD={name}" in plan
+        if b.natmod_models is None:
+            assert f"natmod ARCH={b.natmod_arch}\n" in plan
+        else:
+            line = next(x for x in plan.splitlines() if f"ops --natmod {b.natmod_arch} " in x)
+            assert [Path(w).name for w in line.split() if w.endswith(".tflite")] == list(b.natmod_models)
 
 
 def test_make_stops_on_a_broken_description(tmp_path):
@@ -130,9 +144,14 @@ def test_a_description_off_its_schema_is_refused():
                             ({"port": "nrf"}, "port 'nrf' is none of"),
                             ({"emulator": "renode"}, "emulator 'renode' is none of"),
                             ({"order": "five"}, "'five' is not a number"),
-                            ({"flash": {**good["flash"], "romfs_adr": 1}}, "flash: unknown romfs_adr")):
+                            ({"flash": {**good["flash"], "romfs_adr": 1}}, "flash: unknown romfs_adr"),
+                            ({"natmod": {"arch": "armv6m"}}, "natmod: stock firmware is built for the qemu port's"),
+                            ({"natmod": {"models": []}}, "natmod: missing arch")):
         with pytest.raises(board_info.BoardFileError, match=re.escape(message)):
             board_info.parse("RPI_PICO", {**good, **change})
+    microbit = json.loads((PORT_BOARDS / "MICROBIT" / "board.json").read_text())
+    with pytest.raises(board_info.BoardFileError, match="natmod.models: a list of .tflite file names"):
+        board_info.parse("MICROBIT", {**microbit, "natmod": {"arch": "armv6m", "models": ["kws"]}})
     bad = dict(good)
     del bad["make_test"]
     with pytest.raises(board_info.BoardFileError, match="missing make_test"):

@@ -143,8 +143,8 @@ def test_deploy_writes_the_romfs_partition(capsys):
     names = ("hello_world_int8.tflite", "pretrainedResnet_quant.tflite")
     with device.Esp32Server() as esp:
         code = cli.main(["deploy", *(str(model_path(n)) for n in names), "--port", esp.url])
-        out = capsys.readouterr().out
-        assert code == 0, out
+        out, err = capsys.readouterr()
+        assert code == 0, out + err
         assert "esp32.Partition 'romfs' writeblocks" in out
         for name in names:
             used = arena.plan_layout(load_model(model_path(name)), "greedy").used

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DEVICE_PRELUDE, model_files, model_path
+from tflm_host import board_info
 from tflm_host.device import QemuTarget, Target, UnixTarget
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
@@ -29,13 +30,15 @@ BUILD = Path(os.environ.get("TFLM_BUILD", Path(__file__).resolve().parents[1] / 
 MODELS = ["hello_world_int8.tflite", "kws_ref_model.tflite", "person_detect.tflite"]
 
 
-# Each target's tflm.mpy architecture, whether it has only its models'
-# kernels (as `tflm-host ops MODELS --natmod ARCH` builds it) or every
-# kernel (make natmod ARCH=...), and the models it runs.
-NATMOD = {"unix": ("x64", False), "MPS2_AN385": ("armv7m", False), "MICROBIT": ("armv6m", True),
-          "NETDUINOPLUS2": ("armv7emsp", True)}
-TARGET_MODELS = {"unix": MODELS, "MPS2_AN385": MODELS, "MICROBIT": MODELS,
-                 "NETDUINOPLUS2": ["hello_world_int8.tflite"]}
+# Each target's tflm.mpy: its architecture and the models it runs, and
+# whether it has only those models' kernels (as `tflm-host ops MODELS
+# --natmod ARCH` builds it) or every kernel (make natmod ARCH=...): the natmod
+# entries of port_boards/<BOARD>/board.json, which `make natmod-stock` builds
+# from too.
+NATMOD = {"unix": ("x64", False)} | {b.name: (b.natmod_arch, b.natmod_models is not None)
+                                     for b in board_info.boards() if b.natmod_arch}
+TARGET_MODELS = {name: list(board_info.get(name).natmod_models or MODELS) if name != "unix" else MODELS
+                 for name in NATMOD}
 
 
 @functools.cache

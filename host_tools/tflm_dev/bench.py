@@ -1103,11 +1103,11 @@ def speed_vs_cmsis_markdown(rows: list[VsRow]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def speed_boards_rows(models: list[Path], boards: list[str], runs: int, baseline: Path | None = None,
-                      progress=None) -> list[dict]:
-    """Every runnable model's instructions per invoke on each board, and with
-    `baseline` those of another version's firmware, and the same models
-    prepared (tflm-host prepare)."""
+def _board_rows(models: list[Path], boards: list[str], runs: int, measure, progress=None,
+                baseline: Path | None = None) -> list[dict]:
+    """Each runnable model on each board by measure(board, files, counts[,
+    firmware=...]): "ours" plain, "prepared" (tflm-host prepare) and, with
+    `baseline`, "before" (another version's firmware: <baseline>/<BOARD>/firmware.elf)."""
     todo = runnable_models(models)
     rows = []
     for i, board in enumerate(boards):
@@ -1115,20 +1115,34 @@ def speed_boards_rows(models: list[Path], boards: list[str], runs: int, baseline
             progress(i, len(boards), board)
         files = {p.name: p.read_bytes() for p in todo}
         counts = {n: runs for n in files}
-        ours = measure_ours(board, files, counts)
-        base = measure_ours(board, files, counts, firmware=baseline / board / "firmware.elf") if baseline else {}
-        prepared = measure_ours(board, {n: prepare_model(d) for n, d in files.items()}, counts)
+        ours = measure(board, files, counts)
+        base = measure(board, files, counts, firmware=baseline / board / "firmware.elf") if baseline else {}
+        prepared = measure(board, {n: prepare_model(d) for n, d in files.items()}, counts)
         for p in todo:
             rows.append({"model": p.name, "board": board, "ours": ours[p.name][0],
                          "before": base[p.name][0] if base else None, "prepared": prepared[p.name][0]})
     return rows
 
 
-def speed_prepared_markdown(rows: list[dict], boards: list[str]) -> str:
-    """Plain against prepared (tflm-host prepare) models, from speed_boards_rows."""
+def _by_model(rows: list[dict]) -> dict[str, dict[str, dict]]:
+    """Model -> board -> its row, in the rows' order."""
     by_model: dict[str, dict[str, dict]] = {}
     for r in rows:
         by_model.setdefault(r["model"], {})[r["board"]] = r
+    return by_model
+
+
+def speed_boards_rows(models: list[Path], boards: list[str], runs: int, baseline: Path | None = None,
+                      progress=None) -> list[dict]:
+    """Every runnable model's instructions per invoke on each board, and with
+    `baseline` those of another version's firmware, and the same models
+    prepared (tflm-host prepare)."""
+    return _board_rows(models, boards, runs, measure_ours, progress, baseline)
+
+
+def speed_prepared_markdown(rows: list[dict], boards: list[str]) -> str:
+    """Plain against prepared (tflm-host prepare) models, from speed_boards_rows."""
+    by_model = _by_model(rows)
     lines = ["| model |" + "".join(f" {b} | {b}, prepared | prepared / plain |" for b in boards),
              "|---|" + "---|" * (3 * len(boards))]
     for model, per in by_model.items():
@@ -1142,9 +1156,7 @@ def speed_prepared_markdown(rows: list[dict], boards: list[str]) -> str:
 
 def speed_boards_markdown(rows: list[dict], boards: list[str]) -> str:
     base = any(r["before"] is not None for r in rows)
-    by_model: dict[str, dict[str, dict]] = {}
-    for r in rows:
-        by_model.setdefault(r["model"], {})[r["board"]] = r
+    by_model = _by_model(rows)
     head = "| model |" + "".join(f" {b} |" + (" before | after / before |" if base else "") for b in boards)
     lines = [head, "|---|" + "---|" * (len(boards) * (3 if base else 1))]
     for model, per in by_model.items():
@@ -1710,18 +1722,9 @@ def speed_boards_cycles_rows(models: list[Path], boards: list[str], runs: int, p
     board, plain and prepared (tflm-host prepare): the estimator on the QEMU
     Arm boards, the board's own counters elsewhere (cycles 0 where nothing
     times it: "timing" is "")."""
-    todo = runnable_models(models)
-    rows = []
-    for i, board in enumerate(boards):
-        if progress:
-            progress(i, len(boards), board)
-        files = {p.name: p.read_bytes() for p in todo}
-        counts = {n: runs for n in files}
-        ours = measure_counts(board, files, counts)
-        prepared = measure_counts(board, {n: prepare_model(d) for n, d in files.items()}, counts)
-        for p in todo:
-            rows.append({"model": p.name, "board": board, "timing": board_timing(board), "ours": ours[p.name][0],
-                         "prepared": prepared[p.name][0]})
+    rows = _board_rows(models, boards, runs, measure_counts, progress)
+    for r in rows:
+        r["timing"] = board_timing(r["board"])
     return rows
 
 
@@ -1732,9 +1735,7 @@ def _timed(rows: list[dict]) -> dict[str, bool]:
 
 def speed_boards_cycles_markdown(rows: list[dict], boards: list[str], key: str = "ours") -> str:
     timed = _timed(rows)
-    by_model: dict[str, dict[str, dict]] = {}
-    for r in rows:
-        by_model.setdefault(r["model"], {})[r["board"]] = r
+    by_model = _by_model(rows)
     lines = ["| model |" + "".join(f" {b}: instructions | {b}: cycles |" for b in boards),
              "|---|" + "---|---|" * len(boards)]
     for model, per in by_model.items():
@@ -1749,9 +1750,7 @@ def speed_boards_cycles_markdown(rows: list[dict], boards: list[str], key: str =
 def speed_prepared_cycles_markdown(rows: list[dict], boards: list[str]) -> str:
     """Plain against prepared, in cycles (in instructions on a board nothing times)."""
     timed = _timed(rows)
-    by_model: dict[str, dict[str, dict]] = {}
-    for r in rows:
-        by_model.setdefault(r["model"], {})[r["board"]] = r
+    by_model = _by_model(rows)
     unit = {b: "cycles" if timed.get(b) else "instructions" for b in boards}
     lines = ["| model |" + "".join(f" {b}: {unit[b]} | {b}, prepared | prepared / plain |" for b in boards),
              "|---|" + "---|" * (3 * len(boards))]

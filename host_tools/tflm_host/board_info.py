@@ -28,6 +28,10 @@ own files. A board.json holds:
                region), firmware_types, build_output (in build/<BOARD>), tools, takes
   demo         the line `tflm-host demo` introduces the board with
   readme       what and status: the README's board table, {facts} from the board's files
+  natmod       the stock firmware `make test` loads tflm.mpy on (a board of the qemu
+               port): arch (the .mpy's, `make natmod ARCH=`), models (the shared models
+               it is built for and tested with, `tflm-host ops --natmod`; absent: every
+               kernel)
 
 Standard library only: the Makefile reads the boards through
 `python3 -m tflm_host.board_info make-vars` before any virtual environment
@@ -118,6 +122,8 @@ class Board:
     demo: str = ""
     readme_what: str = ""
     readme_status: str = ""
+    natmod_arch: str = ""
+    natmod_models: tuple[str, ...] | None = None  # None: the whole module
 
     @property
     def real(self) -> bool:
@@ -157,7 +163,8 @@ def parse(name: str, d: dict, where: str = "") -> Board:
     """A board from its board.json's object (checked against the schema)."""
     where = where or f"port_boards/{name}/board.json"
     _take(d, where, ("order", "port", "emulator", "make_test"),
-          ("variant_of", "chip", "cycles", "cmsis_nn", "cmsis_nn_stand_in", "stack_core", "flash", "demo", "readme"))
+          ("variant_of", "chip", "cycles", "cmsis_nn", "cmsis_nn_stand_in", "stack_core", "flash", "demo", "readme",
+           "natmod"))
     if d["port"] not in PORTS:
         raise BoardFileError(f"{where}: port {d['port']!r} is none of {', '.join(PORTS)}")
     if d["emulator"] is not None and d["emulator"] not in EMULATORS:
@@ -186,9 +193,17 @@ def parse(name: str, d: dict, where: str = "") -> Board:
                       f"port_boards/{name}/{f['romfs_source']}", tuple(f["firmware_types"]),
                       f"build/{name}/{f['build_output']}", tuple(f["tools"]), f["takes"])
     readme = _take(d.get("readme", {"what": "", "status": ""}), f"{where}: readme", ("what", "status"), ())
+    natmod = _take(d.get("natmod", {"arch": ""}), f"{where}: natmod", ("arch",), ("models",))
+    if natmod["arch"] and d["port"] != "qemu":
+        raise BoardFileError(f"{where}: natmod: stock firmware is built for the qemu port's boards only")
+    models = natmod.get("models")
+    if models is not None and (not isinstance(models, list) or not models
+                               or not all(isinstance(m, str) and m.endswith(".tflite") for m in models)):
+        raise BoardFileError(f"{where}: natmod.models: a list of .tflite file names expected")
     return Board(name, _int(d["order"], f"{where}: order"), d["port"], d["emulator"], bool(d["make_test"]),
                  d.get("variant_of"), d.get("chip", ""), cycles, cmsis, d.get("cmsis_nn_stand_in"),
-                 d.get("stack_core", ""), flash, d.get("demo", ""), readme["what"], readme["status"])
+                 d.get("stack_core", ""), flash, d.get("demo", ""), readme["what"], readme["status"],
+                 natmod["arch"], tuple(models) if models is not None else None)
 
 
 def board_files() -> dict[str, Path]:
@@ -252,14 +267,20 @@ def make_setting(name: str, var: str) -> str:
 
 def make_vars() -> dict[str, list[str]]:
     """The Makefile's board variables: QEMU_BOARDS (the qemu port's), REAL_BOARDS
-    (the other ports'), TESTED_REAL_BOARDS (those `make test` builds) and
-    REAL_PORT_<BOARD>."""
+    (the other ports'), TESTED_REAL_BOARDS (those `make test` builds),
+    REAL_PORT_<BOARD>, NATMOD_BOARDS (stock firmware with tflm.mpy in `make
+    test`), NATMOD_ARCH_<BOARD> and NATMOD_MODELS_<BOARD> (empty: the whole
+    module)."""
     out = {"QEMU_BOARDS": [b.name for b in boards() if not b.real],
            "REAL_BOARDS": [b.name for b in boards() if b.real],
-           "TESTED_REAL_BOARDS": [b.name for b in boards() if b.real and b.make_test]}
+           "TESTED_REAL_BOARDS": [b.name for b in boards() if b.real and b.make_test],
+           "NATMOD_BOARDS": [b.name for b in boards() if b.natmod_arch]}
     for b in boards():
         if b.real:
             out[f"REAL_PORT_{b.name}"] = [b.port]
+        if b.natmod_arch:
+            out[f"NATMOD_ARCH_{b.name}"] = [b.natmod_arch]
+            out[f"NATMOD_MODELS_{b.name}"] = list(b.natmod_models or ())
     return out
 
 

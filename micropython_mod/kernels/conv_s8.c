@@ -5,13 +5,14 @@
 // Output channels go in chunks whose constants (the input offset folded
 // into each filter's starting sum, the requantization) sit on the stack;
 // pixels go in pairs through tflm_mm_s8_2x2, two filters at a time, sums in
-// registers (on Armv7-M and later mainline cores, pointwise pixels in fours
-// and the M3's pairs summed two pixels per multiply: kernels/mm_s8.h). A
-// pixel's window is read where it lies when it is inside the input and its rows are long enough; otherwise (borders, or short rows such
-// as a 3-channel or 1-channel input) it is first gathered on the stack, with
-// the zero point where the window leaves the input (those taps then add
-// nothing, as the reference skips them). Grouped filters, dilated rows and
-// large border windows take the generic per-pixel loop.
+// registers (on cores with DSP, pointwise pixels in fours summed two pixels
+// per multiply: kernels/mm_s8.h). A pixel's window is read where it lies
+// when it is inside the input and its rows are long enough; otherwise
+// (borders, or short rows such as a 3-channel or 1-channel input) it is
+// first gathered on the stack, with the zero point where the window leaves
+// the input (those taps then add nothing, as the reference skips them).
+// Grouped filters, dilated rows and large border windows take the generic
+// per-pixel loop.
 #include "kernels/loop_opt.h"
 #include "kernels/conv_common.h"
 #include "kernels/dot.h"
@@ -36,9 +37,9 @@
 // Largest window (values) gathered for a pixel; two pixels' on the stack.
 #define CONV_S8_GATHER_MAX (128)
 // Longest pixel widened to 16 bits on the stack for the DSP loops (two
-// pixels: 4 bytes a value), or packed in lanes for the M3's.
+// pixels: 4 bytes a value).
 #define CONV_S8_WIDE_MAX (256)
-// Longest pixel of four packed in lanes (Armv7-M's pointwise loop).
+// Longest pixel of four packed in lanes (the DSP cores' pointwise loop).
 #define CONV_S8_QUAD_MAX (128)
 // Shortest window row read in place (a shorter one is gathered).
 #define CONV_S8_DIRECT_MIN (8)
@@ -150,17 +151,6 @@ static void conv_s8_block(const conv_s8_t *c, const int8_t *x0, const int8_t *x1
     }
 }
 
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
-// Both pixels' outputs of one channel from its lane sum (kernels/mm_s8.h).
-static TFLM_ALWAYS_INLINE void conv_s8_out_lanes(int64_t a, const tflm_out_s8_t *q, int32_t zp, int32_t lo,
-    int32_t hi, int8_t *o0, int8_t *o1) {
-    int32_t s0, s1;
-    tflm_mm_s8_unlane(a, &s0, &s1);
-    *o0 = tflm_out_s8((int32_t)((uint32_t)s0 + (uint32_t)q->bias), q, zp, lo, hi);
-    *o1 = tflm_out_s8((int32_t)((uint32_t)s1 + (uint32_t)q->bias), q, zp, lo, hi);
-}
-#endif
-
 // Two pixels (x1 == NULL: one) of `k` contiguous values each (a 1x1
 // window, or a window gathered on the stack) against the chunk's filters,
 // two at a time. out0/out1: the pixels' outputs at the chunk's first channel.
@@ -169,24 +159,6 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
     const int32_t n = c->n, zp = c->zero_point, lo = c->act_min, hi = c->act_max;
     const tflm_out_s8_t *q = c->q;
     const int8_t *w = c->filter + c->c0 * k;
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
-    if (x1 != NULL && c->lanes && k <= CONV_S8_WIDE_MAX) {
-        // Both pixels in lanes: one SMLAL for two products.
-        int32_t xp[CONV_S8_WIDE_MAX];
-        tflm_mm_s8_pack2(x0, x1, k, xp);
-        for (int32_t j = 0; j < n; j += 2, w += 2 * k) {
-            const bool two = j + 1 < n;
-            const tflm_out_s8_t *q0 = &q[j], *q1 = two ? q0 + 1 : q0;
-            int64_t a[2] = { 0, 0 };
-            tflm_mm_s8_2x2_lanes(xp, k, w, two ? w + k : w, a);
-            conv_s8_out_lanes(a[0], q0, zp, lo, hi, out0 + j, out1 + j);
-            if (two) {
-                conv_s8_out_lanes(a[1], q1, zp, lo, hi, out0 + j + 1, out1 + j + 1);
-            }
-        }
-        return;
-    }
-#endif
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
     // Both pixels widened once for all the filters (up to the last multiple
     // of 4; the rest, if any, value by value).

@@ -10,9 +10,9 @@
 // two at a time with SXTB16 and multiplied in pairs with SMLAD (lanes 0/2
 // and 1/3 of both operands pair up alike, so no reordering is needed);
 // on Xtensa (ESP32) two values per step in assembly, the loop the core's
-// own (LOOP); elsewhere one value per step, four steps unrolled. On Armv7-M
-// and later mainline cores (M3, M4, M7, M33) two pixels also share each
-// multiply, in lanes of a 64-bit sum (TFLM_MM_S8_LANE, below).
+// own (LOOP); elsewhere one value per step, four steps unrolled. With DSP,
+// four pointwise pixels also share each multiply, two by two in lanes of a
+// 64-bit sum (TFLM_MM_S8_LANE, below).
 #ifndef TFLM_KERNELS_MM_S8_H
 #define TFLM_KERNELS_MM_S8_H
 
@@ -226,7 +226,7 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s16s8_2x2(const uint32_t *xw, const uint3
 
 #endif // TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
 
-// Two pixels in one multiply (Armv7-M, tflm_mm_s8_4x2): a word holding two
+// Two pixels in one multiply (cores with DSP, tflm_mm_s8_4x2): a word holding two
 // pixels' values, x0 + x1 * 2^23, times a filter value is x0.w + x1.w * 2^23,
 // so SMLAL's 64-bit sums of such products hold two pixels' sums at once,
 // s0 + s1 * 2^23, and give both back exactly while -2^22 <= s0 < 2^22 (the
@@ -235,14 +235,19 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s16s8_2x2(const uint32_t *xw, const uint3
 // 2^15 (|x| <= 128): every filter of a layer must (tflm_mm_s8_lanes_fit).
 #define TFLM_MM_S8_LANE (23)
 
-// The core families that sum in lanes: Armv7-M and later mainline, with a
-// single-instruction 32x32+64 multiply-accumulate (SMLAL), and there the
-// loops in assembly (elsewhere, and for the host's tests, the same in C).
+// The core family that sums in lanes: DSP (Cortex-M4, M7, M33), whose
+// 32x32+64 multiply-accumulate (SMLAL) takes one cycle, with the loop in
+// assembly (for the host's tests, the same in C). Not the Cortex-M3: its
+// SMLAL takes 4 to 7 cycles by the operands' size (TRM r2p1, table 3-1),
+// MLA 2, so two products in one SMLAL save instructions, not cycles (the
+// packed operand is large): measured by the cycle estimator at the TRM's
+// worst, the plain 2x2 block takes 8-11% fewer cycles on the shared models
+// (docs/speed.md).
 // tflm_mm_s8_4x2's assembly takes all fourteen registers, r7 and r9
 // included: a build that reserves one (frame pointers, a fixed r9, -O0)
 // fails to compile it and needs -DTFLM_MM_S8_LANES_ASM=0 (the same sums in
 // C, slower).
-#define TFLM_MM_S8_LANES (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP)
+#define TFLM_MM_S8_LANES (TFLM_KERNEL_ARCH == TFLM_ARCH_DSP)
 #ifndef TFLM_MM_S8_LANES_ASM
 #if defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__)
 #define TFLM_MM_S8_LANES_ASM (1)
@@ -329,47 +334,6 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_4x2(const int32_t *xp, int32_t n, cons
     a[1] = a10;
     a[2] = a01;
     a[3] = a11;
-}
-
-// Two pixels of n values in words, x0 + x1 * 2^23.
-static TFLM_ALWAYS_INLINE void tflm_mm_s8_pack2(const int8_t *x0, const int8_t *x1, int32_t n, int32_t *xp) {
-    for (int32_t k = 0; k < n; ++k) {
-        xp[k] = x0[k] + x1[k] * (1 << TFLM_MM_S8_LANE);
-    }
-}
-
-// One value of tflm_mm_s8_2x2_lanes's loop in assembly.
-#define TFLM_MM_S8_2X2_LANES_STEP \
-    "ldr %[xv], [%[p]], #4\n\t" \
-    "ldrsb %[wa], [%[w0]], #1\n\t" \
-    "ldrsb %[wb], [%[w1]], #1\n\t" \
-    "smlal %Q[a0], %R[a0], %[xv], %[wa]\n\t" \
-    "smlal %Q[a1], %R[a1], %[xv], %[wb]\n\t"
-
-// a[0] += (pixels 0, 1) . w0 and a[1] += (pixels 0, 1) . w1 over n values,
-// the pixels packed by tflm_mm_s8_pack2.
-static TFLM_ALWAYS_INLINE void tflm_mm_s8_2x2_lanes(const int32_t *xp, int32_t n, const int8_t *w0,
-    const int8_t *w1, int64_t *a) {
-    int64_t a0 = a[0], a1 = a[1];
-#if TFLM_MM_S8_LANES_ASM
-    const int32_t *end4 = xp + (n & ~3);
-    int32_t xv, wa, wb;
-    while (xp != end4) {
-        __asm__(
-            TFLM_MM_S8_2X2_LANES_STEP TFLM_MM_S8_2X2_LANES_STEP TFLM_MM_S8_2X2_LANES_STEP TFLM_MM_S8_2X2_LANES_STEP
-            : [a0] "+r"(a0), [a1] "+r"(a1), [p] "+r"(xp), [w0] "+r"(w0), [w1] "+r"(w1), [xv] "=&r"(xv),
-              [wa] "=&r"(wa), [wb] "=&r"(wb)
-            :
-            : "memory");
-    }
-    n &= 3;
-#endif
-    for (int32_t k = 0; k < n; ++k) {
-        a0 += (int64_t)xp[k] * w0[k];
-        a1 += (int64_t)xp[k] * w1[k];
-    }
-    a[0] = a0;
-    a[1] = a1;
 }
 
 // sum of n int8 values (a filter's sum, for folding the input offset).

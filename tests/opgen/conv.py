@@ -96,11 +96,16 @@ def _conv(rng: np.random.Generator, dtype: str, bias_type: str | None = None, in
                                 bias=btype if has_bias else None, per_channel=per_channel, **g))
 
 
-def _depthwise(rng: np.random.Generator, dtype: str, int64_at_4_mod_8: bool = False) -> Case:
+def _depthwise(rng: np.random.Generator, dtype: str, int64_at_4_mod_8: bool = False, narrow: bool = False) -> Case:
     g = _geometry(rng)
+    if narrow:
+        # Outputs a few pixels wide with many channels, one per input channel
+        # (the int8 kernel's channels-innermost path, several chunks of them).
+        while g["ow"] > 4:
+            g = _geometry(rng)
     batches = int(rng.integers(1, 4)) if rng.integers(0, 3) == 0 else 1
-    in_d = int(rng.integers(1, 17))
-    mult = int(rng.choice([1, 1, 2, 3]))
+    in_d = int(rng.integers(17, 41)) if narrow else int(rng.integers(1, 17))
+    mult = 1 if narrow else int(rng.choice([1, 1, 2, 3]))
     out_d = in_d * mult
     act = str(rng.choice(ACTIVATIONS))
     per_channel = dtype != "FLOAT32" and bool(rng.integers(0, 2))
@@ -140,6 +145,7 @@ def conv_int16_bias64_misaligned(rng):
 
 generators(_depthwise, {"DEPTHWISE_CONV_2D/float32": ("FLOAT32",),
                         "DEPTHWISE_CONV_2D/int8": ("INT8",),
+                        "DEPTHWISE_CONV_2D/int8_narrow": ("INT8", False, True),
                         "DEPTHWISE_CONV_2D/int16": ("INT16",)})
 
 
