@@ -161,8 +161,8 @@ def cases() -> list[Case]:
     # Two pixels in one 64-bit sum (Cortex-M3/M4): the largest sums, with
     # their own input sets (all -128, all 127, random).
     out += opgen.cases(16, only="CONV_2D/int8_lanes")
-    # Depthwise, channels innermost (Cortex-M3/M4): narrow outputs, chunks of
-    # up to 16 channels and what is left of them.
+    # Depthwise on narrow outputs, in chunks of 16 channels and what is left
+    # of them.
     out += opgen.cases(8, only="DEPTHWISE_CONV_2D/int8_narrow")
     # Batch matrix multiplies (kernels/batch_matmul.c: two rows by two
     # columns through kernels/mm_s8.h): the generator's odd and even sizes,

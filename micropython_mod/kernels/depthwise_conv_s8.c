@@ -2,17 +2,14 @@
 // with TFLM's reference. The eval() calls it over all rows; a caller that
 // works patch by patch or over overlapped buffers calls it by row ranges.
 //
-// Up to three paths (dw_s8_path). 3x3 windows without dilation, stride 1
-// or 2 (on the Cortex-M3 and M4, outputs more than a few pixels wide), go
-// one output channel along one output row at a time, the window in
-// registers: the nine weights are loaded once per row, each input column
+// 3x3 windows without dilation, stride 1 or 2 (nearly every depthwise
+// layer), go one output channel along one output row at a time, the window
+// in registers: the nine weights are loaded once per row, each input column
 // (three values) once, and shared by the outputs whose windows hold it
-// (three with stride 1, two with stride 2); rows and columns outside the
+// (three with stride 1, two with stride 2). Rows and columns outside the
 // input are zeros: the input offset is added as values are loaded, so a
-// zero adds nothing, as the reference skips those taps. On the Cortex-M3 and M4, other layers with one output
-// channel per input channel go channels innermost, four at a time with
-// their sums in registers, over the taps of each output pixel's window
-// inside the input (dw_s8_channels); the rest take the generic loop.
+// zero adds nothing, as the reference skips those taps. Other windows take
+// the generic loop.
 #include "kernels/loop_opt.h"
 #include "kernels/conv_common.h"
 #include "kernels/out_s8.h"
@@ -371,101 +368,15 @@ static void dw_s8_generic(const dw_s8_t *c, int8_t *output, int32_t batch, int32
     }
 }
 
-// The channels-innermost path, on the Cortex-M3 and M4 (Thumb-2), where it
-// was measured: windows of up to DW_S8_TAPS_MAX taps, and 3x3 windows on
-// outputs at most DW_S8_NARROW wide (the sweep in docs/speed.md: there the
-// channel path takes a quarter to three fifths fewer cycles than the row
-// path on 4x4 maps, a fifth to two fifths more on 8x8). Elsewhere it is not
-// built: on the Cortex-M0+ and the ESP32's LX6 a first version changed how
-// the compiler laid out the other paths (up to 0.5% more on the shared
-// models), and the path itself was not measured there.
-#define DW_S8_CHANNELS_PATH (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP)
-#define DW_S8_TAPS_MAX (25)
-#define DW_S8_NARROW (4)
-
-#if DW_S8_CHANNELS_PATH
-
-// Four channels' sums (a) over a window's taps: the input at x + xo[t] and
-// the weights at w + wo[t], channel by channel from there.
-static TFLM_ALWAYS_INLINE void dw_s8_taps4(const int8_t *x, const int8_t *w, const int32_t *xo, const int32_t *wo,
-    int32_t taps, int32_t off, uint32_t *a) {
-    uint32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-    for (int32_t t = 0; t < taps; ++t) {
-        const int8_t *xp = x + xo[t], *wp = w + wo[t];
-        a0 += (uint32_t)((xp[0] + off) * wp[0]);
-        a1 += (uint32_t)((xp[1] + off) * wp[1]);
-        a2 += (uint32_t)((xp[2] + off) * wp[2]);
-        a3 += (uint32_t)((xp[3] + off) * wp[3]);
-    }
-    a[0] = a0;
-    a[1] = a1;
-    a[2] = a2;
-    a[3] = a3;
-}
-
-// One channel per input channel (multiplier 1), channels innermost: per
-// output pixel, the taps inside the input are listed once (input and filter
-// offsets), then each four channels go over them with their sums in
-// registers. Nothing is set up per channel and row: where a row holds few
-// outputs to share the row path's setup, this path is the faster one.
-static void dw_s8_channels(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
-    const int32_t in_d = c->in_d, in_w = c->in_w, out_w = c->out_w, out_d = c->out_d, n = c->n;
-    const int32_t off = c->input_offset, zp = c->zero_point, lo = c->act_min, hi = c->act_max;
-    const int8_t *x = c->in_b + c->c0, *w = c->filter + c->c0;
-    int32_t xo[DW_S8_TAPS_MAX], wo[DW_S8_TAPS_MAX];
-    for (int32_t oy = row0; oy < row1; ++oy) {
-        int32_t fy0, fy1;
-        const int32_t y0 = conv_window(oy, c->stride_h, c->pad_h, c->dil_h, c->f_h, c->in_h, &fy0, &fy1);
-        int8_t *out = output + ((batch * c->out_h + oy) * out_w) * out_d + c->c0;
-        for (int32_t ox = 0; ox < out_w; ++ox, out += out_d) {
-            int32_t fx0, fx1;
-            const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, in_w, &fx0, &fx1);
-            int32_t taps = 0;
-            for (int32_t fy = fy0; fy < fy1; ++fy) {
-                for (int32_t fx = fx0; fx < fx1; ++fx, ++taps) {
-                    xo[taps] = ((y0 + c->dil_h * fy) * in_w + x0 + c->dil_w * fx) * in_d;
-                    wo[taps] = (fy * c->f_w + fx) * out_d;
-                }
-            }
-            int32_t j = 0;
-            for (; j + 4 <= n; j += 4) {
-                uint32_t a[4] = { (uint32_t)c->q[j].bias, (uint32_t)c->q[j + 1].bias, (uint32_t)c->q[j + 2].bias,
-                                  (uint32_t)c->q[j + 3].bias };
-                dw_s8_taps4(x + j, w + j, xo, wo, taps, off, a);
-                for (int32_t k = 0; k < 4; ++k) {
-                    out[j + k] = dw_s8_out(a[k], &c->q[j + k], zp, lo, hi);
-                }
-            }
-            for (; j < n; ++j) {
-                uint32_t a = (uint32_t)c->q[j].bias;
-                for (int32_t t = 0; t < taps; ++t) {
-                    a += (uint32_t)((x[j + xo[t]] + off) * w[j + wo[t]]);
-                }
-                out[j] = dw_s8_out(a, &c->q[j], zp, lo, hi);
-            }
-        }
-    }
-}
-#endif // DW_S8_CHANNELS_PATH
-
-enum { DW_S8_GENERIC, DW_S8_ROWS, DW_S8_CHANNELS };
-
-// The path a layer takes: the window-in-registers path for 3x3 windows
-// without dilation, stride 1 or 2, at most one column of padding (what SAME
-// gives them) and three input rows, unless the output is narrow; channels
-// innermost for multiplier 1 and a window of at most DW_S8_TAPS_MAX taps
-// (DW_S8_CHANNELS_PATH); else the generic loop.
-static int dw_s8_path(const conv_data_t *d) {
-    const bool channels = DW_S8_CHANNELS_PATH && d->f_d == 1 && d->f_h * d->f_w <= DW_S8_TAPS_MAX;
-    if (d->f_h == 3 && d->f_w == 3 && d->dil_h == 1 && d->dil_w == 1 && d->stride_w <= 2 && d->pad_w <= 1
-        && d->in_h >= 3 && !(channels && d->out_w <= DW_S8_NARROW)) {
-        return DW_S8_ROWS;
-    }
-    return channels ? DW_S8_CHANNELS : DW_S8_GENERIC;
+// The window-in-registers path: 3x3, no dilation, stride 1 or 2, at most
+// one column of padding (what SAME gives them), three input rows.
+static bool dw_s8_uses_3x3(const conv_data_t *d) {
+    return d->f_h == 3 && d->f_w == 3 && d->dil_h == 1 && d->dil_w == 1 && d->stride_w <= 2 && d->pad_w <= 1
+        && d->in_h >= 3;
 }
 
 bool tflm_depthwise_conv_2d_s8_in_order(const conv_data_t *d, const int8_t *input, const int8_t *output) {
-    if (dw_s8_path(d) != DW_S8_ROWS) {
+    if (!dw_s8_uses_3x3(d)) {
         return d->out_d <= DW_S8_CHUNK;
     }
     // The 3x3 path goes channel by channel, each along its rows. With one
@@ -531,7 +442,7 @@ void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, c
     c.act_max = d->act_max.q;
     const int32_t *mults = conv_multipliers(d);
     const int8_t *shifts = conv_shifts(d);
-    const int path = dw_s8_path(d);
+    const bool w3x3 = dw_s8_uses_3x3(d);
     tflm_out_s8_t q[DW_S8_CHUNK];
     c.q = q;
     for (c.c0 = 0; c.c0 < c.out_d; c.c0 += DW_S8_CHUNK) {
@@ -541,13 +452,7 @@ void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, c
             q[j].bias = bias ? bias[oc] : 0;
             tflm_out_s8_setup(&q[j], mults[m], shifts[m], c.zero_point);
         }
-#if DW_S8_CHANNELS_PATH
-        if (path == DW_S8_CHANNELS) {
-            dw_s8_channels(&c, output, batch, row0, row1);
-            continue;
-        }
-#endif
-        if (path == DW_S8_ROWS) {
+        if (w3x3) {
             dw_s8_3x3(&c, output, batch, row0, row1);
         } else {
             dw_s8_generic(&c, output, batch, row0, row1);

@@ -100,7 +100,7 @@ def _depthwise(rng: np.random.Generator, dtype: str, int64_at_4_mod_8: bool = Fa
     g = _geometry(rng)
     if narrow:
         # Outputs a few pixels wide with many channels, one per input channel
-        # (the int8 kernel's channels-innermost path, several chunks of them).
+        # (in several of the int8 kernel's chunks of channels).
         while g["ow"] > 4:
             g = _geometry(rng)
     batches = int(rng.integers(1, 4)) if rng.integers(0, 3) == 0 else 1
