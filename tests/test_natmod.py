@@ -30,15 +30,17 @@ BUILD = Path(os.environ.get("TFLM_BUILD", Path(__file__).resolve().parents[1] / 
 MODELS = ["hello_world_int8.tflite", "kws_ref_model.tflite", "person_detect.tflite"]
 
 
-# Each target's tflm.mpy: its architecture and the models it runs, and
-# whether it has only those models' kernels (as `tflm-host ops MODELS
-# --natmod ARCH` builds it) or every kernel (make natmod ARCH=...): the natmod
-# entries of port_boards/<BOARD>/board.json, which `make natmod-stock` builds
-# from too.
-NATMOD = {"unix": ("x64", False)} | {b.name: (b.natmod_arch, b.natmod_models is not None)
-                                     for b in board_info.boards() if b.natmod_arch}
-TARGET_MODELS = {name: list(board_info.get(name).natmod_models or MODELS) if name != "unix" else MODELS
-                 for name in NATMOD}
+# Each target's tflm.mpy: its architecture and, for a build with only some
+# models' kernels (as `tflm-host ops MODELS --natmod ARCH` builds it), those
+# models (None: every kernel, make natmod ARCH=...; the target runs MODELS):
+# the natmod entries of port_boards/<BOARD>/board.json, which `make
+# natmod-stock` builds from too.
+NATMOD = {"unix": ("x64", None)} | {b.name: (b.natmod_arch, b.natmod_models)
+                                    for b in board_info.boards() if b.natmod_arch}
+
+
+def target_models(target: str) -> list[str]:
+    return list(NATMOD[target][1] or MODELS)
 
 
 @functools.cache
@@ -64,8 +66,8 @@ def natmod_path(arch: str, models: tuple[str, ...] | None) -> Path:
 
 
 def natmod_file(target: str) -> bytes:
-    arch, reduced = NATMOD[target]
-    return natmod_path(arch, tuple(TARGET_MODELS[target]) if reduced else None).read_bytes()
+    arch, models = NATMOD[target]
+    return natmod_path(arch, models).read_bytes()
 
 
 class NatmodTarget(Target):
@@ -108,7 +110,7 @@ def test_stock_firmware_has_no_tflm(target):
 
 @pytest.mark.parametrize("target", list(NATMOD))
 def test_natmod_models_bit_exact(target):
-    todo = jobs(TARGET_MODELS[target])
+    todo = jobs(target_models(target))
     ours = run_batch(NatmodTarget(stock_target(target), natmod_file(target)), todo)
     builtin = run_batch(UnixTarget(), todo)
     for job in todo:

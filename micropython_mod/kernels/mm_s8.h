@@ -241,8 +241,8 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s16s8_2x2(const uint32_t *xw, const uint3
 // SMLAL takes 4 to 7 cycles by the operands' size (TRM r2p1, table 3-1),
 // MLA 2, so two products in one SMLAL save instructions, not cycles (the
 // packed operand is large): measured by the cycle estimator at the TRM's
-// worst, the plain 2x2 block takes 8-11% fewer cycles on the shared models
-// (docs/speed.md).
+// worst, the plain 2x2 block takes 9-11% fewer cycles on kws_ref_model,
+// person_detect and vww_96_int8.
 // tflm_mm_s8_4x2's assembly takes all fourteen registers, r7 and r9
 // included: a build that reserves one (frame pointers, a fixed r9, -O0)
 // fails to compile it and needs -DTFLM_MM_S8_LANES_ASM=0 (the same sums in
