@@ -272,12 +272,16 @@ STOCK_MODULES := $(BUILD)/stock-modules
 # build, and with it the loading of native code; the RP2040's stock firmware
 # (the same ISA) has it for ARMv6-M: so here.
 STOCK_CFLAGS = $(if $(filter MICROBIT,$(BOARD)),-DMICROPY_EMIT_THUMB=1 -DMICROPY_EMIT_THUMB_ARMV7M=0)
-## make firmware-stock BOARD=...: a QEMU board's firmware without the module, to load tflm.mpy (build/BOARD-stock)
+## make firmware-stock BOARD=...: a board's firmware without the module, to load tflm.mpy (build/BOARD-stock)
+ifneq ($(filter $(BOARD),$(REAL_BOARDS)),)
+firmware-stock: firmware-stock-real
+else
 firmware-stock: $(MPY_CROSS)
 	@mkdir -p $(STOCK_MODULES) && ln -sfn $(TOP)/port_boards $(STOCK_MODULES)/boards
 	$(MAKE) -C $(MPY_DIR)/ports/qemu BOARD=$(BOARD) BOARD_DIR=$(TOP)/port_boards/$(BOARD) \
 		BUILD=$(BUILD)/$(BOARD)-stock USER_C_MODULES=$(STOCK_MODULES) MICROPY_MPYCROSS=$(MPY_CROSS) \
 		CFLAGS_EXTRA="$(STOCK_CFLAGS)" FROZEN_MANIFEST= -j$(JOBS)
+endif
 
 # What tests/test_natmod.py loads: tflm.mpy for x64 with every kernel and,
 # for each board whose board.json has a natmod entry (NATMOD_BOARDS), for its

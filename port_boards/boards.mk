@@ -39,7 +39,7 @@ endif
 TFLM_TOP_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 BOARDS_MAKE = $(MAKE) --no-print-directory -f $(TFLM_TOP_MAKEFILE) -f $(TFLM_BOARDS_MK)
 
-.PHONY: firmware-real real-boards-check deps-boards picotool pico-emulator real-firmware boards-report \
+.PHONY: firmware-real firmware-stock-real real-boards-check deps-boards picotool pico-emulator real-firmware boards-report \
 	compile-check compile-check-objs compile-check-deps compile-check-genhdr compile-check-report
 
 # ---------------------------------------------------------------------------
@@ -277,6 +277,21 @@ ifeq ($(REAL_PORT),stm32)
 		TFLM_TYPES="$(TFLM_TYPES)" TFLM_PLANNERS="$(TFLM_PLANNERS)" TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
 	@PYTHONPATH=$(TOP)/host_tools python3 -m tflm_host.boards check $(BOARD) $(FW_BUILD)
 	@echo "firmware: $(FW_BUILD)/firmware.dfu (also firmware.hex, firmware0.bin at 0x08000000, firmware1.bin at the FLASH_TEXT region's start above)"
+endif
+
+# The stock firmware of a real board, to load tflm.mpy on (make
+# firmware-stock, make natmod-stock): MicroPython 1.25.0's own board
+# definition of that name, unchanged and without the module, in
+# build/<BOARD>-stock. The rp2 port's RPI_PICO: littlefs at the end of flash,
+# no ROMFS.
+firmware-stock-real: real-boards-check
+	@$(BOARDS_MAKE) $(MPY_CROSS)
+ifeq ($(REAL_PORT),rp2)
+	MICROPY_MPYCROSS=$(MPY_CROSS) CMAKE_ARGS='$(PICOTOOL_CMAKE)' \
+		$(MAKE) -C $(MPY_DIR)/ports/rp2 BOARD=$(BOARD) BUILD=$(BUILD)/$(BOARD)-stock -j$(JOBS)
+	@echo "firmware: $(BUILD)/$(BOARD)-stock/firmware.uf2 (stock MicroPython)"
+else
+	@echo "firmware-stock: no stock build here for the $(REAL_PORT) port's $(BOARD)" >&2; exit 1
 endif
 
 # ---------------------------------------------------------------------------

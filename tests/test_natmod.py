@@ -1,11 +1,14 @@
 """tflm.mpy, the module as a dynamic native module (`make natmod`), on stock
 MicroPython 1.25.0 firmware that has no tflm module: the unix port
 (build/unix-stock), MPS2_AN385 (Cortex-M3, build/MPS2_AN385-stock), MICROBIT
-(Cortex-M0, the RP2040's ISA, with a tflm.mpy of its models' kernels) and
+(Cortex-M0, the RP2040's ISA, with a tflm.mpy of its models' kernels),
 NETDUINOPLUS2 (Cortex-M4F, the pyboard's MCU, hard-float ABI: hello_world's
-kernel, for its 111 KB heap), the boards finding tflm.mpy in their ROMFS. Outputs are TFLM's, bit for bit, and the arena
-figures the built-in module's; the API answers as the built-in module does.
-`make natmod-stock` builds what these tests load."""
+kernel, for its 111 KB heap), the QEMU boards finding tflm.mpy in their ROMFS,
+and the rp2 port's own RPI_PICO firmware in the RP2040 emulator, finding it
+and the models in its littlefs filesystem, as `mpremote cp` leaves them. Outputs
+are TFLM's, bit for bit, and the arena figures the built-in module's; the API
+answers as the built-in module does. `make natmod-stock` builds what these
+tests load."""
 
 from __future__ import annotations
 
@@ -17,11 +20,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import littlefs
 import pytest
 
 from conftest import DEVICE_PRELUDE, model_files, model_path
 from tflm_host import board_info
-from tflm_host.device import QemuTarget, Target, UnixTarget
+from tflm_host.device import PicoServer, QemuTarget, Target, UnixTarget, run_chunks
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
 from tflm_host.runner import BatchJob, make_inputs, run_batch
@@ -83,11 +87,58 @@ class NatmodTarget(Target):
         return self.inner.run(chunks, {**(files or {}), "tflm.mpy": self.mpy}, timeout=timeout)
 
 
+def c_number(text: str, name: str) -> int:
+    """The value of `#define NAME (expression)` or `NAME = (expression)` in
+    C, CMake or linker text: digits, * and parentheses only."""
+    found = re.search(rf"\b{name}\s*=?\s*(\([\d\s*()]+\)|\d+)", text)
+    assert found, f"no {name}"
+    value = 1
+    for factor in re.findall(r"\d+", found.group(1)):
+        value *= int(factor)
+    return value
+
+
+class StockPicoTarget(Target):
+    """The rp2 port's own RPI_PICO firmware (build/RPI_PICO-stock, no ROMFS)
+    on rp2040js. A run's files go into a littlefs image at the place in flash
+    where the firmware mounts its filesystem as / (the last
+    MICROPY_HW_FLASH_STORAGE_BYTES of the flash; the emulated flash cannot be
+    written by the firmware, so the image is made here, as the boot script's
+    VfsLfs2(progsize=256) reads it): tflm.mpy is imported from there and the
+    models read into RAM, as on a board after `mpremote cp`."""
+
+    def __init__(self) -> None:
+        self.name = "RPI_PICO"
+        self.firmware = BUILD / "RPI_PICO-stock" / "firmware.uf2"
+        assert self.firmware.is_file(), f"{self.firmware} missing: run `make natmod-stock`"
+        # The board definition it was built with, and the flash its link used.
+        board_dir = re.search(r"^MICROPY_BOARD_DIR:\w+=(.+)$",
+                              (self.firmware.parent / "CMakeCache.txt").read_text(), re.M).group(1)
+        storage = c_number(Path(board_dir, "mpconfigboard.h").read_text(), "MICROPY_HW_FLASH_STORAGE_BYTES")
+        flash = c_number((self.firmware.parent / "pico_flash_region.ld").read_text(), "LENGTH")
+        self.fs_offset, self.fs_blocks = flash - storage, storage // 4096
+
+    def filesystem(self, files: dict[str, bytes]) -> bytes:
+        fs = littlefs.LittleFS(block_size=4096, block_count=self.fs_blocks, read_size=32, prog_size=256,
+                               lookahead_size=32, disk_version=0x00020001)
+        for name, data in files.items():
+            with fs.open(name, "wb") as f:
+                f.write(data)
+        return bytes(fs.context.buffer)
+
+    def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600) -> str:
+        image = self.filesystem(files or {})
+        with PicoServer(firmware=self.firmware, flash={self.fs_offset: image}) as server:
+            return run_chunks(server.url, ["ROOT = ''"] + chunks, timeout)
+
+
 def stock_target(name: str) -> Target:
     if name == "unix":
         binary = BUILD / "unix-stock" / "micropython"
         assert binary.is_file(), f"{binary} missing: run `make natmod-stock`"
         return UnixTarget(binary)
+    if board_info.get(name).port == "rp2":
+        return StockPicoTarget()
     firmware = BUILD / f"{name}-stock" / "firmware.elf"
     assert firmware.is_file(), f"{firmware} missing: run `make natmod-stock`"
     return QemuTarget(name, firmware)

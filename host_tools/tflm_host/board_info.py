@@ -29,7 +29,7 @@ own files. A board.json holds:
   demo         the line `tflm-host demo` introduces the board with
   readme       what and status: the README's board table, {facts} from the board's files
   natmod       the stock firmware `make test` loads tflm.mpy on (a board of the qemu
-               port): arch (the .mpy's, `make natmod ARCH=`), models (the shared models
+               port, or rp2's RPI_PICO: MicroPython's own board definition): arch (the .mpy's, `make natmod ARCH=`), models (the shared models
                it is built for and tested with, `tflm-host ops --natmod`; absent: every
                kernel)
 
@@ -50,6 +50,8 @@ from pathlib import Path
 
 PORTS = ("qemu", "rp2", "stm32", "esp32")
 EMULATORS = ("qemu-arm", "rp2040js", "qemu-esp32")
+# The ports whose stock firmware `make firmware-stock` builds (natmod entries).
+STOCK_PORTS = ("qemu", "rp2")
 SHIPPED = Path(__file__).resolve().parent / "board_data"
 CHECKOUT = Path(__file__).resolve().parents[2] / "port_boards"
 
@@ -194,8 +196,9 @@ def parse(name: str, d: dict, where: str = "") -> Board:
                       f"build/{name}/{f['build_output']}", tuple(f["tools"]), f["takes"])
     readme = _take(d.get("readme", {"what": "", "status": ""}), f"{where}: readme", ("what", "status"), ())
     natmod = _take(d.get("natmod", {"arch": ""}), f"{where}: natmod", ("arch",), ("models",))
-    if natmod["arch"] and d["port"] != "qemu":
-        raise BoardFileError(f"{where}: natmod: stock firmware is built for the qemu port's boards only")
+    if natmod["arch"] and d["port"] not in STOCK_PORTS:
+        raise BoardFileError(f"{where}: natmod: stock firmware is built for the {' and '.join(STOCK_PORTS)} "
+                             "ports' boards only")
     models = natmod.get("models")
     if models is not None and (not isinstance(models, list) or not models
                                or not all(isinstance(m, str) and m.endswith(".tflite") for m in models)):

@@ -794,9 +794,13 @@ class PicoServer:
     written by the firmware). Use as a context manager; the emulator stops
     on exit."""
 
-    def __init__(self, image: bytes | None = None, firmware: Path | None = None) -> None:
+    def __init__(self, image: bytes | None = None, firmware: Path | None = None,
+                 flash: dict[int, bytes] | None = None) -> None:
+        """`flash`: more images by flash offset (a filesystem's, for firmware
+        without ROMFS)."""
         self.board = pico_board(firmware)
         self.image = image
+        self.flash = flash or {}
         self.url = ""
         self.address: tuple[str, int] = ("", 0)
         self.proc: subprocess.Popen | None = None
@@ -812,6 +816,10 @@ class PicoServer:
         if self.image is not None:
             path = romfs_file(self.image, "RPI_PICO", self.board.romfs_size, self._tmp)
             cmd += ["--image", f"{path}@{self.board.romfs_start:#x}"]
+        for offset, data in self.flash.items():
+            path = Path(self._tmp.name, f"flash-{offset:x}.img")
+            path.write_bytes(data)
+            cmd += ["--image", f"{path}@{offset:#x}"]
         return cmd
 
     def __enter__(self) -> "PicoServer":
