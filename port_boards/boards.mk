@@ -88,13 +88,16 @@ ESP32_ENV = IDF_PATH=$(ESP32_DIR)/esp-idf IDF_PYTHON_ENV_PATH=$(VENV) IDF_PYTHON
 	IDF_COMPONENT_MANAGER=0 PATH="$(VENV)/bin:$(ESP32_DIR)/xt/bin:$(ESP32_DIR)/esp-idf/tools:$$PATH"
 ESP32_VARIANT := BOARD_VARIANT=NORADIO
 ESP32_IDF_DEFS := -D TFLM_ESP32_MDNS_INCLUDE=$(ESP32_DIR)/extras/ports/esp32/components/mdns/include
-ESP32_IDF_ID = offline NORADIO $(ESP32_DIR) $(shell cat $(ESP32_SDK)/SHA256SUMS 2>/dev/null | md5sum | cut -c1-16)
+ESP32_IDF_ID = offline NORADIO $(ESP32_DIR) $(shell cat $(ESP32_SDK)/SHA256SUMS 2>/dev/null | md5sum | cut -c1-16) $(ESP32_BOARD_ID)
 else
 ESP32_ENV :=
 ESP32_VARIANT :=
 ESP32_IDF_DEFS :=
-ESP32_IDF_ID := $(IDF_PATH)
+ESP32_IDF_ID = $(IDF_PATH) $(ESP32_BOARD_ID)
 endif
+# The board's settings: ESP-IDF takes SDKCONFIG_DEFAULTS only when it writes
+# a build folder's sdkconfig, so a change to them starts the folder afresh.
+ESP32_BOARD_ID = $(shell cat $(TOP)/port_boards/ESP32_GENERIC/*.cmake $(TOP)/port_boards/ESP32_GENERIC/sdkconfig.* | md5sum | cut -c1-16)
 
 # The module's build settings as CMake definitions (lists are ;-separated).
 tflm_empty :=
