@@ -312,3 +312,12 @@ def test_install_on_stock_firmware(capsys):
         assert ours.arena == builtin.arena and ours.buffers == builtin.buffers
         assert on_board(board.url, "import tflm\nprint(tflm.__file__, tflm.version)").split() == \
             ["/lib/tflm.mpy", version]
+
+
+def test_the_checkouts_build_for_the_board(tmp_path, monkeypatch):
+    board = board_format(sys_mpy(ARMV7EM))  # MPS2_AN385's stock firmware reports this
+    assert install.Source().file_for(board) == BUILD / "natmod" / "armv7m" / "tflm.mpy"
+    monkeypatch.setenv("TFLM_BUILD", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=rf"^{tmp_path}/natmod/armv6m/tflm.mpy not found: run `make natmod "
+                                                r"ARCH=armv6m` or give --build$"):
+        install.Source().file_for(board_format(sys_mpy(ARMV6M)))
