@@ -271,7 +271,8 @@ def test_install_on_stock_firmware(capsys):
                 ("sha256", hashlib.sha256(data).hexdigest())
             assert link.digest("/small/x.bin", install.BoardInfo(None, [], False, True, True)) == \
                 ("crc32", f"{zlib.crc32(data):08x}")
-            assert link.digest("/small/x.bin", install.BoardInfo(None, [], False, False, False)) == ("bytes", data.hex())
+            assert link.digest("/small/x.bin", install.BoardInfo(None, [], False, False, False)) == \
+                ("bytes", data.hex())
             link.run("import os\nos.remove('/small/x.bin')")
         finally:
             link.close()

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, _engine, arena, board_info, boards, device, install, patches, plot, prepare, progress, romfs, \
-    schema
+from . import (__version__, _engine, arena, board_info, boards, device, install, patches, plot, prepare, progress,
+               romfs, schema)
 from .demo import EXAMPLES, run_demo
 from .deploy import deploy
 from .flash import add_parser as add_flash_parser
@@ -964,8 +964,8 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--mpy", metavar="FILE", help="this tflm.mpy (checked against the board first)")
     source.add_argument("--dist", metavar="DIR", help="from a release folder: DIR/mpy/<ARCH>/tflm.mpy")
     source.add_argument("--build", action="store_true", help="in the checkout: `make natmod ARCH=...` first")
-    source.add_argument("--model", nargs="+", metavar="MODEL", help="in the checkout: a tflm.mpy with only these models' "
-                   "kernels, built as `ops MODEL... --natmod ARCH` builds it")
+    source.add_argument("--model", nargs="+", metavar="MODEL", help="in the checkout: a tflm.mpy with only these "
+                        "models' kernels, built as `ops MODEL... --natmod ARCH` builds it")
     p.add_argument("--target", metavar="DIR", help="the board's folder to put it in (default: the first .../lib "
                    "folder on its sys.path outside /rom, as mip's)")
     p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
