@@ -295,11 +295,15 @@ define NATMOD_STOCK_BOARD
 	@$(MAKE) --no-print-directory firmware-stock BOARD=$(1)
 
 endef
+# tests/test_install.py installs, with `tflm-host install --model`, an
+# armv7m tflm.mpy with hello_world_int8's kernel onto MPS2_AN385's stock
+# firmware (the whole set takes twice as long to send over its UART).
 ## make natmod-stock: tflm.mpy (x64 and each NATMOD_BOARDS' architecture) and the stock firmware the tests load it on
 natmod-stock:
 	@$(MAKE) --no-print-directory natmod ARCH=x64
 	@$(MAKE) --no-print-directory unix-stock
 	$(foreach b,$(NATMOD_BOARDS),$(call NATMOD_STOCK_BOARD,$(b)))
+	$(call NATMOD_OPS,armv7m,$(MODELS)/hello_world_int8.tflite)
 
 ## make unix-stock: the unix port without the module, to load tflm.mpy (build/unix-stock/micropython)
 unix-stock: $(MPY_CROSS)

@@ -5,17 +5,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
-import re
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from . import __version__, _engine, arena, board_info, boards, device, patches, plot, prepare, progress, romfs, schema
+from . import (__version__, _engine, arena, board_info, boards, device, install, patches, plot, prepare, progress,
+               romfs, schema)
 from .demo import EXAMPLES, run_demo
 from .deploy import deploy
 from .flash import add_parser as add_flash_parser
@@ -620,15 +618,31 @@ def cmd_bench(args) -> int:
     return 0
 
 
-def cmd_ops(args) -> int:
+def used_ops(models: list[Model]) -> list[str]:
+    """The ops these models use, each once, in the order they first come."""
     used: list[str] = []
-    models = [load_model(path) for path in args.models]
     for model in models:
         for op in model.op_counts():
             if op not in used:
                 used.append(op)
+    return used
+
+
+def natmod_kernels(paths: list[Path]) -> tuple[str, str]:
+    """TFLM_OPS and TFLM_TYPES of a tflm.mpy with only these models' kernels
+    (as `ops --natmod` builds it); ValueError when an op has no kernel."""
+    models = [load_model(path) for path in paths]
+    check = kernel_check(used_ops(models))
+    problems = kernel_lines(check, None)
+    if problems:
+        raise ValueError("; ".join(problems))
+    return check["tflm_ops"], kernel_types(models)
+
+
+def cmd_ops(args) -> int:
+    models = [load_model(path) for path in args.models]
     built_with = _built_with(args)
-    check = kernel_check(used, built_with)
+    check = kernel_check(used_ops(models), built_with)
     ops = check["tflm_ops"]
     types = kernel_types(models)
     names = ", ".join(Path(p).name for p in args.models)
@@ -653,24 +667,13 @@ def cmd_ops(args) -> int:
 
 def natmod_build(arch: str, ops: str, types: str) -> int:
     """`make natmod` in the checkout for these kernels and types; prints
-    where tflm.mpy is (make says it last: "natmod: PATH (N bytes)")."""
+    where tflm.mpy is."""
     try:
-        root = device.checkout("ops --natmod")
+        path, size = install.make_natmod(arch, ops, types)
     except RuntimeError as e:
         print(f"tflm-host ops: {e}", file=sys.stderr)
         return 2
-    cmd = ["make", "--no-print-directory", "-C", str(root), "natmod", f"ARCH={arch}", f"TFLM_OPS={ops}",
-           f"TFLM_TYPES={types}"]
-    if "TFLM_BUILD" in os.environ:
-        cmd.append(f"BUILD={os.environ['TFLM_BUILD']}")
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    built = re.findall(r"^natmod: (\S+) \((\d+) bytes\)$", proc.stdout, re.M)
-    if proc.returncode or not built:
-        print(proc.stdout[-3000:], file=sys.stderr, end="")
-        print(f"tflm-host ops: make natmod ARCH={arch} failed (exit {proc.returncode})", file=sys.stderr)
-        return 2
-    path, size = built[-1]
-    print(f"# tflm.mpy for {arch} with these kernels ({int(size):,} bytes): {path}")
+    print(f"# tflm.mpy for {arch} with these kernels ({size:,} bytes): {path}")
     return 0
 
 
@@ -694,6 +697,14 @@ def cmd_deploy(args) -> int:
         caps = (False, 0, True, False)
     return deploy([Path(m) for m in args.models], args.port, [Path(f) for f in args.file or []],
                   dry_run=args.dry_run, check=not args.no_check, caps=caps)
+
+
+def cmd_install(args) -> int:
+    progress.set_quiet(args.quiet)
+    source = install.Source(mpy=Path(args.mpy) if args.mpy else None, dist=Path(args.dist) if args.dist else None,
+                            build=args.build, models=tuple(Path(m) for m in args.model or ()),
+                            kernels=natmod_kernels)
+    return install.install(args.port, source, args.target)
 
 
 class _Stopped(Exception):
@@ -944,6 +955,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-romfs", action="store_true", help="with --dry-run: as for a board without ROMFS")
     p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_deploy)
+
+    p = sub.add_parser("install", help="tflm.mpy, the module for stock firmware, onto a board for the architecture "
+                                       "it reports, then a check there (mpremote)")
+    p.add_argument("--port", required=True, help="the board's serial port, as mpremote takes it "
+                   "(/dev/ttyACM0, COM3, or the socket://127.0.0.1:PORT `tflm-host qemu` prints)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--mpy", metavar="FILE", help="this tflm.mpy (checked against the board first)")
+    source.add_argument("--dist", metavar="DIR", help="from a release folder: DIR/mpy/<ARCH>/tflm.mpy")
+    source.add_argument("--build", action="store_true", help="in the checkout: `make natmod ARCH=...` first")
+    source.add_argument("--model", nargs="+", metavar="MODEL", help="in the checkout: a tflm.mpy with only these "
+                        "models' kernels, built as `ops MODEL... --natmod ARCH` builds it")
+    p.add_argument("--target", metavar="DIR", help="the board's folder to put it in (default: the first .../lib "
+                   "folder on its sys.path outside /rom, as mip's)")
+    p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
+    p.set_defaults(func=cmd_install)
 
     add_flash_parser(sub)
 
