@@ -75,6 +75,8 @@ def test_manifest_lists_exactly_the_files(dist_copy):
         board = board_info.get(a["board"])
         assert a["file"] == f"tflm-{__version__}-{board.name}{Path(board.flash.build_output).suffix}"
         assert a["heap_bytes"] > 0 and a["flash_left_bytes"] > 0, a
+        if "variant" in a:  # a board variant of this project's (the ESP32's NORADIO from the offline ESP-IDF)
+            assert (ROOT / "port_boards" / board.name / f"mpconfigvariant_{a['variant']}.cmake").is_file(), a
     assert [a["arch"] for a in dist_artifacts(dist_copy, "mpy")] == NATMOD_ARCHS
     assert [a["file"] for a in dist_artifacts(dist_copy, "mip-package")] == \
         [f"mpy/{arch}/package.json" for arch in NATMOD_ARCHS]

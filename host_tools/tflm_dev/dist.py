@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -77,6 +78,14 @@ def git_commit(root: Path) -> dict[str, object]:
     return {"commit": head, "modified": dirty}
 
 
+def board_variant(folder: Path) -> str:
+    """The board variant a CMake port's build folder was configured with ("": none)."""
+    cache = folder / "CMakeCache.txt"
+    text = cache.read_text(errors="replace") if cache.is_file() else ""
+    m = re.search(r"^MICROPY_BOARD_VARIANT:\w+=(\w*)$", text, re.M)
+    return m.group(1) if m else ""
+
+
 def firmware_artifacts(build: Path, micropython: str) -> list[tuple[Path, Artifact]]:
     out = []
     for name in board_info.release_boards():
@@ -86,12 +95,15 @@ def firmware_artifacts(build: Path, micropython: str) -> list[tuple[Path, Artifa
         if not source.is_file():
             raise FileNotFoundError(f"{source} missing: run `make firmware BOARD={name}`")
         fig = boards.figures(name, build / name)
+        variant = board_variant(build / name)
+        built_as = f", its {variant} variant (port_boards/{name}/mpconfigvariant_{variant}.cmake)" if variant else ""
         out.append((source, Artifact(
             f"tflm-{__version__}-{name}{source.suffix}", "firmware",
-            f"MicroPython {micropython} for {name} ({b.chip}, {b.port} port) with the tflm module built in, "
-            f"every kernel; `tflm-host flash {name} FILE` writes it ({' or '.join(b.flash.tools)})",
-            board=name, extra={"port": b.port, "chip": b.chip, "heap_bytes": fig.heap,
-                               "flash_left_bytes": fig.text_left, "flash_region": fig.text.name})))
+            f"MicroPython {micropython} for {name} ({b.chip}, {b.port} port){built_as} with the tflm module built "
+            f"in, every kernel; `tflm-host flash {name} FILE` writes it ({' or '.join(b.flash.tools)})",
+            board=name, extra={"port": b.port, "chip": b.chip, **({"variant": variant} if variant else {}),
+                               "heap_bytes": fig.heap, "flash_left_bytes": fig.text_left,
+                               "flash_region": fig.text.name})))
     return out
 
 
