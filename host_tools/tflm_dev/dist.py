@@ -67,11 +67,11 @@ def sha256(path: Path) -> str:
 
 
 def git_commit(root: Path) -> dict[str, object]:
-    """The checkout's commit and whether files differ from it (none: not a git checkout)."""
+    """The checkout's commit and whether its files differ from it, new files counted (None: no git checkout)."""
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
                               timeout=30, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain"],
                                capture_output=True, text=True, timeout=30, check=True).stdout.strip() != ""
     except (OSError, subprocess.SubprocessError):
         return {"commit": None}
