@@ -10,7 +10,8 @@ The folder holds:
                                   the file `make firmware BOARD=...` writes (board.json's build_output)
   mpy/<ARCH>/tflm.mpy             the module with every kernel for stock firmware (`make natmod ARCH=...`)
   mpy/<ARCH>/package.json         its mip package: `mpremote mip install DIST/mpy/<ARCH>/package.json`
-  tflm_host-<version>*.whl, .tar.gz   the host package: its sdist and the wheel built from it
+  tflm_host-<version>-*.whl       the host package: the wheel built from its sdist,
+  tflm-host-<version>.tar.gz      the sdist (setuptools' names)
   examples/                       the device scripts (run with `mpremote run`, not installed by mip:
                                   a script in /lib would run when imported)
   SHA256SUMS                      `sha256sum -c SHA256SUMS` checks every other file
