@@ -66,7 +66,7 @@ APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 
 .PHONY: help deps apt-deps venv cycles-plugin micropython mpy-cross unix unix-asan test-attacks-asan firmware qemu-firmware \
 	list-qemu-boards demo size-report fw-dir test engine-binaries test-engine test-fmath test-pico test-esp32 fuzz soak \
-	converter-check natmod unix-stock firmware-stock natmod-stock \
+	converter-check natmod unix-stock firmware-stock natmod-stock dist dist-parts dist-natmod dist-pkg \
 	clean distclean
 
 ## make help: this list
@@ -309,6 +309,48 @@ natmod-stock:
 unix-stock: $(MPY_CROSS)
 	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix-stock STRIP= \
 		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MANIFEST= -j$(JOBS)
+
+# ---------------------------------------------------------------------------
+# Release artifacts: `make dist` builds what is missing (every RELEASE_BOARDS
+# firmware, tflm.mpy with every kernel for each of NATMOD_ARCHS, the host
+# package's sdist and the wheel built from it) and copies it into DIST with
+# SHA256SUMS and manifest.json (host_tools/tflm_dev/dist.py). Only the
+# default builds: no TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS or PLAN.
+DIST ?= $(BUILD)/dist
+PKG_DIR := $(BUILD)/pkg
+PKG_STAMP := $(PKG_DIR)/.built
+PKG_SOURCES := host_tools/pyproject.toml host_tools/setup.py host_tools/MANIFEST.in host_tools/README.md \
+	$(shell find host_tools/tflm_host -type f \( -name '*.py' -o -name '*.c' -o -name '*.cjs' -o -name '*.json' \) \
+		-not -path '*/board_data/*' -not -path '*/node_modules/*' 2>/dev/null) \
+	$(ENGINE_EXT_SOURCES) $(wildcard port_boards/*/board.json)
+
+## make dist [DIST=build/dist]: release artifacts: every real board's firmware, tflm.mpy per ARCH, the host wheel and sdist, SHA256SUMS, manifest.json
+dist: dist-parts
+	$(PY) -m tflm_dev.dist --build $(BUILD) --pkg $(PKG_DIR) --out $(DIST) --micropython $(MPY_VERSION) \
+		--archs $(NATMOD_ARCHS)
+
+# What `make dist` copies, each built where its own target builds it.
+dist-parts: venv
+	@if [ -n "$(strip $(TFLM_OPS)$(TFLM_TYPES)$(TFLM_PLANNERS)$(PLAN))" ]; then \
+		echo "make dist ships the default builds: no TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS or PLAN" >&2; exit 1; fi
+	@for b in $(RELEASE_BOARDS); do $(BOARDS_MAKE) firmware-real BOARD=$$b || exit 1; done
+	@$(MAKE) --no-print-directory dist-natmod dist-pkg
+
+# make test builds these in its host lane, the firmware in its real-boards lane.
+## make dist-natmod: tflm.mpy with every kernel for each ARCH (build/natmod/ARCH)
+dist-natmod:
+	@for a in $(NATMOD_ARCHS); do $(MAKE) --no-print-directory natmod ARCH=$$a || exit 1; done
+
+## make dist-pkg: the host package's sdist and the wheel built from it (build/pkg)
+dist-pkg: $(PKG_STAMP)
+
+# The wheel is built from the sdist (as a user's pip builds it), so the
+# sdist is checked to carry all of the engine.
+$(PKG_STAMP): $(VENV_STAMP) $(PKG_SOURCES)
+	rm -rf $(PKG_DIR) && mkdir -p $(PKG_DIR)
+	cd host_tools && $(abspath $(PY)) setup.py -q sdist -d $(PKG_DIR) > /dev/null
+	$(PY) -m pip wheel -q --no-deps -w $(PKG_DIR) $(PKG_DIR)/*.tar.gz
+	@touch $@
 
 # The build folder `make firmware` uses with the same variables.
 ## make fw-dir [BOARD= TFLM_OPS= ...]: the build folder make firmware uses with these settings

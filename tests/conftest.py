@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,6 +99,25 @@ def run_on(target: str, code: str, files: dict[str, bytes] | None = None, timeou
     """Runs device code (a chunk, or a list of chunks) and returns its output."""
     chunks = [code] if isinstance(code, str) else code
     return get_target(target).run(chunks, files or {}, timeout=timeout)
+
+
+# The release folder `make dist` writes (its DIST default); make test builds it.
+DIST = device.build_dir() / "dist"
+
+
+@pytest.fixture(scope="module")
+def dist_copy(tmp_path_factory) -> Path:
+    """The release folder copied to a clean path, away from the checkout and
+    its build: what a user unpacks."""
+    assert (DIST / "manifest.json").is_file(), f"{DIST} holds no release: run `make dist`"
+    dest = tmp_path_factory.mktemp("unpacked") / "tflm-release"
+    shutil.copytree(DIST, dest)
+    return dest
+
+
+def dist_artifacts(folder: Path, kind: str) -> list[dict]:
+    """The manifest's records of one kind (firmware, mpy, mip-package, wheel, sdist, example)."""
+    return [a for a in json.loads((folder / "manifest.json").read_text())["artifacts"] if a["kind"] == kind]
 
 
 def model_files(*names: str) -> dict[str, bytes]:

@@ -2,8 +2,10 @@
 
     build    mpy-cross and the engine's host programs first, side by side,
              then two lanes side by side: the unix port, the QEMU boards'
-             firmware, tflm.mpy and the stock firmware it loads on; the real
-             boards' firmware (make targets; output in build/build-*.log)
+             firmware, tflm.mpy and the stock firmware it loads on, the
+             release's tflm.mpy and host package; the real boards' firmware
+             (make targets; output in build/build-*.log); then the release
+             folder from them (make dist)
     engine   the engine's tests under ASan/UBSan (make test-engine), from
              the moment its programs are built: beside the build lanes,
              whose serial steps (configure, link, qstr scans) leave a core
@@ -33,12 +35,18 @@ from tflm_host import board_info  # noqa: E402  (the checkout's, whichever Pytho
 def build_lanes() -> dict[str, list[list[str]]]:
     """The build lanes: independent make targets (they share only mpy-cross,
     built before them), each lane's in order: the unix port, the QEMU
-    boards, tflm.mpy and its stock firmware; the real boards `make test`
-    builds."""
+    boards, tflm.mpy and its stock firmware, tflm.mpy of every architecture
+    and the host package's sdist and wheel (for the release folder); the
+    real boards `make test` builds."""
     boards = board_info.make_vars()
     qemu, real = boards["QEMU_BOARDS"], boards["TESTED_REAL_BOARDS"]
-    return {"host-qemu": [["unix"]] + [["firmware", f"BOARD={b}"] for b in qemu] + [["natmod-stock"]],
+    return {"host-qemu": [["unix"]] + [["firmware", f"BOARD={b}"] for b in qemu]
+            + [["natmod-stock"], ["dist-natmod"], ["dist-pkg"]],
             "real-boards": [["firmware", f"BOARD={b}"] for b in real]}
+
+
+# After the lanes: the release folder (tests/test_dist.py), from what they built.
+AFTER_LANES = ["dist"]
 
 
 def minutes(seconds: float) -> str:
@@ -139,6 +147,12 @@ def main() -> int:
                     labels=[" ".join(t) for t in targets]) for name, targets in build_lanes().items()]
     phases += lanes + [engine]
     if any([lane.wait() for lane in lanes]):
+        return finish(engine)
+    release = Phase("build: release", [make + AFTER_LANES], log=args.build / "build-release.log",
+                    labels=[" ".join(AFTER_LANES)])
+    phases.append(release)
+    lanes.append(release)  # part of the build's time
+    if release.wait():
         return finish(engine)
     cmd = [args.python, "-m", "pytest", "-q", "--durations=15", "--durations-min=5"]
     if args.jobs > 1:

@@ -159,19 +159,26 @@ def test_stock_firmware_has_no_tflm(target):
     assert out.split() == ["none"]
 
 
+def check_bit_exact(results: dict, todo: list[BatchJob], where: str) -> None:
+    """run_batch's results of `todo` on a target: every output TFLM's, bit for bit."""
+    for job in todo:
+        res = results[job.name]
+        assert res.error is None, f"{job.name} on {where}: {res.error}"
+        ref = reference_outputs(model_path(job.name + ".tflite"), job.samples)
+        assert len(res.runs) == len(ref)
+        for r, (a_run, b_run) in enumerate(zip(res.runs, ref)):
+            for k, (a, b) in enumerate(zip(a_run, b_run)):
+                assert a.tobytes() == b.astype(a.dtype).tobytes(), f"{job.name} on {where}: input set {r}, output {k}"
+
+
 @pytest.mark.parametrize("target", list(NATMOD))
 def test_natmod_models_bit_exact(target):
     todo = jobs(target_models(target))
     ours = run_batch(NatmodTarget(stock_target(target), natmod_file(target)), todo)
     builtin = run_batch(UnixTarget(), todo)
+    check_bit_exact(ours, todo, target)
     for job in todo:
         res = ours[job.name]
-        assert res.error is None, f"{job.name} on {target}: {res.error}"
-        ref = reference_outputs(model_path(job.name + ".tflite"), job.samples)
-        assert len(res.runs) == len(ref)
-        for r, (a_run, b_run) in enumerate(zip(res.runs, ref)):
-            for k, (a, b) in enumerate(zip(a_run, b_run)):
-                assert a.tobytes() == b.astype(a.dtype).tobytes(), f"{job.name} on {target}: input set {r}, output {k}"
         # used, head, tail and the head's plan: the built-in module's.
         assert res.arena == builtin[job.name].arena, job.name
         assert res.buffers == builtin[job.name].buffers, job.name

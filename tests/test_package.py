@@ -1,7 +1,8 @@
-"""The host package installs on its own: a wheel built from its sdist (which
-carries the engine's C sources) goes into a fresh virtual environment
-outside the checkout, and tflm-host inspect, arena, plan and run --target
-host work there with the device's figures. The wheel holds what users run:
+"""The host package installs on its own: the release's wheel (`make dist`
+builds it from the sdist, which carries the engine's C sources), unpacked
+on a clean path, goes into a fresh virtual environment outside the
+checkout, and tflm-host inspect, arena, plan and run --target host work
+there with the device's figures. The wheel holds what users run:
 no maintainers' tool (host_tools/tflm_dev), dependencies as ranges,
 matplotlib only as the [plot] extra."""
 
@@ -12,12 +13,13 @@ import json
 import os
 import re
 import subprocess
-import sys
+import tarfile
 import venv
 import zipfile
 from pathlib import Path
 
-from conftest import MEASURED, ROOT, model_path, run_on
+from conftest import MEASURED, ROOT, dist_artifacts, model_path, run_on
+from tflm_host import board_info
 
 
 def sh(*args, cwd=None) -> str:
@@ -30,13 +32,22 @@ def sh_env(env: dict[str, str] | None, *args, cwd=None) -> str:
     return proc.stdout
 
 
-def test_wheel_from_sdist_in_a_fresh_venv(tmp_path):
-    dist = tmp_path / "dist"
-    sh(sys.executable, "setup.py", "-q", "sdist", "-d", dist, cwd=ROOT / "host_tools")
-    sdist = next(dist.glob("tflm_host-*.tar.gz"), None) or next(dist.glob("tflm-host-*.tar.gz"))
+def test_sdist_carries_the_engine(dist_copy):
+    """The release's sdist (make dist-pkg builds the wheel from it) holds the
+    engine's C sources and the boards' descriptions; the checkout keeps no copy."""
+    (record,) = dist_artifacts(dist_copy, "sdist")
+    with tarfile.open(dist_copy / record["file"]) as t:
+        names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
+    engine = {f"engine_src/{p.relative_to(ROOT / 'micropython_mod')}"
+              for part in ("engine", "kernels") for p in (ROOT / "micropython_mod" / part).glob("*.[ch]")}
+    assert engine and engine <= names, sorted(engine - names)[:5]
+    assert {f"tflm_host/board_data/{name}.json" for name in board_info.names()} <= names
     assert not (ROOT / "host_tools" / "engine_src").exists()  # the copy is only in the sdist
-    sh(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, sdist)
-    wheel = next(dist.glob("*.whl"))
+
+
+def test_wheel_from_sdist_in_a_fresh_venv(dist_copy, tmp_path):
+    (record,) = dist_artifacts(dist_copy, "wheel")
+    wheel = dist_copy / record["file"]
     check_wheel_contents(wheel)
     env = tmp_path / "venv"
     venv.create(env, with_pip=True)

@@ -252,6 +252,12 @@ def names(**match: object) -> tuple[str, ...]:
     return tuple(b.name for b in boards() if all(getattr(b, k) == v for k, v in match.items()))
 
 
+def release_boards() -> tuple[str, ...]:
+    """The boards whose firmware `make dist` ships: the real boards that are
+    no other board's variant (a variant such as PYBV11_QEMU serves the tests)."""
+    return tuple(b.name for b in boards() if b.real and not b.variant_of)
+
+
 def make_setting(name: str, var: str) -> str:
     """`VAR = value` of a board's mpconfigboard.mk in the project's checkout (what its build reads)."""
     import re
@@ -271,12 +277,13 @@ def make_setting(name: str, var: str) -> str:
 def make_vars() -> dict[str, list[str]]:
     """The Makefile's board variables: QEMU_BOARDS (the qemu port's), REAL_BOARDS
     (the other ports'), TESTED_REAL_BOARDS (those `make test` builds),
-    REAL_PORT_<BOARD>, NATMOD_BOARDS (stock firmware with tflm.mpy in `make
-    test`), NATMOD_ARCH_<BOARD> and NATMOD_MODELS_<BOARD> (empty: the whole
-    module)."""
+    RELEASE_BOARDS (those `make dist` ships), REAL_PORT_<BOARD>, NATMOD_BOARDS
+    (stock firmware with tflm.mpy in `make test`), NATMOD_ARCH_<BOARD> and
+    NATMOD_MODELS_<BOARD> (empty: the whole module)."""
     out = {"QEMU_BOARDS": [b.name for b in boards() if not b.real],
            "REAL_BOARDS": [b.name for b in boards() if b.real],
            "TESTED_REAL_BOARDS": [b.name for b in boards() if b.real and b.make_test],
+           "RELEASE_BOARDS": list(release_boards()),
            "NATMOD_BOARDS": [b.name for b in boards() if b.natmod_arch]}
     for b in boards():
         if b.real:
