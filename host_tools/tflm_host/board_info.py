@@ -210,10 +210,11 @@ def parse(name: str, d: dict, where: str = "") -> Board:
 
 
 def board_files() -> dict[str, Path]:
-    """Board name -> its board.json: the wheel's copies when it carries them, else port_boards/."""
-    if SHIPPED.is_dir():
-        return {p.stem: p for p in sorted(SHIPPED.glob("*.json"))}
-    return {p.parent.name: p for p in sorted(CHECKOUT.glob("*/board.json"))}
+    """Board name -> its board.json: port_boards/ in a checkout, else the
+    copies an installed wheel carries (in a checkout, setup.py writes those
+    while it builds a package: a reader there must not see them half written)."""
+    found = {p.parent.name: p for p in sorted(CHECKOUT.glob("*/board.json"))}
+    return found or {p.stem: p for p in sorted(SHIPPED.glob("*.json"))}
 
 
 @functools.lru_cache(maxsize=1)
