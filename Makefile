@@ -249,7 +249,15 @@ qemu-firmware: $(MPY_CROSS)
 # in one place).
 ARCH ?= x64
 NATMOD_ARCHS := x64 armv6m armv7m armv7emsp
-NATMOD_DIR = $(BUILD)/natmod/$(ARCH)$(if $(strip $(TFLM_OPS)$(TFLM_TYPES)),-cfg-$(shell echo "$(sort $(TFLM_OPS)) $(sort $(TFLM_TYPES))" | md5sum | cut -c1-8))
+# $(call natmod_dir,ARCH,TFLM_OPS,TFLM_TYPES): where make natmod builds with those settings.
+natmod_dir = $(BUILD)/natmod/$(1)$(if $(strip $(2)$(3)),-cfg-$(shell echo "$(sort $(2)) $(sort $(3))" | md5sum | cut -c1-8))
+NATMOD_DIR = $(call natmod_dir,$(ARCH),$(TFLM_OPS),$(TFLM_TYPES))
+# The release's second tflm.mpy for the RP2040: the ops most small
+# convolutional and dense models use, every type (a stock Pico's heap cannot
+# hold every kernel and a model: docs/natmod.md).
+NATMOD_CORE_OPS := ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D DEQUANTIZE FULLY_CONNECTED LOGISTIC \
+	MAX_POOL_2D MEAN MUL PAD QUANTIZE RESHAPE SOFTMAX
+NATMOD_CORE_ARCHS := armv6m
 UNIX_STOCK := $(BUILD)/unix-stock/micropython
 
 ## make natmod ARCH=x64|armv6m|armv7m|armv7emsp [TFLM_OPS= TFLM_TYPES=]: tflm.mpy, the module for stock firmware (build/natmod/ARCH)
@@ -327,7 +335,8 @@ PKG_SOURCES := host_tools/pyproject.toml host_tools/setup.py host_tools/MANIFEST
 ## make dist [DIST=build/dist]: release artifacts: every real board's firmware, tflm.mpy per ARCH, the host wheel and sdist, SHA256SUMS, manifest.json
 dist: dist-parts
 	$(PY) -m tflm_dev.dist --build $(BUILD) --pkg $(PKG_DIR) --out $(DIST) --micropython $(MPY_VERSION) \
-		--archs $(NATMOD_ARCHS)
+		--archs $(NATMOD_ARCHS) --core-ops $(NATMOD_CORE_OPS) \
+		--core $(foreach a,$(NATMOD_CORE_ARCHS),$(a)=$(call natmod_dir,$(a),$(NATMOD_CORE_OPS),)/tflm.mpy)
 
 # What `make dist` copies, each built where its own target builds it.
 dist-parts: venv
@@ -337,9 +346,10 @@ dist-parts: venv
 	@$(MAKE) --no-print-directory dist-natmod dist-pkg
 
 # make test builds these in its host lane, the firmware in its real-boards lane.
-## make dist-natmod: tflm.mpy with every kernel for each ARCH (build/natmod/ARCH)
+## make dist-natmod: tflm.mpy with every kernel for each ARCH (build/natmod/ARCH), and with NATMOD_CORE_OPS for NATMOD_CORE_ARCHS
 dist-natmod:
 	@for a in $(NATMOD_ARCHS); do $(MAKE) --no-print-directory natmod ARCH=$$a || exit 1; done
+	@for a in $(NATMOD_CORE_ARCHS); do $(MAKE) --no-print-directory natmod ARCH=$$a TFLM_OPS="$(NATMOD_CORE_OPS)" || exit 1; done
 
 ## make dist-pkg: the host package's sdist and the wheel built from it (build/pkg)
 dist-pkg: $(PKG_STAMP)

@@ -27,6 +27,9 @@ from tflm_host.runner import run_batch
 MAKEFILE = (ROOT / "Makefile").read_text()
 MPY_VERSION = re.search(r"^MPY_VERSION := (\S+)$", MAKEFILE, re.M).group(1)
 NATMOD_ARCHS = re.search(r"^NATMOD_ARCHS := (.+)$", MAKEFILE, re.M).group(1).split()
+# The architectures with a second build of the core ops (mpy/<ARCH>/core/), and those ops.
+CORE_ARCHS = re.search(r"^NATMOD_CORE_ARCHS := (.+)$", MAKEFILE, re.M).group(1).split()
+CORE_OPS = re.search(r"^NATMOD_CORE_OPS := ((?:.*\\\n)*.*)$", MAKEFILE, re.M).group(1).replace("\\", " ").split()
 # MicroPython 1.25's .mpy format (py/persistentcode.h): version 6.3 (the
 # sub-version in the third byte's low bits, the architecture above them:
 # the numbers of its MP_NATIVE_ARCH_... list).
@@ -77,9 +80,11 @@ def test_manifest_lists_exactly_the_files(dist_copy):
         assert a["heap_bytes"] > 0 and a["flash_left_bytes"] > 0, a
         if "variant" in a:  # a board variant of this project's (the ESP32's NORADIO from the offline ESP-IDF)
             assert (ROOT / "port_boards" / board.name / f"mpconfigvariant_{a['variant']}.cmake").is_file(), a
-    assert [a["arch"] for a in dist_artifacts(dist_copy, "mpy")] == NATMOD_ARCHS
-    assert [a["file"] for a in dist_artifacts(dist_copy, "mip-package")] == \
-        [f"mpy/{arch}/package.json" for arch in NATMOD_ARCHS]
+    folders = [f"mpy/{arch}" for arch in NATMOD_ARCHS] + [f"mpy/{arch}/core" for arch in CORE_ARCHS]
+    assert [a["file"] for a in dist_artifacts(dist_copy, "mpy")] == [f"{f}/tflm.mpy" for f in folders]
+    assert [a["file"] for a in dist_artifacts(dist_copy, "mip-package")] == [f"{f}/package.json" for f in folders]
+    assert [(a["arch"], a["kernels"]) for a in dist_artifacts(dist_copy, "mpy")] == \
+        [(arch, "every") for arch in NATMOD_ARCHS] + [(arch, "core") for arch in CORE_ARCHS]
     (wheel,), (sdist,) = dist_artifacts(dist_copy, "wheel"), dist_artifacts(dist_copy, "sdist")
     assert wheel["file"].startswith(f"tflm_host-{__version__}-") and wheel["file"].endswith(".whl")
     assert sdist["file"] in (f"tflm_host-{__version__}.tar.gz", f"tflm-host-{__version__}.tar.gz")
@@ -136,7 +141,7 @@ def mip_install(package: str) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("arch", NATMOD_ARCHS)
 def test_mpy_installs_and_runs_on_stock_firmware(dist_copy, arch):
-    (a,) = [a for a in dist_artifacts(dist_copy, "mpy") if a["arch"] == arch]
+    (a,) = [a for a in dist_artifacts(dist_copy, "mpy") if a["arch"] == arch and a["kernels"] == "every"]
     data = (dist_copy / a["file"]).read_bytes()
     magic, version, features = data[:3]
     assert (magic, version, features & 3, features >> 2) == (ord("M"), *MPY_FORMAT, ARCH_NUMBER[arch])
@@ -153,3 +158,30 @@ def test_mpy_installs_and_runs_on_stock_firmware(dist_copy, arch):
     assert out.split() == [MPY_VERSION, __version__]
     todo = jobs([HELLO])
     check_bit_exact(run_batch(target, todo), todo, f"{RUNS_ON[arch]} with the release's {arch} tflm.mpy")
+
+
+def test_core_mpy_runs_on_the_stock_pico(dist_copy):
+    """The armv6m core build, from its mip package, on the rp2 port's own
+    RPI_PICO firmware (littlefs, no ROMFS): the ops it says, and
+    hello_world_int8 and kws_ref_model bit-exact with their models read into
+    the heap beside it."""
+    assert CORE_ARCHS == ["armv6m"]
+    installed = mip_install(str(dist_copy / "mpy/armv6m/core/package.json"))
+    data = (dist_copy / "mpy/armv6m/core/tflm.mpy").read_bytes()
+    assert installed == {"/lib/tflm.mpy": data} and data[2] >> 2 == ARCH_NUMBER["armv6m"]
+    target = NatmodTarget(stock_target("RPI_PICO"), data)
+    out = target.run(["import tflm\nprint(' '.join(tflm.ops))\n"])
+    assert out.split() == sorted(CORE_OPS)
+    todo = jobs([HELLO, "kws_ref_model.tflite"])
+    check_bit_exact(run_batch(target, todo), todo, "the stock RPI_PICO firmware with the release's core tflm.mpy")
+
+
+def test_natmod_md_names_the_core_build(dist_copy):
+    """docs/natmod.md's core ops are the Makefile's, and its size row the
+    release's file within 3%."""
+    doc = (ROOT / "docs" / "natmod.md").read_text()
+    listed = re.search(r"`NATMOD_CORE_OPS` alone \(([A-Z_0-9, \n]+);", doc).group(1)
+    assert sorted(re.findall(r"[A-Z][A-Z_0-9]+", listed)) == sorted(CORE_OPS)
+    row = re.search(r"^\| the core ops \(`NATMOD_CORE_OPS`, every type\) \| `armv6m` \| *\| ([\d,]+) \|", doc, re.M)
+    documented, built = int(row.group(1).replace(",", "")), (dist_copy / "mpy/armv6m/core/tflm.mpy").stat().st_size
+    assert abs(built - documented) <= 0.03 * documented, f"{built:,} B built, docs/natmod.md says {documented:,}"

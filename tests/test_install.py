@@ -120,6 +120,22 @@ def test_a_release_folder_gives_the_boards_architecture(tmp_path):
         install.Source(dist=tmp_path / "mpy").file_for(board_format(sys_mpy(ARMV6M)))
 
 
+def test_a_small_heap_gets_the_release_folders_core_build(tmp_path, capsys):
+    full, core = tmp_path / "mpy" / "armv6m" / "tflm.mpy", tmp_path / "mpy" / "armv6m" / "core" / "tflm.mpy"
+    core.parent.mkdir(parents=True)
+    full.write_bytes(header(ARMV6M) + bytes(200_000))
+    core.write_bytes(header(ARMV6M) + bytes(100_000))
+    source, board = install.Source(dist=tmp_path), board_format(sys_mpy(ARMV6M))
+    # A stock Pico's heap (241,552 bytes free at its prompt) holds every
+    # kernel's 200 KB with less than 64 KB left: the core build.
+    assert source.file_for(board, 241_552) == core
+    assert "bytes of heap free" in capsys.readouterr().out
+    assert source.file_for(board, full.stat().st_size + 64 * 1024) == full
+    assert source.file_for(board, None) == full  # a board that does not say
+    core.unlink()
+    assert source.file_for(board, 100_000) == full  # no core build: the board's loader says MemoryError
+
+
 def test_mismatched_files_are_refused():
     board = board_format(sys_mpy(ARMV6M))
     assert check_file(header(ARMV6M), board) == MpyFormat(MPY_VERSION, MPY_SUB_VERSION, ARMV6M)

@@ -2,7 +2,8 @@
 folder with names that say version and board or architecture, a checksum
 file and a manifest.
 
-  python -m tflm_dev.dist --build build --pkg build/pkg --out build/dist --micropython 1.25.0 --archs x64 armv6m ...
+  python -m tflm_dev.dist --build build --pkg build/pkg --out build/dist --micropython 1.25.0 --archs x64 armv6m ... \
+      --core-ops ADD CONV_2D ... --core armv6m=build/natmod/armv6m-cfg-<hash>/tflm.mpy ...
 
 The folder holds:
 
@@ -10,6 +11,9 @@ The folder holds:
                                   the file `make firmware BOARD=...` writes (board.json's build_output)
   mpy/<ARCH>/tflm.mpy             the module with every kernel for stock firmware (`make natmod ARCH=...`)
   mpy/<ARCH>/package.json         its mip package: `mpremote mip install DIST/mpy/<ARCH>/package.json`
+  mpy/<ARCH>/core/tflm.mpy        for NATMOD_CORE_ARCHS (armv6m: the RP2040), the module with the
+                                  core ops only (NATMOD_CORE_OPS), for a heap too small for every kernel
+  mpy/<ARCH>/core/package.json    its mip package
   tflm_host-<version>-*.whl       the host package: the wheel built from its sdist,
   tflm-host-<version>.tar.gz      the sdist (setuptools' names)
   examples/                       the device scripts (run with `mpremote run`, not installed by mip:
@@ -115,18 +119,23 @@ def mpy_header(data: bytes) -> tuple[int, int, int]:
     return data[1], data[2] >> 2, data[2] & 3
 
 
-def natmod_artifacts(build: Path, archs: list[str], micropython: str) -> list[tuple[Path, Artifact]]:
+def natmod_artifacts(build: Path, archs: list[str], micropython: str, core: dict[str, Path],
+                     core_ops: list[str]) -> list[tuple[Path, Artifact]]:
+    """tflm.mpy with every kernel for each of `archs` and, for those in
+    `core`, the build with `core_ops` only (make dist-natmod built both)."""
+    builds = [(arch, build / "natmod" / arch / "tflm.mpy", f"mpy/{arch}", "every kernel", "every") for arch in archs]
+    builds += [(arch, path, f"mpy/{arch}/core", f"the core ops' kernels ({' '.join(core_ops)})", "core")
+               for arch, path in core.items()]
     out = []
-    for arch in archs:
-        source = build / "natmod" / arch / "tflm.mpy"
+    for arch, source, folder, kernels, which in builds:
         if not source.is_file():
-            raise FileNotFoundError(f"{source} missing: run `make natmod ARCH={arch}`")
+            raise FileNotFoundError(f"{source} missing: run `make dist-natmod`")
         version, arch_number, sub = mpy_header(source.read_bytes()[:4])
         out.append((source, Artifact(
-            f"mpy/{arch}/tflm.mpy", "mpy",
+            f"{folder}/tflm.mpy", "mpy",
             f"the tflm module as a dynamic native module for stock MicroPython {micropython} firmware on {arch}, "
-            f"every kernel (loaded into RAM on import: docs/natmod.md)",
-            arch=arch, extra={"mpy_version": f"{version}.{sub}", "mpy_arch": arch_number})))
+            f"{kernels} (loaded into RAM on import: docs/natmod.md)",
+            arch=arch, extra={"kernels": which, "mpy_version": f"{version}.{sub}", "mpy_arch": arch_number})))
     return out
 
 
@@ -168,8 +177,10 @@ def clear(out: Path) -> None:
         raise ValueError(f"{out} holds files and no {MANIFEST}: give an empty or new folder (DIST=...)")
 
 
-def write(build: Path, pkg: Path, out: Path, micropython: str, archs: list[str], root: Path) -> dict:
-    todo = firmware_artifacts(build, micropython) + natmod_artifacts(build, archs, micropython) \
+def write(build: Path, pkg: Path, out: Path, micropython: str, archs: list[str], root: Path,
+          core: dict[str, Path] | None = None, core_ops: list[str] | None = None) -> dict:
+    todo = firmware_artifacts(build, micropython) + natmod_artifacts(build, archs, micropython, core or {},
+                                                                     core_ops or []) \
         + package_artifacts(pkg) + example_artifacts(root)
     clear(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -180,9 +191,10 @@ def write(build: Path, pkg: Path, out: Path, micropython: str, archs: list[str],
         shutil.copyfile(source, dest)
         artifacts.append(art)
         if art.kind == "mpy":
-            package = Artifact(f"mpy/{art.arch}/package.json", "mip-package",
-                               f"the mip package of mpy/{art.arch}/tflm.mpy: "
-                               f"`mpremote mip install mpy/{art.arch}/package.json`", arch=art.arch)
+            folder = art.file.rsplit("/", 1)[0]
+            package = Artifact(f"{folder}/package.json", "mip-package",
+                               f"the mip package of {art.file}: `mpremote mip install {folder}/package.json`",
+                               arch=art.arch, extra={"kernels": art.extra["kernels"]})
             (out / package.file).write_bytes(mip_package(__version__))
             artifacts.append(package)
     for art in artifacts:
@@ -204,11 +216,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="the folder to write (emptied if it holds a manifest)")
     p.add_argument("--micropython", required=True, help="the MicroPython version the firmware is built from")
     p.add_argument("--archs", nargs="+", required=True, help="the architectures of tflm.mpy (NATMOD_ARCHS)")
+    p.add_argument("--core-ops", nargs="+", default=[], help="the core build's ops (NATMOD_CORE_OPS)")
+    p.add_argument("--core", nargs="+", default=[], metavar="ARCH=FILE", help="the core build of each architecture")
     args = p.parse_args(argv)
     root = Path(__file__).resolve().parents[2]
+    core = {arch: Path(path).resolve() for arch, _, path in (c.partition("=") for c in args.core)}
     try:
         manifest = write(args.build.resolve(), args.pkg.resolve(), args.out.resolve(), args.micropython,
-                         args.archs, root)
+                         args.archs, root, core, args.core_ops)
     except (OSError, ValueError) as e:
         print(f"make dist: {e}", file=sys.stderr)
         return 1

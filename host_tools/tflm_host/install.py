@@ -145,6 +145,24 @@ def dist_archs(dist: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if (p / MODULE).is_file())
 
 
+# Heap a model and its arena need beside the module, at least: a release
+# folder's build with every kernel is taken when the board's free heap holds
+# it and this much more, else its core build (mpy/<ARCH>/core/).
+ROOM_FOR_A_MODEL = 64 * 1024
+
+
+def dist_file(dist: Path, arch: str, heap_free: int | None) -> Path:
+    """A release folder's tflm.mpy for `arch`: with every kernel, or its
+    core ops only when the board's heap would not hold every kernel with
+    ROOM_FOR_A_MODEL to spare (and the folder has a core build)."""
+    full, core = dist / "mpy" / arch / MODULE, dist / "mpy" / arch / "core" / MODULE
+    if heap_free is not None and core.is_file() and full.stat().st_size + ROOM_FOR_A_MODEL > heap_free:
+        print(f"the board has {heap_free:,} bytes of heap free: {core} (the core ops), as every kernel's "
+              f"{full.stat().st_size:,} bytes would leave less than {ROOM_FOR_A_MODEL:,} for a model")
+        return core
+    return full
+
+
 def make_natmod(arch: str, ops: str = "", types: str = "") -> tuple[Path, int]:
     """`make natmod ARCH=...` in the checkout (with these kernels and types,
     or every one): where tflm.mpy is and its size, as make says last
@@ -175,12 +193,15 @@ class Source:
     models: tuple[Path, ...] = ()
     kernels: Callable[[list[Path]], tuple[str, str]] | None = None  # models -> (TFLM_OPS, TFLM_TYPES)
 
-    def file_for(self, board: MpyFormat) -> Path:
+    def file_for(self, board: MpyFormat, heap_free: int | None = None) -> Path:
+        """`heap_free`: the board's free heap, which picks a release
+        folder's core build when every kernel's would not leave room for a
+        model (dist_file)."""
         if self.mpy is not None:
             return self.mpy
         if self.dist is not None:
             arch = pick_arch(board, dist_archs(self.dist), f"the release folder {self.dist}")
-            return self.dist / "mpy" / arch / MODULE
+            return dist_file(self.dist, arch, heap_free)
         root = device.checkout("install without --mpy or --dist")
         arch = pick_arch(board, checkout_archs(root), "make natmod")
         if self.models:
@@ -208,7 +229,9 @@ try:
     b64, crc = hasattr(binascii, 'a2b_base64'), hasattr(binascii, 'crc32')
 except ImportError:
     b64 = crc = False
-return getattr(sys.implementation, '_mpy', None), list(sys.path), sha, b64, crc
+import gc
+gc.collect()
+return getattr(sys.implementation, '_mpy', None), list(sys.path), sha, b64, crc, gc.mem_free()
 """
 
 
@@ -219,6 +242,7 @@ class BoardInfo:
     sha256: bool
     base64: bool
     crc32: bool
+    heap_free: int | None = None
 
 
 def lib_folder(path: list[str]) -> str | None:
@@ -273,8 +297,8 @@ class Board:
             self.transport.close()
 
     def info(self) -> BoardInfo:
-        mpy, path, sha, b64, crc = self.call(BOARD_INFO)
-        return BoardInfo(board_format(mpy) if isinstance(mpy, int) else None, path, sha, b64, crc)
+        mpy, path, sha, b64, crc, heap = self.call(BOARD_INFO)
+        return BoardInfo(board_format(mpy) if isinstance(mpy, int) else None, path, sha, b64, crc, heap)
 
     def makedirs(self, folder: str) -> None:
         """The folder and its parents, where missing."""
@@ -413,7 +437,7 @@ def install(port: str, source: Source, target: str | None = None) -> int:
             raise NotImplementedError("the board's firmware loads no .mpy files (sys.implementation has no _mpy): "
                                       "use the firmware with the module built in (make firmware BOARD=...)")
         print(f"board: .mpy version {info.mpy.version}.{info.mpy.sub_version}, native code {info.mpy.arch_name}")
-        path = source.file_for(info.mpy)
+        path = source.file_for(info.mpy, info.heap_free)
         data = path.read_bytes()
         mpy = check_file(data, info.mpy, str(path))
         folder = (target or lib_folder(info.path) or "").rstrip("/")
