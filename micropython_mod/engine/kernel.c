@@ -363,6 +363,20 @@ tflm_status_t tflm_prep_multiplier_below_one(tflm_prepare_t *p, double real, int
     return tflm_prep_multiplier(p, real, 0, multiplier, shift);
 }
 
+tflm_status_t tflm_prep_channel_multipliers(tflm_prepare_t *p, const tflm_tinfo_t *in, const tflm_tinfo_t *w,
+    const tflm_tinfo_t *out, uint32_t n, int32_t max_shift, int32_t *multipliers, int8_t *shifts) {
+    for (uint32_t c = 0; c < n; ++c) {
+        double real = (double)in->scale * (double)tflm_prep_scale(p, w, c) / (double)out->scale;
+        int32_t shift;
+        tflm_status_t st = tflm_prep_multiplier(p, real, max_shift, &multipliers[c], &shift);
+        if (st) {
+            return st;
+        }
+        shifts[c] = (int8_t)shift;
+    }
+    return TFLM_OK;
+}
+
 tflm_status_t tflm_prep_expect_io(tflm_prepare_t *p, uint32_t min_in, uint32_t max_in, uint32_t n_out) {
     uint32_t n_in = tflm_prep_num_inputs(p);
     if (n_in < min_in || n_in > max_in || tflm_prep_num_outputs(p) != n_out) {

@@ -317,6 +317,12 @@ tflm_status_t tflm_prep_multiplier(tflm_prepare_t *p, double real, int32_t max_s
 // The same for a real strictly between 0 and 1 (shift <= 0), as TFLM's
 // QuantizeMultiplierSmallerThanOneExp requires (it aborts otherwise).
 tflm_status_t tflm_prep_multiplier_below_one(tflm_prepare_t *p, double real, int32_t *multiplier, int32_t *shift);
+// Per output channel c < n of a convolution or fully connected layer: the
+// fixed-point form of in's scale * w's scale for c / out's scale (w's one
+// scale for all when it has one), the shifts as int8 (TFLM's per-channel
+// layout).
+tflm_status_t tflm_prep_channel_multipliers(tflm_prepare_t *p, const tflm_tinfo_t *in, const tflm_tinfo_t *w,
+    const tflm_tinfo_t *out, uint32_t n, int32_t max_shift, int32_t *multipliers, int8_t *shifts);
 
 // Checks the input/output counts.
 tflm_status_t tflm_prep_expect_io(tflm_prepare_t *p, uint32_t min_in, uint32_t max_in, uint32_t n_out);

@@ -187,14 +187,9 @@ static tflm_status_t conv_quantize(tflm_prepare_t *p, const conv_tensors_t *t, u
     int8_t *shifts = (int8_t *)(mults + n_mult);
     d->input_offset = -in->zero_point;
     d->output_offset = out->zero_point;
-    for (uint32_t c = 0; c < n_mult; ++c) {
-        double real = (double)in->scale * (double)tflm_prep_scale(p, w, c) / (double)out->scale;
-        int32_t shift;
-        tflm_status_t st = tflm_prep_multiplier(p, real, max_shift, &mults[c], &shift);
-        if (st) {
-            return st;
-        }
-        shifts[c] = (int8_t)shift;
+    tflm_status_t st = tflm_prep_channel_multipliers(p, in, w, out, n_mult, max_shift, mults, shifts);
+    if (st) {
+        return st;
     }
     const bool is8 = d->kind == CONV_INT8;
     d->lanes = is8 && !depthwise && w->data != NULL

@@ -217,14 +217,9 @@ tflm_status_t tflm_fully_connected_prepare(tflm_prepare_t *p) {
     int32_t max_shift = kind == FC_INT8 ? 31 : 7;
     if (per_channel) {
         int32_t *mults = (int32_t *)(d + 1);
-        int8_t *shifts = (int8_t *)(mults + units);
-        for (int32_t c = 0; c < units; ++c) {
-            double real = (double)in.scale * (double)tflm_prep_scale(p, &w, (uint32_t)c) / (double)out.scale;
-            int32_t shift;
-            if ((st = tflm_prep_multiplier(p, real, max_shift, &mults[c], &shift))) {
-                return st;
-            }
-            shifts[c] = (int8_t)shift;
+        if ((st = tflm_prep_channel_multipliers(p, &in, &w, &out, (uint32_t)units, max_shift, mults,
+                 (int8_t *)(mults + units)))) {
+            return st;
         }
     } else {
         double real = (double)in.scale * (double)w.scale / (double)out.scale;

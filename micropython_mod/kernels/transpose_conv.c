@@ -271,16 +271,8 @@ tflm_status_t tflm_transpose_conv_prepare(tflm_prepare_t *p) {
     // The 64-bit rescaling of int16 handles shifts up to 7, as TFLM's.
     int32_t max_shift = kind == TCONV_INT8 ? 31 : 7;
     int32_t *mults = (int32_t *)(d + 1);
-    int8_t *shifts = (int8_t *)(mults + out_c);
-    for (int32_t c = 0; c < out_c; ++c) {
-        double real = (double)in.scale * (double)tflm_prep_scale(p, &filter, (uint32_t)c) / (double)out.scale;
-        int32_t shift;
-        if ((st = tflm_prep_multiplier(p, real, max_shift, &mults[c], &shift))) {
-            return st;
-        }
-        shifts[c] = (int8_t)shift;
-    }
-    return TFLM_OK;
+    return tflm_prep_channel_multipliers(p, &in, &filter, &out, (uint32_t)out_c, max_shift, mults,
+        (int8_t *)(mults + out_c));
 }
 
 tflm_status_t tflm_transpose_conv_eval(tflm_eval_t *e) {
