@@ -962,7 +962,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(/dev/ttyACM0, COM3, or the socket://127.0.0.1:PORT `tflm-host qemu` prints)")
     source = p.add_mutually_exclusive_group()
     source.add_argument("--mpy", metavar="FILE", help="this tflm.mpy (checked against the board first)")
-    source.add_argument("--dist", metavar="DIR", help="from a release folder: DIR/mpy/<ARCH>/tflm.mpy")
+    source.add_argument("--dist", metavar="DIR", help="from a release folder: DIR/mpy/<ARCH>/tflm.mpy, or its "
+                        "core build (DIR/mpy/<ARCH>/core/) when the board's heap would not hold every kernel and "
+                        "a model")
     source.add_argument("--build", action="store_true", help="in the checkout: `make natmod ARCH=...` first")
     source.add_argument("--model", nargs="+", metavar="MODEL", help="in the checkout: a tflm.mpy with only these "
                         "models' kernels, built as `ops MODEL... --natmod ARCH` builds it")
