@@ -605,7 +605,10 @@ def size_markdown(builds: dict[str, Path], board: str) -> str:
               + ", ".join(f"`{n}.c` {v:,}" for n, v in p.items())
               + ". A firmware with `TFLM_PLANNERS=offline` leaves out the greedy and linear planners "
               f"({p['planner_greedy'] + p['planner_linear']:,} bytes); the last row also carries the "
-              "plan itself (its words, in flash)."]
+              "plan itself (its words, in flash).", "",
+              "The module as a native `.mpy` for stock firmware (`tflm.mpy`) has its code loaded into RAM instead of "
+              "flash: [natmod.md](natmod.md) gives its size and the heap it takes on each architecture, with every "
+              "kernel and with a model's."]
     return "\n".join(lines) + "\n"
 
 
