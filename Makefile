@@ -320,8 +320,9 @@ unix-stock: $(MPY_CROSS)
 
 # ---------------------------------------------------------------------------
 # Release artifacts: `make dist` builds what is missing (every RELEASE_BOARDS
-# firmware, tflm.mpy with every kernel for each of NATMOD_ARCHS, the host
-# package's sdist and the wheel built from it) and copies it into DIST with
+# firmware, tflm.mpy with every kernel for each of NATMOD_ARCHS and with
+# NATMOD_CORE_OPS for NATMOD_CORE_ARCHS, the host package's sdist and the
+# wheel built from it) and copies it into DIST with
 # SHA256SUMS and manifest.json (host_tools/tflm_dev/dist.py). Only the
 # default builds: no TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS or PLAN.
 DIST ?= $(BUILD)/dist

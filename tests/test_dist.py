@@ -164,14 +164,23 @@ def test_core_mpy_runs_on_the_stock_pico(dist_copy):
     """The armv6m core build, from its mip package, on the rp2 port's own
     RPI_PICO firmware (littlefs, no ROMFS): the ops it says, and
     hello_world_int8 and kws_ref_model bit-exact with their models read into
-    the heap beside it."""
+    the heap beside it. The heap free at the prompt and the heap the import
+    takes are docs/natmod.md's, within 3%."""
     assert CORE_ARCHS == ["armv6m"]
     installed = mip_install(str(dist_copy / "mpy/armv6m/core/package.json"))
     data = (dist_copy / "mpy/armv6m/core/tflm.mpy").read_bytes()
     assert installed == {"/lib/tflm.mpy": data} and data[2] >> 2 == ARCH_NUMBER["armv6m"]
     target = NatmodTarget(stock_target("RPI_PICO"), data)
-    out = target.run(["import tflm\nprint(' '.join(tflm.ops))\n"])
-    assert out.split() == sorted(CORE_OPS)
+    out = [line for line in target.run(["import gc\ngc.collect()\nfree = gc.mem_free()\nimport tflm\ngc.collect()\n"
+                                        "print(free, free - gc.mem_free())\nprint(' '.join(tflm.ops))\n"])
+           .splitlines() if line.strip()]
+    assert out[1].split() == sorted(CORE_OPS)
+    free, taken = map(int, out[0].split())
+    doc = (ROOT / "docs" / "natmod.md").read_text()
+    doc_free = int(re.search(r"On the Pico \(([\d,]+)\s+bytes of heap free", doc).group(1).replace(",", ""))
+    doc_taken = int(re.search(r"^\| the core ops .*\| ([\d,]+) \(RPI_PICO\) \|$", doc, re.M).group(1).replace(",", ""))
+    assert abs(free - doc_free) <= 0.03 * doc_free, f"{free:,} B free, docs/natmod.md says {doc_free:,}"
+    assert abs(taken - doc_taken) <= 0.03 * doc_taken, f"import takes {taken:,} B, docs/natmod.md says {doc_taken:,}"
     todo = jobs([HELLO, "kws_ref_model.tflite"])
     check_bit_exact(run_batch(target, todo), todo, "the stock RPI_PICO firmware with the release's core tflm.mpy")
 

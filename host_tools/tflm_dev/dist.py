@@ -38,13 +38,11 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tflm_host import __version__, board_info, boards
+from tflm_host import __version__, board_info, boards, install
 
 MANIFEST = "manifest.json"
 SUMS = "SHA256SUMS"
 EXAMPLES = "examples"
-# The .mpy header: b"M", the format's version, then the architecture and sub-version.
-MPY_MAGIC = ord("M")
 
 
 @dataclass
@@ -112,13 +110,6 @@ def firmware_artifacts(build: Path, micropython: str) -> list[tuple[Path, Artifa
     return out
 
 
-def mpy_header(data: bytes) -> tuple[int, int, int]:
-    """(version, architecture number, sub-version) of a .mpy file."""
-    if len(data) < 4 or data[0] != MPY_MAGIC:
-        raise ValueError("not a .mpy file")
-    return data[1], data[2] >> 2, data[2] & 3
-
-
 def natmod_artifacts(build: Path, archs: list[str], micropython: str, core: dict[str, Path],
                      core_ops: list[str]) -> list[tuple[Path, Artifact]]:
     """tflm.mpy with every kernel for each of `archs` and, for those in
@@ -130,12 +121,12 @@ def natmod_artifacts(build: Path, archs: list[str], micropython: str, core: dict
     for arch, source, folder, kernels, which in builds:
         if not source.is_file():
             raise FileNotFoundError(f"{source} missing: run `make dist-natmod`")
-        version, arch_number, sub = mpy_header(source.read_bytes()[:4])
+        mpy = install.file_format(source.read_bytes()[:4], str(source))
         out.append((source, Artifact(
             f"{folder}/tflm.mpy", "mpy",
             f"the tflm module as a dynamic native module for stock MicroPython {micropython} firmware on {arch}, "
             f"{kernels} (loaded into RAM on import: docs/natmod.md)",
-            arch=arch, extra={"kernels": which, "mpy_version": f"{version}.{sub}", "mpy_arch": arch_number})))
+            arch=arch, extra={"kernels": which, "mpy_version": f"{mpy.version}.{mpy.sub_version}", "mpy_arch": mpy.arch})))
     return out
 
 

@@ -29,8 +29,9 @@ own files. A board.json holds:
   demo         the line `tflm-host demo` introduces the board with
   readme       what and status: the README's board table, {facts} from the board's files
   natmod       the stock firmware `make test` loads tflm.mpy on (a board of the qemu
-               port, or rp2's RPI_PICO: MicroPython's own board definition): arch (the .mpy's, `make natmod ARCH=`), models (the shared models
-               it is built for and tested with, `tflm-host ops --natmod`; absent: every
+               port, or rp2's RPI_PICO: MicroPython's own board definition): arch
+               (the .mpy's, `make natmod ARCH=`), models (the shared models it is
+               built for and tested with, `tflm-host ops --natmod`; absent: every
                kernel)
 
 Standard library only: the Makefile reads the boards through

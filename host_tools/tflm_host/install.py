@@ -231,7 +231,8 @@ except ImportError:
     b64 = crc = False
 import gc
 gc.collect()
-return getattr(sys.implementation, '_mpy', None), list(sys.path), sha, b64, crc, gc.mem_free()
+return (getattr(sys.implementation, '_mpy', None), list(sys.path), sha, b64, crc,
+        gc.mem_free() if hasattr(gc, 'mem_free') else None)
 """
 
 
