@@ -140,7 +140,8 @@ def cases() -> list[Case]:
            padding=padding, mult=mult)
     dw("3x3_batches", h=4, w=4, in_d=4, stride=1, padding="SAME", batches=2)
     dw("3x3_extreme_shifts", h=4, w=5, in_d=12, stride=1, padding="SAME", per_channel=True, extreme=True)
-    # Other windows: the generic loop.
+    # Other windows: the channels path (multipliers 1, 2 and multiples of
+    # 4; in blocks of window rows past 25 taps), else the generic loop.
     dw("3x3_dilated", h=7, w=7, in_d=4, stride=1, padding="SAME", dil=2)
     dw("5x5", h=6, w=6, in_d=5, stride=1, padding="SAME", kh=5, kw=5)
     dw("3x1_mult3", h=5, w=4, in_d=3, stride=1, padding="SAME", kh=3, kw=1, mult=3)
@@ -150,6 +151,12 @@ def cases() -> list[Case]:
     # channel's multiplier.
     dw("10x8s2_mono_m8", h=13, w=11, in_d=1, stride=2, padding="SAME", kh=10, kw=8, mult=8)
     dw("5x3_in2_m12", h=6, w=5, in_d=2, stride=1, padding="SAME", kh=5, kw=3, mult=12)
+    dw("7x7_m1", h=9, w=8, in_d=18, stride=1, padding="SAME", kh=7, kw=7)
+    dw("3x3s1_8x6x5_m4", h=8, w=6, in_d=5, stride=1, padding="SAME", mult=4)
+    dw("3x3s2_4x4x7_m2", h=4, w=4, in_d=7, stride=2, padding="SAME", mult=2)
+    dw("1x27_m2", h=3, w=30, in_d=3, stride=1, padding="VALID", kh=1, kw=27, mult=2)
+    # Every multiplier the paths tell apart, windows past 25 taps.
+    out += opgen.cases(8, only="DEPTHWISE_CONV_2D/int8_multipliers")
 
     # Fully connected: units odd and even (four, two and one at a time), depths
     # around the 4-value step.

@@ -96,6 +96,14 @@ static inline uint32_t tflm_smlad(uint32_t a, uint32_t b, uint32_t acc) {
 static inline uint32_t tflm_sadd16(uint32_t a, uint32_t b) {
     return (uint32_t)__sadd16((int16x2_t)a, (int16x2_t)b);
 }
+// acc + a.lo * b.lo and acc + a.hi * b.hi (signed halfwords; the sums
+// wrap): one SMLABB, one SMLATT.
+static inline uint32_t tflm_smlabb(uint32_t a, uint32_t b, uint32_t acc) {
+    return (uint32_t)__smlabb((int32_t)a, (int32_t)b, (int32_t)acc);
+}
+static inline uint32_t tflm_smlatt(uint32_t a, uint32_t b, uint32_t acc) {
+    return (uint32_t)__smlatt((int32_t)a, (int32_t)b, (int32_t)acc);
+}
 // lo's low halfword and hi's low halfword above it (one PKHBT).
 static inline uint32_t tflm_pack16(int32_t lo, int32_t hi) {
     uint32_t r;
@@ -119,6 +127,12 @@ static inline uint32_t tflm_smlad(uint32_t a, uint32_t b, uint32_t acc) {
 }
 static inline uint32_t tflm_sadd16(uint32_t a, uint32_t b) {
     return tflm_pack16((int16_t)(a & 0xffff) + (int16_t)(b & 0xffff), (int16_t)(a >> 16) + (int16_t)(b >> 16));
+}
+static inline uint32_t tflm_smlabb(uint32_t a, uint32_t b, uint32_t acc) {
+    return acc + (uint32_t)((int16_t)(a & 0xffff) * (int16_t)(b & 0xffff));
+}
+static inline uint32_t tflm_smlatt(uint32_t a, uint32_t b, uint32_t acc) {
+    return acc + (uint32_t)((int16_t)(a >> 16) * (int16_t)(b >> 16));
 }
 #endif
 

@@ -2,14 +2,19 @@
 // with TFLM's reference. The eval() calls it over all rows; a caller that
 // works patch by patch or over overlapped buffers calls it by row ranges.
 //
-// 3x3 windows without dilation, stride 1 or 2 (nearly every depthwise
-// layer), go one output channel along one output row at a time, the window
-// in registers: the nine weights are loaded once per row, each input column
-// (three values) once, and shared by the outputs whose windows hold it
-// (three with stride 1, two with stride 2). Rows and columns outside the
-// input are zeros: the input offset is added as values are loaded, so a
-// zero adds nothing, as the reference skips those taps. Other windows take
-// the generic loop.
+// Three paths (dw_s8_path). 3x3 windows without dilation, stride 1 or 2,
+// on outputs wide enough, go one output channel along one output row at a
+// time, the window in registers: the nine weights are loaded once per row,
+// each input column (three values) once, and shared by the outputs whose
+// windows hold it (three with stride 1, two with stride 2). Rows and
+// columns outside the input are zeros: the input offset is added as values
+// are loaded, so a zero adds nothing, as the reference skips those taps.
+// Other layers with one output channel per input channel go channels
+// innermost (dw_s8_channels): per output pixel the taps inside the input
+// are listed once, then four channels at a time sum over them in
+// registers, so nothing is set up per channel and row (small maps, where a
+// row has few outputs to share that setup). The rest (depth multipliers
+// above 1, windows of more than DW_S8_TAPS_MAX taps) take the generic loop.
 #include "kernels/loop_opt.h"
 #include "kernels/conv_common.h"
 #include "kernels/out_s8.h"
@@ -309,8 +314,10 @@ static void dw_s8_3x3(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t r
 }
 
 // Any window: for each output position, each tap inside the input adds to
-// the chunk's sums (channels innermost), in TFLM's order.
-static void dw_s8_generic(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
+// the chunk's sums (channels innermost), in TFLM's order. (Out of line, as
+// the other paths: whether GCC inlines one path must not move another's
+// registers.)
+__attribute__((noinline)) static void dw_s8_generic(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
     const int32_t in_d = c->in_d, out_w = c->out_w, out_d = c->out_d, mult = c->mult, n = c->n;
     const int32_t off = c->input_offset, w_row = c->f_w * out_d;
     const int32_t ic0 = c->c0 / mult, m0 = c->c0 % mult;
@@ -368,15 +375,263 @@ static void dw_s8_generic(const dw_s8_t *c, int8_t *output, int32_t batch, int32
     }
 }
 
-// The window-in-registers path: 3x3, no dilation, stride 1 or 2, at most
-// one column of padding (what SAME gives them), three input rows.
-static bool dw_s8_uses_3x3(const conv_data_t *d) {
-    return d->f_h == 3 && d->f_w == 3 && d->dil_h == 1 && d->dil_w == 1 && d->stride_w <= 2 && d->pad_w <= 1
-        && d->in_h >= 3;
+// Taps the channels path lists at once (a 5x5 window; a larger one goes in
+// blocks of whole window rows).
+#define DW_S8_TAPS_MAX (25)
+
+// One tap of a pixel's window: its input and filter offsets.
+typedef struct {
+    int32_t x, w;
+} dw_s8_tap_t;
+
+// Which input channels a group of four output channels reads, as a
+// constant of the loop below: channels 0-3 of x (multiplier 1), 0, 0, 1, 1
+// (multiplier 2), or one input channel for all four (a multiplier of 4, 8...).
+enum { DW_S8_IN_EACH, DW_S8_IN_PAIRS, DW_S8_IN_ONE };
+
+// Four output channels' sums (a) over a block of taps, the input from x and
+// the weights from w at each tap's offsets, the input offset added to each
+// input value; `in` says which input channels from x the four read.
+static TFLM_ALWAYS_INLINE void dw_s8_taps4(const int8_t *x, const int8_t *w, const dw_s8_tap_t *tap,
+    const dw_s8_tap_t *end, int32_t off, uint32_t *a, const int in) {
+    uint32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+#if defined(__GNUC__)
+    // Each base in one register: GCC otherwise splits x's sum of offsets
+    // across the loop and keeps a part of it on the stack.
+    __asm__("" : "+r"(x), "+r"(w));
+#endif
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    // The four weights as one word, widened into halfword pairs (channels 0
+    // and 2, 1 and 3), the inputs into pairs alike with the offset added to
+    // both halves at once (|x + off| < 2^8): one 16x16 multiply-accumulate
+    // per product.
+    const uint32_t off2 = tflm_pack16(off, off);
+    for (; tap < end; ++tap) {
+        const int8_t *xp = x + tap->x;
+        const uint32_t wv = tflm_ld_u32(w + tap->w);
+        const uint32_t w02 = tflm_sxtb16(wv), w13 = tflm_sxtb16_ror8(wv);
+        uint32_t x02, x13;
+        if (in == DW_S8_IN_EACH) {
+            const uint32_t xv = tflm_ld_u32(xp);
+            x02 = tflm_sadd16(tflm_sxtb16(xv), off2);
+            x13 = tflm_sadd16(tflm_sxtb16_ror8(xv), off2);
+        } else if (in == DW_S8_IN_PAIRS) {
+            x02 = x13 = tflm_sadd16(tflm_pack16(xp[0], xp[1]), off2);
+        } else {
+            const int32_t v = xp[0] + off;
+            x02 = x13 = tflm_pack16(v, v);
+        }
+        a0 = tflm_smlabb(x02, w02, a0);
+        a1 = tflm_smlabb(x13, w13, a1);
+        a2 = tflm_smlatt(x02, w02, a2);
+        a3 = tflm_smlatt(x13, w13, a3);
+    }
+#else
+    for (; tap < end; ++tap) {
+        const int8_t *xp = x + tap->x, *wp = w + tap->w;
+        if (in == DW_S8_IN_EACH) {
+            a0 += (uint32_t)((xp[0] + off) * wp[0]);
+            a1 += (uint32_t)((xp[1] + off) * wp[1]);
+            a2 += (uint32_t)((xp[2] + off) * wp[2]);
+            a3 += (uint32_t)((xp[3] + off) * wp[3]);
+        } else if (in == DW_S8_IN_PAIRS) {
+            const int32_t v0 = xp[0] + off, v1 = xp[1] + off;
+            a0 += (uint32_t)(v0 * wp[0]);
+            a1 += (uint32_t)(v0 * wp[1]);
+            a2 += (uint32_t)(v1 * wp[2]);
+            a3 += (uint32_t)(v1 * wp[3]);
+        } else {
+            const int32_t v = xp[0] + off;
+            a0 += (uint32_t)(v * wp[0]);
+            a1 += (uint32_t)(v * wp[1]);
+            a2 += (uint32_t)(v * wp[2]);
+            a3 += (uint32_t)(v * wp[3]);
+        }
+    }
+#endif
+    a[0] = a0;
+    a[1] = a1;
+    a[2] = a2;
+    a[3] = a3;
+}
+
+// Lists the taps inside the input of window rows from *fy, whole rows, at
+// most DW_S8_TAPS_MAX of them unless `whole` (the window has no more), the
+// input offsets from the pixel's first input channel, the filter's from its
+// first output channel; returns the end of the list and moves *fy past the
+// rows listed.
+static TFLM_ALWAYS_INLINE dw_s8_tap_t *dw_s8_list(const dw_s8_t *c, dw_s8_tap_t *tap, int32_t *fy, int32_t fy1,
+    int32_t y0, int32_t x0, int32_t fx0, int32_t fx1, const bool whole) {
+    const int32_t x_step = c->dil_w * c->in_d, w_step = c->out_d, per_row = fx1 - fx0;
+    const dw_s8_tap_t *last = tap + DW_S8_TAPS_MAX;
+    for (; *fy < fy1 && (whole || tap + per_row <= last); ++*fy) {
+        int32_t xo = (y0 + c->dil_h * *fy) * c->in_row + (x0 + c->dil_w * fx0) * c->in_d;
+        int32_t wo = (*fy * c->f_w + fx0) * w_step;
+        for (int32_t fx = fx0; fx < fx1; ++fx, ++tap, xo += x_step, wo += w_step) {
+            tap->x = xo;
+            tap->w = wo;
+        }
+    }
+    return tap;
+}
+
+// The chunk's channels over a block of taps, four at a time (`in` as in
+// dw_s8_taps4), the rest one by one; sums in acc.
+static TFLM_ALWAYS_INLINE void dw_s8_block(const dw_s8_t *c, const int32_t *xi, const dw_s8_tap_t *taps,
+    const dw_s8_tap_t *end, uint32_t *acc, const int in) {
+    const int8_t *w = c->filter + c->c0;
+    const int32_t n = c->n, off = c->input_offset;
+    int32_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        dw_s8_taps4(c->in_b + xi[j], w + j, taps, end, off, acc + j, in);
+    }
+    for (; j < n; ++j) {
+        const int8_t *x = c->in_b + xi[j];
+        uint32_t a = acc[j];
+        for (const dw_s8_tap_t *t = taps; t < end; ++t) {
+            a += (uint32_t)((x[t->x] + off) * w[j + t->w]);
+        }
+        acc[j] = a;
+    }
+}
+
+// What the channels path reads per pixel, in locals (stores through the
+// output could alias the kernel data).
+typedef struct {
+    const int8_t *x, *w;       // the input's first channel, the chunk's weights
+    const tflm_out_s8_t *q;
+    int32_t c0, n, off, zp, lo, hi;
+} dw_s8_chunk_t;
+
+// One output pixel's chunk of channels over a window of at most
+// DW_S8_TAPS_MAX taps listed from `taps`: each four channels' sums from
+// the bias to the output stage in registers.
+static TFLM_ALWAYS_INLINE void dw_s8_pixel(const dw_s8_chunk_t k, const int32_t *xi, const dw_s8_tap_t *taps,
+    const dw_s8_tap_t *end, int8_t *out, const int in) {
+    const tflm_out_s8_t *q = k.q;
+    int32_t j = 0;
+    for (; j + 4 <= k.n; j += 4) {
+        uint32_t a[4] = { (uint32_t)q[j].bias, (uint32_t)q[j + 1].bias, (uint32_t)q[j + 2].bias,
+                          (uint32_t)q[j + 3].bias };
+        dw_s8_taps4(k.x + (in == DW_S8_IN_EACH ? k.c0 + j : xi[j]), k.w + j, taps, end, k.off, a, in);
+        out[j] = dw_s8_out(a[0], &q[j], k.zp, k.lo, k.hi);
+        out[j + 1] = dw_s8_out(a[1], &q[j + 1], k.zp, k.lo, k.hi);
+        out[j + 2] = dw_s8_out(a[2], &q[j + 2], k.zp, k.lo, k.hi);
+        out[j + 3] = dw_s8_out(a[3], &q[j + 3], k.zp, k.lo, k.hi);
+    }
+    for (; j < k.n; ++j) {
+        const int8_t *x = k.x + xi[j];
+        uint32_t a = (uint32_t)q[j].bias;
+        for (const dw_s8_tap_t *t = taps; t < end; ++t) {
+            a += (uint32_t)((x[t->x] + k.off) * k.w[j + t->w]);
+        }
+        out[j] = dw_s8_out(a, &q[j], k.zp, k.lo, k.hi);
+    }
+}
+
+// The chunk's output channels channels innermost: per output pixel its
+// taps inside the input listed once, then the channels summed over them
+// four at a time in registers, so nothing is set up per channel and row.
+// A window of at most DW_S8_TAPS_MAX taps (`whole`) is listed at once and
+// its sums go from the bias straight to the output stage; a larger one
+// (rows of at most that many taps) in blocks of whole window rows, each
+// channel's sum kept on the stack from one block to the next. Each sum is
+// the reference's (the same products, modulo 2^32).
+static TFLM_ALWAYS_INLINE void dw_s8_channels_in(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0,
+    int32_t row1, const int in, const bool whole) {
+    const int32_t in_w = c->in_w, out_w = c->out_w, out_d = c->out_d, n = c->n;
+    const dw_s8_chunk_t k = { c->in_b, c->filter + c->c0, c->q, c->c0, n, c->input_offset, c->zero_point,
+                              c->act_min, c->act_max };
+    dw_s8_tap_t taps[DW_S8_TAPS_MAX];
+    int32_t xi[DW_S8_CHUNK];  // each output channel's input channel
+    for (int32_t j = 0; j < n; ++j) {
+        xi[j] = c->mult == 1 ? c->c0 + j : (c->c0 + j) / c->mult;
+    }
+    for (int32_t oy = row0; oy < row1; ++oy) {
+        int32_t fy0, fy1;
+        const int32_t y0 = conv_window(oy, c->stride_h, c->pad_h, c->dil_h, c->f_h, c->in_h, &fy0, &fy1);
+        int8_t *out = output + ((batch * c->out_h + oy) * out_w) * out_d + c->c0;
+        for (int32_t ox = 0; ox < out_w; ++ox, out += out_d) {
+            int32_t fx0, fx1;
+            const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, in_w, &fx0, &fx1);
+            int32_t fy = fx0 < fx1 ? fy0 : fy1;
+            if (whole) {
+                dw_s8_pixel(k, xi, taps, dw_s8_list(c, taps, &fy, fy1, y0, x0, fx0, fx1, true), out, in);
+                continue;
+            }
+            uint32_t acc[DW_S8_CHUNK];
+            for (int32_t j = 0; j < n; ++j) {
+                acc[j] = (uint32_t)k.q[j].bias;
+            }
+            while (fy < fy1) {
+                const dw_s8_tap_t *end = dw_s8_list(c, taps, &fy, fy1, y0, x0, fx0, fx1, false);
+                if (in == DW_S8_IN_EACH) {
+                    dw_s8_block(c, xi, taps, end, acc, DW_S8_IN_EACH);
+                } else if (in == DW_S8_IN_PAIRS) {
+                    dw_s8_block(c, xi, taps, end, acc, DW_S8_IN_PAIRS);
+                } else {
+                    dw_s8_block(c, xi, taps, end, acc, DW_S8_IN_ONE);
+                }
+            }
+            for (int32_t j = 0; j < n; ++j) {
+                out[j] = dw_s8_out(acc[j], &k.q[j], k.zp, k.lo, k.hi);
+            }
+        }
+    }
+}
+
+__attribute__((noinline)) static void dw_s8_channels_each(const dw_s8_t *c, int8_t *output, int32_t batch,
+    int32_t row0, int32_t row1) {
+    dw_s8_channels_in(c, output, batch, row0, row1, DW_S8_IN_EACH, true);
+}
+
+__attribute__((noinline)) static void dw_s8_channels_pairs(const dw_s8_t *c, int8_t *output, int32_t batch,
+    int32_t row0, int32_t row1) {
+    dw_s8_channels_in(c, output, batch, row0, row1, DW_S8_IN_PAIRS, true);
+}
+
+__attribute__((noinline)) static void dw_s8_channels_one(const dw_s8_t *c, int8_t *output, int32_t batch,
+    int32_t row0, int32_t row1) {
+    dw_s8_channels_in(c, output, batch, row0, row1, DW_S8_IN_ONE, true);
+}
+
+// Windows of more than DW_S8_TAPS_MAX taps, any of the three `in`.
+__attribute__((noinline)) static void dw_s8_channels_blocks(const dw_s8_t *c, int8_t *output, int32_t batch,
+    int32_t row0, int32_t row1, int in) {
+    dw_s8_channels_in(c, output, batch, row0, row1, in, false);
+}
+
+enum { DW_S8_GENERIC, DW_S8_ROWS, DW_S8_CHANNELS };
+
+// Outputs at most this wide take the channels path rather than the 3x3
+// row path where both can: with multiplier 1, and with a larger one (the
+// row path then reads each input once per output channel). Measured by
+// tflm-host bench sweep (docs/speed.md) on the Cortex-M0+, M3 and M4: 8x8
+// outputs of multiplier 1 take 13-20% more cycles on the channels path,
+// 4x4 ones a quarter to three fifths fewer; with multiplier 8, 8x8 outputs
+// a fifth to a quarter fewer (a wider one of person_detect's more).
+#define DW_S8_NARROW (4)
+#define DW_S8_NARROW_MULT (8)
+
+// The path a layer takes: the window-in-registers path for 3x3 windows
+// without dilation, stride 1 or 2, at most one column of padding (what SAME
+// gives them) and three input rows, unless the output is narrow; channels
+// innermost for multipliers 1, 2 and multiples of 4 (a group of four
+// output channels reads one, two or four input channels in a fixed
+// pattern) and window rows of at most DW_S8_TAPS_MAX taps; else the
+// generic loop.
+static int dw_s8_path(const conv_data_t *d) {
+    const int32_t mult = d->f_d;
+    const bool channels = (mult <= 2 || mult % 4 == 0) && d->f_w <= DW_S8_TAPS_MAX;
+    if (d->f_h == 3 && d->f_w == 3 && d->dil_h == 1 && d->dil_w == 1 && d->stride_w <= 2 && d->pad_w <= 1
+        && d->in_h >= 3 && !(channels && d->out_w <= (mult > 1 ? DW_S8_NARROW_MULT : DW_S8_NARROW))) {
+        return DW_S8_ROWS;
+    }
+    return channels ? DW_S8_CHANNELS : DW_S8_GENERIC;
 }
 
 bool tflm_depthwise_conv_2d_s8_in_order(const conv_data_t *d, const int8_t *input, const int8_t *output) {
-    if (!dw_s8_uses_3x3(d)) {
+    if (dw_s8_path(d) != DW_S8_ROWS) {
         return d->out_d <= DW_S8_CHUNK;
     }
     // The 3x3 path goes channel by channel, each along its rows. With one
@@ -442,7 +697,7 @@ void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, c
     c.act_max = d->act_max.q;
     const int32_t *mults = conv_multipliers(d);
     const int8_t *shifts = conv_shifts(d);
-    const bool w3x3 = dw_s8_uses_3x3(d);
+    const int path = dw_s8_path(d);
     tflm_out_s8_t q[DW_S8_CHUNK];
     c.q = q;
     for (c.c0 = 0; c.c0 < c.out_d; c.c0 += DW_S8_CHUNK) {
@@ -452,8 +707,19 @@ void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, c
             q[j].bias = bias ? bias[oc] : 0;
             tflm_out_s8_setup(&q[j], mults[m], shifts[m], c.zero_point);
         }
-        if (w3x3) {
+        if (path == DW_S8_ROWS) {
             dw_s8_3x3(&c, output, batch, row0, row1);
+        } else if (path == DW_S8_CHANNELS) {
+            const int in = c.mult == 1 ? DW_S8_IN_EACH : c.mult == 2 ? DW_S8_IN_PAIRS : DW_S8_IN_ONE;
+            if (c.f_h * c.f_w > DW_S8_TAPS_MAX) {
+                dw_s8_channels_blocks(&c, output, batch, row0, row1, in);
+            } else if (in == DW_S8_IN_EACH) {
+                dw_s8_channels_each(&c, output, batch, row0, row1);
+            } else if (in == DW_S8_IN_PAIRS) {
+                dw_s8_channels_pairs(&c, output, batch, row0, row1);
+            } else {
+                dw_s8_channels_one(&c, output, batch, row0, row1);
+            }
         } else {
             dw_s8_generic(&c, output, batch, row0, row1);
         }

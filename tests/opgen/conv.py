@@ -96,8 +96,26 @@ def _conv(rng: np.random.Generator, dtype: str, bias_type: str | None = None, in
                                 bias=btype if has_bias else None, per_channel=per_channel, **g))
 
 
-def _depthwise(rng: np.random.Generator, dtype: str, int64_at_4_mod_8: bool = False, narrow: bool = False) -> Case:
-    g = _geometry(rng)
+def _large_window(rng: np.random.Generator) -> dict:
+    """A window of more than 25 taps (up to 10x8, as micro_speech's, or a
+    row of more than 25 taps), on maps a few windows wide, SAME or VALID."""
+    while True:
+        g = _geometry(rng)
+        kh, kw = int(rng.integers(4, 11)), int(rng.integers(5, 9))
+        if rng.integers(0, 6) == 0:
+            kh, kw = 1, int(rng.integers(26, 31))
+        h, w = int(rng.integers(kh, kh + 12)), int(rng.integers(kw, kw + 10))
+        if g["padding"] == "VALID":
+            g.update(dh=1, dw=1)
+        g.update(h=h, w=w, kh=kh, kw=kw, oh=_out_size(g["padding"], h, kh, g["sh"], g["dh"]),
+                 ow=_out_size(g["padding"], w, kw, g["sw"], g["dw"]))
+        if kh * kw > 25 and g["oh"] > 0 and g["ow"] > 0:
+            return g
+
+
+def _depthwise(rng: np.random.Generator, dtype: str, int64_at_4_mod_8: bool = False, narrow: bool = False,
+               multipliers: bool = False) -> Case:
+    g = _large_window(rng) if multipliers and rng.integers(0, 2) else _geometry(rng)
     if narrow:
         # Outputs a few pixels wide with many channels, one per input channel
         # (in several of the int8 kernel's chunks of channels).
@@ -106,6 +124,11 @@ def _depthwise(rng: np.random.Generator, dtype: str, int64_at_4_mod_8: bool = Fa
     batches = int(rng.integers(1, 4)) if rng.integers(0, 3) == 0 else 1
     in_d = int(rng.integers(17, 41)) if narrow else int(rng.integers(1, 17))
     mult = 1 if narrow else int(rng.choice([1, 1, 2, 3]))
+    if multipliers:
+        # Every depth multiplier the int8 kernel's paths tell apart (1, 2,
+        # multiples of 4, others), over one or several chunks of channels.
+        mult = int(rng.choice([1, 2, 4, 8, 3, 5, 12]))
+        in_d = int(rng.integers(1, 7))
     out_d = in_d * mult
     act = str(rng.choice(ACTIVATIONS))
     per_channel = dtype != "FLOAT32" and bool(rng.integers(0, 2))
@@ -146,6 +169,7 @@ def conv_int16_bias64_misaligned(rng):
 generators(_depthwise, {"DEPTHWISE_CONV_2D/float32": ("FLOAT32",),
                         "DEPTHWISE_CONV_2D/int8": ("INT8",),
                         "DEPTHWISE_CONV_2D/int8_narrow": ("INT8", False, True),
+                        "DEPTHWISE_CONV_2D/int8_multipliers": ("INT8", False, False, True),
                         "DEPTHWISE_CONV_2D/int16": ("INT16",)})
 
 
