@@ -609,7 +609,9 @@ enum { DW_S8_GENERIC, DW_S8_ROWS, DW_S8_CHANNELS };
 // tflm-host bench sweep (docs/speed.md) on the Cortex-M0+, M3 and M4: 8x8
 // outputs of multiplier 1 take 13-20% more cycles on the channels path,
 // 4x4 ones a quarter to three fifths fewer; with multiplier 8, 8x8 outputs
-// a fifth to a quarter fewer (a wider one of person_detect's more).
+// a fifth to a quarter fewer (a wider one of person_detect's more). (6x6
+// outputs of multiplier 1: 4% fewer on the M4, but kws_ref_model's 25x5
+// ones 5% more there; 0-10% more on the M3, 7-12% on the M0+.)
 #define DW_S8_NARROW (4)
 #define DW_S8_NARROW_MULT (8)
 
