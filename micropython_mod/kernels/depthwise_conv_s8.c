@@ -313,11 +313,18 @@ static void dw_s8_3x3(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t r
     }
 }
 
+// The generic loop's linkage: out of line on the Arm cores, where inlined
+// in tflm_depthwise_conv_2d_s8_rows it moved the 3x3 path's registers (1-5%
+// more cycles); inlined on the LX6 (micro_speech 2% fewer instructions).
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_XTENSA
+#define DW_S8_GENERIC_LINKAGE static
+#else
+#define DW_S8_GENERIC_LINKAGE __attribute__((noinline)) static
+#endif
+
 // Any window: for each output position, each tap inside the input adds to
-// the chunk's sums (channels innermost), in TFLM's order. (Out of line, as
-// the other paths: whether GCC inlines one path must not move another's
-// registers.)
-__attribute__((noinline)) static void dw_s8_generic(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
+// the chunk's sums (channels innermost), in TFLM's order.
+DW_S8_GENERIC_LINKAGE void dw_s8_generic(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
     const int32_t in_d = c->in_d, out_w = c->out_w, out_d = c->out_d, mult = c->mult, n = c->n;
     const int32_t off = c->input_offset, w_row = c->f_w * out_d;
     const int32_t ic0 = c->c0 / mult, m0 = c->c0 % mult;
@@ -595,11 +602,19 @@ __attribute__((noinline)) static void dw_s8_channels_one(const dw_s8_t *c, int8_
     dw_s8_channels_in(c, output, batch, row0, row1, DW_S8_IN_ONE, true);
 }
 
-// Windows of more than DW_S8_TAPS_MAX taps, any of the three `in`.
+// Windows of more than DW_S8_TAPS_MAX taps go channels innermost in blocks
+// (micro_speech's 10x8 layer: a quarter fewer cycles on the M3 and M0+, a
+// third on the M4), except on the ESP32's LX6, where its blocks took a
+// quarter more instructions than the generic loop.
+#define DW_S8_BLOCKS (TFLM_KERNEL_ARCH != TFLM_ARCH_XTENSA)
+
+#if DW_S8_BLOCKS
+// Any of the three `in`.
 __attribute__((noinline)) static void dw_s8_channels_blocks(const dw_s8_t *c, int8_t *output, int32_t batch,
     int32_t row0, int32_t row1, int in) {
     dw_s8_channels_in(c, output, batch, row0, row1, in, false);
 }
+#endif
 
 enum { DW_S8_GENERIC, DW_S8_ROWS, DW_S8_CHANNELS };
 
@@ -620,11 +635,12 @@ enum { DW_S8_GENERIC, DW_S8_ROWS, DW_S8_CHANNELS };
 // gives them) and three input rows, unless the output is narrow; channels
 // innermost for multipliers 1, 2 and multiples of 4 (a group of four
 // output channels reads one, two or four input channels in a fixed
-// pattern) and window rows of at most DW_S8_TAPS_MAX taps; else the
-// generic loop.
+// pattern) and window rows of at most DW_S8_TAPS_MAX taps (windows of at
+// most that many where DW_S8_BLOCKS is 0); else the generic loop.
 static int dw_s8_path(const conv_data_t *d) {
     const int32_t mult = d->f_d;
-    const bool channels = (mult <= 2 || mult % 4 == 0) && d->f_w <= DW_S8_TAPS_MAX;
+    const bool channels = (mult <= 2 || mult % 4 == 0) && d->f_w <= DW_S8_TAPS_MAX
+        && (DW_S8_BLOCKS || d->f_h * d->f_w <= DW_S8_TAPS_MAX);
     if (d->f_h == 3 && d->f_w == 3 && d->dil_h == 1 && d->dil_w == 1 && d->stride_w <= 2 && d->pad_w <= 1
         && d->in_h >= 3 && !(channels && d->out_w <= (mult > 1 ? DW_S8_NARROW_MULT : DW_S8_NARROW))) {
         return DW_S8_ROWS;
@@ -713,9 +729,13 @@ void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, c
             dw_s8_3x3(&c, output, batch, row0, row1);
         } else if (path == DW_S8_CHANNELS) {
             const int in = c.mult == 1 ? DW_S8_IN_EACH : c.mult == 2 ? DW_S8_IN_PAIRS : DW_S8_IN_ONE;
+#if DW_S8_BLOCKS
             if (c.f_h * c.f_w > DW_S8_TAPS_MAX) {
                 dw_s8_channels_blocks(&c, output, batch, row0, row1, in);
-            } else if (in == DW_S8_IN_EACH) {
+                continue;
+            }
+#endif
+            if (in == DW_S8_IN_EACH) {
                 dw_s8_channels_each(&c, output, batch, row0, row1);
             } else if (in == DW_S8_IN_PAIRS) {
                 dw_s8_channels_pairs(&c, output, batch, row0, row1);
