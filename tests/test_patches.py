@@ -303,3 +303,63 @@ print(len(it.tensor({last})))
                         "computes it patch by patch")
     assert int(lines[1]) == load_model(data).main.tensors[last].elements
 
+
+def _front_rows(text: str) -> tuple[int, list[tuple[bool, int, int, str, int, tuple[int, int]]]]:
+    """prepare --explain's table: the arena with no stage, and (chosen,
+    arena_used_bytes, extra MACs, % of model, operators in the stage, grid)
+    of each stage row."""
+    lines = text[text.index("the trade-off curve"):].splitlines()
+    assert lines[1].split() == ["arena_used_bytes", "extra", "MACs", "%", "of", "model", "stage", "ops", "grid"]
+    plain = lines[2].split()
+    assert plain[1:] == ["0", "0.00%", "-", "-"], lines[2]
+    rows = []
+    for line in lines[3:]:
+        f = line.split()
+        if not f:
+            break
+        chosen = f[0] == "*"
+        used, extra, pct, ops, grid = f[1:] if chosen else f
+        gh, gw = grid.split("x")
+        rows.append((chosen, int(used), int(extra), pct, int(ops.removeprefix("0-")) + 1, (int(gh), int(gw))))
+    return int(plain[0]), rows
+
+
+def test_cli_prepare_explain_front(tmp_path, capsys):
+    """prepare --explain: the trade-off curve. Each row's arena and extra MACs
+    are the engine's for that schedule; the rows are the Pareto front of every
+    stage and grid the engine accepts (each beats the row before on arena and
+    costs more MACs, and every candidate is matched or beaten by a row); the
+    row marked chosen is what prepare writes, and a row's percentage given to
+    --max-extra-macs chooses that row."""
+    out = tmp_path / "p.tflite"
+    for name in ("vww_96_int8.tflite", "kws_ref_model.tflite"):
+        assert cli.main(["prepare", str(model_path(name)), "-o", str(out), "--max-extra-macs", "20%",
+                         "--explain", "-q"]) == 0
+        text = capsys.readouterr().out
+        plain_used, rows = _front_rows(text)
+        plain = prepare_model(model_path(name).read_bytes())
+        total = patches.model_macs(load_model(plain))
+        assert plain_used == _engine.allocate(_engine.Model(plain)).used, name
+        assert len(rows) >= 2 and rows[0][1] < plain_used, (name, text)
+        for (_, used, extra, _, _, _), (_, used2, extra2, _, _, _) in zip(rows, rows[1:]):
+            assert used2 < used and extra2 > extra, name
+        for chosen, used, extra, pct, split, grid in rows:
+            ip = _engine.allocate(_engine.Model(patches.with_schedule(plain, split, *grid)))
+            assert (ip.used, ip.patch_macs - ip.patch_whole_macs) == (used, extra), (name, split, grid)
+            assert float(pct[:-1]) / 100 >= extra / total > float(pct[:-1]) / 100 - 1e-4, (name, pct)
+        ip = _engine.allocate(_engine.Model(out.read_bytes()))
+        marked = [r for r in rows if r[0]]
+        assert len(marked) == 1 and (marked[0][1], marked[0][4], marked[0][5]) == (ip.used, ip.patch[0],
+                                                                                  tuple(ip.patch[1:])), name
+        assert max(r[2] for r in rows if r[2] <= 0.2 * total) == marked[0][2], name
+    # kws_ref_model: every candidate is matched or beaten by a row, and each
+    # row's percentage chooses it.
+    found = patches.search(plain)
+    assert all(any(r[1] <= c.used and r[2] <= c.extra_macs for r in rows) or c.used >= found.plain_used
+               for c in found.candidates)
+    for _, used, extra, pct, split, grid in rows:
+        assert cli.main(["prepare", str(model_path("kws_ref_model.tflite")), "-o", str(out),
+                         "--max-extra-macs", pct, "-q"]) == 0
+        capsys.readouterr()
+        ip = _engine.allocate(_engine.Model(out.read_bytes()))
+        assert (ip.patch[0], tuple(ip.patch[1:]), ip.used) == (split, grid, used), pct
