@@ -23,21 +23,19 @@ from tflm_host.runner import BatchJob, make_inputs, run_batch
 CHAINS = (opgen.cases(12, only="PATCH/chain_int8") + opgen.cases(8, only="PATCH/chain_pool_float32")
           + opgen.cases(8, only="PATCH/chain_pool_int8"))
 # Shared models whose arena a stage lowers within the bound.
-CHOSEN = ["person_detect.tflite", "kws_ref_model.tflite", "magic_wand.tflite"]
-# vww_96_int8's overlapped plan already sits at its whole input's bound, so the
-# search chooses no stage; its first stage still runs patched with a schedule given.
-FORCED = {"vww_96_int8.tflite": (4, 12, 12)}
-SHARED = CHOSEN + list(FORCED)
+SHARED = ["person_detect.tflite", "kws_ref_model.tflite", "magic_wand.tflite", "vww_96_int8.tflite"]
 BOUND = 0.2  # --max-extra-macs 20%
+# Arenas the stage must reach within the bound (issue 28's goal for
+# vww_96_int8: its 27,648-byte input is whole in the arena while the stage
+# runs, so the stage's output must lie over it).
+GOALS = {"vww_96_int8.tflite": 34816}
 
 _patched: dict[str, bytes] = {}
 
 
 def patched(name: str) -> bytes:
     if name not in _patched:
-        raw = model_path(name).read_bytes()
-        _patched[name] = prepare_model(patches.with_schedule(raw, *FORCED[name])) if name in FORCED else \
-            prepare_model(raw, max_extra_macs=BOUND)
+        _patched[name] = prepare_model(model_path(name).read_bytes(), max_extra_macs=BOUND)
     return _patched[name]
 
 
@@ -85,10 +83,10 @@ def test_generated_chains_bit_exact_on_host(tmp_path):
 
 
 def test_shared_models_patched_bit_exact_on_host(tmp_path):
-    """person_detect, kws_ref_model and magic_wand (float32) prepared with
-    --max-extra-macs 20%: a smaller arena, MACs within the bound; vww_96_int8
-    with its schedule given; TFLM's outputs (random inputs and the demo's
-    frames)."""
+    """person_detect, kws_ref_model, magic_wand (float32) and vww_96_int8
+    prepared with --max-extra-macs 20%: a smaller arena (vww_96_int8's within
+    its goal), MACs within the bound; TFLM's outputs (random inputs and the
+    demo's frames)."""
     from tflm_host.demo import demo_frames
 
     for name in SHARED:
@@ -96,12 +94,10 @@ def test_shared_models_patched_bit_exact_on_host(tmp_path):
         ip = _engine.allocate(_engine.Model(data))
         split, gh, gw = ip.patch
         assert split >= 2, name
-        if name in FORCED:
-            assert ip.patch == FORCED[name]
-        else:
-            assert ip.patch_macs - ip.patch_whole_macs <= BOUND * patches.model_macs(load_model(data)), name
-            unpatched = prepare_model(model_path(name).read_bytes())
-            assert ip.used < _engine.allocate(_engine.Model(unpatched)).used, name
+        assert ip.patch_macs - ip.patch_whole_macs <= BOUND * patches.model_macs(load_model(data)), name
+        unpatched = prepare_model(model_path(name).read_bytes())
+        assert ip.used < _engine.allocate(_engine.Model(unpatched)).used, name
+        assert ip.used <= GOALS.get(name, ip.used), (name, ip.used)
         samples = make_inputs(load_model(data), "random", seed=zlib.crc32(name.encode()), count=3)
         if name == "person_detect.tflite":
             samples += [[f.reshape(1, 96, 96, 1)] for f in demo_frames().values()]
@@ -130,7 +126,7 @@ def test_chains_on_engine_with_each_cores_loops(arch, tmp_path, monkeypatch):
         assert _same(run.runs, _reference(case.model, samples)), (arch, case.describe())
 
 
-@pytest.mark.parametrize("target", ["unix", "NETDUINO2", "NETDUINOPLUS2", "MICROBIT"])
+@pytest.mark.parametrize("target", ["unix", "NETDUINO2", "NETDUINOPLUS2", "MICROBIT", "MPS2_AN385"])
 def test_patched_models_on_device(target):
     """Bit-exact with TFLM on the board (the M4's SIMD kernels on NETDUINOPLUS2,
     the M3's on the 128 KiB NETDUINO2, the M0's on MICROBIT, generated chains
@@ -260,10 +256,28 @@ def test_cli_prepare_max_extra_macs(tmp_path, capsys):
     assert _engine.allocate(_engine.Model(out.read_bytes())).patch[0] == 0
 
 
-def test_one_operator_stage_is_never_overlapped(tmp_path):
+def test_stage_output_over_its_input_is_safe(tmp_path):
+    """The stage's output laid over the input that dies at it (patch.c's
+    distance, overlap.h): placed at every offset from the distance on (and K
+    bytes past it either way), the outputs are the non-overlapped run's, which
+    are TFLM's (tests/engine/overlap_brute.c, under ASan/UBSan); grids that do
+    not divide the map included."""
+    from test_overlap import brute
+
+    # Chains whose stage is the whole model (its input and output are the stage's).
+    whole = [c for c in CHAINS if not c.params["tail"]]
+    for i, case in enumerate(whole[:10]):
+        data = scheduled(case)
+        kind, info = brute(data, tmp_path, f"stage{i}")
+        assert kind == "rule", case.describe()
+        assert info["tight"] <= info["rule"], case.describe()
+
+
+def test_one_operator_stage_overlaps_by_the_stage_rule(tmp_path):
     """A schedule of one operator (the host never writes one, a crafted model
     may): the stage writes its output patch by patch, so the planner must not
-    lay it over the input that dies at it by the row rule. TFLM's outputs."""
+    lay it over the input that dies at it by the row rule, only by the
+    stage's own distance. TFLM's outputs."""
     for case in CHAINS[:6]:
         data = patches.with_schedule(case.model, 1, 2, 2)
         samples = make_inputs(load_model(data), "random", seed=zlib.crc32(case.name.encode()), count=2)
@@ -288,3 +302,64 @@ print(len(it.tensor({last})))
     assert lines[0] == (f"ValueError tensor {inner} is never whole in the arena: the patch-based first stage "
                         "computes it patch by patch")
     assert int(lines[1]) == load_model(data).main.tensors[last].elements
+
+
+def _front_rows(text: str) -> tuple[int, list[tuple[bool, int, int, str, int, tuple[int, int]]]]:
+    """prepare --explain's table: the arena with no stage, and (chosen,
+    arena_used_bytes, extra MACs, % of model, operators in the stage, grid)
+    of each stage row."""
+    lines = text[text.index("the trade-off curve"):].splitlines()
+    assert lines[1].split() == ["arena_used_bytes", "extra", "MACs", "%", "of", "model", "stage", "ops", "grid"]
+    plain = lines[2].split()
+    assert plain[1:] == ["0", "0.00%", "-", "-"], lines[2]
+    rows = []
+    for line in lines[3:]:
+        f = line.split()
+        if not f:
+            break
+        chosen = f[0] == "*"
+        used, extra, pct, ops, grid = f[1:] if chosen else f
+        gh, gw = grid.split("x")
+        rows.append((chosen, int(used), int(extra), pct, int(ops.removeprefix("0-")) + 1, (int(gh), int(gw))))
+    return int(plain[0]), rows
+
+
+def test_cli_prepare_explain_front(tmp_path, capsys):
+    """prepare --explain: the trade-off curve. Each row's arena and extra MACs
+    are the engine's for that schedule; the rows are the Pareto front of every
+    stage and grid the engine accepts (each beats the row before on arena and
+    costs more MACs, and every candidate is matched or beaten by a row); the
+    row marked chosen is what prepare writes, and a row's percentage given to
+    --max-extra-macs chooses that row."""
+    out = tmp_path / "p.tflite"
+    for name in ("vww_96_int8.tflite", "kws_ref_model.tflite"):
+        assert cli.main(["prepare", str(model_path(name)), "-o", str(out), "--max-extra-macs", "20%",
+                         "--explain", "-q"]) == 0
+        text = capsys.readouterr().out
+        plain_used, rows = _front_rows(text)
+        plain = prepare_model(model_path(name).read_bytes())
+        total = patches.model_macs(load_model(plain))
+        assert plain_used == _engine.allocate(_engine.Model(plain)).used, name
+        assert len(rows) >= 2 and rows[0][1] < plain_used, (name, text)
+        for (_, used, extra, _, _, _), (_, used2, extra2, _, _, _) in zip(rows, rows[1:]):
+            assert used2 < used and extra2 > extra, name
+        for chosen, used, extra, pct, split, grid in rows:
+            ip = _engine.allocate(_engine.Model(patches.with_schedule(plain, split, *grid)))
+            assert (ip.used, ip.patch_macs - ip.patch_whole_macs) == (used, extra), (name, split, grid)
+            assert float(pct[:-1]) / 100 >= extra / total > float(pct[:-1]) / 100 - 1e-4, (name, pct)
+        ip = _engine.allocate(_engine.Model(out.read_bytes()))
+        marked = [r for r in rows if r[0]]
+        assert len(marked) == 1 and (marked[0][1], marked[0][4], marked[0][5]) == (ip.used, ip.patch[0],
+                                                                                  tuple(ip.patch[1:])), name
+        assert max(r[2] for r in rows if r[2] <= 0.2 * total) == marked[0][2], name
+    # kws_ref_model: every candidate is matched or beaten by a row, and each
+    # row's percentage chooses it.
+    found = patches.search(plain)
+    assert all(any(r[1] <= c.used and r[2] <= c.extra_macs for r in rows) or c.used >= found.plain_used
+               for c in found.candidates)
+    for _, used, extra, pct, split, grid in rows:
+        assert cli.main(["prepare", str(model_path("kws_ref_model.tflite")), "-o", str(out),
+                         "--max-extra-macs", pct, "-q"]) == 0
+        capsys.readouterr()
+        ip = _engine.allocate(_engine.Model(out.read_bytes()))
+        assert (ip.patch[0], tuple(ip.patch[1:]), ip.used) == (split, grid, used), pct

@@ -21,7 +21,7 @@ from .host_run import HostTarget
 from .model import Model, load_model
 from .planning import plan_model
 from .planning.formats import c_header, read_plan_file
-from .prepare import prepare_model
+from .prepare import prepare_model, prepare_searched
 from .reference import reference_outputs
 from .runner import make_inputs, run_model
 
@@ -450,8 +450,9 @@ def cmd_prepare(args) -> int:
 
     bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
     progress.set_quiet(args.quiet)
+    search = bound is not None or args.explain
     with progress.bar("searching patch-based stages (stage lengths tried)") as tick:
-        out = prepare_model(data, max_extra_macs=bound, progress=tick if bound is not None else None)
+        out, found = prepare_searched(data, bound, tick if search else None, search=search)
     before = arena.plan_layout(load_model(data))
     after = arena.plan_layout(load_model(out))
     Path(args.output).write_bytes(out)
@@ -470,6 +471,12 @@ def cmd_prepare(args) -> int:
                   f"{extra} extra MACs" + (f" ({100 * extra / total:.1f}% of {total})" if total else ""))
         else:
             print(f"  no patch-based stage lowers the arena within {100 * bound:g}% extra MACs")
+    if found is not None:
+        chosen = found.best(bound) if bound is not None else None
+        print("patch-based first stages: the trade-off curve (no other stage and grid has both a smaller arena "
+              "and fewer extra MACs; --max-extra-macs with a row's percentage chooses it)")
+        for line in patches.front_table(found, chosen):
+            print("  " + line)
     return 0
 
 
@@ -893,6 +900,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also run the first convolutions patch by patch (their big maps never whole in the "
                         "arena): the stage and grid with the smallest arena whose extra MACs stay within "
                         "BOUND of the model's (20%% or 0.2)")
+    p.add_argument("--explain", action="store_true",
+                   help="print the patch stages' trade-off curve: each stage and grid no other beats on both "
+                        "arena and extra MACs (with --max-extra-macs, '*' marks the one chosen; a row's "
+                        "percentage given as BOUND chooses it)")
     p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_prepare)
 

@@ -11,6 +11,7 @@ arena whose extra MACs stay within the user's bound.
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass
 from typing import Callable
@@ -82,38 +83,81 @@ def without_schedule(data: bytes) -> bytes:
     return fbedit.edit_model(data, remove=(METADATA_NAME,))
 
 
-def choose(data: bytes, max_extra: float,
-           progress: Callable[[int, int], None] | None = None) -> tuple[Schedule | None, int]:
-    """The schedule with the smallest arena whose extra MACs are at most
-    `max_extra` (a fraction) of the model's, or None when no stage lowers
-    the arena; with the arena used without patches. `progress(done, total)`
-    is told after each stage length tried."""
+@dataclass(frozen=True)
+class Search:
+    """Every stage and grid the engine accepts for a model, measured."""
+    candidates: list[Schedule]
+    plain_used: int     # arena_used_bytes without a stage
+    model_macs: int
+
+    def front(self) -> list[Schedule]:
+        """The trade-off curve: the candidates that lower the arena and that
+        no other beats on both arena and extra MACs, by increasing extra
+        MACs (so by decreasing arena)."""
+        out: list[Schedule] = []
+        for s in sorted(self.candidates, key=lambda c: (c.extra_macs, c.used, c.split, c.grid)):
+            if s.used < (out[-1].used if out else self.plain_used):
+                out.append(s)
+        return out
+
+    def best(self, max_extra: float) -> Schedule | None:
+        """The smallest arena whose extra MACs are at most `max_extra` (a
+        fraction) of the model's (ties: fewer extra MACs), None when no stage
+        within it lowers the arena."""
+        within = [s for s in self.front() if s.extra_macs <= max_extra * self.model_macs]
+        return within[-1] if within else None
+
+
+def search(data: bytes, progress: Callable[[int, int], None] | None = None) -> Search:
+    """Tries every stage length and grid on the model (its schedule, if any,
+    replaced), measuring each with the engine; `progress(done, total)` is
+    told after each stage length tried."""
     base = without_schedule(data)
     model = load_model(base)
     total = model_macs(model)
     plain = _engine.allocate(_engine.Model(base))
-    best: Schedule | None = None
+    found: list[Schedule] = []
     splits = range(2, _stage_candidates(model) + 1)
     for n, split in enumerate(splits):
         if progress:
             progress(n, len(splits))
         for gh, gw in GRIDS:
-            candidate = with_schedule(base, split, gh, gw)
             try:
-                ip = _engine.allocate(_engine.Model(candidate))
+                ip = _engine.allocate(_engine.Model(with_schedule(base, split, gh, gw)))
             except ValueError:
                 continue  # the engine refuses this stage or grid (a map smaller than the grid, ...)
-            extra = ip.patch_macs - ip.patch_whole_macs
-            if extra > max_extra * total:
-                continue
-            s = Schedule(split, (gh, gw), ip.used, ip.needed, extra, total)
-            if best is None or (s.used, s.extra_macs) < (best.used, best.extra_macs):
-                best = s
+            found.append(Schedule(split, (gh, gw), ip.used, ip.needed, ip.patch_macs - ip.patch_whole_macs, total))
     if progress:
         progress(len(splits), len(splits))
-    if best is not None and best.used >= plain.used:
-        best = None
-    return best, plain.used
+    return Search(found, plain.used, total)
+
+
+def choose(data: bytes, max_extra: float,
+           progress: Callable[[int, int], None] | None = None) -> tuple[Schedule | None, int]:
+    """The schedule with the smallest arena whose extra MACs are at most
+    `max_extra` (a fraction) of the model's, or None when no stage lowers
+    the arena; with the arena used without patches."""
+    found = search(data, progress)
+    return found.best(max_extra), found.plain_used
+
+
+def percent_up(fraction: float) -> str:
+    """A fraction as a percentage rounded up to 0.01%: given back to
+    --max-extra-macs, it admits the schedule it describes."""
+    return f"{math.ceil(round(fraction * 1e4, 6)) / 100:.2f}%"
+
+
+def front_table(found: Search, chosen: Schedule | None) -> list[str]:
+    """The trade-off curve as a text table (prepare --explain): the arena
+    with no stage, then each point of the front; '*' marks `chosen`."""
+    rows = [("", "arena_used_bytes", "extra MACs", "% of model", "stage ops", "grid"),
+            ("", str(found.plain_used), "0", "0.00%", "-", "-")]
+    for s in found.front():
+        rows.append(("*" if s == chosen else "", str(s.used), str(s.extra_macs), percent_up(s.overhead),
+                     f"0-{s.split - 1}", f"{s.grid[0]}x{s.grid[1]}"))
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    return ["  ".join(c.rjust(w) if k in (1, 2, 3) else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths))).rstrip()
+            for r in rows]
 
 
 def parse_fraction(text: str) -> float:

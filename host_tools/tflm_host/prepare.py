@@ -40,13 +40,22 @@ def prepare_model(data: bytes, max_extra_macs: float | None = None, progress=Non
     fraction of the model's MACs), also the patch-based first stage with the
     smallest arena within that bound (patches.py), when one lowers it;
     `progress(done, total)` follows that search."""
+    return prepare_searched(data, max_extra_macs, progress, search=max_extra_macs is not None)[0]
+
+
+def prepare_searched(data: bytes, max_extra_macs: float | None, progress=None,
+                     search: bool = False) -> tuple[bytes, patches.Search | None]:
+    """prepare_model(), with the patch search's measurements (None unless
+    `search`); without a bound the search only measures and no stage is set."""
     out = fbedit.edit_model(data, metadata={METADATA_NAME: prepared_metadata(*kernel_data(data))})
-    if max_extra_macs is not None:
-        best, _ = patches.choose(out, max_extra_macs, progress)
+    found = None
+    if search:
+        found = patches.search(out, progress)
+        best = found.best(max_extra_macs) if max_extra_macs is not None else None
         out = patches.without_schedule(out) if best is None else \
             patches.with_schedule(out, best.split, *best.grid)
     _engine.allocate(_engine.Model(out))
-    return out
+    return out, found
 
 
 def is_prepared(data: bytes) -> bool:

@@ -123,7 +123,7 @@ tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip) {
     tflm_plan_view_t v = {
         tflm_interp_tensor_mut(ip, 0), ip->map.n_live, ip->n_tensors, tflm_interp_node(ip, 0), ip->n_nodes,
         ip->lists_base, (tflm_error_t *)&ip->err, ip->model, tflm_interp_subgraph(ip, 0), ip->n_subgraphs, ip->map,
-        ip->arena ? ip->arena->base : NULL,
+        ip->arena ? ip->arena->base : NULL, &ip->patch,
     };
     return v;
 }

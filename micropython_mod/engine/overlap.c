@@ -5,6 +5,7 @@
 // in the plan validator and on the host.
 #include "overlap.h"
 #include "kernel.h"
+#include "patch.h"
 #include "planner.h"
 
 // The node that writes record y as its output 0, or n_nodes.
@@ -104,10 +105,18 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
     }
     const tflm_node_rec_t *nr = &v->nodes[n];
     const uint16_t *io = (const uint16_t *)(v->base + nr->io);
-    // A patch-based stage writes its output patch by patch, not in rows.
-    if (nr->kernel >= tflm_kernel_count || nr->n_outputs != 1
-        || (nr->flags & (TFLM_NODE_PATCH_SKIP | TFLM_NODE_PATCH_END))) {
+    if (nr->kernel >= tflm_kernel_count || nr->n_outputs != 1 || (nr->flags & TFLM_NODE_PATCH_SKIP)) {
         return false;
+    }
+    if (nr->flags & TFLM_NODE_PATCH_END) {
+        // A patch-based stage writes its output patch by patch, not in rows,
+        // and reads the stage's input only: its own distance (patch.c).
+        const tflm_patch_t *pt = v->patch;
+        if (pt == NULL || !pt->overlaps || x != pt->input) {
+            return false;
+        }
+        *d = pt->overlap;
+        return true;
     }
     const tflm_kernel_t *k = &tflm_kernels[nr->kernel];
     if (k->alias == TFLM_ALIAS_IN_PLACE) {

@@ -21,6 +21,10 @@
 // (kernels/lstm.c), and output unit u reads input units > u only: lo(u) =
 // u + 1 (stride 1, pad_top -1).
 //
+// A patch-based stage (patch.h) at its last node: it reads its input in
+// windows, patch by patch, and writes its output region by region, so its
+// distance is its own (computed by tflm_patch_finish from the grid).
+//
 // Element-wise ops (the kernels marked in_place in kernel_table.txt, output
 // and input of the same size and element size): element i is written after
 // elements 0..i of the input were read, in increasing order, so d = 0.

@@ -184,6 +184,40 @@ static bool used_outside(tflm_interp_t *ip, uint16_t t) {
     return false;
 }
 
+// How far below the stage's input (record x) its output (record y) must
+// start to lie over it (overlap.h): the patches run in rows of patches, each
+// copying its input window (rows from the window's first row inside the map
+// on) before it writes its region of the output, row by row. A patch's input
+// must be intact when it is copied: the bytes written by the patches before
+// it, up to the end of the last one's region, must lie below its first input
+// row. False when the tensors are not whole maps of the stage's rows.
+static bool stage_overlap(tflm_interp_t *ip, const patch_op_t *ops, uint32_t n, uint16_t x, uint16_t y, uint32_t *d) {
+    const tflm_patch_t *pt = &ip->patch;
+    const patch_op_t *first = &ops[0], *last = &ops[n - 1];
+    uint64_t row_x = (uint64_t)first->in_w * (uint64_t)first->in_d * first->elem;
+    uint64_t pixel_y = (uint64_t)last->out_d * last->elem, row_y = (uint64_t)last->out_w * pixel_y;
+    if (tflm_interp_tensor(ip, x)->bytes != (uint64_t)first->in_h * row_x
+        || tflm_interp_tensor(ip, y)->bytes != (uint64_t)last->out_h * row_y) {
+        return false;
+    }
+    uint64_t written = 0, dist = 0;
+    for (uint32_t py = 0; py < pt->grid_h; ++py) {
+        for (uint32_t px = 0; px < pt->grid_w; ++px) {
+            patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
+            patch_regions(ops, n, pt->grid_h, pt->grid_w, py, px, out, win);
+            uint64_t safe = (uint64_t)rect_clip(&win[0], first->in_h, first->in_w).r0 * row_x;
+            dist = written > safe && written - safe > dist ? written - safe : dist;
+            // The end of this patch's region: its last row's last pixel.
+            written = (uint64_t)(out[n - 1].r1 - 1) * row_y + (uint64_t)out[n - 1].c1 * pixel_y;
+        }
+    }
+    if (dist > UINT32_MAX / 2) {
+        return false;
+    }
+    *d = (uint32_t)dist;
+    return true;
+}
+
 tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     tflm_patch_t *pt = &ip->patch;
     uint32_t n = pt->split;
@@ -274,6 +308,8 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         tflm_interp_tensor_mut(ip, io[nr->n_inputs])->where = TFLM_AT_NONE; // in the head: checked above
     }
     tflm_interp_node(ip, sg->node_base + n - 1)->flags |= TFLM_NODE_PATCH_END;
+    pt->input = input;
+    pt->overlaps = stage_overlap(ip, ops, n, input, tflm_interp_io(ip, end->io)[end->n_inputs], &pt->overlap);
     pt->macs = macs;
     pt->whole_macs = whole;
     return TFLM_OK;

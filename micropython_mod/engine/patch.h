@@ -21,7 +21,9 @@
 // planned (TFLM_AT_NONE), the stage's last node owns the patch buffers as
 // scratch buffers and runs the whole stage (TFLM_NODE_PATCH_END), its other
 // nodes are skipped (TFLM_NODE_PATCH_SKIP), and the stage's inputs live
-// until its last node. The planners and the host's prediction follow.
+// until its last node. The planners and the host's prediction follow. The
+// stage's output may overlap its input when that dies at the stage, by a
+// distance of the stage's own (overlap.h, patch.c's stage_overlap).
 //
 // Schedule (metadata "TflmPatchSchedule", written by `tflm-host prepare
 // --max-extra-macs`, little-endian int32 words): magic "TFPS", version,
@@ -44,12 +46,18 @@
 // one operator's kernel data with a patch's geometry.
 #define TFLM_PATCH_SCRATCH (3)
 
-typedef struct {
+typedef struct _tflm_patch_t {
     uint16_t split;      // operators in the stage, 0: no stage
     uint16_t grid_h;     // patches along the rows and columns of the stage's output
     uint16_t grid_w;
     uint64_t macs;       // multiply-accumulates of the stage run by patches
     uint64_t whole_macs; // the same operators run whole
+    // Overlapped placement (overlap.h) of the stage's output over its input
+    // (record `input`), when that dies at the stage: the output may start
+    // `overlap` bytes or more below it; set by tflm_patch_finish.
+    bool overlaps;
+    uint16_t input;
+    uint32_t overlap;
 } tflm_patch_t;
 
 struct _tflm_interp_t;
@@ -63,8 +71,8 @@ tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *p
 tflm_status_t tflm_patch_request(tflm_prepare_t *p);
 
 // Real pass, all nodes built: checks the stage against the records and the
-// kernels' data, sizes the patch buffers, unplans the intermediate tensors
-// and marks the nodes.
+// kernels' data, sizes the patch buffers, unplans the intermediate tensors,
+// marks the nodes and sets the overlap distance of its output.
 tflm_status_t tflm_patch_finish(struct _tflm_interp_t *ip);
 
 // Runs the stage (invoke, at its last node, with that node's pointers).

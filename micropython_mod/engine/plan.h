@@ -62,6 +62,8 @@ typedef struct _tflm_plan_view_t {
     tflm_rec_map_t map;
     // The arena's first byte, for the kernels' data (NULL: not at hand).
     const uint8_t *arena;
+    // The patch-based first stage (patch.h; NULL: none at hand).
+    const struct _tflm_patch_t *patch;
 } tflm_plan_view_t;
 
 // Gives the head records the plan's offsets and marks them fixed. ValueError
