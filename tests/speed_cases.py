@@ -117,6 +117,25 @@ def cases() -> list[Case]:
     conv("3x3_16ch", h=5, w=6, in_d=16, out_d=6, kh=3, kw=3, stride=1, padding="SAME")
     conv("3x3_48ch_big_window", h=4, w=5, in_d=48, out_d=3, kh=3, kw=3, stride=1, padding="SAME")
     conv("grouped", h=4, w=4, in_d=8, out_d=8, kh=3, kw=3, stride=1, padding="SAME", groups=2)
+    # Border windows of more than 128 values, gathered a slab at a time:
+    # windows split into slabs of equal and unequal length (values not a
+    # multiple of 4), odd channel counts and more than one chunk of 32
+    # channels, one pixel waiting across rows, dilation (every pixel then
+    # gathered, inside ones too), a one-channel input.
+    for name, kw in [("3x3s1_32ch", dict(h=5, w=6, in_d=32, out_d=7, kh=3, kw=3, stride=1)),
+                     ("3x3s1_15ch_odd", dict(h=4, w=3, in_d=15, out_d=5, kh=3, kw=3, stride=1)),
+                     ("5x5s1_16ch", dict(h=6, w=7, in_d=16, out_d=5, kh=5, kw=5, stride=1)),
+                     ("5x5s2_16ch", dict(h=8, w=9, in_d=16, out_d=6, kh=5, kw=5, stride=2)),
+                     ("3x3s1_160ch", dict(h=3, w=4, in_d=160, out_d=35, kh=3, kw=3, stride=1)),
+                     ("3x3s2_160ch", dict(h=5, w=5, in_d=160, out_d=9, kh=3, kw=3, stride=2)),
+                     ("3x3s1_67ch_one_row", dict(h=1, w=5, in_d=67, out_d=3, kh=3, kw=3, stride=1)),
+                     ("3x3_dilated_20ch", dict(h=7, w=6, in_d=20, out_d=4, kh=3, kw=3, stride=1, dil=2)),
+                     ("13x11_mono", dict(h=9, w=12, in_d=1, out_d=6, kh=13, kw=11, stride=1)),
+                     ("3x3s1_33ch_batches", dict(h=3, w=3, in_d=33, out_d=33, kh=3, kw=3, stride=1, batches=2))]:
+        conv(f"large_window_{name}", padding="SAME", **kw)
+    conv("large_window_5x4s3_valid", h=11, w=10, in_d=9, out_d=4, kh=5, kw=4, stride=3, padding="VALID", dil=2)
+    conv("large_window_extreme_shifts", h=4, w=4, in_d=24, out_d=10, kh=3, kw=3, stride=1, padding="SAME",
+         per_channel=True, extreme=True)
     # Multipliers outside the fast range, per channel and per tensor.
     conv("1x1_extreme_shifts", h=3, w=4, in_d=8, out_d=12, kh=1, kw=1, stride=1, padding="SAME",
          per_channel=True, extreme=True)

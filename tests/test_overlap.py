@@ -83,7 +83,9 @@ def _lstm(dtype: str, batches: int, steps: int, n_input: int, n_state: int, time
 # all channels of a pixel pair at once, in order where the distance allows,
 # as in kws_ref_model), past them and past the 128 channels whose starting
 # sums it computes once, 3x3 strides 1 and 2, SAME
-# and VALID, dilation, short rows (gathered windows), the depthwise 3x3 path
+# and VALID, dilation, short rows (gathered windows), windows of more than
+# 128 values (gathered a slab at a time; all 40 channels of a pair at once,
+# or in chunks past 64 channels), the depthwise 3x3 path
 # across its 16-channel chunks (channel by channel over all rows where the
 # distance allows, else in bands), and the other dtypes.
 CASES = {
@@ -102,6 +104,8 @@ CASES = {
     "conv3x3_narrow_int8": lambda: _conv("INT8", 9, 3, 4, 12, 3, 1, "VALID"),
     "conv3x3_dil2_int8": lambda: _conv("INT8", 10, 10, 8, 8, 3, 1, "SAME", dil=2),
     "conv3x3_c1_int8": lambda: _conv("INT8", 12, 12, 1, 8, 3, 2, "SAME"),
+    "conv3x3_large_window_int8": lambda: _conv("INT8", 6, 5, 24, 40, 3, 1, "SAME"),
+    "conv5x5_s2_large_window_int8": lambda: _conv("INT8", 7, 7, 16, 70, 5, 2, "SAME"),
     "conv3x3_float32": lambda: _conv("FLOAT32", 7, 7, 4, 6, 3, 1, "SAME"),
     "conv3x3_int16": lambda: _conv("INT16", 7, 7, 4, 6, 3, 2, "SAME"),
     "dw3x3_s1_int8": lambda: _conv("INT8", 9, 9, 40, 40, 3, 1, "SAME", depthwise=True),

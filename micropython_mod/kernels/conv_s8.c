@@ -11,8 +11,9 @@
 // (borders, or short rows such as a 3-channel or 1-channel input) it is
 // first gathered on the stack, with the zero point where the window leaves
 // the input (those taps then add nothing, as the reference skips them).
-// Grouped filters, dilated rows and large border windows take the generic
-// per-pixel loop.
+// A larger window goes the same way a slab of its values at a time, the
+// chunk's sums of the pixel pair kept on the stack between slabs. Grouped
+// filters take the generic per-pixel loop.
 #include "kernels/loop_opt.h"
 #include "kernels/conv_common.h"
 #include "kernels/dot.h"
@@ -44,7 +45,34 @@
 // Shortest window row read in place (a shorter one is gathered).
 #define CONV_S8_DIRECT_MIN (8)
 
-enum { PIX_NONE, PIX_DIRECT, PIX_GATHER, PIX_GENERIC };
+// A large window (more than CONV_S8_GATHER_MAX values) is gathered a slab
+// at a time, at most CONV_S8_SLAB_MAX values (two pixels' on the stack),
+// the sums of a pair of pixels against CONV_S8_SLAB_CH output channels (8
+// bytes each) kept from slab to slab in the small windows' buffer (which
+// such a layer leaves unused). Each slab costs each pair of channels its
+// sums' loads and stores and a loop's start and end: long slabs where the
+// loops take few cycles a value and stacks are larger (with DSP the 2x2
+// loop's frame is deeper still), shorter ones on Armv6-M (small stacks).
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+#define CONV_S8_SLAB_MAX (96)
+#else
+#define CONV_S8_SLAB_MAX (256)
+#endif
+#define CONV_S8_SLAB_CH (2 * CONV_S8_GATHER_MAX / 8)
+// On the Cortex-M0 (Armv6-M), the least share of a large window inside the
+// input (percent) for which the slabs (which multiply the taps outside too)
+// take fewer cycles than the generic loop (which skips them, at more cycles
+// a tap, fewer the more channels a tap has), by the cycle estimator: for
+// taps of 64 channels or more, then fewer. Elsewhere the slabs take fewer
+// cycles whatever the share (the generic loop's taps cost more there).
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+#define CONV_S8_SLAB_INSIDE_LONG (67)
+#define CONV_S8_SLAB_INSIDE_SHORT (60)
+#endif
+
+// How a pixel is read: in place, gathered, or apart (conv_s8_apart: a
+// large window slab by slab, or grouped filters).
+enum { PIX_NONE, PIX_DIRECT, PIX_GATHER, PIX_APART };
 
 // What every part of the loops reads, copied out of the kernel data (stores
 // through `output` could alias it).
@@ -91,6 +119,18 @@ static inline void conv_s8_fill(int8_t *dst, int8_t value, int32_t n) {
     }
 }
 
+// conv_s8_fill for the longer runs of a large window (a word at a time
+// where any address takes one).
+static inline void conv_s8_fill_run(int8_t *dst, int8_t value, int32_t n) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP || TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+    const uint32_t v = (uint8_t)value * 0x01010101u;
+    for (; n >= 4; n -= 4, dst += 4) {
+        memcpy(dst, &v, 4);
+    }
+#endif
+    conv_s8_fill(dst, value, n);
+}
+
 // The window of the pixel at column ox, gathered into dst: f_h x f_w x in_d
 // values, the input zero point where it leaves the input.
 static TFLM_ALWAYS_INLINE void conv_s8_gather(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox,
@@ -115,6 +155,194 @@ static TFLM_ALWAYS_INLINE void conv_s8_gather(const conv_s8_t *c, const conv_s8_
         }
         conv_s8_fill(dst + fx1 * in_d, fill, (c->f_w - fx1) * in_d);
     }
+}
+
+// Values [k0, k0 + k) of the window of the pixel at column ox (in the
+// filter's order: rows, columns, channels) into dst, the input zero point
+// where the window leaves the input.
+static TFLM_ALWAYS_INLINE void conv_s8_gather_part(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox,
+    int32_t k0, int32_t k, int8_t *dst) {
+    int32_t fx0, fx1;
+    const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, c->in_w, &fx0, &fx1);
+    const int8_t fill = (int8_t)-c->input_offset;
+    const int32_t in_d = c->in_d, run = c->run;
+    // A window row's values inside the input: [lo, hi).
+    const int32_t lo = fx0 * in_d, hi = fx1 * in_d;
+    int32_t fy = k0 / run, i = k0 - fy * run;
+    for (; k > 0; ++fy, i = 0) {
+        // Values [i, e) of window row fy.
+        const int32_t e = run - i < k ? run : i + k;
+        k -= e - i;
+        if (fy < row->fy0 || fy >= row->fy1) {
+            conv_s8_fill_run(dst, fill, e - i);
+            dst += e - i;
+            continue;
+        }
+        // Value i of the row, once inside, at in_b[at + i] (dilated: plus the gaps).
+        const int32_t at = (row->y0 + c->dil_h * fy) * c->in_row + x0 * in_d;
+        if (i < lo) {
+            const int32_t m = (e < lo ? e : lo) - i;
+            conv_s8_fill_run(dst, fill, m);
+            dst += m;
+            i += m;
+        }
+        const int32_t b = e < hi ? e : hi;
+        if (c->dil_w == 1) {
+            if (i < b) {
+                conv_s8_copy(dst, c->in_b + (at + i), b - i);
+                dst += b - i;
+                i = b;
+            }
+        } else {
+            // Tap by tap: the taps lie dil_w pixels apart.
+            while (i < b) {
+                const int32_t fx = i / in_d, m = ((fx + 1) * in_d < b ? (fx + 1) * in_d : b) - i;
+                conv_s8_copy(dst, c->in_b + (at + (c->dil_w - 1) * fx * in_d + i), m);
+                dst += m;
+                i += m;
+            }
+        }
+        if (i < e) {
+            conv_s8_fill_run(dst, fill, e - i);
+            dst += e - i;
+        }
+    }
+}
+
+// Any window (grouped filters; on Armv6-M, large windows mostly outside the
+// input): the taps inside the input, each with the input offset added, one
+// output channel at a time.
+__attribute__((noinline)) static void conv_s8_generic(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox,
+    int8_t *out) {
+    int32_t fx0, fx1;
+    const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, c->in_w, &fx0, &fx1);
+    const int32_t f_d = c->f_d, w_row = c->f_w * f_d;
+    const int32_t fy_end = fx0 < fx1 ? row->fy1 : row->fy0;
+    for (int32_t j = 0; j < c->n; ++j) {
+        const int32_t oc = c->c0 + j;
+        const int8_t *x = c->in_b + (oc / c->per_group) * f_d;
+        const int8_t *w = c->filter + oc * c->w_size;
+        uint32_t acc = c->bias ? (uint32_t)c->bias[oc] : 0u;
+        for (int32_t fy = row->fy0; fy < fy_end; ++fy) {
+            const int8_t *xr = x + (row->y0 + c->dil_h * fy) * c->in_row;
+            for (int32_t fx = fx0; fx < fx1; ++fx) {
+                acc += tflm_dot_s8(w + fy * w_row + fx * f_d, xr + (x0 + c->dil_w * fx) * c->in_d, f_d,
+                    c->input_offset);
+            }
+        }
+        out[j] = tflm_out_s8((int32_t)acc, &c->q[j], c->zero_point, c->act_min, c->act_max);
+    }
+}
+
+#ifdef CONV_S8_SLAB_INSIDE_LONG
+// Whether enough of the window of the pixel at column ox lies inside the
+// input for the slabs to pay off. Out of line: the slabs' loops keep their
+// registers.
+__attribute__((noinline)) static bool conv_s8_mostly_inside(const conv_s8_t *c, const conv_s8_row_t *row,
+    int32_t ox) {
+    int32_t fx0, fx1;
+    conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, c->in_w, &fx0, &fx1);
+    const int32_t least = c->in_d >= 64 ? CONV_S8_SLAB_INSIDE_LONG : CONV_S8_SLAB_INSIDE_SHORT;
+    return 100 * (row->fy1 - row->fy0) * (fx1 - fx0) >= least * c->f_h * c->f_w;
+}
+#endif
+
+// A pixel of a large window waiting for a second one, and where a pair's
+// sums go from slab to slab.
+typedef struct {
+    conv_s8_row_t row;
+    int32_t ox;
+    int8_t *out;  // NULL: none waits
+    uint32_t *sums;
+} conv_s8_wait_t;
+
+// The waiting pixel of a large window and (row not NULL) the one at column
+// ox of `row`: their windows gathered a slab of values at a time, each
+// slab against the chunk's filters two at a time, the sums kept in
+// wait->sums (4 per pair of channels) from slab to slab (for a chunk of
+// channels wider than CONV_S8_SLAB_CH, part by part). out: the second
+// pixel's output at the chunk's first channel.
+__attribute__((noinline)) static void conv_s8_slabs(const conv_s8_t *c, conv_s8_wait_t *wait,
+    const conv_s8_row_t *row, int32_t ox, int8_t *out) {
+    const conv_s8_row_t *rows[2] = { &wait->row, row };
+    const int32_t cols[2] = { wait->ox, ox };
+    int8_t *out0 = wait->out, *out1 = out;
+    uint32_t *sums = wait->sums;
+    const bool pair = row != NULL;
+    wait->out = NULL;
+    const int32_t w_size = c->w_size, zp = c->zero_point, lo = c->act_min, hi = c->act_max;
+    // Slabs of equal length (a multiple of 4 values), the last shorter.
+    const int32_t slabs = (w_size + CONV_S8_SLAB_MAX - 1) / CONV_S8_SLAB_MAX;
+    const int32_t len = ((w_size + slabs - 1) / slabs + 3) & ~3;
+    int8_t x[2 * CONV_S8_SLAB_MAX];
+    int8_t *x0 = x, *x1 = x + CONV_S8_SLAB_MAX;
+    for (int32_t p0 = 0; p0 < c->n; p0 += CONV_S8_SLAB_CH) {
+        const int32_t pn = c->n - p0 < CONV_S8_SLAB_CH ? c->n : p0 + CONV_S8_SLAB_CH;
+        for (int32_t k0 = 0; k0 < w_size; k0 += len) {
+            const int32_t k = w_size - k0 < len ? w_size - k0 : len;
+            const bool first = k0 == 0, last = k0 + k == w_size;
+            for (int32_t p = 0; p < 1 + pair; ++p) {
+                conv_s8_gather_part(c, rows[p], cols[p], k0, k, x0 + p * CONV_S8_SLAB_MAX);
+            }
+            const int8_t *w = c->filter + (c->c0 + p0) * w_size + k0;
+            for (int32_t j = p0; j < pn; j += 2, w += 2 * w_size) {
+                // An odd last channel runs against itself; its second sum is dropped.
+                const bool two = j + 1 < c->n;
+                const tflm_out_s8_t *q0 = &c->q[j], *q1 = two ? q0 + 1 : q0;
+                const int8_t *w1 = two ? w + w_size : w;
+                uint32_t *a = sums + 2 * (j - p0);
+                if (first) {
+                    a[0] = a[2] = (uint32_t)q0->bias;
+                    a[1] = a[3] = (uint32_t)q1->bias;
+                }
+                if (pair) {
+                    tflm_mm_s8_2x2(x0, x1, w, w1, k, a);
+                } else {
+                    tflm_mm_s8_1x2(x0, w, w1, k, a);
+                }
+                if (!last) {
+                    continue;
+                }
+                out0[j] = tflm_out_s8((int32_t)a[0], q0, zp, lo, hi);
+                if (two) {
+                    out0[j + 1] = tflm_out_s8((int32_t)a[1], q1, zp, lo, hi);
+                }
+                if (pair) {
+                    out1[j] = tflm_out_s8((int32_t)a[2], q0, zp, lo, hi);
+                    if (two) {
+                        out1[j + 1] = tflm_out_s8((int32_t)a[3], q1, zp, lo, hi);
+                    }
+                }
+            }
+        }
+    }
+}
+
+// The pixels that do not pair up in place, at column ox of `row` (out: its
+// output at the chunk's first channel): with grouped filters alone
+// (conv_s8_generic); else (a large window) left waiting, or with the
+// waiting one (row NULL: the waiting one alone) through conv_s8_slabs. Out
+// of line, as the two it calls, so that the pixel loops keep their
+// registers and the generic loop's frame does not stack on the slabs'.
+__attribute__((noinline)) static void conv_s8_apart(const conv_s8_t *c, conv_s8_wait_t *wait,
+    const conv_s8_row_t *row, int32_t ox, int8_t *out) {
+    if (c->f_d != c->in_d) {
+        conv_s8_generic(c, row, ox, out);
+        return;
+    }
+#ifdef CONV_S8_SLAB_INSIDE_LONG
+    if (row != NULL && !conv_s8_mostly_inside(c, row, ox)) {
+        conv_s8_generic(c, row, ox, out);
+        return;
+    }
+#endif
+    if (row != NULL && wait->out == NULL) {
+        wait->row = *row;
+        wait->ox = ox;
+        wait->out = out;
+        return;
+    }
+    conv_s8_slabs(c, wait, row, ox, out);
 }
 
 // Two pixels (x1 == NULL: one) against the chunk's filters. A window is
@@ -272,30 +500,6 @@ static void conv_s8_pixels(const conv_s8_t *c, int kind, const int8_t *x0, const
     }
 }
 
-// Any window, grouped filters, dilation: the taps inside the input, each
-// with the input offset added, one output channel at a time.
-static TFLM_ALWAYS_INLINE void conv_s8_generic(const conv_s8_t *c, const conv_s8_row_t *row, int32_t ox,
-    int8_t *out) {
-    int32_t fx0, fx1;
-    const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, c->in_w, &fx0, &fx1);
-    const int32_t f_d = c->f_d, w_row = c->f_w * f_d;
-    const int32_t fy_end = fx0 < fx1 ? row->fy1 : row->fy0;
-    for (int32_t j = 0; j < c->n; ++j) {
-        const int32_t oc = c->c0 + j;
-        const int8_t *x = c->in_b + (oc / c->per_group) * f_d;
-        const int8_t *w = c->filter + oc * c->w_size;
-        uint32_t acc = c->bias ? (uint32_t)c->bias[oc] : 0u;
-        for (int32_t fy = row->fy0; fy < fy_end; ++fy) {
-            const int8_t *xr = x + (row->y0 + c->dil_h * fy) * c->in_row;
-            for (int32_t fx = fx0; fx < fx1; ++fx) {
-                acc += tflm_dot_s8(w + fy * w_row + fx * f_d, xr + (x0 + c->dil_w * fx) * c->in_d, f_d,
-                    c->input_offset);
-            }
-        }
-        out[j] = tflm_out_s8((int32_t)acc, &c->q[j], c->zero_point, c->act_min, c->act_max);
-    }
-}
-
 // A filter's starting sum: its bias plus the input offset times the sum of
 // its weights (the sums then run over the values as they are).
 static inline int32_t conv_s8_start(const int8_t *filter, const int32_t *bias, int32_t oc, int32_t w_size,
@@ -406,11 +610,12 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
     const int8_t *shifts = conv_shifts(d);
 
     // How pixels are read: in place (inside the input, window rows long
-    // enough), gathered (a small window), else the generic loop.
+    // enough), gathered (a small window), else apart (a large window slab
+    // by slab, grouped filters by the generic loop).
     const bool plain = c.f_d == c.in_d;
     const bool direct = plain && c.dil_w == 1 && c.run >= CONV_S8_DIRECT_MIN;
     const bool gather = plain && c.w_size <= CONV_S8_GATHER_MAX;
-    const int border = gather ? PIX_GATHER : PIX_GENERIC;
+    const int border = gather ? PIX_GATHER : PIX_APART;
     const bool pointwise = conv_s8_pointwise_layer(d);
     const int inner = direct ? PIX_DIRECT : border;
     // Columns whose window lies inside the input: [ox_lo, ox_hi).
@@ -422,7 +627,9 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
         conv_s8_inside(d, &ox_lo, &ox_hi);
     }
 
-    int8_t gathered[2 * CONV_S8_GATHER_MAX];
+    // Two gathered windows, or the sums of a pair of large ones (conv_s8_apart).
+    uint32_t gathered_words[2 * CONV_S8_GATHER_MAX / 4];
+    int8_t *gathered = (int8_t *)gathered_words;
     tflm_out_s8_t own[CONV_S8_CHUNK];
     c.q = keep ? keep->q : own;
     const bool all = keep && keep->all;
@@ -451,6 +658,10 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
         int kind = PIX_NONE;
         const int8_t *x_wait = NULL;
         int8_t *out_wait = NULL;
+        // A pixel gathered slab by slab waits apart (the others pass it).
+        conv_s8_wait_t slab;
+        slab.out = NULL;
+        slab.sums = gathered_words;
         // Over an overlapped input no pixel waits past the end of a band
         // (the distance allows a band's rows in any order, not the next's).
         int32_t band_left = keep ? keep->band : 0;
@@ -461,8 +672,8 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
             int8_t *out = output + ((batch * out_h + oy) * out_w) * c.out_d + c.c0;
             for (int32_t ox = 0; ox < out_w; ++ox, out += c.out_d) {
                 const int k = full_rows && ox >= ox_lo && ox < ox_hi ? inner : border;
-                if (k == PIX_GENERIC) {
-                    conv_s8_generic(&c, &row, ox, out);
+                if (k == PIX_APART) {
+                    conv_s8_apart(&c, &slab, &row, ox, out);
                     continue;
                 }
                 if (kind != PIX_NONE && kind != k) {
@@ -493,10 +704,16 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
                     conv_s8_pixels(&c, kind, x_wait, NULL, out_wait, NULL);
                     kind = PIX_NONE;
                 }
+                if (slab.out != NULL) {
+                    conv_s8_apart(&c, &slab, NULL, 0, NULL);
+                }
             }
         }
         if (kind != PIX_NONE) {
             conv_s8_pixels(&c, kind, x_wait, NULL, out_wait, NULL);
+        }
+        if (slab.out != NULL) {
+            conv_s8_apart(&c, &slab, NULL, 0, NULL);
         }
     }
 }

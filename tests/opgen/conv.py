@@ -224,3 +224,38 @@ def conv_int8_lanes(rng):
     sets = [[np.full((1, h, w, in_d), v, np.int8)] for v in (-128, 127)]
     sets.append([random_data(rng, "INT8", (1, h, w, in_d))])
     return Case("", model, dict(in_d=in_d, out_d=out_d, k=k, h=h, w=w, mode=mode, per_channel=per_channel), sets)
+
+
+@generator("CONV_2D/int8_large_window")
+def conv_int8_large_window(rng):
+    """int8 convolutions whose windows hold more than 128 values (3x3 over
+    15 to 64 channels, 5x5 over 6 to 24, 3x3 over up to 170, 1x7 and 7x1),
+    mostly SAME-padded on small maps, so that most pixels' windows leave the
+    input: those gathered a slab at a time (kernels/conv_s8.c). Strides 1
+    to 3, dilation sometimes, odd channel counts, one or more chunks of 32
+    output channels, per-channel or per-tensor scales, batches."""
+    kh, kw, in_d = [(3, 3, int(rng.integers(15, 65))), (5, 5, int(rng.integers(6, 25))),
+                    (3, 3, int(rng.integers(100, 171))), (1, 7, int(rng.integers(19, 40))),
+                    (7, 1, int(rng.integers(19, 40)))][int(rng.integers(0, 5))]
+    stride = int(rng.choice([1, 1, 2, 3]))
+    dil = int(rng.choice([1, 1, 1, 2]))
+    padding = "SAME" if rng.integers(0, 4) else "VALID"
+    # VALID: at least the dilated window.
+    low_h, low_w = ((kh - 1) * dil + 1, (kw - 1) * dil + 1) if padding == "VALID" else (1, 1)
+    h, w = int(rng.integers(low_h, max(low_h, 9) + 1)), int(rng.integers(low_w, max(low_w, 9) + 1))
+    batches = int(rng.integers(1, 3)) if rng.integers(0, 4) == 0 else 1
+    out_d = int(rng.choice([1, 2, 5, 16, 31, 33, 48, 70]))
+    per_channel = bool(rng.integers(0, 2))
+    act = str(rng.choice(ACTIVATIONS))
+    oh, ow = _out_size(padding, h, kh, stride, dil), _out_size(padding, w, kw, stride, dil)
+    fshape = (out_d, kh, kw, in_d)
+    qin, qw, qout = _quant(rng, "INT8", out_d, per_channel, 0, kh * kw * in_d)
+    qb = ([qin[0][0] * s for s in qw[0]], [0] * len(qw[0]), 0)
+    weights = random_data(rng, "INT8", fshape, -127, 127)
+    inputs = [((batches, h, w, in_d), "INT8", None, qin), (fshape, "INT8", weights, qw),
+              ((out_d,), "INT32", bias_data(rng, "INT32", out_d), qb)]
+    model, _ = single_op("CONV_2D", inputs, [((batches, oh, ow, out_d), "INT8", qout)], Padding=padding,
+                         StrideH=stride, StrideW=stride, DilationHFactor=dil, DilationWFactor=dil,
+                         FusedActivationFunction=act)
+    return Case("", model, dict(h=h, w=w, in_d=in_d, out_d=out_d, kh=kh, kw=kw, stride=stride, dil=dil,
+                                padding=padding, batches=batches, per_channel=per_channel, act=act))
