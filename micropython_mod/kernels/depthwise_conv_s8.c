@@ -520,7 +520,15 @@ static TFLM_ALWAYS_INLINE void dw_s8_pixel(const dw_s8_chunk_t k, const int32_t 
     for (; j + 4 <= k.n; j += 4) {
         uint32_t a[4] = { (uint32_t)q[j].bias, (uint32_t)q[j + 1].bias, (uint32_t)q[j + 2].bias,
                           (uint32_t)q[j + 3].bias };
-        dw_s8_taps4(k.x + (in == DW_S8_IN_EACH ? k.c0 + j : xi[j]), k.w + j, taps, end, k.off, a, in);
+        // (One function for the three `in`: each tap loop is its own, the
+        // output stage shared.)
+        if (in == DW_S8_IN_EACH) {
+            dw_s8_taps4(k.x + k.c0 + j, k.w + j, taps, end, k.off, a, DW_S8_IN_EACH);
+        } else if (in == DW_S8_IN_PAIRS) {
+            dw_s8_taps4(k.x + xi[j], k.w + j, taps, end, k.off, a, DW_S8_IN_PAIRS);
+        } else {
+            dw_s8_taps4(k.x + xi[j], k.w + j, taps, end, k.off, a, DW_S8_IN_ONE);
+        }
         out[j] = dw_s8_out(a[0], &q[j], k.zp, k.lo, k.hi);
         out[j + 1] = dw_s8_out(a[1], &q[j + 1], k.zp, k.lo, k.hi);
         out[j + 2] = dw_s8_out(a[2], &q[j + 2], k.zp, k.lo, k.hi);
@@ -587,19 +595,10 @@ static TFLM_ALWAYS_INLINE void dw_s8_channels_in(const dw_s8_t *c, int8_t *outpu
     }
 }
 
-__attribute__((noinline)) static void dw_s8_channels_each(const dw_s8_t *c, int8_t *output, int32_t batch,
-    int32_t row0, int32_t row1) {
-    dw_s8_channels_in(c, output, batch, row0, row1, DW_S8_IN_EACH, true);
-}
-
-__attribute__((noinline)) static void dw_s8_channels_pairs(const dw_s8_t *c, int8_t *output, int32_t batch,
-    int32_t row0, int32_t row1) {
-    dw_s8_channels_in(c, output, batch, row0, row1, DW_S8_IN_PAIRS, true);
-}
-
-__attribute__((noinline)) static void dw_s8_channels_one(const dw_s8_t *c, int8_t *output, int32_t batch,
-    int32_t row0, int32_t row1) {
-    dw_s8_channels_in(c, output, batch, row0, row1, DW_S8_IN_ONE, true);
+// Windows of at most DW_S8_TAPS_MAX taps, any of the three `in`.
+__attribute__((noinline)) static void dw_s8_channels_whole(const dw_s8_t *c, int8_t *output, int32_t batch,
+    int32_t row0, int32_t row1, int in) {
+    dw_s8_channels_in(c, output, batch, row0, row1, in, true);
 }
 
 // Windows of more than DW_S8_TAPS_MAX taps go channels innermost in blocks
@@ -735,13 +734,7 @@ void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, c
                 continue;
             }
 #endif
-            if (in == DW_S8_IN_EACH) {
-                dw_s8_channels_each(&c, output, batch, row0, row1);
-            } else if (in == DW_S8_IN_PAIRS) {
-                dw_s8_channels_pairs(&c, output, batch, row0, row1);
-            } else {
-                dw_s8_channels_one(&c, output, batch, row0, row1);
-            }
+            dw_s8_channels_whole(&c, output, batch, row0, row1, in);
         } else {
             dw_s8_generic(&c, output, batch, row0, row1);
         }

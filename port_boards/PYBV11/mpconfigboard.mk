@@ -38,8 +38,8 @@ MICROPY_VFS_LFS2 = 1
 TFLM_KERNEL_OPT_ONLY ?= conv conv_s8 depthwise_conv depthwise_conv_s8 fully_connected pooling add_sub mul softmax \
 	svdf lstm
 
-# The pyboard's frozen modules (asyncio, dht, onewire, pyboard drivers).
-FROZEN_MANIFEST ?= boards/PYBV10/manifest.py
+# The pyboard's frozen modules less the LCD160CR skin's driver (manifest.py).
+FROZEN_MANIFEST ?= $(dir $(TFLM_PYBV11_LD))manifest.py
 
 # This port compiles everything with -fsingle-precision-constant (float
 # builds), which turns the double constants of the tflm engine's reference
