@@ -25,10 +25,11 @@ CHAINS = (opgen.cases(12, only="PATCH/chain_int8") + opgen.cases(8, only="PATCH/
 # Shared models whose arena a stage lowers within the bound.
 SHARED = ["person_detect.tflite", "kws_ref_model.tflite", "magic_wand.tflite", "vww_96_int8.tflite"]
 BOUND = 0.2  # --max-extra-macs 20%
-# Arenas the stage must reach within the bound (issue 28's goal for
-# vww_96_int8: its 27,648-byte input is whole in the arena while the stage
-# runs, so the stage's output must lie over it).
-GOALS = {"vww_96_int8.tflite": 34816}
+# Arenas the stage must reach within the bound (issue 28's goals: for
+# vww_96_int8 its 27,648-byte input is whole in the arena while the stage
+# runs, so the stage's output must lie over it; for person_detect each op's
+# output must lie over its input in the patch buffer).
+GOALS = {"vww_96_int8.tflite": 34816, "person_detect.tflite": 19500}
 
 _patched: dict[str, bytes] = {}
 
