@@ -152,8 +152,10 @@ typedef struct {
     bool (*window)(const void *data, tflm_rows_t *g);
     // Runs the node over a patch: e->data is a copy of its data (window()'s
     // data_bytes) to give the patch's geometry `w`, e->in[0] and e->out[0]
-    // the patch's buffers (which never overlap), its other inputs as eval()
-    // gets them.
+    // the patch's maps, its other inputs as eval() gets them. The output may
+    // lie over the input as overlap() allows for the patch's geometry
+    // (engine/overlap.h): the kernel keeps its rows in order then, as eval()
+    // does over overlapped tensors.
     tflm_status_t (*run_window)(tflm_eval_t *e, const tflm_window_t *w);
     // State the op's operators share across the model, laid out in the tail
     // once per build (dry and real pass alike) after the variable tensors,

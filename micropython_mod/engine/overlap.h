@@ -23,7 +23,9 @@
 //
 // A patch-based stage (patch.h) at its last node: it reads its input in
 // windows, patch by patch, and writes its output region by region, so its
-// distance is its own (computed by tflm_patch_finish from the grid).
+// distance is its own (computed by tflm_patch_finish from the grid). Inside
+// its patch buffer each op's output lies over its input by this rule
+// applied to the patch's windows (patch.c, patch_sizes).
 //
 // Element-wise ops (the kernels marked in_place in kernel_table.txt, output
 // and input of the same size and element size): element i is written after

@@ -1,6 +1,7 @@
 // Patch-based execution of the first stage (see patch.h).
 #include "patch.h"
 #include "build.h"
+#include "overlap.h"
 
 tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *patch, tflm_error_t *err) {
     memset(patch, 0, sizeof(*patch));
@@ -218,6 +219,122 @@ static bool stage_overlap(tflm_interp_t *ip, const patch_op_t *ops, uint32_t n, 
     return true;
 }
 
+// Bytes of one map of a patch at most (a stage's sums stay in 32 bits).
+#define PATCH_MAX_BYTES (UINT32_MAX / 4 / TFLM_PATCH_MAX_OPS)
+
+// A patch's maps in the patch buffer: in[j] the bytes of op j's input
+// window (the part inside the map), op j's output being op j + 1's input.
+// Op j's output may start dist[j] bytes or more below its input: the row
+// rule (overlap.h) for the op run over the window, rows of the window's
+// width, its padding what the window reaches outside the map. The kernels
+// keep it as eval() does over overlapped tensors (run_window, kernel.h).
+typedef struct {
+    uint32_t in[TFLM_PATCH_MAX_OPS];
+    uint32_t dist[TFLM_PATCH_MAX_OPS];
+} patch_sizes_t;
+
+static void patch_sizes(const patch_op_t *ops, uint32_t n, const patch_rect_t *out, const patch_rect_t *win,
+    patch_sizes_t *z) {
+    for (uint32_t j = 0; j < n; ++j) {
+        const patch_op_t *d = &ops[j];
+        patch_rect_t in = rect_clip(&win[j], d->in_h, d->in_w);
+        uint32_t row_x = (uint32_t)rect_w(&in) * (uint32_t)d->in_d * d->elem;
+        z->in[j] = (uint32_t)rect_h(&in) * row_x;
+        z->dist[j] = 0;
+        if (j + 1 < n) {
+            tflm_overlap_rows_t g = {
+                1, (uint32_t)rect_h(&in), (uint32_t)rect_h(&out[j]), row_x,
+                (uint32_t)rect_w(&out[j]) * (uint32_t)d->out_d * d->elem, (uint32_t)d->stride_h, in.r0 - win[j].r0, 1,
+            };
+            z->dist[j] = (uint32_t)tflm_overlap_rows_distance(&g); // at most the output's bytes
+        }
+    }
+}
+
+static inline uint32_t align_down(uint32_t x) {
+    return x & ~(TFLM_ALIGN - 1u);
+}
+
+// Places a patch's maps in a buffer of `size` bytes, each at a multiple of
+// TFLM_ALIGN: at[j] the offset of op j's input. Op j's output lies
+// dist[j] bytes or more below its input, or wholly above it. False when no
+// placement fits. Forward, lo[j] and hi[j] are the lowest and highest
+// offsets op j's input can take with ops 0..j placed: the offsets that
+// allow op j + 1's input are a run from 0 up to hi[j] - dist[j] (below) and
+// a run from lo[j] + in[j] up to the top (above), so lowest and highest
+// follow. Backward, each input takes its highest offset when the next
+// input lies far enough below it, else its lowest, under the next input.
+static bool patch_place(uint32_t n, const patch_sizes_t *z, uint32_t size, uint32_t *at) {
+    uint32_t lo[TFLM_PATCH_MAX_OPS], hi[TFLM_PATCH_MAX_OPS];
+    for (uint32_t j = 0; j < n; ++j) {
+        if (z->in[j] > size) {
+            return false;
+        }
+        const uint32_t top = align_down(size - z->in[j]);
+        if (j == 0) {
+            lo[0] = 0, hi[0] = top;
+            continue;
+        }
+        const uint32_t d = z->dist[j - 1];
+        const bool below = hi[j - 1] >= d;
+        const uint64_t above_from = tflm_align_up(lo[j - 1] + z->in[j - 1], TFLM_ALIGN);
+        const bool above = above_from <= top;
+        if (!below && !above) {
+            return false;
+        }
+        lo[j] = below ? 0 : (uint32_t)above_from;
+        hi[j] = above ? top : TFLM_MIN(top, align_down(hi[j - 1] - d));
+    }
+    at[n - 1] = hi[n - 1];
+    for (uint32_t j = n - 1; j-- > 0;) {
+        at[j] = (uint64_t)at[j + 1] + z->dist[j] <= hi[j] ? hi[j] : lo[j];
+    }
+    return true;
+}
+
+// The smallest patch buffer that holds a patch's maps (each map above the
+// one before always fits).
+static uint32_t patch_smallest(uint32_t n, const patch_sizes_t *z) {
+    uint32_t at[TFLM_PATCH_MAX_OPS], lo = 0, hi = 0;
+    for (uint32_t j = 0; j < n; ++j) {
+        lo = TFLM_MAX(lo, z->in[j]);
+        hi += (uint32_t)tflm_align_up(z->in[j], TFLM_ALIGN);
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (patch_place(n, z, mid, at)) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return hi;
+}
+
+// The placement a run uses in a buffer of `size` bytes.
+static bool patch_at(const tflm_patch_t *pt, uint32_t n, const patch_sizes_t *z, uint32_t size, uint32_t *at) {
+#if TFLM_TEST_KERNELS
+    if (pt->test_exact) {
+        // Each output exactly its distance below its input, op test_op's
+        // test_nudge bytes nearer; the last op's input at test_base.
+        int64_t a = pt->test_base;
+        for (uint32_t j = n; j-- > 0;) {
+            if (j + 1 < n) {
+                a += (int64_t)z->dist[j] - (j == pt->test_op ? pt->test_nudge : 0);
+            }
+            if (a < 0 || a + z->in[j] > size) {
+                return false;
+            }
+            at[j] = (uint32_t)a;
+        }
+        return true;
+    }
+#else
+    (void)pt;
+#endif
+    return patch_place(n, z, size, at);
+}
+
 tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     tflm_patch_t *pt = &ip->patch;
     uint32_t n = pt->split;
@@ -264,8 +381,8 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
             return bad_stage(ip, j, "has an output used outside the stage");
         }
     }
-    // Buffer sizes: op j's input windows go to buffer j % 2.
-    uint32_t size[2] = { 0, 0 }, copy = 0;
+    // The patch buffer: the smallest that holds every patch's layout.
+    uint32_t size = 0, copy = 0;
     uint64_t macs = 0, whole = 0;
     for (uint32_t j = 0; j < n; ++j) {
         const patch_op_t *d = &ops[j];
@@ -283,19 +400,21 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
                     return bad_stage(ip, j, "has an empty patch");
                 }
                 uint64_t bytes = (uint64_t)rect_h(&in) * (uint64_t)rect_w(&in) * (uint64_t)d->in_d * d->elem;
-                if (bytes > UINT32_MAX / 2) {
+                if (bytes > PATCH_MAX_BYTES) {
                     return bad_stage(ip, j, "has an oversized patch");
                 }
-                size[j % 2] = TFLM_MAX(size[j % 2], (uint32_t)bytes);
                 macs += (uint64_t)d->macs * (uint64_t)rect_h(&out[j]) * (uint64_t)rect_w(&out[j]);
             }
+            patch_sizes_t z;
+            patch_sizes(ops, n, out, win, &z);
+            size = TFLM_MAX(size, patch_smallest(n, &z));
         }
     }
     const tflm_node_rec_t *end = tflm_interp_node(ip, sg->node_base + n - 1);
     if (end->n_scratch < TFLM_PATCH_SCRATCH) {
         return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: the stage has no patch buffers");
     }
-    uint32_t bytes[TFLM_PATCH_SCRATCH] = { size[0], size[1], copy };
+    uint32_t bytes[TFLM_PATCH_SCRATCH] = { size, copy };
     for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
         tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, end->scratch + end->n_scratch - TFLM_PATCH_SCRATCH + k);
         r->bytes = bytes[k];
@@ -385,14 +504,16 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
         tflm_interp_tensor(ip, tflm_interp_io(ip, first->io)[0]));
     uint8_t *output = e->out[0];
     const tflm_node_rec_t *end = tflm_interp_node(ip, sg->node_base + n - 1);
+    const uint32_t first_scratch = end->scratch + end->n_scratch - TFLM_PATCH_SCRATCH;
     void *const *scratch = e->scratch + end->n_scratch - TFLM_PATCH_SCRATCH;
-    uint8_t *buf[2] = { scratch[0], scratch[1] };
-    // Each op runs through its kernel's run_window hook over the patch's
-    // buffers (which never overlap, so no kernel takes its overlapped path),
-    // its data copied to scratch[2] to be given a patch's geometry.
+    uint8_t *buf = scratch[0];
+    const uint32_t size = tflm_interp_tensor(ip, first_scratch)->bytes;
+    // Each op runs through its kernel's run_window hook over the patch
+    // buffer, its output over its input where patch_place put it, its data
+    // copied to scratch[1] to be given a patch's geometry.
     void *ins[PATCH_MAX_INPUTS], *outs[1];
     tflm_eval_t re = {
-        .data = scratch[2], .in = ins, .out = outs, .n_out = 1, .ip = ip, .err = &ip->err, .call = TFLM_EVAL_NO_CALL,
+        .data = scratch[1], .in = ins, .out = outs, .n_out = 1, .ip = ip, .err = &ip->err, .call = TFLM_EVAL_NO_CALL,
     };
     const patch_op_t *last = &ops[n - 1];
     const size_t out_pixel = (size_t)last->out_d * last->elem;
@@ -400,13 +521,20 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
         for (uint32_t px = 0; px < pt->grid_w; ++px) {
             patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
             patch_regions(ops, n, pt->grid_h, pt->grid_w, py, px, out, win);
-            load_window(input, &ops[0], &win[0], buf[0]);
+            patch_sizes_t z;
+            uint32_t at[TFLM_PATCH_MAX_OPS];
+            patch_sizes(ops, n, out, win, &z);
+            if (!patch_at(pt, n, &z, size, at)) {
+                return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: a patch does not fit its buffer");
+            }
+            load_window(input, &ops[0], &win[0], buf + at[0]);
             for (uint32_t j = 0; j + 1 < n && st == TFLM_OK; ++j) {
                 // Into the next op's input: its window inside the map is out[j].
-                st = run_region(&re, ins, outs, &ops[j], &out[j], &win[j], buf[j % 2], buf[(j + 1) % 2], rect_w(&out[j]));
+                st = run_region(&re, ins, outs, &ops[j], &out[j], &win[j], buf + at[j], buf + at[j + 1],
+                    rect_w(&out[j]));
             }
             uint8_t *dst = output + ((size_t)out[n - 1].r0 * (size_t)last->out_w + (size_t)out[n - 1].c0) * out_pixel;
-            if (st || (st = run_region(&re, ins, outs, last, &out[n - 1], &win[n - 1], buf[(n - 1) % 2], dst,
+            if (st || (st = run_region(&re, ins, outs, last, &out[n - 1], &win[n - 1], buf + at[n - 1], dst,
                            last->out_w))) {
                 return st;
             }

@@ -5,7 +5,10 @@
 // AVERAGE_POOL_2D), run patch by patch over a grid of the stage's last output, so their
 // intermediate feature maps are never held whole. Each patch computes, op by
 // op, the region of each intermediate map it needs (its halo included) into
-// two small buffers taken in turn; the stage's output is written whole.
+// one patch buffer; the stage's output is written whole. In the patch buffer
+// each op's output may lie over its input by the row rule of whole maps
+// (overlap.h) applied to the patch's windows: patch.c places each patch's
+// maps in the smallest buffer that holds every patch so (patch_place).
 // Outputs are bit-exact: each output element is computed by the same kernels
 // with the same arithmetic (the same taps in the same order).
 //
@@ -42,9 +45,9 @@
 // At most this many operators in a stage, and patches along a side.
 #define TFLM_PATCH_MAX_OPS (16)
 #define TFLM_PATCH_MAX_GRID (64)
-// Scratch buffers of the stage's last node: two patch buffers and a copy of
+// Scratch buffers of the stage's last node: the patch buffer and a copy of
 // one operator's kernel data with a patch's geometry.
-#define TFLM_PATCH_SCRATCH (3)
+#define TFLM_PATCH_SCRATCH (2)
 
 typedef struct _tflm_patch_t {
     uint16_t split;      // operators in the stage, 0: no stage
@@ -58,6 +61,15 @@ typedef struct _tflm_patch_t {
     bool overlaps;
     uint16_t input;
     uint32_t overlap;
+#if TFLM_TEST_KERNELS
+    // tests/engine/overlap_brute.c: each op's output exactly its distance
+    // below its input in the patch buffer (op test_op's test_nudge bytes
+    // nearer), the last op's input at test_base.
+    bool test_exact;
+    uint16_t test_op;
+    int32_t test_nudge;
+    uint32_t test_base;
+#endif
 } tflm_patch_t;
 
 struct _tflm_interp_t;

@@ -440,12 +440,13 @@ static bool conv_2d_window(const void *data, tflm_rows_t *g) {
     return tflm_conv_geometry(d, d->f_d, g);
 }
 
-// int8 by its rows (fast paths included), float32 by its loops.
+// As eval(): int8 by its rows (fast paths included; bands of rows over an
+// overlapped input), float32 by its loops (row after row).
 static tflm_status_t conv_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
     const conv_data_t *d = tflm_conv_set_window(e, w);
     const void *bias = d->has_bias ? e->in[2] : NULL;
     if (d->kind == CONV_INT8) {
-        tflm_conv_2d_s8_rows(d, e->in[0], e->in[1], bias, e->out[0], 0, 0, d->out_h);
+        tflm_conv_2d_s8_all(d, e->in[0], e->in[1], bias, e->out[0]);
     } else if (conv_2d_has(TFLM_FLOAT32)) {
         tflm_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
     }

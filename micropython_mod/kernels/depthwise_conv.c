@@ -129,6 +129,14 @@ static inline bool dw_has(unsigned type) {
     return tflm_type_enabled(TFLM_TYPES_DEPTHWISE_CONV_2D, type);
 }
 
+// Every row of the int8 variant; row by row over an overlapped input when
+// one call would not keep the rows in order (the order matters only there).
+static void dw_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
+    int8_t *output) {
+    tflm_conv_s8_all_rows(tflm_depthwise_conv_2d_s8_rows, d, input, filter, bias, output,
+        !tflm_conv_s8_overlapped(d, input, output) || tflm_depthwise_conv_2d_s8_in_order(d, input, output));
+}
+
 tflm_status_t tflm_depthwise_conv_2d_eval(tflm_eval_t *e) {
     const conv_data_t *d = e->data;
     const void *bias = d->has_bias ? e->in[2] : NULL;
@@ -139,11 +147,8 @@ tflm_status_t tflm_depthwise_conv_2d_eval(tflm_eval_t *e) {
             }
             break;
         case CONV_INT8:
-            // (The order matters only over an overlapped input.)
             if (dw_has(TFLM_INT8)) {
-                tflm_conv_s8_all_rows(tflm_depthwise_conv_2d_s8_rows, d, e->in[0], e->in[1], bias, e->out[0],
-                    !tflm_conv_s8_overlapped(d, e->in[0], e->out[0])
-                        || tflm_depthwise_conv_2d_s8_in_order(d, e->in[0], e->out[0]));
+                dw_s8_all(d, e->in[0], e->in[1], bias, e->out[0]);
             }
             break;
         default:
@@ -159,12 +164,13 @@ static bool depthwise_conv_2d_window(const void *data, tflm_rows_t *g) {
     return tflm_conv_geometry(data, 1, g);
 }
 
-// int8 by its rows (fast paths included), float32 by its loops.
+// As eval(): int8 by its rows (fast paths included; row by row over an
+// overlapped input when needed), float32 by its loops (row after row).
 static tflm_status_t depthwise_conv_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
     const conv_data_t *d = tflm_conv_set_window(e, w);
     const void *bias = d->has_bias ? e->in[2] : NULL;
     if (d->kind == CONV_INT8) {
-        tflm_depthwise_conv_2d_s8_rows(d, e->in[0], e->in[1], bias, e->out[0], 0, 0, d->out_h);
+        dw_s8_all(d, e->in[0], e->in[1], bias, e->out[0]);
     } else if (dw_has(TFLM_FLOAT32)) {
         tflm_depthwise_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
     }

@@ -12,11 +12,24 @@
 // is the highest safe start found), HEX that output; "unsafe DELTA" for
 // each distance >= D that gave another output; "none" when the rule allows
 // no overlap; "error ..." otherwise.
+//   overlap_brute MODEL INPUT.bin K patch [safe]
+// The overlap inside a patch-based stage's patch buffer (engine/patch.c):
+// every buffer of the arena apart, the patch buffer large enough, each op's
+// output placed exactly its distance below its input in every patch, then
+// op j's nudged from K bytes farther to K bytes nearer (in steps of the
+// element size), each run compared with the run as planned (no nudge, the
+// engine's own placement), the stage's output also compared with the engine's
+// placement's in the larger buffer. Prints "patch op J rule-exact nudge N" for each
+// op but the last: N the largest nudge tried up to which every nudge gave
+// the planned output (0: the rule is tight); "unsafe op J NUDGE" for a
+// nudge <= 0 that gave another output; then "patch ops N elem E out HEX".
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "engine/interpreter.h"
 #include "engine/overlap.h"
+#include "engine/patch.h"
+#include "engine/planner.h"
 #include "read_file.h"
 
 // The variable tensors' bytes after allocation (an LSTM's state), put back
@@ -65,9 +78,109 @@ static bool run_at(tflm_interp_t *ip, uint32_t x, uint32_t y, uint32_t x_off, ui
     return tflm_interp_invoke(ip) == TFLM_OK;
 }
 
+// Runs with every head buffer where it is (the stage's buffers placed as
+// set), the input copied in first; false on an error.
+static bool run_as_placed(tflm_interp_t *ip, uint32_t x, const uint8_t *input, uint32_t top) {
+    variables_restore(ip, saved_variables);
+    memset(ip->arena->base, 0xa5, top);
+    const tflm_tensor_rec_t *rx = tflm_interp_tensor(ip, x);
+    memcpy(tflm_interp_tensor_data(ip, rx), input, rx->bytes);
+    return tflm_interp_invoke(ip) == TFLM_OK;
+}
+
+// The patch mode (see the top): 0 when every nudge <= 0 gave the planned output.
+static int patch_brute(tflm_interp_t *ip, const uint8_t *input, size_t input_len, int32_t k, bool safe_only,
+    size_t arena_len) {
+    tflm_patch_t *pt = &ip->patch;
+    uint32_t x = tflm_interp_input(ip, 0), y = tflm_interp_output(ip, 0);
+    const tflm_tensor_rec_t *rx = tflm_interp_tensor(ip, x), *ry = tflm_interp_tensor(ip, y);
+    if (pt->split < 2 || input_len != rx->bytes || rx->where != TFLM_AT_HEAD) {
+        printf("none\n");
+        return 0;
+    }
+    const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
+    const tflm_node_rec_t *end = tflm_interp_node(ip, sg->node_base + pt->split - 1);
+    tflm_tensor_rec_t *rb = tflm_interp_tensor_mut(ip, end->scratch + end->n_scratch - TFLM_PATCH_SCRATCH);
+    const uint32_t elem = tflm_type_size(ry->type), planned = rb->bytes;
+    saved_variables = variables_save(ip);
+    // As planned: the engine's placement and buffers.
+    uint8_t *want = malloc(ry->bytes);
+    if (!run_as_placed(ip, x, input, ip->head_bytes)) {
+        printf("error %s\n", ip->err.msg);
+        free(want);
+        return 1;
+    }
+    memcpy(want, tflm_interp_tensor_data(ip, ry), ry->bytes);
+    // Every head buffer apart; the patch buffer room for the chain of maps
+    // each below the one before, K bytes either way.
+    rb->bytes = tflm_align_up((uint32_t)k, TFLM_ALIGN) + (pt->split + 1u) * (planned + (uint32_t)k) + TFLM_ALIGN;
+    uint32_t top = 0;
+    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, i);
+        if (r->where == TFLM_AT_HEAD) {
+            r->data = top;
+            top += tflm_planned_size(r);
+        }
+    }
+    if (top + ip->tail_bytes + 64 > arena_len) {
+        printf("error too large\n");
+        free(want);
+        return 1;
+    }
+    tflm_interp_seal(ip);
+    // The stage's output, where nothing overwrites it now: the engine's
+    // placement in the larger buffer first.
+    const tflm_tensor_rec_t *rs = tflm_interp_tensor(ip, tflm_interp_io(ip, end->io)[end->n_inputs]);
+    uint8_t *stage = malloc(rs->bytes);
+    if (!run_as_placed(ip, x, input, top) || memcmp(want, tflm_interp_tensor_data(ip, ry), ry->bytes) != 0) {
+        printf("error the larger patch buffer changed the output %s\n", ip->err.msg);
+        free(want);
+        free(stage);
+        return 1;
+    }
+    memcpy(stage, tflm_interp_tensor_data(ip, rs), rs->bytes);
+    pt->test_exact = true;
+    pt->test_base = tflm_align_up((uint32_t)k, TFLM_ALIGN);
+    bool failed = false;
+    for (uint32_t j = 0; j + 1 < pt->split && !failed; ++j) {
+        int32_t clean = -k - (int32_t)elem;  // nudges up to this one all gave `want`
+        bool broken = false;
+        for (int32_t nudge = -(k / (int32_t)elem) * (int32_t)elem; nudge <= k; nudge += (int32_t)elem) {
+            if (safe_only && nudge > 0) {
+                break;
+            }
+            pt->test_op = (uint16_t)j;
+            pt->test_nudge = nudge;
+            if (!run_as_placed(ip, x, input, top)) {
+                printf("error %s\n", ip->err.msg);
+                failed = true;
+                break;
+            }
+            bool same = memcmp(want, tflm_interp_tensor_data(ip, ry), ry->bytes) == 0
+                && memcmp(stage, tflm_interp_tensor_data(ip, rs), rs->bytes) == 0;
+            if (!same && nudge <= 0) {
+                printf("unsafe op %u %d\n", (unsigned)j, (int)nudge);
+                failed = true;
+            }
+            broken = broken || !same;
+            clean = broken ? clean : nudge;
+        }
+        printf("patch op %u rule-exact nudge %d\n", (unsigned)j, (int)clean);
+    }
+    printf("patch ops %u elem %u out ", (unsigned)pt->split, (unsigned)elem);
+    for (uint32_t i = 0; i < ry->bytes; ++i) {
+        printf("%02x", want[i]);
+    }
+    printf("\n");
+    free(want);
+    free(stage);
+    return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 4 && argc != 5) {
-        fprintf(stderr, "usage: overlap_brute MODEL INPUT.bin K [safe]\n");
+    const bool patch = argc >= 5 && strcmp(argv[4], "patch") == 0;
+    if (argc != 4 + patch && argc != 5 + patch) {
+        fprintf(stderr, "usage: overlap_brute MODEL INPUT.bin K [patch] [safe]\n");
         return 2;
     }
     size_t model_len, input_len;
@@ -91,6 +204,10 @@ int main(int argc, char **argv) {
     tflm_arena_init(&arena, arena_buf, arena_len);
     if (tflm_model_init(&model, model_buf, model_len, &err) || tflm_interp_init(&ip, &model, &arena, &cfg)) {
         printf("error %s %s\n", err.msg, ip.err.msg);
+        goto done;
+    }
+    if (patch) {
+        rc = patch_brute(&ip, input, input_len, k, argc == 6 && strcmp(argv[5], "safe") == 0, arena_len);
         goto done;
     }
     uint32_t x = tflm_interp_input(&ip, 0), y = tflm_interp_output(&ip, 0);
