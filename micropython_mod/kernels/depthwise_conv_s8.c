@@ -520,8 +520,9 @@ static TFLM_ALWAYS_INLINE void dw_s8_pixel(const dw_s8_chunk_t k, const int32_t 
     for (; j + 4 <= k.n; j += 4) {
         uint32_t a[4] = { (uint32_t)q[j].bias, (uint32_t)q[j + 1].bias, (uint32_t)q[j + 2].bias,
                           (uint32_t)q[j + 3].bias };
-        // (One function for the three `in`: each tap loop is its own, the
-        // output stage shared.)
+        // (`in` is a constant in each of dw_s8_channels_each/pairs/one, so
+        // two branches fold away; TFLM_DW_S8_COMPACT's one function keeps
+        // all three tap loops and shares the output stage.)
         if (in == DW_S8_IN_EACH) {
             dw_s8_taps4(k.x + k.c0 + j, k.w + j, taps, end, k.off, a, DW_S8_IN_EACH);
         } else if (in == DW_S8_IN_PAIRS) {
@@ -595,11 +596,48 @@ static TFLM_ALWAYS_INLINE void dw_s8_channels_in(const dw_s8_t *c, int8_t *outpu
     }
 }
 
-// Windows of at most DW_S8_TAPS_MAX taps, any of the three `in`.
+// Windows of at most DW_S8_TAPS_MAX taps: one function for each `in`, or
+// with TFLM_DW_S8_COMPACT=1 one for all three: about 3.5 KB less, its
+// layers 1-12% slower on the M4 (multiplier 1: 1-2%), 0.4-1.4% on the
+// Cortex-M0+ with multiplier 1 (7-12% with more), up to a third slower on
+// the LX6. The default on Armv6-M, whose parts have the least flash (and
+// on PYBV11, short of it).
+#ifndef TFLM_DW_S8_COMPACT
+#define TFLM_DW_S8_COMPACT (TFLM_KERNEL_ARCH == TFLM_ARCH_V6M)
+#endif
+
+#if TFLM_DW_S8_COMPACT
 __attribute__((noinline)) static void dw_s8_channels_whole(const dw_s8_t *c, int8_t *output, int32_t batch,
     int32_t row0, int32_t row1, int in) {
     dw_s8_channels_in(c, output, batch, row0, row1, in, true);
 }
+#else
+__attribute__((noinline)) static void dw_s8_channels_each(const dw_s8_t *c, int8_t *output, int32_t batch,
+    int32_t row0, int32_t row1) {
+    dw_s8_channels_in(c, output, batch, row0, row1, DW_S8_IN_EACH, true);
+}
+
+__attribute__((noinline)) static void dw_s8_channels_pairs(const dw_s8_t *c, int8_t *output, int32_t batch,
+    int32_t row0, int32_t row1) {
+    dw_s8_channels_in(c, output, batch, row0, row1, DW_S8_IN_PAIRS, true);
+}
+
+__attribute__((noinline)) static void dw_s8_channels_one(const dw_s8_t *c, int8_t *output, int32_t batch,
+    int32_t row0, int32_t row1) {
+    dw_s8_channels_in(c, output, batch, row0, row1, DW_S8_IN_ONE, true);
+}
+
+static void dw_s8_channels_whole(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0, int32_t row1,
+    int in) {
+    if (in == DW_S8_IN_EACH) {
+        dw_s8_channels_each(c, output, batch, row0, row1);
+    } else if (in == DW_S8_IN_PAIRS) {
+        dw_s8_channels_pairs(c, output, batch, row0, row1);
+    } else {
+        dw_s8_channels_one(c, output, batch, row0, row1);
+    }
+}
+#endif
 
 // Windows of more than DW_S8_TAPS_MAX taps go channels innermost in blocks
 // (micro_speech's 10x8 layer: a quarter fewer cycles on the M3 and M0+, a
