@@ -8,8 +8,6 @@ TFLM_QEMU_ARGS = -global nrf51-soc.flash-size=1048576 -global nrf51-soc.sram-siz
 QEMU_EXTRA += $(TFLM_QEMU_ARGS)
 TFLM_MCU_NAME = Cortex-M0
 CFLAGS += -mcpu=cortex-m0 -mfloat-abi=soft -DQEMU_SOC_NRF51
-LDSCRIPT = $(BOARD_DIR)/microbit.ld
-MPY_CROSS_FLAGS += -march=armv6m
 TFLM_GCHELPER = thumb1
 # RAM left after .data, .bss and a 10 KiB stack.
 MICROPY_HEAP_SIZE = 229376

@@ -3,8 +3,6 @@
 QEMU_MACHINE = mps2-an385
 TFLM_MCU_NAME = Cortex-M3
 CFLAGS += -mcpu=cortex-m3 -mfloat-abi=soft -DQEMU_SOC_MPS2
-LDSCRIPT = $(BOARD_DIR)/mps2_an385.ld
-MPY_CROSS_FLAGS += -march=armv7m
 MICROPY_HEAP_SIZE = 524288
 TFLM_ROMFS_ADDR = 0x00300000
 # The ROMFS region is RAM: `mpremote romfs deploy` can write it (until power-off).

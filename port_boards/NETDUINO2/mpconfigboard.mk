@@ -4,8 +4,6 @@
 QEMU_MACHINE = netduino2
 TFLM_MCU_NAME = STM32F205
 CFLAGS += -mcpu=cortex-m3 -mfloat-abi=soft -DQEMU_SOC_STM32
-LDSCRIPT = $(BOARD_DIR)/netduino2.ld
-MPY_CROSS_FLAGS += -march=armv7m
 # RAM left after .data, .bss and a 10 KiB stack.
 MICROPY_HEAP_SIZE = 114688
 TFLM_ROMFS_ADDR = 0x00070000

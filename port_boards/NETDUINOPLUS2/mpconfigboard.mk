@@ -5,8 +5,6 @@
 QEMU_MACHINE = netduinoplus2
 TFLM_MCU_NAME = STM32F405
 CFLAGS += -mcpu=cortex-m4 -mfpu=fpv4-sp-d16 -mfloat-abi=hard -DQEMU_SOC_STM32
-LDSCRIPT = $(BOARD_DIR)/netduinoplus2.ld
-MPY_CROSS_FLAGS += -march=armv7emsp
 # RAM left after .data, .bss and a 10 KiB stack.
 MICROPY_HEAP_SIZE = 114688
 TFLM_ROMFS_ADDR = 0x00070000

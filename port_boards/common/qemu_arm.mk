@@ -1,8 +1,16 @@
 # Settings shared by the project's QEMU Arm boards; a board's
-# mpconfigboard.mk sets QEMU_MACHINE, CPU flags, its linker script and the
-# ROMFS region, then includes this file.
+# mpconfigboard.mk sets QEMU_MACHINE, CPU flags and the ROMFS region, then
+# includes this file.
 QEMU_ARCH = arm
 TFLM_BOARD_GLUE = 1
+
+# The board's one linker script, beside its mpconfigboard.mk.
+LDSCRIPT = $(wildcard $(BOARD_DIR)/*.ld)
+# mpy-cross's architecture: the core that CFLAGS' -mcpu names (the M4 with
+# its single-precision FPU).
+MPY_CROSS_ARCH = $(if $(filter -mcpu=cortex-m0,$(CFLAGS)),armv6m)$(if $(filter -mcpu=cortex-m3,$(CFLAGS)),armv7m)$(if \
+    $(filter -mcpu=cortex-m4,$(CFLAGS)),armv7emsp)
+MPY_CROSS_FLAGS += -march=$(MPY_CROSS_ARCH)
 
 CFLAGS += -mthumb -DMICROPY_HW_MCU_NAME='"$(TFLM_MCU_NAME)"'
 # Declares the boot hook that mounts /rom (MICROPY_PORT_INIT_FUNC).
