@@ -123,6 +123,20 @@ def act_quant(rng: np.random.Generator, dtype: str, scale_range=(0.005, 0.2)) ->
     return [scale], [int(rng.integers(lo + 10, hi - 10))]
 
 
+def int_quant(rng: np.random.Generator, dtype: str) -> tuple[list[float], list[int]] | None:
+    """act_quant for an int8 or int16 tensor; None (no quantization) for the other types."""
+    return act_quant(rng, dtype) if dtype in ("INT8", "INT16") else None
+
+
+def random_shape(rng: np.random.Generator, lo: int, hi: int, max_dim: int = 5,
+                 max_elements: int = 300) -> tuple[int, ...]:
+    """lo to hi dimensions of 1 to max_dim each, drawn again until at most max_elements elements."""
+    while True:
+        s = tuple(int(d) for d in rng.integers(1, max_dim + 1, int(rng.integers(lo, hi + 1))))
+        if int(np.prod(s, dtype=np.int64)) <= max_elements:
+            return s
+
+
 def weight_quant(rng: np.random.Generator, channels: int, per_channel: bool, dim: int = 0,
                  scale_range=(0.002, 0.05)) -> tuple[list[float], list[int], int]:
     """Symmetric weight quantization (zero points 0), per channel on `dim` or per tensor."""

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import Case, generator, random_data, single_op
 from .elementwise import broadcast_shapes
-from .logic import MAX_RANK
+from .logic import MAX_RANK, binary_case
 
 # Quiet and signalling NaNs of both signs with payloads, infinities, signed
 # zeros, subnormals, huge and ordinary values.
@@ -34,14 +34,9 @@ def float_values(rng: np.random.Generator, shape, special: float = 0.25, zero: b
 
 
 def _floor(rng: np.random.Generator, op: str) -> Case:
-    const2 = rng.random() < 0.2
-    s1, s2, so = broadcast_shapes(rng, scalar2=const2, max_rank=MAX_RANK)
     # FLOOR_DIV fails on any zero divisor (tested apart); FLOOR_MOD gives NaN.
     zero = op == "FLOOR_MOD"
-    data2 = float_values(rng, s2, zero=zero) if const2 else None
-    model, _ = single_op(op, [(s1, "FLOAT32", None, None), (s2, "FLOAT32", data2, None)], [(so, "FLOAT32", None)])
-    sets = [[float_values(rng, s1)] + ([] if const2 else [float_values(rng, s2, zero=zero)]) for _ in range(3)]
-    return Case("", model, dict(op=op, shapes=(s1, s2, so), const2=const2), inputs=sets)
+    return binary_case(rng, op, "FLOAT32", lambda r, shape, second: float_values(r, shape, zero=zero or not second))
 
 
 @generator("FLOOR_DIV/float32")

@@ -10,20 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Case, ErrorCase, act_quant, error_case, generator, random_data, single_op
+from . import Case, ErrorCase, act_quant, error_case, generator, int_quant, random_data, random_shape, single_op
 
 NP = {"INT32": np.int32, "INT64": np.int64}
-
-
-def _shape(rng, lo, hi, max_dim=5, max_elements=300):
-    while True:
-        s = tuple(int(d) for d in rng.integers(1, max_dim + 1, int(rng.integers(lo, hi + 1))))
-        if int(np.prod(s, dtype=np.int64)) <= max_elements:
-            return s
-
-
-def _quant(rng, dtype):
-    return act_quant(rng, dtype) if dtype in ("INT8", "INT16") else None
 
 
 # -- GATHER_ND ---------------------------------------------------------------------
@@ -41,13 +30,13 @@ def _gnd_tuple(rng, params_shape, nd):
 
 
 def _gather_nd(rng, dtype):
-    params_shape = _shape(rng, 1, 4)
+    params_shape = random_shape(rng, 1, 4)
     # Tuples of no values (whole params per slice) now and then.
     nd = 0 if rng.random() < 0.1 else int(rng.integers(1, min(len(params_shape), 5) + 1))
-    batch = _shape(rng, 0, 2, 4)
+    batch = random_shape(rng, 0, 2, 4)
     idx_shape = batch + (nd,)
     out_shape = batch + params_shape[nd:]
-    q = _quant(rng, dtype)
+    q = int_quant(rng, dtype)
     const = nd > 0 and rng.random() < 0.3
 
     def indices(r):
@@ -70,7 +59,7 @@ for _dt in ("FLOAT32", "INT8"):
 
 
 def _gnd_model(dtype="FLOAT32", idx_type="INT32", out_shape=(2,)):
-    q = _quant(np.random.default_rng(0), dtype)
+    q = int_quant(np.random.default_rng(0), dtype)
     model, _ = single_op("GATHER_ND", [((3, 4), dtype, None, q), ((2, 2), idx_type)], [(out_shape, dtype, q)])
     return model
 
@@ -121,7 +110,7 @@ def _gnd_small():
 def _embedding(rng, kind):
     """kind: float32, int8 (rows copied) or hybrid (int8 rows, float32 out)."""
     rows = int(rng.integers(1, 9))
-    rest = _shape(rng, 1, 3, 4, 60)
+    rest = random_shape(rng, 1, 3, 4, 60)
     table_shape = (rows,) + rest
     vtype = "FLOAT32" if kind == "float32" else "INT8"
     otype = "INT8" if kind == "int8" else "FLOAT32"
@@ -203,7 +192,7 @@ def _dus_start(rng, dim, udim, itype):
 
 
 def _dus(rng, dtype):
-    shape = _shape(rng, 1, 5, 5, 300)
+    shape = random_shape(rng, 1, 5, 5, 300)
     kind = rng.random()
     if kind < 0.1:
         update = shape  # the whole operand
@@ -211,7 +200,7 @@ def _dus(rng, dtype):
         update = tuple(int(rng.integers(1, d + 1)) for d in shape)
     itype = "INT64" if rng.random() < 0.4 else "INT32"
     const = rng.random() < 0.3
-    q = _quant(rng, dtype)
+    q = int_quant(rng, dtype)
     starts = np.array([_dus_start(rng, d, u, itype) for d, u in zip(shape, update)], NP[itype])
     idx_t = ((len(shape),), itype, starts) if const else ((len(shape),), itype)
     model, _ = single_op("DYNAMIC_UPDATE_SLICE", [(shape, dtype, None, q), (update, dtype, None, q), idx_t],

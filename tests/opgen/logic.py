@@ -8,6 +8,8 @@ neighbouring values (scales below 1/256)."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from . import Case, generator, random_data, single_op
@@ -88,13 +90,21 @@ _register_comparisons()
 
 # -- logical ops ----------------------------------------------------------------
 
-def _logical(rng: np.random.Generator, op: str) -> Case:
+def binary_case(rng: np.random.Generator, op: str, dtype: str,
+                values: Callable[[np.random.Generator, tuple, bool], np.ndarray]) -> Case:
+    """An op of two unquantized inputs of `dtype` and broadcast shapes, the
+    second a constant now and then; values(rng, shape, second) makes each
+    input's values (second: for the second input)."""
     const2 = rng.random() < 0.2
     s1, s2, so = broadcast_shapes(rng, scalar2=const2, max_rank=MAX_RANK)
-    data2 = edge_values(rng, "BOOL", s2) if const2 else None
-    model, _ = single_op(op, [(s1, "BOOL", None, None), (s2, "BOOL", data2, None)], [(so, "BOOL", None)])
-    sets = [[edge_values(rng, "BOOL", s1)] + ([] if const2 else [edge_values(rng, "BOOL", s2)]) for _ in range(3)]
+    data2 = values(rng, s2, True) if const2 else None
+    model, _ = single_op(op, [(s1, dtype, None, None), (s2, dtype, data2, None)], [(so, dtype, None)])
+    sets = [[values(rng, s1, False)] + ([] if const2 else [values(rng, s2, True)]) for _ in range(3)]
     return Case("", model, dict(op=op, shapes=(s1, s2, so), const2=const2), inputs=sets)
+
+
+def _logical(rng: np.random.Generator, op: str) -> Case:
+    return binary_case(rng, op, "BOOL", lambda r, shape, second: edge_values(r, "BOOL", shape))
 
 
 @generator("LOGICAL_AND/bool")

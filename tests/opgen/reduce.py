@@ -8,7 +8,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Case, ErrorCase, act_quant, error_case, generator, single_op
+from . import Case, ErrorCase, act_quant, error_case, generator, random_shape, single_op
+
+
+def _random_axes(rng: np.random.Generator, rank: int) -> list[int]:
+    """One to all of the axes, in any order; some spelled negative, the
+    first now and then again (both resolve to the same axes)."""
+    n_axes = int(rng.integers(1, rank + 1))
+    axes = [int(a) for a in rng.choice(rank, n_axes, replace=False)]
+    axes = [a - rank if rng.random() < 0.3 else a for a in axes]
+    if rng.random() < 0.15:
+        axes.append(axes[0])
+    return axes
+
+
+def _reduced_shape(shape: tuple[int, ...], axes: list[int], keep: bool) -> tuple[int, ...]:
+    """The output's shape: the reduced axes kept as 1, or left out."""
+    resolved = {a % len(shape) for a in axes}
+    if keep:
+        return tuple(1 if i in resolved else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in resolved)
 
 
 def _reduce(rng: np.random.Generator, op: str, dtype: str, special: bool = False) -> Case:
@@ -18,22 +37,10 @@ def _reduce(rng: np.random.Generator, op: str, dtype: str, special: bool = False
         axes = [1, 2] if rng.random() < 0.5 else [2, 1]
         keep = True
     else:
-        while True:
-            rank = int(rng.integers(1, 6))
-            shape = tuple(int(d) for d in rng.integers(1, 6, rank))
-            if int(np.prod(shape)) <= 600:
-                break
-        n_axes = int(rng.integers(1, rank + 1))
-        axes = [int(a) for a in rng.choice(rank, n_axes, replace=False)]
-        # Negative spellings and repeats resolve to the same axes.
-        axes = [a - rank if rng.random() < 0.3 else a for a in axes]
-        if rng.random() < 0.15:
-            axes.append(axes[0])
+        shape = random_shape(rng, 1, 5, 5, 600)
+        axes = _random_axes(rng, len(shape))
         keep = bool(rng.integers(0, 2))
-    rank = len(shape)
-    resolved = {a % rank for a in axes}
-    out_shape = tuple(1 if i in resolved else d for i, d in enumerate(shape)) if keep else \
-        tuple(d for i, d in enumerate(shape) if i not in resolved)
+    out_shape = _reduced_shape(shape, axes, keep)
     qin = qout = None
     same = False
     if dtype != "FLOAT32":
@@ -76,20 +83,10 @@ def _extreme_values(rng: np.random.Generator, dtype: str, shape) -> np.ndarray:
 
 
 def _reduce_extreme(rng: np.random.Generator, op: str, dtype: str) -> Case:
-    while True:
-        rank = int(rng.integers(1, 7))
-        shape = tuple(int(d) for d in rng.integers(1, 5, rank))
-        if int(np.prod(shape)) <= 400:
-            break
-    n_axes = int(rng.integers(1, rank + 1))
-    axes = [int(a) for a in rng.choice(rank, n_axes, replace=False)]
-    axes = [a - rank if rng.random() < 0.3 else a for a in axes]
-    if rng.random() < 0.15:
-        axes.append(axes[0])
+    shape = random_shape(rng, 1, 6, 4, 400)
+    axes = _random_axes(rng, len(shape))
     keep = bool(rng.integers(0, 2))
-    resolved = {a % rank for a in axes}
-    out_shape = tuple(1 if i in resolved else d for i, d in enumerate(shape)) if keep else \
-        tuple(d for i, d in enumerate(shape) if i not in resolved)
+    out_shape = _reduced_shape(shape, axes, keep)
     q = act_quant(rng, dtype) if dtype == "INT8" else None
     model, _ = single_op(op, [(shape, dtype, None, q), ((len(axes),), "INT32", np.array(axes, np.int32))],
                          [(out_shape, dtype, q)], KeepDims=keep)

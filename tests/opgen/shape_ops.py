@@ -11,29 +11,18 @@ from __future__ import annotations
 import numpy as np
 
 from tflm_dev.builder import ModelBuilder
-from . import Case, ErrorCase, act_quant, error_case, generator, random_data, single_op
+from . import Case, ErrorCase, error_case, generator, int_quant, random_data, random_shape, single_op
 
 ALL = ["FLOAT32", "INT8", "INT16", "INT32", "INT64", "BOOL", "UINT8"]
 NP = {"FLOAT32": np.float32, "INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64,
       "BOOL": np.bool_, "UINT8": np.uint8}
 
 
-def _shape(rng, lo, hi, max_dim=5, max_elements=300):
-    while True:
-        s = tuple(int(d) for d in rng.integers(1, max_dim + 1, int(rng.integers(lo, hi + 1))))
-        if int(np.prod(s, dtype=np.int64)) <= max_elements:
-            return s
-
-
-def _quant(rng, dtype):
-    return act_quant(rng, dtype) if dtype in ("INT8", "INT16") else None
-
-
 # -- SHAPE -------------------------------------------------------------------------
 
 def _shape_op(rng, dtype):
-    s = _shape(rng, 1, 6, 4)
-    q = _quant(rng, dtype)
+    s = random_shape(rng, 1, 6, 4)
+    q = int_quant(rng, dtype)
     if rng.random() < 0.2:
         # A constant input, a scalar now and then (0 values out).
         s = () if rng.random() < 0.5 else s
@@ -61,10 +50,10 @@ def _fill_value(rng, dtype):
 
 
 def _fill(rng, dtype):
-    out = _shape(rng, 1, 5)
+    out = random_shape(rng, 1, 5)
     dims_type = str(rng.choice(["INT32", "INT64", "INT16", "INT8"]))
     dims = np.array(out, NP[dims_type])
-    q = _quant(rng, dtype)
+    q = int_quant(rng, dtype)
     computed = rng.random() < 0.3
     if not computed:
         model, _ = single_op("FILL", [((len(out),), dims_type, dims), ((), dtype, _fill_value(rng, dtype), q)],
@@ -94,8 +83,8 @@ for _dt in ("FLOAT32", "INT32", "INT8"):
 # -- ZEROS_LIKE --------------------------------------------------------------------
 
 def _zeros_like(rng, dtype):
-    s = _shape(rng, 1, 5)
-    q = _quant(rng, dtype)
+    s = random_shape(rng, 1, 5)
+    q = int_quant(rng, dtype)
     model, _ = single_op("ZEROS_LIKE", [(s, dtype, None, q)], [(s, dtype, q)])
     return Case("", model, dict(dtype=dtype, shape=s))
 
@@ -107,11 +96,11 @@ for _dt in ("FLOAT32", "INT8", "INT32", "INT64"):
 # -- BROADCAST_TO ------------------------------------------------------------------
 
 def _broadcast_to(rng, dtype):
-    out = _shape(rng, 1, 5, 4)
+    out = random_shape(rng, 1, 5, 4)
     rank = int(rng.integers(0, len(out) + 1))
     inp = tuple(1 if rng.random() < 0.4 else d for d in out[len(out) - rank:])
     shape_type = "INT64" if rng.random() < 0.4 else "INT32"
-    q = _quant(rng, dtype)
+    q = int_quant(rng, dtype)
     # A scalar input cannot be fed to TFLM's Python interpreter: constant then.
     const = rank == 0 or rng.random() < 0.25
     data = random_data(rng, dtype, inp) if const else None

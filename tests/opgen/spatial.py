@@ -12,11 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Case, ErrorCase, act_quant, error_case, generator, random_data, single_op
-
-
-def _quant(rng, dtype):
-    return act_quant(rng, dtype) if dtype in ("INT8", "INT16") else None
+from . import Case, ErrorCase, error_case, generator, int_quant, random_data, single_op
 
 
 def _i32(values):
@@ -48,7 +44,7 @@ def _space_batch(rng, dtype, to_batch):
     space_shape = (batch, *space, depth)
     batch_shape = (batch * int(np.prod(blocks)), *small, depth)
     in_shape, out_shape = (space_shape, batch_shape) if to_batch else (batch_shape, space_shape)
-    q = _quant(rng, dtype)
+    q = int_quant(rng, dtype)
     computed = rng.integers(0, 4) == 0
     block_t = ((spatial,), "INT32", None if computed else _i32(blocks))
     pads_t = ((spatial, 2), "INT32", None if computed else _i32(pads))
@@ -96,7 +92,7 @@ def _depth_space(rng, dtype, to_space):
     deep = (batch, h, w, depth * block * block)
     space = (batch, h * block, w * block, depth)
     in_shape, out_shape = (deep, space) if to_space else (space, deep)
-    q = _quant(rng, dtype)
+    q = int_quant(rng, dtype)
     op = "DEPTH_TO_SPACE" if to_space else "SPACE_TO_DEPTH"
     model, _ = single_op(op, [(in_shape, dtype, None, q)], [(out_shape, dtype, q)], BlockSize=block)
     return Case("", model, dict(op=op, dtype=dtype, input=in_shape, block=block))
@@ -105,6 +101,26 @@ def _depth_space(rng, dtype, to_space):
 for _dt in ("FLOAT32", "INT8"):
     generator(f"DEPTH_TO_SPACE/{_dt.lower()}")(lambda rng, dt=_dt: _depth_space(rng, dt, True))
     generator(f"SPACE_TO_DEPTH/{_dt.lower()}")(lambda rng, dt=_dt: _depth_space(rng, dt, False))
+
+
+# -- the inputs of MIRROR_PAD and REVERSE_V2 ------------------------------------------
+
+COPIED_SPECIAL = np.asarray([np.inf, -np.inf, np.nan, -0.0], np.float32)
+
+
+def _copied_inputs(rng: np.random.Generator, dtype: str, in_shape: tuple[int, ...],
+                   param: np.ndarray | None) -> list[list[np.ndarray]]:
+    """Three input sets of an op that copies values: the data (float32 with
+    infinities, NaN and -0.0 now and then: values are copied, bits and all),
+    then the computed parameter, if there is one."""
+    inputs = []
+    for _ in range(3):
+        x = random_data(rng, dtype, in_shape)
+        if dtype == "FLOAT32":
+            mask = rng.integers(0, 4, in_shape) == 0
+            x[mask] = rng.choice(COPIED_SPECIAL, int(mask.sum()))
+        inputs.append([x] if param is None else [x, param])
+    return inputs
 
 
 # -- MIRROR_PAD --------------------------------------------------------------------------
@@ -119,19 +135,11 @@ def _mirror_pad(rng, dtype):
     pad_type = "INT64" if rng.integers(0, 4) == 0 else "INT32"
     pad_np = np.asarray(pads, np.int64 if pad_type == "INT64" else np.int32)
     computed = rng.integers(0, 4) == 0
-    q = _quant(rng, dtype)
+    q = int_quant(rng, dtype)
     model, _ = single_op("MIRROR_PAD", [(in_shape, dtype, None, q), ((rank, 2), pad_type, None if computed else pad_np)],
                          [(out_shape, dtype, q)], Mode=mode)
-    inputs = None
-    if computed or dtype == "FLOAT32":
-        inputs = []
-        for _ in range(3):
-            x = random_data(rng, dtype, in_shape)
-            if dtype == "FLOAT32":
-                # Values are copied, bits and all.
-                mask = rng.integers(0, 4, in_shape) == 0
-                x[mask] = rng.choice(np.asarray([np.inf, -np.inf, np.nan, -0.0], np.float32), int(mask.sum()))
-            inputs.append([x, pad_np] if computed else [x])
+    inputs = _copied_inputs(rng, dtype, in_shape, pad_np if computed else None) \
+        if computed or dtype == "FLOAT32" else None
     return Case("", model, dict(dtype=dtype, input=in_shape, paddings=pads, mode=mode, pad_type=pad_type,
                                 computed=computed), inputs=inputs)
 
@@ -155,18 +163,11 @@ def _reverse(rng, dtype):
     rng.shuffle(axes)
     axes = [a - rank if rng.integers(0, 2) else a for a in axes]
     computed = rng.integers(0, 4) == 0
-    q = _quant(rng, dtype)
+    q = int_quant(rng, dtype)
     model, _ = single_op("REVERSE_V2", [(in_shape, dtype, None, q), ((len(axes),), "INT32", None if computed else _i32(axes))],
                          [(in_shape, dtype, q)])
-    inputs = None
-    if computed or dtype == "FLOAT32":
-        inputs = []
-        for _ in range(3):
-            x = random_data(rng, dtype, in_shape)
-            if dtype == "FLOAT32":
-                mask = rng.integers(0, 4, in_shape) == 0
-                x[mask] = rng.choice(np.asarray([np.inf, -np.inf, np.nan, -0.0], np.float32), int(mask.sum()))
-            inputs.append([x, _i32(axes)] if computed else [x])
+    inputs = _copied_inputs(rng, dtype, in_shape, _i32(axes) if computed else None) \
+        if computed or dtype == "FLOAT32" else None
     return Case("", model, dict(dtype=dtype, input=in_shape, axes=axes, computed=computed), inputs=inputs)
 
 
