@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tflm_host import arena, device
+from tflm_host.runner import DEVICE_OPEN
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = Path(os.environ.get("TFLM_MODELS", ROOT.parent / "shared" / "models"))
@@ -126,14 +127,7 @@ def model_files(*names: str) -> dict[str, bytes]:
 
 # Device code the tests start with: load(name) opens a file of the test
 # (in place from ROMFS on the boards), attempt(f) prints what f raises.
-DEVICE_PRELUDE = """
-import tflm, gc
-def load(name):
-    f = open(ROOT + '/' + name, 'rb')
-    try:
-        return memoryview(f)
-    except TypeError:
-        return f.read()
+DEVICE_PRELUDE = "\nimport tflm, gc\n" + DEVICE_OPEN + """\
 def attempt(f):
     try:
         f()

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from tflm_host import device
+from tflm_host.runner import DEVICE_OPEN
 from tflm_dev.builder import ModelBuilder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,16 +94,15 @@ def tflm_sequence(model: bytes, invokes: int) -> tuple[int, dict[int, list[int]]
     return h, samples
 
 
+# After DEVICE_OPEN (load(name)): the phases, filled in by soak().
 DEVICE_CODE = """
-import tflm, gc
-def load(name):
-    f = open(ROOT + '/' + name, 'rb')
-    try:
-        return memoryview(f)
-    except TypeError:
-        return f.read()
 INVOKES, INTERPRETERS, EVERY = {invokes}, {interpreters}, {every}
 POINTS = {points}
+def sample_heap(heap, k, free0):
+    # Every EVERY invokes: the free heap after a collection, against free0.
+    if k % EVERY == 0:
+        gc.collect()
+        heap[k // EVERY - 1] = gc.mem_free() - free0
 # Each phase in a function: its variables are locals, so nothing but the
 # runtime can take heap while it runs (a new global could grow the module's
 # dictionary); heap[] is filled in place for the same reason.
@@ -131,9 +131,7 @@ def stateless():
             if y[i] != first[i]:
                 bad += 1
                 break
-        if k % EVERY == 0:
-            gc.collect()
-            heap[k // EVERY - 1] = gc.mem_free() - free0
+        sample_heap(heap, k, free0)
     print('@STATELESS', INVOKES, bad, heap)
 def stateful():
     # The accumulator; a checksum of all outputs, samples.
@@ -153,9 +151,8 @@ def stateful():
         if k == 0:
             gc.collect()
             free0 = gc.mem_free()
-        elif k % EVERY == 0:
-            gc.collect()
-            heap[k // EVERY - 1] = gc.mem_free() - free0
+        else:
+            sample_heap(heap, k, free0)
     print('@STATEFUL', INVOKES, h, heap)
 def interpreters():
     # Interpreters created, invoked and dropped.
@@ -213,9 +210,9 @@ class SoakResult:
 def soak(target: str, invokes: int, interpreters: int, models: Path) -> SoakResult:
     every = max(1, invokes // 10)  # heap[] on the device holds ten
     stateful = accumulator_model()
-    code = DEVICE_CODE.format(invokes=invokes, interpreters=interpreters, every=every, stateless=STATELESS,
-                              points=sample_points(invokes), width=WIDTH, formula=INPUT_FORMULA,
-                              modulus=MODULUS)
+    code = "import tflm, gc\n" + DEVICE_OPEN + DEVICE_CODE.format(
+        invokes=invokes, interpreters=interpreters, every=every, stateless=STATELESS, points=sample_points(invokes),
+        width=WIDTH, formula=INPUT_FORMULA, modulus=MODULUS)
     files = {STATELESS: (models / STATELESS).read_bytes(), "accumulator.tflite": stateful}
     t0 = time.monotonic()
     out = device.target(target).run([code], files, timeout=6 * 3600)

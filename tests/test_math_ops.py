@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import run_on
+from conftest import DEVICE_PRELUDE, run_on
 from engine_host import EngineError, run_engine
 from opgen import single_op
 from tflm_host.model import load_model
@@ -114,20 +114,13 @@ def test_rsqrt_of_a_negative_value_fails_when_run(tmp_path):
 def test_errors_on_the_unix_port():
     """The kinds reach Python as NotImplementedError, ValueError and RuntimeError."""
     model, x = _rsqrt_int8()
-    code = """
-import tflm
-def attempt(f):
-    try:
-        f()
-        print('ok')
-    except Exception as e:
-        print(type(e).__name__, e)
+    code = DEVICE_PRELUDE + """
 def run(name, data):
-    it = tflm.Interpreter(tflm.Model(open(ROOT + '/' + name, 'rb').read()))
+    it = tflm.Interpreter(tflm.Model(load(name)))
     it.set_input(0, data)
     it.invoke()
-attempt(lambda: tflm.Interpreter(tflm.Model(open(ROOT + '/neg.tflite', 'rb').read())))
-attempt(lambda: tflm.Interpreter(tflm.Model(open(ROOT + '/abs.tflite', 'rb').read())))
+attempt(lambda: tflm.Interpreter(tflm.Model(load('neg.tflite'))))
+attempt(lambda: tflm.Interpreter(tflm.Model(load('abs.tflite'))))
 attempt(lambda: run('rsqrt.tflite', bytes([5, 9, 3, 4, 2, 7])))
 attempt(lambda: run('rsqrt.tflite', bytes([5, 9, 3, 4, 127, 7])))
 """

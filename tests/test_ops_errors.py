@@ -14,6 +14,7 @@ from conftest import run_on
 from engine_host import EngineError, run_engine
 import opgen
 from tflm_host.model import load_model
+from tflm_host.runner import DEVICE_OPEN
 from tflm_host.reference import reference_outputs
 
 CASES = opgen.error_cases()
@@ -34,18 +35,11 @@ def test_error_case(case, tmp_path):
     assert message in str(err.value)
 
 
-DEVICE_CODE = """
-import tflm
-def _open(path):
-    f = open(path, 'rb')
-    try:
-        return memoryview(f)
-    except TypeError:
-        return f.read()
+DEVICE_CODE = "\nimport tflm\n" + DEVICE_OPEN + """\
 def _err(name, sizes):
     try:
-        it = tflm.Interpreter(tflm.Model(_open(ROOT + '/' + name + '.tflite')))
-        data = _open(ROOT + '/' + name + '.in') if sum(sizes) else b''
+        it = tflm.Interpreter(tflm.Model(load(name + '.tflite')))
+        data = load(name + '.in') if sum(sizes) else b''
         off = 0
         for i, n in enumerate(sizes):
             it.set_input(i, data[off:off + n])

@@ -117,25 +117,32 @@ def make_inputs(model: Model, spec: str, seed: int = 0, count: int = 1) -> list[
 
 # -- many models in one device session ----------------------------------------
 
-BATCH_SETUP = """\
-import tflm, binascii, gc
+# Device code: _open(path) gives a file's bytes in place (a memoryview of a
+# ROMFS file) where the target can, else read into RAM; load(name) a file of
+# the run's folder (ROOT). The device suite's code starts with it too.
+DEVICE_OPEN = """\
 def _open(path):
     f = open(path, 'rb')
     try:
         return memoryview(f)
     except TypeError:
         return f.read()
+def load(name):
+    return _open(ROOT + '/' + name)
+"""
+
+BATCH_SETUP = "import tflm, binascii, gc\n" + DEVICE_OPEN + """\
 def _job(name, sizes, count, planner):
     gc.collect()
     try:
-        m = tflm.Model(_open(ROOT + '/' + name + '.tflite'))
+        m = tflm.Model(load(name + '.tflite'))
         it = tflm.Interpreter(m, planner=planner)
     except Exception as e:
         print('@ERR', name, type(e).__name__, e)
         return
     print('@ARENA', name, it.arena_used_bytes(), it.head_bytes(), it.tail_bytes(), it.planner)
     print('@BUFS', name, repr(it.buffers()).replace(' ', ''))
-    data = _open(ROOT + '/' + name + '.in') if sum(sizes) else b''
+    data = load(name + '.in') if sum(sizes) else b''
     off = 0
     for r in range(count):
         for i, n in enumerate(sizes):
