@@ -22,6 +22,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from tflm_dev.marked import write_marked
 from tflm_host import device
 
 MODELS = ("hello_world_int8.tflite", "simple_add_model.tflite", "trained_lstm_int8.tflite")
@@ -226,8 +227,4 @@ if __name__ == "__main__":
             f"a Python exception: " + ", ".join(f"{k} {v:,}" for k, v in sorted(outcomes.items())) + ".\n")
     print(text, end="")
     if len(sys.argv) > 4 and sys.argv[3] == "--doc":
-        doc = Path(sys.argv[4])
-        begin, end = "<!-- api:begin (written by make fuzz) -->", "<!-- api:end -->"
-        body = doc.read_text()
-        head, rest = body.split(begin, 1)
-        doc.write_text(head + begin + "\n" + text + end + rest.split(end, 1)[1])
+        write_marked(Path(sys.argv[4]), "api", "fuzz", text)

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from model_mutants import mutants
+from tflm_dev.marked import write_marked
 from tflm_host import cli
 
 # Subcommands reading a model ({} is the file), none of them needing a board.
@@ -84,10 +85,7 @@ def main() -> int:
             f"refused in one line with status 2, 0 tracebacks ({time.monotonic() - t0:.0f} s).\n")
     print(text, end="")
     if args.doc:
-        begin, end = "<!-- cli:begin (written by make fuzz) -->", "<!-- cli:end -->"
-        body = args.doc.read_text()
-        head, rest = body.split(begin, 1)
-        args.doc.write_text(head + begin + "\n" + text + end + rest.split(end, 1)[1])
+        write_marked(args.doc, "cli", "fuzz", text)
     return 0
 
 

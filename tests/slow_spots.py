@@ -19,6 +19,7 @@ import numpy as np
 
 from tflm_host import arena
 from tflm_dev.builder import ModelBuilder
+from tflm_dev.marked import write_marked
 from tflm_host.model import load_model
 
 LENGTHS = (200, 400, 800, 1600)
@@ -57,10 +58,7 @@ def main() -> int:
         rows += f"| {n} | {seconds(view_chain(n, True)):.3f} s | {seconds(view_chain(n, False)):.3f} s |\n"
     print(rows, end="")
     if args.doc:
-        begin, end = "<!-- slow:begin (written by make fuzz) -->", "<!-- slow:end -->"
-        body = args.doc.read_text()
-        head, rest = body.split(begin, 1)
-        args.doc.write_text(head + begin + "\n" + rows + end + rest.split(end, 1)[1])
+        write_marked(args.doc, "slow", "fuzz", rows)
     return 0
 
 

@@ -30,6 +30,7 @@ import numpy as np
 from tflm_host import device
 from tflm_host.runner import DEVICE_OPEN
 from tflm_dev.builder import ModelBuilder
+from tflm_dev.marked import read_marked, write_marked
 
 ROOT = Path(__file__).resolve().parents[1]
 STATELESS = "hello_world_int8.tflite"
@@ -236,14 +237,6 @@ def soak(target: str, invokes: int, interpreters: int, models: Path) -> SoakResu
                       want_samples, ints(sf[2]), ints(ip.group(2)) if ip else [], elapsed)
 
 
-def write_doc(doc: Path, text: str) -> None:
-    begin, end = "<!-- soak:begin (written by make soak) -->", "<!-- soak:end -->"
-    body = doc.read_text()
-    head, rest = body.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    doc.write_text(head + begin + "\n" + text + end + tail)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description="many invokes and interpreters on one target")
     ap.add_argument("--target", default="NETDUINO2", choices=device.TARGETS)
@@ -260,17 +253,15 @@ def main() -> int:
            f"{r.interpreters} | {r.interpreter_heap} | {r.elapsed:.0f} s |\n")
     print(row + ("\n".join(problems) if problems else "no problems"))
     if args.doc:
-        body = args.doc.read_text()
-        begin = "<!-- soak:begin (written by make soak) -->"
-        rows = re.findall(r"^\| (?!target|---)(\S+) \|.*$", body.split(begin, 1)[1].split("<!-- soak:end -->")[0],
-                          re.M)
-        old = {m.group(1): m.group(0) + "\n" for m in re.finditer(r"^\| (\S+) \|.*$", body.split(begin, 1)[1]
-               .split("<!-- soak:end -->")[0], re.M) if m.group(1) in rows and m.group(1) != r.target}
+        section = read_marked(args.doc, "soak", "soak")
+        rows = re.findall(r"^\| (?!target|---)(\S+) \|.*$", section, re.M)
+        old = {m.group(1): m.group(0) + "\n" for m in re.finditer(r"^\| (\S+) \|.*$", section, re.M)
+               if m.group(1) in rows and m.group(1) != r.target}
         table = ("| target | invokes of each model | stateless outputs unlike the first | stateful outputs vs TFLM "
                  "| free heap change, stateless, every tenth (bytes) | the same, stateful | interpreters created "
                  "and dropped | free heap change every tenth (bytes) | elapsed |\n"
                  "|---|---|---|---|---|---|---|---|---|\n" + "".join(old.values()) + row)
-        write_doc(args.doc, table)
+        write_marked(args.doc, "soak", "soak", table)
     return 1 if problems else 0
 
 

@@ -35,6 +35,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tflm_dev.marked import write_marked
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 CRASHERS = ROOT / "tests" / "fuzz" / "crashers"
@@ -179,16 +181,6 @@ def keep_case(binary: Path, model: Path, case: int, seed: int, keep: Path) -> st
         return str(target.relative_to(ROOT)) if target.is_relative_to(ROOT) else str(target)
 
 
-def write_doc(doc: Path, text: str) -> None:
-    begin, end = "<!-- fuzz:begin (written by make fuzz) -->", "<!-- fuzz:end -->"
-    body = doc.read_text()
-    if begin not in body:
-        raise SystemExit(f"{doc} has no {begin} marker")
-    head, rest = body.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    doc.write_text(head + begin + "\n" + text + end + tail)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--binary", type=Path, required=True, help="fuzz_model")
@@ -270,7 +262,7 @@ def main() -> int:
         detail += f"- {c}\n"
     print(table + detail)
     if args.doc:
-        write_doc(args.doc, table + detail)
+        write_marked(args.doc, "fuzz", "fuzz", table + detail)
     return 1 if totals.crashes or totals.hangs or totals.failures else 0
 
 
