@@ -9,10 +9,13 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from tflm_dev.builder import ModelBuilder
 from tflm_host import arena, device
-from tflm_host.runner import DEVICE_OPEN
+from tflm_host.model import load_model
+from tflm_host.runner import DEVICE_OPEN, BatchJob, run_batch
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = Path(os.environ.get("TFLM_MODELS", ROOT.parent / "shared" / "models"))
@@ -125,6 +128,20 @@ def model_files(*names: str) -> dict[str, bytes]:
     return {n: model_path(n).read_bytes() for n in names}
 
 
+def run_as_predicted(target: str, jobs: list[BatchJob]) -> dict[str, list[list[np.ndarray]]]:
+    """Runs the jobs' models as they are (planner=None: a prepared or planned
+    model's own plan) on the target: each runs, with the arena (used, head,
+    tail) the host predicts for it. Its outputs, by job name."""
+    results = run_batch(get_target(target), jobs, planner=None)
+    assert set(results) == {job.name for job in jobs}
+    for job in jobs:
+        res = results[job.name]
+        assert res.error is None, (job.name, res.error)
+        layout = arena.plan_layout(load_model(job.model))
+        assert res.arena == (layout.used, layout.head, layout.tail), job.name
+    return {name: res.runs for name, res in results.items()}
+
+
 # Device code the tests start with: load(name) opens a file of the test
 # (in place from ROMFS on the boards), attempt(f) prints what f raises.
 DEVICE_PRELUDE = "\nimport tflm, gc\n" + DEVICE_OPEN + """\
@@ -135,6 +152,14 @@ def attempt(f):
     except Exception as e:
         print(type(e).__name__, e)
 """
+
+
+def run_each_model(target: str, names: list[str], body: str, after: str = "") -> list[str]:
+    """On the target, for each model of `names`: `m = tflm.Model(load(name))`
+    and `body` (device code indented by four spaces); then `after`, where
+    NAMES stands for the list of names. The output's lines."""
+    code = DEVICE_PRELUDE + "for name in NAMES:\n    m = tflm.Model(load(name))\n" + body + after
+    return run_on(target, code.replace("NAMES", repr(names)), model_files(*names)).splitlines()
 
 
 def pytest_report_header(config):
@@ -179,8 +204,6 @@ UNKNOWN_OPS_MESSAGE = "model uses ops no kernel of tflm implements: " + ", ".joi
 
 
 def unknown_ops_model() -> bytes:
-    from tflm_dev.builder import ModelBuilder
-
     b = ModelBuilder()
     sg = b.subgraph()
     x = sg.tensor((4,), "FLOAT32")
@@ -189,4 +212,19 @@ def unknown_ops_model() -> bytes:
     sg.op("CUSTOM:SignalFoo", [x], [y], custom_options=b"")
     sg.op("SKIP_GRAM", [y], [z])
     sg.inputs, sg.outputs = [x], [z]
+    return b.build()
+
+
+def int8_add_model(n: int, second: str, data: np.ndarray | None = None, second_is_input: bool = False) -> bytes:
+    """ADD(x, `second`) -> y of int8 (1, n) tensors, scale 0.1: the second
+    operand a constant of `data`, the model's second input, or (neither) a
+    tensor nothing writes."""
+    b = ModelBuilder()
+    sg = b.subgraph()
+    q = ([0.1], [0])
+    x = sg.tensor((1, n), "INT8", quant=q, name="x")
+    k = sg.tensor((1, n), "INT8", quant=q, data=data, name=second)
+    y = sg.tensor((1, n), "INT8", quant=q, name="y")
+    sg.op("ADD", [x, k], [y])
+    sg.inputs, sg.outputs = [x, k] if second_is_input else [x], [y]
     return b.build()

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 import tflite
 
-from conftest import DEVICE_PRELUDE, EVERY_TARGET, TARGETS, model_files, model_path, run_on
+from conftest import DEVICE_PRELUDE, EVERY_TARGET, TARGETS, int8_add_model, model_files, model_path, run_on
 from model_spots import spots
 from tflm_host import prepare, romfs
 from tflm_dev.builder import ModelBuilder
@@ -112,15 +112,7 @@ def constant_output_prepared() -> bytes:
     (Made by hand: the engine refuses to prepare such a model.)"""
     base = constant_output_model()
     # The ADD's kernel data, from the same model with an ordinary output.
-    b = ModelBuilder()
-    sg = b.subgraph()
-    q = ([0.1], [0])
-    x = sg.tensor((1, N), "INT8", quant=q, name="x")
-    k = sg.tensor((1, N), "INT8", quant=q, data=np.arange(N, dtype=np.int8), name="k")
-    y = sg.tensor((1, N), "INT8", quant=q, name="y")
-    sg.op("ADD", [x, k], [y])
-    sg.inputs, sg.outputs = [x], [y]
-    blobs, _, _, _ = prepare.kernel_data(b.build())
+    blobs, _, _, _ = prepare.kernel_data(int8_add_model(N, "k", np.arange(N, dtype=np.int8)))
     # x is record 0, k and y the constants 0x8000 and 0x8001.
     lists = struct.pack("<2H", 0, 0x8001) + struct.pack("<4H", 0, 0x8000, 0x8001, 0)
     records_map = struct.pack("<3H", 0, 0x8000, 0x8001)
@@ -180,15 +172,7 @@ def test_host_refuses_constant_outputs(tmp_path):
 def test_constant_output_made_after_load(target):
     """The model's bytes changed after Model() so that the ADD writes a
     constant: the build refuses it (the reader's check is not trusted)."""
-    b = ModelBuilder()
-    sg = b.subgraph()
-    q = ([0.1], [0])
-    x = sg.tensor((1, N), "INT8", quant=q, name="x")
-    k = sg.tensor((1, N), "INT8", quant=q, data=np.arange(N, dtype=np.int8), name="k")
-    y = sg.tensor((1, N), "INT8", quant=q, name="y")
-    sg.op("ADD", [x, k], [y])
-    sg.inputs, sg.outputs = [x], [y]
-    data = b.build()
+    data = int8_add_model(N, "k", np.arange(N, dtype=np.int8))
     spot = next(s.pos for s in spots(data) if s.what == "operator 0 outputs[0]")
     code = DEVICE_PRELUDE + f"""
 ba = bytearray(load('m.tflite'))
@@ -340,15 +324,7 @@ print('still works', it.predict([1.5])[0] == it.predict(GrowingLen(bytearray(1))
 
 
 def two_inputs_model() -> bytes:
-    b = ModelBuilder()
-    sg = b.subgraph()
-    q = ([0.1], [0])
-    x = sg.tensor((1, 64), "INT8", quant=q, name="x")
-    z = sg.tensor((1, 64), "INT8", quant=q, name="z")
-    y = sg.tensor((1, 64), "INT8", quant=q, name="y")
-    sg.op("ADD", [x, z], [y])
-    sg.inputs, sg.outputs = [x, z], [y]
-    return b.build()
+    return int8_add_model(64, "z", second_is_input=True)
 
 
 @pytest.mark.parametrize("target", TARGETS)

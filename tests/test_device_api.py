@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from conftest import UNKNOWN_OPS_MESSAGE, unknown_ops_model, DEVICE_PRELUDE, TARGETS, model_files, model_path, run_on
+from conftest import (UNKNOWN_OPS_MESSAGE, unknown_ops_model, DEVICE_PRELUDE, TARGETS, model_files, model_path,
+                      run_each_model, run_on)
 from tflm_host import device
 from tflm_host.arena import PLANNERS
 from tflm_host.model import load_model
@@ -19,14 +20,11 @@ OPEN = DEVICE_PRELUDE + "import micropython\n"
 @pytest.mark.parametrize("target", TARGETS)
 def test_model_info(target):
     names = ["hello_world_int8.tflite", "hello_world_legacy.tflite"]
-    code = OPEN + """
-for name in NAMES:
-    m = tflm.Model(load(name))
+    lines = run_each_model(target, names, """\
     for t in m.inputs + m.outputs:
         print(repr((t.index, t.name, t.dtype, t.shape, t.scale, t.zero_point)))
     print(repr(m.ops), m.subgraphs, m.size)
-""".replace("NAMES", repr(names))
-    lines = run_on(target, code, model_files(*names)).splitlines()
+""")
     for name in names:
         model = load_model(model_path(name))
         for t in model.inputs + model.outputs:

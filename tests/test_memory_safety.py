@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import DEVICE_PRELUDE, ROOT, TARGETS, model_files, model_path, run_on
+from conftest import DEVICE_PRELUDE, ROOT, TARGETS, int8_add_model, model_files, model_path, run_on
 from model_spots import spots
 from tflm_dev.builder import ModelBuilder
 from tflm_host.model import load_model
@@ -86,15 +86,7 @@ def call_tree(depth: int, fanout: int) -> bytes:
 
 def unwritten_read() -> bytes:
     """ADD of the input and a tensor nothing writes (no data, not an input)."""
-    b = ModelBuilder()
-    sg = b.subgraph()
-    q = ([0.1], [0])
-    x = sg.tensor((1, 4), "INT8", quant=q, name="x")
-    stale = sg.tensor((1, 4), "INT8", quant=q, name="never_written")
-    y = sg.tensor((1, 4), "INT8", quant=q, name="y")
-    sg.op("ADD", [x, stale], [y])
-    sg.inputs, sg.outputs = [x], [y]
-    return b.build()
+    return int8_add_model(4, "never_written")
 
 
 UNWRITTEN_MESSAGE = ("ValueError malformed model: operator 0 reads tensor 1 of subgraph 0 before anything writes it "

@@ -12,13 +12,13 @@ import zlib
 import numpy as np
 import pytest
 
-from conftest import DEVICE_PRELUDE, get_target, model_path, run_on
+from conftest import DEVICE_PRELUDE, model_path, run_as_predicted, run_on
 import opgen
 from tflm_host import _engine, arena, cli, patches
 from tflm_host.model import load_model
 from tflm_host.prepare import prepare_model
 from tflm_host.reference import reference_outputs
-from tflm_host.runner import BatchJob, make_inputs, run_batch
+from tflm_host.runner import BatchJob, make_inputs
 
 CHAINS = (opgen.cases(12, only="PATCH/chain_int8") + opgen.cases(8, only="PATCH/chain_pool_float32")
           + opgen.cases(8, only="PATCH/chain_pool_int8"))
@@ -133,7 +133,7 @@ def test_patched_models_on_device(target):
     the M3's on the 128 KiB NETDUINO2, the M0's on MICROBIT, generated chains
     only: its RAM holds no person detector), and arena_used_bytes as the host
     predicts."""
-    jobs, refs, expect = [], {}, {}
+    jobs, originals = [], {}
     items = [] if target == "MICROBIT" else \
         [(name.removesuffix(".tflite"), patched(name), model_path(name).read_bytes()) for name in SHARED]
     # Int8 chains, then float32 and int8 chains with pools.
@@ -141,15 +141,10 @@ def test_patched_models_on_device(target):
     for key, data, original in items:
         samples = make_inputs(load_model(data), "random", seed=zlib.crc32(key.encode()), count=1)
         jobs.append(BatchJob(key, data, samples))
-        refs[key] = samples, original
-        layout = arena.plan_layout(load_model(data))
-        expect[key] = (layout.used, layout.head, layout.tail)
-    results = run_batch(get_target(target), jobs, planner=None)
-    for key, res in results.items():
-        assert res.error is None, (key, res.error)
-        assert res.arena == expect[key], key
-        samples, original = refs[key]
-        assert _same(res.runs, _reference(original, samples)), key
+        originals[key] = original
+    runs = run_as_predicted(target, jobs)
+    for job in jobs:
+        assert _same(runs[job.name], _reference(originals[job.name], job.samples)), job.name
 
 
 def _reference(data: bytes, samples):

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import DEVICE_PRELUDE, model_files, model_path, run_on
+from conftest import DEVICE_PRELUDE, model_files, model_path, run_each_model, run_on
 from opgen import single_op
 from tflm_host import arena
 from tflm_host.model import load_model
@@ -237,21 +237,19 @@ def io_text(tensors) -> str:
 @pytest.mark.parametrize("target", BOARDS)
 def test_repr_of_model_interpreter_and_arena(target):
     names = ["hello_world_int8.tflite", "kws_ref_model.tflite"]
-    code = DEVICE_PRELUDE + """
-for name in NAMES:
-    m = tflm.Model(load(name))
+    lines = run_each_model(target, names, """\
     it = tflm.Interpreter(m)
     print(repr(m))
     print(repr(it))
     print(repr(it.arena))
+""", """\
 m = tflm.Model(bytes(load(NAMES[0])))  # a copy in RAM
 shared = tflm.Arena(20000)
 it = tflm.Interpreter(m, shared, planner='linear')
 print(repr(m))
 print(repr(it))
 print(repr(shared))
-""".replace("NAMES", repr(names))
-    lines = run_on(target, code, model_files(*names)).splitlines()
+""")
     where = "RAM" if target == "unix" else "flash"  # unix reads files into RAM; the boards use ROMFS in place
     expected = []
     for name in names + names[:1]:

@@ -12,7 +12,7 @@ import zlib
 import numpy as np
 import pytest
 
-from conftest import DEVICE_PRELUDE, MEASURED, get_target, model_path, run_on
+from conftest import DEVICE_PRELUDE, MEASURED, get_target, model_path, run_as_predicted, run_on
 import opgen
 from tflm_host import _engine, arena, cli, fbedit, prepare
 from tflm_host.model import load_model
@@ -136,22 +136,13 @@ def test_prepared_data_leaves_the_tail():
 
 
 def _run_prepared(target: str, names: list[str]) -> None:
-    jobs, refs, expect = [], {}, {}
-    for name in names:
-        data = prepared(name)
-        key = name.removesuffix(".tflite")
-        samples = samples_for(data, name)
-        jobs.append(BatchJob(key, data, samples))
-        refs[key] = reference_outputs(model_path(name), samples)  # TFLM on the model as it was
-        layout = arena.plan_layout(load_model(data))
-        expect[key] = (layout.used, layout.head, layout.tail)
-    results = run_batch(get_target(target), jobs, planner=None)
-    for key, res in results.items():
-        assert res.error is None, (key, res.error)
-        assert res.arena == expect[key], key
-        for ours, ref in zip(res.runs, refs[key]):
-            for x, y in zip(ours, ref):
-                assert x.tobytes() == np.asarray(y).astype(x.dtype).reshape(x.shape).tobytes(), key
+    jobs = [BatchJob(name.removesuffix(".tflite"), prepared(name), samples_for(prepared(name), name)) for name in names]
+    runs = run_as_predicted(target, jobs)
+    for name, job in zip(names, jobs):
+        ref = reference_outputs(model_path(name), job.samples)  # TFLM on the model as it was
+        for ours, theirs in zip(runs[job.name], ref):
+            for x, y in zip(ours, theirs):
+                assert x.tobytes() == np.asarray(y).astype(x.dtype).reshape(x.shape).tobytes(), job.name
 
 
 @pytest.mark.parametrize("target", ["unix", BOARD])
