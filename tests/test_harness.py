@@ -4,6 +4,7 @@ CPU is, and its emulator is killed, never waited on."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -11,6 +12,8 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -73,9 +76,10 @@ def test_a_silent_board_times_out_with_its_pc_and_is_killed():
     assert proc.poll() is not None  # the emulator is gone
 
 
-def test_an_emulator_dies_with_the_process_that_started_it(tmp_path):
-    """A test run killed from outside (SIGKILL: nothing of ours runs) leaves
-    no emulator spinning."""
+@contextlib.contextmanager
+def emulator_starter(tmp_path: Path) -> Iterator[tuple[subprocess.Popen, int]]:
+    """A Python process that starts an MPS2_AN385 emulator, then sleeps:
+    the process and the emulator's pid. The process is killed at the end."""
     script = tmp_path / "start.py"
     script.write_text(textwrap.dedent("""
         import sys, time
@@ -86,7 +90,17 @@ def test_an_emulator_dies_with_the_process_that_started_it(tmp_path):
     """))
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     try:
-        qemu = int(proc.stdout.readline())
+        yield proc, int(proc.stdout.readline())
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+
+
+def test_an_emulator_dies_with_the_process_that_started_it(tmp_path):
+    """A test run killed from outside (SIGKILL: nothing of ours runs) leaves
+    no emulator spinning."""
+    with emulator_starter(tmp_path) as (proc, qemu):
         os.kill(qemu, 0)  # running
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -100,29 +114,11 @@ def test_an_emulator_dies_with_the_process_that_started_it(tmp_path):
         else:
             os.kill(qemu, signal.SIGKILL)
             pytest.fail("QEMU outlived the process that started it")
-    finally:
-        proc.kill()
-        proc.wait()
-        proc.stdout.close()
 
 
 def test_sigterm_stops_the_emulators_first(tmp_path):
-    script = tmp_path / "start.py"
-    script.write_text(textwrap.dedent("""
-        import sys, time
-        from tflm_host import device
-        server = device.QemuServer("MPS2_AN385", keep_connection=True).__enter__()
-        print(server.proc.pid, flush=True)
-        time.sleep(600)
-    """))
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
-    try:
-        qemu = int(proc.stdout.readline())
+    with emulator_starter(tmp_path) as (proc, qemu):
         proc.terminate()
         assert proc.wait(timeout=10) == -signal.SIGTERM
         with pytest.raises(ProcessLookupError):
             os.kill(qemu, 0)
-    finally:
-        proc.kill()
-        proc.wait()
-        proc.stdout.close()
