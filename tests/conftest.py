@@ -15,6 +15,7 @@ import pytest
 from tflm_dev.builder import ModelBuilder
 from tflm_host import arena, device
 from tflm_host.model import load_model
+from tflm_host.reference import reference_outputs
 from tflm_host.runner import DEVICE_OPEN, BatchJob, run_batch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,6 +161,50 @@ def run_each_model(target: str, names: list[str], body: str, after: str = "") ->
     NAMES stands for the list of names. The output's lines."""
     code = DEVICE_PRELUDE + "for name in NAMES:\n    m = tflm.Model(load(name))\n" + body + after
     return run_on(target, code.replace("NAMES", repr(names)), model_files(*names)).splitlines()
+
+
+def check_romfs_at_rom(target: str) -> None:
+    """A ROMFS image of a file and a folder is mounted at /rom on the board, its files read back."""
+    files = {"a.txt": b"hello from flash\n", "sub/b.bin": bytes(range(256)) * 4}
+    out = run_on(target, """
+import os
+print(sorted(os.listdir('/rom')), sorted(os.listdir('/rom/sub')))
+print(open('/rom/a.txt').read(), end='')
+print(sum(open('/rom/sub/b.bin', 'rb').read()))
+""", files)
+    assert out == f"['a.txt', 'sub'] ['b.bin']\nhello from flash\n{sum(range(256)) * 4}\n"
+
+
+def check_person_detect_in_place(target: str, start: str, stop: str, chunks: tuple[str, ...] = ()) -> str:
+    """person_detect from /rom on the board: used in place from flash (no
+    copy in RAM), with the arena the host predicts, bit-exact with TFLM.
+    `start` and `stop` (device code after `chunks`) read the board's counters
+    around invoke(); stop prints them on a line @COUNT. The board's output."""
+    path = model_path("person_detect.tflite")
+    model = load_model(path)
+    layout = arena.plan_layout(model, "greedy")
+    frame = np.random.default_rng(3).integers(-128, 128, model.inputs[0].shape, dtype=np.int8)
+    out = run_on(target, [*chunks, f"""
+import tflm, binascii
+m = tflm.load('/rom/person_detect.tflite')
+print('@MODEL', m.ram_bytes, tflm.arena_size(m))
+it = tflm.Interpreter(m)
+it.set_input(0, open('/rom/frame.bin', 'rb').read())
+{start}
+it.invoke()
+{stop}
+print('@ARENA', it.arena_used_bytes(), it.head_bytes(), it.tail_bytes())
+print('@OUT', binascii.hexlify(it.output(0)).decode())
+"""], {"person_detect.tflite": path.read_bytes(), "frame.bin": frame.tobytes()})
+    ram, size = map(int, re.search(r"@MODEL (\d+) (\d+)", out).groups())
+    assert ram == 0, "the model was copied to RAM instead of used in place from flash"
+    assert size == layout.needed
+    used, head, tail = map(int, re.search(r"@ARENA (\d+) (\d+) (\d+)", out).groups())
+    assert (used, head, tail) == (layout.used, layout.head, layout.tail)
+    ours = np.frombuffer(bytes.fromhex(re.search(r"@OUT (\w+)", out).group(1)), np.int8)
+    (expected,) = reference_outputs(path, [[frame]])
+    assert ours.tobytes() == expected[0].tobytes(), (ours, expected[0])
+    return out
 
 
 def pytest_report_header(config):

@@ -13,14 +13,12 @@ from __future__ import annotations
 import hashlib
 import re
 
-import numpy as np
 import pytest
 
-from conftest import model_path, run_on
+from conftest import check_person_detect_in_place, check_romfs_at_rom, model_path, run_on
 from tflm_host import arena, cli, device, romfs
 from tflm_host.flash import BOARDS
 from tflm_host.model import load_model
-from tflm_host.reference import reference_outputs
 
 # The ESP32's data bus view of the flash (DROM: the MMU maps flash pages
 # there for reading).
@@ -50,41 +48,12 @@ print(hasattr(network, 'WLAN'))
 
 
 def test_romfs_image_mounted_at_rom():
-    files = {"a.txt": b"hello from flash\n", "sub/b.bin": bytes(range(256)) * 4}
-    out = run_on("ESP32_GENERIC", """
-import os
-print(sorted(os.listdir('/rom')), sorted(os.listdir('/rom/sub')))
-print(open('/rom/a.txt').read(), end='')
-print(sum(open('/rom/sub/b.bin', 'rb').read()))
-""", files)
-    assert out == f"['a.txt', 'sub'] ['b.bin']\nhello from flash\n{sum(range(256)) * 4}\n"
+    check_romfs_at_rom("ESP32_GENERIC")
 
 
 def test_person_detect_in_place_from_flash():
-    path = model_path("person_detect.tflite")
-    model = load_model(path)
-    layout = arena.plan_layout(model, "greedy")
-    frame = np.random.default_rng(3).integers(-128, 128, model.inputs[0].shape, dtype=np.int8)
-    out = run_on("ESP32_GENERIC", """
-import tflm, binascii, esp32board
-m = tflm.load('/rom/person_detect.tflite')
-print('@MODEL', m.ram_bytes, tflm.arena_size(m))
-it = tflm.Interpreter(m)
-it.set_input(0, open('/rom/frame.bin', 'rb').read())
-c = esp32board.icount()
-it.invoke()
-print('@COUNT', esp32board.icount() - c)
-print('@ARENA', it.arena_used_bytes(), it.head_bytes(), it.tail_bytes())
-print('@OUT', binascii.hexlify(it.output(0)).decode())
-""", {"person_detect.tflite": path.read_bytes(), "frame.bin": frame.tobytes()})
-    ram, size = map(int, re.search(r"@MODEL (\d+) (\d+)", out).groups())
-    assert ram == 0, "the model was copied to RAM instead of used in place from flash"
-    assert size == layout.needed
-    used, head, tail = map(int, re.search(r"@ARENA (\d+) (\d+) (\d+)", out).groups())
-    assert (used, head, tail) == (layout.used, layout.head, layout.tail)
-    ours = np.frombuffer(bytes.fromhex(re.search(r"@OUT (\w+)", out).group(1)), np.int8)
-    (expected,) = reference_outputs(path, [[frame]])
-    assert ours.tobytes() == expected[0].tobytes(), (ours, expected[0])
+    out = check_person_detect_in_place("ESP32_GENERIC", "import esp32board\nc = esp32board.icount()",
+                                       "print('@COUNT', esp32board.icount() - c)")
     # person_detect is 7.5 million multiply-accumulates; each takes instructions.
     instructions = int(re.search(r"@COUNT (\d+)", out).group(1))
     assert 7_500_000 < instructions < 500_000_000

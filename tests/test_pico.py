@@ -12,13 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
-
-from conftest import model_path, run_on
-from tflm_host import arena, device
+from conftest import check_person_detect_in_place, check_romfs_at_rom, run_on
+from tflm_host import device
 from tflm_host.flash import BOARDS
-from tflm_host.model import load_model
-from tflm_host.reference import reference_outputs
 
 
 def test_boots_as_the_board():
@@ -42,42 +38,13 @@ print(str(machine.Pin('GP25')) == str(machine.Pin('LED')), machine.Pin('GP25'))
 
 
 def test_romfs_image_mounted_at_rom():
-    files = {"a.txt": b"hello from flash\n", "sub/b.bin": bytes(range(256)) * 4}
-    out = run_on("RPI_PICO", """
-import os
-print(sorted(os.listdir('/rom')), sorted(os.listdir('/rom/sub')))
-print(open('/rom/a.txt').read(), end='')
-print(sum(open('/rom/sub/b.bin', 'rb').read()))
-""", files)
-    assert out == f"['a.txt', 'sub'] ['b.bin']\nhello from flash\n{sum(range(256)) * 4}\n"
+    check_romfs_at_rom("RPI_PICO")
 
 
 def test_person_detect_in_place_from_flash():
-    path = model_path("person_detect.tflite")
-    model = load_model(path)
-    layout = arena.plan_layout(model, "greedy")
-    frame = np.random.default_rng(3).integers(-128, 128, model.inputs[0].shape, dtype=np.int8)
-    out = run_on("RPI_PICO", [device.PICO_COUNTERS, """
-import tflm, binascii
-m = tflm.load('/rom/person_detect.tflite')
-print('@MODEL', m.ram_bytes, tflm.arena_size(m))
-it = tflm.Interpreter(m)
-it.set_input(0, open('/rom/frame.bin', 'rb').read())
-c, i = pico_cycles(), pico_instructions()
-it.invoke()
-c, i = pico_cycles() - c, pico_instructions() - i
-print('@COUNT', c, i)
-print('@ARENA', it.arena_used_bytes(), it.head_bytes(), it.tail_bytes())
-print('@OUT', binascii.hexlify(it.output(0)).decode())
-"""], {"person_detect.tflite": path.read_bytes(), "frame.bin": frame.tobytes()})
-    ram, size = map(int, re.search(r"@MODEL (\d+) (\d+)", out).groups())
-    assert ram == 0, "the model was copied to RAM instead of used in place from flash"
-    assert size == layout.needed
-    used, head, tail = map(int, re.search(r"@ARENA (\d+) (\d+) (\d+)", out).groups())
-    assert (used, head, tail) == (layout.used, layout.head, layout.tail)
-    ours = np.frombuffer(bytes.fromhex(re.search(r"@OUT (\w+)", out).group(1)), np.int8)
-    (expected,) = reference_outputs(path, [[frame]])
-    assert ours.tobytes() == expected[0].tobytes(), (ours, expected[0])
+    out = check_person_detect_in_place("RPI_PICO", "c, i = pico_cycles(), pico_instructions()",
+                                       "c, i = pico_cycles() - c, pico_instructions() - i\nprint('@COUNT', c, i)",
+                                       (device.PICO_COUNTERS,))
     # The emulator's counters: a Cortex-M0+ instruction takes one cycle or more.
     cycles, instructions = map(int, re.search(r"@COUNT (\d+) (\d+)", out).groups())
     assert 0 < instructions <= cycles < 3 * instructions
