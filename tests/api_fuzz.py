@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tflm_dev.marked import write_marked
+from tflm_dev.marked import report
 from tflm_host import device
 
 MODELS = ("hello_world_int8.tflite", "simple_add_model.tflite", "trained_lstm_int8.tflite")
@@ -225,6 +225,4 @@ if __name__ == "__main__":
     outcomes = run("unix", calls, seed, root.parent / "shared" / "models")
     text = (f"Binding API: {calls:,} random calls on the unix port (seed {seed}), every one returned or raised "
             f"a Python exception: " + ", ".join(f"{k} {v:,}" for k, v in sorted(outcomes.items())) + ".\n")
-    print(text, end="")
-    if len(sys.argv) > 4 and sys.argv[3] == "--doc":
-        write_marked(Path(sys.argv[4]), "api", "fuzz", text)
+    report(text, Path(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--doc" else None, "api", "fuzz")

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from model_mutants import mutants
-from tflm_dev.marked import write_marked
+from tflm_dev.marked import report
 from tflm_host import cli
 
 # Subcommands reading a model ({} is the file), none of them needing a board.
@@ -83,9 +83,7 @@ def main() -> int:
     text = (f"Host CLI: {args.count} mutants of each of {', '.join(MUTATED_MODELS)} through "
             f"{len(MODEL_COMMANDS)} subcommand lines: {runs:,} runs, {total[0] + total[1]:,} ran, {total[2]:,} "
             f"refused in one line with status 2, 0 tracebacks ({time.monotonic() - t0:.0f} s).\n")
-    print(text, end="")
-    if args.doc:
-        write_marked(args.doc, "cli", "fuzz", text)
+    report(text, args.doc, "cli", "fuzz")
     return 0
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from tflm_host import arena
 from tflm_dev.builder import ModelBuilder
-from tflm_dev.marked import write_marked
+from tflm_dev.marked import report
 from tflm_host.model import load_model
 
 LENGTHS = (200, 400, 800, 1600)
@@ -56,9 +56,7 @@ def main() -> int:
            "|---|---|---|\n"
     for n in LENGTHS:
         rows += f"| {n} | {seconds(view_chain(n, True)):.3f} s | {seconds(view_chain(n, False)):.3f} s |\n"
-    print(rows, end="")
-    if args.doc:
-        write_marked(args.doc, "slow", "fuzz", rows)
+    report(rows, args.doc, "slow", "fuzz")
     return 0
 
 

@@ -32,3 +32,10 @@ def write_marked(doc: Path, name: str, target: str, text: str) -> None:
     """Replaces the doc's section NAME by `text` (on the line after the begin marker)."""
     head, _, tail = _split(doc, name, target)
     doc.write_text(head + "\n" + text + tail)
+
+
+def report(text: str, doc: Path | None, name: str, target: str) -> None:
+    """Prints the text and, given a doc, puts it in the doc's section NAME."""
+    print(text, end="")
+    if doc:
+        write_marked(doc, name, target, text)
