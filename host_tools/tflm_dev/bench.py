@@ -10,6 +10,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -481,13 +482,17 @@ def speed_rows(models: list[Path], board: str, runs: int, progress=None) -> list
     return rows
 
 
+def _markdown_table(columns: list[str], body: list[str], notes: list[str]) -> str:
+    """A Markdown table of these columns and body rows, then the notes' lines."""
+    head = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return "\n".join(head + body + notes) + "\n"
+
+
 def speed_markdown(rows: list[dict], board: str) -> str:
-    lines = [f"| model | {board} instructions / invoke | {board}, TFLM's plan | host: ours | host: ours, TFLM's plan "
-             "| host: TFLM reference | ours / TFLM |",
-             "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['model']} | {r['qemu']:,} | {r['qemu_plain']:,} | {r['host']:,} | {r['host_plain']:,} "
-                     f"| {r['tflm']:,} | {r['host'] / r['tflm']:.2f} |")
+    columns = ["model", f"{board} instructions / invoke", f"{board}, TFLM's plan", "host: ours",
+               "host: ours, TFLM's plan", "host: TFLM reference", "ours / TFLM"]
+    body = [f"| {r['model']} | {r['qemu']:,} | {r['qemu_plain']:,} | {r['host']:,} | {r['host_plain']:,} "
+            f"| {r['tflm']:,} | {r['host'] / r['tflm']:.2f} |" for r in rows]
     notes = [
         "",
         f"{board}: instructions counted by QEMU (`-icount shift=0`, `qemuboard.icount()`) around `invoke()`, "
@@ -499,7 +504,7 @@ def speed_markdown(rows: list[dict], board: str) -> str:
         "(over an overlapped input the int8 convolutions take the order the plan's distance makes safe: "
         "docs/planning.md).",
     ]
-    return "\n".join(lines + notes) + "\n"
+    return _markdown_table(columns, body, notes)
 
 
 def patch_speed_rows(models: list[Path], board: str, runs: int, progress=None) -> list[dict]:
@@ -524,14 +529,14 @@ def patch_speed_rows(models: list[Path], board: str, runs: int, progress=None) -
 
 
 def patch_speed_markdown(rows: list[dict], board: str) -> str:
-    lines = [f"| model | stage | arena: prepared | arena: + patches | {board}: prepared | {board}: + patches "
-             "| host: prepared | host: + patches | MACs added |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    columns = ["model", "stage", "arena: prepared", "arena: + patches", f"{board}: prepared", f"{board}: + patches",
+               "host: prepared", "host: + patches", "MACs added"]
+    body = []
     for r in rows:
         split, gh, gw, extra = r["stage"]
         (q0, h0, u0), (q1, h1, u1) = r["plain"], r["patched"]
-        lines.append(f"| {r['model']} | ops 0-{split - 1}, {gh}x{gw} | {u0:,} | {u1:,} | {q0:,} | {q1:,} "
-                     f"({q1 / q0 - 1:+.1%}) | {h0:,} | {h1:,} ({h1 / h0 - 1:+.1%}) | {extra:+.1%} |")
+        body.append(f"| {r['model']} | ops 0-{split - 1}, {gh}x{gw} | {u0:,} | {u1:,} | {q0:,} | {q1:,} "
+                    f"({q1 / q0 - 1:+.1%}) | {h0:,} | {h1:,} ({h1 / h0 - 1:+.1%}) | {extra:+.1%} |")
     notes = [
         "",
         f"Instructions per invoke of the prepared model (`tflm-host prepare`) and of the same model with a "
@@ -541,7 +546,7 @@ def patch_speed_markdown(rows: list[dict], board: str) -> str:
         "prediction, which the tests hold to the device's). MACs added: the halos' recomputation, as a "
         "share of the model's convolution and fully connected MACs.",
     ]
-    return "\n".join(lines + notes) + "\n"
+    return _markdown_table(columns, body, notes)
 
 
 # -- firmware size ------------------------------------------------------------
@@ -893,6 +898,18 @@ def one_op_model(model, op) -> bytes:
     return b.build()
 
 
+def model_and_op_files(path: Path, model, runs: int) -> tuple[dict[str, bytes], dict[str, int], list[str]]:
+    """The files of a per-layer measurement: the model (model.tflite) and
+    each of its operators as a model of its own (opNN.tflite); how many
+    invokes each is measured over (an operator's two at least); the
+    operators' file names in order."""
+    ops = [f"op{op.index:02d}.tflite" for op in model.main.operators]
+    files = {"model.tflite": path.read_bytes()}
+    files.update((name, one_op_model(model, op)) for name, op in zip(ops, model.main.operators))
+    counts = {n: runs if n == "model.tflite" else max(runs, 2) for n in files}
+    return files, counts, ops
+
+
 # Device code: instructions of invoke() for each model file, its inputs set
 # before every run (the arena may reuse their bytes): all zero, or the bytes
 # of the files named; the counter's own cost is measured next to each run
@@ -1034,12 +1051,8 @@ def speed_vs_cmsis_rows(models: list[Path], boards: list[str], runs: int, anchor
         model = load_model(path)
         elf, names = cmsis_elf(board, path, anchor, work, workers)
         cm = run_cmsis(board, elf)
-        files = {"model.tflite": path.read_bytes()}
-        for op in model.main.operators:
-            files[f"op{op.index:02d}.tflite"] = one_op_model(model, op)
-        counts = {n: runs if n == "model.tflite" else max(runs, 2) for n in files}
+        files, counts, ops = model_and_op_files(path, model, runs)
         ours = measure_ours(board, files, counts)
-        ops = [f"op{op.index:02d}.tflite" for op in model.main.operators]
         row = VsRow(path.name, board, names, [layer_kind(model, op) for op in model.main.operators], cm,
                     ours["model.tflite"][0], [ours[n][0] for n in ops],
                     ours["model.tflite"][1][:len(cm.output)] == cm.output[:16])
@@ -1143,18 +1156,28 @@ def speed_boards_rows(models: list[Path], boards: list[str], runs: int, baseline
     return _board_rows(models, boards, runs, measure_ours, progress, baseline)
 
 
-def speed_prepared_markdown(rows: list[dict], boards: list[str]) -> str:
-    """Plain against prepared (tflm-host prepare) models, from speed_boards_rows."""
-    by_model = _by_model(rows)
-    lines = ["| model |" + "".join(f" {b} | {b}, prepared | prepared / plain |" for b in boards),
+def _prepared_markdown(rows: list[dict], boards: list[str], heads: dict[str, str],
+                       figures: Callable[[dict, str], tuple[int, int]]) -> str:
+    """Plain against prepared models per board: its column `heads[board]`,
+    figures(row, board) the plain and the prepared figure."""
+    lines = ["| model |" + "".join(f" {heads[b]} | {b}, prepared | prepared / plain |" for b in boards),
              "|---|" + "---|" * (3 * len(boards))]
-    for model, per in by_model.items():
+    for model, per in _by_model(rows).items():
         cells = [model]
         for b in boards:
             r = per.get(b)
-            cells += ["-"] * 3 if r is None else [f"{r['ours']:,}", f"{r['prepared']:,}", _ratio(r["prepared"], r["ours"])]
+            if r is None:
+                cells += ["-"] * 3
+                continue
+            plain, prep = figures(r, b)
+            cells += [f"{plain:,}", f"{prep:,}", _ratio(prep, plain)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def speed_prepared_markdown(rows: list[dict], boards: list[str]) -> str:
+    """Plain against prepared (tflm-host prepare) models, from speed_boards_rows."""
+    return _prepared_markdown(rows, boards, {b: b for b in boards}, lambda r, b: (r["ours"], r["prepared"]))
 
 
 def speed_boards_markdown(rows: list[dict], boards: list[str]) -> str:
@@ -1436,12 +1459,8 @@ def speed_cycles_rows(models: list[Path], boards: list[str], runs: int, anchor: 
         if cm_board and (cm_board, path.name) not in cmsis_runs:
             cmsis_runs[cm_board, path.name] = cmsis_best(cm_board, path, anchor, work, workers)
         cm, opts = cmsis_runs[cm_board, path.name] if cm_board else (None, {})
-        files = {"model.tflite": path.read_bytes()}
-        for op in model.main.operators:
-            files[f"op{op.index:02d}.tflite"] = one_op_model(model, op)
-        counts = {n: runs if n == "model.tflite" else max(runs, 2) for n in files}
+        files, counts, ops = model_and_op_files(path, model, runs)
         ours = measure_counts(board, files, counts)
-        ops = [f"op{op.index:02d}.tflite" for op in model.main.operators]
         whole = ours["model.tflite"]
         same = bool(cm) and whole[1][:len(cm.run.output)] == cm.run.output[:16]
         rows.append(CyclesRow(path.name, board, names, kinds, whole[0], [ours[n][0] for n in ops], whole[2], cm, opts,
@@ -1753,22 +1772,9 @@ def speed_boards_cycles_markdown(rows: list[dict], boards: list[str], key: str =
 def speed_prepared_cycles_markdown(rows: list[dict], boards: list[str]) -> str:
     """Plain against prepared, in cycles (in instructions on a board nothing times)."""
     timed = _timed(rows)
-    by_model = _by_model(rows)
-    unit = {b: "cycles" if timed.get(b) else "instructions" for b in boards}
-    lines = ["| model |" + "".join(f" {b}: {unit[b]} | {b}, prepared | prepared / plain |" for b in boards),
-             "|---|" + "---|" * (3 * len(boards))]
-    for model, per in by_model.items():
-        cells = [model]
-        for b in boards:
-            r = per.get(b)
-            if r is None:
-                cells += ["-"] * 3
-                continue
-            plain, prep = ((r["ours"].cycles, r["prepared"].cycles) if timed[b]
-                           else (r["ours"].insns, r["prepared"].insns))
-            cells += [f"{plain:,}", f"{prep:,}", _ratio(prep, plain)]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    heads = {b: f"{b}: {'cycles' if timed.get(b) else 'instructions'}" for b in boards}
+    return _prepared_markdown(rows, boards, heads, lambda r, b: (r["ours"].cycles, r["prepared"].cycles) if timed[b]
+                              else (r["ours"].insns, r["prepared"].insns))
 
 
 def speed_cycles_report(models: list[Path], boards: list[str], runs: int, anchor: Path, workers: int,
