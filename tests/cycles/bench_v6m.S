@@ -15,12 +15,7 @@ reset:
         eors r0, r0, r1
         mov r8, r0
         END(alu)
-        CASE(mul)
-        muls r0, r1, r0
-        muls r0, r1, r0
-        muls r0, r1, r0
-        muls r0, r1, r0
-        END(mul)
+        CASE4 mul, muls r0, r1, r0
         CASE(ldr)
         ldr r0, [r1]
         ldr r4, [r1, #4]
@@ -57,28 +52,8 @@ reset:
         nop
 1:
         END(b)
-        CASE(bcc_taken)
-        cmp r0, r0
-        beq 1f
-        nop
-1:
-        END(bcc_taken)
-        CASE(bcc_not)
-        cmp r0, r0
-        bne 1f
-1:
-        END(bcc_not)
-        CASE(loop)
-        movs r0, #10
-1:      subs r0, #1
-        bne 1b
-        END(loop)
-        CASE(call)
-        bl leaf
-        END(call)
-        CASE(call_pop)
-        bl frame
-        END(call_pop)
+        BRANCH_CASES
+        CALL_CASES
         CASE(bx)
         adr r0, 2f
         adds r0, #1

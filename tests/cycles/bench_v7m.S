@@ -30,24 +30,9 @@ reset:
         mul r4, r1, r0
         mul r0, r4, r5
         END(mul)
-        CASE(mla)
-        mla r0, r1, r5, r0
-        mla r0, r1, r5, r0
-        mla r0, r1, r5, r0
-        mla r0, r1, r5, r0
-        END(mla)
-        CASE(smull)
-        smull r6, r7, r0, r5
-        smull r6, r7, r0, r5
-        smull r6, r7, r0, r5
-        smull r6, r7, r0, r5
-        END(smull)
-        CASE(smlal)
-        smlal r6, r7, r0, r5
-        smlal r6, r7, r0, r5
-        smlal r6, r7, r0, r5
-        smlal r6, r7, r0, r5
-        END(smlal)
+        CASE4 mla, mla r0, r1, r5, r0
+        CASE4 smull, smull r6, r7, r0, r5
+        CASE4 smlal, smlal r6, r7, r0, r5
         CASE(sdiv)
         sdiv r6, r0, r5
         udiv r6, r0, r5
@@ -116,33 +101,13 @@ reset:
 1:
         END_AT(b_wide)
         add.w r0, r0, #1
-        CASE(bcc_taken)
-        cmp r0, r0
-        beq 1f
-        nop
-1:
-        END(bcc_taken)
-        CASE(bcc_not)
-        cmp r0, r0
-        bne 1f
-1:
-        END(bcc_not)
-        CASE(loop)
-        movs r0, #10
-1:      subs r0, #1
-        bne 1b
-        END(loop)
+        BRANCH_CASES
         CASE(cbz)
         cbz r4, 1f
         nop
 1:
         END(cbz)
-        CASE(call)
-        bl leaf
-        END(call)
-        CASE(call_pop)
-        bl frame
-        END(call_pop)
+        CALL_CASES
         CASE(ldr_pc)
         ldr pc, [r1, #8]
         nop
@@ -176,12 +141,7 @@ ldrpc_target:
         ldrh r4, [r1, #1]
         END(unaligned_half)
 #if defined(__ARM_FEATURE_DSP)
-        CASE(smlad)
-        smlad r0, r1, r5, r0
-        smlad r0, r1, r5, r0
-        smlad r0, r1, r5, r0
-        smlad r0, r1, r5, r0
-        END(smlad)
+        CASE4 smlad, smlad r0, r1, r5, r0
         CASE(simd)
         sxtb16 r4, r5
         sxtb16 r6, r5, ror #8
@@ -194,12 +154,7 @@ ldrpc_target:
         vadd.f32 s6, s7, s8
         vadd.f32 s9, s10, s11
         END(vadd)
-        CASE(vadd_chain)
-        vadd.f32 s0, s0, s1
-        vadd.f32 s0, s0, s1
-        vadd.f32 s0, s0, s1
-        vadd.f32 s0, s0, s1
-        END(vadd_chain)
+        CASE4 vadd_chain, vadd.f32 s0, s0, s1
         CASE(vmla)
         vmla.f32 s0, s1, s2
         vmla.f32 s3, s4, s5
