@@ -428,3 +428,16 @@ def test_cli_prepare_explain_front(tmp_path, capsys):
         capsys.readouterr()
         ip = _engine.allocate(_engine.Model(out.read_bytes()))
         assert (ip.patch[0], tuple(ip.patch[1:]), ip.used) == (split, grid, used), pct
+
+
+def test_scheduler_writes_what_with_schedule_writes():
+    """The search's Scheduler (a template with marker values, each schedule
+    written over them) gives the very bytes with_schedule() gives, on a shared
+    model and a generated chain, and on a model that already has a schedule."""
+    for data in (prepare_model(model_path("person_detect.tflite").read_bytes()), CHAINS[0].model,
+                 scheduled(CHAINS[1])):
+        base = patches.without_schedule(data)
+        scheduler = patches.Scheduler(base)
+        assert scheduler.at > 0
+        for split, gh, gw in ((2, 2, 2), (7, 4, 4), (3, 16, 1), (8, 1, 16)):
+            assert scheduler(split, gh, gw) == patches.with_schedule(base, split, gh, gw), (split, gh, gw)

@@ -83,6 +83,36 @@ def without_schedule(data: bytes) -> bytes:
     return fbedit.edit_model(data, remove=(METADATA_NAME,))
 
 
+# Values no schedule has, marking where a template's schedule lies.
+_MARK = (0xFFFFFFF1, 0xFFFFFFF2, 0xFFFFFFF3)
+
+
+class Scheduler:
+    """The model with each schedule, as with_schedule() writes it, without
+    editing the flatbuffer again for each: the schedule's fixed-size record
+    is written once, with marker values, and each schedule overwrites its
+    three words (the search tries thousands)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.template = with_schedule(data, *_MARK)
+        mark = schedule_metadata(*_MARK)
+        at = self.template.find(mark)
+        # The three words past the magic and version words; -1: the marker is not unique.
+        self.at = at + 8 if at >= 0 and self.template.find(mark, at + 1) < 0 else -1
+        self._out = bytearray(self.template)
+
+    def __call__(self, split: int, grid_h: int, grid_w: int) -> bytes:
+        return bytes(self.buffer(split, grid_h, grid_w))
+
+    def buffer(self, split: int, grid_h: int, grid_w: int) -> bytes | bytearray:
+        """The model with this schedule, in a buffer of the Scheduler's that
+        the next call rewrites (the engine's Model copies what it is given)."""
+        if self.at < 0:  # the marker is not unique: edit the model
+            return with_schedule(self.template, split, grid_h, grid_w)
+        struct.pack_into("<3I", self._out, self.at, split, grid_h, grid_w)
+        return self._out
+
+
 @dataclass(frozen=True)
 class Search:
     """Every stage and grid the engine accepts for a model, measured."""
@@ -116,6 +146,7 @@ def search(data: bytes, progress: Callable[[int, int], None] | None = None) -> S
     model = load_model(base)
     total = model_macs(model)
     plain = _engine.allocate(_engine.Model(base))
+    scheduled = Scheduler(base)
     found: list[Schedule] = []
     splits = range(2, _stage_candidates(model) + 1)
     for n, split in enumerate(splits):
@@ -123,7 +154,7 @@ def search(data: bytes, progress: Callable[[int, int], None] | None = None) -> S
             progress(n, len(splits))
         for gh, gw in GRIDS:
             try:
-                ip = _engine.allocate(_engine.Model(with_schedule(base, split, gh, gw)))
+                ip = _engine.allocate(_engine.Model(scheduled.buffer(split, gh, gw)))
             except ValueError:
                 continue  # the engine refuses this stage or grid (a map smaller than the grid, ...)
             found.append(Schedule(split, (gh, gw), ip.used, ip.needed, ip.patch_macs - ip.patch_whole_macs, total))
