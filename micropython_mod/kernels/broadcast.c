@@ -172,6 +172,16 @@ void *tflm_bcast_data(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo
     return d;
 }
 
+void *tflm_binary_data(tflm_prepare_t *p, const uint8_t *types, uint32_t n_types, uint32_t header,
+    tflm_tinfo_t io[3], uint8_t *kind, tflm_status_t *st) {
+    if ((*st = tflm_binary_io(p, &io[0], &io[1], &io[2]))
+        || (*st = tflm_prep_type_in(p, "output", &io[2], types, n_types, kind))
+        || (*st = tflm_binary_same_types(p, &io[0], &io[1], &io[2]))) {
+        return NULL;
+    }
+    return tflm_bcast_data(p, &io[0], &io[1], &io[2], header, st);
+}
+
 void tflm_bcast_store(const tflm_bcast_plan_t *plan, int32_t *dst) {
     int32_t n = plan->n;
     dst[0] = n;

@@ -104,6 +104,13 @@ void *tflm_bcast_alloc(tflm_prepare_t *p, const tflm_bcast_plan_t *plan, uint32_
 // (tflm_bcast_plan). NULL with *st set on an error.
 void *tflm_bcast_data(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b, const tflm_tinfo_t *out,
     uint32_t header, tflm_status_t *st);
+// The prepare() of a broadcasting element-wise op whose inputs have the
+// output's type (FLOOR_DIV, LOGICAL_OR, MAXIMUM, SQUARED_DIFFERENCE, ...):
+// io[] in1, in2, out (tflm_binary_io), the output's type one of
+// types[0..n_types) (*kind its place; kind may be NULL), both inputs of it,
+// then the data as tflm_bcast_data makes it. NULL with *st set on an error.
+void *tflm_binary_data(tflm_prepare_t *p, const uint8_t *types, uint32_t n_types, uint32_t header,
+    tflm_tinfo_t io[3], uint8_t *kind, tflm_status_t *st);
 
 // Walks a stored plan: the kernel handles `len` elements of each row, input 1
 // at `at1` stepping by `inc1`, input 2 at `at2` by `inc2` (input 3 at `at3`

@@ -41,24 +41,18 @@ static float floor_mod_f32(const void *ctx, float x, float y) {
 
 TFLM_BCAST_WALKER(walk_floor, float)
 
+static const uint8_t floor_types[] = { TFLM_FLOAT32 };
+
 static tflm_status_t floor_prepare(tflm_prepare_t *p, bool is_mod) {
-    tflm_tinfo_t in1, in2, out;
-    tflm_status_t st = tflm_binary_io(p, &in1, &in2, &out);
-    if (st) {
-        return st;
-    }
-    if (out.type != TFLM_FLOAT32) {
-        return tflm_prep_unsupported_type(p, "output", out.type);
-    }
-    if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
-        return st;
-    }
-    floor_data_t *d = tflm_bcast_data(p, &in1, &in2, &out, (uint32_t)sizeof(floor_data_t), &st);
+    tflm_tinfo_t io[3];
+    tflm_status_t st;
+    floor_data_t *d = tflm_binary_data(p, floor_types, sizeof(floor_types), (uint32_t)sizeof(floor_data_t), io, NULL,
+        &st);
     if (d == NULL) {
         return st;
     }
     d->is_mod = is_mod;
-    d->divisors = in2.elements;
+    d->divisors = io[1].elements;
     return TFLM_OK;
 }
 
