@@ -352,16 +352,21 @@ static mp_obj_t model_tensor_info(tflm_model_obj_t *self, uint32_t index) {
     return MP_OBJ_FROM_PTR(info);
 }
 
+// Subgraph 0 of a checked buffer; the model's error when it is malformed.
+static void model_subgraph0(tflm_model_obj_t *self, tflm_subgraph_t *sg) {
+    tflm_error_t err;
+    tflm_model_check_buffer(self);
+    if (!tflm_model_subgraph(&self->model, 0, sg)) {
+        tflm_model_check(&self->model, &err);
+        tflm_raise(&err);
+    }
+}
+
 // Tuple of TensorInfo for subgraph 0's inputs (outputs when `outputs`).
 static mp_obj_t model_io(tflm_model_obj_t *self, bool outputs) {
     tflm_model_t *m = &self->model;
     tflm_subgraph_t sg;
-    tflm_error_t err;
-    tflm_model_check_buffer(self);
-    if (!tflm_model_subgraph(m, 0, &sg)) {
-        tflm_model_check(m, &err);
-        tflm_raise(&err);
-    }
+    model_subgraph0(self, &sg);
     tflm_fb_vec_t v = outputs ? sg.outputs : sg.inputs;
     mp_obj_t tuple = mp_obj_new_tuple(v.count, NULL);
     for (uint32_t i = 0; i < v.count; ++i) {
@@ -376,11 +381,7 @@ static mp_obj_t model_ops(tflm_model_obj_t *self) {
     tflm_model_t *m = &self->model;
     tflm_subgraph_t sg;
     tflm_error_t err;
-    tflm_model_check_buffer(self);
-    if (!tflm_model_subgraph(m, 0, &sg)) {
-        tflm_model_check(m, &err);
-        tflm_raise(&err);
-    }
+    model_subgraph0(self, &sg);
     mp_obj_t tuple = mp_obj_new_tuple(sg.operators.count, NULL);
     for (uint32_t i = 0; i < sg.operators.count; ++i) {
         tflm_model_op_t op;

@@ -357,6 +357,19 @@ static tflm_status_t build_tensors(tflm_build_t *b) {
 }
 
 // Prefixes the current error message with the node it came from.
+void tflm_prepare_start(tflm_prepare_t *p, tflm_interp_t *ip, const tflm_model_op_t *op, uint32_t s, uint32_t index,
+    uint32_t node, bool dry, tflm_error_t *err) {
+    memset(p, 0, sizeof(*p));
+    p->ip = ip;
+    p->model = ip->model;
+    p->op = op;
+    p->subgraph = s;
+    p->index = index;
+    p->node = node;
+    p->dry = dry;
+    p->err = err;
+}
+
 tflm_status_t tflm_interp_node_error(tflm_interp_t *ip, uint32_t node, int32_t builtin) {
     char msg[TFLM_ERROR_MSG_LEN];
     memcpy(msg, ip->err.msg, sizeof(msg));
@@ -492,15 +505,7 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                 return tflm_interp_node_error(ip, node, op.builtin);
             }
             tflm_prepare_t p;
-            memset(&p, 0, sizeof(p));
-            p.ip = ip;
-            p.model = m;
-            p.op = &op;
-            p.subgraph = s;
-            p.index = i;
-            p.node = node;
-            p.dry = b->dry;
-            p.err = &ip->err;
+            tflm_prepare_start(&p, ip, &op, s, i, node, b->dry, &ip->err);
             if (pd->pos && (st = tflm_prepared_entry(m, pd, node, &p.prepared_at, &p.prepared_bytes, &ip->err))) {
                 return tflm_interp_node_error(ip, node, op.builtin);
             }

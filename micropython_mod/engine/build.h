@@ -25,6 +25,11 @@ tflm_status_t tflm_build_tail(tflm_interp_t *ip, uint32_t scratch_cap, uint32_t 
 // operators read only defined tensors (lifetimes.c).
 tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip);
 
+// A prepare() context for operator `index` of subgraph s (global node
+// `node`), all else zeroed (build.c; lifetimes.c asks hooks with one too).
+void tflm_prepare_start(tflm_prepare_t *p, tflm_interp_t *ip, const tflm_model_op_t *op, uint32_t s, uint32_t index,
+    uint32_t node, bool dry, tflm_error_t *err);
+
 // Prefixes the error message with the operator it came from (build.c).
 tflm_status_t tflm_interp_node_error(tflm_interp_t *ip, uint32_t node, int32_t builtin);
 

@@ -84,9 +84,7 @@ static inline uint32_t tflm_rd_u32(const uint8_t *p) {
     return v;
 }
 static inline int32_t tflm_rd_i32(const uint8_t *p) {
-    int32_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
+    return (int32_t)tflm_rd_u32(p);
 }
 static inline uint64_t tflm_rd_u64(const uint8_t *p) {
     uint64_t v;
@@ -100,10 +98,21 @@ static inline int64_t tflm_ld_i64(const void *data, uint32_t i) {
     memcpy(&v, (const uint8_t *)data + 8u * i, sizeof(v));
     return v;
 }
+
+// A float's bits and back. C99 defines reading the other member of a union;
+// compilers turn it into a plain register move.
+typedef union {
+    float f;
+    uint32_t u;
+} tflm_f32_pun_t;
+static inline uint32_t tflm_f32_bits(float f) {
+    return ((tflm_f32_pun_t){ .f = f }).u;
+}
+static inline float tflm_f32_from(uint32_t u) {
+    return ((tflm_f32_pun_t){ .u = u }).f;
+}
 static inline float tflm_rd_f32(const uint8_t *p) {
-    float v;
-    memcpy(&v, p, sizeof(v));
-    return v;
+    return tflm_f32_from(tflm_rd_u32(p));
 }
 
 // For small loops that take an element operation as a function pointer:

@@ -99,24 +99,23 @@ uint8_t tflm_fb_u8(tflm_fb_t *fb, uint32_t table, unsigned field, uint8_t dflt) 
     return at ? fb->buf[at] : dflt;
 }
 
-int32_t tflm_fb_i32(tflm_fb_t *fb, uint32_t table, unsigned field, int32_t dflt) {
-    uint32_t at = tflm_fb_field(fb, table, field, 4);
-    return at ? tflm_rd_i32(fb->buf + at) : dflt;
-}
-
 uint32_t tflm_fb_u32(tflm_fb_t *fb, uint32_t table, unsigned field, uint32_t dflt) {
     uint32_t at = tflm_fb_field(fb, table, field, 4);
     return at ? tflm_rd_u32(fb->buf + at) : dflt;
 }
 
-uint64_t tflm_fb_u64(tflm_fb_t *fb, uint32_t table, unsigned field, uint64_t dflt) {
-    uint32_t at = tflm_fb_field(fb, table, field, 8);
-    return at ? tflm_rd_u64(fb->buf + at) : dflt;
+// The other 4-byte scalars are the same bytes, read as their type.
+int32_t tflm_fb_i32(tflm_fb_t *fb, uint32_t table, unsigned field, int32_t dflt) {
+    return (int32_t)tflm_fb_u32(fb, table, field, (uint32_t)dflt);
 }
 
 float tflm_fb_f32(tflm_fb_t *fb, uint32_t table, unsigned field, float dflt) {
-    uint32_t at = tflm_fb_field(fb, table, field, 4);
-    return at ? tflm_rd_f32(fb->buf + at) : dflt;
+    return tflm_f32_from(tflm_fb_u32(fb, table, field, tflm_f32_bits(dflt)));
+}
+
+uint64_t tflm_fb_u64(tflm_fb_t *fb, uint32_t table, unsigned field, uint64_t dflt) {
+    uint32_t at = tflm_fb_field(fb, table, field, 8);
+    return at ? tflm_rd_u64(fb->buf + at) : dflt;
 }
 
 uint32_t tflm_fb_table(tflm_fb_t *fb, uint32_t table, unsigned field) {

@@ -16,18 +16,6 @@ static inline double f64_from(uint64_t u) {
     return d;
 }
 
-static inline uint32_t f32_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof(u));
-    return u;
-}
-
-static inline float f32_from(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof(f));
-    return f;
-}
-
 // 2^(i/32) as a double-double: hi is the correctly rounded double, lo the rest.
 static const double exp2_table[32][2] = {
     { 0x1.0000000000000p+0, 0x0.0p+0 },
@@ -131,7 +119,7 @@ static inline double expf_scale(uint64_t kbits) {
 }
 
 float tflm_expf_double(float x) {
-    uint32_t ux = f32_bits(x);
+    uint32_t ux = tflm_f32_bits(x);
     uint32_t top = (ux >> 20) & 0x7ff;
     if (top >= 0x42b) { // |x| >= 88, inf or nan
         if (ux == 0xff800000u) {
@@ -141,7 +129,7 @@ float tflm_expf_double(float x) {
             return x + x;
         }
         if (x > 0x1.62e42ep6f) {
-            return f32_from(0x7f800000u);
+            return tflm_f32_from(0x7f800000u);
         }
         if (x < -0x1.9fe368p6f) {
             return 0.0f;
@@ -197,7 +185,7 @@ float tflm_expf_double(float x) {
 #define EXPF_FAST_ERR ((int64_t)1 << 28)
 
 float tflm_expf_fixed(float x) {
-    uint32_t ux = f32_bits(x);
+    uint32_t ux = tflm_f32_bits(x);
     uint32_t ax = ux & 0x7fffffffu;
     if (ax < 0x32800000u) { // |x| < 2^-26 (zeros and subnormals too): 1 + x rounds to 1
         return 1.0f;
@@ -242,7 +230,7 @@ float tflm_expf_fixed(float x) {
     }
     uint32_t q = (uint32_t)(v >> low) + (off > 0); // 2^23 .. 2^24
     int32_t e = (k - j) / 32 + (low == 38 ? 126 : 125);
-    return f32_from(((uint32_t)e << 23) + q);
+    return tflm_f32_from(((uint32_t)e << 23) + q);
 }
 
 // -- tanhf ----------------------------------------------------------------
@@ -261,11 +249,11 @@ float tflm_expf_fixed(float x) {
 
 // Adds k to the exponent of y (never leaves the normal range here).
 static inline float expm1f_scale(float y, int32_t k) {
-    return f32_from(f32_bits(y) + ((uint32_t)k << 23)); // wraps like the signed sum
+    return tflm_f32_from(tflm_f32_bits(y) + ((uint32_t)k << 23)); // wraps like the signed sum
 }
 
 float tflm_expm1f(float x) {
-    uint32_t hx = f32_bits(x);
+    uint32_t hx = tflm_f32_bits(x);
     const bool negative = (hx & 0x80000000u) != 0;
     hx &= 0x7fffffffu;
     if (hx >= 0x4195b844u) { // |x| >= 27 ln2
@@ -277,7 +265,7 @@ float tflm_expm1f(float x) {
                 return negative ? -1.0f : x;
             }
             if (!negative) {
-                return f32_from(0x7f800000u); // overflow
+                return tflm_f32_from(0x7f800000u); // overflow
             }
         }
         if (negative) {
@@ -335,10 +323,10 @@ float tflm_expm1f(float x) {
         return expm1f_scale(y, k) - 1.0f;
     }
     if (k < 23) {
-        t = f32_from(0x3f800000u - (0x1000000u >> k)); // 1 - 2^-k
+        t = tflm_f32_from(0x3f800000u - (0x1000000u >> k)); // 1 - 2^-k
         y = t - (e - x);
     } else {
-        t = f32_from((uint32_t)(0x7f - k) << 23); // 2^-k
+        t = tflm_f32_from((uint32_t)(0x7f - k) << 23); // 2^-k
         y = x - (e + t);
         y += 1.0f;
     }
@@ -346,7 +334,7 @@ float tflm_expm1f(float x) {
 }
 
 float tflm_tanhf(float x) {
-    uint32_t jx = f32_bits(x);
+    uint32_t jx = tflm_f32_bits(x);
     uint32_t ix = jx & 0x7fffffffu;
     const bool negative = (jx & 0x80000000u) != 0;
     if (ix >= 0x7f800000u) { // inf or nan
@@ -360,7 +348,7 @@ float tflm_tanhf(float x) {
         if (ix < 0x24000000u) { // |x| < 2^-55
             return x * (1.0f + x);
         }
-        float ax = f32_from(ix);
+        float ax = tflm_f32_from(ix);
         if (ix >= 0x3f800000u) { // |x| >= 1
             float t = tflm_expm1f(2.0f * ax);
             z = 1.0f - 2.0f / (t + 2.0f);
@@ -466,24 +454,24 @@ static inline uint32_t f32_mantissa(uint32_t a, int32_t *e) {
 }
 
 float tflm_fmodf(float x, float y) {
-    uint32_t ux = f32_bits(x), uy = f32_bits(y);
+    uint32_t ux = tflm_f32_bits(x), uy = tflm_f32_bits(y);
     uint32_t ax = ux & ~F32_SIGN, ay = uy & ~F32_SIGN;
     if (tflm_isnan_bits(ux) || tflm_isnan_bits(uy)) {
         if (!tflm_isnan_bits(uy)) {
-            return f32_from(ux | F32_QUIET);
+            return tflm_f32_from(ux | F32_QUIET);
         }
         if (!tflm_isnan_bits(ux)) {
-            return f32_from(uy | F32_QUIET);
+            return tflm_f32_from(uy | F32_QUIET);
         }
         uint32_t qx = ux | F32_QUIET, qy = uy | F32_QUIET;
         uint32_t sx = qx & 0x7fffffu, sy = qy & 0x7fffffu;
         if (sx != sy) {
-            return f32_from(sx > sy ? qx : qy);
+            return tflm_f32_from(sx > sy ? qx : qy);
         }
-        return f32_from((qx & F32_SIGN) ? qy : qx);
+        return tflm_f32_from((qx & F32_SIGN) ? qy : qx);
     }
     if (ax == 0x7f800000u || ay == 0) {
-        return f32_from(F32_DEFAULT_NAN);
+        return tflm_f32_from(F32_DEFAULT_NAN);
     }
     if (ax < ay || ay == 0x7f800000u) {
         return x; // |x| < |y| (x zero too), or y infinite
@@ -499,7 +487,7 @@ float tflm_fmodf(float x, float y) {
         d -= k;
     }
     if (r == 0) {
-        return f32_from(sign);
+        return tflm_f32_from(sign);
     }
     // r * 2^(ey - 150) is exact: normalize it, or keep it subnormal.
     int32_t e = ey;
@@ -508,7 +496,7 @@ float tflm_fmodf(float x, float y) {
         --e;
     }
     uint32_t bits = r >= 0x800000u ? ((uint32_t)e << 23) | (r & 0x7fffffu) : r;
-    return f32_from(sign | bits);
+    return tflm_f32_from(sign | bits);
 }
 
 // -- NaN results ----------------------------------------------------------
@@ -519,11 +507,11 @@ float tflm_fmodf(float x, float y) {
 // bit is set there (ARM's is positive). Built from bits, so every target
 // gives the same.
 float tflm_nan_quiet(float x) {
-    return f32_from(f32_bits(x) | F32_QUIET);
+    return tflm_f32_from(tflm_f32_bits(x) | F32_QUIET);
 }
 
 float tflm_nan_default(void) {
-    return f32_from(F32_DEFAULT_NAN);
+    return tflm_f32_from(F32_DEFAULT_NAN);
 }
 
 // -- sqrtf ------------------------------------------------------------------
@@ -532,7 +520,7 @@ float tflm_nan_default(void) {
 // the significand's integer, one bit more than needed, then rounded with the
 // remainder as sticky bit (a root is never exactly halfway).
 float tflm_sqrtf(float x) {
-    uint32_t ix = f32_bits(x);
+    uint32_t ix = tflm_f32_bits(x);
     if (ix >= 0x7f800000u) { // +inf, nan, negative (and -0)
         if ((ix & 0x7fffffffu) > 0x7f800000u) {
             return tflm_nan_quiet(x);
@@ -575,7 +563,7 @@ float tflm_sqrtf(float x) {
     // root in [2^24, 2^25): 24 bits and a rounding bit.
     uint32_t q = (root >> 1) + (root & 1u); // never a tie
     int32_t be = half + 1 + 127 + 23;
-    return f32_from(((uint32_t)be << 23) + (q - 0x800000u));
+    return tflm_f32_from(((uint32_t)be << 23) + (q - 0x800000u));
 }
 
 // -- logf -------------------------------------------------------------------
@@ -617,13 +605,13 @@ static inline bool rounds_clear(double y) {
 }
 
 float tflm_logf(float x) {
-    uint32_t ix = f32_bits(x);
+    uint32_t ix = tflm_f32_bits(x);
     if (ix == 0x3f800000u) {
         return 0.0f;
     }
     if (ix - 0x00800000u >= 0x7f800000u - 0x00800000u) { // zero, subnormal, negative, inf, nan
         if (ix * 2u == 0) {
-            return f32_from(0xff800000u); // -inf
+            return tflm_f32_from(0xff800000u); // -inf
         }
         if (ix == 0x7f800000u) {
             return x;
@@ -644,7 +632,7 @@ float tflm_logf(float x) {
     int32_t k = (int32_t)tmp >> 23; // arithmetic shift
     uint32_t iz = ix - (tmp & 0xff800000u);
     const double invc = logf_tab[i][0], logc = logf_tab[i][1];
-    const double z = (double)f32_from(iz);
+    const double z = (double)tflm_f32_from(iz);
     const double kd = (double)k;
     double r = z * invc - 1.0;
     double y0 = logc + kd * LOGF_LN2;
@@ -726,7 +714,7 @@ static float sincosf_poly(double x, double x2, const sincosf_poly_t *p, int32_t 
 // |y| in [2^-12, inf): y reduced to [-pi/4, pi/4] (a little more below 120)
 // and its quadrant.
 static double sincosf_reduce(float y, int32_t *np) {
-    uint32_t xi = f32_bits(y);
+    uint32_t xi = tflm_f32_bits(y);
     uint32_t top = (xi >> 20) & 0x7ffu;
     if (top < 0x42fu) { // |y| < 120: n = nearest multiple of pi/2, y - n pi/2 fused
         double r = (double)y * SINCOSF_HPI_INV;
@@ -756,7 +744,7 @@ static double sincosf_reduce(float y, int32_t *np) {
 
 // sinf (cos false) or cosf (cos true).
 static float sincosf_eval(float y, bool cos) {
-    uint32_t xi = f32_bits(y);
+    uint32_t xi = tflm_f32_bits(y);
     uint32_t top = (xi >> 20) & 0x7ffu;
     if (top < 0x3f4u) { // |y| < 0.75
         if (top < 0x398u) { // |y| < 2^-12

@@ -53,9 +53,7 @@ static inline bool tflm_isnan_bits(uint32_t u) {
 }
 
 static inline bool tflm_isnanf(float x) {
-    uint32_t u;
-    memcpy(&u, &x, sizeof(u));
-    return tflm_isnan_bits(u);
+    return tflm_isnan_bits(tflm_f32_bits(x));
 }
 
 // The NaN an x86-64 SSE operation x op y gives when its result is NaN: the

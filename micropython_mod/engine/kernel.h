@@ -381,4 +381,21 @@ tflm_status_t tflm_prep_positive_scales(tflm_prepare_t *p, const tflm_tinfo_t *a
 tflm_status_t tflm_prep_unary(tflm_prepare_t *p, const uint8_t *types, uint32_t n_types, tflm_tinfo_t *in,
     tflm_tinfo_t *out, uint8_t *kind);
 
+// An op along an axis tensor (ARG_MAX/ARG_MIN, CUMSUM): two inputs and one
+// output, the input float32 or int8, the axis int32.
+static inline tflm_status_t tflm_prep_axis_io(tflm_prepare_t *p, tflm_tinfo_t *in, tflm_tinfo_t *axis,
+    tflm_tinfo_t *out) {
+    tflm_status_t st = tflm_prep_io_2_1(p, in, axis, out);
+    if (st) {
+        return st;
+    }
+    if (in->type != TFLM_FLOAT32 && in->type != TFLM_INT8) {
+        return tflm_prep_unsupported_type(p, "input", in->type);
+    }
+    if (axis->type != TFLM_INT32) {
+        return tflm_prep_unsupported_type(p, "axis", axis->type);
+    }
+    return TFLM_OK;
+}
+
 #endif // TFLM_ENGINE_KERNEL_H

@@ -111,16 +111,8 @@ static tflm_status_t called_subgraphs(lt_walk_t *w, uint32_t s, uint32_t index, 
     if (k != NULL && k->hooks != NULL && k->hooks->calls != NULL) {
         tflm_prepare_t p;
         tflm_error_t err;
-        memset(&p, 0, sizeof(p));
         memset(&err, 0, sizeof(err));
-        p.ip = ip;
-        p.model = m;
-        p.op = &op;
-        p.subgraph = s;
-        p.index = index;
-        p.node = tflm_interp_subgraph(ip, s)->node_base + index;
-        p.dry = true;
-        p.err = &err;
+        tflm_prepare_start(&p, ip, &op, s, index, tflm_interp_subgraph(ip, s)->node_base + index, true, &err);
         k->hooks->calls(&p, called);
     }
     for (int c = 0; c < 2; ++c) {

@@ -130,11 +130,20 @@ static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, patch_op_t *o
     return true;
 }
 
+// The stage as its build and its runs see it: the first `n` operators of
+// subgraph 0.
+typedef struct {
+    patch_op_t ops[TFLM_PATCH_MAX_OPS];
+    uint32_t n;
+    const tflm_subgraph_rec_t *sg;
+} patch_stage_t;
+
 // The stage's operators from the records; ValueError unless they form a
 // chain of operators whose kernels can run over a patch.
-static tflm_status_t stage_ops(tflm_interp_t *ip, patch_op_t *ops) {
-    uint32_t n = ip->patch.split;
-    const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
+static tflm_status_t stage_ops(tflm_interp_t *ip, patch_stage_t *stage) {
+    const uint32_t n = stage->n = ip->patch.split;
+    const tflm_subgraph_rec_t *sg = stage->sg = tflm_interp_subgraph(ip, 0);
+    patch_op_t *ops = stage->ops;
     if (n > sg->n_nodes) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: no %u operators", (unsigned)n);
     }
@@ -337,14 +346,12 @@ static bool patch_at(const tflm_patch_t *pt, uint32_t n, const patch_sizes_t *z,
 
 tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     tflm_patch_t *pt = &ip->patch;
-    uint32_t n = pt->split;
-    patch_op_t ops[TFLM_PATCH_MAX_OPS];
-    tflm_status_t st = stage_ops(ip, ops);
+    patch_stage_t s;
+    tflm_status_t st = stage_ops(ip, &s);
     if (st) {
         return st;
     }
-    const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
-    const patch_op_t *last = &ops[n - 1];
+    const patch_op_t *last = &s.ops[s.n - 1];
     if (pt->grid_h > last->out_h || pt->grid_w > last->out_w) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: %ux%u patches over a %ux%u map",
             (unsigned)pt->grid_h, (unsigned)pt->grid_w, (unsigned)last->out_h, (unsigned)last->out_w);
@@ -352,9 +359,9 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     // Weights are constants, and each op writes a tensor of its own (not the
     // stage's input, not another op's output), so unplanning the
     // intermediate maps leaves everything the patches read or write in place.
-    uint16_t input = tflm_interp_io(ip, tflm_interp_node(ip, sg->node_base)->io)[0];
-    for (uint32_t j = 0; j < n; ++j) {
-        const tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
+    uint16_t input = tflm_interp_io(ip, tflm_interp_node(ip, s.sg->node_base)->io)[0];
+    for (uint32_t j = 0; j < s.n; ++j) {
+        const tflm_node_rec_t *nr = tflm_interp_node(ip, s.sg->node_base + j);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
         for (uint32_t k = 1; k < nr->n_inputs; ++k) {
             if (io[k] != TFLM_NO_INDEX && tflm_interp_tensor(ip, io[k])->where != TFLM_AT_MODEL) {
@@ -364,7 +371,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         uint16_t t = io[nr->n_inputs];
         bool reused = t == input;
         for (uint32_t i = 0; i < j && !reused; ++i) {
-            const tflm_node_rec_t *ni = tflm_interp_node(ip, sg->node_base + i);
+            const tflm_node_rec_t *ni = tflm_interp_node(ip, s.sg->node_base + i);
             reused = tflm_interp_io(ip, ni->io)[ni->n_inputs] == t;
         }
         if (reused) {
@@ -373,8 +380,8 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     }
     // Intermediate maps are the stage's own: not read elsewhere, planned
     // buffers that the patches replace.
-    for (uint32_t j = 0; j + 1 < n; ++j) {
-        const tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
+    for (uint32_t j = 0; j + 1 < s.n; ++j) {
+        const tflm_node_rec_t *nr = tflm_interp_node(ip, s.sg->node_base + j);
         uint16_t t = tflm_interp_io(ip, nr->io)[nr->n_inputs];
         const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, t);
         if (r->where != TFLM_AT_HEAD || (r->flags & TFLM_TENSOR_VARIABLE) || used_outside(ip, t)) {
@@ -384,17 +391,17 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     // The patch buffer: the smallest that holds every patch's layout.
     uint32_t size = 0, copy = 0;
     uint64_t macs = 0, whole = 0;
-    for (uint32_t j = 0; j < n; ++j) {
-        const patch_op_t *d = &ops[j];
+    for (uint32_t j = 0; j < s.n; ++j) {
+        const patch_op_t *d = &s.ops[j];
         whole += (uint64_t)d->macs * (uint64_t)d->out_h * (uint64_t)d->out_w;
         copy = TFLM_MAX(copy, d->data_bytes);
     }
     for (uint32_t py = 0; py < pt->grid_h; ++py) {
         for (uint32_t px = 0; px < pt->grid_w; ++px) {
             patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
-            patch_regions(ops, n, pt->grid_h, pt->grid_w, py, px, out, win);
-            for (uint32_t j = 0; j < n; ++j) {
-                const patch_op_t *d = &ops[j];
+            patch_regions(s.ops, s.n, pt->grid_h, pt->grid_w, py, px, out, win);
+            for (uint32_t j = 0; j < s.n; ++j) {
+                const patch_op_t *d = &s.ops[j];
                 patch_rect_t in = rect_clip(&win[j], d->in_h, d->in_w);
                 if (rect_h(&out[j]) <= 0 || rect_w(&out[j]) <= 0 || rect_h(&in) <= 0 || rect_w(&in) <= 0) {
                     return bad_stage(ip, j, "has an empty patch");
@@ -406,11 +413,11 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
                 macs += (uint64_t)d->macs * (uint64_t)rect_h(&out[j]) * (uint64_t)rect_w(&out[j]);
             }
             patch_sizes_t z;
-            patch_sizes(ops, n, out, win, &z);
-            size = TFLM_MAX(size, patch_smallest(n, &z));
+            patch_sizes(s.ops, s.n, out, win, &z);
+            size = TFLM_MAX(size, patch_smallest(s.n, &z));
         }
     }
-    const tflm_node_rec_t *end = tflm_interp_node(ip, sg->node_base + n - 1);
+    const tflm_node_rec_t *end = tflm_interp_node(ip, s.sg->node_base + s.n - 1);
     if (end->n_scratch < TFLM_PATCH_SCRATCH) {
         return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: the stage has no patch buffers");
     }
@@ -420,15 +427,15 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         r->bytes = bytes[k];
         r->where = bytes[k] ? TFLM_AT_HEAD : TFLM_AT_NONE;
     }
-    for (uint32_t j = 0; j + 1 < n; ++j) {
-        tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
+    for (uint32_t j = 0; j + 1 < s.n; ++j) {
+        tflm_node_rec_t *nr = tflm_interp_node(ip, s.sg->node_base + j);
         nr->flags |= TFLM_NODE_PATCH_SKIP;
         const uint16_t *io = tflm_interp_io(ip, nr->io);
         tflm_interp_tensor_mut(ip, io[nr->n_inputs])->where = TFLM_AT_NONE; // in the head: checked above
     }
-    tflm_interp_node(ip, sg->node_base + n - 1)->flags |= TFLM_NODE_PATCH_END;
+    tflm_interp_node(ip, s.sg->node_base + s.n - 1)->flags |= TFLM_NODE_PATCH_END;
     pt->input = input;
-    pt->overlaps = stage_overlap(ip, ops, n, input, tflm_interp_io(ip, end->io)[end->n_inputs], &pt->overlap);
+    pt->overlaps = stage_overlap(ip, s.ops, s.n, input, tflm_interp_io(ip, end->io)[end->n_inputs], &pt->overlap);
     pt->macs = macs;
     pt->whole_macs = whole;
     return TFLM_OK;
@@ -492,18 +499,16 @@ static tflm_status_t run_region(tflm_eval_t *e, void **ins, void **outs, const p
 
 tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
     const tflm_patch_t *pt = &ip->patch;
-    uint32_t n = pt->split;
-    patch_op_t ops[TFLM_PATCH_MAX_OPS];
-    tflm_status_t st = stage_ops(ip, ops);
+    patch_stage_t s;
+    tflm_status_t st = stage_ops(ip, &s);
     if (st) {
         return st;
     }
-    const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
-    const tflm_node_rec_t *first = tflm_interp_node(ip, sg->node_base);
+    const tflm_node_rec_t *first = tflm_interp_node(ip, s.sg->node_base);
     const uint8_t *input = tflm_interp_tensor_data(ip,
         tflm_interp_tensor(ip, tflm_interp_io(ip, first->io)[0]));
     uint8_t *output = e->out[0];
-    const tflm_node_rec_t *end = tflm_interp_node(ip, sg->node_base + n - 1);
+    const tflm_node_rec_t *end = tflm_interp_node(ip, s.sg->node_base + s.n - 1);
     const uint32_t first_scratch = end->scratch + end->n_scratch - TFLM_PATCH_SCRATCH;
     void *const *scratch = e->scratch + end->n_scratch - TFLM_PATCH_SCRATCH;
     uint8_t *buf = scratch[0];
@@ -515,26 +520,27 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
     tflm_eval_t re = {
         .data = scratch[1], .in = ins, .out = outs, .n_out = 1, .ip = ip, .err = &ip->err, .call = TFLM_EVAL_NO_CALL,
     };
-    const patch_op_t *last = &ops[n - 1];
+    const patch_op_t *last = &s.ops[s.n - 1];
     const size_t out_pixel = (size_t)last->out_d * last->elem;
     for (uint32_t py = 0; py < pt->grid_h; ++py) {
         for (uint32_t px = 0; px < pt->grid_w; ++px) {
             patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
-            patch_regions(ops, n, pt->grid_h, pt->grid_w, py, px, out, win);
+            patch_regions(s.ops, s.n, pt->grid_h, pt->grid_w, py, px, out, win);
             patch_sizes_t z;
             uint32_t at[TFLM_PATCH_MAX_OPS];
-            patch_sizes(ops, n, out, win, &z);
-            if (!patch_at(pt, n, &z, size, at)) {
+            patch_sizes(s.ops, s.n, out, win, &z);
+            if (!patch_at(pt, s.n, &z, size, at)) {
                 return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: a patch does not fit its buffer");
             }
-            load_window(input, &ops[0], &win[0], buf + at[0]);
-            for (uint32_t j = 0; j + 1 < n && st == TFLM_OK; ++j) {
+            load_window(input, &s.ops[0], &win[0], buf + at[0]);
+            for (uint32_t j = 0; j + 1 < s.n && st == TFLM_OK; ++j) {
                 // Into the next op's input: its window inside the map is out[j].
-                st = run_region(&re, ins, outs, &ops[j], &out[j], &win[j], buf + at[j], buf + at[j + 1],
+                st = run_region(&re, ins, outs, &s.ops[j], &out[j], &win[j], buf + at[j], buf + at[j + 1],
                     rect_w(&out[j]));
             }
-            uint8_t *dst = output + ((size_t)out[n - 1].r0 * (size_t)last->out_w + (size_t)out[n - 1].c0) * out_pixel;
-            if (st || (st = run_region(&re, ins, outs, last, &out[n - 1], &win[n - 1], buf + at[n - 1], dst,
+            uint8_t *dst = output
+                + ((size_t)out[s.n - 1].r0 * (size_t)last->out_w + (size_t)out[s.n - 1].c0) * out_pixel;
+            if (st || (st = run_region(&re, ins, outs, last, &out[s.n - 1], &win[s.n - 1], buf + at[s.n - 1], dst,
                            last->out_w))) {
                 return st;
             }

@@ -1,4 +1,6 @@
 // Fixed-point and rounding arithmetic (see quant.h).
+#include <float.h>
+
 #include "quant.h"
 #include "schema.h"
 
@@ -87,30 +89,9 @@ static int32_t quantize_with(float f, float scale, int32_t zero_point) {
     return zero_point + (int32_t)tflm_roundf(f / scale);
 }
 
-void tflm_activation_range_quantized(unsigned activation, float scale, int32_t zero_point,
-    int32_t qmin, int32_t qmax, int32_t *act_min, int32_t *act_max) {
-    *act_min = qmin;
-    *act_max = qmax;
-    switch (activation) {
-        case TFLM_ACT_RELU:
-            *act_min = TFLM_MAX(qmin, quantize_with(0.0f, scale, zero_point));
-            break;
-        case TFLM_ACT_RELU6:
-            *act_min = TFLM_MAX(qmin, quantize_with(0.0f, scale, zero_point));
-            *act_max = TFLM_MIN(qmax, quantize_with(6.0f, scale, zero_point));
-            break;
-        case TFLM_ACT_RELU_N1_TO_1:
-            *act_min = TFLM_MAX(qmin, quantize_with(-1.0f, scale, zero_point));
-            *act_max = TFLM_MIN(qmax, quantize_with(1.0f, scale, zero_point));
-            break;
-        default:
-            break;
-    }
-}
-
 void tflm_activation_range_float(unsigned activation, float *act_min, float *act_max) {
-    *act_min = -3.40282347e+38f;
-    *act_max = 3.40282347e+38f;
+    *act_min = -FLT_MAX;
+    *act_max = FLT_MAX;
     switch (activation) {
         case TFLM_ACT_RELU:
             *act_min = 0.0f;
@@ -126,4 +107,13 @@ void tflm_activation_range_float(unsigned activation, float *act_min, float *act
         default:
             break;
     }
+}
+
+void tflm_activation_range_quantized(unsigned activation, float scale, int32_t zero_point,
+    int32_t qmin, int32_t qmax, int32_t *act_min, int32_t *act_max) {
+    float lo, hi;
+    tflm_activation_range_float(activation, &lo, &hi);
+    // A side the activation leaves open (the float range's end) keeps the type's limit.
+    *act_min = lo > -FLT_MAX ? TFLM_MAX(qmin, quantize_with(lo, scale, zero_point)) : qmin;
+    *act_max = hi < FLT_MAX ? TFLM_MIN(qmax, quantize_with(hi, scale, zero_point)) : qmax;
 }

@@ -22,19 +22,13 @@ typedef struct {
     int8_t out_shift;
     uint8_t subtract;
     uint8_t reserved[2];
-    int32_t in1_offset;
-    int32_t in2_offset;
-    int32_t out_offset;
+    tflm_arith_offsets_t off;
     int32_t in1_multiplier;
     int32_t in2_multiplier;
     int32_t out_multiplier;
     tflm_bound_t act_min, act_max;
-    // then the broadcast plan
+    int32_t plan[];         // the broadcast plan (tflm_bcast_alloc)
 } add_data_t;
-
-static const int32_t *add_plan(const add_data_t *d) {
-    return (const int32_t *)(d + 1);
-}
 
 // The rescaling of one quantized ADD or SUB, set up once per eval in a local (stores
 // to the output could alias the kernel data, forcing reloads in the loop).
@@ -47,9 +41,9 @@ typedef struct {
 
 static inline add_quant_t add_quant_init(const add_data_t *d) {
     add_quant_t q;
-    q.in1_offset = d->in1_offset;
-    q.in2_offset = d->in2_offset;
-    q.out_offset = d->out_offset;
+    q.in1_offset = d->off.in1;
+    q.in2_offset = d->off.in2;
+    q.out_offset = d->off.out;
     q.left_shift = d->left_shift;
     q.act_min = d->act_min.i;
     q.act_max = d->act_max.i;
@@ -154,50 +148,50 @@ static bool add_q8_in_init(add_q8_in_t *q, int32_t offset, int32_t multiplier, i
 static void add_eval_float32(const add_data_t *d, const float *in1, const float *in2, float *out) {
     const float range[2] = { d->act_min.f, d->act_max.f };
     if (d->subtract) {
-        tflm_bcast_float32(add_plan(d), in1, in2, out, sub_f32, range);
+        tflm_bcast_float32(d->plan, in1, in2, out, sub_f32, range);
     } else {
-        tflm_bcast_float32(add_plan(d), in1, in2, out, add_f32, range);
+        tflm_bcast_float32(d->plan, in1, in2, out, add_f32, range);
     }
 }
 
 static void add_eval_int32(const add_data_t *d, const int32_t *in1, const int32_t *in2, int32_t *out) {
     const int32_t range[2] = { d->act_min.i, d->act_max.i };
     if (d->subtract) {
-        tflm_bcast_int32(add_plan(d), in1, in2, out, sub_i32, range);
+        tflm_bcast_int32(d->plan, in1, in2, out, sub_i32, range);
     } else {
-        tflm_bcast_int32(add_plan(d), in1, in2, out, add_i32, range);
+        tflm_bcast_int32(d->plan, in1, in2, out, add_i32, range);
     }
 }
 
 static void add_eval_int8(const add_data_t *d, const int8_t *in1, const int8_t *in2, int8_t *out) {
     add_q8_t f;
-    if (d->left_shift == 20 && add_q8_in_init(&f.in1, d->in1_offset, d->in1_multiplier, d->in1_shift)
-        && add_q8_in_init(&f.in2, d->in2_offset, d->in2_multiplier, d->in2_shift)) {
-        f.out_offset = d->out_offset;
+    if (d->left_shift == 20 && add_q8_in_init(&f.in1, d->off.in1, d->in1_multiplier, d->in1_shift)
+        && add_q8_in_init(&f.in2, d->off.in2, d->in2_multiplier, d->in2_shift)) {
+        f.out_offset = d->off.out;
         f.act_min = d->act_min.i;
         f.act_max = d->act_max.i;
         f.out = tflm_requant_init(d->out_multiplier, d->out_shift);
         if (d->subtract) {
-            tflm_bcast_int8(add_plan(d), in1, in2, out, sub_q8_fast, &f);
+            tflm_bcast_int8(d->plan, in1, in2, out, sub_q8_fast, &f);
         } else {
-            tflm_bcast_int8(add_plan(d), in1, in2, out, add_q8_fast, &f);
+            tflm_bcast_int8(d->plan, in1, in2, out, add_q8_fast, &f);
         }
         return;
     }
     const add_quant_t q = add_quant_init(d);
     if (d->subtract) {
-        tflm_bcast_int8(add_plan(d), in1, in2, out, sub_q8, &q);
+        tflm_bcast_int8(d->plan, in1, in2, out, sub_q8, &q);
     } else {
-        tflm_bcast_int8(add_plan(d), in1, in2, out, add_q8, &q);
+        tflm_bcast_int8(d->plan, in1, in2, out, add_q8, &q);
     }
 }
 
 static void add_eval_int16(const add_data_t *d, const int16_t *in1, const int16_t *in2, int16_t *out) {
     const add_quant_t q = add_quant_init(d);
     if (d->subtract) {
-        tflm_bcast_int16(add_plan(d), in1, in2, out, sub_q16, &q);
+        tflm_bcast_int16(d->plan, in1, in2, out, sub_q16, &q);
     } else {
-        tflm_bcast_int16(add_plan(d), in1, in2, out, add_q16, &q);
+        tflm_bcast_int16(d->plan, in1, in2, out, add_q16, &q);
     }
 }
 
@@ -228,15 +222,11 @@ static tflm_status_t add_sub_prepare(tflm_prepare_t *p, bool subtract) {
     if (d == NULL) {
         return tflm_prep_status(p);
     }
-    d->kind = a.kind;
+    tflm_arith_store(&a, &d->kind, &d->act_min, &d->act_max, &d->off);
     d->subtract = subtract;
-    tflm_arith_range(&a, &d->act_min, &d->act_max);
     if (!a.quantized) {
         return TFLM_OK;
     }
-    d->in1_offset = -a.in1.zero_point;
-    d->in2_offset = -a.in2.zero_point;
-    d->out_offset = a.out.zero_point;
     d->left_shift = a.kind == ADD_INT16 ? 15 : 20;
     // In double, as TFLM computes them.
     double twice_max = 2.0 * (double)TFLM_MAX(a.in1.scale, a.in2.scale);

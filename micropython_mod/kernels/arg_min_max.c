@@ -49,15 +49,9 @@ static bool arg_loops(const arg_data_t *d, int32_t axis, arg_loops_t *l) {
 
 static tflm_status_t arg_prepare(tflm_prepare_t *p) {
     tflm_tinfo_t in, axis, out;
-    tflm_status_t st = tflm_prep_io_2_1(p, &in, &axis, &out);
+    tflm_status_t st = tflm_prep_axis_io(p, &in, &axis, &out);
     if (st) {
         return st;
-    }
-    if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8) {
-        return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (axis.type != TFLM_INT32) {
-        return tflm_prep_unsupported_type(p, "axis", axis.type);
     }
     if (out.type != TFLM_INT32) {
         return tflm_prep_unsupported_type(p, "output", out.type);

@@ -46,7 +46,7 @@ tflm_status_t tflm_arith_prepare(tflm_prepare_t *p, const char *name, const uint
     return tflm_bcast_plan(p, &a->in1, &a->in2, &a->out, &a->plan);
 }
 
-void tflm_arith_range(const tflm_arith_t *a, tflm_bound_t *min, tflm_bound_t *max) {
+static void arith_range(const tflm_arith_t *a, tflm_bound_t *min, tflm_bound_t *max) {
     if (a->out.type == TFLM_FLOAT32) {
         tflm_activation_range_float(a->activation, &min->f, &max->f);
     } else if (!a->quantized) {
@@ -56,6 +56,25 @@ void tflm_arith_range(const tflm_arith_t *a, tflm_bound_t *min, tflm_bound_t *ma
         int32_t qmax = a->out.type == TFLM_INT8 ? 127 : 32767;
         tflm_activation_range_quantized(a->activation, a->out.scale, a->out.zero_point, qmin, qmax, &min->i, &max->i);
     }
+}
+
+void tflm_arith_store(const tflm_arith_t *a, uint8_t *kind, tflm_bound_t *act_min, tflm_bound_t *act_max,
+    tflm_arith_offsets_t *offsets) {
+    *kind = a->kind;
+    arith_range(a, act_min, act_max);
+    if (a->quantized) {
+        offsets->in1 = -a->in1.zero_point;
+        offsets->in2 = -a->in2.zero_point;
+        offsets->out = a->out.zero_point;
+    }
+}
+
+tflm_arith_data_t *tflm_arith_alloc(tflm_prepare_t *p, const tflm_arith_t *a) {
+    tflm_arith_data_t *d = tflm_bcast_alloc(p, &a->plan, (uint32_t)sizeof(tflm_arith_data_t));
+    if (d != NULL) {
+        tflm_arith_store(a, &d->kind, &d->act_min, &d->act_max, &d->off);
+    }
+    return d;
 }
 
 // The plan of `k` inputs (2 or 3); steps[j] is input j's step array.
@@ -151,6 +170,16 @@ void *tflm_bcast_data(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo
         *st = tflm_prep_status(p);
     }
     return d;
+}
+
+void *tflm_binary_data(tflm_prepare_t *p, const uint8_t *types, uint32_t n_types, uint32_t header,
+    tflm_tinfo_t io[3], uint8_t *kind, tflm_status_t *st) {
+    if ((*st = tflm_binary_io(p, &io[0], &io[1], &io[2]))
+        || (*st = tflm_prep_type_in(p, "output", &io[2], types, n_types, kind))
+        || (*st = tflm_binary_same_types(p, &io[0], &io[1], &io[2]))) {
+        return NULL;
+    }
+    return tflm_bcast_data(p, &io[0], &io[1], &io[2], header, st);
 }
 
 void tflm_bcast_store(const tflm_bcast_plan_t *plan, int32_t *dst) {

@@ -52,9 +52,33 @@ typedef struct {
 
 tflm_status_t tflm_arith_prepare(tflm_prepare_t *p, const char *name, const uint8_t *types, uint32_t n_types,
     uint32_t activation_field, tflm_arith_t *a);
-// The activation's range for the output's type: float32, int32, or the
-// quantized type's range in the output's scale.
-void tflm_arith_range(const tflm_arith_t *a, tflm_bound_t *min, tflm_bound_t *max);
+// Zero point offsets of a quantized op: added to the inputs (their zero
+// points negated) and to the output.
+typedef struct {
+    int32_t in1;
+    int32_t in2;
+    int32_t out;
+} tflm_arith_offsets_t;
+
+// MUL's and DIV's data: one rescaling of the output.
+typedef struct {
+    uint8_t kind;
+    int8_t shift;
+    uint8_t reserved[2];
+    tflm_arith_offsets_t off;
+    int32_t multiplier;
+    tflm_bound_t act_min, act_max;
+    int32_t plan[];         // the broadcast plan (tflm_bcast_alloc)
+} tflm_arith_data_t;
+
+// What ADD, SUB, MUL and DIV keep alike in their data: the kind, the
+// activation's range for the output's type (float32, int32, or the quantized
+// type's range in the output's scale) and, quantized, the offsets. The data
+// starts zeroed: float and int32 ones keep offsets of 0.
+void tflm_arith_store(const tflm_arith_t *a, uint8_t *kind, tflm_bound_t *act_min, tflm_bound_t *act_max,
+    tflm_arith_offsets_t *offsets);
+// MUL's and DIV's data, those fields set; NULL: tflm_prep_status(p) says why.
+tflm_arith_data_t *tflm_arith_alloc(tflm_prepare_t *p, const tflm_arith_t *a);
 
 // Checks that each input dimension is 1 or the output's (shapes aligned on
 // the last dimension) and plans the loops. ValueError otherwise.
@@ -80,6 +104,13 @@ void *tflm_bcast_alloc(tflm_prepare_t *p, const tflm_bcast_plan_t *plan, uint32_
 // (tflm_bcast_plan). NULL with *st set on an error.
 void *tflm_bcast_data(tflm_prepare_t *p, const tflm_tinfo_t *a, const tflm_tinfo_t *b, const tflm_tinfo_t *out,
     uint32_t header, tflm_status_t *st);
+// The prepare() of a broadcasting element-wise op whose inputs have the
+// output's type (FLOOR_DIV, LOGICAL_OR, MAXIMUM, SQUARED_DIFFERENCE, ...):
+// io[] in1, in2, out (tflm_binary_io), the output's type one of
+// types[0..n_types) (*kind its place; kind may be NULL), both inputs of it,
+// then the data as tflm_bcast_data makes it. NULL with *st set on an error.
+void *tflm_binary_data(tflm_prepare_t *p, const uint8_t *types, uint32_t n_types, uint32_t header,
+    tflm_tinfo_t io[3], uint8_t *kind, tflm_status_t *st);
 
 // Walks a stored plan: the kernel handles `len` elements of each row, input 1
 // at `at1` stepping by `inc1`, input 2 at `at2` by `inc2` (input 3 at `at3`

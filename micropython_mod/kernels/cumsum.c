@@ -55,15 +55,9 @@ static bool cumsum_loops(const cumsum_data_t *d, int32_t axis, cumsum_loops_t *l
 
 tflm_status_t tflm_cumsum_prepare(tflm_prepare_t *p) {
     tflm_tinfo_t in, axis, out;
-    tflm_status_t st = tflm_prep_io_2_1(p, &in, &axis, &out);
+    tflm_status_t st = tflm_prep_axis_io(p, &in, &axis, &out);
     if (st) {
         return st;
-    }
-    if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8) {
-        return tflm_prep_unsupported_type(p, "input", in.type);
-    }
-    if (axis.type != TFLM_INT32) {
-        return tflm_prep_unsupported_type(p, "axis", axis.type);
     }
     if (axis.elements != 1) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "the axis tensor has %u values, not 1", (unsigned)axis.elements);

@@ -103,23 +103,40 @@ static inline void decode_put(uint8_t *out, uint32_t i, const uint8_t *value, ui
     }
 }
 
+// The channel of element i of a per-channel table: cycling along the last
+// axis, else in runs of count / channels.
+typedef struct {
+    uint32_t channel;
+    uint32_t left;          // elements before the next channel (first axis)
+    uint32_t per_channel;
+} decode_channel_t;
+
+static inline decode_channel_t decode_channel_start(const decode_item_t *it) {
+    const uint32_t per_channel = it->last_axis ? 1 : it->count / it->channels;
+    decode_channel_t c = { 0, per_channel, per_channel };
+    return c;
+}
+
+static inline void decode_channel_next(const decode_item_t *it, decode_channel_t *c) {
+    if (it->last_axis) {
+        c->channel = c->channel + 1 == it->channels ? 0 : c->channel + 1;
+    } else if (--c->left == 0) {
+        c->channel++;
+        c->left = c->per_channel;
+    }
+}
+
 // LUT: false when a table position is past the table (`out` NULL: only checks).
 static bool decode_lut(const decode_item_t *it, const uint8_t *enc, const uint8_t *table, uint8_t *out) {
     decode_bits_t b = { enc, 0, 0, 0 };
-    const uint32_t per_channel = it->last_axis ? 1 : it->count / it->channels;
-    uint32_t channel = 0, left = per_channel;
+    decode_channel_t ch = decode_channel_start(it);
     for (uint32_t i = 0; i < it->count; ++i) {
-        uint32_t at = channel * it->stride + decode_take(&b, it->bits);
+        uint32_t at = ch.channel * it->stride + decode_take(&b, it->bits);
         if (at >= it->entries) {
             return false;
         }
         decode_put(out, i, table + (size_t)at * it->size, it->size);
-        if (it->last_axis) {
-            channel = channel + 1 == it->channels ? 0 : channel + 1;
-        } else if (--left == 0) {
-            channel++;
-            left = per_channel;
-        }
+        decode_channel_next(it, &ch);
     }
     return true;
 }
@@ -127,9 +144,9 @@ static bool decode_lut(const decode_item_t *it, const uint8_t *enc, const uint8_
 // Pruning: false when the mask takes more values than the table holds.
 static bool decode_prune(const decode_item_t *it, const uint8_t *data, const uint8_t *mask, const uint8_t *table,
     uint8_t *out) {
-    const uint32_t per_channel = it->last_axis ? 1 : it->count / it->channels;
     const int8_t *zps = (const int8_t *)(data + it->zp_at);
-    uint32_t channel = 0, left = per_channel, taken = 0;
+    decode_channel_t ch = decode_channel_start(it);
+    uint32_t taken = 0;
     for (uint32_t i = 0; i < it->count; ++i) {
         if ((mask[i >> 3] >> (7 - (i & 7))) & 1u) {
             if (taken >= it->entries) {
@@ -138,7 +155,7 @@ static bool decode_prune(const decode_item_t *it, const uint8_t *data, const uin
             decode_put(out, i, table + (size_t)taken++ * it->size, it->size);
         } else if (out != NULL) {
             // the zero point as the element type (an int8 widened)
-            int64_t zp = it->per_channel_zp ? zps[channel] : (int8_t)it->zp;
+            int64_t zp = it->per_channel_zp ? zps[ch.channel] : (int8_t)it->zp;
             uint8_t v[8];
             if (it->size == 1) {
                 v[0] = (uint8_t)zp;
@@ -153,12 +170,7 @@ static bool decode_prune(const decode_item_t *it, const uint8_t *data, const uin
             }
             decode_put(out, i, v, it->size);
         }
-        if (it->last_axis) {
-            channel = channel + 1 == it->channels ? 0 : channel + 1;
-        } else if (--left == 0) {
-            channel++;
-            left = per_channel;
-        }
+        decode_channel_next(it, &ch);
     }
     return true;
 }

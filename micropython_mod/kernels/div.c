@@ -12,22 +12,6 @@
 
 enum { DIV_FLOAT32, DIV_INT32, DIV_INT8 };
 
-typedef struct {
-    uint8_t kind;
-    int8_t shift;
-    uint8_t reserved[2];
-    int32_t in1_offset;
-    int32_t in2_offset;
-    int32_t out_offset;
-    int32_t multiplier;
-    tflm_bound_t act_min, act_max;
-    // then the broadcast plan
-} div_data_t;
-
-static const int32_t *div_plan(const div_data_t *d) {
-    return (const int32_t *)(d + 1);
-}
-
 // Leading bits equal to the sign bit, not counting the sign bit (31 for 0).
 static int div_leading_sign_bits(int32_t x) {
     uint32_t u = x < 0 ? ~(uint32_t)x : (uint32_t)x;
@@ -50,9 +34,9 @@ static int32_t div_rounding_shift(int32_t x, int exponent) {
     return shifted + (x > threshold ? 1 : 0);
 }
 
-static inline int32_t div_quantized(const div_data_t *d, int32_t x, int32_t y) {
-    int32_t num = d->in1_offset + x;
-    int32_t den = d->in2_offset + y;
+static inline int32_t div_quantized(const tflm_arith_data_t *d, int32_t x, int32_t y) {
+    int32_t num = d->off.in1 + x;
+    int32_t den = d->off.in2 + y;
     if (den < 0) {
         // The reciprocal needs a positive divisor.
         num = -num;
@@ -60,7 +44,7 @@ static inline int32_t div_quantized(const div_data_t *d, int32_t x, int32_t y) {
     }
     if (den == 0) {
         // TFLM leaves division by zero undefined; give the saturated sign.
-        int32_t r = num == 0 ? d->out_offset : (num > 0 ? d->act_max.i : d->act_min.i);
+        int32_t r = num == 0 ? d->off.out : (num > 0 ? d->act_max.i : d->act_min.i);
         return tflm_clamp(r, d->act_min.i, d->act_max.i);
     }
     int recip_shift;
@@ -69,16 +53,16 @@ static inline int32_t div_quantized(const div_data_t *d, int32_t x, int32_t y) {
     int32_t quotient = tflm_srdhm((int32_t)((uint32_t)num << headroom), recip);
     int total_shift = d->shift - recip_shift - headroom;
     int32_t r = div_rounding_shift(tflm_srdhm(quotient, d->multiplier), -total_shift);
-    return tflm_clamp(tflm_wrap_add(r, d->out_offset), d->act_min.i, d->act_max.i);
+    return tflm_clamp(tflm_wrap_add(r, d->off.out), d->act_min.i, d->act_max.i);
 }
 
 // The element operations (ctx: the kernel data).
 static float div_f32(const void *ctx, float a, float b) {
-    const div_data_t *d = ctx;
+    const tflm_arith_data_t *d = ctx;
     return tflm_clampf(a / b, d->act_min.f, d->act_max.f);
 }
 static int32_t div_i32(const void *ctx, int32_t a, int32_t b) {
-    const div_data_t *d = ctx;
+    const tflm_arith_data_t *d = ctx;
     // Division by zero traps in TFLM: 0 here. INT32_MIN / -1 wraps.
     int32_t q = b == 0 ? 0 : (b == -1 ? (int32_t)(0u - (uint32_t)a) : a / b);
     return tflm_clamp(q, d->act_min.i, d->act_max.i);
@@ -112,34 +96,26 @@ tflm_status_t tflm_div_prepare(tflm_prepare_t *p) {
             return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "DIV scale ratio out of the supported range");
         }
     }
-    div_data_t *d = tflm_bcast_alloc(p, &a.plan, (uint32_t)sizeof(div_data_t));
+    tflm_arith_data_t *d = tflm_arith_alloc(p, &a);
     if (d == NULL) {
         return tflm_prep_status(p);
     }
-    d->kind = a.kind;
-    tflm_arith_range(&a, &d->act_min, &d->act_max);
-    if (!a.quantized) {
-        return TFLM_OK;
-    }
-    d->in1_offset = -a.in1.zero_point;
-    d->in2_offset = -a.in2.zero_point;
-    d->out_offset = a.out.zero_point;
-    d->multiplier = multiplier;
+    d->multiplier = multiplier; // 0 unless quantized, as the zeroed data
     d->shift = (int8_t)shift;
     return TFLM_OK;
 }
 
 tflm_status_t tflm_div_eval(tflm_eval_t *e) {
-    const div_data_t *d = e->data;
+    const tflm_arith_data_t *d = e->data;
     switch (d->kind) {
         case DIV_FLOAT32:
-            tflm_bcast_float32(div_plan(d), e->in[0], e->in[1], e->out[0], div_f32, d);
+            tflm_bcast_float32(d->plan, e->in[0], e->in[1], e->out[0], div_f32, d);
             break;
         case DIV_INT32:
-            tflm_bcast_int32(div_plan(d), e->in[0], e->in[1], e->out[0], div_i32, d);
+            tflm_bcast_int32(d->plan, e->in[0], e->in[1], e->out[0], div_i32, d);
             break;
         default:
-            tflm_bcast_int8(div_plan(d), e->in[0], e->in[1], e->out[0], div_q8, d);
+            tflm_bcast_int8(d->plan, e->in[0], e->in[1], e->out[0], div_q8, d);
             break;
     }
     return TFLM_OK;

@@ -19,15 +19,9 @@ typedef struct {
     // then the broadcast plan
 } floor_data_t;
 
-static inline uint32_t f32_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof(u));
-    return u;
-}
-
 static float floor_div_f32(const void *ctx, float x, float y) {
     (void)ctx;
-    const uint32_t ux = f32_bits(x), uy = f32_bits(y);
+    const uint32_t ux = tflm_f32_bits(x), uy = tflm_f32_bits(y);
     // NaN operands, and inf / inf.
     if (tflm_isnan_bits(ux) || tflm_isnan_bits(uy)
         || ((ux & 0x7fffffffu) == 0x7f800000u && (uy & 0x7fffffffu) == 0x7f800000u)) {
@@ -39,7 +33,7 @@ static float floor_div_f32(const void *ctx, float x, float y) {
 static float floor_mod_f32(const void *ctx, float x, float y) {
     (void)ctx;
     const float r = tflm_fmodf(x, y);
-    if (tflm_isnan_bits(f32_bits(r)) || r == 0.0f || (y < 0.0f) == (r < 0.0f)) {
+    if (tflm_isnan_bits(tflm_f32_bits(r)) || r == 0.0f || (y < 0.0f) == (r < 0.0f)) {
         return r;
     }
     return r + y;
@@ -47,24 +41,18 @@ static float floor_mod_f32(const void *ctx, float x, float y) {
 
 TFLM_BCAST_WALKER(walk_floor, float)
 
+static const uint8_t floor_types[] = { TFLM_FLOAT32 };
+
 static tflm_status_t floor_prepare(tflm_prepare_t *p, bool is_mod) {
-    tflm_tinfo_t in1, in2, out;
-    tflm_status_t st = tflm_binary_io(p, &in1, &in2, &out);
-    if (st) {
-        return st;
-    }
-    if (out.type != TFLM_FLOAT32) {
-        return tflm_prep_unsupported_type(p, "output", out.type);
-    }
-    if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
-        return st;
-    }
-    floor_data_t *d = tflm_bcast_data(p, &in1, &in2, &out, (uint32_t)sizeof(floor_data_t), &st);
+    tflm_tinfo_t io[3];
+    tflm_status_t st;
+    floor_data_t *d = tflm_binary_data(p, floor_types, sizeof(floor_types), (uint32_t)sizeof(floor_data_t), io, NULL,
+        &st);
     if (d == NULL) {
         return st;
     }
     d->is_mod = is_mod;
-    d->divisors = in2.elements;
+    d->divisors = io[1].elements;
     return TFLM_OK;
 }
 
@@ -78,7 +66,7 @@ static tflm_status_t floor_eval(tflm_eval_t *e) {
     }
     // Every divisor, broadcast or not, as TFLM checks them (-0 too).
     for (uint32_t i = 0; i < d->divisors; ++i) {
-        if ((f32_bits(y[i]) & 0x7fffffffu) == 0) {
+        if ((tflm_f32_bits(y[i]) & 0x7fffffffu) == 0) {
             return tflm_error(e->err, TFLM_ERR_RUNTIME, "division by zero");
         }
     }

@@ -23,24 +23,17 @@ static uint8_t or_bool(const void *ctx, uint8_t a, uint8_t b) {
 }
 TFLM_BCAST_WALKER_TO(walk_logical, uint8_t, uint8_t)
 
+static const uint8_t logical_types[] = { TFLM_BOOL };
+
 static tflm_status_t logical_prepare(tflm_prepare_t *p, bool is_or) {
-    tflm_tinfo_t in1, in2, out;
-    tflm_status_t st = tflm_binary_io(p, &in1, &in2, &out);
-    if (st) {
-        return st;
+    tflm_tinfo_t io[3];
+    tflm_status_t st;
+    logical_data_t *d = tflm_binary_data(p, logical_types, sizeof(logical_types), (uint32_t)sizeof(logical_data_t), io,
+        NULL, &st);
+    if (d != NULL) {
+        d->is_or = is_or;
     }
-    if (out.type != TFLM_BOOL) {
-        return tflm_prep_unsupported_type(p, "output", out.type);
-    }
-    if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
-        return st;
-    }
-    logical_data_t *d = tflm_bcast_data(p, &in1, &in2, &out, (uint32_t)sizeof(logical_data_t), &st);
-    if (d == NULL) {
-        return st;
-    }
-    d->is_or = is_or;
-    return TFLM_OK;
+    return st;
 }
 
 static tflm_status_t logical_eval(tflm_eval_t *e) {

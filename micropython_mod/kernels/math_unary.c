@@ -32,33 +32,21 @@ typedef struct {
     int32_t multiplier;
 } math_unary_data_t;
 
-static inline uint32_t mu_bits(float x) {
-    uint32_t u;
-    memcpy(&u, &x, sizeof(u));
-    return u;
-}
-
-static inline float mu_float(uint32_t u) {
-    float x;
-    memcpy(&x, &u, sizeof(x));
-    return x;
-}
-
 // -- float32 ---------------------------------------------------------------
 
 static inline float mu_abs(float x) {
-    return mu_float(mu_bits(x) & 0x7fffffffu);
+    return tflm_f32_from(tflm_f32_bits(x) & 0x7fffffffu);
 }
 
 static inline float mu_neg(float x) {
-    return mu_float(mu_bits(x) ^ 0x80000000u);
+    return tflm_f32_from(tflm_f32_bits(x) ^ 0x80000000u);
 }
 
 // floor (up false) or ceil (up true) as TFLM's host computes them (its
 // compiler's inline sequence): x itself from 2^23 up, for infinities and
 // NaN (not even quieted); else the integer below (above), with x's sign.
 static inline float mu_floor_ceil(float x, bool up) {
-    uint32_t u = mu_bits(x);
+    uint32_t u = tflm_f32_bits(x);
     uint32_t e = (u >> 23) & 0xffu;
     if (e >= 150u) {
         return x;
@@ -70,14 +58,14 @@ static inline float mu_floor_ceil(float x, bool up) {
         if ((u & 0x7fffffffu) == 0) {
             return x;
         }
-        return mu_float(sign | (grow ? 0x3f800000u : 0u));
+        return tflm_f32_from(sign | (grow ? 0x3f800000u : 0u));
     }
     uint32_t frac = 0x7fffffu >> (e - 127u);
     if ((u & frac) == 0) {
         return x;
     }
     u &= ~frac;
-    return mu_float(grow ? u + frac + 1u : u); // a carry moves into the exponent
+    return tflm_f32_from(grow ? u + frac + 1u : u); // a carry moves into the exponent
 }
 
 // TFLM's round half to even: floor, then the difference compared with 1/2
@@ -100,7 +88,7 @@ static inline float mu_rsqrt(float x) {
         return r;
     }
     if (r == 0.0f) {
-        return mu_float((mu_bits(r) & 0x80000000u) | 0x7f800000u); // 1 / +-0
+        return tflm_f32_from((tflm_f32_bits(r) & 0x80000000u) | 0x7f800000u); // 1 / +-0
     }
     return 1.0f / r;
 }

@@ -39,25 +39,15 @@ MINMAX_OPS(int32_t, int32)
 MINMAX_OPS(int64_t, int64)
 
 static tflm_status_t minmax_prepare(tflm_prepare_t *p, bool is_max) {
-    tflm_tinfo_t in1, in2, out;
-    tflm_status_t st = tflm_binary_io(p, &in1, &in2, &out);
-    if (st) {
-        return st;
-    }
     static const uint8_t types[] = {TFLM_FLOAT32, TFLM_INT8, TFLM_INT16, TFLM_INT32, TFLM_INT64};
-    if ((st = tflm_prep_type_in(p, "output", &out, types, sizeof(types), NULL))) {
-        return st;
+    tflm_tinfo_t io[3];
+    tflm_status_t st;
+    minmax_data_t *d = tflm_binary_data(p, types, sizeof(types), (uint32_t)sizeof(minmax_data_t), io, NULL, &st);
+    if (d != NULL) {
+        d->type = io[2].type;
+        d->is_max = is_max;
     }
-    if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
-        return st;
-    }
-    minmax_data_t *d = tflm_bcast_data(p, &in1, &in2, &out, (uint32_t)sizeof(minmax_data_t), &st);
-    if (d == NULL) {
-        return st;
-    }
-    d->type = out.type;
-    d->is_max = is_max;
-    return TFLM_OK;
+    return st;
 }
 
 static tflm_status_t minmax_eval(tflm_eval_t *e) {

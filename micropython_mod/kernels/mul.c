@@ -12,22 +12,6 @@
 
 enum { MUL_FLOAT32, MUL_INT32, MUL_INT8, MUL_INT16 };
 
-typedef struct {
-    uint8_t kind;
-    int8_t shift;
-    uint8_t reserved[2];
-    int32_t in1_offset;
-    int32_t in2_offset;
-    int32_t out_offset;
-    int32_t multiplier;
-    tflm_bound_t act_min, act_max;
-    // then the broadcast plan
-} mul_data_t;
-
-static const int32_t *mul_plan(const mul_data_t *d) {
-    return (const int32_t *)(d + 1);
-}
-
 // The rescaling of one quantized MUL, set up once per eval in a local (stores
 // to the output could alias the kernel data, forcing reloads in the loop).
 typedef struct {
@@ -36,11 +20,11 @@ typedef struct {
     tflm_requant_t out;
 } mul_quant_t;
 
-static inline mul_quant_t mul_quant_init(const mul_data_t *d) {
+static inline mul_quant_t mul_quant_init(const tflm_arith_data_t *d) {
     mul_quant_t q;
-    q.in1_offset = d->in1_offset;
-    q.in2_offset = d->in2_offset;
-    q.out_offset = d->out_offset;
+    q.in1_offset = d->off.in1;
+    q.in2_offset = d->off.in2;
+    q.out_offset = d->off.out;
     q.act_min = d->act_min.i;
     q.act_max = d->act_max.i;
     q.out = tflm_requant_init(d->multiplier, d->shift);
@@ -83,18 +67,13 @@ tflm_status_t tflm_mul_prepare(tflm_prepare_t *p) {
     if (a.kind == MUL_INT16 && (a.in1.zero_point != 0 || a.in2.zero_point != 0 || a.out.zero_point != 0)) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "int16 MUL needs zero points 0");
     }
-    mul_data_t *d = tflm_bcast_alloc(p, &a.plan, (uint32_t)sizeof(mul_data_t));
+    tflm_arith_data_t *d = tflm_arith_alloc(p, &a);
     if (d == NULL) {
         return tflm_prep_status(p);
     }
-    d->kind = a.kind;
-    tflm_arith_range(&a, &d->act_min, &d->act_max);
     if (!a.quantized) {
         return TFLM_OK;
     }
-    d->in1_offset = -a.in1.zero_point;
-    d->in2_offset = -a.in2.zero_point;
-    d->out_offset = a.out.zero_point;
     double real = (double)a.in1.scale * (double)a.in2.scale / (double)a.out.scale;
     int32_t shift;
     if ((st = tflm_prep_multiplier(p, real, 31, &d->multiplier, &shift))) {
@@ -105,21 +84,21 @@ tflm_status_t tflm_mul_prepare(tflm_prepare_t *p) {
 }
 
 tflm_status_t tflm_mul_eval(tflm_eval_t *e) {
-    const mul_data_t *d = e->data;
+    const tflm_arith_data_t *d = e->data;
     // Each kind's context in a local: stores to the output could alias the
     // kernel data, forcing reloads in the loop.
     if (d->kind == MUL_FLOAT32) {
         const float range[2] = { d->act_min.f, d->act_max.f };
-        tflm_bcast_float32(mul_plan(d), e->in[0], e->in[1], e->out[0], mul_f32, range);
+        tflm_bcast_float32(d->plan, e->in[0], e->in[1], e->out[0], mul_f32, range);
     } else if (d->kind == MUL_INT32) {
         const int32_t range[2] = { d->act_min.i, d->act_max.i };
-        tflm_bcast_int32(mul_plan(d), e->in[0], e->in[1], e->out[0], mul_i32, range);
+        tflm_bcast_int32(d->plan, e->in[0], e->in[1], e->out[0], mul_i32, range);
     } else {
         const mul_quant_t q = mul_quant_init(d);
         if (d->kind == MUL_INT8) {
-            tflm_bcast_int8(mul_plan(d), e->in[0], e->in[1], e->out[0], mul_q8, &q);
+            tflm_bcast_int8(d->plan, e->in[0], e->in[1], e->out[0], mul_q8, &q);
         } else {
-            tflm_bcast_int16(mul_plan(d), e->in[0], e->in[1], e->out[0], mul_q16, &q);
+            tflm_bcast_int16(d->plan, e->in[0], e->in[1], e->out[0], mul_q16, &q);
         }
     }
     return TFLM_OK;

@@ -84,6 +84,28 @@ static tflm_status_t pack_prepare(tflm_prepare_t *p, bool pack) {
     return TFLM_OK;
 }
 
+// One loop both ways: piece i's k-th run of `bytes` is run k * count + i of
+// the stacked tensor.
+static tflm_status_t pack_eval(tflm_eval_t *e, bool pack) {
+    const pack_data_t *d = e->data;
+    uint8_t *whole = pack ? e->out[0] : e->in[0];
+    if (d->bytes == 0) {
+        return TFLM_OK;
+    }
+    for (uint32_t i = 0; i < d->count; ++i) {
+        uint8_t *piece = pack ? e->in[i] : e->out[i];
+        for (uint32_t k = 0; k < d->outer; ++k) {
+            uint8_t *run = whole + ((size_t)k * d->count + i) * d->bytes, *at = piece + (size_t)k * d->bytes;
+            if (pack) {
+                memcpy(run, at, d->bytes);
+            } else {
+                memcpy(at, run, d->bytes);
+            }
+        }
+    }
+    return TFLM_OK;
+}
+
 #endif
 
 #if TFLM_KERNEL_PACK
@@ -92,18 +114,7 @@ tflm_status_t tflm_pack_prepare(tflm_prepare_t *p) {
 }
 
 tflm_status_t tflm_pack_eval(tflm_eval_t *e) {
-    const pack_data_t *d = e->data;
-    uint8_t *out = e->out[0];
-    if (d->bytes == 0) {
-        return TFLM_OK;
-    }
-    for (uint32_t i = 0; i < d->count; ++i) {
-        const uint8_t *in = e->in[i];
-        for (uint32_t k = 0; k < d->outer; ++k) {
-            memcpy(out + ((size_t)k * d->count + i) * d->bytes, in + (size_t)k * d->bytes, d->bytes);
-        }
-    }
-    return TFLM_OK;
+    return pack_eval(e, true);
 }
 #endif
 
@@ -113,17 +124,6 @@ tflm_status_t tflm_unpack_prepare(tflm_prepare_t *p) {
 }
 
 tflm_status_t tflm_unpack_eval(tflm_eval_t *e) {
-    const pack_data_t *d = e->data;
-    const uint8_t *in = e->in[0];
-    if (d->bytes == 0) {
-        return TFLM_OK;
-    }
-    for (uint32_t i = 0; i < d->count; ++i) {
-        uint8_t *out = e->out[i];
-        for (uint32_t k = 0; k < d->outer; ++k) {
-            memcpy(out + (size_t)k * d->bytes, in + ((size_t)k * d->count + i) * d->bytes, d->bytes);
-        }
-    }
-    return TFLM_OK;
+    return pack_eval(e, false);
 }
 #endif

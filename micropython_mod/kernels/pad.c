@@ -18,7 +18,7 @@ typedef struct {
     int32_t hi[PAD_MAX_DIMS]; // one past the last
 } pad_data_t;
 
-static tflm_status_t pad_prepare(tflm_prepare_t *p) {
+tflm_status_t tflm_pad_prepare(tflm_prepare_t *p) {
     // TFLM runs PAD and PADV2 alike: both take an optional pad value.
     tflm_status_t st = tflm_prep_expect_io(p, 2, 3, 1);
     if (st) {
@@ -125,7 +125,7 @@ static void pad_fill(uint8_t *out, const uint8_t *value, uint32_t es, int32_t n)
     }
 }
 
-static tflm_status_t pad_eval(tflm_eval_t *e) {
+tflm_status_t tflm_pad_eval(tflm_eval_t *e) {
     const pad_data_t *d = e->data;
     const uint32_t es = d->elem_size;
     uint8_t value[4];
@@ -194,24 +194,17 @@ static bool pad_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g) {
 
 #if TFLM_KERNEL_PAD
 const tflm_kernel_hooks_t tflm_pad_hooks = { .overlap = pad_overlap };
-
-tflm_status_t tflm_pad_prepare(tflm_prepare_t *p) {
-    return pad_prepare(p);
-}
-
-tflm_status_t tflm_pad_eval(tflm_eval_t *e) {
-    return pad_eval(e);
-}
 #endif
 
 #if TFLM_KERNEL_PADV2
+// TFLM runs PADV2 as PAD: the same functions (its optional input 2 is read there).
 const tflm_kernel_hooks_t tflm_padv2_hooks = { .overlap = pad_overlap };
 
 tflm_status_t tflm_padv2_prepare(tflm_prepare_t *p) {
-    return pad_prepare(p);
+    return tflm_pad_prepare(p);
 }
 
 tflm_status_t tflm_padv2_eval(tflm_eval_t *e) {
-    return pad_eval(e);
+    return tflm_pad_eval(e);
 }
 #endif

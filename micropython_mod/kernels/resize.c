@@ -59,6 +59,17 @@ static float resize_scale(int32_t in, int32_t out, bool align_corners) {
     return (float)in / (float)out;
 }
 
+// A tap's two sources (lo clamped below, hi above) as element offsets;
+// false when one is still outside the input.
+static bool resize_tap_sources(resize_tap_t *t, int32_t lo, int32_t hi, int32_t in, uint32_t stride) {
+    if (lo > in - 1 || hi < 0) {
+        return false;
+    }
+    t->lo = (uint32_t)lo * stride;
+    t->hi = (uint32_t)hi * stride;
+    return true;
+}
+
 // The float32 bilinear taps of one axis; false when TFLM would read past
 // the input (it clamps the upper source only).
 static bool resize_taps_f32(resize_tap_t *t, int32_t in, int32_t out, bool align_corners, bool half_pixel,
@@ -67,13 +78,10 @@ static bool resize_taps_f32(resize_tap_t *t, int32_t in, int32_t out, bool align
     for (int32_t o = 0; o < out; ++o) {
         float v = half_pixel ? ((float)o + 0.5f) * scale - 0.5f : (float)o * scale;
         int32_t lo = TFLM_MAX(resize_floor(v), 0);
-        int32_t hi = TFLM_MIN(resize_ceil(v), in - 1);
-        if (lo > in - 1 || hi < 0) {
+        if (!resize_tap_sources(&t[o], lo, TFLM_MIN(resize_ceil(v), in - 1), in, stride)) {
             return false;
         }
         float f = v - (float)lo;
-        t[o].lo = (uint32_t)lo * stride;
-        t[o].hi = (uint32_t)hi * stride;
         t[o].w_lo.f = 1.0f - f;
         t[o].w_hi.f = f;
     }
@@ -90,13 +98,10 @@ static bool resize_taps_s8(resize_tap_t *t, int32_t in, int32_t out, bool align_
     for (int32_t o = 0; o < out; ++o) {
         int32_t v = half_pixel ? o * scale + scale / 2 - 512 : o * scale;
         int32_t lo = TFLM_MAX(v / 1024, 0);
-        int32_t hi = TFLM_MIN((v + 1023) / 1024, in - 1);
-        if (lo > in - 1 || hi < 0) {
+        if (!resize_tap_sources(&t[o], lo, TFLM_MIN((v + 1023) / 1024, in - 1), in, stride)) {
             return false;
         }
         int32_t d = v - 1024 * lo;
-        t[o].lo = (uint32_t)lo * stride;
-        t[o].hi = (uint32_t)hi * stride;
         t[o].w_lo.q = 1024 - d;
         t[o].w_hi.q = d;
     }

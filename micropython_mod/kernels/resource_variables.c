@@ -26,29 +26,51 @@ typedef struct {
     tflm_fb_vec_t name;
 } tflm_var_handle_t;
 
-// The k-th VAR_HANDLE op of the model, in order; false when there are fewer.
-static bool var_handle(tflm_model_t *m, uint32_t k, tflm_var_handle_t *vh) {
-    for (uint32_t s = 0; s < m->subgraphs.count; ++s) {
-        tflm_subgraph_t sg;
-        if (!tflm_model_subgraph(m, s, &sg)) {
+// The model's operators with builtin `code`, in order (subgraph by
+// subgraph), from a zeroed walk: false at the end, and with `bad` set where
+// the model is malformed.
+typedef struct {
+    uint32_t s, i;          // the next operator to read
+    uint32_t at;            // the one found: operator `at` of subgraph s
+    tflm_subgraph_t sg;
+    tflm_model_op_t op;
+    bool bad;
+} var_op_walk_t;
+
+static bool var_next_op(tflm_model_t *m, var_op_walk_t *w, int32_t code) {
+    for (; w->s < m->subgraphs.count; ++w->s, w->i = 0) {
+        if (!tflm_model_subgraph(m, w->s, &w->sg)) {
+            w->bad = true;
             return false;
         }
-        for (uint32_t i = 0; i < sg.operators.count; ++i) {
-            tflm_model_op_t op;
-            if (!tflm_model_op(m, &sg, i, &op)) {
+        while (w->i < w->sg.operators.count) {
+            w->at = w->i++;
+            if (!tflm_model_op(m, &w->sg, w->at, &w->op)) {
+                w->bad = true;
                 return false;
             }
-            if (op.builtin != TFLM_OP_VAR_HANDLE || k-- != 0) {
-                continue;
+            if (w->op.builtin == code) {
+                return true;
             }
-            vh->subgraph = s;
-            vh->op = i;
-            vh->container = tflm_fb_vector(&m->fb, tflm_model_options(&op, TFLM_OPT_VAR_HANDLE_CONTAINER),
-                TFLM_OPT_SLOT(TFLM_OPT_VAR_HANDLE_CONTAINER), 1);
-            vh->name = tflm_fb_vector(&m->fb, tflm_model_options(&op, TFLM_OPT_VAR_HANDLE_SHARED_NAME),
-                TFLM_OPT_SLOT(TFLM_OPT_VAR_HANDLE_SHARED_NAME), 1);
-            return !m->fb.bad;
         }
+    }
+    return false;
+}
+
+// The k-th VAR_HANDLE op of the model, in order; false when there are fewer.
+static bool var_handle(tflm_model_t *m, uint32_t k, tflm_var_handle_t *vh) {
+    var_op_walk_t w = { 0 };
+    while (var_next_op(m, &w, TFLM_OP_VAR_HANDLE)) {
+        if (k-- != 0) {
+            continue;
+        }
+        vh->subgraph = w.s;
+        vh->op = w.at;
+        vh->container = tflm_fb_vector(&m->fb, tflm_model_options(&w.op, TFLM_OPT_VAR_HANDLE_CONTAINER),
+            TFLM_OPT_SLOT(TFLM_OPT_VAR_HANDLE_CONTAINER), 1);
+        vh->name = tflm_fb_vector(&m->fb, tflm_model_options(&w.op, TFLM_OPT_VAR_HANDLE_SHARED_NAME),
+            TFLM_OPT_SLOT(TFLM_OPT_VAR_HANDLE_SHARED_NAME), 1);
+        return !m->fb.bad;
     }
     return false;
 }
@@ -139,33 +161,23 @@ static bool resource_shape(tflm_model_t *m, int32_t id, uint32_t *bytes, uint8_t
     *bytes = 0;
     *fill = 0;
     // The value of the first ASSIGN_VARIABLE that writes the resource.
-    for (uint32_t s = 0; s < m->subgraphs.count; ++s) {
-        tflm_subgraph_t sg;
-        if (!tflm_model_subgraph(m, s, &sg)) {
+    var_op_walk_t w = { 0 };
+    while (var_next_op(m, &w, TFLM_OP_ASSIGN_VARIABLE)) {
+        if (w.op.inputs.count != 2 || resource_of_tensor(m, w.s, tflm_model_index(m, w.op.inputs, 0)) != id) {
+            continue;
+        }
+        int32_t value = tflm_model_index(m, w.op.inputs, 1);
+        tflm_model_tensor_t t;
+        uint32_t elements;
+        if (value < 0 || (uint32_t)value >= w.sg.tensors.count || !tflm_model_tensor(m, &w.sg, (uint32_t)value, &t)
+            || !tflm_model_tensor_size(m, &t, &elements, bytes)) {
             return false;
         }
-        for (uint32_t i = 0; i < sg.operators.count; ++i) {
-            tflm_model_op_t op;
-            if (!tflm_model_op(m, &sg, i, &op)) {
-                return false;
-            }
-            if (op.builtin != TFLM_OP_ASSIGN_VARIABLE || op.inputs.count != 2
-                || resource_of_tensor(m, s, tflm_model_index(m, op.inputs, 0)) != id) {
-                continue;
-            }
-            int32_t value = tflm_model_index(m, op.inputs, 1);
-            tflm_model_tensor_t t;
-            uint32_t elements;
-            if (value < 0 || (uint32_t)value >= sg.tensors.count || !tflm_model_tensor(m, &sg, (uint32_t)value, &t)
-                || !tflm_model_tensor_size(m, &t, &elements, bytes)) {
-                return false;
-            }
-            // TFLM fills with the value's first zero point, cast to a byte.
-            *fill = t.zero_point.count ? (uint8_t)tflm_fb_vec_i64(&m->fb, t.zero_point, 0) : 0;
-            return true;
-        }
+        // TFLM fills with the value's first zero point, cast to a byte.
+        *fill = t.zero_point.count ? (uint8_t)tflm_fb_vec_i64(&m->fb, t.zero_point, 0) : 0;
+        return true;
     }
-    return true;
+    return !w.bad;
 }
 
 #endif
@@ -195,16 +207,28 @@ static void *resource_at(tflm_eval_t *e, uint32_t bytes) {
     return data;
 }
 
-// Checks the resource id input: one int32 or resource element.
-static tflm_status_t check_id_input(tflm_prepare_t *p) {
+// ASSIGN_VARIABLE's (`assign`) and READ_VARIABLE's tensors: the resource id
+// input, one int32 or resource element, and *t the value: input 1, or output 0.
+static tflm_status_t resource_io(tflm_prepare_t *p, bool assign, tflm_tinfo_t *t) {
     tflm_tinfo_t id;
-    tflm_status_t st = tflm_prep_input(p, 0, &id);
-    if (st) {
+    tflm_status_t st = assign ? tflm_prep_expect_io(p, 2, 2, 0) : tflm_prep_expect_io(p, 1, 1, 1);
+    if (st || (st = tflm_prep_input(p, 0, &id))) {
         return st;
     }
     if (id.index < 0 || (id.type != TFLM_RESOURCE && id.type != TFLM_INT32) || id.elements != 1) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input 0 must be one resource id");
     }
+    return assign ? tflm_prep_input(p, 1, t) : tflm_prep_output(p, 0, t);
+}
+
+// ASSIGN_VARIABLE's and READ_VARIABLE's data: the resource and its bytes.
+static tflm_status_t resource_data(tflm_prepare_t *p, int32_t id, uint32_t bytes) {
+    resource_data_t *d = tflm_prep_alloc(p, sizeof(resource_data_t));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->id = id;
+    d->bytes = bytes;
     return TFLM_OK;
 }
 
@@ -267,9 +291,9 @@ const tflm_kernel_hooks_t tflm_var_handle_hooks = {
 #if TFLM_KERNEL_ASSIGN_VARIABLE
 
 tflm_status_t tflm_assign_variable_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 2, 2, 0);
     tflm_tinfo_t value;
-    if (st || (st = check_id_input(p)) || (st = tflm_prep_input(p, 1, &value))) {
+    tflm_status_t st = resource_io(p, true, &value);
+    if (st) {
         return st;
     }
     if (value.index < 0) {
@@ -285,13 +309,7 @@ tflm_status_t tflm_assign_variable_prepare(tflm_prepare_t *p) {
     if (!resource_shape(p->model, id, &bytes, &fill) || bytes != value.bytes) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "value of %u bytes for a resource variable of %u", (unsigned)value.bytes, (unsigned)bytes);
     }
-    resource_data_t *d = tflm_prep_alloc(p, sizeof(resource_data_t));
-    if (d == NULL) {
-        return tflm_prep_status(p);
-    }
-    d->id = id;
-    d->bytes = value.bytes;
-    return TFLM_OK;
+    return resource_data(p, id, value.bytes);
 }
 
 tflm_status_t tflm_assign_variable_eval(tflm_eval_t *e) {
@@ -309,18 +327,9 @@ tflm_status_t tflm_assign_variable_eval(tflm_eval_t *e) {
 #if TFLM_KERNEL_READ_VARIABLE
 
 tflm_status_t tflm_read_variable_prepare(tflm_prepare_t *p) {
-    tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 1);
     tflm_tinfo_t out;
-    if (st || (st = check_id_input(p)) || (st = tflm_prep_output(p, 0, &out))) {
-        return st;
-    }
-    resource_data_t *d = tflm_prep_alloc(p, sizeof(resource_data_t));
-    if (d == NULL) {
-        return tflm_prep_status(p);
-    }
-    d->id = -1;
-    d->bytes = out.bytes;
-    return TFLM_OK;
+    tflm_status_t st = resource_io(p, false, &out);
+    return st ? st : resource_data(p, -1, out.bytes);
 }
 
 tflm_status_t tflm_read_variable_eval(tflm_eval_t *e) {

@@ -25,6 +25,26 @@ static inline int32_t signal_asr(int32_t x, uint32_t s) {
     return x >> s;
 }
 
+// The data of the kernels that need their element count only, after the
+// check that the scale bits operand holds one value (FftAutoScale,
+// FilterBankSquareRoot).
+typedef struct {
+    uint32_t count;
+} signal_count_data_t;
+
+static inline tflm_status_t signal_count_prepare(tflm_prepare_t *p, const tflm_tinfo_t *bits, uint32_t count) {
+    tflm_status_t st = signal_one_value(p, bits, "scale bits");
+    if (st) {
+        return st;
+    }
+    signal_count_data_t *d = tflm_prep_alloc(p, sizeof(signal_count_data_t));
+    if (d == NULL) {
+        return tflm_prep_status(p);
+    }
+    d->count = count;
+    return TFLM_OK;
+}
+
 #if TFLM_KERNEL_SIGNAL_WINDOW
 // ---------------------------------------------------------------------------
 // SignalWindow: out = clamp_int16((in * window) >> shift), the window
@@ -85,10 +105,6 @@ tflm_status_t tflm_signal_window_eval(tflm_eval_t *e) {
 // SignalFftAutoScale: shifts the input left by as many bits as its largest
 // magnitude allows; output 1 is that shift.
 
-typedef struct {
-    uint32_t count;
-} fft_auto_scale_data_t;
-
 tflm_status_t tflm_signal_fft_auto_scale_prepare(tflm_prepare_t *p) {
     tflm_status_t st = tflm_prep_expect_io(p, 1, 1, 2);
     tflm_tinfo_t in, out, bits;
@@ -97,19 +113,11 @@ tflm_status_t tflm_signal_fft_auto_scale_prepare(tflm_prepare_t *p) {
         || (st = signal_expect(p, &bits, "scale bits", TFLM_INT32, -1)) || (st = signal_same_count(p, &in, &out, "output"))) {
         return st;
     }
-    if ((st = signal_one_value(p, &bits, "scale bits"))) {
-        return st;
-    }
-    fft_auto_scale_data_t *d = tflm_prep_alloc(p, sizeof(fft_auto_scale_data_t));
-    if (d == NULL) {
-        return tflm_prep_status(p);
-    }
-    d->count = in.elements;
-    return TFLM_OK;
+    return signal_count_prepare(p, &bits, in.elements);
 }
 
 tflm_status_t tflm_signal_fft_auto_scale_eval(tflm_eval_t *e) {
-    const fft_auto_scale_data_t *d = e->data;
+    const signal_count_data_t *d = e->data;
     const int16_t *in = e->in[0];
     int16_t *out = e->out[0];
     // The reference's running maximum is an int16: -32768 is kept as itself
@@ -286,10 +294,6 @@ tflm_status_t tflm_signal_filter_bank_eval(tflm_eval_t *e) {
 // SignalFilterBankSquareRoot: rounded integer square root, shifted right by
 // the scale bits of input 1.
 
-typedef struct {
-    uint32_t count;
-} square_root_data_t;
-
 // Digit-by-digit square root over 32 bits, rounded up when the remainder
 // exceeds the root (not past 0xFFFF).
 static uint32_t signal_sqrt32(uint32_t num) {
@@ -345,19 +349,11 @@ tflm_status_t tflm_signal_filter_bank_square_root_prepare(tflm_prepare_t *p) {
         || (st = signal_expect(p, &out, "output", TFLM_UINT32, 1)) || (st = signal_same_count(p, &in, &out, "output"))) {
         return st;
     }
-    if ((st = signal_one_value(p, &bits, "scale bits"))) {
-        return st;
-    }
-    square_root_data_t *d = tflm_prep_alloc(p, sizeof(square_root_data_t));
-    if (d == NULL) {
-        return tflm_prep_status(p);
-    }
-    d->count = in.elements;
-    return TFLM_OK;
+    return signal_count_prepare(p, &bits, in.elements);
 }
 
 tflm_status_t tflm_signal_filter_bank_square_root_eval(tflm_eval_t *e) {
-    const square_root_data_t *d = e->data;
+    const signal_count_data_t *d = e->data;
     const uint8_t *in = e->in[0];
     // a shift of 32 or more is undefined in C; x86-64, where the reference
     // runs, uses the count modulo 32

@@ -33,7 +33,7 @@ tflm_status_t signal_fft_prepare_io(tflm_prepare_t *p, const char *name, tflm_ti
     return TFLM_OK;
 }
 
-void signal_fft_init(signal_fft_t *f, uint32_t length, bool inverse) {
+static void fft_init(signal_fft_t *f, uint32_t length, bool inverse) {
     memset(f, 0, sizeof(*f));
     f->half = length / 2;
     // radix 4 while it divides, then a 2: KISS's factoring of a power of two
@@ -173,16 +173,18 @@ static void put_f32(void *tw, uint32_t i, double c, double s) {
     t->i = (float)s;
 }
 
-void signal_fft_twiddles_q15(const signal_fft_t *f, signal_c16_t *tw) {
-    fft_twiddles(f, tw, put_q15);
+void signal_fft_init(signal_fft_t *f, uint32_t length, bool inverse, int32_t type, void *tw) {
+    fft_init(f, length, inverse);
+    fft_twiddles(f, tw, type == TFLM_INT16 ? put_q15 : type == TFLM_INT32 ? put_q31 : put_f32);
 }
 
-void signal_fft_twiddles_q31(const signal_fft_t *f, signal_c32_t *tw) {
-    fft_twiddles(f, tw, put_q31);
-}
-
-void signal_fft_twiddles_f32(const signal_fft_t *f, signal_cf_t *tw) {
-    fft_twiddles(f, tw, put_f32);
+void *signal_fft_alloc(tflm_prepare_t *p, uint32_t header, int32_t type, int32_t length, bool inverse) {
+    const uint32_t half = (uint32_t)length / 2;
+    uint8_t *d = tflm_prep_alloc(p, header + (half + half / 2) * 2 * (uint32_t)tflm_type_size((unsigned)type));
+    if (d != NULL) {
+        signal_fft_init((signal_fft_t *)(void *)d, (uint32_t)length, inverse, type, d + header);
+    }
+    return d;
 }
 
 // ---------------------------------------------------------------------------

@@ -43,8 +43,15 @@ tflm_status_t signal_fft_prepare_io(tflm_prepare_t *p, const char *name, tflm_ti
     int32_t *type, int32_t *length);
 
 // The plan of a real FFT of `length` (a power of two from
-// SIGNAL_FFT_MIN_LENGTH to SIGNAL_FFT_MAX_LENGTH, checked by the caller).
-void signal_fft_init(signal_fft_t *f, uint32_t length, bool inverse);
+// SIGNAL_FFT_MIN_LENGTH to SIGNAL_FFT_MAX_LENGTH, checked by the caller) and
+// its twiddles of `type` (int16: Q15, int32: Q31, else float32) into tw:
+// `half` of the complex FFT, then half / 2 "super twiddles" of the real
+// split (3 * half / 2 values).
+void signal_fft_init(signal_fft_t *f, uint32_t length, bool inverse, int32_t type, void *tw);
+
+// SignalRfft's and SignalIrfft's kernel data: `header` bytes that start
+// with the plan, then the twiddles. NULL: tflm_prep_status(p) says why.
+void *signal_fft_alloc(tflm_prepare_t *p, uint32_t header, int32_t type, int32_t length, bool inverse);
 
 // Where the FFT's input `src` (0 .. half - 1) goes before the stages run.
 static inline uint32_t signal_fft_position(const signal_fft_t *f, uint32_t src) {
@@ -92,12 +99,6 @@ static inline void signal_fft_walk_next(signal_fft_walk_t *w) {
         w->digit[l] = 0;
     }
 }
-
-// Twiddles: `half` of the complex FFT, then half / 2 "super twiddles" of
-// the real split, into tw (3 * half / 2 values).
-void signal_fft_twiddles_q15(const signal_fft_t *f, signal_c16_t *tw);
-void signal_fft_twiddles_q31(const signal_fft_t *f, signal_c32_t *tw);
-void signal_fft_twiddles_f32(const signal_fft_t *f, signal_cf_t *tw);
 
 // Every stage's butterflies, in place, on values already at their positions.
 void signal_fft_run_q15(const signal_fft_t *f, signal_c16_t *x, const signal_c16_t *tw);
@@ -193,6 +194,36 @@ static inline signal_cf_t signal_caddf(signal_cf_t a, signal_cf_t b) {
 static inline signal_cf_t signal_csubf(signal_cf_t a, signal_cf_t b) {
     signal_cf_t m = { a.r - b.r, a.i - b.i };
     return m;
+}
+
+// KISS's split of a real transform at bin k of a half spectrum x of n bins,
+// the same both ways (SignalRfft's forward, SignalIrfft's inverse with its
+// own super twiddle *w): with a = x[k] and b = conj(x[n - k]), both halved
+// in fixed point, *even = a + b and *odd = (a - b) * *w. The twiddle is read
+// where it is used, as the loops did before (by value, soft-float builds
+// kept it in registers across the float calls).
+static TFLM_ALWAYS_INLINE void signal_split15(const signal_c16_t *x, uint32_t n, uint32_t k, const signal_c16_t *w,
+    signal_c16_t *even, signal_c16_t *odd) {
+    signal_c16_t a = signal_cdiv15(x[k], 2);
+    signal_c16_t b = { x[n - k].r, signal_w16(-(int32_t)x[n - k].i) };
+    b = signal_cdiv15(b, 2);
+    *even = signal_cadd15(a, b);
+    *odd = signal_cmul15(signal_csub15(a, b), *w);
+}
+static TFLM_ALWAYS_INLINE void signal_split31(const signal_c32_t *x, uint32_t n, uint32_t k, const signal_c32_t *w,
+    signal_c32_t *even, signal_c32_t *odd) {
+    signal_c32_t a = signal_cdiv31(x[k], 2);
+    signal_c32_t b = { x[n - k].r, signal_sub31(0, x[n - k].i) };
+    b = signal_cdiv31(b, 2);
+    *even = signal_cadd31(a, b);
+    *odd = signal_cmul31(signal_csub31(a, b), *w);
+}
+static TFLM_ALWAYS_INLINE void signal_splitf(const signal_cf_t *x, uint32_t n, uint32_t k, const signal_cf_t *w,
+    signal_cf_t *even, signal_cf_t *odd) {
+    signal_cf_t a = x[k];
+    signal_cf_t b = { x[n - k].r, -x[n - k].i };
+    *even = signal_caddf(a, b);
+    *odd = signal_cmulf(signal_csubf(a, b), *w);
 }
 
 #endif // TFLM_KERNELS_SIGNAL_FFT_H

@@ -39,23 +39,14 @@ tflm_status_t tflm_signal_irfft_prepare(tflm_prepare_t *p) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "output must be %u rows of fft_length (%d) samples",
             (unsigned)rows, (int)length);
     }
-    uint32_t size = (uint32_t)tflm_type_size((unsigned)type);
-    irfft_data_t *d = tflm_prep_alloc(p, sizeof(irfft_data_t) + (half + half / 2) * 2 * size);
+    irfft_data_t *d = signal_fft_alloc(p, offsetof(irfft_data_t, tw), type, length, true);
     if (d == NULL) {
         return tflm_prep_status(p);
     }
-    signal_fft_init(&d->fft, (uint32_t)length, true);
     d->type = (uint32_t)type;
     d->length = (uint32_t)length;
     d->input_bins = (uint32_t)in_last / 2;
     d->rows = rows;
-    if (type == TFLM_INT16) {
-        signal_fft_twiddles_q15(&d->fft, (signal_c16_t *)d->tw);
-    } else if (type == TFLM_INT32) {
-        signal_fft_twiddles_q31(&d->fft, (signal_c32_t *)d->tw);
-    } else {
-        signal_fft_twiddles_f32(&d->fft, (signal_cf_t *)d->tw);
-    }
     return TFLM_OK;
 }
 
@@ -68,11 +59,8 @@ static void irfft_row_q15(const irfft_data_t *d, const signal_c16_t *in, signal_
     signal_c16_t dc = { signal_w16(in[0].r + in[n].r), signal_w16(in[0].r - in[n].r) };
     x[0] = signal_cdiv15(dc, 2);
     for (uint32_t k = 1; k <= n / 2; ++k) {
-        signal_c16_t fk = signal_cdiv15(in[k], 2);
-        signal_c16_t fnkc = { in[n - k].r, signal_w16(-(int32_t)in[n - k].i) };
-        fnkc = signal_cdiv15(fnkc, 2);
-        signal_c16_t fek = signal_cadd15(fk, fnkc);
-        signal_c16_t fok = signal_cmul15(signal_csub15(fk, fnkc), super[k - 1]);
+        signal_c16_t fek, fok;
+        signal_split15(in, n, k, &super[k - 1], &fek, &fok);
         if (k != n - k) {
             x[signal_fft_position(&d->fft, k)] = signal_cadd15(fek, fok);
         }
@@ -89,11 +77,8 @@ static void irfft_row_q31(const irfft_data_t *d, const signal_c32_t *in, signal_
     signal_c32_t dc = { signal_add31(in[0].r, in[n].r), signal_sub31(in[0].r, in[n].r) };
     x[0] = signal_cdiv31(dc, 2);
     for (uint32_t k = 1; k <= n / 2; ++k) {
-        signal_c32_t fk = signal_cdiv31(in[k], 2);
-        signal_c32_t fnkc = { in[n - k].r, signal_sub31(0, in[n - k].i) };
-        fnkc = signal_cdiv31(fnkc, 2);
-        signal_c32_t fek = signal_cadd31(fk, fnkc);
-        signal_c32_t fok = signal_cmul31(signal_csub31(fk, fnkc), super[k - 1]);
+        signal_c32_t fek, fok;
+        signal_split31(in, n, k, &super[k - 1], &fek, &fok);
         if (k != n - k) {
             x[signal_fft_position(&d->fft, k)] = signal_cadd31(fek, fok);
         }
@@ -110,10 +95,8 @@ static void irfft_row_f32(const irfft_data_t *d, const signal_cf_t *in, signal_c
     signal_cf_t dc = { in[0].r + in[n].r, in[0].r - in[n].r };
     x[0] = dc;
     for (uint32_t k = 1; k <= n / 2; ++k) {
-        signal_cf_t fk = in[k];
-        signal_cf_t fnkc = { in[n - k].r, -in[n - k].i };
-        signal_cf_t fek = signal_caddf(fk, fnkc);
-        signal_cf_t fok = signal_cmulf(signal_csubf(fk, fnkc), super[k - 1]);
+        signal_cf_t fek, fok;
+        signal_splitf(in, n, k, &super[k - 1], &fek, &fok);
         if (k != n - k) {
             x[signal_fft_position(&d->fft, k)] = signal_caddf(fek, fok);
         }

@@ -41,22 +41,14 @@ tflm_status_t tflm_signal_rfft_prepare(tflm_prepare_t *p) {
     if ((st = tflm_prep_scratch(p, (uint32_t)length * size, &scratch))) {
         return st;
     }
-    rfft_data_t *d = tflm_prep_alloc(p, sizeof(rfft_data_t) + (half + half / 2) * 2 * size);
+    rfft_data_t *d = signal_fft_alloc(p, offsetof(rfft_data_t, tw), type, length, false);
     if (d == NULL) {
         return tflm_prep_status(p);
     }
-    signal_fft_init(&d->fft, (uint32_t)length, false);
     d->type = (uint32_t)type;
     d->input_length = in_len;
     d->rows = rows;
     d->pad = 0;
-    if (type == TFLM_INT16) {
-        signal_fft_twiddles_q15(&d->fft, (signal_c16_t *)d->tw);
-    } else if (type == TFLM_INT32) {
-        signal_fft_twiddles_q31(&d->fft, (signal_c32_t *)d->tw);
-    } else {
-        signal_fft_twiddles_f32(&d->fft, (signal_cf_t *)d->tw);
-    }
     return TFLM_OK;
 }
 
@@ -85,11 +77,8 @@ static void rfft_row_q15(const rfft_data_t *d, const int16_t *x, signal_c16_t *f
     y[half].r = signal_w16(dc.r - dc.i);
     y[half].i = 0;
     for (uint32_t k = 1; k <= half / 2; ++k) {
-        signal_c16_t fpk = signal_cdiv15(f[k], 2);
-        signal_c16_t fpnk = { f[half - k].r, signal_w16(-(int32_t)f[half - k].i) };
-        fpnk = signal_cdiv15(fpnk, 2);
-        signal_c16_t f1 = signal_cadd15(fpk, fpnk);
-        signal_c16_t t = signal_cmul15(signal_csub15(fpk, fpnk), super[k - 1]);
+        signal_c16_t f1, t;
+        signal_split15(f, half, k, &super[k - 1], &f1, &t);
         // halved in int, then stored (wrapping) as int16
         y[k].r = signal_w16(signal_asr32(f1.r + t.r, 1));
         y[k].i = signal_w16(signal_asr32(f1.i + t.i, 1));
@@ -123,11 +112,8 @@ static void rfft_row_q31(const rfft_data_t *d, const int32_t *x, signal_c32_t *f
     y[half].r = signal_sub31(dc.r, dc.i);
     y[half].i = 0;
     for (uint32_t k = 1; k <= half / 2; ++k) {
-        signal_c32_t fpk = signal_cdiv31(f[k], 2);
-        signal_c32_t fpnk = { f[half - k].r, signal_sub31(0, f[half - k].i) };
-        fpnk = signal_cdiv31(fpnk, 2);
-        signal_c32_t f1 = signal_cadd31(fpk, fpnk);
-        signal_c32_t t = signal_cmul31(signal_csub31(fpk, fpnk), super[k - 1]);
+        signal_c32_t f1, t;
+        signal_split31(f, half, k, &super[k - 1], &f1, &t);
         // int32 sums (wrapping), then halved
         y[k].r = signal_asr32(signal_add31(f1.r, t.r), 1);
         y[k].i = signal_asr32(signal_add31(f1.i, t.i), 1);
@@ -161,10 +147,8 @@ static void rfft_row_f32(const rfft_data_t *d, const float *x, signal_cf_t *f, s
     y[half].r = dc.r - dc.i;
     y[half].i = 0.0f;
     for (uint32_t k = 1; k <= half / 2; ++k) {
-        signal_cf_t fpk = f[k];
-        signal_cf_t fpnk = { f[half - k].r, -f[half - k].i };
-        signal_cf_t f1 = signal_caddf(fpk, fpnk);
-        signal_cf_t t = signal_cmulf(signal_csubf(fpk, fpnk), super[k - 1]);
+        signal_cf_t f1, t;
+        signal_splitf(f, half, k, &super[k - 1], &f1, &t);
         y[k].r = (f1.r + t.r) * 0.5f;
         y[k].i = (f1.i + t.i) * 0.5f;
         y[half - k].r = (f1.r - t.r) * 0.5f;

@@ -103,27 +103,18 @@ static tflm_status_t sqd_quant_params(tflm_prepare_t *p, const tflm_tinfo_t *in1
 }
 
 tflm_status_t tflm_squared_difference_prepare(tflm_prepare_t *p) {
-    tflm_tinfo_t in1, in2, out;
-    tflm_status_t st = tflm_binary_io(p, &in1, &in2, &out);
-    if (st) {
-        return st;
-    }
     // In the order of SQD_*.
     static const uint8_t types[] = {TFLM_FLOAT32, TFLM_INT32, TFLM_INT8, TFLM_INT16};
-    uint8_t kind;
-    if ((st = tflm_prep_type_in(p, "output", &out, types, sizeof(types), &kind))) {
-        return st;
-    }
-    if ((st = tflm_binary_same_types(p, &in1, &in2, &out))) {
-        return st;
-    }
-    sqd_data_t *d = tflm_bcast_data(p, &in1, &in2, &out, (uint32_t)sizeof(sqd_data_t), &st);
+    tflm_tinfo_t io[3];
+    uint8_t kind = 0;
+    tflm_status_t st;
+    sqd_data_t *d = tflm_binary_data(p, types, sizeof(types), (uint32_t)sizeof(sqd_data_t), io, &kind, &st);
     if (d == NULL) {
         return st;
     }
     d->kind = kind;
     if (kind == SQD_INT8 || kind == SQD_INT16) {
-        return sqd_quant_params(p, &in1, &in2, &out, d);
+        return sqd_quant_params(p, &io[0], &io[1], &io[2], d);
     }
     return TFLM_OK;
 }

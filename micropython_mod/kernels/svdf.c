@@ -22,17 +22,17 @@
 
 enum { SVDF_FLOAT32, SVDF_INT16_STATE, SVDF_INT8_STATE };
 
+// The operator's sizes, from its tensors' shapes (svdf_shape).
+typedef struct {
+    int32_t batches, input_size, filters, units, rank, memory;
+} svdf_sizes_t;
+
 typedef struct {
     uint8_t kind;
     uint8_t activation;    // float only: TFLM's integer path has none
     uint8_t flags;         // SVDF_HAS_BIAS, SVDF_FOLDED
     int8_t feature_shift;  // input * feature weights -> state
-    int32_t batches;
-    int32_t input_size;
-    int32_t filters;
-    int32_t units;
-    int32_t rank;
-    int32_t memory;
+    svdf_sizes_t size;
     int32_t input_zero_point;
     int32_t state_zero_point;
     int32_t output_zero_point;
@@ -107,8 +107,8 @@ static float svdf_activation(uint8_t activation, float x) {
 
 static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const float *wfeature,
     const float *wtime, const float *bias, svdf_ring_t *ring, float *scratch, float *output) {
-    const int32_t n_batch = d->batches, n_input = d->input_size, n_filter = d->filters;
-    const int32_t n_unit = d->units, n_rank = d->rank, n_memory = d->memory, n_slots = n_memory - 1;
+    const int32_t n_batch = d->size.batches, n_input = d->size.input_size, n_filter = d->size.filters;
+    const int32_t n_unit = d->size.units, n_rank = d->size.rank, n_memory = d->size.memory, n_slots = n_memory - 1;
     const int32_t pos = svdf_ring_advance(ring, n_slots);
     float *steps = (float *)(ring + 1);
     // Per filter: the feature projection (the newest step), then the time
@@ -155,8 +155,8 @@ static void tflm_svdf_float32(const svdf_data_t *d, const float *input, const fl
 // invoke on the Cortex-M0 (and keyword_scrambled 0.2% on the M3; QEMU
 // instruction counts).
 #define SVDF_INTEGER_BODY(T, T_MIN, T_MAX, TIME_DOT, FOLD) \
-    const int32_t n_batch = d->batches, n_input = d->input_size; \
-    const int32_t n_unit = d->units, n_rank = d->rank, n_memory = d->memory, n_slots = n_memory - 1; \
+    const int32_t n_batch = d->size.batches, n_input = d->size.input_size; \
+    const int32_t n_unit = d->size.units, n_rank = d->size.rank, n_memory = d->size.memory, n_slots = n_memory - 1; \
     const int32_t state_zp = d->state_zero_point; \
     /* Folded (a literal 1): offsets 0 in the loops, the starts instead. */ \
     const int32_t x_off = (FOLD) ? 0 : -d->input_zero_point, s_zp = (FOLD) ? 0 : state_zp; \
@@ -235,12 +235,6 @@ typedef struct {
     tflm_tinfo_t in, wf, wt, bias, state, out;
 } svdf_tensors_t;
 
-// Its sizes.
-typedef struct {
-    int32_t batches, input_size, filters, units, rank, memory;
-    uint32_t cells; // batches x filters
-} svdf_shape_t;
-
 // Reads the tensors: all five inputs listed, as TFLM wants (the bias may be
 // an omitted one), the activation state a variable.
 static tflm_status_t svdf_read(tflm_prepare_t *p, svdf_tensors_t *t) {
@@ -259,10 +253,10 @@ static tflm_status_t svdf_read(tflm_prepare_t *p, svdf_tensors_t *t) {
     return TFLM_OK;
 }
 
-// The sizes, from the shapes and the rank option; every buffer is at most
-// a few KB on a microcontroller, so larger ones are refused (this keeps the
-// sizes computed from them in range).
-static tflm_status_t svdf_shape(tflm_prepare_t *p, const svdf_tensors_t *t, svdf_shape_t *g) {
+// The sizes, from the shapes and the rank option, and *n_cells, batches x
+// filters; every buffer is at most a few KB on a microcontroller, so larger
+// ones are refused (this keeps the sizes computed from them in range).
+static tflm_status_t svdf_shape(tflm_prepare_t *p, const svdf_tensors_t *t, svdf_sizes_t *g, uint32_t *n_cells) {
     const tflm_tinfo_t *in = &t->in, *wf = &t->wf, *wt = &t->wt, *bias = &t->bias, *state = &t->state, *out = &t->out;
     if (in->ndims != 2 || wf->ndims != 2 || wt->ndims != 2 || state->ndims != 2 || out->ndims != 2) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input, weights, state and output need 2 dimensions");
@@ -290,7 +284,7 @@ static tflm_status_t svdf_shape(tflm_prepare_t *p, const svdf_tensors_t *t, svdf
     if (cells > (1u << 28) || cells * (uint64_t)g->memory > (1u << 28)) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "SVDF too large");
     }
-    g->cells = (uint32_t)cells;
+    *n_cells = (uint32_t)cells;
     return TFLM_OK;
 }
 
@@ -352,7 +346,7 @@ static tflm_status_t svdf_quantize(tflm_prepare_t *p, const svdf_tensors_t *t, s
 
 // A prepared model's starting sums (SVDF_FOLDED): each filter's feature
 // start, then each unit's.
-static void svdf_fold(tflm_prepare_t *p, const svdf_tensors_t *t, const svdf_shape_t *g, uint8_t kind) {
+static void svdf_fold(tflm_prepare_t *p, const svdf_tensors_t *t, const svdf_sizes_t *g, uint8_t kind) {
     const uint8_t *b = t->bias.index >= 0 ? t->bias.data : NULL;
     const int32_t state_zp = t->state.zero_point;
     tflm_fold_starts(p, 0, (const int8_t *)t->wf.data, g->filters, g->input_size, NULL, -t->in.zero_point);
@@ -375,22 +369,23 @@ static void svdf_fold(tflm_prepare_t *p, const svdf_tensors_t *t, const svdf_sha
 
 tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
     svdf_tensors_t t;
-    svdf_shape_t g = { 0, 0, 0, 0, 0, 0, 0 };
+    svdf_sizes_t g = { 0, 0, 0, 0, 0, 0 };
+    uint32_t cells = 0;
     uint8_t kind = SVDF_FLOAT32;
     tflm_status_t st = svdf_read(p, &t);
-    if (st || (st = svdf_shape(p, &t, &g)) || (st = svdf_kind(p, &t, &kind))) {
+    if (st || (st = svdf_shape(p, &t, &g, &cells)) || (st = svdf_kind(p, &t, &kind))) {
         return st;
     }
     // float32: TFLM's scratch buffer of the time filter's sums (the float
     // sums keep its order). The integer kernels need none (see above).
     uint32_t index;
-    if (kind == SVDF_FLOAT32 && (st = tflm_prep_scratch(p, g.cells * 4u, &index))) {
+    if (kind == SVDF_FLOAT32 && (st = tflm_prep_scratch(p, cells * 4u, &index))) {
         return st;
     }
     // The state is kept here as a ring of memory - 1 steps per filter, not as
     // the model's variable tensor: no step of it is dropped unread.
     uint32_t elem = kind == SVDF_FLOAT32 ? 4u : kind == SVDF_INT16_STATE ? 2u : 1u;
-    svdf_ring_t *ring = tflm_prep_keep_variable(p, SVDF_STATE, svdf_ring_bytes((int32_t)g.cells, g.memory, elem));
+    svdf_ring_t *ring = tflm_prep_keep_variable(p, SVDF_STATE, svdf_ring_bytes((int32_t)cells, g.memory, elem));
     if (ring == NULL && p->failed) {
         return tflm_prep_status(p);
     }
@@ -404,17 +399,12 @@ tflm_status_t tflm_svdf_prepare(tflm_prepare_t *p) {
         return tflm_prep_status(p);
     }
     if (kind == SVDF_INT8_STATE) {
-        svdf_fill_int8(ring, g.cells, g.memory, t.state.zero_point);
+        svdf_fill_int8(ring, cells, g.memory, t.state.zero_point);
     }
     d->kind = kind;
     d->activation = tflm_prep_opt_u8(p, TFLM_OPT_SVDF_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
     d->flags = t.bias.index >= 0 ? SVDF_HAS_BIAS : 0;
-    d->batches = g.batches;
-    d->input_size = g.input_size;
-    d->filters = g.filters;
-    d->units = g.units;
-    d->rank = g.rank;
-    d->memory = g.memory;
+    d->size = g;
     if (kind == SVDF_FLOAT32 || (st = svdf_quantize(p, &t, d)) || !folded) {
         return st;
     }
@@ -448,7 +438,7 @@ tflm_status_t tflm_svdf_eval(tflm_eval_t *e) {
 static void svdf_reset(tflm_eval_t *e) {
     const svdf_data_t *d = e->data;
     if (d->kind == SVDF_INT8_STATE) {
-        svdf_fill_int8(e->in[SVDF_STATE], (uint32_t)d->batches * (uint32_t)d->filters, d->memory, d->state_zero_point);
+        svdf_fill_int8(e->in[SVDF_STATE], (uint32_t)d->size.batches * (uint32_t)d->size.filters, d->size.memory, d->state_zero_point);
     }
 }
 

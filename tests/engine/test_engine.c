@@ -297,10 +297,9 @@ static void test_fft_twiddles(void) {
     for (uint32_t length = SIGNAL_FFT_MIN_LENGTH; length <= SIGNAL_FFT_MAX_LENGTH; length *= 2) {
         for (int inverse = 0; inverse < 2; ++inverse) {
             signal_fft_t f;
-            signal_fft_init(&f, length, inverse);
-            signal_fft_twiddles_q15(&f, q15);
-            signal_fft_twiddles_q31(&f, q31);
-            signal_fft_twiddles_f32(&f, f32);
+            signal_fft_init(&f, length, inverse, TFLM_INT16, q15);
+            signal_fft_init(&f, length, inverse, TFLM_INT32, q31);
+            signal_fft_init(&f, length, inverse, TFLM_FLOAT32, f32);
             const uint32_t half = length / 2;
             for (uint32_t i = 0; i < half + half / 2; ++i) {
                 double phase = i < half ? -2 * pi * i / half : -pi * ((double)(i - half + 1) / half + .5);
