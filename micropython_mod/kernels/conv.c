@@ -81,15 +81,6 @@ static tflm_status_t conv_kind(tflm_prepare_t *p, const conv_tensors_t *t, bool 
     return TFLM_OK;
 }
 
-// Builtin options of either op.
-typedef struct {
-    uint8_t padding;
-    uint8_t activation;
-    int32_t stride_h, stride_w;
-    int32_t dil_h, dil_w;
-    int32_t depth_multiplier; // DEPTHWISE_CONV_2D only
-} conv_options_t;
-
 // The geometry (NHWC input and output; OHWI filter, or 1HWO for depthwise)
 // and the options, into the data's header `g`: everything eval() reads fits
 // 16 bits, so its index arithmetic cannot overflow; the output size and
@@ -208,29 +199,12 @@ static tflm_status_t conv_quantize(tflm_prepare_t *p, const conv_tensors_t *t, u
     return TFLM_OK;
 }
 
-// Either op's options: the same fields and defaults in each op's table.
-static void conv_options(tflm_prepare_t *p, bool depthwise, conv_options_t *o) {
-    o->padding = tflm_prep_opt_u8(p, depthwise ? TFLM_OPT_DEPTHWISE_CONV2D_PADDING : TFLM_OPT_CONV2D_PADDING,
-        TFLM_PADDING_SAME);
-    o->activation = tflm_prep_opt_u8(p, depthwise ? TFLM_OPT_DEPTHWISE_CONV2D_FUSED_ACTIVATION_FUNCTION
-        : TFLM_OPT_CONV2D_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE);
-    o->stride_h = tflm_prep_opt_i32(p, depthwise ? TFLM_OPT_DEPTHWISE_CONV2D_STRIDE_H : TFLM_OPT_CONV2D_STRIDE_H, 0);
-    o->stride_w = tflm_prep_opt_i32(p, depthwise ? TFLM_OPT_DEPTHWISE_CONV2D_STRIDE_W : TFLM_OPT_CONV2D_STRIDE_W, 0);
-    o->dil_h = tflm_prep_opt_i32(p, depthwise ? TFLM_OPT_DEPTHWISE_CONV2D_DILATION_H_FACTOR
-        : TFLM_OPT_CONV2D_DILATION_H_FACTOR, 1);
-    o->dil_w = tflm_prep_opt_i32(p, depthwise ? TFLM_OPT_DEPTHWISE_CONV2D_DILATION_W_FACTOR
-        : TFLM_OPT_CONV2D_DILATION_W_FACTOR, 1);
-    o->depth_multiplier = depthwise ? tflm_prep_opt_i32(p, TFLM_OPT_DEPTHWISE_CONV2D_DEPTH_MULTIPLIER, 0) : 0;
-}
-
-tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, bool depthwise) {
-    conv_options_t opt;
-    conv_options(p, depthwise, &opt);
+tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *opt, bool depthwise) {
     conv_tensors_t t;
     conv_data_t g;
     memset(&g, 0, sizeof(g));
     tflm_status_t st = conv_read(p, &t);
-    if (st || (st = conv_kind(p, &t, depthwise, &g.kind)) || (st = conv_geometry(p, &t, &opt, depthwise, &g))) {
+    if (st || (st = conv_kind(p, &t, depthwise, &g.kind)) || (st = conv_geometry(p, &t, opt, depthwise, &g))) {
         return st;
     }
     const bool quantized = g.kind != CONV_FLOAT32;
@@ -246,10 +220,10 @@ tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, bool depthwise) {
     d->per_channel = per_channel;
     d->has_bias = t.bias.index >= 0;
     if (!quantized) {
-        tflm_activation_range_float(opt.activation, &d->act_min.f, &d->act_max.f);
+        tflm_activation_range_float(opt->activation, &d->act_min.f, &d->act_max.f);
         return TFLM_OK;
     }
-    return conv_quantize(p, &t, opt.activation, depthwise, d);
+    return conv_quantize(p, &t, opt->activation, depthwise, d);
 }
 
 bool tflm_conv_geometry(const conv_data_t *d, uint32_t taps, tflm_rows_t *g) {
@@ -267,46 +241,6 @@ bool tflm_conv_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g) {
     (void)p;
     tflm_conv_geometry(data, 1, g);
     return true;
-}
-
-tflm_status_t tflm_conv_eval(tflm_eval_t *e, const conv_variants_t *v) {
-    const conv_data_t *d = e->data;
-    const void *bias = d->has_bias ? e->in[2] : NULL;
-    switch (d->kind) {
-        case CONV_FLOAT32:
-            if (v->f32 != NULL) {
-                v->f32(d, e->in[0], e->in[1], bias, e->out[0]);
-            }
-            break;
-        case CONV_INT8:
-            if (v->s8 != NULL) {
-                v->s8(d, e->in[0], e->in[1], bias, e->out[0]);
-            }
-            break;
-        case CONV_INT16_ACC32:
-            if (v->s16_acc32 != NULL) {
-                v->s16_acc32(d, e->in[0], e->in[1], bias, e->out[0]);
-            }
-            break;
-        default:
-            if (v->s16_acc64 != NULL) {
-                v->s16_acc64(d, e->in[0], e->in[1], bias, e->out[0]);
-            }
-            break;
-    }
-    return TFLM_OK;
-}
-
-// int8 by its rows, float32 by its loops (row after row).
-tflm_status_t tflm_conv_run_window(tflm_eval_t *e, const tflm_window_t *w, const conv_variants_t *v) {
-    const conv_data_t *d = tflm_conv_set_window(e, w);
-    const void *bias = d->has_bias ? e->in[2] : NULL;
-    if (d->kind == CONV_INT8) {
-        v->s8_window(d, e->in[0], e->in[1], bias, e->out[0]);
-    } else if (v->f32 != NULL) {
-        v->f32(d, e->in[0], e->in[1], bias, e->out[0]);
-    }
-    return TFLM_OK;
 }
 
 #endif // TFLM_KERNEL_CONV_2D || TFLM_KERNEL_DEPTHWISE_CONV_2D
@@ -455,29 +389,50 @@ static void tflm_conv_2d_int16_acc64(const conv_data_t *d, const int16_t *input,
 }
 
 tflm_status_t tflm_conv_2d_prepare(tflm_prepare_t *p) {
-    return tflm_conv_prepare_common(p, false);
+    conv_options_t opt = {
+        .padding = tflm_prep_opt_u8(p, TFLM_OPT_CONV2D_PADDING, TFLM_PADDING_SAME),
+        .activation = tflm_prep_opt_u8(p, TFLM_OPT_CONV2D_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE),
+        .stride_h = tflm_prep_opt_i32(p, TFLM_OPT_CONV2D_STRIDE_H, 0),
+        .stride_w = tflm_prep_opt_i32(p, TFLM_OPT_CONV2D_STRIDE_W, 0),
+        .dil_h = tflm_prep_opt_i32(p, TFLM_OPT_CONV2D_DILATION_H_FACTOR, 1),
+        .dil_w = tflm_prep_opt_i32(p, TFLM_OPT_CONV2D_DILATION_W_FACTOR, 1),
+        .depth_multiplier = 0,
+    };
+    return tflm_conv_prepare_common(p, &opt, false);
 }
 
-// int8 over a patch window: row by row over an overlapped input, which the
-// row rule allows, rather than eval()'s bands: those hold every channel's
-// constants on a stack a patch stage already runs deep in.
-static void conv_2d_s8_window(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
-    int8_t *output) {
-    tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, input, filter, bias, output, false);
+// prepare() gives only the variants of the types this kernel was built for:
+// the others' code is left out.
+static inline bool conv_2d_has(unsigned type) {
+    return tflm_type_enabled(TFLM_TYPES_CONV_2D, type);
 }
-
-// Only the variants of the types this kernel was built for: the others'
-// code is left out.
-static const conv_variants_t conv_2d_variants = {
-    .f32 = (TFLM_TYPES_CONV_2D) & TFLM_T_FLOAT32 ? tflm_conv_2d_float32 : NULL,
-    .s8 = (TFLM_TYPES_CONV_2D) & TFLM_T_INT8 ? tflm_conv_2d_s8_all : NULL,
-    .s8_window = conv_2d_s8_window,
-    .s16_acc32 = (TFLM_TYPES_CONV_2D) & TFLM_T_INT16 ? tflm_conv_2d_int16_acc32 : NULL,
-    .s16_acc64 = (TFLM_TYPES_CONV_2D) & TFLM_T_INT16 ? tflm_conv_2d_int16_acc64 : NULL,
-};
 
 tflm_status_t tflm_conv_2d_eval(tflm_eval_t *e) {
-    return tflm_conv_eval(e, &conv_2d_variants);
+    const conv_data_t *d = e->data;
+    const void *bias = d->has_bias ? e->in[2] : NULL;
+    switch (d->kind) {
+        case CONV_FLOAT32:
+            if (conv_2d_has(TFLM_FLOAT32)) {
+                tflm_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
+            }
+            break;
+        case CONV_INT8:
+            if (conv_2d_has(TFLM_INT8)) {
+                tflm_conv_2d_s8_all(d, e->in[0], e->in[1], bias, e->out[0]);
+            }
+            break;
+        case CONV_INT16_ACC32:
+            if (conv_2d_has(TFLM_INT16)) {
+                tflm_conv_2d_int16_acc32(d, e->in[0], e->in[1], bias, e->out[0]);
+            }
+            break;
+        default:
+            if (conv_2d_has(TFLM_INT16)) {
+                tflm_conv_2d_int16_acc64(d, e->in[0], e->in[1], bias, e->out[0]);
+            }
+            break;
+    }
+    return TFLM_OK;
 }
 
 static bool conv_2d_window(const void *data, tflm_rows_t *g) {
@@ -485,8 +440,19 @@ static bool conv_2d_window(const void *data, tflm_rows_t *g) {
     return tflm_conv_geometry(d, d->f_d, g);
 }
 
+// int8 by its rows (fast paths included; row by row over an overlapped
+// input, which the row rule allows, rather than eval()'s bands: those hold
+// every channel's constants on a stack a patch stage already runs deep
+// in), float32 by its loops (row after row).
 static tflm_status_t conv_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
-    return tflm_conv_run_window(e, w, &conv_2d_variants);
+    const conv_data_t *d = tflm_conv_set_window(e, w);
+    const void *bias = d->has_bias ? e->in[2] : NULL;
+    if (d->kind == CONV_INT8) {
+        tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, e->in[0], e->in[1], bias, e->out[0], false);
+    } else if (conv_2d_has(TFLM_FLOAT32)) {
+        tflm_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
+    }
+    return TFLM_OK;
 }
 
 const tflm_kernel_hooks_t tflm_conv_2d_hooks = {

@@ -37,26 +37,16 @@ static inline uint32_t tflm_conv_data_size(unsigned kind, bool per_channel, uint
     return (uint32_t)sizeof(conv_data_t) + (kind != CONV_FLOAT32 ? 5u * (per_channel ? out_d : 1u) : 0u);
 }
 
-// Either op's prepare(): its options, tensors and data.
-tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, bool depthwise);
-
-// One op's arithmetic variants by conv_data_t.kind, NULL for the types its
-// build leaves out (prepare() then never gives that kind); s8_window is the
-// int8 one a patch window runs. eval() and the run_window hook of either op
-// are these calls.
+// Builtin options of either op, read by its own prepare().
 typedef struct {
-    void (*f32)(const conv_data_t *d, const float *input, const float *filter, const float *bias, float *output);
-    void (*s8)(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias, int8_t *output);
-    void (*s8_window)(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
-        int8_t *output);
-    void (*s16_acc32)(const conv_data_t *d, const int16_t *input, const int8_t *filter, const int32_t *bias,
-        int16_t *output);
-    void (*s16_acc64)(const conv_data_t *d, const int16_t *input, const int8_t *filter, const void *bias,
-        int16_t *output);
-} conv_variants_t;
+    uint8_t padding;
+    uint8_t activation;
+    int32_t stride_h, stride_w;
+    int32_t dil_h, dil_w;
+    int32_t depth_multiplier; // DEPTHWISE_CONV_2D only
+} conv_options_t;
 
-tflm_status_t tflm_conv_eval(tflm_eval_t *e, const conv_variants_t *v);
-tflm_status_t tflm_conv_run_window(tflm_eval_t *e, const tflm_window_t *w, const conv_variants_t *v);
+tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *opt, bool depthwise);
 
 // The engine's hooks (engine/kernel.h) both ops share: every variant writes
 // its output row after row, all channels of a row before the next; a patch

@@ -111,37 +111,70 @@ static void tflm_depthwise_conv_2d_int16(const conv_data_t *d, const int16_t *in
 }
 
 tflm_status_t tflm_depthwise_conv_2d_prepare(tflm_prepare_t *p) {
-    return tflm_conv_prepare_common(p, true);
+    conv_options_t opt = {
+        .padding = tflm_prep_opt_u8(p, TFLM_OPT_DEPTHWISE_CONV2D_PADDING, TFLM_PADDING_SAME),
+        .activation = tflm_prep_opt_u8(p, TFLM_OPT_DEPTHWISE_CONV2D_FUSED_ACTIVATION_FUNCTION, TFLM_ACT_NONE),
+        .stride_h = tflm_prep_opt_i32(p, TFLM_OPT_DEPTHWISE_CONV2D_STRIDE_H, 0),
+        .stride_w = tflm_prep_opt_i32(p, TFLM_OPT_DEPTHWISE_CONV2D_STRIDE_W, 0),
+        .dil_h = tflm_prep_opt_i32(p, TFLM_OPT_DEPTHWISE_CONV2D_DILATION_H_FACTOR, 1),
+        .dil_w = tflm_prep_opt_i32(p, TFLM_OPT_DEPTHWISE_CONV2D_DILATION_W_FACTOR, 1),
+        .depth_multiplier = tflm_prep_opt_i32(p, TFLM_OPT_DEPTHWISE_CONV2D_DEPTH_MULTIPLIER, 0),
+    };
+    return tflm_conv_prepare_common(p, &opt, true);
+}
+
+// prepare() gives only the variants of the types this kernel was built for:
+// the others' code is left out.
+static inline bool dw_has(unsigned type) {
+    return tflm_type_enabled(TFLM_TYPES_DEPTHWISE_CONV_2D, type);
 }
 
 // Every row of the int8 variant; row by row over an overlapped input when
 // one call would not keep the rows in order (the order matters only there).
-// eval() and patch windows alike.
 static void dw_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     int8_t *output) {
     tflm_conv_s8_all_rows(tflm_depthwise_conv_2d_s8_rows, d, input, filter, bias, output,
         !tflm_conv_s8_overlapped(d, input, output) || tflm_depthwise_conv_2d_s8_in_order(d, input, output));
 }
 
-// Only the variants of the types this kernel was built for: the others'
-// code is left out. int16 accumulates in 64 bits only.
-static const conv_variants_t dw_variants = {
-    .f32 = (TFLM_TYPES_DEPTHWISE_CONV_2D) & TFLM_T_FLOAT32 ? tflm_depthwise_conv_2d_float32 : NULL,
-    .s8 = (TFLM_TYPES_DEPTHWISE_CONV_2D) & TFLM_T_INT8 ? dw_s8_all : NULL,
-    .s8_window = dw_s8_all,
-    .s16_acc64 = (TFLM_TYPES_DEPTHWISE_CONV_2D) & TFLM_T_INT16 ? tflm_depthwise_conv_2d_int16 : NULL,
-};
-
 tflm_status_t tflm_depthwise_conv_2d_eval(tflm_eval_t *e) {
-    return tflm_conv_eval(e, &dw_variants);
+    const conv_data_t *d = e->data;
+    const void *bias = d->has_bias ? e->in[2] : NULL;
+    switch (d->kind) {
+        case CONV_FLOAT32:
+            if (dw_has(TFLM_FLOAT32)) {
+                tflm_depthwise_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
+            }
+            break;
+        case CONV_INT8:
+            if (dw_has(TFLM_INT8)) {
+                dw_s8_all(d, e->in[0], e->in[1], bias, e->out[0]);
+            }
+            break;
+        default:
+            if (dw_has(TFLM_INT16)) {
+                tflm_depthwise_conv_2d_int16(d, e->in[0], e->in[1], bias, e->out[0]);
+            }
+            break;
+    }
+    return TFLM_OK;
 }
 
 static bool depthwise_conv_2d_window(const void *data, tflm_rows_t *g) {
     return tflm_conv_geometry(data, 1, g);
 }
 
+// As eval(): int8 by its rows (fast paths included; row by row over an
+// overlapped input when needed), float32 by its loops (row after row).
 static tflm_status_t depthwise_conv_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
-    return tflm_conv_run_window(e, w, &dw_variants);
+    const conv_data_t *d = tflm_conv_set_window(e, w);
+    const void *bias = d->has_bias ? e->in[2] : NULL;
+    if (d->kind == CONV_INT8) {
+        dw_s8_all(d, e->in[0], e->in[1], bias, e->out[0]);
+    } else if (dw_has(TFLM_FLOAT32)) {
+        tflm_depthwise_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
+    }
+    return TFLM_OK;
 }
 
 const tflm_kernel_hooks_t tflm_depthwise_conv_2d_hooks = {
