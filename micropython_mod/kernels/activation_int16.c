@@ -104,26 +104,21 @@ static void fix_multiplier(int32_t *multiplier, int32_t *shift, int32_t *round) 
     *round = *shift > 0 ? (int32_t)(1u << (*shift - 1)) : 0;
 }
 
-// The table at |x|, in steps of 1/2^bits of an entry, linearly interpolated
-// (scaled by 2^bits); `past_end` beyond the last entry. Inlined with
-// constants: logistic takes 9 bits, tanh 8.
-static TFLM_ALWAYS_INLINE uint32_t sigmoid_at(int32_t x, uint32_t bits, uint32_t past_end) {
-    uint32_t ax = x < 0 ? 0u - (uint32_t)x : (uint32_t)x;
-    uint32_t idx = ax >> bits;
-    if (idx >= 255) {
-        return past_end;
-    }
-    uint32_t a = sigmoid_table[idx];
-    uint32_t b = sigmoid_table[idx + 1];
-    return (a << bits) + (ax & ((1u << bits) - 1u)) * (b - a);
-}
-
 void tflm_logistic_int16_apply(int32_t input_multiplier, int32_t input_left_shift, uint32_t n, const int16_t *in, int16_t *out) {
     int32_t round;
     fix_multiplier(&input_multiplier, &input_left_shift, &round);
     for (uint32_t i = 0; i < n; i++) {
         int32_t x = rescale_input(in[i], input_multiplier, input_left_shift, round);
-        uint32_t r = sigmoid_at(x, 9, 0x7fffu << 10);
+        uint32_t ax = x < 0 ? 0u - (uint32_t)x : (uint32_t)x;
+        uint32_t idx = ax >> 9;
+        uint32_t r;
+        if (idx >= 255) {
+            r = 0x7fffu << 10;
+        } else {
+            uint32_t a = sigmoid_table[idx];
+            uint32_t b = sigmoid_table[idx + 1];
+            r = (a << 9) + (ax & 0x1ff) * (b - a);
+        }
         // sigmoid(-x) = 1 - sigmoid(x); rounds to Q0.15.
         r = x >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1;
         out[i] = (int16_t)(r >> 10);
@@ -135,7 +130,16 @@ void tflm_tanh_int16_apply(int32_t input_multiplier, int32_t input_left_shift, u
     fix_multiplier(&input_multiplier, &input_left_shift, &round);
     for (uint32_t i = 0; i < n; i++) {
         int32_t x = rescale_input(in[i], input_multiplier, input_left_shift, round);
-        int32_t r = (int32_t)sigmoid_at(x, 8, 0xffffu << 8);
+        uint32_t ax = x < 0 ? 0u - (uint32_t)x : (uint32_t)x;
+        uint32_t idx = ax >> 8;
+        int32_t r;
+        if (idx >= 255) {
+            r = 0xffff << 8;
+        } else {
+            uint32_t a = sigmoid_table[idx];
+            uint32_t b = sigmoid_table[idx + 1];
+            r = (int32_t)((a << 8) + (ax & 0xff) * (b - a));
+        }
         // 2 * sigmoid - 1 in Q0.15, rounded; odd symmetry for negatives.
         r = x >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
         out[i] = (int16_t)(r >> 8);
