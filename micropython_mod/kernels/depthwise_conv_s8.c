@@ -597,11 +597,11 @@ static TFLM_ALWAYS_INLINE void dw_s8_channels_in(const dw_s8_t *c, int8_t *outpu
 }
 
 // Windows of at most DW_S8_TAPS_MAX taps: one function for each `in`, or
-// with TFLM_DW_S8_COMPACT=1 one for all three: about 3.5 KB less, its
-// layers 1-12% slower on the M4 (multiplier 1: 1-2%), 0.4-1.4% on the
-// Cortex-M0+ with multiplier 1 (7-12% with more), up to a third slower on
-// the LX6. The default on Armv6-M, whose parts have the least flash (and
-// on PYBV11, short of it).
+// with TFLM_DW_S8_COMPACT=1 one for all three, smaller and slower (as
+// measured for commit f087493 with the sweep's depthwise shapes: about
+// 3.5 KB less; 1-12% more cycles on the M4, 0.4-12% on the Cortex-M0+, up
+// to a third more instructions on the LX6). The default on Armv6-M, whose
+// parts have the least flash (and on PYBV11, short of it).
 #ifndef TFLM_DW_S8_COMPACT
 #define TFLM_DW_S8_COMPACT (TFLM_KERNEL_ARCH == TFLM_ARCH_V6M)
 #endif
