@@ -112,7 +112,7 @@ def constant_output_prepared() -> bytes:
     (Made by hand: the engine refuses to prepare such a model.)"""
     base = constant_output_model()
     # The ADD's kernel data, from the same model with an ordinary output.
-    blobs, _, _, _ = prepare.kernel_data(int8_add_model(N, "k", np.arange(N, dtype=np.int8)))
+    blobs, _, _, _, _ = prepare.kernel_data(int8_add_model(N, "k", np.arange(N, dtype=np.int8)))
     # x is record 0, k and y the constants 0x8000 and 0x8001.
     lists = struct.pack("<2H", 0, 0x8001) + struct.pack("<4H", 0, 0x8000, 0x8001, 0)
     records_map = struct.pack("<3H", 0, 0x8000, 0x8001)
@@ -123,7 +123,7 @@ def constant_output_prepared() -> bytes:
     assert length >= N
     spot = next(s.pos for s in spots(bytes(data)) if s.what == "tensor 2 buffer")
     struct.pack_into("<I", data, spot, index)
-    _, _, _, _, recs_at, _ = struct.unpack_from("<6I", data, pos)
+    _, _, _, _, recs_at, _, _ = struct.unpack_from("<7I", data, pos)
     consts_at = pos + (recs_at + 2 * 3 + 7) // 8 * 8
     k_pos = _buffer_pos(bytes(data), tflite.Model.GetRootAsModel(bytes(data), 0).Subgraphs(0).Tensors(1).Buffer())
     data[consts_at:consts_at + 32] = _record(k_pos, N) + _record(pos, N)

@@ -102,8 +102,9 @@ def test_tflm_runs_prepared_models_unchanged(tmp_path):
 
 def test_prepared_data_leaves_the_tail():
     """Every kernel's data goes to the model except run-time state, and so do
-    the index lists and the constant tensors' records; the tail keeps the
-    other records, and the arena shrinks by the bytes that left it."""
+    the index lists, the constant tensors' records and, without run-time
+    state, the subgraph and node records; the tail keeps the other records,
+    and the arena shrinks by the bytes that left it."""
     for name in RUNNABLE:
         model = load_model(model_path(name).read_bytes())
         before = arena.plan_layout(model)
@@ -123,8 +124,14 @@ def test_prepared_data_leaves_the_tail():
         n_const = constant_tensors(model)
         assert after.model_records == _engine.TENSOR_RECORD_BYTES * n_const, name
         assert after.audit["tensor records"].count == before.audit["tensor records"].count - n_const, name
+        # The subgraph and node records, 16 bytes each, unless a kernel keeps run-time state.
+        records = 16 * (len(model.subgraphs) + sum(len(sg.operators) for sg in model.subgraphs))
+        assert after.model_nodes == (0 if stateful else records), name
+        moved = ["subgraph records", "node records"] if not stateful else []
+        assert all(after.audit[k].used == 0 and before.audit[k].used > 0 for k in moved), name
+        assert after.model_nodes == sum(before.audit[k].used for k in moved), name
         assert abs((before.tail - after.tail)
-                   - (after.model_data - folded + after.model_lists + after.model_records)) < slack, name
+                   - (after.model_data - folded + after.model_lists + after.model_records + after.model_nodes)) < slack, name
         # The folded sums are checked word by word as prepare() makes them,
         # not from a copy: preparing never makes the arena a model needs larger.
         assert after.needed <= before.needed, name
@@ -214,6 +221,12 @@ print('@COPY', it.arena_used_bytes(), it.allocations()['kernel data']['used'])
     assert (f"[tflm] 'tensor records in the model' {layout.model_records} bytes, not in the arena "
             f"(for {constant_tensors(load_model(data))})") in out
     assert "[tflm] 'index lists' takes 0 bytes for 0 allocations" in out
+    model = load_model(data)
+    n_records = len(model.subgraphs) + sum(len(sg.operators) for sg in model.subgraphs)
+    assert layout.model_nodes == 16 * n_records
+    assert (f"[tflm] 'node records in the model' {layout.model_nodes} bytes, not in the arena "
+            f"(for {n_records} subgraphs and operators)") in out
+    assert "[tflm] 'node records' takes 0 bytes for 0 allocations" in out
     assert f"@USED {layout.used}" in out
     assert out.split(f"@USED {layout.used}\n")[1].split("@PLAN")[0] == layout.memory_plan(60)
     assert f"@COPY {writable.used} {writable.audit['kernel data'].used}" in out
@@ -251,11 +264,16 @@ def _corruptions(data: bytes) -> dict[str, bytes]:
     entry = lists + 2 * (len(sg.inputs) + len(sg.outputs) + (len(sg.inputs) + len(sg.outputs)) % 2)
     # Index lists 4 bytes longer than the build's, the records after them.
     raw = prepare.unprepared(data)
-    blobs, raw_lists, records_map, constants = prepare.kernel_data(raw)
+    blobs, raw_lists, records_map, constants, _ = prepare.kernel_data(raw)
     too_long = fbedit.edit_model(raw, metadata={
         METADATA_NAME: prepare.prepared_metadata(blobs, raw_lists + bytes(4), records_map, constants)})
-    # The constants' records fill the buffer's end; the first one's `bytes` field.
-    first_const = len(md) - _engine.TENSOR_RECORD_BYTES * n_const
+    # The subgraph and node records fill the buffer's end, after the
+    # constants' records; the first constant's `bytes` field, the first
+    # node's kernel id.
+    nodes_at = struct.unpack_from("<I", md, 24)[0]
+    assert nodes_at, "kws_ref_model keeps no run-time state: its node records are in the model"
+    first_const = nodes_at - _engine.TENSOR_RECORD_BYTES * n_const
+    first_node = nodes_at + 16 * len(load_model(data).subgraphs)
     return {
         "version": patch(4, "<i", 7),
         "index lists out of place": patch(12, "<I", len(md) + 4),
@@ -267,6 +285,8 @@ def _corruptions(data: bytes) -> dict[str, bytes]:
         "constants count": patch(20, "<I", n_const + 1),
         "records map entry": flip(records),
         "constant's record": flip(first_const + 4),
+        "node records out of place": patch(24, "<I", nodes_at + 8),
+        "node record": flip(first_node + 8),
         "magic": patch(0, "<I", 0),
         "count": patch(8, "<I", n + 1),
         "offset past the end": patch(table + 8 * first, "<I", len(md) - 4),
@@ -304,6 +324,12 @@ def test_corrupt_prepared_data_is_a_value_error_on_host_and_device():
     assert host["constants count"].endswith("do not fill its %d bytes" % len(load_model(data).metadata[METADATA_NAME]))
     assert "tensor records differ from the model's" in host["records map entry"], host
     assert "tensor records differ from the model's" in host["constant's record"], host
+    n_ops = len(load_model(data).main.operators)
+    assert host["node records out of place"].endswith(
+        "%d subgraph and node records at %d do not fill its %d bytes"
+        % (1 + n_ops, struct.unpack_from("<I", load_model(data).metadata[METADATA_NAME], 24)[0] + 8,
+           len(load_model(data).metadata[METADATA_NAME]))), host
+    assert "subgraph or node records differ from the model's" in host["node record"], host
     code = DEVICE_PRELUDE + "".join(
         f"attempt(lambda: tflm.Interpreter(tflm.Model(load('{i}.tflite'))).invoke())\n" for i in range(len(cases)))
     out = run_on("unix", code, {f"{i}.tflite": v for i, v in enumerate(cases.values())})

@@ -254,6 +254,22 @@ def registry_source(kernels: list[Kernel]) -> str:
               "    { -1, 0, 0, TFLM_ALIAS_NONE, NULL, NULL, NULL }, // (no empty array when no kernel is linked)",
               "};", "",
               "const uint32_t tflm_kernel_count = sizeof(tflm_kernels) / sizeof(tflm_kernels[0]) - 1;", ""]
+    # Kernel ids: a kernel's place in the table, the same in every build, so
+    # that records naming a kernel by id (a prepared model's node records)
+    # hold in any build; each id's index in this build's tflm_kernels is the
+    # number of kernels before it that the build links in.
+    ids = [k.flag for k in kernels]
+    if len(ids) + 1 >= 0xff:
+        raise ValueError("more kernels than tflm_kernel_slots' uint8_t entries hold")
+    lines += ["// Each kernel id (its place in the table above, the same in every build) as",
+              "// its index in tflm_kernels, TFLM_KERNEL_ABSENT when this build leaves it out.",
+              "enum {", "    TFLM_KSLOT_0 = 0,"]
+    lines += [f"    TFLM_KSLOT_{i + 1} = TFLM_KSLOT_{i} + (TFLM_KERNEL_{flag} ? 1 : 0),"
+              for i, flag in enumerate(ids)]
+    lines += ["};", "", "const uint8_t tflm_kernel_slots[] = {"]
+    lines += [f"    TFLM_KERNEL_{flag} ? TFLM_KSLOT_{i} : TFLM_KERNEL_ABSENT," for i, flag in enumerate(ids)]
+    lines += ["    #if TFLM_TEST_KERNELS", f"    TFLM_KSLOT_{len(ids)},", "    #endif", "};", "",
+              "const uint32_t tflm_kernel_ids = sizeof(tflm_kernel_slots);", ""]
     # Every op of the table, linked in or not: missing_ops.c tells an op a
     # build left out (TFLM_OPS) from one no kernel implements.
     bits = [0] * ((len(schema.BUILTIN_OPS) + 7) // 8)

@@ -394,6 +394,8 @@ static PyObject *interp_get_int(InterpObject *self, void *what) {
             return PyLong_FromUnsignedLong(ip->model_lists_bytes);
         case 14:
             return PyLong_FromUnsignedLong(ip->model_records_bytes);
+        case 15:
+            return PyLong_FromUnsignedLong(ip->model_nodes_bytes);
         case 12:
             return Py_BuildValue("(III)", (unsigned)ip->patch.split, (unsigned)ip->patch.grid_h,
                 (unsigned)ip->patch.grid_w);
@@ -421,6 +423,8 @@ static PyGetSetDef interp_getset[] = {
     { "model_data_count", (getter)interp_get_int, NULL, "operators whose kernel data is read in place", (void *)9 },
     { "model_records", (getter)interp_get_int, NULL,
       "a prepared model's constant tensors' records read in place (not in the arena)", (void *)14 },
+    { "model_nodes", (getter)interp_get_int, NULL,
+      "a prepared model's subgraph and node records read in place (not in the arena)", (void *)15 },
     { "model_lists", (getter)interp_get_int, NULL, "a prepared model's index lists read in place (not in the arena)",
       (void *)13 },
     { "patch_macs", (getter)interp_get_int, NULL, "multiply-accumulates of the patch-based stage", (void *)10 },
@@ -504,7 +508,8 @@ static PyObject *interp_nodes(InterpObject *self, PyObject *unused) {
     for (uint32_t n = 0; out && n < ip->n_nodes; ++n) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, n);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
-        int op = nr->kernel == TFLM_NO_KERNEL ? -1 : (int)tflm_kernels[nr->kernel].op;
+        const tflm_kernel_t *k = tflm_kernel_of_id(nr->kernel);
+        int op = k == NULL ? -1 : (int)k->op;
         PyObject *v = Py_BuildValue("(iNNkk)", op, index_tuple(ip, io, nr->n_inputs),
             index_tuple(ip, io + nr->n_inputs, nr->n_outputs), (unsigned long)record_number(ip, nr->scratch),
             (unsigned long)nr->n_scratch);
@@ -750,15 +755,15 @@ static void collect_index_list(void *ctx, const uint16_t *list, uint32_t n) {
     tflm_prepared_put_list((uint8_t *)PyByteArray_AS_STRING(out) + at, list, n);
 }
 
-// prepared_metadata(data, lists, records_map, constants): the metadata
-// buffer of a prepared model (engine/prepared.h) from each operator's kernel
-// data (bytes, or None: kept in the tail) and the other parts as
-// kernel_data() gives them, laid out by the engine's own writer.
+// prepared_metadata(data, lists, records_map, constants, records=b""): the
+// metadata buffer of a prepared model (engine/prepared.h) from each
+// operator's kernel data (bytes, or None: kept in the tail) and the other
+// parts as kernel_data() gives them, laid out by the engine's own writer.
 static PyObject *engine_prepared_metadata(PyObject *mod, PyObject *args) {
     (void)mod;
     PyObject *seq;
-    Py_buffer lists, map, consts;
-    if (!PyArg_ParseTuple(args, "Oy*y*y*", &seq, &lists, &map, &consts)) {
+    Py_buffer lists, map, consts, records = { 0 };
+    if (!PyArg_ParseTuple(args, "Oy*y*y*|y*", &seq, &lists, &map, &consts, &records)) {
         return NULL;
     }
     PyObject *res = NULL;
@@ -769,7 +774,8 @@ static PyObject *engine_prepared_metadata(PyObject *mod, PyObject *args) {
     if (items == NULL || data == NULL || data_bytes == NULL) {
         goto done;
     }
-    if (n > (Py_ssize_t)TFLM_MAX_RECORDS || lists.len > INT32_MAX || map.len > INT32_MAX || consts.len > INT32_MAX) {
+    if (n > (Py_ssize_t)TFLM_MAX_RECORDS || lists.len > INT32_MAX || map.len > INT32_MAX || consts.len > INT32_MAX
+        || records.len > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "prepared_metadata: too many operators or bytes");
         goto done;
     }
@@ -790,6 +796,7 @@ static PyObject *engine_prepared_metadata(PyObject *mod, PyObject *args) {
         .lists = lists.buf, .lists_bytes = (uint32_t)lists.len,
         .map = map.buf, .map_bytes = (uint32_t)map.len,
         .consts = consts.buf, .consts_bytes = (uint32_t)consts.len,
+        .records = records.buf, .records_bytes = (uint32_t)records.len,
     };
     uint32_t size = tflm_prepared_size(&parts);
     if (size == 0) {
@@ -808,6 +815,9 @@ done:
     PyBuffer_Release(&lists);
     PyBuffer_Release(&map);
     PyBuffer_Release(&consts);
+    if (records.obj != NULL) {
+        PyBuffer_Release(&records);
+    }
     return res;
 }
 
@@ -830,7 +840,8 @@ static PyObject *engine_prepared_shift_consts(PyObject *mod, PyObject *args) {
 
 // kernel_data(model): (what each operator's prepare() stores (bytes), None
 // for operators with none or with run-time state; the index lists, the
-// records map and the constants' records as bytes): the data of a prepared
+// records map, the constants' records, and the subgraph and node records
+// (empty when they stay in the tail) as bytes): the data of a prepared
 // model, computed by the engine's own build and the kernels' own prepare()
 // as the device does.
 static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
@@ -886,8 +897,13 @@ static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
     }
     tflm_interp_t measured;
     tflm_status_t st = tflm_interp_measure(m, &cfg, buf, work_len, &measured);
-    PyObject *map = NULL, *consts = NULL;
+    PyObject *map = NULL, *consts = NULL, *records = NULL;
     if (st == TFLM_OK && !PyErr_Occurred()) {
+        // The subgraph and node records, unless they stay in the tail.
+        records = PyBytes_FromStringAndSize(NULL, tflm_prepared_records(&measured, buf, work_len, NULL));
+        if (records) {
+            tflm_prepared_records(&measured, buf, work_len, (uint8_t *)PyBytes_AS_STRING(records));
+        }
         // The records map as the build made it (in its work buffer).
         map = PyBytes_FromStringAndSize(NULL, 2 * (Py_ssize_t)measured.map.n_model);
         consts = PyBytes_FromStringAndSize((const char *)measured.consts,
@@ -902,9 +918,10 @@ static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
         }
     }
     free(buf);
-    if (PyErr_Occurred() || (st == TFLM_OK && (map == NULL || consts == NULL))) {
+    if (PyErr_Occurred() || (st == TFLM_OK && (map == NULL || consts == NULL || records == NULL))) {
         Py_XDECREF(map);
         Py_XDECREF(consts);
+        Py_XDECREF(records);
         Py_DECREF(out);
         Py_DECREF(lists);
         return NULL;
@@ -914,8 +931,8 @@ static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
         Py_DECREF(lists);
         return raise_engine(m, &measured.err);
     }
-    PyObject *res = Py_BuildValue("(NNNN)", out, PyBytes_FromStringAndSize(PyByteArray_AS_STRING(lists),
-        PyByteArray_GET_SIZE(lists)), map, consts);
+    PyObject *res = Py_BuildValue("(NNNNN)", out, PyBytes_FromStringAndSize(PyByteArray_AS_STRING(lists),
+        PyByteArray_GET_SIZE(lists)), map, consts, records);
     Py_DECREF(lists);
     return res;
 }
@@ -924,7 +941,7 @@ static PyMethodDef engine_methods[] = {
     { "prepared_shift_consts", engine_prepared_shift_consts, METH_VARARGS,
       "prepared_shift_consts(buffer, n_tensors, shift): the constants' records of prepared data follow bytes moved by shift" },
     { "prepared_metadata", engine_prepared_metadata, METH_VARARGS,
-      "prepared_metadata(data, lists, records_map, constants): a prepared model's metadata buffer (engine/prepared.h)" },
+      "prepared_metadata(data, lists, records_map, constants, records=b''): a prepared model's metadata buffer (engine/prepared.h)" },
     { "kernel_data", (PyCFunction)engine_kernel_data, METH_VARARGS,
       "kernel_data(model): (each operator's kernel data from prepare() (bytes, None: none or run-time state), the index lists, "
       "the records map (a uint16 record per model tensor) and the constants' records (bytes))." },

@@ -79,6 +79,7 @@ class Layout:
     model_data: int = 0  # a prepared model's kernel data, read in place from the model (not in the arena)
     model_lists: int = 0  # a prepared model's index lists, read in place too
     model_records: int = 0  # a prepared model's constant tensors' records, read in place too
+    model_nodes: int = 0  # a prepared model's subgraph and node records, read in place too
 
     @property
     def used(self) -> int:
@@ -199,9 +200,14 @@ def layout_of(model: Model, it) -> Layout:
         nodes.append(Node(n, ops[n], list(inputs), list(outputs)))
         for r in range(first_scratch, first_scratch + n_scratch):
             records[r].node = n
+    # The patch-based stage's buffers follow every node's: its last node's.
+    split = it.patch[0]
+    for r in records[n_tensors:]:
+        if r.node < 0 and split:
+            r.node = split - 1
     audit = {name: Audit(*v) for name, v in it.audit().items()}
     return Layout(records, it.head, it.tail, it.scopes, audit, it.prepare_peak, nodes, it.planner, n_tensors, it,
-                  it.model_data, it.model_lists, it.model_records)
+                  it.model_data, it.model_lists, it.model_records, it.model_nodes)
 
 
 def bound(model: Model) -> int:

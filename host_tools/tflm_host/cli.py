@@ -312,7 +312,8 @@ def cmd_arena(args) -> int:
                           "arena_size": layout.needed, "head_bytes": layout.head, "tail_bytes": layout.tail,
                           "kernel_data_in_model": layout.model_data,
                           "index_lists_in_model": layout.model_lists,
-                          "tensor_records_in_model": layout.model_records, "allocations": layout.audit_dict(),
+                          "tensor_records_in_model": layout.model_records,
+                          "node_records_in_model": layout.model_nodes, "allocations": layout.audit_dict(),
                           "patch_stage": _patch_stage(layout)}))
         return 0
     print(f"{Path(args.model).name}, {args.planner} planner: {layout.needed} bytes "
@@ -329,6 +330,9 @@ def cmd_arena(args) -> int:
         print(f"  index lists in the model: {layout.model_lists} bytes, read in place too")
     if layout.model_records:
         print(f"  tensor records in the model: {layout.model_records} bytes (the constants'), read in place too")
+    if layout.model_nodes:
+        print(f"  node records in the model: {layout.model_nodes} bytes (the subgraphs' and operators'), read in "
+              "place too")
     stage = _patch_stage(layout)
     if stage:
         print(f"  patch-based first stage: operators 0-{stage[0] - 1} in {stage[1]}x{stage[2]} patches "
@@ -457,7 +461,8 @@ def cmd_prepare(args) -> int:
     after = arena.plan_layout(load_model(out))
     Path(args.output).write_bytes(out)
     print(f"{Path(args.model).name} prepared: {after.model_data} bytes of kernel data, {after.model_lists} of index "
-          f"lists and {after.model_records} of tensor records in the model ({len(out) - len(data)} bytes more in "
+          f"lists, {after.model_records} of tensor records and {after.model_nodes} of node records in the model "
+          f"({len(out) - len(data)} bytes more in "
           f"flash), written to {args.output}")
     print(f"  arena_used_bytes {before.used} -> {after.used} (tail {before.tail} -> {after.tail}, "
           f"head {before.head} -> {after.head}); arena_size {before.needed} -> {after.needed}")

@@ -19,18 +19,21 @@ from .patches import METADATA_NAME as PATCH_METADATA
 METADATA_NAME: str = _engine.PREPARED_METADATA
 
 
-def prepared_metadata(blobs: list[bytes | None], lists: bytes, records_map: bytes, constants: bytes) -> bytes:
+def prepared_metadata(blobs: list[bytes | None], lists: bytes, records_map: bytes, constants: bytes,
+                      records: bytes = b"") -> bytes:
     """The metadata buffer for each operator's kernel data (None: kept in the
-    tail), the interpreter's index lists, its records map and the constant
-    tensors' records, laid out by the engine's own writer (engine/prepared.c,
-    which the device's reader checks)."""
-    return _engine.prepared_metadata(blobs, lists, records_map, constants)
+    tail), the interpreter's index lists, its records map, the constant
+    tensors' records and the subgraph and node records (empty: kept in the
+    tail), laid out by the engine's own writer (engine/prepared.c, which the
+    device's reader checks)."""
+    return _engine.prepared_metadata(blobs, lists, records_map, constants, records)
 
 
-def kernel_data(data: bytes) -> tuple[list[bytes | None], bytes, bytes, bytes]:
+def kernel_data(data: bytes) -> tuple[list[bytes | None], bytes, bytes, bytes, bytes]:
     """Each operator's kernel data as the device's prepare() computes it, and
-    the index lists, records map and constants' records as the device's
-    build lays them out."""
+    the index lists, records map, constants' records and subgraph and node
+    records (empty when a kernel keeps run-time state: they stay in the
+    tail) as the device's build lays them out."""
     return _engine.kernel_data(_engine.Model(data))
 
 

@@ -839,6 +839,10 @@ static mp_obj_t interp_print_allocations(mp_obj_t self_in) {
         mp_printf(&mp_plat_print, "[tflm] 'tensor records in the model' %u bytes, not in the arena (for %u)\n",
             (unsigned)ip->model_records_bytes, (unsigned)ip->n_const);
     }
+    if (ip->model_nodes_bytes) {
+        mp_printf(&mp_plat_print, "[tflm] 'node records in the model' %u bytes, not in the arena (for %u subgraphs "
+            "and operators)\n", (unsigned)ip->model_nodes_bytes, (unsigned)(ip->n_subgraphs + ip->n_nodes));
+    }
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_print_allocations_obj, interp_print_allocations);

@@ -78,7 +78,7 @@ static uint32_t list_alloc(tflm_build_t *b, uint32_t n) {
         return at;
     }
     uint32_t at = b->lists_next, bytes = tflm_align_up(2 * n, 4);
-    if (bytes > b->pd.lists_end - at) {
+    if (bytes > b->pd.lists_end - b->pd.pos - at) {
         tflm_error(&b->ip->err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata: the index lists end early");
         return TFLM_ARENA_FAIL;
     }
@@ -113,7 +113,7 @@ static tflm_status_t write_indices(tflm_build_t *b, uint32_t list, uint32_t from
         }
         if (out) {
             out[from + i] = value;
-        } else if (ip->lists_in_model && tflm_rd_u16(m->fb.buf + list + 2 * (from + i)) != value) {
+        } else if (ip->lists_in_model && tflm_rd_u16(ip->lists_base + list + 2 * (from + i)) != value) {
             return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA
                 " metadata: index lists differ from the model's (a changed model: prepare it again)");
         }
@@ -136,12 +136,29 @@ static tflm_status_t write_io(tflm_build_t *b, uint32_t list, tflm_fb_vec_t in, 
     return TFLM_OK;
 }
 
+// A subgraph's or node's record the build derived (`r`, `bytes`): into the
+// arena at `out`, or, a prepared model's (`model` not NULL), required equal
+// to the one the model holds.
+static tflm_status_t put_record(tflm_build_t *b, const void *model, void *out, const void *r, size_t bytes) {
+    if (model == NULL) {
+        memcpy(out, r, bytes);
+        return TFLM_OK;
+    }
+    if (memcmp(model, r, bytes) != 0) {
+        return tflm_error(&b->ip->err, TFLM_ERR_VALUE,
+            TFLM_PREPARED_METADATA " metadata: subgraph or node records differ from the model's (prepare it again)");
+    }
+    return TFLM_OK;
+}
+
 // Subgraph records and their input/output lists.
 static tflm_status_t build_subgraphs(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_model_t *m = ip->model;
     uint32_t n = m->subgraphs.count;
-    uint32_t recs_at = tail_alloc(b, n * (uint32_t)sizeof(tflm_subgraph_rec_t), TFLM_AUDIT_SUBGRAPHS, n);
+    // A prepared model's records are the model's, checked below.
+    uint32_t recs_at = ip->model_subgraphs ? tflm_arena_alloc_tail(b->arena, 0, 4)
+                                           : tail_alloc(b, n * (uint32_t)sizeof(tflm_subgraph_rec_t), TFLM_AUDIT_SUBGRAPHS, n);
     if (recs_at == TFLM_ARENA_FAIL) {
         return out_of_tail(b);
     }
@@ -161,15 +178,16 @@ static tflm_status_t build_subgraphs(tflm_build_t *b) {
         if (st) {
             return st;
         }
-        tflm_subgraph_rec_t *r = at(b, recs_at + s * (uint32_t)sizeof(tflm_subgraph_rec_t));
-        if (r) {
-            r->io = io_at;
-            r->tensor_base = (uint16_t)tensors;
-            r->n_tensors = (uint16_t)sg.tensors.count;
-            r->node_base = (uint16_t)nodes;
-            r->n_nodes = (uint16_t)sg.operators.count;
-            r->n_inputs = (uint16_t)sg.inputs.count;
-            r->n_outputs = (uint16_t)sg.outputs.count;
+        if (!b->dry) {
+            tflm_subgraph_rec_t r = {
+                .io = io_at, .tensor_base = (uint16_t)tensors, .n_tensors = (uint16_t)sg.tensors.count,
+                .node_base = (uint16_t)nodes, .n_nodes = (uint16_t)sg.operators.count,
+                .n_inputs = (uint16_t)sg.inputs.count, .n_outputs = (uint16_t)sg.outputs.count,
+            };
+            if ((st = put_record(b, ip->model_subgraphs ? (const void *)(ip->model_subgraphs + s) : NULL,
+                     at(b, recs_at + s * (uint32_t)sizeof(r)), &r, sizeof(r)))) {
+                return st;
+            }
         }
         tensors += sg.tensors.count;
         nodes += sg.operators.count;
@@ -454,11 +472,23 @@ static uint32_t subgraph0_ops(tflm_model_t *m) {
     return tflm_model_subgraph(m, 0, &sg) ? sg.operators.count : 0;
 }
 
+// A scratch buffer's record, of `bytes` planned in the head (none when 0).
+static void scratch_record(tflm_interp_t *ip, uint32_t rec, uint32_t bytes) {
+    tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, rec);
+    r->where = bytes ? TFLM_AT_HEAD : TFLM_AT_NONE;
+    r->bytes = bytes;
+    r->type = TFLM_INT8;
+    r->flags = TFLM_TENSOR_SCRATCH;
+    r->first = TFLM_LIFETIME_UNSET;
+    r->last = TFLM_LIFETIME_UNSET;
+}
+
 // Node records, their input/output lists, and the kernels' prepare().
 static tflm_status_t build_nodes(tflm_build_t *b) {
     tflm_interp_t *ip = b->ip;
     tflm_model_t *m = ip->model;
-    uint32_t recs_at = tail_alloc(b, ip->n_nodes * (uint32_t)sizeof(tflm_node_rec_t), TFLM_AUDIT_NODES, ip->n_nodes);
+    uint32_t recs_at = ip->model_nodes ? tflm_arena_alloc_tail(b->arena, 0, 4)
+                                       : tail_alloc(b, ip->n_nodes * (uint32_t)sizeof(tflm_node_rec_t), TFLM_AUDIT_NODES, ip->n_nodes);
     if (recs_at == TFLM_ARENA_FAIL) {
         return out_of_tail(b);
     }
@@ -518,9 +548,6 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                     return tflm_interp_node_error(ip, node, op.builtin);
                 }
                 st = k->prepare(&p);
-                if (st == TFLM_OK && s == 0 && i + 1 == ip->patch.split) {
-                    st = tflm_patch_request(&p);
-                }
                 if (st == TFLM_OK && !b->dry) {
                     st = kernel_data_done(b, &p);
                 }
@@ -545,26 +572,27 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
                     return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: scratch requests differ between passes");
                 }
                 for (uint32_t k2 = 0; k2 < p.n_scratch; ++k2) {
-                    tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, first_scratch + k2);
-                    r->where = p.scratch_bytes[k2] ? TFLM_AT_HEAD : TFLM_AT_NONE;
-                    r->bytes = p.scratch_bytes[k2];
-                    r->type = TFLM_INT8;
-                    r->flags = TFLM_TENSOR_SCRATCH;
-                    r->first = TFLM_LIFETIME_UNSET;
-                    r->last = TFLM_LIFETIME_UNSET;
+                    scratch_record(ip, first_scratch + k2, p.scratch_bytes[k2]);
                 }
-                tflm_node_rec_t *nr = tflm_interp_node(ip, node);
-                nr->io = io_at;
                 if (p.out0_in_data && (st = output_in_data(b, &p, n_out ? tflm_interp_io(ip, io_at)[n_in] : TFLM_NO_INDEX))) {
                     return tflm_interp_node_error(ip, node, op.builtin);
                 }
-                nr->data = p.in_model ? p.prepared_at : p.data_at;
-                nr->flags = p.in_model ? TFLM_NODE_DATA_IN_MODEL : 0;
-                nr->kernel = (uint16_t)kernel_index;
-                nr->scratch = (uint16_t)first_scratch;
-                nr->n_inputs = (uint8_t)n_in;
-                nr->n_outputs = (uint8_t)n_out;
-                nr->n_scratch = p.n_scratch;
+                // Data in the model: its offset from the prepared data's
+                // start (the lists' base); none: 0.
+                tflm_node_rec_t nr = {
+                    .io = io_at,
+                    .data = p.in_model ? p.prepared_at - b->pd.pos : p.data_bytes ? p.data_at : 0,
+                    .kernel = (uint16_t)(kernel_index == TFLM_NO_KERNEL ? TFLM_NO_KERNEL : tflm_kernel_id(kernel_index)),
+                    .scratch = (uint16_t)first_scratch,
+                    .n_inputs = (uint8_t)n_in,
+                    .n_outputs = (uint8_t)n_out,
+                    .n_scratch = p.n_scratch,
+                    .flags = p.in_model ? TFLM_NODE_DATA_IN_MODEL : 0,
+                };
+                if ((st = put_record(b, ip->model_nodes ? (const void *)(ip->model_nodes + node) : NULL,
+                         at(b, recs_at + node * (uint32_t)sizeof(nr)), &nr, sizeof(nr)))) {
+                    return st;
+                }
             }
             b->n_scratch += p.n_scratch;
             ip->stateful |= p.state;
@@ -574,6 +602,20 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             }
         }
         tensor_base += sg.tensors.count;
+    }
+    // The patch-based stage's buffers (sized by tflm_patch_finish) after
+    // every node's, so no node record depends on the schedule.
+    if (ip->patch.split) {
+        ip->patch.scratch = (uint16_t)(ip->map.n_live + b->n_scratch);
+        if (!b->dry) {
+            if (b->n_scratch + TFLM_PATCH_SCRATCH > b->scratch_cap) {
+                return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: scratch requests differ between passes");
+            }
+            for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
+                scratch_record(ip, ip->patch.scratch + k, 0);
+            }
+        }
+        b->n_scratch += TFLM_PATCH_SCRATCH;
     }
     return TFLM_OK;
 }
@@ -686,6 +728,8 @@ static tflm_status_t find_prepared(tflm_build_t *b) {
     memset(&ip->map, 0, sizeof(ip->map));
     ip->consts = NULL;
     ip->n_const = 0;
+    ip->model_subgraphs = NULL;
+    ip->model_nodes = NULL;
     uint32_t n_nodes = 0, n_tensors = 0;
     for (uint32_t s = 0; s < m->subgraphs.count; ++s) {
         tflm_subgraph_t sg;
@@ -705,17 +749,23 @@ static tflm_status_t find_prepared(tflm_build_t *b) {
     if (!m->immutable || ip->kernel_data != NULL || ip->tensors_only) {
         return TFLM_OK;
     }
-    tflm_status_t st = tflm_prepared_find(m, n_nodes, n_tensors, &b->pd, &ip->err);
+    tflm_status_t st = tflm_prepared_find(m, m->subgraphs.count, n_nodes, n_tensors, &b->pd, &ip->err);
     if (st || b->pd.pos == 0) {
         return st;
     }
+    // The lists' and the records' offsets are from the prepared data's start.
     ip->lists_in_model = true;
-    ip->lists_base = m->fb.buf;
-    b->lists_next = b->pd.lists_at;
+    ip->lists_base = m->fb.buf + b->pd.pos;
+    b->lists_next = b->pd.lists_at - b->pd.pos;
     ip->map.rec_of = (const uint16_t *)(m->fb.buf + b->pd.recs_at);
     ip->consts = (const tflm_tensor_rec_t *)(m->fb.buf + b->pd.consts_at);
     ip->n_const = b->pd.n_const;
     ip->model_records_bytes = b->pd.n_const * (uint32_t)sizeof(tflm_tensor_rec_t);
+    if (b->pd.nodes_at) {
+        ip->model_subgraphs = (const tflm_subgraph_rec_t *)(const void *)(m->fb.buf + b->pd.nodes_at);
+        ip->model_nodes = (const tflm_node_rec_t *)(const void *)(ip->model_subgraphs + m->subgraphs.count);
+        ip->model_nodes_bytes = (m->subgraphs.count + n_nodes) * 16u;
+    }
     if (m->rewritable) {
         // Read in place from bytes that can still change: sealed (seal.c).
         ip->sealed_model_at = b->pd.pos;
@@ -734,9 +784,9 @@ static tflm_status_t build_tail(tflm_build_t *b) {
         || (st = build_nodes(b)) || (st = build_variables(b)) || (st = build_state(b))) {
         return st;
     }
-    if (ip->lists_in_model && b->lists_next != b->pd.lists_end) {
+    if (ip->lists_in_model && b->lists_next != b->pd.lists_end - b->pd.pos) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata: %u bytes after the index lists",
-            (unsigned)(b->pd.lists_end - b->lists_next));
+            (unsigned)(b->pd.lists_end - b->pd.pos - b->lists_next));
     }
     if (!b->dry && ip->patch.split && (st = tflm_patch_finish(ip))) {
         return st;
@@ -756,6 +806,7 @@ void tflm_build_reset_counts(tflm_interp_t *ip) {
     ip->model_data_count = 0;
     ip->model_lists_bytes = 0;
     ip->model_records_bytes = 0;
+    ip->model_nodes_bytes = 0;
     ip->stateful = false;
     ip->sealed_model_at = 0;
     ip->sealed_model_bytes = 0;

@@ -86,6 +86,10 @@ typedef struct _tflm_interp_t {
     tflm_rec_map_t map;
     const tflm_tensor_rec_t *consts;
     uint32_t n_const;
+    // A prepared model's subgraph and node records, used in place (NULL:
+    // in the arena, at subgraphs_at and nodes_at).
+    const tflm_subgraph_rec_t *model_subgraphs;
+    const tflm_node_rec_t *model_nodes;
     uint32_t n_nodes;
     uint32_t subgraphs_at;     // arena offsets of the record arrays
     uint32_t tensors_at;
@@ -102,6 +106,7 @@ typedef struct _tflm_interp_t {
     uint32_t model_data_count;
     uint32_t model_lists_bytes; // index lists used in place from a prepared model (not in the arena)
     uint32_t model_records_bytes; // constants' tensor records used in place from a prepared model
+    uint32_t model_nodes_bytes;   // subgraph and node records used in place from a prepared model
     tflm_patch_t patch;        // the patch-based first stage (patch.h), split 0: none
     void (*kernel_data)(void *ctx, uint32_t node, const void *data, uint32_t bytes, bool state);
     void (*index_list)(void *ctx, const uint16_t *list, uint32_t n);
@@ -110,7 +115,8 @@ typedef struct _tflm_interp_t {
     void *external[TFLM_MAX_EXTERNAL]; // data of pre-allocated tensors (TFLM_AT_EXTERNAL records)
     uint32_t n_external;
     // Where the records' index lists (their `io` offsets) start: the arena,
-    // or a prepared model's buffer (lists_in_model). After
+    // or a prepared model's data (lists_in_model; also the base of a node's
+    // data in the model, TFLM_NODE_DATA_IN_MODEL). After
     // tflm_interp_measure(), valid only as long as its work buffer.
     const uint8_t *lists_base;
     bool lists_in_model;
@@ -224,17 +230,18 @@ static inline uint32_t tflm_interp_rec_of(const tflm_interp_t *ip, uint32_t tens
 static inline uint32_t tflm_interp_tensor_of(const tflm_interp_t *ip, uint32_t rec) {
     return tflm_rec_tensor(&ip->map, rec);
 }
-static inline tflm_node_rec_t *tflm_interp_node(const tflm_interp_t *ip, uint32_t index) {
-    return (tflm_node_rec_t *)tflm_arena_ptr(ip->arena, ip->nodes_at) + index;
+static inline const tflm_node_rec_t *tflm_interp_node(const tflm_interp_t *ip, uint32_t index) {
+    return (ip->model_nodes ? ip->model_nodes : (const tflm_node_rec_t *)tflm_arena_ptr(ip->arena, ip->nodes_at)) + index;
 }
-static inline tflm_subgraph_rec_t *tflm_interp_subgraph(const tflm_interp_t *ip, uint32_t index) {
-    return (tflm_subgraph_rec_t *)tflm_arena_ptr(ip->arena, ip->subgraphs_at) + index;
+static inline const tflm_subgraph_rec_t *tflm_interp_subgraph(const tflm_interp_t *ip, uint32_t index) {
+    return (ip->model_subgraphs ? ip->model_subgraphs
+                                : (const tflm_subgraph_rec_t *)tflm_arena_ptr(ip->arena, ip->subgraphs_at)) + index;
 }
 void *tflm_interp_tensor_data(const tflm_interp_t *ip, const tflm_tensor_rec_t *r);
 // A node's kernel data: in the arena, or read in place from a prepared model
 // (kernels never change data from tflm_prep_alloc(), so it may be in flash).
 static inline void *tflm_interp_node_data(const tflm_interp_t *ip, const tflm_node_rec_t *nr) {
-    return (nr->flags & TFLM_NODE_DATA_IN_MODEL) ? (void *)(ip->model->fb.buf + nr->data)
+    return (nr->flags & TFLM_NODE_DATA_IN_MODEL) ? (void *)(uintptr_t)(ip->lists_base + nr->data)
                                                  : tflm_arena_ptr(ip->arena, nr->data);
 }
 // A node's or subgraph's index list: inputs, then outputs.

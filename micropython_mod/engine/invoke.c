@@ -45,7 +45,7 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
         }
         uint32_t node = s->node_base + f->node;
         const tflm_node_rec_t *nr = tflm_interp_node(ip, node);
-        if (nr->flags & TFLM_NODE_PATCH_SKIP) {
+        if (tflm_patch_skips(&ip->patch, node)) {
             f->node++; // run by the patch-based stage at its last node
             continue;
         }
@@ -69,7 +69,7 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
         for (uint32_t k = 0; k < nr->n_scratch; ++k) {
             ptrs[n_io + k] = tflm_interp_tensor_data(ip, recs + nr->scratch + k);
         }
-        const tflm_kernel_t *k = &tflm_kernels[nr->kernel];
+        const tflm_kernel_t *k = &tflm_kernels[tflm_kernel_slots[nr->kernel]]; // the build's id: never absent
         tflm_eval_t e = {
             .data = tflm_interp_node_data(ip, nr),
             .in = ptrs,
@@ -83,7 +83,7 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
             .resumed = resumed,
         };
         resumed = false;
-        tflm_status_t st = (nr->flags & TFLM_NODE_PATCH_END) ? tflm_patch_run(ip, &e) : k->eval(&e);
+        tflm_status_t st = tflm_patch_ends(&ip->patch, node) ? tflm_patch_run(ip, &e) : k->eval(&e);
         if (st != TFLM_OK) {
             return tflm_interp_node_error(ip, node, k->op);
         }

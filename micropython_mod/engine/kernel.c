@@ -489,6 +489,15 @@ const tflm_kernel_t *tflm_kernel_find(int32_t op, const uint8_t *custom, uint32_
     return NULL;
 }
 
+uint32_t tflm_kernel_id(uint32_t index) {
+    for (uint32_t id = 0; id < tflm_kernel_ids; ++id) {
+        if (tflm_kernel_slots[id] == index) {
+            return id;
+        }
+    }
+    return TFLM_NO_KERNEL;
+}
+
 const tflm_kernel_t *tflm_kernel_for_opcode(tflm_model_t *m, uint32_t opcode_index, uint32_t *index) {
     tflm_fb_vec_t custom = { 0, 0 };
     int32_t op = tflm_model_opcode(m, opcode_index, &custom);

@@ -216,6 +216,21 @@ static inline bool tflm_type_enabled(uint32_t types, unsigned type) {
 // kernels/kernel_table.txt).
 extern const tflm_kernel_t tflm_kernels[];
 extern const uint32_t tflm_kernel_count;
+// Kernel ids: each kernel's place in kernels/kernel_table.txt (the engine's
+// host tests' kernel last), the same in every build, so records that name a
+// kernel by id (node records, which a prepared model keeps in place) hold in
+// any build. tflm_kernel_slots[id] is its index in tflm_kernels, or
+// TFLM_KERNEL_ABSENT when this build leaves it out.
+#define TFLM_KERNEL_ABSENT (0xffu)
+extern const uint8_t tflm_kernel_slots[];
+extern const uint32_t tflm_kernel_ids;
+// The kernel of id `id`, NULL when this build has none.
+static inline const tflm_kernel_t *tflm_kernel_of_id(uint32_t id) {
+    uint32_t slot = id < tflm_kernel_ids ? tflm_kernel_slots[id] : TFLM_KERNEL_ABSENT;
+    return slot == TFLM_KERNEL_ABSENT ? NULL : &tflm_kernels[slot];
+}
+// The id of tflm_kernels[index].
+uint32_t tflm_kernel_id(uint32_t index);
 // Every op of the kernel table, linked into this build or not: builtin codes
 // as bits; custom ops in one string, each its name then its TFLM_OPS flag,
 // both NUL-terminated, then an empty name.

@@ -63,7 +63,7 @@ static bool model_op(const tflm_plan_view_t *v, uint32_t n, tflm_prepare_t *p, t
 static bool row_geometry(const tflm_plan_view_t *v, uint32_t n, const tflm_kernel_hooks_t *hooks,
     const tflm_tensor_rec_t *ry, const tflm_tensor_rec_t *rx, tflm_overlap_rows_t *g) {
     const tflm_node_rec_t *nr = &v->nodes[n];
-    const void *data = (nr->flags & TFLM_NODE_DATA_IN_MODEL) ? (const void *)(v->model->fb.buf + nr->data)
+    const void *data = (nr->flags & TFLM_NODE_DATA_IN_MODEL) ? (const void *)(v->base + nr->data)
         : v->arena ? (const void *)(v->arena + nr->data) : NULL;
     tflm_prepare_t p;
     tflm_model_op_t op;
@@ -105,10 +105,11 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
     }
     const tflm_node_rec_t *nr = &v->nodes[n];
     const uint16_t *io = (const uint16_t *)(v->base + nr->io);
-    if (nr->kernel >= tflm_kernel_count || nr->n_outputs != 1 || (nr->flags & TFLM_NODE_PATCH_SKIP)) {
+    const tflm_kernel_t *k = tflm_kernel_of_id(nr->kernel);
+    if (k == NULL || nr->n_outputs != 1 || (v->patch != NULL && tflm_patch_skips(v->patch, n))) {
         return false;
     }
-    if (nr->flags & TFLM_NODE_PATCH_END) {
+    if (v->patch != NULL && tflm_patch_ends(v->patch, n)) {
         // A patch-based stage writes its output patch by patch, not in rows,
         // and reads the stage's input only: its own distance (patch.c).
         const tflm_patch_t *pt = v->patch;
@@ -118,7 +119,6 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
         *d = pt->overlap;
         return true;
     }
-    const tflm_kernel_t *k = &tflm_kernels[nr->kernel];
     if (k->alias == TFLM_ALIAS_IN_PLACE) {
         // Element-wise: any input of the output's size and element size.
         bool input = false;

@@ -25,17 +25,6 @@ tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *p
     return TFLM_OK;
 }
 
-tflm_status_t tflm_patch_request(tflm_prepare_t *p) {
-    for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
-        uint32_t index;
-        tflm_status_t st = tflm_prep_scratch(p, 0, &index);
-        if (st) {
-            return st;
-        }
-    }
-    return TFLM_OK;
-}
-
 // Rows [r0, r1) and columns [c0, c1) of a feature map (may reach outside it).
 typedef struct {
     int32_t r0, r1, c0, c1;
@@ -106,10 +95,10 @@ static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, patch_op_t *o
     const uint16_t *io = tflm_interp_io(ip, nr->io);
     memset(o, 0, sizeof(*o));
     if (nr->n_outputs != 1 || nr->n_inputs < 1 || nr->n_inputs > PATCH_MAX_INPUTS || io[0] == TFLM_NO_INDEX
-        || nr->kernel >= tflm_kernel_count) {
+        || tflm_kernel_of_id(nr->kernel) == NULL) {
         return false;
     }
-    const tflm_kernel_hooks_t *h = tflm_kernels[nr->kernel].hooks;
+    const tflm_kernel_hooks_t *h = tflm_kernel_of_id(nr->kernel)->hooks;
     tflm_rows_t g;
     o->data = tflm_interp_node_data(ip, nr);
     if (h == NULL || h->window == NULL || h->run_window == NULL || !h->window(o->data, &g) || g.batches != 1) {
@@ -418,22 +407,17 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         }
     }
     const tflm_node_rec_t *end = tflm_interp_node(ip, s.sg->node_base + s.n - 1);
-    if (end->n_scratch < TFLM_PATCH_SCRATCH) {
-        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: the stage has no patch buffers");
-    }
     uint32_t bytes[TFLM_PATCH_SCRATCH] = { size, copy };
     for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, end->scratch + end->n_scratch - TFLM_PATCH_SCRATCH + k);
+        tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, pt->scratch + k);
         r->bytes = bytes[k];
         r->where = bytes[k] ? TFLM_AT_HEAD : TFLM_AT_NONE;
     }
     for (uint32_t j = 0; j + 1 < s.n; ++j) {
-        tflm_node_rec_t *nr = tflm_interp_node(ip, s.sg->node_base + j);
-        nr->flags |= TFLM_NODE_PATCH_SKIP;
+        const tflm_node_rec_t *nr = tflm_interp_node(ip, s.sg->node_base + j);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
         tflm_interp_tensor_mut(ip, io[nr->n_inputs])->where = TFLM_AT_NONE; // in the head: checked above
     }
-    tflm_interp_node(ip, s.sg->node_base + s.n - 1)->flags |= TFLM_NODE_PATCH_END;
     pt->input = input;
     pt->overlaps = stage_overlap(ip, s.ops, s.n, input, tflm_interp_io(ip, end->io)[end->n_inputs], &pt->overlap);
     pt->macs = macs;
@@ -508,9 +492,11 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
     const uint8_t *input = tflm_interp_tensor_data(ip,
         tflm_interp_tensor(ip, tflm_interp_io(ip, first->io)[0]));
     uint8_t *output = e->out[0];
-    const tflm_node_rec_t *end = tflm_interp_node(ip, s.sg->node_base + s.n - 1);
-    const uint32_t first_scratch = end->scratch + end->n_scratch - TFLM_PATCH_SCRATCH;
-    void *const *scratch = e->scratch + end->n_scratch - TFLM_PATCH_SCRATCH;
+    const uint32_t first_scratch = pt->scratch;
+    void *scratch[TFLM_PATCH_SCRATCH];
+    for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
+        scratch[k] = tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, first_scratch + k));
+    }
     uint8_t *buf = scratch[0];
     const uint32_t size = tflm_interp_tensor(ip, first_scratch)->bytes;
     // Each op runs through its kernel's run_window hook over the patch

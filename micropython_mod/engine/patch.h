@@ -21,10 +21,12 @@
 // with the same arithmetic as an unpatched run.
 //
 // In the records the stage is one operator: the intermediate tensors are not
-// planned (TFLM_AT_NONE), the stage's last node owns the patch buffers as
-// scratch buffers and runs the whole stage (TFLM_NODE_PATCH_END), its other
-// nodes are skipped (TFLM_NODE_PATCH_SKIP), and the stage's inputs live
-// until its last node. The planners and the host's prediction follow. The
+// planned (TFLM_AT_NONE), the stage's last node runs the whole stage in two
+// patch buffers (scratch records of the stage's own, after every node's, so
+// that the node records are the same with or without a schedule), its
+// other nodes are skipped (tflm_patch_skips, tflm_patch_ends: from `split`,
+// not from flags in the records), and the stage's inputs and the patch
+// buffers live until its last node. The planners and the host's prediction follow. The
 // stage's output may overlap its input when that dies at the stage, by a
 // distance of the stage's own (overlap.h, patch.c's stage_overlap).
 //
@@ -45,14 +47,15 @@
 // At most this many operators in a stage, and patches along a side.
 #define TFLM_PATCH_MAX_OPS (16)
 #define TFLM_PATCH_MAX_GRID (64)
-// Scratch buffers of the stage's last node: the patch buffer and a copy of
-// one operator's kernel data with a patch's geometry.
+// The stage's scratch buffers: the patch buffer and a copy of one
+// operator's kernel data with a patch's geometry.
 #define TFLM_PATCH_SCRATCH (2)
 
 typedef struct _tflm_patch_t {
     uint16_t split;      // operators in the stage, 0: no stage
     uint16_t grid_h;     // patches along the rows and columns of the stage's output
     uint16_t grid_w;
+    uint16_t scratch;    // record of the first of its TFLM_PATCH_SCRATCH buffers
     uint64_t macs;       // multiply-accumulates of the stage run by patches
     uint64_t whole_macs; // the same operators run whole
     // Overlapped placement (overlap.h) of the stage's output over its input
@@ -78,13 +81,20 @@ struct _tflm_interp_t;
 // split 0 when it has none, ValueError when it is malformed.
 tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *patch, tflm_error_t *err);
 
-// Asks for the stage's scratch buffers: prepare() of the stage's last node,
-// in every pass (their sizes are set by tflm_patch_finish).
-tflm_status_t tflm_patch_request(tflm_prepare_t *p);
+// Node `node` (numbered over all subgraphs: subgraph 0's come first) is one
+// the stage runs at its last node, and is skipped by invoke(); or it is
+// that last node, which runs the stage.
+static inline bool tflm_patch_skips(const tflm_patch_t *pt, uint32_t node) {
+    return node + 1u < pt->split;
+}
+static inline bool tflm_patch_ends(const tflm_patch_t *pt, uint32_t node) {
+    return pt->split != 0 && node + 1u == pt->split;
+}
 
-// Real pass, all nodes built: checks the stage against the records and the
-// kernels' data, sizes the patch buffers, unplans the intermediate tensors,
-// marks the nodes and sets the overlap distance of its output.
+// Real pass, all nodes built (the build reserved the patch buffers' records
+// at `scratch`): checks the stage against the records and the kernels'
+// data, sizes the patch buffers, unplans the intermediate tensors and sets
+// the overlap distance of its output.
 tflm_status_t tflm_patch_finish(struct _tflm_interp_t *ip);
 
 // Runs the stage (invoke, at its last node, with that node's pointers).

@@ -168,7 +168,8 @@ static tflm_alias_t alias_parent(const tflm_plan_view_t *v, uint32_t y, uint32_t
         if (nr->n_outputs == 0 || io[nr->n_inputs] != y) {
             continue;
         }
-        tflm_alias_t kind = nr->kernel == TFLM_NO_KERNEL ? TFLM_ALIAS_NONE : tflm_kernels[nr->kernel].alias;
+        const tflm_kernel_t *kernel = tflm_kernel_of_id(nr->kernel);
+        tflm_alias_t kind = kernel == NULL ? TFLM_ALIAS_NONE : (tflm_alias_t)kernel->alias;
         uint32_t n_in = kind == TFLM_ALIAS_VIEW ? TFLM_MIN(1u, nr->n_inputs) : kind == TFLM_ALIAS_NONE ? 0 : nr->n_inputs;
         for (uint32_t k = 0; k < n_in; ++k) {
             if (io[k] == TFLM_NO_INDEX || io[k] == y || !in_head(v, io[k])) {

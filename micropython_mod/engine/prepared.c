@@ -1,5 +1,6 @@
 // Prepared models (see prepared.h).
 #include "prepared.h"
+#include "interpreter.h"
 
 // The map, then the constants' records at a multiple of 8, fill the rest.
 static uint64_t consts_at(uint32_t recs, uint32_t n_tensors) {
@@ -11,8 +12,19 @@ static bool consts_fill(uint32_t recs, uint32_t n_const, uint32_t n_tensors, uin
            && consts_at(recs, n_tensors) + (uint64_t)n_const * sizeof(tflm_tensor_rec_t) == len;
 }
 
-tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, uint32_t n_tensors, tflm_prepared_t *pd,
-    tflm_error_t *err) {
+// Where the constants' records end: at the subgraph and node records when
+// the header gives them (nodes, at a multiple of 8, filling the rest for
+// n_records records), else at the end; 0 when they are out of place.
+static uint32_t consts_end(uint32_t nodes, uint32_t n_records, uint32_t len) {
+    if (nodes == 0) {
+        return len;
+    }
+    bool fill = nodes % 8 == 0 && nodes <= len && (uint64_t)(len - nodes) == (uint64_t)n_records * 16u;
+    return fill ? nodes : 0;
+}
+
+tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_subgraphs, uint32_t n_nodes, uint32_t n_tensors,
+    tflm_prepared_t *pd, tflm_error_t *err) {
     memset(pd, 0, sizeof(*pd));
     const uint8_t *p;
     uint32_t len;
@@ -36,12 +48,18 @@ tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, uint32_t n_t
             TFLM_PREPARED_ALIGN);
     }
     uint32_t lists = tflm_rd_u32(p + 12), recs = tflm_rd_u32(p + 16), n_const = tflm_rd_u32(p + 20);
+    uint32_t nodes = tflm_rd_u32(p + 24), end = consts_end(nodes, n_subgraphs + n_nodes, len);
+    if (end == 0) {
+        return tflm_error(err, TFLM_ERR_VALUE,
+            TFLM_PREPARED_METADATA " metadata: %u subgraph and node records at %u do not fill its %u bytes",
+            (unsigned)(n_subgraphs + n_nodes), (unsigned)nodes, (unsigned)len);
+    }
     if (lists < 4 * TFLM_PREPARED_HEADER_WORDS + 8 * n || lists % 4 != 0 || lists > len) {
         return tflm_error(err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata: index lists at %u are out of place",
             (unsigned)lists);
     }
     uint64_t consts = consts_at(recs, n_tensors);
-    if (recs < lists || !consts_fill(recs, n_const, n_tensors, len)) {
+    if (recs < lists || !consts_fill(recs, n_const, n_tensors, end)) {
         return tflm_error(err, TFLM_ERR_VALUE,
             TFLM_PREPARED_METADATA " metadata: records of %u constants at %u do not fill its %u bytes",
             (unsigned)n_const, (unsigned)recs, (unsigned)len);
@@ -54,6 +72,7 @@ tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, uint32_t n_t
     pd->recs_at = pd->pos + recs;
     pd->consts_at = pd->pos + (uint32_t)consts;
     pd->n_const = n_const;
+    pd->nodes_at = nodes ? pd->pos + nodes : 0;
     return TFLM_OK;
 }
 
@@ -90,6 +109,7 @@ typedef struct {
     uint64_t lists;
     uint64_t map;
     uint64_t consts;
+    uint64_t records;   // the subgraph and node records, when given
     uint64_t end;
 } prepared_layout_t;
 
@@ -112,14 +132,38 @@ static void layout(const tflm_prepared_parts_t *parts, prepared_layout_t *l) {
     l->lists = align_up64(end, 4);
     l->map = l->lists + parts->lists_bytes;
     l->consts = align_up64(l->map + parts->map_bytes, 8);
-    l->end = l->consts + parts->consts_bytes;
+    l->records = l->consts + parts->consts_bytes; // a multiple of 8: whole records after a multiple of 8
+    l->end = l->records + parts->records_bytes;
+}
+
+// Bytes of the index list of a record with n entries (tflm_prepared_put_list).
+static uint32_t list_bytes(uint32_t n) {
+    return 2 * (n + (n & 1u));
+}
+
+// The lists the records' entry counts call for: all of `lists_bytes`.
+static bool records_match_lists(const tflm_prepared_parts_t *parts) {
+    if (parts->records_bytes % 16 != 0 || parts->records_bytes / 16 < parts->n_nodes) {
+        return false;
+    }
+    uint32_t n_sub = parts->records_bytes / 16 - parts->n_nodes;
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < n_sub + parts->n_nodes; ++i) {
+        const uint8_t *r = parts->records + 16 * (size_t)i;
+        uint32_t n = i < n_sub ? (uint32_t)tflm_rd_u16(r + offsetof(tflm_subgraph_rec_t, n_inputs))
+                                     + tflm_rd_u16(r + offsetof(tflm_subgraph_rec_t, n_outputs))
+                               : (uint32_t)r[offsetof(tflm_node_rec_t, n_inputs)] + r[offsetof(tflm_node_rec_t, n_outputs)];
+        bytes += list_bytes(n);
+    }
+    return bytes == parts->lists_bytes;
 }
 
 uint32_t tflm_prepared_size(const tflm_prepared_parts_t *parts) {
     prepared_layout_t l;
     layout(parts, &l);
     if (l.end > INT32_MAX || parts->lists_bytes % 4 != 0 || parts->map_bytes % 2 != 0
-        || parts->consts_bytes % sizeof(tflm_tensor_rec_t) != 0) {
+        || parts->consts_bytes % sizeof(tflm_tensor_rec_t) != 0
+        || (parts->records_bytes != 0 && !records_match_lists(parts))) {
         return 0;
     }
     return (uint32_t)l.end;
@@ -129,12 +173,46 @@ static void put_u32(uint8_t *p, uint32_t v) {
     memcpy(p, &v, sizeof(v)); // all targets are little-endian (common.h)
 }
 
+// The subgraph and node records with the offsets of this layout: each
+// record's list in order (the subgraphs' then the nodes'), a node's data
+// where the data loop put it (or none: 0).
+static void write_records(const tflm_prepared_parts_t *parts, const prepared_layout_t *l, uint8_t *out) {
+    uint8_t *recs = out + l->records;
+    memcpy(recs, parts->records, parts->records_bytes);
+    uint32_t n_sub = parts->records_bytes / 16 - parts->n_nodes;
+    uint64_t list = l->lists, data = align_up64(l->table_end, TFLM_PREPARED_ALIGN);
+    for (uint32_t i = 0; i < n_sub; ++i) {
+        tflm_subgraph_rec_t r;
+        memcpy(&r, recs + 16 * (size_t)i, sizeof(r));
+        r.io = (uint32_t)list;
+        list += list_bytes((uint32_t)r.n_inputs + r.n_outputs);
+        memcpy(recs + 16 * (size_t)i, &r, sizeof(r));
+    }
+    for (uint32_t k = 0; k < parts->n_nodes; ++k) {
+        tflm_node_rec_t r;
+        uint8_t *at = recs + 16 * (size_t)(n_sub + k);
+        memcpy(&r, at, sizeof(r));
+        r.io = (uint32_t)list;
+        list += list_bytes((uint32_t)r.n_inputs + r.n_outputs);
+        r.data = 0;
+        r.flags = 0;
+        if (has_data(parts, k)) {
+            data = align_up64(data, TFLM_PREPARED_ALIGN);
+            r.data = (uint32_t)data;
+            r.flags = TFLM_NODE_DATA_IN_MODEL;
+            data += parts->data_bytes[k];
+        }
+        memcpy(at, &r, sizeof(r));
+    }
+}
+
 void tflm_prepared_write(const tflm_prepared_parts_t *parts, uint8_t *out) {
     prepared_layout_t l;
     layout(parts, &l);
     memset(out, 0, (size_t)l.end);
     const uint32_t header[TFLM_PREPARED_HEADER_WORDS] = { TFLM_PREPARED_MAGIC, TFLM_PREPARED_VERSION, parts->n_nodes,
-        (uint32_t)l.lists, (uint32_t)l.map, parts->consts_bytes / (uint32_t)sizeof(tflm_tensor_rec_t) };
+        (uint32_t)l.lists, (uint32_t)l.map, parts->consts_bytes / (uint32_t)sizeof(tflm_tensor_rec_t),
+        parts->records_bytes ? (uint32_t)l.records : 0 };
     for (uint32_t i = 0; i < TFLM_PREPARED_HEADER_WORDS; ++i) {
         put_u32(out + 4 * i, header[i]);
     }
@@ -158,6 +236,9 @@ void tflm_prepared_write(const tflm_prepared_parts_t *parts, uint8_t *out) {
     if (parts->consts_bytes) {
         memcpy(out + l.consts, parts->consts, parts->consts_bytes);
     }
+    if (parts->records_bytes) {
+        write_records(parts, &l, out);
+    }
 }
 
 uint32_t tflm_prepared_put_list(uint8_t *out, const uint16_t *list, uint32_t n) {
@@ -177,8 +258,10 @@ bool tflm_prepared_shift_consts(uint8_t *p, uint32_t len, uint32_t n_tensors, ui
         || tflm_rd_u32(p + 4) != TFLM_PREPARED_VERSION) {
         return false;
     }
-    uint32_t recs = tflm_rd_u32(p + 16), n_const = tflm_rd_u32(p + 20);
-    if (!consts_fill(recs, n_const, n_tensors, len)) {
+    uint32_t recs = tflm_rd_u32(p + 16), n_const = tflm_rd_u32(p + 20), nodes = tflm_rd_u32(p + 24);
+    // The subgraph and node records hold offsets within the buffer: they stay.
+    uint32_t end = nodes == 0 ? len : nodes;
+    if (end > len || !consts_fill(recs, n_const, n_tensors, end)) {
         return false;
     }
     uint8_t *rec = p + consts_at(recs, n_tensors);
@@ -186,4 +269,19 @@ bool tflm_prepared_shift_consts(uint8_t *p, uint32_t len, uint32_t n_tensors, ui
         put_u32(rec + offsetof(tflm_tensor_rec_t, data), tflm_rd_u32(rec + offsetof(tflm_tensor_rec_t, data)) + shift);
     }
     return true;
+}
+
+uint32_t tflm_prepared_records(const tflm_interp_t *measured, void *work, size_t work_len, uint8_t *out) {
+    if (measured->stateful || measured->model_nodes != NULL) {
+        return 0;
+    }
+    tflm_arena_t a; // the arena tflm_interp_measure() made of `work`
+    tflm_arena_init(&a, work, work_len);
+    uint32_t sub_bytes = measured->n_subgraphs * (uint32_t)sizeof(tflm_subgraph_rec_t);
+    uint32_t node_bytes = measured->n_nodes * (uint32_t)sizeof(tflm_node_rec_t);
+    if (out != NULL) {
+        memcpy(out, tflm_arena_ptr(&a, measured->subgraphs_at), sub_bytes);
+        memcpy(out + sub_bytes, tflm_arena_ptr(&a, measured->nodes_at), node_bytes);
+    }
+    return sub_bytes + node_bytes;
 }

@@ -21,6 +21,12 @@
 // indices of that layout, and a map gives each model tensor's record; the
 // build derives both from the model and requires them equal too.
 //
+// And, when no operator keeps run-time state in the tail, the subgraph and
+// node records: nothing in them depends on the build (kernels by id, the
+// lists' and the data's offsets from the buffer's start, the patch stage
+// outside them), so the build derives each one and requires it equal to the
+// model's, and the tail holds none.
+//
 // Format (metadata "TflmPreparedData", little-endian int32 words): magic
 // "TFPD", version, operator count (all subgraphs, in order), the offsets of
 // the index lists and of the records from the start of the buffer, the
@@ -30,7 +36,10 @@
 // then every operator's in order, each starting at a multiple of 4 (0xffff
 // for an omitted input); then the records: a uint16 record index per model
 // tensor (all subgraphs, in order), and at the next multiple of 8 the
-// constants' records (tflm_tensor_rec_t), up to the end of the buffer.
+// constants' records (tflm_tensor_rec_t); then, at the offset the header's
+// seventh word gives (0: none) up to the end of the buffer, the subgraph
+// records (tflm_subgraph_rec_t) and the node records (tflm_node_rec_t), their
+// `io` and a node's data in the model offsets from the buffer's start.
 #ifndef TFLM_ENGINE_PREPARED_H
 #define TFLM_ENGINE_PREPARED_H
 
@@ -40,9 +49,9 @@
 #define TFLM_PREPARED_METADATA "TflmPreparedData"
 #define TFLM_PREPARED_MAGIC (0x44504654u) // "TFPD"
 // 2: fully connected data holds its folded starting sums; 3: index lists;
-// 4: constants' records.
-#define TFLM_PREPARED_VERSION (4)
-#define TFLM_PREPARED_HEADER_WORDS (6)
+// 4: constants' records; 5: subgraph and node records.
+#define TFLM_PREPARED_VERSION (5)
+#define TFLM_PREPARED_HEADER_WORDS (7)
 // Alignment of each operator's data inside the buffer (and of the buffer in memory).
 #define TFLM_PREPARED_ALIGN (8)
 
@@ -55,13 +64,14 @@ typedef struct {
     uint32_t recs_at;  // model offsets of the records map and of the constants' records
     uint32_t consts_at;
     uint32_t n_const;
+    uint32_t nodes_at; // model offset of the subgraph records, then the node records; 0: none
 } tflm_prepared_t;
 
-// Finds and checks the header against a model of n_nodes operators and
-// n_tensors tensors (all subgraphs); pos is 0 when the model has no prepared
-// data. ValueError when it is malformed.
-tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_nodes, uint32_t n_tensors, tflm_prepared_t *pd,
-    tflm_error_t *err);
+// Finds and checks the header against a model of n_subgraphs subgraphs,
+// n_nodes operators and n_tensors tensors (all subgraphs); pos is 0 when
+// the model has no prepared data. ValueError when it is malformed.
+tflm_status_t tflm_prepared_find(tflm_model_t *m, uint32_t n_subgraphs, uint32_t n_nodes, uint32_t n_tensors,
+    tflm_prepared_t *pd, tflm_error_t *err);
 
 // Operator `node`'s data: its model offset and bytes (0 when it has none).
 // Reads the model again, so a buffer changed since tflm_prepared_find()
@@ -83,7 +93,20 @@ typedef struct {
     uint32_t map_bytes;
     const uint8_t *consts;       // the constants' records (tflm_tensor_rec_t)
     uint32_t consts_bytes;
+    // The subgraph records, then the node records, as a build laid them out
+    // (their `io` and data offsets are the writer's to set), or 0 bytes:
+    // the device keeps them in the tail.
+    const uint8_t *records;
+    uint32_t records_bytes;
 } tflm_prepared_parts_t;
+
+// The subgraph and node records of a model measured for the export
+// (tflm_interp_measure() with kernel_data, `measured`, in `work` of
+// work_len bytes), as tflm_prepared_parts_t.records takes them, copied to
+// `out` unless NULL: their bytes, 0 when they stay in the tail (a kernel
+// keeps run-time state there).
+struct _tflm_interp_t;
+uint32_t tflm_prepared_records(const struct _tflm_interp_t *measured, void *work, size_t work_len, uint8_t *out);
 
 // Bytes of the metadata buffer the parts make; 0 when they cannot make one
 // (over 2 GiB, or a part of a size the format cannot hold).

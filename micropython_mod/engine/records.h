@@ -52,7 +52,7 @@ typedef struct {
 typedef struct {
     uint32_t io;        // offset of uint16 record indices (inputs, outputs), 0xffff: omitted
     uint32_t data;      // arena offset of the kernel's data
-    uint16_t kernel;    // index into tflm_kernels
+    uint16_t kernel;    // kernel id (engine/kernel.h: the same in every build)
     uint16_t scratch;   // record index of the node's first scratch buffer
     uint8_t n_inputs;
     uint8_t n_outputs;
@@ -60,13 +60,10 @@ typedef struct {
     uint8_t flags;      // TFLM_NODE_*
 } tflm_node_rec_t;
 
-// tflm_node_rec_t.flags: `data` is an offset into the model buffer (a
-// prepared model's kernel data, used in place), not into the arena.
+// tflm_node_rec_t.flags: `data` is an offset into a prepared model's data
+// (its kernel data, used in place: from the interpreter's lists_base), not
+// into the arena.
 #define TFLM_NODE_DATA_IN_MODEL (0x01)
-// Patch-based stage (engine/patch.h): a node the stage runs (skipped by
-// invoke), and the stage's last node, which runs it all.
-#define TFLM_NODE_PATCH_SKIP (0x02)
-#define TFLM_NODE_PATCH_END (0x04)
 
 typedef struct {
     uint32_t io;        // offset of uint16 record indices: inputs, then outputs

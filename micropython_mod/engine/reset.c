@@ -46,7 +46,8 @@ static void reset_nodes(tflm_interp_t *ip) {
     void *ptrs[TFLM_MAX_NODE_IO];
     for (uint32_t n = 0; n < ip->n_nodes; ++n) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, n);
-        const tflm_kernel_hooks_t *h = nr->kernel < tflm_kernel_count ? tflm_kernels[nr->kernel].hooks : NULL;
+        const tflm_kernel_t *kernel = tflm_kernel_of_id(nr->kernel);
+        const tflm_kernel_hooks_t *h = kernel != NULL ? kernel->hooks : NULL;
         if (h == NULL || h->reset == NULL) {
             continue;
         }

@@ -478,6 +478,7 @@ static bool reprepare(uint8_t *buf, size_t len) {
         static tflm_interp_t measured;
         if (tflm_interp_measure(&m, &cfg, w, work_len, &measured) == TFLM_OK) {
             uint8_t *map = malloc(2 * (size_t)measured.map.n_model + 2);
+            uint8_t *recs = malloc((size_t)tflm_prepared_records(&measured, w, work_len, NULL) + 1);
             for (uint32_t i = 0; i < measured.map.n_model; ++i) {
                 uint16_t rec = (uint16_t)tflm_interp_rec_of(&measured, i);
                 memcpy(map + 2 * i, &rec, 2);
@@ -488,6 +489,8 @@ static bool reprepare(uint8_t *buf, size_t len) {
                 .map = map, .map_bytes = 2 * measured.map.n_model,
                 .consts = (const uint8_t *)measured.consts,
                 .consts_bytes = measured.n_const * (uint32_t)sizeof(tflm_tensor_rec_t),
+                .records = recs,
+                .records_bytes = tflm_prepared_records(&measured, w, work_len, recs),
             };
             uint32_t total = tflm_prepared_size(&parts);
             if (total != 0 && total == md_len) {
@@ -497,6 +500,7 @@ static bool reprepare(uint8_t *buf, size_t len) {
                 done = true;
             }
             free(map);
+            free(recs);
         }
         free(w);
     }

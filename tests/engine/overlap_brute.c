@@ -98,9 +98,8 @@ static int patch_brute(tflm_interp_t *ip, const uint8_t *input, size_t input_len
         printf("none\n");
         return 0;
     }
-    const tflm_subgraph_rec_t *sg = tflm_interp_subgraph(ip, 0);
-    const tflm_node_rec_t *end = tflm_interp_node(ip, sg->node_base + pt->split - 1);
-    tflm_tensor_rec_t *rb = tflm_interp_tensor_mut(ip, end->scratch + end->n_scratch - TFLM_PATCH_SCRATCH);
+    const tflm_node_rec_t *end = tflm_interp_node(ip, pt->split - 1u); // subgraph 0's nodes come first
+    tflm_tensor_rec_t *rb = tflm_interp_tensor_mut(ip, pt->scratch);
     const uint32_t elem = tflm_type_size(ry->type), planned = rb->bytes;
     saved_variables = variables_save(ip);
     // As planned: the engine's placement and buffers.
