@@ -23,13 +23,18 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
     // every input (kernels' stores could alias it): the arena's, and the
     // constants' of a prepared model.
     const tflm_tensor_rec_t *recs = tflm_interp_tensor(ip, 0), *consts = ip->consts;
+    // The subgraph and node records (the arena's or a prepared model's),
+    // and the patch-based stage's extent: subgraph 0's first `split` nodes.
+    const tflm_subgraph_rec_t *subgraphs = tflm_interp_subgraph(ip, 0);
+    const tflm_node_rec_t *nodes = tflm_interp_node(ip, 0);
+    const uint32_t split = ip->patch.split;
     uint32_t depth = 1;
     bool resumed = false;
     frames[0].subgraph = 0;
     frames[0].node = 0;
     while (depth > 0) {
         invoke_frame_t *f = &frames[depth - 1];
-        const tflm_subgraph_rec_t *s = tflm_interp_subgraph(ip, f->subgraph);
+        const tflm_subgraph_rec_t *s = subgraphs + f->subgraph;
         // Between operators (and at each return from a subgraph: every pass
         // of a WHILE loop) no operator is half run: an interrupt stops the
         // invoke here, as an operator error would. Control-flow kernels
@@ -44,8 +49,9 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
             continue;
         }
         uint32_t node = s->node_base + f->node;
-        const tflm_node_rec_t *nr = tflm_interp_node(ip, node);
-        if (tflm_patch_skips(&ip->patch, node)) {
+        const tflm_node_rec_t *nr = nodes + node;
+        const bool stage = node < split; // tflm_patch_skips() or tflm_patch_ends()
+        if (stage && node + 1 < split) {
             f->node++; // run by the patch-based stage at its last node
             continue;
         }
@@ -83,7 +89,7 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
             .resumed = resumed,
         };
         resumed = false;
-        tflm_status_t st = tflm_patch_ends(&ip->patch, node) ? tflm_patch_run(ip, &e) : k->eval(&e);
+        tflm_status_t st = stage ? tflm_patch_run(ip, &e) : k->eval(&e);
         if (st != TFLM_OK) {
             return tflm_interp_node_error(ip, node, k->op);
         }
