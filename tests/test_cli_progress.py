@@ -15,7 +15,7 @@ import pytest
 from conftest import model_path
 from tflm_host import cli, progress
 
-BAR = re.compile(r"searching patch-based stages \(stage lengths tried\) \[#*\.*\] (\d+)/(\d+) \d+ s")
+BAR = re.compile(r"searching patch-based stages \(stages tried\) \[#*\.*\] (\d+)/(\d+) \d+ s")
 
 
 def prepare(capsys, tmp_path, *extra: str) -> tuple[int, str, str]:
@@ -30,7 +30,7 @@ def test_prepare_stage_search_shows_a_bar(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(progress, "SHOW_AFTER", 0)
     monkeypatch.setattr(progress, "TICK", 0)
     rc, out, err = prepare(capsys, tmp_path)
-    assert rc == 0 and "patch-based first stage: operators 0-2" in out
+    assert rc == 0 and "patch-based stage: operators 0-2" in out
     bars = [BAR.fullmatch(part) for part in err.strip("\n").split("\r") if part]
     assert bars and all(bars), err
     counts = [(int(m[1]), int(m[2])) for m in bars]
@@ -88,6 +88,6 @@ def test_progress_on_a_terminal_without_the_variable(tmp_path):
             break
         seen += chunk
     out = proc.stdout.read().decode()
-    assert proc.wait(timeout=120) == 0 and "patch-based first stage" in out
+    assert proc.wait(timeout=120) == 0 and "patch-based stage" in out
     assert BAR.search(seen.decode()), seen[-500:]
     os.close(master)

@@ -21,9 +21,10 @@ from tflm_host.reference import reference_outputs
 from tflm_host.runner import BatchJob, make_inputs
 
 CHAINS = (opgen.cases(12, only="PATCH/chain_int8") + opgen.cases(8, only="PATCH/chain_pool_float32")
-          + opgen.cases(8, only="PATCH/chain_pool_int8"))
+          + opgen.cases(8, only="PATCH/chain_pool_int8") + opgen.cases(8, only="PATCH/chain_after_quantize_int8"))
 # Shared models whose arena a stage lowers within the bound.
-SHARED = ["person_detect.tflite", "kws_ref_model.tflite", "magic_wand.tflite", "vww_96_int8.tflite"]
+SHARED = ["person_detect.tflite", "kws_ref_model.tflite", "magic_wand.tflite", "vww_96_int8.tflite",
+          "test_conv_model.tflite"]
 BOUND = 0.2  # --max-extra-macs 20%
 # Arenas the stage must reach within the bound (issue 28's goals: for
 # vww_96_int8 its 27,648-byte input is whole in the arena while the stage
@@ -42,7 +43,7 @@ def patched(name: str) -> bytes:
 
 def scheduled(case: opgen.Case) -> bytes:
     gh, gw = case.params["grid"]
-    return patches.with_schedule(case.model, case.params["split"], gh, gw)
+    return patches.with_schedule(case.model, case.params["split"], gh, gw, case.params.get("start", 0))
 
 
 def _host_outputs(data: bytes, samples) -> list[list[np.ndarray]]:
@@ -70,11 +71,12 @@ def test_generated_chains_bit_exact_on_host(tmp_path):
         data = scheduled(case)
         ip = _engine.allocate(_engine.Model(data))
         assert ip.patch == (case.params["split"], *case.params["grid"]), case.describe()
+        assert ip.patch_start == case.params.get("start", 0), case.describe()
         plain = arena.plan_layout(load_model(case.model))
         layout = arena.plan_layout(load_model(data))
         sg = load_model(data).main
         # The stage's intermediate maps are not planned.
-        inner = {sg.operators[j].outputs[0] for j in range(case.params["split"] - 1)}
+        inner = {sg.operators[j].outputs[0] for j in range(case.params.get("start", 0), case.params["split"] - 1)}
         assert not inner & {b.tensor for b in layout.buffers if b.tensor >= 0}, case.describe()
         assert inner <= {b.tensor for b in plain.buffers if b.tensor >= 0}, case.describe()
         path = tmp_path / "m.tflite"
@@ -172,6 +174,9 @@ def _bad_schedules() -> dict[str, bytes]:
         "version": put(1, 9),
         "split 0": put(2, 0),
         "split past the ops": put(2, 1000),
+        "start at the split": put(5, 8),
+        "start past the split": put(5, 1000),
+        "a stage from a QUANTIZE": patches.with_schedule(_after_quantize().model, 3, 2, 2, 0),
         "a stage through FULLY_CONNECTED": patches.with_schedule(
             model_path("hello_world_int8.tflite").read_bytes(), 2, 1, 1),
         "grid 0": put(3, 0),
@@ -180,6 +185,10 @@ def _bad_schedules() -> dict[str, bytes]:
         "short": _short(data),
         "a stage writing its own input": _in_place_chain(),
     }
+
+
+def _after_quantize() -> opgen.Case:
+    return next(c for c in CHAINS if c.params.get("start"))
 
 
 def _in_place_chain() -> bytes:
@@ -240,10 +249,10 @@ def test_cli_prepare_max_extra_macs(tmp_path, capsys):
                      "--max-extra-macs", "20%"]) == 0
     text = capsys.readouterr().out
     ip = _engine.allocate(_engine.Model(out.read_bytes()))
-    assert f"-> {ip.used} " in text and "patch-based first stage: operators 0-" in text
+    assert f"-> {ip.used} " in text and "patch-based stage: operators 0-" in text
     assert cli.main(["arena", str(out)]) == 0
     split, gh, gw = ip.patch
-    assert (f"patch-based first stage: operators 0-{split - 1} in {gh}x{gw} patches "
+    assert (f"patch-based stage: operators 0-{split - 1} in {gh}x{gw} patches "
             f"(+{ip.patch_macs - ip.patch_whole_macs} MACs)") in capsys.readouterr().out
     # No extra MACs allowed: no stage.
     assert cli.main(["prepare", str(model_path("person_detect.tflite")), "-o", str(out),
@@ -371,8 +380,8 @@ print(len(it.tensor({last})))
 
 def _front_rows(text: str) -> tuple[int, list[tuple[bool, int, int, str, int, tuple[int, int]]]]:
     """prepare --explain's table: the arena with no stage, and (chosen,
-    arena_used_bytes, extra MACs, % of model, operators in the stage, grid)
-    of each stage row."""
+    arena_used_bytes, extra MACs, % of model, the operator after the stage,
+    grid, the stage's first operator) of each stage row."""
     lines = text[text.index("the trade-off curve"):].splitlines()
     assert lines[1].split() == ["arena_used_bytes", "extra", "MACs", "%", "of", "model", "stage", "ops", "grid"]
     plain = lines[2].split()
@@ -385,7 +394,8 @@ def _front_rows(text: str) -> tuple[int, list[tuple[bool, int, int, str, int, tu
         chosen = f[0] == "*"
         used, extra, pct, ops, grid = f[1:] if chosen else f
         gh, gw = grid.split("x")
-        rows.append((chosen, int(used), int(extra), pct, int(ops.removeprefix("0-")) + 1, (int(gh), int(gw))))
+        first, last = ops.split("-")
+        rows.append((chosen, int(used), int(extra), pct, int(last) + 1, (int(gh), int(gw)), int(first)))
     return int(plain[0]), rows
 
 
@@ -406,10 +416,10 @@ def test_cli_prepare_explain_front(tmp_path, capsys):
         total = patches.model_macs(load_model(plain))
         assert plain_used == _engine.allocate(_engine.Model(plain)).used, name
         assert len(rows) >= 2 and rows[0][1] < plain_used, (name, text)
-        for (_, used, extra, _, _, _), (_, used2, extra2, _, _, _) in zip(rows, rows[1:]):
+        for (_, used, extra, *_), (_, used2, extra2, *_) in zip(rows, rows[1:]):
             assert used2 < used and extra2 > extra, name
-        for chosen, used, extra, pct, split, grid in rows:
-            ip = _engine.allocate(_engine.Model(patches.with_schedule(plain, split, *grid)))
+        for chosen, used, extra, pct, split, grid, start in rows:
+            ip = _engine.allocate(_engine.Model(patches.with_schedule(plain, split, *grid, start)))
             assert (ip.used, ip.patch_macs - ip.patch_whole_macs) == (used, extra), (name, split, grid)
             assert float(pct[:-1]) / 100 >= extra / total > float(pct[:-1]) / 100 - 1e-4, (name, pct)
         ip = _engine.allocate(_engine.Model(out.read_bytes()))
@@ -422,12 +432,12 @@ def test_cli_prepare_explain_front(tmp_path, capsys):
     found = patches.search(plain)
     assert all(any(r[1] <= c.used and r[2] <= c.extra_macs for r in rows) or c.used >= found.plain_used
                for c in found.candidates)
-    for _, used, extra, pct, split, grid in rows:
+    for _, used, extra, pct, split, grid, start in rows:
         assert cli.main(["prepare", str(model_path("kws_ref_model.tflite")), "-o", str(out),
                          "--max-extra-macs", pct, "-q"]) == 0
         capsys.readouterr()
         ip = _engine.allocate(_engine.Model(out.read_bytes()))
-        assert (ip.patch[0], tuple(ip.patch[1:]), ip.used) == (split, grid, used), pct
+        assert (ip.patch_start, ip.patch[0], tuple(ip.patch[1:]), ip.used) == (start, split, grid, used), pct
 
 
 def test_scheduler_writes_what_with_schedule_writes():
@@ -439,5 +449,5 @@ def test_scheduler_writes_what_with_schedule_writes():
         base = patches.without_schedule(data)
         scheduler = patches.Scheduler(base)
         assert scheduler.at > 0
-        for split, gh, gw in ((2, 2, 2), (7, 4, 4), (3, 16, 1), (8, 1, 16)):
-            assert scheduler(split, gh, gw) == patches.with_schedule(base, split, gh, gw), (split, gh, gw)
+        for split, gh, gw, start in ((2, 2, 2, 0), (7, 4, 4, 0), (3, 16, 1, 1), (8, 1, 16, 5)):
+            assert scheduler(split, gh, gw, start) == patches.with_schedule(base, split, gh, gw, start), (split, gh, gw)

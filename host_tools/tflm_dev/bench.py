@@ -95,7 +95,7 @@ def arena_rows(models: list[Path], target_name: str, progress=None) -> list[dict
             row["prepared_audit"] = {k: v["used"] for k, v in layout.audit_dict().items()}
             row["head"] = layout.head
             row["svdf_dropped"] = svdf_dropped_bytes(model)
-            # With a patch-based first stage within PATCH_BOUND extra MACs, when one lowers the arena.
+            # With a patch-based stage within PATCH_BOUND extra MACs, when one lowers the arena.
             row["patched"] = None
             patched = prepare_model(path.read_bytes(), max_extra_macs=PATCH_BOUND)
             if _patch_of(patched)[0]:
@@ -160,22 +160,23 @@ def why_not_lower(row: dict) -> str | None:
     return text
 
 
-# The MAC overhead the arena tables allow a patch-based first stage (tflm-host prepare --max-extra-macs).
+# The MAC overhead the arena tables allow a patch-based stage (tflm-host prepare --max-extra-macs).
 PATCH_BOUND = 0.2
 
 
-def _patch_of(data: bytes) -> tuple[int, int, int, float]:
-    """A model's patch-based stage: (operators, grid rows, grid columns, extra MACs / the model's)."""
+def _patch_of(data: bytes) -> tuple[int, int, int, float, int]:
+    """A model's patch-based stage: (the operator after it (0: none), grid rows, grid columns, extra MACs / the
+    model's, its first operator)."""
     ip = _engine.allocate(_engine.Model(data))
     split, gh, gw = ip.patch
-    return split, gh, gw, (ip.patch_macs - ip.patch_whole_macs) / max(model_macs(load_model(data)), 1)
+    return split, gh, gw, (ip.patch_macs - ip.patch_whole_macs) / max(model_macs(load_model(data)), 1), ip.patch_start
 
 
 def patch_cell(row: dict) -> str:
     if not row.get("patched"):
         return "-"
-    used, (split, gh, gw, extra) = row["patched"]
-    return f"{used} (ops 0-{split - 1}, {gh}x{gw}, {extra:+.1%} MACs)"
+    used, (split, gh, gw, extra, start) = row["patched"]
+    return f"{used} (ops {start}-{split - 1}, {gh}x{gw}, {extra:+.1%} MACs)"
 
 
 def arena_markdown(rows: list[dict], target_name: str) -> str:
@@ -206,9 +207,10 @@ def arena_markdown(rows: list[dict], target_name: str) -> str:
         "the model after `tflm-host prepare`, measured the same way; its kernels' data (multipliers, "
         "shifts, geometry, tables) is read in place from the model (flash, from ROMFS) instead of "
         "the tail: `kernel data in the model`, as `print_allocations()` shows it; so are its index "
-        "lists and its constant tensors' records. Prepared + patches: "
+        "lists, its constant tensors' records and (when no kernel keeps run-time state) its subgraph and node "
+        "records. Prepared + patches: "
         f"`tflm-host prepare --max-extra-macs {PATCH_BOUND:.0%}`, measured the same way, where a patch-based "
-        "first stage lowers the arena: the operators it runs patch by patch, the grid, and the MACs the "
+        "stage lowers the arena: the operators it runs patch by patch, the grid, and the MACs the "
         "halos add to the model's.",
     ]
     why = [w for w in (why_not_lower(row) for row in rows) if w]
@@ -508,7 +510,7 @@ def speed_markdown(rows: list[dict], board: str) -> str:
 
 
 def patch_speed_rows(models: list[Path], board: str, runs: int, progress=None) -> list[dict]:
-    """Per model that a patch-based first stage makes smaller: instructions
+    """Per model that a patch-based stage makes smaller: instructions
     per invoke prepared, and prepared with the stage (PATCH_BOUND)."""
     rows = []
     for path in runnable(models, progress):
@@ -533,14 +535,14 @@ def patch_speed_markdown(rows: list[dict], board: str) -> str:
                "host: prepared", "host: + patches", "MACs added"]
     body = []
     for r in rows:
-        split, gh, gw, extra = r["stage"]
+        split, gh, gw, extra, start = r["stage"]
         (q0, h0, u0), (q1, h1, u1) = r["plain"], r["patched"]
-        body.append(f"| {r['model']} | ops 0-{split - 1}, {gh}x{gw} | {u0:,} | {u1:,} | {q0:,} | {q1:,} "
+        body.append(f"| {r['model']} | ops {start}-{split - 1}, {gh}x{gw} | {u0:,} | {u1:,} | {q0:,} | {q1:,} "
                     f"({q1 / q0 - 1:+.1%}) | {h0:,} | {h1:,} ({h1 / h0 - 1:+.1%}) | {extra:+.1%} |")
     notes = [
         "",
         f"Instructions per invoke of the prepared model (`tflm-host prepare`) and of the same model with a "
-        f"patch-based first stage (`tflm-host prepare --max-extra-macs {PATCH_BOUND:.0%}`), measured as in "
+        f"patch-based stage (`tflm-host prepare --max-extra-macs {PATCH_BOUND:.0%}`), measured as in "
         f"speed.md: {board} counted by QEMU (`-icount shift=0`), inputs all zero; host: x86-64 instructions "
         "inside `tflm_interp_invoke` in our unix port (callgrind). Arena: arena_used_bytes (the host's "
         "prediction, which the tests hold to the device's). MACs added: the halos' recomputation, as a "
@@ -1264,7 +1266,7 @@ def speed_report(models: list[Path], boards: list[str], runs: int, anchor: Path,
         # What the arena techniques of docs/arena.md cost in instructions.
         text += (f"\n## What overlapped buffers cost ({MEMORY_COST_BOARD} and the host)\n\n"
                  + speed_markdown(speed_rows(vs, MEMORY_COST_BOARD, runs, progress), MEMORY_COST_BOARD)
-                 + f"\n## What patch-based first stages cost ({MEMORY_COST_BOARD} and the host)\n\n"
+                 + f"\n## What patch-based stages cost ({MEMORY_COST_BOARD} and the host)\n\n"
                  + patch_speed_markdown(patch_speed_rows(vs, MEMORY_COST_BOARD, runs, progress),
                                         MEMORY_COST_BOARD))
     rows = speed_boards_rows(models, boards, runs, baseline, progress)
@@ -1801,7 +1803,7 @@ def speed_cycles_report(models: list[Path], boards: list[str], runs: int, anchor
     if MEMORY_COST_BOARD in boards:
         text += (f"\n## What overlapped buffers cost ({MEMORY_COST_BOARD} and the host), in instructions\n\n"
                  + speed_markdown(speed_rows(vs, MEMORY_COST_BOARD, runs, progress), MEMORY_COST_BOARD)
-                 + f"\n## What patch-based first stages cost ({MEMORY_COST_BOARD} and the host), in instructions\n\n"
+                 + f"\n## What patch-based stages cost ({MEMORY_COST_BOARD} and the host), in instructions\n\n"
                  + patch_speed_markdown(patch_speed_rows(vs, MEMORY_COST_BOARD, runs, progress), MEMORY_COST_BOARD))
     return text
 

@@ -396,6 +396,8 @@ static PyObject *interp_get_int(InterpObject *self, void *what) {
             return PyLong_FromUnsignedLong(ip->model_records_bytes);
         case 15:
             return PyLong_FromUnsignedLong(ip->model_nodes_bytes);
+        case 16:
+            return PyLong_FromUnsignedLong(ip->patch.start);
         case 12:
             return Py_BuildValue("(III)", (unsigned)ip->patch.split, (unsigned)ip->patch.grid_h,
                 (unsigned)ip->patch.grid_w);
@@ -430,8 +432,9 @@ static PyGetSetDef interp_getset[] = {
     { "patch_macs", (getter)interp_get_int, NULL, "multiply-accumulates of the patch-based stage", (void *)10 },
     { "patch_whole_macs", (getter)interp_get_int, NULL, "the same operators' multiply-accumulates run whole",
       (void *)11 },
-    { "patch", (getter)interp_get_int, NULL, "the patch-based stage: (operators, grid rows, grid columns)",
-      (void *)12 },
+    { "patch", (getter)interp_get_int, NULL,
+      "the patch-based stage: (the operator after it (0: none), grid rows, grid columns)", (void *)12 },
+    { "patch_start", (getter)interp_get_int, NULL, "the patch-based stage's first operator", (void *)16 },
     { "planner", (getter)interp_get_planner, NULL, "the memory planner's name", NULL },
     { NULL, NULL, NULL, NULL, NULL },
 };

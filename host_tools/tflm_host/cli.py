@@ -269,7 +269,7 @@ def board_fit(path: Path, board: str, max_extra_macs: float = 0.2) -> list[tuple
              len(romfs.build_image({path.name: prepared})))]
     rows = [(how, heap, rom, heap <= b.heap and rom <= b.romfs) for how, heap, rom in ways]
     if not any(fits for *_, fits in rows):
-        with progress.bar("searching patch-based stages (stage lengths tried)") as tick:
+        with progress.bar("searching patch-based stages (stages tried)") as tick:
             patched = prepare_model(data, max_extra_macs=max_extra_macs, progress=tick)
         if patches.METADATA_NAME in load_model(patched).metadata:
             heap = arena.plan_layout(load_model(patched)).needed
@@ -335,17 +335,18 @@ def cmd_arena(args) -> int:
               "place too")
     stage = _patch_stage(layout)
     if stage:
-        print(f"  patch-based first stage: operators 0-{stage[0] - 1} in {stage[1]}x{stage[2]} patches "
+        print(f"  patch-based stage: operators {stage[4]}-{stage[0] - 1} in {stage[1]}x{stage[2]} patches "
               f"({stage[3]:+d} MACs)")
     return 0
 
 
 def _patch_stage(layout: arena.Layout) -> list[int] | None:
-    """The model's patch-based first stage: [operators, grid rows, grid columns, extra MACs], or None."""
+    """The model's patch-based stage: [the operator after it, grid rows, grid columns, extra MACs, its first
+    operator], or None."""
     ip = layout.picture
     if ip is None or not getattr(ip, "patch", (0,))[0]:
         return None
-    return [*ip.patch, ip.patch_macs - ip.patch_whole_macs]
+    return [*ip.patch, ip.patch_macs - ip.patch_whole_macs, ip.patch_start]
 
 
 def _preallocated(model: Model, names: list[str] | None) -> tuple[int, ...]:
@@ -455,7 +456,7 @@ def cmd_prepare(args) -> int:
     bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
     progress.set_quiet(args.quiet)
     search = bound is not None or args.explain
-    with progress.bar("searching patch-based stages (stage lengths tried)") as tick:
+    with progress.bar("searching patch-based stages (stages tried)") as tick:
         out, found = prepare_searched(data, bound, tick if search else None, search=search)
     before = arena.plan_layout(load_model(data))
     after = arena.plan_layout(load_model(out))
@@ -472,13 +473,13 @@ def cmd_prepare(args) -> int:
         if split:
             total = patches.model_macs(load_model(out))
             extra = ip.patch_macs - ip.patch_whole_macs
-            print(f"  patch-based first stage: operators 0-{split - 1} in {gh}x{gw} patches, "
+            print(f"  patch-based stage: operators {ip.patch_start}-{split - 1} in {gh}x{gw} patches, "
                   f"{extra} extra MACs" + (f" ({100 * extra / total:.1f}% of {total})" if total else ""))
         else:
             print(f"  no patch-based stage lowers the arena within {100 * bound:g}% extra MACs")
     if found is not None:
         chosen = found.best(bound) if bound is not None else None
-        print("patch-based first stages: the trade-off curve (no other stage and grid has both a smaller arena "
+        print("patch-based stages: the trade-off curve (no other stage and grid has both a smaller arena "
               "and fewer extra MACs; --max-extra-macs with a row's percentage chooses it)")
         for line in patches.front_table(found, chosen):
             print("  " + line)
@@ -607,7 +608,7 @@ def cmd_bench(args) -> int:
                  + ".\n\n" + table)
     elif args.patches:
         board = args.target if args.target != "unix" else "MPS2_AN385"
-        title = "Speed cost of patch-based first stages"
+        title = "Speed cost of patch-based stages"
         only = f" --only {' '.join(args.only)}" if args.only else ""
         command = f"tflm-host bench speed --patches --target {board} --runs {args.runs}{only} --out FILE"
         table = (f"Written by `{command}`.\n\n"
@@ -931,7 +932,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "version, measured too (before / after)")
     p.add_argument("--baseline-label", help="speed --vs: what the baseline firmware is, for the report")
     p.add_argument("--patches", action="store_true",
-                   help="speed: prepared models with and without a patch-based first stage (--max-extra-macs 20%%)")
+                   help="speed: prepared models with and without a patch-based stage (--max-extra-macs 20%%)")
     p.add_argument("--cycles", action="store_true",
                    help="speed: cycles next to instructions, ours and CMSIS-NN's (the cycle estimator on the QEMU "
                    "Arm boards, the RP2040 emulator on RPI_PICO; ESP32_GENERIC: instructions only), per model, "

@@ -191,17 +191,18 @@ def _prepared(data: bytes, name: str) -> bytes:
     host's exact prediction, which the device then shows)."""
     out = prepare_model(data, max_extra_macs=DEMO_MAX_EXTRA_MACS)
     before, after = arena.plan_layout(load_model(data)), arena.plan_layout(load_model(out))
-    split = patch_stage(out)
+    start, split = patch_stage(out)
     print(f"== {name} prepared (tflm-host prepare --max-extra-macs {DEMO_MAX_EXTRA_MACS:.0%}): "
           f"{after.model_data} bytes of kernel data read from flash; arena_used_bytes {after.used} instead of "
           f"{before.used}: {before.used - after.used} bytes of RAM freed for the heap"
-          + (f"; operators 0-{split - 1} run patch by patch" if split else ""))
+          + (f"; operators {start}-{split - 1} run patch by patch" if split else ""))
     return out
 
 
-def patch_stage(data: bytes) -> int:
-    """Operators in the model's patch-based first stage (0: none)."""
-    return _engine.allocate(_engine.Model(data)).patch[0]
+def patch_stage(data: bytes) -> tuple[int, int]:
+    """The model's patch-based stage: its first operator and the one after it (0: none)."""
+    ip = _engine.allocate(_engine.Model(data))
+    return ip.patch_start, ip.patch[0]
 
 
 # The demo's bound on the MACs a patch-based first stage may add.

@@ -1,12 +1,14 @@
-"""Patch-based first stages: the schedule `tflm-host prepare --max-extra-macs` chooses.
+"""Patch-based stages: the schedule `tflm-host prepare --max-extra-macs` chooses.
 
-The engine runs the first `split` operators of the main subgraph (CONV_2D /
-DEPTHWISE_CONV_2D, int8 or float32, and pools) patch by patch over a grid of the stage's
-output (engine/patch.h), so their big feature maps are never whole in the
-arena. Each patch recomputes its halo, which costs multiply-accumulates. This
-module tries every stage and grid, measures each candidate's arena
-exactly with the engine (the device's own build), and keeps the smallest
-arena whose extra MACs stay within the user's bound.
+The engine runs operators `start` to `split` - 1 of the main subgraph (a
+chain of CONV_2D / DEPTHWISE_CONV_2D, int8 or float32, and pools: the first
+ones, or those after an operator such as the QUANTIZE of a float input)
+patch by patch over a grid of the stage's output (engine/patch.h), so their
+big feature maps are never whole in the arena. Each patch recomputes its
+halo, which costs multiply-accumulates. This module tries every stage (each
+run of such operators, from its first) and grid, measures each candidate's
+arena exactly with the engine (the device's own build), and keeps the
+smallest arena whose extra MACs stay within the user's bound.
 """
 
 from __future__ import annotations
@@ -28,20 +30,26 @@ GRIDS = [(gh, gw) for gh in range(1, 17) for gw in range(1, 17) if gh * gw > 1]
 
 @dataclass(frozen=True)
 class Schedule:
-    split: int          # operators in the stage
+    split: int          # the operator after the stage
     grid: tuple[int, int]  # patches along rows, columns
     used: int           # arena_used_bytes with it
     needed: int         # tflm.arena_size with it
     extra_macs: int     # MACs the halos add
     model_macs: int     # MACs of the whole model run without patches
+    start: int = 0      # the stage's first operator
+
+    @property
+    def ops(self) -> str:
+        """The stage's operators, as `prepare --explain` and the docs name them."""
+        return f"{self.start}-{self.split - 1}"
 
     @property
     def overhead(self) -> float:
         return self.extra_macs / self.model_macs if self.model_macs else 0.0
 
 
-def schedule_metadata(split: int, grid_h: int, grid_w: int) -> bytes:
-    return struct.pack("<5I", _engine.PATCH_MAGIC, _engine.PATCH_VERSION, split, grid_h, grid_w)
+def schedule_metadata(split: int, grid_h: int, grid_w: int, start: int = 0) -> bytes:
+    return struct.pack("<6I", _engine.PATCH_MAGIC, _engine.PATCH_VERSION, split, grid_h, grid_w, start)
 
 
 def model_macs(model: Model) -> int:
@@ -63,20 +71,26 @@ def model_macs(model: Model) -> int:
     return total
 
 
-def _stage_candidates(model: Model) -> int:
-    """How many leading operators could form a stage (a chain of convolutions
-    and pools; the engine refuses what it cannot run)."""
+def _stage_candidates(model: Model) -> list[tuple[int, int]]:
+    """Where stages may lie: (first operator, operators) of each run of
+    operators that could form one (convolutions and pools; the engine
+    refuses what it cannot run), at most PATCH_MAX_OPS of them from its first."""
     sg = model.main
-    n = 0
-    for op in sg.operators[:_engine.PATCH_MAX_OPS]:
-        if op.opcode not in STAGE_OPS or sg.tensors[op.inputs[0]].dtype not in ("INT8", "FLOAT32"):
-            break
-        n += 1
-    return n
+    runs: list[tuple[int, int]] = []
+    previous = False  # whether operator k - 1 could be in a stage
+    for k, op in enumerate(sg.operators):
+        could = op.opcode in STAGE_OPS and sg.tensors[op.inputs[0]].dtype in ("INT8", "FLOAT32")
+        if could and previous:
+            start, n = runs[-1]
+            runs[-1] = (start, min(n + 1, _engine.PATCH_MAX_OPS))
+        elif could:
+            runs.append((k, 1))
+        previous = could
+    return runs
 
 
-def with_schedule(data: bytes, split: int, grid_h: int, grid_w: int) -> bytes:
-    return fbedit.edit_model(data, metadata={METADATA_NAME: schedule_metadata(split, grid_h, grid_w)})
+def with_schedule(data: bytes, split: int, grid_h: int, grid_w: int, start: int = 0) -> bytes:
+    return fbedit.edit_model(data, metadata={METADATA_NAME: schedule_metadata(split, grid_h, grid_w, start)})
 
 
 def without_schedule(data: bytes) -> bytes:
@@ -84,32 +98,32 @@ def without_schedule(data: bytes) -> bytes:
 
 
 # Values no schedule has, marking where a template's schedule lies.
-_MARK = (0xFFFFFFF1, 0xFFFFFFF2, 0xFFFFFFF3)
+_MARK = (0xFFFFFFF1, 0xFFFFFFF2, 0xFFFFFFF3, 0xFFFFFFF4)
 
 
 class Scheduler:
     """The model with each schedule, as with_schedule() writes it, without
     editing the flatbuffer again for each: the schedule's fixed-size record
     is written once, with marker values, and each schedule overwrites its
-    three words (the search tries thousands)."""
+    four words (the search tries thousands)."""
 
     def __init__(self, data: bytes) -> None:
         self.template = with_schedule(data, *_MARK)
         mark = schedule_metadata(*_MARK)
         at = self.template.find(mark)
-        # The three words past the magic and version words; -1: the marker is not unique.
+        # The four words past the magic and version words; -1: the marker is not unique.
         self.at = at + 8 if at >= 0 and self.template.find(mark, at + 1) < 0 else -1
         self._out = bytearray(self.template)
 
-    def __call__(self, split: int, grid_h: int, grid_w: int) -> bytes:
-        return bytes(self.buffer(split, grid_h, grid_w))
+    def __call__(self, split: int, grid_h: int, grid_w: int, start: int = 0) -> bytes:
+        return bytes(self.buffer(split, grid_h, grid_w, start))
 
-    def buffer(self, split: int, grid_h: int, grid_w: int) -> bytes | bytearray:
+    def buffer(self, split: int, grid_h: int, grid_w: int, start: int = 0) -> bytes | bytearray:
         """The model with this schedule, in a buffer of the Scheduler's that
         the next call rewrites (the engine's Model copies what it is given)."""
         if self.at < 0:  # the marker is not unique: edit the model
-            return with_schedule(self.template, split, grid_h, grid_w)
-        struct.pack_into("<3I", self._out, self.at, split, grid_h, grid_w)
+            return with_schedule(self.template, split, grid_h, grid_w, start)
+        struct.pack_into("<4I", self._out, self.at, split, grid_h, grid_w, start)
         return self._out
 
 
@@ -125,7 +139,7 @@ class Search:
         no other beats on both arena and extra MACs, by increasing extra
         MACs (so by decreasing arena)."""
         out: list[Schedule] = []
-        for s in sorted(self.candidates, key=lambda c: (c.extra_macs, c.used, c.split, c.grid)):
+        for s in sorted(self.candidates, key=lambda c: (c.extra_macs, c.used, c.start, c.split, c.grid)):
             if s.used < (out[-1].used if out else self.plain_used):
                 out.append(s)
         return out
@@ -139,27 +153,29 @@ class Search:
 
 
 def search(data: bytes, progress: Callable[[int, int], None] | None = None) -> Search:
-    """Tries every stage length and grid on the model (its schedule, if any,
+    """Tries every stage (each run of operators that could form one, from its
+    first, at every length) and grid on the model (its schedule, if any,
     replaced), measuring each with the engine; `progress(done, total)` is
-    told after each stage length tried."""
+    told after each stage tried."""
     base = without_schedule(data)
     model = load_model(base)
     total = model_macs(model)
     plain = _engine.allocate(_engine.Model(base))
     scheduled = Scheduler(base)
     found: list[Schedule] = []
-    splits = range(2, _stage_candidates(model) + 1)
-    for n, split in enumerate(splits):
+    stages = [(start, start + n) for start, most in _stage_candidates(model) for n in range(2, most + 1)]
+    for k, (start, split) in enumerate(stages):
         if progress:
-            progress(n, len(splits))
+            progress(k, len(stages))
         for gh, gw in GRIDS:
             try:
-                ip = _engine.allocate(_engine.Model(scheduled.buffer(split, gh, gw)))
+                ip = _engine.allocate(_engine.Model(scheduled.buffer(split, gh, gw, start)))
             except ValueError:
                 continue  # the engine refuses this stage or grid (a map smaller than the grid, ...)
-            found.append(Schedule(split, (gh, gw), ip.used, ip.needed, ip.patch_macs - ip.patch_whole_macs, total))
+            found.append(Schedule(split, (gh, gw), ip.used, ip.needed, ip.patch_macs - ip.patch_whole_macs, total,
+                                  start))
     if progress:
-        progress(len(splits), len(splits))
+        progress(len(stages), len(stages))
     return Search(found, plain.used, total)
 
 
@@ -185,7 +201,7 @@ def front_table(found: Search, chosen: Schedule | None) -> list[str]:
             ("", str(found.plain_used), "0", "0.00%", "-", "-")]
     for s in found.front():
         rows.append(("*" if s == chosen else "", str(s.used), str(s.extra_macs), percent_up(s.overhead),
-                     f"0-{s.split - 1}", f"{s.grid[0]}x{s.grid[1]}"))
+                     s.ops, f"{s.grid[0]}x{s.grid[1]}"))
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
     return ["  ".join(c.rjust(w) if k in (1, 2, 3) else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths))).rstrip()
             for r in rows]

@@ -107,7 +107,7 @@ typedef struct _tflm_interp_t {
     uint32_t model_lists_bytes; // index lists used in place from a prepared model (not in the arena)
     uint32_t model_records_bytes; // constants' tensor records used in place from a prepared model
     uint32_t model_nodes_bytes;   // subgraph and node records used in place from a prepared model
-    tflm_patch_t patch;        // the patch-based first stage (patch.h), split 0: none
+    tflm_patch_t patch;        // the patch-based stage (patch.h), split 0: none
     void (*kernel_data)(void *ctx, uint32_t node, const void *data, uint32_t bytes, bool state);
     void (*index_list)(void *ctx, const uint16_t *list, uint32_t n);
     void *kernel_data_ctx;

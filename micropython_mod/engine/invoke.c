@@ -24,10 +24,10 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
     // constants' of a prepared model.
     const tflm_tensor_rec_t *recs = tflm_interp_tensor(ip, 0), *consts = ip->consts;
     // The subgraph and node records (the arena's or a prepared model's),
-    // and the patch-based stage's extent: subgraph 0's first `split` nodes.
+    // and the patch-based stage's extent: subgraph 0's nodes start to split - 1.
     const tflm_subgraph_rec_t *subgraphs = tflm_interp_subgraph(ip, 0);
     const tflm_node_rec_t *nodes = tflm_interp_node(ip, 0);
-    const uint32_t split = ip->patch.split;
+    const uint32_t start = ip->patch.start, split = ip->patch.split;
     uint32_t depth = 1;
     bool resumed = false;
     frames[0].subgraph = 0;
@@ -50,7 +50,7 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
         }
         uint32_t node = s->node_base + f->node;
         const tflm_node_rec_t *nr = nodes + node;
-        const bool stage = node < split; // tflm_patch_skips() or tflm_patch_ends()
+        const bool stage = node < split && node >= start; // tflm_patch_skips() or tflm_patch_ends()
         if (stage && node + 1 < split) {
             f->node++; // run by the patch-based stage at its last node
             continue;

@@ -187,7 +187,7 @@ static tflm_status_t finish_node(lt_walk_t *w, const lt_frame_t *f) {
             r->first = f->start;
             r->last = (int16_t)w->scope;
         }
-        for (uint32_t n = sr->node_base; n < node; ++n) {
+        for (uint32_t n = sr->node_base + ip->patch.start; n < node; ++n) {
             const tflm_node_rec_t *sn = tflm_interp_node(ip, n);
             const uint16_t *sio = tflm_interp_io(ip, sn->io);
             for (uint32_t k = 0; k < sn->n_inputs; ++k) {

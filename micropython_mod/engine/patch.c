@@ -1,4 +1,4 @@
-// Patch-based execution of the first stage (see patch.h).
+// Patch-based execution of a stage (see patch.h).
 #include "patch.h"
 #include "build.h"
 #include "overlap.h"
@@ -13,12 +13,14 @@ tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *p
         return st;
     }
     uint32_t split = tflm_rd_u32(p + 8), gh = tflm_rd_u32(p + 12), gw = tflm_rd_u32(p + 16);
-    if (split < 1 || split > TFLM_PATCH_MAX_OPS || split > n_nodes || gh < 1 || gh > TFLM_PATCH_MAX_GRID || gw < 1
-        || gw > TFLM_PATCH_MAX_GRID) {
+    uint32_t start = tflm_rd_u32(p + 20);
+    if (start >= split || split - start > TFLM_PATCH_MAX_OPS || split > n_nodes || gh < 1 || gh > TFLM_PATCH_MAX_GRID
+        || gw < 1 || gw > TFLM_PATCH_MAX_GRID) {
         return tflm_error(err, TFLM_ERR_VALUE,
-            TFLM_PATCH_METADATA " metadata: a stage of %u operators (of %u) in %ux%u patches is out of range",
-            (unsigned)split, (unsigned)n_nodes, (unsigned)gh, (unsigned)gw);
+            TFLM_PATCH_METADATA " metadata: a stage of operators %u to %u (of %u) in %ux%u patches is out of range",
+            (unsigned)start, (unsigned)split - 1u, (unsigned)n_nodes, (unsigned)gh, (unsigned)gw);
     }
+    patch->start = (uint16_t)start;
     patch->split = (uint16_t)split;
     patch->grid_h = (uint16_t)gh;
     patch->grid_w = (uint16_t)gw;
@@ -87,7 +89,8 @@ static void patch_regions(const patch_op_t *ops, uint32_t n, uint32_t gh, uint32
 }
 
 static tflm_status_t bad_stage(tflm_interp_t *ip, uint32_t node, const char *why) {
-    return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: operator %u %s", (unsigned)node, why);
+    return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: operator %u %s",
+        (unsigned)(ip->patch.start + node), why);
 }
 
 // Op j of the stage from its node; false when the patches cannot run it.
@@ -119,25 +122,28 @@ static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, patch_op_t *o
     return true;
 }
 
-// The stage as its build and its runs see it: the first `n` operators of
-// subgraph 0.
+// The stage as its build and its runs see it: `n` operators of subgraph 0,
+// node `base` the first.
 typedef struct {
     patch_op_t ops[TFLM_PATCH_MAX_OPS];
     uint32_t n;
+    uint32_t base;
     const tflm_subgraph_rec_t *sg;
 } patch_stage_t;
 
 // The stage's operators from the records; ValueError unless they form a
 // chain of operators whose kernels can run over a patch.
 static tflm_status_t stage_ops(tflm_interp_t *ip, patch_stage_t *stage) {
-    const uint32_t n = stage->n = ip->patch.split;
+    const uint32_t n = stage->n = (uint32_t)ip->patch.split - ip->patch.start;
     const tflm_subgraph_rec_t *sg = stage->sg = tflm_interp_subgraph(ip, 0);
+    const uint32_t base = stage->base = sg->node_base + ip->patch.start;
     patch_op_t *ops = stage->ops;
-    if (n > sg->n_nodes) {
-        return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: no %u operators", (unsigned)n);
+    if (ip->patch.split > sg->n_nodes) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: no %u operators",
+            (unsigned)ip->patch.split);
     }
     for (uint32_t j = 0; j < n; ++j) {
-        const tflm_node_rec_t *nr = tflm_interp_node(ip, sg->node_base + j);
+        const tflm_node_rec_t *nr = tflm_interp_node(ip, base + j);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
         if (!stage_op(ip, nr, &ops[j])) {
             return bad_stage(ip, j, "is not an operator of one batch whose kernel can run over a patch");
@@ -146,7 +152,7 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_stage_t *stage) {
             return bad_stage(ip, j, "has an output of another element size than its input");
         }
         if (j > 0) {
-            const tflm_node_rec_t *pn = tflm_interp_node(ip, sg->node_base + j - 1);
+            const tflm_node_rec_t *pn = tflm_interp_node(ip, base + j - 1);
             const uint16_t *prev = tflm_interp_io(ip, pn->io);
             const patch_op_t *pd = &ops[j - 1];
             if (io[0] != prev[pn->n_inputs] || pd->out_h != ops[j].in_h || pd->out_w != ops[j].in_w
@@ -169,7 +175,7 @@ static bool used_outside(tflm_interp_t *ip, uint16_t t) {
         }
     }
     for (uint32_t node = 0; node < ip->n_nodes; ++node) {
-        if (node >= sg->node_base && node < sg->node_base + ip->patch.split) {
+        if (node >= sg->node_base + ip->patch.start && node < sg->node_base + ip->patch.split) {
             continue;
         }
         const tflm_node_rec_t *nr = tflm_interp_node(ip, node);
@@ -348,9 +354,9 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     // Weights are constants, and each op writes a tensor of its own (not the
     // stage's input, not another op's output), so unplanning the
     // intermediate maps leaves everything the patches read or write in place.
-    uint16_t input = tflm_interp_io(ip, tflm_interp_node(ip, s.sg->node_base)->io)[0];
+    uint16_t input = tflm_interp_io(ip, tflm_interp_node(ip, s.base)->io)[0];
     for (uint32_t j = 0; j < s.n; ++j) {
-        const tflm_node_rec_t *nr = tflm_interp_node(ip, s.sg->node_base + j);
+        const tflm_node_rec_t *nr = tflm_interp_node(ip, s.base + j);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
         for (uint32_t k = 1; k < nr->n_inputs; ++k) {
             if (io[k] != TFLM_NO_INDEX && tflm_interp_tensor(ip, io[k])->where != TFLM_AT_MODEL) {
@@ -360,7 +366,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         uint16_t t = io[nr->n_inputs];
         bool reused = t == input;
         for (uint32_t i = 0; i < j && !reused; ++i) {
-            const tflm_node_rec_t *ni = tflm_interp_node(ip, s.sg->node_base + i);
+            const tflm_node_rec_t *ni = tflm_interp_node(ip, s.base + i);
             reused = tflm_interp_io(ip, ni->io)[ni->n_inputs] == t;
         }
         if (reused) {
@@ -370,7 +376,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     // Intermediate maps are the stage's own: not read elsewhere, planned
     // buffers that the patches replace.
     for (uint32_t j = 0; j + 1 < s.n; ++j) {
-        const tflm_node_rec_t *nr = tflm_interp_node(ip, s.sg->node_base + j);
+        const tflm_node_rec_t *nr = tflm_interp_node(ip, s.base + j);
         uint16_t t = tflm_interp_io(ip, nr->io)[nr->n_inputs];
         const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, t);
         if (r->where != TFLM_AT_HEAD || (r->flags & TFLM_TENSOR_VARIABLE) || used_outside(ip, t)) {
@@ -406,7 +412,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
             size = TFLM_MAX(size, patch_smallest(s.n, &z));
         }
     }
-    const tflm_node_rec_t *end = tflm_interp_node(ip, s.sg->node_base + s.n - 1);
+    const tflm_node_rec_t *end = tflm_interp_node(ip, s.base + s.n - 1);
     uint32_t bytes[TFLM_PATCH_SCRATCH] = { size, copy };
     for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
         tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, pt->scratch + k);
@@ -414,7 +420,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         r->where = bytes[k] ? TFLM_AT_HEAD : TFLM_AT_NONE;
     }
     for (uint32_t j = 0; j + 1 < s.n; ++j) {
-        const tflm_node_rec_t *nr = tflm_interp_node(ip, s.sg->node_base + j);
+        const tflm_node_rec_t *nr = tflm_interp_node(ip, s.base + j);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
         tflm_interp_tensor_mut(ip, io[nr->n_inputs])->where = TFLM_AT_NONE; // in the head: checked above
     }
@@ -488,7 +494,7 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
     if (st) {
         return st;
     }
-    const tflm_node_rec_t *first = tflm_interp_node(ip, s.sg->node_base);
+    const tflm_node_rec_t *first = tflm_interp_node(ip, s.base);
     const uint8_t *input = tflm_interp_tensor_data(ip,
         tflm_interp_tensor(ip, tflm_interp_io(ip, first->io)[0]));
     uint8_t *output = e->out[0];

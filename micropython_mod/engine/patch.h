@@ -1,5 +1,6 @@
-// Patch-based execution of a model's first stage (MCUNetV2's idea): the
-// first `split` operators of subgraph 0, a chain of operators whose kernels
+// Patch-based execution of a stage of a model (MCUNetV2's idea): operators
+// `start` to `split` - 1 of subgraph 0 (the first ones, or those after a
+// QUANTIZE of a float input, ...), a chain of operators whose kernels
 // can run over part of a map (their window hooks, engine/kernel.h: today
 // CONV_2D and DEPTHWISE_CONV_2D in int8 or float32, MAX_POOL_2D and
 // AVERAGE_POOL_2D), run patch by patch over a grid of the stage's last output, so their
@@ -32,7 +33,8 @@
 //
 // Schedule (metadata "TflmPatchSchedule", written by `tflm-host prepare
 // --max-extra-macs`, little-endian int32 words): magic "TFPS", version,
-// split (operators in the stage), grid rows, grid columns. The device
+// split (the operator after the stage), grid rows, grid columns, start (the
+// stage's first operator). The device
 // derives everything else from the graph and checks it; a bad schedule is a
 // ValueError. A model without one runs every operator whole.
 #ifndef TFLM_ENGINE_PATCH_H
@@ -42,8 +44,9 @@
 
 #define TFLM_PATCH_METADATA "TflmPatchSchedule"
 #define TFLM_PATCH_MAGIC (0x53504654u) // "TFPS"
-#define TFLM_PATCH_VERSION (1)
-#define TFLM_PATCH_WORDS (5)
+// 2: the stage's first operator (1: operator 0).
+#define TFLM_PATCH_VERSION (2)
+#define TFLM_PATCH_WORDS (6)
 // At most this many operators in a stage, and patches along a side.
 #define TFLM_PATCH_MAX_OPS (16)
 #define TFLM_PATCH_MAX_GRID (64)
@@ -52,7 +55,8 @@
 #define TFLM_PATCH_SCRATCH (2)
 
 typedef struct _tflm_patch_t {
-    uint16_t split;      // operators in the stage, 0: no stage
+    uint16_t start;      // the stage's first operator
+    uint16_t split;      // the operator after the stage's last, 0: no stage
     uint16_t grid_h;     // patches along the rows and columns of the stage's output
     uint16_t grid_w;
     uint16_t scratch;    // record of the first of its TFLM_PATCH_SCRATCH buffers
@@ -85,7 +89,7 @@ tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *p
 // the stage runs at its last node, and is skipped by invoke(); or it is
 // that last node, which runs the stage.
 static inline bool tflm_patch_skips(const tflm_patch_t *pt, uint32_t node) {
-    return node + 1u < pt->split;
+    return node >= pt->start && node + 1u < pt->split;
 }
 static inline bool tflm_patch_ends(const tflm_patch_t *pt, uint32_t node) {
     return pt->split != 0 && node + 1u == pt->split;

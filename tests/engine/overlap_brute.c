@@ -94,7 +94,8 @@ static int patch_brute(tflm_interp_t *ip, const uint8_t *input, size_t input_len
     tflm_patch_t *pt = &ip->patch;
     uint32_t x = tflm_interp_input(ip, 0), y = tflm_interp_output(ip, 0);
     const tflm_tensor_rec_t *rx = tflm_interp_tensor(ip, x), *ry = tflm_interp_tensor(ip, y);
-    if (pt->split < 2 || input_len != rx->bytes || rx->where != TFLM_AT_HEAD) {
+    const uint32_t n_ops = (uint32_t)pt->split - pt->start; // the stage's operators
+    if (pt->split == 0 || n_ops < 2 || input_len != rx->bytes || rx->where != TFLM_AT_HEAD) {
         printf("none\n");
         return 0;
     }
@@ -112,7 +113,7 @@ static int patch_brute(tflm_interp_t *ip, const uint8_t *input, size_t input_len
     memcpy(want, tflm_interp_tensor_data(ip, ry), ry->bytes);
     // Every head buffer apart; the patch buffer room for the chain of maps
     // each below the one before, K bytes either way.
-    rb->bytes = tflm_align_up((uint32_t)k, TFLM_ALIGN) + (pt->split + 1u) * (planned + (uint32_t)k) + TFLM_ALIGN;
+    rb->bytes = tflm_align_up((uint32_t)k, TFLM_ALIGN) + (n_ops + 1u) * (planned + (uint32_t)k) + TFLM_ALIGN;
     uint32_t top = 0;
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
         tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, i);
@@ -141,7 +142,7 @@ static int patch_brute(tflm_interp_t *ip, const uint8_t *input, size_t input_len
     pt->test_exact = true;
     pt->test_base = tflm_align_up((uint32_t)k, TFLM_ALIGN);
     bool failed = false;
-    for (uint32_t j = 0; j + 1 < pt->split && !failed; ++j) {
+    for (uint32_t j = 0; j + 1 < n_ops && !failed; ++j) {
         int32_t clean = -k - (int32_t)elem;  // nudges up to this one all gave `want`
         bool broken = false;
         for (int32_t nudge = -(k / (int32_t)elem) * (int32_t)elem; nudge <= k; nudge += (int32_t)elem) {
@@ -166,7 +167,7 @@ static int patch_brute(tflm_interp_t *ip, const uint8_t *input, size_t input_len
         }
         printf("patch op %u rule-exact nudge %d\n", (unsigned)j, (int)clean);
     }
-    printf("patch ops %u elem %u out ", (unsigned)pt->split, (unsigned)elem);
+    printf("patch ops %u elem %u out ", (unsigned)n_ops, (unsigned)elem);
     for (uint32_t i = 0; i < ry->bytes; ++i) {
         printf("%02x", want[i]);
     }

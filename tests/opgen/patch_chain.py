@@ -4,8 +4,11 @@ convolutional models are, for patch-based execution (engine/patch.h): random
 maps, 1x1 to 5x5 kernels, strides 1 and 2, SAME and VALID padding, dilation,
 depth multipliers, random zero points. The model's output is the chain's last
 map (every element of the stage's output is compared), optionally followed by
-one more CONV_2D that the stage leaves out. params["grid"] is a patch grid for
-the test to use, often one that does not divide the map."""
+one more CONV_2D that the stage leaves out; an int8 chain may follow the
+QUANTIZE of a float input, as a converted float-input model's does (the
+stage then starts at operator 1: params["start"]). params["grid"] is a patch
+grid for the test to use, often one that does not divide the map;
+params["split"] the operator after the stage."""
 
 from __future__ import annotations
 
@@ -34,6 +37,15 @@ def _layer(rng: np.random.Generator, h: int, w: int, d: int) -> dict:
 
 @generator("PATCH/chain_int8")
 def chain_int8(rng: np.random.Generator) -> Case:
+    return _int8_chain(rng, quantize_first=False)
+
+
+@generator("PATCH/chain_after_quantize_int8")
+def chain_after_quantize_int8(rng: np.random.Generator) -> Case:
+    return _int8_chain(rng, quantize_first=True)
+
+
+def _int8_chain(rng: np.random.Generator, quantize_first: bool) -> Case:
     h, w, d = int(rng.integers(6, 25)), int(rng.integers(6, 25)), int(rng.integers(1, 5))
     n = int(rng.integers(2, 5))
     tail = bool(rng.integers(0, 2))
@@ -41,7 +53,14 @@ def chain_int8(rng: np.random.Generator) -> Case:
     sg = b.subgraph()
     q = act_quant(rng, "INT8")
     x = sg.tensor((1, h, w, d), "INT8", quant=q)
-    sg.inputs = [x]
+    start = 0
+    if quantize_first:
+        f = sg.tensor((1, h, w, d), "FLOAT32")
+        sg.op("QUANTIZE", [f], [x])
+        sg.inputs = [f]
+        start = 1
+    else:
+        sg.inputs = [x]
     layers = []
     cur, ch, cw, cd = x, h, w, d
     for j in range(n + (1 if tail else 0)):
@@ -73,7 +92,8 @@ def chain_int8(rng: np.random.Generator) -> Case:
     sg.outputs = [cur]
     gh = int(rng.integers(2, min(stage_out[0], 6) + 1)) if stage_out[0] >= 2 else 1
     gw = int(rng.integers(2, min(stage_out[1], 6) + 1)) if stage_out[1] >= 2 else 1
-    return Case("", b.build(), dict(h=h, w=w, d=d, layers=" ".join(layers), split=n, grid=(gh, gw), tail=tail))
+    return Case("", b.build(), dict(h=h, w=w, d=d, layers=" ".join(layers), split=start + n, grid=(gh, gw),
+                                    tail=tail, start=start))
 
 
 def _pool_layer(rng: np.random.Generator, h: int, w: int, d: int) -> dict:
