@@ -606,8 +606,6 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
 #if TFLM_MM_S8_LANES
     c.lanes = d->lanes != 0;
 #endif
-    const int32_t *mults = conv_multipliers(d);
-    const int8_t *shifts = conv_shifts(d);
 
     // How pixels are read: in place (inside the input, window rows long
     // enough), gathered (a small window), else apart (a large window slab
@@ -641,11 +639,11 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
         if (all) {
             // Set up once by the caller.
         } else if (keep == NULL) {
-            for (int32_t j = 0; j < c.n; ++j) {
-                const int32_t oc = c.c0 + j, m = d->per_channel ? oc : 0;
-                own[j].bias = conv_s8_start(filter, bias, oc, c.w_size, c.input_offset);
-                tflm_out_s8_setup(&own[j], mults[m], shifts[m], c.zero_point);
-            }
+            conv_s8_keep_t mine;
+            mine.q = own;
+            mine.start = NULL;
+            mine.n_start = 0;
+            conv_s8_setup(d, filter, bias, &mine, c.c0, c.n);
         } else if (keep->held != c.c0) {
             conv_s8_setup(d, filter, bias, keep, c.c0, c.n);
         }

@@ -336,20 +336,8 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_4x2(const int32_t *xp, int32_t n, cons
     a[3] = a11;
 }
 
-// sum of n int8 values (a filter's sum, for folding the input offset).
-static inline uint32_t tflm_sum_s8(const int8_t *w, int32_t n) {
-    uint32_t s = 0;
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-    for (; n >= 4; n -= 4, w += 4) {
-        const uint32_t v = tflm_ld_u32(w);
-        s = tflm_smlad(tflm_sxtb16(v), 0x00010001u, s);
-        s = tflm_smlad(tflm_sxtb16_ror8(v), 0x00010001u, s);
-    }
-#endif
-    for (int32_t k = 0; k < n; ++k) {
-        s += (uint32_t)(int32_t)w[k];
-    }
-    return s;
-}
+// sum of n int8 values (a filter's sum, for folding the input offset), a
+// word of values at a time (kernels/mm_s8.c).
+uint32_t tflm_sum_s8(const int8_t *w, int32_t n);
 
 #endif // TFLM_KERNELS_MM_S8_H
