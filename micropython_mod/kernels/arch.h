@@ -72,6 +72,17 @@ static inline uint32_t tflm_ld_u32(const void *p) {
     return v;
 }
 
+// 32 bits from a word-aligned address (one LDR on any core).
+static inline uint32_t tflm_ld_u32_aligned(const void *p) {
+    uint32_t v;
+#if defined(__GNUC__)
+    memcpy(&v, __builtin_assume_aligned(p, 4), sizeof(v));
+#else
+    memcpy(&v, p, sizeof(v));
+#endif
+    return v;
+}
+
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
@@ -91,6 +102,16 @@ static inline uint32_t tflm_sxtb16_ror8(uint32_t x) {
 // acc + a.lo * b.lo + a.hi * b.hi (signed halfwords; the sum wraps).
 static inline uint32_t tflm_smlad(uint32_t a, uint32_t b, uint32_t acc) {
     return (uint32_t)__smlad((int16x2_t)a, (int16x2_t)b, (int32_t)acc);
+}
+// acc's halfwords plus bytes 0 and 2 of x, sign-extended (each wraps).
+static inline uint32_t tflm_sxtab16(uint32_t acc, uint32_t x) {
+    return __sxtab16(acc, x);
+}
+// The same with bytes 1 and 3 (one instruction, as tflm_sxtb16_ror8).
+static inline uint32_t tflm_sxtab16_ror8(uint32_t acc, uint32_t x) {
+    uint32_t r;
+    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
+    return r;
 }
 // Halfword-wise add (wraps per halfword).
 static inline uint32_t tflm_sadd16(uint32_t a, uint32_t b) {
@@ -127,6 +148,12 @@ static inline uint32_t tflm_smlad(uint32_t a, uint32_t b, uint32_t acc) {
 }
 static inline uint32_t tflm_sadd16(uint32_t a, uint32_t b) {
     return tflm_pack16((int16_t)(a & 0xffff) + (int16_t)(b & 0xffff), (int16_t)(a >> 16) + (int16_t)(b >> 16));
+}
+static inline uint32_t tflm_sxtab16(uint32_t acc, uint32_t x) {
+    return tflm_sadd16(acc, tflm_sxtb16(x));
+}
+static inline uint32_t tflm_sxtab16_ror8(uint32_t acc, uint32_t x) {
+    return tflm_sadd16(acc, tflm_sxtb16_ror8(x));
 }
 static inline uint32_t tflm_smlabb(uint32_t a, uint32_t b, uint32_t acc) {
     return acc + (uint32_t)((int16_t)(a & 0xffff) * (int16_t)(b & 0xffff));

@@ -88,6 +88,9 @@ typedef struct {
     int32_t per_group;       // output channels per group
     int32_t c0, n;           // the chunk of output channels
     const tflm_out_s8_t *q;  // its constants
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+    bool sat;                // every one fast (shift >= 0), the activation's range all of int8
+#endif
 #if TFLM_MM_S8_LANES
     bool lanes;              // two pixels may sum in one 64-bit sum (conv_data_t.lanes)
 #endif
@@ -379,11 +382,28 @@ static void conv_s8_block(const conv_s8_t *c, const int8_t *x0, const int8_t *x1
     }
 }
 
+// One output value; `sat` (conv_s8_t.sat): the channel's scaling is the fast
+// one and the activation's range all of int8, which on Armv7-M one SSAT
+// clamps to (the range's bounds stay out of registers).
+static TFLM_ALWAYS_INLINE int8_t conv_s8_out(int32_t acc, const tflm_out_s8_t *q, int32_t zp, int32_t lo,
+    int32_t hi, bool sat) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 && defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+    if (sat) {
+        int32_t v = tflm_out_s8_scale(acc, q->mult, q->k, q->shift);
+        __asm__("ssat %0, #8, %1" : "=r"(v) : "r"(v));
+        return (int8_t)v;
+    }
+#else
+    (void)sat;
+#endif
+    return tflm_out_s8(acc, q, zp, lo, hi);
+}
+
 // Two pixels (x1 == NULL: one) of `k` contiguous values each (a 1x1
 // window, or a window gathered on the stack) against the chunk's filters,
 // two at a time. out0/out1: the pixels' outputs at the chunk's first channel.
-static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t k, int8_t *out0,
-    int8_t *out1) {
+static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t k,
+    int8_t *out0, int8_t *out1, bool sat) {
     const int32_t n = c->n, zp = c->zero_point, lo = c->act_min, hi = c->act_max;
     const tflm_out_s8_t *q = c->q;
     const int8_t *w = c->filter + c->c0 * k;
@@ -409,18 +429,29 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
 #else
             tflm_mm_s8_2x2(x0, x1, w, w1, k, a);
 #endif
-            out1[j] = tflm_out_s8((int32_t)a[2], q0, zp, lo, hi);
+            out1[j] = conv_s8_out((int32_t)a[2], q0, zp, lo, hi, sat);
             if (two) {
-                out1[j + 1] = tflm_out_s8((int32_t)a[3], q1, zp, lo, hi);
+                out1[j + 1] = conv_s8_out((int32_t)a[3], q1, zp, lo, hi, sat);
             }
         } else {
             tflm_mm_s8_1x2(x0, w, w1, k, a);
         }
-        out0[j] = tflm_out_s8((int32_t)a[0], q0, zp, lo, hi);
+        out0[j] = conv_s8_out((int32_t)a[0], q0, zp, lo, hi, sat);
         if (two) {
-            out0[j + 1] = tflm_out_s8((int32_t)a[1], q1, zp, lo, hi);
+            out0[j + 1] = conv_s8_out((int32_t)a[1], q1, zp, lo, hi, sat);
         }
     }
+}
+
+static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t k, int8_t *out0,
+    int8_t *out1) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+    if (c->sat) {
+        conv_s8_pair_run(c, x0, x1, k, out0, out1, true);
+        return;
+    }
+#endif
+    conv_s8_pair_run(c, x0, x1, k, out0, out1, false);
 }
 
 #if TFLM_MM_S8_LANES
@@ -530,6 +561,9 @@ typedef struct {
     int32_t n_start;
     int32_t ox_lo, ox_hi;
     int32_t band;           // rows of a band, the first one's a multiple of it
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+    bool fast;              // every channel set up last in q has the fast scaling (shift >= 0)
+#endif
 } conv_s8_keep_t;
 
 // The constants of the chunk of n output channels from c0 into keep->q.
@@ -545,6 +579,13 @@ __attribute__((noinline)) static void conv_s8_setup(const conv_data_t *d, const 
         keep->q[j].bias = oc < n_start ? start[oc] : conv_s8_start(filter, bias, oc, w_size, d->input_offset);
         tflm_out_s8_setup(&keep->q[j], mults[m], shifts[m], zp);
     }
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+    bool fast = true;
+    for (int32_t j = 0; j < n; ++j) {
+        fast = fast && keep->q[j].shift >= 0;
+    }
+    keep->fast = fast;
+#endif
     keep->held = c0;
 }
 
@@ -606,8 +647,6 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
 #if TFLM_MM_S8_LANES
     c.lanes = d->lanes != 0;
 #endif
-    const int32_t *mults = conv_multipliers(d);
-    const int8_t *shifts = conv_shifts(d);
 
     // How pixels are read: in place (inside the input, window rows long
     // enough), gathered (a small window), else apart (a large window slab
@@ -641,14 +680,23 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
         if (all) {
             // Set up once by the caller.
         } else if (keep == NULL) {
-            for (int32_t j = 0; j < c.n; ++j) {
-                const int32_t oc = c.c0 + j, m = d->per_channel ? oc : 0;
-                own[j].bias = conv_s8_start(filter, bias, oc, c.w_size, c.input_offset);
-                tflm_out_s8_setup(&own[j], mults[m], shifts[m], c.zero_point);
-            }
+            conv_s8_keep_t mine;
+            mine.q = own;
+            mine.start = NULL;
+            mine.n_start = 0;
+            conv_s8_setup(d, filter, bias, &mine, c.c0, c.n);
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+            c.sat = mine.fast;
+#endif
         } else if (keep->held != c.c0) {
             conv_s8_setup(d, filter, bias, keep, c.c0, c.n);
         }
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+        if (keep != NULL) {
+            c.sat = keep->fast;
+        }
+        c.sat = c.sat && c.act_min == -128 && c.act_max == 127;
+#endif
         if (pointwise) {
             int8_t *out = output + ((size_t)batch * out_h * out_w + pix0) * c.out_d + c.c0;
             conv_s8_pointwise(&c, c.in_b + pix0 * c.in_d, pix1 - pix0, out);

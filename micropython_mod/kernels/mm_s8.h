@@ -179,6 +179,16 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_2x2(const int8_t *x0, const int8_t *x1
 #endif
 }
 
+// Whether the DSP cores' loops below are in assembly (Thumb-2, M profile,
+// optimised builds; the host's tests build the same sums in C).
+#ifndef TFLM_MM_S8_LANES_ASM
+#if defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__)
+#define TFLM_MM_S8_LANES_ASM (1)
+#else
+#define TFLM_MM_S8_LANES_ASM (0)
+#endif
+#endif
+
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
 
 // Two pixels' first 4 * groups values widened to 16 bits once, for all the
@@ -194,12 +204,60 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_widen2(const int8_t *x0, const int8_t 
     }
 }
 
+// Four values of tflm_mm_s16s8_2x2's loop in assembly: both pixels'
+// widened words, then each filter's word widened and multiplied by both.
+#define TFLM_MM_S16S8_2X2_STEP \
+    "ldrd %[xa], %[xb], [%[xw]], #16\n\t" \
+    "ldrd %[xc], %[xd], [%[xw], #-8]\n\t" \
+    "ldr %[wv], [%[w0]], #4\n\t" \
+    "sxtb16 %[wt], %[wv]\n\t" \
+    "sxtb16 %[wv], %[wv], ror #8\n\t" \
+    "smlad %[a00], %[xa], %[wt], %[a00]\n\t" \
+    "smlad %[a00], %[xb], %[wv], %[a00]\n\t" \
+    "smlad %[a10], %[xc], %[wt], %[a10]\n\t" \
+    "smlad %[a10], %[xd], %[wv], %[a10]\n\t" \
+    "ldr %[wv], [%[w1]], #4\n\t" \
+    "sxtb16 %[wt], %[wv]\n\t" \
+    "sxtb16 %[wv], %[wv], ror #8\n\t" \
+    "smlad %[a01], %[xa], %[wt], %[a01]\n\t" \
+    "smlad %[a01], %[xb], %[wv], %[a01]\n\t" \
+    "smlad %[a11], %[xc], %[wt], %[a11]\n\t" \
+    "smlad %[a11], %[xd], %[wv], %[a11]\n\t"
+
 // tflm_mm_s8_2x2 on widened pixels: xw from tflm_mm_s8_widen2 up to xw_end,
 // filter 0 at w0 and filter 1 w1_at bytes after it. Per 4 values: two
 // doubleword loads, one word per filter widened, eight SMLAD.
 static TFLM_ALWAYS_INLINE void tflm_mm_s16s8_2x2(const uint32_t *xw, const uint32_t *xw_end, const int8_t *w0,
     int32_t w1_at, uint32_t *a) {
     uint32_t a00 = a[0], a01 = a[1], a10 = a[2], a11 = a[3];
+#if TFLM_MM_S8_LANES_ASM
+    // In assembly: GCC's own code for the C loop below keeps the loop's end
+    // or w1_at on the stack (a load a step); here the fourteen registers
+    // hold everything and each load moves its pointer. An odd step first,
+    // then two steps a turn.
+    if (xw != xw_end) {
+        const int8_t *w1 = w0 + w1_at;
+        uint32_t xa, xb, xc, xd, wv, wt;
+        __asm__ volatile(
+            "sub %[wt], %[end], %[xw]\n\t"
+            "tst %[wt], #16\n\t"
+            "beq 2f\n\t"
+            TFLM_MM_S16S8_2X2_STEP
+            "2:\n\t"
+            "cmp %[xw], %[end]\n\t"
+            "beq 3f\n\t"
+            "1:\n\t"
+            TFLM_MM_S16S8_2X2_STEP TFLM_MM_S16S8_2X2_STEP
+            "cmp %[xw], %[end]\n\t"
+            "bne 1b\n\t"
+            "3:"
+            : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [xw] "+r"(xw), [w0] "+r"(w0),
+              [w1] "+r"(w1), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc), [xd] "=&r"(xd), [wv] "=&r"(wv),
+              [wt] "=&r"(wt)
+            : [end] "r"(xw_end)
+            : "memory", "cc");
+    }
+#else
     while (xw != xw_end) {
         const uint32_t xa02 = xw[0], xa13 = xw[1], xb02 = xw[2], xb13 = xw[3];
         xw += 4;
@@ -218,6 +276,7 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s16s8_2x2(const uint32_t *xw, const uint3
         a11 = tflm_smlad(xb02, w02, a11);
         a11 = tflm_smlad(xb13, w13, a11);
     }
+#endif
     a[0] = a00;
     a[1] = a01;
     a[2] = a10;
@@ -243,18 +302,11 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s16s8_2x2(const uint32_t *xw, const uint3
 // packed operand is large): measured by the cycle estimator at the TRM's
 // worst, the plain 2x2 block takes 9-11% fewer cycles on kws_ref_model,
 // person_detect and vww_96_int8.
-// tflm_mm_s8_4x2's assembly takes all fourteen registers, r7 and r9
-// included: a build that reserves one (frame pointers, a fixed r9, -O0)
-// fails to compile it and needs -DTFLM_MM_S8_LANES_ASM=0 (the same sums in
-// C, slower).
+// tflm_mm_s8_4x2's assembly (and tflm_mm_s16s8_2x2's) takes all fourteen
+// registers, r7 and r9 included: a build that reserves one (frame pointers,
+// a fixed r9, -O0) fails to compile it and needs -DTFLM_MM_S8_LANES_ASM=0
+// (the same sums in C, slower).
 #define TFLM_MM_S8_LANES (TFLM_KERNEL_ARCH == TFLM_ARCH_DSP)
-#ifndef TFLM_MM_S8_LANES_ASM
-#if defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__)
-#define TFLM_MM_S8_LANES_ASM (1)
-#else
-#define TFLM_MM_S8_LANES_ASM (0)
-#endif
-#endif
 
 // Whether each of `filters` filters of n values sums in lanes.
 static inline bool tflm_mm_s8_lanes_fit(const int8_t *w, int32_t filters, int32_t n) {
@@ -336,20 +388,8 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_4x2(const int32_t *xp, int32_t n, cons
     a[3] = a11;
 }
 
-// sum of n int8 values (a filter's sum, for folding the input offset).
-static inline uint32_t tflm_sum_s8(const int8_t *w, int32_t n) {
-    uint32_t s = 0;
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-    for (; n >= 4; n -= 4, w += 4) {
-        const uint32_t v = tflm_ld_u32(w);
-        s = tflm_smlad(tflm_sxtb16(v), 0x00010001u, s);
-        s = tflm_smlad(tflm_sxtb16_ror8(v), 0x00010001u, s);
-    }
-#endif
-    for (int32_t k = 0; k < n; ++k) {
-        s += (uint32_t)(int32_t)w[k];
-    }
-    return s;
-}
+// sum of n int8 values (a filter's sum, for folding the input offset), a
+// word of values at a time (kernels/mm_s8.c).
+uint32_t tflm_sum_s8(const int8_t *w, int32_t n);
 
 #endif // TFLM_KERNELS_MM_S8_H
