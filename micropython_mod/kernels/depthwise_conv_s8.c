@@ -686,8 +686,14 @@ static int dw_s8_path(const conv_data_t *d) {
 }
 
 bool tflm_depthwise_conv_2d_s8_in_order(const conv_data_t *d, const int8_t *input, const int8_t *output) {
+    const int64_t below = (int64_t)((intptr_t)input - (intptr_t)output);
     if (dw_s8_path(d) != DW_S8_ROWS) {
-        return d->out_d <= DW_S8_CHUNK;
+        // One chunk: each row is finished before the next. Several, with
+        // one output channel per input channel and the output a whole
+        // number of pixels away: a chunk reads and writes only its own
+        // channels' bytes, in the order row-by-row calls would, so the
+        // other chunks' writes change nothing it reads.
+        return d->out_d <= DW_S8_CHUNK || (d->f_d == 1 && below % d->in_d == 0);
     }
     // The 3x3 path goes channel by channel, each along its rows. With one
     // output channel per input channel and the output a whole number of
@@ -700,7 +706,6 @@ bool tflm_depthwise_conv_2d_s8_in_order(const conv_data_t *d, const int8_t *inpu
     // pixel and the first of these can only grow along a row (stride >= 1,
     // padding <= 1), so each row's first and last outputs are the ones to
     // check.
-    const int64_t below = (int64_t)((intptr_t)input - (intptr_t)output);
     const int32_t ch = d->in_d, in_w = d->in_w, out_w = d->out_w;
     if (d->batches != 1 || d->f_d != 1 || d->out_d != ch || below < 0 || below % ch != 0) {
         return false;
