@@ -672,6 +672,43 @@ static TFLM_ALWAYS_INLINE int8_t dw_s8_out_fast(uint32_t sum, const tflm_out_s8_
     return (int8_t)tflm_clamp(v, lo, hi);
 }
 
+// Each four of the chunk's n channels (returns how many it did) of one
+// output pixel, its window's `cols` columns (a constant: 1, 2 or 3) on
+// rows from xs and ws to xs + span, to the output stage.
+static TFLM_ALWAYS_INLINE int32_t dw_s8_groups(const tflm_out_s8_t *q, int32_t n, const int8_t *xs,
+    const int8_t *ws, int32_t span, int32_t in_d, int32_t in_row, uint32_t off4, int32_t lo, int32_t hi, bool sat,
+    int8_t *out, const int32_t cols) {
+    const int32_t w_row = 3 * in_d;
+    int32_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        uint32_t a0 = (uint32_t)q[j].bias, a1 = (uint32_t)q[j + 1].bias, a2 = (uint32_t)q[j + 2].bias,
+                 a3 = (uint32_t)q[j + 3].bias;
+        const int8_t *x = xs + j, *w = ws + j;
+        const int8_t *const x_end = x + span;
+        for (; x != x_end; x += in_row, w += w_row) {
+            dw_s8_tap4(x, w, off4, &a0, &a1, &a2, &a3);
+            if (cols > 1) {
+                dw_s8_tap4(x + in_d, w + in_d, off4, &a0, &a1, &a2, &a3);
+            }
+            if (cols > 2) {
+                dw_s8_tap4(x + 2 * in_d, w + 2 * in_d, off4, &a0, &a1, &a2, &a3);
+            }
+        }
+        if (sat) {
+            out[j] = dw_s8_out_fast(a0, &q[j], lo, hi, true);
+            out[j + 1] = dw_s8_out_fast(a1, &q[j + 1], lo, hi, true);
+            out[j + 2] = dw_s8_out_fast(a2, &q[j + 2], lo, hi, true);
+            out[j + 3] = dw_s8_out_fast(a3, &q[j + 3], lo, hi, true);
+            continue;
+        }
+        out[j] = dw_s8_out_fast(a0, &q[j], lo, hi, false);
+        out[j + 1] = dw_s8_out_fast(a1, &q[j + 1], lo, hi, false);
+        out[j + 2] = dw_s8_out_fast(a2, &q[j + 2], lo, hi, false);
+        out[j + 3] = dw_s8_out_fast(a3, &q[j + 3], lo, hi, false);
+    }
+    return j;
+}
+
 // The chunk's output channels over rows [row0, row1): per output pixel the
 // window's first tap inside the input and how many rows and columns of it
 // are inside, then each four channels from the bias through those taps
@@ -684,14 +721,19 @@ static TFLM_ALWAYS_INLINE int8_t dw_s8_out_fast(uint32_t sum, const tflm_out_s8_
 DW_S8_NOIPA static bool dw_s8_channels_3x3(const dw_s8_t *c, int8_t *output, int32_t batch,
     int32_t row0, int32_t row1) {
     const tflm_out_s8_t *q = c->q;
+    const int32_t n = c->n;
     int32_t shift_bits = 0;  // negative if a channel's shift is (-1: the reference's steps)
-    for (int32_t j = 0; j < c->n; ++j) {
+    int32_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        shift_bits |= q[j].shift | q[j + 1].shift | q[j + 2].shift | q[j + 3].shift;
+    }
+    for (; j < n; ++j) {
         shift_bits |= q[j].shift;
     }
     if (shift_bits < 0) {
         return false;
     }
-    const int32_t in_d = c->in_d, in_row = c->in_row, out_w = c->out_w, n = c->n, w_row = 3 * in_d;
+    const int32_t in_d = c->in_d, in_row = c->in_row, out_w = c->out_w, w_row = 3 * in_d;
     const int32_t off = c->input_offset, lo = c->act_min, hi = c->act_max;
     const bool sat = lo == -128 && hi == 127;
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
@@ -711,39 +753,12 @@ DW_S8_NOIPA static bool dw_s8_channels_3x3(const dw_s8_t *c, int8_t *output, int
             const int32_t span = rows * in_row;  // from a tap's first row to past its last
             const int8_t *xs = in_c + (y0 + fy0) * in_row + (x0 + fx0) * in_d;
             const int8_t *ws = w_c + (fy0 * 3 + fx0) * in_d;
-            int32_t j = 0;
-            for (; j + 4 <= n; j += 4) {
-                uint32_t a0 = (uint32_t)q[j].bias, a1 = (uint32_t)q[j + 1].bias, a2 = (uint32_t)q[j + 2].bias,
-                         a3 = (uint32_t)q[j + 3].bias;
-                const int8_t *x = xs + j, *w = ws + j;
-                const int8_t *const x_end = x + span;
-                if (cols == 3) {
-                    for (; x != x_end; x += in_row, w += w_row) {
-                        dw_s8_tap4(x, w, off4, &a0, &a1, &a2, &a3);
-                        dw_s8_tap4(x + in_d, w + in_d, off4, &a0, &a1, &a2, &a3);
-                        dw_s8_tap4(x + 2 * in_d, w + 2 * in_d, off4, &a0, &a1, &a2, &a3);
-                    }
-                } else if (cols == 2) {
-                    for (; x != x_end; x += in_row, w += w_row) {
-                        dw_s8_tap4(x, w, off4, &a0, &a1, &a2, &a3);
-                        dw_s8_tap4(x + in_d, w + in_d, off4, &a0, &a1, &a2, &a3);
-                    }
-                } else {
-                    for (; x != x_end; x += in_row, w += w_row) {
-                        dw_s8_tap4(x, w, off4, &a0, &a1, &a2, &a3);
-                    }
-                }
-                if (sat) {
-                    out[j] = dw_s8_out_fast(a0, &q[j], lo, hi, true);
-                    out[j + 1] = dw_s8_out_fast(a1, &q[j + 1], lo, hi, true);
-                    out[j + 2] = dw_s8_out_fast(a2, &q[j + 2], lo, hi, true);
-                    out[j + 3] = dw_s8_out_fast(a3, &q[j + 3], lo, hi, true);
-                    continue;
-                }
-                out[j] = dw_s8_out_fast(a0, &q[j], lo, hi, false);
-                out[j + 1] = dw_s8_out_fast(a1, &q[j + 1], lo, hi, false);
-                out[j + 2] = dw_s8_out_fast(a2, &q[j + 2], lo, hi, false);
-                out[j + 3] = dw_s8_out_fast(a3, &q[j + 3], lo, hi, false);
+            if (cols == 3) {
+                j = dw_s8_groups(q, n, xs, ws, span, in_d, in_row, off4, lo, hi, sat, out, 3);
+            } else if (cols == 2) {
+                j = dw_s8_groups(q, n, xs, ws, span, in_d, in_row, off4, lo, hi, sat, out, 2);
+            } else {
+                j = dw_s8_groups(q, n, xs, ws, span, in_d, in_row, off4, lo, hi, sat, out, 1);
             }
             for (; j < n; ++j) {
                 uint32_t a = (uint32_t)q[j].bias;
