@@ -628,13 +628,14 @@ static TFLM_ALWAYS_INLINE void dw_s8_channels_in(const dw_s8_t *c, int8_t *outpu
 #define DW_S8_NOIPA __attribute__((noinline))
 #endif
 
-// The products of one tap for four channels: x and w at the channels'
-// first, the input offset added to each input value.
-static TFLM_ALWAYS_INLINE void dw_s8_tap4(const int8_t *x, const int8_t *w, uint32_t off, uint32_t *a0,
+// The products of one tap for four channels: the input at x + k and the
+// weights at w + k (the channels' first), the input offset added to each
+// input value.
+static TFLM_ALWAYS_INLINE void dw_s8_tap4(const int8_t *x, const int8_t *w, int32_t k, uint32_t off, uint32_t *a0,
     uint32_t *a1, uint32_t *a2, uint32_t *a3) {
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
     // `off` packed in both halfwords; pairs as in dw_s8_taps4.
-    const uint32_t xv = tflm_ld_u32(x), wv = tflm_ld_u32(w);
+    const uint32_t xv = tflm_ld_u32(x + k), wv = tflm_ld_u32(w + k);
     const uint32_t x02 = tflm_sadd16(tflm_sxtb16(xv), off), x13 = tflm_sadd16(tflm_sxtb16_ror8(xv), off);
     const uint32_t w02 = tflm_sxtb16(wv), w13 = tflm_sxtb16_ror8(wv);
     *a0 = tflm_smlabb(x02, w02, *a0);
@@ -646,7 +647,12 @@ static TFLM_ALWAYS_INLINE void dw_s8_tap4(const int8_t *x, const int8_t *w, uint
     // sign-extended a byte at a time (SXTB with rotation, ASR for the top
     // one): fewer loads than byte by byte, no address per byte.
     const int32_t o = (int32_t)off;
-    const uint32_t xv = tflm_ld_u32(x), wv = tflm_ld_u32(w);
+#if defined(__GNUC__)
+    // The loads after the previous tap's products: GCC otherwise loads
+    // the taps of a row at once and spills sums for the registers.
+    __asm__("" : "+r"(k) : "r"(*a0), "r"(*a1), "r"(*a2), "r"(*a3));
+#endif
+    const uint32_t xv = tflm_ld_u32(x + k), wv = tflm_ld_u32(w + k);
     *a0 += (uint32_t)(((int8_t)xv + o) * (int8_t)wv);
     *a1 += (uint32_t)(((int8_t)(xv >> 8) + o) * (int8_t)(wv >> 8));
     *a2 += (uint32_t)(((int8_t)(xv >> 16) + o) * (int8_t)(wv >> 16));
@@ -686,12 +692,12 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_groups(const tflm_out_s8_t *q, int32_t n
         const int8_t *x = xs + j, *w = ws + j;
         const int8_t *const x_end = x + span;
         for (; x != x_end; x += in_row, w += w_row) {
-            dw_s8_tap4(x, w, off4, &a0, &a1, &a2, &a3);
+            dw_s8_tap4(x, w, 0, off4, &a0, &a1, &a2, &a3);
             if (cols > 1) {
-                dw_s8_tap4(x + in_d, w + in_d, off4, &a0, &a1, &a2, &a3);
+                dw_s8_tap4(x, w, in_d, off4, &a0, &a1, &a2, &a3);
             }
             if (cols > 2) {
-                dw_s8_tap4(x + 2 * in_d, w + 2 * in_d, off4, &a0, &a1, &a2, &a3);
+                dw_s8_tap4(x, w, 2 * in_d, off4, &a0, &a1, &a2, &a3);
             }
         }
         if (sat) {
