@@ -847,12 +847,12 @@ enum { DW_S8_GENERIC, DW_S8_ROWS, DW_S8_CHANNELS };
 // outputs of multiplier 1: 4% fewer on the M4, but kws_ref_model's 25x5
 // ones 5% more there; 0-10% more on the M3, 7-12% on the M0+.) Where
 // dw_s8_channels_3x3 takes the 3x3 windows of multiplier 1 (the M3 and M4),
-// outputs up to 8 wide: against the row path, the sweep's 8x8x64 layer 14%
-// fewer cycles on the M3, 26% on the M4, its 16x16x8 stride 2 one 3% and
-// 24%; kws_ref_model 4% and 9%, person_detect and vww_96_int8 2% and 4%.
-// Up to 16 wide instead: the 16x16x8 layer (16x16 outputs) 11% more on
-// the M3, 5% on the M4; person_detect 0.04% more on the M3, 0.6% fewer on
-// the M4.
+// outputs up to 8 wide: against the row path, the sweep's 8x8x64 layer 20%
+// fewer cycles on the M3, 26% on the M4, its 16x16x8 stride 2 one 10% and
+// 24%; kws_ref_model 5% and 9%, person_detect 2.4% and 4.5%, vww_96_int8
+// 2.2% and 3.9%. Up to 16 wide instead: the 16x16x8 layer (16x16 outputs)
+// 3% more on the M3, 5% on the M4; person_detect and vww_96_int8 0.2%
+// fewer on the M3, 0.5% on the M4.
 #define DW_S8_NARROW (DW_S8_3X3_CHANNELS ? 8 : 4)
 #define DW_S8_NARROW_MULT (8)
 
