@@ -87,7 +87,8 @@ def _lstm(dtype: str, batches: int, steps: int, n_input: int, n_state: int, time
 # 128 values (gathered a slab at a time; all 40 channels of a pair at once,
 # or in chunks past 64 channels), the depthwise 3x3 path
 # across its 16-channel chunks (channel by channel over all rows where the
-# distance allows, else in bands), and the other dtypes.
+# distance allows, else in bands), the depthwise channels path across its
+# chunks, and the other dtypes.
 CASES = {
     "conv1x1_expand_int8": lambda: _conv("INT8", 8, 7, 16, 48, 1, 1, "VALID"),
     "conv1x1_reduce_int8": lambda: _conv("INT8", 8, 7, 40, 8, 1, 1, "VALID"),
@@ -111,6 +112,10 @@ CASES = {
     "dw3x3_s1_int8": lambda: _conv("INT8", 9, 9, 40, 40, 3, 1, "SAME", depthwise=True),
     "dw3x3_s2_int8": lambda: _conv("INT8", 10, 10, 24, 24, 3, 2, "SAME", depthwise=True),
     "dw3x3_mult2_int8": lambda: _conv("INT8", 8, 8, 8, 16, 3, 1, "VALID", depthwise=True),
+    # The channels-innermost path over more than one 16-channel chunk: all
+    # rows in one call where the distance is a whole number of pixels.
+    "dw3x3_narrow_int8": lambda: _conv("INT8", 4, 4, 40, 40, 3, 1, "SAME", depthwise=True),
+    "dw5x5_s2_int8": lambda: _conv("INT8", 9, 9, 36, 36, 5, 2, "SAME", depthwise=True),
     "dw5x5_dil2_int8": lambda: _conv("INT8", 12, 12, 8, 8, 5, 1, "SAME", dil=2, depthwise=True),
     "dw3x3_float32": lambda: _conv("FLOAT32", 8, 8, 6, 6, 3, 2, "SAME", depthwise=True),
     "dw3x3_int16": lambda: _conv("INT16", 8, 8, 6, 6, 3, 1, "SAME", depthwise=True),

@@ -125,7 +125,9 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
 // never reads an input byte it has overwritten, `output` overlapping
 // `input`: one chunk of output channels, not the 3x3 path (which goes
 // channel by channel along the rows), so that each row is finished before
-// later rows' input is read; or the 3x3 path where the plan's actual
+// later rows' input is read; chunks of one output channel per input
+// channel, the output a whole number of pixels away (each chunk touches
+// only its own channels' bytes); or the 3x3 path where the plan's actual
 // distance keeps each channel's bytes apart from the others' and behind
 // the ones its later outputs read.
 bool tflm_depthwise_conv_2d_s8_in_order(const conv_data_t *d, const int8_t *input, const int8_t *output);

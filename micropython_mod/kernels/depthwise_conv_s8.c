@@ -13,8 +13,10 @@
 // innermost (dw_s8_channels): per output pixel the taps inside the input
 // are listed once, then four channels at a time sum over them in
 // registers, so nothing is set up per channel and row (small maps, where a
-// row has few outputs to share that setup). The rest (depth multipliers
-// above 1, windows of more than DW_S8_TAPS_MAX taps) take the generic loop.
+// row has few outputs to share that setup); on the Cortex-M3 and M4, 3x3
+// windows of multiplier 1 walk the window's rows instead of a list of taps
+// (dw_s8_channels_3x3). The rest (depth multipliers above 1, windows of
+// more than DW_S8_TAPS_MAX taps) take the generic loop.
 #include "kernels/loop_opt.h"
 #include "kernels/conv_common.h"
 #include "kernels/out_s8.h"
@@ -606,6 +608,180 @@ static TFLM_ALWAYS_INLINE void dw_s8_channels_in(const dw_s8_t *c, int8_t *outpu
 #define TFLM_DW_S8_COMPACT (TFLM_KERNEL_ARCH == TFLM_ARCH_V6M)
 #endif
 
+// 3x3 windows of multiplier 1 without dilation on the Cortex-M3 and M4
+// (dw_s8_channels_3x3; not with TFLM_DW_S8_COMPACT, which PYBV11 builds
+// with for its flash): channels innermost as above, but the window is
+// walked row by row with each row's columns unrolled instead of a list of
+// taps built per pixel and read per tap (on small maps with many channels
+// the list's loads and loop cost as much as a third of the products).
+#define DW_S8_3X3_CHANNELS \
+    ((TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP) && !TFLM_DW_S8_COMPACT)
+
+#if DW_S8_3X3_CHANNELS
+// Out of line and out of GCC's interprocedural passes: with them, its call
+// in tflm_depthwise_conv_2d_s8_rows (dw_s8_channels_whole inlined) made
+// that function's frame 768 bytes on the M3 and M4; without, 632 (752
+// before this path).
+#if defined(__GNUC__) && !defined(__clang__)
+#define DW_S8_NOIPA __attribute__((noinline, noipa))
+#else
+#define DW_S8_NOIPA __attribute__((noinline))
+#endif
+
+// The products of one tap for four channels: the input at x + k and the
+// weights at w + k (the channels' first), the input offset added to each
+// input value.
+static TFLM_ALWAYS_INLINE void dw_s8_tap4(const int8_t *x, const int8_t *w, int32_t k, uint32_t off, uint32_t *a0,
+    uint32_t *a1, uint32_t *a2, uint32_t *a3) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    // `off` packed in both halfwords; pairs as in dw_s8_taps4.
+    const uint32_t xv = tflm_ld_u32(x + k), wv = tflm_ld_u32(w + k);
+    const uint32_t x02 = tflm_sadd16(tflm_sxtb16(xv), off), x13 = tflm_sadd16(tflm_sxtb16_ror8(xv), off);
+    const uint32_t w02 = tflm_sxtb16(wv), w13 = tflm_sxtb16_ror8(wv);
+    *a0 = tflm_smlabb(x02, w02, *a0);
+    *a1 = tflm_smlabb(x13, w13, *a1);
+    *a2 = tflm_smlatt(x02, w02, *a2);
+    *a3 = tflm_smlatt(x13, w13, *a3);
+#else
+    // Each four values in one load (unaligned loads are allowed), then
+    // sign-extended a byte at a time (SXTB with rotation, ASR for the top
+    // one): fewer loads than byte by byte, no address per byte.
+    const int32_t o = (int32_t)off;
+#if defined(__GNUC__)
+    // The loads after the previous tap's products: GCC otherwise loads
+    // the taps of a row at once and spills sums for the registers.
+    __asm__("" : "+r"(k) : "r"(*a0), "r"(*a1), "r"(*a2), "r"(*a3));
+#endif
+    const uint32_t xv = tflm_ld_u32(x + k), wv = tflm_ld_u32(w + k);
+    *a0 += (uint32_t)(((int8_t)xv + o) * (int8_t)wv);
+    *a1 += (uint32_t)(((int8_t)(xv >> 8) + o) * (int8_t)(wv >> 8));
+    *a2 += (uint32_t)(((int8_t)(xv >> 16) + o) * (int8_t)(wv >> 16));
+    *a3 += (uint32_t)((((int32_t)xv >> 24) + o) * ((int32_t)wv >> 24));
+#endif
+}
+
+// The output stage of a channel whose shift takes tflm_out_s8_scale,
+// clamped to [lo, hi], or with `sat` (the range is all of int8: no
+// activation) by one SSAT instead of two compares.
+static TFLM_ALWAYS_INLINE int8_t dw_s8_out_fast(uint32_t sum, const tflm_out_s8_t *q, int32_t lo, int32_t hi,
+    bool sat) {
+    const int32_t v = tflm_out_s8_scale((int32_t)sum, q->mult, q->k, q->shift);
+#if defined(__GNUC__) && defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+    if (sat) {
+        int32_t r;
+        __asm__("ssat %0, #8, %1" : "=r"(r) : "r"(v));
+        return (int8_t)r;
+    }
+#else
+    (void)sat;
+#endif
+    return (int8_t)tflm_clamp(v, lo, hi);
+}
+
+// Each four of the chunk's n channels (returns how many it did) of one
+// output pixel, its window's `cols` columns (a constant: 1, 2 or 3) on
+// rows from xs and ws to xs + span, to the output stage.
+static TFLM_ALWAYS_INLINE int32_t dw_s8_groups(const tflm_out_s8_t *q, int32_t n, const int8_t *xs,
+    const int8_t *ws, int32_t span, int32_t in_d, int32_t in_row, uint32_t off4, int32_t lo, int32_t hi, bool sat,
+    int8_t *out, const int32_t cols) {
+    const int32_t w_row = 3 * in_d;
+    int32_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        uint32_t a0 = (uint32_t)q[j].bias, a1 = (uint32_t)q[j + 1].bias, a2 = (uint32_t)q[j + 2].bias,
+                 a3 = (uint32_t)q[j + 3].bias;
+        const int8_t *x = xs + j, *w = ws + j;
+        const int8_t *const x_end = x + span;
+        for (; x != x_end; x += in_row, w += w_row) {
+            dw_s8_tap4(x, w, 0, off4, &a0, &a1, &a2, &a3);
+            if (cols > 1) {
+                dw_s8_tap4(x, w, in_d, off4, &a0, &a1, &a2, &a3);
+            }
+            if (cols > 2) {
+                dw_s8_tap4(x, w, 2 * in_d, off4, &a0, &a1, &a2, &a3);
+            }
+        }
+        if (sat) {
+            out[j] = dw_s8_out_fast(a0, &q[j], lo, hi, true);
+            out[j + 1] = dw_s8_out_fast(a1, &q[j + 1], lo, hi, true);
+            out[j + 2] = dw_s8_out_fast(a2, &q[j + 2], lo, hi, true);
+            out[j + 3] = dw_s8_out_fast(a3, &q[j + 3], lo, hi, true);
+            continue;
+        }
+        out[j] = dw_s8_out_fast(a0, &q[j], lo, hi, false);
+        out[j + 1] = dw_s8_out_fast(a1, &q[j + 1], lo, hi, false);
+        out[j + 2] = dw_s8_out_fast(a2, &q[j + 2], lo, hi, false);
+        out[j + 3] = dw_s8_out_fast(a3, &q[j + 3], lo, hi, false);
+    }
+    return j;
+}
+
+// The chunk's output channels over rows [row0, row1): per output pixel the
+// window's first tap inside the input and how many rows and columns of it
+// are inside, then each four channels from the bias through those taps
+// (rows in_row apart in the input, 3 * in_d in the filter; columns in_d
+// apart in both; a loop for each number of columns) to the output stage,
+// the rest one by one. Each sum is the reference's: the same products,
+// modulo 2^32. Only for a chunk whose output stages are all one multiply
+// and shift (tflm_out_s8_scale): returns false, having written nothing,
+// for another (dw_s8_channels_whole's then).
+DW_S8_NOIPA static bool dw_s8_channels_3x3(const dw_s8_t *c, int8_t *output, int32_t batch,
+    int32_t row0, int32_t row1) {
+    const tflm_out_s8_t *q = c->q;
+    const int32_t n = c->n;
+    int32_t shift_bits = 0;  // negative if a channel's shift is (-1: the reference's steps)
+    int32_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        shift_bits |= q[j].shift | q[j + 1].shift | q[j + 2].shift | q[j + 3].shift;
+    }
+    for (; j < n; ++j) {
+        shift_bits |= q[j].shift;
+    }
+    if (shift_bits < 0) {
+        return false;
+    }
+    const int32_t in_d = c->in_d, in_row = c->in_row, out_w = c->out_w, w_row = 3 * in_d;
+    const int32_t off = c->input_offset, lo = c->act_min, hi = c->act_max;
+    const bool sat = lo == -128 && hi == 127;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    const uint32_t off4 = tflm_pack16(off, off);
+#else
+    const uint32_t off4 = (uint32_t)off;
+#endif
+    const int8_t *in_c = c->in_b + c->c0, *w_c = c->filter + c->c0;
+    for (int32_t oy = row0; oy < row1; ++oy) {
+        int32_t fy0, fy1;
+        const int32_t y0 = conv_window(oy, c->stride_h, c->pad_h, 1, 3, c->in_h, &fy0, &fy1);
+        int8_t *out = output + ((batch * c->out_h + oy) * out_w) * in_d + c->c0;
+        for (int32_t ox = 0; ox < out_w; ++ox, out += in_d) {
+            int32_t fx0, fx1;
+            const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, 1, 3, c->in_w, &fx0, &fx1);
+            const int32_t cols = fx1 - fx0, rows = cols > 0 ? fy1 - fy0 : 0;
+            const int32_t span = rows * in_row;  // from a tap's first row to past its last
+            const int8_t *xs = in_c + (y0 + fy0) * in_row + (x0 + fx0) * in_d;
+            const int8_t *ws = w_c + (fy0 * 3 + fx0) * in_d;
+            if (cols == 3) {
+                j = dw_s8_groups(q, n, xs, ws, span, in_d, in_row, off4, lo, hi, sat, out, 3);
+            } else if (cols == 2) {
+                j = dw_s8_groups(q, n, xs, ws, span, in_d, in_row, off4, lo, hi, sat, out, 2);
+            } else {
+                j = dw_s8_groups(q, n, xs, ws, span, in_d, in_row, off4, lo, hi, sat, out, 1);
+            }
+            for (; j < n; ++j) {
+                uint32_t a = (uint32_t)q[j].bias;
+                const int8_t *x = xs + j, *w = ws + j;
+                for (int32_t r = 0; r < rows; ++r, x += in_row, w += w_row) {
+                    for (int32_t t = 0; t < cols; ++t) {
+                        a += (uint32_t)((x[t * in_d] + off) * w[t * in_d]);
+                    }
+                }
+                out[j] = dw_s8_out_fast(a, &q[j], lo, hi, false);
+            }
+        }
+    }
+    return true;
+}
+#endif
+
 #if TFLM_DW_S8_COMPACT
 __attribute__((noinline)) static void dw_s8_channels_whole(const dw_s8_t *c, int8_t *output, int32_t batch,
     int32_t row0, int32_t row1, int in) {
@@ -630,6 +806,12 @@ __attribute__((noinline)) static void dw_s8_channels_one(const dw_s8_t *c, int8_
 static void dw_s8_channels_whole(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0, int32_t row1,
     int in) {
     if (in == DW_S8_IN_EACH) {
+#if DW_S8_3X3_CHANNELS
+        if (c->f_h == 3 && c->f_w == 3 && c->dil_h == 1 && c->dil_w == 1
+            && dw_s8_channels_3x3(c, output, batch, row0, row1)) {
+            return;
+        }
+#endif
         dw_s8_channels_each(c, output, batch, row0, row1);
     } else if (in == DW_S8_IN_PAIRS) {
         dw_s8_channels_pairs(c, output, batch, row0, row1);
@@ -663,8 +845,15 @@ enum { DW_S8_GENERIC, DW_S8_ROWS, DW_S8_CHANNELS };
 // 4x4 ones a quarter to three fifths fewer; with multiplier 8, 8x8 outputs
 // a fifth to a quarter fewer (a wider one of person_detect's more). (6x6
 // outputs of multiplier 1: 4% fewer on the M4, but kws_ref_model's 25x5
-// ones 5% more there; 0-10% more on the M3, 7-12% on the M0+.)
-#define DW_S8_NARROW (4)
+// ones 5% more there; 0-10% more on the M3, 7-12% on the M0+.) Where
+// dw_s8_channels_3x3 takes the 3x3 windows of multiplier 1 (the M3 and M4),
+// outputs up to 8 wide: against the row path, the sweep's 8x8x64 layer 20%
+// fewer cycles on the M3, 26% on the M4, its 16x16x8 stride 2 one 10% and
+// 24%; kws_ref_model 5% and 9%, person_detect 2.4% and 4.5%, vww_96_int8
+// 2.2% and 3.9%. Up to 16 wide instead: the 16x16x8 layer (16x16 outputs)
+// 3% more on the M3, 5% on the M4; person_detect and vww_96_int8 0.2%
+// fewer on the M3, 0.5% on the M4.
+#define DW_S8_NARROW (DW_S8_3X3_CHANNELS ? 8 : 4)
 #define DW_S8_NARROW_MULT (8)
 
 // The path a layer takes: the window-in-registers path for 3x3 windows
@@ -686,8 +875,14 @@ static int dw_s8_path(const conv_data_t *d) {
 }
 
 bool tflm_depthwise_conv_2d_s8_in_order(const conv_data_t *d, const int8_t *input, const int8_t *output) {
+    const int64_t below = (int64_t)((intptr_t)input - (intptr_t)output);
     if (dw_s8_path(d) != DW_S8_ROWS) {
-        return d->out_d <= DW_S8_CHUNK;
+        // One chunk: each row is finished before the next. Several, with
+        // one output channel per input channel and the output a whole
+        // number of pixels away: a chunk reads and writes only its own
+        // channels' bytes, in the order row-by-row calls would, so the
+        // other chunks' writes change nothing it reads.
+        return d->out_d <= DW_S8_CHUNK || (d->f_d == 1 && below % d->in_d == 0);
     }
     // The 3x3 path goes channel by channel, each along its rows. With one
     // output channel per input channel and the output a whole number of
@@ -700,7 +895,6 @@ bool tflm_depthwise_conv_2d_s8_in_order(const conv_data_t *d, const int8_t *inpu
     // pixel and the first of these can only grow along a row (stride >= 1,
     // padding <= 1), so each row's first and last outputs are the ones to
     // check.
-    const int64_t below = (int64_t)((intptr_t)input - (intptr_t)output);
     const int32_t ch = d->in_d, in_w = d->in_w, out_w = d->out_w;
     if (d->batches != 1 || d->f_d != 1 || d->out_d != ch || below < 0 || below % ch != 0) {
         return false;
