@@ -123,11 +123,13 @@ def operator_floor(model) -> tuple[int, int, str, str]:
     all its outputs once it has written them (constants are in the model,
     variables in the tail). No head of whole tensors is smaller."""
     sg = model.main
+
+    def activations(indices) -> int:
+        ts = [sg.tensors[i] for i in dict.fromkeys(indices) if i >= 0]
+        return sum(t.nbytes for t in ts if not t.is_constant and not t.is_variable)
+
     best = (0, -1, "", "")
     for k, op in enumerate(sg.operators):
-        def activations(indices):
-            ts = [sg.tensors[i] for i in dict.fromkeys(indices) if i >= 0]
-            return sum(t.nbytes for t in ts if not t.is_constant and not t.is_variable)
         for what, n in (("its inputs", activations(op.inputs)), ("its outputs", activations(op.outputs))):
             if n > best[0]:
                 best = (n, k, op.opcode, what)

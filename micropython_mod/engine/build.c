@@ -764,7 +764,8 @@ static tflm_status_t find_prepared(tflm_build_t *b) {
     if (b->pd.nodes_at) {
         ip->model_subgraphs = (const tflm_subgraph_rec_t *)(const void *)(m->fb.buf + b->pd.nodes_at);
         ip->model_nodes = (const tflm_node_rec_t *)(const void *)(ip->model_subgraphs + m->subgraphs.count);
-        ip->model_nodes_bytes = (m->subgraphs.count + n_nodes) * 16u;
+        ip->model_nodes_bytes = m->subgraphs.count * (uint32_t)sizeof(tflm_subgraph_rec_t)
+                                + n_nodes * (uint32_t)sizeof(tflm_node_rec_t);
     }
     if (m->rewritable) {
         // Read in place from bytes that can still change: sealed (seal.c).

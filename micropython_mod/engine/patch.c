@@ -96,12 +96,13 @@ static tflm_status_t bad_stage(tflm_interp_t *ip, uint32_t node, const char *why
 // Op j of the stage from its node; false when the patches cannot run it.
 static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, patch_op_t *o) {
     const uint16_t *io = tflm_interp_io(ip, nr->io);
+    const tflm_kernel_t *k = tflm_kernel_of_id(nr->kernel);
     memset(o, 0, sizeof(*o));
     if (nr->n_outputs != 1 || nr->n_inputs < 1 || nr->n_inputs > PATCH_MAX_INPUTS || io[0] == TFLM_NO_INDEX
-        || tflm_kernel_of_id(nr->kernel) == NULL) {
+        || k == NULL) {
         return false;
     }
-    const tflm_kernel_hooks_t *h = tflm_kernel_of_id(nr->kernel)->hooks;
+    const tflm_kernel_hooks_t *h = k->hooks;
     tflm_rows_t g;
     o->data = tflm_interp_node_data(ip, nr);
     if (h == NULL || h->window == NULL || h->run_window == NULL || !h->window(o->data, &g) || g.batches != 1) {

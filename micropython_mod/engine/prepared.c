@@ -175,12 +175,12 @@ static void put_u32(uint8_t *p, uint32_t v) {
 
 // The subgraph and node records with the offsets of this layout: each
 // record's list in order (the subgraphs' then the nodes'), a node's data
-// where the data loop put it (or none: 0).
+// where the per-operator table, already written, puts it (none: 0).
 static void write_records(const tflm_prepared_parts_t *parts, const prepared_layout_t *l, uint8_t *out) {
     uint8_t *recs = out + l->records;
     memcpy(recs, parts->records, parts->records_bytes);
     uint32_t n_sub = parts->records_bytes / 16 - parts->n_nodes;
-    uint64_t list = l->lists, data = align_up64(l->table_end, TFLM_PREPARED_ALIGN);
+    uint64_t list = l->lists;
     for (uint32_t i = 0; i < n_sub; ++i) {
         tflm_subgraph_rec_t r;
         memcpy(&r, recs + 16 * (size_t)i, sizeof(r));
@@ -194,14 +194,9 @@ static void write_records(const tflm_prepared_parts_t *parts, const prepared_lay
         memcpy(&r, at, sizeof(r));
         r.io = (uint32_t)list;
         list += list_bytes((uint32_t)r.n_inputs + r.n_outputs);
-        r.data = 0;
-        r.flags = 0;
-        if (has_data(parts, k)) {
-            data = align_up64(data, TFLM_PREPARED_ALIGN);
-            r.data = (uint32_t)data;
-            r.flags = TFLM_NODE_DATA_IN_MODEL;
-            data += parts->data_bytes[k];
-        }
+        const uint8_t *entry = out + 4 * TFLM_PREPARED_HEADER_WORDS + 8 * (size_t)k;
+        r.data = tflm_rd_u32(entry);
+        r.flags = tflm_rd_u32(entry + 4) ? TFLM_NODE_DATA_IN_MODEL : 0;
         memcpy(at, &r, sizeof(r));
     }
 }
@@ -242,7 +237,7 @@ void tflm_prepared_write(const tflm_prepared_parts_t *parts, uint8_t *out) {
 }
 
 uint32_t tflm_prepared_put_list(uint8_t *out, const uint16_t *list, uint32_t n) {
-    uint32_t bytes = 2 * (n + (n & 1u));
+    uint32_t bytes = list_bytes(n);
     if (out != NULL) {
         memset(out, 0, bytes);
         for (uint32_t i = 0; i < n; ++i) {
