@@ -122,9 +122,11 @@ $(DEV_PATH_STAMP): $(VENV_STAMP)
 	echo "$(abspath host_tools)" > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/tflm-dev.pth"
 	@touch $@
 
+# --force: build_ext compares each .c with its object only, so a changed
+# header alone would leave the extension as it was.
 $(ENGINE_EXT_STAMP): $(VENV_STAMP) $(ENGINE_EXT_SOURCES)
 	@mkdir -p $(@D)
-	cd host_tools && $(abspath $(PY)) setup.py -q build_ext --inplace -j $(JOBS)
+	cd host_tools && $(abspath $(PY)) setup.py -q build_ext --inplace --force -j $(JOBS)
 	@touch $@
 
 # The cycle estimator: a QEMU TCG plugin (host_tools/cycles), built against

@@ -10,6 +10,7 @@ build/failed-cases/ to reproduce it (tflm-host inspect / compare)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import zlib
 
@@ -22,6 +23,7 @@ import opgen
 from tflm_host import arena
 from tflm_host.device import build_dir
 from tflm_host.model import load_model
+from tflm_host.prepare import prepare_model
 from tflm_host.reference import reference_outputs
 from tflm_host.runner import BatchJob, make_inputs, run_batch
 
@@ -139,3 +141,42 @@ def test_generated_on_device(target, tmp_path):
         if problems:
             failures.append(f"{case.describe()} (model kept in {keep_failed(case)}): " + "; ".join(problems[:3]))
     assert not failures, f"{len(failures)} of {len(cases)} cases differ on {target}:\n" + "\n".join(failures)
+
+
+# Prepared, an int8 CONV_2D keeps each output channel's starting sum (its
+# bias plus the input offset times its filter's sum) in the model: every
+# path must start from it as it would from its own sums (grouped filters,
+# padding, the lanes, large windows, the Cortex-M0's taps outside the input).
+FOLDED = [dataclasses.replace(c, model=prepare_model(c.model))
+          for c in opgen.cases(max(PER_GENERATOR, 24), only="CONV_2D/int8") if c.name.startswith("CONV_2D/")]
+
+
+@pytest.mark.parametrize("target", ["unix", "MICROBIT", "NETDUINOPLUS2", "MPS2_AN385"])
+def test_generated_conv_prepared(target):
+    jobs = [BatchJob(f"c{i}", c.model, case_samples(c)) for i, c in enumerate(FOLDED)]
+    results = run_batch(get_target(target), jobs)
+    failures = []
+    for job, case in zip(jobs, FOLDED):
+        res = results[job.name]
+        ref = reference_outputs_of(case)
+        if res.error:
+            failures.append(f"{case.describe()}: {res.error}")
+            continue
+        layout = arena.plan_layout(load_model(case.model))
+        if res.arena != (layout.used, layout.head, layout.tail):
+            failures.append(f"{case.describe()}: arena {res.arena}, host predicts "
+                            f"{(layout.used, layout.head, layout.tail)}")
+        for r, (a_run, b_run) in enumerate(zip(res.runs, ref)):
+            for k, (a, b) in enumerate(zip(a_run, b_run)):
+                diff = mismatch(a, b)
+                if diff:
+                    failures.append(f"{case.describe()} (model kept in {keep_failed(case)}): run {r} output {k}: {diff}")
+    assert not failures, f"{len(failures)} of {len(FOLDED)} cases differ on {target}:\n" + "\n".join(failures)
+
+
+def reference_outputs_of(case: opgen.Case) -> list[list[np.ndarray]]:
+    """TFLM's outputs for a case (TFLM ignores the prepared data)."""
+    path = FAILED.parent / "opgen-ref" / (case.name.replace("/", "_") + ".tflite")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(case.model)
+    return case_reference(case, path)

@@ -50,7 +50,8 @@ def folded_bytes(model) -> int:
     starting sum per output unit (its bias plus the input offset times its
     weights' sum), and an int8 LSTM one per state cell for each of its eight
     gate FCs, and an int8 SVDF one per filter and one per unit, from the
-    weights' shapes."""
+    weights' shapes; so does each int8 CONV_2D with constant filters and
+    bias, one per output channel."""
     total = 0
     for sg in model.subgraphs:
         for op in sg.operators:
@@ -67,6 +68,13 @@ def folded_bytes(model) -> int:
                 if sg.tensors[op.inputs[0]].dtype == "INT8" and all(w.is_constant and w.zero_point == 0 for w in ws) \
                         and all(b.is_constant for b in biases):
                     total += 4 * 8 * ws[0].shape[0]
+                continue
+            if op.opcode == "CONV_2D":
+                x, w = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
+                b = sg.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+                if (x.dtype, w.dtype) == ("INT8", "INT8") and w.is_constant \
+                        and w.quantization.zero_points[0] == 0 and (b is None or b.is_constant):
+                    total += 4 * w.shape[0]
                 continue
             if op.opcode != "FULLY_CONNECTED":
                 continue

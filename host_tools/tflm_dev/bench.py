@@ -14,9 +14,9 @@ from typing import Callable
 
 import numpy as np
 
-from tflm_host import _engine, arena, board_info
+from tflm_host import _engine, arena, board_info, patches
 from tflm_host.device import board as device_board
-from tflm_host.device import build_dir, elf_symbol, romfs_batches
+from tflm_host.device import PICO_BOARDS, build_dir, elf_symbol, romfs_batches
 from tflm_host.device import target as make_target
 from tflm_host.model import load_model
 from tflm_host.patches import model_macs
@@ -1464,6 +1464,88 @@ def measure_counts(board: str, files: dict[str, bytes], runs: dict[str, int]) ->
     return out
 
 
+def check_timed(board: str) -> None:
+    """ValueError unless something counts the board's cycles."""
+    timed = sorted(cycles.BOARD_CORES) + sorted(PICO_BOARDS)
+    if board not in timed:
+        raise ValueError(f"nothing counts {board}'s cycles: boards whose cycles are counted: {', '.join(timed)}")
+
+
+def front_files(data: bytes, found: patches.Search) -> dict[str, bytes]:
+    """The model (prepared) without a stage, then with each stage and grid of
+    the trade-off curve (found.front()), as files to measure."""
+    base = patches.without_schedule(data)
+    files = {"stage00.tflite": base}
+    for k, s in enumerate(found.front(), 1):
+        files[f"stage{k:02d}.tflite"] = patches.with_schedule(base, s.split, *s.grid, s.start)
+    return files
+
+
+def front_cycles(board: str, data: bytes, found: patches.Search) -> list[int]:
+    """Cycles per invoke (inputs all zero) of the model without a stage, then
+    of each point of the trade-off curve, on a board whose cycles something
+    counts. Every point must give the output the model gives without one."""
+    check_timed(board)
+    files = front_files(data, found)
+    counts = measure_counts(board, files, {n: 1 for n in files})
+    plain = counts["stage00.tflite"][1]
+    wrong = [n for n in files if counts[n][1] != plain]
+    if wrong:
+        raise RuntimeError(f"{board}: the patch-based stages of {', '.join(wrong)} change the output")
+    return [counts[n][0].cycles for n in files]
+
+
+def stage_front_rows(models: list[Path], boards: list[str], progress=None) -> list[dict]:
+    """Per model that a patch-based stage makes smaller: the trade-off curve
+    (prepare --explain), the point --max-extra-macs PATCH_BOUND chooses, and
+    each point's cycles on each board the estimator times."""
+    timed = [b for b in boards if board_timing(b) == "estimator"]
+    rows = []
+    for path in runnable(models, progress):
+        data = prepare_model(path.read_bytes())
+        found = patches.search(data)
+        if not found.front():
+            continue
+        rows.append({"model": path.name, "found": found, "chosen": found.best(PATCH_BOUND),
+                     "cycles": {b: front_cycles(b, data, found) for b in timed}})
+    return rows
+
+
+def stage_front_markdown(rows: list[dict]) -> str:
+    text = ""
+    for r in rows:
+        found, boards = r["found"], list(r["cycles"])
+        front = found.front()
+        lines = ["| arena_used_bytes | extra MACs | stage, grid |"
+                 + "".join(f" {b} ({_core_of(b)}): cycles | slower |" for b in boards),
+                 "|---|---|---|" + "---|---|" * len(boards)]
+        within = 0
+        for k, s in enumerate([None] + front):
+            mark = " (chosen)" if s is not None and s == r["chosen"] else ""
+            cells = [f"{found.plain_used:,}", "0", "-"] if s is None else \
+                [f"{s.used:,}", f"{s.extra_macs:,} ({s.overhead:.2%})", f"ops {s.ops}, {s.grid[0]}x{s.grid[1]}{mark}"]
+            slower = []
+            for b in boards:
+                c = r["cycles"][b]
+                slower.append(c[k] / c[0] - 1)
+                cells += [f"{c[k]:,}", "-" if s is None else f"{slower[-1]:+.2%}"]
+            if s is not None and max(slower) <= s.overhead:
+                within += 1
+            lines.append("| " + " | ".join(cells) + " |")
+        text += (f"\n### {r['model']}\n\n" + "\n".join(lines) + "\n\n"
+                 f"{within} of {len(front)} stages are slower on every board by no more than the share of MACs "
+                 "they add.\n")
+    return text + (
+        "\nEach point of `tflm-host prepare --explain`'s curve (no other stage and grid has both a smaller arena "
+        "and fewer extra MACs), timed by the cycle estimator: cycles per invoke of the prepared model with that "
+        "stage, inputs all zero, measured as above (`tflm-host prepare MODEL -o OUT --explain --cycles BOARD` "
+        "prints one board's). Chosen: what `--max-extra-macs "
+        f"{PATCH_BOUND:.0%}` picks. Extra MACs: the halos' recomputation, as a share of the model's "
+        "convolution and fully connected MACs. The halos are recomputed in the stage's layers, which take more "
+        "cycles per MAC than the model's average (the first convolution and the depthwise layers), so a stage "
+        "costs a larger share of cycles than of MACs. Every point's output equals the model's without a stage.\n")
+
+
 def speed_cycles_rows(models: list[Path], boards: list[str], runs: int, anchor: Path = ANCHOR_DIR,
                       workers: int = 2, progress=None) -> list[CyclesRow]:
     """Ours and CMSIS-NN's instructions and cycles, whole model and layer by
@@ -1835,9 +1917,9 @@ def speed_cycles_report(models: list[Path], boards: list[str], runs: int, anchor
              "an addition per multiply-accumulate.\n")
     if MEMORY_COST_BOARD in boards:
         text += (f"\n## What overlapped buffers cost ({MEMORY_COST_BOARD} and the host), in instructions\n\n"
-                 + speed_markdown(speed_rows(vs, MEMORY_COST_BOARD, runs, progress), MEMORY_COST_BOARD)
-                 + f"\n## What patch-based stages cost ({MEMORY_COST_BOARD} and the host), in instructions\n\n"
-                 + patch_speed_markdown(patch_speed_rows(vs, MEMORY_COST_BOARD, runs, progress), MEMORY_COST_BOARD))
+                 + speed_markdown(speed_rows(vs, MEMORY_COST_BOARD, runs, progress), MEMORY_COST_BOARD))
+    text += ("\n## What patch-based stages cost, in cycles\n"
+             + stage_front_markdown(stage_front_rows(models, boards, progress)))
     return text
 
 

@@ -454,6 +454,10 @@ def cmd_prepare(args) -> int:
         raise NotImplementedError(message)
 
     bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
+    if args.cycles and not args.explain:
+        raise ValueError("--cycles times the rows of --explain's table: give --explain too")
+    if args.cycles:
+        dev_tool("bench", "prepare --cycles").check_timed(args.cycles)
     progress.set_quiet(args.quiet)
     search = bound is not None or args.explain
     with progress.bar("searching patch-based stages (stages tried)") as tick:
@@ -479,9 +483,16 @@ def cmd_prepare(args) -> int:
             print(f"  no patch-based stage lowers the arena within {100 * bound:g}% extra MACs")
     if found is not None:
         chosen = found.best(bound) if bound is not None else None
+        timed = None
+        if args.cycles:
+            bench = dev_tool("bench", "prepare --cycles")
+            with progress.bar(f"timing the curve on {args.cycles} (models run)") as tick:
+                tick(0, 1)
+                timed = bench.front_cycles(args.cycles, out, found)
+                tick(1, 1)
         print("patch-based stages: the trade-off curve (no other stage and grid has both a smaller arena "
               "and fewer extra MACs; --max-extra-macs with a row's percentage chooses it)")
-        for line in patches.front_table(found, chosen):
+        for line in patches.front_table(found, chosen, timed, args.cycles or ""):
             print("  " + line)
     return 0
 
@@ -910,6 +921,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the patch stages' trade-off curve: each stage and grid no other beats on both "
                         "arena and extra MACs (with --max-extra-macs, '*' marks the one chosen; a row's "
                         "percentage given as BOUND chooses it)")
+    p.add_argument("--cycles", metavar="BOARD",
+                   help="with --explain: time the model without a stage and each row of the curve on an "
+                        "emulated board (the cycle estimator on the QEMU Arm boards, the RP2040 emulator on "
+                        "RPI_PICO; its firmware built: make firmware BOARD=..., and make deps), and print "
+                        "each row's cycles per invoke and how much slower it is")
     p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_prepare)
 

@@ -194,16 +194,29 @@ def percent_up(fraction: float) -> str:
     return f"{math.ceil(round(fraction * 1e4, 6)) / 100:.2f}%"
 
 
-def front_table(found: Search, chosen: Schedule | None) -> list[str]:
+def front_table(found: Search, chosen: Schedule | None, cycles: list[int] | None = None,
+                board: str = "") -> list[str]:
     """The trade-off curve as a text table (prepare --explain): the arena
-    with no stage, then each point of the front; '*' marks `chosen`."""
-    rows = [("", "arena_used_bytes", "extra MACs", "% of model", "stage ops", "grid"),
-            ("", str(found.plain_used), "0", "0.00%", "-", "-")]
+    with no stage, then each point of the front; '*' marks `chosen`. With
+    `cycles` (per invoke on `board`, the row without a stage first, then
+    each point's), two more columns: the cycles, and how much slower each
+    point is than the model without a stage."""
+    head = ("", "arena_used_bytes", "extra MACs", "% of model", "stage ops", "grid")
+    rows = [("", str(found.plain_used), "0", "0.00%", "-", "-")]
     for s in found.front():
         rows.append(("*" if s == chosen else "", str(s.used), str(s.extra_macs), percent_up(s.overhead),
                      s.ops, f"{s.grid[0]}x{s.grid[1]}"))
-    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
-    return ["  ".join(c.rjust(w) if k in (1, 2, 3) else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths))).rstrip()
+    right = {1, 2, 3}
+    if cycles is not None:
+        if len(cycles) != len(rows):
+            raise ValueError(f"{len(cycles)} cycle counts for {len(rows)} rows")
+        head += (f"cycles on {board}", "slower")
+        rows = [r + (f"{c:,}", f"{100 * (c / cycles[0] - 1):+.2f}%" if k else "-")
+                for k, (r, c) in enumerate(zip(rows, cycles))]
+        right |= {6, 7}
+    rows.insert(0, head)
+    widths = [max(len(r[k]) for r in rows) for k in range(len(head))]
+    return ["  ".join(c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths))).rstrip()
             for r in rows]
 
 

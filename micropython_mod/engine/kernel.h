@@ -127,9 +127,11 @@ typedef struct {
 
 // A patch of a map (engine/patch.h): an input of in_h x in_w whose padding
 // (what the windows reach outside the map) is pad_h, pad_w, and an output of
-// out_h x out_w.
+// out_h x out_w. `data` is the node's data as prepare() left it (e->data is
+// a copy of its first data_bytes, given the patch's geometry).
 typedef struct {
     int32_t in_h, in_w, pad_h, pad_w, out_h, out_w;
+    const void *data;
 } tflm_window_t;
 
 // What the engine asks a kernel beyond prepare() and eval(), so that the

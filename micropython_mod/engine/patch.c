@@ -456,7 +456,8 @@ static void load_window(const uint8_t *map, const patch_op_t *op, const patch_re
 static tflm_status_t run_region(tflm_eval_t *e, void **ins, void **outs, const patch_op_t *op,
     const patch_rect_t *out, const patch_rect_t *win, const uint8_t *src, uint8_t *dst, int32_t dst_w) {
     patch_rect_t in = rect_clip(win, op->in_h, op->in_w);
-    tflm_window_t w = { rect_h(&in), rect_w(&in), in.r0 - win->r0, in.c0 - win->c0, rect_h(out), rect_w(out) };
+    tflm_window_t w = { rect_h(&in), rect_w(&in), in.r0 - win->r0, in.c0 - win->c0, rect_h(out), rect_w(out),
+        op->data };
     memcpy(e->data, op->data, op->data_bytes);
     ins[0] = (void *)src;
     ins[1] = (void *)op->in[1];

@@ -3,6 +3,7 @@
 // filters, strides, dilation, both paddings, bit-exact with TFLM's reference.
 // Also holds the prepare() shared with DEPTHWISE_CONV_2D (conv_common.h).
 #include "kernels/conv_common.h"
+#include "kernels/fold.h"
 #include "kernels/dot.h"
 #include "kernels/mm_s8.h"
 #include "engine/quant.h"
@@ -212,18 +213,32 @@ tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *
     if (quantized && (st = conv_check_scales(p, &t, g.out_d, per_channel))) {
         return st;
     }
-    conv_data_t *d = tflm_prep_alloc(p, tflm_conv_data_size(g.kind, per_channel, g.out_d));
+    // CONV_2D int8 with constant filters (symmetric, as TFLM requires) and
+    // bias, in data the model keeps: each output channel's starting sum is
+    // computed here once, not by every eval() (nor by every patch).
+    const bool folded = g.kind == CONV_INT8 && !depthwise && t.w.data != NULL && t.w.zero_point == 0
+        && (t.bias.index < 0 || t.bias.data != NULL) && tflm_prep_data_in_model(p);
+    const uint32_t bytes = tflm_conv_data_size(g.kind, per_channel, g.out_d);
+    conv_data_t *d = folded ? tflm_prep_alloc_streamed(p, bytes, g.out_d) : tflm_prep_alloc(p, bytes);
     if (d == NULL) {
         return tflm_prep_status(p);
     }
     *d = g;
     d->per_channel = per_channel;
     d->has_bias = t.bias.index >= 0;
+    d->folded = folded;
     if (!quantized) {
         tflm_activation_range_float(opt->activation, &d->act_min.f, &d->act_max.f);
         return TFLM_OK;
     }
-    return conv_quantize(p, &t, opt->activation, depthwise, d);
+    if ((st = conv_quantize(p, &t, opt->activation, depthwise, d))) {
+        return st;
+    }
+    if (folded) {
+        tflm_fold_starts(p, 0, (const int8_t *)t.w.data, g.out_d, g.f_h * g.f_w * g.f_d,
+            t.bias.index >= 0 ? t.bias.data : NULL, d->input_offset);
+    }
+    return TFLM_OK;
 }
 
 bool tflm_conv_geometry(const conv_data_t *d, uint32_t taps, tflm_rows_t *g) {
@@ -418,7 +433,7 @@ tflm_status_t tflm_conv_2d_eval(tflm_eval_t *e) {
             break;
         case CONV_INT8:
             if (conv_2d_has(TFLM_INT8)) {
-                tflm_conv_2d_s8_all(d, e->in[0], e->in[1], bias, e->out[0]);
+                tflm_conv_2d_s8_all(d, e->in[0], e->in[1], bias, d->folded ? tflm_conv_starts(d) : NULL, e->out[0]);
             }
             break;
         case CONV_INT16_ACC32:
@@ -448,7 +463,8 @@ static tflm_status_t conv_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) 
     const conv_data_t *d = tflm_conv_set_window(e, w);
     const void *bias = d->has_bias ? e->in[2] : NULL;
     if (d->kind == CONV_INT8) {
-        tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, e->in[0], e->in[1], bias, e->out[0], false);
+        const int32_t *starts = d->folded ? tflm_conv_starts(w->data) : NULL;
+        tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, e->in[0], e->in[1], bias, starts, e->out[0], false);
     } else if (conv_2d_has(TFLM_FLOAT32)) {
         tflm_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
     }

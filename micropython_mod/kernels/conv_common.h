@@ -16,7 +16,12 @@ typedef struct {
     uint8_t has_bias;
     // CONV_2D int8, constant filters whose absolute values each add up to
     // less than 2^15: two pixels sum in one 64-bit sum (kernels/mm_s8.h).
-    uint8_t lanes;
+    uint8_t lanes : 1;
+    // CONV_2D int8 in a prepared model (tflm_prep_data_in_model), constant
+    // filters and bias: the data ends with each output channel's starting
+    // sum (tflm_conv_starts), computed once on the host and read from flash.
+    // (A bit of this byte: a byte more would make every node's data 4 larger.)
+    uint8_t folded : 1;
     // Geometry: 16 bits each (prepare rejects larger), keeps the data small.
     uint16_t batches;
     uint16_t in_h, in_w, in_d;
@@ -35,6 +40,15 @@ typedef struct {
 // Bytes of a conv_data_t with its multipliers and shifts (none for float32).
 static inline uint32_t tflm_conv_data_size(unsigned kind, bool per_channel, uint32_t out_d) {
     return (uint32_t)sizeof(conv_data_t) + (kind != CONV_FLOAT32 ? 5u * (per_channel ? out_d : 1u) : 0u);
+}
+
+// A folded layer's starting sums (bias + input offset * the filter's sum),
+// int32 per output channel after its multipliers and shifts, from the
+// data prepare() left (not a patch's copy of its first bytes, which holds
+// no sums: tflm_window_t.data).
+static inline const int32_t *tflm_conv_starts(const conv_data_t *d) {
+    const uint32_t at = tflm_align_up(tflm_conv_data_size(d->kind, d->per_channel, d->out_d), 4);
+    return (const int32_t *)(const void *)((const uint8_t *)d + at);
 }
 
 // Builtin options of either op, read by its own prepare().
@@ -65,14 +79,15 @@ bool tflm_conv_geometry(const conv_data_t *d, uint32_t taps, tflm_rows_t *g);
 
 // The int8 kernels by rows: output rows [row0, row1) of batch `batch`, the
 // tensors given whole. eval() runs all rows; a caller working patch by patch
-// (or over overlapped buffers) runs row ranges in any order.
+// (or over overlapped buffers) runs row ranges in any order. `starts`: a
+// folded CONV_2D's starting sums (tflm_conv_starts), else NULL.
 void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
-    int8_t *output, int32_t batch, int32_t row0, int32_t row1);
+    const int32_t *starts, int8_t *output, int32_t batch, int32_t row0, int32_t row1);
 void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter,
     const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1);
 
 typedef void (*tflm_conv_s8_rows_fn)(const conv_data_t *d, const int8_t *input, const int8_t *filter,
-    const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1);
+    const int32_t *bias, const int32_t *starts, int8_t *output, int32_t batch, int32_t row0, int32_t row1);
 
 // The output shares bytes with the input: the plan overlapped them
 // (engine/overlap.h), which is safe only if each output row is finished,
@@ -102,11 +117,11 @@ static inline int32_t tflm_conv_s8_band(const conv_data_t *d, const int8_t *inpu
 }
 
 static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
-    const int8_t *filter, const int32_t *bias, int8_t *output) {
+    const int8_t *filter, const int32_t *bias, const int32_t *starts, int8_t *output) {
     const int32_t band = tflm_conv_s8_band(d, input, output);
     for (int32_t b = 0; b < d->batches; ++b) {
         for (int32_t y = 0; y < d->out_h; y += band) {
-            rows(d, input, filter, bias, output, b, y, d->out_h - y < band ? d->out_h : y + band);
+            rows(d, input, filter, bias, starts, output, b, y, d->out_h - y < band ? d->out_h : y + band);
         }
     }
 }
@@ -119,7 +134,7 @@ static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv
 // times the filter's sum) for up to TFLM_CONV_S8_FOLD_MAX output channels,
 // in the same 1 KB of stack.
 void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
-    int8_t *output);
+    const int32_t *starts, int8_t *output);
 
 // Whether one call of the int8 DEPTHWISE_CONV_2D kernel over all rows
 // never reads an input byte it has overwritten, `output` overlapping
@@ -139,21 +154,22 @@ bool tflm_depthwise_conv_2d_s8_in_order(const conv_data_t *d, const int8_t *inpu
 // band first, as a patch-by-patch caller would visit them: the outputs must
 // not change.
 static inline void tflm_conv_s8_all_rows(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
-    const int8_t *filter, const int32_t *bias, int8_t *output, bool in_order) {
+    const int8_t *filter, const int32_t *bias, const int32_t *starts, int8_t *output, bool in_order) {
 #if defined(TFLM_CONV_TEST_BAND) && TFLM_CONV_TEST_BAND > 0
     in_order = false;  // the bands below go last first
 #endif
     if (!in_order && tflm_conv_s8_overlapped(d, input, output)) {
-        tflm_conv_s8_row_by_row(rows, d, input, filter, bias, output);
+        tflm_conv_s8_row_by_row(rows, d, input, filter, bias, starts, output);
         return;
     }
     for (int32_t b = 0; b < d->batches; ++b) {
 #if defined(TFLM_CONV_TEST_BAND) && TFLM_CONV_TEST_BAND > 0
         for (int32_t r1 = d->out_h; r1 > 0; r1 -= TFLM_CONV_TEST_BAND) {
-            rows(d, input, filter, bias, output, b, r1 > TFLM_CONV_TEST_BAND ? r1 - TFLM_CONV_TEST_BAND : 0, r1);
+            rows(d, input, filter, bias, starts, output, b, r1 > TFLM_CONV_TEST_BAND ? r1 - TFLM_CONV_TEST_BAND : 0,
+                r1);
         }
 #else
-        rows(d, input, filter, bias, output, b, 0, d->out_h);
+        rows(d, input, filter, bias, starts, output, b, 0, d->out_h);
 #endif
     }
 }

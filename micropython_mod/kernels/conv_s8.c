@@ -617,8 +617,8 @@ static TFLM_ALWAYS_INLINE void conv_s8_inside(const conv_data_t *d, int32_t *lo,
 // call alone (keep NULL, a constant there) keep the registers they had
 // before calls kept constants (out of line they cost resnet 3% on the M3).
 static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter,
-    const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1, int32_t pix0, int32_t pix1,
-    conv_s8_keep_t *keep) {
+    const int32_t *bias, const int32_t *starts, int8_t *output, int32_t batch, int32_t row0, int32_t row1,
+    int32_t pix0, int32_t pix1, conv_s8_keep_t *keep) {
     conv_s8_t c;
     const int32_t out_w = d->out_w, out_h = d->out_h, stride_h = d->stride_h, pad_h = d->pad_h;
     c.in_h = d->in_h;
@@ -682,8 +682,8 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
         } else if (keep == NULL) {
             conv_s8_keep_t mine;
             mine.q = own;
-            mine.start = NULL;
-            mine.n_start = 0;
+            mine.start = starts;
+            mine.n_start = starts != NULL ? c.out_d : 0;
             conv_s8_setup(d, filter, bias, &mine, c.c0, c.n);
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
             c.sat = mine.fast;
@@ -767,8 +767,8 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
 }
 
 void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
-    int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
-    conv_s8_rows(d, input, filter, bias, output, batch, row0, row1, row0 * d->out_w, row1 * d->out_w, NULL);
+    const int32_t *starts, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
+    conv_s8_rows(d, input, filter, bias, starts, output, batch, row0, row1, row0 * d->out_w, row1 * d->out_w, NULL);
 }
 
 // A pointwise layer over an overlapped input, `below` bytes from the
@@ -813,9 +813,9 @@ static bool conv_s8_pairs_in_order(const conv_data_t *d, int64_t below, int32_t 
 }
 
 void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
-    int8_t *output) {
+    const int32_t *starts, int8_t *output) {
     if (!tflm_conv_s8_overlapped(d, input, output)) {
-        tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, input, filter, bias, output, true);
+        tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, input, filter, bias, starts, output, true);
         return;
     }
     // Over an overlapped input rows go in bands (tflm_conv_s8_band), all
@@ -834,18 +834,21 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
     keep.reverse = false;
     keep.all = d->out_d <= CONV_S8_HOLD;
     const int32_t w_size = d->f_h * d->f_w * d->f_d;
-    keep.n_start = 0;
-    if (keep.all) {
-        keep.q = held.all;
-        keep.start = NULL;
-        conv_s8_setup(d, filter, bias, &keep, 0, d->out_d);
-    } else {
-        keep.q = held.part.q;
+    // The starting sums: a folded layer's from the model, else computed
+    // here for up to TFLM_CONV_S8_FOLD_MAX channels (with every channel's
+    // constants held, by the setup below).
+    keep.q = keep.all ? held.all : held.part.q;
+    keep.start = starts;
+    keep.n_start = starts != NULL ? d->out_d : 0;
+    if (starts == NULL && !keep.all) {
         keep.start = held.part.start;
         keep.n_start = d->out_d < TFLM_CONV_S8_FOLD_MAX ? d->out_d : TFLM_CONV_S8_FOLD_MAX;
         for (int32_t oc = 0; oc < keep.n_start; ++oc) {
             held.part.start[oc] = conv_s8_start(filter, bias, oc, w_size, d->input_offset);
         }
+    }
+    if (keep.all) {
+        conv_s8_setup(d, filter, bias, &keep, 0, d->out_d);
     }
     keep.ox_lo = keep.ox_hi = 0;
     keep.band = 1;
@@ -858,8 +861,8 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
         }
         if (group > 0) {
             for (int32_t p = 0; p < pixels; p += group) {
-                conv_s8_rows(d, input, filter, bias, output, 0, 0, 0, p, pixels - p < group ? pixels : p + group,
-                    &keep);
+                conv_s8_rows(d, input, filter, bias, starts, output, 0, 0, 0, p,
+                    pixels - p < group ? pixels : p + group, &keep);
                 keep.reverse = !keep.reverse;
             }
             return;
@@ -874,7 +877,7 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
     for (int32_t b = 0; b < d->batches; ++b) {
         for (int32_t y = 0; y < d->out_h; y += step) {
             const int32_t y1 = d->out_h - y < step ? d->out_h : y + step;
-            conv_s8_rows(d, input, filter, bias, output, b, y, y1, y * d->out_w, y1 * d->out_w, &keep);
+            conv_s8_rows(d, input, filter, bias, starts, output, b, y, y1, y * d->out_w, y1 * d->out_w, &keep);
             keep.reverse = !keep.reverse;
         }
     }

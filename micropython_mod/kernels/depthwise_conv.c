@@ -129,11 +129,18 @@ static inline bool dw_has(unsigned type) {
     return tflm_type_enabled(TFLM_TYPES_DEPTHWISE_CONV_2D, type);
 }
 
+// The rows as tflm_conv_s8_all_rows calls them (no starting sums here).
+static void dw_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
+    const int32_t *starts, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
+    (void)starts;
+    tflm_depthwise_conv_2d_s8_rows(d, input, filter, bias, output, batch, row0, row1);
+}
+
 // Every row of the int8 variant; row by row over an overlapped input when
 // one call would not keep the rows in order (the order matters only there).
 static void dw_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     int8_t *output) {
-    tflm_conv_s8_all_rows(tflm_depthwise_conv_2d_s8_rows, d, input, filter, bias, output,
+    tflm_conv_s8_all_rows(dw_s8_rows, d, input, filter, bias, NULL, output,
         !tflm_conv_s8_overlapped(d, input, output) || tflm_depthwise_conv_2d_s8_in_order(d, input, output));
 }
 
