@@ -33,6 +33,13 @@ typedef struct {
     // multiple of 4
 } fc_data_t;
 
+// Four units at a time (dot.h), where the firmware has the room: PYBV11
+// builds with 0 (its loops then go in pairs, as on a DSP core before).
+#ifndef TFLM_FC_S8_QUAD
+#define TFLM_FC_S8_QUAD (1)
+#endif
+#define FC_S8_QUAD (TFLM_FC_S8_QUAD && (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP))
+
 static const int32_t *fc_multipliers(const fc_data_t *d) {
     return (const int32_t *)(d + 1);
 }
@@ -100,9 +107,10 @@ static void tflm_fully_connected_int8(const fc_data_t *d, const int8_t *input, c
     if (d->folded) {
         // Offsets 0: the inlined loops add nothing per value.
         bias = fc_starts(d);
-        TFLM_DOT_S8_UNITS(input, batches, depth, units, filter, 0, 0, FC_INT8_OUT);
+        TFLM_DOT_S8_UNITS_QUAD(input, batches, depth, units, filter, 0, 0, FC_INT8_OUT, FC_S8_QUAD);
     } else {
-        TFLM_DOT_S8_UNITS(input, batches, depth, units, filter, input_offset, filter_offset, FC_INT8_OUT);
+        TFLM_DOT_S8_UNITS_QUAD(input, batches, depth, units, filter, input_offset, filter_offset, FC_INT8_OUT,
+            FC_S8_QUAD);
     }
 #undef FC_INT8_OUT
 }
