@@ -151,12 +151,22 @@ FOLDED = [dataclasses.replace(c, model=prepare_model(c.model))
           for c in opgen.cases(max(PER_GENERATOR, 24), only="CONV_2D/int8") if c.name.startswith("CONV_2D/")]
 
 
+# DEPTHWISE_CONV_2D int8 windows of more than 25 taps with a multiplier of
+# 4, 8, ... walk the window in place (dw_s8_channels_walk): more of them than
+# the generator's first cases hold.
+WALK = [c for c in opgen.cases(60, only="DEPTHWISE_CONV_2D/int8_multipliers")
+        if c.params["kh"] * c.params["kw"] > 25 and c.params["kw"] <= 25 and c.params["multiplier"] % 4 == 0]
+PATH_CASES = FOLDED + WALK
+
+
 @pytest.mark.parametrize("target", ["unix", "MICROBIT", "NETDUINOPLUS2", "MPS2_AN385"])
-def test_generated_conv_prepared(target):
-    jobs = [BatchJob(f"c{i}", c.model, case_samples(c)) for i, c in enumerate(FOLDED)]
+def test_generated_kernel_paths(target):
+    """The folded CONV_2D and the depthwise walk, every core's variant."""
+    assert len(WALK) >= 4
+    jobs = [BatchJob(f"c{i}", c.model, case_samples(c)) for i, c in enumerate(PATH_CASES)]
     results = run_batch(get_target(target), jobs)
     failures = []
-    for job, case in zip(jobs, FOLDED):
+    for job, case in zip(jobs, PATH_CASES):
         res = results[job.name]
         ref = reference_outputs_of(case)
         if res.error:
@@ -171,7 +181,7 @@ def test_generated_conv_prepared(target):
                 diff = mismatch(a, b)
                 if diff:
                     failures.append(f"{case.describe()} (model kept in {keep_failed(case)}): run {r} output {k}: {diff}")
-    assert not failures, f"{len(failures)} of {len(FOLDED)} cases differ on {target}:\n" + "\n".join(failures)
+    assert not failures, f"{len(failures)} of {len(PATH_CASES)} cases differ on {target}:\n" + "\n".join(failures)
 
 
 def reference_outputs_of(case: opgen.Case) -> list[list[np.ndarray]]:

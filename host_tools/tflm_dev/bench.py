@@ -1637,7 +1637,8 @@ def _stalls(c) -> str:
     return f"{n:,} ({100 * n / c.cycles:.1f}%)" if c.cycles else "-"
 
 
-def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
+def _vs_lines(rows: list[CyclesRow]) -> list[str]:
+    """The table of whole models, ours against CMSIS-NN."""
     lines = ["| model | board (core) | real board, clock | CMSIS-NN: instructions | CMSIS-NN: cycles (best level) | "
              "ours: instructions | ours: cycles | ours / CMSIS-NN, cycles | ours / CMSIS-NN, instructions | "
              "ms, CMSIS-NN / ours | flash wait cycles, CMSIS-NN / ours | same output |",
@@ -1658,6 +1659,11 @@ def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
             + (f"{_ms(cm.cycles, real.hz)}" if cm else "-")
             + f" / {_ms(r.ours.cycles, real.hz) if r.timing else '-'} | {flash} | "
             + ("-" if not cm else "yes" if r.same_output else "NO") + " |")
+    return lines
+
+
+def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
+    lines = _vs_lines(rows)
     lines += ["", "Cycles per invoke: the estimator's nominal figure (see *The cycle estimator* below) on the QEMU "
               "Arm boards" + _own_counters_note(rows) + ". CMSIS-NN: Arm's kernels built at -O2, -O3 and -Os, the "
               "level with the fewest cycles shown, run by the anchor's bare-metal harness, all layers back to "
@@ -1894,6 +1900,33 @@ def speed_prepared_cycles_markdown(rows: list[dict], boards: list[str]) -> str:
                               else (r["ours"].insns, r["prepared"].insns))
 
 
+def untuned_models(models: list[Path]) -> list[Path]:
+    """The shared models besides CMSIS_MODELS that the harness runs (chains
+    of int8 layers): none of the kernels' paths was tuned on them."""
+    out = []
+    for m in models:
+        if m.name in CMSIS_MODELS:
+            continue
+        try:
+            cmsis_layers_source(load_model(m))
+        except ValueError:
+            continue
+        out.append(m)
+    return out
+
+
+def untuned_markdown(rows: list[CyclesRow]) -> str:
+    lines = _vs_lines(rows)
+    lines += ["", "| model | board | layer | CMSIS-NN: cycles | ours: cycles | ours / CMSIS-NN, cycles |",
+              "|---|---|---|---|---|---|"]
+    for r in rows:
+        if r.timing != "estimator" or not r.cmsis:
+            continue
+        for name, c, o in zip(r.names, r.cmsis.layers, r.ours_layers):
+            lines.append(f"| {r.model} | {r.board} | {name} | {c.cycles:,} | {o.cycles:,} | {_ratio(o.cycles, c.cycles)} |")
+    return "\n".join(lines) + "\n"
+
+
 def speed_cycles_report(models: list[Path], boards: list[str], runs: int, anchor: Path, workers: int,
                         progress=None, rows: list[CyclesRow] | None = None) -> str:
     """docs/speed.md: cycles first (ours and CMSIS-NN's, the estimator and
@@ -1903,6 +1936,12 @@ def speed_cycles_report(models: list[Path], boards: list[str], runs: int, anchor
     if rows is None:
         rows = speed_cycles_rows(vs, boards, runs, anchor, workers, progress)
     text = "## Against CMSIS-NN, in cycles\n\n" + speed_cycles_markdown(rows)
+    untuned = untuned_models(models)
+    if untuned:
+        text += ("\n## Against CMSIS-NN, the models nobody tuned for\n\n"
+                 "Every other shared model the harness runs (a chain of int8 layers), measured as above; no "
+                 "kernel path was tuned on these.\n\n"
+                 + untuned_markdown(speed_cycles_rows(untuned, boards, runs, anchor, workers, progress)))
     text += "\n## The cycle estimator\n\n" + estimator_markdown()
     text += ("\n### Against the RP2040 emulator, every shared model\n\n"
              + estimator_check_markdown(estimator_check_rows(models, workers, progress)))

@@ -835,6 +835,81 @@ __attribute__((noinline)) static void dw_s8_channels_blocks(const dw_s8_t *c, in
 }
 #endif
 
+// Windows of more than DW_S8_TAPS_MAX taps where each group of four
+// output channels reads one input channel (multipliers of 4, 8, ...: a
+// conv's first layer on a one-channel input, as micro_speech's 10x8 layer):
+// the window's rows walked in place, no list of taps, each input value
+// loaded once for four weights. (On the LX6 such layers take the generic
+// loop, as above.)
+#ifndef TFLM_DW_S8_WALK
+#define TFLM_DW_S8_WALK DW_S8_BLOCKS
+#endif
+
+#if TFLM_DW_S8_WALK
+// Four output channels' sums over window rows [fy0, fy1) and columns
+// [fx0, fx1) of one input channel, from x (the window's first tap inside
+// the input) and w (the weights of that tap for the four channels).
+static TFLM_ALWAYS_INLINE void dw_s8_walk4(const dw_s8_t *c, const int8_t *x, const int8_t *w, int32_t rows,
+    int32_t cols, uint32_t *a) {
+    const int32_t x_step = c->dil_w * c->in_d, y_step = c->dil_h * c->in_row;
+    const int32_t w_step = c->out_d, w_row = c->f_w * c->out_d, off = c->input_offset;
+    uint32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+    for (; rows > 0; --rows, x += y_step, w += w_row) {
+        const int8_t *xp = x, *wp = w;
+        for (int32_t k = cols; k > 0; --k, xp += x_step, wp += w_step) {
+            const int32_t v = *xp + off;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+            // Weights widened into pairs (channels 0 and 2, 1 and 3) as in dw_s8_taps4.
+            const uint32_t wv = tflm_ld_u32(wp), w02 = tflm_sxtb16(wv), w13 = tflm_sxtb16_ror8(wv);
+            const uint32_t vv = tflm_pack16(v, v);
+            a0 = tflm_smlabb(vv, w02, a0);
+            a1 = tflm_smlabb(vv, w13, a1);
+            a2 = tflm_smlatt(vv, w02, a2);
+            a3 = tflm_smlatt(vv, w13, a3);
+#else
+            a0 += (uint32_t)(v * wp[0]);
+            a1 += (uint32_t)(v * wp[1]);
+            a2 += (uint32_t)(v * wp[2]);
+            a3 += (uint32_t)(v * wp[3]);
+#endif
+        }
+    }
+    a[0] = a0;
+    a[1] = a1;
+    a[2] = a2;
+    a[3] = a3;
+}
+
+__attribute__((noinline)) static void dw_s8_channels_walk(const dw_s8_t *c, int8_t *output, int32_t batch,
+    int32_t row0, int32_t row1) {
+    const int32_t out_w = c->out_w, out_d = c->out_d, n = c->n;
+    const tflm_out_s8_t *q = c->q;
+    for (int32_t oy = row0; oy < row1; ++oy) {
+        int32_t fy0, fy1;
+        const int32_t y0 = conv_window(oy, c->stride_h, c->pad_h, c->dil_h, c->f_h, c->in_h, &fy0, &fy1);
+        int8_t *out = output + ((batch * c->out_h + oy) * out_w) * out_d + c->c0;
+        for (int32_t ox = 0; ox < out_w; ++ox, out += out_d) {
+            int32_t fx0, fx1;
+            const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, c->f_w, c->in_w, &fx0, &fx1);
+            const int32_t rows = fx0 < fx1 ? fy1 - fy0 : 0;
+            // The first tap inside the input, for input channel 0 and output channel 0.
+            const int8_t *x = c->in_b + (y0 + c->dil_h * fy0) * c->in_row + (x0 + c->dil_w * fx0) * c->in_d;
+            const int8_t *w = c->filter + (fy0 * c->f_w + fx0) * out_d;
+            for (int32_t j = 0; j < n; j += 4) {
+                const int32_t oc = c->c0 + j;
+                uint32_t a[4] = { (uint32_t)q[j].bias, (uint32_t)q[j + 1].bias, (uint32_t)q[j + 2].bias,
+                                  (uint32_t)q[j + 3].bias };
+                dw_s8_walk4(c, x + oc / c->mult, w + oc, rows, fx1 - fx0, a);
+                out[j] = dw_s8_out(a[0], &q[j], c->zero_point, c->act_min, c->act_max);
+                out[j + 1] = dw_s8_out(a[1], &q[j + 1], c->zero_point, c->act_min, c->act_max);
+                out[j + 2] = dw_s8_out(a[2], &q[j + 2], c->zero_point, c->act_min, c->act_max);
+                out[j + 3] = dw_s8_out(a[3], &q[j + 3], c->zero_point, c->act_min, c->act_max);
+            }
+        }
+    }
+}
+#endif
+
 enum { DW_S8_GENERIC, DW_S8_ROWS, DW_S8_CHANNELS };
 
 // Outputs at most this wide take the channels path rather than the 3x3
@@ -960,6 +1035,13 @@ void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, c
             dw_s8_3x3(&c, output, batch, row0, row1);
         } else if (path == DW_S8_CHANNELS) {
             const int in = c.mult == 1 ? DW_S8_IN_EACH : c.mult == 2 ? DW_S8_IN_PAIRS : DW_S8_IN_ONE;
+#if TFLM_DW_S8_WALK
+            // (A multiple of 4: chunks of DW_S8_CHUNK channels are groups of four.)
+            if (in == DW_S8_IN_ONE && c.f_h * c.f_w > DW_S8_TAPS_MAX) {
+                dw_s8_channels_walk(&c, output, batch, row0, row1);
+                continue;
+            }
+#endif
 #if DW_S8_BLOCKS
             if (c.f_h * c.f_w > DW_S8_TAPS_MAX) {
                 dw_s8_channels_blocks(&c, output, batch, row0, row1, in);
