@@ -348,11 +348,73 @@ __attribute__((noinline)) static void conv_s8_apart(const conv_s8_t *c, conv_s8_
     conv_s8_slabs(c, wait, row, ox, out);
 }
 
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+// One pixel against the chunk's filters (Armv6-M): six at a time
+// (tflm_mm_s8_1x6: its value loaded once for six products), then four, then
+// the rest two by two. A window is `rows` runs of `run` values, `step` apart
+// (the filter's rows are contiguous); out: the pixel's output at the chunk's
+// first channel.
+static void conv_s8_pixel_v6m(const conv_s8_t *c, const int8_t *x, int32_t rows, int32_t run, int32_t step,
+    int8_t *out) {
+    const tflm_out_s8_t *q = c->q;
+    const int32_t n = c->n, w_size = c->w_size, zp = c->zero_point, lo = c->act_min, hi = c->act_max;
+    const int8_t *w = c->filter + c->c0 * w_size;
+    int32_t j = 0;
+    for (; j + 6 <= n; j += 6, w += 6 * w_size) {
+        uint32_t a[6];
+        for (int32_t i = 0; i < 6; ++i) {
+            a[i] = (uint32_t)q[j + i].bias;
+        }
+        for (int32_t r = 0; r < rows; ++r) {
+            tflm_mm_s8_1x6(x + r * step, w + r * run, w_size, run, a);
+        }
+        for (int32_t i = 0; i < 6; ++i) {
+            out[j + i] = tflm_out_s8((int32_t)a[i], &q[j + i], zp, lo, hi);
+        }
+    }
+    if (j + 4 <= n) {
+        uint32_t a[4];
+        for (int32_t i = 0; i < 4; ++i) {
+            a[i] = (uint32_t)q[j + i].bias;
+        }
+        for (int32_t r = 0; r < rows; ++r) {
+            tflm_mm_s8_1x4(x + r * step, w + r * run, w_size, run, a);
+        }
+        for (int32_t i = 0; i < 4; ++i) {
+            out[j + i] = tflm_out_s8((int32_t)a[i], &q[j + i], zp, lo, hi);
+        }
+        j += 4;
+        w += 4 * w_size;
+    }
+    for (; j < n; j += 2, w += 2 * w_size) {
+        // An odd last channel runs against itself; its second sum is dropped.
+        const bool two = j + 1 < n;
+        const int32_t j1 = two ? j + 1 : j;
+        const int8_t *w1 = two ? w + w_size : w;
+        uint32_t a[2] = { (uint32_t)q[j].bias, (uint32_t)q[j1].bias };
+        for (int32_t r = 0; r < rows; ++r) {
+            tflm_mm_s8_1x2(x + r * step, w + r * run, w1 + r * run, run, a);
+        }
+        out[j] = tflm_out_s8((int32_t)a[0], &q[j], zp, lo, hi);
+        if (two) {
+            out[j + 1] = tflm_out_s8((int32_t)a[1], &q[j1], zp, lo, hi);
+        }
+    }
+}
+#endif
+
 // Two pixels (x1 == NULL: one) against the chunk's filters. A window is
 // `rows` runs of `run` values, `step` apart (the filter's rows are
 // contiguous). out0/out1: the pixels' outputs at the chunk's first channel.
 static void conv_s8_block(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t rows, int32_t run,
     int32_t step, int8_t *out0, int8_t *out1) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+    conv_s8_pixel_v6m(c, x0, rows, run, step, out0);
+    if (x1 != NULL) {
+        conv_s8_pixel_v6m(c, x1, rows, run, step, out1);
+    }
+    return;
+#endif
     const tflm_out_s8_t *q = c->q;
     const int32_t n = c->n, w_size = c->w_size, zp = c->zero_point, lo = c->act_min, hi = c->act_max;
     const int8_t *w = c->filter + c->c0 * w_size;
@@ -445,6 +507,14 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 
 static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t k, int8_t *out0,
     int8_t *out1) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+    // k is the filters' size (a 1x1 window, or a gathered one).
+    conv_s8_pixel_v6m(c, x0, 1, k, 0, out0);
+    if (x1 != NULL) {
+        conv_s8_pixel_v6m(c, x1, 1, k, 0, out1);
+    }
+    return;
+#endif
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
     if (c->sat) {
         conv_s8_pair_run(c, x0, x1, k, out0, out1, true);
