@@ -48,24 +48,24 @@ static inline void tflm_out_s8_setup(tflm_out_s8_t *q, int32_t multiplier, int32
 // fast case (q->shift >= 0).
 static inline int32_t tflm_out_s8_scale(int32_t acc, int32_t mult, int32_t k, int32_t shift) {
     const int32_t kk = k + (acc >> 31);
-    // 2^30 + 2^31 * kk as a 64-bit value: its high word kk >> 1, its low word
-    // 2^30 plus kk's lowest bit at the top.
-    const uint64_t c = ((uint64_t)(int64_t)(kk >> 1) << 32) | (0x40000000u | ((uint32_t)kk << 31));
+    // c = 2^30 + 2^31 * kk as a 64-bit value: its high word kk >> 1, its low
+    // word 2^30 plus kk's lowest bit at the top.
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
-    // No 32x32->64 multiply on Armv6-M: four 16-bit products, exact.
+    // No 32x32->64 multiply on Armv6-M: four 16-bit products, exact, with
+    // acc = ah * 2^16 + al and mult = mh * 2^16 + ml (al, ml unsigned). c's
+    // low 16 bits are zero, so below bit 32 only two sums of 16-bit steps
+    // carry, each within 32 bits (no carry flag to test).
     const uint32_t al = (uint32_t)acc & 0xffffu, ml = (uint32_t)mult & 0xffffu;
     const int32_t ah = acc >> 16, mh = mult >> 16;  // mult > 0: mh < 2^15
-    const uint32_t p0 = al * ml;
-    const uint32_t lo = p0 + (uint32_t)c;
-    const uint32_t carry = lo < p0;
-    const int32_t m1 = ah * (int32_t)ml, m2 = (int32_t)(al * (uint32_t)mh);
-    // (m1 + m2) * 2^16 + lo, floored by 2^32, in pieces that cannot overflow.
-    const uint32_t low16 = ((uint32_t)m1 & 0xffffu) + ((uint32_t)m2 & 0xffffu) + (lo >> 16);
+    // Bits 16 and up of al * mult plus c's low word: below 2^31 + 2^17.
+    const uint32_t z = al * (uint32_t)mh + ((al * ml) >> 16) + (((uint32_t)kk << 31) >> 16) + 0x4000u;
+    // ah * ml plus z's low half: within (-2^31, 2^31 - 2^15].
+    const int32_t y = ah * (int32_t)ml + (int32_t)(z & 0xffffu);
     // The high word fits 32 bits; its parts are added modulo 2^32.
-    const uint32_t hi = (uint32_t)(ah * mh) + (uint32_t)(c >> 32) + carry + (uint32_t)(m1 >> 16)
-        + (uint32_t)(m2 >> 16) + (low16 >> 16);
+    const uint32_t hi = (uint32_t)(ah * mh) + (uint32_t)(kk >> 1) + (uint32_t)(y >> 16) + (z >> 16);
     return (int32_t)hi >> shift;
 #else
+    const uint64_t c = ((uint64_t)(int64_t)(kk >> 1) << 32) | (0x40000000u | ((uint32_t)kk << 31));
     const uint64_t v = c + (uint64_t)((int64_t)acc * mult);
     return (int32_t)(uint32_t)(v >> 32) >> shift;
 #endif
