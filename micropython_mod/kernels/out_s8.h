@@ -21,6 +21,18 @@
 #include "engine/quant.h"
 #include "kernels/arch.h"
 
+// Whether Armv6-M's output stage is in assembly (Thumb-1, optimised builds,
+// not position-independent code: it takes seven low registers; the host's
+// tests build the same arithmetic in C).
+#ifndef TFLM_OUT_S8_V6M_ASM
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && defined(__thumb__) && !defined(__thumb2__) && defined(__OPTIMIZE__) \
+    && !defined(__PIC__)
+#define TFLM_OUT_S8_V6M_ASM (1)
+#else
+#define TFLM_OUT_S8_V6M_ASM (0)
+#endif
+#endif
+
 // One output channel's constants, set up once per call of a kernel (or,
 // later, by the host when it prepares a model).
 typedef struct {
@@ -47,10 +59,53 @@ static inline void tflm_out_s8_setup(tflm_out_s8_t *q, int32_t multiplier, int32
 // acc * M * 2^shift, rounded as the reference, plus the zero point, for the
 // fast case (q->shift >= 0).
 static inline int32_t tflm_out_s8_scale(int32_t acc, int32_t mult, int32_t k, int32_t shift) {
+#if TFLM_OUT_S8_V6M_ASM
+    int32_t kk = k;  // k + (acc >> 31), in the assembly
+#else
     const int32_t kk = k + (acc >> 31);
+#endif
     // c = 2^30 + 2^31 * kk as a 64-bit value: its high word kk >> 1, its low
     // word 2^30 plus kk's lowest bit at the top.
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+#if TFLM_OUT_S8_V6M_ASM
+    // The C below in Thumb-1 assembly: 26 instructions in seven low
+    // registers (GCC's own code for it moves values through high registers
+    // in the kernels' loops). c's low word over 2^16, 2^14 + kk's lowest bit * 2^15, is
+    // (2 * kk + 1)'s two lowest bits at bit 14.
+    int32_t a = acc, m = mult;
+    uint32_t al, ml, z, t;
+    __asm__(
+        ".syntax unified\n\t"
+        "asrs %[t], %[a], #31\n\t"
+        "adds %[kk], %[kk], %[t]\n\t"
+        "uxth %[al], %[a]\n\t"
+        "asrs %[a], %[a], #16\n\t"
+        "uxth %[ml], %[m]\n\t"
+        "asrs %[m], %[m], #16\n\t"
+        "movs %[z], %[al]\n\t"
+        "muls %[z], %[ml]\n\t"
+        "lsrs %[z], %[z], #16\n\t"
+        "muls %[al], %[m]\n\t"
+        "adds %[z], %[z], %[al]\n\t"
+        "lsls %[t], %[kk], #1\n\t"
+        "adds %[t], %[t], #1\n\t"
+        "lsls %[t], %[t], #30\n\t"
+        "lsrs %[t], %[t], #16\n\t"
+        "adds %[z], %[z], %[t]\n\t"
+        "uxth %[t], %[z]\n\t"
+        "muls %[ml], %[a]\n\t"
+        "adds %[ml], %[ml], %[t]\n\t"
+        "asrs %[ml], %[ml], #16\n\t"
+        "muls %[a], %[m]\n\t"
+        "adds %[a], %[a], %[ml]\n\t"
+        "asrs %[kk], %[kk], #1\n\t"
+        "adds %[a], %[a], %[kk]\n\t"
+        "lsrs %[z], %[z], #16\n\t"
+        "adds %[a], %[a], %[z]"
+        : [a] "+l"(a), [m] "+l"(m), [kk] "+l"(kk), [al] "=&l"(al), [ml] "=&l"(ml), [z] "=&l"(z), [t] "=&l"(t)
+        :
+        : "cc");
+    return a >> shift;
+#elif TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
     // No 32x32->64 multiply on Armv6-M: four 16-bit products, exact, with
     // acc = ah * 2^16 + al and mult = mh * 2^16 + ml (al, ml unsigned). c's
     // low 16 bits are zero, so below bit 32 only two sums of 16-bit steps
