@@ -368,12 +368,11 @@ static void conv_s8_pixel_v6m(const conv_s8_t *c, const int8_t *x, int32_t rows,
     const int8_t *w = c->filter + c->c0 * w_size;
     int32_t j = 0;
     for (; j + 6 <= n; j += 6, w += 6 * w_size) {
+        // The sums start from the channels' records, then go on from a.
         uint32_t a[6];
-        for (int32_t i = 0; i < 6; ++i) {
-            a[i] = (uint32_t)q[j + i].bias;
-        }
-        for (int32_t r = 0; r < rows; ++r) {
-            tflm_mm_s8_1x6(x + r * step, w + r * run, w_size, run, a);
+        tflm_mm_s8_1x6(x, w, w_size, run, &q[j].bias, (int32_t)sizeof(tflm_out_s8_t), a);
+        for (int32_t r = 1; r < rows; ++r) {
+            tflm_mm_s8_1x6(x + r * step, w + r * run, w_size, run, a, 4, a);
         }
         for (int32_t i = 0; i < 6; ++i) {
             out[j + i] = tflm_out_s8((int32_t)a[i], &q[j + i], zp, lo, hi);
@@ -381,11 +380,9 @@ static void conv_s8_pixel_v6m(const conv_s8_t *c, const int8_t *x, int32_t rows,
     }
     if (j + 4 <= n) {
         uint32_t a[4];
-        for (int32_t i = 0; i < 4; ++i) {
-            a[i] = (uint32_t)q[j + i].bias;
-        }
-        for (int32_t r = 0; r < rows; ++r) {
-            tflm_mm_s8_1x4(x + r * step, w + r * run, w_size, run, a);
+        tflm_mm_s8_1x4(x, w, w_size, run, &q[j].bias, (int32_t)sizeof(tflm_out_s8_t), a);
+        for (int32_t r = 1; r < rows; ++r) {
+            tflm_mm_s8_1x4(x + r * step, w + r * run, w_size, run, a, 4, a);
         }
         for (int32_t i = 0; i < 4; ++i) {
             out[j + i] = tflm_out_s8((int32_t)a[i], &q[j + i], zp, lo, hi);
