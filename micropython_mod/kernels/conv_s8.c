@@ -349,12 +349,16 @@ __attribute__((noinline)) static void conv_s8_apart(const conv_s8_t *c, conv_s8_
 }
 
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
-// The smallest window (values) conv_s8_pixel_v6m takes: its sums go
-// through memory between the loop and the output stage, which on windows of
-// 8 values costs more than the six-filter loop saves (conv 1x1 16x16x8->8 of
-// the shape sweep: 336,214 cycles through the 1x2 loops, 356,645 through
-// it; 16 values: 1,736,654 against 1,564,631).
+// Which pixels go through conv_s8_pixel_v6m: windows of CONV_S8_V6M_RUN_MIN
+// values or more, or chunks of CONV_S8_V6M_CH_MIN channels or more. Its sums
+// go through memory between the loop and the output stage, and a chunk's
+// last channels (beyond a multiple of 6 or 4) through the 1x2 loop a pixel at
+// a time: on 8 values against 8 channels that costs more than the six-filter
+// loop saves (conv 1x1 16x16x8->8 of the shape sweep: 316,210 cycles through
+// the 1x2 loops, 339,232 through it), on 8 against 16 less (person_detect's
+// conv 1x1 48x48x8->48x48x16: 5,341,430 against 5,182,424).
 #define CONV_S8_V6M_RUN_MIN (12)
+#define CONV_S8_V6M_CH_MIN (16)
 
 // One pixel against the chunk's filters (Armv6-M): six at a time
 // (tflm_mm_s8_1x6: its value loaded once for six products), then four, then
@@ -413,7 +417,7 @@ static void conv_s8_pixel_v6m(const conv_s8_t *c, const int8_t *x, int32_t rows,
 static void conv_s8_block(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t rows, int32_t run,
     int32_t step, int8_t *out0, int8_t *out1) {
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
-    if (rows * run >= CONV_S8_V6M_RUN_MIN) {
+    if (rows * run >= CONV_S8_V6M_RUN_MIN || c->n >= CONV_S8_V6M_CH_MIN) {
         conv_s8_pixel_v6m(c, x0, rows, run, step, out0);
         if (x1 != NULL) {
             conv_s8_pixel_v6m(c, x1, rows, run, step, out1);
@@ -515,7 +519,7 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
     int8_t *out1) {
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
     // k is the filters' size (a 1x1 window, or a gathered one).
-    if (k >= CONV_S8_V6M_RUN_MIN) {
+    if (k >= CONV_S8_V6M_RUN_MIN || c->n >= CONV_S8_V6M_CH_MIN) {
         conv_s8_pixel_v6m(c, x0, 1, k, 0, out0);
         if (x1 != NULL) {
             conv_s8_pixel_v6m(c, x1, 1, k, 0, out1);
