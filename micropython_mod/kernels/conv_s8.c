@@ -360,6 +360,10 @@ __attribute__((noinline)) static void conv_s8_apart(const conv_s8_t *c, conv_s8_
 #define CONV_S8_V6M_RUN_MIN (12)
 #define CONV_S8_V6M_CH_MIN (16)
 
+static inline bool conv_s8_v6m_six(const conv_s8_t *c, int32_t values) {
+    return values >= CONV_S8_V6M_RUN_MIN || c->n >= CONV_S8_V6M_CH_MIN;
+}
+
 // One pixel against the chunk's filters (Armv6-M): six at a time
 // (tflm_mm_s8_1x6: its value loaded once for six products), then four, then
 // the rest two by two. A window is `rows` runs of `run` values, `step` apart
@@ -416,15 +420,6 @@ static void conv_s8_pixel_v6m(const conv_s8_t *c, const int8_t *x, int32_t rows,
 // contiguous). out0/out1: the pixels' outputs at the chunk's first channel.
 static void conv_s8_block(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t rows, int32_t run,
     int32_t step, int8_t *out0, int8_t *out1) {
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
-    if (rows * run >= CONV_S8_V6M_RUN_MIN || c->n >= CONV_S8_V6M_CH_MIN) {
-        conv_s8_pixel_v6m(c, x0, rows, run, step, out0);
-        if (x1 != NULL) {
-            conv_s8_pixel_v6m(c, x1, rows, run, step, out1);
-        }
-        return;
-    }
-#endif
     const tflm_out_s8_t *q = c->q;
     const int32_t n = c->n, w_size = c->w_size, zp = c->zero_point, lo = c->act_min, hi = c->act_max;
     const int8_t *w = c->filter + c->c0 * w_size;
@@ -517,16 +512,6 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 
 static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t k, int8_t *out0,
     int8_t *out1) {
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
-    // k is the filters' size (a 1x1 window, or a gathered one).
-    if (k >= CONV_S8_V6M_RUN_MIN || c->n >= CONV_S8_V6M_CH_MIN) {
-        conv_s8_pixel_v6m(c, x0, 1, k, 0, out0);
-        if (x1 != NULL) {
-            conv_s8_pixel_v6m(c, x1, 1, k, 0, out1);
-        }
-        return;
-    }
-#endif
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
     if (c->sat) {
         conv_s8_pair_run(c, x0, x1, k, out0, out1, true);
@@ -594,6 +579,16 @@ static TFLM_ALWAYS_INLINE void conv_s8_pointwise(const conv_s8_t *c, const int8_
         }
     }
 #endif
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+    // Called from here rather than through conv_s8_pair: one frame fewer on
+    // the stack.
+    if (conv_s8_v6m_six(c, k)) {
+        for (; pixels > 0; --pixels, x += k, out += out_d) {
+            conv_s8_pixel_v6m(c, x, 1, k, 0, out);
+        }
+        return;
+    }
+#endif
     for (; pixels >= 2; pixels -= 2, x += 2 * k, out += 2 * out_d) {
         conv_s8_pair(c, x, x + k, k, out, out + out_d);
     }
@@ -606,6 +601,18 @@ static TFLM_ALWAYS_INLINE void conv_s8_pointwise(const conv_s8_t *c, const int8_
 // gathered (one run).
 static void conv_s8_pixels(const conv_s8_t *c, int kind, const int8_t *x0, const int8_t *x1, int8_t *out0,
     int8_t *out1) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+    // A gathered window is one run of w_size values.
+    const bool direct = kind == PIX_DIRECT;
+    if (conv_s8_v6m_six(c, c->w_size)) {
+        const int32_t rows = direct ? c->f_h : 1, run = direct ? c->run : c->w_size;
+        conv_s8_pixel_v6m(c, x0, rows, run, c->y_step, out0);
+        if (x1 != NULL) {
+            conv_s8_pixel_v6m(c, x1, rows, run, c->y_step, out1);
+        }
+        return;
+    }
+#endif
     if (kind == PIX_DIRECT) {
         conv_s8_block(c, x0, x1, c->f_h, c->run, c->y_step, out0, out1);
     } else {
