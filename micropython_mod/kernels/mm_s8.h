@@ -194,16 +194,16 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_2x2(const int8_t *x0, const int8_t *x1
 
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
 // One pixel against filters 0-5 (Armv6-M): a[f] = from[f] + x . w_f over n
-// values, filter f at w + f * stride, from[f] `from_step` bytes after
-// from[f - 1] (a constant: 4 for an array of sums, or the stride of the
-// output stage's records, whose first field is the starting sum). On the Cortex-M0+ a byte load takes two
-// cycles, a multiply and an add one each, so the pixel's value is loaded
-// once for six filters: the sums live in the high registers (r8-r12, lr,
-// which ADD reaches), and two indexes, k and k + stride, reach the six
-// filters from three base pointers. 30 cycles a value, 5 a product (the
-// 1x2 loop: 6.5). GCC hands Thumb-1 inline assembly to the assembler in
-// divided syntax (and returns to unified after it): the loops ask for
-// unified.
+// values, filter f at w + f * stride, each from[f] `from_step` bytes after
+// the one before (a constant: 4 for an array of sums, or the size of the
+// output stage's records, whose first field is the starting sum). On the
+// Cortex-M0+ a byte load takes two cycles, a multiply and an add one each,
+// so the pixel's value is loaded once for six filters: the sums live in the
+// high registers (r8-r12, lr, which ADD reaches), and two indexes, k and
+// k + stride, reach the six filters from three base pointers. 30 cycles a
+// value, 5 a product (the 1x2 loop: 6.5). GCC hands Thumb-1 inline assembly
+// to the assembler in divided syntax (and returns to unified after it): the
+// loops ask for unified.
 static TFLM_ALWAYS_INLINE void tflm_mm_s8_1x6(const int8_t *x, const int8_t *w, int32_t stride, int32_t n,
     const void *from, int32_t from_step, uint32_t *a) {
 #if TFLM_MM_S8_V6M_ASM

@@ -67,10 +67,10 @@ static inline int32_t tflm_out_s8_scale(int32_t acc, int32_t mult, int32_t k, in
     // c = 2^30 + 2^31 * kk as a 64-bit value: its high word kk >> 1, its low
     // word 2^30 plus kk's lowest bit at the top.
 #if TFLM_OUT_S8_V6M_ASM
-    // The C below in Thumb-1 assembly: 26 instructions in seven low
-    // registers (GCC's own code for it moves values through high registers
-    // in the kernels' loops). c's low word over 2^16, 2^14 + kk's lowest bit * 2^15, is
-    // (2 * kk + 1)'s two lowest bits at bit 14.
+    // The C below in Thumb-1 assembly: 26 instructions in seven low registers
+    // (GCC's own code for it moves values through high registers in the
+    // kernels' loops). c's low word over 2^16, 2^14 + kk's lowest bit * 2^15,
+    // is (2 * kk + 1)'s two lowest bits at bit 14.
     int32_t a = acc, m = mult;
     uint32_t al, ml, z, t;
     __asm__(
