@@ -348,6 +348,73 @@ __attribute__((noinline)) static void conv_s8_apart(const conv_s8_t *c, conv_s8_
     conv_s8_slabs(c, wait, row, ox, out);
 }
 
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+// Which pixels go through conv_s8_pixel_v6m: windows of CONV_S8_V6M_RUN_MIN
+// values or more, or chunks of CONV_S8_V6M_CH_MIN channels or more. Its sums
+// go through memory between the loop and the output stage, and a chunk's
+// last channels (beyond a multiple of 6 or 4) through the 1x2 loop a pixel at
+// a time: on 8 values against 8 channels that costs more than the six-filter
+// loop saves (conv 1x1 16x16x8->8 of the shape sweep: 316,210 cycles through
+// the 1x2 loops, 339,232 through it), on 8 against 16 less (person_detect's
+// conv 1x1 48x48x8->48x48x16: 5,341,430 against 5,182,424).
+#define CONV_S8_V6M_RUN_MIN (12)
+#define CONV_S8_V6M_CH_MIN (16)
+
+static inline bool conv_s8_v6m_six(const conv_s8_t *c, int32_t values) {
+    return values >= CONV_S8_V6M_RUN_MIN || c->n >= CONV_S8_V6M_CH_MIN;
+}
+
+// One pixel against the chunk's filters (Armv6-M): six at a time
+// (tflm_mm_s8_1x6: its value loaded once for six products), then four, then
+// the rest two by two. A window is `rows` runs of `run` values, `step` apart
+// (the filter's rows are contiguous); out: the pixel's output at the chunk's
+// first channel.
+static void conv_s8_pixel_v6m(const conv_s8_t *c, const int8_t *x, int32_t rows, int32_t run, int32_t step,
+    int8_t *out) {
+    const tflm_out_s8_t *q = c->q;
+    const int32_t n = c->n, w_size = c->w_size, zp = c->zero_point, lo = c->act_min, hi = c->act_max;
+    const int8_t *w = c->filter + c->c0 * w_size;
+    int32_t j = 0;
+    for (; j + 6 <= n; j += 6, w += 6 * w_size) {
+        // The sums start from the channels' records, then go on from a.
+        uint32_t a[6];
+        tflm_mm_s8_1x6(x, w, w_size, run, &q[j].bias, (int32_t)sizeof(tflm_out_s8_t), a);
+        for (int32_t r = 1; r < rows; ++r) {
+            tflm_mm_s8_1x6(x + r * step, w + r * run, w_size, run, a, 4, a);
+        }
+        for (int32_t i = 0; i < 6; ++i) {
+            out[j + i] = tflm_out_s8((int32_t)a[i], &q[j + i], zp, lo, hi);
+        }
+    }
+    if (j + 4 <= n) {
+        uint32_t a[4];
+        tflm_mm_s8_1x4(x, w, w_size, run, &q[j].bias, (int32_t)sizeof(tflm_out_s8_t), a);
+        for (int32_t r = 1; r < rows; ++r) {
+            tflm_mm_s8_1x4(x + r * step, w + r * run, w_size, run, a, 4, a);
+        }
+        for (int32_t i = 0; i < 4; ++i) {
+            out[j + i] = tflm_out_s8((int32_t)a[i], &q[j + i], zp, lo, hi);
+        }
+        j += 4;
+        w += 4 * w_size;
+    }
+    for (; j < n; j += 2, w += 2 * w_size) {
+        // An odd last channel runs against itself; its second sum is dropped.
+        const bool two = j + 1 < n;
+        const int32_t j1 = two ? j + 1 : j;
+        const int8_t *w1 = two ? w + w_size : w;
+        uint32_t a[2] = { (uint32_t)q[j].bias, (uint32_t)q[j1].bias };
+        for (int32_t r = 0; r < rows; ++r) {
+            tflm_mm_s8_1x2(x + r * step, w + r * run, w1 + r * run, run, a);
+        }
+        out[j] = tflm_out_s8((int32_t)a[0], &q[j], zp, lo, hi);
+        if (two) {
+            out[j + 1] = tflm_out_s8((int32_t)a[1], &q[j1], zp, lo, hi);
+        }
+    }
+}
+#endif
+
 // Two pixels (x1 == NULL: one) against the chunk's filters. A window is
 // `rows` runs of `run` values, `step` apart (the filter's rows are
 // contiguous). out0/out1: the pixels' outputs at the chunk's first channel.
@@ -512,6 +579,16 @@ static TFLM_ALWAYS_INLINE void conv_s8_pointwise(const conv_s8_t *c, const int8_
         }
     }
 #endif
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+    // Called from here rather than through conv_s8_pair: one frame fewer on
+    // the stack.
+    if (conv_s8_v6m_six(c, k)) {
+        for (; pixels > 0; --pixels, x += k, out += out_d) {
+            conv_s8_pixel_v6m(c, x, 1, k, 0, out);
+        }
+        return;
+    }
+#endif
     for (; pixels >= 2; pixels -= 2, x += 2 * k, out += 2 * out_d) {
         conv_s8_pair(c, x, x + k, k, out, out + out_d);
     }
@@ -524,6 +601,18 @@ static TFLM_ALWAYS_INLINE void conv_s8_pointwise(const conv_s8_t *c, const int8_
 // gathered (one run).
 static void conv_s8_pixels(const conv_s8_t *c, int kind, const int8_t *x0, const int8_t *x1, int8_t *out0,
     int8_t *out1) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+    // A gathered window is one run of w_size values.
+    const bool direct = kind == PIX_DIRECT;
+    if (conv_s8_v6m_six(c, c->w_size)) {
+        const int32_t rows = direct ? c->f_h : 1, run = direct ? c->run : c->w_size;
+        conv_s8_pixel_v6m(c, x0, rows, run, c->y_step, out0);
+        if (x1 != NULL) {
+            conv_s8_pixel_v6m(c, x1, rows, run, c->y_step, out1);
+        }
+        return;
+    }
+#endif
     if (kind == PIX_DIRECT) {
         conv_s8_block(c, x0, x1, c->f_h, c->run, c->y_step, out0, out1);
     } else {
@@ -672,11 +761,22 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
     tflm_out_s8_t own[CONV_S8_CHUNK];
     c.q = keep ? keep->q : own;
     const bool all = keep && keep->all;
-    const int32_t last = all ? 0 : (c.out_d - 1) / CONV_S8_CHUNK * CONV_S8_CHUNK;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+    // More than 64 channels go 30 at a time, a multiple of the six filters
+    // conv_s8_pixel_v6m takes at once (chunks of 32 leave 2 of every 32 to
+    // the 1x2 loop: person_detect's conv 1x1 6x6x128->6x6x128, 3,563,452
+    // cycles, 3,514,527 in chunks of 30). Up to 64 channels two chunks of
+    // 32 take fewer cycles than three (kws_ref_model, whose layers have 64,
+    // 142,000 more in chunks of 30).
+    const int32_t chunk = c.out_d > 64 ? 30 : CONV_S8_CHUNK;
+#else
+    const int32_t chunk = CONV_S8_CHUNK;
+#endif
+    const int32_t last = all ? 0 : (c.out_d - 1) / chunk * chunk;
     const bool reverse = keep && keep->reverse;
-    const int32_t step = reverse ? -CONV_S8_CHUNK : CONV_S8_CHUNK;
+    const int32_t step = reverse ? -chunk : chunk;
     for (c.c0 = reverse ? last : 0; c.c0 >= 0 && c.c0 <= last; c.c0 += step) {
-        c.n = all ? c.out_d : c.out_d - c.c0 < CONV_S8_CHUNK ? c.out_d - c.c0 : CONV_S8_CHUNK;
+        c.n = all ? c.out_d : c.out_d - c.c0 < chunk ? c.out_d - c.c0 : chunk;
         if (all) {
             // Set up once by the caller.
         } else if (keep == NULL) {

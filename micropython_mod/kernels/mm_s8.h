@@ -179,6 +179,184 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_2x2(const int8_t *x0, const int8_t *x1
 #endif
 }
 
+// Whether Armv6-M's loops below are in assembly (Thumb-1, optimised
+// builds; not position-independent code, whose base register would take one
+// of the eight low registers the loops need; the host's tests build the same
+// sums in C).
+#ifndef TFLM_MM_S8_V6M_ASM
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && defined(__thumb__) && !defined(__thumb2__) && defined(__OPTIMIZE__) \
+    && !defined(__PIC__)
+#define TFLM_MM_S8_V6M_ASM (1)
+#else
+#define TFLM_MM_S8_V6M_ASM (0)
+#endif
+#endif
+
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+// One pixel against filters 0-5 (Armv6-M): a[f] = from[f] + x . w_f over n
+// values, filter f at w + f * stride, each from[f] `from_step` bytes after
+// the one before (a constant: 4 for an array of sums, or the size of the
+// output stage's records, whose first field is the starting sum). On the
+// Cortex-M0+ a byte load takes two cycles, a multiply and an add one each,
+// so the pixel's value is loaded once for six filters: the sums live in the
+// high registers (r8-r12, lr, which ADD reaches), and two indexes, k and
+// k + stride, reach the six filters from three base pointers. 30 cycles a
+// value, 5 a product (the 1x2 loop: 6.5). GCC hands Thumb-1 inline assembly
+// to the assembler in divided syntax (and returns to unified after it): the
+// loops ask for unified.
+static TFLM_ALWAYS_INLINE void tflm_mm_s8_1x6(const int8_t *x, const int8_t *w, int32_t stride, int32_t n,
+    const void *from, int32_t from_step, uint32_t *a) {
+#if TFLM_MM_S8_V6M_ASM
+    if (n <= 0) {
+        for (int32_t f = 0; f < 6; ++f) {
+            a[f] = *(const uint32_t *)((const uint8_t *)from + f * from_step);
+        }
+        return;
+    }
+    // The bases point past the values; k counts up from -n to 0.
+    const int8_t *px = x + n, *p0 = w + n, *p2 = p0 + 2 * stride, *p4 = p2 + 2 * stride;
+    int32_t k = -n;
+    uint32_t kc = (uint32_t)(uintptr_t)from, xv = (uint32_t)(uintptr_t)a, wv;
+    __asm__ volatile(
+        ".syntax unified\n\t"
+        "push {%[xv]}\n\t"
+        "ldr %[wv], [%[kc], %[o0]]\n\t"
+        "mov r8, %[wv]\n\t"
+        "ldr %[wv], [%[kc], %[o1]]\n\t"
+        "mov r9, %[wv]\n\t"
+        "ldr %[wv], [%[kc], %[o2]]\n\t"
+        "mov r10, %[wv]\n\t"
+        "ldr %[wv], [%[kc], %[o3]]\n\t"
+        "mov r11, %[wv]\n\t"
+        "ldr %[wv], [%[kc], %[o4]]\n\t"
+        "mov r12, %[wv]\n\t"
+        "ldr %[wv], [%[kc], %[o5]]\n\t"
+        "mov lr, %[wv]\n\t"
+        "subs %[kc], %[p2], %[p0]\n\t"
+        "asrs %[kc], %[kc], #1\n\t"
+        "adds %[kc], %[kc], %[k]\n\t"
+        "1:\n\t"
+        "ldrsb %[xv], [%[px], %[k]]\n\t"
+        "ldrsb %[wv], [%[p0], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r8, %[wv]\n\t"
+        "ldrsb %[wv], [%[p0], %[kc]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r9, %[wv]\n\t"
+        "ldrsb %[wv], [%[p2], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r10, %[wv]\n\t"
+        "ldrsb %[wv], [%[p2], %[kc]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r11, %[wv]\n\t"
+        "ldrsb %[wv], [%[p4], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r12, %[wv]\n\t"
+        "ldrsb %[wv], [%[p4], %[kc]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add lr, %[wv]\n\t"
+        "adds %[kc], #1\n\t"
+        "adds %[k], #1\n\t"
+        "bne 1b\n\t"
+        "pop {%[kc]}\n\t"
+        "mov %[wv], r8\n\t"
+        "str %[wv], [%[kc], #0]\n\t"
+        "mov %[wv], r9\n\t"
+        "str %[wv], [%[kc], #4]\n\t"
+        "mov %[wv], r10\n\t"
+        "str %[wv], [%[kc], #8]\n\t"
+        "mov %[wv], r11\n\t"
+        "str %[wv], [%[kc], #12]\n\t"
+        "mov %[wv], r12\n\t"
+        "str %[wv], [%[kc], #16]\n\t"
+        "mov %[wv], lr\n\t"
+        "str %[wv], [%[kc], #20]"
+        : [k] "+l"(k), [kc] "+l"(kc), [xv] "+l"(xv), [wv] "=&l"(wv)
+        : [px] "l"(px), [p0] "l"(p0), [p2] "l"(p2), [p4] "l"(p4), [o0] "i"(0), [o1] "i"(from_step),
+          [o2] "i"(2 * from_step), [o3] "i"(3 * from_step), [o4] "i"(4 * from_step), [o5] "i"(5 * from_step)
+        : "r8", "r9", "r10", "r11", "r12", "lr", "memory", "cc");
+#else
+    for (int32_t f = 0; f < 6; ++f) {
+        const int8_t *wf = w + f * stride;
+        uint32_t s = *(const uint32_t *)((const uint8_t *)from + f * from_step);
+        for (int32_t k = 0; k < n; ++k) {
+            s += (uint32_t)(x[k] * wf[k]);
+        }
+        a[f] = s;
+    }
+#endif
+}
+
+// The same against filters 0-3 (a chunk's last ones): 22 cycles a value.
+static TFLM_ALWAYS_INLINE void tflm_mm_s8_1x4(const int8_t *x, const int8_t *w, int32_t stride, int32_t n,
+    const void *from, int32_t from_step, uint32_t *a) {
+#if TFLM_MM_S8_V6M_ASM
+    if (n <= 0) {
+        for (int32_t f = 0; f < 4; ++f) {
+            a[f] = *(const uint32_t *)((const uint8_t *)from + f * from_step);
+        }
+        return;
+    }
+    const int8_t *px = x + n, *p0 = w + n, *p2 = p0 + 2 * stride;
+    int32_t k = -n;
+    uint32_t kc = (uint32_t)(uintptr_t)from, xv = (uint32_t)(uintptr_t)a, wv;
+    __asm__ volatile(
+        ".syntax unified\n\t"
+        "push {%[xv]}\n\t"
+        "ldr %[wv], [%[kc], %[o0]]\n\t"
+        "mov r8, %[wv]\n\t"
+        "ldr %[wv], [%[kc], %[o1]]\n\t"
+        "mov r9, %[wv]\n\t"
+        "ldr %[wv], [%[kc], %[o2]]\n\t"
+        "mov r10, %[wv]\n\t"
+        "ldr %[wv], [%[kc], %[o3]]\n\t"
+        "mov r11, %[wv]\n\t"
+        "subs %[kc], %[p2], %[p0]\n\t"
+        "asrs %[kc], %[kc], #1\n\t"
+        "adds %[kc], %[kc], %[k]\n\t"
+        "1:\n\t"
+        "ldrsb %[xv], [%[px], %[k]]\n\t"
+        "ldrsb %[wv], [%[p0], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r8, %[wv]\n\t"
+        "ldrsb %[wv], [%[p0], %[kc]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r9, %[wv]\n\t"
+        "ldrsb %[wv], [%[p2], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r10, %[wv]\n\t"
+        "ldrsb %[wv], [%[p2], %[kc]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r11, %[wv]\n\t"
+        "adds %[kc], #1\n\t"
+        "adds %[k], #1\n\t"
+        "bne 1b\n\t"
+        "pop {%[kc]}\n\t"
+        "mov %[wv], r8\n\t"
+        "str %[wv], [%[kc], #0]\n\t"
+        "mov %[wv], r9\n\t"
+        "str %[wv], [%[kc], #4]\n\t"
+        "mov %[wv], r10\n\t"
+        "str %[wv], [%[kc], #8]\n\t"
+        "mov %[wv], r11\n\t"
+        "str %[wv], [%[kc], #12]"
+        : [k] "+l"(k), [kc] "+l"(kc), [xv] "+l"(xv), [wv] "=&l"(wv)
+        : [px] "l"(px), [p0] "l"(p0), [p2] "l"(p2), [o0] "i"(0), [o1] "i"(from_step), [o2] "i"(2 * from_step),
+          [o3] "i"(3 * from_step)
+        : "r8", "r9", "r10", "r11", "memory", "cc");
+#else
+    for (int32_t f = 0; f < 4; ++f) {
+        const int8_t *wf = w + f * stride;
+        uint32_t s = *(const uint32_t *)((const uint8_t *)from + f * from_step);
+        for (int32_t k = 0; k < n; ++k) {
+            s += (uint32_t)(x[k] * wf[k]);
+        }
+        a[f] = s;
+    }
+#endif
+}
+#endif // TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+
 // Whether the DSP cores' loops below are in assembly (Thumb-2, M profile,
 // optimised builds; the host's tests build the same sums in C).
 #ifndef TFLM_MM_S8_LANES_ASM

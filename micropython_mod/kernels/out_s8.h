@@ -21,6 +21,18 @@
 #include "engine/quant.h"
 #include "kernels/arch.h"
 
+// Whether Armv6-M's output stage is in assembly (Thumb-1, optimised builds,
+// not position-independent code: it takes seven low registers; the host's
+// tests build the same arithmetic in C).
+#ifndef TFLM_OUT_S8_V6M_ASM
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && defined(__thumb__) && !defined(__thumb2__) && defined(__OPTIMIZE__) \
+    && !defined(__PIC__)
+#define TFLM_OUT_S8_V6M_ASM (1)
+#else
+#define TFLM_OUT_S8_V6M_ASM (0)
+#endif
+#endif
+
 // One output channel's constants, set up once per call of a kernel (or,
 // later, by the host when it prepares a model).
 typedef struct {
@@ -47,25 +59,68 @@ static inline void tflm_out_s8_setup(tflm_out_s8_t *q, int32_t multiplier, int32
 // acc * M * 2^shift, rounded as the reference, plus the zero point, for the
 // fast case (q->shift >= 0).
 static inline int32_t tflm_out_s8_scale(int32_t acc, int32_t mult, int32_t k, int32_t shift) {
+#if TFLM_OUT_S8_V6M_ASM
+    int32_t kk = k;  // k + (acc >> 31), in the assembly
+#else
     const int32_t kk = k + (acc >> 31);
-    // 2^30 + 2^31 * kk as a 64-bit value: its high word kk >> 1, its low word
-    // 2^30 plus kk's lowest bit at the top.
-    const uint64_t c = ((uint64_t)(int64_t)(kk >> 1) << 32) | (0x40000000u | ((uint32_t)kk << 31));
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
-    // No 32x32->64 multiply on Armv6-M: four 16-bit products, exact.
+#endif
+    // c = 2^30 + 2^31 * kk as a 64-bit value: its high word kk >> 1, its low
+    // word 2^30 plus kk's lowest bit at the top.
+#if TFLM_OUT_S8_V6M_ASM
+    // The C below in Thumb-1 assembly: 26 instructions in seven low registers
+    // (GCC's own code for it moves values through high registers in the
+    // kernels' loops). c's low word over 2^16, 2^14 + kk's lowest bit * 2^15,
+    // is (2 * kk + 1)'s two lowest bits at bit 14.
+    int32_t a = acc, m = mult;
+    uint32_t al, ml, z, t;
+    __asm__(
+        ".syntax unified\n\t"
+        "asrs %[t], %[a], #31\n\t"
+        "adds %[kk], %[kk], %[t]\n\t"
+        "uxth %[al], %[a]\n\t"
+        "asrs %[a], %[a], #16\n\t"
+        "uxth %[ml], %[m]\n\t"
+        "asrs %[m], %[m], #16\n\t"
+        "movs %[z], %[al]\n\t"
+        "muls %[z], %[ml]\n\t"
+        "lsrs %[z], %[z], #16\n\t"
+        "muls %[al], %[m]\n\t"
+        "adds %[z], %[z], %[al]\n\t"
+        "lsls %[t], %[kk], #1\n\t"
+        "adds %[t], %[t], #1\n\t"
+        "lsls %[t], %[t], #30\n\t"
+        "lsrs %[t], %[t], #16\n\t"
+        "adds %[z], %[z], %[t]\n\t"
+        "uxth %[t], %[z]\n\t"
+        "muls %[ml], %[a]\n\t"
+        "adds %[ml], %[ml], %[t]\n\t"
+        "asrs %[ml], %[ml], #16\n\t"
+        "muls %[a], %[m]\n\t"
+        "adds %[a], %[a], %[ml]\n\t"
+        "asrs %[kk], %[kk], #1\n\t"
+        "adds %[a], %[a], %[kk]\n\t"
+        "lsrs %[z], %[z], #16\n\t"
+        "adds %[a], %[a], %[z]"
+        : [a] "+l"(a), [m] "+l"(m), [kk] "+l"(kk), [al] "=&l"(al), [ml] "=&l"(ml), [z] "=&l"(z), [t] "=&l"(t)
+        :
+        : "cc");
+    return a >> shift;
+#elif TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+    // No 32x32->64 multiply on Armv6-M: four 16-bit products, exact, with
+    // acc = ah * 2^16 + al and mult = mh * 2^16 + ml (al, ml unsigned). c's
+    // low 16 bits are zero, so below bit 32 only two sums of 16-bit steps
+    // carry, each within 32 bits (no carry flag to test).
     const uint32_t al = (uint32_t)acc & 0xffffu, ml = (uint32_t)mult & 0xffffu;
     const int32_t ah = acc >> 16, mh = mult >> 16;  // mult > 0: mh < 2^15
-    const uint32_t p0 = al * ml;
-    const uint32_t lo = p0 + (uint32_t)c;
-    const uint32_t carry = lo < p0;
-    const int32_t m1 = ah * (int32_t)ml, m2 = (int32_t)(al * (uint32_t)mh);
-    // (m1 + m2) * 2^16 + lo, floored by 2^32, in pieces that cannot overflow.
-    const uint32_t low16 = ((uint32_t)m1 & 0xffffu) + ((uint32_t)m2 & 0xffffu) + (lo >> 16);
+    // Bits 16 and up of al * mult plus c's low word: below 2^31 + 2^17.
+    const uint32_t z = al * (uint32_t)mh + ((al * ml) >> 16) + (((uint32_t)kk << 31) >> 16) + 0x4000u;
+    // ah * ml plus z's low half: within (-2^31, 2^31 - 2^15].
+    const int32_t y = ah * (int32_t)ml + (int32_t)(z & 0xffffu);
     // The high word fits 32 bits; its parts are added modulo 2^32.
-    const uint32_t hi = (uint32_t)(ah * mh) + (uint32_t)(c >> 32) + carry + (uint32_t)(m1 >> 16)
-        + (uint32_t)(m2 >> 16) + (low16 >> 16);
+    const uint32_t hi = (uint32_t)(ah * mh) + (uint32_t)(kk >> 1) + (uint32_t)(y >> 16) + (z >> 16);
     return (int32_t)hi >> shift;
 #else
+    const uint64_t c = ((uint64_t)(int64_t)(kk >> 1) << 32) | (0x40000000u | ((uint32_t)kk << 31));
     const uint64_t v = c + (uint64_t)((int64_t)acc * mult);
     return (int32_t)(uint32_t)(v >> 32) >> shift;
 #endif
