@@ -211,13 +211,21 @@ static tflm_status_t tensor_record(tflm_build_t *b, const tflm_subgraph_t *sg, u
     if (!tflm_model_tensor_size(m, &t, &elements, &bytes)) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: tensor %u has a bad shape", (unsigned)i);
     }
+    if (bytes > TFLM_MAX_TENSOR_BYTES) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "tensor %u is %u bytes: more than the %u a tensor record holds",
+            (unsigned)i, (unsigned)bytes, (unsigned)TFLM_MAX_TENSOR_BYTES);
+    }
+    if (t.type > 31) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: tensor %u has type %u", (unsigned)i,
+            (unsigned)t.type);
+    }
     memset(r, 0, sizeof(*r));
     r->type = t.type;
     r->bytes = bytes;
-    r->first = TFLM_LIFETIME_UNSET;
-    r->last = TFLM_LIFETIME_UNSET;
     if (t.is_variable) {
-        r->flags |= TFLM_TENSOR_VARIABLE;
+        // Its buffer is in the tail (build_variables; or its kernel keeps it).
+        r->where = TFLM_AT_TAIL;
+        return TFLM_OK;
     }
     if (len != 0) {
         size_t align = TFLM_MIN(tflm_type_size(t.type), 4u);
@@ -232,7 +240,7 @@ static tflm_status_t tensor_record(tflm_build_t *b, const tflm_subgraph_t *sg, u
         }
         r->where = TFLM_AT_MODEL;
         r->data = pos;
-    } else if (bytes != 0 && !t.is_variable) {
+    } else if (bytes != 0) {
         r->where = TFLM_AT_HEAD;
     }
     return TFLM_OK;
@@ -240,7 +248,7 @@ static tflm_status_t tensor_record(tflm_build_t *b, const tflm_subgraph_t *sg, u
 
 // A record that never changes once derived: a constant's.
 static bool is_constant(const tflm_tensor_rec_t *r) {
-    return r->where == TFLM_AT_MODEL && !(r->flags & TFLM_TENSOR_VARIABLE);
+    return r->where == TFLM_AT_MODEL;
 }
 
 // Calls fn for each model tensor of all subgraphs in order, with its record.
@@ -423,10 +431,10 @@ static tflm_status_t output_in_data(tflm_build_t *b, const tflm_prepare_t *p, ui
     uint32_t offset = p->out0_in_data - 1;
     tflm_tensor_rec_t *r = tensor == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_mut(ip, tensor);
     if (!p->state || r == NULL || offset > p->data_bytes || r->bytes > p->data_bytes - offset
-        || (r->where != TFLM_AT_HEAD && r->where != TFLM_AT_NONE) || (r->flags & TFLM_TENSOR_VARIABLE)) {
+        || (r->where != TFLM_AT_HEAD && r->where != TFLM_AT_NONE)) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "output cannot live in the kernel's data");
     }
-    r->where = TFLM_AT_TAIL;
+    r->where = TFLM_AT_STATE;
     r->data = p->data_at + offset;
     return TFLM_OK;
 }
@@ -449,10 +457,13 @@ static tflm_status_t kept_variable(tflm_build_t *b, const tflm_prepare_t *p, uin
         if (r == NULL) {
             return tflm_error(&ip->err, TFLM_ERR_VALUE, "a constant cannot be kept as a variable");
         }
-        r->where = TFLM_AT_TAIL;
+        if (p->kept_bytes > TFLM_MAX_TENSOR_BYTES) {
+            return tflm_error(&ip->err, TFLM_ERR_VALUE, "kept variable of %u bytes: more than a record holds",
+                (unsigned)p->kept_bytes);
+        }
+        r->where = TFLM_AT_KEPT;
         r->data = p->kept_at;
         r->bytes = p->kept_bytes;
-        r->flags |= TFLM_TENSOR_KEPT;
     }
     return TFLM_OK;
 }
@@ -475,12 +486,10 @@ static uint32_t subgraph0_ops(tflm_model_t *m) {
 // A scratch buffer's record, of `bytes` planned in the head (none when 0).
 static void scratch_record(tflm_interp_t *ip, uint32_t rec, uint32_t bytes) {
     tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, rec);
+    memset(r, 0, sizeof(*r));
     r->where = bytes ? TFLM_AT_HEAD : TFLM_AT_NONE;
     r->bytes = bytes;
     r->type = TFLM_INT8;
-    r->flags = TFLM_TENSOR_SCRATCH;
-    r->first = TFLM_LIFETIME_UNSET;
-    r->last = TFLM_LIFETIME_UNSET;
 }
 
 // Node records, their input/output lists, and the kernels' prepare().
@@ -833,6 +842,10 @@ tflm_status_t tflm_build_measure(tflm_interp_t *ip, uint32_t *tail, uint32_t *n_
     }
     ip->arena = saved;
     *n_scratch = cap;
+    // The head is planned from records in the temporary section, above this
+    // interpreter's tail (interpreter.c): prepare()'s peak covers them too.
+    uint32_t plan_bytes = (ip->map.n_live + cap) * (uint32_t)sizeof(tflm_plan_rec_t);
+    ip->prepare_peak = TFLM_MAX(ip->prepare_peak, tflm_align_up(*tail + plan_bytes, TFLM_ALIGN));
     return st;
 }
 

@@ -85,12 +85,8 @@ static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext)
         return tflm_error(&ip->err, TFLM_ERR_VALUE,
             "tensor %u is %s: only tensors the arena's head would hold can be pre-allocated, e.g. inputs (%s) "
             "and outputs (%s): model.inputs[i].index", (unsigned)t,
-            r == NULL || r->where == TFLM_AT_MODEL ? "a constant" : r->where == TFLM_AT_TAIL ? "a variable" : "empty",
+            r == NULL || r->where == TFLM_AT_MODEL ? "a constant" : tflm_at_tail(r->where) ? "a variable" : "empty",
             ins, outs);
-    }
-    if (r->flags & TFLM_TENSOR_FIXED) {
-        return tflm_error(&ip->err, TFLM_ERR_VALUE, "tensor %u is placed by the offline plan (at offset %u)",
-            (unsigned)t, (unsigned)r->data);
     }
     if (ext->len != r->bytes) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "buffer %s: tensor %u needs %u bytes, the buffer has %u",
@@ -119,29 +115,56 @@ static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext)
 }
 
 // The interpreter's records as the plan code sees them.
-tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip) {
+tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip, tflm_plan_rec_t *recs) {
     tflm_plan_view_t v = {
-        tflm_interp_tensor_mut(ip, 0), ip->map.n_live, ip->n_tensors, tflm_interp_node(ip, 0), ip->n_nodes,
+        recs, tflm_interp_tensor(ip, 0), ip->map.n_live, ip->n_tensors, tflm_interp_node(ip, 0), ip->n_nodes,
         ip->lists_base, (tflm_error_t *)&ip->err, ip->model, tflm_interp_subgraph(ip, 0), ip->n_subgraphs, ip->map,
         ip->arena ? ip->arena->base : NULL, &ip->patch,
     };
     return v;
 }
 
-static tflm_plan_view_t plan_view(tflm_interp_t *ip) {
-    return tflm_interp_plan_view(ip);
+// Where, offset and bytes of the arena's records into the plan records.
+static void plan_sync(const tflm_interp_t *ip, tflm_plan_rec_t *recs) {
+    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+        recs[i].data = r->data;
+        recs[i].bytes = r->bytes;
+        recs[i].where = (uint8_t)r->where;
+    }
+}
+
+tflm_status_t tflm_interp_plan_records(tflm_interp_t *ip, tflm_plan_rec_t *out) {
+    memset(out, 0, ip->n_tensors * sizeof(*out));
+    plan_sync(ip, out);
+    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        out[i].first = TFLM_LIFETIME_UNSET;
+        out[i].last = TFLM_LIFETIME_UNSET;
+        out[i].flags = i >= ip->map.n_live ? TFLM_PLAN_SCRATCH : 0;
+    }
+    tflm_status_t st = tflm_lifetimes_mark(ip, out);
+    for (uint32_t i = 0; i < ip->n_tensors && ip->fixed && ip->ready; ++i) {
+        out[i].flags |= out[i].where == TFLM_AT_HEAD ? TFLM_PLAN_FIXED : 0;
+    }
+    return st;
 }
 
 // Runs the planner over the head records (offline offsets stay where they
-// are) and checks the result when a plan gave offsets.
-static tflm_status_t plan_head(tflm_interp_t *ip) {
-    tflm_plan_view_t view = plan_view(ip);
+// are) and checks the result when a plan gave offsets; the offsets go back
+// into the arena's records.
+static tflm_status_t plan_head(tflm_interp_t *ip, tflm_plan_rec_t *recs) {
+    tflm_plan_view_t view = tflm_interp_plan_view(ip, recs);
     tflm_status_t st = ip->planner->plan(view.recs, ip->n_tensors, &view, &ip->head_bytes, &ip->err);
     if (st == TFLM_OK && ip->fixed) {
         st = tflm_plan_check(&view);
     }
     if (st != TFLM_OK) {
         return st;
+    }
+    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        if (recs[i].where == TFLM_AT_HEAD) {
+            tflm_interp_tensor_mut(ip, i)->data = recs[i].data;
+        }
     }
     // Arenas come in whole TFLM_ALIGN units: an offline plan's highest buffer
     // may end between them (an int8 tensor at an odd offset).
@@ -160,13 +183,14 @@ static tflm_status_t plan_head(tflm_interp_t *ip) {
 }
 
 // Pre-allocated tensors, the offline plan's offsets, then the head's plan.
-static tflm_status_t place_head(tflm_interp_t *ip, const tflm_config_t *cfg) {
+static tflm_status_t place_head(tflm_interp_t *ip, const tflm_config_t *cfg, tflm_plan_rec_t *recs) {
     tflm_status_t st;
     for (uint32_t k = 0; k < cfg->n_external; ++k) {
         if ((st = use_external(ip, &cfg->external[k]))) {
             return st;
         }
     }
+    plan_sync(ip, recs);
     #if TFLM_PLANNER_OFFLINE
     if (ip->planner == &tflm_planner_offline) {
         tflm_plan_t from_model;
@@ -182,14 +206,14 @@ static tflm_status_t place_head(tflm_interp_t *ip, const tflm_config_t *cfg) {
             }
             plan = &from_model;
         }
-        tflm_plan_view_t view = plan_view(ip);
+        tflm_plan_view_t view = tflm_interp_plan_view(ip, recs);
         if ((st = tflm_plan_apply(&view, plan))) {
             return st;
         }
         ip->fixed = true;
     }
     #endif
-    return plan_head(ip);
+    return plan_head(ip, recs);
 }
 
 // Real run in ip->arena: the tail at the bottom of the arena's tail, or in
@@ -236,13 +260,27 @@ static tflm_status_t allocate(tflm_interp_t *ip, const tflm_config_t *cfg, bool 
         }
     }
     tflm_arena_end_gap(a);
+    // The planners' records (lifetimes, marks) in the temporary section,
+    // given back once the head is planned; the measure counted them in peak.
+    uint32_t plan_at = TFLM_ARENA_FAIL;
     if (st == TFLM_OK) {
-        st = tflm_lifetimes_mark(ip);
+        plan_at = tflm_arena_alloc_temp(a, ip->n_tensors * (uint32_t)sizeof(tflm_plan_rec_t), 4);
+        if (plan_at == TFLM_ARENA_FAIL) {
+            ip->err.needed = needed_in(a, tail_before, 0, ip->tail_bytes, peak);
+            ip->err.given = a->size;
+            st = tflm_error(&ip->err, TFLM_ERR_MEMORY, "arena too small: needs %u bytes, has %u",
+                (unsigned)ip->err.needed, (unsigned)a->size);
+        }
     }
     if (st == TFLM_OK) {
-        st = place_head(ip, cfg);
+        tflm_plan_rec_t *recs = (tflm_plan_rec_t *)tflm_arena_ptr(a, plan_at);
+        st = tflm_interp_plan_records(ip, recs);
+        if (st == TFLM_OK) {
+            st = place_head(ip, cfg, recs);
+        }
         ip->prepare_peak = peak;
     }
+    tflm_arena_reset_temp(a);
     if (st == TFLM_OK && check_head) {
         // In a gap the tail takes no new bytes; only the head may grow.
         uint32_t needed = in_gap ? TFLM_MAX(a->head, ip->head_bytes) + a->tail
@@ -321,7 +359,7 @@ tflm_status_t tflm_interp_init(tflm_interp_t *ip, tflm_model_t *model, tflm_aren
     return st;
 }
 
-tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t *ext) {
+tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t *ext, tflm_plan_rec_t *work) {
     tflm_status_t st = tflm_interp_verify(ip);
     if (st) {
         return st;
@@ -336,7 +374,10 @@ tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t 
     uint32_t saved_n = ip->n_external;
     st = use_external(ip, ext);
     if (st == TFLM_OK) {
-        st = plan_head(ip);
+        st = tflm_interp_plan_records(ip, work);
+    }
+    if (st == TFLM_OK) {
+        st = plan_head(ip, work);
     }
     tflm_arena_t *a = ip->arena;
     if (st == TFLM_OK) {
@@ -356,7 +397,9 @@ tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t 
         tflm_error_t err = ip->err;
         *r = saved;
         ip->n_external = saved_n;
-        plan_head(ip);
+        if (tflm_interp_plan_records(ip, work) == TFLM_OK) {
+            plan_head(ip, work);
+        }
         ip->err = err;
     }
     tflm_interp_seal(ip); // the records as they are now
@@ -408,6 +451,8 @@ void *tflm_interp_tensor_data(const tflm_interp_t *ip, const tflm_tensor_rec_t *
     switch (r->where) {
         case TFLM_AT_HEAD:
         case TFLM_AT_TAIL:
+        case TFLM_AT_KEPT:
+        case TFLM_AT_STATE:
             return tflm_arena_ptr(ip->arena, r->data);
         case TFLM_AT_MODEL:
             return (void *)(ip->model->fb.buf + r->data);

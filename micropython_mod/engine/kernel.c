@@ -344,6 +344,10 @@ tflm_status_t tflm_prep_scratch(tflm_prepare_t *p, uint32_t bytes, uint32_t *ind
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "more than %u scratch buffers requested",
             TFLM_MAX_SCRATCH_PER_OP);
     }
+    if (bytes > TFLM_MAX_TENSOR_BYTES) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "scratch buffer of %u bytes: more than the %u a record holds",
+            (unsigned)bytes, (unsigned)TFLM_MAX_TENSOR_BYTES);
+    }
     p->scratch_bytes[p->n_scratch] = bytes;
     *index = p->n_scratch++;
     return TFLM_OK;

@@ -601,7 +601,11 @@ static tflm_status_t run(tflm_interp_t *p) {
         }
     }
     size_t total = 0;
-    tflm_interp_memory_plan(p, 80, plan_line, &total);
+    tflm_plan_rec_t *lives = calloc(p->n_tensors + 1, sizeof(*lives));
+    if (lives != NULL && tflm_interp_plan_records(p, lives) == TFLM_OK) {
+        tflm_interp_memory_plan(p, lives, 80, plan_line, &total);
+    }
+    free(lives);
     (void)sink;
     return st;
 }
