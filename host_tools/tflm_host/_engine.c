@@ -458,7 +458,7 @@ static PyObject *interp_audit(InterpObject *self, PyObject *unused) {
 }
 
 // TFLM_AT_*: a kept variable and an output in its kernel's state are in the tail too.
-static const char *const where_names[] = { "none", "head", "tail", "model", "external", "tail", "tail" };
+static const char *const where_names[] = { "none", "head", "none", "model", "external", "tail", "tail", "tail" };
 
 // The record of item i of records(): model tensor i, or the scratch
 // buffers' after them.
@@ -506,7 +506,7 @@ static PyObject *interp_records(InterpObject *self, PyObject *unused) {
         const tflm_plan_rec_t *l = (rec & TFLM_REC_CONST) ? NULL : &lives[rec];
         // An offline plan's offsets: every head buffer keeps its place once built.
         bool fixed = ip->fixed && r->where == TFLM_AT_HEAD;
-        PyObject *v = Py_BuildValue("(skkiiiO)", where_names[r->where < 7 ? r->where : 0], (unsigned long)r->data,
+        PyObject *v = Py_BuildValue("(skkiiiO)", where_names[r->where], (unsigned long)r->data,
             (unsigned long)r->bytes, l ? (int)l->first : TFLM_LIFETIME_UNSET, l ? (int)l->last : TFLM_LIFETIME_UNSET,
             (int)r->type, fixed ? Py_True : Py_False);
         if (v == NULL) {

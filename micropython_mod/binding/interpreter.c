@@ -876,12 +876,11 @@ static mp_obj_t interp_set_tensor_buffer(mp_obj_t self_in, mp_obj_t index_in, mp
 static MP_DEFINE_CONST_FUN_OBJ_3(interp_set_tensor_buffer_obj, interp_set_tensor_buffer);
 
 // The planners' records with their lifetimes, walked again on the heap (the
-// arena keeps none); the caller frees them (m_del, ip.n_tensors).
+// arena keeps none): a diagnostic's, left to the collector.
 static tflm_plan_rec_t *plan_records(tflm_interp_obj_t *self) {
     tflm_plan_rec_t *recs = m_new(tflm_plan_rec_t, self->ip.n_tensors);
     if (tflm_interp_plan_records(&self->ip, recs) != TFLM_OK) {
-        m_del(tflm_plan_rec_t, recs, self->ip.n_tensors);
-        tflm_raise(&self->ip.err);
+        tflm_raise(&self->ip.err); // the collector takes recs back
     }
     return recs;
 }
@@ -911,8 +910,7 @@ static mp_obj_t interp_buffers(mp_obj_t self_in) {
         };
         mp_obj_list_append(list, mp_obj_new_tuple(6, items));
     }
-    m_del(tflm_plan_rec_t, recs, ip->n_tensors);
-    return list;
+    return list; // recs: garbage for the collector
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_buffers_obj, interp_buffers);
 
@@ -934,7 +932,6 @@ static mp_obj_t interp_memory_plan(size_t n_args, const mp_obj_t *args) {
     vstr_init(&vstr, 128);
     tflm_plan_rec_t *recs = plan_records(self);
     tflm_interp_memory_plan(&self->ip, recs, (uint32_t)width, plan_line, &vstr);
-    m_del(tflm_plan_rec_t, recs, self->ip.n_tensors);
     return mp_obj_new_str_from_vstr(&vstr);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_memory_plan_obj, 1, 2, interp_memory_plan);

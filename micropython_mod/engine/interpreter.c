@@ -1,6 +1,6 @@
 // The interpreter (see interpreter.h): allocation in an arena, in order:
 // the missing-op check (missing_ops.c), the tail measured and then built
-// (build.c), lifetimes (lifetimes.c), pre-allocated tensors and an offline
+// (build.c), pre-allocated tensors, lifetimes (lifetimes.c) and an offline
 // plan's offsets, the head planned (planner_*.c) and checked (plan.c).
 // Running is invoke.c; the plan picture plan_picture.c.
 #include "build.h"
@@ -78,26 +78,27 @@ static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext)
     }
     tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, tflm_interp_rec_of(ip, sg->tensor_base + ext->tensor));
     uint32_t t = ext->tensor;
-    if (r == NULL || (r->where != TFLM_AT_HEAD && r->where != TFLM_AT_EXTERNAL)) {
+    uint32_t where = r ? r->where : TFLM_AT_MODEL;
+    if (where != TFLM_AT_HEAD && where != TFLM_AT_EXTERNAL) {
         char ins[48], outs[48];
         io_tensors(ip, false, ins);
         io_tensors(ip, true, outs);
         return tflm_error(&ip->err, TFLM_ERR_VALUE,
             "tensor %u is %s: only tensors the arena's head would hold can be pre-allocated, e.g. inputs (%s) "
             "and outputs (%s): model.inputs[i].index", (unsigned)t,
-            r == NULL || r->where == TFLM_AT_MODEL ? "a constant" : tflm_at_tail(r->where) ? "a variable" : "empty",
-            ins, outs);
+            where == TFLM_AT_MODEL ? "a constant" : tflm_at_tail(where) ? "a variable" : "empty", ins, outs);
     }
-    if (ext->len != r->bytes) {
+    uint32_t bytes = r->bytes, type = r->type;
+    if (ext->len != bytes) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "buffer %s: tensor %u needs %u bytes, the buffer has %u",
-            ext->len < r->bytes ? "too small" : "of the wrong size", (unsigned)t, (unsigned)r->bytes, (unsigned)ext->len);
+            ext->len < bytes ? "too small" : "of the wrong size", (unsigned)t, (unsigned)bytes, (unsigned)ext->len);
     }
-    size_t align = TFLM_MIN(tflm_type_size(r->type), 8u);
+    size_t align = TFLM_MIN(tflm_type_size(type), 8u);
     if (align > 1 && (uintptr_t)ext->data % align != 0) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "buffer for tensor %u (%s) is not %u-byte aligned",
-            (unsigned)t, tflm_type_name(r->type), (unsigned)align);
+            (unsigned)t, tflm_type_name(type), (unsigned)align);
     }
-    uint32_t slot = r->where == TFLM_AT_EXTERNAL ? r->data : ip->n_external;
+    uint32_t slot = where == TFLM_AT_EXTERNAL ? r->data : ip->n_external;
     tflm_status_t st = external_overlap(ip, ext, r);
     if (st) {
         return st;
@@ -124,29 +125,19 @@ tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip, tflm_plan_rec_t 
     return v;
 }
 
-// Where, offset and bytes of the arena's records into the plan records.
-static void plan_sync(const tflm_interp_t *ip, tflm_plan_rec_t *recs) {
-    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-        const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
-        recs[i].data = r->data;
-        recs[i].bytes = r->bytes;
-        recs[i].where = (uint8_t)r->where;
-    }
-}
-
 tflm_status_t tflm_interp_plan_records(tflm_interp_t *ip, tflm_plan_rec_t *out) {
-    memset(out, 0, ip->n_tensors * sizeof(*out));
-    plan_sync(ip, out);
+    const tflm_tensor_rec_t *t = tflm_interp_tensor(ip, 0);
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        const tflm_tensor_rec_t *r = &t[i];
+        out[i].data = r->data;
+        out[i].bytes = r->bytes;
+        out[i].where = (uint8_t)r->where;
         out[i].first = TFLM_LIFETIME_UNSET;
         out[i].last = TFLM_LIFETIME_UNSET;
-        out[i].flags = i >= ip->map.n_live ? TFLM_PLAN_SCRATCH : 0;
+        out[i].flags = (uint8_t)((i >= ip->map.n_live ? TFLM_PLAN_SCRATCH : 0)
+            | (ip->fixed && r->where == TFLM_AT_HEAD ? TFLM_PLAN_FIXED : 0));
     }
-    tflm_status_t st = tflm_lifetimes_mark(ip, out);
-    for (uint32_t i = 0; i < ip->n_tensors && ip->fixed && ip->ready; ++i) {
-        out[i].flags |= out[i].where == TFLM_AT_HEAD ? TFLM_PLAN_FIXED : 0;
-    }
-    return st;
+    return tflm_lifetimes_mark(ip, out);
 }
 
 // Runs the planner over the head records (offline offsets stay where they
@@ -161,9 +152,10 @@ static tflm_status_t plan_head(tflm_interp_t *ip, tflm_plan_rec_t *recs) {
     if (st != TFLM_OK) {
         return st;
     }
+    tflm_tensor_rec_t *t = tflm_interp_tensor_mut(ip, 0);
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
         if (recs[i].where == TFLM_AT_HEAD) {
-            tflm_interp_tensor_mut(ip, i)->data = recs[i].data;
+            t[i].data = recs[i].data;
         }
     }
     // Arenas come in whole TFLM_ALIGN units: an offline plan's highest buffer
@@ -182,15 +174,10 @@ static tflm_status_t plan_head(tflm_interp_t *ip, tflm_plan_rec_t *recs) {
     return TFLM_OK;
 }
 
-// Pre-allocated tensors, the offline plan's offsets, then the head's plan.
+// The offline plan's offsets, then the head's plan (the pre-allocated
+// tensors are out of the head already).
 static tflm_status_t place_head(tflm_interp_t *ip, const tflm_config_t *cfg, tflm_plan_rec_t *recs) {
     tflm_status_t st;
-    for (uint32_t k = 0; k < cfg->n_external; ++k) {
-        if ((st = use_external(ip, &cfg->external[k]))) {
-            return st;
-        }
-    }
-    plan_sync(ip, recs);
     #if TFLM_PLANNER_OFFLINE
     if (ip->planner == &tflm_planner_offline) {
         tflm_plan_t from_model;
@@ -231,6 +218,9 @@ static tflm_status_t allocate(tflm_interp_t *ip, const tflm_config_t *cfg, bool 
     }
     uint32_t peak = ip->prepare_peak;
     bool in_gap = cfg->gap_bytes != 0;
+    // The planners' records (lifetimes, marks), in the temporary section
+    // while the head is planned: the measure counted them in peak.
+    uint32_t plan_bytes = (ip->map.n_live + n_scratch) * (uint32_t)sizeof(tflm_plan_rec_t);
     if (in_gap) {
         // A gap lies inside the tail, above the lowest interpreter's, on
         // 16-byte boundaries; the model's tail must fit it.
@@ -260,21 +250,20 @@ static tflm_status_t allocate(tflm_interp_t *ip, const tflm_config_t *cfg, bool 
         }
     }
     tflm_arena_end_gap(a);
-    // The planners' records (lifetimes, marks) in the temporary section,
-    // given back once the head is planned; the measure counted them in peak.
-    uint32_t plan_at = TFLM_ARENA_FAIL;
-    if (st == TFLM_OK) {
-        plan_at = tflm_arena_alloc_temp(a, ip->n_tensors * (uint32_t)sizeof(tflm_plan_rec_t), 4);
-        if (plan_at == TFLM_ARENA_FAIL) {
-            ip->err.needed = needed_in(a, tail_before, 0, ip->tail_bytes, peak);
-            ip->err.given = a->size;
-            st = tflm_error(&ip->err, TFLM_ERR_MEMORY, "arena too small: needs %u bytes, has %u",
-                (unsigned)ip->err.needed, (unsigned)a->size);
-        }
+    // The planners' records, given back once the head is planned (room for
+    // them is short only in a gap: the check above made it).
+    uint32_t plan_at = tflm_arena_alloc_temp(a, plan_bytes, 4);
+    if (st == TFLM_OK && plan_at == TFLM_ARENA_FAIL) {
+        st = tflm_error(&ip->err, TFLM_ERR_MEMORY, "arena too small for %u temporary bytes", (unsigned)plan_bytes);
     }
     if (st == TFLM_OK) {
         tflm_plan_rec_t *recs = (tflm_plan_rec_t *)tflm_arena_ptr(a, plan_at);
-        st = tflm_interp_plan_records(ip, recs);
+        for (uint32_t k = 0; k < cfg->n_external && st == TFLM_OK; ++k) {
+            st = use_external(ip, &cfg->external[k]);
+        }
+        if (st == TFLM_OK) {
+            st = tflm_interp_plan_records(ip, recs);
+        }
         if (st == TFLM_OK) {
             st = place_head(ip, cfg, recs);
         }

@@ -266,9 +266,6 @@ tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip, tflm_plan_rec_t *recs) {
             node_started = false;
         }
     }
-    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-        recs[i].flags &= (uint8_t)~TFLM_PLAN_WRITTEN;
-    }
     ip->n_scopes = (uint32_t)w.scope + 1;
     return st;
 }

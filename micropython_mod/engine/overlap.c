@@ -94,7 +94,6 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
         return false;
     }
     const tflm_plan_rec_t *ry = &v->recs[y], *rx = &v->recs[x];
-    const tflm_tensor_rec_t *ty = &v->tensors[y], *tx = &v->tensors[x];
     // x must die at the op that writes y: its last scope is y's first.
     if (ry->where != TFLM_AT_HEAD || rx->where != TFLM_AT_HEAD || rx->last != ry->first
         || ry->first == TFLM_LIFETIME_UNSET) {
@@ -126,7 +125,7 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
         for (uint32_t i = 0; i < nr->n_inputs; ++i) {
             input = input || io[i] == x;
         }
-        if (!input || rx->bytes != ry->bytes || tflm_type_size(tx->type) != tflm_type_size(ty->type)) {
+        if (!input || rx->bytes != ry->bytes || tflm_type_size(v->tensors[x].type) != tflm_type_size(v->tensors[y].type)) {
             return false;
         }
         *d = 0;
@@ -145,7 +144,7 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
     // the rows written over it would change), of the output's element size.
     tflm_overlap_rows_t g;
     if (k->hooks == NULL || k->hooks->overlap == NULL || nr->n_inputs == 0 || io[0] != x
-        || tflm_type_size(tx->type) != tflm_type_size(ty->type)) {
+        || tflm_type_size(v->tensors[x].type) != tflm_type_size(v->tensors[y].type)) {
         return false;
     }
     for (uint32_t i = 1; i < nr->n_inputs; ++i) {

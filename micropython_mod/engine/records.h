@@ -6,36 +6,40 @@
 
 #include "common.h"
 
-// Where a tensor's bytes live.
+// Where a tensor's bytes live (3 bits of the record). The tail's kinds come
+// last, so one comparison tells a tail offset.
 enum {
     TFLM_AT_NONE = 0,     // no data (omitted or zero-sized)
     TFLM_AT_HEAD = 1,     // planned buffer: `data` is an arena offset in the head
-    TFLM_AT_TAIL = 2,     // a variable tensor's buffer in the tail: arena offset
     TFLM_AT_MODEL = 3,    // constant: `data` is an offset into the model buffer
     TFLM_AT_EXTERNAL = 4, // a buffer outside the arena given by the user
+    TFLM_AT_TAIL = 5,     // a variable tensor's buffer in the tail: arena offset
     // A variable its one operator keeps in a compact form of its own
     // (tflm_prep_keep_variable), in the tail: `bytes` are that form, not the
     // declared shape.
-    TFLM_AT_KEPT = 5,
+    TFLM_AT_KEPT = 6,
     // An output that lives in its kernel's state data (tflm_prep_output_in_data),
     // in the tail: not a variable.
-    TFLM_AT_STATE = 6,
+    TFLM_AT_STATE = 7,
 };
 
 // Bytes in the tail (an arena offset), written by the model: TFLM_AT_TAIL,
 // TFLM_AT_KEPT and TFLM_AT_STATE.
 static inline bool tflm_at_tail(uint32_t where) {
-    return where == TFLM_AT_TAIL || where == TFLM_AT_KEPT || where == TFLM_AT_STATE;
+    return where >= TFLM_AT_TAIL;
 }
 
 // A variable tensor's record once the interpreter is built (or while it is
 // built: a variable's record is TFLM_AT_TAIL from the start).
 static inline bool tflm_at_variable(uint32_t where) {
-    return where == TFLM_AT_TAIL || where == TFLM_AT_KEPT;
+    return where - TFLM_AT_TAIL <= TFLM_AT_KEPT - TFLM_AT_TAIL;
 }
 
 // The largest tensor a record holds (its 24-bit `bytes`).
 #define TFLM_MAX_TENSOR_BYTES (0xffffffu)
+// The ValueError for a buffer a record cannot hold: what, its index, bytes
+// and type (one text, so the firmware keeps one copy).
+#define TFLM_RECORD_LIMITS "%s %u: %u bytes (type %u), over 16 MiB"
 
 // An omitted input in an index list.
 #define TFLM_NO_INDEX (0xffffu)
@@ -80,7 +84,7 @@ typedef struct {
 // tflm_plan_rec_t.flags
 #define TFLM_PLAN_FIXED (0x01)   // offset fixed before planning (offline plan)
 #define TFLM_PLAN_PLACED (0x02)  // planner's mark while it works
-#define TFLM_PLAN_WRITTEN (0x04) // the lifetimes' walk saw something write it
+#define TFLM_PLAN_WRITTEN (0x04) // the lifetimes' walk saw something write it (left set)
 #define TFLM_PLAN_SCRATCH (0x08) // a kernel's scratch buffer, not a model tensor
 
 typedef struct {

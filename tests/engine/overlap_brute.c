@@ -43,7 +43,7 @@ static uint8_t *variables_save(const tflm_interp_t *ip) {
     uint8_t *saved = malloc(total + 1), *p = saved;
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
         const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
-        if tflm_at_variable(r->where) {
+        if (tflm_at_variable(r->where)) {
             memcpy(p, tflm_interp_tensor_data(ip, r), r->bytes);
             p += r->bytes;
         }
@@ -54,7 +54,7 @@ static uint8_t *variables_save(const tflm_interp_t *ip) {
 static void variables_restore(const tflm_interp_t *ip, const uint8_t *saved) {
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
         const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
-        if tflm_at_variable(r->where) {
+        if (tflm_at_variable(r->where)) {
             memcpy(tflm_interp_tensor_data(ip, r), saved, r->bytes);
             saved += r->bytes;
         }
