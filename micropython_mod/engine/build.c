@@ -823,10 +823,6 @@ tflm_status_t tflm_build_measure(tflm_interp_t *ip, uint32_t *tail, uint32_t *n_
     }
     ip->arena = saved;
     *n_scratch = cap;
-    // The head is planned from records in the temporary section, above this
-    // interpreter's tail (interpreter.c): prepare()'s peak covers them too.
-    uint32_t plan_bytes = (ip->map.n_live + cap) * (uint32_t)sizeof(tflm_plan_rec_t);
-    ip->prepare_peak = TFLM_MAX(ip->prepare_peak, tflm_align_up(*tail + plan_bytes, TFLM_ALIGN));
     return st;
 }
 

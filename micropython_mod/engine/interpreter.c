@@ -218,9 +218,6 @@ static tflm_status_t allocate(tflm_interp_t *ip, const tflm_config_t *cfg, bool 
     }
     uint32_t peak = ip->prepare_peak;
     bool in_gap = cfg->gap_bytes != 0;
-    // The planners' records (lifetimes, marks), in the temporary section
-    // while the head is planned: the measure counted them in peak.
-    uint32_t plan_bytes = (ip->map.n_live + n_scratch) * (uint32_t)sizeof(tflm_plan_rec_t);
     if (in_gap) {
         // A gap lies inside the tail, above the lowest interpreter's, on
         // 16-byte boundaries; the model's tail must fit it.
@@ -250,14 +247,14 @@ static tflm_status_t allocate(tflm_interp_t *ip, const tflm_config_t *cfg, bool 
         }
     }
     tflm_arena_end_gap(a);
-    // The planners' records, given back once the head is planned (room for
-    // them is short only in a gap: the check above made it).
-    uint32_t plan_at = tflm_arena_alloc_temp(a, plan_bytes, 4);
-    if (st == TFLM_OK && plan_at == TFLM_ARENA_FAIL) {
-        st = tflm_error(&ip->err, TFLM_ERR_MEMORY, "arena too small for %u temporary bytes", (unsigned)plan_bytes);
+    // The planners' records, in the caller's memory while the head is
+    // planned: the arena holds only what it keeps.
+    uint32_t plan_bytes = ip->n_tensors * (uint32_t)sizeof(tflm_plan_rec_t);
+    tflm_plan_rec_t *recs = st == TFLM_OK && cfg->plan_memory ? cfg->plan_memory(NULL, plan_bytes) : NULL;
+    if (st == TFLM_OK && recs == NULL) {
+        st = tflm_error(&ip->err, TFLM_ERR_MEMORY, "no memory for the planners' %u bytes", (unsigned)plan_bytes);
     }
     if (st == TFLM_OK) {
-        tflm_plan_rec_t *recs = (tflm_plan_rec_t *)tflm_arena_ptr(a, plan_at);
         for (uint32_t k = 0; k < cfg->n_external && st == TFLM_OK; ++k) {
             st = use_external(ip, &cfg->external[k]);
         }
@@ -269,7 +266,9 @@ static tflm_status_t allocate(tflm_interp_t *ip, const tflm_config_t *cfg, bool 
         }
         ip->prepare_peak = peak;
     }
-    tflm_arena_reset_temp(a);
+    if (recs) {
+        cfg->plan_memory(recs, plan_bytes);
+    }
     if (st == TFLM_OK && check_head) {
         // In a gap the tail takes no new bytes; only the head may grow.
         uint32_t needed = in_gap ? TFLM_MAX(a->head, ip->head_bytes) + a->tail

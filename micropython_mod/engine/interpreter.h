@@ -48,6 +48,12 @@ typedef struct {
     // With kernel_data: called for each index list, in the prepared data's order.
     void (*index_list)(void *ctx, const uint16_t *list, uint32_t n);
     void *kernel_data_ctx;
+    // Memory for the planners' records (tflm_plan_rec_t, one per record)
+    // while the head is planned, outside the arena, so that the arena holds
+    // only what it keeps: plan_memory(NULL, bytes) gives it (NULL: none, a
+    // MemoryError), plan_memory(p, bytes) takes it back. Required (the
+    // binding's heap; malloc on a host).
+    void *(*plan_memory)(void *old, uint32_t bytes);
 } tflm_config_t;
 
 // Audit categories: what the arena holds, by kind. Their `used` bytes add up

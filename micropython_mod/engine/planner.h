@@ -1,7 +1,7 @@
 // The memory planner interface: one function that gives every planned buffer
 // an offset in the head and returns the head size. Planners work in place on
-// the tensor records and need no memory of their own, so the smallest arena
-// that allocates is exactly the arena the model then uses.
+// the planners' records (tflm_plan_rec_t, in the caller's memory while the
+// head is planned: tflm_config_t.plan_memory) and need no memory of their own.
 #ifndef TFLM_ENGINE_PLANNER_H
 #define TFLM_ENGINE_PLANNER_H
 

@@ -61,7 +61,8 @@ static inline bool tflm_at_variable(uint32_t where) {
 // for (x86-64, Arm, Xtensa, RISC-V), so a prepared model's constants' records
 // read the same everywhere (tests/engine/test_engine.c pins the bytes).
 // Lifetimes and the planners' marks are not kept: the planners work on
-// tflm_plan_rec_t, in the arena's temporary section while the head is planned.
+// tflm_plan_rec_t, in the caller's memory while the head is planned
+// (tflm_config_t.plan_memory).
 typedef struct {
     uint32_t data;          // see TFLM_AT_*
     unsigned int bytes : 24; // exact size, at most TFLM_MAX_TENSOR_BYTES

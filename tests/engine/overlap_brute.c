@@ -63,6 +63,16 @@ static void variables_restore(const tflm_interp_t *ip, const uint8_t *saved) {
 
 static uint8_t *saved_variables;
 
+// The planners' records on the heap (tflm_config_t.plan_memory).
+static void *plan_memory(void *old, uint32_t bytes) {
+    (void)bytes;
+    if (old) {
+        free(old);
+        return NULL;
+    }
+    return malloc(bytes);
+}
+
 // Places X at x_off and Y at y_off (scratch buffers above both), fills the
 // rest of the head with a pattern, copies the input and runs.
 static bool run_at(tflm_interp_t *ip, uint32_t x, uint32_t y, uint32_t x_off, uint32_t y_off, const uint8_t *input,
@@ -200,6 +210,7 @@ int main(int argc, char **argv) {
     int rc = 1;
     tflm_config_t cfg = { 0 };
     cfg.planner = tflm_planner_find("tflm");
+    cfg.plan_memory = plan_memory;
     tflm_arena_t arena;
     tflm_arena_init(&arena, arena_buf, arena_len);
     if (tflm_model_init(&model, model_buf, model_len, &err) || tflm_interp_init(&ip, &model, &arena, &cfg)) {

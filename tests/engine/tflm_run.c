@@ -17,6 +17,16 @@
 
 #define MAX_INPUTS (16)
 
+// The planners' records on the heap (tflm_config_t.plan_memory).
+static void *plan_memory(void *old, uint32_t bytes) {
+    (void)bytes;
+    if (old) {
+        free(old);
+        return NULL;
+    }
+    return malloc(bytes);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: tflm_run MODEL [-a ARENA] [-p PLANNER] [-r RUNS] [-i INPUT]...\n");
@@ -76,6 +86,7 @@ int main(int argc, char **argv) {
         goto done;
     }
     tflm_config_t cfg = { 0 };
+    cfg.plan_memory = plan_memory; // as the binding and the host: not in the arena
     if (strcmp(planner_name, "default") != 0) {
         cfg.planner = tflm_planner_find(planner_name);
         if (cfg.planner == NULL) {
