@@ -248,11 +248,11 @@ static tflm_status_t allocate(tflm_interp_t *ip, const tflm_config_t *cfg, bool 
     }
     tflm_arena_end_gap(a);
     // The planners' records, in the caller's memory while the head is
-    // planned: the arena holds only what it keeps.
-    uint32_t plan_bytes = ip->n_tensors * (uint32_t)sizeof(tflm_plan_rec_t);
+    // planned: the arena holds only what it keeps. One spare: never 0 bytes.
+    uint32_t plan_bytes = (ip->n_tensors + 1) * (uint32_t)sizeof(tflm_plan_rec_t);
     tflm_plan_rec_t *recs = st == TFLM_OK && cfg->plan_memory ? cfg->plan_memory(NULL, plan_bytes) : NULL;
     if (st == TFLM_OK && recs == NULL) {
-        st = tflm_error(&ip->err, TFLM_ERR_MEMORY, "no memory for the planners' %u bytes", (unsigned)plan_bytes);
+        st = tflm_error(&ip->err, TFLM_ERR_MEMORY, "no heap for planning (%u bytes)", (unsigned)plan_bytes);
     }
     if (st == TFLM_OK) {
         for (uint32_t k = 0; k < cfg->n_external && st == TFLM_OK; ++k) {
