@@ -283,7 +283,7 @@ def _corruptions(data: bytes) -> dict[str, bytes]:
     first_const = nodes_at - _engine.TENSOR_RECORD_BYTES * n_const
     first_node = nodes_at + 16 * len(load_model(data).subgraphs)
     return {
-        "version": patch(4, "<i", 7),
+        "version": patch(4, "<i", _engine.PREPARED_VERSION + 1),
         "index lists out of place": patch(12, "<I", len(md) + 4),
         "index lists misaligned": patch(12, "<I", lists + 2),
         "index lists cut short": patch(12, "<I", records),

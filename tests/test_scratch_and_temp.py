@@ -124,3 +124,23 @@ def test_too_many_scratch_buffers(tflm_run, tmp_path):
     (tmp_path / "in.bin").write_bytes(bytes(16))
     out = run(tflm_run, path, tmp_path / "in.bin")
     assert out.startswith("error 3 ") and "operator 0 (CUSTOM): more than 12 scratch buffers requested" in out
+
+
+@pytest.mark.parametrize("what", ["tensor", "scratch buffer"])
+def test_buffers_a_record_cannot_hold(what, tflm_run, tmp_path):
+    """A tensor record holds 24-bit sizes: a tensor or a scratch buffer of
+    16 MiB or more is a ValueError when the model is loaded, never a wrong
+    size (the record's layout is pinned in tests/engine/test_engine.c)."""
+    big = 1 << 24
+    b = ModelBuilder()
+    sg = b.subgraph()
+    shape = (big,) if what == "tensor" else (16,)
+    x, y = sg.tensor(shape, "INT8"), sg.tensor(shape, "INT8")
+    words = [0, 0] if what == "tensor" else [1, big, 0]
+    sg.op(TEST_OP, [x], [y], custom_options=struct.pack(f"<{len(words)}I", *words))
+    sg.inputs, sg.outputs = [x], [y]
+    path = tmp_path / "m.tflite"
+    path.write_bytes(b.build())
+    (tmp_path / "in.bin").write_bytes(bytes(16))
+    out = run(tflm_run, path, tmp_path / "in.bin")
+    assert out.startswith("error 1 ") and f"{what} 0: {big} bytes (type 9), over 16 MiB" in out, out

@@ -201,6 +201,17 @@ static long long tensor_bytes(tflm_model_t *m, long long index) {
     return bytes;
 }
 
+// The planners' records outside the arena, as the binding keeps them on its
+// heap (tflm_config_t.plan_memory).
+static void *plan_memory(void *old, uint32_t bytes) {
+    (void)bytes;
+    if (old) {
+        free(old);
+        return NULL;
+    }
+    return malloc(bytes);
+}
+
 // allocate(model, *, planner=None, plan=None, preallocated=(), tensors_only=False, run=False, arena=None)
 // The model built as tflm.Interpreter(model) builds it: measured first in a
 // buffer as large as its tail (which is what tflm.arena_size() reports), and
@@ -237,6 +248,7 @@ static PyObject *engine_allocate(PyObject *mod, PyObject *args, PyObject *kw) {
     tflm_config_t cfg;
     memset(&cfg, 0, sizeof(cfg));
     cfg.tensors_only = tensors_only != 0;
+    cfg.plan_memory = plan_memory; // as the binding: its heap, not the arena
     tflm_external_t ext[TFLM_MAX_EXTERNAL];
     tflm_plan_t words;
     tflm_error_t err;
@@ -457,7 +469,8 @@ static PyObject *interp_audit(InterpObject *self, PyObject *unused) {
     return out;
 }
 
-static const char *const where_names[] = { "none", "head", "tail", "model", "external" };
+// TFLM_AT_*: a kept variable and an output in its kernel's state are in the tail too.
+static const char *const where_names[] = { "none", "head", "none", "model", "external", "tail", "tail", "tail" };
 
 // The record of item i of records(): model tensor i, or the scratch
 // buffers' after them.
@@ -472,24 +485,49 @@ static long record_number(const tflm_interp_t *ip, uint32_t rec) {
     return rec == TFLM_NO_INDEX ? -1 : (long)tflm_interp_tensor_of(ip, rec);
 }
 
+// The planners' records with the lifetimes, walked again (the arena keeps
+// none): PyMem_Free them. NULL with an exception set on an error.
+static tflm_plan_rec_t *plan_records(InterpObject *self) {
+    tflm_plan_rec_t *recs = PyMem_Calloc(self->ip.n_tensors + 1, sizeof(tflm_plan_rec_t));
+    if (recs == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    if (tflm_interp_plan_records(&self->ip, recs) != TFLM_OK) {
+        PyErr_SetString(PyExc_RuntimeError, self->ip.err.msg);
+        PyMem_Free(recs);
+        return NULL;
+    }
+    return recs;
+}
+
 // records(): per model tensor of all subgraphs, then per scratch buffer:
 // (where, offset, bytes, first, last, type, fixed).
 static PyObject *interp_records(InterpObject *self, PyObject *unused) {
     (void)unused;
     const tflm_interp_t *ip = &self->ip;
     uint32_t n = ip->n_model_tensors + (ip->n_tensors - ip->map.n_live);
+    tflm_plan_rec_t *lives = plan_records(self);
+    if (lives == NULL) {
+        return NULL;
+    }
     PyObject *out = PyList_New(n);
     for (uint32_t i = 0; out && i < n; ++i) {
         const tflm_tensor_rec_t *r = record_item(ip, i);
-        PyObject *v = Py_BuildValue("(skkiiiO)", where_names[r->where < 5 ? r->where : 0], (unsigned long)r->data,
-            (unsigned long)r->bytes, (int)r->first, (int)r->last, (int)r->type,
-            (r->flags & TFLM_TENSOR_FIXED) ? Py_True : Py_False);
+        uint32_t rec = i < ip->n_model_tensors ? tflm_interp_rec_of(ip, i) : ip->map.n_live + (i - ip->n_model_tensors);
+        const tflm_plan_rec_t *l = (rec & TFLM_REC_CONST) ? NULL : &lives[rec];
+        // An offline plan's offsets: every head buffer keeps its place once built.
+        bool fixed = ip->fixed && r->where == TFLM_AT_HEAD;
+        PyObject *v = Py_BuildValue("(skkiiiO)", where_names[r->where], (unsigned long)r->data,
+            (unsigned long)r->bytes, l ? (int)l->first : TFLM_LIFETIME_UNSET, l ? (int)l->last : TFLM_LIFETIME_UNSET,
+            (int)r->type, fixed ? Py_True : Py_False);
         if (v == NULL) {
             Py_CLEAR(out);
         } else {
             PyList_SET_ITEM(out, i, v);
         }
     }
+    PyMem_Free(lives);
     return out;
 }
 
@@ -564,7 +602,13 @@ static PyObject *interp_memory_plan(InterpObject *self, PyObject *args) {
     if (lines == NULL) {
         return NULL;
     }
-    tflm_interp_memory_plan(&self->ip, width, plan_line, lines);
+    tflm_plan_rec_t *recs = plan_records(self);
+    if (recs == NULL) {
+        Py_DECREF(lines);
+        return NULL;
+    }
+    tflm_interp_memory_plan(&self->ip, recs, width, plan_line, lines);
+    PyMem_Free(recs);
     if (PyErr_Occurred()) {
         Py_DECREF(lines);
         return NULL;
@@ -874,6 +918,7 @@ static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
     }
     tflm_config_t cfg;
     memset(&cfg, 0, sizeof(cfg));
+    cfg.plan_memory = plan_memory;
     PyObject *lists = PyByteArray_FromStringAndSize(NULL, 0);
     if (lists == NULL) {
         Py_DECREF(out);

@@ -602,7 +602,7 @@ mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t rec) {
             MP_ERROR_TEXT("tensor %u is never whole in the arena: the patch-based first stage computes it patch by "
                 "patch"), (unsigned)index);
     }
-    if (r->flags & TFLM_TENSOR_KEPT) {
+    if (r->where == TFLM_AT_KEPT) {
         // Its bytes are a kernel's compact form (SVDF's ring), not its shape.
         mp_raise_msg_varg(&mp_type_ValueError,
             MP_ERROR_TEXT("tensor %u is state its operator keeps in a compact form of its own, not in its declared "
@@ -611,7 +611,7 @@ mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t rec) {
     uint8_t *data = tflm_interp_tensor_data(&self->ip, r);
     char typecode = tflm_typecode(r->type);
     size_t item = mp_binary_get_size('@', typecode, NULL);
-    bool writable = r->where == TFLM_AT_HEAD || r->where == TFLM_AT_TAIL || r->where == TFLM_AT_EXTERNAL;
+    bool writable = r->where == TFLM_AT_HEAD || tflm_at_tail(r->where) || r->where == TFLM_AT_EXTERNAL;
     const uint8_t *anchor = r->where == TFLM_AT_MODEL ? ((tflm_model_obj_t *)MP_OBJ_TO_PTR(self->model))->anchor
         : r->where == TFLM_AT_EXTERNAL ? self->external_anchor[r->data] : self->arena->anchor;
     size_t offset = (size_t)((uintptr_t)data - (uintptr_t)anchor);
@@ -860,7 +860,12 @@ static mp_obj_t interp_set_tensor_buffer(mp_obj_t self_in, mp_obj_t index_in, mp
     tflm_external_arg(MP_OBJ_TO_PTR(self->model), index_in, buffer, &ext, &keep); // may run Python: __int__
     tflm_interp_check(self);
     external_check_alone(&ext, self->arena);
-    if (tflm_interp_set_external(&self->ip, &ext) != TFLM_OK) {
+    // The planners' records: the arena keeps no lifetimes, and has no room to spare.
+    size_t n = self->ip.n_tensors;
+    tflm_plan_rec_t *work = m_new(tflm_plan_rec_t, n);
+    tflm_status_t st = tflm_interp_set_external(&self->ip, &ext, work);
+    m_del(tflm_plan_rec_t, work, n);
+    if (st != TFLM_OK) {
         tflm_raise(&self->ip.err);
     }
     keep_external(self, &ext, keep);
@@ -870,16 +875,27 @@ static mp_obj_t interp_set_tensor_buffer(mp_obj_t self_in, mp_obj_t index_in, mp
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(interp_set_tensor_buffer_obj, interp_set_tensor_buffer);
 
+// The planners' records with their lifetimes, walked again on the heap (the
+// arena keeps none): a diagnostic's, left to the collector.
+static tflm_plan_rec_t *plan_records(tflm_interp_obj_t *self) {
+    tflm_plan_rec_t *recs = m_new(tflm_plan_rec_t, self->ip.n_tensors);
+    if (tflm_interp_plan_records(&self->ip, recs) != TFLM_OK) {
+        tflm_raise(&self->ip.err); // the collector takes recs back
+    }
+    return recs;
+}
+
 // buffers(): the head's plan as a list of (kind, index, offset, bytes, first,
 // last): kind 'tensor' (index: tensor of all subgraphs in order) or 'scratch'
 // (index: scratch buffer in request order), first/last: allocation scopes.
 static mp_obj_t interp_buffers(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
     tflm_interp_check(self);
-    const tflm_interp_t *ip = &self->ip;
+    tflm_interp_t *ip = &self->ip;
+    tflm_plan_rec_t *recs = plan_records(self);
     mp_obj_t list = mp_obj_new_list(0, NULL);
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-        const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+        const tflm_plan_rec_t *r = &recs[i];
         if (r->where != TFLM_AT_HEAD) {
             continue;
         }
@@ -894,7 +910,7 @@ static mp_obj_t interp_buffers(mp_obj_t self_in) {
         };
         mp_obj_list_append(list, mp_obj_new_tuple(6, items));
     }
-    return list;
+    return list; // recs: garbage for the collector
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(interp_buffers_obj, interp_buffers);
 
@@ -914,7 +930,8 @@ static mp_obj_t interp_memory_plan(size_t n_args, const mp_obj_t *args) {
     }
     vstr_t vstr;
     vstr_init(&vstr, 128);
-    tflm_interp_memory_plan(&self->ip, (uint32_t)width, plan_line, &vstr);
+    tflm_plan_rec_t *recs = plan_records(self);
+    tflm_interp_memory_plan(&self->ip, recs, (uint32_t)width, plan_line, &vstr);
     return mp_obj_new_str_from_vstr(&vstr);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(interp_memory_plan_obj, 1, 2, interp_memory_plan);

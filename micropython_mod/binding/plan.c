@@ -127,9 +127,25 @@ void tflm_external_arg(tflm_model_obj_t *model, mp_obj_t index_in, mp_obj_t buff
     *keep = buffer;
 }
 
+// The planners' records while a head is planned, on the heap (outside any
+// invoke): the arena holds only what it keeps (tflm_config_t.plan_memory).
+// NULL when the heap has no room; nothing here raises.
+static void *plan_memory(void *old, uint32_t bytes) {
+    if (old) {
+        m_del(uint8_t, old, bytes);
+        return NULL;
+    }
+    #if TFLM_NATMOD
+    return m_realloc_maybe(NULL, bytes, true);
+    #else
+    return m_malloc_maybe(bytes);
+    #endif
+}
+
 void tflm_build_args(tflm_model_obj_t *model, mp_obj_t planner_in, mp_obj_t plan_in, mp_obj_t prealloc_in,
     tflm_build_args_t *out) {
     memset(out, 0, sizeof(*out));
+    out->cfg.plan_memory = plan_memory;
     tflm_model_t *m = &model->model;
     if (planner_in != mp_const_none) {
         const char *name = mp_obj_str_get_str(planner_in);

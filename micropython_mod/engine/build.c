@@ -211,15 +211,14 @@ static tflm_status_t tensor_record(tflm_build_t *b, const tflm_subgraph_t *sg, u
     if (!tflm_model_tensor_size(m, &t, &elements, &bytes)) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: tensor %u has a bad shape", (unsigned)i);
     }
-    memset(r, 0, sizeof(*r));
-    r->type = t.type;
-    r->bytes = bytes;
-    r->first = TFLM_LIFETIME_UNSET;
-    r->last = TFLM_LIFETIME_UNSET;
-    if (t.is_variable) {
-        r->flags |= TFLM_TENSOR_VARIABLE;
+    // Bytes of 24 bits at most, a type of 5 (type << 19 has a bit from 24 up for 32 and more).
+    if ((bytes | (uint32_t)t.type << 19) > TFLM_MAX_TENSOR_BYTES) {
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_RECORD_LIMITS, "tensor", (unsigned)i, (unsigned)bytes,
+            (unsigned)t.type);
     }
-    if (len != 0) {
+    // A variable's buffer is in the tail (build_variables; or its kernel keeps it).
+    uint32_t where = t.is_variable ? TFLM_AT_TAIL : bytes != 0 ? TFLM_AT_HEAD : TFLM_AT_NONE, data = 0;
+    if (len != 0 && !t.is_variable) {
         size_t align = TFLM_MIN(tflm_type_size(t.type), 4u);
         if (len < bytes) {
             return tflm_error(&ip->err, TFLM_ERR_VALUE, "malformed model: tensor %u needs %u bytes, its buffer holds %u",
@@ -230,17 +229,17 @@ static tflm_status_t tensor_record(tflm_build_t *b, const tflm_subgraph_t *sg, u
                 "tensor %u data is not %u-byte aligned in memory; load the model into an aligned buffer",
                 (unsigned)i, (unsigned)align);
         }
-        r->where = TFLM_AT_MODEL;
-        r->data = pos;
-    } else if (bytes != 0 && !t.is_variable) {
-        r->where = TFLM_AT_HEAD;
+        where = TFLM_AT_MODEL;
+        data = pos;
     }
+    // One store of each word (no padding: records are compared whole).
+    *r = (tflm_tensor_rec_t){ .data = data, .bytes = bytes, .type = t.type, .where = where };
     return TFLM_OK;
 }
 
 // A record that never changes once derived: a constant's.
 static bool is_constant(const tflm_tensor_rec_t *r) {
-    return r->where == TFLM_AT_MODEL && !(r->flags & TFLM_TENSOR_VARIABLE);
+    return r->where == TFLM_AT_MODEL;
 }
 
 // Calls fn for each model tensor of all subgraphs in order, with its record.
@@ -423,10 +422,10 @@ static tflm_status_t output_in_data(tflm_build_t *b, const tflm_prepare_t *p, ui
     uint32_t offset = p->out0_in_data - 1;
     tflm_tensor_rec_t *r = tensor == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_mut(ip, tensor);
     if (!p->state || r == NULL || offset > p->data_bytes || r->bytes > p->data_bytes - offset
-        || (r->where != TFLM_AT_HEAD && r->where != TFLM_AT_NONE) || (r->flags & TFLM_TENSOR_VARIABLE)) {
+        || (r->where != TFLM_AT_HEAD && r->where != TFLM_AT_NONE)) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "output cannot live in the kernel's data");
     }
-    r->where = TFLM_AT_TAIL;
+    r->where = TFLM_AT_STATE;
     r->data = p->data_at + offset;
     return TFLM_OK;
 }
@@ -449,10 +448,7 @@ static tflm_status_t kept_variable(tflm_build_t *b, const tflm_prepare_t *p, uin
         if (r == NULL) {
             return tflm_error(&ip->err, TFLM_ERR_VALUE, "a constant cannot be kept as a variable");
         }
-        r->where = TFLM_AT_TAIL;
-        r->data = p->kept_at;
-        r->bytes = p->kept_bytes;
-        r->flags |= TFLM_TENSOR_KEPT;
+        *r = (tflm_tensor_rec_t){ .data = p->kept_at, .bytes = p->kept_bytes, .type = r->type, .where = TFLM_AT_KEPT };
     }
     return TFLM_OK;
 }
@@ -475,12 +471,7 @@ static uint32_t subgraph0_ops(tflm_model_t *m) {
 // A scratch buffer's record, of `bytes` planned in the head (none when 0).
 static void scratch_record(tflm_interp_t *ip, uint32_t rec, uint32_t bytes) {
     tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, rec);
-    r->where = bytes ? TFLM_AT_HEAD : TFLM_AT_NONE;
-    r->bytes = bytes;
-    r->type = TFLM_INT8;
-    r->flags = TFLM_TENSOR_SCRATCH;
-    r->first = TFLM_LIFETIME_UNSET;
-    r->last = TFLM_LIFETIME_UNSET;
+    *r = (tflm_tensor_rec_t){ .bytes = bytes, .type = TFLM_INT8, .where = bytes ? TFLM_AT_HEAD : TFLM_AT_NONE };
 }
 
 // Node records, their input/output lists, and the kernels' prepare().
@@ -652,8 +643,7 @@ static tflm_status_t build_variables(tflm_build_t *b) {
                 if (r == NULL) {
                     return records_differ(b); // a variable is never a constant
                 }
-                r->where = TFLM_AT_TAIL;
-                r->data = off;
+                r->data = off; // TFLM_AT_TAIL since tensor_record()
                 // As TFLM resets them: int8 state starts at its zero point.
                 memset(tflm_arena_ptr(b->arena, off), tflm_variable_fill(m, &t), bytes);
             }

@@ -21,9 +21,10 @@ tflm_status_t tflm_build_measure(tflm_interp_t *ip, uint32_t *tail, uint32_t *n_
 // *n_scratch: the buffers the kernels asked for (build.c).
 tflm_status_t tflm_build_tail(tflm_interp_t *ip, uint32_t scratch_cap, uint32_t *n_scratch);
 
-// Marks every record's lifetime in TFLM's allocation scopes and checks that
+// Marks every record's lifetime in TFLM's allocation scopes, in recs (one
+// per arena record, filled by tflm_interp_plan_records), and checks that
 // operators read only defined tensors (lifetimes.c).
-tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip);
+tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip, tflm_plan_rec_t *recs);
 
 // A prepare() context for operator `index` of subgraph s (global node
 // `node`), all else zeroed (build.c; lifetimes.c asks hooks with one too).

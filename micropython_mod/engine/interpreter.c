@@ -1,6 +1,6 @@
 // The interpreter (see interpreter.h): allocation in an arena, in order:
 // the missing-op check (missing_ops.c), the tail measured and then built
-// (build.c), lifetimes (lifetimes.c), pre-allocated tensors and an offline
+// (build.c), pre-allocated tensors, lifetimes (lifetimes.c) and an offline
 // plan's offsets, the head planned (planner_*.c) and checked (plan.c).
 // Running is invoke.c; the plan picture plan_picture.c.
 #include "build.h"
@@ -78,30 +78,27 @@ static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext)
     }
     tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, tflm_interp_rec_of(ip, sg->tensor_base + ext->tensor));
     uint32_t t = ext->tensor;
-    if (r == NULL || (r->where != TFLM_AT_HEAD && r->where != TFLM_AT_EXTERNAL)) {
+    uint32_t where = r ? r->where : TFLM_AT_MODEL;
+    if (where != TFLM_AT_HEAD && where != TFLM_AT_EXTERNAL) {
         char ins[48], outs[48];
         io_tensors(ip, false, ins);
         io_tensors(ip, true, outs);
         return tflm_error(&ip->err, TFLM_ERR_VALUE,
             "tensor %u is %s: only tensors the arena's head would hold can be pre-allocated, e.g. inputs (%s) "
             "and outputs (%s): model.inputs[i].index", (unsigned)t,
-            r == NULL || r->where == TFLM_AT_MODEL ? "a constant" : r->where == TFLM_AT_TAIL ? "a variable" : "empty",
-            ins, outs);
+            where == TFLM_AT_MODEL ? "a constant" : tflm_at_tail(where) ? "a variable" : "empty", ins, outs);
     }
-    if (r->flags & TFLM_TENSOR_FIXED) {
-        return tflm_error(&ip->err, TFLM_ERR_VALUE, "tensor %u is placed by the offline plan (at offset %u)",
-            (unsigned)t, (unsigned)r->data);
-    }
-    if (ext->len != r->bytes) {
+    uint32_t bytes = r->bytes, type = r->type;
+    if (ext->len != bytes) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "buffer %s: tensor %u needs %u bytes, the buffer has %u",
-            ext->len < r->bytes ? "too small" : "of the wrong size", (unsigned)t, (unsigned)r->bytes, (unsigned)ext->len);
+            ext->len < bytes ? "too small" : "of the wrong size", (unsigned)t, (unsigned)bytes, (unsigned)ext->len);
     }
-    size_t align = TFLM_MIN(tflm_type_size(r->type), 8u);
+    size_t align = TFLM_MIN(tflm_type_size(type), 8u);
     if (align > 1 && (uintptr_t)ext->data % align != 0) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "buffer for tensor %u (%s) is not %u-byte aligned",
-            (unsigned)t, tflm_type_name(r->type), (unsigned)align);
+            (unsigned)t, tflm_type_name(type), (unsigned)align);
     }
-    uint32_t slot = r->where == TFLM_AT_EXTERNAL ? r->data : ip->n_external;
+    uint32_t slot = where == TFLM_AT_EXTERNAL ? r->data : ip->n_external;
     tflm_status_t st = external_overlap(ip, ext, r);
     if (st) {
         return st;
@@ -119,29 +116,47 @@ static tflm_status_t use_external(tflm_interp_t *ip, const tflm_external_t *ext)
 }
 
 // The interpreter's records as the plan code sees them.
-tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip) {
+tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip, tflm_plan_rec_t *recs) {
     tflm_plan_view_t v = {
-        tflm_interp_tensor_mut(ip, 0), ip->map.n_live, ip->n_tensors, tflm_interp_node(ip, 0), ip->n_nodes,
+        recs, tflm_interp_tensor(ip, 0), ip->map.n_live, ip->n_tensors, tflm_interp_node(ip, 0), ip->n_nodes,
         ip->lists_base, (tflm_error_t *)&ip->err, ip->model, tflm_interp_subgraph(ip, 0), ip->n_subgraphs, ip->map,
         ip->arena ? ip->arena->base : NULL, &ip->patch,
     };
     return v;
 }
 
-static tflm_plan_view_t plan_view(tflm_interp_t *ip) {
-    return tflm_interp_plan_view(ip);
+tflm_status_t tflm_interp_plan_records(tflm_interp_t *ip, tflm_plan_rec_t *out) {
+    const tflm_tensor_rec_t *t = tflm_interp_tensor(ip, 0);
+    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        const tflm_tensor_rec_t *r = &t[i];
+        out[i].data = r->data;
+        out[i].bytes = r->bytes;
+        out[i].where = (uint8_t)r->where;
+        out[i].first = TFLM_LIFETIME_UNSET;
+        out[i].last = TFLM_LIFETIME_UNSET;
+        out[i].flags = (uint8_t)((i >= ip->map.n_live ? TFLM_PLAN_SCRATCH : 0)
+            | (ip->fixed && r->where == TFLM_AT_HEAD ? TFLM_PLAN_FIXED : 0));
+    }
+    return tflm_lifetimes_mark(ip, out);
 }
 
 // Runs the planner over the head records (offline offsets stay where they
-// are) and checks the result when a plan gave offsets.
-static tflm_status_t plan_head(tflm_interp_t *ip) {
-    tflm_plan_view_t view = plan_view(ip);
+// are) and checks the result when a plan gave offsets; the offsets go back
+// into the arena's records.
+static tflm_status_t plan_head(tflm_interp_t *ip, tflm_plan_rec_t *recs) {
+    tflm_plan_view_t view = tflm_interp_plan_view(ip, recs);
     tflm_status_t st = ip->planner->plan(view.recs, ip->n_tensors, &view, &ip->head_bytes, &ip->err);
     if (st == TFLM_OK && ip->fixed) {
         st = tflm_plan_check(&view);
     }
     if (st != TFLM_OK) {
         return st;
+    }
+    tflm_tensor_rec_t *t = tflm_interp_tensor_mut(ip, 0);
+    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
+        if (recs[i].where == TFLM_AT_HEAD) {
+            t[i].data = recs[i].data;
+        }
     }
     // Arenas come in whole TFLM_ALIGN units: an offline plan's highest buffer
     // may end between them (an int8 tensor at an odd offset).
@@ -159,14 +174,10 @@ static tflm_status_t plan_head(tflm_interp_t *ip) {
     return TFLM_OK;
 }
 
-// Pre-allocated tensors, the offline plan's offsets, then the head's plan.
-static tflm_status_t place_head(tflm_interp_t *ip, const tflm_config_t *cfg) {
+// The offline plan's offsets, then the head's plan (the pre-allocated
+// tensors are out of the head already).
+static tflm_status_t place_head(tflm_interp_t *ip, const tflm_config_t *cfg, tflm_plan_rec_t *recs) {
     tflm_status_t st;
-    for (uint32_t k = 0; k < cfg->n_external; ++k) {
-        if ((st = use_external(ip, &cfg->external[k]))) {
-            return st;
-        }
-    }
     #if TFLM_PLANNER_OFFLINE
     if (ip->planner == &tflm_planner_offline) {
         tflm_plan_t from_model;
@@ -182,14 +193,14 @@ static tflm_status_t place_head(tflm_interp_t *ip, const tflm_config_t *cfg) {
             }
             plan = &from_model;
         }
-        tflm_plan_view_t view = plan_view(ip);
+        tflm_plan_view_t view = tflm_interp_plan_view(ip, recs);
         if ((st = tflm_plan_apply(&view, plan))) {
             return st;
         }
         ip->fixed = true;
     }
     #endif
-    return plan_head(ip);
+    return plan_head(ip, recs);
 }
 
 // Real run in ip->arena: the tail at the bottom of the arena's tail, or in
@@ -236,12 +247,27 @@ static tflm_status_t allocate(tflm_interp_t *ip, const tflm_config_t *cfg, bool 
         }
     }
     tflm_arena_end_gap(a);
-    if (st == TFLM_OK) {
-        st = tflm_lifetimes_mark(ip);
+    // The planners' records, in the caller's memory while the head is
+    // planned: the arena holds only what it keeps. One spare: never 0 bytes.
+    uint32_t plan_bytes = (ip->n_tensors + 1) * (uint32_t)sizeof(tflm_plan_rec_t);
+    tflm_plan_rec_t *recs = st == TFLM_OK && cfg->plan_memory ? cfg->plan_memory(NULL, plan_bytes) : NULL;
+    if (st == TFLM_OK && recs == NULL) {
+        st = tflm_error(&ip->err, TFLM_ERR_MEMORY, "no heap for planning (%u bytes)", (unsigned)plan_bytes);
     }
     if (st == TFLM_OK) {
-        st = place_head(ip, cfg);
+        for (uint32_t k = 0; k < cfg->n_external && st == TFLM_OK; ++k) {
+            st = use_external(ip, &cfg->external[k]);
+        }
+        if (st == TFLM_OK) {
+            st = tflm_interp_plan_records(ip, recs);
+        }
+        if (st == TFLM_OK) {
+            st = place_head(ip, cfg, recs);
+        }
         ip->prepare_peak = peak;
+    }
+    if (recs) {
+        cfg->plan_memory(recs, plan_bytes);
     }
     if (st == TFLM_OK && check_head) {
         // In a gap the tail takes no new bytes; only the head may grow.
@@ -321,7 +347,7 @@ tflm_status_t tflm_interp_init(tflm_interp_t *ip, tflm_model_t *model, tflm_aren
     return st;
 }
 
-tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t *ext) {
+tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t *ext, tflm_plan_rec_t *work) {
     tflm_status_t st = tflm_interp_verify(ip);
     if (st) {
         return st;
@@ -336,7 +362,10 @@ tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t 
     uint32_t saved_n = ip->n_external;
     st = use_external(ip, ext);
     if (st == TFLM_OK) {
-        st = plan_head(ip);
+        st = tflm_interp_plan_records(ip, work);
+    }
+    if (st == TFLM_OK) {
+        st = plan_head(ip, work);
     }
     tflm_arena_t *a = ip->arena;
     if (st == TFLM_OK) {
@@ -356,7 +385,9 @@ tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t 
         tflm_error_t err = ip->err;
         *r = saved;
         ip->n_external = saved_n;
-        plan_head(ip);
+        if (tflm_interp_plan_records(ip, work) == TFLM_OK) {
+            plan_head(ip, work);
+        }
         ip->err = err;
     }
     tflm_interp_seal(ip); // the records as they are now
@@ -408,6 +439,8 @@ void *tflm_interp_tensor_data(const tflm_interp_t *ip, const tflm_tensor_rec_t *
     switch (r->where) {
         case TFLM_AT_HEAD:
         case TFLM_AT_TAIL:
+        case TFLM_AT_KEPT:
+        case TFLM_AT_STATE:
             return tflm_arena_ptr(ip->arena, r->data);
         case TFLM_AT_MODEL:
             return (void *)(ip->model->fb.buf + r->data);

@@ -48,6 +48,12 @@ typedef struct {
     // With kernel_data: called for each index list, in the prepared data's order.
     void (*index_list)(void *ctx, const uint16_t *list, uint32_t n);
     void *kernel_data_ctx;
+    // Memory for the planners' records (tflm_plan_rec_t, one per record)
+    // while the head is planned, outside the arena, so that the arena holds
+    // only what it keeps: plan_memory(NULL, bytes) gives it (NULL: none, a
+    // MemoryError), plan_memory(p, bytes) takes it back. Required (the
+    // binding's heap; malloc on a host).
+    void *(*plan_memory)(void *old, uint32_t bytes);
 } tflm_config_t;
 
 // Audit categories: what the arena holds, by kind. Their `used` bytes add up
@@ -166,8 +172,18 @@ tflm_status_t tflm_interp_measure(tflm_model_t *model, const tflm_config_t *conf
 // Moves tensor `tensor` of subgraph 0 into a buffer of the user's after
 // allocation and plans the head again without it (it may shrink).
 // ValueError for a tensor that cannot move there, MemoryError when the new
-// plan does not fit (the interpreter is then unchanged).
-tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t *ext);
+// plan does not fit (the interpreter is then unchanged). `work`: the plan
+// records (tflm_interp_plan_records), ip->n_tensors of them, the caller's
+// memory (the arena may have none to spare). With an offline plan every
+// other buffer keeps its offset.
+tflm_status_t tflm_interp_set_external(tflm_interp_t *ip, const tflm_external_t *ext, tflm_plan_rec_t *work);
+
+// The planners' view of the records, one per arena record (ip->n_tensors):
+// where, offset and bytes, a scratch buffer's mark, and the lifetimes,
+// walked again (the arena keeps none). After the build, an offline plan's
+// buffers are all marked fixed. For the build, set_external, the plan
+// picture and the reports.
+tflm_status_t tflm_interp_plan_records(tflm_interp_t *ip, tflm_plan_rec_t *out);
 
 // Name of the nth distinct op the model uses that this build has no kernel
 // for; false when there are fewer than n + 1.
@@ -286,14 +302,15 @@ tflm_status_t tflm_build_resources(tflm_build_t *b, tflm_resource_count_fn count
 // Their buffers filled again as tflm_build_resources() filled them (VAR_HANDLE's reset_state hook).
 tflm_status_t tflm_reset_resources(tflm_interp_t *ip, tflm_resource_shape_fn shape);
 
-// The records as the plan code sees them (plan.h, overlap.h).
-tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip);
+// The records as the plan code sees them (plan.h, overlap.h), with `recs`
+// from tflm_interp_plan_records.
+tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip, tflm_plan_rec_t *recs);
 
 // The plan as text: one line per allocation scope, arena offsets across
 // `width` columns, one character per tensor, then one line per overlapped
 // pair (an output written over the input that dies at its operator). Calls
-// `line` for each line.
-void tflm_interp_memory_plan(const tflm_interp_t *ip, uint32_t width,
+// `line` for each line. `recs`: from tflm_interp_plan_records.
+void tflm_interp_memory_plan(const tflm_interp_t *ip, const tflm_plan_rec_t *recs, uint32_t width,
     void (*line)(void *ctx, const char *text, size_t len), void *ctx);
 
 // Character that stands for a record in the plan picture.

@@ -298,8 +298,8 @@ static bool used_by_input_alone(tflm_prepare_t *p, int32_t index, uint32_t i) {
 
 void *tflm_prep_keep_variable(tflm_prepare_t *p, uint32_t i, uint32_t bytes) {
     tflm_tinfo_t t;
-    if (p->kept != 0 || bytes == 0) {
-        tflm_error(p->err, TFLM_ERR_RUNTIME, "internal error: variable kept twice");
+    if (p->kept != 0 || bytes == 0 || bytes > TFLM_MAX_TENSOR_BYTES) {
+        tflm_error(p->err, TFLM_ERR_RUNTIME, "internal error: variable kept twice, or too large");
         p->failed = true;
         return NULL;
     }
@@ -343,6 +343,10 @@ tflm_status_t tflm_prep_scratch(tflm_prepare_t *p, uint32_t bytes, uint32_t *ind
     if (p->n_scratch >= TFLM_MAX_SCRATCH_PER_OP) {
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "more than %u scratch buffers requested",
             TFLM_MAX_SCRATCH_PER_OP);
+    }
+    if (bytes > TFLM_MAX_TENSOR_BYTES) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, TFLM_RECORD_LIMITS, "scratch buffer", (unsigned)p->n_scratch,
+            (unsigned)bytes, (unsigned)TFLM_INT8);
     }
     p->scratch_bytes[p->n_scratch] = bytes;
     *index = p->n_scratch++;

@@ -9,9 +9,6 @@
 // fan-out cannot make it run for long.
 #include "build.h"
 
-// Set on a tensor record while the walk has seen something write it.
-#define TFLM_TENSOR_WRITTEN (0x10)
-
 typedef struct {
     uint16_t subgraph;
     uint16_t node;       // operator of the subgraph being visited
@@ -23,6 +20,7 @@ typedef struct {
 
 typedef struct {
     tflm_interp_t *ip;
+    tflm_plan_rec_t *recs; // one per arena record: the lifetimes are written here
     int32_t scope;
     uint32_t depth;
     lt_frame_t frames[TFLM_MAX_CALL_DEPTH];
@@ -36,10 +34,14 @@ static tflm_status_t next_scope(lt_walk_t *w) {
     return TFLM_OK;
 }
 
-// Constants' records in a prepared model are not written: their lifetimes
-// do not matter, they are never planned.
+// Constants' records in a prepared model have no lifetimes: they are never
+// planned.
+static tflm_plan_rec_t *life(lt_walk_t *w, uint32_t rec) {
+    return (rec & TFLM_REC_CONST) ? NULL : &w->recs[rec];
+}
+
 static void set_created(lt_walk_t *w, uint32_t tensor) {
-    tflm_tensor_rec_t *r = tflm_interp_tensor_mut(w->ip, tensor);
+    tflm_plan_rec_t *r = life(w, tensor);
     if (r) {
         r->first = (int16_t)w->scope;
         r->last = (int16_t)w->scope;
@@ -47,16 +49,16 @@ static void set_created(lt_walk_t *w, uint32_t tensor) {
 }
 
 static void set_used(lt_walk_t *w, uint32_t tensor) {
-    tflm_tensor_rec_t *r = tflm_interp_tensor_mut(w->ip, tensor);
+    tflm_plan_rec_t *r = life(w, tensor);
     if (r) {
         r->last = (int16_t)w->scope;
     }
 }
 
 static void set_written(lt_walk_t *w, uint32_t tensor) {
-    tflm_tensor_rec_t *r = tflm_interp_tensor_mut(w->ip, tensor);
+    tflm_plan_rec_t *r = life(w, tensor);
     if (r) {
-        r->flags |= TFLM_TENSOR_WRITTEN;
+        r->flags |= TFLM_PLAN_WRITTEN;
     }
 }
 
@@ -64,8 +66,8 @@ static void set_written(lt_walk_t *w, uint32_t tensor) {
 // constant, model state, a subgraph input, or what an earlier operator wrote.
 // Anything else would read stale arena bytes that depend on the plan.
 static tflm_status_t check_defined(lt_walk_t *w, uint32_t node, uint32_t tensor) {
-    const tflm_tensor_rec_t *r = tflm_interp_tensor(w->ip, tensor);
-    if (r->where != TFLM_AT_HEAD || (r->flags & (TFLM_TENSOR_WRITTEN | TFLM_TENSOR_VARIABLE))) {
+    const tflm_plan_rec_t *r = life(w, tensor);
+    if (r == NULL || r->where != TFLM_AT_HEAD || (r->flags & TFLM_PLAN_WRITTEN)) {
         return TFLM_OK;
     }
     const tflm_subgraph_rec_t *s = tflm_interp_subgraph(w->ip, w->frames[w->depth - 1].subgraph);
@@ -175,7 +177,7 @@ static tflm_status_t finish_node(lt_walk_t *w, const lt_frame_t *f) {
         set_written(w, io[nr->n_inputs + k]);
     }
     for (uint32_t k = 0; k < nr->n_scratch; ++k) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, nr->scratch + k);
+        tflm_plan_rec_t *r = &w->recs[nr->scratch + k];
         r->first = f->start;
         r->last = (int16_t)w->scope;
     }
@@ -183,7 +185,7 @@ static tflm_status_t finish_node(lt_walk_t *w, const lt_frame_t *f) {
         // A patch-based stage (patch.h) reads its nodes' inputs until its
         // last node has run every patch, in its patch buffers.
         for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
-            tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, ip->patch.scratch + k);
+            tflm_plan_rec_t *r = &w->recs[ip->patch.scratch + k];
             r->first = f->start;
             r->last = (int16_t)w->scope;
         }
@@ -227,9 +229,10 @@ static tflm_status_t start_node(lt_walk_t *w, lt_frame_t *f) {
     return called_subgraphs(w, f->subgraph, f->node, f);
 }
 
-tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip) {
+tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip, tflm_plan_rec_t *recs) {
     lt_walk_t w;
     w.ip = ip;
+    w.recs = recs;
     w.scope = 0;
     w.depth = 0;
     tflm_status_t st = enter(&w, 0);
@@ -262,9 +265,6 @@ tflm_status_t tflm_lifetimes_mark(tflm_interp_t *ip) {
             f->node++;
             node_started = false;
         }
-    }
-    for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-        tflm_interp_tensor_mut(ip, i)->flags &= (uint8_t)~TFLM_TENSOR_WRITTEN;
     }
     ip->n_scopes = (uint32_t)w.scope + 1;
     return st;

@@ -61,7 +61,7 @@ static bool model_op(const tflm_plan_view_t *v, uint32_t n, tflm_prepare_t *p, t
 // kernel answers; false when it has none, or the tensors' sizes are not
 // whole rows.
 static bool row_geometry(const tflm_plan_view_t *v, uint32_t n, const tflm_kernel_hooks_t *hooks,
-    const tflm_tensor_rec_t *ry, const tflm_tensor_rec_t *rx, tflm_overlap_rows_t *g) {
+    const tflm_plan_rec_t *ry, const tflm_plan_rec_t *rx, tflm_overlap_rows_t *g) {
     const tflm_node_rec_t *nr = &v->nodes[n];
     const void *data = (nr->flags & TFLM_NODE_DATA_IN_MODEL) ? (const void *)(v->base + nr->data)
         : v->arena ? (const void *)(v->arena + nr->data) : NULL;
@@ -93,10 +93,10 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
     if (y >= v->n_model_tensors || x >= v->n_model_tensors || x == y) {
         return false;
     }
-    const tflm_tensor_rec_t *ry = &v->recs[y], *rx = &v->recs[x];
+    const tflm_plan_rec_t *ry = &v->recs[y], *rx = &v->recs[x];
     // x must die at the op that writes y: its last scope is y's first.
     if (ry->where != TFLM_AT_HEAD || rx->where != TFLM_AT_HEAD || rx->last != ry->first
-        || ry->first == TFLM_LIFETIME_UNSET || (rx->flags & TFLM_TENSOR_VARIABLE)) {
+        || ry->first == TFLM_LIFETIME_UNSET) {
         return false;
     }
     uint32_t n = producer(v, y);
@@ -125,7 +125,7 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
         for (uint32_t i = 0; i < nr->n_inputs; ++i) {
             input = input || io[i] == x;
         }
-        if (!input || rx->bytes != ry->bytes || tflm_type_size(rx->type) != tflm_type_size(ry->type)) {
+        if (!input || rx->bytes != ry->bytes || tflm_type_size(v->tensors[x].type) != tflm_type_size(v->tensors[y].type)) {
             return false;
         }
         *d = 0;
@@ -144,7 +144,7 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
     // the rows written over it would change), of the output's element size.
     tflm_overlap_rows_t g;
     if (k->hooks == NULL || k->hooks->overlap == NULL || nr->n_inputs == 0 || io[0] != x
-        || tflm_type_size(rx->type) != tflm_type_size(ry->type)) {
+        || tflm_type_size(v->tensors[x].type) != tflm_type_size(v->tensors[y].type)) {
         return false;
     }
     for (uint32_t i = 1; i < nr->n_inputs; ++i) {

@@ -88,7 +88,7 @@ static inline uint64_t tflm_overlap_rows_distance(const tflm_overlap_rows_t *g) 
 bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, uint32_t *d);
 
 // The pair's placement is allowed: y starts at least d below x.
-static inline bool tflm_overlap_ok(const tflm_tensor_rec_t *ry, const tflm_tensor_rec_t *rx, uint32_t d) {
+static inline bool tflm_overlap_ok(const tflm_plan_rec_t *ry, const tflm_plan_rec_t *rx, uint32_t d) {
     return (uint64_t)ry->data + d <= rx->data;
 }
 

@@ -380,7 +380,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, s.base + j);
         uint16_t t = tflm_interp_io(ip, nr->io)[nr->n_inputs];
         const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, t);
-        if (r->where != TFLM_AT_HEAD || (r->flags & TFLM_TENSOR_VARIABLE) || used_outside(ip, t)) {
+        if (r->where != TFLM_AT_HEAD || used_outside(ip, t)) {
             return bad_stage(ip, j, "has an output used outside the stage");
         }
     }
@@ -414,11 +414,13 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         }
     }
     const tflm_node_rec_t *end = tflm_interp_node(ip, s.base + s.n - 1);
+    if ((size | copy) > TFLM_MAX_TENSOR_BYTES) {
+        return bad_stage(ip, 0, "has an oversized patch");
+    }
     uint32_t bytes[TFLM_PATCH_SCRATCH] = { size, copy };
     for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
-        tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, pt->scratch + k);
-        r->bytes = bytes[k];
-        r->where = bytes[k] ? TFLM_AT_HEAD : TFLM_AT_NONE;
+        *tflm_interp_tensor_mut(ip, pt->scratch + k) = (tflm_tensor_rec_t){ .bytes = bytes[k], .type = TFLM_INT8,
+            .where = bytes[k] ? TFLM_AT_HEAD : TFLM_AT_NONE };
     }
     for (uint32_t j = 0; j + 1 < s.n; ++j) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, s.base + j);

@@ -113,7 +113,7 @@ static tflm_status_t apply_offsets(tflm_plan_view_t *v, const uint8_t *words, ui
         if (rec >= v->n_recs) {
             continue; // a constant's record, in the model
         }
-        tflm_tensor_rec_t *r = &v->recs[rec];
+        tflm_plan_rec_t *r = &v->recs[rec];
         if (r->where == TFLM_AT_EXTERNAL) {
             return tflm_error(v->err, TFLM_ERR_VALUE,
                 "tensor %u is pre-allocated, but the offline plan places it at offset %d", (unsigned)n, (int)off);
@@ -124,7 +124,7 @@ static tflm_status_t apply_offsets(tflm_plan_view_t *v, const uint8_t *words, ui
             continue;
         }
         r->data = (uint32_t)off;
-        r->flags |= TFLM_TENSOR_FIXED;
+        r->flags |= TFLM_PLAN_FIXED;
     }
     return TFLM_OK;
 }
@@ -158,7 +158,7 @@ static bool in_head(const tflm_plan_view_t *v, uint32_t i) {
 // y (as its output 0) writes y over, with the kind of alias. Records at
 // different offsets or of different sizes are no alias.
 static tflm_alias_t alias_parent(const tflm_plan_view_t *v, uint32_t y, uint32_t *x) {
-    const tflm_tensor_rec_t *ry = &v->recs[y];
+    const tflm_plan_rec_t *ry = &v->recs[y];
     if (y >= v->n_model_tensors || ry->where != TFLM_AT_HEAD) {
         return TFLM_ALIAS_NONE;
     }
@@ -175,8 +175,8 @@ static tflm_alias_t alias_parent(const tflm_plan_view_t *v, uint32_t y, uint32_t
             if (io[k] == TFLM_NO_INDEX || io[k] == y || !in_head(v, io[k])) {
                 continue;
             }
-            const tflm_tensor_rec_t *rx = &v->recs[io[k]];
-            if (rx->data == ry->data && rx->bytes == ry->bytes && tflm_type_size(rx->type) == tflm_type_size(ry->type)) {
+            const tflm_plan_rec_t *rx = &v->recs[io[k]];
+            if (rx->data == ry->data && rx->bytes == ry->bytes && tflm_type_size(v->tensors[io[k]].type) == tflm_type_size(v->tensors[y].type)) {
                 *x = io[k];
                 return kind;
             }
@@ -202,11 +202,11 @@ static uint32_t alias_root(const tflm_plan_view_t *v, uint32_t i, bool views_onl
 }
 
 static tflm_status_t check_placement(tflm_plan_view_t *v, uint32_t i) {
-    const tflm_tensor_rec_t *r = &v->recs[i];
+    const tflm_plan_rec_t *r = &v->recs[i];
     uint32_t n;
     const char *kind = rec_kind(v, i, &n);
     // Scratch buffers hold any type; tensors need their element alignment.
-    uint32_t align = i >= v->n_model_tensors ? TFLM_ALIGN : (uint32_t)TFLM_MIN(tflm_type_size(r->type), 8u);
+    uint32_t align = i >= v->n_model_tensors ? TFLM_ALIGN : (uint32_t)TFLM_MIN(tflm_type_size(v->tensors[i].type), 8u);
     if (align > 1 && r->data % align != 0) {
         return tflm_error(v->err, TFLM_ERR_VALUE, "offline plan: %s %u at offset %u is not %u-byte aligned",
             kind, (unsigned)n, (unsigned)r->data, (unsigned)align);
@@ -221,7 +221,7 @@ static tflm_status_t check_placement(tflm_plan_view_t *v, uint32_t i) {
 // Records i and j share bytes while both are alive: fine only when they are
 // the same bytes by alias.
 static tflm_status_t check_pair(tflm_plan_view_t *v, uint32_t i, uint32_t j) {
-    const tflm_tensor_rec_t *a = &v->recs[i], *b = &v->recs[j];
+    const tflm_plan_rec_t *a = &v->recs[i], *b = &v->recs[j];
     if (a->data == b->data && tflm_planned_size(a) == tflm_planned_size(b)
         && alias_root(v, i, false) == alias_root(v, j, false)) {
         return TFLM_OK;
@@ -234,7 +234,7 @@ static tflm_status_t check_pair(tflm_plan_view_t *v, uint32_t i, uint32_t j) {
     for (int k = 0; k < 2; ++k) {
         uint32_t y = k ? j : i, x = k ? i : j, d;
         if (tflm_overlap_distance(v, y, x, &d)) {
-            const tflm_tensor_rec_t *ry = &v->recs[y], *rx = &v->recs[x];
+            const tflm_plan_rec_t *ry = &v->recs[y], *rx = &v->recs[x];
             if (tflm_overlap_ok(ry, rx, d)) {
                 return TFLM_OK;
             }
@@ -253,11 +253,11 @@ static tflm_status_t check_pair(tflm_plan_view_t *v, uint32_t i, uint32_t j) {
 // An output computed in place over input x overwrites x's values: no record
 // holding them (x and its views) may be read after that operator.
 static tflm_status_t check_in_place(tflm_plan_view_t *v, uint32_t y, uint32_t x) {
-    const tflm_tensor_rec_t *ry = &v->recs[y];
-    const tflm_tensor_rec_t *rx = &v->recs[x];
+    const tflm_plan_rec_t *ry = &v->recs[y];
+    const tflm_plan_rec_t *rx = &v->recs[x];
     uint32_t values = alias_root(v, x, true);
     for (uint32_t m = 0; m < v->n_model_tensors; ++m) {
-        const tflm_tensor_rec_t *rm = &v->recs[m];
+        const tflm_plan_rec_t *rm = &v->recs[m];
         if (m == y || rm->where != TFLM_AT_HEAD || rm->data != rx->data || rm->last <= ry->first) {
             continue;
         }
@@ -282,9 +282,9 @@ tflm_status_t tflm_plan_check(tflm_plan_view_t *v) {
         if (!in_head(v, i)) {
             continue;
         }
-        const tflm_tensor_rec_t *a = &v->recs[i];
+        const tflm_plan_rec_t *a = &v->recs[i];
         for (uint32_t j = i + 1; j < v->n_recs; ++j) {
-            const tflm_tensor_rec_t *b = &v->recs[j];
+            const tflm_plan_rec_t *b = &v->recs[j];
             if (b->where != TFLM_AT_HEAD || !tflm_lifetimes_overlap(a, b)
                 || a->data >= b->data + tflm_planned_size(b) || b->data >= a->data + tflm_planned_size(a)) {
                 continue;

@@ -45,7 +45,8 @@ tflm_status_t tflm_plan_from_words(const uint8_t *buf, size_t len, tflm_plan_t *
 // What the plan code sees of an interpreter: the records the planners see
 // (planner.h) and the node records, for aliases; not the interpreter.
 typedef struct _tflm_plan_view_t {
-    tflm_tensor_rec_t *recs;       // the arena's records: model tensors', then scratch buffers'
+    tflm_plan_rec_t *recs;         // the planners' records: model tensors', then scratch buffers'
+    const tflm_tensor_rec_t *tensors; // the arena's records, in the same order (their types)
     uint32_t n_model_tensors;      // records of model tensors in recs (map.n_live)
     uint32_t n_recs;
     const tflm_node_rec_t *nodes;

@@ -4,14 +4,14 @@
 
 char tflm_interp_plan_char(const tflm_interp_t *ip, uint32_t record) {
     static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    if (tflm_interp_tensor(ip, record)->flags & TFLM_TENSOR_SCRATCH) {
+    if (record >= ip->map.n_live && !(record & TFLM_REC_CONST)) {
         return '#';
     }
     uint32_t tensor = tflm_interp_tensor_of(ip, record);
     return tensor < sizeof(digits) - 1 ? digits[tensor] : '*';
 }
 
-void tflm_interp_memory_plan(const tflm_interp_t *ip, uint32_t width,
+void tflm_interp_memory_plan(const tflm_interp_t *ip, const tflm_plan_rec_t *recs, uint32_t width,
     void (*line)(void *ctx, const char *text, size_t len), void *ctx) {
     char text[TFLM_PLAN_MAX_WIDTH + 48];
     width = TFLM_MAX(8u, TFLM_MIN(width, (uint32_t)TFLM_PLAN_MAX_WIDTH));
@@ -19,7 +19,7 @@ void tflm_interp_memory_plan(const tflm_interp_t *ip, uint32_t width,
     uint32_t span = TFLM_MAX(ip->head_bytes, width);
     int32_t last = -1;
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-        const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+        const tflm_plan_rec_t *r = &recs[i];
         if (r->where == TFLM_AT_HEAD) {
             last = TFLM_MAX(last, (int32_t)r->last);
         }
@@ -35,7 +35,7 @@ void tflm_interp_memory_plan(const tflm_interp_t *ip, uint32_t width,
         memset(row, '.', width);
         uint32_t live = 0;
         for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-            const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
+            const tflm_plan_rec_t *r = &recs[i];
             if (r->where != TFLM_AT_HEAD || scope < r->first || scope > r->last) {
                 continue;
             }
@@ -53,11 +53,11 @@ void tflm_interp_memory_plan(const tflm_interp_t *ip, uint32_t width,
         line(ctx, text, n);
     }
     // The overlapped pairs ('!' above where they share bytes).
-    tflm_plan_view_t v = tflm_interp_plan_view(ip);
+    tflm_plan_view_t v = tflm_interp_plan_view(ip, (tflm_plan_rec_t *)(uintptr_t)recs);
     for (uint32_t y = 0; y < ip->map.n_live; ++y) {
-        const tflm_tensor_rec_t *ry = tflm_interp_tensor(ip, y);
+        const tflm_plan_rec_t *ry = &recs[y];
         for (uint32_t x = 0; ry->where == TFLM_AT_HEAD && x < ip->map.n_live; ++x) {
-            const tflm_tensor_rec_t *rx = tflm_interp_tensor(ip, x);
+            const tflm_plan_rec_t *rx = &recs[x];
             uint32_t d;
             if (rx->where != TFLM_AT_HEAD || rx->last != ry->first || ry->data >= rx->data
                 || ry->data + tflm_planned_size(ry) <= rx->data || !tflm_overlap_distance(&v, y, x, &d)) {

@@ -1,7 +1,7 @@
 // The memory planner interface: one function that gives every planned buffer
 // an offset in the head and returns the head size. Planners work in place on
-// the tensor records and need no memory of their own, so the smallest arena
-// that allocates is exactly the arena the model then uses.
+// the planners' records (tflm_plan_rec_t, in the caller's memory while the
+// head is planned: tflm_config_t.plan_memory) and need no memory of their own.
 #ifndef TFLM_ENGINE_PLANNER_H
 #define TFLM_ENGINE_PLANNER_H
 
@@ -12,11 +12,11 @@ struct _tflm_plan_view_t;
 typedef struct _tflm_planner_t {
     const char *name;
     // Plans every record with where == TFLM_AT_HEAD. Records flagged
-    // TFLM_TENSOR_FIXED keep the offset they have. Sizes are rounded up to
+    // TFLM_PLAN_FIXED keep the offset they have. Sizes are rounded up to
     // TFLM_ALIGN. Sets *head_bytes to the end of the highest buffer. `ov`
     // (the records' graph, engine/plan.h) lets a planner overlap an op's
     // output with its dying input as overlap.h allows; NULL: no overlaps.
-    tflm_status_t (*plan)(tflm_tensor_rec_t *recs, uint32_t count, const struct _tflm_plan_view_t *ov,
+    tflm_status_t (*plan)(tflm_plan_rec_t *recs, uint32_t count, const struct _tflm_plan_view_t *ov,
         uint32_t *head_bytes, tflm_error_t *err);
 } tflm_planner_t;
 
@@ -36,11 +36,11 @@ const tflm_planner_t *tflm_planner_find(const char *name);
 // The i-th planner linked in, NULL past the last (for messages listing them).
 const tflm_planner_t *tflm_planner_at(size_t i);
 
-static inline uint32_t tflm_planned_size(const tflm_tensor_rec_t *r) {
+static inline uint32_t tflm_planned_size(const tflm_plan_rec_t *r) {
     return tflm_align_up(r->bytes, TFLM_ALIGN);
 }
 
-static inline bool tflm_lifetimes_overlap(const tflm_tensor_rec_t *a, const tflm_tensor_rec_t *b) {
+static inline bool tflm_lifetimes_overlap(const tflm_plan_rec_t *a, const tflm_plan_rec_t *b) {
     return !(a->first > b->last || b->first > a->last);
 }
 

@@ -19,21 +19,21 @@
 
 enum { GREEDY_PLAIN, GREEDY_OVERLAP, GREEDY_OVERLAP_PAIR, GREEDY_WAYS };
 
-static bool is_planned(const tflm_tensor_rec_t *r) {
+static bool is_planned(const tflm_plan_rec_t *r) {
     return r->where == TFLM_AT_HEAD;
 }
 
 // Next buffer to place: the lowest-index unplaced fixed one, else the largest
 // unplaced one (ties: highest index). Returns count when all are placed.
-static uint32_t next_buffer(const tflm_tensor_rec_t *recs, uint32_t count) {
+static uint32_t next_buffer(const tflm_plan_rec_t *recs, uint32_t count) {
     uint32_t best = count;
     uint32_t best_size = 0;
     for (uint32_t i = 0; i < count; ++i) {
-        const tflm_tensor_rec_t *r = &recs[i];
-        if (!is_planned(r) || (r->flags & TFLM_TENSOR_PLACED)) {
+        const tflm_plan_rec_t *r = &recs[i];
+        if (!is_planned(r) || (r->flags & TFLM_PLAN_PLACED)) {
             continue;
         }
-        if (r->flags & TFLM_TENSOR_FIXED) {
+        if (r->flags & TFLM_PLAN_FIXED) {
             return i;
         }
         uint32_t size = tflm_planned_size(r);
@@ -48,9 +48,9 @@ static uint32_t next_buffer(const tflm_tensor_rec_t *recs, uint32_t count) {
 // The lowest offset >= `offset` at which buffer `w` does not clash with
 // placed buffer `j` (which shares bytes with w at `offset`): past j's end,
 // or, for an overlap pair, the position the rule allows.
-static uint32_t move_past(const tflm_tensor_rec_t *recs, const tflm_plan_view_t *ov, uint32_t w, uint32_t j,
+static uint32_t move_past(const tflm_plan_rec_t *recs, const tflm_plan_view_t *ov, uint32_t w, uint32_t j,
     uint32_t offset) {
-    const tflm_tensor_rec_t *r = &recs[j];
+    const tflm_plan_rec_t *r = &recs[j];
     uint32_t end = r->data + tflm_planned_size(r);
     uint32_t d;
     if (ov && tflm_overlap_distance(ov, w, j, &d)) {
@@ -65,16 +65,16 @@ static uint32_t move_past(const tflm_tensor_rec_t *recs, const tflm_plan_view_t 
     return end;
 }
 
-static uint32_t lowest_free_offset(const tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov,
+static uint32_t lowest_free_offset(const tflm_plan_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov,
     uint32_t w, uint32_t offset) {
-    const tflm_tensor_rec_t *want = &recs[w];
+    const tflm_plan_rec_t *want = &recs[w];
     uint32_t size = tflm_planned_size(want);
     bool moved;
     do {
         moved = false;
         for (uint32_t j = 0; j < count; ++j) {
-            const tflm_tensor_rec_t *r = &recs[j];
-            if (!is_planned(r) || !(r->flags & TFLM_TENSOR_PLACED) || !tflm_lifetimes_overlap(r, want)) {
+            const tflm_plan_rec_t *r = &recs[j];
+            if (!is_planned(r) || !(r->flags & TFLM_PLAN_PLACED) || !tflm_lifetimes_overlap(r, want)) {
                 continue;
             }
             uint32_t end = r->data + tflm_planned_size(r);
@@ -91,12 +91,12 @@ static uint32_t lowest_free_offset(const tflm_tensor_rec_t *recs, uint32_t count
 // Where the search for input x starts: d bytes up when an output not yet
 // placed may sit d below it, so that output finds room there (*partner:
 // that output, count when none).
-static uint32_t lift(const tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov, uint32_t x,
+static uint32_t lift(const tflm_plan_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov, uint32_t x,
     uint32_t *partner) {
     uint32_t lowest = 0, d;
     *partner = count;
     for (uint32_t y = 0; y < count; ++y) {
-        if (is_planned(&recs[y]) && !(recs[y].flags & (TFLM_TENSOR_PLACED | TFLM_TENSOR_FIXED))
+        if (is_planned(&recs[y]) && !(recs[y].flags & (TFLM_PLAN_PLACED | TFLM_PLAN_FIXED))
             && recs[y].first == recs[x].last && tflm_overlap_distance(ov, y, x, &d)
             && tflm_align_up(d, TFLM_ALIGN) >= lowest) {
             lowest = tflm_align_up(d, TFLM_ALIGN);
@@ -106,17 +106,17 @@ static uint32_t lift(const tflm_tensor_rec_t *recs, uint32_t count, const tflm_p
     return lowest;
 }
 
-static uint32_t place(tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *pairs, uint32_t i,
+static uint32_t place(tflm_plan_rec_t *recs, uint32_t count, const tflm_plan_view_t *pairs, uint32_t i,
     uint32_t from) {
-    tflm_tensor_rec_t *r = &recs[i];
-    if (!(r->flags & TFLM_TENSOR_FIXED)) {
+    tflm_plan_rec_t *r = &recs[i];
+    if (!(r->flags & TFLM_PLAN_FIXED)) {
         r->data = lowest_free_offset(recs, count, pairs, i, from);
     }
-    r->flags |= TFLM_TENSOR_PLACED;
+    r->flags |= TFLM_PLAN_PLACED;
     return r->data + tflm_planned_size(r);
 }
 
-static uint32_t greedy_run(tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov, int way) {
+static uint32_t greedy_run(tflm_plan_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov, int way) {
     uint32_t head = 0;
     const tflm_plan_view_t *pairs = way == GREEDY_PLAIN ? NULL : ov;
     for (;;) {
@@ -125,7 +125,7 @@ static uint32_t greedy_run(tflm_tensor_rec_t *recs, uint32_t count, const tflm_p
             break;
         }
         uint32_t partner = count;
-        uint32_t from = way == GREEDY_OVERLAP_PAIR && !(recs[i].flags & TFLM_TENSOR_FIXED)
+        uint32_t from = way == GREEDY_OVERLAP_PAIR && !(recs[i].flags & TFLM_PLAN_FIXED)
             ? lift(recs, count, ov, i, &partner) : 0;
         uint32_t end = place(recs, count, pairs, i, from);
         head = TFLM_MAX(head, end);
@@ -136,16 +136,16 @@ static uint32_t greedy_run(tflm_tensor_rec_t *recs, uint32_t count, const tflm_p
         }
     }
     for (uint32_t i = 0; i < count; ++i) {
-        recs[i].flags &= (uint8_t)~TFLM_TENSOR_PLACED;
+        recs[i].flags &= (uint8_t)~TFLM_PLAN_PLACED;
     }
     return head;
 }
 
 // Record i shares bytes with a live buffer (only an overlap pair can).
-static bool shares_bytes(const tflm_tensor_rec_t *recs, uint32_t count, uint32_t i) {
-    const tflm_tensor_rec_t *a = &recs[i];
+static bool shares_bytes(const tflm_plan_rec_t *recs, uint32_t count, uint32_t i) {
+    const tflm_plan_rec_t *a = &recs[i];
     for (uint32_t j = 0; j < count; ++j) {
-        const tflm_tensor_rec_t *b = &recs[j];
+        const tflm_plan_rec_t *b = &recs[j];
         if (j != i && is_planned(b) && tflm_lifetimes_overlap(a, b) && a->data < b->data + tflm_planned_size(b)
             && b->data < a->data + tflm_planned_size(a)) {
             return true;
@@ -157,26 +157,26 @@ static bool shares_bytes(const tflm_tensor_rec_t *recs, uint32_t count, uint32_t
 // Overlaps cost time (the int8 convolutions then go row by row): every
 // output or input that has room of its own below the head moves there, so
 // only the overlaps the head needs stay.
-static void keep_needed_overlaps(tflm_tensor_rec_t *recs, uint32_t count, uint32_t head) {
+static void keep_needed_overlaps(tflm_plan_rec_t *recs, uint32_t count, uint32_t head) {
     for (uint32_t i = 0; i < count; ++i) {
-        tflm_tensor_rec_t *r = &recs[i];
-        if (!is_planned(r) || (r->flags & TFLM_TENSOR_FIXED) || !shares_bytes(recs, count, i)) {
+        tflm_plan_rec_t *r = &recs[i];
+        if (!is_planned(r) || (r->flags & TFLM_PLAN_FIXED) || !shares_bytes(recs, count, i)) {
             continue;
         }
         for (uint32_t j = 0; j < count; ++j) {
-            recs[j].flags |= j != i ? TFLM_TENSOR_PLACED : 0;
+            recs[j].flags |= j != i ? TFLM_PLAN_PLACED : 0;
         }
         uint32_t at = lowest_free_offset(recs, count, NULL, i, 0);
         if (at + tflm_planned_size(r) <= head) {
             r->data = at;
         }
         for (uint32_t j = 0; j < count; ++j) {
-            recs[j].flags &= (uint8_t)~TFLM_TENSOR_PLACED;
+            recs[j].flags &= (uint8_t)~TFLM_PLAN_PLACED;
         }
     }
 }
 
-static tflm_status_t greedy_plan(tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov,
+static tflm_status_t greedy_plan(tflm_plan_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov,
     uint32_t *head_bytes, tflm_error_t *err) {
     (void)err;
     int best = GREEDY_PLAIN, last = GREEDY_PLAIN;
@@ -199,7 +199,7 @@ static tflm_status_t greedy_plan(tflm_tensor_rec_t *recs, uint32_t count, const 
     return TFLM_OK;
 }
 
-static tflm_status_t tflm_plan(tflm_tensor_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov,
+static tflm_status_t tflm_plan(tflm_plan_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov,
     uint32_t *head_bytes, tflm_error_t *err) {
     (void)ov;
     return greedy_plan(recs, count, NULL, head_bytes, err);

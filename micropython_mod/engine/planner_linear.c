@@ -4,13 +4,13 @@
 
 #if TFLM_PLANNER_LINEAR
 
-static tflm_status_t linear_plan(tflm_tensor_rec_t *recs, uint32_t count, const struct _tflm_plan_view_t *ov,
+static tflm_status_t linear_plan(tflm_plan_rec_t *recs, uint32_t count, const struct _tflm_plan_view_t *ov,
     uint32_t *head_bytes, tflm_error_t *err) {
     (void)ov;
     (void)err;
     uint32_t next = 0;
     for (uint32_t i = 0; i < count; ++i) {
-        tflm_tensor_rec_t *r = &recs[i];
+        tflm_plan_rec_t *r = &recs[i];
         if (r->where != TFLM_AT_HEAD) {
             continue;
         }

@@ -6,23 +6,40 @@
 
 #include "common.h"
 
-// Where a tensor's bytes live.
+// Where a tensor's bytes live (3 bits of the record). The tail's kinds come
+// last, so one comparison tells a tail offset.
 enum {
     TFLM_AT_NONE = 0,     // no data (omitted or zero-sized)
     TFLM_AT_HEAD = 1,     // planned buffer: `data` is an arena offset in the head
-    TFLM_AT_TAIL = 2,     // persistent buffer (variable tensor): arena offset
     TFLM_AT_MODEL = 3,    // constant: `data` is an offset into the model buffer
     TFLM_AT_EXTERNAL = 4, // a buffer outside the arena given by the user
+    TFLM_AT_TAIL = 5,     // a variable tensor's buffer in the tail: arena offset
+    // A variable its one operator keeps in a compact form of its own
+    // (tflm_prep_keep_variable), in the tail: `bytes` are that form, not the
+    // declared shape.
+    TFLM_AT_KEPT = 6,
+    // An output that lives in its kernel's state data (tflm_prep_output_in_data),
+    // in the tail: not a variable.
+    TFLM_AT_STATE = 7,
 };
 
-// tflm_tensor_rec_t.flags
-#define TFLM_TENSOR_VARIABLE (0x01)
-#define TFLM_TENSOR_SCRATCH (0x02)  // a kernel's scratch buffer, not a model tensor
-#define TFLM_TENSOR_FIXED (0x04)    // offset fixed before planning (offline plan)
-#define TFLM_TENSOR_PLACED (0x08)   // planner's mark while it works
-// A variable its one operator keeps in a compact form of its own
-// (tflm_prep_keep_variable): `bytes` are that form, not the declared shape.
-#define TFLM_TENSOR_KEPT (0x20)
+// Bytes in the tail (an arena offset), written by the model: TFLM_AT_TAIL,
+// TFLM_AT_KEPT and TFLM_AT_STATE.
+static inline bool tflm_at_tail(uint32_t where) {
+    return where >= TFLM_AT_TAIL;
+}
+
+// A variable tensor's record once the interpreter is built (or while it is
+// built: a variable's record is TFLM_AT_TAIL from the start).
+static inline bool tflm_at_variable(uint32_t where) {
+    return where - TFLM_AT_TAIL <= TFLM_AT_KEPT - TFLM_AT_TAIL;
+}
+
+// The largest tensor a record holds (its 24-bit `bytes`).
+#define TFLM_MAX_TENSOR_BYTES (0xffffffu)
+// The ValueError for a buffer a record cannot hold: what, its index, bytes
+// and type (one text, so the firmware keeps one copy).
+#define TFLM_RECORD_LIMITS "%s %u: %u bytes (type %u), over 16 MiB"
 
 // An omitted input in an index list.
 #define TFLM_NO_INDEX (0xffffu)
@@ -38,16 +55,38 @@ enum {
 // Lifetime of a buffer that is never used (TFLM plans it too, at "-1").
 #define TFLM_LIFETIME_UNSET (-1)
 
+// A tensor's (or a scratch buffer's) record: 8 bytes. The second word holds
+// bits 0-23 `bytes`, 24-28 `type`, 29-31 `where`: GCC lays unsigned int
+// bit-fields out from the low bit on every little-endian target this builds
+// for (x86-64, Arm, Xtensa, RISC-V), so a prepared model's constants' records
+// read the same everywhere (tests/engine/test_engine.c pins the bytes).
+// Lifetimes and the planners' marks are not kept: the planners work on
+// tflm_plan_rec_t, in the caller's memory while the head is planned
+// (tflm_config_t.plan_memory).
+typedef struct {
+    uint32_t data;          // see TFLM_AT_*
+    unsigned int bytes : 24; // exact size, at most TFLM_MAX_TENSOR_BYTES
+    unsigned int type : 5;  // tflm_type_t
+    unsigned int where : 3; // TFLM_AT_*
+} tflm_tensor_rec_t;
+
+// What the planners see of a record (planner.h, plan.h): the record's place
+// and size with its lifetime and marks, one per record, in the same order.
 typedef struct {
     uint32_t data;  // see TFLM_AT_*
-    uint32_t bytes; // exact size
+    uint32_t bytes;
     int16_t first;  // first allocation scope that uses the buffer
     int16_t last;   // last allocation scope that uses it
-    uint8_t type;   // tflm_type_t
     uint8_t where;  // TFLM_AT_*
-    uint8_t flags;
-    uint8_t reserved;
-} tflm_tensor_rec_t;
+    uint8_t flags;  // TFLM_PLAN_*
+    uint16_t reserved;
+} tflm_plan_rec_t;
+
+// tflm_plan_rec_t.flags
+#define TFLM_PLAN_FIXED (0x01)   // offset fixed before planning (offline plan)
+#define TFLM_PLAN_PLACED (0x02)  // planner's mark while it works
+#define TFLM_PLAN_WRITTEN (0x04) // the lifetimes' walk saw something write it (left set)
+#define TFLM_PLAN_SCRATCH (0x08) // a kernel's scratch buffer, not a model tensor
 
 typedef struct {
     uint32_t io;        // offset of uint16 record indices (inputs, outputs), 0xffff: omitted
@@ -113,7 +152,8 @@ typedef struct {
     uint32_t bytes; // 0 when nothing assigns it
 } tflm_resource_rec_t;
 
-typedef char tflm_tensor_rec_is_16_bytes[sizeof(tflm_tensor_rec_t) == 16 ? 1 : -1];
+typedef char tflm_tensor_rec_is_8_bytes[sizeof(tflm_tensor_rec_t) == 8 ? 1 : -1];
+typedef char tflm_plan_rec_is_16_bytes[sizeof(tflm_plan_rec_t) == 16 ? 1 : -1];
 typedef char tflm_node_rec_is_16_bytes[sizeof(tflm_node_rec_t) == 16 ? 1 : -1];
 typedef char tflm_subgraph_rec_is_16_bytes[sizeof(tflm_subgraph_rec_t) == 16 ? 1 : -1];
 

@@ -26,12 +26,12 @@ static tflm_status_t reset_variables(tflm_interp_t *ip) {
         }
         for (uint32_t i = 0; i < sg.tensors.count && g < ip->n_model_tensors; ++i, ++g) {
             tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, tflm_interp_rec_of(ip, g));
-            if (r == NULL || !(r->flags & TFLM_TENSOR_VARIABLE) || r->where != TFLM_AT_TAIL || r->bytes == 0) {
+            if (r == NULL || !tflm_at_variable(r->where) || r->bytes == 0) {
                 continue;
             }
             uint8_t fill = 0;
             tflm_model_tensor_t t;
-            if (!(r->flags & TFLM_TENSOR_KEPT) && tflm_model_tensor(m, &sg, i, &t)) {
+            if (r->where != TFLM_AT_KEPT && tflm_model_tensor(m, &sg, i, &t)) {
                 fill = tflm_variable_fill(m, &t);
             }
             memset(tflm_arena_ptr(ip->arena, r->data), fill, r->bytes);

@@ -79,7 +79,7 @@ static void seal_next_skip(const tflm_interp_t *ip, uint32_t at, uint32_t end, u
     *lo = *hi = end;
     const tflm_tensor_rec_t *recs = tflm_interp_tensor(ip, 0);
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
-        if (recs[i].where == TFLM_AT_TAIL && seal_range(recs[i].data, recs[i].bytes, floor, ceil, at, &a, &b)
+        if (tflm_at_tail(recs[i].where) && seal_range(recs[i].data, recs[i].bytes, floor, ceil, at, &a, &b)
             && a < *lo) {
             *lo = a;
             *hi = b;

@@ -38,12 +38,12 @@ static uint8_t *variables_save(const tflm_interp_t *ip) {
     size_t total = 0;
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
         const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
-        total += (r->flags & TFLM_TENSOR_VARIABLE) ? r->bytes : 0;
+        total += tflm_at_variable(r->where) ? r->bytes : 0;
     }
     uint8_t *saved = malloc(total + 1), *p = saved;
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
         const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
-        if (r->flags & TFLM_TENSOR_VARIABLE) {
+        if (tflm_at_variable(r->where)) {
             memcpy(p, tflm_interp_tensor_data(ip, r), r->bytes);
             p += r->bytes;
         }
@@ -54,7 +54,7 @@ static uint8_t *variables_save(const tflm_interp_t *ip) {
 static void variables_restore(const tflm_interp_t *ip, const uint8_t *saved) {
     for (uint32_t i = 0; i < ip->n_tensors; ++i) {
         const tflm_tensor_rec_t *r = tflm_interp_tensor(ip, i);
-        if (r->flags & TFLM_TENSOR_VARIABLE) {
+        if (tflm_at_variable(r->where)) {
             memcpy(tflm_interp_tensor_data(ip, r), saved, r->bytes);
             saved += r->bytes;
         }
@@ -62,6 +62,16 @@ static void variables_restore(const tflm_interp_t *ip, const uint8_t *saved) {
 }
 
 static uint8_t *saved_variables;
+
+// The planners' records on the heap (tflm_config_t.plan_memory).
+static void *plan_memory(void *old, uint32_t bytes) {
+    (void)bytes;
+    if (old) {
+        free(old);
+        return NULL;
+    }
+    return malloc(bytes);
+}
 
 // Places X at x_off and Y at y_off (scratch buffers above both), fills the
 // rest of the head with a pattern, copies the input and runs.
@@ -119,7 +129,7 @@ static int patch_brute(tflm_interp_t *ip, const uint8_t *input, size_t input_len
         tflm_tensor_rec_t *r = tflm_interp_tensor_mut(ip, i);
         if (r->where == TFLM_AT_HEAD) {
             r->data = top;
-            top += tflm_planned_size(r);
+            top += tflm_align_up(r->bytes, TFLM_ALIGN);
         }
     }
     if (top + ip->tail_bytes + 64 > arena_len) {
@@ -200,6 +210,7 @@ int main(int argc, char **argv) {
     int rc = 1;
     tflm_config_t cfg = { 0 };
     cfg.planner = tflm_planner_find("tflm");
+    cfg.plan_memory = plan_memory;
     tflm_arena_t arena;
     tflm_arena_init(&arena, arena_buf, arena_len);
     if (tflm_model_init(&model, model_buf, model_len, &err) || tflm_interp_init(&ip, &model, &arena, &cfg)) {
@@ -216,15 +227,23 @@ int main(int argc, char **argv) {
         printf("error input of %u bytes for %u\n", (unsigned)input_len, (unsigned)rx->bytes);
         goto done;
     }
-    tflm_plan_view_t v = tflm_interp_plan_view(&ip);
+    tflm_plan_rec_t *lives = calloc(ip.n_tensors + 1, sizeof(*lives));
+    if (lives == NULL || tflm_interp_plan_records(&ip, lives) != TFLM_OK) {
+        printf("error lifetimes %s\n", ip.err.msg);
+        free(lives);
+        goto done;
+    }
+    tflm_plan_view_t v = tflm_interp_plan_view(&ip, lives);
     uint32_t d;
-    if (!tflm_overlap_distance(&v, y, x, &d)) {
+    bool overlaps = tflm_overlap_distance(&v, y, x, &d);
+    free(lives);
+    if (!overlaps) {
         printf("none\n");
         rc = 0;
         goto done;
     }
     uint32_t elem = tflm_type_size(ry->type);
-    uint32_t size_x = tflm_planned_size(rx), size_y = tflm_planned_size(ry);
+    uint32_t size_x = tflm_align_up(rx->bytes, TFLM_ALIGN), size_y = tflm_align_up(ry->bytes, TFLM_ALIGN);
     // X high enough for Y to start d + k below it; both below the other buffers.
     uint32_t x_off = tflm_align_up(d + (uint32_t)k + size_y, TFLM_ALIGN);
     uint32_t scratch_at = tflm_align_up(x_off + size_x + size_y + (uint32_t)k, TFLM_ALIGN);
@@ -234,7 +253,7 @@ int main(int argc, char **argv) {
         tflm_tensor_rec_t *r = tflm_interp_tensor_mut(&ip, i);
         if (r->where == TFLM_AT_HEAD && i != x && i != y) {
             r->data = top;
-            top += tflm_planned_size(r);
+            top += tflm_align_up(r->bytes, TFLM_ALIGN);
         }
     }
     if (top + ip.tail_bytes + 64 > arena_len) {

@@ -106,7 +106,7 @@ static void test_fixed_point(void) {
 
 // TFLM's greedy first fit with explicit sorted lists, written independently
 // of planner_greedy.c, to check that the list-free version places alike.
-static uint32_t list_first_fit(tflm_tensor_rec_t *recs, uint32_t n, uint32_t *offsets) {
+static uint32_t list_first_fit(tflm_plan_rec_t *recs, uint32_t n, uint32_t *offsets) {
     uint32_t order[256], placed[256];
     uint32_t n_order = 0, n_placed = 0;
     for (uint32_t i = 0; i < n; ++i) {
@@ -160,7 +160,7 @@ static uint32_t list_first_fit(tflm_tensor_rec_t *recs, uint32_t n, uint32_t *of
 static void test_planners(void) {
     tflm_error_t err;
     for (int trial = 0; trial < 3000; ++trial) {
-        tflm_tensor_rec_t recs[64];
+        tflm_plan_rec_t recs[64];
         uint32_t n = 1 + (uint32_t)(rnd() % 64);
         int16_t steps = (int16_t)(1 + rnd() % 20);
         memset(recs, 0, sizeof(recs));
@@ -201,6 +201,30 @@ static void test_planners(void) {
         }
         CHECK(linear_head == sum && linear_head >= head, "linear head %u, greedy %u", linear_head, head);
     }
+}
+
+// A tensor record's bytes, the same on every target (a prepared model keeps
+// its constants' records): data, then one little-endian word of bytes (bits
+// 0-23), type (24-28) and where (29-31).
+static void test_record_layout(void) {
+    tflm_tensor_rec_t r;
+    memset(&r, 0, sizeof(r));
+    r.data = 0x04030201u;
+    r.bytes = 0xabcdefu;
+    r.type = TFLM_INT4;
+    r.where = TFLM_AT_STATE;
+    const uint8_t want[8] = { 0x01, 0x02, 0x03, 0x04, 0xef, 0xcd, 0xab, (uint8_t)(TFLM_INT4 | TFLM_AT_STATE << 5) };
+    uint8_t got[8];
+    memcpy(got, &r, sizeof(got));
+    CHECK(sizeof(r) == 8 && memcmp(got, want, sizeof(want)) == 0, "record bytes %02x %02x %02x %02x", got[4], got[5],
+        got[6], got[7]);
+    r.bytes = TFLM_MAX_TENSOR_BYTES;
+    r.type = 31;
+    r.where = 7;
+    memcpy(got, &r, sizeof(got));
+    CHECK(got[4] == 0xff && got[5] == 0xff && got[6] == 0xff && got[7] == 0xff, "record fields fill the word");
+    r.where = TFLM_AT_HEAD;
+    CHECK(r.bytes == TFLM_MAX_TENSOR_BYTES && r.type == 31, "fields apart");
 }
 
 static void test_arena(void) {
@@ -323,6 +347,7 @@ int main(void) {
     test_quantize_multiplier();
     test_fixed_point();
     test_planners();
+    test_record_layout();
     test_arena();
     test_flatbuffer();
     test_fft_twiddles();

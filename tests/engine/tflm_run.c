@@ -17,6 +17,16 @@
 
 #define MAX_INPUTS (16)
 
+// The planners' records on the heap (tflm_config_t.plan_memory).
+static void *plan_memory(void *old, uint32_t bytes) {
+    (void)bytes;
+    if (old) {
+        free(old);
+        return NULL;
+    }
+    return malloc(bytes);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: tflm_run MODEL [-a ARENA] [-p PLANNER] [-r RUNS] [-i INPUT]...\n");
@@ -76,6 +86,7 @@ int main(int argc, char **argv) {
         goto done;
     }
     tflm_config_t cfg = { 0 };
+    cfg.plan_memory = plan_memory; // as the binding and the host: not in the arena
     if (strcmp(planner_name, "default") != 0) {
         cfg.planner = tflm_planner_find(planner_name);
         if (cfg.planner == NULL) {
@@ -126,14 +137,21 @@ int main(int argc, char **argv) {
     }
     printf("head %u tail %u needed %u\n", ip.head_bytes, ip.tail_bytes, tflm_interp_needed_bytes(&ip));
     // The head's plan: "buf KIND INDEX OFFSET BYTES FIRST LAST" per head buffer.
+    tflm_plan_rec_t *lives = calloc(ip.n_tensors + 1, sizeof(*lives));
+    if (lives == NULL || tflm_interp_plan_records(&ip, lives) != TFLM_OK) {
+        printf("error: lifetimes\n");
+        free(lives);
+        goto done;
+    }
     for (uint32_t i = 0; i < ip.n_tensors; ++i) {
-        const tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, i);
+        const tflm_plan_rec_t *r = &lives[i];
         if (r->where == TFLM_AT_HEAD) {
             bool scratch = i >= ip.map.n_live;
             printf("buf %s %u %u %u %d %d\n", scratch ? "scratch" : "tensor", scratch ? i - ip.map.n_live : tflm_interp_tensor_of(&ip, i),
                 r->data, r->bytes, r->first, r->last);
         }
     }
+    free(lives);
     for (long run = 0; run < runs; ++run) {
         for (int k = 0; k < n_inputs && (uint32_t)k < tflm_interp_num_inputs(&ip); ++k) {
             const tflm_tensor_rec_t *r = tflm_interp_tensor(&ip, tflm_interp_input(&ip, (uint32_t)k));
