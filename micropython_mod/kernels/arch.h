@@ -51,7 +51,7 @@
 #if defined(__arm__) && (TFLM_KERNEL_ARCH == TFLM_ARCH_DSP || TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2)
 #define TFLM_C_STACK_NEEDED (5632)
 #elif defined(__arm__) && TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
-#define TFLM_C_STACK_NEEDED (4608)
+#define TFLM_C_STACK_NEEDED (4864)
 #else
 #define TFLM_C_STACK_NEEDED (0)
 #endif
