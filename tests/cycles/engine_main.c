@@ -21,6 +21,17 @@ extern uint32_t _sidata[], _sdata[], _edata[], _sbss[], _ebss[], _estack[];
 static uint8_t arena_buf[ARENA_BYTES] __attribute__((aligned(16)));
 static tflm_interp_t ip;
 
+// The planners' records while the head is planned (tflm_config_t.plan_memory):
+// one block at a time, from a buffer of its own (no heap here).
+static uint32_t plan_buf[2048];
+
+static void *plan_memory(void *old, uint32_t bytes) {
+    if (old != NULL || bytes > sizeof plan_buf) {
+        return NULL;
+    }
+    return plan_buf;
+}
+
 static int semihost(int op, const void *arg) {
     register int r0 __asm("r0") = op;
     register const void *r1 __asm("r1") = arg;
@@ -82,6 +93,7 @@ int main(void) {
         fail("model", err.msg);
     }
     tflm_config_t cfg = { 0 };
+    cfg.plan_memory = plan_memory;
     tflm_arena_t arena;
     tflm_arena_init(&arena, arena_buf, sizeof arena_buf);
     if (tflm_interp_init(&ip, &model, &arena, &cfg)) {
