@@ -453,9 +453,11 @@ def test_scheduler_writes_what_with_schedule_writes():
             assert scheduler(split, gh, gw, start) == patches.with_schedule(base, split, gh, gw, start), (split, gh, gw)
 
 
-def test_cli_prepare_explain_cycles(tmp_path, capsys):
+@pytest.mark.parametrize("board", ["MICROBIT", "RPI_PICO"])
+def test_cli_prepare_explain_cycles(board, tmp_path, capsys):
     """prepare --explain --cycles BOARD: each row of the curve timed on the
-    board (the cycle estimator on MICROBIT): the row without a stage is the
+    board (the cycle estimator on MICROBIT, the RP2040 emulator on the Pico's
+    firmware): the row without a stage is the
     prepared model's cycles as bench speed measures them, a stage's halos
     cost cycles, each row's 'slower' is its cycles against that row's, and
     the model written is the row marked chosen, with the same cycles. A
@@ -464,18 +466,18 @@ def test_cli_prepare_explain_cycles(tmp_path, capsys):
 
     out = tmp_path / "p.tflite"
     kws = str(model_path("kws_ref_model.tflite"))
-    assert cli.main(["prepare", kws, "-o", str(out), "--max-extra-macs", "20%", "--explain", "--cycles", "MICROBIT",
+    assert cli.main(["prepare", kws, "-o", str(out), "--max-extra-macs", "20%", "--explain", "--cycles", board,
                      "-q"]) == 0
     text = capsys.readouterr().out
     lines = text[text.index("the trade-off curve"):].splitlines()[1:]
-    assert lines[0].split()[-5:] == ["grid", "cycles", "on", "MICROBIT", "slower"], lines[0]
+    assert lines[0].split()[-5:] == ["grid", "cycles", "on", board, "slower"], lines[0]
     rows = [line.split() for line in lines[1:] if line.strip()]
     plain_cycles = int(rows[0][-2].replace(",", ""))
     assert rows[0][-1] == "-"
     plain = patches.without_schedule(out.read_bytes())
     # The same file name as the bench's; the arena's address may still move
     # with what the heap held before, and the loads' alignment a few cycles.
-    measured = bench.measure_counts("MICROBIT", {"stage00.tflite": plain}, {"stage00.tflite": 1})
+    measured = bench.measure_counts(board, {"stage00.tflite": plain}, {"stage00.tflite": 1})
     assert measured["stage00.tflite"][0].cycles == pytest.approx(plain_cycles, rel=1e-4)
     chosen = [r for r in rows if r[0] == "*"]
     assert len(chosen) == 1 and len(rows) >= 3
@@ -485,11 +487,11 @@ def test_cli_prepare_explain_cycles(tmp_path, capsys):
         assert r[-1] == f"{100 * (cycles / plain_cycles - 1):+.2f}%", r
     k = rows.index(chosen[0])
     name = f"stage{k:02d}.tflite"
-    measured = bench.measure_counts("MICROBIT", {name: out.read_bytes()}, {name: 1})
+    measured = bench.measure_counts(board, {name: out.read_bytes()}, {name: 1})
     assert measured[name][0].cycles == pytest.approx(int(chosen[0][-2].replace(",", "")), rel=1e-4)
     # Refused up front: no model written.
     other = tmp_path / "q.tflite"
     assert cli.main(["prepare", kws, "-o", str(other), "--explain", "--cycles", "ESP32_GENERIC", "-q"]) != 0
     assert "nothing counts ESP32_GENERIC's cycles" in capsys.readouterr().err and not other.exists()
-    assert cli.main(["prepare", kws, "-o", str(other), "--cycles", "MICROBIT", "-q"]) != 0
+    assert cli.main(["prepare", kws, "-o", str(other), "--cycles", board, "-q"]) != 0
     assert "give --explain too" in capsys.readouterr().err and not other.exists()

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "engine/interpreter.h"
+#include "engine/plan_heap.h"
 #include "engine/ops.h"
 #include "engine/prepared.h"
 #include "engine/version.h"
@@ -201,16 +202,6 @@ static long long tensor_bytes(tflm_model_t *m, long long index) {
     return bytes;
 }
 
-// The planners' records outside the arena, as the binding keeps them on its
-// heap (tflm_config_t.plan_memory).
-static void *plan_memory(void *old, uint32_t bytes) {
-    (void)bytes;
-    if (old) {
-        free(old);
-        return NULL;
-    }
-    return malloc(bytes);
-}
 
 // allocate(model, *, planner=None, plan=None, preallocated=(), tensors_only=False, run=False, arena=None)
 // The model built as tflm.Interpreter(model) builds it: measured first in a
@@ -248,7 +239,7 @@ static PyObject *engine_allocate(PyObject *mod, PyObject *args, PyObject *kw) {
     tflm_config_t cfg;
     memset(&cfg, 0, sizeof(cfg));
     cfg.tensors_only = tensors_only != 0;
-    cfg.plan_memory = plan_memory; // as the binding: its heap, not the arena
+    cfg.plan_memory = tflm_plan_heap; // as the binding: its heap, not the arena
     tflm_external_t ext[TFLM_MAX_EXTERNAL];
     tflm_plan_t words;
     tflm_error_t err;
@@ -918,7 +909,7 @@ static PyObject *engine_kernel_data(PyObject *mod, PyObject *args) {
     }
     tflm_config_t cfg;
     memset(&cfg, 0, sizeof(cfg));
-    cfg.plan_memory = plan_memory;
+    cfg.plan_memory = tflm_plan_heap;
     PyObject *lists = PyByteArray_FromStringAndSize(NULL, 0);
     if (lists == NULL) {
         Py_DECREF(out);

@@ -119,34 +119,17 @@ static TFLM_ALWAYS_INLINE void tflm_dot2_s8(const int8_t *w0, const int8_t *w1, 
     *acc1 += a1;
 }
 
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
 // Four such sums over the same input (Thumb-2 has the registers for four
 // sums and four weight pointers): each input value loaded once per four
-// multiply-accumulates.
-static TFLM_ALWAYS_INLINE void tflm_dot4_s8(const int8_t *w0, int32_t stride, const int8_t *x, int32_t n, int32_t x_offset,
-    uint32_t *acc) {
-    const int8_t *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
-    uint32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    for (int32_t i = 0; i < n; ++i) {
-        const int32_t xi = x[i] + x_offset;
-        a0 += (uint32_t)(w0[i] * xi);
-        a1 += (uint32_t)(w1[i] * xi);
-        a2 += (uint32_t)(w2[i] * xi);
-        a3 += (uint32_t)(w3[i] * xi);
-    }
-    acc[0] = a0;
-    acc[1] = a1;
-    acc[2] = a2;
-    acc[3] = a3;
-}
-#elif TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-// With DSP, four values of x per step, widened (and offset) once for the
-// four filters: two SMLADs each.
+// multiply-accumulates; with DSP four values of x per step, widened (and
+// offset) once for the four filters, two SMLADs each.
 static TFLM_ALWAYS_INLINE void tflm_dot4_s8(const int8_t *w0, int32_t stride, const int8_t *x, int32_t n, int32_t x_offset,
     uint32_t *acc) {
     const int8_t *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
     uint32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
     int32_t i = 0;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
     const uint32_t off2 = ((uint32_t)x_offset & 0xffffu) * 0x00010001u;
     // x + x_offset must fit a halfword (it always does for a valid zero point).
     const int32_t n4 = x_offset >= -32640 && x_offset <= 32639 ? n : 0;
@@ -159,6 +142,7 @@ static TFLM_ALWAYS_INLINE void tflm_dot4_s8(const int8_t *w0, int32_t stride, co
         a2 = tflm_dot_s8_step4(x02, x13, w2 + i, a2);
         a3 = tflm_dot_s8_step4(x02, x13, w3 + i, a3);
     }
+#endif
     for (; i < n; ++i) {
         const int32_t xi = x[i] + x_offset;
         a0 += (uint32_t)(w0[i] * xi);

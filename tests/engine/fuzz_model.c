@@ -61,20 +61,11 @@
 #include <unistd.h>
 
 #include "engine/interpreter.h"
+#include "engine/plan_heap.h"
 #include "engine/prepared.h"
 #include "engine/schema.h"
 #include "read_file.h"
 
-// The planners' records on the heap, as the binding keeps them
-// (tflm_config_t.plan_memory).
-static void *plan_memory(void *old, uint32_t bytes) {
-    (void)bytes;
-    if (old) {
-        free(old);
-        return NULL;
-    }
-    return malloc(bytes);
-}
 
 static uint64_t rng_state;
 
@@ -477,7 +468,7 @@ static bool reprepare(uint8_t *buf, size_t len) {
     ex.blob_len = calloc(ex.n_nodes + 1, sizeof(uint32_t));
     tflm_config_t cfg;
     memset(&cfg, 0, sizeof(cfg));
-    cfg.plan_memory = plan_memory;
+    cfg.plan_memory = tflm_plan_heap;
     cfg.kernel_data = export_data;
     cfg.index_list = export_list;
     cfg.kernel_data_ctx = &ex;
@@ -627,7 +618,7 @@ static tflm_status_t run(tflm_interp_t *p) {
 // (capped by `arena_len`), so AddressSanitizer sees any access past either.
 static tflm_status_t build(tflm_model_t *m, size_t arena_len, uint8_t **arena_buf, uint32_t *needed) {
     tflm_config_t cfg = { 0 };  // the default planner: offline plans in the metadata too
-    cfg.plan_memory = plan_memory;
+    cfg.plan_memory = tflm_plan_heap;
     tflm_error_t err;
     tflm_error_clear(&err);
     uint32_t tail_bytes, work_bytes;
@@ -705,7 +696,7 @@ static bool arena_exact(const uint8_t *data, size_t len, uint32_t used) {
         tflm_arena_t arena;
         tflm_arena_init(&arena, arena_buf, arena_len);
         tflm_config_t cfg = { 0 };
-        cfg.plan_memory = plan_memory;
+        cfg.plan_memory = tflm_plan_heap;
         st[k] = tflm_interp_init(&ip, &model, &arena, &cfg);
         needed[k] = ip.err.needed;
         if (st[k] == TFLM_ERR_MEMORY && needed[k] == 0) {

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 
 #include "engine/interpreter.h"
+#include "engine/plan_heap.h"
 #include "engine/overlap.h"
 #include "engine/patch.h"
 #include "engine/planner.h"
@@ -63,15 +64,6 @@ static void variables_restore(const tflm_interp_t *ip, const uint8_t *saved) {
 
 static uint8_t *saved_variables;
 
-// The planners' records on the heap (tflm_config_t.plan_memory).
-static void *plan_memory(void *old, uint32_t bytes) {
-    (void)bytes;
-    if (old) {
-        free(old);
-        return NULL;
-    }
-    return malloc(bytes);
-}
 
 // Places X at x_off and Y at y_off (scratch buffers above both), fills the
 // rest of the head with a pattern, copies the input and runs.
@@ -210,7 +202,7 @@ int main(int argc, char **argv) {
     int rc = 1;
     tflm_config_t cfg = { 0 };
     cfg.planner = tflm_planner_find("tflm");
-    cfg.plan_memory = plan_memory;
+    cfg.plan_memory = tflm_plan_heap;
     tflm_arena_t arena;
     tflm_arena_init(&arena, arena_buf, arena_len);
     if (tflm_model_init(&model, model_buf, model_len, &err) || tflm_interp_init(&ip, &model, &arena, &cfg)) {

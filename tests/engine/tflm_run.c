@@ -13,19 +13,11 @@
 #include <stdlib.h>
 
 #include "engine/interpreter.h"
+#include "engine/plan_heap.h"
 #include "read_file.h"
 
 #define MAX_INPUTS (16)
 
-// The planners' records on the heap (tflm_config_t.plan_memory).
-static void *plan_memory(void *old, uint32_t bytes) {
-    (void)bytes;
-    if (old) {
-        free(old);
-        return NULL;
-    }
-    return malloc(bytes);
-}
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -86,7 +78,7 @@ int main(int argc, char **argv) {
         goto done;
     }
     tflm_config_t cfg = { 0 };
-    cfg.plan_memory = plan_memory; // as the binding and the host: not in the arena
+    cfg.plan_memory = tflm_plan_heap; // as the binding and the host: not in the arena
     if (strcmp(planner_name, "default") != 0) {
         cfg.planner = tflm_planner_find(planner_name);
         if (cfg.planner == NULL) {
