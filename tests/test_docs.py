@@ -142,7 +142,7 @@ def test_readme_arena_table_is_the_engines():
         assert int(tflm_used.replace(",", "")) == bench.tflm_arena(path).used, name
         assert int(ours.replace(",", "")) == used(data), name
         assert int(prepared.replace(",", "")) == used(prepare_model(data)), name
-        plan = plan_model(data, time_limit=5.0)
+        plan = plan_model(data, time_limit=5.0, backward=True)
         assert int(planned.replace(",", "")) == used(prepare_model(plan.embedded())), name
         with_patches = prepare_model(data, max_extra_macs=bench.PATCH_BOUND)
         split, _, _, extra, _ = bench._patch_of(with_patches)

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import DEVICE_PRELUDE, model_files, model_path, run_on
+from conftest import DEVICE_PRELUDE, ROOT, model_files, model_path, run_on
 from engine_host import BUILD, tflm_run
 from opgen import GENERATORS, act_quant, bias_data, random_data, single_op
 from opgen.conv import _quant
@@ -166,6 +166,10 @@ def brute(model: bytes, tmp_path, name: str) -> tuple[str, dict]:
     if last[0] == "none":
         return "none", {}
     info = dict(rule=int(last[1]), tight=int(last[3]), elem=int(last[5]), out=bytes.fromhex(last[7]) if len(last) > 7 else b"")
+    # A kernel that also runs backward: its distance above X and how tight it is.
+    up = [line.split() for line in out if line.startswith("up ")]
+    if up:
+        info.update(up=int(up[0][1]), tight_up=int(up[0][3]))
     # The non-overlapped output is TFLM's.
     # Other inputs hold the harness's fill pattern (0xa5 bytes).
     others = [np.full(o.nbytes, 0xa5, np.uint8).view(o.numpy_dtype).reshape(o.shape) for o in m.inputs[1:]]
@@ -181,6 +185,85 @@ def test_rule_is_safe_and_near_tight(name, tmp_path):
     # Safe from d on (the binary fails otherwise); tight within a row pair.
     assert info["tight"] <= info["rule"]
     print(f"{name}: rule {info['rule']} tight {info['tight']}")
+
+
+BACKWARD = sorted(n for n in CASES if n.startswith("conv") and n.endswith("_int8"))
+
+
+@pytest.mark.parametrize("name", BACKWARD)
+def test_backward_rule_is_safe_and_tight(name, tmp_path):
+    """The int8 CONV_2D also runs backward: its output anywhere from e
+    bytes above its input on is bit-exact (the binary fails otherwise), and
+    e is within a unit of pixels of the least distance that is."""
+    kind, info = brute(CASES[name](), tmp_path, name)
+    assert kind == "rule" and "up" in info, name
+    assert info["tight_up"] <= info["up"]
+    m = load_model(CASES[name]())
+    row_x = m.inputs[0].nbytes // m.inputs[0].shape[1]
+    # Exact for windows of rows; pointwise layers go by pixels, within a row of it.
+    if "1x1" in name:
+        assert info["up"] - info["tight_up"] <= row_x, name
+    else:
+        assert info["tight_up"] == info["up"], name
+
+
+@pytest.mark.parametrize("name", ["dw3x3_s1_int8", "avgpool_int8", "maxpool_int8", "pad_int8", "conv3x3_float32", "lstm_int8"])
+def test_forward_only_kernels(name, tmp_path):
+    """Kernels that run forward only give no distance above."""
+    kind, info = brute(CASES[name](), tmp_path, name)
+    assert kind == "rule" and "up" not in info, name
+
+
+def test_kws_zigzags():
+    """kws_ref_model: four depthwise-pointwise blocks over 25x5x64 maps
+    (8,000 bytes). Each depthwise output lies two rows (640 bytes) below its
+    input, each pointwise output above its own by the same, so the head is
+    the map and two rows (docs/planning.md gives the figures); overlaps
+    TFLM's kernels also run (an offline plan's) need a row pair per block."""
+    model = load_model(model_path("kws_ref_model.tflite"))
+    layout = arena.plan_layout(model, "greedy")
+    forward = arena.plan_layout(model, "greedy", forward_overlaps=True)
+    live = [b for b in layout.buffers if b.size == 8000]
+    above = [(y, x) for y in layout.buffers for x in layout.buffers
+             if x is not y and x.last == y.first and x.offset < y.offset < x.offset + x.size]
+    assert len(above) == 4 and all(y.offset - x.offset >= 320 for y, x in above)  # the rule: a row
+    assert len(live) == 9 and layout.head == 8000 + 640
+    assert forward.head == 8000 + 4 * (640 + 320)
+    doc = (ROOT / "docs" / "planning.md").read_text()
+    assert f"head {layout.head:,} bytes, {forward.head:,} forward only" in doc
+    # The device's greedy plan as an offline plan: accepted, the same head;
+    # the last pointwise output (at its rule's row above its input) moved 16
+    # bytes nearer: refused.
+    offsets = [r.offset if r.planned else -1 for r in layout.records]
+    n = layout.n_tensors
+    assert arena.plan_layout(model, "offline", plan=OfflinePlan(offsets[:n], offsets[n:] or None)).head == layout.head
+    y, x = max(above, key=lambda p: p[0].first)
+    offsets[y.index] = x.offset + 320 - 16
+    with pytest.raises(ValueError, match=rf"^offline plan: tensor {y.index} overlaps tensor {x.index} \(the input "
+                       rf"that dies at the operator writing it\) unsafely: it may start at offset {x.offset - 320} or "
+                       rf"lower, or {x.offset + 320} or higher, not at {x.offset + 304}$"):
+        arena.plan_layout(model, "offline", plan=OfflinePlan(offsets[:n], offsets[n:] or None))
+
+
+@pytest.mark.parametrize("target", ["host", "unix", "MPS2_AN385", "NETDUINOPLUS2", "MICROBIT"])
+def test_backward_plan_runs_bit_exact(target, tmp_path, capsys):
+    """`tflm-host plan --backward` writes the zigzag into kws_ref_model's
+    metadata (a plan for this runtime: the plain plan keeps to the overlaps
+    TFLM's kernels run, a row pair per block); the device runs it bit-exact
+    with TFLM's reference on the original model, each core's loops going
+    backward."""
+    from tflm_host import cli
+    out_path = tmp_path / "kws_backward.tflite"
+    assert cli.main(["plan", str(model_path("kws_ref_model.tflite")), "--backward", "--embed", "-o", str(out_path)]) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"^  this plan +8640 ", text, re.M), text
+    assert cli.main(["plan", str(model_path("kws_ref_model.tflite"))]) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"^  this plan +11840 ", text, re.M) and "--backward plans that way" in text, text
+    layout = arena.plan_layout(load_model(out_path.read_bytes()))
+    assert layout.planner == "offline" and layout.head == 8640
+    assert cli.main(["compare", str(out_path), "--target", target, "--count", "3"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("result: bit-exact")
 
 
 @pytest.mark.parametrize("arch", ["dsp", "thumb2", "v6m"])

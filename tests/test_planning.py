@@ -109,8 +109,10 @@ def test_plan_beats_tflm(name):
     best = planned(name)
     # Never above TFLM's head, nor above TFLM's greedy one; at the bound when proven.
     assert plain.head <= min(m.tflm_head, greedy.head)
-    # With aliases and overlaps, never above our (overlapping) greedy plan either.
-    assert best.head <= arena.plan_layout(model, "greedy").head
+    # With aliases and overlaps, never above our (overlapping) greedy plan
+    # either, with overlaps TFLM's kernels also run (the plan goes into the
+    # model): the device's own greedy plan may go lower with backward ones.
+    assert best.head <= arena.plan_layout(model, "greedy", forward_overlaps=True).head
     assert plain.head >= plain.bound  # no aliases, the model's order: the bound holds
     if plain.proven:
         assert plain.head == plain.bound or plain.method == "exact search"

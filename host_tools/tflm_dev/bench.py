@@ -264,13 +264,13 @@ def readme_table(rows: list[dict], models_dir: Path) -> str:
     to the device's figure)."""
     by_name = {r["model"].removesuffix(".tflite"): r for r in rows}
     lines = ["| model | TFLM arena | ours | ours, prepared (`tflm-host prepare`) "
-             "| ours, prepared + offline plan (`tflm-host plan --prepare`) "
+             "| ours, prepared + offline plan (`tflm-host plan --prepare --backward`) "
              f"| ours, prepared + patches (`--max-extra-macs {PATCH_BOUND:.0%}`) |", "|---|---|---|---|---|---|"]
     for name in README_MODELS:
         row = by_name.get(name)
         if row is None or "ours" not in row or row["tflm"] is None:
             continue
-        result = plan_model((models_dir / (name + ".tflite")).read_bytes(), time_limit=5.0)
+        result = plan_model((models_dir / (name + ".tflite")).read_bytes(), time_limit=5.0, backward=True)
         planned = arena.plan_layout(load_model(prepare_model(result.embedded()))).used
         cells = [row["tflm"].used, row["ours"][2], row["prepared"][1], planned]
         patched = f"{row['patched'][0]:,} (+{row['patched'][1][3]:.0%} MACs)" if row.get("patched") else "-"

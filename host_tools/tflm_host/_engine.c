@@ -203,7 +203,8 @@ static long long tensor_bytes(tflm_model_t *m, long long index) {
 }
 
 
-// allocate(model, *, planner=None, plan=None, preallocated=(), tensors_only=False, run=False, arena=None)
+// allocate(model, *, planner=None, plan=None, preallocated=(), tensors_only=False, run=False, arena=None,
+//          forward_overlaps=False)
 // The model built as tflm.Interpreter(model) builds it: measured first in a
 // buffer as large as its tail (which is what tflm.arena_size() reports), and
 // that measured build is the result unless the model is to run: then in an
@@ -213,15 +214,16 @@ static long long tensor_bytes(tflm_model_t *m, long long index) {
 // place buffers gigabytes up).
 static PyObject *engine_allocate(PyObject *mod, PyObject *args, PyObject *kw) {
     (void)mod;
-    static char *names[] = { "model", "planner", "plan", "preallocated", "tensors_only", "run", "arena", NULL };
+    static char *names[] = { "model", "planner", "plan", "preallocated", "tensors_only", "run", "arena",
+        "forward_overlaps", NULL };
     ModelObject *model;
     const char *planner = NULL;
     Py_buffer plan = { 0 };
     PyObject *prealloc = NULL;
-    int tensors_only = 0, run = 0;
+    int tensors_only = 0, run = 0, forward = 0;
     PyObject *arena_arg = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|$zz*OppO", names, &ModelType, &model, &planner, &plan,
-        &prealloc, &tensors_only, &run, &arena_arg)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|$zz*OppOp", names, &ModelType, &model, &planner, &plan,
+        &prealloc, &tensors_only, &run, &arena_arg, &forward)) {
         return NULL;
     }
     InterpObject *self = PyObject_New(InterpObject, &InterpType);
@@ -239,6 +241,7 @@ static PyObject *engine_allocate(PyObject *mod, PyObject *args, PyObject *kw) {
     tflm_config_t cfg;
     memset(&cfg, 0, sizeof(cfg));
     cfg.tensors_only = tensors_only != 0;
+    cfg.forward_overlaps = forward != 0;
     cfg.plan_memory = tflm_plan_heap; // as the binding: its heap, not the arena
     tflm_external_t ext[TFLM_MAX_EXTERNAL];
     tflm_plan_t words;

@@ -151,31 +151,35 @@ def type_names() -> tuple[str, ...]:
 
 
 def interpreter(model: Model, planner: str | None = None, plan=None, preallocated=(), kernels: bool = True,
-                run: bool = False, arena: int | None = None):
+                run: bool = False, arena: int | None = None, forward_overlaps: bool = False):
     """The engine's interpreter for the model, built as tflm.Interpreter builds
     it: measured (records and plan, no memory behind the head), or with
     `run` in an arena of exactly the bytes it needs (of `arena` bytes when
-    given), to set inputs, invoke and read outputs."""
+    given), to set inputs, invoke and read outputs. `forward_overlaps`: the
+    planner overlaps buffers only as TFLM's kernels also run them (an
+    output below its input), for plans written into a model."""
     if planner is not None and planner not in PLANNERS and planner != "offline":
         raise ValueError(f"unknown planner {planner!r} (planners: {', '.join(PLANNERS + ('offline',))})")
     words = plan.to_bytes() if plan is not None else None
     try:
         return _engine.allocate(engine_model(model), planner=planner, plan=words, preallocated=tuple(preallocated),
-                                tensors_only=not kernels, run=run, arena=arena)
+                                tensors_only=not kernels, run=run, arena=arena,
+                                forward_overlaps=forward_overlaps)
     except NotImplementedError as e:
         raise UnsupportedModel(str(e)) from None
 
 
 def plan_layout(model: Model, planner: str | None = None, kernels: bool = True, plan=None,
-                preallocated=()) -> Layout:
+                preallocated=(), forward_overlaps: bool = False) -> Layout:
     """Lifetimes, plan and sizes of the model's arena, as the device has them.
     planner None picks as the device does; "offline" uses `plan` (an
     OfflinePlan, the shim) or the model's metadata, and is checked as the
     device checks it (ValueError with the device's message). With
     kernels=False, no kernel's prepare() runs: ops the module lacks are
     allowed, and the head holds the tensors alone. `preallocated`: tensors
-    of the main subgraph that live outside the arena."""
-    it = interpreter(model, planner, plan, preallocated, kernels)
+    of the main subgraph that live outside the arena. `forward_overlaps`:
+    see interpreter()."""
+    it = interpreter(model, planner, plan, preallocated, kernels, forward_overlaps=forward_overlaps)
     return layout_of(model, it)
 
 

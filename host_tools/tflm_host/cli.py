@@ -238,7 +238,8 @@ def cmd_compare(args) -> int:
     model = load_model(args.model)
     samples = _samples(args, model)
     ours = run_model(args.model, _target(args), samples, args.planner)
-    ref = reference_outputs(Path(args.model), samples)
+    # TFLM plans its own arena: the model's plan may be one for this runtime only.
+    ref = reference_outputs(Path(args.model), samples, offline_plan=False)
     same, lines = compare_outputs(ours.runs, ref)
     if args.json:
         print(json.dumps({"target": ours.target, "bit_exact": same, "input_sets": len(samples),
@@ -392,7 +393,7 @@ def cmd_plan(args) -> int:
     greedy = arena.plan_layout(model, "tflm", preallocated=prealloc)
     overlapped = arena.plan_layout(model, "greedy", preallocated=prealloc)
     result = plan_model(data, alias=not args.no_alias, reorder=not args.no_reorder,
-                        time_limit=args.time_limit, preallocated=prealloc)
+                        time_limit=args.time_limit, preallocated=prealloc, backward=args.backward)
     if args.json:
         print(json.dumps({"model": name, "bound": result.bound, "tflm_greedy_head": greedy.head,
                           "greedy_head": overlapped.head,
@@ -418,6 +419,10 @@ def cmd_plan(args) -> int:
         print(f"  arena_used_bytes {result.layout.used} (head {result.layout.head} + tail {result.layout.tail}), "
               f"greedy: {overlapped.used}, TFLM's greedy: {greedy.used}")
         print(result.layout.memory_plan(args.width), end="")
+        if not args.backward and overlapped.head < result.head:
+            print(f"note: the device's own greedy plan, {overlapped.head} bytes, also puts outputs above their "
+                  "inputs (its int8 convolutions run backward, TFLM's do not): --backward plans that way, for this "
+                  "runtime only")
     if args.png:
         plot.plot_plans([("TFLM's greedy", greedy), ("this plan", result.layout)], Path(args.png), name)
         print(f"plans drawn in {args.png}")
@@ -903,6 +908,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embed", action="store_true", help="write the plan into the model's metadata (needs -o)")
     p.add_argument("--prepare", action="store_true",
                    help="also store the kernels' data in the written model (tflm-host prepare; needs -o)")
+    p.add_argument("--backward", action="store_true",
+                   help="a plan for this runtime only: an int8 CONV_2D may write its output above its input, "
+                        "which its kernel runs backward (TFLM's kernels would not run such a plan right)")
     p.add_argument("-o", "--output", help="write the model (reordered if the plan reorders it) here")
     p.add_argument("--shim-out", help="write the plan as a file for tflm.Interpreter(model, plan=...)")
     p.add_argument("--c-header", help="write the plan as a C header for `make firmware PLAN=...`")

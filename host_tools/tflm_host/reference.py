@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import tempfile
+
 import numpy as np
 
+from . import fbedit
 from .model import load_model
+from .planning.formats import METADATA_NAME
 
 
 def _runtime():
@@ -18,12 +22,21 @@ def _runtime():
     return runtime
 
 
-def reference_outputs(model_path: Path, samples: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+def reference_outputs(model_path: Path, samples: list[list[np.ndarray]],
+                      offline_plan: bool = True) -> list[list[np.ndarray]]:
     """Outputs of TFLM's reference kernels, one interpreter for all samples
-    (so stateful models see the same sequence as the device)."""
+    (so stateful models see the same sequence as the device). With
+    `offline_plan` False TFLM plans the arena itself, the model's offline
+    plan left out: a plan for this runtime only (`tflm-host plan
+    --backward`) is not one TFLM's kernels run right."""
     runtime = _runtime()
-    size = Path(model_path).stat().st_size
-    interp = runtime.Interpreter.from_file(str(model_path), arena_size=max(10 * size, 1 << 20))
+    data = Path(model_path).read_bytes()
+    if not offline_plan:
+        with tempfile.TemporaryDirectory(prefix="tflm-ref-") as tmp:
+            plain = Path(tmp, Path(model_path).name)
+            plain.write_bytes(fbedit.edit_model(data, remove=(METADATA_NAME,)))
+            return reference_outputs(plain, samples)
+    interp = runtime.Interpreter.from_file(str(model_path), arena_size=max(10 * len(data), 1 << 20))
     n_out = len(load_model(Path(model_path)).outputs)
     runs = []
     for sample in samples:

@@ -120,7 +120,7 @@ tflm_plan_view_t tflm_interp_plan_view(const tflm_interp_t *ip, tflm_plan_rec_t 
     tflm_plan_view_t v = {
         recs, tflm_interp_tensor(ip, 0), ip->map.n_live, ip->n_tensors, tflm_interp_node(ip, 0), ip->n_nodes,
         ip->lists_base, (tflm_error_t *)&ip->err, ip->model, tflm_interp_subgraph(ip, 0), ip->n_subgraphs, ip->map,
-        ip->arena ? ip->arena->base : NULL, &ip->patch,
+        ip->arena ? ip->arena->base : NULL, &ip->patch, ip->forward_overlaps,
     };
     return v;
 }
@@ -309,6 +309,7 @@ const tflm_planner_t *tflm_interp_default_planner(tflm_model_t *model) {
 // The planner a configuration asks for, or an error when there is none.
 static tflm_status_t set_planner(tflm_interp_t *ip, const tflm_config_t *cfg) {
     ip->tensors_only = cfg->tensors_only;
+    ip->forward_overlaps = cfg->forward_overlaps;
     ip->kernel_data = cfg->kernel_data;
     ip->index_list = cfg->index_list;
     ip->kernel_data_ctx = cfg->kernel_data_ctx;

@@ -54,6 +54,10 @@ typedef struct {
     // MemoryError), plan_memory(p, bytes) takes it back. Required (the
     // binding's heap; malloc on a host).
     void *(*plan_memory)(void *old, uint32_t bytes);
+    // Overlapped buffers only as TFLM's kernels also run them: an output
+    // below its input (engine/overlap.h's forward rule), none above. For
+    // plans written into a model, which TFLM may run too (tflm-host plan).
+    bool forward_overlaps;
 } tflm_config_t;
 
 // Audit categories: what the arena holds, by kind. Their `used` bytes add up
@@ -136,6 +140,7 @@ typedef struct _tflm_interp_t {
     bool stateful;             // kernel data that eval() changes (sealed again after each invoke)
     bool fixed;                // some head offsets came from an offline plan
     bool tensors_only;         // built without kernels (tflm_config_t.tensors_only)
+    bool forward_overlaps;     // tflm_config_t.forward_overlaps
     bool ready;
     // Asked before each operator and at each return from a subgraph (every
     // pass of a WHILE loop), where invoke() is between operators: true stops

@@ -123,6 +123,8 @@ typedef struct {
     int32_t pad_h, pad_w;         // leading padding (-1: row y reads rows after y only)
     uint32_t macs;                // multiply-accumulates (or compares) per output pixel
     uint32_t data_bytes;          // bytes of the kernel's data
+    bool backward;                // overlap(): eval() also runs its rows last first over an input
+                                  // below its output (engine/overlap.h, the backward rule)
 } tflm_rows_t;
 
 // A patch of a map (engine/patch.h): an input of in_h x in_w whose padding

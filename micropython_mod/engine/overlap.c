@@ -86,10 +86,11 @@ static bool row_geometry(const tflm_plan_view_t *v, uint32_t n, const tflm_kerne
     g->stride = (uint32_t)r.stride_h;
     g->pad_top = r.pad_h;
     g->band = 1;
+    g->reach = r.backward && r.f_h > 0 && r.dil_h > 0 ? (uint32_t)((r.f_h - 1) * r.dil_h + 1) : 0;
     return true;
 }
 
-bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, uint32_t *d) {
+bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, tflm_overlap_t *o) {
     if (y >= v->n_model_tensors || x >= v->n_model_tensors || x == y) {
         return false;
     }
@@ -105,6 +106,7 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
     }
     const tflm_node_rec_t *nr = &v->nodes[n];
     const uint16_t *io = (const uint16_t *)(v->base + nr->io);
+    o->up = TFLM_OVERLAP_NO_UP;
     const tflm_kernel_t *k = tflm_kernel_of_id(nr->kernel);
     if (k == NULL || nr->n_outputs != 1 || (v->patch != NULL && tflm_patch_skips(v->patch, n))) {
         return false;
@@ -116,7 +118,7 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
         if (pt == NULL || !pt->overlaps || x != pt->input) {
             return false;
         }
-        *d = pt->overlap;
+        o->below = pt->overlap;
         return true;
     }
     if (k->alias == TFLM_ALIAS_IN_PLACE) {
@@ -128,7 +130,7 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
         if (!input || rx->bytes != ry->bytes || tflm_type_size(v->tensors[x].type) != tflm_type_size(v->tensors[y].type)) {
             return false;
         }
-        *d = 0;
+        o->below = 0;
         return true;
     }
     if (k->alias == TFLM_ALIAS_VIEW) {
@@ -137,7 +139,7 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
         if (nr->n_inputs == 0 || io[0] != x || rx->bytes != ry->bytes) {
             return false;
         }
-        *d = 0;
+        o->below = 0;
         return true;
     }
     // Row ops: the data input only (not also a filter or a weight, which
@@ -159,6 +161,10 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, ui
     if (dist > UINT32_MAX / 2) {
         return false;
     }
-    *d = (uint32_t)dist;
+    o->below = (uint32_t)dist;
+    if (g.reach > 0 && !v->forward_only) {
+        uint64_t up = tflm_overlap_rows_distance_up(&g);
+        o->up = up > UINT32_MAX / 2 ? TFLM_OVERLAP_NO_UP : (uint32_t)up;
+    }
     return true;
 }

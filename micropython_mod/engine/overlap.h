@@ -27,6 +27,19 @@
 // its patch buffer each op's output lies over its input by this rule
 // applied to the patch's windows (patch.c, patch_sizes).
 //
+// Backward (a kernel whose overlap hook sets tflm_rows_t.backward: the int8
+// CONV_2D): the kernel can also run its bands of rows last first, so Y may
+// instead start e bytes or more above X: Y.off >= X.off + e. Output row y
+// reads input rows below hi(y) = y * stride - pad_top + reach (clamped to
+// the map; reach: the rows one window spans), so when a band of rows
+// [y0, y1) is written every input row below hi(y1 - 1) may still be read:
+//
+//     Y.off + y0 * row_y >= X.off + hi(y1 - 1) * row_x    for every band.
+//
+// Chains of such ops zigzag: a depthwise layer's output below its input,
+// the next pointwise layer's above its own, the pair back where it started
+// (kws_ref_model's four blocks need one row of room, not four pairs' worth).
+//
 // Element-wise ops (the kernels marked in_place in kernel_table.txt, output
 // and input of the same size and element size): element i is written after
 // elements 0..i of the input were read, in increasing order, so d = 0.
@@ -41,7 +54,7 @@
 // writes batches of out_h rows of row_y bytes, `band` rows at a time (the
 // rows of a band in any order, bands in order; the planner's rule has
 // bands of 1); output row y reads input rows from y * stride - pad_top on
-// (clamped at 0).
+// (clamped at 0), `reach` rows from there (the backward rule's only).
 typedef struct {
     uint32_t batches;
     uint32_t in_h, out_h;
@@ -49,7 +62,18 @@ typedef struct {
     uint32_t stride;
     int32_t pad_top;
     uint32_t band;
+    uint32_t reach;
 } tflm_overlap_rows_t;
+
+// Where an op's output may start over its dying input: `below` bytes or
+// more below it, or `up` bytes or more above it (TFLM_OVERLAP_NO_UP: not
+// above; the kernel runs forward only).
+typedef struct {
+    uint32_t below;
+    uint32_t up;
+} tflm_overlap_t;
+
+#define TFLM_OVERLAP_NO_UP UINT32_MAX
 
 // The first input row output row y of a batch reads, in_h when it reads none.
 static inline uint64_t tflm_overlap_first_row(const tflm_overlap_rows_t *g, uint32_t y) {
@@ -82,14 +106,43 @@ static inline uint64_t tflm_overlap_rows_distance(const tflm_overlap_rows_t *g) 
     return d;
 }
 
-// Whether record y (output 0 of the op that writes it) may start d bytes or
-// more below record x (an input of that op that dies there) although both
-// are alive during the op; sets *d. False for every other pair.
-bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, uint32_t *d);
+// The input rows [0, end) output row y of a batch and the rows before it
+// read at most (the backward rule), in_h at most.
+static inline uint64_t tflm_overlap_rows_end(const tflm_overlap_rows_t *g, uint32_t y) {
+    int64_t end = (int64_t)y * g->stride - g->pad_top + g->reach;
+    end = end < 0 ? 0 : end;
+    return (uint64_t)(end < (int64_t)g->in_h ? end : (int64_t)g->in_h);
+}
 
-// The pair's placement is allowed: y starts at least d below x.
-static inline bool tflm_overlap_ok(const tflm_plan_rec_t *ry, const tflm_plan_rec_t *rx, uint32_t d) {
-    return (uint64_t)ry->data + d <= rx->data;
+// The smallest e for a row op going backward (batches and bands last
+// first): over all bands, the input still to be read when the band is
+// written (every earlier batch's, this batch's rows below the band's last
+// window's end) less where the band starts.
+static inline uint64_t tflm_overlap_rows_distance_up(const tflm_overlap_rows_t *g) {
+    uint64_t e = 0;
+    const uint32_t band = g->band ? g->band : 1u;
+    for (uint32_t b = 0; b < g->batches; ++b) {
+        for (uint32_t y = 0; y < g->out_h; y += band) {
+            uint32_t end = g->out_h - y < band ? g->out_h : y + band;
+            uint64_t unread = ((uint64_t)b * g->in_h + tflm_overlap_rows_end(g, end - 1)) * g->row_x;
+            uint64_t starts = ((uint64_t)b * g->out_h + y) * g->row_y;
+            e = unread > starts && unread - starts > e ? unread - starts : e;
+        }
+    }
+    return e;
+}
+
+// Whether record y (output 0 of the op that writes it) may share bytes with
+// record x (an input of that op that dies there) although both are alive
+// during the op; sets *o to the distances its kernel allows. False for
+// every other pair.
+bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, tflm_overlap_t *o);
+
+// The pair's placement is allowed: y starts at least o->below below x, or
+// at least o->up above it.
+static inline bool tflm_overlap_ok(const tflm_plan_rec_t *ry, const tflm_plan_rec_t *rx, const tflm_overlap_t *o) {
+    return (uint64_t)ry->data + o->below <= rx->data
+        || (o->up != TFLM_OVERLAP_NO_UP && (uint64_t)rx->data + o->up <= ry->data);
 }
 
 #endif // TFLM_ENGINE_OVERLAP_H

@@ -249,7 +249,7 @@ static void patch_sizes(const patch_op_t *ops, uint32_t n, const patch_rect_t *o
         if (j + 1 < n) {
             tflm_overlap_rows_t g = {
                 1, (uint32_t)rect_h(&in), (uint32_t)rect_h(&out[j]), row_x,
-                (uint32_t)rect_w(&out[j]) * (uint32_t)d->out_d * d->elem, (uint32_t)d->stride_h, in.r0 - win[j].r0, 1,
+                (uint32_t)rect_w(&out[j]) * (uint32_t)d->out_d * d->elem, (uint32_t)d->stride_h, in.r0 - win[j].r0, 1, 0,
             };
             z->dist[j] = (uint32_t)tflm_overlap_rows_distance(&g); // at most the output's bytes
         }

@@ -232,17 +232,26 @@ static tflm_status_t check_pair(tflm_plan_view_t *v, uint32_t i, uint32_t j) {
     uint32_t hi = TFLM_MIN(a->data + tflm_planned_size(a), b->data + tflm_planned_size(b));
     // An op's output over the input that dies there: as far as its kernel allows.
     for (int k = 0; k < 2; ++k) {
-        uint32_t y = k ? j : i, x = k ? i : j, d;
-        if (tflm_overlap_distance(v, y, x, &d)) {
+        uint32_t y = k ? j : i, x = k ? i : j;
+        tflm_overlap_t o;
+        if (tflm_overlap_distance(v, y, x, &o)) {
             const tflm_plan_rec_t *ry = &v->recs[y], *rx = &v->recs[x];
-            if (tflm_overlap_ok(ry, rx, d)) {
+            if (tflm_overlap_ok(ry, rx, &o)) {
                 return TFLM_OK;
+            }
+            if (o.up != TFLM_OVERLAP_NO_UP) {
+                // Both ways, in fewer words (messages hold 200 bytes).
+                return tflm_error(v->err, TFLM_ERR_VALUE,
+                    "offline plan: tensor %u overlaps tensor %u (the input that dies at the operator writing it) "
+                    "unsafely: it may start at offset %d or lower, or %u or higher, not at %u",
+                    (unsigned)tensor_number(v, y), (unsigned)tensor_number(v, x),
+                    (int)((int64_t)rx->data - o.below), (unsigned)(rx->data + o.up), (unsigned)ry->data);
             }
             return tflm_error(v->err, TFLM_ERR_VALUE,
                 "offline plan: tensor %u overlaps tensor %u, the input that dies at the operator writing it, "
                 "unsafely: it must start %u bytes or more below it (at offset %d or lower), it starts at %u",
-                (unsigned)tensor_number(v, y), (unsigned)tensor_number(v, x), (unsigned)d, (int)((int64_t)rx->data - d),
-                (unsigned)ry->data);
+                (unsigned)tensor_number(v, y), (unsigned)tensor_number(v, x), (unsigned)o.below,
+                (int)((int64_t)rx->data - o.below), (unsigned)ry->data);
         }
     }
     return tflm_error(v->err, TFLM_ERR_VALUE,

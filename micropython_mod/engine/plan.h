@@ -65,6 +65,8 @@ typedef struct _tflm_plan_view_t {
     const uint8_t *arena;
     // The patch-based first stage (patch.h; NULL: none at hand).
     const struct _tflm_patch_t *patch;
+    // Overlaps by the forward rule only (tflm_config_t.forward_overlaps).
+    bool forward_only;
 } tflm_plan_view_t;
 
 // Gives the head records the plan's offsets and marks them fixed. ValueError

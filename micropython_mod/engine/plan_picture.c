@@ -58,14 +58,18 @@ void tflm_interp_memory_plan(const tflm_interp_t *ip, const tflm_plan_rec_t *rec
         const tflm_plan_rec_t *ry = &recs[y];
         for (uint32_t x = 0; ry->where == TFLM_AT_HEAD && x < ip->map.n_live; ++x) {
             const tflm_plan_rec_t *rx = &recs[x];
-            uint32_t d;
-            if (rx->where != TFLM_AT_HEAD || rx->last != ry->first || ry->data >= rx->data
-                || ry->data + tflm_planned_size(ry) <= rx->data || !tflm_overlap_distance(&v, y, x, &d)) {
+            tflm_overlap_t o;
+            const bool below = ry->data < rx->data;
+            if (rx->where != TFLM_AT_HEAD || rx->last != ry->first || ry->data == rx->data
+                || ry->data + tflm_planned_size(ry) <= rx->data || rx->data + tflm_planned_size(rx) <= ry->data
+                || !tflm_overlap_distance(&v, y, x, &o)) {
                 continue;
             }
             n = tflm_format(text, sizeof(text), "overlap: tensor %u written over tensor %u (read last by the same "
-                "operator), %u bytes below it (%u needed)", (unsigned)tflm_interp_tensor_of(ip, y),
-                (unsigned)tflm_interp_tensor_of(ip, x), (unsigned)(rx->data - ry->data), (unsigned)d);
+                "operator), %u bytes %s it (%u needed)", (unsigned)tflm_interp_tensor_of(ip, y),
+                (unsigned)tflm_interp_tensor_of(ip, x),
+                (unsigned)(below ? rx->data - ry->data : ry->data - rx->data), below ? "below" : "above",
+                (unsigned)(below ? o.below : o.up));
             line(ctx, text, n);
         }
     }

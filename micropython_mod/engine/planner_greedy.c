@@ -7,17 +7,21 @@
 //
 // With overlaps (overlap.h), an op's output and the input that dies at that
 // op may share bytes as far as the kernel allows (the output at least d
-// below the input), and the plan is made three ways: without overlaps
-// (TFLM's), with them, and with them in pairs: an input that dies into an
-// output not placed yet leaves d bytes below itself, and that output is
-// placed right after it, before larger buffers take the room. The lowest
-// head wins (ties: the earlier way), so the head is never above TFLM's.
+// below the input, or for a kernel that also runs backward, e above it),
+// and the plan is made four ways: without overlaps (TFLM's), with them,
+// and with them in pairs: an input that dies into an output not placed yet
+// leaves d bytes below itself, and that output is placed right after it,
+// before larger buffers take the room; the last way pairs an output with
+// the input below it too (e bytes), so that chains zigzag: a depthwise
+// layer's output below its input, the next pointwise layer's above its own.
+// The lowest head wins (ties: the earlier way), so the head is never above
+// TFLM's.
 #include "planner.h"
 #include "overlap.h"
 
 #if TFLM_PLANNER_GREEDY
 
-enum { GREEDY_PLAIN, GREEDY_OVERLAP, GREEDY_OVERLAP_PAIR, GREEDY_WAYS };
+enum { GREEDY_PLAIN, GREEDY_OVERLAP, GREEDY_OVERLAP_PAIR, GREEDY_OVERLAP_ZIGZAG, GREEDY_WAYS };
 
 static bool is_planned(const tflm_plan_rec_t *r) {
     return r->where == TFLM_AT_HEAD;
@@ -52,14 +56,26 @@ static uint32_t move_past(const tflm_plan_rec_t *recs, const tflm_plan_view_t *o
     uint32_t offset) {
     const tflm_plan_rec_t *r = &recs[j];
     uint32_t end = r->data + tflm_planned_size(r);
-    uint32_t d;
-    if (ov && tflm_overlap_distance(ov, w, j, &d)) {
-        // w is the output: fine at or below j's offset - d.
-        return (uint64_t)offset + d <= r->data ? offset : end;
+    tflm_overlap_t o;
+    if (ov && tflm_overlap_distance(ov, w, j, &o)) {
+        // w is the output: fine at or below j's offset - below, or from
+        // j's offset + up.
+        if ((uint64_t)offset + o.below <= r->data) {
+            return offset;
+        }
+        if (o.up == TFLM_OVERLAP_NO_UP) {
+            return end;
+        }
+        uint32_t from = tflm_align_up(r->data + o.up, TFLM_ALIGN);
+        return offset >= from ? offset : TFLM_MIN(from, end);
     }
-    if (ov && tflm_overlap_distance(ov, j, w, &d)) {
-        // w is the dying input: fine from j's offset + d.
-        uint32_t from = tflm_align_up(r->data + d, TFLM_ALIGN);
+    if (ov && tflm_overlap_distance(ov, j, w, &o)) {
+        // w is the dying input: fine at or below j's offset - up, or from
+        // j's offset + below.
+        if (o.up != TFLM_OVERLAP_NO_UP && (uint64_t)offset + o.up <= r->data) {
+            return offset;
+        }
+        uint32_t from = tflm_align_up(r->data + o.below, TFLM_ALIGN);
         return offset >= from ? offset : TFLM_MIN(from, end);
     }
     return end;
@@ -88,18 +104,28 @@ static uint32_t lowest_free_offset(const tflm_plan_rec_t *recs, uint32_t count, 
     return offset;
 }
 
-// Where the search for input x starts: d bytes up when an output not yet
-// placed may sit d below it, so that output finds room there (*partner:
-// that output, count when none).
+// Where the search for buffer x starts: d bytes up when an output not yet
+// placed may sit d below it (x the input dying into it), so that output
+// finds room there; with `zigzag`, also e bytes up when an input not yet
+// placed may sit e below it (x the output of a kernel that runs backward).
+// *partner: that buffer, count when none.
 static uint32_t lift(const tflm_plan_rec_t *recs, uint32_t count, const tflm_plan_view_t *ov, uint32_t x,
-    uint32_t *partner) {
-    uint32_t lowest = 0, d;
+    bool zigzag, uint32_t *partner) {
+    uint32_t lowest = 0;
+    tflm_overlap_t o;
     *partner = count;
     for (uint32_t y = 0; y < count; ++y) {
-        if (is_planned(&recs[y]) && !(recs[y].flags & (TFLM_PLAN_PLACED | TFLM_PLAN_FIXED))
-            && recs[y].first == recs[x].last && tflm_overlap_distance(ov, y, x, &d)
-            && tflm_align_up(d, TFLM_ALIGN) >= lowest) {
-            lowest = tflm_align_up(d, TFLM_ALIGN);
+        if (!is_planned(&recs[y]) || (recs[y].flags & (TFLM_PLAN_PLACED | TFLM_PLAN_FIXED))) {
+            continue;
+        }
+        if (recs[y].first == recs[x].last && tflm_overlap_distance(ov, y, x, &o)
+            && tflm_align_up(o.below, TFLM_ALIGN) >= lowest) {
+            lowest = tflm_align_up(o.below, TFLM_ALIGN);
+            *partner = y;
+        }
+        if (zigzag && recs[y].last == recs[x].first && tflm_overlap_distance(ov, x, y, &o)
+            && o.up != TFLM_OVERLAP_NO_UP && tflm_align_up(o.up, TFLM_ALIGN) >= lowest) {
+            lowest = tflm_align_up(o.up, TFLM_ALIGN);
             *partner = y;
         }
     }
@@ -125,8 +151,8 @@ static uint32_t greedy_run(tflm_plan_rec_t *recs, uint32_t count, const tflm_pla
             break;
         }
         uint32_t partner = count;
-        uint32_t from = way == GREEDY_OVERLAP_PAIR && !(recs[i].flags & TFLM_PLAN_FIXED)
-            ? lift(recs, count, ov, i, &partner) : 0;
+        uint32_t from = way >= GREEDY_OVERLAP_PAIR && !(recs[i].flags & TFLM_PLAN_FIXED)
+            ? lift(recs, count, ov, i, way == GREEDY_OVERLAP_ZIGZAG, &partner) : 0;
         uint32_t end = place(recs, count, pairs, i, from);
         head = TFLM_MAX(head, end);
         if (partner != count) {

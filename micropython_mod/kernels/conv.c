@@ -450,6 +450,16 @@ tflm_status_t tflm_conv_2d_eval(tflm_eval_t *e) {
     return TFLM_OK;
 }
 
+// The rows rule of both ops (tflm_conv_overlap); the int8 variant also
+// runs backward over an input below its output (tflm_conv_2d_s8_all: bands,
+// or a pointwise layer's groups of pixels, last first).
+static bool conv_2d_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g) {
+    const conv_data_t *d = data;
+    tflm_conv_overlap(p, data, g);
+    g->backward = d->kind == CONV_INT8;
+    return true;
+}
+
 static bool conv_2d_window(const void *data, tflm_rows_t *g) {
     const conv_data_t *d = data;
     return tflm_conv_geometry(d, d->f_d, g);
@@ -472,7 +482,7 @@ static tflm_status_t conv_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) 
 }
 
 const tflm_kernel_hooks_t tflm_conv_2d_hooks = {
-    .overlap = tflm_conv_overlap,
+    .overlap = conv_2d_overlap,
     .window = conv_2d_window,
     .run_window = conv_2d_run_window,
 };

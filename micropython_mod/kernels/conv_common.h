@@ -107,7 +107,7 @@ static inline bool tflm_conv_s8_overlapped(const conv_data_t *d, const int8_t *i
 static inline int32_t tflm_conv_s8_band(const conv_data_t *d, const int8_t *input, const int8_t *output) {
     tflm_overlap_rows_t g = {
         d->batches, d->in_h, d->out_h, (uint32_t)d->in_w * d->in_d, (uint32_t)d->out_w * d->out_d,
-        d->stride_h, d->pad_h, d->out_h,
+        d->stride_h, d->pad_h, d->out_h, 0,
     };
     const int64_t below = (int64_t)((intptr_t)input - (intptr_t)output);
     while (g.band > 1 && (below < 0 || tflm_overlap_rows_distance(&g) > (uint64_t)below)) {

@@ -597,6 +597,57 @@ static TFLM_ALWAYS_INLINE void conv_s8_pointwise(const conv_s8_t *c, const int8_
     }
 }
 
+// The pixels conv_s8_pointwise takes at once in its main loop: four in
+// lanes, else two (one on the Armv6-M, within two).
+static inline int32_t conv_s8_pointwise_unit(const conv_data_t *d) {
+#if TFLM_MM_S8_LANES
+    if (d->lanes && d->in_d <= CONV_S8_QUAD_MAX) {
+        return 4;
+    }
+#endif
+    (void)d;
+    return 2;
+}
+
+// conv_s8_pointwise's loops over an input below the output (the backward
+// rule), last pixels first: those past the last whole unit (alone, then in
+// a pair), then the units downwards. A unit reads its input while it
+// writes its outputs, so each unit's output must start at or above the end
+// of its input (conv_s8_back_ok). Out of line: once per call, and the
+// conv_s8_rows it would be inlined into are large already.
+__attribute__((noinline)) static void conv_s8_pointwise_back(const conv_s8_t *c, const int8_t *x, int32_t pixels,
+    int8_t *out) {
+    const int32_t k = c->in_d, out_d = c->out_d;
+    int32_t p = pixels;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+    if (conv_s8_v6m_six(c, k)) {
+        for (--p; p >= 0; --p) {
+            conv_s8_pixel_v6m(c, x + p * k, 1, k, 0, out + p * out_d);
+        }
+        return;
+    }
+#endif
+    if (p % 2 != 0) {
+        --p;
+        conv_s8_pair(c, x + p * k, NULL, k, out + p * out_d, NULL);
+    }
+#if TFLM_MM_S8_LANES
+    if (c->lanes && k <= CONV_S8_QUAD_MAX) {
+        if (p % 4 != 0) {
+            p -= 2;
+            conv_s8_pair(c, x + p * k, x + (p + 1) * k, k, out + p * out_d, out + (p + 1) * out_d);
+        }
+        for (p -= 4; p >= 0; p -= 4) {
+            conv_s8_quad(c, x + p * k, k, out + p * out_d);
+        }
+        return;
+    }
+#endif
+    for (p -= 2; p >= 0; p -= 2) {
+        conv_s8_pair(c, x + p * k, x + (p + 1) * k, k, out + p * out_d, out + (p + 1) * out_d);
+    }
+}
+
 // One or two pixels of a kind: read in place (rows of the window), or
 // gathered (one run).
 static void conv_s8_pixels(const conv_s8_t *c, int kind, const int8_t *x0, const int8_t *x1, int8_t *out0,
@@ -650,6 +701,7 @@ typedef struct {
     int32_t n_start;
     int32_t ox_lo, ox_hi;
     int32_t band;           // rows of a band, the first one's a multiple of it
+    bool back;              // a pointwise call's pixels go last first (conv_s8_pointwise_back)
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
     bool fast;              // every channel set up last in q has the fast scaling (shift >= 0)
 #endif
@@ -799,7 +851,11 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
 #endif
         if (pointwise) {
             int8_t *out = output + ((size_t)batch * out_h * out_w + pix0) * c.out_d + c.c0;
-            conv_s8_pointwise(&c, c.in_b + pix0 * c.in_d, pix1 - pix0, out);
+            if (keep != NULL && keep->back) {
+                conv_s8_pointwise_back(&c, c.in_b + pix0 * c.in_d, pix1 - pix0, out);
+            } else {
+                conv_s8_pointwise(&c, c.in_b + pix0 * c.in_d, pix1 - pix0, out);
+            }
             continue;
         }
         // A pixel waits here for a second one of its kind.
@@ -912,6 +968,30 @@ static bool conv_s8_pairs_in_order(const conv_data_t *d, int64_t below, int32_t 
     return below >= 2 * out_d && (p + 2) * out_d - below <= p * in_d;
 }
 
+// A pointwise layer over an input `above` bytes below its output, all
+// channels at once: whether its pixels may go last first in one call
+// (conv_s8_pointwise_back), each unit's output starting at or above the
+// end of its input. The bound is linear in a unit's place, so the first
+// unit and a unit ending at the last pixel are the ones to check.
+__attribute__((noinline)) static bool conv_s8_back_ok(const conv_data_t *d, int64_t above, int32_t pixels) {
+    const int64_t in_d = d->in_d, out_d = d->out_d, unit = conv_s8_pointwise_unit(d);
+    const int64_t top = pixels > unit ? pixels - unit : 0;
+    return unit * in_d <= above && (top + unit) * in_d - top * out_d <= above;
+}
+
+// The rows of a band going backward over an input `above` bytes below the
+// output: as tall as the backward rule allows (engine/overlap.h), 1 at least.
+__attribute__((noinline)) static int32_t conv_s8_band_up(const conv_data_t *d, int64_t above) {
+    tflm_overlap_rows_t g = {
+        d->batches, d->in_h, d->out_h, (uint32_t)d->in_w * d->in_d, (uint32_t)d->out_w * d->out_d,
+        d->stride_h, d->pad_h, d->out_h, (uint32_t)((d->f_h - 1) * d->dil_h + 1),
+    };
+    while (g.band > 1 && tflm_overlap_rows_distance_up(&g) > (uint64_t)above) {
+        g.band = (g.band + 1) / 2;
+    }
+    return (int32_t)g.band;
+}
+
 void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     const int32_t *starts, int8_t *output) {
     if (!tflm_conv_s8_overlapped(d, input, output)) {
@@ -952,15 +1032,31 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
     }
     keep.ox_lo = keep.ox_hi = 0;
     keep.band = 1;
+    keep.back = false;
+    // Over an input below the output (conv_2d_overlap's backward rule) the
+    // groups of pixels, bands and batches go last first, each all channels
+    // before the one below it; the loops below visit them by their index
+    // (one call site each: conv_s8_rows is inlined).
+    const int64_t below = (int64_t)((intptr_t)input - (intptr_t)output);
+    const bool back = below < 0;
     if (conv_s8_pointwise_layer(d)) {
         const int32_t pixels = d->batches * d->out_h * d->out_w;
-        const int64_t below = (int64_t)((intptr_t)input - (intptr_t)output);
-        int32_t group = keep.all && conv_s8_pairs_in_order(d, below, pixels) ? pixels : 0;
-        if (group == 0) {
-            group = conv_s8_pixel_group(d, below, pixels, tflm_conv_s8_band(d, input, output) * d->out_w);
+        int32_t group = 0;
+        if (back) {
+            // One call, every channel at once, pixels last first; else the
+            // bands of rows below.
+            keep.back = keep.all && conv_s8_back_ok(d, -below, pixels);
+            group = keep.back ? pixels : 0;
+        } else {
+            group = keep.all && conv_s8_pairs_in_order(d, below, pixels) ? pixels : 0;
+            if (group == 0) {
+                group = conv_s8_pixel_group(d, below, pixels, tflm_conv_s8_band(d, input, output) * d->out_w);
+            }
         }
         if (group > 0) {
-            for (int32_t p = 0; p < pixels; p += group) {
+            const int32_t n = (pixels + group - 1) / group;
+            for (int32_t i = 0; i < n; ++i) {
+                const int32_t p = (back ? n - 1 - i : i) * group;
                 conv_s8_rows(d, input, filter, bias, starts, output, 0, 0, 0, p,
                     pixels - p < group ? pixels : p + group, &keep);
                 keep.reverse = !keep.reverse;
@@ -970,16 +1066,17 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
     } else {
         conv_s8_inside(d, &keep.ox_lo, &keep.ox_hi);
     }
-    keep.band = tflm_conv_s8_band(d, input, output);
+    keep.band = back ? conv_s8_band_up(d, -below) : tflm_conv_s8_band(d, input, output);
     // With every channel's constants held, one call goes band after band
-    // (but a pointwise layer's, whose pixels do not stop at a band's end).
-    const int32_t step = keep.all && !conv_s8_pointwise_layer(d) ? d->out_h : keep.band;
-    for (int32_t b = 0; b < d->batches; ++b) {
-        for (int32_t y = 0; y < d->out_h; y += step) {
-            const int32_t y1 = d->out_h - y < step ? d->out_h : y + step;
-            conv_s8_rows(d, input, filter, bias, starts, output, b, y, y1, y * d->out_w, y1 * d->out_w, &keep);
-            keep.reverse = !keep.reverse;
-        }
+    // (but a pointwise layer's, whose pixels do not stop at a band's end,
+    // and backward, whose bands go last first).
+    const int32_t step = keep.all && !back && !conv_s8_pointwise_layer(d) ? d->out_h : keep.band;
+    const int32_t n = (d->out_h + step - 1) / step;
+    for (int32_t i = 0; i < d->batches * n; ++i) {
+        const int32_t k = back ? d->batches * n - 1 - i : i, b = k / n, y = k % n * step;
+        const int32_t y1 = d->out_h - y < step ? d->out_h : y + step;
+        conv_s8_rows(d, input, filter, bias, starts, output, b, y, y1, y * d->out_w, y1 * d->out_w, &keep);
+        keep.reverse = !keep.reverse;
     }
 }
 

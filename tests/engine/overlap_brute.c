@@ -1,17 +1,20 @@
 // Brute force for overlapped placement (engine/overlap.h), built with
 // ASan/UBSan: a single-op model's output placed at every offset from
 // X.off - d - K up to X.off + K (X: its input 0, d: the rule's distance),
-// in steps of the output's element size, run, and compared with the output
-// of a run where the two do not overlap.
+// or up to X.off + e + K when the kernel also runs backward (e: the
+// backward rule's distance), in steps of the output's element size, run,
+// and compared with the output of a run where the two do not overlap.
 //   overlap_brute MODEL INPUT.bin K [safe]
-// With `safe`, only the distances the rule allows (>= d) are tried: the
-// others may make a kernel's memcpy overlap, which ASan stops (the tightness
-// run turns ASan's intrinsic checks off).
+// With `safe`, only the distances the rule allows (>= d below, >= e above)
+// are tried: the others may make a kernel's memcpy overlap, which ASan stops
+// (the tightness run turns ASan's intrinsic checks off).
 // Prints "rule D tight T elem E out HEX": T is the smallest distance tried
 // from which on every distance gives the non-overlapped output (X.off - T
-// is the highest safe start found), HEX that output; "unsafe DELTA" for
-// each distance >= D that gave another output; "none" when the rule allows
-// no overlap; "error ..." otherwise.
+// is the highest safe start found), HEX that output; before it, for a
+// backward kernel, "up U tight V": V the smallest distance above from which
+// on every one gives it; "unsafe DELTA" for each allowed distance (DELTA:
+// how far below X, negative above) that gave another output; "none" when
+// the rule allows no overlap; "error ..." otherwise.
 //   overlap_brute MODEL INPUT.bin K patch [safe]
 // The overlap inside a patch-based stage's patch buffer (engine/patch.c):
 // every buffer of the arena apart, the patch buffer large enough, each op's
@@ -226,8 +229,10 @@ int main(int argc, char **argv) {
         goto done;
     }
     tflm_plan_view_t v = tflm_interp_plan_view(&ip, lives);
-    uint32_t d;
-    bool overlaps = tflm_overlap_distance(&v, y, x, &d);
+    tflm_overlap_t o;
+    bool overlaps = tflm_overlap_distance(&v, y, x, &o);
+    const uint32_t d = o.below;
+    const int32_t up = o.up == TFLM_OVERLAP_NO_UP ? -1 : (int32_t)o.up;
     free(lives);
     if (!overlaps) {
         printf("none\n");
@@ -236,9 +241,11 @@ int main(int argc, char **argv) {
     }
     uint32_t elem = tflm_type_size(ry->type);
     uint32_t size_x = tflm_align_up(rx->bytes, TFLM_ALIGN), size_y = tflm_align_up(ry->bytes, TFLM_ALIGN);
-    // X high enough for Y to start d + k below it; both below the other buffers.
+    // X high enough for Y to start d + k below it; both below the other
+    // buffers, with room for Y to start up to k above X (e + k backward).
+    const uint32_t above = (uint32_t)k + (up >= 0 ? (uint32_t)up : 0u);
     uint32_t x_off = tflm_align_up(d + (uint32_t)k + size_y, TFLM_ALIGN);
-    uint32_t scratch_at = tflm_align_up(x_off + size_x + size_y + (uint32_t)k, TFLM_ALIGN);
+    uint32_t scratch_at = tflm_align_up(x_off + size_x + size_y + above, TFLM_ALIGN);
     uint32_t top = scratch_at;
     // Every other head buffer (scratch, other inputs) above both.
     for (uint32_t i = 0; i < ip.n_tensors; ++i) {
@@ -264,6 +271,30 @@ int main(int argc, char **argv) {
     int32_t tight = -k;
     const bool safe_only = argc == 5 && strcmp(argv[4], "safe") == 0;
     bool failed = false;
+    // Backward: from X.off + e + k down to X.off (Y starts -delta above X).
+    if (up >= 0) {
+        const int32_t farthest = (up + k) / (int32_t)elem * (int32_t)elem;
+        int32_t tight_up = farthest + (int32_t)elem;  // every distance from it on gave `want`
+        for (int32_t delta = -farthest; delta < 0; delta += (int32_t)elem) {
+            if (safe_only && -delta < up) {
+                break;
+            }
+            if (!run_at(&ip, x, y, x_off, (uint32_t)((int32_t)x_off - delta), input, top)) {
+                printf("error %s\n", ip.err.msg);
+                failed = true;
+                break;
+            }
+            if (memcmp(want, tflm_interp_tensor_data(&ip, ry), ry->bytes) != 0) {
+                if (-delta >= up) {
+                    printf("unsafe %d\n", (int)delta);
+                    failed = true;
+                }
+            } else if (tight_up == -delta + (int32_t)elem) {
+                tight_up = -delta;
+            }
+        }
+        printf("up %d tight %d\n", (int)up, (int)tight_up);
+    }
     // From X.off + k down to X.off - d - k: Y starts delta below X.
     for (int32_t delta = -(k / (int32_t)elem) * (int32_t)elem; delta <= (int32_t)d + k; delta += (int32_t)elem) {
         if (safe_only && delta < (int32_t)d) {

@@ -11,6 +11,9 @@ lower peak (schedule.py; the model is written with its operators in that
 order, which TFLM and the device both run as given). With aliases, the
 engine's greedy plan with overlapped buffers (an op's output over the input
 that dies there, engine/overlap.h) is a candidate too: the lower head wins.
+Its overlaps are the ones TFLM's kernels also run (outputs below their
+inputs) unless the plan is for this runtime only (`backward`): then also
+outputs above their inputs where its kernels run backward.
 """
 
 from __future__ import annotations
@@ -63,10 +66,13 @@ def _place(model: Model, alias: bool, time_limit: float, preallocated) -> tuple[
 
 
 def _overlapped(model: Model, data: bytes, order: list[int] | None, no_alias: int, n_alias: int,
-                preallocated) -> PlanResult:
+                preallocated, backward: bool) -> PlanResult:
     """The engine's greedy plan, which overlaps an op's output with its dying
-    input where the kernel allows it, as an offline plan (checked again)."""
-    greedy = plan_layout(model, "greedy", preallocated=preallocated)
+    input where the kernel allows it, as an offline plan (checked again):
+    outputs below their inputs only, as TFLM's kernels run them too, unless
+    `backward` (the device's own greedy planner also puts outputs above
+    inputs where its kernels run backward)."""
+    greedy = plan_layout(model, "greedy", preallocated=preallocated, forward_overlaps=not backward)
     offsets = [r.offset if r.planned else -1 for r in greedy.records]
     n = greedy.n_tensors
     plan = OfflinePlan(offsets[:n], offsets[n:] if len(offsets) > n else None)
@@ -77,9 +83,12 @@ def _overlapped(model: Model, data: bytes, order: list[int] | None, no_alias: in
 
 
 def plan_model(data: bytes, *, alias: bool = True, reorder: bool = True, time_limit: float = 5.0,
-               preallocated: tuple[int, ...] = ()) -> PlanResult:
+               preallocated: tuple[int, ...] = (), backward: bool = False) -> PlanResult:
     """The best plan found for the model (and, with `reorder`, for the best
-    execution order found); the result is checked as the device checks it."""
+    execution order found); the result is checked as the device checks it.
+    It runs on TFLM's kernels too, unless `backward`: a plan for this
+    runtime only, whose int8 convolutions may write their output above
+    their input (engine/overlap.h, the backward rule)."""
     model = load_model(data)
     candidates: list[tuple[bytes, list[int] | None]] = [(data, None)]
     # Only the main subgraph is reordered; the order's head is measured, not estimated.
@@ -98,7 +107,7 @@ def plan_model(data: bytes, *, alias: bool = True, reorder: bool = True, time_li
         if best is None or result.head < best.head:
             best = result
         if alias:
-            overlapped = _overlapped(m, cand, order, no_alias, n_alias, preallocated)
+            overlapped = _overlapped(m, cand, order, no_alias, n_alias, preallocated, backward)
             if overlapped.head < best.head:
                 best = overlapped
     assert best is not None
