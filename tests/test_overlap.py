@@ -229,8 +229,10 @@ def test_kws_zigzags():
     assert len(above) == 4 and all(y.offset - x.offset >= 320 for y, x in above)  # the rule: a row
     assert len(live) == 9 and layout.head == 8000 + 640
     assert forward.head == 8000 + 4 * (640 + 320)
-    doc = (ROOT / "docs" / "planning.md").read_text()
+    doc = " ".join((ROOT / "docs" / "planning.md").read_text().split())
     assert f"head {layout.head:,} bytes, {forward.head:,} forward only" in doc
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"kws_ref_model's head {layout.head:,} bytes instead of {forward.head:,}" in readme
     # The device's greedy plan as an offline plan: accepted, the same head;
     # the last pointwise output (at its rule's row above its input) moved 16
     # bytes nearer: refused.

@@ -22,9 +22,10 @@ from tflm_host.runner import BatchJob, make_inputs
 
 CHAINS = (opgen.cases(12, only="PATCH/chain_int8") + opgen.cases(8, only="PATCH/chain_pool_float32")
           + opgen.cases(8, only="PATCH/chain_pool_int8") + opgen.cases(8, only="PATCH/chain_after_quantize_int8"))
-# Shared models whose arena a stage lowers within the bound.
-SHARED = ["person_detect.tflite", "kws_ref_model.tflite", "magic_wand.tflite", "vww_96_int8.tflite",
-          "test_conv_model.tflite"]
+# Shared models whose arena a stage lowers within the bound (not
+# kws_ref_model's: its zigzag of overlapped layers, engine/overlap.h, is
+# below every stage's, test_no_stage_beats_the_zigzag).
+SHARED = ["person_detect.tflite", "magic_wand.tflite", "vww_96_int8.tflite", "test_conv_model.tflite"]
 BOUND = 0.2  # --max-extra-macs 20%
 # Arenas the stage must reach within the bound (issue 28's goals: for
 # vww_96_int8 its 27,648-byte input is whole in the arena while the stage
@@ -85,8 +86,21 @@ def test_generated_chains_bit_exact_on_host(tmp_path):
         assert _same(_host_outputs(data, samples), reference_outputs(path, samples)), case.describe()
 
 
+def test_no_stage_beats_the_zigzag():
+    """kws_ref_model prepared: its depthwise and pointwise layers zigzag over
+    each other (engine/overlap.h's backward rule), 8,000 bytes of map and two
+    rows; every stage and grid the search tries ends higher, so prepare
+    writes none."""
+    plain = prepare_model(model_path("kws_ref_model.tflite").read_bytes())
+    found = patches.search(plain)
+    assert found.candidates and all(c.used >= found.plain_used for c in found.candidates)
+    assert found.plain_used == _engine.allocate(_engine.Model(plain)).used <= 9216  # issue 28's goal
+    written = prepare_model(model_path("kws_ref_model.tflite").read_bytes(), max_extra_macs=BOUND)
+    assert _engine.allocate(_engine.Model(written)).patch[0] == 0
+
+
 def test_shared_models_patched_bit_exact_on_host(tmp_path):
-    """person_detect, kws_ref_model, magic_wand (float32) and vww_96_int8
+    """person_detect, magic_wand (float32), vww_96_int8 and test_conv_model
     prepared with --max-extra-macs 20%: a smaller arena (vww_96_int8's within
     its goal), MACs within the bound; TFLM's outputs (random inputs and the
     demo's frames)."""
@@ -407,7 +421,7 @@ def test_cli_prepare_explain_front(tmp_path, capsys):
     row marked chosen is what prepare writes, and a row's percentage given to
     --max-extra-macs chooses that row."""
     out = tmp_path / "p.tflite"
-    for name in ("vww_96_int8.tflite", "kws_ref_model.tflite"):
+    for name in ("vww_96_int8.tflite", "test_conv_model.tflite"):
         assert cli.main(["prepare", str(model_path(name)), "-o", str(out), "--max-extra-macs", "20%",
                          "--explain", "-q"]) == 0
         text = capsys.readouterr().out
@@ -427,13 +441,13 @@ def test_cli_prepare_explain_front(tmp_path, capsys):
         assert len(marked) == 1 and (marked[0][1], marked[0][4], marked[0][5]) == (ip.used, ip.patch[0],
                                                                                   tuple(ip.patch[1:])), name
         assert max(r[2] for r in rows if r[2] <= 0.2 * total) == marked[0][2], name
-    # kws_ref_model: every candidate is matched or beaten by a row, and each
+    # test_conv_model: every candidate is matched or beaten by a row, and each
     # row's percentage chooses it.
     found = patches.search(plain)
     assert all(any(r[1] <= c.used and r[2] <= c.extra_macs for r in rows) or c.used >= found.plain_used
                for c in found.candidates)
     for _, used, extra, pct, split, grid, start in rows:
-        assert cli.main(["prepare", str(model_path("kws_ref_model.tflite")), "-o", str(out),
+        assert cli.main(["prepare", str(model_path("test_conv_model.tflite")), "-o", str(out),
                          "--max-extra-macs", pct, "-q"]) == 0
         capsys.readouterr()
         ip = _engine.allocate(_engine.Model(out.read_bytes()))
@@ -465,8 +479,8 @@ def test_cli_prepare_explain_cycles(board, tmp_path, capsys):
     from tflm_dev import bench
 
     out = tmp_path / "p.tflite"
-    kws = str(model_path("kws_ref_model.tflite"))
-    assert cli.main(["prepare", kws, "-o", str(out), "--max-extra-macs", "20%", "--explain", "--cycles", board,
+    conv_model = str(model_path("test_conv_model.tflite"))
+    assert cli.main(["prepare", conv_model, "-o", str(out), "--max-extra-macs", "20%", "--explain", "--cycles", board,
                      "-q"]) == 0
     text = capsys.readouterr().out
     lines = text[text.index("the trade-off curve"):].splitlines()[1:]
@@ -476,9 +490,10 @@ def test_cli_prepare_explain_cycles(board, tmp_path, capsys):
     assert rows[0][-1] == "-"
     plain = patches.without_schedule(out.read_bytes())
     # The same file name as the bench's; the arena's address may still move
-    # with what the heap held before, and the loads' alignment a few cycles.
+    # with what the heap held before, and the loads' alignment a few cycles
+    # (up to 0.01% of test_conv_model's).
     measured = bench.measure_counts(board, {"stage00.tflite": plain}, {"stage00.tflite": 1})
-    assert measured["stage00.tflite"][0].cycles == pytest.approx(plain_cycles, rel=1e-4)
+    assert measured["stage00.tflite"][0].cycles == pytest.approx(plain_cycles, rel=2e-4)
     chosen = [r for r in rows if r[0] == "*"]
     assert len(chosen) == 1 and len(rows) >= 3
     for r in rows[1:]:
@@ -488,10 +503,10 @@ def test_cli_prepare_explain_cycles(board, tmp_path, capsys):
     k = rows.index(chosen[0])
     name = f"stage{k:02d}.tflite"
     measured = bench.measure_counts(board, {name: out.read_bytes()}, {name: 1})
-    assert measured[name][0].cycles == pytest.approx(int(chosen[0][-2].replace(",", "")), rel=1e-4)
+    assert measured[name][0].cycles == pytest.approx(int(chosen[0][-2].replace(",", "")), rel=2e-4)
     # Refused up front: no model written.
     other = tmp_path / "q.tflite"
-    assert cli.main(["prepare", kws, "-o", str(other), "--explain", "--cycles", "ESP32_GENERIC", "-q"]) != 0
+    assert cli.main(["prepare", conv_model, "-o", str(other), "--explain", "--cycles", "ESP32_GENERIC", "-q"]) != 0
     assert "nothing counts ESP32_GENERIC's cycles" in capsys.readouterr().err and not other.exists()
-    assert cli.main(["prepare", kws, "-o", str(other), "--cycles", board, "-q"]) != 0
+    assert cli.main(["prepare", conv_model, "-o", str(other), "--cycles", board, "-q"]) != 0
     assert "give --explain too" in capsys.readouterr().err and not other.exists()
