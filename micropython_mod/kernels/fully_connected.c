@@ -94,26 +94,34 @@ static TFLM_ALWAYS_INLINE uint32_t fc_start(const fc_out_t *o, int32_t u) {
     return o->starts ? (uint32_t)o->starts[u] : 0u;
 }
 
-// Units u .. u + n - 1 to int8 from their sums (starts included): one
-// call a group of units. The constants are read into locals first (stores
-// through `out` could alias them and force reloads).
-static void fc_store(const fc_out_t *o, const uint32_t *acc, int32_t n, int32_t u, int8_t *out) {
+// Units u .. u + n - 1 to int8 from their sums (starts included), any
+// multipliers and shifts.
+static void fc_store_any(const fc_out_t *o, const uint32_t *acc, int32_t n, int32_t u, int8_t *out) {
     const int32_t zp = o->zp, lo = o->lo, hi = o->hi;
     tflm_out_s8_t q = o->q;
-    out += u;
-    if (o->mults == NULL && q.shift >= 0) {
-        for (int32_t j = 0; j < n; ++j) {
-            out[j] = (int8_t)tflm_clamp(tflm_out_s8_scale((int32_t)acc[j], q.mult, q.k, q.shift), lo, hi);
-        }
-        return;
-    }
     const int32_t *mults = o->mults;
     const int8_t *shifts = o->shifts;
+    out += u;
     for (int32_t j = 0; j < n; ++j) {
         if (mults) {
             tflm_out_s8_setup(&q, mults[u + j], shifts[u + j], zp);
         }
         out[j] = tflm_out_s8((int32_t)acc[j], &q, zp, lo, hi);
+    }
+}
+
+// The same, inline for a group of units where one multiplier and a shift
+// of 1 to 24 serve all (the common case): the constants are read into
+// locals first (stores through `out` could alias them and force reloads).
+static TFLM_ALWAYS_INLINE void fc_store(const fc_out_t *o, const uint32_t *acc, int32_t n, int32_t u, int8_t *out) {
+    if (o->mults != NULL || o->q.shift < 0) {
+        fc_store_any(o, acc, n, u, out);
+        return;
+    }
+    const int32_t mult = o->q.mult, k = o->q.k, shift = o->q.shift, lo = o->lo, hi = o->hi;
+    out += u;
+    for (int32_t j = 0; j < n; ++j) {
+        out[j] = (int8_t)tflm_clamp(tflm_out_s8_scale((int32_t)acc[j], mult, k, shift), lo, hi);
     }
 }
 
@@ -136,6 +144,20 @@ static void fc_store(const fc_out_t *o, const uint32_t *acc, int32_t n, int32_t 
     "smlad %[" #a "], %[x02], %[t], %[" #a "]\n\t" \
     "sxtb16 %[wv], %[wv], ror #8\n\t" \
     "smlad %[" #a "], %[x13], %[wv], %[" #a "]\n\t"
+// Four values of x, widened with their offset, against the four units'
+// words (units 1, 0, 3, 2: each load behind the one before where it can).
+#define FC_DSP_STEP \
+    "ldr %[x13], [%[x]], #4\n\t" \
+    "ldr %[wv], [%[w], %[s]]\n\t" \
+    "sxtab16 %[x02], %[off], %[x13]\n\t" \
+    "sxtab16 %[x13], %[off], %[x13], ror #8\n\t" \
+    FC_DSP_UNIT(a1) \
+    "ldr %[wv], [%[w]], #4\n\t" \
+    FC_DSP_UNIT(a0) \
+    "ldr %[wv], [%[q], %[s]]\n\t" \
+    FC_DSP_UNIT(a3) \
+    "ldr %[wv], [%[q]], #4\n\t" \
+    FC_DSP_UNIT(a2)
 #else
 // Value k of four against the four units (Cortex-M3): the loads two by two,
 // the second behind the first (one cycle), then the multiply-accumulates.
@@ -170,21 +192,24 @@ static TFLM_ALWAYS_INLINE void fc_dot4(const int8_t *x, const int8_t *w, int32_t
         // GCC's own code for the C below keeps the pointers on the stack
         // (a load each a step): here the fourteen registers hold it all.
         uint32_t x02, x13, wv, t;
+        // An odd step first, then two a turn (one branch for 32 products).
+        // The loop starts on a word: its first instruction takes 32 bits,
+        // and across a word boundary the branch's refill costs one cycle
+        // more (Cortex-M3/M4 TRM, 3.3.1).
         __asm__ volatile(
-            "1:\n\t"
-            "ldr %[x13], [%[x]], #4\n\t"
-            "ldr %[wv], [%[w], %[s]]\n\t"
-            "sxtab16 %[x02], %[off], %[x13]\n\t"
-            "sxtab16 %[x13], %[off], %[x13], ror #8\n\t"
-            FC_DSP_UNIT(a1)
-            "ldr %[wv], [%[w]], #4\n\t"
-            FC_DSP_UNIT(a0)
-            "ldr %[wv], [%[q], %[s]]\n\t"
-            FC_DSP_UNIT(a3)
-            "ldr %[wv], [%[q]], #4\n\t"
-            FC_DSP_UNIT(a2)
+            "sub %[t], %[end], %[x]\n\t"
+            "tst %[t], #4\n\t"
+            "beq 2f\n\t"
+            FC_DSP_STEP
+            "2:\n\t"
             "cmp %[x], %[end]\n\t"
-            "bne 1b"
+            "beq 3f\n\t"
+            ".p2align 2\n"
+            "1:\n\t"
+            FC_DSP_STEP FC_DSP_STEP
+            "cmp %[x], %[end]\n\t"
+            "bne 1b\n\t"
+            "3:"
             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w), [q] "+r"(q),
               [x02] "=&r"(x02), [x13] "=&r"(x13), [wv] "=&r"(wv), [t] "=&r"(t)
             : [end] "r"(end), [s] "r"(stride), [off] "r"(off2)
@@ -208,7 +233,9 @@ static TFLM_ALWAYS_INLINE void fc_dot4(const int8_t *x, const int8_t *w, int32_t
     if (n >= 4) {
         const int8_t *end = x + (n & ~3);
         int32_t xv, wv, t;
+        // The loop starts on a word, as the DSP one.
         __asm__ volatile(
+            ".p2align 2\n"
             "1:\n\t"
             FC_T2_VALUE(1, ", #1]", ", #1]")
             FC_T2_VALUE(2, ", #2]", ", #2]")
@@ -301,6 +328,95 @@ static TFLM_ALWAYS_INLINE void fc_1x5_off(const int8_t *x, const int8_t *w, int3
         : [px] "l"(px), [p0] "l"(p0), [p2] "l"(p2), [p4] "l"(p4)
         : "r8", "r9", "r10", "r11", "r12", "lr", "memory", "cc");
 }
+
+// The same against units 0-3: 23 cycles a value.
+static TFLM_ALWAYS_INLINE void fc_1x4_off(const int8_t *x, const int8_t *w, int32_t stride, int32_t n,
+    int32_t x_offset, const int32_t *from, uint32_t *a) {
+    const int8_t *px = x + n, *p0 = w + n, *p2 = p0 + 2 * stride;
+    int32_t k = -n;
+    uint32_t kc = (uint32_t)(uintptr_t)from, xv = (uint32_t)(uintptr_t)a, wv = (uint32_t)x_offset;
+    __asm__ volatile(
+        ".syntax unified\n\t"
+        "push {%[xv]}\n\t"
+        "mov r12, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #0]\n\t"
+        "mov r8, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #4]\n\t"
+        "mov r9, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #8]\n\t"
+        "mov r10, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #12]\n\t"
+        "mov r11, %[wv]\n\t"
+        "subs %[kc], %[p2], %[p0]\n\t"
+        "asrs %[kc], %[kc], #1\n\t"
+        "adds %[kc], %[kc], %[k]\n\t"
+        "1:\n\t"
+        "ldrsb %[xv], [%[px], %[k]]\n\t"
+        "add %[xv], r12\n\t"
+        "ldrsb %[wv], [%[p0], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r8, %[wv]\n\t"
+        "ldrsb %[wv], [%[p0], %[kc]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r9, %[wv]\n\t"
+        "ldrsb %[wv], [%[p2], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r10, %[wv]\n\t"
+        "ldrsb %[wv], [%[p2], %[kc]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r11, %[wv]\n\t"
+        "adds %[kc], #1\n\t"
+        "adds %[k], #1\n\t"
+        "bne 1b\n\t"
+        "pop {%[kc]}\n\t"
+        "mov %[wv], r8\n\t"
+        "str %[wv], [%[kc], #0]\n\t"
+        "mov %[wv], r9\n\t"
+        "str %[wv], [%[kc], #4]\n\t"
+        "mov %[wv], r10\n\t"
+        "str %[wv], [%[kc], #8]\n\t"
+        "mov %[wv], r11\n\t"
+        "str %[wv], [%[kc], #12]"
+        : [k] "+l"(k), [kc] "+l"(kc), [xv] "+l"(xv), [wv] "+l"(wv)
+        : [px] "l"(px), [p0] "l"(p0), [p2] "l"(p2)
+        : "r8", "r9", "r10", "r11", "r12", "memory", "cc");
+}
+
+// And against units 0-1: 14 cycles a value (GCC's own loop for the pair,
+// in the kernel's register pressure, keeps a sum on the stack).
+static TFLM_ALWAYS_INLINE void fc_1x2_off(const int8_t *x, const int8_t *w, int32_t stride, int32_t n,
+    int32_t x_offset, const int32_t *from, uint32_t *a) {
+    const int8_t *px = x + n, *p0 = w + n, *p1 = p0 + stride;
+    int32_t k = -n;
+    uint32_t kc = (uint32_t)(uintptr_t)from, xv = (uint32_t)(uintptr_t)a, wv = (uint32_t)x_offset;
+    __asm__ volatile(
+        ".syntax unified\n\t"
+        "push {%[xv]}\n\t"
+        "mov r12, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #0]\n\t"
+        "mov r8, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #4]\n\t"
+        "mov r9, %[wv]\n\t"
+        "1:\n\t"
+        "ldrsb %[xv], [%[px], %[k]]\n\t"
+        "add %[xv], r12\n\t"
+        "ldrsb %[wv], [%[p0], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r8, %[wv]\n\t"
+        "ldrsb %[wv], [%[p1], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r9, %[wv]\n\t"
+        "adds %[k], #1\n\t"
+        "bne 1b\n\t"
+        "pop {%[kc]}\n\t"
+        "mov %[wv], r8\n\t"
+        "str %[wv], [%[kc], #0]\n\t"
+        "mov %[wv], r9\n\t"
+        "str %[wv], [%[kc], #4]"
+        : [k] "+l"(k), [kc] "+l"(kc), [xv] "+l"(xv), [wv] "+l"(wv)
+        : [px] "l"(px), [p0] "l"(p0), [p1] "l"(p1)
+        : "r8", "r9", "r12", "memory", "cc");
+}
 #endif
 
 // One row of x against units 0 .. units - 1 in the groups the core's loops
@@ -319,19 +435,31 @@ static TFLM_ALWAYS_INLINE int32_t fc_groups(fc_out_t *o, const int8_t *x, const 
         fc_store(o, a, 4, u, out);
     }
 #elif TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && TFLM_MM_S8_V6M_ASM
-    // Sums start at the units' starts (or these zeros).
+    // Sums start at the units' starts (or these zeros). Six units at a time
+    // without an input offset, five with one, then four, then two.
     static const int32_t zeros[6];
-    if (depth > 0 && x_offset == 0) {
-        for (; u + 6 <= units; u += 6, w += 6 * depth) {
-            uint32_t a[6];
-            tflm_mm_s8_1x6(x, w, depth, depth, o->starts ? o->starts + u : zeros, 4, a);
-            fc_store(o, a, 6, u, out);
+    if (depth > 0) {
+        uint32_t a[6];
+        if (x_offset == 0) {
+            for (; u + 6 <= units; u += 6, w += 6 * depth) {
+                tflm_mm_s8_1x6(x, w, depth, depth, o->starts ? o->starts + u : zeros, 4, a);
+                fc_store(o, a, 6, u, out);
+            }
+        } else {
+            for (; u + 5 <= units; u += 5, w += 5 * depth) {
+                fc_1x5_off(x, w, depth, depth, x_offset, o->starts ? o->starts + u : zeros, a);
+                fc_store(o, a, 5, u, out);
+            }
         }
-    } else if (depth > 0) {
-        for (; u + 5 <= units; u += 5, w += 5 * depth) {
-            uint32_t a[5];
-            fc_1x5_off(x, w, depth, depth, x_offset, o->starts ? o->starts + u : zeros, a);
-            fc_store(o, a, 5, u, out);
+        if (u + 4 <= units) {
+            fc_1x4_off(x, w, depth, depth, x_offset, o->starts ? o->starts + u : zeros, a);
+            fc_store(o, a, 4, u, out);
+            u += 4;
+            w += 4 * depth;
+        }
+        for (; u + 2 <= units; u += 2, w += 2 * depth) {
+            fc_1x2_off(x, w, depth, depth, x_offset, o->starts ? o->starts + u : zeros, a);
+            fc_store(o, a, 2, u, out);
         }
     }
 #endif
