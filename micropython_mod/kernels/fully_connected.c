@@ -465,7 +465,16 @@ static TFLM_ALWAYS_INLINE int32_t fc_groups(fc_out_t *o, const int8_t *x, const 
 #endif
     for (; u + 2 <= units; u += 2, w += 2 * depth) {
         uint32_t a[2] = {fc_start(o, u), fc_start(o, u + 1)};
-        tflm_dot2_s8(w, w + depth, x, depth, x_offset, &a[0], &a[1]);
+#if !(TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && TFLM_MM_S8_V6M_ASM)
+        // A literal 0 (a prepared model's, the offset folded in) lets the
+        // inlined loop drop the addition.
+        if (x_offset == 0) {
+            tflm_dot2_s8(w, w + depth, x, depth, 0, &a[0], &a[1]);
+        } else
+#endif
+        {
+            tflm_dot2_s8(w, w + depth, x, depth, x_offset, &a[0], &a[1]);
+        }
         fc_store(o, a, 2, u, out);
     }
     return u;
