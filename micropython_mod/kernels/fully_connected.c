@@ -173,6 +173,12 @@ static TFLM_ALWAYS_INLINE void fc_store(const fc_out_t *o, const uint32_t *acc, 
     "ldrsb %[t], [%[w3]" winc "\n\t" \
     "mla %[a2], %[wv], %[xv], %[a2]\n\t" \
     "mla %[a3], %[t], %[xv], %[a3]\n\t"
+// Four values, the pointers moved past them.
+#define FC_T2_STEP \
+    FC_T2_VALUE(1, ", #1]", ", #1]") \
+    FC_T2_VALUE(2, ", #2]", ", #2]") \
+    FC_T2_VALUE(3, ", #3]", ", #3]") \
+    FC_T2_VALUE(0, "], #4", "], #4")
 #endif
 
 // acc[j] = sum of w_j[i] * (x[i] + x_offset) over n values, w_j at
@@ -233,16 +239,22 @@ static TFLM_ALWAYS_INLINE void fc_dot4(const int8_t *x, const int8_t *w, int32_t
     if (n >= 4) {
         const int8_t *end = x + (n & ~3);
         int32_t xv, wv, t;
-        // The loop starts on a word, as the DSP one.
+        // An odd step first, then two a turn; the loop starts on a word, as
+        // the DSP one.
         __asm__ volatile(
+            "sub %[t], %[end], %[x]\n\t"
+            "tst %[t], #4\n\t"
+            "beq 2f\n\t"
+            FC_T2_STEP
+            "2:\n\t"
+            "cmp %[x], %[end]\n\t"
+            "beq 3f\n\t"
             ".p2align 2\n"
             "1:\n\t"
-            FC_T2_VALUE(1, ", #1]", ", #1]")
-            FC_T2_VALUE(2, ", #2]", ", #2]")
-            FC_T2_VALUE(3, ", #3]", ", #3]")
-            FC_T2_VALUE(0, "], #4", "], #4")
+            FC_T2_STEP FC_T2_STEP
             "cmp %[x], %[end]\n\t"
-            "bne 1b"
+            "bne 1b\n\t"
+            "3:"
             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w0] "+r"(w0),
               [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [xv] "=&r"(xv), [wv] "=&r"(wv), [t] "=&r"(t)
             : [end] "r"(end), [off] "r"(x_offset)
