@@ -177,9 +177,11 @@ def cases() -> list[Case]:
     # Every multiplier the paths tell apart, windows past 25 taps.
     out += opgen.cases(8, only="DEPTHWISE_CONV_2D/int8_multipliers")
 
-    # Fully connected: units odd and even (four, two and one at a time), depths
-    # around the 4-value step.
-    for batches, depth, units in [(1, 64, 12), (1, 256, 2), (3, 7, 5), (2, 33, 1), (1, 3, 16), (2, 5, 7)]:
+    # Fully connected: units odd and even (groups of five, four, two and one
+    # on the Cortex-M0, four, two and one elsewhere), depths around the
+    # 4-value step and the two-step turn, rows of one value.
+    for batches, depth, units in [(1, 64, 12), (1, 256, 2), (3, 7, 5), (2, 33, 1), (1, 3, 16), (2, 5, 7),
+                                  (1, 8, 11), (2, 12, 19), (1, 1, 16), (1, 16, 1), (1, 20, 14)]:
         out.append(_fc_case(rng, f"{batches}x{depth}to{units}", batches=batches, depth=depth, units=units,
                             per_channel=next(k) % 2 == 0, act=next(acts)))
     out.append(_fc_case(rng, "extreme_shifts", batches=2, depth=16, units=9, per_channel=True, act="NONE",

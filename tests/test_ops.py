@@ -156,12 +156,18 @@ FOLDED = [dataclasses.replace(c, model=prepare_model(c.model))
 # the generator's first cases hold.
 WALK = [c for c in opgen.cases(60, only="DEPTHWISE_CONV_2D/int8_multipliers")
         if c.params["kh"] * c.params["kw"] > 25 and c.params["kw"] <= 25 and c.params["multiplier"] % 4 == 0]
-PATH_CASES = FOLDED + WALK
+# The int8 FULLY_CONNECTED's groups of units (four on Thumb-2 and DSP, five
+# with an input offset and six without on the Cortex-M0), their remainders
+# and short rows, plain and prepared (the input offset folded in).
+FC_INT8 = opgen.cases(max(PER_GENERATOR, 24), only="FULLY_CONNECTED/int8")
+FC_INT8 += [dataclasses.replace(c, model=prepare_model(c.model)) for c in FC_INT8]
+PATH_CASES = FOLDED + WALK + FC_INT8
 
 
 @pytest.mark.parametrize("target", ["unix", "MICROBIT", "NETDUINOPLUS2", "MPS2_AN385"])
 def test_generated_kernel_paths(target):
-    """The folded CONV_2D and the depthwise walk, every core's variant."""
+    """The folded CONV_2D, the depthwise walk and the int8 fully connected's
+    groups of units, every core's variant."""
     assert len(WALK) >= 4
     jobs = [BatchJob(f"c{i}", c.model, case_samples(c)) for i, c in enumerate(PATH_CASES)]
     results = run_batch(get_target(target), jobs)

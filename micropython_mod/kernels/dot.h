@@ -258,8 +258,9 @@ static inline void tflm_dot2_f32(float *total0, float *total1, const float *w0, 
 // of `units` int8 weight rows (w_offset added): OUT(acc, u) finishes unit u's
 // wrapped sum, row by row, unit by unit. With symmetric weights (offset 0),
 // two units at a time share the row's loads, four where QUAD is 1 (a
-// constant; with DSP the fully connected kernel's: the LSTM's gates, rows of
-// a few dozen values, were faster in pairs).
+// constant: on Thumb-2; with DSP the LSTM's gates, rows of a few dozen
+// values, were faster in pairs. The fully connected kernel has its own
+// groups, kernels/fully_connected.c).
 #define TFLM_DOT_S8_UNITS(x, rows, depth, units, w, x_offset, w_offset, OUT) \
     TFLM_DOT_S8_UNITS_QUAD(x, rows, depth, units, w, x_offset, w_offset, OUT, \
         TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2)

@@ -3,6 +3,8 @@
 #include "kernels/kernels.h"
 #include "kernels/dot.h"
 #include "kernels/fold.h"
+#include "kernels/mm_s8.h"
+#include "kernels/out_s8.h"
 #include "engine/quant.h"
 #include "engine/ops.h"
 #include "engine/schema.h"
@@ -32,13 +34,6 @@ typedef struct {
     // shifts[output_depth]; folded: then int32 starts[output_depth] at a
     // multiple of 4
 } fc_data_t;
-
-// Four units at a time (dot.h), where the firmware has the room: PYBV11
-// builds with 0 (its loops then go in pairs, as on a DSP core before).
-#ifndef TFLM_FC_S8_QUAD
-#define TFLM_FC_S8_QUAD (1)
-#endif
-#define FC_S8_QUAD (TFLM_FC_S8_QUAD && (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP))
 
 static const int32_t *fc_multipliers(const fc_data_t *d) {
     return (const int32_t *)(d + 1);
@@ -84,35 +79,442 @@ static void tflm_fully_connected_float32(const fc_data_t *d, const float *input,
 #undef FC_F32_OUT
 }
 
+// The int8 output stage's constants for one call (kernels/out_s8.h: where
+// the shift allows, one 64-bit multiply-accumulate and a shift a value,
+// the output zero point folded in; on the Cortex-M0 no library call).
+typedef struct {
+    tflm_out_s8_t q;       // per tensor; per channel, set for each unit
+    const int32_t *mults;  // per channel, else NULL
+    const int8_t *shifts;
+    const int32_t *starts; // each unit's bias or folded starting sum; NULL: 0
+    int32_t zp, lo, hi;
+} fc_out_t;
+
+static TFLM_ALWAYS_INLINE uint32_t fc_start(const fc_out_t *o, int32_t u) {
+    return o->starts ? (uint32_t)o->starts[u] : 0u;
+}
+
+// Units u .. u + n - 1 to int8 from their sums (starts included), any
+// multipliers and shifts.
+static void fc_store_any(const fc_out_t *o, const uint32_t *acc, int32_t n, int32_t u, int8_t *out) {
+    const int32_t zp = o->zp, lo = o->lo, hi = o->hi;
+    tflm_out_s8_t q = o->q;
+    const int32_t *mults = o->mults;
+    const int8_t *shifts = o->shifts;
+    out += u;
+    for (int32_t j = 0; j < n; ++j) {
+        if (mults) {
+            tflm_out_s8_setup(&q, mults[u + j], shifts[u + j], zp);
+        }
+        out[j] = tflm_out_s8((int32_t)acc[j], &q, zp, lo, hi);
+    }
+}
+
+// The same, inline for a group of units where one multiplier and a shift
+// of 1 to 24 serve all (the common case): the constants are read into
+// locals first (stores through `out` could alias them and force reloads).
+static TFLM_ALWAYS_INLINE void fc_store(const fc_out_t *o, const uint32_t *acc, int32_t n, int32_t u, int8_t *out) {
+    if (o->mults != NULL || o->q.shift < 0) {
+        fc_store_any(o, acc, n, u, out);
+        return;
+    }
+    const int32_t mult = o->q.mult, k = o->q.k, shift = o->q.shift, lo = o->lo, hi = o->hi;
+    out += u;
+    for (int32_t j = 0; j < n; ++j) {
+        out[j] = (int8_t)tflm_clamp(tflm_out_s8_scale((int32_t)acc[j], mult, k, shift), lo, hi);
+    }
+}
+
+// Whether the Thumb-2 loops below are in assembly (M profile, optimised
+// builds, every register free: the conditions of mm_s8.h's; the host's
+// tests build the same sums in C). TFLM_FC_S8_QUAD=0 takes the units in
+// pairs instead, in C: 780 B less on the Cortex-M4, ad01_int8 43% slower.
+#ifndef TFLM_FC_S8_QUAD
+#define TFLM_FC_S8_QUAD (1)
+#endif
+#define FC_S8_QUAD (TFLM_FC_S8_QUAD && (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP))
+#define FC_S8_ASM (FC_S8_QUAD && TFLM_MM_S8_LANES_ASM)
+
+#if FC_S8_QUAD
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+// One unit's word of four weights (in wv) against the four values widened
+// with their offset (x02: lanes 0/2, x13: lanes 1/3): two SMLAD.
+#define FC_DSP_UNIT(a) \
+    "sxtb16 %[t], %[wv]\n\t" \
+    "smlad %[" #a "], %[x02], %[t], %[" #a "]\n\t" \
+    "sxtb16 %[wv], %[wv], ror #8\n\t" \
+    "smlad %[" #a "], %[x13], %[wv], %[" #a "]\n\t"
+// Four values of x, widened with their offset, against the four units'
+// words (units 1, 0, 3, 2: each load behind the one before where it can).
+#define FC_DSP_STEP \
+    "ldr %[x13], [%[x]], #4\n\t" \
+    "ldr %[wv], [%[w], %[s]]\n\t" \
+    "sxtab16 %[x02], %[off], %[x13]\n\t" \
+    "sxtab16 %[x13], %[off], %[x13], ror #8\n\t" \
+    FC_DSP_UNIT(a1) \
+    "ldr %[wv], [%[w]], #4\n\t" \
+    FC_DSP_UNIT(a0) \
+    "ldr %[wv], [%[q], %[s]]\n\t" \
+    FC_DSP_UNIT(a3) \
+    "ldr %[wv], [%[q]], #4\n\t" \
+    FC_DSP_UNIT(a2)
+#else
+// Value k of four against the four units (Cortex-M3): the loads two by two,
+// the second behind the first (one cycle), then the multiply-accumulates.
+// Value 0 comes last with the pointers' increments (post-indexed loads).
+#define FC_T2_VALUE(k, xinc, winc) \
+    "ldrsb %[xv], [%[x]" xinc "\n\t" \
+    "ldrsb %[wv], [%[w0]" winc "\n\t" \
+    "ldrsb %[t], [%[w1]" winc "\n\t" \
+    "add %[xv], %[off]\n\t" \
+    "mla %[a0], %[wv], %[xv], %[a0]\n\t" \
+    "mla %[a1], %[t], %[xv], %[a1]\n\t" \
+    "ldrsb %[wv], [%[w2]" winc "\n\t" \
+    "ldrsb %[t], [%[w3]" winc "\n\t" \
+    "mla %[a2], %[wv], %[xv], %[a2]\n\t" \
+    "mla %[a3], %[t], %[xv], %[a3]\n\t"
+// Four values, the pointers moved past them.
+#define FC_T2_STEP \
+    FC_T2_VALUE(1, ", #1]", ", #1]") \
+    FC_T2_VALUE(2, ", #2]", ", #2]") \
+    FC_T2_VALUE(3, ", #3]", ", #3]") \
+    FC_T2_VALUE(0, "], #4", "], #4")
+#endif
+
+// acc[j] = sum of w_j[i] * (x[i] + x_offset) over n values, w_j at
+// w + j * stride, for four units: each value of x loaded once for four
+// products. With DSP four values a step, widened (and offset) once for the
+// four units, each unit's word loaded through one pointer and the stride.
+static TFLM_ALWAYS_INLINE void fc_dot4(const int8_t *x, const int8_t *w, int32_t stride, int32_t n, int32_t x_offset,
+    uint32_t *acc) {
+    uint32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    const int8_t *q = w + 2 * stride;
+    // x + x_offset must fit a halfword (it always does for a valid zero point).
+    if (n >= 4 && x_offset >= -32640 && x_offset <= 32639) {
+        const int8_t *end = x + (n & ~3);
+        const uint32_t off2 = ((uint32_t)x_offset & 0xffffu) * 0x00010001u;
+#if FC_S8_ASM
+        // GCC's own code for the C below keeps the pointers on the stack
+        // (a load each a step): here the fourteen registers hold it all.
+        uint32_t x02, x13, wv, t;
+        // An odd step first, then two a turn (one branch for 32 products).
+        // The loop starts on a word: its first instruction takes 32 bits,
+        // and across a word boundary the branch's refill costs one cycle
+        // more (Cortex-M3/M4 TRM, 3.3.1).
+        __asm__ volatile(
+            "sub %[t], %[end], %[x]\n\t"
+            "tst %[t], #4\n\t"
+            "beq 2f\n\t"
+            FC_DSP_STEP
+            "2:\n\t"
+            "cmp %[x], %[end]\n\t"
+            "beq 3f\n\t"
+            ".p2align 2\n"
+            "1:\n\t"
+            FC_DSP_STEP FC_DSP_STEP
+            "cmp %[x], %[end]\n\t"
+            "bne 1b\n\t"
+            "3:"
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w), [q] "+r"(q),
+              [x02] "=&r"(x02), [x13] "=&r"(x13), [wv] "=&r"(wv), [t] "=&r"(t)
+            : [end] "r"(end), [s] "r"(stride), [off] "r"(off2)
+            : "memory", "cc");
+#else
+        for (; x != end; x += 4, w += 4, q += 4) {
+            const uint32_t xv = tflm_ld_u32(x);
+            const uint32_t x02 = tflm_sxtab16(off2, xv), x13 = tflm_sxtab16_ror8(off2, xv);
+            a0 = tflm_dot_s8_step4(x02, x13, w, a0);
+            a1 = tflm_dot_s8_step4(x02, x13, w + stride, a1);
+            a2 = tflm_dot_s8_step4(x02, x13, q, a2);
+            a3 = tflm_dot_s8_step4(x02, x13, q + stride, a3);
+        }
+#endif
+        n &= 3;
+    }
+    const int8_t *w0 = w, *w1 = w + stride, *w2 = q, *w3 = q + stride;
+#else
+    const int8_t *w0 = w, *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
+#if FC_S8_ASM
+    if (n >= 4) {
+        const int8_t *end = x + (n & ~3);
+        int32_t xv, wv, t;
+        // An odd step first, then two a turn; the loop starts on a word, as
+        // the DSP one.
+        __asm__ volatile(
+            "sub %[t], %[end], %[x]\n\t"
+            "tst %[t], #4\n\t"
+            "beq 2f\n\t"
+            FC_T2_STEP
+            "2:\n\t"
+            "cmp %[x], %[end]\n\t"
+            "beq 3f\n\t"
+            ".p2align 2\n"
+            "1:\n\t"
+            FC_T2_STEP FC_T2_STEP
+            "cmp %[x], %[end]\n\t"
+            "bne 1b\n\t"
+            "3:"
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w0] "+r"(w0),
+              [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [xv] "=&r"(xv), [wv] "=&r"(wv), [t] "=&r"(t)
+            : [end] "r"(end), [off] "r"(x_offset)
+            : "memory", "cc");
+        n &= 3;
+    }
+#endif
+#endif
+    for (int32_t i = 0; i < n; ++i) {
+        const int32_t xi = x[i] + x_offset;
+        a0 += (uint32_t)(w0[i] * xi);
+        a1 += (uint32_t)(w1[i] * xi);
+        a2 += (uint32_t)(w2[i] * xi);
+        a3 += (uint32_t)(w3[i] * xi);
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+}
+#endif // FC_S8_QUAD
+
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && TFLM_MM_S8_V6M_ASM
+// One row of x, its offset added to each value, against units 0-4 (the
+// Cortex-M0): a[f] = from[f] + sum of w_f[i] * (x[i] + x_offset), w_f at
+// w + f * stride, n > 0. tflm_mm_s8_1x6's loop with the offset in r12 and
+// five sums (r8-r11, lr): 27 cycles a value, 5.4 a product (pairs: 7).
+static TFLM_ALWAYS_INLINE void fc_1x5_off(const int8_t *x, const int8_t *w, int32_t stride, int32_t n,
+    int32_t x_offset, const int32_t *from, uint32_t *a) {
+    const int8_t *px = x + n, *p0 = w + n, *p2 = p0 + 2 * stride, *p4 = p2 + 2 * stride;
+    int32_t k = -n;
+    uint32_t kc = (uint32_t)(uintptr_t)from, xv = (uint32_t)(uintptr_t)a, wv = (uint32_t)x_offset;
+    __asm__ volatile(
+        ".syntax unified\n\t"
+        "push {%[xv]}\n\t"
+        "mov r12, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #0]\n\t"
+        "mov r8, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #4]\n\t"
+        "mov r9, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #8]\n\t"
+        "mov r10, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #12]\n\t"
+        "mov r11, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #16]\n\t"
+        "mov lr, %[wv]\n\t"
+        "subs %[kc], %[p2], %[p0]\n\t"
+        "asrs %[kc], %[kc], #1\n\t"
+        "adds %[kc], %[kc], %[k]\n\t"
+        "1:\n\t"
+        "ldrsb %[xv], [%[px], %[k]]\n\t"
+        "add %[xv], r12\n\t"
+        "ldrsb %[wv], [%[p0], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r8, %[wv]\n\t"
+        "ldrsb %[wv], [%[p0], %[kc]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r9, %[wv]\n\t"
+        "ldrsb %[wv], [%[p2], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r10, %[wv]\n\t"
+        "ldrsb %[wv], [%[p2], %[kc]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r11, %[wv]\n\t"
+        "ldrsb %[wv], [%[p4], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add lr, %[wv]\n\t"
+        "adds %[kc], #1\n\t"
+        "adds %[k], #1\n\t"
+        "bne 1b\n\t"
+        "pop {%[kc]}\n\t"
+        "mov %[wv], r8\n\t"
+        "str %[wv], [%[kc], #0]\n\t"
+        "mov %[wv], r9\n\t"
+        "str %[wv], [%[kc], #4]\n\t"
+        "mov %[wv], r10\n\t"
+        "str %[wv], [%[kc], #8]\n\t"
+        "mov %[wv], r11\n\t"
+        "str %[wv], [%[kc], #12]\n\t"
+        "mov %[wv], lr\n\t"
+        "str %[wv], [%[kc], #16]"
+        : [k] "+l"(k), [kc] "+l"(kc), [xv] "+l"(xv), [wv] "+l"(wv)
+        : [px] "l"(px), [p0] "l"(p0), [p2] "l"(p2), [p4] "l"(p4)
+        : "r8", "r9", "r10", "r11", "r12", "lr", "memory", "cc");
+}
+
+// The same against units 0-3: 23 cycles a value.
+static TFLM_ALWAYS_INLINE void fc_1x4_off(const int8_t *x, const int8_t *w, int32_t stride, int32_t n,
+    int32_t x_offset, const int32_t *from, uint32_t *a) {
+    const int8_t *px = x + n, *p0 = w + n, *p2 = p0 + 2 * stride;
+    int32_t k = -n;
+    uint32_t kc = (uint32_t)(uintptr_t)from, xv = (uint32_t)(uintptr_t)a, wv = (uint32_t)x_offset;
+    __asm__ volatile(
+        ".syntax unified\n\t"
+        "push {%[xv]}\n\t"
+        "mov r12, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #0]\n\t"
+        "mov r8, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #4]\n\t"
+        "mov r9, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #8]\n\t"
+        "mov r10, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #12]\n\t"
+        "mov r11, %[wv]\n\t"
+        "subs %[kc], %[p2], %[p0]\n\t"
+        "asrs %[kc], %[kc], #1\n\t"
+        "adds %[kc], %[kc], %[k]\n\t"
+        "1:\n\t"
+        "ldrsb %[xv], [%[px], %[k]]\n\t"
+        "add %[xv], r12\n\t"
+        "ldrsb %[wv], [%[p0], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r8, %[wv]\n\t"
+        "ldrsb %[wv], [%[p0], %[kc]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r9, %[wv]\n\t"
+        "ldrsb %[wv], [%[p2], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r10, %[wv]\n\t"
+        "ldrsb %[wv], [%[p2], %[kc]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r11, %[wv]\n\t"
+        "adds %[kc], #1\n\t"
+        "adds %[k], #1\n\t"
+        "bne 1b\n\t"
+        "pop {%[kc]}\n\t"
+        "mov %[wv], r8\n\t"
+        "str %[wv], [%[kc], #0]\n\t"
+        "mov %[wv], r9\n\t"
+        "str %[wv], [%[kc], #4]\n\t"
+        "mov %[wv], r10\n\t"
+        "str %[wv], [%[kc], #8]\n\t"
+        "mov %[wv], r11\n\t"
+        "str %[wv], [%[kc], #12]"
+        : [k] "+l"(k), [kc] "+l"(kc), [xv] "+l"(xv), [wv] "+l"(wv)
+        : [px] "l"(px), [p0] "l"(p0), [p2] "l"(p2)
+        : "r8", "r9", "r10", "r11", "r12", "memory", "cc");
+}
+
+// And against units 0-1: 14 cycles a value (GCC's own loop for the pair,
+// in the kernel's register pressure, keeps a sum on the stack).
+static TFLM_ALWAYS_INLINE void fc_1x2_off(const int8_t *x, const int8_t *w, int32_t stride, int32_t n,
+    int32_t x_offset, const int32_t *from, uint32_t *a) {
+    const int8_t *px = x + n, *p0 = w + n, *p1 = p0 + stride;
+    int32_t k = -n;
+    uint32_t kc = (uint32_t)(uintptr_t)from, xv = (uint32_t)(uintptr_t)a, wv = (uint32_t)x_offset;
+    __asm__ volatile(
+        ".syntax unified\n\t"
+        "push {%[xv]}\n\t"
+        "mov r12, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #0]\n\t"
+        "mov r8, %[wv]\n\t"
+        "ldr %[wv], [%[kc], #4]\n\t"
+        "mov r9, %[wv]\n\t"
+        "1:\n\t"
+        "ldrsb %[xv], [%[px], %[k]]\n\t"
+        "add %[xv], r12\n\t"
+        "ldrsb %[wv], [%[p0], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r8, %[wv]\n\t"
+        "ldrsb %[wv], [%[p1], %[k]]\n\t"
+        "muls %[wv], %[xv]\n\t"
+        "add r9, %[wv]\n\t"
+        "adds %[k], #1\n\t"
+        "bne 1b\n\t"
+        "pop {%[kc]}\n\t"
+        "mov %[wv], r8\n\t"
+        "str %[wv], [%[kc], #0]\n\t"
+        "mov %[wv], r9\n\t"
+        "str %[wv], [%[kc], #4]"
+        : [k] "+l"(k), [kc] "+l"(kc), [xv] "+l"(xv), [wv] "+l"(wv)
+        : [px] "l"(px), [p0] "l"(p0), [p1] "l"(p1)
+        : "r8", "r9", "r12", "memory", "cc");
+}
+#endif
+
+// One row of x against units 0 .. units - 1 in the groups the core's loops
+// take (each value of x loaded once for the group), the outputs stored;
+// returns the first unit left (at most one).
+static TFLM_ALWAYS_INLINE int32_t fc_groups(fc_out_t *o, const int8_t *x, const int8_t *w, int32_t depth,
+    int32_t units, int32_t x_offset, int8_t *out) {
+    int32_t u = 0;
+#if FC_S8_QUAD
+    for (; u + 4 <= units; u += 4, w += 4 * depth) {
+        uint32_t a[4];
+        fc_dot4(x, w, depth, depth, x_offset, a);
+        for (int32_t j = 0; j < 4; ++j) {
+            a[j] += fc_start(o, u + j);
+        }
+        fc_store(o, a, 4, u, out);
+    }
+#elif TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && TFLM_MM_S8_V6M_ASM
+    // Sums start at the units' starts (or these zeros). Six units at a time
+    // without an input offset, five with one, then four, then two.
+    static const int32_t zeros[6];
+    if (depth > 0) {
+        uint32_t a[6];
+        if (x_offset == 0) {
+            for (; u + 6 <= units; u += 6, w += 6 * depth) {
+                tflm_mm_s8_1x6(x, w, depth, depth, o->starts ? o->starts + u : zeros, 4, a);
+                fc_store(o, a, 6, u, out);
+            }
+        } else {
+            for (; u + 5 <= units; u += 5, w += 5 * depth) {
+                fc_1x5_off(x, w, depth, depth, x_offset, o->starts ? o->starts + u : zeros, a);
+                fc_store(o, a, 5, u, out);
+            }
+        }
+        if (u + 4 <= units) {
+            fc_1x4_off(x, w, depth, depth, x_offset, o->starts ? o->starts + u : zeros, a);
+            fc_store(o, a, 4, u, out);
+            u += 4;
+            w += 4 * depth;
+        }
+        for (; u + 2 <= units; u += 2, w += 2 * depth) {
+            fc_1x2_off(x, w, depth, depth, x_offset, o->starts ? o->starts + u : zeros, a);
+            fc_store(o, a, 2, u, out);
+        }
+    }
+#endif
+    for (; u + 2 <= units; u += 2, w += 2 * depth) {
+        uint32_t a[2] = {fc_start(o, u), fc_start(o, u + 1)};
+#if !(TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && TFLM_MM_S8_V6M_ASM)
+        // A literal 0 (a prepared model's, the offset folded in) lets the
+        // inlined loop drop the addition.
+        if (x_offset == 0) {
+            tflm_dot2_s8(w, w + depth, x, depth, 0, &a[0], &a[1]);
+        } else
+#endif
+        {
+            tflm_dot2_s8(w, w + depth, x, depth, x_offset, &a[0], &a[1]);
+        }
+        fc_store(o, a, 2, u, out);
+    }
+    return u;
+}
+
 static void tflm_fully_connected_int8(const fc_data_t *d, const int8_t *input, const int8_t *filter,
     const int32_t *bias, int8_t *output) {
     const int32_t batches = d->batches, depth = d->accum_depth, units = d->output_depth;
-    const int32_t input_offset = d->input_offset, filter_offset = d->filter_offset;
-    const int32_t output_offset = d->output_offset, act_min = d->act_min, act_max = d->act_max;
-    // Per channel, the rescaling is set up for each unit; per tensor, once.
-    const bool per_channel = d->per_channel;
-    const int32_t *mults = per_channel ? fc_multipliers(d) : NULL;
-    const int8_t *shifts = per_channel ? fc_shifts(d) : NULL;
-    tflm_requant_t rq = tflm_requant_init(d->multiplier, d->shift);
-    // Sums wrap on overflow as the reference's do on its targets.
-#define FC_INT8_OUT(acc, u) \
-    { \
-        uint32_t total = (acc) + (bias ? (uint32_t)bias[u] : 0u); \
-        if (per_channel) { \
-            rq = tflm_requant_init(mults[u], shifts[u]); \
-        } \
-        int32_t out = tflm_wrap_add(tflm_requant(&rq, (int32_t)total), output_offset); \
-        *output++ = (int8_t)tflm_clamp(out, act_min, act_max); \
+    const int32_t filter_offset = d->filter_offset;
+    // Folded: the input offset is in each unit's start, the loops add none.
+    const int32_t x_offset = d->folded ? 0 : d->input_offset;
+    fc_out_t o;
+    tflm_out_s8_setup(&o.q, d->multiplier, d->shift, d->output_offset);
+    o.mults = d->per_channel ? fc_multipliers(d) : NULL;
+    o.shifts = d->per_channel ? fc_shifts(d) : NULL;
+    o.starts = d->folded ? fc_starts(d) : bias;
+    o.zp = d->output_offset;
+    o.lo = d->act_min;
+    o.hi = d->act_max;
+    for (int32_t b = 0; b < batches; ++b, input += depth, output += units) {
+        // Sums wrap on overflow as the reference's do on its targets.
+        int32_t u = filter_offset == 0 ? fc_groups(&o, input, filter, depth, units, x_offset, output) : 0;
+        for (const int8_t *w = filter + u * depth; u < units; ++u, w += depth) {
+            uint32_t acc = fc_start(&o, u) + (filter_offset == 0 ? tflm_dot_s8_row(w, input, depth, x_offset)
+                : tflm_dot_s8_off(w, input, depth, filter_offset, x_offset));
+            fc_store(&o, &acc, 1, u, output);
+        }
     }
-    if (d->folded) {
-        // Offsets 0: the inlined loops add nothing per value.
-        bias = fc_starts(d);
-        TFLM_DOT_S8_UNITS_QUAD(input, batches, depth, units, filter, 0, 0, FC_INT8_OUT, FC_S8_QUAD);
-    } else {
-        TFLM_DOT_S8_UNITS_QUAD(input, batches, depth, units, filter, input_offset, filter_offset, FC_INT8_OUT,
-            FC_S8_QUAD);
-    }
-#undef FC_INT8_OUT
 }
 
 static void tflm_fully_connected_int16(const fc_data_t *d, const int16_t *input, const int8_t *filter,

@@ -43,9 +43,6 @@ TFLM_KERNEL_OPT_ONLY ?= conv conv_s8 depthwise_conv depthwise_conv_s8 fully_conn
 # (and without the walk of large one-channel windows: micro_speech's 10x8
 # layer takes the blocks of listed taps, as before it).
 $(BUILD)/micropython_mod/kernels/depthwise_conv_s8.o: CFLAGS += -DTFLM_DW_S8_COMPACT=1 -DTFLM_DW_S8_WALK=0
-# and the int8 fully connected layers' units in pairs, not fours with DSP
-# (about 1.4 KB less; on NETDUINOPLUS2 the fours make ad01_int8 8% faster).
-$(BUILD)/micropython_mod/kernels/fully_connected.o: CFLAGS += -DTFLM_FC_S8_QUAD=0
 
 # The pyboard's frozen modules less the LCD160CR skin's driver (manifest.py).
 FROZEN_MANIFEST ?= $(dir $(TFLM_PYBV11_LD))manifest.py
