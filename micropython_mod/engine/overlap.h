@@ -82,30 +82,6 @@ static inline uint64_t tflm_overlap_first_row(const tflm_overlap_rows_t *g, uint
     return (uint64_t)(lo < (int64_t)g->in_h ? lo : (int64_t)g->in_h);
 }
 
-// The smallest d for a row op: over all bands of output rows (batches one
-// after another) that still read input, (end of the band) * row_y - (first
-// input row the band reads) * row_x. Rows of the last batch that read no
-// input are free.
-static inline uint64_t tflm_overlap_rows_distance(const tflm_overlap_rows_t *g) {
-    uint64_t d = 0;
-    const uint32_t band = g->band ? g->band : 1u;
-    for (uint32_t b = 0; b < g->batches; ++b) {
-        for (uint32_t y = 0; y < g->out_h; y += band) {
-            uint64_t lo = tflm_overlap_first_row(g, y);
-            if (lo == g->in_h && b + 1 == g->batches) {
-                break;  // nothing left to read
-            }
-            uint32_t end = g->out_h - y < band ? g->out_h : y + band;
-            // The next batch's rows still wait when this one reads none.
-            uint64_t reads_from = (uint64_t)b * g->in_h + lo;
-            uint64_t written = ((uint64_t)b * g->out_h + end) * g->row_y;
-            uint64_t safe = reads_from * g->row_x;
-            d = written > safe && written - safe > d ? written - safe : d;
-        }
-    }
-    return d;
-}
-
 // The input rows [0, end) output row y of a batch and the rows before it
 // read at most (the backward rule), in_h at most.
 static inline uint64_t tflm_overlap_rows_end(const tflm_overlap_rows_t *g, uint32_t y) {
@@ -114,22 +90,45 @@ static inline uint64_t tflm_overlap_rows_end(const tflm_overlap_rows_t *g, uint3
     return (uint64_t)(end < (int64_t)g->in_h ? end : (int64_t)g->in_h);
 }
 
-// The smallest e for a row op going backward (batches and bands last
-// first): over all bands, the input still to be read when the band is
-// written (every earlier batch's, this batch's rows below the band's last
-// window's end) less where the band starts.
-static inline uint64_t tflm_overlap_rows_distance_up(const tflm_overlap_rows_t *g) {
-    uint64_t e = 0;
+// The smallest distance for a row op, over all bands of output rows
+// (batches one after another). Forward (`up` false): over the bands that
+// still read input, (end of the band) * row_y - (first input row the band
+// reads) * row_x; rows of the last batch that read no input are free.
+// Backward (`up`, batches and bands last first): the input still to be
+// read when a band is written (every earlier batch's, this batch's rows
+// below the band's last window's end) less where the band starts.
+static inline uint64_t tflm_overlap_rows_span(const tflm_overlap_rows_t *g, bool up) {
+    uint64_t d = 0;
     const uint32_t band = g->band ? g->band : 1u;
     for (uint32_t b = 0; b < g->batches; ++b) {
         for (uint32_t y = 0; y < g->out_h; y += band) {
-            uint32_t end = g->out_h - y < band ? g->out_h : y + band;
-            uint64_t unread = ((uint64_t)b * g->in_h + tflm_overlap_rows_end(g, end - 1)) * g->row_x;
-            uint64_t starts = ((uint64_t)b * g->out_h + y) * g->row_y;
-            e = unread > starts && unread - starts > e ? unread - starts : e;
+            const uint32_t end = g->out_h - y < band ? g->out_h : y + band;
+            uint64_t ahead, behind;  // the band's extent that must not pass the input still read
+            if (up) {
+                ahead = ((uint64_t)b * g->in_h + tflm_overlap_rows_end(g, end - 1)) * g->row_x;
+                behind = ((uint64_t)b * g->out_h + y) * g->row_y;
+            } else {
+                const uint64_t lo = tflm_overlap_first_row(g, y);
+                if (lo == g->in_h && b + 1 == g->batches) {
+                    break;  // nothing left to read
+                }
+                // The next batch's rows still wait when this one reads none.
+                ahead = ((uint64_t)b * g->out_h + end) * g->row_y;
+                behind = ((uint64_t)b * g->in_h + lo) * g->row_x;
+            }
+            d = ahead > behind && ahead - behind > d ? ahead - behind : d;
         }
     }
-    return e;
+    return d;
+}
+
+// The smallest d (forward) and e (backward) for a row op.
+static inline uint64_t tflm_overlap_rows_distance(const tflm_overlap_rows_t *g) {
+    return tflm_overlap_rows_span(g, false);
+}
+
+static inline uint64_t tflm_overlap_rows_distance_up(const tflm_overlap_rows_t *g) {
+    return tflm_overlap_rows_span(g, true);
 }
 
 // Whether record y (output 0 of the op that writes it) may share bytes with

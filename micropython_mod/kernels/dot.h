@@ -119,31 +119,15 @@ static TFLM_ALWAYS_INLINE void tflm_dot2_s8(const int8_t *w0, const int8_t *w1, 
     *acc1 += a1;
 }
 
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
 // Four such sums over the same input (Thumb-2 has the registers for four
 // sums and four weight pointers): each input value loaded once per four
-// multiply-accumulates; with DSP four values of x per step, widened (and
-// offset) once for the four filters, two SMLADs each.
+// multiply-accumulates.
 static TFLM_ALWAYS_INLINE void tflm_dot4_s8(const int8_t *w0, int32_t stride, const int8_t *x, int32_t n, int32_t x_offset,
     uint32_t *acc) {
     const int8_t *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
     uint32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    int32_t i = 0;
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-    const uint32_t off2 = ((uint32_t)x_offset & 0xffffu) * 0x00010001u;
-    // x + x_offset must fit a halfword (it always does for a valid zero point).
-    const int32_t n4 = x_offset >= -32640 && x_offset <= 32639 ? n : 0;
-    for (; i + 4 <= n4; i += 4) {
-        const uint32_t xv = tflm_ld_u32(x + i);
-        const uint32_t x02 = tflm_dot_s8_add_off2(tflm_sxtb16(xv), off2);
-        const uint32_t x13 = tflm_dot_s8_add_off2(tflm_sxtb16_ror8(xv), off2);
-        a0 = tflm_dot_s8_step4(x02, x13, w0 + i, a0);
-        a1 = tflm_dot_s8_step4(x02, x13, w1 + i, a1);
-        a2 = tflm_dot_s8_step4(x02, x13, w2 + i, a2);
-        a3 = tflm_dot_s8_step4(x02, x13, w3 + i, a3);
-    }
-#endif
-    for (; i < n; ++i) {
+    for (int32_t i = 0; i < n; ++i) {
         const int32_t xi = x[i] + x_offset;
         a0 += (uint32_t)(w0[i] * xi);
         a1 += (uint32_t)(w1[i] * xi);
@@ -239,8 +223,8 @@ static inline void tflm_dot2_f32(float *total0, float *total1, const float *w0, 
     *total1 = t1;
 }
 
-// Thumb-2 and DSP: four units at a time first (u and wu_ are TFLM_DOT_S8_UNITS's).
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+// Thumb-2: four units at a time first (u and wu_ are TFLM_DOT_S8_UNITS's).
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
 #define TFLM_DOT_S8_UNITS4(xr, depth, units, wu, x_offset, OUT) \
     for (; u + 4 <= (units); u += 4, wu += 4 * (depth)) { \
         uint32_t acc4_[4]; \
@@ -257,22 +241,16 @@ static inline void tflm_dot2_f32(float *total0, float *total1, const float *w0, 
 // Each of `rows` int8 rows of x (depth values, x_offset added) against each
 // of `units` int8 weight rows (w_offset added): OUT(acc, u) finishes unit u's
 // wrapped sum, row by row, unit by unit. With symmetric weights (offset 0),
-// two units at a time share the row's loads, four where QUAD is 1 (a
-// constant: on Thumb-2; with DSP the LSTM's gates, rows of a few dozen
-// values, were faster in pairs. The fully connected kernel has its own
-// groups, kernels/fully_connected.c).
+// two units at a time share the row's loads, four on Thumb-2 (with DSP the
+// LSTM's gates, rows of a few dozen values, were faster in pairs; the
+// fully connected kernel has its own groups, kernels/fully_connected.c).
 #define TFLM_DOT_S8_UNITS(x, rows, depth, units, w, x_offset, w_offset, OUT) \
-    TFLM_DOT_S8_UNITS_QUAD(x, rows, depth, units, w, x_offset, w_offset, OUT, \
-        TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2)
-#define TFLM_DOT_S8_UNITS_QUAD(x, rows, depth, units, w, x_offset, w_offset, OUT, QUAD) \
     for (int32_t r_ = 0; r_ < (rows); ++r_) { \
         const int8_t *xr_ = (x) + r_ * (depth); \
         const int8_t *wu_ = (w); \
         int32_t u = 0; \
         if ((w_offset) == 0) { \
-            if (QUAD) { \
-                TFLM_DOT_S8_UNITS4(xr_, depth, units, wu_, x_offset, OUT) \
-            } \
+            TFLM_DOT_S8_UNITS4(xr_, depth, units, wu_, x_offset, OUT) \
             for (; u + 2 <= (units); u += 2, wu_ += 2 * (depth)) { \
                 uint32_t acc0_ = 0, acc1_ = 0; \
                 tflm_dot2_s8(wu_, wu_ + (depth), xr_, (depth), (x_offset), &acc0_, &acc1_); \
