@@ -17,6 +17,10 @@
 // nor invoke() recurses, so this bounds their frame arrays (a few bytes a
 // level), not the stack a board needs; it is the same on every target.
 #define TFLM_MAX_CALL_DEPTH (32)
+// Ranges of the tail that may change between calls (variable tensors,
+// outputs kept in kernel state, resource variables) the interpreter keeps
+// for its seal (seal.c); a model with more has them searched at each check.
+#define TFLM_SEAL_SKIPS (4)
 
 typedef struct {
     uint32_t tensor; // tensor index in subgraph 0
@@ -133,6 +137,12 @@ typedef struct _tflm_interp_t {
     uint32_t seal_model;
     uint32_t sealed_model_at;
     uint32_t sealed_model_bytes;
+    // The ranges of the tail the chain skips ([lo, hi) arena offsets, in
+    // order), found from the records when the seal is taken; more than
+    // TFLM_SEAL_SKIPS: n_seal_skips is TFLM_SEAL_SKIPS + 1 and each check
+    // searches them.
+    uint32_t seal_skip[TFLM_SEAL_SKIPS][2];
+    uint32_t n_seal_skips;
     bool stateful;             // kernel data that eval() changes (sealed again after each invoke)
     bool fixed;                // some head offsets came from an offline plan
     bool tensors_only;         // built without kernels (tflm_config_t.tensors_only)

@@ -23,8 +23,9 @@
 //
 // Cost: 3 instructions a word on the Cortex-M3/M4 (load, rotate-xor,
 // multiply; eight words a step), no memory, per invoke: the tail (and the
-// prepared data read in place from a rewritable buffer), plus a pass over
-// the records per range skipped.
+// prepared data read in place from a rewritable buffer); the ranges skipped
+// are found once, when the seal is taken (a pass over the records per range
+// then; per invoke too for a model with more than TFLM_SEAL_SKIPS of them).
 #include "interpreter.h"
 
 #define SEAL_MUL (0x9e3779b1u) // odd: each step is a bijection
@@ -94,13 +95,38 @@ static void seal_next_skip(const tflm_interp_t *ip, uint32_t at, uint32_t end, u
     }
 }
 
+// The skipped ranges, in order, as seal_next_skip() finds them in the
+// records now: found once when the seal is taken (the build's records) and
+// kept in the interpreter, out of the user's reach, rather than searched
+// through all records at every invoke. More than the interpreter holds:
+// TFLM_SEAL_SKIPS + 1, searched each time.
+static void seal_find_skips(tflm_interp_t *ip) {
+    uint32_t at = ip->tail_at, end = ip->tail_at + ip->tail_bytes, n = 0, lo, hi;
+    for (;;) {
+        seal_next_skip(ip, at, end, &lo, &hi);
+        if (lo == end || n == TFLM_SEAL_SKIPS) {
+            break;
+        }
+        ip->seal_skip[n][0] = lo;
+        ip->seal_skip[n][1] = hi;
+        n++;
+        at = hi;
+    }
+    ip->n_seal_skips = lo == end ? n : n + 1;
+}
+
 // The tail's chain, upwards, skipping the bytes that may change between calls.
 static uint32_t seal_tail(const tflm_interp_t *ip) {
     const uint8_t *base = ip->arena->base;
     uint32_t at = ip->tail_at, end = ip->tail_at + ip->tail_bytes, h = 0;
-    for (;;) {
-        uint32_t lo, hi;
-        seal_next_skip(ip, at, end, &lo, &hi);
+    for (uint32_t i = 0;; ++i) {
+        uint32_t lo = end, hi = end;
+        if (ip->n_seal_skips > TFLM_SEAL_SKIPS) {
+            seal_next_skip(ip, at, end, &lo, &hi);
+        } else if (i < ip->n_seal_skips) {
+            lo = ip->seal_skip[i][0];
+            hi = ip->seal_skip[i][1];
+        }
         h = seal_words(h, base + at, (lo - at) / 4);
         if (lo == end) {
             return h;
@@ -117,6 +143,7 @@ static uint32_t seal_model(const tflm_interp_t *ip) {
 }
 
 void tflm_interp_seal(tflm_interp_t *ip) {
+    seal_find_skips(ip);
     ip->seal_tail = seal_tail(ip);
     ip->seal_model = seal_model(ip);
 }
