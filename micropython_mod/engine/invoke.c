@@ -77,14 +77,27 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
         }
         const uint16_t *io = tflm_interp_io(ip, nr->io);
         uint32_t n_io = (uint32_t)nr->n_inputs + nr->n_outputs;
-        for (uint32_t k = 0; k < n_io; ++k) {
-            const uint32_t r = io[k];
-            void *p = NULL;
-            if (r != TFLM_NO_INDEX) {
-                const tflm_tensor_rec_t *t = (r & TFLM_REC_CONST) ? consts + (r - TFLM_REC_CONST) : recs + r;
-                p = bases[t->where] ? bases[t->where] + t->data : tflm_interp_tensor_data(ip, t);
+        // Two loops: the one without constants has fewer values live.
+        if (consts == NULL) {
+            for (uint32_t k = 0; k < n_io; ++k) {
+                const uint32_t r = io[k];
+                void *p = NULL;
+                if (r != TFLM_NO_INDEX) {
+                    const tflm_tensor_rec_t *t = recs + r;
+                    p = bases[t->where] ? bases[t->where] + t->data : tflm_interp_tensor_data(ip, t);
+                }
+                ptrs[k] = p;
             }
-            ptrs[k] = p;
+        } else {
+            for (uint32_t k = 0; k < n_io; ++k) {
+                const uint32_t r = io[k];
+                void *p = NULL;
+                if (r != TFLM_NO_INDEX) {
+                    const tflm_tensor_rec_t *t = (r & TFLM_REC_CONST) ? consts + (r - TFLM_REC_CONST) : recs + r;
+                    p = bases[t->where] ? bases[t->where] + t->data : tflm_interp_tensor_data(ip, t);
+                }
+                ptrs[k] = p;
+            }
         }
         for (uint32_t k = 0; k < nr->n_scratch; ++k) {
             ptrs[n_io + k] = tflm_interp_tensor_data(ip, recs + nr->scratch + k);
