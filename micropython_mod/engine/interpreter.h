@@ -20,7 +20,10 @@
 // Ranges of the tail that may change between calls (variable tensors,
 // outputs kept in kernel state, resource variables) the interpreter keeps
 // for its seal (seal.c); a model with more has them searched at each check.
-#define TFLM_SEAL_SKIPS (4)
+// One: most models have none, and the interpreter object stays in the heap
+// blocks it took before (a larger one moved the buffers allocated after it,
+// and the Netduino's heap then lacked a block for a big arena).
+#define TFLM_SEAL_SKIPS (1)
 
 typedef struct {
     uint32_t tensor; // tensor index in subgraph 0
@@ -130,6 +133,7 @@ typedef struct _tflm_interp_t {
     // tflm_interp_measure(), valid only as long as its work buffer.
     const uint8_t *lists_base;
     bool lists_in_model;
+    uint8_t n_seal_skips;      // the seal's (below; here, where it takes no room)
     // The seal (seal.c): checksums of what the build wrote into the tail
     // and invoke() follows, and of a prepared model's data read in place
     // from a rewritable buffer (model offset and bytes; 0 bytes: none).
@@ -138,11 +142,10 @@ typedef struct _tflm_interp_t {
     uint32_t sealed_model_at;
     uint32_t sealed_model_bytes;
     // The ranges of the tail the chain skips ([lo, hi) arena offsets, in
-    // order), found from the records when the seal is taken; more than
-    // TFLM_SEAL_SKIPS: n_seal_skips is TFLM_SEAL_SKIPS + 1 and each check
-    // searches them.
+    // order, adjacent ones joined), found from the records when the seal is
+    // taken; n_seal_skips of them, or TFLM_SEAL_SKIPS + 1 when there are
+    // more (then each check searches them).
     uint32_t seal_skip[TFLM_SEAL_SKIPS][2];
-    uint32_t n_seal_skips;
     bool stateful;             // kernel data that eval() changes (sealed again after each invoke)
     bool fixed;                // some head offsets came from an offline plan
     bool tensors_only;         // built without kernels (tflm_config_t.tensors_only)

@@ -15,6 +15,9 @@ typedef struct {
     uint16_t node; // operator of the subgraph running
 } invoke_frame_t;
 
+// The top bit of an address (run_nodes' bases).
+#define BASE_FLIP ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
+
 // The nodes, in order (the seal checked).
 static tflm_status_t run_nodes(tflm_interp_t *ip) {
     invoke_frame_t frames[TFLM_MAX_CALL_DEPTH];
@@ -27,16 +30,20 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
     // Where each kind of record's `data` counts from, as
     // tflm_interp_tensor_data() reads it: the planned buffers, the tail's and
     // the constants without its call (an operator takes four to six records,
-    // and on a small model those calls cost as much as its arithmetic); NULL
-    // for the kinds left to it.
+    // and on a small model those calls cost as much as its arithmetic); 0
+    // for the kinds left to it. Kept with their top bit flipped: this frame
+    // outlives the call as stale stack bytes, and a garbage collector that
+    // scans stacks conservatively (MicroPython's) takes a word equal to the
+    // start of a heap block for a reference: a plain copy of the arena's
+    // start kept an arena that was dropped alive.
     // (Assigned one by one: an initializer's zeroes cost a memset() call.)
-    uint8_t *const arena = ip->arena->base;
-    uint8_t *bases[8];
-    bases[TFLM_AT_NONE] = NULL;
+    const uintptr_t arena = (uintptr_t)ip->arena->base ^ BASE_FLIP;
+    uintptr_t bases[8];
+    bases[TFLM_AT_NONE] = 0;
     bases[TFLM_AT_HEAD] = arena;
-    bases[2] = NULL;
-    bases[TFLM_AT_MODEL] = (uint8_t *)(uintptr_t)ip->model->fb.buf;
-    bases[TFLM_AT_EXTERNAL] = NULL;
+    bases[2] = 0;
+    bases[TFLM_AT_MODEL] = (uintptr_t)ip->model->fb.buf ^ BASE_FLIP;
+    bases[TFLM_AT_EXTERNAL] = 0;
     bases[TFLM_AT_TAIL] = bases[TFLM_AT_KEPT] = bases[TFLM_AT_STATE] = arena;
     // The subgraph and node records (the arena's or a prepared model's),
     // and the patch-based stage's extent: subgraph 0's nodes start to split - 1.
@@ -84,7 +91,8 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
                 void *p = NULL;
                 if (r != TFLM_NO_INDEX) {
                     const tflm_tensor_rec_t *t = recs + r;
-                    p = bases[t->where] ? bases[t->where] + t->data : tflm_interp_tensor_data(ip, t);
+                    p = bases[t->where] ? (void *)((bases[t->where] ^ BASE_FLIP) + t->data)
+                                        : tflm_interp_tensor_data(ip, t);
                 }
                 ptrs[k] = p;
             }
@@ -94,7 +102,8 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
                 void *p = NULL;
                 if (r != TFLM_NO_INDEX) {
                     const tflm_tensor_rec_t *t = (r & TFLM_REC_CONST) ? consts + (r - TFLM_REC_CONST) : recs + r;
-                    p = bases[t->where] ? bases[t->where] + t->data : tflm_interp_tensor_data(ip, t);
+                    p = bases[t->where] ? (void *)((bases[t->where] ^ BASE_FLIP) + t->data)
+                                        : tflm_interp_tensor_data(ip, t);
                 }
                 ptrs[k] = p;
             }

@@ -96,23 +96,31 @@ static void seal_next_skip(const tflm_interp_t *ip, uint32_t at, uint32_t end, u
 }
 
 // The skipped ranges, in order, as seal_next_skip() finds them in the
-// records now: found once when the seal is taken (the build's records) and
-// kept in the interpreter, out of the user's reach, rather than searched
-// through all records at every invoke. More than the interpreter holds:
-// TFLM_SEAL_SKIPS + 1, searched each time.
+// records now (adjacent ones joined: the chain steps over both at once),
+// found once when the seal is taken (the build's records) and kept in the
+// interpreter, out of the user's reach, rather than searched through all
+// records at every invoke. More than the interpreter holds: TFLM_SEAL_SKIPS
+// + 1, searched each time.
 static void seal_find_skips(tflm_interp_t *ip) {
     uint32_t at = ip->tail_at, end = ip->tail_at + ip->tail_bytes, n = 0, lo, hi;
     for (;;) {
         seal_next_skip(ip, at, end, &lo, &hi);
-        if (lo == end || n == TFLM_SEAL_SKIPS) {
+        if (lo == end) {
             break;
         }
-        ip->seal_skip[n][0] = lo;
-        ip->seal_skip[n][1] = hi;
-        n++;
+        if (n > 0 && lo == ip->seal_skip[n - 1][1]) {
+            ip->seal_skip[n - 1][1] = hi;
+        } else if (n == TFLM_SEAL_SKIPS) {
+            n++;
+            break;
+        } else {
+            ip->seal_skip[n][0] = lo;
+            ip->seal_skip[n][1] = hi;
+            n++;
+        }
         at = hi;
     }
-    ip->n_seal_skips = lo == end ? n : n + 1;
+    ip->n_seal_skips = (uint8_t)n;
 }
 
 // The tail's chain, upwards, skipping the bytes that may change between calls.
