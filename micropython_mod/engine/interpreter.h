@@ -20,9 +20,10 @@
 // Ranges of the tail that may change between calls (variable tensors,
 // outputs kept in kernel state, resource variables) the interpreter keeps
 // for its seal (seal.c); a model with more has them searched at each check.
-// One: most models have none, and the interpreter object stays in the heap
-// blocks it took before (a larger one moved the buffers allocated after it,
-// and the Netduino's heap then lacked a block for a big arena).
+// One (8 bytes, the count in padding): most models have none, many stateful
+// ones a single run of them (an LSTM's two states are two), and a binding's
+// interpreter object keeps the size it had without them (on a 32-bit target
+// 42 blocks of MicroPython's heap).
 #define TFLM_SEAL_SKIPS (1)
 
 typedef struct {
