@@ -39,6 +39,10 @@ typedef struct _tflm_model_obj_t {
 // the pointer itself for memory outside it (flash, static data); ValueError
 // for a heap pointer in no allocated block.
 const uint8_t *tflm_buffer_anchor(const void *p, size_t len);
+// Whether buffer object obj gives `len` bytes at `buf` (mp_get_buffer() with
+// `flags`, raising as it does when it gives none): the checks that the
+// buffers an interpreter uses were not moved or resized.
+bool tflm_buffer_is(mp_obj_t obj, const void *buf, size_t len, mp_uint_t flags);
 // True when p is in MicroPython's heap.
 bool tflm_in_heap(const void *p);
 

@@ -204,9 +204,7 @@ static mp_obj_t arena_make_new(const mp_obj_type_t *type, size_t n_args, size_t 
 
 // The arena's bytes must still be where they were.
 static void arena_check(tflm_arena_obj_t *self) {
-    mp_buffer_info_t bufinfo;
-    mp_get_buffer_raise(self->buffer, &bufinfo, MP_BUFFER_RW);
-    if (bufinfo.buf != self->buf || bufinfo.len != self->len) {
+    if (!tflm_buffer_is(self->buffer, self->buf, self->len, MP_BUFFER_RW)) {
         mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("arena buffer was resized or moved"));
     }
 }

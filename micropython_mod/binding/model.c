@@ -1,9 +1,11 @@
 // tflm.Model and tflm.TensorInfo: a .tflite model read in place.
 #include <string.h>
 
+#include "py/binary.h"
 #include "py/builtin.h"
 #include "py/gc.h"
 #include "py/mpstate.h"
+#include "py/objarray.h"
 #include "py/objstr.h"
 
 #include "binding/binding.h"
@@ -118,11 +120,39 @@ MP_DEFINE_CONST_OBJ_TYPE(
 // ---------------------------------------------------------------------------
 // Model
 
+bool tflm_buffer_is(mp_obj_t obj, const void *buf, size_t len, mp_uint_t flags) {
+    #if !TFLM_NATMOD
+    // Read from the object as mp_get_buffer() would, without its calls
+    // (they cost an invoke() of a small model more than its seal): bytes,
+    // bytearrays and memoryviews of bytes, as arenas and models mostly are.
+    if (!(flags & MP_BUFFER_WRITE) && mp_obj_is_exact_type(obj, &mp_type_bytes)) {
+        const mp_obj_str_t *b = MP_OBJ_TO_PTR(obj);
+        return b->data == buf && b->len == len;
+    }
+    if (mp_obj_is_exact_type(obj, &mp_type_bytearray)) {
+        const mp_obj_array_t *a = MP_OBJ_TO_PTR(obj);
+        return a->items == buf && a->len == len;
+    }
+    #if MICROPY_PY_BUILTINS_MEMORYVIEW
+    if (mp_obj_is_exact_type(obj, &mp_type_memoryview)) {
+        const mp_obj_array_t *a = MP_OBJ_TO_PTR(obj);
+        const size_t code = a->typecode & ~(size_t)MP_OBJ_ARRAY_TYPECODE_FLAG_RW;
+        const bool writable = (a->typecode & MP_OBJ_ARRAY_TYPECODE_FLAG_RW) != 0;
+        if ((code == BYTEARRAY_TYPECODE || code == 'B' || code == 'b') && (writable || !(flags & MP_BUFFER_WRITE))) {
+            // Its offset (`free`) counts items, here bytes.
+            return (const uint8_t *)a->items + a->free == buf && a->len == len;
+        }
+    }
+    #endif
+    #endif
+    mp_buffer_info_t bufinfo;
+    mp_get_buffer_raise(obj, &bufinfo, flags);
+    return bufinfo.buf == buf && bufinfo.len == len;
+}
+
 // The model's bytes must not have moved or shrunk since it was read.
 void tflm_model_check_buffer(tflm_model_obj_t *self) {
-    mp_buffer_info_t bufinfo;
-    mp_get_buffer_raise(self->buffer, &bufinfo, MP_BUFFER_READ);
-    if (bufinfo.buf != self->model.fb.buf || bufinfo.len != self->model.fb.len) {
+    if (!tflm_buffer_is(self->buffer, self->model.fb.buf, self->model.fb.len, MP_BUFFER_READ)) {
         mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("model buffer was resized or moved"));
     }
 }

@@ -17,6 +17,14 @@
 // nor invoke() recurses, so this bounds their frame arrays (a few bytes a
 // level), not the stack a board needs; it is the same on every target.
 #define TFLM_MAX_CALL_DEPTH (32)
+// Ranges of the tail that may change between calls (variable tensors,
+// outputs kept in kernel state, resource variables) the interpreter keeps
+// for its seal (seal.c); a model with more has them searched at each check.
+// One (8 bytes, the count in padding): most models have none, many stateful
+// ones a single run of them (an LSTM's two states are two), and a binding's
+// interpreter object keeps the size it had without them (on a 32-bit target
+// 42 blocks of MicroPython's heap).
+#define TFLM_SEAL_SKIPS (1)
 
 typedef struct {
     uint32_t tensor; // tensor index in subgraph 0
@@ -130,6 +138,7 @@ typedef struct _tflm_interp_t {
     // tflm_interp_measure(), valid only as long as its work buffer.
     const uint8_t *lists_base;
     bool lists_in_model;
+    uint8_t n_seal_skips;      // the seal's (below; here, where it takes no room)
     // The seal (seal.c): checksums of what the build wrote into the tail
     // and invoke() follows, and of a prepared model's data read in place
     // from a rewritable buffer (model offset and bytes; 0 bytes: none).
@@ -137,6 +146,11 @@ typedef struct _tflm_interp_t {
     uint32_t seal_model;
     uint32_t sealed_model_at;
     uint32_t sealed_model_bytes;
+    // The ranges of the tail the chain skips ([lo, hi) arena offsets, in
+    // order, adjacent ones joined), found from the records when the seal is
+    // taken; n_seal_skips of them, or TFLM_SEAL_SKIPS + 1 when there are
+    // more (then each check searches them).
+    uint32_t seal_skip[TFLM_SEAL_SKIPS][2];
     bool stateful;             // kernel data that eval() changes (sealed again after each invoke)
     bool fixed;                // some head offsets came from an offline plan
     bool tensors_only;         // built without kernels (tflm_config_t.tensors_only)

@@ -15,19 +15,46 @@ typedef struct {
     uint16_t node; // operator of the subgraph running
 } invoke_frame_t;
 
+// The top bit of an address (run_nodes' bases).
+#define BASE_FLIP ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
+
 // The nodes, in order (the seal checked).
 static tflm_status_t run_nodes(tflm_interp_t *ip) {
     invoke_frame_t frames[TFLM_MAX_CALL_DEPTH];
     void *ptrs[TFLM_MAX_NODE_IO + TFLM_MAX_SCRATCH_PER_OP];
     // The records, looked up here rather than through the interpreter at
     // every input (kernels' stores could alias it): the arena's, and the
-    // constants' of a prepared model.
+    // constants' of a prepared model (index TFLM_REC_CONST + k; without
+    // consts the build wrote no such index).
     const tflm_tensor_rec_t *recs = tflm_interp_tensor(ip, 0), *consts = ip->consts;
+    // Where each kind of record's `data` counts from, as
+    // tflm_interp_tensor_data() reads it: the planned buffers, the tail's and
+    // the constants without its call (an operator takes four to six records,
+    // and on a small model those calls cost as much as its arithmetic); 0
+    // for the kinds left to it. Kept with their top bit flipped: this frame
+    // outlives the call as stale stack bytes, and a garbage collector that
+    // scans stacks conservatively (MicroPython's) takes a word equal to the
+    // start of a heap block for a reference: a plain copy of the arena's
+    // start kept an arena that was dropped alive.
+    // (Assigned one by one: an initializer's zeroes cost a memset() call.)
+    const uintptr_t arena = (uintptr_t)ip->arena->base ^ BASE_FLIP;
+    uintptr_t bases[8];
+    bases[TFLM_AT_NONE] = 0;
+    bases[TFLM_AT_HEAD] = arena;
+    bases[2] = 0;
+    bases[TFLM_AT_MODEL] = (uintptr_t)ip->model->fb.buf ^ BASE_FLIP;
+    bases[TFLM_AT_EXTERNAL] = 0;
+    bases[TFLM_AT_TAIL] = bases[TFLM_AT_KEPT] = bases[TFLM_AT_STATE] = arena;
     // The subgraph and node records (the arena's or a prepared model's),
     // and the patch-based stage's extent: subgraph 0's nodes start to split - 1.
     const tflm_subgraph_rec_t *subgraphs = tflm_interp_subgraph(ip, 0);
     const tflm_node_rec_t *nodes = tflm_interp_node(ip, 0);
     const uint32_t start = ip->patch.start, split = ip->patch.split;
+    // The operators' view of their node: the fields no node changes set once.
+    tflm_eval_t e;
+    e.in = ptrs;
+    e.ip = ip;
+    e.err = &ip->err;
     uint32_t depth = 1;
     bool resumed = false;
     frames[0].subgraph = 0;
@@ -57,17 +84,26 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
         }
         const uint16_t *io = tflm_interp_io(ip, nr->io);
         uint32_t n_io = (uint32_t)nr->n_inputs + nr->n_outputs;
+        // Two loops: the one without constants has fewer values live.
         if (consts == NULL) {
-            // All records in the arena.
             for (uint32_t k = 0; k < n_io; ++k) {
-                ptrs[k] = io[k] == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_data(ip, recs + io[k]);
+                const uint32_t r = io[k];
+                void *p = NULL;
+                if (r != TFLM_NO_INDEX) {
+                    const tflm_tensor_rec_t *t = recs + r;
+                    p = bases[t->where] ? (void *)((bases[t->where] ^ BASE_FLIP) + t->data)
+                                        : tflm_interp_tensor_data(ip, t);
+                }
+                ptrs[k] = p;
             }
         } else {
             for (uint32_t k = 0; k < n_io; ++k) {
                 const uint32_t r = io[k];
                 void *p = NULL;
                 if (r != TFLM_NO_INDEX) {
-                    p = tflm_interp_tensor_data(ip, (r & TFLM_REC_CONST) ? consts + (r - TFLM_REC_CONST) : recs + r);
+                    const tflm_tensor_rec_t *t = (r & TFLM_REC_CONST) ? consts + (r - TFLM_REC_CONST) : recs + r;
+                    p = bases[t->where] ? (void *)((bases[t->where] ^ BASE_FLIP) + t->data)
+                                        : tflm_interp_tensor_data(ip, t);
                 }
                 ptrs[k] = p;
             }
@@ -76,18 +112,14 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
             ptrs[n_io + k] = tflm_interp_tensor_data(ip, recs + nr->scratch + k);
         }
         const tflm_kernel_t *k = &tflm_kernels[tflm_kernel_slots[nr->kernel]]; // the build's id: never absent
-        tflm_eval_t e = {
-            .data = tflm_interp_node_data(ip, nr),
-            .in = ptrs,
-            .out = ptrs + nr->n_inputs,
-            .scratch = ptrs + n_io,
-            .n_in = nr->n_inputs,
-            .n_out = nr->n_outputs,
-            .ip = ip,
-            .err = &ip->err,
-            .call = TFLM_EVAL_NO_CALL,
-            .resumed = resumed,
-        };
+        e.data = tflm_interp_node_data(ip, nr);
+        e.out = ptrs + nr->n_inputs;
+        e.scratch = ptrs + n_io;
+        e.n_in = nr->n_inputs;
+        e.n_out = nr->n_outputs;
+        e.call = TFLM_EVAL_NO_CALL;
+        e.resumed = resumed;
+        e.stop = false;
         resumed = false;
         tflm_status_t st = stage ? tflm_patch_run(ip, &e) : k->eval(&e);
         if (st != TFLM_OK) {
