@@ -22,11 +22,10 @@
 // writes crafted to keep it.
 //
 // Cost: 3 instructions a word on the Cortex-M3/M4 (load, rotate-xor,
-// multiply; eight words a step, loaded four at a time), no memory, per
-// invoke: the tail (and the prepared data read in place from a rewritable
-// buffer); the ranges skipped are found once, when the seal is taken (a
-// pass over the records per range then; per invoke too for a model with
-// more than TFLM_SEAL_SKIPS of them).
+// multiply; eight words a step), no memory, per invoke: the tail (and the
+// prepared data read in place from a rewritable buffer); the ranges skipped
+// are found once, when the seal is taken (a pass over the records per range
+// then; per invoke too for a model with more than TFLM_SEAL_SKIPS of them).
 #include "interpreter.h"
 
 #define SEAL_MUL (0x9e3779b1u) // odd: each step is a bijection
