@@ -37,38 +37,6 @@ static inline uint32_t seal_step(uint32_t h, uint32_t w) {
 // The chain over n words (4-byte aligned), from h.
 static uint32_t seal_words(uint32_t h, const uint8_t *p, uint32_t n) {
     const uint32_t *w = (const uint32_t *)(const void *)p, *end8 = w + (n & ~7u), *end = w + n;
-    #if defined(__thumb2__) && (defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__))
-    // The same steps with the words loaded four at a time (LDM: 5 cycles
-    // for four words on the Cortex-M3/M4, 8 for four LDRs each followed by
-    // its use); the compiler keeps each load next to its use.
-    const uint32_t mul = SEAL_MUL;
-    __asm__ volatile (
-        "1: cmp %[w], %[e]\n"
-        "beq 2f\n"
-        "ldmia %[w]!, {r4, r5, r6, r7}\n"
-        "eor %[h], r4, %[h], ror #27\n"
-        "mul %[h], %[h], %[m]\n"
-        "eor %[h], r5, %[h], ror #27\n"
-        "mul %[h], %[h], %[m]\n"
-        "eor %[h], r6, %[h], ror #27\n"
-        "mul %[h], %[h], %[m]\n"
-        "eor %[h], r7, %[h], ror #27\n"
-        "mul %[h], %[h], %[m]\n"
-        "ldmia %[w]!, {r4, r5, r6, r7}\n"
-        "eor %[h], r4, %[h], ror #27\n"
-        "mul %[h], %[h], %[m]\n"
-        "eor %[h], r5, %[h], ror #27\n"
-        "mul %[h], %[h], %[m]\n"
-        "eor %[h], r6, %[h], ror #27\n"
-        "mul %[h], %[h], %[m]\n"
-        "eor %[h], r7, %[h], ror #27\n"
-        "mul %[h], %[h], %[m]\n"
-        "b 1b\n"
-        "2:\n"
-        : [h] "+r"(h), [w] "+r"(w)
-        : [e] "r"(end8), [m] "r"(mul)
-        : "r4", "r5", "r6", "r7", "cc", "memory");
-    #endif
     for (; w != end8; w += 8) {
         h = seal_step(h, w[0]);
         h = seal_step(h, w[1]);
