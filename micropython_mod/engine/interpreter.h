@@ -139,6 +139,7 @@ typedef struct _tflm_interp_t {
     const uint8_t *lists_base;
     bool lists_in_model;
     uint8_t n_seal_skips;      // the seal's (below; here, where it takes no room)
+    bool forward_overlaps;     // tflm_config_t.forward_overlaps (here too)
     // The seal (seal.c): checksums of what the build wrote into the tail
     // and invoke() follows, and of a prepared model's data read in place
     // from a rewritable buffer (model offset and bytes; 0 bytes: none).
@@ -154,7 +155,6 @@ typedef struct _tflm_interp_t {
     bool stateful;             // kernel data that eval() changes (sealed again after each invoke)
     bool fixed;                // some head offsets came from an offline plan
     bool tensors_only;         // built without kernels (tflm_config_t.tensors_only)
-    bool forward_overlaps;     // tflm_config_t.forward_overlaps
     bool ready;
     // Asked before each operator and at each return from a subgraph (every
     // pass of a WHILE loop), where invoke() is between operators: true stops
