@@ -424,6 +424,7 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s16s8_2x2(const uint32_t *xw, const uint3
             "2:\n\t"
             "cmp %[xw], %[end]\n\t"
             "beq 3f\n\t"
+            ".p2align 2\n"
             "1:\n\t"
             TFLM_MM_S16S8_2X2_STEP TFLM_MM_S16S8_2X2_STEP
             "cmp %[xw], %[end]\n\t"
@@ -540,7 +541,10 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_4x2(const int32_t *xp, int32_t n, cons
     if (n >= 4) {
         const int32_t *end = xp + 2 * (n & ~3);
         int32_t xa, xb, wv;
+        // The loop's first instruction on a word: a 32-bit one across a word
+        // boundary costs the branch back a cycle (Cortex-M3/M4 fetch).
         __asm__ volatile(
+            ".p2align 2\n"
             "1:\n\t"
             TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP
             "ldr %[wv], %[end]\n\t"
