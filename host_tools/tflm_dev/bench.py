@@ -1149,8 +1149,8 @@ def speed_vs_cmsis_markdown(rows: list[VsRow]) -> str:
               "them, by the anchor's bare-metal harness, all layers back to back from an all-zero input; "
               "kernels only, no interpreter. Ours: `invoke()` of the whole model from the board's flash "
               "(ROMFS), inputs all zero, the counter's own cost taken off; a layer is a model of that one "
-              "operator (the same tensors, weights and options), so it includes invoke()'s dispatch "
-              "(about 500 instructions). Same output: our model's first output values equal CMSIS-NN's."]
+              "operator (the same tensors, weights and options), so it includes invoke()'s call from "
+              "Python and its dispatch. Same output: our model's first output values equal CMSIS-NN's."]
     return "\n".join(lines) + "\n"
 
 
@@ -1721,7 +1721,7 @@ def speed_cycles_markdown(rows: list[CyclesRow]) -> str:
                      f"{sum(o.insns for o in r.ours_layers):,} / {r.ours.insns:,} | "
                      f"{sum(o.cycles for o in r.ours_layers):,} / {r.ours.cycles:,} | |")
     lines += ["", "A layer of ours is a model of that one operator (the same tensors, weights and options), so it "
-              "includes invoke()'s dispatch (about 500 instructions).", "", "### By layer type, every board: "
+              "includes invoke()'s call from Python and its dispatch.", "", "### By layer type, every board: "
               "instructions per multiply-accumulate", "", layers_per_mac_markdown(rows)]
     return "\n".join(lines) + "\n"
 
