@@ -451,8 +451,8 @@ tflm_status_t tflm_conv_2d_eval(tflm_eval_t *e) {
 }
 
 // The rows rule of both ops (tflm_conv_overlap); the int8 variant also
-// runs backward over an input below its output (tflm_conv_2d_s8_all: bands,
-// or a pointwise layer's groups of pixels, last first).
+// runs backward over an input below its output (tflm_conv_2d_s8_all: bands
+// of rows, or a pointwise layer's pixels, last first).
 static bool conv_2d_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g) {
     const conv_data_t *d = data;
     tflm_conv_overlap(p, data, g);

@@ -103,14 +103,18 @@ static inline bool tflm_conv_s8_overlapped(const conv_data_t *d, const int8_t *i
 // channels before the later chunks read the input again. A band's rows may
 // be written in any order, so a band may be as tall as the distance the
 // plan left between output and input allows (engine/overlap.h, the rule the
-// planner used with bands of one row): the taller, the fewer calls.
+// planner used with bands of one row): the taller, the fewer calls. An
+// output above its input takes the backward rule (bands last first: only
+// tflm_conv_2d_s8_all goes that way).
 static inline int32_t tflm_conv_s8_band(const conv_data_t *d, const int8_t *input, const int8_t *output) {
     tflm_overlap_rows_t g = {
         d->batches, d->in_h, d->out_h, (uint32_t)d->in_w * d->in_d, (uint32_t)d->out_w * d->out_d,
-        d->stride_h, d->pad_h, d->out_h, 0,
+        d->stride_h, d->pad_h, d->out_h, (uint32_t)((d->f_h - 1) * d->dil_h + 1),
     };
     const int64_t below = (int64_t)((intptr_t)input - (intptr_t)output);
-    while (g.band > 1 && (below < 0 || tflm_overlap_rows_distance(&g) > (uint64_t)below)) {
+    const bool up = below < 0;
+    const uint64_t room = (uint64_t)(up ? -below : below);
+    while (g.band > 1 && tflm_overlap_rows_span(&g, up) > room) {
         g.band = (g.band + 1) / 2;
     }
     return (int32_t)g.band;

@@ -979,19 +979,6 @@ __attribute__((noinline)) static bool conv_s8_back_ok(const conv_data_t *d, int6
     return unit * in_d <= above && (top + unit) * in_d - top * out_d <= above;
 }
 
-// The rows of a band going backward over an input `above` bytes below the
-// output: as tall as the backward rule allows (engine/overlap.h), 1 at least.
-__attribute__((noinline)) static int32_t conv_s8_band_up(const conv_data_t *d, int64_t above) {
-    tflm_overlap_rows_t g = {
-        d->batches, d->in_h, d->out_h, (uint32_t)d->in_w * d->in_d, (uint32_t)d->out_w * d->out_d,
-        d->stride_h, d->pad_h, d->out_h, (uint32_t)((d->f_h - 1) * d->dil_h + 1),
-    };
-    while (g.band > 1 && tflm_overlap_rows_distance_up(&g) > (uint64_t)above) {
-        g.band = (g.band + 1) / 2;
-    }
-    return (int32_t)g.band;
-}
-
 void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     const int32_t *starts, int8_t *output) {
     if (!tflm_conv_s8_overlapped(d, input, output)) {
@@ -1066,7 +1053,7 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
     } else {
         conv_s8_inside(d, &keep.ox_lo, &keep.ox_hi);
     }
-    keep.band = back ? conv_s8_band_up(d, -below) : tflm_conv_s8_band(d, input, output);
+    keep.band = tflm_conv_s8_band(d, input, output);
     // With every channel's constants held, one call goes band after band
     // (but a pointwise layer's, whose pixels do not stop at a band's end,
     // and backward, whose bands go last first).
