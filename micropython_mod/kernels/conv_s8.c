@@ -42,6 +42,10 @@
 #define CONV_S8_WIDE_MAX (256)
 // Longest pixel of four packed in lanes (the DSP cores' pointwise loop).
 #define CONV_S8_QUAD_MAX (128)
+// Whether the kernel notes that every channel of a chunk has the fast
+// scaling and the activation's range is all of int8 (conv_s8_t.sat): the
+// Cortex-M3's loops and the DSP cores' lanes then clamp with one SSAT.
+#define CONV_S8_SAT (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_MM_S8_LANES)
 // Shortest window row read in place (a shorter one is gathered).
 #define CONV_S8_DIRECT_MIN (8)
 
@@ -88,7 +92,7 @@ typedef struct {
     int32_t per_group;       // output channels per group
     int32_t c0, n;           // the chunk of output channels
     const tflm_out_s8_t *q;  // its constants
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+#if CONV_S8_SAT
     bool sat;                // every one fast (shift >= 0), the activation's range all of int8
 #endif
 #if TFLM_MM_S8_LANES
@@ -449,16 +453,24 @@ static void conv_s8_block(const conv_s8_t *c, const int8_t *x0, const int8_t *x1
     }
 }
 
+// v clamped to int8: one SSAT on Armv7-M.
+static inline int32_t conv_s8_sat8(int32_t v) {
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+    __asm__("ssat %0, #8, %1" : "=r"(v) : "r"(v));
+    return v;
+#else
+    return tflm_clamp(v, -128, 127);
+#endif
+}
+
 // One output value; `sat` (conv_s8_t.sat): the channel's scaling is the fast
 // one and the activation's range all of int8, which on Armv7-M one SSAT
 // clamps to (the range's bounds stay out of registers).
 static TFLM_ALWAYS_INLINE int8_t conv_s8_out(int32_t acc, const tflm_out_s8_t *q, int32_t zp, int32_t lo,
     int32_t hi, bool sat) {
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 && defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+#if CONV_S8_SAT && defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
     if (sat) {
-        int32_t v = tflm_out_s8_scale(acc, q->mult, q->k, q->shift);
-        __asm__("ssat %0, #8, %1" : "=r"(v) : "r"(v));
-        return (int8_t)v;
+        return (int8_t)conv_s8_sat8(tflm_out_s8_scale(acc, q->mult, q->k, q->shift));
     }
 #else
     (void)sat;
@@ -512,7 +524,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 
 static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t k, int8_t *out0,
     int8_t *out1) {
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+#if CONV_S8_SAT
     if (c->sat) {
         conv_s8_pair_run(c, x0, x1, k, out0, out1, true);
         return;
@@ -522,27 +534,38 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
 }
 
 #if TFLM_MM_S8_LANES
-// Channel j's four outputs (`step` bytes apart from o) from two lane sums.
+// Channel j's four outputs (`step` bytes apart from o) from two lane sums
+// (started at TFLM_MM_S8_LANE_START).
 static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64_t a01, int64_t a23, int8_t *o,
     int32_t step, int32_t lo, int32_t hi) {
-    int32_t s0, s1, s2, s3;
-    tflm_mm_s8_unlane(a01, &s0, &s1);
-    tflm_mm_s8_unlane(a23, &s2, &s3);
+    uint32_t u0, u2;
+    int32_t s1, s3;
+    tflm_mm_s8_unlane(a01, &u0, &s1);
+    tflm_mm_s8_unlane(a23, &u2, &s3);
     const tflm_out_s8_t *q = &c->q[j];
-    const uint32_t b = (uint32_t)q->bias;
-    if (q->shift >= 0) {
+    const uint32_t b = (uint32_t)q->bias, b0 = b - (uint32_t)TFLM_MM_S8_LANE_START;
+    const int32_t v0 = (int32_t)(u0 + b0), v1 = (int32_t)((uint32_t)s1 + b);
+    const int32_t v2 = (int32_t)(u2 + b0), v3 = (int32_t)((uint32_t)s3 + b);
+    if (c->sat) {
+        // Fast scaling and the activation's range all of int8: one SSAT clamps.
+        const int32_t m = q->mult, k = q->k, sh = q->shift;
+        o[0] = (int8_t)conv_s8_sat8(tflm_out_s8_scale(v0, m, k, sh));
+        o[step] = (int8_t)conv_s8_sat8(tflm_out_s8_scale(v1, m, k, sh));
+        o[2 * step] = (int8_t)conv_s8_sat8(tflm_out_s8_scale(v2, m, k, sh));
+        o[3 * step] = (int8_t)conv_s8_sat8(tflm_out_s8_scale(v3, m, k, sh));
+    } else if (q->shift >= 0) {
         // The channel's constants once for its four values.
         const int32_t m = q->mult, k = q->k, sh = q->shift;
-        o[0] = (int8_t)tflm_clamp(tflm_out_s8_scale((int32_t)((uint32_t)s0 + b), m, k, sh), lo, hi);
-        o[step] = (int8_t)tflm_clamp(tflm_out_s8_scale((int32_t)((uint32_t)s1 + b), m, k, sh), lo, hi);
-        o[2 * step] = (int8_t)tflm_clamp(tflm_out_s8_scale((int32_t)((uint32_t)s2 + b), m, k, sh), lo, hi);
-        o[3 * step] = (int8_t)tflm_clamp(tflm_out_s8_scale((int32_t)((uint32_t)s3 + b), m, k, sh), lo, hi);
+        o[0] = (int8_t)tflm_clamp(tflm_out_s8_scale(v0, m, k, sh), lo, hi);
+        o[step] = (int8_t)tflm_clamp(tflm_out_s8_scale(v1, m, k, sh), lo, hi);
+        o[2 * step] = (int8_t)tflm_clamp(tflm_out_s8_scale(v2, m, k, sh), lo, hi);
+        o[3 * step] = (int8_t)tflm_clamp(tflm_out_s8_scale(v3, m, k, sh), lo, hi);
     } else {
         const int32_t zp = c->zero_point;
-        o[0] = tflm_out_s8((int32_t)((uint32_t)s0 + b), q, zp, lo, hi);
-        o[step] = tflm_out_s8((int32_t)((uint32_t)s1 + b), q, zp, lo, hi);
-        o[2 * step] = tflm_out_s8((int32_t)((uint32_t)s2 + b), q, zp, lo, hi);
-        o[3 * step] = tflm_out_s8((int32_t)((uint32_t)s3 + b), q, zp, lo, hi);
+        o[0] = tflm_out_s8(v0, q, zp, lo, hi);
+        o[step] = tflm_out_s8(v1, q, zp, lo, hi);
+        o[2 * step] = tflm_out_s8(v2, q, zp, lo, hi);
+        o[3 * step] = tflm_out_s8(v3, q, zp, lo, hi);
     }
 }
 
@@ -558,7 +581,8 @@ __attribute__((noinline)) static void conv_s8_quad(const conv_s8_t *c, const int
     for (int32_t j = 0; j < n; j += 2, w += 2 * k) {
         // An odd last channel runs against itself; its second sums are dropped.
         const bool two = j + 1 < n;
-        int64_t a[4] = { 0, 0, 0, 0 };
+        int64_t a[4] = { TFLM_MM_S8_LANE_START, TFLM_MM_S8_LANE_START, TFLM_MM_S8_LANE_START,
+            TFLM_MM_S8_LANE_START };
         tflm_mm_s8_4x2(xp, k, w, two ? w + k : w, a);
         conv_s8_out4(c, j, a[0], a[1], out + j, out_d, lo, hi);
         if (two) {
@@ -702,7 +726,7 @@ typedef struct {
     int32_t ox_lo, ox_hi;
     int32_t band;           // rows of a band, the first one's a multiple of it
     bool back;              // a pointwise call's pixels go last first (conv_s8_pointwise_back)
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+#if CONV_S8_SAT
     bool fast;              // every channel set up last in q has the fast scaling (shift >= 0)
 #endif
 } conv_s8_keep_t;
@@ -720,7 +744,7 @@ __attribute__((noinline)) static void conv_s8_setup(const conv_data_t *d, const 
         keep->q[j].bias = oc < n_start ? start[oc] : conv_s8_start(filter, bias, oc, w_size, d->input_offset);
         tflm_out_s8_setup(&keep->q[j], mults[m], shifts[m], zp);
     }
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+#if CONV_S8_SAT
     bool fast = true;
     for (int32_t j = 0; j < n; ++j) {
         fast = fast && keep->q[j].shift >= 0;
@@ -837,13 +861,13 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
             mine.start = starts;
             mine.n_start = starts != NULL ? c.out_d : 0;
             conv_s8_setup(d, filter, bias, &mine, c.c0, c.n);
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+#if CONV_S8_SAT
             c.sat = mine.fast;
 #endif
         } else if (keep->held != c.c0) {
             conv_s8_setup(d, filter, bias, keep, c.c0, c.n);
         }
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+#if CONV_S8_SAT
         if (keep != NULL) {
             c.sat = keep->fast;
         }

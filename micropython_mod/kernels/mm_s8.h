@@ -501,11 +501,16 @@ static inline bool tflm_mm_s8_lanes_fit(const int8_t *w, int32_t filters, int32_
     return true;
 }
 
-// Both pixels' sums out of a lane sum.
-static inline void tflm_mm_s8_unlane(int64_t acc, int32_t *s0, int32_t *s1) {
-    const int32_t lo = (int32_t)((uint32_t)acc << (32 - TFLM_MM_S8_LANE)) >> (32 - TFLM_MM_S8_LANE);
-    *s0 = lo;
-    *s1 = (int32_t)((acc - lo) >> TFLM_MM_S8_LANE);
+// Where lane sums start: the low pixel's sum plus 2^22 then lies in
+// [0, 2^23), the bits below the high pixel's, which need no borrow back.
+#define TFLM_MM_S8_LANE_START ((int64_t)1 << (TFLM_MM_S8_LANE - 1))
+
+// Both pixels' sums out of a lane sum that started at TFLM_MM_S8_LANE_START:
+// the low pixel's plus 2^22 (a mask; callers take 2^22 off with the bias
+// they add anyway) and the high pixel's (a shift).
+static inline void tflm_mm_s8_unlane(int64_t acc, uint32_t *s0_up, int32_t *s1) {
+    *s0_up = (uint32_t)acc & ((1u << TFLM_MM_S8_LANE) - 1u);
+    *s1 = (int32_t)(uint32_t)((uint64_t)acc >> TFLM_MM_S8_LANE);
 }
 
 // Four pixels of n values (x, and each next one `step` bytes further), two
