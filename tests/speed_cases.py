@@ -204,4 +204,13 @@ def cases() -> list[Case]:
         model, _ = single_op("BATCH_MATMUL", [((2, m, k_), "INT8", None, q), ((k_, n), "INT8", rhs, rq)],
                              [((2, m, n), "INT8", oq)])
         out.append(Case(f"batch_matmul_{m}x{k_}x{n}", model, dict(m=m, k=k_, n=n, const=const)))
+    # Pointwise channel pairs in one block of assembly on the DSP cores
+    # (every channel's scaling fast, the activation's range all of int8, k
+    # a multiple of 4): one to several chunks of 32 output channels, an odd
+    # last one, pixels past the last group of four; and a layer whose
+    # activation narrows the range (the C output stage).
+    for in_d, out_d, (h, w), act in [(4, 2, (2, 2), "NONE"), (12, 7, (3, 3), "NONE"), (64, 40, (2, 5), "NONE"),
+                                     (128, 67, (1, 5), "NONE"), (32, 33, (3, 3), "NONE"), (16, 6, (2, 4), "RELU")]:
+        conv(f"1x1_pairs_{in_d}to{out_d}_{h}x{w}_{act.lower()}", h=h, w=w, in_d=in_d, out_d=out_d, kh=1, kw=1,
+             stride=1, padding="SAME", act=act)
     return out

@@ -569,6 +569,117 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     }
 }
 
+#if TFLM_MM_S8_LANES_ASM
+// One channel's four outputs in conv_s8_quad_sat's assembly, from lane
+// sums A (pixels 0, 1) and B (pixels 2, 3): tflm_out_s8_scale for each, then
+// SSAT, stored at o, o + od, o + 2 od and o + 3 od. Once the loop is done
+// its registers take other roles: the channel's tflm_out_s8_t at q
+// (%R[a11]): bias (xa), multiplier (xb), k (w0), shift (w1); o (p), od
+// (wv); scratch %Q[a01], %R[a01], %Q[a11].
+#define CONV_S8_SCALE_SAT(v) \
+    "add %R[a01], %[w0], " v ", asr #31\n\t" \
+    "lsl %Q[a11], %R[a01], #31\n\t" \
+    "orr %Q[a11], %Q[a11], #0x40000000\n\t" \
+    "asr %R[a01], %R[a01], #1\n\t" \
+    "smlal %Q[a11], %R[a01], " v ", %[xb]\n\t" \
+    "asr %R[a01], %R[a01], %[w1]\n\t" \
+    "ssat %R[a01], #8, %R[a01]\n\t"
+#define CONV_S8_OUT4_SAT(A, B) \
+    "ldrd %[xa], %[xb], [%R[a11]]\n\t" \
+    "ldrd %[w0], %[w1], [%R[a11], #8]\n\t" \
+    "ubfx %Q[a01], %Q[" A "], #0, #23\n\t" \
+    "lsr %Q[" A "], %Q[" A "], #23\n\t" \
+    "orr %Q[" A "], %Q[" A "], %R[" A "], lsl #9\n\t" \
+    "ubfx %R[a01], %Q[" B "], #0, #23\n\t" \
+    "lsr %Q[" B "], %Q[" B "], #23\n\t" \
+    "orr %Q[" B "], %Q[" B "], %R[" B "], lsl #9\n\t" \
+    "add %Q[" A "], %Q[" A "], %[xa]\n\t" \
+    "add %Q[" B "], %Q[" B "], %[xa]\n\t" \
+    "sub %[xa], %[xa], #0x400000\n\t" \
+    "add %R[" A "], %Q[a01], %[xa]\n\t" \
+    "add %R[" B "], %R[a01], %[xa]\n\t" \
+    CONV_S8_SCALE_SAT("%R[" A "]") \
+    "strb %R[a01], [%[p]]\n\t" \
+    CONV_S8_SCALE_SAT("%Q[" A "]") \
+    "strb %R[a01], [%[p], %[wv]]\n\t" \
+    "add %Q[a01], %[p], %[wv], lsl #1\n\t" \
+    CONV_S8_SCALE_SAT("%R[" B "]") \
+    "strb %R[a01], [%Q[a01]]\n\t" \
+    CONV_S8_SCALE_SAT("%Q[" B "]") \
+    "strb %R[a01], [%Q[a01], %[wv]]\n\t"
+
+// conv_s8_quad's channels two by two (pairs of them), in one block of
+// assembly, when each has the fast scaling and the activation's range is
+// all of int8 (conv_s8_t.sat) and k is a multiple of 4: tflm_mm_s8_4x2's
+// loop, then conv_s8_out4's arithmetic with SSAT, the values in the
+// registers the loop leaves them in. (In C the output stage cost more than
+// half the loop's instructions again on 64 values: the loop takes every
+// register, and GCC reloaded and spilled around it at each pair.) The
+// second channel's sums wait in `keep` while the first's go out.
+static void conv_s8_quad_sat(const int32_t *xp, int32_t k, const int8_t *w, const tflm_out_s8_t *q, int8_t *o,
+    int32_t od, int32_t pairs) {
+    _Static_assert(offsetof(tflm_out_s8_t, bias) == 0 && offsetof(tflm_out_s8_t, mult) == 4
+        && offsetof(tflm_out_s8_t, k) == 8 && offsetof(tflm_out_s8_t, shift) == 12
+        && sizeof(tflm_out_s8_t) == 16, "the assembly reads tflm_out_s8_t as four words");
+    const int32_t *end = xp + 2 * k;
+    uint32_t keep[4];
+    int64_t a00, a10, a01, a11;
+    int32_t p, w0, w1, xa, xb, wv;
+    __asm__ volatile(
+        "0:\n\t"
+        "mov %Q[a00], #0x400000\n\t"
+        "mov %R[a00], #0\n\t"
+        "mov %Q[a10], #0x400000\n\t"
+        "mov %R[a10], #0\n\t"
+        "mov %Q[a01], #0x400000\n\t"
+        "mov %R[a01], #0\n\t"
+        "mov %Q[a11], #0x400000\n\t"
+        "mov %R[a11], #0\n\t"
+        "ldr %[p], %[xp]\n\t"
+        "ldr %[w0], %[w]\n\t"
+        "ldr %[w1], %[kk]\n\t"
+        "add %[w1], %[w0], %[w1]\n\t"
+        ".p2align 2\n"
+        "1:\n\t"
+        TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP
+        "ldr %[wv], %[end]\n\t"
+        "cmp %[p], %[wv]\n\t"
+        "bne 1b\n\t"
+        "str %[w1], %[w]\n\t"
+        "str %Q[a01], %[keep0]\n\t"
+        "str %R[a01], %[keep1]\n\t"
+        "str %Q[a11], %[keep2]\n\t"
+        "str %R[a11], %[keep3]\n\t"
+        "ldr %R[a11], %[qm]\n\t"
+        "ldr %[wv], %[odm]\n\t"
+        "ldr %[p], %[om]\n\t"
+        CONV_S8_OUT4_SAT("a00", "a10")
+        "ldr %Q[a00], %[keep0]\n\t"
+        "ldr %R[a00], %[keep1]\n\t"
+        "ldr %Q[a10], %[keep2]\n\t"
+        "ldr %R[a10], %[keep3]\n\t"
+        "add %R[a11], %R[a11], #16\n\t"
+        "add %[p], %[p], #1\n\t"
+        CONV_S8_OUT4_SAT("a00", "a10")
+        "add %R[a11], %R[a11], #16\n\t"
+        "add %[p], %[p], #1\n\t"
+        "str %R[a11], %[qm]\n\t"
+        "str %[p], %[om]\n\t"
+        "ldr %Q[a01], %[left]\n\t"
+        "subs %Q[a01], %Q[a01], #1\n\t"
+        "str %Q[a01], %[left]\n\t"
+        "bne 0b"
+        : [a00] "=&r"(a00), [a10] "=&r"(a10), [a01] "=&r"(a01), [a11] "=&r"(a11), [p] "=&r"(p), [w0] "=&r"(w0),
+          [w1] "=&r"(w1), [xa] "=&r"(xa), [xb] "=&r"(xb), [wv] "=&r"(wv),
+          [w] "+m"(w), [qm] "+m"(q), [om] "+m"(o), [left] "+m"(pairs), [keep0] "=m"(keep[0]),
+          [keep1] "=m"(keep[1]), [keep2] "=m"(keep[2]), [keep3] "=m"(keep[3])
+        : [xp] "m"(xp), [end] "m"(end), [kk] "m"(k), [odm] "m"(od)
+        : "memory", "cc");
+}
+#undef CONV_S8_OUT4_SAT
+#undef CONV_S8_SCALE_SAT
+#endif
+
 // Four pointwise pixels (k values each, one after the other) against the
 // chunk's filters one at a time, packed two by two in lanes: one filter
 // value for four products. Every input value is read (packed) before any
@@ -578,7 +689,15 @@ __attribute__((noinline)) static void conv_s8_quad(const conv_s8_t *c, const int
     const int8_t *w = c->filter + c->c0 * k;
     int32_t xp[2 * CONV_S8_QUAD_MAX];
     tflm_mm_s8_pack4(x, k, k, xp);
-    for (int32_t j = 0; j < n; j += 2, w += 2 * k) {
+    int32_t j = 0;
+#if TFLM_MM_S8_LANES_ASM
+    if (c->sat && k >= 4 && (k & 3) == 0 && n >= 2) {
+        conv_s8_quad_sat(xp, k, w, c->q, out, out_d, n >> 1);
+        j = n & ~1;
+        w += j * k;
+    }
+#endif
+    for (; j < n; j += 2, w += 2 * k) {
         // An odd last channel runs against itself; its second sums are dropped.
         const bool two = j + 1 < n;
         int64_t a[4] = { TFLM_MM_S8_LANE_START, TFLM_MM_S8_LANE_START, TFLM_MM_S8_LANE_START,
