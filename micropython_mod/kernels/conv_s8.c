@@ -522,10 +522,134 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
     }
 }
 
+// Whether the Cortex-M3's pairs of pixels run in assembly (Thumb-2 without
+// DSP, optimised builds: the conditions of mm_s8.h's loops).
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) \
+    && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__)
+#define CONV_S8_PAIR_ASM (1)
+#else
+#define CONV_S8_PAIR_ASM (0)
+#endif
+
+#if CONV_S8_PAIR_ASM
+// One value of conv_s8_pair_sat's loop at byte offset `k` of the pixels and
+// filters: four loads back to back (one cycle each after the first on the
+// Cortex-M3), four MLA. The value at offset 0 comes last, its loads moving
+// the pointers on (post-indexed), so the loop adds nothing to them.
+#define CONV_S8_PAIR_STEP(at) \
+    "ldrsb %[t0], [%[p0]" at "\n\t" \
+    "ldrsb %[t1], [%[p1]" at "\n\t" \
+    "ldrsb %[t2], [%[f0]" at "\n\t" \
+    "ldrsb %[t3], [%[f1]" at "\n\t" \
+    "mla %[a0], %[t0], %[t2], %[a0]\n\t" \
+    "mla %[a1], %[t0], %[t3], %[a1]\n\t" \
+    "mla %[a2], %[t1], %[t2], %[a2]\n\t" \
+    "mla %[a3], %[t1], %[t3], %[a3]\n\t"
+// tflm_out_s8_scale of sum v and SSAT, into t1: the multiplier in f0, k in
+// f1, the shift in p1 (the loop's registers, free once it is done).
+#define CONV_S8_PAIR_OUT(v) \
+    "add %[t1], %[f1], " v ", asr #31\n\t" \
+    "lsl %[t0], %[t1], #31\n\t" \
+    "orr %[t0], %[t0], #0x40000000\n\t" \
+    "asr %[t1], %[t1], #1\n\t" \
+    "smlal %[t0], %[t1], " v ", %[f0]\n\t" \
+    "asr %[t1], %[t1], %[p1]\n\t" \
+    "ssat %[t1], #8, %[t1]\n\t"
+
+// conv_s8_pair_run's channels two by two for two pixels, in one block of
+// assembly (the Cortex-M3), when each channel has the fast scaling and the
+// activation's range is all of int8 (conv_s8_t.sat) and k is a multiple of
+// 4: the 2x2 block's loop with post-indexed loads, then the four outputs
+// from the registers it leaves its sums in. (GCC's code added the four
+// pointers' increments at each step, and reloaded and spilled about 50
+// instructions' worth at each pair of channels around the loop.)
+static void conv_s8_pair_sat(const int8_t *x0, const int8_t *x1, int32_t k, const int8_t *w,
+    const tflm_out_s8_t *q, int8_t *o0, int8_t *o1, int32_t pairs) {
+    _Static_assert(offsetof(tflm_out_s8_t, bias) == 0 && offsetof(tflm_out_s8_t, mult) == 4
+        && offsetof(tflm_out_s8_t, k) == 8 && offsetof(tflm_out_s8_t, shift) == 12
+        && sizeof(tflm_out_s8_t) == 16, "the assembly reads tflm_out_s8_t as four words");
+    uint32_t a0, a1, a2, a3;
+    const int8_t *p0, *p1, *f0, *f1, *e;
+    int32_t t0, t1, t2, t3;
+    __asm__ volatile(
+        "0:\n\t"
+        "ldr %[e], %[qm]\n\t"
+        "ldr %[a0], [%[e]]\n\t"
+        "ldr %[a1], [%[e], #16]\n\t"
+        "mov %[a2], %[a0]\n\t"
+        "mov %[a3], %[a1]\n\t"
+        "ldr %[p0], %[x0m]\n\t"
+        "ldr %[p1], %[x1m]\n\t"
+        "ldr %[f0], %[wm]\n\t"
+        "ldr %[e], %[km]\n\t"
+        "add %[f1], %[f0], %[e]\n\t"
+        "add %[e], %[p0], %[e]\n\t"
+        ".p2align 2\n"
+        "1:\n\t"
+        CONV_S8_PAIR_STEP(", #1]")
+        CONV_S8_PAIR_STEP(", #2]")
+        CONV_S8_PAIR_STEP(", #3]")
+        CONV_S8_PAIR_STEP("], #4")
+        "cmp %[p0], %[e]\n\t"
+        "bne 1b\n\t"
+        "str %[f1], %[wm]\n\t"
+        "ldr %[e], %[qm]\n\t"
+        "ldr %[f0], [%[e], #4]\n\t"
+        "ldr %[f1], [%[e], #8]\n\t"
+        "ldr %[p1], [%[e], #12]\n\t"
+        "ldr %[p0], %[o0m]\n\t"
+        "ldr %[t2], %[o1m]\n\t"
+        CONV_S8_PAIR_OUT("%[a0]")
+        "strb %[t1], [%[p0]]\n\t"
+        CONV_S8_PAIR_OUT("%[a2]")
+        "strb %[t1], [%[t2]]\n\t"
+        "ldr %[f0], [%[e], #20]\n\t"
+        "ldr %[f1], [%[e], #24]\n\t"
+        "ldr %[p1], [%[e], #28]\n\t"
+        CONV_S8_PAIR_OUT("%[a1]")
+        "strb %[t1], [%[p0], #1]\n\t"
+        CONV_S8_PAIR_OUT("%[a3]")
+        "strb %[t1], [%[t2], #1]\n\t"
+        "add %[e], %[e], #32\n\t"
+        "str %[e], %[qm]\n\t"
+        "add %[p0], %[p0], #2\n\t"
+        "str %[p0], %[o0m]\n\t"
+        "add %[t2], %[t2], #2\n\t"
+        "str %[t2], %[o1m]\n\t"
+        "ldr %[t0], %[left]\n\t"
+        "subs %[t0], %[t0], #1\n\t"
+        "str %[t0], %[left]\n\t"
+        "bne 0b"
+        : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [p0] "=&r"(p0), [p1] "=&r"(p1),
+          [f0] "=&r"(f0), [f1] "=&r"(f1), [e] "=&r"(e), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2),
+          [t3] "=&r"(t3), [wm] "+m"(w), [qm] "+m"(q), [o0m] "+m"(o0), [o1m] "+m"(o1), [left] "+m"(pairs)
+        : [x0m] "m"(x0), [x1m] "m"(x1), [km] "m"(k)
+        : "memory", "cc");
+}
+#undef CONV_S8_PAIR_STEP
+#undef CONV_S8_PAIR_OUT
+#endif
+
 static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t k, int8_t *out0,
     int8_t *out1) {
 #if CONV_S8_SAT
     if (c->sat) {
+#if CONV_S8_PAIR_ASM
+        if (x1 != NULL && k >= 4 && (k & 3) == 0 && c->n >= 2) {
+            const int32_t m = c->n & ~1;
+            conv_s8_pair_sat(x0, x1, k, c->filter + c->c0 * k, c->q, out0, out1, m >> 1);
+            if (m == c->n) {
+                return;
+            }
+            // The odd last channel.
+            conv_s8_t last = *c;
+            last.c0 += m;
+            last.n -= m;
+            last.q += m;
+            conv_s8_pair_run(&last, x0, x1, k, out0 + m, out1 + m, true);
+            return;
+        }
+#endif
         conv_s8_pair_run(c, x0, x1, k, out0, out1, true);
         return;
     }
