@@ -129,8 +129,11 @@ int main(void) {
         INT32_MAX };
     long bad = 0;
     for (long it = 0; it < 4000000; ++it) {
-        int32_t shift = 3 - (int32_t)(rnd() % 32);
-        int32_t mult = it % 16 == 0 ? 0x40000000 : (int32_t)(0x40000000u + (rnd() & 0x3fffffffu));
+        // TFLM's shifts run from 31 bits left to 31 right; a scale below
+        // 2^-31 gets multiplier 0 (shift 0; any shift is tried here).
+        int32_t shift = 3 - (int32_t)(rnd() % 35);
+        int32_t mult = it % 16 == 0 ? 0x40000000 : it % 61 == 0 ? 0
+            : (int32_t)(0x40000000u + (rnd() & 0x3fffffffu));
         int32_t zp = (int32_t)(rnd() % 256) - 128;
         int32_t acc = it % 4 == 0 ? (int32_t)rnd() : it % 4 == 1 ? (int32_t)(rnd() % 200001) - 100000
             : it % 4 == 2 ? edges[rnd() % 10] : (int32_t)(rnd() % 2001) - 1000;

@@ -98,7 +98,8 @@ static inline int8_t dw_s8_put(uint32_t sum, const dw_s8_row_t *r) {
     if (r->shift >= 0) {
         v = tflm_out_s8_scale((int32_t)sum, r->mult, r->k, r->shift);
     } else {
-        v = tflm_wrap_add(tflm_mul_by_quantized_mul((int32_t)sum, r->mult, r->k), r->zp);
+        const tflm_out_s8_t q = { 0, r->mult, r->k, r->shift };
+        v = tflm_out_s8_other((int32_t)sum, &q, r->zp);
     }
     return (int8_t)tflm_clamp(v, r->lo, r->hi);
 }

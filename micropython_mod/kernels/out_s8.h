@@ -13,8 +13,12 @@
 // ([h < 0] equals [acc < 0] wherever it matters: M >= 2^30, and for acc = -1,
 // M = 2^30 both give 0.) The zero point folds into k, so one SMLAL and one
 // shift make the value. That holds for 1 <= r <= 24 (the sum stays within
-// 63 bits and k within 32); other shifts (left shifts, r = 0, r > 24: rare) take the
-// reference's own steps.
+// 63 bits and k within 32), and with M = 0 (TFLM's multiplier for a scale
+// below 2^-31) taken as r = 1 it gives the zero point, as the reference
+// does. For 25 <= r <= 31 the zero point stays out of k (zp * 2^r would
+// take more than 32 bits) and is added after the shift: trained layers have
+// many such channels (most of vww_96_int8's last pointwise layers'). Other
+// shifts (left shifts, r = 0: rare) take the reference's own steps.
 #ifndef TFLM_KERNELS_OUT_S8_H
 #define TFLM_KERNELS_OUT_S8_H
 
@@ -38,18 +42,21 @@
 typedef struct {
     int32_t bias;   // the sum starts here: bias + input offset * sum of the filter
     int32_t mult;   // Q31 multiplier
-    int32_t k;      // 2^(r-1) + zp * 2^r (fast); the reference's shift (slow)
-    int32_t shift;  // r - 1 (fast); -1: the reference's steps
+    int32_t k;      // 2^(r-1) + zp * 2^r (fast); 2^(r-1) (wide); the reference's shift (slow)
+    int32_t shift;  // r - 1 (fast); -(r + 1), -26 to -32 (wide); -1: the reference's steps
 } tflm_out_s8_t;
 
 // Fills q's multiplier and rounding from TFLM's (multiplier, shift) and the
 // output zero point; q->bias is the caller's.
 static inline void tflm_out_s8_setup(tflm_out_s8_t *q, int32_t multiplier, int32_t shift, int32_t zero_point) {
-    const int32_t r = -shift;
+    const int32_t r = multiplier == 0 ? 1 : -shift;
     q->mult = multiplier;
     if (r >= 1 && r <= 24) {
         q->k = (int32_t)(((uint32_t)1 << (r - 1)) + ((uint32_t)zero_point << r));
         q->shift = r - 1;
+    } else if (r >= 25 && r <= 31) {
+        q->k = (int32_t)((uint32_t)1 << (r - 1));
+        q->shift = -(r + 1);
     } else {
         q->k = shift;
         q->shift = -1;
@@ -126,15 +133,30 @@ static inline int32_t tflm_out_s8_scale(int32_t acc, int32_t mult, int32_t k, in
 #endif
 }
 
+// The value before the clamp for the cases other than the fast one (wide
+// shifts, the reference's steps). Out of line on Armv6-M: the kernels'
+// loops inline tflm_out_s8, and a second copy of the scaling in them cost
+// the Cortex-M0+ 5-12% on the shared models (its eight low registers);
+// inline elsewhere, where the wide case runs at the fast one's speed
+// (vww_96_int8 2.3% faster on the Cortex-M4 than out of line).
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+#define TFLM_OUT_S8_OTHER_INLINE __attribute__((noinline, unused))
+#else
+#define TFLM_OUT_S8_OTHER_INLINE TFLM_ALWAYS_INLINE
+#endif
+static TFLM_OUT_S8_OTHER_INLINE int32_t tflm_out_s8_other(int32_t acc, const tflm_out_s8_t *q,
+    int32_t zero_point) {
+    if (q->shift < -1) {
+        return tflm_out_s8_scale(acc, q->mult, q->k, -2 - q->shift) + zero_point;
+    }
+    return tflm_wrap_add(tflm_mul_by_quantized_mul(acc, q->mult, q->k), zero_point);
+}
+
 // The whole stage for one value: the sum, the channel's constants, the clamp.
 static inline int8_t tflm_out_s8(int32_t acc, const tflm_out_s8_t *q, int32_t zero_point, int32_t act_min,
     int32_t act_max) {
-    int32_t v;
-    if (q->shift >= 0) {
-        v = tflm_out_s8_scale(acc, q->mult, q->k, q->shift);
-    } else {
-        v = tflm_wrap_add(tflm_mul_by_quantized_mul(acc, q->mult, q->k), zero_point);
-    }
+    const int32_t v = q->shift >= 0 ? tflm_out_s8_scale(acc, q->mult, q->k, q->shift)
+                                    : tflm_out_s8_other(acc, q, zero_point);
     return (int8_t)tflm_clamp(v, act_min, act_max);
 }
 
