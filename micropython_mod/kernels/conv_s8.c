@@ -558,74 +558,107 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 
 // conv_s8_pair_run's channels two by two for two pixels, in one block of
 // assembly (the Cortex-M3), when each channel has the fast scaling and the
-// activation's range is all of int8 (conv_s8_t.sat) and k is a multiple of
-// 4: the 2x2 block's loop with post-indexed loads, then the four outputs
+// activation's range is all of int8 (conv_s8_t.sat): the 2x2 block's loop
+// with post-indexed loads (4 values a step, then one a step for the k % 4
+// left, pointwise or a gathered window), then the four outputs
 // from the registers it leaves its sums in. (GCC's code added the four
 // pointers' increments at each step, and reloaded and spilled about 50
 // instructions' worth at each pair of channels around the loop.)
+// The block for each pair of channels; `end` loads the values the loop of
+// four a step takes, `first` and `rest` bracket it: with k a multiple of 4
+// they are empty, else they skip it when k < 4 and run the k % 4 values
+// left one a step.
+#define CONV_S8_PAIR_BLOCK(end, first, rest) \
+    "0:\n\t" \
+    "ldr %[e], %[qm]\n\t" \
+    "ldr %[a0], [%[e]]\n\t" \
+    "ldr %[a1], [%[e], #16]\n\t" \
+    "mov %[a2], %[a0]\n\t" \
+    "mov %[a3], %[a1]\n\t" \
+    "ldr %[p0], %[x0m]\n\t" \
+    "ldr %[p1], %[x1m]\n\t" \
+    "ldr %[f0], %[wm]\n\t" \
+    "ldr %[e], %[km]\n\t" \
+    "add %[f1], %[f0], %[e]\n\t" \
+    end \
+    "add %[e], %[p0], %[e]\n\t" \
+    first \
+    ".p2align 2\n" \
+    "1:\n\t" \
+    CONV_S8_PAIR_STEP(", #1]") \
+    CONV_S8_PAIR_STEP(", #2]") \
+    CONV_S8_PAIR_STEP(", #3]") \
+    CONV_S8_PAIR_STEP("], #4") \
+    "cmp %[p0], %[e]\n\t" \
+    "bne 1b\n\t" \
+    rest \
+    "str %[f1], %[wm]\n\t" \
+    "ldr %[e], %[qm]\n\t" \
+    "ldr %[f0], [%[e], #4]\n\t" \
+    "ldr %[f1], [%[e], #8]\n\t" \
+    "ldr %[p1], [%[e], #12]\n\t" \
+    "ldr %[p0], %[o0m]\n\t" \
+    "ldr %[t2], %[o1m]\n\t" \
+    CONV_S8_PAIR_OUT("%[a0]") \
+    "strb %[t1], [%[p0]]\n\t" \
+    CONV_S8_PAIR_OUT("%[a2]") \
+    "strb %[t1], [%[t2]]\n\t" \
+    "ldr %[f0], [%[e], #20]\n\t" \
+    "ldr %[f1], [%[e], #24]\n\t" \
+    "ldr %[p1], [%[e], #28]\n\t" \
+    CONV_S8_PAIR_OUT("%[a1]") \
+    "strb %[t1], [%[p0], #1]\n\t" \
+    CONV_S8_PAIR_OUT("%[a3]") \
+    "strb %[t1], [%[t2], #1]\n\t" \
+    "add %[e], %[e], #32\n\t" \
+    "str %[e], %[qm]\n\t" \
+    "add %[p0], %[p0], #2\n\t" \
+    "str %[p0], %[o0m]\n\t" \
+    "add %[t2], %[t2], #2\n\t" \
+    "str %[t2], %[o1m]\n\t" \
+    "ldr %[t0], %[left]\n\t" \
+    "subs %[t0], %[t0], #1\n\t" \
+    "str %[t0], %[left]\n\t" \
+    "bne 0b"
+#define CONV_S8_PAIR_FIRST \
+    "cmp %[p0], %[e]\n\t" \
+    "beq 2f\n\t"
+#define CONV_S8_PAIR_REST \
+    "2:\n\t" \
+    "ldr %[t0], %[k3m]\n\t" \
+    "add %[e], %[p0], %[t0]\n" \
+    "3:\n\t" \
+    CONV_S8_PAIR_STEP("], #1") \
+    "cmp %[p0], %[e]\n\t" \
+    "bne 3b\n\t"
+#define CONV_S8_PAIR_OPERANDS \
+    : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [p0] "=&r"(p0), [p1] "=&r"(p1), \
+      [f0] "=&r"(f0), [f1] "=&r"(f1), [e] "=&r"(e), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), \
+      [t3] "=&r"(t3), [wm] "+m"(w), [qm] "+m"(q), [o0m] "+m"(o0), [o1m] "+m"(o1), [left] "+m"(pairs) \
+    : [x0m] "m"(x0), [x1m] "m"(x1), [km] "m"(k), [k4m] "m"(k4), [k3m] "m"(k3) \
+    : "memory", "cc"
+
 static void conv_s8_pair_sat(const int8_t *x0, const int8_t *x1, int32_t k, const int8_t *w,
     const tflm_out_s8_t *q, int8_t *o0, int8_t *o1, int32_t pairs) {
     _Static_assert(offsetof(tflm_out_s8_t, bias) == 0 && offsetof(tflm_out_s8_t, mult) == 4
         && offsetof(tflm_out_s8_t, k) == 8 && offsetof(tflm_out_s8_t, shift) == 12
         && sizeof(tflm_out_s8_t) == 16, "the assembly reads tflm_out_s8_t as four words");
+    const int32_t k4 = k & ~3, k3 = k & 3;
     uint32_t a0, a1, a2, a3;
     const int8_t *p0, *p1, *f0, *f1, *e;
     int32_t t0, t1, t2, t3;
-    __asm__ volatile(
-        "0:\n\t"
-        "ldr %[e], %[qm]\n\t"
-        "ldr %[a0], [%[e]]\n\t"
-        "ldr %[a1], [%[e], #16]\n\t"
-        "mov %[a2], %[a0]\n\t"
-        "mov %[a3], %[a1]\n\t"
-        "ldr %[p0], %[x0m]\n\t"
-        "ldr %[p1], %[x1m]\n\t"
-        "ldr %[f0], %[wm]\n\t"
-        "ldr %[e], %[km]\n\t"
-        "add %[f1], %[f0], %[e]\n\t"
-        "add %[e], %[p0], %[e]\n\t"
-        ".p2align 2\n"
-        "1:\n\t"
-        CONV_S8_PAIR_STEP(", #1]")
-        CONV_S8_PAIR_STEP(", #2]")
-        CONV_S8_PAIR_STEP(", #3]")
-        CONV_S8_PAIR_STEP("], #4")
-        "cmp %[p0], %[e]\n\t"
-        "bne 1b\n\t"
-        "str %[f1], %[wm]\n\t"
-        "ldr %[e], %[qm]\n\t"
-        "ldr %[f0], [%[e], #4]\n\t"
-        "ldr %[f1], [%[e], #8]\n\t"
-        "ldr %[p1], [%[e], #12]\n\t"
-        "ldr %[p0], %[o0m]\n\t"
-        "ldr %[t2], %[o1m]\n\t"
-        CONV_S8_PAIR_OUT("%[a0]")
-        "strb %[t1], [%[p0]]\n\t"
-        CONV_S8_PAIR_OUT("%[a2]")
-        "strb %[t1], [%[t2]]\n\t"
-        "ldr %[f0], [%[e], #20]\n\t"
-        "ldr %[f1], [%[e], #24]\n\t"
-        "ldr %[p1], [%[e], #28]\n\t"
-        CONV_S8_PAIR_OUT("%[a1]")
-        "strb %[t1], [%[p0], #1]\n\t"
-        CONV_S8_PAIR_OUT("%[a3]")
-        "strb %[t1], [%[t2], #1]\n\t"
-        "add %[e], %[e], #32\n\t"
-        "str %[e], %[qm]\n\t"
-        "add %[p0], %[p0], #2\n\t"
-        "str %[p0], %[o0m]\n\t"
-        "add %[t2], %[t2], #2\n\t"
-        "str %[t2], %[o1m]\n\t"
-        "ldr %[t0], %[left]\n\t"
-        "subs %[t0], %[t0], #1\n\t"
-        "str %[t0], %[left]\n\t"
-        "bne 0b"
-        : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [p0] "=&r"(p0), [p1] "=&r"(p1),
-          [f0] "=&r"(f0), [f1] "=&r"(f1), [e] "=&r"(e), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2),
-          [t3] "=&r"(t3), [wm] "+m"(w), [qm] "+m"(q), [o0m] "+m"(o0), [o1m] "+m"(o1), [left] "+m"(pairs)
-        : [x0m] "m"(x0), [x1m] "m"(x1), [km] "m"(k)
-        : "memory", "cc");
+    if (k3 == 0) {
+        // (k >= 4 here: conv_s8_pair takes no empty window.)
+        __asm__ volatile(CONV_S8_PAIR_BLOCK("", "", "") CONV_S8_PAIR_OPERANDS);
+    } else {
+        __asm__ volatile(CONV_S8_PAIR_BLOCK("ldr %[e], %[k4m]\n\t", CONV_S8_PAIR_FIRST, CONV_S8_PAIR_REST)
+            CONV_S8_PAIR_OPERANDS);
+    }
 }
+#undef CONV_S8_PAIR_BLOCK
+#undef CONV_S8_PAIR_FIRST
+#undef CONV_S8_PAIR_REST
+#undef CONV_S8_PAIR_OPERANDS
 #undef CONV_S8_PAIR_STEP
 #undef CONV_S8_PAIR_OUT
 #endif
@@ -635,7 +668,7 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
 #if CONV_S8_SAT
     if (c->sat) {
 #if CONV_S8_PAIR_ASM
-        if (x1 != NULL && k >= 4 && (k & 3) == 0 && c->n >= 2) {
+        if (x1 != NULL && k >= 1 && c->n >= 2) {
             const int32_t m = c->n & ~1;
             conv_s8_pair_sat(x0, x1, k, c->filter + c->c0 * k, c->q, out0, out1, m >> 1);
             if (m == c->n) {
