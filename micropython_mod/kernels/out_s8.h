@@ -138,11 +138,15 @@ static inline int32_t tflm_out_s8_scale(int32_t acc, int32_t mult, int32_t k, in
 // loops inline tflm_out_s8, and a second copy of the scaling in them cost
 // the Cortex-M0+ 5-12% on the shared models (its eight low registers);
 // inline elsewhere, where the wide case runs at the fast one's speed
-// (vww_96_int8 2.3% faster on the Cortex-M4 than out of line).
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
-#define TFLM_OUT_S8_OTHER_INLINE __attribute__((noinline, unused))
-#else
+// (vww_96_int8 2.3% faster on the Cortex-M4 than out of line), unless a
+// board short of flash says TFLM_OUT_S8_WIDE_INLINE=0 (PYBV11: 1.5 KB).
+#ifndef TFLM_OUT_S8_WIDE_INLINE
+#define TFLM_OUT_S8_WIDE_INLINE (TFLM_KERNEL_ARCH != TFLM_ARCH_V6M)
+#endif
+#if TFLM_OUT_S8_WIDE_INLINE
 #define TFLM_OUT_S8_OTHER_INLINE TFLM_ALWAYS_INLINE
+#else
+#define TFLM_OUT_S8_OTHER_INLINE __attribute__((noinline, unused))
 #endif
 static TFLM_OUT_S8_OTHER_INLINE int32_t tflm_out_s8_other(int32_t acc, const tflm_out_s8_t *q,
     int32_t zero_point) {
