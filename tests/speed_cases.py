@@ -27,20 +27,22 @@ def _out(padding: str, n: int, k: int, stride: int, dil: int = 1) -> int:
     return (n + stride - 1) // stride if padding == "SAME" else (n + stride - eff) // stride
 
 
-def _scales(rng, n: int, per_channel: bool, typical: float, extreme: bool) -> list[float]:
+def _scales(rng, n: int, per_channel: bool, typical: float, extreme: bool | str) -> list[float]:
     """Filter scales around `typical`; `extreme` spreads them so that some
-    channels' multipliers shift left or by more than 24 bits."""
+    channels' multipliers shift left or by more than 24 bits; "wide" only
+    right, by 25 to 31 bits or so far that the multiplier is 0, beside
+    typical ones (out_s8.h's wide form)."""
     count = n if per_channel else 1
     s = rng.uniform(typical * 0.5, typical * 2.0, count)
     if extreme:
-        factors = [1e-9, 1e-6, 3e-4, 1.0, 40.0, 300.0]
+        factors = [1.0, 1e-6, 2e-7, 1e-9] if extreme == "wide" else [1e-9, 1e-6, 3e-4, 1.0, 40.0, 300.0]
         s = s * np.array([factors[i % len(factors)] for i in range(count)])
     return [float(np.float32(v)) for v in s]
 
 
 def _conv_case(rng, name: str, *, h: int, w: int, in_d: int, out_d: int, kh: int, kw: int, stride: int,
                padding: str, dil: int = 1, groups: int = 1, batches: int = 1, per_channel: bool, act: str,
-               depthwise: bool = False, mult: int = 1, extreme: bool = False, bias: bool = True) -> Case:
+               depthwise: bool = False, mult: int = 1, extreme: bool | str = False, bias: bool = True) -> Case:
     oh, ow = _out(padding, h, kh, stride, dil), _out(padding, w, kw, stride, dil)
     qin = act_quant(rng, "INT8")
     qout = act_quant(rng, "INT8")
@@ -213,4 +215,14 @@ def cases() -> list[Case]:
                                      (128, 67, (1, 5), "NONE"), (32, 33, (3, 3), "NONE"), (16, 6, (2, 4), "RELU")]:
         conv(f"1x1_pairs_{in_d}to{out_d}_{h}x{w}_{act.lower()}", h=h, w=w, in_d=in_d, out_d=out_d, kh=1, kw=1,
              stride=1, padding="SAME", act=act)
+    # The same blocks with channels of the wide form (shifts of 25-31 bits,
+    # multiplier 0) beside fast ones: pointwise four and two pixels at a
+    # time, windows gathered (27 values) and over 128 values, an odd
+    # channel, and an activation that narrows the range (the C stage).
+    for name, kw in [("1x1_wide_64to12", dict(h=2, w=4, in_d=64, out_d=12, kh=1, kw=1, act="NONE")),
+                     ("1x1_wide_128to21", dict(h=3, w=3, in_d=128, out_d=21, kh=1, kw=1, act="NONE")),
+                     ("1x1_wide_200to8", dict(h=1, w=3, in_d=200, out_d=8, kh=1, kw=1, act="NONE")),
+                     ("3x3_wide_rgb", dict(h=7, w=6, in_d=3, out_d=9, kh=3, kw=3, act="NONE")),
+                     ("1x1_wide_relu", dict(h=2, w=4, in_d=32, out_d=8, kh=1, kw=1, act="RELU"))]:
+        conv(name, stride=1, padding="SAME", per_channel=True, extreme="wide", **kw)
     return out

@@ -94,6 +94,7 @@ typedef struct {
     const tflm_out_s8_t *q;  // its constants
 #if CONV_S8_SAT
     bool sat;                // every one fast (shift >= 0), the activation's range all of int8
+    bool wide;               // every one in the wide form (conv_s8_setup), the range all of int8
 #endif
 #if TFLM_MM_S8_LANES
     bool lanes;              // two pixels may sum in one 64-bit sum (conv_data_t.lanes)
@@ -485,14 +486,20 @@ static TFLM_ALWAYS_INLINE int8_t conv_s8_out(int32_t acc, const tflm_out_s8_t *q
 #if CONV_S8_PAIR_DSP_ASM
 // tflm_out_s8_scale of sum v and SSAT, into wv: the multiplier in xa, k in
 // xb, the shift in xc (the loop's registers, free once it is done).
-#define CONV_S8_PAIR_DSP_OUT(v) \
+#define CONV_S8_PAIR_DSP_OUT(v, post) \
     "add %[wv], %[xb], " v ", asr #31\n\t" \
     "lsl %[xd], %[wv], #31\n\t" \
     "orr %[xd], %[xd], #0x40000000\n\t" \
     "asr %[wv], %[wv], #1\n\t" \
     "smlal %[xd], %[wv], " v ", %[xa]\n\t" \
     "asr %[wv], %[wv], %[xc]\n\t" \
+    post \
     "ssat %[wv], #8, %[wv]\n\t"
+// The wide form (conv_s8_t.wide): the zero point in wt, added after the
+// shift, and the shift from -(r + 1) to r - 1.
+#define CONV_S8_PAIR_DSP_ZP "ldr %[wt], %[zpm]\n\t"
+#define CONV_S8_PAIR_DSP_SH "mvn %[xc], %[xc]\n\t" "sub %[xc], %[xc], #1\n\t"
+#define CONV_S8_PAIR_DSP_POST "add %[wv], %[wv], %[wt]\n\t"
 
 // conv_s8_pair_run's channels two by two on the DSP cores, in one block of
 // assembly, when every channel has the fast scaling and the activation's
@@ -500,91 +507,109 @@ static TFLM_ALWAYS_INLINE int8_t conv_s8_out(int32_t acc, const tflm_out_s8_t *q
 // pixels xw .. xw_end, the k3 values left one a step (x0, x1: where they
 // start), then the four outputs from the registers the loops leave their
 // sums in (as conv_s8_pair_sat on the Cortex-M3).
+#define CONV_S8_PAIR_DSP_BLOCK(zp, sh, post) \
+    "0:\n\t" \
+    "ldr %[wt], %[qm]\n\t" \
+    "ldr %[a00], [%[wt]]\n\t" \
+    "ldr %[a01], [%[wt], #16]\n\t" \
+    "mov %[a10], %[a00]\n\t" \
+    "mov %[a11], %[a01]\n\t" \
+    "ldr %[xw], %[xwm]\n\t" \
+    "ldr %[end], %[endm]\n\t" \
+    "ldr %[w0], %[wm]\n\t" \
+    "ldr %[w1], %[km]\n\t" \
+    "add %[w1], %[w0], %[w1]\n\t" \
+    "sub %[wt], %[end], %[xw]\n\t" \
+    "tst %[wt], #16\n\t" \
+    "beq 2f\n\t" \
+    TFLM_MM_S16S8_2X2_STEP \
+    "2:\n\t" \
+    "cmp %[xw], %[end]\n\t" \
+    "beq 3f\n\t" \
+    ".p2align 2\n" \
+    "1:\n\t" \
+    TFLM_MM_S16S8_2X2_STEP TFLM_MM_S16S8_2X2_STEP \
+    "cmp %[xw], %[end]\n\t" \
+    "bne 1b\n" \
+    "3:\n\t" \
+    "ldr %[end], %[k3m]\n\t" \
+    "cmp %[end], #0\n\t" \
+    "beq 5f\n\t" \
+    "ldr %[xa], %[x0m]\n\t" \
+    "ldr %[xb], %[x1m]\n" \
+    "4:\n\t" \
+    "ldrsb %[xc], [%[xa]], #1\n\t" \
+    "ldrsb %[xd], [%[xb]], #1\n\t" \
+    "ldrsb %[wv], [%[w0]], #1\n\t" \
+    "ldrsb %[wt], [%[w1]], #1\n\t" \
+    "mla %[a00], %[xc], %[wv], %[a00]\n\t" \
+    "mla %[a01], %[xc], %[wt], %[a01]\n\t" \
+    "mla %[a10], %[xd], %[wv], %[a10]\n\t" \
+    "mla %[a11], %[xd], %[wt], %[a11]\n\t" \
+    "subs %[end], %[end], #1\n\t" \
+    "bne 4b\n" \
+    "5:\n\t" \
+    "str %[w1], %[wm]\n\t" \
+    "ldr %[xw], %[qm]\n\t" \
+    "ldr %[xa], [%[xw], #4]\n\t" \
+    "ldr %[xb], [%[xw], #8]\n\t" \
+    "ldr %[xc], [%[xw], #12]\n\t" \
+    sh \
+    "ldr %[w0], %[o0m]\n\t" \
+    "ldr %[end], %[o1dm]\n\t" \
+    "add %[end], %[w0], %[end]\n\t" \
+    zp \
+    CONV_S8_PAIR_DSP_OUT("%[a00]", post) \
+    "strb %[wv], [%[w0]]\n\t" \
+    CONV_S8_PAIR_DSP_OUT("%[a10]", post) \
+    "strb %[wv], [%[end]]\n\t" \
+    "ldr %[xa], [%[xw], #20]\n\t" \
+    "ldr %[xb], [%[xw], #24]\n\t" \
+    "ldr %[xc], [%[xw], #28]\n\t" \
+    sh \
+    CONV_S8_PAIR_DSP_OUT("%[a01]", post) \
+    "strb %[wv], [%[w0], #1]\n\t" \
+    CONV_S8_PAIR_DSP_OUT("%[a11]", post) \
+    "strb %[wv], [%[end], #1]\n\t" \
+    "add %[xw], %[xw], #32\n\t" \
+    "str %[xw], %[qm]\n\t" \
+    "add %[w0], %[w0], #2\n\t" \
+    "str %[w0], %[o0m]\n\t" \
+    "ldr %[wt], %[left]\n\t" \
+    "subs %[wt], %[wt], #1\n\t" \
+    "str %[wt], %[left]\n\t" \
+    "bne 0b"
+#define CONV_S8_PAIR_DSP_OPERANDS \
+    : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [xw] "=&r"(xw), \
+    [end] "=&r"(end), [w0] "=&r"(w0), [w1] "=&r"(w1), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc), \
+    [xd] "=&r"(xd), [wv] "=&r"(wv), [wt] "=&r"(wt), [wm] "+m"(w), [qm] "+m"(q), [o0m] "+m"(o0), \
+    [left] "+m"(pairs) \
+    : [xwm] "m"(xws), [endm] "m"(xw_end), [km] "m"(k), [k3m] "m"(k3), [x0m] "m"(x0), [x1m] "m"(x1), \
+      [zpm] "m"(zp), [o1dm] "m"(o1d) \
+    : "memory", "cc"
+
 static void conv_s8_pair_sat_dsp(const uint32_t *xws, const uint32_t *xw_end, const int8_t *x0, const int8_t *x1,
-    int32_t k3, int32_t k, const int8_t *w, const tflm_out_s8_t *q, int8_t *o0, int8_t *o1, int32_t pairs) {
+    int32_t k3, int32_t k, const int8_t *w, const tflm_out_s8_t *q, int32_t zp, bool wide, int8_t *o0, int8_t *o1,
+    int32_t pairs) {
+    const ptrdiff_t o1d = o1 - o0;  // (an operand fewer than o1 itself: GCC takes at most 30)
     _Static_assert(offsetof(tflm_out_s8_t, bias) == 0 && offsetof(tflm_out_s8_t, mult) == 4
         && offsetof(tflm_out_s8_t, k) == 8 && offsetof(tflm_out_s8_t, shift) == 12
         && sizeof(tflm_out_s8_t) == 16, "the assembly reads tflm_out_s8_t as four words");
     uint32_t a00, a01, a10, a11, xa, xb, xc, xd, wv, wt;
     const uint32_t *xw, *end;
     const int8_t *w0, *w1;
-    __asm__ volatile(
-        "0:\n\t"
-        "ldr %[wt], %[qm]\n\t"
-        "ldr %[a00], [%[wt]]\n\t"
-        "ldr %[a01], [%[wt], #16]\n\t"
-        "mov %[a10], %[a00]\n\t"
-        "mov %[a11], %[a01]\n\t"
-        "ldr %[xw], %[xwm]\n\t"
-        "ldr %[end], %[endm]\n\t"
-        "ldr %[w0], %[wm]\n\t"
-        "ldr %[w1], %[km]\n\t"
-        "add %[w1], %[w0], %[w1]\n\t"
-        "sub %[wt], %[end], %[xw]\n\t"
-        "tst %[wt], #16\n\t"
-        "beq 2f\n\t"
-        TFLM_MM_S16S8_2X2_STEP
-        "2:\n\t"
-        "cmp %[xw], %[end]\n\t"
-        "beq 3f\n\t"
-        ".p2align 2\n"
-        "1:\n\t"
-        TFLM_MM_S16S8_2X2_STEP TFLM_MM_S16S8_2X2_STEP
-        "cmp %[xw], %[end]\n\t"
-        "bne 1b\n"
-        "3:\n\t"
-        "ldr %[end], %[k3m]\n\t"
-        "cmp %[end], #0\n\t"
-        "beq 5f\n\t"
-        "ldr %[xa], %[x0m]\n\t"
-        "ldr %[xb], %[x1m]\n"
-        "4:\n\t"
-        "ldrsb %[xc], [%[xa]], #1\n\t"
-        "ldrsb %[xd], [%[xb]], #1\n\t"
-        "ldrsb %[wv], [%[w0]], #1\n\t"
-        "ldrsb %[wt], [%[w1]], #1\n\t"
-        "mla %[a00], %[xc], %[wv], %[a00]\n\t"
-        "mla %[a01], %[xc], %[wt], %[a01]\n\t"
-        "mla %[a10], %[xd], %[wv], %[a10]\n\t"
-        "mla %[a11], %[xd], %[wt], %[a11]\n\t"
-        "subs %[end], %[end], #1\n\t"
-        "bne 4b\n"
-        "5:\n\t"
-        "str %[w1], %[wm]\n\t"
-        "ldr %[xw], %[qm]\n\t"
-        "ldr %[xa], [%[xw], #4]\n\t"
-        "ldr %[xb], [%[xw], #8]\n\t"
-        "ldr %[xc], [%[xw], #12]\n\t"
-        "ldr %[w0], %[o0m]\n\t"
-        "ldr %[end], %[o1m]\n\t"
-        CONV_S8_PAIR_DSP_OUT("%[a00]")
-        "strb %[wv], [%[w0]]\n\t"
-        CONV_S8_PAIR_DSP_OUT("%[a10]")
-        "strb %[wv], [%[end]]\n\t"
-        "ldr %[xa], [%[xw], #20]\n\t"
-        "ldr %[xb], [%[xw], #24]\n\t"
-        "ldr %[xc], [%[xw], #28]\n\t"
-        CONV_S8_PAIR_DSP_OUT("%[a01]")
-        "strb %[wv], [%[w0], #1]\n\t"
-        CONV_S8_PAIR_DSP_OUT("%[a11]")
-        "strb %[wv], [%[end], #1]\n\t"
-        "add %[xw], %[xw], #32\n\t"
-        "str %[xw], %[qm]\n\t"
-        "add %[w0], %[w0], #2\n\t"
-        "str %[w0], %[o0m]\n\t"
-        "add %[end], %[end], #2\n\t"
-        "str %[end], %[o1m]\n\t"
-        "ldr %[wt], %[left]\n\t"
-        "subs %[wt], %[wt], #1\n\t"
-        "str %[wt], %[left]\n\t"
-        "bne 0b"
-        : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [xw] "=&r"(xw),
-          [end] "=&r"(end), [w0] "=&r"(w0), [w1] "=&r"(w1), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc),
-          [xd] "=&r"(xd), [wv] "=&r"(wv), [wt] "=&r"(wt), [wm] "+m"(w), [qm] "+m"(q), [o0m] "+m"(o0),
-          [o1m] "+m"(o1), [left] "+m"(pairs)
-        : [xwm] "m"(xws), [endm] "m"(xw_end), [km] "m"(k), [k3m] "m"(k3), [x0m] "m"(x0), [x1m] "m"(x1)
-        : "memory", "cc");
+    if (wide) {
+        __asm__ volatile(CONV_S8_PAIR_DSP_BLOCK(CONV_S8_PAIR_DSP_ZP, CONV_S8_PAIR_DSP_SH, CONV_S8_PAIR_DSP_POST)
+            CONV_S8_PAIR_DSP_OPERANDS);
+    } else {
+        __asm__ volatile(CONV_S8_PAIR_DSP_BLOCK("", "", "") CONV_S8_PAIR_DSP_OPERANDS);
+    }
 }
+#undef CONV_S8_PAIR_DSP_BLOCK
+#undef CONV_S8_PAIR_DSP_OPERANDS
+#undef CONV_S8_PAIR_DSP_ZP
+#undef CONV_S8_PAIR_DSP_SH
+#undef CONV_S8_PAIR_DSP_POST
 #undef CONV_S8_PAIR_DSP_OUT
 #endif
 
@@ -607,8 +632,8 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 #endif
     int32_t j = 0;
 #if CONV_S8_PAIR_DSP_ASM
-    if (sat && x1 != NULL && k <= CONV_S8_WIDE_MAX && n >= 2) {
-        conv_s8_pair_sat_dsp(xw, xw + k4, x0 + k4, x1 + k4, k - k4, k, w, q, out0, out1, n >> 1);
+    if ((sat || c->wide) && x1 != NULL && k <= CONV_S8_WIDE_MAX && n >= 2) {
+        conv_s8_pair_sat_dsp(xw, xw + k4, x0 + k4, x1 + k4, k - k4, k, w, q, zp, c->wide, out0, out1, n >> 1);
         j = n & ~1;
         w += j * k;
     }
@@ -665,14 +690,20 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
     "mla %[a3], %[t1], %[t3], %[a3]\n\t"
 // tflm_out_s8_scale of sum v and SSAT, into t1: the multiplier in f0, k in
 // f1, the shift in p1 (the loop's registers, free once it is done).
-#define CONV_S8_PAIR_OUT(v) \
+#define CONV_S8_PAIR_OUT(v, post) \
     "add %[t1], %[f1], " v ", asr #31\n\t" \
     "lsl %[t0], %[t1], #31\n\t" \
     "orr %[t0], %[t0], #0x40000000\n\t" \
     "asr %[t1], %[t1], #1\n\t" \
     "smlal %[t0], %[t1], " v ", %[f0]\n\t" \
     "asr %[t1], %[t1], %[p1]\n\t" \
+    post \
     "ssat %[t1], #8, %[t1]\n\t"
+// The wide form (conv_s8_t.wide): the zero point in t3, added after the
+// shift, and the shift from -(r + 1) to r - 1.
+#define CONV_S8_PAIR_ZP "ldr %[t3], %[zpm]\n\t"
+#define CONV_S8_PAIR_SH "mvn %[p1], %[p1]\n\t" "sub %[p1], %[p1], #1\n\t"
+#define CONV_S8_PAIR_POST "add %[t1], %[t1], %[t3]\n\t"
 
 // conv_s8_pair_run's channels two by two for two pixels, in one block of
 // assembly (the Cortex-M3), when each channel has the fast scaling and the
@@ -686,7 +717,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 // four a step takes, `first` and `rest` bracket it: with k a multiple of 4
 // they are empty, else they skip it when k < 4 and run the k % 4 values
 // left one a step.
-#define CONV_S8_PAIR_BLOCK(end, first, rest) \
+#define CONV_S8_PAIR_BLOCK(end, first, rest, zp, sh, post) \
     "0:\n\t" \
     "ldr %[e], %[qm]\n\t" \
     "ldr %[a0], [%[e]]\n\t" \
@@ -715,18 +746,21 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
     "ldr %[f0], [%[e], #4]\n\t" \
     "ldr %[f1], [%[e], #8]\n\t" \
     "ldr %[p1], [%[e], #12]\n\t" \
+    sh \
     "ldr %[p0], %[o0m]\n\t" \
     "ldr %[t2], %[o1m]\n\t" \
-    CONV_S8_PAIR_OUT("%[a0]") \
+    zp \
+    CONV_S8_PAIR_OUT("%[a0]", post) \
     "strb %[t1], [%[p0]]\n\t" \
-    CONV_S8_PAIR_OUT("%[a2]") \
+    CONV_S8_PAIR_OUT("%[a2]", post) \
     "strb %[t1], [%[t2]]\n\t" \
     "ldr %[f0], [%[e], #20]\n\t" \
     "ldr %[f1], [%[e], #24]\n\t" \
     "ldr %[p1], [%[e], #28]\n\t" \
-    CONV_S8_PAIR_OUT("%[a1]") \
+    sh \
+    CONV_S8_PAIR_OUT("%[a1]", post) \
     "strb %[t1], [%[p0], #1]\n\t" \
-    CONV_S8_PAIR_OUT("%[a3]") \
+    CONV_S8_PAIR_OUT("%[a3]", post) \
     "strb %[t1], [%[t2], #1]\n\t" \
     "add %[e], %[e], #32\n\t" \
     "str %[e], %[qm]\n\t" \
@@ -753,11 +787,11 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [p0] "=&r"(p0), [p1] "=&r"(p1), \
       [f0] "=&r"(f0), [f1] "=&r"(f1), [e] "=&r"(e), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), \
       [t3] "=&r"(t3), [wm] "+m"(w), [qm] "+m"(q), [o0m] "+m"(o0), [o1m] "+m"(o1), [left] "+m"(pairs) \
-    : [x0m] "m"(x0), [x1m] "m"(x1), [km] "m"(k), [k4m] "m"(k4), [k3m] "m"(k3) \
+    : [x0m] "m"(x0), [x1m] "m"(x1), [km] "m"(k), [k4m] "m"(k4), [k3m] "m"(k3), [zpm] "m"(zp) \
     : "memory", "cc"
 
 static void conv_s8_pair_sat(const int8_t *x0, const int8_t *x1, int32_t k, const int8_t *w,
-    const tflm_out_s8_t *q, int8_t *o0, int8_t *o1, int32_t pairs) {
+    const tflm_out_s8_t *q, int32_t zp, bool wide, int8_t *o0, int8_t *o1, int32_t pairs) {
     _Static_assert(offsetof(tflm_out_s8_t, bias) == 0 && offsetof(tflm_out_s8_t, mult) == 4
         && offsetof(tflm_out_s8_t, k) == 8 && offsetof(tflm_out_s8_t, shift) == 12
         && sizeof(tflm_out_s8_t) == 16, "the assembly reads tflm_out_s8_t as four words");
@@ -765,18 +799,27 @@ static void conv_s8_pair_sat(const int8_t *x0, const int8_t *x1, int32_t k, cons
     uint32_t a0, a1, a2, a3;
     const int8_t *p0, *p1, *f0, *f1, *e;
     int32_t t0, t1, t2, t3;
-    if (k3 == 0) {
-        // (k >= 4 here: conv_s8_pair takes no empty window.)
-        __asm__ volatile(CONV_S8_PAIR_BLOCK("", "", "") CONV_S8_PAIR_OPERANDS);
-    } else {
-        __asm__ volatile(CONV_S8_PAIR_BLOCK("ldr %[e], %[k4m]\n\t", CONV_S8_PAIR_FIRST, CONV_S8_PAIR_REST)
+    // (With k3 == 0, k >= 4: conv_s8_pair takes no empty window.)
+    if (wide && k3 == 0) {
+        __asm__ volatile(CONV_S8_PAIR_BLOCK("", "", "", CONV_S8_PAIR_ZP, CONV_S8_PAIR_SH, CONV_S8_PAIR_POST)
             CONV_S8_PAIR_OPERANDS);
+    } else if (wide) {
+        __asm__ volatile(CONV_S8_PAIR_BLOCK("ldr %[e], %[k4m]\n\t", CONV_S8_PAIR_FIRST, CONV_S8_PAIR_REST,
+            CONV_S8_PAIR_ZP, CONV_S8_PAIR_SH, CONV_S8_PAIR_POST) CONV_S8_PAIR_OPERANDS);
+    } else if (k3 == 0) {
+        __asm__ volatile(CONV_S8_PAIR_BLOCK("", "", "", "", "", "") CONV_S8_PAIR_OPERANDS);
+    } else {
+        __asm__ volatile(CONV_S8_PAIR_BLOCK("ldr %[e], %[k4m]\n\t", CONV_S8_PAIR_FIRST, CONV_S8_PAIR_REST,
+            "", "", "") CONV_S8_PAIR_OPERANDS);
     }
 }
 #undef CONV_S8_PAIR_BLOCK
 #undef CONV_S8_PAIR_FIRST
 #undef CONV_S8_PAIR_REST
 #undef CONV_S8_PAIR_OPERANDS
+#undef CONV_S8_PAIR_ZP
+#undef CONV_S8_PAIR_SH
+#undef CONV_S8_PAIR_POST
 #undef CONV_S8_PAIR_STEP
 #undef CONV_S8_PAIR_OUT
 #endif
@@ -791,11 +834,11 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
     return;
 #endif
 #if CONV_S8_SAT
-    if (c->sat) {
+    if (c->sat || c->wide) {
 #if CONV_S8_PAIR_ASM
         if (x1 != NULL && k >= 1 && c->n >= 2) {
             const int32_t m = c->n & ~1;
-            conv_s8_pair_sat(x0, x1, k, c->filter + c->c0 * k, c->q, out0, out1, m >> 1);
+            conv_s8_pair_sat(x0, x1, k, c->filter + c->c0 * k, c->q, c->zero_point, c->wide, out0, out1, m >> 1);
             if (m == c->n) {
                 return;
             }
@@ -804,12 +847,18 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
             last.c0 += m;
             last.n -= m;
             last.q += m;
-            conv_s8_pair_run(&last, x0, x1, k, out0 + m, out1 + m, true);
+            if (c->sat) {
+                conv_s8_pair_run(&last, x0, x1, k, out0 + m, out1 + m, true);
+            } else {
+                conv_s8_pair_run(&last, x0, x1, k, out0 + m, out1 + m, false);
+            }
             return;
         }
 #endif
-        conv_s8_pair_run(c, x0, x1, k, out0, out1, true);
-        return;
+        if (c->sat) {
+            conv_s8_pair_run(c, x0, x1, k, out0, out1, true);
+            return;
+        }
     }
 #endif
     conv_s8_pair_run(c, x0, x1, k, out0, out1, false);
@@ -858,15 +907,16 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 // its registers take other roles: the channel's tflm_out_s8_t at q
 // (%R[a11]): bias (xa), multiplier (xb), k (w0), shift (w1); o (p), od
 // (wv); scratch %Q[a01], %R[a01], %Q[a11].
-#define CONV_S8_SCALE_SAT(v) \
+#define CONV_S8_SCALE_SAT(v, post) \
     "add %R[a01], %[w0], " v ", asr #31\n\t" \
     "lsl %Q[a11], %R[a01], #31\n\t" \
     "orr %Q[a11], %Q[a11], #0x40000000\n\t" \
     "asr %R[a01], %R[a01], #1\n\t" \
     "smlal %Q[a11], %R[a01], " v ", %[xb]\n\t" \
     "asr %R[a01], %R[a01], %[w1]\n\t" \
+    post \
     "ssat %R[a01], #8, %R[a01]\n\t"
-#define CONV_S8_OUT4_SAT(A, B) \
+#define CONV_S8_OUT4_SAT(A, B, wide, post) \
     "ldrd %[xa], %[xb], [%R[a11]]\n\t" \
     "ldrd %[w0], %[w1], [%R[a11], #8]\n\t" \
     "ubfx %Q[a01], %Q[" A "], #0, #23\n\t" \
@@ -880,15 +930,23 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     "sub %[xa], %[xa], #0x400000\n\t" \
     "add %R[" A "], %Q[a01], %[xa]\n\t" \
     "add %R[" B "], %R[a01], %[xa]\n\t" \
-    CONV_S8_SCALE_SAT("%R[" A "]") \
+    wide \
+    CONV_S8_SCALE_SAT("%R[" A "]", post) \
     "strb %R[a01], [%[p]]\n\t" \
-    CONV_S8_SCALE_SAT("%Q[" A "]") \
+    CONV_S8_SCALE_SAT("%Q[" A "]", post) \
     "strb %R[a01], [%[p], %[wv]]\n\t" \
     "add %Q[a01], %[p], %[wv], lsl #1\n\t" \
-    CONV_S8_SCALE_SAT("%R[" B "]") \
+    CONV_S8_SCALE_SAT("%R[" B "]", post) \
     "strb %R[a01], [%Q[a01]]\n\t" \
-    CONV_S8_SCALE_SAT("%Q[" B "]") \
+    CONV_S8_SCALE_SAT("%Q[" B "]", post) \
     "strb %R[a01], [%Q[a01], %[wv]]\n\t"
+// The wide form's extra steps (out_s8.h): the zero point into xa once the
+// bias is added, the shift from -(r + 1) to r - 1; the zero point added.
+#define CONV_S8_OUT4_WIDE \
+    "ldr %[xa], %[zpm]\n\t" \
+    "mvn %[w1], %[w1]\n\t" \
+    "sub %[w1], %[w1], #1\n\t"
+#define CONV_S8_OUT4_POST "add %R[a01], %R[a01], %[xa]\n\t"
 
 // conv_s8_quad's channels two by two (pairs of them), in one block of
 // assembly, when each has the fast scaling and the activation's range is
@@ -898,8 +956,60 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 // half the loop's instructions again on 64 values: the loop takes every
 // register, and GCC reloaded and spilled around it at each pair.) The
 // second channel's sums wait in `keep` while the first's go out.
-static void conv_s8_quad_sat(const int32_t *xp, int32_t k, const int8_t *w, const tflm_out_s8_t *q, int8_t *o,
-    int32_t od, int32_t pairs) {
+#define CONV_S8_QUAD_BLOCK(wide, post) \
+    "0:\n\t" \
+    "mov %Q[a00], #0x400000\n\t" \
+    "mov %R[a00], #0\n\t" \
+    "mov %Q[a10], #0x400000\n\t" \
+    "mov %R[a10], #0\n\t" \
+    "mov %Q[a01], #0x400000\n\t" \
+    "mov %R[a01], #0\n\t" \
+    "mov %Q[a11], #0x400000\n\t" \
+    "mov %R[a11], #0\n\t" \
+    "ldr %[p], %[xp]\n\t" \
+    "ldr %[w0], %[w]\n\t" \
+    "ldr %[w1], %[kk]\n\t" \
+    "add %[w1], %[w0], %[w1]\n\t" \
+    ".p2align 2\n" \
+    "1:\n\t" \
+    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
+    "ldr %[wv], %[end]\n\t" \
+    "cmp %[p], %[wv]\n\t" \
+    "bne 1b\n\t" \
+    "str %[w1], %[w]\n\t" \
+    "str %Q[a01], %[keep0]\n\t" \
+    "str %R[a01], %[keep1]\n\t" \
+    "str %Q[a11], %[keep2]\n\t" \
+    "str %R[a11], %[keep3]\n\t" \
+    "ldr %R[a11], %[qm]\n\t" \
+    "ldr %[wv], %[odm]\n\t" \
+    "ldr %[p], %[om]\n\t" \
+    CONV_S8_OUT4_SAT("a00", "a10", wide, post) \
+    "ldr %Q[a00], %[keep0]\n\t" \
+    "ldr %R[a00], %[keep1]\n\t" \
+    "ldr %Q[a10], %[keep2]\n\t" \
+    "ldr %R[a10], %[keep3]\n\t" \
+    "add %R[a11], %R[a11], #16\n\t" \
+    "add %[p], %[p], #1\n\t" \
+    CONV_S8_OUT4_SAT("a00", "a10", wide, post) \
+    "add %R[a11], %R[a11], #16\n\t" \
+    "add %[p], %[p], #1\n\t" \
+    "str %R[a11], %[qm]\n\t" \
+    "str %[p], %[om]\n\t" \
+    "ldr %Q[a01], %[left]\n\t" \
+    "subs %Q[a01], %Q[a01], #1\n\t" \
+    "str %Q[a01], %[left]\n\t" \
+    "bne 0b"
+#define CONV_S8_QUAD_OPERANDS \
+    : [a00] "=&r"(a00), [a10] "=&r"(a10), [a01] "=&r"(a01), [a11] "=&r"(a11), [p] "=&r"(p), [w0] "=&r"(w0), \
+      [w1] "=&r"(w1), [xa] "=&r"(xa), [xb] "=&r"(xb), [wv] "=&r"(wv), \
+      [w] "+m"(w), [qm] "+m"(q), [om] "+m"(o), [left] "+m"(pairs), [keep0] "=m"(keep[0]), \
+      [keep1] "=m"(keep[1]), [keep2] "=m"(keep[2]), [keep3] "=m"(keep[3]) \
+    : [xp] "m"(xp), [end] "m"(end), [kk] "m"(k), [odm] "m"(od), [zpm] "m"(zp) \
+    : "memory", "cc"
+
+static void conv_s8_quad_sat(const int32_t *xp, int32_t k, const int8_t *w, const tflm_out_s8_t *q, int32_t zp,
+    bool wide, int8_t *o, int32_t od, int32_t pairs) {
     _Static_assert(offsetof(tflm_out_s8_t, bias) == 0 && offsetof(tflm_out_s8_t, mult) == 4
         && offsetof(tflm_out_s8_t, k) == 8 && offsetof(tflm_out_s8_t, shift) == 12
         && sizeof(tflm_out_s8_t) == 16, "the assembly reads tflm_out_s8_t as four words");
@@ -907,57 +1017,16 @@ static void conv_s8_quad_sat(const int32_t *xp, int32_t k, const int8_t *w, cons
     uint32_t keep[4];
     int64_t a00, a10, a01, a11;
     int32_t p, w0, w1, xa, xb, wv;
-    __asm__ volatile(
-        "0:\n\t"
-        "mov %Q[a00], #0x400000\n\t"
-        "mov %R[a00], #0\n\t"
-        "mov %Q[a10], #0x400000\n\t"
-        "mov %R[a10], #0\n\t"
-        "mov %Q[a01], #0x400000\n\t"
-        "mov %R[a01], #0\n\t"
-        "mov %Q[a11], #0x400000\n\t"
-        "mov %R[a11], #0\n\t"
-        "ldr %[p], %[xp]\n\t"
-        "ldr %[w0], %[w]\n\t"
-        "ldr %[w1], %[kk]\n\t"
-        "add %[w1], %[w0], %[w1]\n\t"
-        ".p2align 2\n"
-        "1:\n\t"
-        TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP
-        "ldr %[wv], %[end]\n\t"
-        "cmp %[p], %[wv]\n\t"
-        "bne 1b\n\t"
-        "str %[w1], %[w]\n\t"
-        "str %Q[a01], %[keep0]\n\t"
-        "str %R[a01], %[keep1]\n\t"
-        "str %Q[a11], %[keep2]\n\t"
-        "str %R[a11], %[keep3]\n\t"
-        "ldr %R[a11], %[qm]\n\t"
-        "ldr %[wv], %[odm]\n\t"
-        "ldr %[p], %[om]\n\t"
-        CONV_S8_OUT4_SAT("a00", "a10")
-        "ldr %Q[a00], %[keep0]\n\t"
-        "ldr %R[a00], %[keep1]\n\t"
-        "ldr %Q[a10], %[keep2]\n\t"
-        "ldr %R[a10], %[keep3]\n\t"
-        "add %R[a11], %R[a11], #16\n\t"
-        "add %[p], %[p], #1\n\t"
-        CONV_S8_OUT4_SAT("a00", "a10")
-        "add %R[a11], %R[a11], #16\n\t"
-        "add %[p], %[p], #1\n\t"
-        "str %R[a11], %[qm]\n\t"
-        "str %[p], %[om]\n\t"
-        "ldr %Q[a01], %[left]\n\t"
-        "subs %Q[a01], %Q[a01], #1\n\t"
-        "str %Q[a01], %[left]\n\t"
-        "bne 0b"
-        : [a00] "=&r"(a00), [a10] "=&r"(a10), [a01] "=&r"(a01), [a11] "=&r"(a11), [p] "=&r"(p), [w0] "=&r"(w0),
-          [w1] "=&r"(w1), [xa] "=&r"(xa), [xb] "=&r"(xb), [wv] "=&r"(wv),
-          [w] "+m"(w), [qm] "+m"(q), [om] "+m"(o), [left] "+m"(pairs), [keep0] "=m"(keep[0]),
-          [keep1] "=m"(keep[1]), [keep2] "=m"(keep[2]), [keep3] "=m"(keep[3])
-        : [xp] "m"(xp), [end] "m"(end), [kk] "m"(k), [odm] "m"(od)
-        : "memory", "cc");
+    if (wide) {
+        __asm__ volatile(CONV_S8_QUAD_BLOCK(CONV_S8_OUT4_WIDE, CONV_S8_OUT4_POST) CONV_S8_QUAD_OPERANDS);
+    } else {
+        __asm__ volatile(CONV_S8_QUAD_BLOCK("", "") CONV_S8_QUAD_OPERANDS);
+    }
 }
+#undef CONV_S8_QUAD_BLOCK
+#undef CONV_S8_QUAD_OPERANDS
+#undef CONV_S8_OUT4_WIDE
+#undef CONV_S8_OUT4_POST
 #undef CONV_S8_OUT4_SAT
 #undef CONV_S8_SCALE_SAT
 #endif
@@ -973,8 +1042,8 @@ __attribute__((noinline)) static void conv_s8_quad(const conv_s8_t *c, const int
     tflm_mm_s8_pack4(x, k, k, xp);
     int32_t j = 0;
 #if TFLM_MM_S8_LANES_ASM
-    if (c->sat && k >= 4 && (k & 3) == 0 && n >= 2) {
-        conv_s8_quad_sat(xp, k, w, c->q, out, out_d, n >> 1);
+    if ((c->sat || c->wide) && k >= 4 && (k & 3) == 0 && n >= 2) {
+        conv_s8_quad_sat(xp, k, w, c->q, c->zero_point, c->wide, out, out_d, n >> 1);
         j = n & ~1;
         w += j * k;
     }
@@ -1129,6 +1198,7 @@ typedef struct {
     bool back;              // a pointwise call's pixels go last first (conv_s8_pointwise_back)
 #if CONV_S8_SAT
     bool fast;              // every channel set up last in q has the fast scaling (shift >= 0)
+    bool wide;              // else every one the wide form (shift < -1)
 #endif
 } conv_s8_keep_t;
 
@@ -1146,11 +1216,25 @@ __attribute__((noinline)) static void conv_s8_setup(const conv_data_t *d, const 
         tflm_out_s8_setup(&keep->q[j], mults[m], shifts[m], zp);
     }
 #if CONV_S8_SAT
-    bool fast = true;
+    bool fast = true, wide = true;
     for (int32_t j = 0; j < n; ++j) {
         fast = fast && keep->q[j].shift >= 0;
+        wide = wide && keep->q[j].shift != -1;
+    }
+    // A chunk with shifts of 25-31 bits (out_s8.h's wide form, the zero
+    // point added after the shift) and else fast ones: all take the wide
+    // form, so that the assembly blocks serve it with one more addition a
+    // value (most of vww_96_int8's last pointwise layers' chunks).
+    wide = wide && !fast;
+    for (int32_t j = 0; wide && j < n; ++j) {
+        tflm_out_s8_t *q = &keep->q[j];
+        if (q->shift >= 0) {
+            q->k = (int32_t)((uint32_t)1 << q->shift);
+            q->shift = -2 - q->shift;
+        }
     }
     keep->fast = fast;
+    keep->wide = wide;
 #endif
     keep->held = c0;
 }
@@ -1264,6 +1348,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
             conv_s8_setup(d, filter, bias, &mine, c.c0, c.n);
 #if CONV_S8_SAT
             c.sat = mine.fast;
+            c.wide = mine.wide;
 #endif
         } else if (keep->held != c.c0) {
             conv_s8_setup(d, filter, bias, keep, c.c0, c.n);
@@ -1271,8 +1356,10 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
 #if CONV_S8_SAT
         if (keep != NULL) {
             c.sat = keep->fast;
+            c.wide = keep->wide;
         }
         c.sat = c.sat && c.act_min == -128 && c.act_max == 127;
+        c.wide = c.wide && c.act_min == -128 && c.act_max == 127;
 #endif
         if (pointwise) {
             int8_t *out = output + ((size_t)batch * out_h * out_w + pix0) * c.out_d + c.c0;
