@@ -713,6 +713,12 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 // from the registers it leaves its sums in. (GCC's code added the four
 // pointers' increments at each step, and reloaded and spilled about 50
 // instructions' worth at each pair of channels around the loop.)
+// Four values.
+#define CONV_S8_PAIR_FOUR \
+    CONV_S8_PAIR_STEP(", #1]") \
+    CONV_S8_PAIR_STEP(", #2]") \
+    CONV_S8_PAIR_STEP(", #3]") \
+    CONV_S8_PAIR_STEP("], #4")
 // The block for each pair of channels; `end` loads the values the loop of
 // four a step takes, `first` and `rest` bracket it: with k a multiple of 4
 // they are empty, else they skip it when k < 4 and run the k % 4 values
@@ -732,14 +738,18 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
     end \
     "add %[e], %[p0], %[e]\n\t" \
     first \
+    "sub %[t0], %[e], %[p0]\n\t" \
+    "tst %[t0], #4\n\t" \
+    "beq 1f\n\t" \
+    CONV_S8_PAIR_FOUR \
+    "cmp %[p0], %[e]\n\t" \
+    "beq 5f\n" \
     ".p2align 2\n" \
     "1:\n\t" \
-    CONV_S8_PAIR_STEP(", #1]") \
-    CONV_S8_PAIR_STEP(", #2]") \
-    CONV_S8_PAIR_STEP(", #3]") \
-    CONV_S8_PAIR_STEP("], #4") \
+    CONV_S8_PAIR_FOUR CONV_S8_PAIR_FOUR \
     "cmp %[p0], %[e]\n\t" \
-    "bne 1b\n\t" \
+    "bne 1b\n" \
+    "5:\n\t" \
     rest \
     "str %[f1], %[wm]\n\t" \
     "ldr %[e], %[qm]\n\t" \
@@ -814,6 +824,7 @@ static void conv_s8_pair_sat(const int8_t *x0, const int8_t *x1, int32_t k, cons
     }
 }
 #undef CONV_S8_PAIR_BLOCK
+#undef CONV_S8_PAIR_FOUR
 #undef CONV_S8_PAIR_FIRST
 #undef CONV_S8_PAIR_REST
 #undef CONV_S8_PAIR_OPERANDS
@@ -970,12 +981,22 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     "ldr %[w0], %[w]\n\t" \
     "ldr %[w1], %[kk]\n\t" \
     "add %[w1], %[w0], %[w1]\n\t" \
-    ".p2align 2\n" \
-    "1:\n\t" \
+    "ldr %[wv], %[end]\n\t" \
+    "sub %[wv], %[wv], %[p]\n\t" \
+    "tst %[wv], #32\n\t" \
+    "beq 1f\n\t" \
     TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
     "ldr %[wv], %[end]\n\t" \
     "cmp %[p], %[wv]\n\t" \
-    "bne 1b\n\t" \
+    "beq 2f\n" \
+    ".p2align 2\n" \
+    "1:\n\t" \
+    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
+    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
+    "ldr %[wv], %[end]\n\t" \
+    "cmp %[p], %[wv]\n\t" \
+    "bne 1b\n" \
+    "2:\n\t" \
     "str %[w1], %[w]\n\t" \
     "str %Q[a01], %[keep0]\n\t" \
     "str %R[a01], %[keep1]\n\t" \
