@@ -1,0 +1,74 @@
+// The int8 average pool's steps for windows of at most TFLM_POOL_S8_TAPS
+// taps: four channels summed a word at a time in 16-bit lanes, and the
+// rounded average by a multiply instead of a division per channel (Armv6-M
+// has no divide instruction). Bit-exact with the reference's int32 sum and
+// its division rounded half away from zero; tests/test_speed_paths.py checks
+// the average for every tap count and sum.
+#ifndef TFLM_KERNELS_POOL_S8_H
+#define TFLM_KERNELS_POOL_S8_H
+
+#include "kernels/arch.h"
+
+// Taps whose int8 sum fits a 16-bit lane: |sum| <= 128 * 256 in a signed
+// lane (SXTAB16), sum + 128 * taps <= 255 * 256 in an unsigned one.
+#define TFLM_POOL_S8_TAPS (256)
+
+// ceil(2^24 / taps), set up once per window.
+static inline uint32_t tflm_pool_s8_recip(int32_t taps) {
+    return ((1u << 24) + (uint32_t)taps - 1u) / (uint32_t)taps;
+}
+
+// (sum +- taps / 2) / taps truncated, the reference's average, for |sum| <=
+// 128 * taps and taps <= 256. With u = |sum| + taps / 2 <= 128.5 taps and
+// recip = (2^24 + e) / taps, e < taps: u * recip / 2^24 = u / taps + u * e /
+// (taps * 2^24), and u * e < 128.5 * 256 * 255 < 2^24 keeps the floor that
+// of u / taps; u * recip < 128.5 * 2^24 + 128.5 * 256 fits 32 bits.
+static inline int32_t tflm_pool_s8_average(int32_t sum, int32_t half, uint32_t recip) {
+    // Sign and magnitude without branches (a sum of 0 gives 0 either way).
+    const uint32_t sign = (uint32_t)(sum >> 31);
+    const uint32_t u = ((uint32_t)sum ^ sign) - sign + (uint32_t)half;
+    return (int32_t)((((u * recip) >> 24) ^ sign) - sign);
+}
+
+// The sums of four channels (a word of each tap, word-aligned) over a
+// window of rows x cols taps at most TFLM_POOL_S8_TAPS; col_step and
+// row_step in bytes, row_step from the end of a row to the next.
+static inline void tflm_pool_s8_sum4(const int8_t *p, int32_t rows, int32_t cols, int32_t col_step,
+    int32_t row_step, int32_t sums[4]) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    // Signed lanes: channels 0 and 2 in one word, 1 and 3 in the other.
+    uint32_t even = 0, odd = 0;
+    for (int32_t r = 0; r < rows; ++r, p += row_step) {
+        // Up to the row's end: no count of its own in the loop.
+        for (const int8_t *end = p + cols * col_step; p != end; p += col_step) {
+            const uint32_t v = tflm_ld_u32_aligned(p);
+            even = tflm_sxtab16(even, v);
+            odd = tflm_sxtab16_ror8(odd, v);
+        }
+    }
+    sums[0] = (int16_t)(even & 0xffffu);
+    sums[1] = (int16_t)(odd & 0xffffu);
+    sums[2] = (int16_t)(even >> 16);
+    sums[3] = (int16_t)(odd >> 16);
+#else
+    // Unsigned lanes of value + 128 (the sign bit flipped), the bias taken
+    // off at the end.
+    const uint32_t lanes = 0x00ff00ffu;
+    uint32_t even = 0, odd = 0;
+    for (int32_t r = 0; r < rows; ++r, p += row_step) {
+        // Up to the row's end: no count of its own in the loop.
+        for (const int8_t *end = p + cols * col_step; p != end; p += col_step) {
+            const uint32_t v = tflm_ld_u32_aligned(p) ^ 0x80808080u;
+            even += v & lanes;
+            odd += (v >> 8) & lanes;
+        }
+    }
+    const int32_t bias = 128 * rows * cols;
+    sums[0] = (int32_t)(even & 0xffffu) - bias;
+    sums[1] = (int32_t)(odd & 0xffffu) - bias;
+    sums[2] = (int32_t)(even >> 16) - bias;
+    sums[3] = (int32_t)(odd >> 16) - bias;
+#endif
+}
+
+#endif // TFLM_KERNELS_POOL_S8_H
