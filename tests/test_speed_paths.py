@@ -203,7 +203,7 @@ int main(void) {
             buf[i] = (int8_t)(kind == 0 ? -128 : kind == 1 ? 127 : (int)(rnd() & 0xff) - 128);
         }
         int32_t col_step = 4 + gap, row_step = 4 * (int32_t)(rnd() % 3);
-        int32_t sums[4], want[4] = { 0, 0, 0, 0 };
+        int32_t want[4] = { 0, 0, 0, 0 };
         const int8_t *p = buf;
         for (int32_t r = 0; r < rows; ++r, p += row_step) {
             for (int32_t k = 0; k < cols; ++k, p += col_step) {
@@ -212,7 +212,10 @@ int main(void) {
                 }
             }
         }
-        tflm_pool_s8_sum4(buf, rows, cols, col_step, row_step, sums);
+        uint32_t even, odd;
+        tflm_pool_s8_sum4(buf, rows, cols, col_step, row_step, &even, &odd);
+        int32_t sums[4] = { tflm_pool_s8_lane(even, rows * cols), tflm_pool_s8_lane(odd, rows * cols),
+            tflm_pool_s8_lane(even >> 16, rows * cols), tflm_pool_s8_lane(odd >> 16, rows * cols) };
         for (int c = 0; c < 4; ++c) {
             if (sums[c] != want[c] && bad++ < 20) printf("lanes %dx%d: channel %d %d, want %d\n", rows, cols, c, sums[c], want[c]);
         }

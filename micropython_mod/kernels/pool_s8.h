@@ -31,43 +31,46 @@ static inline int32_t tflm_pool_s8_average(int32_t sum, int32_t half, uint32_t r
 }
 
 // The sums of four channels (a word of each tap, word-aligned) over a
-// window of rows x cols taps at most TFLM_POOL_S8_TAPS; col_step and
-// row_step in bytes, row_step from the end of a row to the next.
+// window of rows x cols taps, at most TFLM_POOL_S8_TAPS; col_step and
+// row_step in bytes, row_step from the end of a row to the next. Channels 0
+// and 2 come back in the halfwords of *even, 1 and 3 in those of *odd, as
+// tflm_pool_s8_lane reads them.
 static inline void tflm_pool_s8_sum4(const int8_t *p, int32_t rows, int32_t cols, int32_t col_step,
-    int32_t row_step, int32_t sums[4]) {
+    int32_t row_step, uint32_t *even, uint32_t *odd) {
+    uint32_t e = 0, o = 0;
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-    // Signed lanes: channels 0 and 2 in one word, 1 and 3 in the other.
-    uint32_t even = 0, odd = 0;
+    // Signed lanes.
     for (int32_t r = 0; r < rows; ++r, p += row_step) {
         // Up to the row's end: no count of its own in the loop.
         for (const int8_t *end = p + cols * col_step; p != end; p += col_step) {
             const uint32_t v = tflm_ld_u32_aligned(p);
-            even = tflm_sxtab16(even, v);
-            odd = tflm_sxtab16_ror8(odd, v);
+            e = tflm_sxtab16(e, v);
+            o = tflm_sxtab16_ror8(o, v);
         }
     }
-    sums[0] = (int16_t)(even & 0xffffu);
-    sums[1] = (int16_t)(odd & 0xffffu);
-    sums[2] = (int16_t)(even >> 16);
-    sums[3] = (int16_t)(odd >> 16);
 #else
-    // Unsigned lanes of value + 128 (the sign bit flipped), the bias taken
-    // off at the end.
+    // Unsigned lanes of value + 128 (the sign bit flipped): the bias comes
+    // off in tflm_pool_s8_lane.
     const uint32_t lanes = 0x00ff00ffu;
-    uint32_t even = 0, odd = 0;
     for (int32_t r = 0; r < rows; ++r, p += row_step) {
-        // Up to the row's end: no count of its own in the loop.
         for (const int8_t *end = p + cols * col_step; p != end; p += col_step) {
             const uint32_t v = tflm_ld_u32_aligned(p) ^ 0x80808080u;
-            even += v & lanes;
-            odd += (v >> 8) & lanes;
+            e += v & lanes;
+            o += (v >> 8) & lanes;
         }
     }
-    const int32_t bias = 128 * rows * cols;
-    sums[0] = (int32_t)(even & 0xffffu) - bias;
-    sums[1] = (int32_t)(odd & 0xffffu) - bias;
-    sums[2] = (int32_t)(even >> 16) - bias;
-    sums[3] = (int32_t)(odd >> 16) - bias;
+#endif
+    *even = e;
+    *odd = o;
+}
+
+// The sum in the low halfword of a word from tflm_pool_s8_sum4, over `taps` taps.
+static inline int32_t tflm_pool_s8_lane(uint32_t lanes, int32_t taps) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    (void)taps;
+    return (int16_t)(lanes & 0xffffu);
+#else
+    return (int32_t)(lanes & 0xffffu) - 128 * taps;
 #endif
 }
 

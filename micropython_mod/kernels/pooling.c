@@ -140,13 +140,15 @@ __attribute__((noinline)) static void average_pool_2d_int8_words(const pool_data
                 const uint32_t recip = tflm_pool_s8_recip(taps);
                 const int8_t *win = in_b + (iy + ys) * in_row + (ix + xs) * depth;
                 for (int32_t c = 0; c < depth; c += 4, output += 4) {
-                    int32_t sums[4];
-                    tflm_pool_s8_sum4(win + c, rows, cols, depth, in_row - cols * depth, sums);
-                    // (Four statements rather than a loop: the sums stay in registers.)
-                    output[0] = (int8_t)tflm_clamp(tflm_pool_s8_average(sums[0], half, recip), act_min, act_max);
-                    output[1] = (int8_t)tflm_clamp(tflm_pool_s8_average(sums[1], half, recip), act_min, act_max);
-                    output[2] = (int8_t)tflm_clamp(tflm_pool_s8_average(sums[2], half, recip), act_min, act_max);
-                    output[3] = (int8_t)tflm_clamp(tflm_pool_s8_average(sums[3], half, recip), act_min, act_max);
+                    uint32_t even, odd;
+                    tflm_pool_s8_sum4(win + c, rows, cols, depth, in_row - cols * depth, &even, &odd);
+                    // Channels 0 and 1, then 2 and 3 (the lanes' high halves).
+                    for (int k = 0; k < 4; k += 2, even >>= 16, odd >>= 16) {
+                        int32_t a0 = tflm_pool_s8_average(tflm_pool_s8_lane(even, taps), half, recip);
+                        int32_t a1 = tflm_pool_s8_average(tflm_pool_s8_lane(odd, taps), half, recip);
+                        output[k] = (int8_t)tflm_clamp(a0, act_min, act_max);
+                        output[k + 1] = (int8_t)tflm_clamp(a1, act_min, act_max);
+                    }
                 }
             }
         }
