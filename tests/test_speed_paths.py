@@ -168,6 +168,28 @@ static void check_reciprocal(int32_t x) {
     if ((got != want || b1 != b2) && bad++ < 10) printf("1/%d: %d %d, engine %d %d\n", x, got, b2, want, b1);
 }
 int main(void) {
+    // The Q31 product (Armv6-M's in 16-bit parts) against 64-bit arithmetic.
+    for (int i = 0; i < 4000000; ++i) {
+        int32_t a = (int32_t)rnd(), b = i % 3 == 0 ? (int32_t)(rnd() >> (rnd() % 32)) : (int32_t)rnd();
+        if (i % 5 == 0) {
+            b = -b;
+        }
+        if (a == INT32_MIN && b == INT32_MIN) {
+            continue;
+        }
+        int32_t want = tflm_srdhm(a, b), got = tflm_sm_mul(a, b);
+        if (got != want && bad++ < 5) printf("mul(%d, %d): %d, want %d\n", a, b, got, want);
+    }
+    static const int32_t ends[] = { INT32_MIN, INT32_MIN + 1, -65536, -65535, -32768, -1, 0, 1, 32767, 65535, 65536,
+        INT32_MAX };
+    for (int i = 0; i < 12; ++i) {
+        for (int j = 0; j < 12; ++j) {
+            if (ends[i] != INT32_MIN || ends[j] != INT32_MIN) {
+                int32_t want = tflm_srdhm(ends[i], ends[j]), got = tflm_sm_mul(ends[i], ends[j]);
+                if (got != want && bad++ < 5) printf("mul(%d, %d): %d, want %d\n", ends[i], ends[j], got, want);
+            }
+        }
+    }
     // exp over every 997th value of [INT32_MIN, 0], a million random ones and the most negative.
     for (int64_t a = 0; a >= INT32_MIN; a -= 997) {
         check_exp((int32_t)a);

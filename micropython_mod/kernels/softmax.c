@@ -2,7 +2,6 @@
 // int16 -> int16 (lookup tables built in prepare), bit-exact with TFLM's
 // reference kernels.
 #include "kernels/kernels.h"
-#include "engine/fixedpoint.h"
 #include "engine/fmath.h"
 #include "engine/quant.h"
 #include "kernels/softmax_s8.h"
@@ -19,7 +18,8 @@ static inline bool sm_has(unsigned type) {
     return tflm_type_enabled(TFLM_TYPES_SOFTMAX, type);
 }
 
-// Integer bits of the scaled input differences and of the sum of exps (int8).
+// Integer bits of the scaled input differences and of the sum of exps (int8;
+// kernels/softmax_s8.h has them folded in).
 #define SM_DIFF_IB (5)
 #define SM_ACCUM_IB (12)
 // Entries of each int16 table: 512 steps and the end point.
@@ -104,7 +104,7 @@ static void tflm_softmax_int8(const softmax_data_t *d, const int8_t *in, void *o
             }
             // e from Q0 to Q12, rounded (e >= 0: the add cannot carry out of
             // 32 bits); the sum wraps as the reference's does.
-            sum += ((uint32_t)e + (1u << 11)) >> 12;
+            sum += ((uint32_t)e + (1u << (SM_ACCUM_IB - 1))) >> SM_ACCUM_IB;
         }
         int bits_over_unit;
         int32_t scale = tflm_sm_reciprocal_q12((int32_t)sum, &bits_over_unit);

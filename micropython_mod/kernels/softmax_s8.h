@@ -14,7 +14,27 @@
 // a * b / 2^31 rounded half up: tflm_srdhm for any pair but INT32_MIN twice
 // (the one product that saturates).
 static inline int32_t tflm_sm_mul(int32_t a, int32_t b) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
+    // No 32x32->64 multiply on Armv6-M (GCC calls __aeabi_lmul): four 16-bit
+    // products, with a = ah * 2^16 + al and b = bh * 2^16 + bl (al, bl
+    // unsigned). Each partial sum below stays within 32 bits: |al * bh|,
+    // |ah * bl| <= 65535 * 32768, plus at most 65535 + 2^14.
+    const uint32_t al = (uint32_t)a & 0xffffu, bl = (uint32_t)b & 0xffffu;
+    const int32_t ah = a >> 16, bh = b >> 16;
+    // Bits 16 and up of al * b's low part, with the rounding 2^30 (bit 14 of them).
+    const int32_t z = (int32_t)al * bh + (int32_t)((al * bl) >> 16) + 0x4000;
+    const int32_t y = ah * (int32_t)bl + (z & 0xffff);
+    // The product's high word (modulo 2^32), then bits 31..62 of the whole.
+    const uint32_t hi = (uint32_t)(ah * bh) + (uint32_t)(y >> 16) + (uint32_t)(z >> 16);
+    return (int32_t)((hi << 1) | (((uint32_t)y >> 15) & 1u));
+#else
     return (int32_t)(((int64_t)a * b + ((int64_t)1 << 30)) >> 31);
+#endif
+}
+
+// tflm_srdhm through tflm_sm_mul (Armv6-M's product without a call).
+static inline int32_t tflm_sm_srdhm(int32_t a, int32_t b) {
+    return a == INT32_MIN && b == INT32_MIN ? INT32_MAX : tflm_sm_mul(a, b);
 }
 
 // The same for |a| < 2^30, where 2a fits: (2a * b + 2^31) / 2^32 is one
@@ -98,10 +118,10 @@ static inline int32_t tflm_sm_reciprocal_q12(int32_t x, int *bits_over_unit) {
     // (f + 1) / 2 with f = shifted - 1 in Q0, rounded half away from zero.
     const int64_t twice = (int64_t)(int32_t)(shifted - (1u << 31)) + INT32_MAX;
     const int32_t half_denominator = (int32_t)((twice + (twice >= 0 ? 1 : -1)) / 2);
-    int32_t y = tflm_sm_add(1515870810, tflm_srdhm(half_denominator, -1010580540)); // 48/17, -32/17 in Q2
+    int32_t y = tflm_sm_add(1515870810, tflm_sm_srdhm(half_denominator, -1010580540)); // 48/17, -32/17 in Q2
     for (int i = 0; i < 3; ++i) {
-        const int32_t one_minus = (int32_t)((uint32_t)(1 << 29) - (uint32_t)tflm_srdhm(half_denominator, y));
-        y = tflm_sm_add(y, tflm_sm_sat_shl(tflm_srdhm(y, one_minus), 2));
+        const int32_t one_minus = (int32_t)((uint32_t)(1 << 29) - (uint32_t)tflm_sm_srdhm(half_denominator, y));
+        y = tflm_sm_add(y, tflm_sm_sat_shl(tflm_sm_srdhm(y, one_minus), 2));
     }
     return tflm_sm_sat_shl(y, 1);
 }
