@@ -241,6 +241,15 @@ int main(void) {
         for (int c = 0; c < 4; ++c) {
             if (sums[c] != want[c] && bad++ < 20) printf("lanes %dx%d: channel %d %d, want %d\n", rows, cols, c, sums[c], want[c]);
         }
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+        // Eight channels: the lanes of two words, each as four channels give them.
+        uint32_t eight[4], even1, odd1;
+        tflm_pool_s8_sum8(buf, rows, cols, col_step, row_step, eight);
+        tflm_pool_s8_sum4(buf + 4, rows, cols, col_step, row_step, &even1, &odd1);
+        if ((eight[0] != even || eight[1] != odd || eight[2] != even1 || eight[3] != odd1) && bad++ < 20) {
+            printf("eight lanes %dx%d differ\n", rows, cols);
+        }
+#endif
     }
     printf("%ld differ\n", bad);
     return bad != 0;

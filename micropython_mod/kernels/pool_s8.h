@@ -64,6 +64,29 @@ static inline void tflm_pool_s8_sum4(const int8_t *p, int32_t rows, int32_t cols
     *odd = o;
 }
 
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+// Eight channels (two words of each tap) as tflm_pool_s8_sum4 sums four:
+// one loop's steps for both words. lanes: the first word's even and odd
+// lanes, then the second's.
+static inline void tflm_pool_s8_sum8(const int8_t *p, int32_t rows, int32_t cols, int32_t col_step,
+    int32_t row_step, uint32_t lanes[4]) {
+    uint32_t e0 = 0, o0 = 0, e1 = 0, o1 = 0;
+    for (int32_t r = 0; r < rows; ++r, p += row_step) {
+        for (const int8_t *end = p + cols * col_step; p != end; p += col_step) {
+            const uint32_t v0 = tflm_ld_u32_aligned(p), v1 = tflm_ld_u32_aligned(p + 4);
+            e0 = tflm_sxtab16(e0, v0);
+            o0 = tflm_sxtab16_ror8(o0, v0);
+            e1 = tflm_sxtab16(e1, v1);
+            o1 = tflm_sxtab16_ror8(o1, v1);
+        }
+    }
+    lanes[0] = e0;
+    lanes[1] = o0;
+    lanes[2] = e1;
+    lanes[3] = o1;
+}
+#endif
+
 // The sum in the low halfword of a word from tflm_pool_s8_sum4, over `taps` taps.
 static inline int32_t tflm_pool_s8_lane(uint32_t lanes, int32_t taps) {
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP

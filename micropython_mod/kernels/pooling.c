@@ -112,9 +112,21 @@ static void average_pool_2d_int8_taps(const pool_data_t *d, const int8_t *input,
     })
 }
 
-// Four channels at a time (pool_s8.h): channels a multiple of four, the
-// input on a word, windows of TFLM_POOL_S8_TAPS taps at most. Not inlined
-// into eval(): the tap loop keeps its steps in registers then.
+// The averages of four channels from their lane words (pool_s8.h):
+// channels 0 and 1, then 2 and 3 (the lanes' high halves).
+static inline void pool_put4(int8_t *output, uint32_t even, uint32_t odd, int32_t taps, int32_t half, uint32_t recip,
+    int32_t act_min, int32_t act_max) {
+    for (int k = 0; k < 4; k += 2, even >>= 16, odd >>= 16) {
+        int32_t a0 = tflm_pool_s8_average(tflm_pool_s8_lane(even, taps), half, recip);
+        int32_t a1 = tflm_pool_s8_average(tflm_pool_s8_lane(odd, taps), half, recip);
+        output[k] = (int8_t)tflm_clamp(a0, act_min, act_max);
+        output[k + 1] = (int8_t)tflm_clamp(a1, act_min, act_max);
+    }
+}
+
+// Four channels at a time (pool_s8.h), eight on DSP cores: channels a
+// multiple of four, the input on a word, windows of TFLM_POOL_S8_TAPS taps at
+// most. Not inlined into eval(): the tap loop keeps its steps in registers then.
 __attribute__((noinline)) static void average_pool_2d_int8_words(const pool_data_t *d, const int8_t *input, int8_t *output) {
     const int32_t act_min = d->act_min.q, act_max = d->act_max.q;
     const int32_t batches = d->batches, in_h = d->in_h, in_w = d->in_w, depth = d->depth;
@@ -139,16 +151,33 @@ __attribute__((noinline)) static void average_pool_2d_int8_words(const pool_data
                 }
                 const uint32_t recip = tflm_pool_s8_recip(taps);
                 const int8_t *win = in_b + (iy + ys) * in_row + (ix + xs) * depth;
-                for (int32_t c = 0; c < depth; c += 4, output += 4) {
+                for (int32_t c = 0; c < depth;) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+                    // Eight channels while they last: two words' lanes, then
+                    // one loop over them (one copy of the averages' code).
+                    uint32_t lanes[4];
+                    int32_t n = 4;
+                    if (c + 8 <= depth) {
+                        tflm_pool_s8_sum8(win + c, rows, cols, depth, in_row - cols * depth, lanes);
+                        n = 8;
+                    } else {
+                        tflm_pool_s8_sum4(win + c, rows, cols, depth, in_row - cols * depth, &lanes[0], &lanes[1]);
+                    }
+                    for (int32_t k = 0; k < n; k += 2, output += 2) {
+                        const uint32_t *word = lanes + (k >> 2) * 2;
+                        const int shift = (k & 2) * 8;
+                        int32_t a0 = tflm_pool_s8_average(tflm_pool_s8_lane(word[0] >> shift, taps), half, recip);
+                        int32_t a1 = tflm_pool_s8_average(tflm_pool_s8_lane(word[1] >> shift, taps), half, recip);
+                        output[0] = (int8_t)tflm_clamp(a0, act_min, act_max);
+                        output[1] = (int8_t)tflm_clamp(a1, act_min, act_max);
+                    }
+                    c += n;
+#else
                     uint32_t even, odd;
                     tflm_pool_s8_sum4(win + c, rows, cols, depth, in_row - cols * depth, &even, &odd);
-                    // Channels 0 and 1, then 2 and 3 (the lanes' high halves).
-                    for (int k = 0; k < 4; k += 2, even >>= 16, odd >>= 16) {
-                        int32_t a0 = tflm_pool_s8_average(tflm_pool_s8_lane(even, taps), half, recip);
-                        int32_t a1 = tflm_pool_s8_average(tflm_pool_s8_lane(odd, taps), half, recip);
-                        output[k] = (int8_t)tflm_clamp(a0, act_min, act_max);
-                        output[k + 1] = (int8_t)tflm_clamp(a1, act_min, act_max);
-                    }
+                    pool_put4(output, even, odd, taps, half, recip, act_min, act_max);
+                    c += 4, output += 4;
+#endif
                 }
             }
         }
