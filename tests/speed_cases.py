@@ -225,4 +225,37 @@ def cases() -> list[Case]:
                      ("3x3_wide_rgb", dict(h=7, w=6, in_d=3, out_d=9, kh=3, kw=3, act="NONE")),
                      ("1x1_wide_relu", dict(h=2, w=4, in_d=32, out_d=8, kh=1, kw=1, act="RELU"))]:
         conv(name, stride=1, padding="SAME", per_channel=True, extreme="wide", **kw)
+    out += _tail_cases(rng)
+    return out
+
+
+def _tail_cases(rng) -> list[Case]:
+    """The int8 tail layers (kernels/pool_s8.h, softmax_s8.h): average pools
+    four channels a word up to 256 taps (a window of 256, one of 272 past
+    it, SAME windows cut at the edges, an input of all -128 and one of all
+    127: the lanes' extremes, every fused activation), and softmax rows of
+    up to 32 values, whose exps wait on the stack, and longer ones, with
+    large betas (differences below diff_min), to int8 and int16."""
+    out = []
+    pools = [((1, 25, 5, 64), (25, 5), (25, 5), "VALID", "NONE"), ((1, 3, 3, 256), (3, 3), (2, 2), "VALID", "RELU"),
+             ((2, 16, 16, 8), (16, 16), (1, 1), "VALID", "NONE"), ((1, 17, 16, 4), (17, 16), (1, 1), "VALID", "NONE"),
+             ((1, 9, 7, 12), (4, 3), (2, 2), "SAME", "RELU6"), ((1, 6, 6, 16), (3, 3), (1, 1), "SAME", "RELU_N1_TO_1"),
+             ((1, 5, 5, 6), (2, 2), (1, 1), "VALID", "NONE")]
+    for shape, (fh, fw), (sh, sw), padding, act in pools:
+        oh, ow = _out(padding, shape[1], fh, sh), _out(padding, shape[2], fw, sw)
+        q = act_quant(rng, "INT8")
+        model, _ = single_op("AVERAGE_POOL_2D", [(shape, "INT8", None, q)], [((shape[0], oh, ow, shape[3]), "INT8", q)],
+                             Padding=padding, StrideH=sh, StrideW=sw, FilterHeight=fh, FilterWidth=fw,
+                             FusedActivationFunction=act)
+        inputs = [[np.full(shape, -128, np.int8)], [np.full(shape, 127, np.int8)], [random_data(rng, "INT8", shape)]]
+        out.append(Case(f"avgpool_{'x'.join(map(str, shape))}_{fh}x{fw}", model,
+                        dict(filter=(fh, fw), stride=(sh, sw), padding=padding, act=act), inputs=inputs))
+    for shape, beta, out_type in [((1, 12), 1.0, "INT8"), ((3, 32), 1.0, "INT8"), ((2, 33), 2.5, "INT8"),
+                                  ((1, 100), 40.0, "INT8"), ((2, 5), 1.0, "INT16"), ((1, 70), 300.0, "INT16")]:
+        qin = ([float(np.float32(rng.uniform(0.02, 0.3)))], [int(rng.integers(-100, 100))])
+        qout = ([1.0 / 256], [-128]) if out_type == "INT8" else ([1.0 / 65536], [-32768])
+        model, _ = single_op("SOFTMAX", [(shape, "INT8", None, qin)], [(shape, out_type, qout)], Beta=beta)
+        inputs = [[random_data(rng, "INT8", shape)] for _ in range(2)] + [[np.zeros(shape, np.int8)]]
+        out.append(Case(f"softmax_{'x'.join(map(str, shape))}_{out_type.lower()}", model,
+                        dict(beta=beta, qin=qin), inputs=inputs))
     return out

@@ -7,7 +7,9 @@ with the Thumb-2 loops (fully connected four units at a time), and on the
 boards that run them for real: NETDUINOPLUS2
 (Cortex-M4F: SMLAD/SXTB16), MPS2_AN385 (Cortex-M3: Thumb-2) and MICROBIT
 (Cortex-M0: Armv6-M). Plus the output stage's arithmetic against the
-reference's over millions of values, for the 64-bit and the Armv6-M forms."""
+reference's over millions of values, for the 64-bit and the Armv6-M forms,
+and the tail layers' (the int8 softmax's exp and reciprocal, the average
+pool's lanes and division) against the engine's and plain sums."""
 
 from __future__ import annotations
 
@@ -149,6 +151,130 @@ int main(void) {
     return bad != 0;
 }
 """
+
+
+TAIL_CHECK = r"""
+#include <stdio.h>
+#include "engine/fixedpoint.h"
+#include "kernels/pool_s8.h"
+#include "kernels/softmax_s8.h"
+static uint64_t s = 88172645463325252ull;
+static uint32_t rnd(void) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return (uint32_t)s; }
+static long bad;
+static void check_exp(int32_t x) {
+    int32_t want = tflm_fp_exp_on_negative_values(x, 5), got = tflm_sm_exp_q5(x);
+    if (got != want && bad++ < 5) printf("exp(%d): %d, engine %d\n", x, got, want);
+}
+static void check_reciprocal(int32_t x) {
+    int b1, b2;
+    int32_t want = tflm_fp_get_reciprocal(x, 12, &b1), got = tflm_sm_reciprocal_q12(x, &b2);
+    if ((got != want || b1 != b2) && bad++ < 10) printf("1/%d: %d %d, engine %d %d\n", x, got, b2, want, b1);
+}
+int main(void) {
+    // The Q31 product (Armv6-M's in 16-bit parts) against 64-bit arithmetic.
+    for (int i = 0; i < 4000000; ++i) {
+        int32_t a = (int32_t)rnd(), b = i % 3 == 0 ? (int32_t)(rnd() >> (rnd() % 32)) : (int32_t)rnd();
+        if (i % 5 == 0) {
+            b = -b;
+        }
+        if (a == INT32_MIN && b == INT32_MIN) {
+            continue;
+        }
+        int32_t want = tflm_srdhm(a, b), got = tflm_sm_mul(a, b);
+        if (got != want && bad++ < 5) printf("mul(%d, %d): %d, want %d\n", a, b, got, want);
+    }
+    static const int32_t ends[] = { INT32_MIN, INT32_MIN + 1, -65536, -65535, -32768, -1, 0, 1, 32767, 65535, 65536,
+        INT32_MAX };
+    for (int i = 0; i < 12; ++i) {
+        for (int j = 0; j < 12; ++j) {
+            if (ends[i] != INT32_MIN || ends[j] != INT32_MIN) {
+                int32_t want = tflm_srdhm(ends[i], ends[j]), got = tflm_sm_mul(ends[i], ends[j]);
+                if (got != want && bad++ < 5) printf("mul(%d, %d): %d, want %d\n", ends[i], ends[j], got, want);
+            }
+        }
+    }
+    // exp over every 997th value of [INT32_MIN, 0], a million random ones and the most negative.
+    for (int64_t a = 0; a >= INT32_MIN; a -= 997) {
+        check_exp((int32_t)a);
+    }
+    for (int i = 0; i < 1000000; ++i) {
+        check_exp(-(int32_t)(rnd() & 0x7fffffffu));
+    }
+    check_exp(INT32_MIN);
+    // The reciprocal of every 4099th int32 and of a million sums of up to 4096 exps.
+    for (int64_t v = INT32_MIN; v <= INT32_MAX; v += 4099) {
+        check_reciprocal((int32_t)v);
+    }
+    for (int i = 0; i < 1000000; ++i) {
+        check_reciprocal((int32_t)(rnd() % (4096u << 19)) + 1);
+    }
+    check_reciprocal(0);
+    check_reciprocal(INT32_MAX);
+    // The pool's average for every tap count and sum, the reference's division.
+    for (int32_t taps = 1; taps <= TFLM_POOL_S8_TAPS; ++taps) {
+        uint32_t recip = tflm_pool_s8_recip(taps);
+        for (int32_t sum = -128 * taps; sum <= 127 * taps; ++sum) {
+            int32_t half = taps / 2, want = sum > 0 ? (sum + half) / taps : (sum - half) / taps;
+            int32_t got = tflm_pool_s8_average(sum, half, recip);
+            if (got != want && bad++ < 15) printf("average %d / %d: %d, reference %d\n", sum, taps, got, want);
+        }
+    }
+    // The pool's lanes over windows of up to 256 taps, extremes included.
+    static int8_t buf[4 * 300 * 3];
+    for (int it = 0; it < 20000; ++it) {
+        int32_t rows = 1 + (int32_t)(rnd() % 16), cols = 1 + (int32_t)(rnd() % 16), gap = 4 * (int32_t)(rnd() % 3);
+        int kind = (int)(rnd() % 4);
+        for (size_t i = 0; i < sizeof(buf); ++i) {
+            buf[i] = (int8_t)(kind == 0 ? -128 : kind == 1 ? 127 : (int)(rnd() & 0xff) - 128);
+        }
+        int32_t col_step = 4 + gap, row_step = 4 * (int32_t)(rnd() % 3);
+        int32_t want[4] = { 0, 0, 0, 0 };
+        const int8_t *p = buf;
+        for (int32_t r = 0; r < rows; ++r, p += row_step) {
+            for (int32_t k = 0; k < cols; ++k, p += col_step) {
+                for (int c = 0; c < 4; ++c) {
+                    want[c] += p[c];
+                }
+            }
+        }
+        uint32_t even, odd;
+        tflm_pool_s8_sum4(buf, rows, cols, col_step, row_step, &even, &odd);
+        int32_t sums[4] = { tflm_pool_s8_lane(even, rows * cols), tflm_pool_s8_lane(odd, rows * cols),
+            tflm_pool_s8_lane(even >> 16, rows * cols), tflm_pool_s8_lane(odd >> 16, rows * cols) };
+        for (int c = 0; c < 4; ++c) {
+            if (sums[c] != want[c] && bad++ < 20) printf("lanes %dx%d: channel %d %d, want %d\n", rows, cols, c, sums[c], want[c]);
+        }
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+        // Eight channels: the lanes of two words, each as four channels give them.
+        uint32_t eight[4], even1, odd1;
+        tflm_pool_s8_sum8(buf, rows, cols, col_step, row_step, eight);
+        tflm_pool_s8_sum4(buf + 4, rows, cols, col_step, row_step, &even1, &odd1);
+        if ((eight[0] != even || eight[1] != odd || eight[2] != even1 || eight[3] != odd1) && bad++ < 20) {
+            printf("eight lanes %dx%d differ\n", rows, cols);
+        }
+#endif
+    }
+    printf("%ld differ\n", bad);
+    return bad != 0;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["64-bit", "dsp", "v6m"])
+def test_tail_arithmetic(arch, tmp_path):
+    """softmax_s8.h's exp and reciprocal against engine/fixedpoint.c's, and
+    pool_s8.h's lanes and average against plain sums and the division,
+    with each core family's C (the DSP one through arch.h's C forms)."""
+    src = tmp_path / "check.c"
+    src.write_text(TAIL_CHECK)
+    exe = tmp_path / "check"
+    flags = {"64-bit": [], "dsp": ["-DTFLM_KERNEL_ARCH=3"], "v6m": ["-DTFLM_KERNEL_ARCH=1"]}[arch]
+    mod = ROOT / "micropython_mod"
+    engine = [str(mod / "engine" / f) for f in ("fixedpoint.c", "fmath.c", "quant.c")]
+    subprocess.run(["gcc", "-std=gnu99", "-O2", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", *flags,
+                    f"-I{mod}", str(src), *engine, "-lm", "-o", str(exe)], check=True)
+    proc = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert proc.returncode == 0 and not proc.stderr, proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("arch", ["64-bit", "v6m"])

@@ -5,6 +5,7 @@
 #include "engine/fmath.h"
 #include "engine/quant.h"
 #include "engine/schema.h"
+#include "kernels/pool_s8.h"
 
 #define TFLM_KERNEL_ANY_POOL_2D (TFLM_KERNEL_AVERAGE_POOL_2D || TFLM_KERNEL_MAX_POOL_2D || TFLM_KERNEL_L2_POOL_2D)
 
@@ -102,13 +103,94 @@ static inline int32_t pool_average(uint32_t acc, int32_t count) {
     return sum > 0 ? tflm_wrap_add(sum, half) / count : tflm_wrap_add(sum, -half) / count;
 }
 
-static void tflm_average_pool_2d_int8(const pool_data_t *d, const int8_t *input, int8_t *output) {
+static void average_pool_2d_int8_taps(const pool_data_t *d, const int8_t *input, int8_t *output) {
     const int32_t act_min = d->act_min.q, act_max = d->act_max.q;
     POOL_LOOP(int8_t, {
         uint32_t acc = 0;
         POOL_TAPS(int8_t, v, acc += (uint32_t)(int32_t)v);
         *output = (int8_t)tflm_clamp(pool_average(acc, rows * cols), act_min, act_max);
     })
+}
+
+// The averages of four channels from their lane words (pool_s8.h):
+// channels 0 and 1, then 2 and 3 (the lanes' high halves).
+static inline void pool_put4(int8_t *output, uint32_t even, uint32_t odd, int32_t taps, int32_t half, uint32_t recip,
+    int32_t act_min, int32_t act_max) {
+    for (int k = 0; k < 4; k += 2, even >>= 16, odd >>= 16) {
+        int32_t a0 = tflm_pool_s8_average(tflm_pool_s8_lane(even, taps), half, recip);
+        int32_t a1 = tflm_pool_s8_average(tflm_pool_s8_lane(odd, taps), half, recip);
+        output[k] = (int8_t)tflm_clamp(a0, act_min, act_max);
+        output[k + 1] = (int8_t)tflm_clamp(a1, act_min, act_max);
+    }
+}
+
+// Four channels at a time (pool_s8.h), eight on DSP cores: channels a
+// multiple of four, the input on a word, windows of TFLM_POOL_S8_TAPS taps at
+// most. Not inlined into eval(): the tap loop keeps its steps in registers then.
+__attribute__((noinline)) static void average_pool_2d_int8_words(const pool_data_t *d, const int8_t *input, int8_t *output) {
+    const int32_t act_min = d->act_min.q, act_max = d->act_max.q;
+    const int32_t batches = d->batches, in_h = d->in_h, in_w = d->in_w, depth = d->depth;
+    const int32_t out_h = d->out_h, out_w = d->out_w;
+    const int32_t stride_h = d->stride_h, stride_w = d->stride_w;
+    const int32_t filter_h = d->filter_h, filter_w = d->filter_w, pad_h = d->pad_h, pad_w = d->pad_w;
+    const int32_t in_row = in_w * depth;
+    for (int32_t b = 0; b < batches; ++b) {
+        const int8_t *in_b = input + b * in_h * in_row;
+        for (int32_t oy = 0; oy < out_h; ++oy) {
+            int32_t iy, ys, ye;
+            pool_window(oy, stride_h, pad_h, filter_h, in_h, &iy, &ys, &ye);
+            for (int32_t ox = 0; ox < out_w; ++ox) {
+                int32_t ix, xs, xe;
+                pool_window(ox, stride_w, pad_w, filter_w, in_w, &ix, &xs, &xe);
+                int32_t rows = ye - ys, cols = xe - xs;
+                const int32_t taps = rows * cols, half = taps / 2;
+                // Whole input rows follow each other: one run of taps.
+                if (cols * depth == in_row) {
+                    cols = taps;
+                    rows = 1;
+                }
+                const uint32_t recip = tflm_pool_s8_recip(taps);
+                const int8_t *win = in_b + (iy + ys) * in_row + (ix + xs) * depth;
+                for (int32_t c = 0; c < depth;) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+                    // Eight channels while they last: two words' lanes, then
+                    // one loop over them (one copy of the averages' code).
+                    uint32_t lanes[4];
+                    int32_t n = 4;
+                    if (c + 8 <= depth) {
+                        tflm_pool_s8_sum8(win + c, rows, cols, depth, in_row - cols * depth, lanes);
+                        n = 8;
+                    } else {
+                        tflm_pool_s8_sum4(win + c, rows, cols, depth, in_row - cols * depth, &lanes[0], &lanes[1]);
+                    }
+                    for (int32_t k = 0; k < n; k += 2, output += 2) {
+                        const uint32_t *word = lanes + (k >> 2) * 2;
+                        const int shift = (k & 2) * 8;
+                        int32_t a0 = tflm_pool_s8_average(tflm_pool_s8_lane(word[0] >> shift, taps), half, recip);
+                        int32_t a1 = tflm_pool_s8_average(tflm_pool_s8_lane(word[1] >> shift, taps), half, recip);
+                        output[0] = (int8_t)tflm_clamp(a0, act_min, act_max);
+                        output[1] = (int8_t)tflm_clamp(a1, act_min, act_max);
+                    }
+                    c += n;
+#else
+                    uint32_t even, odd;
+                    tflm_pool_s8_sum4(win + c, rows, cols, depth, in_row - cols * depth, &even, &odd);
+                    pool_put4(output, even, odd, taps, half, recip, act_min, act_max);
+                    c += 4, output += 4;
+#endif
+                }
+            }
+        }
+    }
+}
+
+static void tflm_average_pool_2d_int8(const pool_data_t *d, const int8_t *input, int8_t *output) {
+    if ((d->depth & 3) == 0 && ((uintptr_t)input & 3u) == 0
+        && (uint32_t)d->filter_h * d->filter_w <= TFLM_POOL_S8_TAPS) {
+        average_pool_2d_int8_words(d, input, output);
+    } else {
+        average_pool_2d_int8_taps(d, input, output);
+    }
 }
 
 static void tflm_average_pool_2d_int16(const pool_data_t *d, const int16_t *input, int16_t *output) {

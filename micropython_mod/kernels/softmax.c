@@ -2,9 +2,9 @@
 // int16 -> int16 (lookup tables built in prepare), bit-exact with TFLM's
 // reference kernels.
 #include "kernels/kernels.h"
-#include "engine/fixedpoint.h"
 #include "engine/fmath.h"
 #include "engine/quant.h"
+#include "kernels/softmax_s8.h"
 
 #if TFLM_KERNEL_SOFTMAX
 
@@ -18,7 +18,8 @@ static inline bool sm_has(unsigned type) {
     return tflm_type_enabled(TFLM_TYPES_SOFTMAX, type);
 }
 
-// Integer bits of the scaled input differences and of the sum of exps (int8).
+// Integer bits of the scaled input differences and of the sum of exps (int8;
+// kernels/softmax_s8.h has them folded in).
 #define SM_DIFF_IB (5)
 #define SM_ACCUM_IB (12)
 // Entries of each int16 table: 512 steps and the end point.
@@ -61,12 +62,17 @@ static void tflm_softmax_float32(const softmax_data_t *d, const float *in, float
     }
 }
 
-// exp(beta * scale * diff) in Q0 for diff >= diff_min (diff <= 0).
-static inline int32_t sm_exp_int8(int32_t diff, int32_t multiplier, int32_t shift) {
-    // The multiplier's shift is 0..31 here: wrapping shift, then Q31 multiply.
-    int32_t scaled = tflm_srdhm((int32_t)((uint32_t)diff << shift), multiplier);
-    return tflm_fp_exp_on_negative_values(scaled, SM_DIFF_IB);
+// exp(beta * scale * diff) in Q0 for diff >= diff_min (diff <= 0). One copy
+// for both passes (a call costs a few cycles of the 60 to 100 it takes).
+__attribute__((noinline)) static int32_t sm_exp_int8(int32_t diff, int32_t multiplier, int32_t shift) {
+    // The multiplier's shift is 0..31 here and |diff| << shift stays under
+    // 2^31 (diff_min): a shift, then a Q31 multiply that cannot saturate.
+    return tflm_sm_exp_q5(tflm_sm_mul((int32_t)((uint32_t)diff << shift), multiplier));
 }
+
+// Exps of a row's first values kept on the stack between its two passes
+// (the classes of a model's last layer fit; the rest are computed again).
+#define SM_KEPT (32)
 
 // int8 input, int8 (out_bits 8) or int16 (out_bits 16) output. The kernel
 // data is read into locals: int8 stores could alias it.
@@ -75,32 +81,46 @@ static void tflm_softmax_int8(const softmax_data_t *d, const int8_t *in, void *o
     const int32_t multiplier = d->multiplier, shift = d->shift;
     const int32_t out_min = out_bits == 8 ? -128 : -32768;
     const int32_t out_max = out_bits == 8 ? 127 : 32767;
+    int32_t kept[SM_KEPT];
     for (int32_t i = 0; i < outer; ++i) {
         const int8_t *x = in + i * depth;
         int32_t max = -128;
         for (int32_t c = 0; c < depth; ++c) {
             max = x[c] > max ? x[c] : max;
         }
-        int32_t sum = 0;
+        // A difference below diff_min counts as an exp of 0: it adds 0 to
+        // the sum and gives out_min, as the reference's skipped value does.
+        uint32_t sum = 0;
         for (int32_t c = 0; c < depth; ++c) {
             int32_t diff = x[c] - max;
-            if (diff >= diff_min) {
-                sum = tflm_wrap_add(sum, tflm_fp_rescale(sm_exp_int8(diff, multiplier, shift), 0, SM_ACCUM_IB));
+            int32_t e = 0;
+            if (diff == 0) {
+                e = INT32_MAX;
+            } else if (diff >= diff_min) {
+                e = sm_exp_int8(diff, multiplier, shift);
             }
+            if (c < SM_KEPT) {
+                kept[c] = e;
+            }
+            // e from Q0 to Q12, rounded (e >= 0: the add cannot carry out of
+            // 32 bits); the sum wraps as the reference's does.
+            sum += ((uint32_t)e + (1u << (SM_ACCUM_IB - 1))) >> SM_ACCUM_IB;
         }
         int bits_over_unit;
-        int32_t scale = tflm_fp_get_reciprocal(sum, SM_ACCUM_IB, &bits_over_unit);
+        int32_t scale = tflm_sm_reciprocal_q12((int32_t)sum, &bits_over_unit);
         int exponent = bits_over_unit + 31 - out_bits;
         // Only a sum that wrapped (depth over 4095) leaves 0..31; TFLM aborts there.
         exponent = exponent < 0 ? 0 : (exponent > 31 ? 31 : exponent);
         for (int32_t c = 0; c < depth; ++c) {
-            int32_t diff = x[c] - max;
-            int32_t v = out_min;
-            if (diff >= diff_min) {
-                int32_t e = sm_exp_int8(diff, multiplier, shift);
-                int32_t unsat = tflm_rounding_divide_by_pot(tflm_srdhm(scale, e), exponent);
-                v = tflm_clamp(unsat + out_min, out_min, out_max);
+            int32_t e;
+            if (c < SM_KEPT) {
+                e = kept[c];
+            } else {
+                int32_t diff = x[c] - max;
+                e = diff == 0 ? INT32_MAX : (diff >= diff_min ? sm_exp_int8(diff, multiplier, shift) : 0);
             }
+            int32_t unsat = tflm_rounding_divide_by_pot(tflm_sm_mul(scale, e), exponent);
+            int32_t v = tflm_clamp(unsat + out_min, out_min, out_max);
             if (out_bits == 8) {
                 ((int8_t *)out)[i * depth + c] = (int8_t)v;
             } else {
