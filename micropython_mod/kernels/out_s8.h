@@ -37,6 +37,14 @@
 #endif
 #endif
 
+// Whether the wide form and multiplier 0 take the fast steps (above); a
+// kernel file may say 0 before including this, for constants it sets up and
+// uses itself (fully_connected.c on Armv6-M, whose output loop the cases
+// cost a register: hello_world_int8 +2.7% on the Cortex-M0+).
+#ifndef TFLM_OUT_S8_WIDE
+#define TFLM_OUT_S8_WIDE (1)
+#endif
+
 // One output channel's constants, set up once per call of a kernel (or,
 // later, by the host when it prepares a model).
 typedef struct {
@@ -49,12 +57,12 @@ typedef struct {
 // Fills q's multiplier and rounding from TFLM's (multiplier, shift) and the
 // output zero point; q->bias is the caller's.
 static inline void tflm_out_s8_setup(tflm_out_s8_t *q, int32_t multiplier, int32_t shift, int32_t zero_point) {
-    const int32_t r = multiplier == 0 ? 1 : -shift;
+    const int32_t r = multiplier == 0 && TFLM_OUT_S8_WIDE ? 1 : -shift;
     q->mult = multiplier;
     if (r >= 1 && r <= 24) {
         q->k = (int32_t)(((uint32_t)1 << (r - 1)) + ((uint32_t)zero_point << r));
         q->shift = r - 1;
-    } else if (r >= 25 && r <= 31) {
+    } else if (r >= 25 && r <= 31 && TFLM_OUT_S8_WIDE) {
         q->k = (int32_t)((uint32_t)1 << (r - 1));
         q->shift = -(r + 1);
     } else {
@@ -137,9 +145,11 @@ static inline int32_t tflm_out_s8_scale(int32_t acc, int32_t mult, int32_t k, in
 // shifts, the reference's steps). Out of line on Armv6-M: the kernels'
 // loops inline tflm_out_s8, and a second copy of the scaling in them cost
 // the Cortex-M0+ 5-12% on the shared models (its eight low registers);
-// inline elsewhere, where the wide case runs at the fast one's speed
-// (vww_96_int8 2.3% faster on the Cortex-M4 than out of line), unless a
-// board short of flash says TFLM_OUT_S8_WIDE_INLINE=0 (PYBV11: 1.5 KB).
+// inline elsewhere, where the wide case then runs at the fast one's speed
+// in the C loops (vww_96_int8 2.3% faster on the Cortex-M4 than out of
+// line, measured before conv_s8.c's assembly blocks took its wide chunks),
+// unless a board short of flash says TFLM_OUT_S8_WIDE_INLINE=0 (PYBV11:
+// 1.5 KB).
 #ifndef TFLM_OUT_S8_WIDE_INLINE
 #define TFLM_OUT_S8_WIDE_INLINE (TFLM_KERNEL_ARCH != TFLM_ARCH_V6M)
 #endif
@@ -159,8 +169,13 @@ static TFLM_OUT_S8_OTHER_INLINE int32_t tflm_out_s8_other(int32_t acc, const tfl
 // The whole stage for one value: the sum, the channel's constants, the clamp.
 static inline int8_t tflm_out_s8(int32_t acc, const tflm_out_s8_t *q, int32_t zero_point, int32_t act_min,
     int32_t act_max) {
+#if TFLM_OUT_S8_WIDE
     const int32_t v = q->shift >= 0 ? tflm_out_s8_scale(acc, q->mult, q->k, q->shift)
                                     : tflm_out_s8_other(acc, q, zero_point);
+#else
+    const int32_t v = q->shift >= 0 ? tflm_out_s8_scale(acc, q->mult, q->k, q->shift)
+                                    : tflm_wrap_add(tflm_mul_by_quantized_mul(acc, q->mult, q->k), zero_point);
+#endif
     return (int8_t)tflm_clamp(v, act_min, act_max);
 }
 
