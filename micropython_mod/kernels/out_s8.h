@@ -57,11 +57,15 @@ typedef struct {
 // Fills q's multiplier and rounding from TFLM's (multiplier, shift) and the
 // output zero point; q->bias is the caller's.
 static inline void tflm_out_s8_setup(tflm_out_s8_t *q, int32_t multiplier, int32_t shift, int32_t zero_point) {
-    const int32_t r = multiplier == 0 && TFLM_OUT_S8_WIDE ? 1 : -shift;
+    const int32_t r = -shift;
     q->mult = multiplier;
     if (r >= 1 && r <= 24) {
         q->k = (int32_t)(((uint32_t)1 << (r - 1)) + ((uint32_t)zero_point << r));
         q->shift = r - 1;
+    } else if (multiplier == 0 && TFLM_OUT_S8_WIDE) {
+        // As r = 1: the zero point whatever the sum.
+        q->k = (int32_t)(1u + ((uint32_t)zero_point << 1));
+        q->shift = 0;
     } else if (r >= 25 && r <= 31 && TFLM_OUT_S8_WIDE) {
         q->k = (int32_t)((uint32_t)1 << (r - 1));
         q->shift = -(r + 1);
