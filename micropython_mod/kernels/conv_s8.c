@@ -480,7 +480,7 @@ static TFLM_ALWAYS_INLINE int8_t conv_s8_out(int32_t acc, const tflm_out_s8_t *q
 }
 
 // Whether the DSP cores' pairs of pixels run their channels in assembly
-// when `sat` (conv_s8_pair_run).
+// when `sat` or `wide` (conv_s8_pair_run).
 #define CONV_S8_PAIR_DSP_ASM (TFLM_KERNEL_ARCH == TFLM_ARCH_DSP && TFLM_MM_S8_LANES_ASM)
 
 #if CONV_S8_PAIR_DSP_ASM
@@ -502,8 +502,9 @@ static TFLM_ALWAYS_INLINE int8_t conv_s8_out(int32_t acc, const tflm_out_s8_t *q
 #define CONV_S8_PAIR_DSP_POST "add %[wv], %[wv], %[wt]\n\t"
 
 // conv_s8_pair_run's channels two by two on the DSP cores, in one block of
-// assembly, when every channel has the fast scaling and the activation's
-// range is all of int8 (`sat`): tflm_mm_s16s8_2x2's loop over the widened
+// assembly, when every channel has the fast scaling (or every one the wide
+// form: `wide`, the second copy) and the activation's range is all of int8
+// (`sat`): tflm_mm_s16s8_2x2's loop over the widened
 // pixels xw .. xw_end, the k3 values left one a step (x0, x1: where they
 // start), then the four outputs from the registers the loops leave their
 // sums in (as conv_s8_pair_sat on the Cortex-M3).
@@ -706,11 +707,12 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 #define CONV_S8_PAIR_POST "add %[t1], %[t1], %[t3]\n\t"
 
 // conv_s8_pair_run's channels two by two for two pixels, in one block of
-// assembly (the Cortex-M3), when each channel has the fast scaling and the
-// activation's range is all of int8 (conv_s8_t.sat): the 2x2 block's loop
-// with post-indexed loads (4 values a step, then one a step for the k % 4
-// left, pointwise or a gathered window), then the four outputs
-// from the registers it leaves its sums in. (GCC's code added the four
+// assembly (the Cortex-M3), when each channel has the fast scaling (or each
+// the wide form: copies that add the zero point after the shift) and the
+// activation's range is all of int8 (conv_s8_t.sat, .wide): the 2x2 block's
+// loop with post-indexed loads (eight values a turn, four first when k / 4
+// is odd, then one a step for the k % 4 left, pointwise or a gathered
+// window), then the four outputs from the registers it leaves its sums in. (GCC's code added the four
 // pointers' increments at each step, and reloaded and spilled about 50
 // instructions' worth at each pair of channels around the loop.)
 // Four values.
@@ -960,10 +962,12 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 #define CONV_S8_OUT4_POST "add %R[a01], %R[a01], %[xa]\n\t"
 
 // conv_s8_quad's channels two by two (pairs of them), in one block of
-// assembly, when each has the fast scaling and the activation's range is
-// all of int8 (conv_s8_t.sat) and k is a multiple of 4: tflm_mm_s8_4x2's
-// loop, then conv_s8_out4's arithmetic with SSAT, the values in the
-// registers the loop leaves them in. (In C the output stage cost more than
+// assembly, when each has the fast scaling (or each the wide form: a second
+// copy adds the zero point after the shift) and the activation's range is
+// all of int8 (conv_s8_t.sat, .wide) and k is a multiple of 4:
+// tflm_mm_s8_4x2's loop eight values a turn (four first when k / 4 is odd),
+// then conv_s8_out4's arithmetic with SSAT, the values in the registers the
+// loop leaves them in. (In C the output stage cost more than
 // half the loop's instructions again on 64 values: the loop takes every
 // register, and GCC reloaded and spilled around it at each pair.) The
 // second channel's sums wait in `keep` while the first's go out.
