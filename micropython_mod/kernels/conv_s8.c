@@ -479,26 +479,37 @@ static TFLM_ALWAYS_INLINE int8_t conv_s8_out(int32_t acc, const tflm_out_s8_t *q
     return tflm_out_s8(acc, q, zp, lo, hi);
 }
 
+// The assembly blocks below read tflm_out_s8_t as four words.
+_Static_assert(offsetof(tflm_out_s8_t, bias) == 0 && offsetof(tflm_out_s8_t, mult) == 4
+    && offsetof(tflm_out_s8_t, k) == 8 && offsetof(tflm_out_s8_t, shift) == 12 && sizeof(tflm_out_s8_t) == 16,
+    "the assembly reads tflm_out_s8_t as four words");
+// tflm_out_s8_scale of the sum in register v, then `post` (the wide form's
+// zero point) and SSAT, into register u (t: scratch): the multiplier in m,
+// k in k, the shift in sh. The blocks' one copy of the output stage.
+#define CONV_S8_ASM_OUT(v, m, k, sh, t, u, post) \
+    "add " u ", " k ", " v ", asr #31\n\t" \
+    "lsl " t ", " u ", #31\n\t" \
+    "orr " t ", " t ", #0x40000000\n\t" \
+    "asr " u ", " u ", #1\n\t" \
+    "smlal " t ", " u ", " v ", " m "\n\t" \
+    "asr " u ", " u ", " sh "\n\t" \
+    post \
+    "ssat " u ", #8, " u "\n\t"
+// The wide form's shift, -(r + 1), to the fast form's r - 1, in register sh.
+#define CONV_S8_ASM_WIDE_SHIFT(sh) "mvn " sh ", " sh "\n\t" "sub " sh ", " sh ", #1\n\t"
+
 // Whether the DSP cores' pairs of pixels run their channels in assembly
 // when `sat` or `wide` (conv_s8_pair_run).
 #define CONV_S8_PAIR_DSP_ASM (TFLM_KERNEL_ARCH == TFLM_ARCH_DSP && TFLM_MM_S8_LANES_ASM)
 
 #if CONV_S8_PAIR_DSP_ASM
-// tflm_out_s8_scale of sum v and SSAT, into wv: the multiplier in xa, k in
-// xb, the shift in xc (the loop's registers, free once it is done).
-#define CONV_S8_PAIR_DSP_OUT(v, post) \
-    "add %[wv], %[xb], " v ", asr #31\n\t" \
-    "lsl %[xd], %[wv], #31\n\t" \
-    "orr %[xd], %[xd], #0x40000000\n\t" \
-    "asr %[wv], %[wv], #1\n\t" \
-    "smlal %[xd], %[wv], " v ", %[xa]\n\t" \
-    "asr %[wv], %[wv], %[xc]\n\t" \
-    post \
-    "ssat %[wv], #8, %[wv]\n\t"
+// The output stage into wv: the multiplier in xa, k in xb, the shift in xc
+// (the loop's registers, free once it is done).
+#define CONV_S8_PAIR_DSP_OUT(v, post) CONV_S8_ASM_OUT(v, "%[xa]", "%[xb]", "%[xc]", "%[xd]", "%[wv]", post)
 // The wide form (conv_s8_t.wide): the zero point in wt, added after the
 // shift, and the shift from -(r + 1) to r - 1.
 #define CONV_S8_PAIR_DSP_ZP "ldr %[wt], %[zpm]\n\t"
-#define CONV_S8_PAIR_DSP_SH "mvn %[xc], %[xc]\n\t" "sub %[xc], %[xc], #1\n\t"
+#define CONV_S8_PAIR_DSP_SH CONV_S8_ASM_WIDE_SHIFT("%[xc]")
 #define CONV_S8_PAIR_DSP_POST "add %[wv], %[wv], %[wt]\n\t"
 
 // conv_s8_pair_run's channels two by two on the DSP cores, in one block of
@@ -520,19 +531,7 @@ static TFLM_ALWAYS_INLINE int8_t conv_s8_out(int32_t acc, const tflm_out_s8_t *q
     "ldr %[w0], %[wm]\n\t" \
     "ldr %[w1], %[km]\n\t" \
     "add %[w1], %[w0], %[w1]\n\t" \
-    "sub %[wt], %[end], %[xw]\n\t" \
-    "tst %[wt], #16\n\t" \
-    "beq 2f\n\t" \
-    TFLM_MM_S16S8_2X2_STEP \
-    "2:\n\t" \
-    "cmp %[xw], %[end]\n\t" \
-    "beq 3f\n\t" \
-    ".p2align 2\n" \
-    "1:\n\t" \
-    TFLM_MM_S16S8_2X2_STEP TFLM_MM_S16S8_2X2_STEP \
-    "cmp %[xw], %[end]\n\t" \
-    "bne 1b\n" \
-    "3:\n\t" \
+    TFLM_MM_S16S8_2X2_LOOP \
     "ldr %[end], %[k3m]\n\t" \
     "cmp %[end], #0\n\t" \
     "beq 5f\n\t" \
@@ -593,9 +592,6 @@ static void conv_s8_pair_sat_dsp(const uint32_t *xws, const uint32_t *xw_end, co
     int32_t k3, int32_t k, const int8_t *w, const tflm_out_s8_t *q, int32_t zp, bool wide, int8_t *o0, int8_t *o1,
     int32_t pairs) {
     const ptrdiff_t o1d = o1 - o0;  // (an operand fewer than o1 itself: GCC takes at most 30)
-    _Static_assert(offsetof(tflm_out_s8_t, bias) == 0 && offsetof(tflm_out_s8_t, mult) == 4
-        && offsetof(tflm_out_s8_t, k) == 8 && offsetof(tflm_out_s8_t, shift) == 12
-        && sizeof(tflm_out_s8_t) == 16, "the assembly reads tflm_out_s8_t as four words");
     uint32_t a00, a01, a10, a11, xa, xb, xc, xd, wv, wt;
     const uint32_t *xw, *end;
     const int8_t *w0, *w1;
@@ -689,21 +685,13 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
     "mla %[a1], %[t0], %[t3], %[a1]\n\t" \
     "mla %[a2], %[t1], %[t2], %[a2]\n\t" \
     "mla %[a3], %[t1], %[t3], %[a3]\n\t"
-// tflm_out_s8_scale of sum v and SSAT, into t1: the multiplier in f0, k in
-// f1, the shift in p1 (the loop's registers, free once it is done).
-#define CONV_S8_PAIR_OUT(v, post) \
-    "add %[t1], %[f1], " v ", asr #31\n\t" \
-    "lsl %[t0], %[t1], #31\n\t" \
-    "orr %[t0], %[t0], #0x40000000\n\t" \
-    "asr %[t1], %[t1], #1\n\t" \
-    "smlal %[t0], %[t1], " v ", %[f0]\n\t" \
-    "asr %[t1], %[t1], %[p1]\n\t" \
-    post \
-    "ssat %[t1], #8, %[t1]\n\t"
+// The output stage into t1: the multiplier in f0, k in f1, the shift in p1
+// (the loop's registers, free once it is done).
+#define CONV_S8_PAIR_OUT(v, post) CONV_S8_ASM_OUT(v, "%[f0]", "%[f1]", "%[p1]", "%[t0]", "%[t1]", post)
 // The wide form (conv_s8_t.wide): the zero point in t3, added after the
 // shift, and the shift from -(r + 1) to r - 1.
 #define CONV_S8_PAIR_ZP "ldr %[t3], %[zpm]\n\t"
-#define CONV_S8_PAIR_SH "mvn %[p1], %[p1]\n\t" "sub %[p1], %[p1], #1\n\t"
+#define CONV_S8_PAIR_SH CONV_S8_ASM_WIDE_SHIFT("%[p1]")
 #define CONV_S8_PAIR_POST "add %[t1], %[t1], %[t3]\n\t"
 
 // conv_s8_pair_run's channels two by two for two pixels, in one block of
@@ -804,9 +792,6 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 
 static void conv_s8_pair_sat(const int8_t *x0, const int8_t *x1, int32_t k, const int8_t *w,
     const tflm_out_s8_t *q, int32_t zp, bool wide, int8_t *o0, int8_t *o1, int32_t pairs) {
-    _Static_assert(offsetof(tflm_out_s8_t, bias) == 0 && offsetof(tflm_out_s8_t, mult) == 4
-        && offsetof(tflm_out_s8_t, k) == 8 && offsetof(tflm_out_s8_t, shift) == 12
-        && sizeof(tflm_out_s8_t) == 16, "the assembly reads tflm_out_s8_t as four words");
     const int32_t k4 = k & ~3, k3 = k & 3;
     uint32_t a0, a1, a2, a3;
     const int8_t *p0, *p1, *f0, *f1, *e;
@@ -844,8 +829,7 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
     // and the clamp of what is left (single pixels, an odd last channel,
     // windows over 256 values) value by value (1.1 KB less text).
     conv_s8_pair_run(c, x0, x1, k, out0, out1, c->sat);
-    return;
-#endif
+#else
 #if CONV_S8_SAT
     if (c->sat || c->wide) {
 #if CONV_S8_PAIR_ASM
@@ -875,6 +859,7 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
     }
 #endif
     conv_s8_pair_run(c, x0, x1, k, out0, out1, false);
+#endif
 }
 
 #if TFLM_MM_S8_LANES
@@ -921,14 +906,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 // (%R[a11]): bias (xa), multiplier (xb), k (w0), shift (w1); o (p), od
 // (wv); scratch %Q[a01], %R[a01], %Q[a11].
 #define CONV_S8_SCALE_SAT(v, post) \
-    "add %R[a01], %[w0], " v ", asr #31\n\t" \
-    "lsl %Q[a11], %R[a01], #31\n\t" \
-    "orr %Q[a11], %Q[a11], #0x40000000\n\t" \
-    "asr %R[a01], %R[a01], #1\n\t" \
-    "smlal %Q[a11], %R[a01], " v ", %[xb]\n\t" \
-    "asr %R[a01], %R[a01], %[w1]\n\t" \
-    post \
-    "ssat %R[a01], #8, %R[a01]\n\t"
+    CONV_S8_ASM_OUT(v, "%[xb]", "%[w0]", "%[w1]", "%Q[a11]", "%R[a01]", post)
 #define CONV_S8_OUT4_SAT(A, B, wide, post) \
     "ldrd %[xa], %[xb], [%R[a11]]\n\t" \
     "ldrd %[w0], %[w1], [%R[a11], #8]\n\t" \
@@ -955,10 +933,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     "strb %R[a01], [%Q[a01], %[wv]]\n\t"
 // The wide form's extra steps (out_s8.h): the zero point into xa once the
 // bias is added, the shift from -(r + 1) to r - 1; the zero point added.
-#define CONV_S8_OUT4_WIDE \
-    "ldr %[xa], %[zpm]\n\t" \
-    "mvn %[w1], %[w1]\n\t" \
-    "sub %[w1], %[w1], #1\n\t"
+#define CONV_S8_OUT4_WIDE "ldr %[xa], %[zpm]\n\t" CONV_S8_ASM_WIDE_SHIFT("%[w1]")
 #define CONV_S8_OUT4_POST "add %R[a01], %R[a01], %[xa]\n\t"
 
 // conv_s8_quad's channels two by two (pairs of them), in one block of
@@ -1035,9 +1010,6 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 
 static void conv_s8_quad_sat(const int32_t *xp, int32_t k, const int8_t *w, const tflm_out_s8_t *q, int32_t zp,
     bool wide, int8_t *o, int32_t od, int32_t pairs) {
-    _Static_assert(offsetof(tflm_out_s8_t, bias) == 0 && offsetof(tflm_out_s8_t, mult) == 4
-        && offsetof(tflm_out_s8_t, k) == 8 && offsetof(tflm_out_s8_t, shift) == 12
-        && sizeof(tflm_out_s8_t) == 16, "the assembly reads tflm_out_s8_t as four words");
     const int32_t *end = xp + 2 * k;
     uint32_t keep[4];
     int64_t a00, a10, a01, a11;
@@ -1252,11 +1224,7 @@ __attribute__((noinline)) static void conv_s8_setup(const conv_data_t *d, const 
     // value (most of vww_96_int8's last pointwise layers' chunks).
     wide = wide && !fast;
     for (int32_t j = 0; wide && j < n; ++j) {
-        tflm_out_s8_t *q = &keep->q[j];
-        if (q->shift >= 0) {
-            q->k = (int32_t)((uint32_t)1 << q->shift);
-            q->shift = -2 - q->shift;
-        }
+        tflm_out_s8_widen(&keep->q[j]);
     }
     keep->fast = fast;
     keep->wide = wide;

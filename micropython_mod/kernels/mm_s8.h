@@ -402,6 +402,25 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_widen2(const int8_t *x0, const int8_t 
     "smlad %[a11], %[xc], %[wt], %[a11]\n\t" \
     "smlad %[a11], %[xd], %[wv], %[a11]\n\t"
 
+// The loop over widened pixels from xw to end (a multiple of 16 bytes
+// apart, none at all included): an odd step first, then two a turn, from a
+// word. Also conv_s8.c's block for pairs of channels, which goes on from
+// its label 3.
+#define TFLM_MM_S16S8_2X2_LOOP \
+    "sub %[wt], %[end], %[xw]\n\t" \
+    "tst %[wt], #16\n\t" \
+    "beq 2f\n\t" \
+    TFLM_MM_S16S8_2X2_STEP \
+    "2:\n\t" \
+    "cmp %[xw], %[end]\n\t" \
+    "beq 3f\n\t" \
+    ".p2align 2\n" \
+    "1:\n\t" \
+    TFLM_MM_S16S8_2X2_STEP TFLM_MM_S16S8_2X2_STEP \
+    "cmp %[xw], %[end]\n\t" \
+    "bne 1b\n" \
+    "3:\n\t"
+
 // tflm_mm_s8_2x2 on widened pixels: xw from tflm_mm_s8_widen2 up to xw_end,
 // filter 0 at w0 and filter 1 w1_at bytes after it. Per 4 values: two
 // doubleword loads, one word per filter widened, eight SMLAD.
@@ -417,19 +436,7 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s16s8_2x2(const uint32_t *xw, const uint3
         const int8_t *w1 = w0 + w1_at;
         uint32_t xa, xb, xc, xd, wv, wt;
         __asm__ volatile(
-            "sub %[wt], %[end], %[xw]\n\t"
-            "tst %[wt], #16\n\t"
-            "beq 2f\n\t"
-            TFLM_MM_S16S8_2X2_STEP
-            "2:\n\t"
-            "cmp %[xw], %[end]\n\t"
-            "beq 3f\n\t"
-            ".p2align 2\n"
-            "1:\n\t"
-            TFLM_MM_S16S8_2X2_STEP TFLM_MM_S16S8_2X2_STEP
-            "cmp %[xw], %[end]\n\t"
-            "bne 1b\n\t"
-            "3:"
+            TFLM_MM_S16S8_2X2_LOOP
             : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [xw] "+r"(xw), [w0] "+r"(w0),
               [w1] "+r"(w1), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc), [xd] "=&r"(xd), [wv] "=&r"(wv),
               [wt] "=&r"(wt)

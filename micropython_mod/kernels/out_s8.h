@@ -75,6 +75,16 @@ static inline void tflm_out_s8_setup(tflm_out_s8_t *q, int32_t multiplier, int32
     }
 }
 
+// q's constants, set up in the fast form, in the wide one (the zero point
+// left out of k, added after the shift): a kernel that runs a chunk of
+// channels in one form (conv_s8.c's assembly) widens the fast ones.
+static inline void tflm_out_s8_widen(tflm_out_s8_t *q) {
+    if (q->shift >= 0) {
+        q->k = (int32_t)((uint32_t)1 << q->shift);
+        q->shift = -2 - q->shift;
+    }
+}
+
 // acc * M * 2^shift, rounded as the reference, plus the zero point, for the
 // fast case (q->shift >= 0).
 static inline int32_t tflm_out_s8_scale(int32_t acc, int32_t mult, int32_t k, int32_t shift) {
@@ -157,14 +167,14 @@ static inline int32_t tflm_out_s8_scale(int32_t acc, int32_t mult, int32_t k, in
 #ifndef TFLM_OUT_S8_WIDE_INLINE
 #define TFLM_OUT_S8_WIDE_INLINE (TFLM_KERNEL_ARCH != TFLM_ARCH_V6M)
 #endif
-#if TFLM_OUT_S8_WIDE_INLINE
+#if TFLM_OUT_S8_WIDE_INLINE || !TFLM_OUT_S8_WIDE
 #define TFLM_OUT_S8_OTHER_INLINE TFLM_ALWAYS_INLINE
 #else
 #define TFLM_OUT_S8_OTHER_INLINE __attribute__((noinline, unused))
 #endif
 static TFLM_OUT_S8_OTHER_INLINE int32_t tflm_out_s8_other(int32_t acc, const tflm_out_s8_t *q,
     int32_t zero_point) {
-    if (q->shift < -1) {
+    if (TFLM_OUT_S8_WIDE && q->shift < -1) {
         return tflm_out_s8_scale(acc, q->mult, q->k, -2 - q->shift) + zero_point;
     }
     return tflm_wrap_add(tflm_mul_by_quantized_mul(acc, q->mult, q->k), zero_point);
@@ -173,13 +183,8 @@ static TFLM_OUT_S8_OTHER_INLINE int32_t tflm_out_s8_other(int32_t acc, const tfl
 // The whole stage for one value: the sum, the channel's constants, the clamp.
 static inline int8_t tflm_out_s8(int32_t acc, const tflm_out_s8_t *q, int32_t zero_point, int32_t act_min,
     int32_t act_max) {
-#if TFLM_OUT_S8_WIDE
     const int32_t v = q->shift >= 0 ? tflm_out_s8_scale(acc, q->mult, q->k, q->shift)
                                     : tflm_out_s8_other(acc, q, zero_point);
-#else
-    const int32_t v = q->shift >= 0 ? tflm_out_s8_scale(acc, q->mult, q->k, q->shift)
-                                    : tflm_wrap_add(tflm_mul_by_quantized_mul(acc, q->mult, q->k), zero_point);
-#endif
     return (int8_t)tflm_clamp(v, act_min, act_max);
 }
 
