@@ -123,7 +123,8 @@ def test_readme_arena_size_rounding_is_the_modules():
 def test_readme_arena_table_is_the_engines():
     """Every cell of the README's arena table: TFLM's arena from its own
     recording allocator, ours from the engine (the same bytes on every
-    target), prepared, prepared with an offline plan, with a patch stage."""
+    target), prepared, prepared with an offline plan, with a patch stage,
+    with a stage in bands of rows."""
     from tflm_dev import bench
     from tflm_host.planning import plan_model
     from tflm_host.prepare import prepare_model
@@ -136,7 +137,7 @@ def test_readme_arena_table_is_the_engines():
     def used(data: bytes) -> int:
         return arena.plan_layout(load_model(data)).used
 
-    for name, tflm_used, ours, prepared, planned, patched in rows:
+    for name, tflm_used, ours, prepared, planned, patched, banded in rows:
         path = model_path(name + ".tflite")
         data = path.read_bytes()
         assert int(tflm_used.replace(",", "")) == bench.tflm_arena(path).used, name
@@ -145,9 +146,11 @@ def test_readme_arena_table_is_the_engines():
         plan = plan_model(data, time_limit=5.0, backward=True)
         assert int(planned.replace(",", "")) == used(prepare_model(plan.embedded())), name
         with_patches = prepare_model(data, max_extra_macs=bench.PATCH_BOUND)
-        split, _, _, extra, _ = bench._patch_of(with_patches)
+        split, _, _, extra, _, _ = bench._patch_of(with_patches)
         expected = f"{used(with_patches):,} (+{extra:.0%} MACs)" if split else "-"
         assert patched == expected, name
+        in_bands = prepare_model(data, max_extra_macs=0.0)
+        assert banded == (f"{used(in_bands):,}" if bench._patch_of(in_bands)[0] else "-"), name
 
 
 def test_readme_head_and_tail_claims_are_the_engines():

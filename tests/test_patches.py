@@ -47,6 +47,23 @@ def scheduled(case: opgen.Case) -> bytes:
     return patches.with_schedule(case.model, case.params["split"], gh, gw, case.params.get("start", 0))
 
 
+def banded(case: opgen.Case, bands: int | None = None) -> bytes:
+    """The case's stage in rows mode (bands of rows keeping their halos): as
+    many bands as its grid has rows, or `bands`."""
+    return patches.with_schedule(case.model, case.params["split"], bands or case.params["grid"][0], 1,
+                                 case.params.get("start", 0), rows=True)
+
+
+_banded_shared: dict[str, bytes] = {}
+
+
+def banded_shared(name: str) -> bytes:
+    """A shared model prepared with --max-extra-macs 0: a stage in bands of rows, when one lowers the arena."""
+    if name not in _banded_shared:
+        _banded_shared[name] = prepare_model(model_path(name).read_bytes(), max_extra_macs=0.0)
+    return _banded_shared[name]
+
+
 def _host_outputs(data: bytes, samples) -> list[list[np.ndarray]]:
     model = load_model(data)
     it = arena.interpreter(model, None, run=True)
@@ -84,6 +101,44 @@ def test_generated_chains_bit_exact_on_host(tmp_path):
         path.write_bytes(case.model)
         samples = make_inputs(load_model(data), "random", seed=zlib.crc32(case.name.encode()), count=2)
         assert _same(_host_outputs(data, samples), reference_outputs(path, samples)), case.describe()
+
+
+def test_generated_chains_in_bands_bit_exact_on_host(tmp_path):
+    """Rows mode: each chain's stage in as many bands as its grid has rows,
+    and in one band (every map whole in the buffers). TFLM's outputs; the
+    intermediate maps leave the head; no MAC is computed twice (fewer only
+    where a stride skips rows no window reads)."""
+    for case in CHAINS:
+        for bands in (None, 1):
+            data = banded(case, bands)
+            ip = _engine.allocate(_engine.Model(data))
+            assert ip.patch_rows and ip.patch == (case.params["split"], bands or case.params["grid"][0], 1)
+            assert 0 < ip.patch_macs <= ip.patch_whole_macs, case.describe()
+            layout = arena.plan_layout(load_model(data))
+            sg = load_model(data).main
+            inner = {sg.operators[j].outputs[0] for j in range(case.params.get("start", 0), case.params["split"] - 1)}
+            assert not inner & {b.tensor for b in layout.buffers if b.tensor >= 0}, case.describe()
+            path = tmp_path / "m.tflite"
+            path.write_bytes(case.model)
+            samples = make_inputs(load_model(data), "random", seed=zlib.crc32(case.name.encode()), count=2)
+            assert _same(_host_outputs(data, samples), reference_outputs(path, samples)), (case.describe(), bands)
+
+
+def test_shared_models_in_bands_bit_exact_on_host(tmp_path):
+    """person_detect, magic_wand, vww_96_int8 and test_conv_model prepared
+    with --max-extra-macs 0: a stage in bands of rows, no extra MAC, a smaller
+    arena than prepared alone (vww_96_int8's within issue 28's goal); TFLM's
+    outputs."""
+    for name in SHARED:
+        data = banded_shared(name)
+        ip = _engine.allocate(_engine.Model(data))
+        assert ip.patch[0] >= 2 and ip.patch_rows and ip.patch[2] == 1, name
+        assert ip.patch_macs <= ip.patch_whole_macs, name
+        assert ip.used < _engine.allocate(_engine.Model(prepare_model(model_path(name).read_bytes()))).used, name
+        if name == "vww_96_int8.tflite":
+            assert ip.used <= GOALS[name], ip.used
+        samples = make_inputs(load_model(data), "random", seed=zlib.crc32(name.encode()), count=2)
+        assert _same(_host_outputs(data, samples), reference_outputs(model_path(name), samples)), name
 
 
 def test_no_stage_beats_the_zigzag():
@@ -136,11 +191,12 @@ def test_chains_on_engine_with_each_cores_loops(arch, tmp_path, monkeypatch):
     binary = arch_binary(arch)
     monkeypatch.setattr(engine_host, "tflm_run", lambda: binary)
     for i, case in enumerate(CHAINS):
-        path = tmp_path / f"c{i}.tflite"
-        path.write_bytes(scheduled(case))
         samples = make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()), count=2)
-        run = engine_host.run_engine(path, load_model(path), samples, tmp_path)
-        assert _same(run.runs, _reference(case.model, samples)), (arch, case.describe())
+        for mode, data in (("patches", scheduled(case)), ("bands", banded(case))):
+            path = tmp_path / f"c{i}.tflite"
+            path.write_bytes(data)
+            run = engine_host.run_engine(path, load_model(path), samples, tmp_path)
+            assert _same(run.runs, _reference(case.model, samples)), (arch, mode, case.describe())
 
 
 @pytest.mark.parametrize("target", ["unix", "NETDUINO2", "NETDUINOPLUS2", "MICROBIT", "MPS2_AN385"])
@@ -151,9 +207,13 @@ def test_patched_models_on_device(target):
     predicts."""
     jobs, originals = [], {}
     items = [] if target == "MICROBIT" else \
-        [(name.removesuffix(".tflite"), patched(name), model_path(name).read_bytes()) for name in SHARED]
-    # Int8 chains, then float32 and int8 chains with pools.
-    items += [(c.name.replace("/", "_"), scheduled(c), c.model) for c in CHAINS[:4] + CHAINS[12:15] + CHAINS[20:23]]
+        [(name.removesuffix(".tflite"), patched(name), model_path(name).read_bytes()) for name in SHARED] \
+        + [(name.removesuffix(".tflite") + "_bands", banded_shared(name), model_path(name).read_bytes())
+           for name in SHARED]
+    # Int8 chains, then float32 and int8 chains with pools; in patches and in bands.
+    some = CHAINS[:4] + CHAINS[12:15] + CHAINS[20:23]
+    items += [(c.name.replace("/", "_"), scheduled(c), c.model) for c in some]
+    items += [(c.name.replace("/", "_") + "_bands", banded(c), c.model) for c in some]
     for key, data, original in items:
         samples = make_inputs(load_model(data), "random", seed=zlib.crc32(key.encode()), count=1)
         jobs.append(BatchJob(key, data, samples))
@@ -198,6 +258,13 @@ def _bad_schedules() -> dict[str, bytes]:
         "huge grid": put(3, 0xffffffff),
         "short": _short(data),
         "a stage writing its own input": _in_place_chain(),
+        "mode 2": put(6, 2),
+        "bands of two columns": put(6, 1),  # its grid is 4x4
+        "bands of one operator": banded(CHAINS[0]).replace(
+            patches.schedule_metadata(CHAINS[0].params["split"], CHAINS[0].params["grid"][0], 1, 0, True),
+            patches.schedule_metadata(1, CHAINS[0].params["grid"][0], 1, 0, True)),
+        "more bands than rows": patches.with_schedule(prepare_model(model_path("person_detect.tflite").read_bytes()),
+                                                      4, 25, 1, 0, True),
     }
 
 
@@ -268,8 +335,16 @@ def test_cli_prepare_max_extra_macs(tmp_path, capsys):
     split, gh, gw = ip.patch
     assert (f"patch-based stage: operators 0-{split - 1} in {gh}x{gw} patches "
             f"(+{ip.patch_macs - ip.patch_whole_macs} MACs)") in capsys.readouterr().out
-    # No extra MACs allowed: no stage.
+    # No extra MACs allowed: a stage in bands of rows.
     assert cli.main(["prepare", str(model_path("person_detect.tflite")), "-o", str(out),
+                     "--max-extra-macs", "0"]) == 0
+    ip = _engine.allocate(_engine.Model(out.read_bytes()))
+    split, gh, gw = ip.patch
+    assert ip.patch_rows and gw == 1 and ip.patch_macs == ip.patch_whole_macs
+    assert (f"patch-based stage: operators 0-{split - 1} in {gh} bands of rows (halos kept), 0 extra MACs"
+            in capsys.readouterr().out)
+    # No stage lowers hello_world_int8's arena (a fully connected model).
+    assert cli.main(["prepare", str(model_path("hello_world_int8.tflite")), "-o", str(out),
                      "--max-extra-macs", "0"]) == 0
     assert "no patch-based stage" in capsys.readouterr().out
     assert _engine.allocate(_engine.Model(out.read_bytes())).patch[0] == 0
@@ -286,10 +361,10 @@ def test_stage_output_over_its_input_is_safe(tmp_path):
     # Chains whose stage is the whole model (its input and output are the stage's).
     whole = [c for c in CHAINS if not c.params["tail"]]
     for i, case in enumerate(whole[:10]):
-        data = scheduled(case)
-        kind, info = brute(data, tmp_path, f"stage{i}")
-        assert kind == "rule", case.describe()
-        assert info["tight"] <= info["rule"], case.describe()
+        for mode, data in (("patches", scheduled(case)), ("bands", banded(case))):
+            kind, info = brute(data, tmp_path, f"stage{i}")
+            assert kind == "rule", (mode, case.describe())
+            assert info["tight"] <= info["rule"], (mode, case.describe())
 
 
 PATCH_K = 24  # bytes tried beyond each op's distance in the patch buffer, either way
@@ -392,10 +467,11 @@ print(len(it.tensor({last})))
     assert int(lines[1]) == load_model(data).main.tensors[last].elements
 
 
-def _front_rows(text: str) -> tuple[int, list[tuple[bool, int, int, str, int, tuple[int, int]]]]:
+def _front_rows(text: str) -> tuple[int, list[tuple[bool, int, int, str, int, tuple[int, int], int, bool]]]:
     """prepare --explain's table: the arena with no stage, and (chosen,
     arena_used_bytes, extra MACs, % of model, the operator after the stage,
-    grid, the stage's first operator) of each stage row."""
+    grid, the stage's first operator, rows mode) of each stage row ('4x4' or
+    '24 bands')."""
     lines = text[text.index("the trade-off curve"):].splitlines()
     assert lines[1].split() == ["arena_used_bytes", "extra", "MACs", "%", "of", "model", "stage", "ops", "grid"]
     plain = lines[2].split()
@@ -406,10 +482,12 @@ def _front_rows(text: str) -> tuple[int, list[tuple[bool, int, int, str, int, tu
         if not f:
             break
         chosen = f[0] == "*"
-        used, extra, pct, ops, grid = f[1:] if chosen else f
-        gh, gw = grid.split("x")
+        f = f[1:] if chosen else f
+        bands = f[-1] == "bands"
+        used, extra, pct, ops, grid = f[:5]
+        gh, gw = (grid, "1") if bands else grid.split("x")
         first, last = ops.split("-")
-        rows.append((chosen, int(used), int(extra), pct, int(last) + 1, (int(gh), int(gw)), int(first)))
+        rows.append((chosen, int(used), int(extra), pct, int(last) + 1, (int(gh), int(gw)), int(first), bands))
     return int(plain[0]), rows
 
 
@@ -432,8 +510,9 @@ def test_cli_prepare_explain_front(tmp_path, capsys):
         assert len(rows) >= 2 and rows[0][1] < plain_used, (name, text)
         for (_, used, extra, *_), (_, used2, extra2, *_) in zip(rows, rows[1:]):
             assert used2 < used and extra2 > extra, name
-        for chosen, used, extra, pct, split, grid, start in rows:
-            ip = _engine.allocate(_engine.Model(patches.with_schedule(plain, split, *grid, start)))
+        assert rows[0][7] and rows[0][2] == 0, (name, text)  # bands of rows: the first point, no extra MAC
+        for chosen, used, extra, pct, split, grid, start, bands in rows:
+            ip = _engine.allocate(_engine.Model(patches.with_schedule(plain, split, *grid, start, bands)))
             assert (ip.used, ip.patch_macs - ip.patch_whole_macs) == (used, extra), (name, split, grid)
             assert float(pct[:-1]) / 100 >= extra / total > float(pct[:-1]) / 100 - 1e-4, (name, pct)
         ip = _engine.allocate(_engine.Model(out.read_bytes()))
@@ -446,12 +525,13 @@ def test_cli_prepare_explain_front(tmp_path, capsys):
     found = patches.search(plain)
     assert all(any(r[1] <= c.used and r[2] <= c.extra_macs for r in rows) or c.used >= found.plain_used
                for c in found.candidates)
-    for _, used, extra, pct, split, grid, start in rows:
+    for _, used, extra, pct, split, grid, start, bands in rows:
         assert cli.main(["prepare", str(model_path("test_conv_model.tflite")), "-o", str(out),
                          "--max-extra-macs", pct, "-q"]) == 0
         capsys.readouterr()
         ip = _engine.allocate(_engine.Model(out.read_bytes()))
-        assert (ip.patch_start, ip.patch[0], tuple(ip.patch[1:]), ip.used) == (start, split, grid, used), pct
+        assert (ip.patch_start, ip.patch[0], tuple(ip.patch[1:]), ip.patch_rows, ip.used) == \
+            (start, split, grid, bands, used), pct
 
 
 def test_scheduler_writes_what_with_schedule_writes():
@@ -463,8 +543,10 @@ def test_scheduler_writes_what_with_schedule_writes():
         base = patches.without_schedule(data)
         scheduler = patches.Scheduler(base)
         assert scheduler.at > 0
-        for split, gh, gw, start in ((2, 2, 2, 0), (7, 4, 4, 0), (3, 16, 1, 1), (8, 1, 16, 5)):
-            assert scheduler(split, gh, gw, start) == patches.with_schedule(base, split, gh, gw, start), (split, gh, gw)
+        for split, gh, gw, start, rows in ((2, 2, 2, 0, False), (7, 4, 4, 0, False), (3, 16, 1, 1, False),
+                                           (8, 1, 16, 5, False), (4, 24, 1, 0, True), (3, 7, 1, 1, True)):
+            assert scheduler(split, gh, gw, start, rows) == patches.with_schedule(base, split, gh, gw, start, rows), \
+                (split, gh, gw, rows)
 
 
 @pytest.mark.parametrize("board", ["MICROBIT", "RPI_PICO"])
@@ -510,3 +592,30 @@ def test_cli_prepare_explain_cycles(board, tmp_path, capsys):
     assert "nothing counts ESP32_GENERIC's cycles" in capsys.readouterr().err and not other.exists()
     assert cli.main(["prepare", conv_model, "-o", str(other), "--cycles", board, "-q"]) != 0
     assert "give --explain too" in capsys.readouterr().err and not other.exists()
+
+
+def test_architecture_stage_figures_are_the_engines():
+    """docs/architecture.md's figures of patch stages and bands ("X's
+    operators A-B in GxG patches take its arena from P B prepared to U B (+M%
+    MACs)", "... in N bands ... with no extra MAC"): the engine's for that
+    schedule on the prepared model."""
+    import re
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "architecture.md").read_text().split())
+    pattern = (r"(\w+)'s operators (\d+)-(\d+) in (?:(\d+)x(\d+) patches|(\d+) bands) take its arena from "
+               r"([\d,]+) B prepared to ([\d,]+) B (?:\(([+-][\d.]+)% MACs\)|with no extra MAC)")
+    found = re.findall(pattern, text)
+    assert len(found) >= 6, found
+    for name, first, last, gh, gw, bands, prepared, used, pct in found:
+        plain = prepare_model(model_path(name + ".tflite").read_bytes())
+        assert int(prepared.replace(",", "")) == _engine.allocate(_engine.Model(plain)).used, name
+        grid = (int(bands), 1) if bands else (int(gh), int(gw))
+        ip = _engine.allocate(_engine.Model(patches.with_schedule(plain, int(last) + 1, *grid, int(first),
+                                                                  bool(bands))))
+        extra = ip.patch_macs - ip.patch_whole_macs
+        assert int(used.replace(",", "")) == ip.used, (name, grid)
+        if bands:
+            assert extra == 0, name
+        else:
+            assert f"{100 * extra / patches.model_macs(load_model(plain)):+.1f}" == pct, (name, grid)

@@ -96,15 +96,17 @@ def arena_rows(models: list[Path], target_name: str, progress=None) -> list[dict
             row["head"] = layout.head
             row["svdf_dropped"] = svdf_dropped_bytes(model)
             row["floor"] = operator_floor(model)
-            # With a patch-based stage within PATCH_BOUND extra MACs, when one lowers the arena.
-            row["patched"] = None
-            patched = prepare_model(path.read_bytes(), max_extra_macs=PATCH_BOUND)
-            if _patch_of(patched)[0]:
-                with tempfile.TemporaryDirectory() as tmp:
-                    pp = Path(tmp) / path.name
-                    pp.write_bytes(patched)
-                    r = run_model(pp, target, make_inputs(model, "zeros"))
-                row["patched"] = (r.arena_used_bytes, _patch_of(patched))
+            # With a patch-based stage within PATCH_BOUND extra MACs, and with
+            # one of no extra MACs (bands of rows), when one lowers the arena.
+            for key, bound in (("patched", PATCH_BOUND), ("banded", 0.0)):
+                row[key] = None
+                staged = prepare_model(path.read_bytes(), max_extra_macs=bound)
+                if _patch_of(staged)[0]:
+                    with tempfile.TemporaryDirectory() as tmp:
+                        pp = Path(tmp) / path.name
+                        pp.write_bytes(staged)
+                        r = run_model(pp, target, make_inputs(model, "zeros"))
+                    row[key] = (r.arena_used_bytes, _patch_of(staged))
         else:
             row["ours_head"] = arena.plan_layout(model, "greedy", kernels=False).head
         rows.append(row)
@@ -155,7 +157,7 @@ def why_not_lower(row: dict) -> str | None:
     t = row.get("tflm")
     if not t or "prepared" not in row:
         return None
-    used = row["patched"][0] if row.get("patched") else row["prepared"][1]
+    used = min([row["prepared"][1]] + [row[k][0] for k in ("patched", "banded") if row.get(k)])
     target = int(GOAL * t.used)
     if used <= target:
         return None
@@ -197,27 +199,28 @@ def why_not_lower(row: dict) -> str | None:
 PATCH_BOUND = 0.2
 
 
-def _patch_of(data: bytes) -> tuple[int, int, int, float, int]:
+def _patch_of(data: bytes) -> tuple[int, int, int, float, int, bool]:
     """A model's patch-based stage: (the operator after it (0: none), grid rows, grid columns, extra MACs / the
-    model's, its first operator)."""
+    model's, its first operator, rows mode)."""
     ip = _engine.allocate(_engine.Model(data))
     split, gh, gw = ip.patch
-    return split, gh, gw, (ip.patch_macs - ip.patch_whole_macs) / max(model_macs(load_model(data)), 1), ip.patch_start
+    return (split, gh, gw, (ip.patch_macs - ip.patch_whole_macs) / max(model_macs(load_model(data)), 1),
+            ip.patch_start, ip.patch_rows)
 
 
-def patch_cell(row: dict) -> str:
-    if not row.get("patched"):
+def patch_cell(row: dict, key: str = "patched") -> str:
+    if not row.get(key):
         return "-"
-    used, (split, gh, gw, extra, start) = row["patched"]
-    return f"{used} (ops {start}-{split - 1}, {gh}x{gw}, {extra:+.1%} MACs)"
+    used, (split, gh, gw, extra, start, rows) = row[key]
+    return f"{used} (ops {start}-{split - 1}, {patches.layout_text(gh, gw, rows)}, {extra:+.1%} MACs)"
 
 
 def arena_markdown(rows: list[dict], target_name: str) -> str:
     lines = [
         "| model | TFLM head | TFLM tail | TFLM used | our head | our tail | our used | our tail / TFLM's "
         "| prepared: tail | prepared: used | prepared: used / TFLM's | kernel data in the model "
-        "| prepared + patches: used | bound |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| prepared + patches: used | prepared + bands: used | bound |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         t = row["tflm"]
@@ -226,9 +229,10 @@ def arena_markdown(rows: list[dict], target_name: str) -> str:
             head, tail, used = row["ours"]
             ours = [str(head), str(tail), str(used), f"{tail / t.tail:.0%}" if t else "-"]
             p_tail, p_used, in_model = row["prepared"]
-            ours += [str(p_tail), str(p_used), f"{p_used / t.used:.2f}" if t else "-", str(in_model), patch_cell(row)]
+            ours += [str(p_tail), str(p_used), f"{p_used / t.used:.2f}" if t else "-", str(in_model), patch_cell(row),
+                     patch_cell(row, "banded")]
         else:
-            ours = [f"({row['ours_head']})", "-", "-", "no kernels for " + ", ".join(row["missing"])] + ["-"] * 5
+            ours = [f"({row['ours_head']})", "-", "-", "no kernels for " + ", ".join(row["missing"])] + ["-"] * 6
         lines.append(f"| {row['model']} | " + " | ".join(tflm + ours + [str(row["bound"])]) + " |")
     notes = [
         "",
@@ -244,7 +248,9 @@ def arena_markdown(rows: list[dict], target_name: str) -> str:
         "records. Prepared + patches: "
         f"`tflm-host prepare --max-extra-macs {PATCH_BOUND:.0%}`, measured the same way, where a patch-based "
         "stage lowers the arena: the operators it runs patch by patch, the grid, and the MACs the "
-        "halos add to the model's.",
+        "halos add to the model's. Prepared + bands: `tflm-host prepare --max-extra-macs 0`, the same way: "
+        "a stage run in bands of whole rows that keep the rows the next band shares (no MAC computed twice; "
+        "fewer where a stride skips rows no window reads), the number of bands.",
     ]
     why = [w for w in (why_not_lower(row) for row in rows) if w]
     if why:
@@ -265,7 +271,8 @@ def readme_table(rows: list[dict], models_dir: Path) -> str:
     by_name = {r["model"].removesuffix(".tflite"): r for r in rows}
     lines = ["| model | TFLM arena | ours | ours, prepared (`tflm-host prepare`) "
              "| ours, prepared + offline plan (`tflm-host plan --prepare --backward`) "
-             f"| ours, prepared + patches (`--max-extra-macs {PATCH_BOUND:.0%}`) |", "|---|---|---|---|---|---|"]
+             f"| ours, prepared + patches (`--max-extra-macs {PATCH_BOUND:.0%}`) "
+             "| ours, prepared + bands of rows (`--max-extra-macs 0`) |", "|---|---|---|---|---|---|---|"]
     for name in README_MODELS:
         row = by_name.get(name)
         if row is None or "ours" not in row or row["tflm"] is None:
@@ -274,7 +281,8 @@ def readme_table(rows: list[dict], models_dir: Path) -> str:
         planned = arena.plan_layout(load_model(prepare_model(result.embedded()))).used
         cells = [row["tflm"].used, row["ours"][2], row["prepared"][1], planned]
         patched = f"{row['patched'][0]:,} (+{row['patched'][1][3]:.0%} MACs)" if row.get("patched") else "-"
-        lines.append(f"| {name} | " + " | ".join(f"{c:,}" for c in cells) + f" | {patched} |")
+        banded = f"{row['banded'][0]:,}" if row.get("banded") else "-"
+        lines.append(f"| {name} | " + " | ".join(f"{c:,}" for c in cells) + f" | {patched} | {banded} |")
     return "\n".join(lines) + "\n"
 
 
@@ -568,9 +576,9 @@ def patch_speed_markdown(rows: list[dict], board: str) -> str:
                "host: prepared", "host: + patches", "MACs added"]
     body = []
     for r in rows:
-        split, gh, gw, extra, start = r["stage"]
+        split, gh, gw, extra, start, rows = r["stage"]
         (q0, h0, u0), (q1, h1, u1) = r["plain"], r["patched"]
-        body.append(f"| {r['model']} | ops {start}-{split - 1}, {gh}x{gw} | {u0:,} | {u1:,} | {q0:,} | {q1:,} "
+        body.append(f"| {r['model']} | ops {start}-{split - 1}, {patches.layout_text(gh, gw, rows)} | {u0:,} | {u1:,} | {q0:,} | {q1:,} "
                     f"({q1 / q0 - 1:+.1%}) | {h0:,} | {h1:,} ({h1 / h0 - 1:+.1%}) | {extra:+.1%} |")
     notes = [
         "",
@@ -1477,7 +1485,7 @@ def front_files(data: bytes, found: patches.Search) -> dict[str, bytes]:
     base = patches.without_schedule(data)
     files = {"stage00.tflite": base}
     for k, s in enumerate(found.front(), 1):
-        files[f"stage{k:02d}.tflite"] = patches.with_schedule(base, s.split, *s.grid, s.start)
+        files[f"stage{k:02d}.tflite"] = patches.with_schedule(base, s.split, *s.grid, s.start, s.rows)
     return files
 
 
@@ -1523,7 +1531,7 @@ def stage_front_markdown(rows: list[dict]) -> str:
         for k, s in enumerate([None] + front):
             mark = " (chosen)" if s is not None and s == r["chosen"] else ""
             cells = [f"{found.plain_used:,}", "0", "-"] if s is None else \
-                [f"{s.used:,}", f"{s.extra_macs:,} ({s.overhead:.2%})", f"ops {s.ops}, {s.grid[0]}x{s.grid[1]}{mark}"]
+                [f"{s.used:,}", f"{s.extra_macs:,} ({s.overhead:.2%})", f"ops {s.ops}, {s.layout}{mark}"]
             slower = []
             for b in boards:
                 c = r["cycles"][b]

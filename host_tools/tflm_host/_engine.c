@@ -404,6 +404,8 @@ static PyObject *interp_get_int(InterpObject *self, void *what) {
             return PyLong_FromUnsignedLong(ip->model_nodes_bytes);
         case 16:
             return PyLong_FromUnsignedLong(ip->patch.start);
+        case 17:
+            return PyBool_FromLong(ip->patch.rows);
         case 12:
             return Py_BuildValue("(III)", (unsigned)ip->patch.split, (unsigned)ip->patch.grid_h,
                 (unsigned)ip->patch.grid_w);
@@ -441,6 +443,8 @@ static PyGetSetDef interp_getset[] = {
     { "patch", (getter)interp_get_int, NULL,
       "the patch-based stage: (the operator after it (0: none), grid rows, grid columns)", (void *)12 },
     { "patch_start", (getter)interp_get_int, NULL, "the patch-based stage's first operator", (void *)16 },
+    { "patch_rows", (getter)interp_get_int, NULL,
+      "whether the patch-based stage runs in bands of rows keeping their halos (its grid one column)", (void *)17 },
     { "planner", (getter)interp_get_planner, NULL, "the memory planner's name", NULL },
     { NULL, NULL, NULL, NULL, NULL },
 };
@@ -1024,7 +1028,8 @@ PyMODINIT_FUNC PyInit__engine(void) {
         || PyModule_AddStringConstant(m, "PATCH_METADATA", TFLM_PATCH_METADATA) < 0
         || PyModule_AddIntConstant(m, "PATCH_MAGIC", TFLM_PATCH_MAGIC) < 0
         || PyModule_AddIntConstant(m, "PATCH_VERSION", TFLM_PATCH_VERSION) < 0
-        || PyModule_AddIntConstant(m, "PATCH_MAX_OPS", TFLM_PATCH_MAX_OPS) < 0) {
+        || PyModule_AddIntConstant(m, "PATCH_MAX_OPS", TFLM_PATCH_MAX_OPS) < 0
+        || PyModule_AddIntConstant(m, "PATCH_MAX_GRID", TFLM_PATCH_MAX_GRID) < 0) {
         Py_DECREF(m);
         return NULL;
     }

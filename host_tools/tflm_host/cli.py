@@ -336,18 +336,24 @@ def cmd_arena(args) -> int:
               "place too")
     stage = _patch_stage(layout)
     if stage:
-        print(f"  patch-based stage: operators {stage[4]}-{stage[0] - 1} in {stage[1]}x{stage[2]} patches "
-              f"({stage[3]:+d} MACs)")
+        print(f"  patch-based stage: operators {stage[4]}-{stage[0] - 1} in "
+              f"{_stage_grid(stage[1], stage[2], bool(stage[5]))} ({stage[3]:+d} MACs)")
     return 0
 
 
 def _patch_stage(layout: arena.Layout) -> list[int] | None:
     """The model's patch-based stage: [the operator after it, grid rows, grid columns, extra MACs, its first
-    operator], or None."""
+    operator, 1 in rows mode (bands keeping their halos) else 0], or None."""
     ip = layout.picture
     if ip is None or not getattr(ip, "patch", (0,))[0]:
         return None
-    return [*ip.patch, ip.patch_macs - ip.patch_whole_macs, ip.patch_start]
+    return [*ip.patch, ip.patch_macs - ip.patch_whole_macs, ip.patch_start, int(ip.patch_rows)]
+
+
+def _stage_grid(grid_h: int, grid_w: int, rows: bool) -> str:
+    """'4x4 patches' or '24 bands of rows (halos kept)'."""
+    text = patches.layout_text(grid_h, grid_w, rows)
+    return f"{text} of rows (halos kept)" if rows else f"{text} patches"
 
 
 def _preallocated(model: Model, names: list[str] | None) -> tuple[int, ...]:
@@ -482,7 +488,7 @@ def cmd_prepare(args) -> int:
         if split:
             total = patches.model_macs(load_model(out))
             extra = ip.patch_macs - ip.patch_whole_macs
-            print(f"  patch-based stage: operators {ip.patch_start}-{split - 1} in {gh}x{gw} patches, "
+            print(f"  patch-based stage: operators {ip.patch_start}-{split - 1} in {_stage_grid(gh, gw, ip.patch_rows)}, "
                   f"{extra} extra MACs" + (f" ({100 * extra / total:.1f}% of {total})" if total else ""))
         else:
             print(f"  no patch-based stage lowers the arena within {100 * bound:g}% extra MACs")

@@ -5,10 +5,13 @@ chain of CONV_2D / DEPTHWISE_CONV_2D, int8 or float32, and pools: the first
 ones, or those after an operator such as the QUANTIZE of a float input)
 patch by patch over a grid of the stage's output (engine/patch.h), so their
 big feature maps are never whole in the arena. Each patch recomputes its
-halo, which costs multiply-accumulates. This module tries every stage (each
-run of such operators, from its first) and grid, measures each candidate's
-arena exactly with the engine (the device's own build), and keeps the
-smallest arena whose extra MACs stay within the user's bound.
+halo, which costs multiply-accumulates; or the stage runs in bands of whole
+rows that keep the rows the next band shares (rows mode: line buffers, no
+extra MACs, more bytes than small patches). This module tries every stage
+(each run of such operators, from its first) with every grid and every
+number of bands, measures each candidate's arena exactly with the engine
+(the device's own build), and keeps the smallest arena whose extra MACs stay
+within the user's bound.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ STAGE_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D")
 # Grids tried: every grid up to 16x16 (maps need not be square: kws_ref_model's
 # is 25x5, and its best grid is a column of bands).
 GRIDS = [(gh, gw) for gh in range(1, 17) for gw in range(1, 17) if gh * gw > 1]
+# Bands tried in rows mode: every count the engine takes (one band: every map whole).
+BANDS = range(2, _engine.PATCH_MAX_GRID + 1)
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class Schedule:
     extra_macs: int     # MACs the halos add
     model_macs: int     # MACs of the whole model run without patches
     start: int = 0      # the stage's first operator
+    rows: bool = False  # bands of rows keeping their halos (grid: bands x 1)
 
     @property
     def ops(self) -> str:
@@ -44,12 +50,22 @@ class Schedule:
         return f"{self.start}-{self.split - 1}"
 
     @property
+    def layout(self) -> str:
+        return layout_text(*self.grid, self.rows)
+
+    @property
     def overhead(self) -> float:
         return self.extra_macs / self.model_macs if self.model_macs else 0.0
 
 
-def schedule_metadata(split: int, grid_h: int, grid_w: int, start: int = 0) -> bytes:
-    return struct.pack("<6I", _engine.PATCH_MAGIC, _engine.PATCH_VERSION, split, grid_h, grid_w, start)
+def layout_text(grid_h: int, grid_w: int, rows: bool) -> str:
+    """A stage's grid as `prepare --explain`, `arena` and the docs name it:
+    '4x3' (patches that recompute their halos) or '24 bands' (rows mode)."""
+    return f"{grid_h} bands" if rows else f"{grid_h}x{grid_w}"
+
+
+def schedule_metadata(split: int, grid_h: int, grid_w: int, start: int = 0, rows: bool = False) -> bytes:
+    return struct.pack("<7I", _engine.PATCH_MAGIC, _engine.PATCH_VERSION, split, grid_h, grid_w, start, int(rows))
 
 
 def model_macs(model: Model) -> int:
@@ -89,8 +105,8 @@ def _stage_candidates(model: Model) -> list[tuple[int, int]]:
     return runs
 
 
-def with_schedule(data: bytes, split: int, grid_h: int, grid_w: int, start: int = 0) -> bytes:
-    return fbedit.edit_model(data, metadata={METADATA_NAME: schedule_metadata(split, grid_h, grid_w, start)})
+def with_schedule(data: bytes, split: int, grid_h: int, grid_w: int, start: int = 0, rows: bool = False) -> bytes:
+    return fbedit.edit_model(data, metadata={METADATA_NAME: schedule_metadata(split, grid_h, grid_w, start, rows)})
 
 
 def without_schedule(data: bytes) -> bytes:
@@ -98,32 +114,32 @@ def without_schedule(data: bytes) -> bytes:
 
 
 # Values no schedule has, marking where a template's schedule lies.
-_MARK = (0xFFFFFFF1, 0xFFFFFFF2, 0xFFFFFFF3, 0xFFFFFFF4)
+_MARK = (0xFFFFFFF1, 0xFFFFFFF2, 0xFFFFFFF3, 0xFFFFFFF4, 0xFFFFFFF5)
 
 
 class Scheduler:
     """The model with each schedule, as with_schedule() writes it, without
     editing the flatbuffer again for each: the schedule's fixed-size record
     is written once, with marker values, and each schedule overwrites its
-    four words (the search tries thousands)."""
+    five words (the search tries thousands)."""
 
     def __init__(self, data: bytes) -> None:
         self.template = with_schedule(data, *_MARK)
-        mark = schedule_metadata(*_MARK)
+        mark = struct.pack("<2I", _engine.PATCH_MAGIC, _engine.PATCH_VERSION) + struct.pack("<5I", *_MARK)
         at = self.template.find(mark)
-        # The four words past the magic and version words; -1: the marker is not unique.
+        # The five words past the magic and version words; -1: the marker is not unique.
         self.at = at + 8 if at >= 0 and self.template.find(mark, at + 1) < 0 else -1
         self._out = bytearray(self.template)
 
-    def __call__(self, split: int, grid_h: int, grid_w: int, start: int = 0) -> bytes:
-        return bytes(self.buffer(split, grid_h, grid_w, start))
+    def __call__(self, split: int, grid_h: int, grid_w: int, start: int = 0, rows: bool = False) -> bytes:
+        return bytes(self.buffer(split, grid_h, grid_w, start, rows))
 
-    def buffer(self, split: int, grid_h: int, grid_w: int, start: int = 0) -> bytes | bytearray:
+    def buffer(self, split: int, grid_h: int, grid_w: int, start: int = 0, rows: bool = False) -> bytes | bytearray:
         """The model with this schedule, in a buffer of the Scheduler's that
         the next call rewrites (the engine's Model copies what it is given)."""
         if self.at < 0:  # the marker is not unique: edit the model
-            return with_schedule(self.template, split, grid_h, grid_w, start)
-        struct.pack_into("<4I", self._out, self.at, split, grid_h, grid_w, start)
+            return with_schedule(self.template, split, grid_h, grid_w, start, rows)
+        struct.pack_into("<5I", self._out, self.at, split, grid_h, grid_w, start, int(rows))
         return self._out
 
 
@@ -139,7 +155,7 @@ class Search:
         no other beats on both arena and extra MACs, by increasing extra
         MACs (so by decreasing arena)."""
         out: list[Schedule] = []
-        for s in sorted(self.candidates, key=lambda c: (c.extra_macs, c.used, c.start, c.split, c.grid)):
+        for s in sorted(self.candidates, key=lambda c: (c.extra_macs, c.used, c.start, c.split, c.rows, c.grid)):
             if s.used < (out[-1].used if out else self.plain_used):
                 out.append(s)
         return out
@@ -167,13 +183,15 @@ def search(data: bytes, progress: Callable[[int, int], None] | None = None) -> S
     for k, (start, split) in enumerate(stages):
         if progress:
             progress(k, len(stages))
-        for gh, gw in GRIDS:
+        for (gh, gw), rows in [(g, False) for g in GRIDS] + [((b, 1), True) for b in BANDS]:
             try:
-                ip = _engine.allocate(_engine.Model(scheduled.buffer(split, gh, gw, start)))
+                ip = _engine.allocate(_engine.Model(scheduled.buffer(split, gh, gw, start, rows)))
             except ValueError:
+                if rows:
+                    break  # more bands than the stage's output has rows
                 continue  # the engine refuses this stage or grid (a map smaller than the grid, ...)
             found.append(Schedule(split, (gh, gw), ip.used, ip.needed, ip.patch_macs - ip.patch_whole_macs, total,
-                                  start))
+                                  start, rows))
     if progress:
         progress(len(stages), len(stages))
     return Search(found, plain.used, total)
@@ -205,7 +223,7 @@ def front_table(found: Search, chosen: Schedule | None, cycles: list[int] | None
     rows = [("", str(found.plain_used), "0", "0.00%", "-", "-")]
     for s in found.front():
         rows.append(("*" if s == chosen else "", str(s.used), str(s.extra_macs), percent_up(s.overhead),
-                     s.ops, f"{s.grid[0]}x{s.grid[1]}"))
+                     s.ops, s.layout))
     right = {1, 2, 3}
     if cycles is not None:
         if len(cycles) != len(rows):

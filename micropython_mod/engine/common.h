@@ -117,10 +117,14 @@ static inline float tflm_rd_f32(const uint8_t *p) {
 
 // For small loops that take an element operation as a function pointer:
 // inlined, they compile to the loop with the operation written in.
+// TFLM_NOINLINE: a function whose locals must not join its caller's frame
+// (the caller's frame would then hold them under every call it makes).
 #if defined(__GNUC__)
 #define TFLM_ALWAYS_INLINE inline __attribute__((always_inline))
+#define TFLM_NOINLINE __attribute__((noinline))
 #else
 #define TFLM_ALWAYS_INLINE inline
+#define TFLM_NOINLINE
 #endif
 
 #define TFLM_MIN(a, b) ((a) < (b) ? (a) : (b))

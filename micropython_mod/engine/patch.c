@@ -13,7 +13,12 @@ tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *p
         return st;
     }
     uint32_t split = tflm_rd_u32(p + 8), gh = tflm_rd_u32(p + 12), gw = tflm_rd_u32(p + 16);
-    uint32_t start = tflm_rd_u32(p + 20);
+    uint32_t start = tflm_rd_u32(p + 20), mode = tflm_rd_u32(p + 24);
+    if (mode > TFLM_PATCH_MODE_ROWS || (mode == TFLM_PATCH_MODE_ROWS && (gw != 1 || split - start < 2))) {
+        return tflm_error(err, TFLM_ERR_VALUE,
+            TFLM_PATCH_METADATA " metadata: mode %u (0: patches; 1: bands of rows, of one grid column and two "
+            "operators or more)", (unsigned)mode);
+    }
     if (start >= split || split - start > TFLM_PATCH_MAX_OPS || split > n_nodes || gh < 1 || gh > TFLM_PATCH_MAX_GRID
         || gw < 1 || gw > TFLM_PATCH_MAX_GRID) {
         return tflm_error(err, TFLM_ERR_VALUE,
@@ -24,6 +29,7 @@ tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *p
     patch->split = (uint16_t)split;
     patch->grid_h = (uint16_t)gh;
     patch->grid_w = (uint16_t)gw;
+    patch->rows = mode == TFLM_PATCH_MODE_ROWS;
     return TFLM_OK;
 }
 
@@ -197,7 +203,9 @@ static bool used_outside(tflm_interp_t *ip, uint16_t t) {
 // must be intact when it is copied: the bytes written by the patches before
 // it, up to the end of the last one's region, must lie below its first input
 // row. False when the tensors are not whole maps of the stage's rows.
-static bool stage_overlap(tflm_interp_t *ip, const patch_op_t *ops, uint32_t n, uint16_t x, uint16_t y, uint32_t *d) {
+// In rows mode, `rows_dist` is the bands' distance (bands()).
+static bool stage_overlap(tflm_interp_t *ip, const patch_op_t *ops, uint32_t n, uint16_t x, uint16_t y,
+    const uint64_t *rows_dist, uint32_t *d) {
     const tflm_patch_t *pt = &ip->patch;
     const patch_op_t *first = &ops[0], *last = &ops[n - 1];
     uint64_t row_x = (uint64_t)first->in_w * (uint64_t)first->in_d * first->elem;
@@ -206,8 +214,8 @@ static bool stage_overlap(tflm_interp_t *ip, const patch_op_t *ops, uint32_t n, 
         || tflm_interp_tensor(ip, y)->bytes != (uint64_t)last->out_h * row_y) {
         return false;
     }
-    uint64_t written = 0, dist = 0;
-    for (uint32_t py = 0; py < pt->grid_h; ++py) {
+    uint64_t written = 0, dist = rows_dist ? *rows_dist : 0;
+    for (uint32_t py = 0; py < pt->grid_h && !rows_dist; ++py) {
         for (uint32_t px = 0; px < pt->grid_w; ++px) {
             patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
             patch_regions(ops, n, pt->grid_h, pt->grid_w, py, px, out, win);
@@ -340,6 +348,190 @@ static bool patch_at(const tflm_patch_t *pt, uint32_t n, const patch_sizes_t *z,
     return patch_place(n, z, size, at);
 }
 
+// Runs op `op` over window `w` of its input (at `src`) into `dst`: `e` is
+// the stage's, its data the copy buffer, its inputs `ins` and output `outs`.
+static tflm_status_t run_op(tflm_eval_t *e, void **ins, void **outs, const patch_op_t *op, const tflm_window_t *w,
+    const uint8_t *src, uint8_t *dst) {
+    memcpy(e->data, op->data, op->data_bytes);
+    ins[0] = (void *)src;
+    ins[1] = (void *)op->in[1];
+    ins[2] = (void *)op->in[2];
+    outs[0] = dst;
+    e->n_in = op->n_in;
+    return op->run_window(e, w);
+}
+
+// Bytes of a row of op d's output.
+static inline size_t out_row(const patch_op_t *d) {
+    return (size_t)d->out_w * (size_t)d->out_d * d->elem;
+}
+
+// Bands of rows (patch.h's rows mode). Op j's output rows [0, done[j])
+// are computed; its buffer (j < n - 1) holds rows [kept[j], done[j]) of
+// them, row kept[j] at the buffer's start.
+// (Rows fit 16 bits: the kernels' geometry holds them so, and a stage's
+// records stay small on a stack its kernels run deep in.)
+typedef struct {
+    int16_t done[TFLM_PATCH_MAX_OPS];
+    int16_t kept[TFLM_PATCH_MAX_OPS];
+} band_state_t;
+
+// Op j's work in a band: output rows [r0, r1) (none when r0 == r1) from
+// input rows [a, b), its windows' first row y0 (a - y0 rows of padding).
+typedef struct {
+    int16_t r0, r1, a, b, y0;
+} band_op_t;
+
+// Band py of gh: the last op's rows of the band that are new, and for each op
+// before it the rows of its output the next op's new rows read that are not
+// computed yet.
+static void band_step(const patch_op_t *ops, uint32_t n, uint32_t gh, uint32_t py, const band_state_t *s,
+    band_op_t *w) {
+    const patch_op_t *last = &ops[n - 1];
+    int32_t lo = (int32_t)(py * (uint32_t)last->out_h / gh), hi = (int32_t)((py + 1) * (uint32_t)last->out_h / gh);
+    for (uint32_t j = n; j-- > 0;) {
+        const patch_op_t *d = &ops[j];
+        band_op_t *b = &w[j];
+        const int32_t r0 = TFLM_MAX(lo, s->done[j]), r1 = TFLM_MAX(hi, r0);
+        const int32_t y0 = r0 * d->stride_h - d->pad_h;
+        const int32_t y1 = (r1 - 1) * d->stride_h - d->pad_h + (d->f_h - 1) * d->dil_h + 1;
+        lo = TFLM_MIN(TFLM_MAX(y0, 0), d->in_h);
+        hi = TFLM_MAX(TFLM_MIN(y1, d->in_h), lo);
+        if (r0 == r1) {
+            lo = hi = 0; // nothing new: the ops before have nothing to add
+        }
+        *b = (band_op_t){ (int16_t)r0, (int16_t)r1, (int16_t)lo, (int16_t)hi, (int16_t)y0 };
+    }
+}
+
+// What the bands need: each op's buffer (j < n - 1), the MACs, the distance
+// the stage's output may lie below its input (stage_overlap's rule: the
+// output written before a band below the first input row op 0 reads in it).
+typedef struct {
+    uint32_t cap[TFLM_PATCH_MAX_OPS];
+    uint64_t macs, dist;
+    bool empty; // an op's new rows read no row of its input
+} band_plan_t;
+
+// The maps a run reads and writes: the stage's input and output, each op's
+// buffer in the patch buffer.
+typedef struct {
+    tflm_eval_t *e;
+    void **ins, **outs;
+    const uint8_t *input;
+    uint8_t *output;
+    uint8_t *buf[TFLM_PATCH_MAX_OPS];
+} band_io_t;
+
+// Walks the bands: sizes them into `plan`, and with `x` runs them. Before
+// op j runs in a band, its buffer drops the rows below those op j + 1 reads
+// in it (never read again: the windows move down), so op j + 1's input
+// starts at the buffer's start.
+static tflm_status_t bands(const patch_op_t *ops, uint32_t n, uint32_t gh, band_plan_t *plan, const band_io_t *x) {
+    band_state_t s;
+    memset(&s, 0, sizeof(s));
+    memset(plan, 0, sizeof(*plan));
+    const size_t row_in = (size_t)ops[0].in_w * (size_t)ops[0].in_d * ops[0].elem;
+    for (uint32_t py = 0; py < gh; ++py) {
+        band_op_t w[TFLM_PATCH_MAX_OPS] = { { 0 } };
+        band_step(ops, n, gh, py, &s, w);
+        if (w[0].r0 < w[0].r1) {
+            uint64_t written = (uint64_t)s.done[n - 1] * out_row(&ops[n - 1]), safe = (uint64_t)w[0].a * row_in;
+            plan->dist = written > safe ? TFLM_MAX(plan->dist, written - safe) : plan->dist;
+        }
+        for (uint32_t j = 0; j < n; ++j) {
+            const patch_op_t *d = &ops[j];
+            const size_t row = out_row(d), row_prev = j > 0 ? out_row(&ops[j - 1]) : row_in;
+            if (j + 1 < n && w[j + 1].r0 < w[j + 1].r1) {
+                const int32_t a = w[j + 1].a;
+                if (x && a < s.done[j]) {
+                    memmove(x->buf[j], x->buf[j] + (size_t)(a - s.kept[j]) * row, (size_t)(s.done[j] - a) * row);
+                }
+                s.kept[j] = (int16_t)a;
+                s.done[j] = TFLM_MAX(s.done[j], (int16_t)a);
+            }
+            const band_op_t *b = &w[j];
+            if (b->r0 == b->r1) {
+                continue;
+            }
+            plan->empty |= b->a == b->b;
+            plan->macs += (uint64_t)d->macs * (uint64_t)d->out_w * (uint64_t)(b->r1 - b->r0);
+            if (j + 1 < n) {
+                plan->cap[j] = TFLM_MAX(plan->cap[j], (uint32_t)((size_t)(b->r1 - s.kept[j]) * row));
+            }
+            if (x) {
+                tflm_window_t win = { b->b - b->a, d->in_w, b->a - b->y0, d->pad_w, b->r1 - b->r0, d->out_w, d->data };
+                const uint8_t *src = j == 0 ? x->input + (size_t)b->a * row_in
+                                            : x->buf[j - 1] + (size_t)(b->a - s.kept[j - 1]) * row_prev;
+                uint8_t *dst = j + 1 == n ? x->output + (size_t)b->r0 * row
+                                          : x->buf[j] + (size_t)(b->r0 - s.kept[j]) * row;
+                tflm_status_t st = run_op(x->e, x->ins, x->outs, d, &win, src, dst);
+                if (st) {
+                    return st;
+                }
+            }
+            s.done[j] = b->r1;
+        }
+    }
+    return TFLM_OK;
+}
+
+// Patch mode's buffer: the smallest that holds every patch's layout; and
+// the MACs of the patches. (Apart from tflm_patch_finish: their arrays stay
+// off the frame under its other calls.)
+static TFLM_NOINLINE tflm_status_t patches_size(tflm_interp_t *ip, const patch_stage_t *s, uint32_t *size,
+    uint64_t *macs) {
+    const tflm_patch_t *pt = &ip->patch;
+    for (uint32_t py = 0; py < pt->grid_h; ++py) {
+        for (uint32_t px = 0; px < pt->grid_w; ++px) {
+            patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
+            patch_regions(s->ops, s->n, pt->grid_h, pt->grid_w, py, px, out, win);
+            for (uint32_t j = 0; j < s->n; ++j) {
+                const patch_op_t *d = &s->ops[j];
+                patch_rect_t in = rect_clip(&win[j], d->in_h, d->in_w);
+                if (rect_h(&out[j]) <= 0 || rect_w(&out[j]) <= 0 || rect_h(&in) <= 0 || rect_w(&in) <= 0) {
+                    return bad_stage(ip, j, "has an empty patch");
+                }
+                uint64_t bytes = (uint64_t)rect_h(&in) * (uint64_t)rect_w(&in) * (uint64_t)d->in_d * d->elem;
+                if (bytes > PATCH_MAX_BYTES) {
+                    return bad_stage(ip, j, "has an oversized patch");
+                }
+                *macs += (uint64_t)d->macs * (uint64_t)rect_h(&out[j]) * (uint64_t)rect_w(&out[j]);
+            }
+            patch_sizes_t z;
+            patch_sizes(s->ops, s->n, out, win, &z);
+            *size = TFLM_MAX(*size, patch_smallest(s->n, &z));
+        }
+    }
+    return TFLM_OK;
+}
+
+// Rows mode's buffers (each op's kept and new rows, one after another), the
+// MACs and the distance of the stage's output below its input.
+static TFLM_NOINLINE tflm_status_t bands_size(tflm_interp_t *ip, const patch_stage_t *s, uint32_t *size,
+    uint64_t *macs, uint64_t *dist) {
+    for (uint32_t j = 0; j < s->n; ++j) {
+        const patch_op_t *d = &s->ops[j];
+        if (d->in_h > TFLM_PATCH_MAX_ROWS || d->out_h > TFLM_PATCH_MAX_ROWS
+            || (d->f_h - 1) * d->dil_h + 1 > TFLM_PATCH_MAX_ROWS) {
+            return bad_stage(ip, j, "has maps or windows too tall for bands of rows");
+        }
+    }
+    band_plan_t plan;
+    bands(s->ops, s->n, ip->patch.grid_h, &plan, NULL);
+    if (plan.empty) {
+        return bad_stage(ip, 0, "has an empty patch");
+    }
+    uint64_t total = 0;
+    for (uint32_t j = 0; j + 1 < s->n; ++j) {
+        total += tflm_align_up(plan.cap[j], TFLM_ALIGN);
+    }
+    *size = (uint32_t)TFLM_MIN(total, (uint64_t)UINT32_MAX);
+    *macs = plan.macs;
+    *dist = plan.dist;
+    return TFLM_OK;
+}
+
 tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     tflm_patch_t *pt = &ip->patch;
     patch_stage_t s;
@@ -349,6 +541,10 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     }
     const patch_op_t *last = &s.ops[s.n - 1];
     if (pt->grid_h > last->out_h || pt->grid_w > last->out_w) {
+        if (pt->rows) {
+            return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: %u bands over a %ux%u map",
+                (unsigned)pt->grid_h, (unsigned)last->out_h, (unsigned)last->out_w);
+        }
         return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: %ux%u patches over a %ux%u map",
             (unsigned)pt->grid_h, (unsigned)pt->grid_w, (unsigned)last->out_h, (unsigned)last->out_w);
     }
@@ -392,26 +588,10 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         whole += (uint64_t)d->macs * (uint64_t)d->out_h * (uint64_t)d->out_w;
         copy = TFLM_MAX(copy, d->data_bytes);
     }
-    for (uint32_t py = 0; py < pt->grid_h; ++py) {
-        for (uint32_t px = 0; px < pt->grid_w; ++px) {
-            patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
-            patch_regions(s.ops, s.n, pt->grid_h, pt->grid_w, py, px, out, win);
-            for (uint32_t j = 0; j < s.n; ++j) {
-                const patch_op_t *d = &s.ops[j];
-                patch_rect_t in = rect_clip(&win[j], d->in_h, d->in_w);
-                if (rect_h(&out[j]) <= 0 || rect_w(&out[j]) <= 0 || rect_h(&in) <= 0 || rect_w(&in) <= 0) {
-                    return bad_stage(ip, j, "has an empty patch");
-                }
-                uint64_t bytes = (uint64_t)rect_h(&in) * (uint64_t)rect_w(&in) * (uint64_t)d->in_d * d->elem;
-                if (bytes > PATCH_MAX_BYTES) {
-                    return bad_stage(ip, j, "has an oversized patch");
-                }
-                macs += (uint64_t)d->macs * (uint64_t)rect_h(&out[j]) * (uint64_t)rect_w(&out[j]);
-            }
-            patch_sizes_t z;
-            patch_sizes(s.ops, s.n, out, win, &z);
-            size = TFLM_MAX(size, patch_smallest(s.n, &z));
-        }
+    uint64_t dist = 0;
+    st = pt->rows ? bands_size(ip, &s, &size, &macs, &dist) : patches_size(ip, &s, &size, &macs);
+    if (st) {
+        return st;
     }
     const tflm_node_rec_t *end = tflm_interp_node(ip, s.base + s.n - 1);
     if ((size | copy) > TFLM_MAX_TENSOR_BYTES) {
@@ -428,7 +608,8 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         tflm_interp_tensor_mut(ip, io[nr->n_inputs])->where = TFLM_AT_NONE; // in the head: checked above
     }
     pt->input = input;
-    pt->overlaps = stage_overlap(ip, s.ops, s.n, input, tflm_interp_io(ip, end->io)[end->n_inputs], &pt->overlap);
+    pt->overlaps = stage_overlap(ip, s.ops, s.n, input, tflm_interp_io(ip, end->io)[end->n_inputs],
+        pt->rows ? &dist : NULL, &pt->overlap);
     pt->macs = macs;
     pt->whole_macs = whole;
     return TFLM_OK;
@@ -460,15 +641,9 @@ static tflm_status_t run_region(tflm_eval_t *e, void **ins, void **outs, const p
     patch_rect_t in = rect_clip(win, op->in_h, op->in_w);
     tflm_window_t w = { rect_h(&in), rect_w(&in), in.r0 - win->r0, in.c0 - win->c0, rect_h(out), rect_w(out),
         op->data };
-    memcpy(e->data, op->data, op->data_bytes);
-    ins[0] = (void *)src;
-    ins[1] = (void *)op->in[1];
-    ins[2] = (void *)op->in[2];
-    outs[0] = dst;
-    e->n_in = op->n_in;
     if (dst_w == w.out_w) {
         // Contiguous rows: the whole region in one call.
-        return op->run_window(e, &w);
+        return run_op(e, ins, outs, op, &w, src, dst);
     }
     // Row by row, each a one-row output of the input rows its window covers.
     int32_t eff_h = (op->f_h - 1) * op->dil_h + 1;
@@ -481,11 +656,62 @@ static tflm_status_t run_region(tflm_eval_t *e, void **ins, void **outs, const p
         int32_t a = TFLM_MIN(TFLM_MAX(y0, in.r0), in.r1), b = TFLM_MAX(TFLM_MIN(y0 + eff_h, in.r1), a);
         w.in_h = b - a;
         w.pad_h = a - y0;
-        ins[0] = (void *)(src + (size_t)(a - in.r0) * in_row);
-        outs[0] = dst + (size_t)r * out_row;
-        tflm_status_t st = op->run_window(e, &w);
+        tflm_status_t st = run_op(e, ins, outs, op, &w, src + (size_t)(a - in.r0) * in_row, dst + (size_t)r * out_row);
         if (st) {
             return st;
+        }
+    }
+    return TFLM_OK;
+}
+
+// Rows mode's run: op 0 reads the stage's input in place, each op j < n - 1
+// writes its buffer, laid out as bands_size sized them.
+static TFLM_NOINLINE tflm_status_t bands_run(tflm_interp_t *ip, const patch_stage_t *s, tflm_eval_t *re,
+    void **ins, void **outs, const uint8_t *input, uint8_t *output, uint8_t *buf, uint32_t size) {
+    band_plan_t plan;
+    band_io_t x = { re, ins, outs, input, output, { NULL } };
+    bands(s->ops, s->n, ip->patch.grid_h, &plan, NULL);
+    size_t at = 0;
+    for (uint32_t j = 0; j + 1 < s->n; ++j) {
+        x.buf[j] = buf + at;
+        at += tflm_align_up(plan.cap[j], TFLM_ALIGN);
+    }
+    if (at > size) {
+        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: the bands do not fit their buffer");
+    }
+    return bands(s->ops, s->n, ip->patch.grid_h, &plan, &x);
+}
+
+// Patch mode's run: each op's output over its input where patch_place put
+// it in the patch buffer, its data copied to re->data.
+static TFLM_NOINLINE tflm_status_t patches_run(tflm_interp_t *ip, const patch_stage_t *s, tflm_eval_t *re,
+    void **ins, void **outs, const uint8_t *input, uint8_t *output, uint8_t *buf, uint32_t size) {
+    const tflm_patch_t *pt = &ip->patch;
+    const patch_op_t *last = &s->ops[s->n - 1];
+    const size_t out_pixel = (size_t)last->out_d * last->elem;
+    tflm_status_t st = TFLM_OK;
+    for (uint32_t py = 0; py < pt->grid_h; ++py) {
+        for (uint32_t px = 0; px < pt->grid_w; ++px) {
+            patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
+            patch_regions(s->ops, s->n, pt->grid_h, pt->grid_w, py, px, out, win);
+            patch_sizes_t z;
+            uint32_t at[TFLM_PATCH_MAX_OPS];
+            patch_sizes(s->ops, s->n, out, win, &z);
+            if (!patch_at(pt, s->n, &z, size, at)) {
+                return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: a patch does not fit its buffer");
+            }
+            load_window(input, &s->ops[0], &win[0], buf + at[0]);
+            for (uint32_t j = 0; j + 1 < s->n && st == TFLM_OK; ++j) {
+                // Into the next op's input: its window inside the map is out[j].
+                st = run_region(re, ins, outs, &s->ops[j], &out[j], &win[j], buf + at[j], buf + at[j + 1],
+                    rect_w(&out[j]));
+            }
+            uint8_t *dst = output
+                + ((size_t)out[s->n - 1].r0 * (size_t)last->out_w + (size_t)out[s->n - 1].c0) * out_pixel;
+            if (st || (st = run_region(re, ins, outs, last, &out[s->n - 1], &win[s->n - 1], buf + at[s->n - 1], dst,
+                           last->out_w))) {
+                return st;
+            }
         }
     }
     return TFLM_OK;
@@ -507,40 +733,15 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
     for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
         scratch[k] = tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, first_scratch + k));
     }
-    uint8_t *buf = scratch[0];
     const uint32_t size = tflm_interp_tensor(ip, first_scratch)->bytes;
-    // Each op runs through its kernel's run_window hook over the patch
-    // buffer, its output over its input where patch_place put it, its data
-    // copied to scratch[1] to be given a patch's geometry.
+    // Each op runs through its kernel's run_window hook, its data copied to
+    // scratch[1] to be given a patch's geometry.
     void *ins[PATCH_MAX_INPUTS], *outs[1];
     tflm_eval_t re = {
         .data = scratch[1], .in = ins, .out = outs, .n_out = 1, .ip = ip, .err = &ip->err, .call = TFLM_EVAL_NO_CALL,
     };
-    const patch_op_t *last = &s.ops[s.n - 1];
-    const size_t out_pixel = (size_t)last->out_d * last->elem;
-    for (uint32_t py = 0; py < pt->grid_h; ++py) {
-        for (uint32_t px = 0; px < pt->grid_w; ++px) {
-            patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
-            patch_regions(s.ops, s.n, pt->grid_h, pt->grid_w, py, px, out, win);
-            patch_sizes_t z;
-            uint32_t at[TFLM_PATCH_MAX_OPS];
-            patch_sizes(s.ops, s.n, out, win, &z);
-            if (!patch_at(pt, s.n, &z, size, at)) {
-                return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: a patch does not fit its buffer");
-            }
-            load_window(input, &s.ops[0], &win[0], buf + at[0]);
-            for (uint32_t j = 0; j + 1 < s.n && st == TFLM_OK; ++j) {
-                // Into the next op's input: its window inside the map is out[j].
-                st = run_region(&re, ins, outs, &s.ops[j], &out[j], &win[j], buf + at[j], buf + at[j + 1],
-                    rect_w(&out[j]));
-            }
-            uint8_t *dst = output
-                + ((size_t)out[s.n - 1].r0 * (size_t)last->out_w + (size_t)out[s.n - 1].c0) * out_pixel;
-            if (st || (st = run_region(&re, ins, outs, last, &out[s.n - 1], &win[s.n - 1], buf + at[s.n - 1], dst,
-                           last->out_w))) {
-                return st;
-            }
-        }
+    if (pt->rows) {
+        return bands_run(ip, &s, &re, ins, outs, input, output, scratch[0], size);
     }
-    return TFLM_OK;
+    return patches_run(ip, &s, &re, ins, outs, input, output, scratch[0], size);
 }

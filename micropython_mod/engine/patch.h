@@ -31,10 +31,20 @@
 // stage's output may overlap its input when that dies at the stage, by a
 // distance of the stage's own (overlap.h, patch.c's stage_overlap).
 //
+// Bands of rows (the schedule's `rows` mode): the grid is one column of
+// bands of the stage's last output, and no halo is recomputed. Each op's
+// output rows live in a buffer of their own in the patch buffer, which keeps
+// the rows the next op's windows still need across bands; each band an op
+// computes only its new rows, from the rows kept below them (a line buffer).
+// The stage costs no extra MACs; its buffers hold whole rows of each map.
+// Op 0 reads the stage's input in place (whole rows), the last op writes the
+// stage's output.
+//
 // Schedule (metadata "TflmPatchSchedule", written by `tflm-host prepare
 // --max-extra-macs`, little-endian int32 words): magic "TFPS", version,
 // split (the operator after the stage), grid rows, grid columns, start (the
-// stage's first operator). The device
+// stage's first operator), mode (0: patches, 1: bands of rows keeping their
+// halos, one grid column). The device
 // derives everything else from the graph and checks it; a bad schedule is a
 // ValueError. A model without one runs every operator whole.
 #ifndef TFLM_ENGINE_PATCH_H
@@ -44,12 +54,16 @@
 
 #define TFLM_PATCH_METADATA "TflmPatchSchedule"
 #define TFLM_PATCH_MAGIC (0x53504654u) // "TFPS"
-// 2: the stage's first operator (1: operator 0).
-#define TFLM_PATCH_VERSION (2)
-#define TFLM_PATCH_WORDS (6)
+// 3: the mode word (2: patches only; 1: the stage from operator 0).
+#define TFLM_PATCH_VERSION (3)
+#define TFLM_PATCH_WORDS (7)
+#define TFLM_PATCH_MODE_PATCHES (0)
+#define TFLM_PATCH_MODE_ROWS (1)
 // At most this many operators in a stage, and patches along a side.
 #define TFLM_PATCH_MAX_OPS (16)
 #define TFLM_PATCH_MAX_GRID (64)
+// At most this many rows in a map, and in a window, of a stage in bands of rows.
+#define TFLM_PATCH_MAX_ROWS (16383)
 // The stage's scratch buffers: the patch buffer and a copy of one
 // operator's kernel data with a patch's geometry.
 #define TFLM_PATCH_SCRATCH (2)
@@ -60,6 +74,7 @@ typedef struct _tflm_patch_t {
     uint16_t grid_h;     // patches along the rows and columns of the stage's output
     uint16_t grid_w;
     uint16_t scratch;    // record of the first of its TFLM_PATCH_SCRATCH buffers
+    bool rows;           // bands of rows keeping their halos (TFLM_PATCH_MODE_ROWS)
     uint64_t macs;       // multiply-accumulates of the stage run by patches
     uint64_t whole_macs; // the same operators run whole
     // Overlapped placement (overlap.h) of the stage's output over its input

@@ -46,7 +46,10 @@ def main(out: Path, shared: Path | None = None) -> None:
         scheduled = with_schedule(case.model, case.params["split"], *case.params["grid"])
         (out / ("patched_" + name + ".tflite")).write_bytes(scheduled)
         (out / ("patched_prepared_" + name + ".tflite")).write_bytes(prepare_model(scheduled))
-        patched += 2
+        # The same stage in bands of rows (patch.h's rows mode).
+        banded = with_schedule(case.model, case.params["split"], case.params["grid"][0], 1, 0, True)
+        (out / ("banded_" + name + ".tflite")).write_bytes(banded)
+        patched += 3
     planned = 0
     if shared is not None:
         from tflm_host.planning import plan_model
