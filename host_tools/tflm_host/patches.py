@@ -26,6 +26,8 @@ from .model import Model, load_model
 
 METADATA_NAME: str = _engine.PATCH_METADATA
 STAGE_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D")
+# Ops that may end a stage in bands of rows, reducing all of their input (int8, one batch).
+STAGE_END_OPS = ("FULLY_CONNECTED",)
 # Grids tried: every grid up to 16x16 (maps need not be square: kws_ref_model's
 # is 25x5, and its best grid is a column of bands).
 GRIDS = [(gh, gw) for gh in range(1, 17) for gw in range(1, 17) if gh * gw > 1]
@@ -89,14 +91,17 @@ def model_macs(model: Model) -> int:
 
 def _stage_candidates(model: Model) -> list[tuple[int, int]]:
     """Where stages may lie: (first operator, operators) of each run of
-    operators that could form one (convolutions and pools; the engine
-    refuses what it cannot run), at most PATCH_MAX_OPS of them from its first."""
+    operators that could form one (convolutions and pools, and a
+    FULLY_CONNECTED that ends a stage in bands of rows; the engine refuses
+    what it cannot run), at most PATCH_MAX_OPS of them from its first."""
     sg = model.main
     runs: list[tuple[int, int]] = []
-    previous = False  # whether operator k - 1 could be in a stage
+    previous = False  # whether operator k - 1 could be in a stage, not at its end
     for k, op in enumerate(sg.operators):
-        could = op.opcode in STAGE_OPS and sg.tensors[op.inputs[0]].dtype in ("INT8", "FLOAT32")
-        if could and previous:
+        int8_or_float = sg.tensors[op.inputs[0]].dtype in ("INT8", "FLOAT32")
+        could = op.opcode in STAGE_OPS and int8_or_float
+        ends = op.opcode in STAGE_END_OPS and int8_or_float
+        if (could or ends) and previous:
             start, n = runs[-1]
             runs[-1] = (start, min(n + 1, _engine.PATCH_MAX_OPS))
         elif could:

@@ -161,6 +161,15 @@ typedef struct {
     // (engine/overlap.h): the kernel keeps its rows in order then, as eval()
     // does over overlapped tensors.
     tflm_status_t (*run_window)(tflm_eval_t *e, const tflm_window_t *w);
+    // A stage in bands of rows (engine/patch.h) may end in a node that
+    // reduces all of input 0 (FULLY_CONNECTED of one batch): reduce() gives
+    // the elements it reads (`depth`) and the bytes of the sums it keeps
+    // between slices of them, from its data alone; false when it cannot take
+    // its input in slices. run_slice() adds input elements [k0, k1), at
+    // e->in[0], to the sums at `acc` (starting them when k0 is 0) and when
+    // `last` writes output 0 from them; e->data is its data, as eval() gets it.
+    bool (*reduce)(const void *data, uint32_t *depth, uint32_t *acc_bytes);
+    tflm_status_t (*run_slice)(tflm_eval_t *e, void *acc, uint32_t k0, uint32_t k1, bool last);
     // State the op's operators share across the model, laid out in the tail
     // once per build (dry and real pass alike) after the variable tensors,
     // whether the model uses the op or not: VAR_HANDLE's is the engine's

@@ -65,7 +65,14 @@ typedef struct {
     uint32_t elem;        // bytes per element of its input and output
     uint32_t data_bytes;  // of its kernel data
     uint8_t n_in;
-    tflm_status_t (*run_window)(tflm_eval_t *e, const tflm_window_t *w);
+    // A reduction of its whole input (the kernel's reduce hook): the last op
+    // of a stage in bands of rows, which takes its input's rows in slices,
+    // its geometry the previous op's output (rows in, the same rows out).
+    bool slices;
+    union {
+        tflm_status_t (*run_window)(tflm_eval_t *e, const tflm_window_t *w);
+        tflm_status_t (*run_slice)(tflm_eval_t *e, void *acc, uint32_t k0, uint32_t k1, bool last);
+    } run;
     const void *data;
     const void *in[PATCH_MAX_INPUTS]; // in[0] (the map) is the patch buffer's
 } patch_op_t;
@@ -110,23 +117,52 @@ static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, patch_op_t *o
     }
     const tflm_kernel_hooks_t *h = k->hooks;
     tflm_rows_t g;
+    uint32_t depth, acc;
     o->data = tflm_interp_node_data(ip, nr);
+    o->elem = tflm_type_size(tflm_interp_tensor(ip, io[0])->type);
+    o->n_in = nr->n_inputs;
+    for (uint32_t k2 = 1; k2 < nr->n_inputs; ++k2) {
+        o->in[k2] = io[k2] == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[k2]));
+    }
+    if (h != NULL && h->reduce != NULL && h->run_slice != NULL && h->reduce(o->data, &depth, &acc)) {
+        // Its geometry comes from the previous op (stage_ops); `macs` holds
+        // its input's elements and `out_d` its sums' bytes until then.
+        o->slices = true;
+        o->run.run_slice = h->run_slice;
+        o->macs = depth, o->out_d = (int32_t)acc;
+        return true;
+    }
     if (h == NULL || h->window == NULL || h->run_window == NULL || !h->window(o->data, &g) || g.batches != 1) {
         return false;
     }
-    o->run_window = h->run_window;
+    o->run.run_window = h->run_window;
     o->in_h = g.in_h, o->in_w = g.in_w, o->in_d = g.in_d;
     o->out_h = g.out_h, o->out_w = g.out_w, o->out_d = g.out_d;
     o->f_h = g.f_h, o->f_w = g.f_w, o->stride_h = g.stride_h, o->stride_w = g.stride_w;
     o->dil_h = g.dil_h, o->dil_w = g.dil_w, o->pad_h = g.pad_h, o->pad_w = g.pad_w;
     o->macs = g.macs;
     o->data_bytes = g.data_bytes;
-    o->elem = tflm_type_size(tflm_interp_tensor(ip, io[0])->type);
-    o->n_in = nr->n_inputs;
-    for (uint32_t k2 = 1; k2 < nr->n_inputs; ++k2) {
-        o->in[k2] = io[k2] == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[k2]));
-    }
     return true;
+}
+
+// A reducing op's geometry from the previous op's output `pd`: rows in, the
+// same rows out (a band's rows are a slice of its input), 1x1 windows.
+static bool slices_after(patch_op_t *o, const patch_op_t *pd) {
+    const uint32_t depth = o->macs, acc = (uint32_t)o->out_d;
+    const uint64_t elems = (uint64_t)pd->out_h * (uint64_t)pd->out_w * (uint64_t)pd->out_d;
+    if (elems != depth || pd->out_d == 0 || acc % 4u != 0) {
+        return false;
+    }
+    o->in_h = o->out_h = pd->out_h, o->in_w = o->out_w = pd->out_w, o->in_d = o->out_d = pd->out_d;
+    o->f_h = o->f_w = o->stride_h = o->stride_w = o->dil_h = o->dil_w = 1;
+    o->pad_h = o->pad_w = 0;
+    o->macs = acc / 4u * (uint32_t)pd->out_d; // units x the elements of a pixel
+    return true;
+}
+
+// Bytes of a reducing op's sums.
+static inline uint32_t slice_acc_bytes(const patch_op_t *o) {
+    return 4u * (o->macs / (uint32_t)o->in_d);
 }
 
 // The stage as its build and its runs see it: `n` operators of subgraph 0,
@@ -154,6 +190,10 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_stage_t *stage) {
         const uint16_t *io = tflm_interp_io(ip, nr->io);
         if (!stage_op(ip, nr, &ops[j])) {
             return bad_stage(ip, j, "is not an operator of one batch whose kernel can run over a patch");
+        }
+        if (ops[j].slices && (j == 0 || j + 1 < n || !ip->patch.rows || !slices_after(&ops[j], &ops[j - 1]))) {
+            return bad_stage(ip, j, "reduces its whole input: only the last operator of a stage in bands of rows "
+                "after a map of as many elements may");
         }
         if (tflm_type_size(tflm_interp_tensor(ip, io[nr->n_inputs])->type) != ops[j].elem || ops[j].elem == 0) {
             return bad_stage(ip, j, "has an output of another element size than its input");
@@ -358,7 +398,7 @@ static tflm_status_t run_op(tflm_eval_t *e, void **ins, void **outs, const patch
     ins[2] = (void *)op->in[2];
     outs[0] = dst;
     e->n_in = op->n_in;
-    return op->run_window(e, w);
+    return op->run.run_window(e, w);
 }
 
 // Bytes of a row of op d's output.
@@ -421,7 +461,26 @@ typedef struct {
     const uint8_t *input;
     uint8_t *output;
     uint8_t *buf[TFLM_PATCH_MAX_OPS];
+    void *acc; // a reducing last op's sums
 } band_io_t;
+
+// The last op's slice of its input, elements [k0, k1) at `src`, into the
+// sums after the buffers (a reducing op reads its data in place: nothing
+// of it changes).
+static tflm_status_t run_slice(const band_io_t *x, const patch_op_t *op, const uint8_t *src, uint32_t k0,
+    uint32_t k1) {
+    void *copy = x->e->data;
+    x->e->data = (void *)(uintptr_t)op->data;
+    x->ins[0] = (void *)src;
+    x->ins[1] = (void *)op->in[1];
+    x->ins[2] = (void *)op->in[2];
+    x->outs[0] = x->output;
+    x->e->n_in = op->n_in;
+    tflm_status_t st = op->run.run_slice(x->e, x->acc, k0, k1, k1 == (uint32_t)op->in_h * (uint32_t)op->in_w
+        * (uint32_t)op->in_d);
+    x->e->data = copy;
+    return st;
+}
 
 // Walks the bands: sizes them into `plan`, and with `x` runs them. Before
 // op j runs in a band, its buffer drops the rows below those op j + 1 reads
@@ -463,9 +522,15 @@ static tflm_status_t bands(const patch_op_t *ops, uint32_t n, uint32_t gh, band_
                 tflm_window_t win = { b->b - b->a, d->in_w, b->a - b->y0, d->pad_w, b->r1 - b->r0, d->out_w, d->data };
                 const uint8_t *src = j == 0 ? x->input + (size_t)b->a * row_in
                                             : x->buf[j - 1] + (size_t)(b->a - s.kept[j - 1]) * row_prev;
-                uint8_t *dst = j + 1 == n ? x->output + (size_t)b->r0 * row
-                                          : x->buf[j] + (size_t)(b->r0 - s.kept[j]) * row;
-                tflm_status_t st = run_op(x->e, x->ins, x->outs, d, &win, src, dst);
+                tflm_status_t st;
+                if (d->slices) {
+                    const uint32_t per_row = (uint32_t)(row / d->elem);
+                    st = run_slice(x, d, src, (uint32_t)b->r0 * per_row, (uint32_t)b->r1 * per_row);
+                } else {
+                    uint8_t *dst = j + 1 == n ? x->output + (size_t)b->r0 * row
+                                              : x->buf[j] + (size_t)(b->r0 - s.kept[j]) * row;
+                    st = run_op(x->e, x->ins, x->outs, d, &win, src, dst);
+                }
                 if (st) {
                     return st;
                 }
@@ -526,6 +591,8 @@ static TFLM_NOINLINE tflm_status_t bands_size(tflm_interp_t *ip, const patch_sta
     for (uint32_t j = 0; j + 1 < s->n; ++j) {
         total += tflm_align_up(plan.cap[j], TFLM_ALIGN);
     }
+    const patch_op_t *last = &s->ops[s->n - 1];
+    total += last->slices ? tflm_align_up(slice_acc_bytes(last), TFLM_ALIGN) : 0;
     *size = (uint32_t)TFLM_MIN(total, (uint64_t)UINT32_MAX);
     *macs = plan.macs;
     *dist = plan.dist;
@@ -669,13 +736,16 @@ static tflm_status_t run_region(tflm_eval_t *e, void **ins, void **outs, const p
 static TFLM_NOINLINE tflm_status_t bands_run(tflm_interp_t *ip, const patch_stage_t *s, tflm_eval_t *re,
     void **ins, void **outs, const uint8_t *input, uint8_t *output, uint8_t *buf, uint32_t size) {
     band_plan_t plan;
-    band_io_t x = { re, ins, outs, input, output, { NULL } };
+    band_io_t x = { re, ins, outs, input, output, { NULL }, NULL };
     bands(s->ops, s->n, ip->patch.grid_h, &plan, NULL);
     size_t at = 0;
     for (uint32_t j = 0; j + 1 < s->n; ++j) {
         x.buf[j] = buf + at;
         at += tflm_align_up(plan.cap[j], TFLM_ALIGN);
     }
+    const patch_op_t *last = &s->ops[s->n - 1];
+    x.acc = buf + at;
+    at += last->slices ? tflm_align_up(slice_acc_bytes(last), TFLM_ALIGN) : 0;
     if (at > size) {
         return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: the bands do not fit their buffer");
     }

@@ -38,7 +38,9 @@
 // computes only its new rows, from the rows kept below them (a line buffer).
 // The stage costs no extra MACs; its buffers hold whole rows of each map.
 // Op 0 reads the stage's input in place (whole rows), the last op writes the
-// stage's output.
+// stage's output. Bands may end in an op that reduces its whole input (its
+// kernel's reduce hook: FULLY_CONNECTED), which takes each band's new rows
+// as a slice of its input and keeps its sums after the buffers.
 //
 // Schedule (metadata "TflmPatchSchedule", written by `tflm-host prepare
 // --max-extra-macs`, little-endian int32 words): magic "TFPS", version,

@@ -497,6 +497,16 @@ static TFLM_ALWAYS_INLINE int32_t fc_groups(fc_out_t *o, const int8_t *x, const 
     return u;
 }
 
+static void fc_out_init(fc_out_t *o, const fc_data_t *d, const int32_t *bias) {
+    tflm_out_s8_setup(&o->q, d->multiplier, d->shift, d->output_offset);
+    o->mults = d->per_channel ? fc_multipliers(d) : NULL;
+    o->shifts = d->per_channel ? fc_shifts(d) : NULL;
+    o->starts = d->folded ? fc_starts(d) : bias;
+    o->zp = d->output_offset;
+    o->lo = d->act_min;
+    o->hi = d->act_max;
+}
+
 static void tflm_fully_connected_int8(const fc_data_t *d, const int8_t *input, const int8_t *filter,
     const int32_t *bias, int8_t *output) {
     const int32_t batches = d->batches, depth = d->accum_depth, units = d->output_depth;
@@ -504,13 +514,7 @@ static void tflm_fully_connected_int8(const fc_data_t *d, const int8_t *input, c
     // Folded: the input offset is in each unit's start, the loops add none.
     const int32_t x_offset = d->folded ? 0 : d->input_offset;
     fc_out_t o;
-    tflm_out_s8_setup(&o.q, d->multiplier, d->shift, d->output_offset);
-    o.mults = d->per_channel ? fc_multipliers(d) : NULL;
-    o.shifts = d->per_channel ? fc_shifts(d) : NULL;
-    o.starts = d->folded ? fc_starts(d) : bias;
-    o.zp = d->output_offset;
-    o.lo = d->act_min;
-    o.hi = d->act_max;
+    fc_out_init(&o, d, bias);
     for (int32_t b = 0; b < batches; ++b, input += depth, output += units) {
         // Sums wrap on overflow as the reference's do on its targets.
         int32_t u = filter_offset == 0 ? fc_groups(&o, input, filter, depth, units, x_offset, output) : 0;
@@ -647,6 +651,52 @@ tflm_status_t tflm_fully_connected_prepare(tflm_prepare_t *p) {
     tflm_activation_range_quantized(activation, out.scale, out.zero_point, qmin, qmax, &d->act_min, &d->act_max);
     return TFLM_OK;
 }
+
+// The int8 layer of one batch as a stage's last node (kernel.h's reduce):
+// its input in slices, in order, each unit's sum kept between them. The
+// sums wrap as the whole layer's do, so any slicing gives its output bit
+// for bit.
+static bool fc_reduce(const void *data, uint32_t *depth, uint32_t *acc_bytes) {
+    const fc_data_t *d = data;
+    if (d->kind != FC_INT8 || d->batches != 1) {
+        return false;
+    }
+    *depth = (uint32_t)d->accum_depth;
+    *acc_bytes = 4u * (uint32_t)d->output_depth;
+    return true;
+}
+
+static tflm_status_t fc_run_slice(tflm_eval_t *e, void *acc_bytes, uint32_t k0, uint32_t k1, bool last) {
+    const fc_data_t *d = e->data;
+    uint32_t *acc = acc_bytes;
+    fc_out_t o;
+    fc_out_init(&o, d, d->has_bias ? e->in[2] : NULL);
+    const int32_t depth = d->accum_depth, units = d->output_depth, n = (int32_t)(k1 - k0);
+    const int32_t filter_offset = d->filter_offset, x_offset = d->folded ? 0 : d->input_offset;
+    const int8_t *x = e->in[0], *w = (const int8_t *)e->in[1] + k0;
+    for (int32_t u = 0; u < units; ++u, w += depth) {
+        uint32_t a = k0 == 0 ? fc_start(&o, u) : acc[u];
+        if (filter_offset == 0) {
+            a += tflm_dot_s8_row(w, x, n, x_offset);
+        } else {
+            // (Weights with a zero point, which TFLM's converter does not
+            // emit: a plain loop, as flash is short on PYBV11.)
+            for (int32_t k = 0; k < n; ++k) {
+                a += (uint32_t)((w[k] + filter_offset) * (x[k] + x_offset));
+            }
+        }
+        acc[u] = a;
+    }
+    if (last) {
+        fc_store_any(&o, acc, units, 0, e->out[0]);
+    }
+    return TFLM_OK;
+}
+
+const tflm_kernel_hooks_t tflm_fully_connected_hooks = {
+    .reduce = fc_reduce,
+    .run_slice = fc_run_slice,
+};
 
 tflm_status_t tflm_fully_connected_eval(tflm_eval_t *e) {
     const fc_data_t *d = e->data;

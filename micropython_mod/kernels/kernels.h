@@ -76,6 +76,7 @@ tflm_status_t tflm_floor_mod_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_floor_mod_eval(tflm_eval_t *e);
 tflm_status_t tflm_fully_connected_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_fully_connected_eval(tflm_eval_t *e);
+extern const tflm_kernel_hooks_t tflm_fully_connected_hooks;
 tflm_status_t tflm_gather_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_gather_eval(tflm_eval_t *e);
 tflm_status_t tflm_gather_nd_prepare(tflm_prepare_t *p);

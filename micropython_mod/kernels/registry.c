@@ -129,7 +129,7 @@ const tflm_kernel_t tflm_kernels[] = {
     { TFLM_OP_FLOOR_MOD, 0, (TFLM_TYPES_FLOOR_MOD), TFLM_ALIAS_IN_PLACE, tflm_floor_mod_prepare, tflm_floor_mod_eval, NULL },
     #endif
     #if TFLM_KERNEL_FULLY_CONNECTED
-    { TFLM_OP_FULLY_CONNECTED, 0, (TFLM_TYPES_FULLY_CONNECTED), TFLM_ALIAS_NONE, tflm_fully_connected_prepare, tflm_fully_connected_eval, NULL },
+    { TFLM_OP_FULLY_CONNECTED, 0, (TFLM_TYPES_FULLY_CONNECTED), TFLM_ALIAS_NONE, tflm_fully_connected_prepare, tflm_fully_connected_eval, &tflm_fully_connected_hooks },
     #endif
     #if TFLM_KERNEL_GATHER
     { TFLM_OP_GATHER, 0, (TFLM_TYPES_GATHER), TFLM_ALIAS_NONE, tflm_gather_prepare, tflm_gather_eval, NULL },

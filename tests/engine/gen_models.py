@@ -50,6 +50,12 @@ def main(out: Path, shared: Path | None = None) -> None:
         banded = with_schedule(case.model, case.params["split"], case.params["grid"][0], 1, 0, True)
         (out / ("banded_" + name + ".tflite")).write_bytes(banded)
         patched += 3
+    for case in opgen.cases(3, only="PATCH/chain_fc_int8"):
+        name = case.name.replace("/", "_")
+        banded = with_schedule(case.model, case.params["split"], case.params["grid"][0], 1, 0, True)
+        (out / ("banded_" + name + ".tflite")).write_bytes(banded)
+        (out / ("banded_prepared_" + name + ".tflite")).write_bytes(prepare_model(banded))
+        patched += 2
     planned = 0
     if shared is not None:
         from tflm_host.planning import plan_model

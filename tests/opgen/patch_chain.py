@@ -167,3 +167,50 @@ def chain_pool_float32(rng: np.random.Generator) -> Case:
 @generator("PATCH/chain_pool_int8")
 def chain_pool_int8(rng: np.random.Generator) -> Case:
     return _mixed_chain(rng, "INT8")
+
+
+@generator("PATCH/chain_fc_int8")
+def chain_fc_int8(rng: np.random.Generator) -> Case:
+    """An int8 chain of 1-3 convolutions ending in a FULLY_CONNECTED of its
+    last map (flattened): a stage in bands of rows may end in it, the layer
+    taking its input's rows in slices (kernel.h's reduce hook).
+    params["grid"]: (bands, 1) over the map the layer reads."""
+    h, w, d = int(rng.integers(4, 20)), int(rng.integers(1, 16)), int(rng.integers(1, 5))
+    n = int(rng.integers(1, 4))
+    b = ModelBuilder()
+    sg = b.subgraph()
+    q = act_quant(rng, "INT8")
+    x = sg.tensor((1, h, w, d), "INT8", quant=q)
+    sg.inputs = [x]
+    layers = []
+    cur, ch, cw, cd = x, h, w, d
+    for _ in range(n):
+        L = _layer(rng, ch, cw, cd)
+        dw = L["op"] == "DEPTHWISE_CONV_2D"
+        out_d = L["out_d"]
+        fshape = (1, L["k"], L["k"], out_d) if dw else (out_d, L["k"], L["k"], cd)
+        taps = L["k"] * L["k"] * (1 if dw else cd)
+        qw = weight_quant(rng, out_d, bool(rng.integers(0, 2)), 3 if dw else 0,
+                          (0.5 * 0.02 / np.sqrt(taps), 2.0 * 0.02 / np.sqrt(taps)))
+        qout = act_quant(rng, "INT8", (0.01, 0.05))
+        wt = sg.tensor(fshape, "INT8", data=random_data(rng, "INT8", fshape, -127, 127), quant=qw)
+        qb = ([q[0][0] * s for s in qw[0]], [0] * len(qw[0]), 0)
+        bt = sg.tensor((out_d,), "INT32", data=bias_data(rng, "INT32", out_d), quant=qb)
+        y = sg.tensor((1, L["oh"], L["ow"], out_d), "INT8", quant=qout)
+        opts = dict(Padding=L["padding"], StrideH=L["stride"], StrideW=L["stride"], DilationHFactor=L["dil"],
+                    DilationWFactor=L["dil"], FusedActivationFunction=str(rng.choice(ACTIVATIONS)))
+        if dw:
+            opts["DepthMultiplier"] = L["mult"]
+        sg.op(L["op"], [cur, wt, bt], [y], **opts)
+        layers.append(f"{L['op'][0]}{L['k']}s{L['stride']}d{L['dil']}{L['padding'][0]}x{L['mult']}->{out_d}")
+        cur, ch, cw, cd, q = y, L["oh"], L["ow"], out_d, qout
+    depth, units = ch * cw * cd, int(rng.integers(1, 13))
+    qw = weight_quant(rng, units, False, 0, (0.5 * 0.02 / np.sqrt(depth), 2.0 * 0.02 / np.sqrt(depth)))
+    wt = sg.tensor((units, depth), "INT8", data=random_data(rng, "INT8", (units, depth), -127, 127), quant=qw)
+    bt = sg.tensor((units,), "INT32", data=bias_data(rng, "INT32", units), quant=([q[0][0] * qw[0][0]], [0], 0))
+    y = sg.tensor((1, units), "INT8", quant=act_quant(rng, "INT8", (0.02, 0.1)))
+    sg.op("FULLY_CONNECTED", [cur, wt, bt], [y], FusedActivationFunction=str(rng.choice(["NONE", "RELU"])))
+    layers.append(f"FC{depth}->{units}")
+    sg.outputs = [y]
+    return Case("", b.build(), dict(h=h, w=w, d=d, layers=" ".join(layers), split=n + 1,
+                                    grid=(int(rng.integers(1, ch + 1)), 1), tail=False, start=0))
