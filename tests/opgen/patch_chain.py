@@ -105,6 +105,34 @@ def _pool_layer(rng: np.random.Generator, h: int, w: int, d: int) -> dict:
                 oh=_out_size(padding, h, k, stride, 1), ow=_out_size(padding, w, k, stride, 1))
 
 
+def _conv_op(rng: np.random.Generator, sg, L: dict, cur, cd: int, q, dtype: str):
+    """Layer L (a CONV_2D or DEPTHWISE_CONV_2D from _layer) on `cur` (depth
+    cd, quantization q), float32 or int8: its output, the output's
+    quantization and the layer's label."""
+    dw = L["op"] == "DEPTHWISE_CONV_2D"
+    out_d = L["out_d"]
+    fshape = (1, L["k"], L["k"], out_d) if dw else (out_d, L["k"], L["k"], cd)
+    taps = L["k"] * L["k"] * (1 if dw else cd)
+    if dtype == "FLOAT32":
+        wt = sg.tensor(fshape, "FLOAT32", data=(rng.normal(0, 1, fshape) / np.sqrt(taps)).astype(np.float32))
+        bt = sg.tensor((out_d,), "FLOAT32", data=bias_data(rng, "FLOAT32", out_d))
+        qout = None
+    else:
+        qw = weight_quant(rng, out_d, bool(rng.integers(0, 2)), 3 if dw else 0,
+                          (0.5 * 0.02 / np.sqrt(taps), 2.0 * 0.02 / np.sqrt(taps)))
+        wt = sg.tensor(fshape, "INT8", data=random_data(rng, "INT8", fshape, -127, 127), quant=qw)
+        qb = ([q[0][0] * s for s in qw[0]], [0] * len(qw[0]), 0)
+        bt = sg.tensor((out_d,), "INT32", data=bias_data(rng, "INT32", out_d), quant=qb)
+        qout = act_quant(rng, "INT8", (0.01, 0.05))
+    y = sg.tensor((1, L["oh"], L["ow"], out_d), dtype, quant=qout)
+    opts = dict(Padding=L["padding"], StrideH=L["stride"], StrideW=L["stride"], DilationHFactor=L["dil"],
+                DilationWFactor=L["dil"], FusedActivationFunction=str(rng.choice(ACTIVATIONS)))
+    if dw:
+        opts["DepthMultiplier"] = L["mult"]
+    sg.op(L["op"], [cur, wt, bt], [y], **opts)
+    return y, qout, f"{L['op'][0]}{L['k']}s{L['stride']}d{L['dil']}{L['padding'][0]}x{L['mult']}->{out_d}"
+
+
 def _mixed_chain(rng: np.random.Generator, dtype: str) -> Case:
     """A chain of convolutions and pools (at least one pool), float32 or int8."""
     h, w, d = int(rng.integers(6, 25)), int(rng.integers(1, 25)), int(rng.integers(1, 5))
@@ -128,29 +156,9 @@ def _mixed_chain(rng: np.random.Generator, dtype: str) -> Case:
             cur, ch, cw = y, L["oh"], L["ow"]
             continue
         L = _layer(rng, ch, cw, cd)
-        dw = L["op"] == "DEPTHWISE_CONV_2D"
-        out_d = L["out_d"]
-        fshape = (1, L["k"], L["k"], out_d) if dw else (out_d, L["k"], L["k"], cd)
-        taps = L["k"] * L["k"] * (1 if dw else cd)
-        if dtype == "FLOAT32":
-            wt = sg.tensor(fshape, "FLOAT32", data=(rng.normal(0, 1, fshape) / np.sqrt(taps)).astype(np.float32))
-            bt = sg.tensor((out_d,), "FLOAT32", data=bias_data(rng, "FLOAT32", out_d))
-            qout = None
-        else:
-            qw = weight_quant(rng, out_d, bool(rng.integers(0, 2)), 3 if dw else 0,
-                              (0.5 * 0.02 / np.sqrt(taps), 2.0 * 0.02 / np.sqrt(taps)))
-            wt = sg.tensor(fshape, "INT8", data=random_data(rng, "INT8", fshape, -127, 127), quant=qw)
-            qb = ([q[0][0] * s for s in qw[0]], [0] * len(qw[0]), 0)
-            bt = sg.tensor((out_d,), "INT32", data=bias_data(rng, "INT32", out_d), quant=qb)
-            qout = act_quant(rng, "INT8", (0.01, 0.05))
-        y = sg.tensor((1, L["oh"], L["ow"], out_d), dtype, quant=qout)
-        opts = dict(Padding=L["padding"], StrideH=L["stride"], StrideW=L["stride"], DilationHFactor=L["dil"],
-                    DilationWFactor=L["dil"], FusedActivationFunction=str(rng.choice(ACTIVATIONS)))
-        if dw:
-            opts["DepthMultiplier"] = L["mult"]
-        sg.op(L["op"], [cur, wt, bt], [y], **opts)
-        layers.append(f"{L['op'][0]}{L['k']}s{L['stride']}d{L['dil']}{L['padding'][0]}x{L['mult']}->{out_d}")
-        cur, ch, cw, cd, q = y, L["oh"], L["ow"], out_d, qout
+        y, qout, label = _conv_op(rng, sg, L, cur, cd, q, dtype)
+        layers.append(label)
+        cur, ch, cw, cd, q = y, L["oh"], L["ow"], L["out_d"], qout
     sg.outputs = [cur]
     gh = int(rng.integers(2, min(ch, 6) + 1)) if ch >= 2 else 1
     gw = int(rng.integers(2, min(cw, 6) + 1)) if cw >= 2 else 1
@@ -186,24 +194,9 @@ def chain_fc_int8(rng: np.random.Generator) -> Case:
     cur, ch, cw, cd = x, h, w, d
     for _ in range(n):
         L = _layer(rng, ch, cw, cd)
-        dw = L["op"] == "DEPTHWISE_CONV_2D"
-        out_d = L["out_d"]
-        fshape = (1, L["k"], L["k"], out_d) if dw else (out_d, L["k"], L["k"], cd)
-        taps = L["k"] * L["k"] * (1 if dw else cd)
-        qw = weight_quant(rng, out_d, bool(rng.integers(0, 2)), 3 if dw else 0,
-                          (0.5 * 0.02 / np.sqrt(taps), 2.0 * 0.02 / np.sqrt(taps)))
-        qout = act_quant(rng, "INT8", (0.01, 0.05))
-        wt = sg.tensor(fshape, "INT8", data=random_data(rng, "INT8", fshape, -127, 127), quant=qw)
-        qb = ([q[0][0] * s for s in qw[0]], [0] * len(qw[0]), 0)
-        bt = sg.tensor((out_d,), "INT32", data=bias_data(rng, "INT32", out_d), quant=qb)
-        y = sg.tensor((1, L["oh"], L["ow"], out_d), "INT8", quant=qout)
-        opts = dict(Padding=L["padding"], StrideH=L["stride"], StrideW=L["stride"], DilationHFactor=L["dil"],
-                    DilationWFactor=L["dil"], FusedActivationFunction=str(rng.choice(ACTIVATIONS)))
-        if dw:
-            opts["DepthMultiplier"] = L["mult"]
-        sg.op(L["op"], [cur, wt, bt], [y], **opts)
-        layers.append(f"{L['op'][0]}{L['k']}s{L['stride']}d{L['dil']}{L['padding'][0]}x{L['mult']}->{out_d}")
-        cur, ch, cw, cd, q = y, L["oh"], L["ow"], out_d, qout
+        y, qout, label = _conv_op(rng, sg, L, cur, cd, q, "INT8")
+        layers.append(label)
+        cur, ch, cw, cd, q = y, L["oh"], L["ow"], L["out_d"], qout
     depth, units = ch * cw * cd, int(rng.integers(1, 13))
     qw = weight_quant(rng, units, False, 0, (0.5 * 0.02 / np.sqrt(depth), 2.0 * 0.02 / np.sqrt(depth)))
     wt = sg.tensor((units, depth), "INT8", data=random_data(rng, "INT8", (units, depth), -127, 127), quant=qw)
