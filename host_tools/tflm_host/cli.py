@@ -930,7 +930,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-extra-macs", metavar="BOUND",
                    help="also run the first convolutions patch by patch (their big maps never whole in the "
                         "arena): the stage and grid with the smallest arena whose extra MACs stay within "
-                        "BOUND of the model's (20%% or 0.2)")
+                        "BOUND of the model's (20%% or 0.2); 0: a stage in bands of rows, which computes no "
+                        "MAC twice")
     p.add_argument("--explain", action="store_true",
                    help="print the patch stages' trade-off curve: each stage and grid no other beats on both "
                         "arena and extra MACs (with --max-extra-macs, '*' marks the one chosen; a row's "
