@@ -226,11 +226,11 @@ def cases() -> list[Case]:
                      ("1x1_wide_relu", dict(h=2, w=4, in_d=32, out_d=8, kh=1, kw=1, act="RELU"))]:
         conv(name, stride=1, padding="SAME", per_channel=True, extreme="wide", **kw)
     # Rows wide enough for the 3x3 path on every core (outputs wider than
-    # 8), whose fast channels go along the row in segments of 32 sums on
-    # the Cortex-M3 and M4: widths around one and two segments, odd and
-    # even, with the channels' other output stages beside them.
+    # 8), which go along the row in segments of 48 sums on the Cortex-M3
+    # and M4: widths around one and two segments, odd and even, with the
+    # channels' other output stages beside them.
     for stride, padding, (h, w), in_d, extreme in [
-            (1, "SAME", (3, 70), 3, False), (1, "VALID", (4, 35), 2, False), (1, "SAME", (5, 33), 5, False),
+            (1, "SAME", (3, 70), 3, False), (1, "VALID", (4, 100), 2, False), (1, "SAME", (5, 50), 5, False),
             (2, "SAME", (3, 131), 2, False), (2, "VALID", (5, 68), 3, False), (2, "SAME", (4, 66), 2, False),
             (1, "SAME", (3, 41), 12, True), (2, "SAME", (3, 81), 12, True)]:
         more = {"per_channel": True, "extreme": True} if extreme else {}

@@ -111,7 +111,7 @@ static inline int8_t dw_s8_put(uint32_t sum, const dw_s8_row_t *r) {
 // one loop the two did not fit the registers: GCC reloaded weights and
 // constants, and tested the shift, for each output.
 #define DW_S8_SPLIT (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP)
-#define DW_S8_SEG (32)
+#define DW_S8_SEG (48)
 
 #if DW_S8_SPLIT
 // One column of three values (or weights): with DSP the first two packed
