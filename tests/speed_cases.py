@@ -225,6 +225,17 @@ def cases() -> list[Case]:
                      ("3x3_wide_rgb", dict(h=7, w=6, in_d=3, out_d=9, kh=3, kw=3, act="NONE")),
                      ("1x1_wide_relu", dict(h=2, w=4, in_d=32, out_d=8, kh=1, kw=1, act="RELU"))]:
         conv(name, stride=1, padding="SAME", per_channel=True, extreme="wide", **kw)
+    # Rows wide enough for the 3x3 path on every core (outputs wider than
+    # 8), which go along the row in segments of 48 sums on the Cortex-M3
+    # and M4: widths around one and two segments, odd and even, with the
+    # channels' other output stages beside them.
+    for stride, padding, (h, w), in_d, extreme in [
+            (1, "SAME", (3, 70), 3, False), (1, "VALID", (4, 100), 2, False), (1, "SAME", (5, 50), 5, False),
+            (2, "SAME", (3, 131), 2, False), (2, "VALID", (5, 68), 3, False), (2, "SAME", (4, 66), 2, False),
+            (1, "SAME", (3, 41), 12, True), (2, "SAME", (3, 81), 12, True)]:
+        more = {"per_channel": True, "extreme": True} if extreme else {}
+        dw(f"3x3s{stride}_{padding.lower()}_{h}x{w}x{in_d}_wide" + ("_extreme" if extreme else ""), h=h, w=w,
+           in_d=in_d, stride=stride, padding=padding, **more)
     out += _tail_cases(rng)
     return out
 

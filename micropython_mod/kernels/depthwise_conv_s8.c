@@ -104,6 +104,181 @@ static inline int8_t dw_s8_put(uint32_t sum, const dw_s8_row_t *r) {
     return (int8_t)tflm_clamp(v, r->lo, r->hi);
 }
 
+// On the Cortex-M3 and M4 the outputs whose window is inside the input go
+// along the row in segments: the sums of up to DW_S8_SEG outputs into a
+// buffer, the weights in registers (dw_s8_sums_s1, _s2), then those sums
+// through the output stage, its constants in registers (dw_s8_flush). In
+// one loop the two did not fit the registers: GCC reloaded weights and
+// constants, and tested the shift, for each output.
+#define DW_S8_SPLIT (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP)
+#define DW_S8_SEG (48)
+
+#if DW_S8_SPLIT
+// One column of three values (or weights): with DSP the first two packed
+// into halfwords (one SMLAD), the third by itself.
+typedef struct {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    uint32_t ab;
+#else
+    int32_t a, b;
+#endif
+    int32_t c;
+} dw_s8_col_t;
+
+static TFLM_ALWAYS_INLINE dw_s8_col_t dw_s8_col_at(const int8_t *p, int32_t in_row) {
+    dw_s8_col_t x;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    x.ab = tflm_pack16(p[0], p[in_row]);
+#else
+    x.a = p[0];
+    x.b = p[in_row];
+#endif
+    x.c = p[2 * in_row];
+    return x;
+}
+
+// Column kx of the weights.
+static TFLM_ALWAYS_INLINE dw_s8_col_t dw_s8_wcol(const dw_s8_row_t *r, int32_t kx) {
+    dw_s8_col_t w;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    w.ab = r->wp[kx];
+#else
+    w.a = r->w[kx];
+    w.b = r->w[3 + kx];
+#endif
+    w.c = r->w[6 + kx];
+    return w;
+}
+
+// acc plus a column's three products (modulo 2^32).
+static TFLM_ALWAYS_INLINE uint32_t dw_s8_dot3(uint32_t acc, dw_s8_col_t x, dw_s8_col_t w) {
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    return tflm_smlad(x.ab, w.ab, acc + (uint32_t)(x.c * w.c));
+#else
+    return acc + (uint32_t)(x.a * w.a) + (uint32_t)(x.b * w.b) + (uint32_t)(x.c * w.c);
+#endif
+}
+
+// Stride 1, as dw_s8_row_s1's loop, a column a step: n (even) sums
+// without the bias into s from the columns at p; acc[0], acc[1] the next
+// two outputs' sums so far (without the bias), in and out. Returns p past
+// the columns read.
+__attribute__((noinline)) static const int8_t *dw_s8_sums_s1(const dw_s8_row_t *r, const int8_t *p, int32_t n,
+    uint32_t *s, uint32_t *acc) {
+    const int32_t in_row = r->in_row, in_d = r->in_d;
+    const dw_s8_col_t w0 = dw_s8_wcol(r, 0), w1 = dw_s8_wcol(r, 1), w2 = dw_s8_wcol(r, 2);
+    uint32_t acc_a = acc[0], acc_b = acc[1];
+    const uint32_t *const end = s + n;
+    do {
+        dw_s8_col_t x = dw_s8_col_at(p, in_row);
+        p += in_d;
+#if defined(__GNUC__)
+        // One pointer: GCC otherwise keeps a second one for the second
+        // column, and spills weights for it.
+        __asm__("" : "+r"(p));
+#endif
+        s[0] = dw_s8_dot3(acc_a, x, w2);
+        acc_a = dw_s8_dot3(acc_b, x, w1);
+        acc_b = dw_s8_dot3(0, x, w0);
+        x = dw_s8_col_at(p, in_row);
+        p += in_d;
+        s[1] = dw_s8_dot3(acc_a, x, w2);
+        acc_a = dw_s8_dot3(acc_b, x, w1);
+        acc_b = dw_s8_dot3(0, x, w0);
+        s += 2;
+    } while (s != end);
+    acc[0] = acc_a;
+    acc[1] = acc_b;
+    return p;
+}
+
+// Stride 2, as dw_s8_row_s2's loop: n (even) sums without the bias into s;
+// acc[0] the next output's column 0, in and out.
+__attribute__((noinline)) static const int8_t *dw_s8_sums_s2(const dw_s8_row_t *r, const int8_t *p, int32_t n,
+    uint32_t *s, uint32_t *acc) {
+    const int32_t in_row = r->in_row, in_d = r->in_d;
+    const dw_s8_col_t w0 = dw_s8_wcol(r, 0), w1 = dw_s8_wcol(r, 1), w2 = dw_s8_wcol(r, 2);
+    uint32_t a0 = acc[0];
+    const uint32_t *const end = s + n;
+    do {
+        dw_s8_col_t x = dw_s8_col_at(p, in_row);
+        p += in_d;
+#if defined(__GNUC__)
+        __asm__("" : "+r"(p));  // one pointer, as in dw_s8_sums_s1
+#endif
+        a0 = dw_s8_dot3(a0, x, w1);
+        x = dw_s8_col_at(p, in_row);
+        p += in_d;
+#if defined(__GNUC__)
+        __asm__("" : "+r"(p));
+#endif
+        s[0] = dw_s8_dot3(a0, x, w2);
+        a0 = dw_s8_dot3(0, x, w0);
+        x = dw_s8_col_at(p, in_row);
+        p += in_d;
+#if defined(__GNUC__)
+        __asm__("" : "+r"(p));
+#endif
+        a0 = dw_s8_dot3(a0, x, w1);
+        x = dw_s8_col_at(p, in_row);
+        p += in_d;
+        s[1] = dw_s8_dot3(a0, x, w2);
+        a0 = dw_s8_dot3(0, x, w0);
+        s += 2;
+    } while (s != end);
+    acc[0] = a0;
+    return p;
+}
+
+// The fast output stage of n (even) sums, the bias added here, to out and
+// on every out_d bytes, two a step; returns out past them. Clamped by one
+// SSAT where the range is all of int8 (no activation).
+static TFLM_ALWAYS_INLINE int32_t dw_s8_clamp(int32_t v, int32_t lo, int32_t hi, const bool sat) {
+#if defined(__GNUC__) && defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+    if (sat) {
+        int32_t r;
+        __asm__("ssat %0, #8, %1" : "=r"(r) : "r"(v));
+        return r;
+    }
+#endif
+    (void)sat;
+    // Two selects (GCC makes tflm_clamp's nested one a branch here).
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
+
+static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uint32_t *s, int32_t n, int8_t *out,
+    const bool sat) {
+    const int32_t mult = r->mult, k = r->k, shift = r->shift, lo = r->lo, hi = r->hi, out_d = r->out_d;
+    const uint32_t bias = r->bias;
+    const uint32_t *const end = s + n;
+    do {
+        const int32_t v0 = tflm_out_s8_scale((int32_t)(s[0] + bias), mult, k, shift);
+        const int32_t v1 = tflm_out_s8_scale((int32_t)(s[1] + bias), mult, k, shift);
+        s += 2;
+        out[0] = (int8_t)dw_s8_clamp(v0, lo, hi, sat);
+        out[out_d] = (int8_t)dw_s8_clamp(v1, lo, hi, sat);
+        out += 2 * out_d;
+    } while (s != end);
+    return out;
+}
+
+// Any output stage: the other ones (rare) a value at a time.
+__attribute__((noinline)) static int8_t *dw_s8_flush(const dw_s8_row_t *r, const uint32_t *s, int32_t n,
+    int8_t *out) {
+    if (r->shift < 0) {
+        for (const uint32_t *const end = s + n; s != end; ++s, out += r->out_d) {
+            *out = dw_s8_put(*s + r->bias, r);
+        }
+        return out;
+    }
+    if (r->lo == -128 && r->hi == 127) {
+        return dw_s8_flush_in(r, s, n, out, true);
+    }
+    return dw_s8_flush_in(r, s, n, out, false);
+}
+#endif
+
 // Stride 1: each column is loaded once and serves three outputs; two
 // outputs per step, so each weight is loaded once for two columns.
 __attribute__((noinline)) static void dw_s8_row_s1(const dw_s8_row_t *r, int8_t *out) {
@@ -125,6 +300,18 @@ __attribute__((noinline)) static void dw_s8_row_s1(const dw_s8_row_t *r, int8_t 
         DW_S8_COL1(acc_a, r, 1, a, b, c);
         DW_S8_COL1(acc_b, r, 0, a, b, c);
     }
+#if DW_S8_SPLIT
+    {
+        uint32_t acc[2] = { acc_a - r->bias, acc_b - r->bias }, sums[DW_S8_SEG];
+        for (int32_t left = r->inside & ~1; left > 0; left -= DW_S8_SEG) {
+            const int32_t n = left < DW_S8_SEG ? left : DW_S8_SEG;
+            p = dw_s8_sums_s1(r, p, n, sums, acc);
+            out = dw_s8_flush(r, sums, n, out);
+        }
+        acc_a = acc[0] + r->bias;
+        acc_b = acc[1] + r->bias;
+    }
+#else
     const int8_t *end = p + (r->inside & ~1) * r->in_d;
     while (p != end) {
         DW_S8_LOAD1(p, in_row, a1, b1, c1);
@@ -143,6 +330,7 @@ __attribute__((noinline)) static void dw_s8_row_s1(const dw_s8_row_t *r, int8_t 
         out[out_d] = dw_s8_put(s1, r);
         out += 2 * out_d;
     }
+#endif
     int32_t ox = r->inside & ~1;
     if (ox < r->inside) {
         DW_S8_LOAD1(p, in_row, a, b, c);
@@ -177,6 +365,17 @@ __attribute__((noinline)) static void dw_s8_row_s2(const dw_s8_row_t *r, int8_t 
         p += in_d;
         DW_S8_COL(acc, r, 0, a, b, c);
     }
+#if DW_S8_SPLIT
+    {
+        uint32_t a[1] = { acc - r->bias }, sums[DW_S8_SEG];
+        for (int32_t left = r->inside & ~1; left > 0; left -= DW_S8_SEG) {
+            const int32_t n = left < DW_S8_SEG ? left : DW_S8_SEG;
+            p = dw_s8_sums_s2(r, p, n, sums, a);
+            out = dw_s8_flush(r, sums, n, out);
+        }
+        acc = a[0] + r->bias;
+    }
+#else
     const int8_t *end = p + 4 * (r->inside >> 1) * in_d;
     while (p != end) {
         uint32_t s0 = acc, s1 = r->bias;
@@ -207,6 +406,7 @@ __attribute__((noinline)) static void dw_s8_row_s2(const dw_s8_row_t *r, int8_t 
         out[out_d] = dw_s8_put(s1, r);
         out += 2 * out_d;
     }
+#endif
     int32_t ox = r->inside & ~1;
     if (ox < r->inside) {
         uint32_t s0 = acc;
