@@ -1552,7 +1552,9 @@ def stage_front_markdown(rows: list[dict]) -> str:
         f"{PATCH_BOUND:.0%}` picks. Extra MACs: the halos' recomputation, as a share of the model's "
         "convolution and fully connected MACs. The halos are recomputed in the stage's layers, which take more "
         "cycles per MAC than the model's average (the first convolution and the depthwise layers), so a stage "
-        "costs a larger share of cycles than of MACs. Every point's output equals the model's without a stage.\n")
+        "costs a larger share of cycles than of MACs. A stage in bands of rows ('N bands') recomputes nothing: "
+        "what it costs is each operator's kernel setup again in every band. Every point's output equals the "
+        "model's without a stage.\n")
 
 
 def speed_cycles_rows(models: list[Path], boards: list[str], runs: int, anchor: Path = ANCHOR_DIR,

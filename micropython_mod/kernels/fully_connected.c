@@ -497,7 +497,8 @@ static TFLM_ALWAYS_INLINE int32_t fc_groups(fc_out_t *o, const int8_t *x, const 
     return u;
 }
 
-static void fc_out_init(fc_out_t *o, const fc_data_t *d, const int32_t *bias) {
+// (Inline: a call here cost the tiny models' one-unit layers about 2% of their cycles on the M4.)
+static TFLM_ALWAYS_INLINE void fc_out_init(fc_out_t *o, const fc_data_t *d, const int32_t *bias) {
     tflm_out_s8_setup(&o->q, d->multiplier, d->shift, d->output_offset);
     o->mults = d->per_channel ? fc_multipliers(d) : NULL;
     o->shifts = d->per_channel ? fc_shifts(d) : NULL;
