@@ -579,7 +579,8 @@ def patch_speed_markdown(rows: list[dict], board: str) -> str:
     for r in rows:
         split, gh, gw, extra, start, rows = r["stage"]
         (q0, h0, u0), (q1, h1, u1) = r["plain"], r["patched"]
-        body.append(f"| {r['model']} | ops {start}-{split - 1}, {patches.layout_text(gh, gw, rows)} | {u0:,} | {u1:,} | {q0:,} | {q1:,} "
+        stage = f"ops {start}-{split - 1}, {patches.layout_text(gh, gw, rows)}"
+        body.append(f"| {r['model']} | {stage} | {u0:,} | {u1:,} | {q0:,} | {q1:,} "
                     f"({q1 / q0 - 1:+.1%}) | {h0:,} | {h1:,} ({h1 / h0 - 1:+.1%}) | {extra:+.1%} |")
     notes = [
         "",

@@ -488,7 +488,8 @@ def cmd_prepare(args) -> int:
         if split:
             total = patches.model_macs(load_model(out))
             extra = ip.patch_macs - ip.patch_whole_macs
-            print(f"  patch-based stage: operators {ip.patch_start}-{split - 1} in {_stage_grid(gh, gw, ip.patch_rows)}, "
+            grid = _stage_grid(gh, gw, ip.patch_rows)
+            print(f"  patch-based stage: operators {ip.patch_start}-{split - 1} in {grid}, "
                   f"{extra} extra MACs" + (f" ({100 * extra / total:.1f}% of {total})" if total else ""))
         else:
             print(f"  no patch-based stage lowers the arena within {100 * bound:g}% extra MACs")

@@ -106,8 +106,24 @@ static tflm_status_t bad_stage(tflm_interp_t *ip, uint32_t node, const char *why
         (unsigned)(ip->patch.start + node), why);
 }
 
-// Op j of the stage from its node; false when the patches cannot run it.
-static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, patch_op_t *o) {
+// A reducing op's geometry from the previous op's output `pd` (reading
+// `depth` elements, keeping `acc` bytes of sums): rows in, the same rows out
+// (a band's rows are a slice of its input), 1x1 windows. Nothing set
+// (in_d 0) when `pd` is NULL or its output is not `depth` elements.
+static void slices_after(patch_op_t *o, const patch_op_t *pd, uint32_t depth, uint32_t acc) {
+    if (pd == NULL || pd->out_d == 0 || acc % 4u != 0
+        || (uint64_t)pd->out_h * (uint64_t)pd->out_w * (uint64_t)pd->out_d != depth) {
+        return;
+    }
+    o->in_h = o->out_h = pd->out_h, o->in_w = o->out_w = pd->out_w, o->in_d = o->out_d = pd->out_d;
+    o->f_h = o->f_w = o->stride_h = o->stride_w = o->dil_h = o->dil_w = 1;
+    o->pad_h = o->pad_w = 0;
+    o->macs = acc / 4u * (uint32_t)pd->out_d; // units x the elements of a pixel
+}
+
+// Op j of the stage from its node (`prev` op j - 1, NULL for op 0); false
+// when the patches cannot run it.
+static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, const patch_op_t *prev, patch_op_t *o) {
     const uint16_t *io = tflm_interp_io(ip, nr->io);
     const tflm_kernel_t *k = tflm_kernel_of_id(nr->kernel);
     memset(o, 0, sizeof(*o));
@@ -125,11 +141,11 @@ static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, patch_op_t *o
         o->in[k2] = io[k2] == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[k2]));
     }
     if (h != NULL && h->reduce != NULL && h->run_slice != NULL && h->reduce(o->data, &depth, &acc)) {
-        // Its geometry comes from the previous op (stage_ops); `macs` holds
-        // its input's elements and `out_d` its sums' bytes until then.
+        // Its geometry is the previous op's output's (stage_ops refuses it
+        // where there is none that fits: in_d stays 0).
         o->slices = true;
         o->run.run_slice = h->run_slice;
-        o->macs = depth, o->out_d = (int32_t)acc;
+        slices_after(o, prev, depth, acc);
         return true;
     }
     if (h == NULL || h->window == NULL || h->run_window == NULL || !h->window(o->data, &g) || g.batches != 1) {
@@ -145,20 +161,6 @@ static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, patch_op_t *o
     return true;
 }
 
-// A reducing op's geometry from the previous op's output `pd`: rows in, the
-// same rows out (a band's rows are a slice of its input), 1x1 windows.
-static bool slices_after(patch_op_t *o, const patch_op_t *pd) {
-    const uint32_t depth = o->macs, acc = (uint32_t)o->out_d;
-    const uint64_t elems = (uint64_t)pd->out_h * (uint64_t)pd->out_w * (uint64_t)pd->out_d;
-    if (elems != depth || pd->out_d == 0 || acc % 4u != 0) {
-        return false;
-    }
-    o->in_h = o->out_h = pd->out_h, o->in_w = o->out_w = pd->out_w, o->in_d = o->out_d = pd->out_d;
-    o->f_h = o->f_w = o->stride_h = o->stride_w = o->dil_h = o->dil_w = 1;
-    o->pad_h = o->pad_w = 0;
-    o->macs = acc / 4u * (uint32_t)pd->out_d; // units x the elements of a pixel
-    return true;
-}
 
 // Bytes of a reducing op's sums.
 static inline uint32_t slice_acc_bytes(const patch_op_t *o) {
@@ -188,10 +190,10 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_stage_t *stage) {
     for (uint32_t j = 0; j < n; ++j) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, base + j);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
-        if (!stage_op(ip, nr, &ops[j])) {
+        if (!stage_op(ip, nr, j > 0 ? &ops[j - 1] : NULL, &ops[j])) {
             return bad_stage(ip, j, "is not an operator of one batch whose kernel can run over a patch");
         }
-        if (ops[j].slices && (j == 0 || j + 1 < n || !ip->patch.rows || !slices_after(&ops[j], &ops[j - 1]))) {
+        if (ops[j].slices && (j + 1 < n || !ip->patch.rows || ops[j].in_d == 0)) {
             return bad_stage(ip, j, "reduces its whole input: only the last operator of a stage in bands of rows "
                 "after a map of as many elements may");
         }
@@ -390,14 +392,20 @@ static bool patch_at(const tflm_patch_t *pt, uint32_t n, const patch_sizes_t *z,
 
 // Runs op `op` over window `w` of its input (at `src`) into `dst`: `e` is
 // the stage's, its data the copy buffer, its inputs `ins` and output `outs`.
-static tflm_status_t run_op(tflm_eval_t *e, void **ins, void **outs, const patch_op_t *op, const tflm_window_t *w,
-    const uint8_t *src, uint8_t *dst) {
-    memcpy(e->data, op->data, op->data_bytes);
+// Points `e` at op's maps: input 0 at `src` (its constants as the model
+// has them), output 0 at `dst`.
+static void op_io(tflm_eval_t *e, void **ins, void **outs, const patch_op_t *op, const uint8_t *src, uint8_t *dst) {
     ins[0] = (void *)src;
     ins[1] = (void *)op->in[1];
     ins[2] = (void *)op->in[2];
     outs[0] = dst;
     e->n_in = op->n_in;
+}
+
+static tflm_status_t run_op(tflm_eval_t *e, void **ins, void **outs, const patch_op_t *op, const tflm_window_t *w,
+    const uint8_t *src, uint8_t *dst) {
+    memcpy(e->data, op->data, op->data_bytes);
+    op_io(e, ins, outs, op, src, dst);
     return op->run.run_window(e, w);
 }
 
@@ -471,11 +479,7 @@ static tflm_status_t run_slice(const band_io_t *x, const patch_op_t *op, const u
     uint32_t k1) {
     void *copy = x->e->data;
     x->e->data = (void *)(uintptr_t)op->data;
-    x->ins[0] = (void *)src;
-    x->ins[1] = (void *)op->in[1];
-    x->ins[2] = (void *)op->in[2];
-    x->outs[0] = x->output;
-    x->e->n_in = op->n_in;
+    op_io(x->e, x->ins, x->outs, op, src, x->output);
     tflm_status_t st = op->run.run_slice(x->e, x->acc, k0, k1, k1 == (uint32_t)op->in_h * (uint32_t)op->in_w
         * (uint32_t)op->in_d);
     x->e->data = copy;

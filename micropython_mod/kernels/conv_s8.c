@@ -454,16 +454,6 @@ static void conv_s8_block(const conv_s8_t *c, const int8_t *x0, const int8_t *x1
     }
 }
 
-// v clamped to int8: one SSAT on Armv7-M.
-static inline int32_t conv_s8_sat8(int32_t v) {
-#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
-    __asm__("ssat %0, #8, %1" : "=r"(v) : "r"(v));
-    return v;
-#else
-    return tflm_clamp(v, -128, 127);
-#endif
-}
-
 // One output value; `sat` (conv_s8_t.sat): the channel's scaling is the fast
 // one and the activation's range all of int8, which on Armv7-M one SSAT
 // clamps to (the range's bounds stay out of registers).
@@ -471,7 +461,7 @@ static TFLM_ALWAYS_INLINE int8_t conv_s8_out(int32_t acc, const tflm_out_s8_t *q
     int32_t hi, bool sat) {
 #if CONV_S8_SAT && defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
     if (sat) {
-        return (int8_t)conv_s8_sat8(tflm_out_s8_scale(acc, q->mult, q->k, q->shift));
+        return (int8_t)tflm_out_s8_sat(tflm_out_s8_scale(acc, q->mult, q->k, q->shift));
     }
 #else
     (void)sat;
@@ -878,10 +868,10 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     if (c->sat) {
         // Fast scaling and the activation's range all of int8: one SSAT clamps.
         const int32_t m = q->mult, k = q->k, sh = q->shift;
-        o[0] = (int8_t)conv_s8_sat8(tflm_out_s8_scale(v0, m, k, sh));
-        o[step] = (int8_t)conv_s8_sat8(tflm_out_s8_scale(v1, m, k, sh));
-        o[2 * step] = (int8_t)conv_s8_sat8(tflm_out_s8_scale(v2, m, k, sh));
-        o[3 * step] = (int8_t)conv_s8_sat8(tflm_out_s8_scale(v3, m, k, sh));
+        o[0] = (int8_t)tflm_out_s8_sat(tflm_out_s8_scale(v0, m, k, sh));
+        o[step] = (int8_t)tflm_out_s8_sat(tflm_out_s8_scale(v1, m, k, sh));
+        o[2 * step] = (int8_t)tflm_out_s8_sat(tflm_out_s8_scale(v2, m, k, sh));
+        o[3 * step] = (int8_t)tflm_out_s8_sat(tflm_out_s8_scale(v3, m, k, sh));
     } else if (q->shift >= 0) {
         // The channel's constants once for its four values.
         const int32_t m = q->mult, k = q->k, sh = q->shift;

@@ -234,11 +234,9 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s2(const dw_s8_row_t *
 // on every out_d bytes, two a step; returns out past them. Clamped by one
 // SSAT where the range is all of int8 (no activation).
 static TFLM_ALWAYS_INLINE int32_t dw_s8_clamp(int32_t v, int32_t lo, int32_t hi, const bool sat) {
-#if defined(__GNUC__) && defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
     if (sat) {
-        int32_t r;
-        __asm__("ssat %0, #8, %1" : "=r"(r) : "r"(v));
-        return r;
+        return tflm_out_s8_sat(v);
     }
 #endif
     (void)sat;
@@ -871,11 +869,9 @@ static TFLM_ALWAYS_INLINE void dw_s8_tap4(const int8_t *x, const int8_t *w, int3
 static TFLM_ALWAYS_INLINE int8_t dw_s8_out_fast(uint32_t sum, const tflm_out_s8_t *q, int32_t lo, int32_t hi,
     bool sat) {
     const int32_t v = tflm_out_s8_scale((int32_t)sum, q->mult, q->k, q->shift);
-#if defined(__GNUC__) && defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
     if (sat) {
-        int32_t r;
-        __asm__("ssat %0, #8, %1" : "=r"(r) : "r"(v));
-        return (int8_t)r;
+        return (int8_t)tflm_out_s8_sat(v);
     }
 #else
     (void)sat;

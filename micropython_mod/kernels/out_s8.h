@@ -155,6 +155,17 @@ static inline int32_t tflm_out_s8_scale(int32_t acc, int32_t mult, int32_t k, in
 #endif
 }
 
+// v clamped to int8, for an activation whose range is all of int8 (none):
+// one SSAT on the cores that have it.
+static inline int32_t tflm_out_s8_sat(int32_t v) {
+#if defined(__GNUC__) && defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+    __asm__("ssat %0, #8, %1" : "=r"(v) : "r"(v));
+    return v;
+#else
+    return tflm_clamp(v, -128, 127);
+#endif
+}
+
 // The value before the clamp for the cases other than the fast one (wide
 // shifts, the reference's steps). Out of line on Armv6-M: the kernels'
 // loops inline tflm_out_s8, and a second copy of the scaling in them cost
