@@ -466,9 +466,12 @@ static void dw_s8_3x3(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t r
     int32_t w[9];
     for (int32_t j = 0; j < c->n; ++j) {
         const int32_t oc = c->c0 + j, ic = oc / c->mult;
+        // Into r.w too: every row of a band but the map's first and last
+        // takes the weights as they are.
         for (int32_t t = 0; t < 9; ++t) {
-            w[t] = c->filter[t * out_d + oc];
+            r.w[t] = w[t] = c->filter[t * out_d + oc];
         }
+        bool as_is = true; // r.w holds w
         const tflm_out_s8_t *q = &c->q[j];
         r.mult = q->mult;
         r.k = q->k;
@@ -485,18 +488,27 @@ static void dw_s8_3x3(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t r
             // with the weights of the window row it is, zero for rows the
             // window does not cover.
             const int32_t first = full ? y0 : y0 < 0 ? 0 : y0 + 3 > c->in_h ? c->in_h - 3 : y0;
-            if (!full || !full_set) {
-                uint32_t sum = 0;
+            if (full && !as_is) {
+                for (int32_t t = 0; t < 9; ++t) {
+                    r.w[t] = w[t];
+                }
+                as_is = true;
+            } else if (!full) {
+                as_is = false;
                 for (int32_t ky = 0; ky < 3; ++ky) {
                     const int32_t wy = first + ky - y0;  // the window row this input row is
                     const bool used = wy >= fy0 && wy < fy1;
                     for (int32_t kx = 0; kx < 3; ++kx) {
                         r.w[ky * 3 + kx] = used ? w[wy * 3 + kx] : 0;
-                        sum += (uint32_t)r.w[ky * 3 + kx];
                     }
                 }
+            }
+            if (!full || !full_set) {
+                uint32_t sum = 0;
                 for (int32_t kx = 0; kx < 3; ++kx) {
-                    r.z[kx] = (uint32_t)zp_in * (uint32_t)(r.w[kx] + r.w[3 + kx] + r.w[6 + kx]);
+                    const int32_t col = r.w[kx] + r.w[3 + kx] + r.w[6 + kx];
+                    r.z[kx] = (uint32_t)zp_in * (uint32_t)col;
+                    sum += (uint32_t)col;
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
                     r.wp[kx] = tflm_pack16(r.w[kx], r.w[3 + kx]);
 #endif
