@@ -294,6 +294,7 @@ def _bad_schedules() -> dict[str, bytes]:
         "huge grid": put(3, 0xffffffff),
         "short": _short(data),
         "a stage writing its own input": _in_place_chain(),
+        "bands over 1 MB of buffers": _wide_chain(),
         "mode 2": put(6, 2),
         "bands of two columns": put(6, 1),  # its grid is 4x4
         "bands of one operator": banded(CHAINS[0]).replace(
@@ -327,6 +328,27 @@ def _in_place_chain() -> bytes:
     sg.op("CONV_2D", [x, w, bias], [y], Padding="SAME", StrideH=1, StrideW=1)
     sg.inputs, sg.outputs = [x], [y]
     return patches.with_schedule(b.build(), 2, 2, 2)
+
+
+def _wide_chain() -> bytes:
+    """Two 1x1 CONV_2Ds over rows of 20,000 x 56 values in two bands: the
+    first one's buffer keeps a row at least, 1,120,000 B, past the 1 MB (in
+    16-byte units that fit 16 bits) where the engine keeps a band buffer."""
+    from tflm_dev.builder import ModelBuilder
+
+    b = ModelBuilder()
+    sg = b.subgraph()
+    q = ([0.05], [3])
+    shape = (1, 3, 20000, 56)
+    x = sg.tensor(shape, "INT8", quant=q)
+    w = sg.tensor((56, 1, 1, 56), "INT8", data=np.ones((56, 1, 1, 56), np.int8), quant=([0.01] * 56, [0] * 56, 0))
+    bias = sg.tensor((56,), "INT32", data=np.zeros(56, np.int32), quant=([0.0005] * 56, [0] * 56, 0))
+    h = sg.tensor(shape, "INT8", quant=q)
+    y = sg.tensor(shape, "INT8", quant=q)
+    sg.op("CONV_2D", [x, w, bias], [h], Padding="SAME", StrideH=1, StrideW=1)
+    sg.op("CONV_2D", [h, w, bias], [y], Padding="SAME", StrideH=1, StrideW=1)
+    sg.inputs, sg.outputs = [x], [y]
+    return patches.with_schedule(b.build(), 2, 2, 1, 0, True)
 
 
 def _short(data: bytes) -> bytes:

@@ -617,7 +617,7 @@ static TFLM_NOINLINE tflm_status_t bands_size(tflm_interp_t *ip, const patch_sta
     uint64_t total = 0;
     for (uint32_t j = 0; j < s->n; ++j) {
         if (total > (uint64_t)UINT16_MAX * TFLM_ALIGN) {
-            return bad_stage(ip, j, "has an oversized patch");
+            return bad_stage(ip, j, "needs band buffers of more than 1 MB");
         }
         ip->patch.band_at[j] = (uint16_t)(total / TFLM_ALIGN);
         const patch_op_t *d = &s->ops[j];

@@ -86,9 +86,10 @@ typedef struct _tflm_patch_t {
     uint16_t input;
     uint32_t overlap;
     // Rows mode: where each op's buffer starts in the patch buffer (the
-    // last op's: its sums, if it reduces), in TFLM_ALIGN units; set by
-    // tflm_patch_finish, so that invoke() does not walk the bands to size
-    // them again.
+    // last op's: its sums, if it reduces), in TFLM_ALIGN units (so the
+    // buffers before the last start within 1 MB: the build refuses more);
+    // set by tflm_patch_finish, so that invoke() does not walk the bands to
+    // size them again.
     uint16_t band_at[TFLM_PATCH_MAX_OPS];
 #if TFLM_TEST_KERNELS
     // tests/engine/overlap_brute.c: each op's output exactly its distance
