@@ -24,6 +24,8 @@ CHAINS = (opgen.cases(12, only="PATCH/chain_int8") + opgen.cases(8, only="PATCH/
           + opgen.cases(8, only="PATCH/chain_pool_int8") + opgen.cases(8, only="PATCH/chain_after_quantize_int8"))
 # Int8 chains ending in a FULLY_CONNECTED (a stage in bands of rows only).
 FC_CHAINS = opgen.cases(8, only="PATCH/chain_fc_int8")
+# Int8 residual blocks: ADDs of maps the stage makes (bands of rows only).
+RESIDUAL = opgen.cases(8, only="PATCH/residual_int8")
 # Shared models whose arena a stage lowers within the bound (not
 # kws_ref_model's: its zigzag of overlapped layers, engine/overlap.h, is
 # below every stage's, test_no_stage_beats_the_zigzag).
@@ -35,9 +37,12 @@ BOUND = 0.2  # --max-extra-macs 20%
 # output must lie over its input in the patch buffer).
 GOALS = {"vww_96_int8.tflite": 34816, "person_detect.tflite": 19500}
 # In bands of rows (--max-extra-macs 0): the models a stage in bands lowers,
-# and the goals it reaches (micro_speech_quantized: 0.5 x TFLM's 7,584 B).
-BANDED = SHARED + ["micro_speech_quantized.tflite"]
-BANDED_GOALS = {"vww_96_int8.tflite": 34816, "micro_speech_quantized.tflite": 3792}
+# and the goals it reaches (micro_speech_quantized: 0.5 x TFLM's 7,584 B;
+# pretrainedResnet_quant, through its first two residual blocks: 0.5 x
+# TFLM's 55,984 B).
+BANDED = SHARED + ["micro_speech_quantized.tflite", "pretrainedResnet_quant.tflite"]
+BANDED_GOALS = {"vww_96_int8.tflite": 34816, "micro_speech_quantized.tflite": 3792,
+                "pretrainedResnet_quant.tflite": 27992}
 
 _patched: dict[str, bytes] = {}
 
@@ -151,13 +156,33 @@ def test_chains_ending_in_fully_connected_bit_exact_on_host(tmp_path):
             _engine.allocate(_engine.Model(patches.with_schedule(case.model, case.params["split"], 1, 1, 0)))
 
 
+def test_residual_blocks_in_bands_bit_exact_on_host():
+    """A stage in bands of rows through residual blocks (ADDs of the stage's
+    input or of maps its ops make, a 1x1 stride-2 shortcut beside two
+    convolutions): TFLM's outputs in every number of bands from one to one
+    per row of the last map; in patches, a ValueError naming the ADD."""
+    for case in RESIDUAL:
+        sg = load_model(case.model).main
+        rows = sg.tensors[sg.operators[case.params["split"] - 1].outputs[0]].shape[1]
+        samples = make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()), count=2)
+        ref = _reference(case.model, samples)
+        for bands in sorted({1, case.params["grid"][0], rows}):
+            data = banded(case, bands)
+            ip = _engine.allocate(_engine.Model(data))
+            assert ip.patch_rows and ip.patch_macs == ip.patch_whole_macs, case.describe()
+            assert _same(_host_outputs(data, samples), ref), (case.describe(), bands)
+        with pytest.raises(ValueError, match="operator 2 adds two maps element by element"):
+            _engine.allocate(_engine.Model(patches.with_schedule(case.model, case.params["split"], 1, 1, 0)))
+
+
 def test_shared_models_in_bands_bit_exact_on_host(tmp_path):
-    """person_detect, magic_wand, vww_96_int8, test_conv_model and
+    """person_detect, magic_wand, vww_96_int8, test_conv_model,
     micro_speech_quantized (its depthwise layer and the fully connected layer
-    that reads it) prepared with --max-extra-macs 0: a stage in bands of
-    rows, no extra MAC, a smaller arena than prepared alone (vww_96_int8's
-    within issue 28's goal, micro_speech_quantized's within 0.5 x TFLM's);
-    TFLM's outputs."""
+    that reads it) and pretrainedResnet_quant (its first two residual
+    blocks) prepared with --max-extra-macs 0: a stage in bands of rows, no
+    extra MAC, a smaller arena than prepared alone (vww_96_int8's within
+    issue 28's goal, micro_speech_quantized's and pretrainedResnet_quant's
+    within 0.5 x TFLM's); TFLM's outputs."""
     for name in BANDED:
         data = banded_shared(name)
         ip = _engine.allocate(_engine.Model(data))
@@ -226,7 +251,7 @@ def test_chains_on_engine_with_each_cores_loops(arch, tmp_path, monkeypatch):
             path.write_bytes(data)
             run = engine_host.run_engine(path, load_model(path), samples, tmp_path)
             assert _same(run.runs, _reference(case.model, samples)), (arch, mode, case.describe())
-    for i, case in enumerate(FC_CHAINS):
+    for i, case in enumerate(FC_CHAINS + RESIDUAL):
         samples = make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()), count=2)
         path = tmp_path / f"fc{i}.tflite"
         path.write_bytes(banded(case))
@@ -249,7 +274,8 @@ def test_patched_models_on_device(target):
     # Int8 chains, then float32 and int8 chains with pools; in patches and in bands.
     some = CHAINS[:4] + CHAINS[12:15] + CHAINS[20:23]
     items += [(c.name.replace("/", "_"), scheduled(c), c.model) for c in some]
-    items += [(c.name.replace("/", "_") + "_bands", banded(c), c.model) for c in some + FC_CHAINS[:4]]
+    items += [(c.name.replace("/", "_") + "_bands", banded(c), c.model)
+              for c in some + FC_CHAINS[:4] + RESIDUAL[:4]]
     for key, data, original in items:
         samples = make_inputs(load_model(data), "random", seed=zlib.crc32(key.encode()), count=1)
         jobs.append(BatchJob(key, data, samples))
@@ -305,6 +331,10 @@ def _bad_schedules() -> dict[str, bytes]:
         "fully connected in patches": patches.with_schedule(FC_CHAINS[0].model, FC_CHAINS[0].params["split"], 1, 1),
         "fully connected inside the stage": patches.with_schedule(
             model_path("micro_speech_quantized.tflite").read_bytes(), 4, 5, 1, 1, True),
+        "an ADD of a map from before the stage": patches.with_schedule(
+            model_path("pretrainedResnet_quant.tflite").read_bytes(), 4, 4, 1, 2, True),
+        "an ADD in patches": patches.with_schedule(
+            model_path("pretrainedResnet_quant.tflite").read_bytes(), 4, 4, 1, 0, False),
     }
 
 

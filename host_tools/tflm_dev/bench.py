@@ -187,8 +187,8 @@ def why_not_lower(row: dict) -> str | None:
         text += (f" Operator {k} ({op}) must hold {floor:,} B at once with whole tensors, whatever the plan, "
                  f"order or overlaps ({what})" + (f", and the state stays: {floor + state:,} B" if state else "")
                  + f", {(floor + state) / t.used:.2f} x TFLM's: {GOAL:.2f} x is out of reach unless a patch stage "
-                 "runs through that operator (this engine's stages are chains of convolutions and pools, which a "
-                 "fully connected layer may end).")
+                 "runs through that operator (a stage runs convolutions and pools; in bands of rows also the ADD "
+                 "that ends a residual block, of maps the stage makes, and a fully connected layer at its end).")
     else:
         text += (f" No operator must hold more than {floor:,} B at once (operator {k}, {op}, {what}): the other "
                  f"{head - floor:,} B of the head are maps that live across operators, which a patch stage, "

@@ -25,7 +25,9 @@ from . import _engine, fbedit
 from .model import Model, load_model
 
 METADATA_NAME: str = _engine.PATCH_METADATA
-STAGE_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D")
+# Ops a stage may hold (an ADD of two maps shaped as its output only in bands
+# of rows: the residual blocks' ends).
+STAGE_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D", "ADD")
 # Ops that may end a stage in bands of rows, reducing all of their input (int8, one batch).
 STAGE_END_OPS = ("FULLY_CONNECTED",)
 # Grids tried: every grid up to 16x16 (maps need not be square: kws_ref_model's
@@ -91,9 +93,10 @@ def model_macs(model: Model) -> int:
 
 def _stage_candidates(model: Model) -> list[tuple[int, int]]:
     """Where stages may lie: (first operator, operators) of each run of
-    operators that could form one (convolutions and pools, and a
-    FULLY_CONNECTED that ends a stage in bands of rows; the engine refuses
-    what it cannot run), at most PATCH_MAX_OPS of them from its first."""
+    operators that could form one (convolutions and pools; in bands of rows
+    also the ADDs of residual blocks, and a FULLY_CONNECTED that ends the
+    stage; the engine refuses what it cannot run), at most PATCH_MAX_OPS of
+    them from its first."""
     sg = model.main
     runs: list[tuple[int, int]] = []
     previous = False  # whether operator k - 1 could be in a stage, not at its end

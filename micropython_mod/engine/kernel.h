@@ -170,6 +170,14 @@ typedef struct {
     // `last` writes output 0 from them; e->data is its data, as eval() gets it.
     bool (*reduce)(const void *data, uint32_t *depth, uint32_t *acc_bytes);
     tflm_status_t (*run_slice)(tflm_eval_t *e, void *acc, uint32_t k0, uint32_t k1, bool last);
+    // A stage in bands of rows may also hold an element-wise node of two
+    // maps shaped as its output (the ADD that ends a residual block): span()
+    // gives the elements of its output and the bytes of its data, from its
+    // data alone; false when it broadcasts. run_span() runs it over `count`
+    // elements, e->in[0] and e->in[1] the inputs' first, e->out[0] the
+    // output's; e->data is a copy of its data (span()'s bytes) to change.
+    bool (*span)(const void *data, uint32_t *count, uint32_t *data_bytes);
+    tflm_status_t (*run_span)(tflm_eval_t *e, uint32_t count);
     // State the op's operators share across the model, laid out in the tail
     // once per build (dry and real pass alike) after the variable tensors,
     // whether the model uses the op or not: VAR_HANDLE's is the engine's

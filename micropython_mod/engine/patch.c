@@ -65,13 +65,24 @@ typedef struct {
     uint32_t elem;        // bytes per element of its input and output
     uint32_t data_bytes;  // of its kernel data
     uint8_t n_in;
+    // The maps it reads (two for an element-wise node): where each comes
+    // from, -1 the stage's input, else the op of the stage that writes it.
+    // Patches take chains (each op the one before it); bands any order of
+    // ops whose maps come from the stage's input or ops before them.
+    uint8_t n_maps;
+    int8_t src[2];
     // A reduction of its whole input (the kernel's reduce hook): the last op
     // of a stage in bands of rows, which takes its input's rows in slices,
-    // its geometry the previous op's output (rows in, the same rows out).
+    // its geometry its map's (rows in, the same rows out).
     bool slices;
+    // Element-wise over two maps of its output's shape (the kernel's span
+    // hook): in bands of rows, its geometry its maps' (rows in, the same
+    // rows out).
+    bool span;
     union {
         tflm_status_t (*run_window)(tflm_eval_t *e, const tflm_window_t *w);
         tflm_status_t (*run_slice)(tflm_eval_t *e, void *acc, uint32_t k0, uint32_t k1, bool last);
+        tflm_status_t (*run_span)(tflm_eval_t *e, uint32_t count);
     } run;
     const void *data;
     const void *in[PATCH_MAX_INPUTS]; // in[0] (the map) is the patch buffer's
@@ -106,24 +117,30 @@ static tflm_status_t bad_stage(tflm_interp_t *ip, uint32_t node, const char *why
         (unsigned)(ip->patch.start + node), why);
 }
 
-// A reducing op's geometry from the previous op's output `pd` (reading
-// `depth` elements, keeping `acc` bytes of sums): rows in, the same rows out
-// (a band's rows are a slice of its input), 1x1 windows. Nothing set
-// (in_d 0) when `pd` is NULL or its output is not `depth` elements.
-static void slices_after(patch_op_t *o, const patch_op_t *pd, uint32_t depth, uint32_t acc) {
-    if (pd == NULL || pd->out_d == 0 || acc % 4u != 0
-        || (uint64_t)pd->out_h * (uint64_t)pd->out_w * (uint64_t)pd->out_d != depth) {
+// The map a stage op reads, as its writer gives it: rows, columns,
+// channels and bytes per element.
+typedef struct {
+    int32_t h, w, d;
+    uint32_t elem;
+} patch_map_t;
+
+// An op whose rows are its map's (rows in, the same rows out, 1x1 windows:
+// a reduction's slices, an element-wise node's runs) reading `count`
+// elements of map `m`; `macs` per pixel. Nothing set (in_d 0) when `m` is
+// NULL or not `count` elements.
+static void rows_of_map(patch_op_t *o, const patch_map_t *m, uint64_t count, uint32_t macs) {
+    if (m == NULL || m->d == 0 || (uint64_t)m->h * (uint64_t)m->w * (uint64_t)m->d != count) {
         return;
     }
-    o->in_h = o->out_h = pd->out_h, o->in_w = o->out_w = pd->out_w, o->in_d = o->out_d = pd->out_d;
+    o->in_h = o->out_h = m->h, o->in_w = o->out_w = m->w, o->in_d = o->out_d = m->d;
     o->f_h = o->f_w = o->stride_h = o->stride_w = o->dil_h = o->dil_w = 1;
     o->pad_h = o->pad_w = 0;
-    o->macs = acc / 4u * (uint32_t)pd->out_d; // units x the elements of a pixel
+    o->macs = macs;
 }
 
-// Op j of the stage from its node (`prev` op j - 1, NULL for op 0); false
-// when the patches cannot run it.
-static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, const patch_op_t *prev, patch_op_t *o) {
+// Op j of the stage from its node, `m` the map it reads (NULL when no op
+// before it says: op 0); false when the patches cannot run it.
+static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, const patch_map_t *m, patch_op_t *o) {
     const uint16_t *io = tflm_interp_io(ip, nr->io);
     const tflm_kernel_t *k = tflm_kernel_of_id(nr->kernel);
     memset(o, 0, sizeof(*o));
@@ -133,19 +150,30 @@ static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, const patch_o
     }
     const tflm_kernel_hooks_t *h = k->hooks;
     tflm_rows_t g;
-    uint32_t depth, acc;
+    uint32_t depth, acc, count;
     o->data = tflm_interp_node_data(ip, nr);
     o->elem = tflm_type_size(tflm_interp_tensor(ip, io[0])->type);
     o->n_in = nr->n_inputs;
+    o->n_maps = 1;
     for (uint32_t k2 = 1; k2 < nr->n_inputs; ++k2) {
         o->in[k2] = io[k2] == TFLM_NO_INDEX ? NULL : tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, io[k2]));
     }
     if (h != NULL && h->reduce != NULL && h->run_slice != NULL && h->reduce(o->data, &depth, &acc)) {
-        // Its geometry is the previous op's output's (stage_ops refuses it
-        // where there is none that fits: in_d stays 0).
+        // Its geometry is its map's (stage_ops refuses it where there is
+        // none that fits: in_d stays 0).
         o->slices = true;
         o->run.run_slice = h->run_slice;
-        slices_after(o, prev, depth, acc);
+        if (acc % 4u == 0 && m != NULL) {
+            rows_of_map(o, m, depth, acc / 4u * (uint32_t)m->d); // units x the elements of a pixel
+        }
+        return true;
+    }
+    if (h != NULL && h->span != NULL && h->run_span != NULL && nr->n_inputs == 2 && io[1] != TFLM_NO_INDEX
+        && h->span(o->data, &count, &o->data_bytes)) {
+        o->span = true;
+        o->n_maps = 2;
+        o->run.run_span = h->run_span;
+        rows_of_map(o, m, count, 0);
         return true;
     }
     if (h == NULL || h->window == NULL || h->run_window == NULL || !h->window(o->data, &g) || g.batches != 1) {
@@ -176,8 +204,26 @@ typedef struct {
     const tflm_subgraph_rec_t *sg;
 } patch_stage_t;
 
-// The stage's operators from the records; ValueError unless they form a
-// chain of operators whose kernels can run over a patch.
+// Where op j's map `t` (a tensor) comes from: -1 the stage's input
+// `input`, else the op before j that writes it (outs[i] its output); -2
+// from outside the stage.
+static int32_t map_source(uint16_t t, uint16_t input, const uint16_t *outs, uint32_t j) {
+    if (t == input) {
+        return -1;
+    }
+    for (uint32_t i = j; i-- > 0;) {
+        if (outs[i] == t) {
+            return (int32_t)i;
+        }
+    }
+    return -2;
+}
+
+// The stage's operators from the records; ValueError unless their kernels
+// can run over a patch and their maps come from the stage's input or ops
+// before them: in patches, each op the one before it (a chain); in bands of
+// rows, any ops before it (residual blocks: an element-wise node of two
+// maps).
 static tflm_status_t stage_ops(tflm_interp_t *ip, patch_stage_t *stage) {
     const uint32_t n = stage->n = (uint32_t)ip->patch.split - ip->patch.start;
     const tflm_subgraph_rec_t *sg = stage->sg = tflm_interp_subgraph(ip, 0);
@@ -187,27 +233,46 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_stage_t *stage) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: no %u operators",
             (unsigned)ip->patch.split);
     }
+    uint16_t outs[TFLM_PATCH_MAX_OPS];
+    const uint16_t input = tflm_interp_io(ip, tflm_interp_node(ip, base)->io)[0];
     for (uint32_t j = 0; j < n; ++j) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, base + j);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
-        if (!stage_op(ip, nr, j > 0 ? &ops[j - 1] : NULL, &ops[j])) {
+        outs[j] = nr->n_outputs == 1 ? io[nr->n_inputs] : TFLM_NO_INDEX;
+        // Map 0's geometry, from the op that writes it (op 0's input: none).
+        const int32_t src = map_source(io[0], input, outs, j);
+        patch_map_t m = { 0, 0, 0, 0 };
+        if (src >= 0) {
+            m = (patch_map_t){ ops[src].out_h, ops[src].out_w, ops[src].out_d, ops[src].elem };
+        } else if (src == -1 && j > 0) {
+            m = (patch_map_t){ ops[0].in_h, ops[0].in_w, ops[0].in_d, ops[0].elem };
+        }
+        if (!stage_op(ip, nr, m.elem ? &m : NULL, &ops[j])) {
             return bad_stage(ip, j, "is not an operator of one batch whose kernel can run over a patch");
         }
-        if (ops[j].slices && (j + 1 < n || !ip->patch.rows || ops[j].in_d == 0)) {
+        patch_op_t *o = &ops[j];
+        if (o->slices && (j + 1 < n || !ip->patch.rows || o->in_d == 0)) {
             return bad_stage(ip, j, "reduces its whole input: only the last operator of a stage in bands of rows "
                 "after a map of as many elements may");
         }
-        if (tflm_type_size(tflm_interp_tensor(ip, io[nr->n_inputs])->type) != ops[j].elem || ops[j].elem == 0) {
+        if (o->span && (!ip->patch.rows || o->in_d == 0)) {
+            return bad_stage(ip, j, "adds two maps element by element: only a stage in bands of rows may hold it, "
+                "after an operator that writes a map of its output's shape");
+        }
+        if (tflm_type_size(tflm_interp_tensor(ip, io[nr->n_inputs])->type) != o->elem || o->elem == 0) {
             return bad_stage(ip, j, "has an output of another element size than its input");
         }
-        if (j > 0) {
-            const tflm_node_rec_t *pn = tflm_interp_node(ip, base + j - 1);
-            const uint16_t *prev = tflm_interp_io(ip, pn->io);
-            const patch_op_t *pd = &ops[j - 1];
-            if (io[0] != prev[pn->n_inputs] || pd->out_h != ops[j].in_h || pd->out_w != ops[j].in_w
-                || pd->out_d != ops[j].in_d || pd->elem != ops[j].elem) {
-                return bad_stage(ip, j, "does not read the previous operator's output");
+        for (uint32_t k = 0; k < o->n_maps; ++k) {
+            const int32_t from = map_source(io[k], input, outs, j);
+            const patch_op_t *w = from >= 0 ? &ops[from] : &ops[0];
+            const bool same = from >= 0 ? w->out_h == o->in_h && w->out_w == o->in_w && w->out_d == o->in_d
+                : w->in_h == o->in_h && w->in_w == o->in_w && w->in_d == o->in_d;
+            if (from == -2 || (j > 0 && !ip->patch.rows && from != (int32_t)j - 1) || !same || w->elem != o->elem) {
+                return bad_stage(ip, j, ip->patch.rows
+                    ? "does not read the stage's input or an earlier operator's output"
+                    : "does not read the previous operator's output");
             }
+            o->src[k] = (int8_t)from;
         }
     }
     return TFLM_OK;
@@ -432,6 +497,16 @@ static tflm_status_t run_op(tflm_eval_t *e, void **ins, void **outs, const patch
     return op->run.run_window(e, w);
 }
 
+// Runs element-wise op `op` over `count` elements of its maps at `a` and
+// `b` into `dst`, its data copied to e->data to be given the count.
+static tflm_status_t run_span(tflm_eval_t *e, void **ins, void **outs, const patch_op_t *op, const uint8_t *a,
+    const uint8_t *b, uint8_t *dst, uint32_t count) {
+    patch_copy_down(e->data, op->data, op->data_bytes);
+    op_io(e, ins, outs, op, a, dst);
+    ins[1] = (void *)b;
+    return op->run.run_span(e, count);
+}
+
 // Bytes of a row of op d's output.
 static inline size_t out_row(const patch_op_t *d) {
     return (size_t)d->out_w * (size_t)d->out_d * d->elem;
@@ -454,25 +529,49 @@ typedef struct {
 } band_op_t;
 
 // Band py of gh: the last op's rows of the band that are new, and for each op
-// before it the rows of its output the next op's new rows read that are not
-// computed yet.
+// before it the rows of its output its readers' new rows read that are not
+// computed yet (an op's readers are the ops after it whose maps it writes).
 static void band_step(const patch_op_t *ops, uint32_t n, uint32_t gh, uint32_t py, const band_state_t *s,
     band_op_t *w) {
     const patch_op_t *last = &ops[n - 1];
-    int32_t lo = (int32_t)(py * (uint32_t)last->out_h / gh), hi = (int32_t)((py + 1) * (uint32_t)last->out_h / gh);
+    // The rows of op j's output its readers' new rows read: [lo[j], hi[j]),
+    // none while lo[j] >= hi[j].
+    int32_t lo[TFLM_PATCH_MAX_OPS], hi[TFLM_PATCH_MAX_OPS];
+    for (uint32_t j = 0; j + 1 < n; ++j) {
+        lo[j] = INT32_MAX;
+        hi[j] = 0;
+    }
+    lo[n - 1] = (int32_t)(py * (uint32_t)last->out_h / gh);
+    hi[n - 1] = (int32_t)((py + 1) * (uint32_t)last->out_h / gh);
     for (uint32_t j = n; j-- > 0;) {
         const patch_op_t *d = &ops[j];
         band_op_t *b = &w[j];
-        const int32_t r0 = TFLM_MAX(lo, s->done[j]), r1 = TFLM_MAX(hi, r0);
+        const bool read = lo[j] < hi[j];
+        const int32_t r0 = TFLM_MAX(read ? lo[j] : 0, s->done[j]), r1 = TFLM_MAX(read ? hi[j] : 0, r0);
         const int32_t y0 = r0 * d->stride_h - d->pad_h;
         const int32_t y1 = (r1 - 1) * d->stride_h - d->pad_h + (d->f_h - 1) * d->dil_h + 1;
-        lo = TFLM_MIN(TFLM_MAX(y0, 0), d->in_h);
-        hi = TFLM_MAX(TFLM_MIN(y1, d->in_h), lo);
+        int32_t a = TFLM_MIN(TFLM_MAX(y0, 0), d->in_h), z = TFLM_MAX(TFLM_MIN(y1, d->in_h), a);
         if (r0 == r1) {
-            lo = hi = 0; // nothing new: the ops before have nothing to add
+            a = z = 0; // nothing new: the ops before have nothing to add for it
         }
-        *b = (band_op_t){ (int16_t)r0, (int16_t)r1, (int16_t)lo, (int16_t)hi, (int16_t)y0 };
+        for (uint32_t k = 0; k < d->n_maps && r0 < r1; ++k) {
+            const int32_t src = d->src[k];
+            if (src >= 0) {
+                lo[src] = TFLM_MIN(lo[src], a);
+                hi[src] = TFLM_MAX(hi[src], z);
+            }
+        }
+        *b = (band_op_t){ (int16_t)r0, (int16_t)r1, (int16_t)a, (int16_t)z, (int16_t)y0 };
     }
+}
+
+// The first row of op j's map that op c (which reads it) reads from now on:
+// in band record `b` if it runs in it, else at its next row.
+static inline int32_t band_next_read(const patch_op_t *c, const band_op_t *b, int32_t done) {
+    if (b->r0 < b->r1) {
+        return b->a;
+    }
+    return TFLM_MIN(TFLM_MAX(done * c->stride_h - c->pad_h, 0), c->in_h);
 }
 
 // What the bands need: each op's buffer (j < n - 1), the MACs, the distance
@@ -521,20 +620,39 @@ static tflm_status_t bands(const patch_op_t *ops, uint32_t n, uint32_t gh, band_
     for (uint32_t py = 0; py < gh; ++py) {
         band_op_t w[TFLM_PATCH_MAX_OPS]; // (band_step sets ops 0 .. n - 1: no memset a band)
         band_step(ops, n, gh, py, &s, w);
-        if (w[0].r0 < w[0].r1) {
-            uint64_t written = (uint64_t)s.done[n - 1] * out_row(&ops[n - 1]), safe = (uint64_t)w[0].a * row_in;
-            plan->dist = written > safe ? TFLM_MAX(plan->dist, written - safe) : plan->dist;
+        // The output written before the band lies below every input row read in it.
+        const uint64_t written = (uint64_t)s.done[n - 1] * out_row(&ops[n - 1]);
+        for (uint32_t j = 0; j < n; ++j) {
+            for (uint32_t k = 0; k < ops[j].n_maps && w[j].r0 < w[j].r1; ++k) {
+                const uint64_t safe = (uint64_t)w[j].a * row_in;
+                if (ops[j].src[k] < 0 && written > safe) {
+                    plan->dist = TFLM_MAX(plan->dist, written - safe);
+                }
+            }
         }
         for (uint32_t j = 0; j < n; ++j) {
             const patch_op_t *d = &ops[j];
-            const size_t row = out_row(d), row_prev = j > 0 ? out_row(&ops[j - 1]) : row_in;
-            if (j + 1 < n && w[j + 1].r0 < w[j + 1].r1) {
-                const int32_t a = w[j + 1].a;
-                if (x && a < s.done[j]) {
-                    patch_copy_down(x->buf[j], x->buf[j] + (size_t)(a - s.kept[j]) * row, (size_t)(s.done[j] - a) * row);
+            const size_t row = out_row(d);
+            // Before op j adds rows to its buffer, the buffer drops those
+            // below the rows its readers read from now on (the windows
+            // move down), once one of them reads in this band.
+            int32_t keep = INT32_MAX;
+            bool reads = false;
+            for (uint32_t c = j + 1; c < n; ++c) {
+                for (uint32_t k = 0; k < ops[c].n_maps; ++k) {
+                    if (ops[c].src[k] == (int8_t)j) {
+                        keep = TFLM_MIN(keep, band_next_read(&ops[c], &w[c], s.done[c]));
+                        reads |= w[c].r0 < w[c].r1;
+                    }
                 }
-                s.kept[j] = (int16_t)a;
-                s.done[j] = TFLM_MAX(s.done[j], (int16_t)a);
+            }
+            if (reads) {
+                if (x && keep < s.done[j]) {
+                    patch_copy_down(x->buf[j], x->buf[j] + (size_t)(keep - s.kept[j]) * row,
+                        (size_t)(s.done[j] - keep) * row);
+                }
+                s.kept[j] = (int16_t)keep;
+                s.done[j] = TFLM_MAX(s.done[j], (int16_t)keep);
             }
             const band_op_t *b = &w[j];
             if (b->r0 == b->r1) {
@@ -546,17 +664,26 @@ static tflm_status_t bands(const patch_op_t *ops, uint32_t n, uint32_t gh, band_
                 plan->cap[j] = TFLM_MAX(plan->cap[j], (uint32_t)((size_t)(b->r1 - s.kept[j]) * row));
             }
             if (x) {
-                tflm_window_t win = { b->b - b->a, d->in_w, b->a - b->y0, d->pad_w, b->r1 - b->r0, d->out_w, d->data };
-                const uint8_t *src = j == 0 ? x->input + (size_t)b->a * row_in
-                                            : x->buf[j - 1] + (size_t)(b->a - s.kept[j - 1]) * row_prev;
+                // Its maps: the stage's input in place, or an earlier op's buffer.
+                const uint8_t *map[2] = { NULL, NULL };
+                for (uint32_t k = 0; k < d->n_maps; ++k) {
+                    const int32_t src = d->src[k];
+                    map[k] = src < 0 ? x->input + (size_t)b->a * row_in
+                                     : x->buf[src] + (size_t)(b->a - s.kept[src]) * out_row(&ops[src]);
+                }
+                uint8_t *dst = j + 1 == n ? x->output + (size_t)b->r0 * row
+                                          : x->buf[j] + (size_t)(b->r0 - s.kept[j]) * row;
                 tflm_status_t st;
                 if (d->slices) {
                     const uint32_t per_row = (uint32_t)(row / d->elem);
-                    st = run_slice(x, d, src, (uint32_t)b->r0 * per_row, (uint32_t)b->r1 * per_row);
+                    st = run_slice(x, d, map[0], (uint32_t)b->r0 * per_row, (uint32_t)b->r1 * per_row);
+                } else if (d->span) {
+                    st = run_span(x->e, x->ins, x->outs, d, map[0], map[1], dst,
+                        (uint32_t)(row / d->elem) * (uint32_t)(b->r1 - b->r0));
                 } else {
-                    uint8_t *dst = j + 1 == n ? x->output + (size_t)b->r0 * row
-                                              : x->buf[j] + (size_t)(b->r0 - s.kept[j]) * row;
-                    st = run_op(x->e, x->ins, x->outs, d, &win, src, dst);
+                    tflm_window_t win = { b->b - b->a, d->in_w, b->a - b->y0, d->pad_w, b->r1 - b->r0, d->out_w,
+                        d->data };
+                    st = run_op(x->e, x->ins, x->outs, d, &win, map[0], dst);
                 }
                 if (st) {
                     return st;
@@ -653,7 +780,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     for (uint32_t j = 0; j < s.n; ++j) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, s.base + j);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
-        for (uint32_t k = 1; k < nr->n_inputs; ++k) {
+        for (uint32_t k = s.ops[j].n_maps; k < nr->n_inputs; ++k) {
             if (io[k] != TFLM_NO_INDEX && tflm_interp_tensor(ip, io[k])->where != TFLM_AT_MODEL) {
                 return bad_stage(ip, j, "has weights that are not constants");
             }

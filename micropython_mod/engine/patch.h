@@ -40,7 +40,10 @@
 // Op 0 reads the stage's input in place (whole rows), the last op writes the
 // stage's output. Bands may end in an op that reduces its whole input (its
 // kernel's reduce hook: FULLY_CONNECTED), which takes each band's new rows
-// as a slice of its input and keeps its sums after the buffers.
+// as a slice of its input and keeps its sums after the buffers. In bands an
+// op may read the stage's input or any earlier op's output (a residual
+// block), and an element-wise op of two such maps may join (its kernel's
+// span hook: ADD); each buffer keeps the rows all its readers still need.
 //
 // Schedule (metadata "TflmPatchSchedule", written by `tflm-host prepare
 // --max-extra-macs`, little-endian int32 words): magic "TFPS", version,

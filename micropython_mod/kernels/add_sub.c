@@ -268,6 +268,31 @@ tflm_status_t tflm_add_prepare(tflm_prepare_t *p) {
 tflm_status_t tflm_add_eval(tflm_eval_t *e) {
     return add_sub_eval(e);
 }
+
+// A stage in bands of rows (kernel.h's span): inputs of the output's shape
+// have a plan of one loop (tflm_bcast_plan fuses the dimensions they walk
+// alike) whose extent, in a copy of the data, runs any run of elements.
+static bool add_span(const void *data, uint32_t *count, uint32_t *data_bytes) {
+    const add_data_t *d = data;
+    const int32_t *plan = d->plan; // n, extent[n], step1[n], step2[n]
+    if (plan[0] != 1 || plan[1] < 1 || plan[2] != 1 || plan[3] != 1) {
+        return false;
+    }
+    *count = (uint32_t)plan[1];
+    *data_bytes = (uint32_t)sizeof(add_data_t) + 4u * 4u;
+    return true;
+}
+
+static tflm_status_t add_run_span(tflm_eval_t *e, uint32_t count) {
+    add_data_t *d = e->data;
+    d->plan[1] = (int32_t)count;
+    return add_sub_eval(e);
+}
+
+const tflm_kernel_hooks_t tflm_add_hooks = {
+    .span = add_span,
+    .run_span = add_run_span,
+};
 #endif
 
 #if TFLM_KERNEL_SUB

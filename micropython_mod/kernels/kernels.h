@@ -10,6 +10,7 @@ tflm_status_t tflm_abs_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_abs_eval(tflm_eval_t *e);
 tflm_status_t tflm_add_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_add_eval(tflm_eval_t *e);
+extern const tflm_kernel_hooks_t tflm_add_hooks;
 tflm_status_t tflm_add_n_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_add_n_eval(tflm_eval_t *e);
 tflm_status_t tflm_arg_max_prepare(tflm_prepare_t *p);

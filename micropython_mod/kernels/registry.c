@@ -36,7 +36,7 @@ const tflm_kernel_t tflm_kernels[] = {
     { TFLM_OP_ABS, 0, (TFLM_TYPES_ABS), TFLM_ALIAS_IN_PLACE, tflm_abs_prepare, tflm_abs_eval, NULL },
     #endif
     #if TFLM_KERNEL_ADD
-    { TFLM_OP_ADD, 0, (TFLM_TYPES_ADD), TFLM_ALIAS_IN_PLACE, tflm_add_prepare, tflm_add_eval, NULL },
+    { TFLM_OP_ADD, 0, (TFLM_TYPES_ADD), TFLM_ALIAS_IN_PLACE, tflm_add_prepare, tflm_add_eval, &tflm_add_hooks },
     #endif
     #if TFLM_KERNEL_ADD_N
     { TFLM_OP_ADD_N, 0, (TFLM_TYPES_ADD_N), TFLM_ALIAS_IN_PLACE, tflm_add_n_prepare, tflm_add_n_eval, NULL },

@@ -35,9 +35,10 @@ MICROPY_VFS_LFS2 = 1
 # pooling, elementwise add/mul, softmax, the LSTM) at -O2 and the rest at
 # the firmware's -Os: 23 KB less than all at -O2 (arm-none-eabi-gcc 12,
 # Cortex-M4F). SVDF too (keyword_scrambled's time) until the int8
-# convolutions' backward order (conv_s8.c) needed its 3.8 KB, and the LSTM
-# until the patch-based stages' bands of rows (engine/patch.c) needed 1.7 KB.
-TFLM_KERNEL_OPT_ONLY ?= conv conv_s8 depthwise_conv depthwise_conv_s8 fully_connected pooling add_sub mul softmax
+# convolutions' backward order (conv_s8.c) needed its 3.8 KB, the LSTM
+# until the patch-based stages' bands of rows (engine/patch.c) needed 1.7 KB,
+# and ADD/SUB (2.2 KB at -O2) until bands through residual blocks needed 1 KB.
+TFLM_KERNEL_OPT_ONLY ?= conv conv_s8 depthwise_conv depthwise_conv_s8 fully_connected pooling mul softmax
 # and DEPTHWISE_CONV_2D int8's channels path as one function (3.7 KB less;
 # its layers 1-12% slower than on the other Cortex-M4 boards).
 # (and without the walk of large one-channel windows: micro_speech's 10x8

@@ -50,7 +50,8 @@ def main(out: Path, shared: Path | None = None) -> None:
         banded = with_schedule(case.model, case.params["split"], case.params["grid"][0], 1, 0, True)
         (out / ("banded_" + name + ".tflite")).write_bytes(banded)
         patched += 3
-    for case in opgen.cases(3, only="PATCH/chain_fc_int8"):
+    # (And bands through residual blocks: ADDs of maps the stage makes.)
+    for case in opgen.cases(3, only="PATCH/chain_fc_int8") + opgen.cases(3, only="PATCH/residual_int8"):
         name = case.name.replace("/", "_")
         banded = with_schedule(case.model, case.params["split"], case.params["grid"][0], 1, 0, True)
         (out / ("banded_" + name + ".tflite")).write_bytes(banded)

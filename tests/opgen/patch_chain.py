@@ -207,3 +207,52 @@ def chain_fc_int8(rng: np.random.Generator) -> Case:
     sg.outputs = [y]
     return Case("", b.build(), dict(h=h, w=w, d=d, layers=" ".join(layers), split=n + 1,
                                     grid=(int(rng.integers(1, ch + 1)), 1), tail=False, start=0))
+
+
+@generator("PATCH/residual_int8")
+def residual_int8(rng: np.random.Generator) -> Case:
+    """Residual blocks, as ResNets' are: an int8 map through two 3x3
+    CONV_2Ds whose output an ADD sums with the block's input (the stage's
+    input itself in the first block, so an ADD may read it), then
+    optionally a block that halves the map: a 3x3 CONV_2D of stride 2 and
+    one of stride 1 on one path, a 1x1 CONV_2D of stride 2 on the other,
+    their ADD. A stage in bands of rows holds them all (the maps its ops
+    read come from the stage's input or from ops before them); the model's
+    output is the last ADD's. params["grid"]: (bands, 1)."""
+    h, w, d = int(rng.integers(4, 20)), int(rng.integers(1, 16)), int(rng.integers(1, 9))
+    b = ModelBuilder()
+    sg = b.subgraph()
+    q = act_quant(rng, "INT8")
+    x = sg.tensor((1, h, w, d), "INT8", quant=q)
+    sg.inputs = [x]
+    layers = []
+
+    def conv(cur, q_in, ch, cw, cd, k, stride, out_d):
+        L = dict(op="CONV_2D", k=k, stride=stride, dil=1, padding="SAME", mult=1, out_d=out_d,
+                 oh=_out_size("SAME", ch, k, stride, 1), ow=_out_size("SAME", cw, k, stride, 1))
+        y, qout, label = _conv_op(rng, sg, L, cur, cd, q_in, "INT8")
+        layers.append(label)
+        return y, qout, L["oh"], L["ow"]
+
+    def add(a, qa, c, qc, ch, cw, cd):
+        qout = act_quant(rng, "INT8", (0.01, 0.1))
+        y = sg.tensor((1, ch, cw, cd), "INT8", quant=qout)
+        sg.op("ADD", [a, c], [y], FusedActivationFunction=str(rng.choice(["NONE", "RELU"])))
+        layers.append("ADD")
+        return y, qout
+
+    y, qy, _, _ = conv(x, q, h, w, d, 3, 1, d)
+    y, qy, _, _ = conv(y, qy, h, w, d, 3, 1, d)
+    cur, q = add(x, q, y, qy, h, w, d)
+    n = 3
+    ch, cw, cd = h, w, d
+    if h >= 4 and rng.integers(0, 2):
+        out_d = int(rng.integers(1, 13))
+        y, qy, oh, ow = conv(cur, q, ch, cw, cd, 3, 2, out_d)
+        y, qy, _, _ = conv(y, qy, oh, ow, out_d, 3, 1, out_d)
+        s, qs, _, _ = conv(cur, q, ch, cw, cd, 1, 2, out_d)
+        cur, q = add(s, qs, y, qy, oh, ow, out_d)
+        n, ch, cw, cd = n + 4, oh, ow, out_d
+    sg.outputs = [cur]
+    return Case("", b.build(), dict(h=h, w=w, d=d, layers=" ".join(layers), split=n,
+                                    grid=(int(rng.integers(1, ch + 1)), 1), tail=False, start=0))
