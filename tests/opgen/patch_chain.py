@@ -177,6 +177,17 @@ def chain_pool_int8(rng: np.random.Generator) -> Case:
     return _mixed_chain(rng, "INT8")
 
 
+def _int8_model(rng: np.random.Generator, h: int, w: int, d: int):
+    """A model builder with one subgraph whose input is an int8 map of h x w
+    x d: the builder, the subgraph, the input's quantization and tensor."""
+    b = ModelBuilder()
+    sg = b.subgraph()
+    q = act_quant(rng, "INT8")
+    x = sg.tensor((1, h, w, d), "INT8", quant=q)
+    sg.inputs = [x]
+    return b, sg, q, x
+
+
 @generator("PATCH/chain_fc_int8")
 def chain_fc_int8(rng: np.random.Generator) -> Case:
     """An int8 chain of 1-3 convolutions ending in a FULLY_CONNECTED of its
@@ -185,11 +196,7 @@ def chain_fc_int8(rng: np.random.Generator) -> Case:
     params["grid"]: (bands, 1) over the map the layer reads."""
     h, w, d = int(rng.integers(4, 20)), int(rng.integers(1, 16)), int(rng.integers(1, 5))
     n = int(rng.integers(1, 4))
-    b = ModelBuilder()
-    sg = b.subgraph()
-    q = act_quant(rng, "INT8")
-    x = sg.tensor((1, h, w, d), "INT8", quant=q)
-    sg.inputs = [x]
+    b, sg, q, x = _int8_model(rng, h, w, d)
     layers = []
     cur, ch, cw, cd = x, h, w, d
     for _ in range(n):
@@ -220,11 +227,7 @@ def residual_int8(rng: np.random.Generator) -> Case:
     read come from the stage's input or from ops before them); the model's
     output is the last ADD's. params["grid"]: (bands, 1)."""
     h, w, d = int(rng.integers(4, 20)), int(rng.integers(1, 16)), int(rng.integers(1, 9))
-    b = ModelBuilder()
-    sg = b.subgraph()
-    q = act_quant(rng, "INT8")
-    x = sg.tensor((1, h, w, d), "INT8", quant=q)
-    sg.inputs = [x]
+    b, sg, q, x = _int8_model(rng, h, w, d)
     layers = []
 
     def conv(cur, q_in, ch, cw, cd, k, stride, out_d):
