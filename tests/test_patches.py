@@ -24,8 +24,8 @@ CHAINS = (opgen.cases(12, only="PATCH/chain_int8") + opgen.cases(8, only="PATCH/
           + opgen.cases(8, only="PATCH/chain_pool_int8") + opgen.cases(8, only="PATCH/chain_after_quantize_int8"))
 # Int8 chains ending in a FULLY_CONNECTED (a stage in bands of rows only).
 FC_CHAINS = opgen.cases(8, only="PATCH/chain_fc_int8")
-# Int8 residual blocks: ADDs of maps the stage makes (bands of rows only).
-RESIDUAL = opgen.cases(8, only="PATCH/residual_int8")
+# Residual blocks, int8 and float32: ADDs of maps the stage makes (bands of rows only).
+RESIDUAL = opgen.cases(8, only="PATCH/residual_int8") + opgen.cases(4, only="PATCH/residual_float32")
 # Shared models whose arena a stage lowers within the bound (not
 # kws_ref_model's: its zigzag of overlapped layers, engine/overlap.h, is
 # below every stage's, test_no_stage_beats_the_zigzag).
@@ -275,7 +275,7 @@ def test_patched_models_on_device(target):
     some = CHAINS[:4] + CHAINS[12:15] + CHAINS[20:23]
     items += [(c.name.replace("/", "_"), scheduled(c), c.model) for c in some]
     items += [(c.name.replace("/", "_") + "_bands", banded(c), c.model)
-              for c in some + FC_CHAINS[:4] + RESIDUAL[:4]]
+              for c in some + FC_CHAINS[:4] + RESIDUAL[:3] + RESIDUAL[8:10]]
     for key, data, original in items:
         samples = make_inputs(load_model(data), "random", seed=zlib.crc32(key.encode()), count=1)
         jobs.append(BatchJob(key, data, samples))

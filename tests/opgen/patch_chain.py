@@ -218,28 +218,44 @@ def chain_fc_int8(rng: np.random.Generator) -> Case:
 
 @generator("PATCH/residual_int8")
 def residual_int8(rng: np.random.Generator) -> Case:
-    """Residual blocks, as ResNets' are: an int8 map through two 3x3
-    CONV_2Ds whose output an ADD sums with the block's input (the stage's
-    input itself in the first block, so an ADD may read it), then
+    return _residual(rng, "INT8")
+
+
+@generator("PATCH/residual_float32")
+def residual_float32(rng: np.random.Generator) -> Case:
+    return _residual(rng, "FLOAT32")
+
+
+def _residual(rng: np.random.Generator, dtype: str) -> Case:
+    """Residual blocks, as ResNets' are: a map (int8 or float32) through two
+    3x3 CONV_2Ds whose output an ADD sums with the block's input (the
+    stage's input itself in the first block, so an ADD may read it), then
     optionally a block that halves the map: a 3x3 CONV_2D of stride 2 and
     one of stride 1 on one path, a 1x1 CONV_2D of stride 2 on the other,
     their ADD. A stage in bands of rows holds them all (the maps its ops
     read come from the stage's input or from ops before them); the model's
     output is the last ADD's. params["grid"]: (bands, 1)."""
     h, w, d = int(rng.integers(4, 20)), int(rng.integers(1, 16)), int(rng.integers(1, 9))
-    b, sg, q, x = _int8_model(rng, h, w, d)
+    if dtype == "INT8":
+        b, sg, q, x = _int8_model(rng, h, w, d)
+    else:
+        b = ModelBuilder()
+        sg = b.subgraph()
+        q = None
+        x = sg.tensor((1, h, w, d), dtype)
+        sg.inputs = [x]
     layers = []
 
     def conv(cur, q_in, ch, cw, cd, k, stride, out_d):
         L = dict(op="CONV_2D", k=k, stride=stride, dil=1, padding="SAME", mult=1, out_d=out_d,
                  oh=_out_size("SAME", ch, k, stride, 1), ow=_out_size("SAME", cw, k, stride, 1))
-        y, qout, label = _conv_op(rng, sg, L, cur, cd, q_in, "INT8")
+        y, qout, label = _conv_op(rng, sg, L, cur, cd, q_in, dtype)
         layers.append(label)
         return y, qout, L["oh"], L["ow"]
 
     def add(a, qa, c, qc, ch, cw, cd):
-        qout = act_quant(rng, "INT8", (0.01, 0.1))
-        y = sg.tensor((1, ch, cw, cd), "INT8", quant=qout)
+        qout = act_quant(rng, "INT8", (0.01, 0.1)) if dtype == "INT8" else None
+        y = sg.tensor((1, ch, cw, cd), dtype, quant=qout)
         sg.op("ADD", [a, c], [y], FusedActivationFunction=str(rng.choice(["NONE", "RELU"])))
         layers.append("ADD")
         return y, qout
