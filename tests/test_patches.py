@@ -456,6 +456,11 @@ def test_stage_output_over_its_input_is_safe(tmp_path):
             kind, info = brute(data, tmp_path, f"stage{i}")
             assert kind == "rule", (mode, case.describe())
             assert info["tight"] <= info["rule"], (mode, case.describe())
+    # Residual blocks: the input is read by op 0 and by the first ADD.
+    for i, case in enumerate(RESIDUAL):
+        kind, info = brute(banded(case), tmp_path, f"residual{i}")
+        assert kind == "rule", case.describe()
+        assert info["tight"] <= info["rule"], case.describe()
 
 
 PATCH_K = 24  # bytes tried beyond each op's distance in the patch buffer, either way
