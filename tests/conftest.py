@@ -207,6 +207,87 @@ print('@OUT', binascii.hexlify(it.output(0)).decode())
     return out
 
 
+# Device code for check_low_counter: LOW and FULL name a board's readers of
+# the same counter, the count's low 30 bits and the whole count.
+LOW_COUNTER_CODE = """
+import gc, micropython
+M = 0x3fffffff
+def _gaps(f, n, lock):
+    g = [0] * n
+    i = 0
+    if lock:
+        micropython.heap_lock()
+    try:
+        while i < n:
+            c = f()
+            d = f()
+            g[i] = (d - c) & M
+            i += 1
+    finally:
+        if lock:
+            micropython.heap_unlock()
+    return g
+def _locked(f):
+    micropython.heap_lock()
+    try:
+        return f()
+    except MemoryError:
+        return -1
+    finally:
+        micropython.heap_unlock()
+def _work(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+def _bracket(n):
+    x1 = FULL(); y1 = LOW(); z1 = FULL()
+    _work(n)
+    x2 = FULL(); y2 = LOW(); z2 = FULL()
+    return (y1 - x1) & M, z1 - x1, (y2 - y1) & M, x2 - z1, z2 - x1
+gc.collect()
+print('@CALM', *_gaps(LOW, 16, True))
+print('@FULLCALM', *_gaps(FULL, 16, False))
+_keep = [bytearray(k % 7 * 8 + 1) for k in range(300)]
+for k in range(0, 300, 2):
+    _keep[k] = None
+print('@BUSY', *_gaps(LOW, 16, True))
+print('@FULLBUSY', *_gaps(FULL, 16, False))
+del _keep
+gc.collect()
+print('@LOW', *[_locked(LOW) for _ in range(4)])
+print('@FULL', _locked(FULL))
+print('@BRACKET', *_bracket(3000))
+"""
+
+
+def check_low_counter(target: str, chunks: list[str], low: str, full: str, spread: int) -> dict[str, list[int]]:
+    """A board's low-bits counter reader `low` (device code after `chunks`)
+    against `full`, its reader of the whole count: its readings are small
+    ints below 2^30 (with the heap locked they raise no MemoryError, where
+    the whole count's does); two readings in a row are fewer counts apart
+    than two of the whole count's, and the same to within `spread` (the
+    counter's resolution) whatever the heap's state (calm, then
+    fragmented); and a span of its readings, modulo 2^30, lies within the
+    span of the whole count's readings around them. The parsed lines, by
+    tag."""
+    out = run_on(target, [*chunks, f"LOW, FULL = {low}, {full}\n" + LOW_COUNTER_CODE])
+    got = {m.group(1): m.group(2).split() for m in re.finditer(r"^@(\w+) ?(.*)$", out, re.M)}
+    readings = [int(x) for x in got["LOW"]]
+    assert all(0 <= x < 1 << 30 for x in readings), readings
+    # The lock catches an allocation: the whole count's reader makes a long
+    # int (MicroPython's mpz ints do, whatever the value), so it fails under it.
+    assert got["FULL"] == ["-1"], got["FULL"]
+    gaps = [int(x) for x in got["CALM"] + got["BUSY"]]
+    full_gaps = [int(x) for x in got["FULLCALM"] + got["FULLBUSY"]]
+    assert 0 < min(gaps) and max(gaps) - min(gaps) <= spread and max(gaps) < min(full_gaps), (gaps, full_gaps)
+    low_in, width1, span, inner, outer = (int(x) for x in got["BRACKET"])
+    # The low reading lies between the whole count's readings around it,
+    # and its span within theirs.
+    assert 0 <= low_in <= width1 and 0 < inner <= span <= outer < inner + 50000, got["BRACKET"]
+    return {k: [int(x) if x.lstrip("-").isdigit() else x for x in v] for k, v in got.items()}
+
+
 def pytest_report_header(config):
     return f"shared models: {MODELS} ({len(MEASURED)} measured)"
 

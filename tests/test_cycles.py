@@ -199,3 +199,63 @@ def test_bench_speed_cycles_json(tmp_path):
     assert r["core"] == "Cortex-M0+" and r["clock_hz"] == 125_000_000
     assert r["ms"] == pytest.approx(r["cycles"] / 125_000)
     assert r["cmsis_nn_instructions"] is None and r["cmsis_nn_cycles"] is None
+
+
+@pytest.mark.parametrize("board", ["MICROBIT", "NETDUINOPLUS2"])
+def test_low_counter_allocates_nothing(board):
+    """qemuboard.icount_low(), which bench speed times invoke() with: the
+    count's low 30 bits, a small int, so a reading allocates nothing (with
+    the heap locked it still reads, where icount() fails: its long int);
+    two readings in a row are the same count apart, to a SysTick tick,
+    on a calm heap and on a fragmented one; its spans are icount()'s."""
+    from conftest import check_low_counter
+    from tflm_host.device import QemuTarget
+
+    assert "qemuboard.icount_low" in QemuTarget.counters["instructions"]
+    hz = {"MICROBIT": 16_000_000, "NETDUINOPLUS2": 168_000_000}[board]
+    got = check_low_counter(board, ["import qemuboard\nprint('@HZ', qemuboard.cpu_hz)"], "qemuboard.icount_low",
+                            "qemuboard.icount", -(-1_000_000_000 // hz) + 1)
+    assert got["HZ"] == [hz]
+
+
+PAIRS_CODE = """
+import qemuboard
+def pairs(f, n):
+    i = 0
+    while i < n:
+        c = f()
+        d = f()
+        i += 1
+pairs(qemuboard.icount_low, 8)
+pairs(qemuboard.icount, 8)
+_keep = [bytearray(k % 7 * 8 + 1) for k in range(300)]
+for k in range(0, 300, 2):
+    _keep[k] = None
+pairs(qemuboard.icount_low, 8)
+pairs(qemuboard.icount, 8)
+"""
+
+
+@pytest.mark.parametrize("board", ["MICROBIT", "NETDUINOPLUS2"])
+def test_low_counter_pairs_under_the_estimator(board, tmp_path):
+    """The estimator's marks at the readers' entries count the instructions
+    from one reading to the next exactly: two icount_low() readings in a
+    row are the same count apart every time, on a calm heap and on a
+    fragmented one, so the pair that bench speed reads next to each invoke
+    costs what the pair around it does. icount() allocates its long int,
+    at a cost that follows the heap (not the same from pair to pair)."""
+    from tflm_dev.bench import make_target
+    from tflm_host.device import elf_symbol
+
+    tgt = make_target(board)
+    fw = tgt.board.firmware
+    low, full = elf_symbol(fw, "qemuboard_icount_low") & ~1, elf_symbol(fw, "qemuboard_icount") & ~1
+    out = tmp_path / "marks.txt"
+    tgt.run([PAIRS_CODE], {}, plugin=cycles.plugin_option(cycles.BOARD_CORES[board], [low, full], out))
+    marks = cycles.parse_marks(out.read_text())
+    assert [m.pc for m in marks] == ([low] * 16 + [full] * 16) * 2
+    gaps = {pc: [] for pc in (low, full)}
+    for c, d in zip(marks[::2], marks[1::2]):
+        gaps[c.pc].append(d.insns - c.insns)
+    assert len(set(gaps[low])) == 1 and 0 < gaps[low][0] < 1000, gaps[low]
+    assert len(set(gaps[full])) > 1 and min(gaps[full]) > gaps[low][0], gaps[full]

@@ -91,6 +91,19 @@ print(*gap(), *gap())
     assert 0 < min(gaps) and max(gaps) - min(gaps) < 50 and max(gaps) < 2000, gaps
 
 
+def test_low_counter_allocates_nothing():
+    """esp32board.icount_low(), which bench speed times invoke() with: the
+    same total's low 30 bits, a small int, so a reading allocates nothing
+    (with the heap locked it still reads, where icount() fails: its long
+    int); two readings in a row are the same count apart, to the few
+    instructions an interrupt's arrival moves, on a calm heap and on a
+    fragmented one; its spans are icount()'s."""
+    from conftest import check_low_counter
+
+    assert device.Esp32Target.counters == {"instructions": "import esp32board\n_count = esp32board.icount_low\n"}
+    check_low_counter("ESP32_GENERIC", ["import esp32board"], "esp32board.icount_low", "esp32board.icount", 10)
+
+
 def test_serial_port_for_any_raw_repl_client():
     """Esp32Server puts UART0 on a TCP socket: a raw-REPL client gets a
     prompt and runs code longer than the port's 260-byte input buffer, in

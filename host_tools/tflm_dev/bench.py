@@ -491,9 +491,11 @@ def runnable(models: list[Path], progress=None, label=lambda path: path.name):
 
 
 def qemu_per_invoke(model_path: Path, board: str, runs: int, planner: str = "greedy") -> int:
-    """Instructions per invoke on a QEMU board (qemuboard.icount, -icount shift=0)."""
+    """Instructions per invoke on a QEMU board (qemuboard.icount_low, -icount
+    shift=0), each invoke timed as SPEED_DEVICE_CODE times it."""
     code = f"""
 import tflm, qemuboard
+_count = qemuboard.icount_low
 f = open(ROOT + '/model.tflite', 'rb')
 m = tflm.Model(memoryview(f))
 it = tflm.Interpreter(m, planner={planner!r})
@@ -502,10 +504,14 @@ for i in range(len(m.inputs)):
     for k in range(len(t)):
         t[k] = 0
 it.invoke()
-a = qemuboard.icount()
+total = 0
 for _ in range({runs}):
+    c = _count()
+    d = _count()
+    a = _count()
     it.invoke()
-print('@ICOUNT', (qemuboard.icount() - a) // {runs})
+    total += ((_count() - a) & 0x3fffffff) - ((d - c) & 0x3fffffff)
+print('@ICOUNT', total // {runs})
 """
     out = make_target(board).run([code], {"model.tflite": model_path.read_bytes()})
     m = re.search(r"@ICOUNT (\d+)", out)
@@ -539,7 +545,7 @@ def speed_markdown(rows: list[dict], board: str) -> str:
             f"| {r['tflm']:,} | {r['host'] / r['tflm']:.2f} |" for r in rows]
     notes = [
         "",
-        f"{board}: instructions counted by QEMU (`-icount shift=0`, `qemuboard.icount()`) around `invoke()`, "
+        f"{board}: instructions counted by QEMU (`-icount shift=0`, `qemuboard.icount_low()`) around `invoke()`, "
         "inputs all zero. Host: x86-64 instructions inside one invoke, counted by valgrind's callgrind "
         "(`--toggle-collect`) in our unix port (`tflm_interp_invoke`) and in TFLM's Python interpreter "
         "(PyPI `tflite-micro`, reference kernels: `MicroInterpreter::Invoke`). Instructions, not cycles. "
@@ -958,7 +964,9 @@ def model_and_op_files(path: Path, model, runs: int) -> tuple[dict[str, bytes], 
 # Device code: instructions of invoke() for each model file, its inputs set
 # before every run (the arena may reuse their bytes): all zero, or the bytes
 # of the files named; the counter's own cost is measured next to each run
-# and taken off.
+# and taken off. `_count()` reads the count's low 30 bits, a small int
+# (device.Target.counters): no reading allocates, so the pair costs what
+# the readings around invoke() do; spans are taken modulo 2^30.
 SPEED_DEVICE_CODE = """
 import gc, tflm
 ZERO = bytes(512)
@@ -990,13 +998,11 @@ def _measure(name, runs, inputs=()):
     total = 0
     for _ in range(runs):
         _fill(it, m, data)
-        # The pair of reads costs more once the count no longer fits a small
-        # int: measured next to each invoke, at the same count.
         c = _count()
         d = _count()
         a = _count()
         it.invoke()
-        total += _count() - a - (d - c)
+        total += ((_count() - a) & 0x3fffffff) - ((d - c) & 0x3fffffff)
     y = it.output(0)
     print('@RUN', name, total // runs, ' '.join(str(y[k]) for k in range(min(16, len(y)))))
     del it, m, buf, data
@@ -1326,7 +1332,7 @@ def speed_report(models: list[Path], boards: list[str], runs: int, anchor: Path,
 # -- speed in cycles (bench speed --cycles) ----------------------------------------
 #
 # The cycle estimator (host_tools/cycles, cycles.py) times the same runs:
-# our firmware on the QEMU boards with a mark at qemuboard.icount() (each
+# our firmware on the QEMU boards with a mark at qemuboard.icount_low() (each
 # _count() of SPEED_DEVICE_CODE is one), CMSIS-NN's harness with a mark at
 # its ticks(); the RPI_PICO firmware's cycles come from the RP2040
 # emulator's own timing model.
@@ -1337,10 +1343,11 @@ def measure_ours_cycles(board: str, files: dict[str, bytes], runs: dict[str, int
                         timeout: float = 3600) -> dict[str, tuple["cycles.Counts", list, int]]:
     """Per model file: its counts per invoke under the estimator (mean over
     the runs), its first output values, and the device's own instruction
-    figure (qemuboard.icount) for the same runs."""
+    figure (qemuboard.icount_low) for the same runs."""
     tgt = make_target(board, firmware)
     fw = tgt.board.firmware
-    mark = elf_symbol(fw, "qemuboard_icount")
+    # The C function of the reader `_count` is bound to (QemuTarget.counters).
+    mark = elf_symbol(fw, "qemuboard_icount_low")
     core = cycles.BOARD_CORES[board]
     regions = cycles.flash_regions(board, fw, (tgt.board.romfs_start, tgt.board.romfs_size))
     results = {}
@@ -1831,7 +1838,7 @@ def estimator_markdown() -> str:
 cycles-plugin`, part of `make deps`, against the plugin header of the installed QEMU's own Debian source
 package). As QEMU translates a block, the plugin decodes each Thumb instruction and gives it the cycles of
 its core's Technical Reference Manual; as blocks run it adds what depends on execution. Marks at instruction
-addresses (`qemuboard.icount()` in our firmware, `ticks()` in CMSIS-NN's harness) print its counters.
+addresses (`qemuboard.icount_low()` in our firmware, `ticks()` in CMSIS-NN's harness) print its counters.
 
 Sources: Cortex-M0 TRM (DDI 0432C) and Cortex-M0+ TRM (DDI 0484C), table 3-1 (the M0+ with the single-cycle
 multiplier, as on the RP2040); Cortex-M3 TRM r2p1 (100165_0201), table 3-1 and 3.3.2 *Load/store timings*;

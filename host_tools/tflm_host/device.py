@@ -174,6 +174,12 @@ class Target:
     name = ""
     # Device code that binds `_count` to one of the board's own counters, by
     # what it counts (bench speed); a board has figures only of these kinds.
+    # `_count()` returns the count's low 30 bits, a small int: a reader of the
+    # whole count makes a long int (MicroPython's mpz ints do, whatever the
+    # value), so each reading would allocate on the GC heap, at a cost that
+    # follows the heap's state and that no reading next to it cancels. Spans
+    # of its readings are taken modulo 2^30, `(b - a) & 0x3fffffff`: exact
+    # while shorter than 2^30 counts (over a second at the boards' clocks).
     counters: dict[str, str] = {}
     # What times the board's cycles when it counts them itself ("cycles" in
     # counters), and how its counters count, for the reports.
@@ -527,8 +533,8 @@ def _install_cleanup() -> None:
 
 class QemuTarget(Target):
     # QEMU's -icount (cycles come from the estimator, a plugin: bench.py, cycles.py).
-    counters = {"instructions": "import qemuboard\n_count = qemuboard.icount\n"}
-    counted_by = "QEMU (`-icount shift=0`, `qemuboard.icount()`)"
+    counters = {"instructions": "import qemuboard\n_count = qemuboard.icount_low\n"}
+    counted_by = "QEMU (`-icount shift=0`, `qemuboard.icount_low()`)"
 
     def __init__(self, board_name: str, firmware: Path | None = None) -> None:
         self.board = board(board_name, firmware)
@@ -742,7 +748,10 @@ PICO_BOOTROM = "rp2040-bootrom-b1.bin"
 
 # Device code that reads the emulator's counters since boot: a marker written
 # to the WATCHDOG's SCRATCH0 makes the emulator latch the count into
-# SCRATCH1 and SCRATCH2 (host_tools/tflm_host/pico/emulator.cjs).
+# SCRATCH1 and SCRATCH2 (host_tools/tflm_host/pico/emulator.cjs). The whole
+# count is a long int (it allocates); the _low readers, for timing spans,
+# get the count's low 30 bits latched into SCRATCH1 alone: a small int, no
+# allocation.
 PICO_COUNTERS = """
 import machine
 def _pico_count(kind):
@@ -752,6 +761,12 @@ def pico_cycles():
     return _pico_count(1)
 def pico_instructions():
     return _pico_count(2)
+def pico_cycles_low():
+    machine.mem32[0x4005800c] = 3
+    return machine.mem32[0x40058010]
+def pico_instructions_low():
+    machine.mem32[0x4005800c] = 4
+    return machine.mem32[0x40058010]
 """
 
 
@@ -866,8 +881,8 @@ class PicoTarget(Target):
     raw REPL on its emulated USB serial port."""
 
     # The emulator's own counters, cycles by its timing model.
-    counters = {"instructions": PICO_COUNTERS + "_count = pico_instructions\n",
-                "cycles": PICO_COUNTERS + "_count = pico_cycles\n"}
+    counters = {"instructions": PICO_COUNTERS + "_count = pico_instructions_low\n",
+                "cycles": PICO_COUNTERS + "_count = pico_cycles_low\n"}
     timing = "rp2040js"
     counted_by = "the RP2040 emulator rp2040js: instructions, and cycles by its timing model"
 
@@ -1008,8 +1023,8 @@ class Esp32Target(Target):
 
     # The LX6's debug counter ICOUNT (port_boards/ESP32_GENERIC/board_icount.c):
     # QEMU has no timing model of this core, so instructions only.
-    counters = {"instructions": "import esp32board\n_count = esp32board.icount\n"}
-    counted_by = ("the LX6's debug counter ICOUNT as Espressif's QEMU implements it (`esp32board.icount()`: "
+    counters = {"instructions": "import esp32board\n_count = esp32board.icount_low\n"}
+    counted_by = ("the LX6's debug counter ICOUNT as Espressif's QEMU implements it (`esp32board.icount_low()`: "
                   "instructions of MicroPython's task, not of interrupt handlers); QEMU has no timing model of the "
                   "LX6 or of its flash cache, so instructions, not cycles")
 
