@@ -228,7 +228,8 @@ def residual_float32(rng: np.random.Generator) -> Case:
 
 def _residual(rng: np.random.Generator, dtype: str) -> Case:
     """Residual blocks, as ResNets' are: a map (int8 or float32) through two
-    3x3 CONV_2Ds whose output an ADD sums with the block's input (the
+    3x3 CONV_2Ds (or MobileNetV2's 1x1 expansion, depthwise 3x3 and 1x1
+    projection) whose output an ADD sums with the block's input (the
     stage's input itself in the first block, so an ADD may read it), then
     optionally a block that halves the map: a 3x3 CONV_2D of stride 2 and
     one of stride 1 on one path, a 1x1 CONV_2D of stride 2 on the other,
@@ -246,8 +247,8 @@ def _residual(rng: np.random.Generator, dtype: str) -> Case:
         sg.inputs = [x]
     layers = []
 
-    def conv(cur, q_in, ch, cw, cd, k, stride, out_d):
-        L = dict(op="CONV_2D", k=k, stride=stride, dil=1, padding="SAME", mult=1, out_d=out_d,
+    def conv(cur, q_in, ch, cw, cd, k, stride, out_d, op="CONV_2D"):
+        L = dict(op=op, k=k, stride=stride, dil=1, padding="SAME", mult=1, out_d=out_d,
                  oh=_out_size("SAME", ch, k, stride, 1), ow=_out_size("SAME", cw, k, stride, 1))
         y, qout, label = _conv_op(rng, sg, L, cur, cd, q_in, dtype)
         layers.append(label)
@@ -260,10 +261,18 @@ def _residual(rng: np.random.Generator, dtype: str) -> Case:
         layers.append("ADD")
         return y, qout
 
-    y, qy, _, _ = conv(x, q, h, w, d, 3, 1, d)
-    y, qy, _, _ = conv(y, qy, h, w, d, 3, 1, d)
+    if rng.integers(0, 2):
+        y, qy, _, _ = conv(x, q, h, w, d, 3, 1, d)
+        y, qy, _, _ = conv(y, qy, h, w, d, 3, 1, d)
+        n = 3
+    else:
+        # MobileNetV2's inverted residual: 1x1 expansion, depthwise 3x3, 1x1 projection.
+        e = d * int(rng.integers(2, 5))
+        y, qy, _, _ = conv(x, q, h, w, d, 1, 1, e)
+        y, qy, _, _ = conv(y, qy, h, w, e, 3, 1, e, "DEPTHWISE_CONV_2D")
+        y, qy, _, _ = conv(y, qy, h, w, e, 1, 1, d)
+        n = 4
     cur, q = add(x, q, y, qy, h, w, d)
-    n = 3
     ch, cw, cd = h, w, d
     if h >= 4 and rng.integers(0, 2):
         out_d = int(rng.integers(1, 13))
