@@ -240,11 +240,11 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_stage_t *stage) {
         const uint16_t *io = tflm_interp_io(ip, nr->io);
         outs[j] = nr->n_outputs == 1 ? io[nr->n_inputs] : TFLM_NO_INDEX;
         // Map 0's geometry, from the op that writes it (op 0's input: none).
-        const int32_t src = map_source(io[0], input, outs, j);
+        const int32_t src0 = map_source(io[0], input, outs, j);
         patch_map_t m = { 0, 0, 0, 0 };
-        if (src >= 0) {
-            m = (patch_map_t){ ops[src].out_h, ops[src].out_w, ops[src].out_d, ops[src].elem };
-        } else if (src == -1 && j > 0) {
+        if (src0 >= 0) {
+            m = (patch_map_t){ ops[src0].out_h, ops[src0].out_w, ops[src0].out_d, ops[src0].elem };
+        } else if (src0 == -1 && j > 0) {
             m = (patch_map_t){ ops[0].in_h, ops[0].in_w, ops[0].in_d, ops[0].elem };
         }
         if (!stage_op(ip, nr, m.elem ? &m : NULL, &ops[j])) {
@@ -263,7 +263,7 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_stage_t *stage) {
             return bad_stage(ip, j, "has an output of another element size than its input");
         }
         for (uint32_t k = 0; k < o->n_maps; ++k) {
-            const int32_t from = map_source(io[k], input, outs, j);
+            const int32_t from = k == 0 ? src0 : map_source(io[k], input, outs, j);
             const patch_op_t *w = from >= 0 ? &ops[from] : &ops[0];
             const bool same = from >= 0 ? w->out_h == o->in_h && w->out_w == o->in_w && w->out_d == o->in_d
                 : w->in_h == o->in_h && w->in_w == o->in_w && w->in_d == o->in_d;
@@ -576,7 +576,7 @@ static inline int32_t band_next_read(const patch_op_t *c, const band_op_t *b, in
 
 // What the bands need: each op's buffer (j < n - 1), the MACs, the distance
 // the stage's output may lie below its input (stage_overlap's rule: the
-// output written before a band below the first input row op 0 reads in it).
+// output written before a band below the first input row any op reads in it).
 typedef struct {
     uint32_t cap[TFLM_PATCH_MAX_OPS];
     uint64_t macs, dist;
@@ -609,9 +609,9 @@ static tflm_status_t run_slice(const band_io_t *x, const patch_op_t *op, const u
 }
 
 // Walks the bands: sizes them into `plan`, and with `x` runs them. Before
-// op j runs in a band, its buffer drops the rows below those op j + 1 reads
-// in it (never read again: the windows move down), so op j + 1's input
-// starts at the buffer's start.
+// op j runs in a band, its buffer drops the rows below the first one its
+// readers read from then on (never read again: the windows move down),
+// moving the rest to the buffer's start.
 static tflm_status_t bands(const patch_op_t *ops, uint32_t n, uint32_t gh, band_plan_t *plan, const band_io_t *x) {
     band_state_t s;
     memset(&s, 0, sizeof(s));
@@ -623,11 +623,10 @@ static tflm_status_t bands(const patch_op_t *ops, uint32_t n, uint32_t gh, band_
         // The output written before the band lies below every input row read in it.
         const uint64_t written = (uint64_t)s.done[n - 1] * out_row(&ops[n - 1]);
         for (uint32_t j = 0; j < n; ++j) {
-            for (uint32_t k = 0; k < ops[j].n_maps && w[j].r0 < w[j].r1; ++k) {
-                const uint64_t safe = (uint64_t)w[j].a * row_in;
-                if (ops[j].src[k] < 0 && written > safe) {
-                    plan->dist = TFLM_MAX(plan->dist, written - safe);
-                }
+            const uint64_t safe = (uint64_t)w[j].a * row_in;
+            const bool reads_input = ops[j].src[0] < 0 || (ops[j].n_maps > 1 && ops[j].src[1] < 0);
+            if (reads_input && w[j].r0 < w[j].r1 && written > safe) {
+                plan->dist = TFLM_MAX(plan->dist, written - safe);
             }
         }
         for (uint32_t j = 0; j < n; ++j) {
@@ -889,7 +888,7 @@ static tflm_status_t run_region(tflm_eval_t *e, void **ins, void **outs, const p
     return TFLM_OK;
 }
 
-// Rows mode's run: op 0 reads the stage's input in place, each op j < n - 1
+// Rows mode's run: the ops read the stage's input in place, each op j < n - 1
 // writes its buffer, where bands_size laid it out.
 static TFLM_NOINLINE tflm_status_t bands_run(tflm_interp_t *ip, const patch_stage_t *s, tflm_eval_t *re,
     void **ins, void **outs, const uint8_t *input, uint8_t *output, uint8_t *buf, uint32_t size) {
