@@ -49,7 +49,7 @@
 // refuses to start either with less stack left (a RuntimeError rather than
 // an overflow into the heap); 0 where it is not measured (no check).
 #if defined(__arm__) && (TFLM_KERNEL_ARCH == TFLM_ARCH_DSP || TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2)
-#define TFLM_C_STACK_NEEDED (5888)
+#define TFLM_C_STACK_NEEDED (6144)
 #elif defined(__arm__) && TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
 #define TFLM_C_STACK_NEEDED (5120)
 #else

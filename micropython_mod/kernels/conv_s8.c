@@ -36,7 +36,16 @@
 #define CONV_S8_HOLD ((int32_t)((sizeof(tflm_out_s8_t) * CONV_S8_CHUNK + 4 * TFLM_CONV_S8_FOLD_MAX) \
     / sizeof(tflm_out_s8_t)))
 // Largest window (values) gathered for a pixel; two pixels' on the stack.
+// On the Cortex-M3 and the DSP cores 256 (3x3 windows of up to 28
+// channels go through conv_s8_pair's assembly; the pretrainedResnet_quant's
+// 3x3 16-channel layers: -2.8% / -4.4% of its cycles on the M3 / M4, the
+// stack's deepest use 6,036 B on the M4); 128 elsewhere (the Cortex-M0+'s
+// stack is shorter, and gathering pays off less there).
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+#define CONV_S8_GATHER_MAX (256)
+#else
 #define CONV_S8_GATHER_MAX (128)
+#endif
 // Longest pixel widened to 16 bits on the stack for the DSP loops (two
 // pixels: 4 bytes a value).
 #define CONV_S8_WIDE_MAX (256)
@@ -48,6 +57,14 @@
 #define CONV_S8_SAT (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_MM_S8_LANES)
 // Shortest window row read in place (a shorter one is gathered).
 #define CONV_S8_DIRECT_MIN (8)
+// Whether a window that fits CONV_S8_GATHER_MAX is gathered even where its
+// rows could be read in place: on the Cortex-M3 and the DSP cores, the
+// gathered pair of pixels goes through one block of assembly for all the
+// chunk's channels (conv_s8_pair), a window read in place through a 2x2
+// loop per row and pair of channels (conv_s8_block), whose starts cost more
+// than the copy (estimator, the shape sweep's conv 3x3 s1 16x16x8->16: M3
+// -19%, M4 -20%). On the Cortex-M0+ the copy costs more (+4%).
+#define CONV_S8_GATHER_FIRST (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP)
 
 // A large window (more than CONV_S8_GATHER_MAX values) is gathered a slab
 // at a time, at most CONV_S8_SLAB_MAX values (two pixels' on the stack),
@@ -662,19 +679,6 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 #endif
 
 #if CONV_S8_PAIR_ASM
-// One value of conv_s8_pair_sat's loop at byte offset `k` of the pixels and
-// filters: four loads back to back (one cycle each after the first on the
-// Cortex-M3), four MLA. The value at offset 0 comes last, its loads moving
-// the pointers on (post-indexed), so the loop adds nothing to them.
-#define CONV_S8_PAIR_STEP(at) \
-    "ldrsb %[t0], [%[p0]" at "\n\t" \
-    "ldrsb %[t1], [%[p1]" at "\n\t" \
-    "ldrsb %[t2], [%[f0]" at "\n\t" \
-    "ldrsb %[t3], [%[f1]" at "\n\t" \
-    "mla %[a0], %[t0], %[t2], %[a0]\n\t" \
-    "mla %[a1], %[t0], %[t3], %[a1]\n\t" \
-    "mla %[a2], %[t1], %[t2], %[a2]\n\t" \
-    "mla %[a3], %[t1], %[t3], %[a3]\n\t"
 // The output stage into t1: the multiplier in f0, k in f1, the shift in p1
 // (the loop's registers, free once it is done).
 #define CONV_S8_PAIR_OUT(v, post) CONV_S8_ASM_OUT(v, "%[f0]", "%[f1]", "%[p1]", "%[t0]", "%[t1]", post)
@@ -693,12 +697,8 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 // window), then the four outputs from the registers it leaves its sums in. (GCC's code added the four
 // pointers' increments at each step, and reloaded and spilled about 50
 // instructions' worth at each pair of channels around the loop.)
-// Four values.
-#define CONV_S8_PAIR_FOUR \
-    CONV_S8_PAIR_STEP(", #1]") \
-    CONV_S8_PAIR_STEP(", #2]") \
-    CONV_S8_PAIR_STEP(", #3]") \
-    CONV_S8_PAIR_STEP("], #4")
+// Four values: tflm_mm_s8_2x2's steps (kernels/mm_s8.h).
+#define CONV_S8_PAIR_FOUR TFLM_MM_S8_2X2_T2_FOUR
 // The block for each pair of channels; `end` loads the values the loop of
 // four a step takes, `first` and `rest` bracket it: with k a multiple of 4
 // they are empty, else they skip it when k < 4 and run the k % 4 values
@@ -770,7 +770,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
     "ldr %[t0], %[k3m]\n\t" \
     "add %[e], %[p0], %[t0]\n" \
     "3:\n\t" \
-    CONV_S8_PAIR_STEP("], #1") \
+    TFLM_MM_S8_2X2_T2_STEP("], #1") \
     "cmp %[p0], %[e]\n\t" \
     "bne 3b\n\t"
 #define CONV_S8_PAIR_OPERANDS \
@@ -808,8 +808,22 @@ static void conv_s8_pair_sat(const int8_t *x0, const int8_t *x1, int32_t k, cons
 #undef CONV_S8_PAIR_ZP
 #undef CONV_S8_PAIR_SH
 #undef CONV_S8_PAIR_POST
-#undef CONV_S8_PAIR_STEP
 #undef CONV_S8_PAIR_OUT
+#endif
+
+#if CONV_S8_PAIR_ASM
+// What conv_s8_pair_sat leaves (a single pixel, an odd last channel, a
+// chunk that is not `sat`), out of line: inlined, the 2x2 loop's assembly
+// (all fourteen registers) made every call of conv_s8_pair save three more
+// (person_detect +0.04% on the M3).
+__attribute__((noinline)) static void conv_s8_pair_rest(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
+    int32_t k, int8_t *out0, int8_t *out1) {
+    if (c->sat) {
+        conv_s8_pair_run(c, x0, x1, k, out0, out1, true);
+    } else {
+        conv_s8_pair_run(c, x0, x1, k, out0, out1, false);
+    }
+}
 #endif
 
 static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t k, int8_t *out0,
@@ -819,33 +833,27 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
     // and the clamp of what is left (single pixels, an odd last channel,
     // windows over 256 values) value by value (1.1 KB less text).
     conv_s8_pair_run(c, x0, x1, k, out0, out1, c->sat);
+#elif CONV_S8_PAIR_ASM
+    if ((c->sat || c->wide) && x1 != NULL && k >= 1 && c->n >= 2) {
+        const int32_t m = c->n & ~1;
+        conv_s8_pair_sat(x0, x1, k, c->filter + c->c0 * k, c->q, c->zero_point, c->wide, out0, out1, m >> 1);
+        if (m == c->n) {
+            return;
+        }
+        // The odd last channel.
+        conv_s8_t last = *c;
+        last.c0 += m;
+        last.n -= m;
+        last.q += m;
+        conv_s8_pair_rest(&last, x0, x1, k, out0 + m, out1 + m);
+        return;
+    }
+    conv_s8_pair_rest(c, x0, x1, k, out0, out1);
 #else
 #if CONV_S8_SAT
-    if (c->sat || c->wide) {
-#if CONV_S8_PAIR_ASM
-        if (x1 != NULL && k >= 1 && c->n >= 2) {
-            const int32_t m = c->n & ~1;
-            conv_s8_pair_sat(x0, x1, k, c->filter + c->c0 * k, c->q, c->zero_point, c->wide, out0, out1, m >> 1);
-            if (m == c->n) {
-                return;
-            }
-            // The odd last channel.
-            conv_s8_t last = *c;
-            last.c0 += m;
-            last.n -= m;
-            last.q += m;
-            if (c->sat) {
-                conv_s8_pair_run(&last, x0, x1, k, out0 + m, out1 + m, true);
-            } else {
-                conv_s8_pair_run(&last, x0, x1, k, out0 + m, out1 + m, false);
-            }
-            return;
-        }
-#endif
-        if (c->sat) {
-            conv_s8_pair_run(c, x0, x1, k, out0, out1, true);
-            return;
-        }
+    if (c->sat) {
+        conv_s8_pair_run(c, x0, x1, k, out0, out1, true);
+        return;
     }
 #endif
     conv_s8_pair_run(c, x0, x1, k, out0, out1, false);
@@ -1285,8 +1293,13 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
     // enough), gathered (a small window), else apart (a large window slab
     // by slab, grouped filters by the generic loop).
     const bool plain = c.f_d == c.in_d;
+#if CONV_S8_GATHER_FIRST
+    const bool gather = plain && c.w_size <= CONV_S8_GATHER_MAX;
+    const bool direct = plain && c.dil_w == 1 && c.run >= CONV_S8_DIRECT_MIN && !gather;
+#else
     const bool direct = plain && c.dil_w == 1 && c.run >= CONV_S8_DIRECT_MIN;
     const bool gather = plain && c.w_size <= CONV_S8_GATHER_MAX;
+#endif
     const int border = gather ? PIX_GATHER : PIX_APART;
     const bool pointwise = conv_s8_pointwise_layer(d);
     const int inner = direct ? PIX_DIRECT : border;

@@ -20,6 +20,79 @@
 
 #include "kernels/arch.h"
 
+// Whether the Thumb-2 loops below are in assembly (M profile, optimised
+// builds; the host's tests build the same sums in C).
+#ifndef TFLM_MM_S8_LANES_ASM
+#if defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__)
+#define TFLM_MM_S8_LANES_ASM (1)
+#else
+#define TFLM_MM_S8_LANES_ASM (0)
+#endif
+#endif
+// Whether tflm_mm_s8_2x2's loop is in assembly on the Cortex-M3 and the DSP
+// cores, and tflm_mm_s8_1x2's on the Cortex-M3 (0 keeps GCC's code for the
+// C loops, which spills sums or pointers, or adds to an index each value:
+// a large window read in place then takes 5-8% more cycles on the M3).
+#ifndef TFLM_MM_S8_2X2_ASM
+#define TFLM_MM_S8_2X2_ASM (TFLM_MM_S8_LANES_ASM \
+    && (TFLM_KERNEL_ARCH == TFLM_ARCH_DSP || TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2))
+#endif
+
+// One value of each pixel and each filter at byte offset `at` (Cortex-M3):
+// four loads back to back (one cycle each after the first), four MLA into
+// a0 = p0.f0, a1 = p0.f1, a2 = p1.f0, a3 = p1.f1. The value at offset 0
+// comes last in TFLM_MM_S8_2X2_T2_FOUR, its loads moving the pointers on
+// (post-indexed), so the loop adds nothing to them. (conv_s8.c's blocks run
+// the same steps.)
+#define TFLM_MM_S8_2X2_T2_STEP(at) \
+    "ldrsb %[t0], [%[p0]" at "\n\t" \
+    "ldrsb %[t1], [%[p1]" at "\n\t" \
+    "ldrsb %[t2], [%[f0]" at "\n\t" \
+    "ldrsb %[t3], [%[f1]" at "\n\t" \
+    "mla %[a0], %[t0], %[t2], %[a0]\n\t" \
+    "mla %[a1], %[t0], %[t3], %[a1]\n\t" \
+    "mla %[a2], %[t1], %[t2], %[a2]\n\t" \
+    "mla %[a3], %[t1], %[t3], %[a3]\n\t"
+// tflm_mm_s8_1x2's value at offset `at` (Cortex-M3): the pixel's and both
+// filters' bytes, two MLA.
+#define TFLM_MM_S8_1X2_T2_STEP(at) \
+    "ldrsb %[t0], [%[p0]" at "\n\t" \
+    "ldrsb %[t1], [%[f0]" at "\n\t" \
+    "ldrsb %[t2], [%[f1]" at "\n\t" \
+    "mla %[a0], %[t0], %[t1], %[a0]\n\t" \
+    "mla %[a1], %[t0], %[t2], %[a1]\n\t"
+// Four values, the pointers moved past them.
+#define TFLM_MM_S8_2X2_T2_FOUR \
+    TFLM_MM_S8_2X2_T2_STEP(", #1]") \
+    TFLM_MM_S8_2X2_T2_STEP(", #2]") \
+    TFLM_MM_S8_2X2_T2_STEP(", #3]") \
+    TFLM_MM_S8_2X2_T2_STEP("], #4")
+// Four values with DSP: a word of each pixel and of filter 0 widened with
+// SXTB16 (lanes 0/2, then 1/3), eight SMLAD against both pixels; then
+// filter 1's word. Fourteen registers: the sums, the four pointers, six
+// for the values (the loop's end is read from the stack).
+#define TFLM_MM_S8_2X2_DSP_FOUR \
+    "ldr %[t0], [%[p0]], #4\n\t" \
+    "ldr %[t1], [%[p1]], #4\n\t" \
+    "ldr %[t4], [%[f0]], #4\n\t" \
+    "sxtb16 %[t2], %[t0]\n\t" \
+    "sxtb16 %[t0], %[t0], ror #8\n\t" \
+    "sxtb16 %[t3], %[t1]\n\t" \
+    "sxtb16 %[t1], %[t1], ror #8\n\t" \
+    "sxtb16 %[t5], %[t4]\n\t" \
+    "sxtb16 %[t4], %[t4], ror #8\n\t" \
+    "smlad %[a0], %[t2], %[t5], %[a0]\n\t" \
+    "smlad %[a0], %[t0], %[t4], %[a0]\n\t" \
+    "smlad %[a2], %[t3], %[t5], %[a2]\n\t" \
+    "smlad %[a2], %[t1], %[t4], %[a2]\n\t" \
+    "ldr %[t4], [%[f1]], #4\n\t" \
+    "sxtb16 %[t5], %[t4]\n\t" \
+    "sxtb16 %[t4], %[t4], ror #8\n\t" \
+    "smlad %[a1], %[t2], %[t5], %[a1]\n\t" \
+    "smlad %[a1], %[t0], %[t4], %[a1]\n\t" \
+    "smlad %[a3], %[t3], %[t5], %[a3]\n\t" \
+    "smlad %[a3], %[t1], %[t4], %[a3]\n\t"
+
 // a[0] += x.w0, a[1] += x.w1 over n values: one pixel, two filters.
 static TFLM_ALWAYS_INLINE void tflm_mm_s8_1x2(const int8_t *x, const int8_t *w0, const int8_t *w1, int32_t n, uint32_t *a) {
     uint32_t a0 = a[0], a1 = a[1];
@@ -34,6 +107,26 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_1x2(const int8_t *x, const int8_t *w0,
         a0 = tflm_smlad(x13, tflm_sxtb16_ror8(wa), a0);
         a1 = tflm_smlad(x02, tflm_sxtb16(wb), a1);
         a1 = tflm_smlad(x13, tflm_sxtb16_ror8(wb), a1);
+    }
+#endif
+#if TFLM_MM_S8_2X2_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+    // Cortex-M3: four values a turn, the three loads of each back to back
+    // and post-indexed at the last (GCC's loop adds to an index each value).
+    if (n >= 4) {
+        const int8_t *end = x + (n & ~3);
+        int32_t t0, t1, t2;
+        __asm__ volatile(
+            ".p2align 2\n"
+            "1:\n\t"
+            TFLM_MM_S8_1X2_T2_STEP(", #1]") TFLM_MM_S8_1X2_T2_STEP(", #2]") TFLM_MM_S8_1X2_T2_STEP(", #3]")
+            TFLM_MM_S8_1X2_T2_STEP("], #4")
+            "cmp %[p0], %[e]\n\t"
+            "bne 1b"
+            : [a0] "+r"(a0), [a1] "+r"(a1), [p0] "+r"(x), [f0] "+r"(w0), [f1] "+r"(w1), [t0] "=&r"(t0),
+              [t1] "=&r"(t1), [t2] "=&r"(t2)
+            : [e] "r"(end)
+            : "memory", "cc");
+        n &= 3;
     }
 #endif
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
@@ -139,6 +232,60 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_2x2(const int8_t *x0, const int8_t *x1
     if (n >= 2) {
         tflm_mm_s8_2x2_xtensa(&x0, &x1, &w0, &w1, n >> 1, &a00, &a01, &a10, &a11);
         n &= 1;
+    }
+#elif TFLM_MM_S8_2X2_ASM
+    // GCC's code for the C loop below spills sums or pointers (a load or a
+    // store a step). Four values a step, an odd step first, then two a
+    // turn from a word (a 32-bit instruction across a word boundary costs
+    // the branch back a cycle).
+    if (n >= 4) {
+        const int8_t *end = x0 + (n & ~3);
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+        uint32_t t0, t1, t2, t3, t4, t5;
+        __asm__ volatile(
+            "ldr %[t0], %[end]\n\t"
+            "sub %[t0], %[t0], %[p0]\n\t"
+            "tst %[t0], #4\n\t"
+            "beq 2f\n\t"
+            TFLM_MM_S8_2X2_DSP_FOUR
+            "2:\n\t"
+            "ldr %[t0], %[end]\n\t"
+            "cmp %[p0], %[t0]\n\t"
+            "beq 3f\n\t"
+            ".p2align 2\n"
+            "1:\n\t"
+            TFLM_MM_S8_2X2_DSP_FOUR TFLM_MM_S8_2X2_DSP_FOUR
+            "ldr %[t0], %[end]\n\t"
+            "cmp %[p0], %[t0]\n\t"
+            "bne 1b\n"
+            "3:"
+            : [a0] "+r"(a00), [a1] "+r"(a01), [a2] "+r"(a10), [a3] "+r"(a11), [p0] "+r"(x0), [p1] "+r"(x1),
+              [f0] "+r"(w0), [f1] "+r"(w1), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3),
+              [t4] "=&r"(t4), [t5] "=&r"(t5)
+            : [end] "m"(end)
+            : "memory", "cc");
+#else
+        int32_t t0, t1, t2, t3;
+        __asm__ volatile(
+            "sub %[t0], %[e], %[p0]\n\t"
+            "tst %[t0], #4\n\t"
+            "beq 2f\n\t"
+            TFLM_MM_S8_2X2_T2_FOUR
+            "2:\n\t"
+            "cmp %[p0], %[e]\n\t"
+            "beq 3f\n\t"
+            ".p2align 2\n"
+            "1:\n\t"
+            TFLM_MM_S8_2X2_T2_FOUR TFLM_MM_S8_2X2_T2_FOUR
+            "cmp %[p0], %[e]\n\t"
+            "bne 1b\n"
+            "3:"
+            : [a0] "+r"(a00), [a1] "+r"(a01), [a2] "+r"(a10), [a3] "+r"(a11), [p0] "+r"(x0), [p1] "+r"(x1),
+              [f0] "+r"(w0), [f1] "+r"(w1), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3)
+            : [e] "r"(end)
+            : "memory", "cc");
+#endif
+        n &= 3;
     }
 #endif
     for (; n >= 4; n -= 4) {
@@ -356,16 +503,6 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_1x4(const int8_t *x, const int8_t *w, 
 #endif
 }
 #endif // TFLM_KERNEL_ARCH == TFLM_ARCH_V6M
-
-// Whether the DSP cores' loops below are in assembly (Thumb-2, M profile,
-// optimised builds; the host's tests build the same sums in C).
-#ifndef TFLM_MM_S8_LANES_ASM
-#if defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__)
-#define TFLM_MM_S8_LANES_ASM (1)
-#else
-#define TFLM_MM_S8_LANES_ASM (0)
-#endif
-#endif
 
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
 

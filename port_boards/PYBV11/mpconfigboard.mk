@@ -45,6 +45,9 @@ TFLM_KERNEL_OPT_ONLY ?= conv conv_s8 depthwise_conv depthwise_conv_s8 fully_conn
 # layer takes the blocks of listed taps, as before it).
 $(BUILD)/micropython_mod/kernels/depthwise_conv_s8.o: CFLAGS += -DTFLM_DW_S8_COMPACT=1 -DTFLM_DW_S8_WALK=0
 $(BUILD)/micropython_mod/kernels/fully_connected.o: CFLAGS += -DTFLM_FC_S8_SLICE_QUADS=0
+# BATCH_MATMUL's pairs of rows through GCC's 2x2 loop (kernels/mm_s8.h), not
+# the assembly the convolutions take.
+$(BUILD)/micropython_mod/kernels/batch_matmul.o: CFLAGS += -DTFLM_MM_S8_2X2_ASM=0
 # The output stage's shifts of 25-31 bits out of line (kernels/out_s8.h:
 # 1.5 KB less; vww_96_int8's last pointwise layers a few % slower).
 $(BUILD)/micropython_mod/kernels/%.o: CFLAGS += -DTFLM_OUT_S8_WIDE_INLINE=0
