@@ -1995,7 +1995,10 @@ SWEEP_END = "<!-- tflm-host bench sweep: end -->"
 OPS_START = "<!-- tflm-host bench speed --ops: start -->"
 OPS_END = "<!-- tflm-host bench speed --ops: end -->"
 
-# (kind, spatial size, input channels, output channels or multiplier, kernel, stride)
+# (kind, spatial size, input channels, output channels or multiplier, kernel, stride); a fully
+# connected layer's "size" is its rows (batches). The last rows are shapes no path was tuned on:
+# a window too large to gather, channel counts off the blocks' multiples, a 7x7 one-channel
+# first layer, a 5x5 stride-2 depthwise layer, and fully connected layers.
 SWEEP_SHAPES = [
     ("conv", 16, 8, 8, 1, 1), ("conv", 16, 16, 32, 1, 1), ("conv", 8, 32, 64, 1, 1), ("conv", 8, 64, 64, 1, 1),
     ("conv", 4, 128, 128, 1, 1), ("conv", 4, 256, 256, 1, 1), ("conv", 2, 512, 512, 1, 1), ("conv", 2, 1024, 64, 1, 1),
@@ -2004,12 +2007,18 @@ SWEEP_SHAPES = [
     ("dw", 16, 8, 1, 3, 1), ("dw", 16, 8, 1, 3, 2), ("dw", 8, 64, 1, 3, 1), ("dw", 8, 64, 1, 5, 1),
     ("dw", 4, 256, 1, 3, 1), ("dw", 4, 384, 1, 3, 1), ("dw", 4, 384, 1, 3, 2), ("dw", 8, 32, 1, 1, 1),
     ("dw", 16, 1, 8, 3, 2), ("dw", 8, 8, 2, 3, 1), ("dw", 8, 16, 4, 5, 1),
+    ("conv", 16, 32, 64, 3, 2), ("conv", 8, 10, 30, 1, 1), ("conv", 16, 3, 16, 3, 1), ("conv", 32, 1, 8, 7, 2),
+    ("dw", 8, 72, 1, 5, 2),
+    ("fc", 1, 8, 128, 1, 1), ("fc", 1, 128, 8, 1, 1), ("fc", 1, 256, 256, 1, 1), ("fc", 1, 1024, 10, 1, 1),
+    ("fc", 4, 64, 64, 1, 1),
 ]
 
 
 def sweep_model(kind: str, size: int, cin: int, cout: int, k: int, stride: int, seed: int = 0) -> tuple[bytes, int]:
     """A one-layer model of the sweep and its multiply-accumulates."""
     rng = np.random.default_rng(seed)
+    if kind == "fc":
+        return _sweep_fc_model(size, cin, cout, rng), size * cin * cout
     out_c = cout if kind == "conv" else cin * cout
     osz = (size + stride - 1) // stride  # SAME padding
     b = ModelBuilder(f"sweep {kind} {size}x{size}x{cin} k{k} s{stride}")
@@ -2033,8 +2042,23 @@ def sweep_model(kind: str, size: int, cin: int, cout: int, k: int, stride: int, 
     return b.build(), macs
 
 
+def _sweep_fc_model(rows: int, cin: int, cout: int, rng) -> bytes:
+    """A fully connected layer of the sweep: per-tensor weights (as TF's converter emits them)."""
+    b = ModelBuilder(f"sweep fc {rows}x{cin}->{cout}")
+    sg = b.subgraph()
+    x = sg.tensor((rows, cin), "INT8", quant=([0.02], [-3]))
+    w = sg.tensor((cout, cin), "INT8", data=rng.integers(-127, 128, (cout, cin), dtype=np.int8), quant=([0.005], [0]))
+    bias = sg.tensor((cout,), "INT32", data=rng.integers(-2000, 2000, cout, dtype=np.int32), quant=([0.0001], [0]))
+    y = sg.tensor((rows, cout), "INT8", quant=([0.05], [5]))
+    sg.op("FULLY_CONNECTED", [x, w, bias], [y], FusedActivationFunction="NONE")
+    sg.inputs, sg.outputs = [x], [y]
+    return b.build()
+
+
 def sweep_name(shape) -> str:
     kind, size, cin, cout, k, stride = shape
+    if kind == "fc":
+        return f"fully_connected {cin}->{cout}" + (f" x{size} rows" if size > 1 else "")
     if kind == "conv":
         return f"conv {k}x{k} s{stride} {size}x{size}x{cin}->{cout}"
     return f"dwconv {k}x{k} s{stride} {size}x{size}x{cin}" + (f" mult{cout}" if cout > 1 else "")
@@ -2096,7 +2120,7 @@ def sweep_markdown(rows: list[dict], boards: list[str]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     untimed = [b for b in boards if rows and rows[0]["unit " + b] != "cycles"]
     lines += ["", "Cycles per invoke of single-layer int8 models (seeded random weights, per-channel scales, SAME "
-              "padding, an all-zero input), ours (`invoke()` of the one-layer model, so invoke()'s dispatch "
+              "padding, an all-zero input; fully connected layers per-tensor), ours (`invoke()` of the one-layer model, so invoke()'s dispatch "
               "included) and CMSIS-NN's (the anchor's harness, the best of -O2, -O3 and -Os), both timed by the "
               "cycle estimator as above (MICROBIT as the Cortex-M0+)"
               + "".join(f"; {b}: instructions, as above (nothing times its {_core_of(b)}; no CMSIS-NN for it)"
