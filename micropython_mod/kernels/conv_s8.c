@@ -599,7 +599,8 @@ static void conv_s8_pair_sat_dsp(const uint32_t *xws, const uint32_t *xw_end, co
     int32_t k3, int32_t k, const int8_t *w, const tflm_out_s8_t *q, int32_t zp, bool wide, int8_t *o0, int8_t *o1,
     int32_t pairs) {
     const ptrdiff_t o1d = o1 - o0;  // (an operand fewer than o1 itself: GCC takes at most 30)
-    uint32_t a00, a01, a10, a11, xa, xb, xc, xd, wv, wt;
+    uint32_t a00, a01, a10, a11, wv, wt;
+    TFLM_MM_S16S8_X_REGS;
     const uint32_t *xw, *end;
     const int8_t *w0, *w1;
     if (wide) {

@@ -520,10 +520,11 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_widen2(const int8_t *x0, const int8_t 
 }
 
 // Four values of tflm_mm_s16s8_2x2's loop in assembly: both pixels'
-// widened words, then each filter's word widened and multiplied by both.
+// widened words (one LDM: 5 cycles, two LDRD 6; its registers xa-xd must
+// be r0-r3, TFLM_MM_S16S8_X_REGS), then each filter's word widened and
+// multiplied by both.
 #define TFLM_MM_S16S8_2X2_STEP \
-    "ldrd %[xa], %[xb], [%[xw]], #16\n\t" \
-    "ldrd %[xc], %[xd], [%[xw], #-8]\n\t" \
+    "ldm %[xw]!, {%[xa], %[xb], %[xc], %[xd]}\n\t" \
     "ldr %[wv], [%[w0]], #4\n\t" \
     "sxtb16 %[wt], %[wv]\n\t" \
     "sxtb16 %[wv], %[wv], ror #8\n\t" \
@@ -538,6 +539,13 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_widen2(const int8_t *x0, const int8_t 
     "smlad %[a01], %[xb], %[wv], %[a01]\n\t" \
     "smlad %[a11], %[xc], %[wt], %[a11]\n\t" \
     "smlad %[a11], %[xd], %[wv], %[a11]\n\t"
+
+// The four registers of the widened words, in the order LDM fills them.
+#define TFLM_MM_S16S8_X_REGS \
+    register uint32_t xa __asm__("r0"); \
+    register uint32_t xb __asm__("r1"); \
+    register uint32_t xc __asm__("r2"); \
+    register uint32_t xd __asm__("r3")
 
 // The loop over widened pixels from xw to end (a multiple of 16 bytes
 // apart, none at all included): an odd step first, then two a turn, from a
@@ -571,7 +579,8 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s16s8_2x2(const uint32_t *xw, const uint3
     // then two steps a turn.
     if (xw != xw_end) {
         const int8_t *w1 = w0 + w1_at;
-        uint32_t xa, xb, xc, xd, wv, wt;
+        TFLM_MM_S16S8_X_REGS;
+        uint32_t wv, wt;
         __asm__ volatile(
             TFLM_MM_S16S8_2X2_LOOP
             : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [xw] "+r"(xw), [w0] "+r"(w0),
