@@ -118,6 +118,13 @@ def cases() -> list[Case]:
     # Windows read in place inside, borders gathered or generic.
     conv("3x3_16ch", h=5, w=6, in_d=16, out_d=6, kh=3, kw=3, stride=1, padding="SAME")
     conv("3x3_48ch_big_window", h=4, w=5, in_d=48, out_d=3, kh=3, kw=3, stride=1, padding="SAME")
+    # The Cortex-M3's and the DSP cores' gather buffer (256 values) at its
+    # edge: 252 and 256 values gathered inside too, 261 read in place (rows
+    # of 87 values: an odd number of four-value steps in tflm_mm_s8_2x2's
+    # loop, and three left).
+    conv("3x3_28ch_gathered", h=5, w=5, in_d=28, out_d=5, kh=3, kw=3, stride=1, padding="SAME")
+    conv("4x4_16ch_gathered", h=6, w=5, in_d=16, out_d=4, kh=4, kw=4, stride=1, padding="SAME")
+    conv("3x3_29ch_in_place", h=5, w=6, in_d=29, out_d=7, kh=3, kw=3, stride=1, padding="SAME")
     conv("grouped", h=4, w=4, in_d=8, out_d=8, kh=3, kw=3, stride=1, padding="SAME", groups=2)
     # Border windows of more than 128 values, gathered a slab at a time:
     # windows split into slabs of equal and unequal length (values not a
