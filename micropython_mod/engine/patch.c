@@ -353,33 +353,26 @@ typedef struct {
     uint32_t dist[TFLM_PATCH_MAX_OPS];
 } patch_sizes_t;
 
-// Patches of at most this many output rows walk them (fewer cycles than
-// the four rows below: test_conv_model's 6x6 patches, on the Cortex-M4).
-#define PATCH_WALK_ROWS (6)
-
-// tflm_overlap_rows_distance for one batch in bands of one row, padding
-// pad_top >= 0 rows on top, without its walk over every output row (a run
-// sizes each patch's maps): the band of row y ends (y + 1) * row_y bytes in,
-// and its input starts at row max(0, y * stride - pad) while that is inside
-// the input (rows after that read nothing). Up to row pad / stride the
-// start stays 0 and the end grows; after it both grow linearly; so the
-// largest gap is at row 0, the last row of the first run, the first of the
-// second or the last row that reads input.
-static uint64_t patch_rows_distance(const tflm_overlap_rows_t *g) {
-    if (g->out_h <= PATCH_WALK_ROWS) {
-        return tflm_overlap_rows_distance(g);
-    }
-    const uint32_t s = g->stride, p = (uint32_t)g->pad_top;
-    // Rows [0, stop) read input: y * s - p < in_h. (Stride 1 needs no division.)
-    const uint32_t stop = TFLM_MIN(g->out_h, s == 1 ? g->in_h + p : (g->in_h + p + s - 1) / s);
-    const uint32_t flat = s == 1 ? p : p / s;
+// tflm_overlap_rows_distance for an op over a patch (one batch, bands of
+// one row, `pad` rows of padding on top) without its walk over every
+// output row in 64 bits (a run sizes each patch's maps; on the Cortex-M0+
+// each step multiplies through a library call). The band of row y ends
+// (y + 1) * row_y bytes in, its input starts at row max(0, y * stride -
+// pad), and rows from the first that starts past the input read nothing.
+// Up to row pad / stride the start stays 0 and the end grows, then both
+// grow linearly: the largest gap is at row 0, the last row of the first
+// run, the first of the second or the last row that reads input. (32 bits
+// suffice: both ends lie within a patch's maps, each at most
+// PATCH_MAX_BYTES.)
+static uint32_t patch_rows_distance(uint32_t in_h, uint32_t out_h, uint32_t row_x, uint32_t row_y, uint32_t stride,
+    uint32_t pad) {
+    const uint32_t stop = TFLM_MIN(out_h, (in_h + pad + stride - 1) / stride), flat = pad / stride;
     const uint32_t at[4] = { 0, flat, flat + 1, stop - 1 };
-    uint64_t d = 0;
-    for (uint32_t i = 0; i < 4 && stop > 0; ++i) {
-        const uint32_t y = at[i];
-        if (y < stop) {
-            const uint64_t ahead = (uint64_t)(y + 1) * g->row_y, behind = tflm_overlap_first_row(g, y) * g->row_x;
-            d = ahead > behind && ahead - behind > d ? ahead - behind : d;
+    uint32_t d = 0;
+    for (uint32_t i = 0; i < 4; ++i) {
+        const uint32_t y = at[i], lo = y * stride > pad ? y * stride - pad : 0;
+        if (y < stop && (y + 1) * row_y > lo * row_x + d) {
+            d = (y + 1) * row_y - lo * row_x;
         }
     }
     return d;
@@ -394,11 +387,9 @@ static void patch_sizes(const patch_op_t *ops, uint32_t n, const patch_rect_t *o
         z->in[j] = (uint32_t)rect_h(&in) * row_x;
         z->dist[j] = 0;
         if (j + 1 < n) {
-            tflm_overlap_rows_t g = {
-                1, (uint32_t)rect_h(&in), (uint32_t)rect_h(&out[j]), row_x,
-                (uint32_t)rect_w(&out[j]) * (uint32_t)d->out_d * d->elem, (uint32_t)d->stride_h, in.r0 - win[j].r0, 1, 0,
-            };
-            z->dist[j] = (uint32_t)patch_rows_distance(&g); // at most the output's bytes
+            z->dist[j] = patch_rows_distance((uint32_t)rect_h(&in), (uint32_t)rect_h(&out[j]), row_x,
+                (uint32_t)rect_w(&out[j]) * (uint32_t)d->out_d * d->elem, (uint32_t)d->stride_h,
+                (uint32_t)(in.r0 - win[j].r0)); // at most the output's bytes
         }
     }
 }
@@ -523,26 +514,28 @@ static void patch_copy_down(void *dst, const void *src, size_t n) {
             dw[2] = w2;
             dw[3] = w3;
         }
-        // The words left (a kernel's data is rarely a multiple of 16 bytes,
-        // and memmove's call and byte loop cost more than the copy).
-        for (; n >= 4; n -= 4) {
-            *dw++ = *sw++;
-        }
         d = (uint8_t *)dw;
         s = (const uint8_t *)sw;
-    } else {
-#if defined(__ARM_FEATURE_UNALIGNED)
-        for (; n >= 4; n -= 4, d += 4, s += 4) {
-            uint32_t w;
-            memcpy(&w, s, 4);
-            memcpy(d, &w, 4);
-        }
-#else
+    }
+#if !defined(__ARM_FEATURE_UNALIGNED)
+    else {
         memmove(d, s, n);
         return;
+    }
+#endif
+    // The words left (a kernel's data is rarely a multiple of the step, and
+    // memmove's call and byte loop cost more than the copy), then at most
+    // three bytes.
+    for (; n >= 4; n -= 4, d += 4, s += 4) {
+#if defined(__ARM_FEATURE_UNALIGNED)
+        uint32_t w;
+        memcpy(&w, s, 4);
+        memcpy(d, &w, 4);
+#else
+        // (Aligned here: the others went to memmove.)
+        *(uint32_t *)__builtin_assume_aligned(d, 4) = *(const uint32_t *)__builtin_assume_aligned(s, 4);
 #endif
     }
-    // At most three bytes left.
     if (n >= 2) {
         d[0] = s[0];
         d[1] = s[1];
