@@ -353,6 +353,31 @@ typedef struct {
     uint32_t dist[TFLM_PATCH_MAX_OPS];
 } patch_sizes_t;
 
+// tflm_overlap_rows_distance for an op over a patch (one batch, bands of
+// one row, `pad` rows of padding on top) without its walk over every
+// output row in 64 bits (a run sizes each patch's maps; on the Cortex-M0+
+// each step multiplies through a library call). The band of row y ends
+// (y + 1) * row_y bytes in, its input starts at row max(0, y * stride -
+// pad), and rows from the first that starts past the input read nothing.
+// Up to row pad / stride the start stays 0 and the end grows, then both
+// grow linearly: the largest gap is at row 0, the last row of the first
+// run, the first of the second or the last row that reads input. (32 bits
+// suffice: both ends lie within a patch's maps, each at most
+// PATCH_MAX_BYTES.)
+static uint32_t patch_rows_distance(uint32_t in_h, uint32_t out_h, uint32_t row_x, uint32_t row_y, uint32_t stride,
+    uint32_t pad) {
+    const uint32_t stop = TFLM_MIN(out_h, (in_h + pad + stride - 1) / stride), flat = pad / stride;
+    const uint32_t at[4] = { 0, flat, flat + 1, stop - 1 };
+    uint32_t d = 0;
+    for (uint32_t i = 0; i < 4; ++i) {
+        const uint32_t y = at[i], lo = y * stride > pad ? y * stride - pad : 0;
+        if (y < stop && (y + 1) * row_y > lo * row_x + d) {
+            d = (y + 1) * row_y - lo * row_x;
+        }
+    }
+    return d;
+}
+
 static void patch_sizes(const patch_op_t *ops, uint32_t n, const patch_rect_t *out, const patch_rect_t *win,
     patch_sizes_t *z) {
     for (uint32_t j = 0; j < n; ++j) {
@@ -362,11 +387,9 @@ static void patch_sizes(const patch_op_t *ops, uint32_t n, const patch_rect_t *o
         z->in[j] = (uint32_t)rect_h(&in) * row_x;
         z->dist[j] = 0;
         if (j + 1 < n) {
-            tflm_overlap_rows_t g = {
-                1, (uint32_t)rect_h(&in), (uint32_t)rect_h(&out[j]), row_x,
-                (uint32_t)rect_w(&out[j]) * (uint32_t)d->out_d * d->elem, (uint32_t)d->stride_h, in.r0 - win[j].r0, 1, 0,
-            };
-            z->dist[j] = (uint32_t)tflm_overlap_rows_distance(&g); // at most the output's bytes
+            z->dist[j] = patch_rows_distance((uint32_t)rect_h(&in), (uint32_t)rect_h(&out[j]), row_x,
+                (uint32_t)rect_w(&out[j]) * (uint32_t)d->out_d * d->elem, (uint32_t)d->stride_h,
+                (uint32_t)(in.r0 - win[j].r0)); // at most the output's bytes
         }
     }
 }
@@ -456,15 +479,34 @@ static bool patch_at(const tflm_patch_t *pt, uint32_t n, const patch_sizes_t *z,
 }
 
 // Copies n bytes from src to dst, dst below src or apart from it: four
-// words a step when both are word aligned. (The ports link MicroPython's
-// memcpy, a word in about 8 cycles and unaligned bytes one by one; a band
-// copies each op's data and moves the rows each buffer keeps.)
+// words a step when both are word aligned, else a word a step where the
+// core loads and stores words at any address (the Cortex-M3 and M4; a
+// word is read before it is written, so forward is safe with dst below
+// src). (The ports link MicroPython's memcpy, a word in about 8 cycles and
+// unaligned bytes one by one; a band copies each op's data and moves the
+// rows each buffer keeps, a patch copies its input window's rows.)
 static void patch_copy_down(void *dst, const void *src, size_t n) {
     uint8_t *d = dst;
     const uint8_t *s = src;
     if ((((uintptr_t)d | (uintptr_t)s) & 3u) == 0) {
         uint32_t *dw = __builtin_assume_aligned(d, 4);
         const uint32_t *sw = __builtin_assume_aligned(s, 4);
+#if defined(__thumb2__)
+        // Eight words a step where registers allow (the Cortex-M3 and M4; the
+        // M0+ would spill them): half the loop's overhead a byte.
+        for (; n >= 32; n -= 32, dw += 8, sw += 8) {
+            const uint32_t w0 = sw[0], w1 = sw[1], w2 = sw[2], w3 = sw[3];
+            const uint32_t w4 = sw[4], w5 = sw[5], w6 = sw[6], w7 = sw[7];
+            dw[0] = w0;
+            dw[1] = w1;
+            dw[2] = w2;
+            dw[3] = w3;
+            dw[4] = w4;
+            dw[5] = w5;
+            dw[6] = w6;
+            dw[7] = w7;
+        }
+#endif
         for (; n >= 16; n -= 16, dw += 4, sw += 4) {
             const uint32_t w0 = sw[0], w1 = sw[1], w2 = sw[2], w3 = sw[3];
             dw[0] = w0;
@@ -475,7 +517,45 @@ static void patch_copy_down(void *dst, const void *src, size_t n) {
         d = (uint8_t *)dw;
         s = (const uint8_t *)sw;
     }
-    memmove(d, s, n);
+#if !defined(__ARM_FEATURE_UNALIGNED)
+    else {
+        memmove(d, s, n);
+        return;
+    }
+#endif
+    // The words left (a kernel's data is rarely a multiple of the step, and
+    // memmove's call and byte loop cost more than the copy), then at most
+    // three bytes.
+    for (; n >= 4; n -= 4, d += 4, s += 4) {
+#if defined(__ARM_FEATURE_UNALIGNED)
+        uint32_t w;
+        memcpy(&w, s, 4);
+        memcpy(d, &w, 4);
+#else
+        // (Aligned here: the others went to memmove.)
+        *(uint32_t *)__builtin_assume_aligned(d, 4) = *(const uint32_t *)__builtin_assume_aligned(s, 4);
+#endif
+    }
+    if (n >= 2) {
+        d[0] = s[0];
+        d[1] = s[1];
+        d += 2, s += 2, n -= 2;
+    }
+    if (n) {
+        d[0] = s[0];
+    }
+}
+
+// A row of a patch's input window into the patch buffer (apart): word by
+// word where words load at any address, else by memcpy (which on the
+// Cortex-M0+ copies aligned words as patch_copy_down does, without its
+// extra call for unaligned bytes).
+static inline void patch_copy_row(uint8_t *dst, const uint8_t *src, size_t n) {
+#if defined(__ARM_FEATURE_UNALIGNED)
+    patch_copy_down(dst, src, n);
+#else
+    memcpy(dst, src, n);
+#endif
 }
 
 // Runs op `op` over window `w` of its input (at `src`) into `dst`: `e` is
@@ -620,9 +700,10 @@ static tflm_status_t bands(const patch_op_t *ops, uint32_t n, uint32_t gh, band_
     for (uint32_t py = 0; py < gh; ++py) {
         band_op_t w[TFLM_PATCH_MAX_OPS]; // (band_step sets ops 0 .. n - 1: no memset a band)
         band_step(ops, n, gh, py, &s, w);
-        // The output written before the band lies below every input row read in it.
-        const uint64_t written = (uint64_t)s.done[n - 1] * out_row(&ops[n - 1]);
-        for (uint32_t j = 0; j < n; ++j) {
+        // The output written before the band lies below every input row read
+        // in it. (The plan's figures are the build's: a run skips them.)
+        const uint64_t written = x ? 0 : (uint64_t)s.done[n - 1] * out_row(&ops[n - 1]);
+        for (uint32_t j = 0; j < n && !x; ++j) {
             const uint64_t safe = (uint64_t)w[j].a * row_in;
             const bool reads_input = ops[j].src[0] < 0 || (ops[j].n_maps > 1 && ops[j].src[1] < 0);
             if (reads_input && w[j].r0 < w[j].r1 && written > safe) {
@@ -657,12 +738,13 @@ static tflm_status_t bands(const patch_op_t *ops, uint32_t n, uint32_t gh, band_
             if (b->r0 == b->r1) {
                 continue;
             }
-            plan->empty |= b->a == b->b;
-            plan->macs += (uint64_t)d->macs * (uint64_t)d->out_w * (uint64_t)(b->r1 - b->r0);
-            if (j + 1 < n) {
-                plan->cap[j] = TFLM_MAX(plan->cap[j], (uint32_t)((size_t)(b->r1 - s.kept[j]) * row));
-            }
-            if (x) {
+            if (!x) {
+                plan->empty |= b->a == b->b;
+                plan->macs += (uint64_t)d->macs * (uint64_t)d->out_w * (uint64_t)(b->r1 - b->r0);
+                if (j + 1 < n) {
+                    plan->cap[j] = TFLM_MAX(plan->cap[j], (uint32_t)((size_t)(b->r1 - s.kept[j]) * row));
+                }
+            } else {
                 // Its maps: the stage's input in place, or an earlier op's buffer.
                 const uint8_t *map[2] = { NULL, NULL };
                 for (uint32_t k = 0; k < d->n_maps; ++k) {
@@ -846,11 +928,12 @@ static void load_window(const uint8_t *map, const patch_op_t *op, const patch_re
     size_t pixel = (size_t)op->in_d * op->elem, row = (size_t)rect_w(&in) * pixel;
     if (rect_w(&in) == op->in_w) {
         // Whole rows: one run.
-        memcpy(dst, map + (size_t)in.r0 * row, (size_t)rect_h(&in) * row);
+        patch_copy_row(dst, map + (size_t)in.r0 * row, (size_t)rect_h(&in) * row);
         return;
     }
     for (int32_t r = in.r0; r < in.r1; ++r) {
-        memcpy(dst + (size_t)(r - in.r0) * row, map + ((size_t)r * (size_t)op->in_w + (size_t)in.c0) * pixel, row);
+        patch_copy_row(dst + (size_t)(r - in.r0) * row, map + ((size_t)r * (size_t)op->in_w + (size_t)in.c0) * pixel,
+            row);
     }
 }
 

@@ -1202,21 +1202,27 @@ typedef struct {
 // (Out of line: the pixel loops keep their registers.)
 __attribute__((noinline)) static void conv_s8_setup(const conv_data_t *d, const int8_t *filter, const int32_t *bias,
     conv_s8_keep_t *keep, int32_t c0, int32_t n) {
-    const int32_t *mults = conv_multipliers(d);
-    const int8_t *shifts = conv_shifts(d);
-    const int32_t w_size = d->f_h * d->f_w * d->f_d, zp = d->output_offset;
+    // All in locals: the stores into q could alias the data and keep (a
+    // band or a patch sets up every chunk once per call).
+    const int32_t step = d->per_channel ? 1 : 0;
+    const int32_t *mults = conv_multipliers(d) + c0 * step;
+    const int8_t *shifts = conv_shifts(d) + c0 * step;
+    const int32_t w_size = d->f_h * d->f_w * d->f_d, zp = d->output_offset, input_offset = d->input_offset;
     const int32_t *start = keep->start, n_start = keep->n_start;
-    for (int32_t j = 0; j < n; ++j) {
-        const int32_t oc = c0 + j, m = d->per_channel ? oc : 0;
-        keep->q[j].bias = oc < n_start ? start[oc] : conv_s8_start(filter, bias, oc, w_size, d->input_offset);
-        tflm_out_s8_setup(&keep->q[j], mults[m], shifts[m], zp);
-    }
+    tflm_out_s8_t *q = keep->q;
 #if CONV_S8_SAT
     bool fast = true, wide = true;
+#endif
     for (int32_t j = 0; j < n; ++j) {
-        fast = fast && keep->q[j].shift >= 0;
-        wide = wide && keep->q[j].shift != -1;
+        const int32_t oc = c0 + j;
+        q[j].bias = oc < n_start ? start[oc] : conv_s8_start(filter, bias, oc, w_size, input_offset);
+        tflm_out_s8_setup(&q[j], mults[j * step], shifts[j * step], zp);
+#if CONV_S8_SAT
+        fast &= q[j].shift >= 0;
+        wide &= q[j].shift != -1;
+#endif
     }
+#if CONV_S8_SAT
     // A chunk with shifts of 25-31 bits (out_s8.h's wide form, the zero
     // point added after the shift) and else fast ones: all take the wide
     // form, so that the assembly blocks serve it with one more addition a
