@@ -21,19 +21,22 @@ $(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/%.o: CFLAGS += -fno-s
 # TFLM_KERNEL_OPT_ONLY="conv fully_connected ..." (a board short of flash)
 # gives TFLM_KERNEL_OPT to those kernel files only, the rest built as the
 # firmware is.
-# TFLM_KERNEL_ALIGN, set for the Cortex-M3 boards (port_boards/common/
-# qemu_arm.mk: -falign-loops=4): loop heads on word boundaries, as a taken
-# branch to a 32-bit instruction that straddles one costs the M3 a cycle
-# more (TRM r2p1, 3.3.1).
+# TFLM_KERNEL_ALIGN, set for the QEMU Cortex-M3 and M4 boards
+# (port_boards/common/qemu_arm.mk: -falign-loops=4): loop heads on word
+# boundaries, as a taken branch to a 32-bit instruction that straddles one
+# costs the core a cycle more (TRM r2p1, 3.3.1); TFLM_KERNEL_ALIGN_EXCEPT
+# names the kernel files left unaligned.
 TFLM_KERNEL_OPT ?= -O2
 TFLM_KERNEL_OPT_ONLY ?=
 TFLM_KERNEL_ALIGN ?=
+TFLM_KERNEL_ALIGN_EXCEPT ?=
 TFLM_KERNEL_OBJ_DIR := $(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/kernels
-ifeq ($(strip $(TFLM_KERNEL_OPT_ONLY)),)
-$(TFLM_KERNEL_OBJ_DIR)/%.o: CFLAGS += $(TFLM_KERNEL_OPT) $(TFLM_KERNEL_ALIGN)
-else
-$(addprefix $(TFLM_KERNEL_OBJ_DIR)/,$(addsuffix .o,$(TFLM_KERNEL_OPT_ONLY))): CFLAGS += $(TFLM_KERNEL_OPT) $(TFLM_KERNEL_ALIGN)
-endif
+TFLM_KERNEL_OPT_FILES := $(if $(strip $(TFLM_KERNEL_OPT_ONLY)),$(TFLM_KERNEL_OPT_ONLY),$(basename $(notdir \
+    $(wildcard $(TFLM_MOD_DIR)/kernels/*.c))))
+$(addprefix $(TFLM_KERNEL_OBJ_DIR)/,$(addsuffix .o,$(filter-out $(TFLM_KERNEL_ALIGN_EXCEPT),$(TFLM_KERNEL_OPT_FILES)))): \
+    CFLAGS += $(TFLM_KERNEL_OPT) $(TFLM_KERNEL_ALIGN)
+$(addprefix $(TFLM_KERNEL_OBJ_DIR)/,$(addsuffix .o,$(filter $(TFLM_KERNEL_ALIGN_EXCEPT),$(TFLM_KERNEL_OPT_FILES)))): \
+    CFLAGS += $(TFLM_KERNEL_OPT)
 
 # TFLM_OPS="FULLY_CONNECTED QUANTIZE ..." links only those kernels.
 ifneq ($(strip $(TFLM_OPS)),)

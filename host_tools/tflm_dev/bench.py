@@ -2141,8 +2141,8 @@ def sweep_markdown(rows: list[dict], boards: list[str]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     untimed = [b for b in boards if rows and rows[0]["unit " + b] != "cycles"]
     lines += ["", "Cycles per invoke of single-layer int8 models (seeded random weights, per-channel scales, SAME "
-              "padding, an all-zero input; fully connected layers per-tensor), ours (`invoke()` of the one-layer model, so invoke()'s dispatch "
-              "included) and CMSIS-NN's (the anchor's harness, the best of -O2, -O3 and -Os), both timed by the "
+              "padding, an all-zero input; fully connected layers per-tensor), ours (`invoke()` of the one-layer "
+              "model, so invoke()'s dispatch included) and CMSIS-NN's (the anchor's harness, the best of -O2, -O3 and -Os), both timed by the "
               "cycle estimator as above (MICROBIT as the Cortex-M0+)"
               + "".join(f"; {b}: instructions, as above (nothing times its {_core_of(b)}; no CMSIS-NN for it)"
                         for b in untimed) + "."]

@@ -38,8 +38,8 @@ ifneq ($(filter -mcpu=cortex-m3,$(CFLAGS)),)
 TFLM_KERNEL_ALIGN = -falign-loops=4
 endif
 ifneq ($(filter -mcpu=cortex-m4,$(CFLAGS)),)
-TFLM_KERNEL_ALIGN_M4 = $(filter-out conv pooling,$(basename $(notdir $(wildcard $(BOARD_DIR)/../../micropython_mod/kernels/*.c))))
-$(addprefix $(BUILD)/micropython_mod/kernels/,$(addsuffix .o,$(TFLM_KERNEL_ALIGN_M4))): CFLAGS += -falign-loops=4
+TFLM_KERNEL_ALIGN = -falign-loops=4
+TFLM_KERNEL_ALIGN_EXCEPT = conv pooling
 endif
 SRC_BOARD_O = shared/runtime/gchelper_native.o shared/runtime/gchelper_$(TFLM_GCHELPER).o
 
@@ -52,4 +52,3 @@ endif
 # SysTick counts instructions for qemuboard.icount() (board_clock.c).
 CFLAGS += -DTFLM_BOARD_CPU_HZ=$(TFLM_CPU_HZ)
 LDFLAGS += -Wl,--wrap=SysTick_Handler
-
