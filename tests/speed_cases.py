@@ -243,6 +243,14 @@ def cases() -> list[Case]:
         more = {"per_channel": True, "extreme": True} if extreme else {}
         dw(f"3x3s{stride}_{padding.lower()}_{h}x{w}x{in_d}_wide" + ("_extreme" if extreme else ""), h=h, w=w,
            in_d=in_d, stride=stride, padding=padding, **more)
+    # Whole 3x3 windows on the channels path (outputs 4-8 wide on the
+    # Cortex-M3 and M4): the input offset folded into each channel's start,
+    # the weights copied per group of four; several chunks of 16 channels
+    # with a remainder, both strides, and activations that clamp or not.
+    for stride, (h, w), in_d, act in [(1, (6, 8), 37, "RELU6"), (2, (9, 12), 20, "NONE"),
+                                      (1, (4, 4), 4, "RELU"), (1, (7, 5), 16, "NONE")]:
+        dw(f"3x3s{stride}_same_{h}x{w}x{in_d}_whole_{act.lower()}", h=h, w=w, in_d=in_d, stride=stride,
+           padding="SAME", act=act)
     out += _tail_cases(rng)
     return out
 

@@ -880,15 +880,7 @@ static TFLM_ALWAYS_INLINE void dw_s8_tap4(const int8_t *x, const int8_t *w, int3
 // activation) by one SSAT instead of two compares.
 static TFLM_ALWAYS_INLINE int8_t dw_s8_out_fast(uint32_t sum, const tflm_out_s8_t *q, int32_t lo, int32_t hi,
     bool sat) {
-    const int32_t v = tflm_out_s8_scale((int32_t)sum, q->mult, q->k, q->shift);
-#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
-    if (sat) {
-        return (int8_t)tflm_out_s8_sat(v);
-    }
-#else
-    (void)sat;
-#endif
-    return (int8_t)tflm_clamp(v, lo, hi);
+    return (int8_t)dw_s8_clamp(tflm_out_s8_scale((int32_t)sum, q->mult, q->k, q->shift), lo, hi, sat);
 }
 
 // Each four of the chunk's n channels (returns how many it did) of one
@@ -928,6 +920,164 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_groups(const tflm_out_s8_t *q, int32_t n
     return j;
 }
 
+// A window whole inside the input (three rows, three columns): its sums
+// start from dw_s8_full_t's bias, which holds the input offset times the
+// channel's nine weights, so the taps add the products of the values as
+// they are (sum (x + off) * w = sum x * w + off * sum w: the reference's
+// sums, modulo 2^32). Each four channels' nine weights are copied once per
+// call next to each other, so that a tap's are one load at a constant
+// offset; with DSP already widened (SXTB16: channels 0 and 2, then 1 and 3).
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+#define DW_S8_FULL_WORDS (2)
+#else
+#define DW_S8_FULL_WORDS (1)
+#endif
+typedef struct {
+    uint32_t bias[DW_S8_CHUNK];
+    uint32_t w[DW_S8_CHUNK / 4][9][DW_S8_FULL_WORDS];
+} dw_s8_full_t;
+
+// For the chunk's groups of four channels (the rest go one by one).
+static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n, const int8_t *w_c, int32_t in_d,
+    int32_t off) {
+    for (int32_t j = 0; j + 4 <= n; j += 4) {
+        uint32_t (*wg)[DW_S8_FULL_WORDS] = f->w[j / 4];
+        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (int32_t t = 0; t < 9; ++t) {
+            const uint32_t wv = tflm_ld_u32(w_c + t * in_d + j);
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+            wg[t][0] = tflm_sxtb16(wv);
+            wg[t][1] = tflm_sxtb16_ror8(wv);
+#else
+            wg[t][0] = wv;
+#endif
+            s0 += (int8_t)wv;
+            s1 += (int8_t)(wv >> 8);
+            s2 += (int8_t)(wv >> 16);
+            s3 += (int32_t)wv >> 24;
+        }
+        f->bias[j] = (uint32_t)q[j].bias + (uint32_t)(off * s0);
+        f->bias[j + 1] = (uint32_t)q[j + 1].bias + (uint32_t)(off * s1);
+        f->bias[j + 2] = (uint32_t)q[j + 2].bias + (uint32_t)(off * s2);
+        f->bias[j + 3] = (uint32_t)q[j + 3].bias + (uint32_t)(off * s3);
+    }
+}
+
+// In assembly on the M profile in optimised builds (the host's tests build
+// the C loop below, the same sums).
+#if defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__)
+#define DW_S8_FULL_ASM (1)
+#else
+#define DW_S8_FULL_ASM (0)
+#endif
+#if DW_S8_FULL_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+// One tap: the four values (a word at x plus `at`), the widened weights at
+// `w` bytes into the group's, four 16x16 multiply-accumulates.
+#define DW_S8_FULL_TAP(at, w) \
+    "ldr %[t0], [%[x]" at "]\n\t" \
+    "ldrd %[w0], %[w1], [%[wg], #" w "]\n\t" \
+    "sxtb16 %[t1], %[t0]\n\t" \
+    "sxtb16 %[t0], %[t0], ror #8\n\t" \
+    "smlabb %[a0], %[t1], %[w0], %[a0]\n\t" \
+    "smlatt %[a2], %[t1], %[w0], %[a2]\n\t" \
+    "smlabb %[a1], %[t0], %[w1], %[a1]\n\t" \
+    "smlatt %[a3], %[t0], %[w1], %[a3]\n\t"
+#define DW_S8_FULL_ROW(w0, w1, w2) \
+    DW_S8_FULL_TAP("", w0) DW_S8_FULL_TAP(", %[d]", w1) "add %[x], %[x], %[d]\n\t" DW_S8_FULL_TAP(", %[d]", w2)
+#elif DW_S8_FULL_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+// One tap on the Cortex-M3: the four values and the four weights a word
+// each, sign-extended a byte at a time (SXTB with rotation, ASR for the top
+// one), four MLA.
+#define DW_S8_FULL_TAP(at, w) \
+    "ldr %[t0], [%[x]" at "]\n\t" \
+    "ldr %[w0], [%[wg], #" w "]\n\t" \
+    "sxtb %[t1], %[t0]\n\t" \
+    "sxtb %[w1], %[w0]\n\t" \
+    "mla %[a0], %[t1], %[w1], %[a0]\n\t" \
+    "sxtb %[t1], %[t0], ror #8\n\t" \
+    "sxtb %[w1], %[w0], ror #8\n\t" \
+    "mla %[a1], %[t1], %[w1], %[a1]\n\t" \
+    "sxtb %[t1], %[t0], ror #16\n\t" \
+    "sxtb %[w1], %[w0], ror #16\n\t" \
+    "mla %[a2], %[t1], %[w1], %[a2]\n\t" \
+    "asr %[t0], %[t0], #24\n\t" \
+    "asr %[w0], %[w0], #24\n\t" \
+    "mla %[a3], %[t0], %[w0], %[a3]\n\t"
+#define DW_S8_FULL_ROW(w0, w1, w2) \
+    DW_S8_FULL_TAP("", w0) DW_S8_FULL_TAP(", %[d]", w1) "add %[x], %[x], %[d]\n\t" DW_S8_FULL_TAP(", %[d]", w2)
+#endif
+
+// Four channels' sums over a whole window from x (its first tap, columns
+// in_d apart, rows in_row) with the group's copied weights wg.
+static TFLM_ALWAYS_INLINE void dw_s8_full4(const int8_t *x, const uint32_t (*wg)[DW_S8_FULL_WORDS], int32_t in_d,
+    int32_t in_row, uint32_t *a) {
+    uint32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+#ifdef DW_S8_FULL_TAP
+    // Nine taps in one block: GCC's own loop kept the offsets on the stack.
+    // (Each row's third column from x moved by in_d: twelve registers.)
+    uint32_t t0, t1, w0, w1;
+    const int32_t row = in_row - in_d;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    __asm__(DW_S8_FULL_ROW("0", "8", "16") "add %[x], %[x], %[row]\n\t"
+        DW_S8_FULL_ROW("24", "32", "40") "add %[x], %[x], %[row]\n\t"
+        DW_S8_FULL_ROW("48", "56", "64")
+#else
+    __asm__(DW_S8_FULL_ROW("0", "4", "8") "add %[x], %[x], %[row]\n\t"
+        DW_S8_FULL_ROW("12", "16", "20") "add %[x], %[x], %[row]\n\t"
+        DW_S8_FULL_ROW("24", "28", "32")
+#endif
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [t0] "=&r"(t0),
+          [t1] "=&r"(t1), [w0] "=&r"(w0), [w1] "=&r"(w1)
+        : [d] "r"(in_d), [row] "r"(row), [wg] "r"(wg)
+        : "memory");
+#else
+    for (int32_t t = 0; t < 9; ++t) {
+        const uint32_t xv = tflm_ld_u32(x + (t / 3) * in_row + (t % 3) * in_d);
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+        const uint32_t x02 = tflm_sxtb16(xv), x13 = tflm_sxtb16_ror8(xv);
+        a0 = tflm_smlabb(x02, wg[t][0], a0);
+        a1 = tflm_smlabb(x13, wg[t][1], a1);
+        a2 = tflm_smlatt(x02, wg[t][0], a2);
+        a3 = tflm_smlatt(x13, wg[t][1], a3);
+#else
+        const uint32_t wv = wg[t][0];
+        a0 += (uint32_t)((int8_t)xv * (int8_t)wv);
+        a1 += (uint32_t)((int8_t)(xv >> 8) * (int8_t)(wv >> 8));
+        a2 += (uint32_t)((int8_t)(xv >> 16) * (int8_t)(wv >> 16));
+        a3 += (uint32_t)(((int32_t)xv >> 24) * ((int32_t)wv >> 24));
+#endif
+    }
+#endif
+    a[0] = a0;
+    a[1] = a1;
+    a[2] = a2;
+    a[3] = a3;
+}
+
+// Each four of the chunk's n channels of one output pixel whose window is
+// whole inside the input (first tap at xs), to the output stage; returns
+// how many it did.
+static TFLM_ALWAYS_INLINE int32_t dw_s8_full_groups(const tflm_out_s8_t *q, const dw_s8_full_t *f, int32_t n,
+    const int8_t *xs, int32_t in_d, int32_t in_row, int32_t lo, int32_t hi, bool sat, int8_t *out) {
+    int32_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        uint32_t a[4] = { f->bias[j], f->bias[j + 1], f->bias[j + 2], f->bias[j + 3] };
+        dw_s8_full4(xs + j, f->w[j / 4], in_d, in_row, a);
+        if (sat) {
+            out[j] = dw_s8_out_fast(a[0], &q[j], lo, hi, true);
+            out[j + 1] = dw_s8_out_fast(a[1], &q[j + 1], lo, hi, true);
+            out[j + 2] = dw_s8_out_fast(a[2], &q[j + 2], lo, hi, true);
+            out[j + 3] = dw_s8_out_fast(a[3], &q[j + 3], lo, hi, true);
+            continue;
+        }
+        out[j] = dw_s8_out_fast(a[0], &q[j], lo, hi, false);
+        out[j + 1] = dw_s8_out_fast(a[1], &q[j + 1], lo, hi, false);
+        out[j + 2] = dw_s8_out_fast(a[2], &q[j + 2], lo, hi, false);
+        out[j + 3] = dw_s8_out_fast(a[3], &q[j + 3], lo, hi, false);
+    }
+    return j;
+}
+
 // The chunk's output channels over rows [row0, row1): per output pixel the
 // window's first tap inside the input and how many rows and columns of it
 // are inside, then each four channels from the bias through those taps
@@ -961,6 +1111,13 @@ DW_S8_NOIPA static bool dw_s8_channels_3x3(const dw_s8_t *c, int8_t *output, int
     const uint32_t off4 = (uint32_t)off;
 #endif
     const int8_t *in_c = c->in_b + c->c0, *w_c = c->filter + c->c0;
+    // Whole windows only where a row has some (on a map of three columns
+    // or fewer, at most one per row: not worth the setup).
+    dw_s8_full_t full;
+    const bool use_full = out_w > 3;
+    if (use_full) {
+        dw_s8_full_setup(&full, q, n, w_c, in_d, off);
+    }
     for (int32_t oy = row0; oy < row1; ++oy) {
         int32_t fy0, fy1;
         const int32_t y0 = conv_window(oy, c->stride_h, c->pad_h, 1, 3, c->in_h, &fy0, &fy1);
@@ -972,7 +1129,9 @@ DW_S8_NOIPA static bool dw_s8_channels_3x3(const dw_s8_t *c, int8_t *output, int
             const int32_t span = rows * in_row;  // from a tap's first row to past its last
             const int8_t *xs = in_c + (y0 + fy0) * in_row + (x0 + fx0) * in_d;
             const int8_t *ws = w_c + (fy0 * 3 + fx0) * in_d;
-            if (cols == 3) {
+            if (cols == 3 && rows == 3 && use_full) {
+                j = dw_s8_full_groups(q, &full, n, xs, in_d, in_row, lo, hi, sat, out);
+            } else if (cols == 3) {
                 j = dw_s8_groups(q, n, xs, ws, span, in_d, in_row, off4, lo, hi, sat, out, 3);
             } else if (cols == 2) {
                 j = dw_s8_groups(q, n, xs, ws, span, in_d, in_row, off4, lo, hi, sat, out, 2);
