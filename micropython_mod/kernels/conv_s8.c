@@ -913,13 +913,15 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 // sums A (pixels 0, 1) and B (pixels 2, 3): tflm_out_s8_scale for each, then
 // SSAT, stored at o, o + od, o + 2 od and o + 3 od. Once the loop is done
 // its registers take other roles: the channel's tflm_out_s8_t at q
-// (%R[a11]): bias (xa), multiplier (xb), k (w0), shift (w1); o (p), od
-// (wv); scratch %Q[a01], %R[a01], %Q[a11].
+// (%R[a11]): bias (xa), multiplier (xb), k (w0), shift (w1), four LDR
+// (5 cycles, two LDRD 6); o (p), od (wv); scratch %Q[a01], %R[a01], %Q[a11].
 #define CONV_S8_SCALE_SAT(v, post) \
     CONV_S8_ASM_OUT(v, "%[xb]", "%[w0]", "%[w1]", "%Q[a11]", "%R[a01]", post)
 #define CONV_S8_OUT4_SAT(A, B, wide, post) \
-    "ldrd %[xa], %[xb], [%R[a11]]\n\t" \
-    "ldrd %[w0], %[w1], [%R[a11], #8]\n\t" \
+    "ldr %[xa], [%R[a11]]\n\t" \
+    "ldr %[xb], [%R[a11], #4]\n\t" \
+    "ldr %[w0], [%R[a11], #8]\n\t" \
+    "ldr %[w1], [%R[a11], #12]\n\t" \
     "ubfx %Q[a01], %Q[" A "], #0, #23\n\t" \
     "lsr %Q[" A "], %Q[" A "], #23\n\t" \
     "orr %Q[" A "], %Q[" A "], %R[" A "], lsl #9\n\t" \
