@@ -30,14 +30,29 @@ uint32_t tflm_sum_s8(const int8_t *w, int32_t n) {
         n -= 8 * steps;
         uint32_t lanes = 0;
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-        do {
+        // Two steps a turn (four loads back to back, the loop's end test
+        // and branch once for 16 values), an odd one first.
+        if (steps & 1) {
             const uint32_t a = tflm_ld_u32(w), b = tflm_ld_u32(w + 4);
             w += 8;
             lanes = tflm_sxtab16(lanes, a);
             lanes = tflm_sxtab16_ror8(lanes, a);
             lanes = tflm_sxtab16(lanes, b);
             lanes = tflm_sxtab16_ror8(lanes, b);
-        } while (w != end);
+        }
+        while (w != end) {
+            const uint32_t a = tflm_ld_u32(w), b = tflm_ld_u32(w + 4), c = tflm_ld_u32(w + 8),
+                           d = tflm_ld_u32(w + 12);
+            w += 16;
+            lanes = tflm_sxtab16(lanes, a);
+            lanes = tflm_sxtab16_ror8(lanes, a);
+            lanes = tflm_sxtab16(lanes, b);
+            lanes = tflm_sxtab16_ror8(lanes, b);
+            lanes = tflm_sxtab16(lanes, c);
+            lanes = tflm_sxtab16_ror8(lanes, c);
+            lanes = tflm_sxtab16(lanes, d);
+            lanes = tflm_sxtab16_ror8(lanes, d);
+        }
         s = tflm_smlad(lanes, 0x00010001u, s);
 #else
         const uint32_t m = 0x00ff00ffu;
