@@ -952,7 +952,9 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 // assembly, when each has the fast scaling (or each the wide form: a second
 // copy adds the zero point after the shift) and the activation's range is
 // all of int8 (conv_s8_t.sat, .wide) and k is a multiple of 4:
-// tflm_mm_s8_4x2's loop eight values a turn (four first when k / 4 is odd),
+// tflm_mm_s8_4x2's loop sixteen values a turn (four, then eight, first as
+// k's bits ask, both tested at once: bit 2 into N, bit 3 into C, which the
+// steps leave alone; the loop's end test and branch once per 16 values),
 // then conv_s8_out4's arithmetic with SSAT, the values in the registers the
 // loop leaves them in. (In C the output stage cost more than
 // half the loop's instructions again on 64 values: the loop takes every
@@ -974,14 +976,21 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     "add %[w1], %[w0], %[w1]\n\t" \
     "ldr %[wv], %[end]\n\t" \
     "sub %[wv], %[wv], %[p]\n\t" \
-    "tst %[wv], #32\n\t" \
-    "beq 1f\n\t" \
+    "lsls %[wv], %[wv], #26\n\t" \
+    "bpl 3f\n\t" \
     TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
+    "3:\n\t" \
+    "bcc 4f\n\t" \
+    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
+    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
+    "4:\n\t" \
     "ldr %[wv], %[end]\n\t" \
     "cmp %[p], %[wv]\n\t" \
     "beq 2f\n" \
     ".p2align 2\n" \
     "1:\n\t" \
+    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
+    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
     TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
     TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
     "ldr %[wv], %[end]\n\t" \

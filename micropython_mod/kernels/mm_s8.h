@@ -552,20 +552,24 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_widen2(const int8_t *x0, const int8_t 
     register uint32_t xd __asm__("r3")
 
 // The loop over widened pixels from xw to end (a multiple of 16 bytes
-// apart, none at all included): an odd step first, then two a turn, from a
-// word. Also conv_s8.c's block for pairs of channels, which goes on from
+// apart, none at all included): one step, then two, first as the count's
+// bits ask (both tested at once: into N and C, which the steps leave
+// alone), then four a turn, from a word. Also conv_s8.c's block for pairs of channels, which goes on from
 // its label 3.
 #define TFLM_MM_S16S8_2X2_LOOP \
     "sub %[wt], %[end], %[xw]\n\t" \
-    "tst %[wt], #16\n\t" \
-    "beq 2f\n\t" \
+    "lsls %[wt], %[wt], #27\n\t" \
+    "bpl 2f\n\t" \
     TFLM_MM_S16S8_2X2_STEP \
     "2:\n\t" \
+    "bcc 6f\n\t" \
+    TFLM_MM_S16S8_2X2_STEP TFLM_MM_S16S8_2X2_STEP \
+    "6:\n\t" \
     "cmp %[xw], %[end]\n\t" \
     "beq 3f\n\t" \
     ".p2align 2\n" \
     "1:\n\t" \
-    TFLM_MM_S16S8_2X2_STEP TFLM_MM_S16S8_2X2_STEP \
+    TFLM_MM_S16S8_2X2_STEP TFLM_MM_S16S8_2X2_STEP TFLM_MM_S16S8_2X2_STEP TFLM_MM_S16S8_2X2_STEP \
     "cmp %[xw], %[end]\n\t" \
     "bne 1b\n" \
     "3:\n\t"
