@@ -704,9 +704,11 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 // assembly (the Cortex-M3), when each channel has the fast scaling (or each
 // the wide form: copies that add the zero point after the shift) and the
 // activation's range is all of int8 (conv_s8_t.sat, .wide): the 2x2 block's
-// loop with post-indexed loads (eight values a turn, four first when k / 4
-// is odd, then one a step for the k % 4 left, pointwise or a gathered
-// window), then the four outputs from the registers it leaves its sums in. (GCC's code added the four
+// loop with post-indexed loads (sixteen values a turn, four, then eight,
+// first as k's bits ask, both tested by one LSLS into N and C, which the
+// steps leave alone; then one a step for the k % 4 left, pointwise or a
+// gathered window), then the four outputs from the registers it leaves its
+// sums in. (GCC's code added the four
 // pointers' increments at each step, and reloaded and spilled about 50
 // instructions' worth at each pair of channels around the loop.)
 // Four values: tflm_mm_s8_2x2's steps (kernels/mm_s8.h).
@@ -731,14 +733,18 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
     "add %[e], %[p0], %[e]\n\t" \
     first \
     "sub %[t0], %[e], %[p0]\n\t" \
-    "tst %[t0], #4\n\t" \
-    "beq 1f\n\t" \
+    "lsls %[t0], %[t0], #29\n\t" \
+    "bpl 6f\n\t" \
     CONV_S8_PAIR_FOUR \
+    "6:\n\t" \
+    "bcc 7f\n\t" \
+    CONV_S8_PAIR_FOUR CONV_S8_PAIR_FOUR \
+    "7:\n\t" \
     "cmp %[p0], %[e]\n\t" \
     "beq 5f\n" \
     ".p2align 2\n" \
     "1:\n\t" \
-    CONV_S8_PAIR_FOUR CONV_S8_PAIR_FOUR \
+    CONV_S8_PAIR_FOUR CONV_S8_PAIR_FOUR CONV_S8_PAIR_FOUR CONV_S8_PAIR_FOUR \
     "cmp %[p0], %[e]\n\t" \
     "bne 1b\n" \
     "5:\n\t" \
