@@ -242,8 +242,14 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s1(const dw_s8_row_t *
     const uint32_t w0 = r->wp[0], w1 = r->wp[1], w2 = r->wp[2], wc = tflm_pack16(r->w[6], r->w[7]);
     const int32_t w2c = r->w[8];
     __asm__ volatile(
+        "ldr %[xa], %[end]\n\t"
+        "sub %[xa], %[xa], %[s]\n\t"
+        "tst %[xa], #8\n\t"
+        "bne 2f\n\t"
         ".p2align 2\n"
         "1:\n\t"
+        DW_S8_S1_COL DW_S8_S1_COL
+        "2:\n\t"
         DW_S8_S1_COL DW_S8_S1_COL
         "ldr %[xa], %[end]\n\t"
         "cmp %[s], %[xa]\n\t"
@@ -256,8 +262,14 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s1(const dw_s8_row_t *
     const int32_t wm[6] = { r->w[0], r->w[1], r->w[2], r->w[3], r->w[4], r->w[5] };
     int32_t t0, t1;
     __asm__ volatile(
+        "ldr %[xa], %[end]\n\t"
+        "sub %[xa], %[xa], %[s]\n\t"
+        "tst %[xa], #8\n\t"
+        "bne 2f\n\t"
         ".p2align 2\n"
         "1:\n\t"
+        DW_S8_S1_COL DW_S8_S1_COL
+        "2:\n\t"
         DW_S8_S1_COL DW_S8_S1_COL
         "ldr %[xa], %[end]\n\t"
         "cmp %[s], %[xa]\n\t"
@@ -365,8 +377,13 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s2(const dw_s8_row_t *
     const uint32_t w0 = r->wp[0], w1 = r->wp[1], w2 = r->wp[2], wc = tflm_pack16(r->w[6], r->w[7]);
     const int32_t w2c = r->w[8];
     __asm__ volatile(
+        "sub %[xa], %[end], %[s]\n\t"
+        "tst %[xa], #8\n\t"
+        "bne 2f\n\t"
         ".p2align 2\n"
         "1:\n\t"
+        DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
+        "2:\n\t"
         DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
         "cmp %[s], %[end]\n\t"
         "bne 1b"
@@ -378,8 +395,14 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s2(const dw_s8_row_t *
     const int32_t wm[6] = { r->w[0], r->w[1], r->w[2], r->w[3], r->w[4], r->w[5] };
     int32_t t0, t1;
     __asm__ volatile(
+        "ldr %[xa], %[end]\n\t"
+        "sub %[xa], %[xa], %[s]\n\t"
+        "tst %[xa], #8\n\t"
+        "bne 2f\n\t"
         ".p2align 2\n"
         "1:\n\t"
+        DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
+        "2:\n\t"
         DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
         "ldr %[xa], %[end]\n\t"
         "cmp %[s], %[xa]\n\t"
@@ -461,6 +484,26 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_clamp(int32_t v, int32_t lo, int32_t hi,
     "movgt %[h0], %[hi]\n\t" \
     "strb %[h0], [%[out]]\n\t" \
     "add %[out], %[out], %[d]\n\t"
+// Two sums side by side, clamped by SSAT.
+#define DW_S8_OUT_SAT2 \
+    "ldrd %[v0], %[v1], [%[s]], #8\n\t" \
+    "add %[v0], %[v0], %[bias]\n\t" \
+    "add %[v1], %[v1], %[bias]\n\t" \
+    "add %[h0], %[k], %[v0], asr #31\n\t" \
+    "add %[h1], %[k], %[v1], asr #31\n\t" \
+    "orr %[l0], %[c30], %[h0], lsl #31\n\t" \
+    "orr %[l1], %[c30], %[h1], lsl #31\n\t" \
+    "asr %[h0], %[h0], #1\n\t" \
+    "asr %[h1], %[h1], #1\n\t" \
+    "smlal %[l0], %[h0], %[v0], %[mult]\n\t" \
+    "smlal %[l1], %[h1], %[v1], %[mult]\n\t" \
+    "asr %[h0], %[h0], %[shift]\n\t" \
+    "asr %[h1], %[h1], %[shift]\n\t" \
+    "ssat %[h0], #8, %[h0]\n\t" \
+    "ssat %[h1], #8, %[h1]\n\t" \
+    "strb %[h0], [%[out]]\n\t" \
+    "strb %[h1], [%[out], %[d]]\n\t" \
+    "add %[out], %[out], %[d], lsl #1\n\t"
 #endif
 
 static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uint32_t *s, int32_t n, int8_t *out,
@@ -472,33 +515,23 @@ static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uin
     // tflm_out_s8_scale's steps with its constants in registers (GCC's
     // loop read out_d from the stack and built 2^30 twice): with SSAT two
     // sums side by side (14 registers, the end read from the stack), else
-    // one after the other; two a step.
+    // one after the other; four a step (n is even: a call whose n is not a
+    // multiple of four starts with the second two).
     const uint32_t c30 = 0x40000000u;
     uint32_t v0, h0, l0;
     if (sat) {
         uint32_t v1, h1, l1;
         __asm__ volatile(
+            "ldr %[v0], %[end]\n\t"
+            "sub %[v0], %[v0], %[s]\n\t"
+            "tst %[v0], #8\n\t"
+            "bne 2f\n\t"
             ".p2align 2\n"
             "1:\n\t"
-            "ldrd %[v0], %[v1], [%[s]], #8\n\t"
-            "add %[v0], %[v0], %[bias]\n\t"
-            "add %[v1], %[v1], %[bias]\n\t"
-            "add %[h0], %[k], %[v0], asr #31\n\t"
-            "add %[h1], %[k], %[v1], asr #31\n\t"
-            "orr %[l0], %[c30], %[h0], lsl #31\n\t"
-            "orr %[l1], %[c30], %[h1], lsl #31\n\t"
-            "asr %[h0], %[h0], #1\n\t"
-            "asr %[h1], %[h1], #1\n\t"
-            "smlal %[l0], %[h0], %[v0], %[mult]\n\t"
-            "smlal %[l1], %[h1], %[v1], %[mult]\n\t"
-            "asr %[h0], %[h0], %[shift]\n\t"
-            "asr %[h1], %[h1], %[shift]\n\t"
-            "ssat %[h0], #8, %[h0]\n\t"
-            "ssat %[h1], #8, %[h1]\n\t"
+            DW_S8_OUT_SAT2
+            "2:\n\t"
+            DW_S8_OUT_SAT2
             "ldr %[v0], %[end]\n\t"
-            "strb %[h0], [%[out]]\n\t"
-            "strb %[h1], [%[out], %[d]]\n\t"
-            "add %[out], %[out], %[d], lsl #1\n\t"
             "cmp %[s], %[v0]\n\t"
             "bne 1b"
             : [s] "+r"(s), [out] "+r"(out), [v0] "=&r"(v0), [v1] "=&r"(v1), [h0] "=&r"(h0), [h1] "=&r"(h1),
@@ -509,8 +542,13 @@ static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uin
         return out;
     }
     __asm__ volatile(
+        "sub %[v0], %[end], %[s]\n\t"
+        "tst %[v0], #8\n\t"
+        "bne 2f\n\t"
         ".p2align 2\n"
         "1:\n\t"
+        DW_S8_OUT_CLAMP DW_S8_OUT_CLAMP
+        "2:\n\t"
         DW_S8_OUT_CLAMP DW_S8_OUT_CLAMP
         "cmp %[s], %[end]\n\t"
         "bne 1b"
