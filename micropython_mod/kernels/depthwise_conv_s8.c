@@ -179,10 +179,10 @@ static TFLM_ALWAYS_INLINE uint32_t dw_s8_dot3(uint32_t acc, dw_s8_col_t x, dw_s8
 #endif
 }
 
-// Stride 1, as dw_s8_row_s1's loop, a column a step: n (even) sums
-// without the bias into s from the columns at p; acc[0], acc[1] the next
-// two outputs' sums so far (without the bias), in and out. Returns p past
-// the columns read.
+// Stride 1, as dw_s8_row_s1's loop, a column a step: n sums (even; with
+// DW_S8_ROW_ASM any above 0) without the bias into s from the columns at
+// p; acc[0], acc[1] the next two outputs' sums so far (without the bias),
+// in and out. Returns p past the columns read.
 #if DW_S8_ROW_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
 // One column of dw_s8_sums_s1 with DSP: its three values (the first two
 // packed), the finished sum stored, the next two moved on. The third
@@ -234,7 +234,10 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s1(const dw_s8_row_t *
     const int32_t in_row = r->in_row, in_d = r->in_d;
 #ifdef DW_S8_S1_COL
     // GCC's loop reloaded weights and the end from the stack, and the
-    // values' loads were apart (not pipelined).
+    // values' loads were apart (not pipelined). Four columns a step: an
+    // odd n's first column by itself, then, where four do not divide the
+    // rest, the loop entered at its second two (the end's test and branch
+    // once per four).
     const uint32_t *const end = s + n;
     uint32_t a = acc[0], b = acc[1];
     int32_t xa, xb, xc;
@@ -244,8 +247,16 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s1(const dw_s8_row_t *
     __asm__ volatile(
         "ldr %[xa], %[end]\n\t"
         "sub %[xa], %[xa], %[s]\n\t"
+        "tst %[xa], #4\n\t"
+        "beq 3f\n\t"
+        DW_S8_S1_COL
+        "ldr %[xa], %[end]\n\t"
+        "sub %[xa], %[xa], %[s]\n"
+        "3:\n\t"
         "tst %[xa], #8\n\t"
         "bne 2f\n\t"
+        "cmp %[xa], #0\n\t"
+        "beq 9f\n\t"
         ".p2align 2\n"
         "1:\n\t"
         DW_S8_S1_COL DW_S8_S1_COL
@@ -253,7 +264,8 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s1(const dw_s8_row_t *
         DW_S8_S1_COL DW_S8_S1_COL
         "ldr %[xa], %[end]\n\t"
         "cmp %[s], %[xa]\n\t"
-        "bne 1b"
+        "bne 1b\n"
+        "9:"
         : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc)
         : [row] "r"(in_row), [d] "r"(in_d), [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [wc] "r"(wc), [w2c] "r"(w2c),
           [end] "m"(end)
@@ -264,8 +276,16 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s1(const dw_s8_row_t *
     __asm__ volatile(
         "ldr %[xa], %[end]\n\t"
         "sub %[xa], %[xa], %[s]\n\t"
+        "tst %[xa], #4\n\t"
+        "beq 3f\n\t"
+        DW_S8_S1_COL
+        "ldr %[xa], %[end]\n\t"
+        "sub %[xa], %[xa], %[s]\n"
+        "3:\n\t"
         "tst %[xa], #8\n\t"
         "bne 2f\n\t"
+        "cmp %[xa], #0\n\t"
+        "beq 9f\n\t"
         ".p2align 2\n"
         "1:\n\t"
         DW_S8_S1_COL DW_S8_S1_COL
@@ -273,7 +293,8 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s1(const dw_s8_row_t *
         DW_S8_S1_COL DW_S8_S1_COL
         "ldr %[xa], %[end]\n\t"
         "cmp %[s], %[xa]\n\t"
-        "bne 1b"
+        "bne 1b\n"
+        "9:"
         : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc),
           [t0] "=&r"(t0), [t1] "=&r"(t1)
         : [row] "r"(in_row), [d] "r"(in_d), [w6] "r"(r->w[6]), [w7] "r"(r->w[7]), [w8] "r"(r->w[8]),
@@ -312,8 +333,8 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s1(const dw_s8_row_t *
 #endif
 }
 
-// Stride 2, as dw_s8_row_s2's loop: n (even) sums without the bias into s;
-// acc[0] the next output's column 0, in and out.
+// Stride 2, as dw_s8_row_s2's loop: n sums (as dw_s8_sums_s1's) without
+// the bias into s; acc[0] the next output's column 0, in and out.
 #if DW_S8_ROW_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
 // dw_s8_sums_s2's columns with DSP, as DW_S8_S1_COL: the first of an
 // output's two new columns (its middle one), then the second (its last,
@@ -378,15 +399,23 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s2(const dw_s8_row_t *
     const int32_t w2c = r->w[8];
     __asm__ volatile(
         "sub %[xa], %[end], %[s]\n\t"
+        "tst %[xa], #4\n\t"
+        "beq 3f\n\t"
+        DW_S8_S2_COL_A DW_S8_S2_COL_B
+        "sub %[xa], %[end], %[s]\n"
+        "3:\n\t"
         "tst %[xa], #8\n\t"
         "bne 2f\n\t"
+        "cmp %[xa], #0\n\t"
+        "beq 9f\n\t"
         ".p2align 2\n"
         "1:\n\t"
         DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
         "2:\n\t"
         DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
         "cmp %[s], %[end]\n\t"
-        "bne 1b"
+        "bne 1b\n"
+        "9:"
         : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc)
         : [row] "r"(in_row), [d] "r"(in_d), [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [wc] "r"(wc), [w2c] "r"(w2c),
           [end] "r"(end)
@@ -397,8 +426,16 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s2(const dw_s8_row_t *
     __asm__ volatile(
         "ldr %[xa], %[end]\n\t"
         "sub %[xa], %[xa], %[s]\n\t"
+        "tst %[xa], #4\n\t"
+        "beq 3f\n\t"
+        DW_S8_S2_COL_A DW_S8_S2_COL_B
+        "ldr %[xa], %[end]\n\t"
+        "sub %[xa], %[xa], %[s]\n"
+        "3:\n\t"
         "tst %[xa], #8\n\t"
         "bne 2f\n\t"
+        "cmp %[xa], #0\n\t"
+        "beq 9f\n\t"
         ".p2align 2\n"
         "1:\n\t"
         DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
@@ -406,7 +443,8 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s2(const dw_s8_row_t *
         DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
         "ldr %[xa], %[end]\n\t"
         "cmp %[s], %[xa]\n\t"
-        "bne 1b"
+        "bne 1b\n"
+        "9:"
         : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc), [t0] "=&r"(t0),
           [t1] "=&r"(t1)
         : [row] "r"(in_row), [d] "r"(in_d), [w3] "r"(r->w[3]), [w6] "r"(r->w[6]), [w7] "r"(r->w[7]),
@@ -451,9 +489,10 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s2(const dw_s8_row_t *
 #endif
 }
 
-// The fast output stage of n (even) sums, the bias added here, to out and
-// on every out_d bytes, two a step; returns out past them. Clamped by one
-// SSAT where the range is all of int8 (no activation).
+// The fast output stage of n sums (as dw_s8_sums_s1's), the bias added
+// here, to out and on every out_d bytes, two a step; returns out past
+// them. Clamped by one SSAT where the range is all of int8 (no
+// activation).
 static TFLM_ALWAYS_INLINE int32_t dw_s8_clamp(int32_t v, int32_t lo, int32_t hi, const bool sat) {
 #if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
     if (sat) {
@@ -484,7 +523,18 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_clamp(int32_t v, int32_t lo, int32_t hi,
     "movgt %[h0], %[hi]\n\t" \
     "strb %[h0], [%[out]]\n\t" \
     "add %[out], %[out], %[d]\n\t"
-// Two sums side by side, clamped by SSAT.
+// One sum clamped by SSAT, then two side by side.
+#define DW_S8_OUT_SAT1 \
+    "ldr %[v0], [%[s]], #4\n\t" \
+    "add %[v0], %[v0], %[bias]\n\t" \
+    "add %[h0], %[k], %[v0], asr #31\n\t" \
+    "orr %[l0], %[c30], %[h0], lsl #31\n\t" \
+    "asr %[h0], %[h0], #1\n\t" \
+    "smlal %[l0], %[h0], %[v0], %[mult]\n\t" \
+    "asr %[h0], %[h0], %[shift]\n\t" \
+    "ssat %[h0], #8, %[h0]\n\t" \
+    "strb %[h0], [%[out]]\n\t" \
+    "add %[out], %[out], %[d]\n\t"
 #define DW_S8_OUT_SAT2 \
     "ldrd %[v0], %[v1], [%[s]], #8\n\t" \
     "add %[v0], %[v0], %[bias]\n\t" \
@@ -515,8 +565,9 @@ static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uin
     // tflm_out_s8_scale's steps with its constants in registers (GCC's
     // loop read out_d from the stack and built 2^30 twice): with SSAT two
     // sums side by side (14 registers, the end read from the stack), else
-    // one after the other; four a step (n is even: a call whose n is not a
-    // multiple of four starts with the second two).
+    // one after the other; four a step (an odd n's first sum by itself,
+    // then the second two where four do not divide the rest), as the
+    // sums' loops.
     const uint32_t c30 = 0x40000000u;
     uint32_t v0, h0, l0;
     if (sat) {
@@ -524,8 +575,16 @@ static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uin
         __asm__ volatile(
             "ldr %[v0], %[end]\n\t"
             "sub %[v0], %[v0], %[s]\n\t"
+            "tst %[v0], #4\n\t"
+            "beq 3f\n\t"
+            DW_S8_OUT_SAT1
+            "ldr %[v0], %[end]\n\t"
+            "sub %[v0], %[v0], %[s]\n"
+            "3:\n\t"
             "tst %[v0], #8\n\t"
             "bne 2f\n\t"
+            "cmp %[v0], #0\n\t"
+            "beq 9f\n\t"
             ".p2align 2\n"
             "1:\n\t"
             DW_S8_OUT_SAT2
@@ -533,7 +592,8 @@ static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uin
             DW_S8_OUT_SAT2
             "ldr %[v0], %[end]\n\t"
             "cmp %[s], %[v0]\n\t"
-            "bne 1b"
+            "bne 1b\n"
+            "9:"
             : [s] "+r"(s), [out] "+r"(out), [v0] "=&r"(v0), [v1] "=&r"(v1), [h0] "=&r"(h0), [h1] "=&r"(h1),
               [l0] "=&r"(l0), [l1] "=&r"(l1)
             : [bias] "r"(bias), [k] "r"(k), [c30] "r"(c30), [mult] "r"(mult), [shift] "r"(shift), [d] "r"(out_d),
@@ -543,15 +603,23 @@ static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uin
     }
     __asm__ volatile(
         "sub %[v0], %[end], %[s]\n\t"
+        "tst %[v0], #4\n\t"
+        "beq 3f\n\t"
+        DW_S8_OUT_CLAMP
+        "sub %[v0], %[end], %[s]\n"
+        "3:\n\t"
         "tst %[v0], #8\n\t"
         "bne 2f\n\t"
+        "cmp %[v0], #0\n\t"
+        "beq 9f\n\t"
         ".p2align 2\n"
         "1:\n\t"
         DW_S8_OUT_CLAMP DW_S8_OUT_CLAMP
         "2:\n\t"
         DW_S8_OUT_CLAMP DW_S8_OUT_CLAMP
         "cmp %[s], %[end]\n\t"
-        "bne 1b"
+        "bne 1b\n"
+        "9:"
         : [s] "+r"(s), [out] "+r"(out), [v0] "=&r"(v0), [h0] "=&r"(h0), [l0] "=&r"(l0)
         : [bias] "r"(bias), [k] "r"(k), [c30] "r"(c30), [mult] "r"(mult), [shift] "r"(shift), [d] "r"(out_d),
           [lo] "r"(lo), [hi] "r"(hi), [end] "r"(end)
@@ -607,6 +675,34 @@ __attribute__((noinline)) static void dw_s8_row_s1(const dw_s8_row_t *r, int8_t 
         DW_S8_COL1(acc_a, r, 1, a, b, c);
         DW_S8_COL1(acc_b, r, 0, a, b, c);
     }
+#if DW_S8_ROW_ASM
+    // The assembly takes any count: the last segment ends with the odd
+    // output and those past the right edge (at most two; else as below),
+    // so that all go through dw_s8_flush.
+    if (r->out_w - r->inside <= 2) {
+        uint32_t acc[2] = { acc_a - r->bias, acc_b - r->bias }, sums[DW_S8_SEG + 2];
+        int32_t left = r->inside;
+        for (; left > DW_S8_SEG; left -= DW_S8_SEG) {
+            p = dw_s8_sums_s1(r, p, DW_S8_SEG, sums, acc);
+            out = dw_s8_flush(r, sums, DW_S8_SEG, out);
+        }
+        if (left > 0) {
+            dw_s8_sums_s1(r, p, left, sums, acc);
+        }
+        // Past the right edge: columns of zero points (sums without the
+        // bias, as the segments').
+        uint32_t a = acc[0], b = acc[1];
+        for (int32_t ox = r->inside; ox < r->out_w; ++ox) {
+            sums[left++] = a + r->z[2];
+            a = b + r->z[1];
+            b = r->z[0];
+        }
+        if (left > 0) {
+            dw_s8_flush(r, sums, left, out);
+        }
+        return;
+    }
+#endif
 #if DW_S8_SPLIT
     {
         uint32_t acc[2] = { acc_a - r->bias, acc_b - r->bias }, sums[DW_S8_SEG];
@@ -672,6 +768,40 @@ __attribute__((noinline)) static void dw_s8_row_s2(const dw_s8_row_t *r, int8_t 
         p += in_d;
         DW_S8_COL(acc, r, 0, a, b, c);
     }
+#if DW_S8_ROW_ASM
+    // As dw_s8_row_s1's.
+    if (r->out_w - r->inside <= 2) {
+        uint32_t a[1] = { acc - r->bias }, sums[DW_S8_SEG + 2];
+        int32_t left = r->inside;
+        for (; left > DW_S8_SEG; left -= DW_S8_SEG) {
+            p = dw_s8_sums_s2(r, p, DW_S8_SEG, sums, a);
+            out = dw_s8_flush(r, sums, DW_S8_SEG, out);
+        }
+        if (left > 0) {
+            dw_s8_sums_s2(r, p, left, sums, a);
+        }
+        // Past the right edge: the first new column may still be inside
+        // (the input's last), the second is not.
+        uint32_t a0 = a[0];
+        for (int32_t ox = r->inside; ox < r->out_w; ++ox) {
+            uint32_t s0 = a0 + r->z[2];
+            const int32_t cx = r->x0 + 2 * ox + 1;
+            if (cx < r->in_w) {
+                const int8_t *q = r->r0 + cx * in_d;
+                DW_S8_LOAD(q, in_row, x1, x2, x3);
+                DW_S8_COL(s0, r, 1, x1, x2, x3);
+            } else {
+                s0 += r->z[1];
+            }
+            sums[left++] = s0;
+            a0 = r->z[0];
+        }
+        if (left > 0) {
+            dw_s8_flush(r, sums, left, out);
+        }
+        return;
+    }
+#endif
 #if DW_S8_SPLIT
     {
         uint32_t a[1] = { acc - r->bias }, sums[DW_S8_SEG];
