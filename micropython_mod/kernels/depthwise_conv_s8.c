@@ -210,37 +210,121 @@ static TFLM_ALWAYS_INLINE uint32_t dw_s8_dot3(uint32_t acc, dw_s8_col_t x, dw_s8
     "smuad %[b], %[xa], %[w0]\n\t" \
     "smlabb %[b], %[xc], %[wc], %[b]\n\t"
 #elif DW_S8_ROW_ASM
-// One column of dw_s8_sums_s1 on the Cortex-M3: its three values, then
-// each output's three products; the third row's weights in registers, the
-// others loaded two at a time from the stack (w[k] at %[mk]) with the
-// values or in the MLAs' shadow.
-#define DW_S8_S1_COL \
-    "ldrsb %[xa], [%[p]]\n\t" \
-    "ldrsb %[xb], [%[p], %[row]]\n\t" \
-    "ldrsb %[xc], [%[p], %[row], lsl #1]\n\t" \
-    "ldr %[t0], %[m2]\n\t" \
-    "ldr %[t1], %[m5]\n\t" \
-    "add %[p], %[p], %[d]\n\t" \
-    "mla %[a], %[xa], %[t0], %[a]\n\t" \
-    "mla %[a], %[xb], %[t1], %[a]\n\t" \
-    "mla %[a], %[xc], %[w8], %[a]\n\t" \
-    "ldr %[t0], %[m1]\n\t" \
-    "ldr %[t1], %[m4]\n\t" \
-    "str %[a], [%[s]], #4\n\t" \
-    "mla %[a], %[xa], %[t0], %[b]\n\t" \
-    "mla %[a], %[xb], %[t1], %[a]\n\t" \
-    "mla %[a], %[xc], %[w7], %[a]\n\t" \
+// dw_s8_sums_s1 on the Cortex-M3, two columns at a time (at p1 and p2 =
+// p1 + in_d, both moved on by d2 = 2 in_d), a row of the window at a time:
+// the row's value of each column and its three weights (loaded back to
+// back from the stack, w[k] at %[mk]), then the six products of the four
+// outputs the columns touch (o0 finished by the first, o1 by the second,
+// n0 and n1 started): each weight loaded once for two columns. The next
+// two columns take n0 and n1 as their o0 and o1.
+#define DW_S8_S1_M3_TWO_AB \
+    "ldrsb %[x1], [%[p1]]\n\t" \
+    "ldrsb %[x2], [%[p2]]\n\t" \
     "ldr %[t0], %[m0]\n\t" \
-    "ldr %[t1], %[m3]\n\t" \
-    "mul %[b], %[xa], %[t0]\n\t" \
-    "mla %[b], %[xb], %[t1], %[b]\n\t" \
-    "mla %[b], %[xc], %[w6], %[b]\n\t"
+    "ldr %[t1], %[m1]\n\t" \
+    "ldr %[t2], %[m2]\n\t" \
+    "mla %[a], %[x1], %[t2], %[a]\n\t" \
+    "mla %[b], %[x1], %[t1], %[b]\n\t" \
+    "mla %[b], %[x2], %[t2], %[b]\n\t" \
+    "mul %[c], %[x1], %[t0]\n\t" \
+    "mla %[c], %[x2], %[t1], %[c]\n\t" \
+    "mul %[e], %[x2], %[t0]\n\t" \
+    "ldrsb %[x1], [%[p1], %[row]]\n\t" \
+    "ldrsb %[x2], [%[p2], %[row]]\n\t" \
+    "ldr %[t0], %[m3]\n\t" \
+    "ldr %[t1], %[m4]\n\t" \
+    "ldr %[t2], %[m5]\n\t" \
+    "mla %[a], %[x1], %[t2], %[a]\n\t" \
+    "mla %[b], %[x1], %[t1], %[b]\n\t" \
+    "mla %[b], %[x2], %[t2], %[b]\n\t" \
+    "mla %[c], %[x1], %[t0], %[c]\n\t" \
+    "mla %[c], %[x2], %[t1], %[c]\n\t" \
+    "mla %[e], %[x2], %[t0], %[e]\n\t" \
+    "ldrsb %[x1], [%[p1], %[row], lsl #1]\n\t" \
+    "ldrsb %[x2], [%[p2], %[row], lsl #1]\n\t" \
+    "ldr %[t0], %[m6]\n\t" \
+    "ldr %[t1], %[m7]\n\t" \
+    "ldr %[t2], %[m8]\n\t" \
+    "mla %[a], %[x1], %[t2], %[a]\n\t" \
+    "mla %[b], %[x1], %[t1], %[b]\n\t" \
+    "mla %[b], %[x2], %[t2], %[b]\n\t" \
+    "mla %[c], %[x1], %[t0], %[c]\n\t" \
+    "mla %[c], %[x2], %[t1], %[c]\n\t" \
+    "mla %[e], %[x2], %[t0], %[e]\n\t" \
+    "str %[a], [%[s]], #4\n\t" \
+    "str %[b], [%[s]], #4\n\t" \
+    "add %[p1], %[p1], %[d2]\n\t" \
+    "add %[p2], %[p2], %[d2]\n\t"
+#define DW_S8_S1_M3_TWO_CE \
+    "ldrsb %[x1], [%[p1]]\n\t" \
+    "ldrsb %[x2], [%[p2]]\n\t" \
+    "ldr %[t0], %[m0]\n\t" \
+    "ldr %[t1], %[m1]\n\t" \
+    "ldr %[t2], %[m2]\n\t" \
+    "mla %[c], %[x1], %[t2], %[c]\n\t" \
+    "mla %[e], %[x1], %[t1], %[e]\n\t" \
+    "mla %[e], %[x2], %[t2], %[e]\n\t" \
+    "mul %[a], %[x1], %[t0]\n\t" \
+    "mla %[a], %[x2], %[t1], %[a]\n\t" \
+    "mul %[b], %[x2], %[t0]\n\t" \
+    "ldrsb %[x1], [%[p1], %[row]]\n\t" \
+    "ldrsb %[x2], [%[p2], %[row]]\n\t" \
+    "ldr %[t0], %[m3]\n\t" \
+    "ldr %[t1], %[m4]\n\t" \
+    "ldr %[t2], %[m5]\n\t" \
+    "mla %[c], %[x1], %[t2], %[c]\n\t" \
+    "mla %[e], %[x1], %[t1], %[e]\n\t" \
+    "mla %[e], %[x2], %[t2], %[e]\n\t" \
+    "mla %[a], %[x1], %[t0], %[a]\n\t" \
+    "mla %[a], %[x2], %[t1], %[a]\n\t" \
+    "mla %[b], %[x2], %[t0], %[b]\n\t" \
+    "ldrsb %[x1], [%[p1], %[row], lsl #1]\n\t" \
+    "ldrsb %[x2], [%[p2], %[row], lsl #1]\n\t" \
+    "ldr %[t0], %[m6]\n\t" \
+    "ldr %[t1], %[m7]\n\t" \
+    "ldr %[t2], %[m8]\n\t" \
+    "mla %[c], %[x1], %[t2], %[c]\n\t" \
+    "mla %[e], %[x1], %[t1], %[e]\n\t" \
+    "mla %[e], %[x2], %[t2], %[e]\n\t" \
+    "mla %[a], %[x1], %[t0], %[a]\n\t" \
+    "mla %[a], %[x2], %[t1], %[a]\n\t" \
+    "mla %[b], %[x2], %[t0], %[b]\n\t" \
+    "str %[c], [%[s]], #4\n\t" \
+    "str %[e], [%[s]], #4\n\t" \
+    "add %[p1], %[p1], %[d2]\n\t" \
+    "add %[p2], %[p2], %[d2]\n\t"
+// One column by itself (an odd count's first), as dw_s8_sums_s1's C.
+#define DW_S8_S1_M3_ONE \
+    "ldrsb %[x1], [%[p1]]\n\t" \
+    "ldrsb %[x2], [%[p1], %[row]]\n\t" \
+    "ldrsb %[t0], [%[p1], %[row], lsl #1]\n\t" \
+    "ldr %[t1], %[m2]\n\t" \
+    "ldr %[t2], %[m5]\n\t" \
+    "ldr %[c], %[m8]\n\t" \
+    "mla %[a], %[x1], %[t1], %[a]\n\t" \
+    "mla %[a], %[x2], %[t2], %[a]\n\t" \
+    "mla %[a], %[t0], %[c], %[a]\n\t" \
+    "ldr %[t1], %[m1]\n\t" \
+    "ldr %[t2], %[m4]\n\t" \
+    "ldr %[c], %[m7]\n\t" \
+    "str %[a], [%[s]], #4\n\t" \
+    "mla %[a], %[x1], %[t1], %[b]\n\t" \
+    "mla %[a], %[x2], %[t2], %[a]\n\t" \
+    "mla %[a], %[t0], %[c], %[a]\n\t" \
+    "ldr %[t1], %[m0]\n\t" \
+    "ldr %[t2], %[m3]\n\t" \
+    "ldr %[c], %[m6]\n\t" \
+    "mul %[b], %[x1], %[t1]\n\t" \
+    "mla %[b], %[x2], %[t2], %[b]\n\t" \
+    "mla %[b], %[t0], %[c], %[b]\n\t" \
+    "mov %[p1], %[p2]\n\t" \
+    "add %[p2], %[p2], %[d2], lsr #1\n\t"
 #endif
 
 DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s1(const dw_s8_row_t *r, const int8_t *p, int32_t n,
     uint32_t *s, uint32_t *acc) {
     const int32_t in_row = r->in_row, in_d = r->in_d;
-#ifdef DW_S8_S1_COL
+#if DW_S8_ROW_ASM
     // GCC's loop reloaded weights and the end from the stack, and the
     // values' loads were apart (not pipelined). Four columns a step: an
     // odd n's first column by itself, then, where four do not divide the
@@ -248,8 +332,8 @@ DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s1(const dw_s8_row_t *r, const int8_t
     // once per four).
     const uint32_t *const end = s + n;
     uint32_t a = acc[0], b = acc[1];
-    int32_t xa, xb, xc;
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    int32_t xa, xb, xc;
     const uint32_t w0 = r->wp[0], w1 = r->wp[1], w2 = r->wp[2], wc = tflm_pack16(r->w[6], r->w[7]);
     const int32_t w2c = r->w[8];
     __asm__ volatile(
@@ -279,34 +363,40 @@ DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s1(const dw_s8_row_t *r, const int8_t
           [end] "m"(end)
         : "memory", "cc");
 #else
-    const int32_t wm[6] = { r->w[0], r->w[1], r->w[2], r->w[3], r->w[4], r->w[5] };
-    int32_t t0, t1;
+    const int32_t wm[9] = { r->w[0], r->w[1], r->w[2], r->w[3], r->w[4], r->w[5], r->w[6], r->w[7], r->w[8] };
+    const int8_t *p2 = p + in_d;
+    uint32_t c, e;
+    int32_t x1, x2, t0, t1, t2;
     __asm__ volatile(
-        "ldr %[xa], %[end]\n\t"
-        "sub %[xa], %[xa], %[s]\n\t"
-        "tst %[xa], #4\n\t"
+        "ldr %[x1], %[end]\n\t"
+        "sub %[x1], %[x1], %[s]\n\t"
+        "tst %[x1], #4\n\t"
         "beq 3f\n\t"
-        DW_S8_S1_COL
-        "ldr %[xa], %[end]\n\t"
-        "sub %[xa], %[xa], %[s]\n"
+        DW_S8_S1_M3_ONE
+        "ldr %[x1], %[end]\n\t"
+        "sub %[x1], %[x1], %[s]\n"
         "3:\n\t"
-        "tst %[xa], #8\n\t"
-        "bne 2f\n\t"
-        "cmp %[xa], #0\n\t"
+        "tst %[x1], #8\n\t"
+        "beq 4f\n\t"
+        "mov %[c], %[a]\n\t"
+        "mov %[e], %[b]\n\t"
+        "b 2f\n"
+        "4:\n\t"
+        "cmp %[x1], #0\n\t"
         "beq 9f\n\t"
         ".p2align 2\n"
         "1:\n\t"
-        DW_S8_S1_COL DW_S8_S1_COL
+        DW_S8_S1_M3_TWO_AB
         "2:\n\t"
-        DW_S8_S1_COL DW_S8_S1_COL
-        "ldr %[xa], %[end]\n\t"
-        "cmp %[s], %[xa]\n\t"
+        DW_S8_S1_M3_TWO_CE
+        "ldr %[x1], %[end]\n\t"
+        "cmp %[s], %[x1]\n\t"
         "bne 1b\n"
         "9:"
-        : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc),
-          [t0] "=&r"(t0), [t1] "=&r"(t1)
-        : [row] "r"(in_row), [d] "r"(in_d), [w6] "r"(r->w[6]), [w7] "r"(r->w[7]), [w8] "r"(r->w[8]),
-          [m0] "m"(wm[0]), [m1] "m"(wm[1]), [m2] "m"(wm[2]), [m3] "m"(wm[3]), [m4] "m"(wm[4]), [m5] "m"(wm[5]),
+        : [p1] "+r"(p), [p2] "+r"(p2), [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [c] "=&r"(c), [e] "=&r"(e),
+          [x1] "=&r"(x1), [x2] "=&r"(x2), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2)
+        : [row] "r"(in_row), [d2] "r"(2 * in_d), [m0] "m"(wm[0]), [m1] "m"(wm[1]), [m2] "m"(wm[2]),
+          [m3] "m"(wm[3]), [m4] "m"(wm[4]), [m5] "m"(wm[5]), [m6] "m"(wm[6]), [m7] "m"(wm[7]), [m8] "m"(wm[8]),
           [end] "m"(end)
         : "memory", "cc");
 #endif
