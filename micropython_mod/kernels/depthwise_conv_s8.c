@@ -457,7 +457,9 @@ DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s1(const dw_s8_row_t *r, const int8_t
     "smuad %[a], %[xa], %[w0]\n\t" \
     "smlabb %[a], %[xc], %[wc], %[a]\n\t"
 #elif DW_S8_ROW_ASM
-// On the Cortex-M3, as DW_S8_S1_COL: weights 3, 6, 7 and 8 in registers.
+// On the Cortex-M3: a column's three values loaded back to back with two
+// weights from the stack (w[k] at %[mk]), weights 3, 6, 7 and 8 in
+// registers.
 #define DW_S8_S2_COL_A \
     "ldrsb %[xa], [%[p]]\n\t" \
     "ldrsb %[xb], [%[p], %[row]]\n\t" \
