@@ -255,6 +255,13 @@ def cases() -> list[Case]:
                                       (1, (4, 4), 4, "RELU"), (1, (7, 5), 16, "NONE")]:
         dw(f"3x3s{stride}_same_{h}x{w}x{in_d}_whole_{act.lower()}", h=h, w=w, in_d=in_d, stride=stride,
            padding="SAME", act=act)
+    # Rows whose last segment's length is two more than a multiple of four
+    # (the Cortex-M3 and M4 loops' four sums a step start with the second
+    # two), clamped by SSAT (no activation) or by the range.
+    for stride, padding, (h, w), in_d, act in [(1, "SAME", (3, 47), 4, "NONE"), (1, "VALID", (4, 56), 3, "RELU6"),
+                                               (2, "SAME", (3, 61), 3, "NONE"), (2, "VALID", (5, 53), 2, "RELU")]:
+        dw(f"3x3s{stride}_{padding.lower()}_{h}x{w}x{in_d}_wide_{act.lower()}", h=h, w=w, in_d=in_d, stride=stride,
+           padding=padding, act=act, per_channel=True)
     out += _tail_cases(rng)
     return out
 

@@ -113,6 +113,34 @@ static inline int8_t dw_s8_put(uint32_t sum, const dw_s8_row_t *r) {
 #define DW_S8_SPLIT (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP)
 #define DW_S8_SEG (48)
 
+// Windows of at most DW_S8_TAPS_MAX taps: one function for each `in`, or
+// with TFLM_DW_S8_COMPACT=1 one for all three, smaller and slower (as
+// measured for commit f087493 with the sweep's depthwise shapes: about
+// 3.5 KB less; 1-12% more cycles on the M4, 0.4-12% on the Cortex-M0+, up
+// to a third more instructions on the LX6). The default on Armv6-M, whose
+// parts have the least flash (and on PYBV11, short of it).
+#ifndef TFLM_DW_S8_COMPACT
+#define TFLM_DW_S8_COMPACT (TFLM_KERNEL_ARCH == TFLM_ARCH_V6M)
+#endif
+
+// The segments' loops in assembly on the M profile in optimised builds,
+// as DW_S8_FULL_ASM (the host's tests build the C loops, the same sums and
+// outputs); not with TFLM_DW_S8_COMPACT (PYBV11, short of flash).
+#if DW_S8_SPLIT && !TFLM_DW_S8_COMPACT && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) \
+    && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__)
+#define DW_S8_ROW_ASM (1)
+#else
+#define DW_S8_ROW_ASM (0)
+#endif
+// On the Cortex-M3 the loops' functions inlined in dw_s8_row_s1 and _s2
+// (their calls' cost: person_detect 0.3% fewer cycles); on the M4 GCC
+// cannot give the DSP blocks their fourteen registers there.
+#if DW_S8_ROW_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+#define DW_S8_ROW_LINKAGE static TFLM_ALWAYS_INLINE
+#else
+#define DW_S8_ROW_LINKAGE __attribute__((noinline)) static
+#endif
+
 #if DW_S8_SPLIT
 // One column of three values (or weights): with DSP the first two packed
 // into halfwords (one SMLAD), the third by itself.
@@ -159,13 +187,223 @@ static TFLM_ALWAYS_INLINE uint32_t dw_s8_dot3(uint32_t acc, dw_s8_col_t x, dw_s8
 #endif
 }
 
-// Stride 1, as dw_s8_row_s1's loop, a column a step: n (even) sums
-// without the bias into s from the columns at p; acc[0], acc[1] the next
-// two outputs' sums so far (without the bias), in and out. Returns p past
-// the columns read.
-__attribute__((noinline)) static const int8_t *dw_s8_sums_s1(const dw_s8_row_t *r, const int8_t *p, int32_t n,
+// Stride 1, as dw_s8_row_s1's loop, a column a step: n sums (even; with
+// DW_S8_ROW_ASM any above 0) without the bias into s from the columns at
+// p; acc[0], acc[1] the next two outputs' sums so far (without the bias),
+// in and out. Returns p past the columns read.
+#if DW_S8_ROW_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+// One column of dw_s8_sums_s1 with DSP: its three values (the first two
+// packed), the finished sum stored, the next two moved on. The third
+// weights of columns 0 and 1 packed in wc (SMLABB, SMLABT), column 2's in
+// w2c.
+#define DW_S8_S1_COL \
+    "ldrsb %[xa], [%[p]]\n\t" \
+    "ldrsb %[xb], [%[p], %[row]]\n\t" \
+    "ldrsb %[xc], [%[p], %[row], lsl #1]\n\t" \
+    "add %[p], %[p], %[d]\n\t" \
+    "pkhbt %[xa], %[xa], %[xb], lsl #16\n\t" \
+    "smlad %[xb], %[xa], %[w2], %[a]\n\t" \
+    "smlabb %[xb], %[xc], %[w2c], %[xb]\n\t" \
+    "str %[xb], [%[s]], #4\n\t" \
+    "smlad %[a], %[xa], %[w1], %[b]\n\t" \
+    "smlabt %[a], %[xc], %[wc], %[a]\n\t" \
+    "smuad %[b], %[xa], %[w0]\n\t" \
+    "smlabb %[b], %[xc], %[wc], %[b]\n\t"
+#elif DW_S8_ROW_ASM
+// dw_s8_sums_s1 on the Cortex-M3, two columns at a time (at p1 and p2 =
+// p1 + in_d, both moved on by d2 = 2 in_d), a row of the window at a time:
+// the row's value of each column and its three weights (loaded back to
+// back from the stack, w[k] at %[mk]), then the six products of the four
+// outputs the columns touch (o0 finished by the first, o1 by the second,
+// n0 and n1 started): each weight loaded once for two columns. The next
+// two columns take n0 and n1 as their o0 and o1.
+#define DW_S8_S1_M3_TWO_AB \
+    "ldrsb %[x1], [%[p1]]\n\t" \
+    "ldrsb %[x2], [%[p2]]\n\t" \
+    "ldr %[t0], %[m0]\n\t" \
+    "ldr %[t1], %[m1]\n\t" \
+    "ldr %[t2], %[m2]\n\t" \
+    "mla %[a], %[x1], %[t2], %[a]\n\t" \
+    "mla %[b], %[x1], %[t1], %[b]\n\t" \
+    "mla %[b], %[x2], %[t2], %[b]\n\t" \
+    "mul %[c], %[x1], %[t0]\n\t" \
+    "mla %[c], %[x2], %[t1], %[c]\n\t" \
+    "mul %[e], %[x2], %[t0]\n\t" \
+    "ldrsb %[x1], [%[p1], %[row]]\n\t" \
+    "ldrsb %[x2], [%[p2], %[row]]\n\t" \
+    "ldr %[t0], %[m3]\n\t" \
+    "ldr %[t1], %[m4]\n\t" \
+    "ldr %[t2], %[m5]\n\t" \
+    "mla %[a], %[x1], %[t2], %[a]\n\t" \
+    "mla %[b], %[x1], %[t1], %[b]\n\t" \
+    "mla %[b], %[x2], %[t2], %[b]\n\t" \
+    "mla %[c], %[x1], %[t0], %[c]\n\t" \
+    "mla %[c], %[x2], %[t1], %[c]\n\t" \
+    "mla %[e], %[x2], %[t0], %[e]\n\t" \
+    "ldrsb %[x1], [%[p1], %[row], lsl #1]\n\t" \
+    "ldrsb %[x2], [%[p2], %[row], lsl #1]\n\t" \
+    "ldr %[t0], %[m6]\n\t" \
+    "ldr %[t1], %[m7]\n\t" \
+    "ldr %[t2], %[m8]\n\t" \
+    "mla %[a], %[x1], %[t2], %[a]\n\t" \
+    "mla %[b], %[x1], %[t1], %[b]\n\t" \
+    "mla %[b], %[x2], %[t2], %[b]\n\t" \
+    "mla %[c], %[x1], %[t0], %[c]\n\t" \
+    "mla %[c], %[x2], %[t1], %[c]\n\t" \
+    "mla %[e], %[x2], %[t0], %[e]\n\t" \
+    "str %[a], [%[s]], #4\n\t" \
+    "str %[b], [%[s]], #4\n\t" \
+    "add %[p1], %[p1], %[d2]\n\t" \
+    "add %[p2], %[p2], %[d2]\n\t"
+#define DW_S8_S1_M3_TWO_CE \
+    "ldrsb %[x1], [%[p1]]\n\t" \
+    "ldrsb %[x2], [%[p2]]\n\t" \
+    "ldr %[t0], %[m0]\n\t" \
+    "ldr %[t1], %[m1]\n\t" \
+    "ldr %[t2], %[m2]\n\t" \
+    "mla %[c], %[x1], %[t2], %[c]\n\t" \
+    "mla %[e], %[x1], %[t1], %[e]\n\t" \
+    "mla %[e], %[x2], %[t2], %[e]\n\t" \
+    "mul %[a], %[x1], %[t0]\n\t" \
+    "mla %[a], %[x2], %[t1], %[a]\n\t" \
+    "mul %[b], %[x2], %[t0]\n\t" \
+    "ldrsb %[x1], [%[p1], %[row]]\n\t" \
+    "ldrsb %[x2], [%[p2], %[row]]\n\t" \
+    "ldr %[t0], %[m3]\n\t" \
+    "ldr %[t1], %[m4]\n\t" \
+    "ldr %[t2], %[m5]\n\t" \
+    "mla %[c], %[x1], %[t2], %[c]\n\t" \
+    "mla %[e], %[x1], %[t1], %[e]\n\t" \
+    "mla %[e], %[x2], %[t2], %[e]\n\t" \
+    "mla %[a], %[x1], %[t0], %[a]\n\t" \
+    "mla %[a], %[x2], %[t1], %[a]\n\t" \
+    "mla %[b], %[x2], %[t0], %[b]\n\t" \
+    "ldrsb %[x1], [%[p1], %[row], lsl #1]\n\t" \
+    "ldrsb %[x2], [%[p2], %[row], lsl #1]\n\t" \
+    "ldr %[t0], %[m6]\n\t" \
+    "ldr %[t1], %[m7]\n\t" \
+    "ldr %[t2], %[m8]\n\t" \
+    "mla %[c], %[x1], %[t2], %[c]\n\t" \
+    "mla %[e], %[x1], %[t1], %[e]\n\t" \
+    "mla %[e], %[x2], %[t2], %[e]\n\t" \
+    "mla %[a], %[x1], %[t0], %[a]\n\t" \
+    "mla %[a], %[x2], %[t1], %[a]\n\t" \
+    "mla %[b], %[x2], %[t0], %[b]\n\t" \
+    "str %[c], [%[s]], #4\n\t" \
+    "str %[e], [%[s]], #4\n\t" \
+    "add %[p1], %[p1], %[d2]\n\t" \
+    "add %[p2], %[p2], %[d2]\n\t"
+// One column by itself (an odd count's first), as dw_s8_sums_s1's C.
+#define DW_S8_S1_M3_ONE \
+    "ldrsb %[x1], [%[p1]]\n\t" \
+    "ldrsb %[x2], [%[p1], %[row]]\n\t" \
+    "ldrsb %[t0], [%[p1], %[row], lsl #1]\n\t" \
+    "ldr %[t1], %[m2]\n\t" \
+    "ldr %[t2], %[m5]\n\t" \
+    "ldr %[c], %[m8]\n\t" \
+    "mla %[a], %[x1], %[t1], %[a]\n\t" \
+    "mla %[a], %[x2], %[t2], %[a]\n\t" \
+    "mla %[a], %[t0], %[c], %[a]\n\t" \
+    "ldr %[t1], %[m1]\n\t" \
+    "ldr %[t2], %[m4]\n\t" \
+    "ldr %[c], %[m7]\n\t" \
+    "str %[a], [%[s]], #4\n\t" \
+    "mla %[a], %[x1], %[t1], %[b]\n\t" \
+    "mla %[a], %[x2], %[t2], %[a]\n\t" \
+    "mla %[a], %[t0], %[c], %[a]\n\t" \
+    "ldr %[t1], %[m0]\n\t" \
+    "ldr %[t2], %[m3]\n\t" \
+    "ldr %[c], %[m6]\n\t" \
+    "mul %[b], %[x1], %[t1]\n\t" \
+    "mla %[b], %[x2], %[t2], %[b]\n\t" \
+    "mla %[b], %[t0], %[c], %[b]\n\t" \
+    "mov %[p1], %[p2]\n\t" \
+    "add %[p2], %[p2], %[d2], lsr #1\n\t"
+#endif
+
+DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s1(const dw_s8_row_t *r, const int8_t *p, int32_t n,
     uint32_t *s, uint32_t *acc) {
     const int32_t in_row = r->in_row, in_d = r->in_d;
+#if DW_S8_ROW_ASM
+    // GCC's loop reloaded weights and the end from the stack, and the
+    // values' loads were apart (not pipelined). Four columns a step: an
+    // odd n's first column by itself, then, where four do not divide the
+    // rest, the loop entered at its second two (the end's test and branch
+    // once per four).
+    const uint32_t *const end = s + n;
+    uint32_t a = acc[0], b = acc[1];
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    int32_t xa, xb, xc;
+    const uint32_t w0 = r->wp[0], w1 = r->wp[1], w2 = r->wp[2], wc = tflm_pack16(r->w[6], r->w[7]);
+    const int32_t w2c = r->w[8];
+    __asm__ volatile(
+        "ldr %[xa], %[end]\n\t"
+        "sub %[xa], %[xa], %[s]\n\t"
+        "tst %[xa], #4\n\t"
+        "beq 3f\n\t"
+        DW_S8_S1_COL
+        "ldr %[xa], %[end]\n\t"
+        "sub %[xa], %[xa], %[s]\n"
+        "3:\n\t"
+        "tst %[xa], #8\n\t"
+        "bne 2f\n\t"
+        "cmp %[xa], #0\n\t"
+        "beq 9f\n\t"
+        ".p2align 2\n"
+        "1:\n\t"
+        DW_S8_S1_COL DW_S8_S1_COL
+        "2:\n\t"
+        DW_S8_S1_COL DW_S8_S1_COL
+        "ldr %[xa], %[end]\n\t"
+        "cmp %[s], %[xa]\n\t"
+        "bne 1b\n"
+        "9:"
+        : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc)
+        : [row] "r"(in_row), [d] "r"(in_d), [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [wc] "r"(wc), [w2c] "r"(w2c),
+          [end] "m"(end)
+        : "memory", "cc");
+#else
+    const int32_t wm[9] = { r->w[0], r->w[1], r->w[2], r->w[3], r->w[4], r->w[5], r->w[6], r->w[7], r->w[8] };
+    const int8_t *p2 = p + in_d;
+    uint32_t c, e;
+    int32_t x1, x2, t0, t1, t2;
+    __asm__ volatile(
+        "ldr %[x1], %[end]\n\t"
+        "sub %[x1], %[x1], %[s]\n\t"
+        "tst %[x1], #4\n\t"
+        "beq 3f\n\t"
+        DW_S8_S1_M3_ONE
+        "ldr %[x1], %[end]\n\t"
+        "sub %[x1], %[x1], %[s]\n"
+        "3:\n\t"
+        "tst %[x1], #8\n\t"
+        "beq 4f\n\t"
+        "mov %[c], %[a]\n\t"
+        "mov %[e], %[b]\n\t"
+        "b 2f\n"
+        "4:\n\t"
+        "cmp %[x1], #0\n\t"
+        "beq 9f\n\t"
+        ".p2align 2\n"
+        "1:\n\t"
+        DW_S8_S1_M3_TWO_AB
+        "2:\n\t"
+        DW_S8_S1_M3_TWO_CE
+        "ldr %[x1], %[end]\n\t"
+        "cmp %[s], %[x1]\n\t"
+        "bne 1b\n"
+        "9:"
+        : [p1] "+r"(p), [p2] "+r"(p2), [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [c] "=&r"(c), [e] "=&r"(e),
+          [x1] "=&r"(x1), [x2] "=&r"(x2), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2)
+        : [row] "r"(in_row), [d2] "r"(2 * in_d), [m0] "m"(wm[0]), [m1] "m"(wm[1]), [m2] "m"(wm[2]),
+          [m3] "m"(wm[3]), [m4] "m"(wm[4]), [m5] "m"(wm[5]), [m6] "m"(wm[6]), [m7] "m"(wm[7]), [m8] "m"(wm[8]),
+          [end] "m"(end)
+        : "memory", "cc");
+#endif
+    acc[0] = a;
+    acc[1] = b;
+    return p;
+#else
     const dw_s8_col_t w0 = dw_s8_wcol(r, 0), w1 = dw_s8_wcol(r, 1), w2 = dw_s8_wcol(r, 2);
     uint32_t acc_a = acc[0], acc_b = acc[1];
     const uint32_t *const end = s + n;
@@ -190,13 +428,133 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s1(const dw_s8_row_t *
     acc[0] = acc_a;
     acc[1] = acc_b;
     return p;
+#endif
 }
 
-// Stride 2, as dw_s8_row_s2's loop: n (even) sums without the bias into s;
-// acc[0] the next output's column 0, in and out.
-__attribute__((noinline)) static const int8_t *dw_s8_sums_s2(const dw_s8_row_t *r, const int8_t *p, int32_t n,
+// Stride 2, as dw_s8_row_s2's loop: n sums (as dw_s8_sums_s1's) without
+// the bias into s; acc[0] the next output's column 0, in and out.
+#if DW_S8_ROW_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+// dw_s8_sums_s2's columns with DSP, as DW_S8_S1_COL: the first of an
+// output's two new columns (its middle one), then the second (its last,
+// and the next output's first).
+#define DW_S8_S2_COL_A \
+    "ldrsb %[xa], [%[p]]\n\t" \
+    "ldrsb %[xb], [%[p], %[row]]\n\t" \
+    "ldrsb %[xc], [%[p], %[row], lsl #1]\n\t" \
+    "add %[p], %[p], %[d]\n\t" \
+    "pkhbt %[xa], %[xa], %[xb], lsl #16\n\t" \
+    "smlad %[a], %[xa], %[w1], %[a]\n\t" \
+    "smlabt %[a], %[xc], %[wc], %[a]\n\t"
+#define DW_S8_S2_COL_B \
+    "ldrsb %[xa], [%[p]]\n\t" \
+    "ldrsb %[xb], [%[p], %[row]]\n\t" \
+    "ldrsb %[xc], [%[p], %[row], lsl #1]\n\t" \
+    "add %[p], %[p], %[d]\n\t" \
+    "pkhbt %[xa], %[xa], %[xb], lsl #16\n\t" \
+    "smlad %[xb], %[xa], %[w2], %[a]\n\t" \
+    "smlabb %[xb], %[xc], %[w2c], %[xb]\n\t" \
+    "str %[xb], [%[s]], #4\n\t" \
+    "smuad %[a], %[xa], %[w0]\n\t" \
+    "smlabb %[a], %[xc], %[wc], %[a]\n\t"
+#elif DW_S8_ROW_ASM
+// On the Cortex-M3: a column's three values loaded back to back with two
+// weights from the stack (w[k] at %[mk]), weights 3, 6, 7 and 8 in
+// registers.
+#define DW_S8_S2_COL_A \
+    "ldrsb %[xa], [%[p]]\n\t" \
+    "ldrsb %[xb], [%[p], %[row]]\n\t" \
+    "ldrsb %[xc], [%[p], %[row], lsl #1]\n\t" \
+    "ldr %[t0], %[m1]\n\t" \
+    "ldr %[t1], %[m4]\n\t" \
+    "add %[p], %[p], %[d]\n\t" \
+    "mla %[a], %[xa], %[t0], %[a]\n\t" \
+    "mla %[a], %[xb], %[t1], %[a]\n\t" \
+    "mla %[a], %[xc], %[w7], %[a]\n\t"
+#define DW_S8_S2_COL_B \
+    "ldrsb %[xa], [%[p]]\n\t" \
+    "ldrsb %[xb], [%[p], %[row]]\n\t" \
+    "ldrsb %[xc], [%[p], %[row], lsl #1]\n\t" \
+    "ldr %[t0], %[m2]\n\t" \
+    "ldr %[t1], %[m5]\n\t" \
+    "add %[p], %[p], %[d]\n\t" \
+    "mla %[a], %[xa], %[t0], %[a]\n\t" \
+    "mla %[a], %[xb], %[t1], %[a]\n\t" \
+    "mla %[a], %[xc], %[w8], %[a]\n\t" \
+    "ldr %[t0], %[m0]\n\t" \
+    "str %[a], [%[s]], #4\n\t" \
+    "mul %[a], %[xa], %[t0]\n\t" \
+    "mla %[a], %[xb], %[w3], %[a]\n\t" \
+    "mla %[a], %[xc], %[w6], %[a]\n\t"
+#endif
+
+DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s2(const dw_s8_row_t *r, const int8_t *p, int32_t n,
     uint32_t *s, uint32_t *acc) {
     const int32_t in_row = r->in_row, in_d = r->in_d;
+#ifdef DW_S8_S2_COL_A
+    const uint32_t *const end = s + n;
+    uint32_t a = acc[0];
+    int32_t xa, xb, xc;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+    const uint32_t w0 = r->wp[0], w1 = r->wp[1], w2 = r->wp[2], wc = tflm_pack16(r->w[6], r->w[7]);
+    const int32_t w2c = r->w[8];
+    __asm__ volatile(
+        "sub %[xa], %[end], %[s]\n\t"
+        "tst %[xa], #4\n\t"
+        "beq 3f\n\t"
+        DW_S8_S2_COL_A DW_S8_S2_COL_B
+        "sub %[xa], %[end], %[s]\n"
+        "3:\n\t"
+        "tst %[xa], #8\n\t"
+        "bne 2f\n\t"
+        "cmp %[xa], #0\n\t"
+        "beq 9f\n\t"
+        ".p2align 2\n"
+        "1:\n\t"
+        DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
+        "2:\n\t"
+        DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
+        "cmp %[s], %[end]\n\t"
+        "bne 1b\n"
+        "9:"
+        : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc)
+        : [row] "r"(in_row), [d] "r"(in_d), [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [wc] "r"(wc), [w2c] "r"(w2c),
+          [end] "r"(end)
+        : "memory", "cc");
+#else
+    const int32_t wm[6] = { r->w[0], r->w[1], r->w[2], r->w[3], r->w[4], r->w[5] };
+    int32_t t0, t1;
+    __asm__ volatile(
+        "ldr %[xa], %[end]\n\t"
+        "sub %[xa], %[xa], %[s]\n\t"
+        "tst %[xa], #4\n\t"
+        "beq 3f\n\t"
+        DW_S8_S2_COL_A DW_S8_S2_COL_B
+        "ldr %[xa], %[end]\n\t"
+        "sub %[xa], %[xa], %[s]\n"
+        "3:\n\t"
+        "tst %[xa], #8\n\t"
+        "bne 2f\n\t"
+        "cmp %[xa], #0\n\t"
+        "beq 9f\n\t"
+        ".p2align 2\n"
+        "1:\n\t"
+        DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
+        "2:\n\t"
+        DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
+        "ldr %[xa], %[end]\n\t"
+        "cmp %[s], %[xa]\n\t"
+        "bne 1b\n"
+        "9:"
+        : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc), [t0] "=&r"(t0),
+          [t1] "=&r"(t1)
+        : [row] "r"(in_row), [d] "r"(in_d), [w3] "r"(r->w[3]), [w6] "r"(r->w[6]), [w7] "r"(r->w[7]),
+          [w8] "r"(r->w[8]), [m0] "m"(wm[0]), [m1] "m"(wm[1]), [m2] "m"(wm[2]), [m4] "m"(wm[4]), [m5] "m"(wm[5]),
+          [end] "m"(end)
+        : "memory", "cc");
+#endif
+    acc[0] = a;
+    return p;
+#else
     const dw_s8_col_t w0 = dw_s8_wcol(r, 0), w1 = dw_s8_wcol(r, 1), w2 = dw_s8_wcol(r, 2);
     uint32_t a0 = acc[0];
     const uint32_t *const end = s + n;
@@ -228,11 +586,13 @@ __attribute__((noinline)) static const int8_t *dw_s8_sums_s2(const dw_s8_row_t *
     } while (s != end);
     acc[0] = a0;
     return p;
+#endif
 }
 
-// The fast output stage of n (even) sums, the bias added here, to out and
-// on every out_d bytes, two a step; returns out past them. Clamped by one
-// SSAT where the range is all of int8 (no activation).
+// The fast output stage of n sums (as dw_s8_sums_s1's), the bias added
+// here, to out and on every out_d bytes, two a step; returns out past
+// them. Clamped by one SSAT where the range is all of int8 (no
+// activation).
 static TFLM_ALWAYS_INLINE int32_t dw_s8_clamp(int32_t v, int32_t lo, int32_t hi, const bool sat) {
 #if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
     if (sat) {
@@ -245,11 +605,127 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_clamp(int32_t v, int32_t lo, int32_t hi,
     return v > hi ? hi : v;
 }
 
+#if DW_S8_ROW_ASM
+// dw_s8_flush_in's step for one sum, clamped to [lo, hi] (two selects).
+#define DW_S8_OUT_CLAMP \
+    "ldr %[v0], [%[s]], #4\n\t" \
+    "add %[v0], %[v0], %[bias]\n\t" \
+    "add %[h0], %[k], %[v0], asr #31\n\t" \
+    "orr %[l0], %[c30], %[h0], lsl #31\n\t" \
+    "asr %[h0], %[h0], #1\n\t" \
+    "smlal %[l0], %[h0], %[v0], %[mult]\n\t" \
+    "asr %[h0], %[h0], %[shift]\n\t" \
+    "cmp %[h0], %[lo]\n\t" \
+    "it lt\n\t" \
+    "movlt %[h0], %[lo]\n\t" \
+    "cmp %[h0], %[hi]\n\t" \
+    "it gt\n\t" \
+    "movgt %[h0], %[hi]\n\t" \
+    "strb %[h0], [%[out]]\n\t" \
+    "add %[out], %[out], %[d]\n\t"
+// One sum clamped by SSAT, then two side by side.
+#define DW_S8_OUT_SAT1 \
+    "ldr %[v0], [%[s]], #4\n\t" \
+    "add %[v0], %[v0], %[bias]\n\t" \
+    "add %[h0], %[k], %[v0], asr #31\n\t" \
+    "orr %[l0], %[c30], %[h0], lsl #31\n\t" \
+    "asr %[h0], %[h0], #1\n\t" \
+    "smlal %[l0], %[h0], %[v0], %[mult]\n\t" \
+    "asr %[h0], %[h0], %[shift]\n\t" \
+    "ssat %[h0], #8, %[h0]\n\t" \
+    "strb %[h0], [%[out]]\n\t" \
+    "add %[out], %[out], %[d]\n\t"
+#define DW_S8_OUT_SAT2 \
+    "ldrd %[v0], %[v1], [%[s]], #8\n\t" \
+    "add %[v0], %[v0], %[bias]\n\t" \
+    "add %[v1], %[v1], %[bias]\n\t" \
+    "add %[h0], %[k], %[v0], asr #31\n\t" \
+    "add %[h1], %[k], %[v1], asr #31\n\t" \
+    "orr %[l0], %[c30], %[h0], lsl #31\n\t" \
+    "orr %[l1], %[c30], %[h1], lsl #31\n\t" \
+    "asr %[h0], %[h0], #1\n\t" \
+    "asr %[h1], %[h1], #1\n\t" \
+    "smlal %[l0], %[h0], %[v0], %[mult]\n\t" \
+    "smlal %[l1], %[h1], %[v1], %[mult]\n\t" \
+    "asr %[h0], %[h0], %[shift]\n\t" \
+    "asr %[h1], %[h1], %[shift]\n\t" \
+    "ssat %[h0], #8, %[h0]\n\t" \
+    "ssat %[h1], #8, %[h1]\n\t" \
+    "strb %[h0], [%[out]]\n\t" \
+    "strb %[h1], [%[out], %[d]]\n\t" \
+    "add %[out], %[out], %[d], lsl #1\n\t"
+#endif
+
 static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uint32_t *s, int32_t n, int8_t *out,
     const bool sat) {
     const int32_t mult = r->mult, k = r->k, shift = r->shift, lo = r->lo, hi = r->hi, out_d = r->out_d;
     const uint32_t bias = r->bias;
     const uint32_t *const end = s + n;
+#if DW_S8_ROW_ASM
+    // tflm_out_s8_scale's steps with its constants in registers (GCC's
+    // loop read out_d from the stack and built 2^30 twice): with SSAT two
+    // sums side by side (14 registers, the end read from the stack), else
+    // one after the other; four a step (an odd n's first sum by itself,
+    // then the second two where four do not divide the rest), as the
+    // sums' loops.
+    const uint32_t c30 = 0x40000000u;
+    uint32_t v0, h0, l0;
+    if (sat) {
+        uint32_t v1, h1, l1;
+        __asm__ volatile(
+            "ldr %[v0], %[end]\n\t"
+            "sub %[v0], %[v0], %[s]\n\t"
+            "tst %[v0], #4\n\t"
+            "beq 3f\n\t"
+            DW_S8_OUT_SAT1
+            "ldr %[v0], %[end]\n\t"
+            "sub %[v0], %[v0], %[s]\n"
+            "3:\n\t"
+            "tst %[v0], #8\n\t"
+            "bne 2f\n\t"
+            "cmp %[v0], #0\n\t"
+            "beq 9f\n\t"
+            ".p2align 2\n"
+            "1:\n\t"
+            DW_S8_OUT_SAT2
+            "2:\n\t"
+            DW_S8_OUT_SAT2
+            "ldr %[v0], %[end]\n\t"
+            "cmp %[s], %[v0]\n\t"
+            "bne 1b\n"
+            "9:"
+            : [s] "+r"(s), [out] "+r"(out), [v0] "=&r"(v0), [v1] "=&r"(v1), [h0] "=&r"(h0), [h1] "=&r"(h1),
+              [l0] "=&r"(l0), [l1] "=&r"(l1)
+            : [bias] "r"(bias), [k] "r"(k), [c30] "r"(c30), [mult] "r"(mult), [shift] "r"(shift), [d] "r"(out_d),
+              [end] "m"(end)
+            : "memory", "cc");
+        return out;
+    }
+    __asm__ volatile(
+        "sub %[v0], %[end], %[s]\n\t"
+        "tst %[v0], #4\n\t"
+        "beq 3f\n\t"
+        DW_S8_OUT_CLAMP
+        "sub %[v0], %[end], %[s]\n"
+        "3:\n\t"
+        "tst %[v0], #8\n\t"
+        "bne 2f\n\t"
+        "cmp %[v0], #0\n\t"
+        "beq 9f\n\t"
+        ".p2align 2\n"
+        "1:\n\t"
+        DW_S8_OUT_CLAMP DW_S8_OUT_CLAMP
+        "2:\n\t"
+        DW_S8_OUT_CLAMP DW_S8_OUT_CLAMP
+        "cmp %[s], %[end]\n\t"
+        "bne 1b\n"
+        "9:"
+        : [s] "+r"(s), [out] "+r"(out), [v0] "=&r"(v0), [h0] "=&r"(h0), [l0] "=&r"(l0)
+        : [bias] "r"(bias), [k] "r"(k), [c30] "r"(c30), [mult] "r"(mult), [shift] "r"(shift), [d] "r"(out_d),
+          [lo] "r"(lo), [hi] "r"(hi), [end] "r"(end)
+        : "memory", "cc");
+    return out;
+#else
     do {
         const int32_t v0 = tflm_out_s8_scale((int32_t)(s[0] + bias), mult, k, shift);
         const int32_t v1 = tflm_out_s8_scale((int32_t)(s[1] + bias), mult, k, shift);
@@ -259,10 +735,11 @@ static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uin
         out += 2 * out_d;
     } while (s != end);
     return out;
+#endif
 }
 
 // Any output stage: the other ones (rare) a value at a time.
-__attribute__((noinline)) static int8_t *dw_s8_flush(const dw_s8_row_t *r, const uint32_t *s, int32_t n,
+DW_S8_ROW_LINKAGE int8_t *dw_s8_flush(const dw_s8_row_t *r, const uint32_t *s, int32_t n,
     int8_t *out) {
     if (r->shift < 0) {
         for (const uint32_t *const end = s + n; s != end; ++s, out += r->out_d) {
@@ -298,6 +775,34 @@ __attribute__((noinline)) static void dw_s8_row_s1(const dw_s8_row_t *r, int8_t 
         DW_S8_COL1(acc_a, r, 1, a, b, c);
         DW_S8_COL1(acc_b, r, 0, a, b, c);
     }
+#if DW_S8_ROW_ASM
+    // The assembly takes any count: the last segment ends with the odd
+    // output and those past the right edge (at most two; else as below),
+    // so that all go through dw_s8_flush.
+    if (r->out_w - r->inside <= 2) {
+        uint32_t acc[2] = { acc_a - r->bias, acc_b - r->bias }, sums[DW_S8_SEG + 2];
+        int32_t left = r->inside;
+        for (; left > DW_S8_SEG; left -= DW_S8_SEG) {
+            p = dw_s8_sums_s1(r, p, DW_S8_SEG, sums, acc);
+            out = dw_s8_flush(r, sums, DW_S8_SEG, out);
+        }
+        if (left > 0) {
+            dw_s8_sums_s1(r, p, left, sums, acc);
+        }
+        // Past the right edge: columns of zero points (sums without the
+        // bias, as the segments').
+        uint32_t a = acc[0], b = acc[1];
+        for (int32_t ox = r->inside; ox < r->out_w; ++ox) {
+            sums[left++] = a + r->z[2];
+            a = b + r->z[1];
+            b = r->z[0];
+        }
+        if (left > 0) {
+            dw_s8_flush(r, sums, left, out);
+        }
+        return;
+    }
+#endif
 #if DW_S8_SPLIT
     {
         uint32_t acc[2] = { acc_a - r->bias, acc_b - r->bias }, sums[DW_S8_SEG];
@@ -363,6 +868,40 @@ __attribute__((noinline)) static void dw_s8_row_s2(const dw_s8_row_t *r, int8_t 
         p += in_d;
         DW_S8_COL(acc, r, 0, a, b, c);
     }
+#if DW_S8_ROW_ASM
+    // As dw_s8_row_s1's.
+    if (r->out_w - r->inside <= 2) {
+        uint32_t a[1] = { acc - r->bias }, sums[DW_S8_SEG + 2];
+        int32_t left = r->inside;
+        for (; left > DW_S8_SEG; left -= DW_S8_SEG) {
+            p = dw_s8_sums_s2(r, p, DW_S8_SEG, sums, a);
+            out = dw_s8_flush(r, sums, DW_S8_SEG, out);
+        }
+        if (left > 0) {
+            dw_s8_sums_s2(r, p, left, sums, a);
+        }
+        // Past the right edge: the first new column may still be inside
+        // (the input's last), the second is not.
+        uint32_t a0 = a[0];
+        for (int32_t ox = r->inside; ox < r->out_w; ++ox) {
+            uint32_t s0 = a0 + r->z[2];
+            const int32_t cx = r->x0 + 2 * ox + 1;
+            if (cx < r->in_w) {
+                const int8_t *q = r->r0 + cx * in_d;
+                DW_S8_LOAD(q, in_row, x1, x2, x3);
+                DW_S8_COL(s0, r, 1, x1, x2, x3);
+            } else {
+                s0 += r->z[1];
+            }
+            sums[left++] = s0;
+            a0 = r->z[0];
+        }
+        if (left > 0) {
+            dw_s8_flush(r, sums, left, out);
+        }
+        return;
+    }
+#endif
 #if DW_S8_SPLIT
     {
         uint32_t a[1] = { acc - r->bias }, sums[DW_S8_SEG];
@@ -817,16 +1356,6 @@ static TFLM_ALWAYS_INLINE void dw_s8_channels_in(const dw_s8_t *c, int8_t *outpu
         }
     }
 }
-
-// Windows of at most DW_S8_TAPS_MAX taps: one function for each `in`, or
-// with TFLM_DW_S8_COMPACT=1 one for all three, smaller and slower (as
-// measured for commit f087493 with the sweep's depthwise shapes: about
-// 3.5 KB less; 1-12% more cycles on the M4, 0.4-12% on the Cortex-M0+, up
-// to a third more instructions on the LX6). The default on Armv6-M, whose
-// parts have the least flash (and on PYBV11, short of it).
-#ifndef TFLM_DW_S8_COMPACT
-#define TFLM_DW_S8_COMPACT (TFLM_KERNEL_ARCH == TFLM_ARCH_V6M)
-#endif
 
 // 3x3 windows of multiplier 1 without dilation on the Cortex-M3 and M4
 // (dw_s8_channels_3x3; not with TFLM_DW_S8_COMPACT, which PYBV11 builds
