@@ -1502,26 +1502,26 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
 #if DW_S8_FULL_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
 // One tap: the four values (a word at x plus `at`), the widened weights at
 // `w` bytes into the group's (two LDR pipelined behind the first, a cycle
-// fewer than an LDRD after it), four 16x16 multiply-accumulates.
-#define DW_S8_FULL_TAP(at, w) \
+// fewer than an LDRD after it); then four 16x16 multiply-accumulates.
+#define DW_S8_FULL_LOAD(at, w) \
     "ldr %[t0], [%[x]" at "]\n\t" \
     "ldr %[w0], [%[wg], #" w "]\n\t" \
-    "ldr %[w1], [%[wg], #" w "+4]\n\t" \
+    "ldr %[w1], [%[wg], #" w "+4]\n\t"
+#define DW_S8_FULL_MAC \
     "sxtb16 %[t1], %[t0]\n\t" \
     "sxtb16 %[t0], %[t0], ror #8\n\t" \
     "smlabb %[a0], %[t1], %[w0], %[a0]\n\t" \
     "smlatt %[a2], %[t1], %[w0], %[a2]\n\t" \
     "smlabb %[a1], %[t0], %[w1], %[a1]\n\t" \
     "smlatt %[a3], %[t0], %[w1], %[a3]\n\t"
-#define DW_S8_FULL_ROW(w0, w1, w2) \
-    DW_S8_FULL_TAP("", w0) DW_S8_FULL_TAP(", %[d]", w1) "add %[x], %[x], %[d]\n\t" DW_S8_FULL_TAP(", %[d]", w2)
 #elif DW_S8_FULL_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
 // One tap on the Cortex-M3: the four values and the four weights a word
 // each, sign-extended a byte at a time (SXTB with rotation, ASR for the top
 // one), four MLA.
-#define DW_S8_FULL_TAP(at, w) \
+#define DW_S8_FULL_LOAD(at, w) \
     "ldr %[t0], [%[x]" at "]\n\t" \
-    "ldr %[w0], [%[wg], #" w "]\n\t" \
+    "ldr %[w0], [%[wg], #" w "]\n\t"
+#define DW_S8_FULL_MAC \
     "sxtb %[t1], %[t0]\n\t" \
     "sxtb %[w1], %[w0]\n\t" \
     "mla %[a0], %[t1], %[w1], %[a0]\n\t" \
@@ -1534,8 +1534,16 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
     "asr %[t0], %[t0], #24\n\t" \
     "asr %[w0], %[w0], #24\n\t" \
     "mla %[a3], %[t0], %[w0], %[a3]\n\t"
-#define DW_S8_FULL_ROW(w0, w1, w2) \
-    DW_S8_FULL_TAP("", w0) DW_S8_FULL_TAP(", %[d]", w1) "add %[x], %[x], %[d]\n\t" DW_S8_FULL_TAP(", %[d]", w2)
+#endif
+#ifdef DW_S8_FULL_LOAD
+// A row of the window: its third column from x moved by in_d (twelve
+// registers), then `next` (on to the next row); x moved once its loads are
+// done, between them and the products, as the core has no path from an
+// addition's result to the next instruction's address (a cycle lost).
+#define DW_S8_FULL_ROW(w0, w1, w2, next) \
+    DW_S8_FULL_LOAD("", w0) DW_S8_FULL_MAC DW_S8_FULL_LOAD(", %[d]", w1) "add %[x], %[x], %[d]\n\t" \
+    DW_S8_FULL_MAC DW_S8_FULL_LOAD(", %[d]", w2) next DW_S8_FULL_MAC
+#define DW_S8_FULL_NEXT "add %[x], %[x], %[row]\n\t"
 #endif
 
 // Four channels' sums over a whole window from x (its first tap, columns
@@ -1543,19 +1551,16 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
 static TFLM_ALWAYS_INLINE void dw_s8_full4(const int8_t *x, const uint32_t (*wg)[DW_S8_FULL_WORDS], int32_t in_d,
     int32_t in_row, uint32_t *a) {
     uint32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-#ifdef DW_S8_FULL_TAP
+#ifdef DW_S8_FULL_LOAD
     // Nine taps in one block: GCC's own loop kept the offsets on the stack.
-    // (Each row's third column from x moved by in_d: twelve registers.)
     uint32_t t0, t1, w0, w1;
     const int32_t row = in_row - in_d;
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-    __asm__(DW_S8_FULL_ROW("0", "8", "16") "add %[x], %[x], %[row]\n\t"
-        DW_S8_FULL_ROW("24", "32", "40") "add %[x], %[x], %[row]\n\t"
-        DW_S8_FULL_ROW("48", "56", "64")
+    __asm__(DW_S8_FULL_ROW("0", "8", "16", DW_S8_FULL_NEXT) DW_S8_FULL_ROW("24", "32", "40", DW_S8_FULL_NEXT)
+        DW_S8_FULL_ROW("48", "56", "64", "")
 #else
-    __asm__(DW_S8_FULL_ROW("0", "4", "8") "add %[x], %[x], %[row]\n\t"
-        DW_S8_FULL_ROW("12", "16", "20") "add %[x], %[x], %[row]\n\t"
-        DW_S8_FULL_ROW("24", "28", "32")
+    __asm__(DW_S8_FULL_ROW("0", "4", "8", DW_S8_FULL_NEXT) DW_S8_FULL_ROW("12", "16", "20", DW_S8_FULL_NEXT)
+        DW_S8_FULL_ROW("24", "28", "32", "")
 #endif
         : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [t0] "=&r"(t0),
           [t1] "=&r"(t1), [w0] "=&r"(w0), [w1] "=&r"(w1)
