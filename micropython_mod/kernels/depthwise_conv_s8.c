@@ -217,82 +217,48 @@ static TFLM_ALWAYS_INLINE uint32_t dw_s8_dot3(uint32_t acc, dw_s8_col_t x, dw_s8
 // outputs the columns touch (o0 finished by the first, o1 by the second,
 // n0 and n1 started): each weight loaded once for two columns. The next
 // two columns take n0 and n1 as their o0 and o1.
-#define DW_S8_S1_M3_TWO_AB \
+#define DW_S8_S1_M3_TWO(o0, o1, n0, n1) \
     "ldrsb %[x1], [%[p1]]\n\t" \
     "ldrsb %[x2], [%[p2]]\n\t" \
     "ldr %[t0], %[m0]\n\t" \
     "ldr %[t1], %[m1]\n\t" \
     "ldr %[t2], %[m2]\n\t" \
-    "mla %[a], %[x1], %[t2], %[a]\n\t" \
-    "mla %[b], %[x1], %[t1], %[b]\n\t" \
-    "mla %[b], %[x2], %[t2], %[b]\n\t" \
-    "mul %[c], %[x1], %[t0]\n\t" \
-    "mla %[c], %[x2], %[t1], %[c]\n\t" \
-    "mul %[e], %[x2], %[t0]\n\t" \
+    "mla %[" o0 "], %[x1], %[t2], %[" o0 "]\n\t" \
+    "mla %[" o1 "], %[x1], %[t1], %[" o1 "]\n\t" \
+    "mla %[" o1 "], %[x2], %[t2], %[" o1 "]\n\t" \
+    "mul %[" n0 "], %[x1], %[t0]\n\t" \
+    "mla %[" n0 "], %[x2], %[t1], %[" n0 "]\n\t" \
+    "mul %[" n1 "], %[x2], %[t0]\n\t" \
     "ldrsb %[x1], [%[p1], %[row]]\n\t" \
     "ldrsb %[x2], [%[p2], %[row]]\n\t" \
     "ldr %[t0], %[m3]\n\t" \
     "ldr %[t1], %[m4]\n\t" \
     "ldr %[t2], %[m5]\n\t" \
-    "mla %[a], %[x1], %[t2], %[a]\n\t" \
-    "mla %[b], %[x1], %[t1], %[b]\n\t" \
-    "mla %[b], %[x2], %[t2], %[b]\n\t" \
-    "mla %[c], %[x1], %[t0], %[c]\n\t" \
-    "mla %[c], %[x2], %[t1], %[c]\n\t" \
-    "mla %[e], %[x2], %[t0], %[e]\n\t" \
+    "mla %[" o0 "], %[x1], %[t2], %[" o0 "]\n\t" \
+    "mla %[" o1 "], %[x1], %[t1], %[" o1 "]\n\t" \
+    "mla %[" o1 "], %[x2], %[t2], %[" o1 "]\n\t" \
+    "mla %[" n0 "], %[x1], %[t0], %[" n0 "]\n\t" \
+    "mla %[" n0 "], %[x2], %[t1], %[" n0 "]\n\t" \
+    "mla %[" n1 "], %[x2], %[t0], %[" n1 "]\n\t" \
     "ldrsb %[x1], [%[p1], %[row], lsl #1]\n\t" \
     "ldrsb %[x2], [%[p2], %[row], lsl #1]\n\t" \
     "ldr %[t0], %[m6]\n\t" \
     "ldr %[t1], %[m7]\n\t" \
     "ldr %[t2], %[m8]\n\t" \
-    "mla %[a], %[x1], %[t2], %[a]\n\t" \
-    "mla %[b], %[x1], %[t1], %[b]\n\t" \
-    "mla %[b], %[x2], %[t2], %[b]\n\t" \
-    "mla %[c], %[x1], %[t0], %[c]\n\t" \
-    "mla %[c], %[x2], %[t1], %[c]\n\t" \
-    "mla %[e], %[x2], %[t0], %[e]\n\t" \
-    "str %[a], [%[s]], #4\n\t" \
-    "str %[b], [%[s]], #4\n\t" \
+    "mla %[" o0 "], %[x1], %[t2], %[" o0 "]\n\t" \
+    "mla %[" o1 "], %[x1], %[t1], %[" o1 "]\n\t" \
+    "mla %[" o1 "], %[x2], %[t2], %[" o1 "]\n\t" \
+    "mla %[" n0 "], %[x1], %[t0], %[" n0 "]\n\t" \
+    "mla %[" n0 "], %[x2], %[t1], %[" n0 "]\n\t" \
+    "mla %[" n1 "], %[x2], %[t0], %[" n1 "]\n\t" \
+    "str %[" o0 "], [%[s]], #4\n\t" \
+    "str %[" o1 "], [%[s]], #4\n\t" \
     "add %[p1], %[p1], %[d2]\n\t" \
     "add %[p2], %[p2], %[d2]\n\t"
-#define DW_S8_S1_M3_TWO_CE \
-    "ldrsb %[x1], [%[p1]]\n\t" \
-    "ldrsb %[x2], [%[p2]]\n\t" \
-    "ldr %[t0], %[m0]\n\t" \
-    "ldr %[t1], %[m1]\n\t" \
-    "ldr %[t2], %[m2]\n\t" \
-    "mla %[c], %[x1], %[t2], %[c]\n\t" \
-    "mla %[e], %[x1], %[t1], %[e]\n\t" \
-    "mla %[e], %[x2], %[t2], %[e]\n\t" \
-    "mul %[a], %[x1], %[t0]\n\t" \
-    "mla %[a], %[x2], %[t1], %[a]\n\t" \
-    "mul %[b], %[x2], %[t0]\n\t" \
-    "ldrsb %[x1], [%[p1], %[row]]\n\t" \
-    "ldrsb %[x2], [%[p2], %[row]]\n\t" \
-    "ldr %[t0], %[m3]\n\t" \
-    "ldr %[t1], %[m4]\n\t" \
-    "ldr %[t2], %[m5]\n\t" \
-    "mla %[c], %[x1], %[t2], %[c]\n\t" \
-    "mla %[e], %[x1], %[t1], %[e]\n\t" \
-    "mla %[e], %[x2], %[t2], %[e]\n\t" \
-    "mla %[a], %[x1], %[t0], %[a]\n\t" \
-    "mla %[a], %[x2], %[t1], %[a]\n\t" \
-    "mla %[b], %[x2], %[t0], %[b]\n\t" \
-    "ldrsb %[x1], [%[p1], %[row], lsl #1]\n\t" \
-    "ldrsb %[x2], [%[p2], %[row], lsl #1]\n\t" \
-    "ldr %[t0], %[m6]\n\t" \
-    "ldr %[t1], %[m7]\n\t" \
-    "ldr %[t2], %[m8]\n\t" \
-    "mla %[c], %[x1], %[t2], %[c]\n\t" \
-    "mla %[e], %[x1], %[t1], %[e]\n\t" \
-    "mla %[e], %[x2], %[t2], %[e]\n\t" \
-    "mla %[a], %[x1], %[t0], %[a]\n\t" \
-    "mla %[a], %[x2], %[t1], %[a]\n\t" \
-    "mla %[b], %[x2], %[t0], %[b]\n\t" \
-    "str %[c], [%[s]], #4\n\t" \
-    "str %[e], [%[s]], #4\n\t" \
-    "add %[p1], %[p1], %[d2]\n\t" \
-    "add %[p2], %[p2], %[d2]\n\t"
+// The sums in a, b, c, e: the columns alternately finish a, b and start c,
+// e, and the other way round.
+#define DW_S8_S1_M3_TWO_AB DW_S8_S1_M3_TWO("a", "b", "c", "e")
+#define DW_S8_S1_M3_TWO_CE DW_S8_S1_M3_TWO("c", "e", "a", "b")
 // One column by itself (an odd count's first), as dw_s8_sums_s1's C.
 #define DW_S8_S1_M3_ONE \
     "ldrsb %[x1], [%[p1]]\n\t" \
