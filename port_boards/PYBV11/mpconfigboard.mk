@@ -42,9 +42,9 @@ MICROPY_VFS_LFS2 = 1
 # time) until the int8 kernels' pipelined loads and gathered windows copied
 # row by row (conv_s8.c, mm_s8.h: 0.5 KB) needed the room: magic_wand up to
 # 6% slower here (all of these at -Os against all at -O2 on NETDUINOPLUS2:
-# +6.0%), person_detect, vww_96_int8 and kws_ref_model 4-7% faster. SOFTMAX
-# too (0.7 KB) for the pointwise loops' longer turns: 18-143 cycles more
-# per shared model with one (NETDUINOPLUS2, the same comparison).
+# +6.0%). SOFTMAX too (0.7 KB) for the pointwise loops' longer turns:
+# 18-143 cycles more per shared model with one (NETDUINOPLUS2, the same
+# comparison).
 TFLM_KERNEL_OPT_ONLY ?= conv_s8 depthwise_conv depthwise_conv_s8 fully_connected pooling mul
 # and DEPTHWISE_CONV_2D int8's channels path as one function (3.7 KB less;
 # its layers 1-12% slower than on the other Cortex-M4 boards).
