@@ -502,17 +502,11 @@ _Static_assert(offsetof(tflm_out_s8_t, bias) == 0 && offsetof(tflm_out_s8_t, mul
     && offsetof(tflm_out_s8_t, k) == 8 && offsetof(tflm_out_s8_t, shift) == 12 && sizeof(tflm_out_s8_t) == 16,
     "the assembly reads tflm_out_s8_t as four words");
 // tflm_out_s8_scale of the sum in register v, then `post` (the wide form's
-// zero point) and SSAT, into register u (t: scratch): the multiplier in m,
-// k in k, the shift in sh. The blocks' one copy of the output stage.
+// zero point, else TFLM_OUT_S8_ASM_NONE) and SSAT, into register u (t:
+// scratch): the multiplier in m, k in k, the shift in sh; out_s8.h's steps
+// with 2^30 an immediate (the blocks have no register left for it).
 #define CONV_S8_ASM_OUT(v, m, k, sh, t, u, post) \
-    "add " u ", " k ", " v ", asr #31\n\t" \
-    "lsl " t ", " u ", #31\n\t" \
-    "orr " t ", " t ", #0x40000000\n\t" \
-    "asr " u ", " u ", #1\n\t" \
-    "smlal " t ", " u ", " v ", " m "\n\t" \
-    "asr " u ", " u ", " sh "\n\t" \
-    post \
-    "ssat " u ", #8, " u "\n\t"
+    TFLM_OUT_S8_ASM((v, m, k, sh, t, u, ""), TFLM_OUT_S8_ASM_LO_IMM, post, TFLM_OUT_S8_ASM_SSAT)
 // The wide form's shift, -(r + 1), to the fast form's r - 1, in register sh.
 #define CONV_S8_ASM_WIDE_SHIFT(sh) "mvn " sh ", " sh "\n\t" "sub " sh ", " sh ", #1\n\t"
 
@@ -528,7 +522,7 @@ _Static_assert(offsetof(tflm_out_s8_t, bias) == 0 && offsetof(tflm_out_s8_t, mul
 // shift, and the shift from -(r + 1) to r - 1.
 #define CONV_S8_PAIR_DSP_ZP "ldr %[wt], %[zpm]\n\t"
 #define CONV_S8_PAIR_DSP_SH CONV_S8_ASM_WIDE_SHIFT("%[xc]")
-#define CONV_S8_PAIR_DSP_POST "add %[wv], %[wv], %[wt]\n\t"
+#define CONV_S8_PAIR_DSP_POST(v, m, k, sh, t, u, c30) "add " u ", " u ", %[wt]\n\t"
 
 // conv_s8_pair_run's channels two by two on the DSP cores, in one block of
 // assembly, when every channel has the fast scaling (or every one the wide
@@ -618,7 +612,7 @@ static void conv_s8_pair_sat_dsp(const uint32_t *xws, const uint32_t *xw_end, co
         __asm__ volatile(CONV_S8_PAIR_DSP_BLOCK(CONV_S8_PAIR_DSP_ZP, CONV_S8_PAIR_DSP_SH, CONV_S8_PAIR_DSP_POST)
             CONV_S8_PAIR_DSP_OPERANDS);
     } else {
-        __asm__ volatile(CONV_S8_PAIR_DSP_BLOCK("", "", "") CONV_S8_PAIR_DSP_OPERANDS);
+        __asm__ volatile(CONV_S8_PAIR_DSP_BLOCK("", "", TFLM_OUT_S8_ASM_NONE) CONV_S8_PAIR_DSP_OPERANDS);
     }
 }
 #undef CONV_S8_PAIR_DSP_BLOCK
@@ -698,7 +692,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 // shift, and the shift from -(r + 1) to r - 1.
 #define CONV_S8_PAIR_ZP "ldr %[t3], %[zpm]\n\t"
 #define CONV_S8_PAIR_SH CONV_S8_ASM_WIDE_SHIFT("%[p1]")
-#define CONV_S8_PAIR_POST "add %[t1], %[t1], %[t3]\n\t"
+#define CONV_S8_PAIR_POST(v, m, k, sh, t, u, c30) "add " u ", " u ", %[t3]\n\t"
 
 // conv_s8_pair_run's channels two by two for two pixels, in one block of
 // assembly (the Cortex-M3), when each channel has the fast scaling (or each
@@ -812,10 +806,10 @@ static void conv_s8_pair_sat(const int8_t *x0, const int8_t *x1, int32_t k, cons
         __asm__ volatile(CONV_S8_PAIR_BLOCK("ldr %[e], %[k4m]\n\t", CONV_S8_PAIR_FIRST, CONV_S8_PAIR_REST,
             CONV_S8_PAIR_ZP, CONV_S8_PAIR_SH, CONV_S8_PAIR_POST) CONV_S8_PAIR_OPERANDS);
     } else if (k3 == 0) {
-        __asm__ volatile(CONV_S8_PAIR_BLOCK("", "", "", "", "", "") CONV_S8_PAIR_OPERANDS);
+        __asm__ volatile(CONV_S8_PAIR_BLOCK("", "", "", "", "", TFLM_OUT_S8_ASM_NONE) CONV_S8_PAIR_OPERANDS);
     } else {
         __asm__ volatile(CONV_S8_PAIR_BLOCK("ldr %[e], %[k4m]\n\t", CONV_S8_PAIR_FIRST, CONV_S8_PAIR_REST,
-            "", "", "") CONV_S8_PAIR_OPERANDS);
+            "", "", TFLM_OUT_S8_ASM_NONE) CONV_S8_PAIR_OPERANDS);
     }
 }
 #undef CONV_S8_PAIR_BLOCK
@@ -952,7 +946,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 // The wide form's extra steps (out_s8.h): the zero point into xa once the
 // bias is added, the shift from -(r + 1) to r - 1; the zero point added.
 #define CONV_S8_OUT4_WIDE "ldr %[xa], %[zpm]\n\t" CONV_S8_ASM_WIDE_SHIFT("%[w1]")
-#define CONV_S8_OUT4_POST "add %R[a01], %R[a01], %[xa]\n\t"
+#define CONV_S8_OUT4_POST(v, m, k, sh, t, u, c30) "add " u ", " u ", %[xa]\n\t"
 
 // conv_s8_quad's channels two by two (pairs of them), in one block of
 // assembly, when each has the fast scaling (or each the wide form: a second
@@ -1044,7 +1038,7 @@ static void conv_s8_quad_sat(const int32_t *xp, int32_t k, const int8_t *w, cons
     if (wide) {
         __asm__ volatile(CONV_S8_QUAD_BLOCK(CONV_S8_OUT4_WIDE, CONV_S8_OUT4_POST) CONV_S8_QUAD_OPERANDS);
     } else {
-        __asm__ volatile(CONV_S8_QUAD_BLOCK("", "") CONV_S8_QUAD_OPERANDS);
+        __asm__ volatile(CONV_S8_QUAD_BLOCK("", TFLM_OUT_S8_ASM_NONE) CONV_S8_QUAD_OPERANDS);
     }
 }
 #undef CONV_S8_QUAD_BLOCK

@@ -572,51 +572,29 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_clamp(int32_t v, int32_t lo, int32_t hi,
 }
 
 #if DW_S8_ROW_ASM
-// dw_s8_flush_in's step for one sum, clamped to [lo, hi] (two selects).
+// dw_s8_flush_in's step for one sum (out_s8.h's steps, 2^30 in c30),
+// clamped to [lo, hi] (two selects).
+#define DW_S8_OUT_R0 ("%[v0]", "%[mult]", "%[k]", "%[shift]", "%[l0]", "%[h0]", "%[c30]")
+#define DW_S8_OUT_R1 ("%[v1]", "%[mult]", "%[k]", "%[shift]", "%[l1]", "%[h1]", "%[c30]")
 #define DW_S8_OUT_CLAMP \
     "ldr %[v0], [%[s]], #4\n\t" \
     "add %[v0], %[v0], %[bias]\n\t" \
-    "add %[h0], %[k], %[v0], asr #31\n\t" \
-    "orr %[l0], %[c30], %[h0], lsl #31\n\t" \
-    "asr %[h0], %[h0], #1\n\t" \
-    "smlal %[l0], %[h0], %[v0], %[mult]\n\t" \
-    "asr %[h0], %[h0], %[shift]\n\t" \
-    "cmp %[h0], %[lo]\n\t" \
-    "it lt\n\t" \
-    "movlt %[h0], %[lo]\n\t" \
-    "cmp %[h0], %[hi]\n\t" \
-    "it gt\n\t" \
-    "movgt %[h0], %[hi]\n\t" \
+    TFLM_OUT_S8_ASM(DW_S8_OUT_R0, TFLM_OUT_S8_ASM_LO_REG, TFLM_OUT_S8_ASM_NONE, TFLM_OUT_S8_ASM_CLAMP) \
     "strb %[h0], [%[out]]\n\t" \
     "add %[out], %[out], %[d]\n\t"
 // One sum clamped by SSAT, then two side by side.
 #define DW_S8_OUT_SAT1 \
     "ldr %[v0], [%[s]], #4\n\t" \
     "add %[v0], %[v0], %[bias]\n\t" \
-    "add %[h0], %[k], %[v0], asr #31\n\t" \
-    "orr %[l0], %[c30], %[h0], lsl #31\n\t" \
-    "asr %[h0], %[h0], #1\n\t" \
-    "smlal %[l0], %[h0], %[v0], %[mult]\n\t" \
-    "asr %[h0], %[h0], %[shift]\n\t" \
-    "ssat %[h0], #8, %[h0]\n\t" \
+    TFLM_OUT_S8_ASM(DW_S8_OUT_R0, TFLM_OUT_S8_ASM_LO_REG, TFLM_OUT_S8_ASM_NONE, TFLM_OUT_S8_ASM_SSAT) \
     "strb %[h0], [%[out]]\n\t" \
     "add %[out], %[out], %[d]\n\t"
 #define DW_S8_OUT_SAT2 \
     "ldrd %[v0], %[v1], [%[s]], #8\n\t" \
     "add %[v0], %[v0], %[bias]\n\t" \
     "add %[v1], %[v1], %[bias]\n\t" \
-    "add %[h0], %[k], %[v0], asr #31\n\t" \
-    "add %[h1], %[k], %[v1], asr #31\n\t" \
-    "orr %[l0], %[c30], %[h0], lsl #31\n\t" \
-    "orr %[l1], %[c30], %[h1], lsl #31\n\t" \
-    "asr %[h0], %[h0], #1\n\t" \
-    "asr %[h1], %[h1], #1\n\t" \
-    "smlal %[l0], %[h0], %[v0], %[mult]\n\t" \
-    "smlal %[l1], %[h1], %[v1], %[mult]\n\t" \
-    "asr %[h0], %[h0], %[shift]\n\t" \
-    "asr %[h1], %[h1], %[shift]\n\t" \
-    "ssat %[h0], #8, %[h0]\n\t" \
-    "ssat %[h1], #8, %[h1]\n\t" \
+    TFLM_OUT_S8_ASM2(DW_S8_OUT_R0, DW_S8_OUT_R1, TFLM_OUT_S8_ASM_LO_REG, TFLM_OUT_S8_ASM_NONE, \
+        TFLM_OUT_S8_ASM_SSAT) \
     "strb %[h0], [%[out]]\n\t" \
     "strb %[h1], [%[out], %[d]]\n\t" \
     "add %[out], %[out], %[d], lsl #1\n\t"

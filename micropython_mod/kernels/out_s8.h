@@ -166,6 +166,49 @@ static inline int32_t tflm_out_s8_sat(int32_t v) {
 #endif
 }
 
+// tflm_out_s8_scale and the clamp in Thumb-2 assembly: the one copy of the
+// steps for the assembly blocks of conv_s8.c and depthwise_conv_s8.c. A
+// value's registers are a tuple R = (v, m, k, sh, t, u, c30): the sum in
+// v, the multiplier in m, k in k, the shift in sh; u takes kk = k + [v < 0]
+// (as above), then c's high word kk >> 1, then the result; t c's low word
+// (kk << 31) + 2^30, to which SMLAL adds v * m. c30: a register holding
+// 2^30, for blocks with one to spare (the low word in one ORR, not two
+// instructions; unused by TFLM_OUT_S8_ASM_LO_IMM). Each step is a macro
+// of R's seven names: `lo` makes the low word (TFLM_OUT_S8_ASM_LO_IMM or
+// _LO_REG), `post` follows the shift (the wide form's zero point; else
+// TFLM_OUT_S8_ASM_NONE), `clamp` is last (TFLM_OUT_S8_ASM_SSAT or _CLAMP).
+// No step sets the flags but _CLAMP's compares.
+#define TFLM_OUT_S8_ASM_KK(v, m, k, sh, t, u, c30) "add " u ", " k ", " v ", asr #31\n\t"
+#define TFLM_OUT_S8_ASM_LO_IMM(v, m, k, sh, t, u, c30) \
+    "lsl " t ", " u ", #31\n\t" \
+    "orr " t ", " t ", #0x40000000\n\t"
+#define TFLM_OUT_S8_ASM_LO_REG(v, m, k, sh, t, u, c30) "orr " t ", " c30 ", " u ", lsl #31\n\t"
+#define TFLM_OUT_S8_ASM_HI(v, m, k, sh, t, u, c30) "asr " u ", " u ", #1\n\t"
+#define TFLM_OUT_S8_ASM_MUL(v, m, k, sh, t, u, c30) "smlal " t ", " u ", " v ", " m "\n\t"
+#define TFLM_OUT_S8_ASM_SHIFT(v, m, k, sh, t, u, c30) "asr " u ", " u ", " sh "\n\t"
+#define TFLM_OUT_S8_ASM_NONE(v, m, k, sh, t, u, c30) ""
+// The range all of int8: one SSAT. Else clamped to the block's operands
+// named lo and hi (two compares, each with a conditional move).
+#define TFLM_OUT_S8_ASM_SSAT(v, m, k, sh, t, u, c30) "ssat " u ", #8, " u "\n\t"
+#define TFLM_OUT_S8_ASM_CLAMP(v, m, k, sh, t, u, c30) \
+    "cmp " u ", %[lo]\n\t" \
+    "it lt\n\t" \
+    "movlt " u ", %[lo]\n\t" \
+    "cmp " u ", %[hi]\n\t" \
+    "it gt\n\t" \
+    "movgt " u ", %[hi]\n\t"
+// The steps in order, each through `each` (one value, or two side by side).
+#define TFLM_OUT_S8_ASM_STEPS(each, A, B, lo, post, clamp) \
+    each(TFLM_OUT_S8_ASM_KK, A, B) each(lo, A, B) each(TFLM_OUT_S8_ASM_HI, A, B) each(TFLM_OUT_S8_ASM_MUL, A, B) \
+    each(TFLM_OUT_S8_ASM_SHIFT, A, B) each(post, A, B) each(clamp, A, B)
+#define TFLM_OUT_S8_ASM_ON_A(step, A, B) step A
+#define TFLM_OUT_S8_ASM_ON_AB(step, A, B) step A step B
+// One value (registers A), result in A's u.
+#define TFLM_OUT_S8_ASM(A, lo, post, clamp) TFLM_OUT_S8_ASM_STEPS(TFLM_OUT_S8_ASM_ON_A, A, A, lo, post, clamp)
+// Two values (A, B), interleaved step by step: each hides the other's
+// latencies.
+#define TFLM_OUT_S8_ASM2(A, B, lo, post, clamp) TFLM_OUT_S8_ASM_STEPS(TFLM_OUT_S8_ASM_ON_AB, A, B, lo, post, clamp)
+
 // The value before the clamp for the cases other than the fast one (wide
 // shifts, the reference's steps). Out of line on Armv6-M: the kernels'
 // loops inline tflm_out_s8, and a second copy of the scaling in them cost
