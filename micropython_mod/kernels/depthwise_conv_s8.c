@@ -1356,6 +1356,20 @@ static TFLM_ALWAYS_INLINE int8_t dw_s8_out_fast(uint32_t sum, const tflm_out_s8_
     return (int8_t)dw_s8_clamp(tflm_out_s8_scale((int32_t)sum, q->mult, q->k, q->shift), lo, hi, sat);
 }
 
+// The output stage of channels j to j + 3 (sums a0 to a3) to out[j] to
+// out[j + 3], for dw_s8_groups and dw_s8_full_groups: with `sat` (a
+// constant at each call) one SSAT each, else clamped to [lo, hi]. The
+// callers test `sat` and `continue`, as before this function: with the
+// test in here (or q + j and out + j given) GCC's code for
+// dw_s8_channels_3x3 came out otherwise (other registers and stack slots).
+static TFLM_ALWAYS_INLINE void dw_s8_out4(const tflm_out_s8_t *q, int32_t j, uint32_t a0, uint32_t a1, uint32_t a2,
+    uint32_t a3, int32_t lo, int32_t hi, const bool sat, int8_t *out) {
+    out[j] = dw_s8_out_fast(a0, &q[j], lo, hi, sat);
+    out[j + 1] = dw_s8_out_fast(a1, &q[j + 1], lo, hi, sat);
+    out[j + 2] = dw_s8_out_fast(a2, &q[j + 2], lo, hi, sat);
+    out[j + 3] = dw_s8_out_fast(a3, &q[j + 3], lo, hi, sat);
+}
+
 // Each four of the chunk's n channels (returns how many it did) of one
 // output pixel, its window's `cols` columns (a constant: 1, 2 or 3) on
 // rows from xs and ws to xs + span, to the output stage.
@@ -1379,16 +1393,10 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_groups(const tflm_out_s8_t *q, int32_t n
             }
         }
         if (sat) {
-            out[j] = dw_s8_out_fast(a0, &q[j], lo, hi, true);
-            out[j + 1] = dw_s8_out_fast(a1, &q[j + 1], lo, hi, true);
-            out[j + 2] = dw_s8_out_fast(a2, &q[j + 2], lo, hi, true);
-            out[j + 3] = dw_s8_out_fast(a3, &q[j + 3], lo, hi, true);
+            dw_s8_out4(q, j, a0, a1, a2, a3, lo, hi, true, out);
             continue;
         }
-        out[j] = dw_s8_out_fast(a0, &q[j], lo, hi, false);
-        out[j + 1] = dw_s8_out_fast(a1, &q[j + 1], lo, hi, false);
-        out[j + 2] = dw_s8_out_fast(a2, &q[j + 2], lo, hi, false);
-        out[j + 3] = dw_s8_out_fast(a3, &q[j + 3], lo, hi, false);
+        dw_s8_out4(q, j, a0, a1, a2, a3, lo, hi, false, out);
     }
     return j;
 }
@@ -1544,16 +1552,10 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_full_groups(const tflm_out_s8_t *q, cons
         uint32_t a[4] = { f->bias[j], f->bias[j + 1], f->bias[j + 2], f->bias[j + 3] };
         dw_s8_full4(xs + j, f->w[j / 4], in_d, in_row, a);
         if (sat) {
-            out[j] = dw_s8_out_fast(a[0], &q[j], lo, hi, true);
-            out[j + 1] = dw_s8_out_fast(a[1], &q[j + 1], lo, hi, true);
-            out[j + 2] = dw_s8_out_fast(a[2], &q[j + 2], lo, hi, true);
-            out[j + 3] = dw_s8_out_fast(a[3], &q[j + 3], lo, hi, true);
+            dw_s8_out4(q, j, a[0], a[1], a[2], a[3], lo, hi, true, out);
             continue;
         }
-        out[j] = dw_s8_out_fast(a[0], &q[j], lo, hi, false);
-        out[j + 1] = dw_s8_out_fast(a[1], &q[j + 1], lo, hi, false);
-        out[j + 2] = dw_s8_out_fast(a[2], &q[j + 2], lo, hi, false);
-        out[j + 3] = dw_s8_out_fast(a[3], &q[j + 3], lo, hi, false);
+        dw_s8_out4(q, j, a[0], a[1], a[2], a[3], lo, hi, false, out);
     }
     return j;
 }
