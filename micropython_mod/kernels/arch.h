@@ -64,6 +64,21 @@
 #define TFLM_ALWAYS_INLINE inline
 #endif
 
+// The start of a Thumb-2 assembly loop that takes 2^b steps a turn, its
+// count's two bits below tested at once (conv_s8.c, mm_s8.h,
+// depthwise_conv_s8.c): LSLS by `sh` moves bit 31 - sh of register `cnt`
+// into N and bit 32 - sh into C. `first`, the lower bit's steps, runs if
+// N; then `c_branch` tests C (to skip the higher bit's steps, or to enter
+// the loop half way). `first` must leave N and C alone (no CMP, TST, IT
+// with a compare, no flag-setting ...S form), or set C again itself;
+// `label`: a numeric local label free in the block.
+#define TFLM_ASM_TWO_BITS(cnt, sh, label, first, c_branch) \
+    "lsls " cnt ", " cnt ", #" #sh "\n\t" \
+    "bpl " #label "f\n\t" \
+    first \
+    #label ":\n\t" \
+    c_branch
+
 // 32 bits from any address (the cores with DSP load unaligned words; memcpy
 // becomes one LDR there).
 static inline uint32_t tflm_ld_u32(const void *p) {

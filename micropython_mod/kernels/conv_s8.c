@@ -727,11 +727,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
     "add %[e], %[p0], %[e]\n\t" \
     first \
     "sub %[t0], %[e], %[p0]\n\t" \
-    "lsls %[t0], %[t0], #29\n\t" \
-    "bpl 6f\n\t" \
-    CONV_S8_PAIR_FOUR \
-    "6:\n\t" \
-    "bcc 7f\n\t" \
+    TFLM_ASM_TWO_BITS("%[t0]", 29, 6, CONV_S8_PAIR_FOUR, "bcc 7f\n\t") \
     CONV_S8_PAIR_FOUR CONV_S8_PAIR_FOUR \
     "7:\n\t" \
     "cmp %[p0], %[e]\n\t" \
@@ -976,11 +972,8 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     "add %[w1], %[w0], %[w1]\n\t" \
     "ldr %[wv], %[end]\n\t" \
     "sub %[wv], %[wv], %[p]\n\t" \
-    "lsls %[wv], %[wv], #26\n\t" \
-    "bpl 3f\n\t" \
-    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
-    "3:\n\t" \
-    "bcc 4f\n\t" \
+    TFLM_ASM_TWO_BITS("%[wv]", 26, 3, \
+        TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP, "bcc 4f\n\t") \
     TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
     TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
     "4:\n\t" \

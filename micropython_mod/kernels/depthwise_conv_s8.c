@@ -187,6 +187,37 @@ static TFLM_ALWAYS_INLINE uint32_t dw_s8_dot3(uint32_t acc, dw_s8_col_t x, dw_s8
 #endif
 }
 
+#if DW_S8_ROW_ASM
+// The segments' loops below, over the sums from s to %[end], four a turn
+// (`half`, two, twice: half0 then half1): an odd n's first by itself
+// (`first`), then the loop entered at its second half where four do not
+// divide the rest, both chosen by TFLM_ASM_TWO_BITS on the count in bytes
+// in register cnt (bits 2 and 3: one LSLS, where two TST and a reload of
+// the end were; `c_branch` goes to label 2 if C); else out at once if
+// nothing is left (n = 1). The end in memory (`load` it into register e
+// first) or in register e (`load` empty); the end's test and branch once
+// per turn.
+#define DW_S8_ROW_LOOP(cnt, load, e, first, c_branch, half0, half1) \
+    load \
+    "sub " cnt ", " e ", %[s]\n\t" \
+    TFLM_ASM_TWO_BITS(cnt, 29, 3, first, c_branch) \
+    load \
+    "cmp %[s], " e "\n\t" \
+    "beq 9f\n\t" \
+    ".p2align 2\n" \
+    "1:\n\t" \
+    half0 \
+    "2:\n\t" \
+    half1 \
+    load \
+    "cmp %[s], " e "\n\t" \
+    "bne 1b\n" \
+    "9:"
+// The end in memory, into register r.
+#define DW_S8_END_M(r) "ldr " r ", %[end]\n\t"
+#define DW_S8_C_HALF "bcs 2f\n\t"
+#endif
+
 // Stride 1, as dw_s8_row_s1's loop, a column a step: n sums (even; with
 // DW_S8_ROW_ASM any above 0) without the bias into s from the columns at
 // p; acc[0], acc[1] the next two outputs' sums so far (without the bias),
@@ -303,27 +334,8 @@ DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s1(const dw_s8_row_t *r, const int8_t
     const uint32_t w0 = r->wp[0], w1 = r->wp[1], w2 = r->wp[2], wc = tflm_pack16(r->w[6], r->w[7]);
     const int32_t w2c = r->w[8];
     __asm__ volatile(
-        "ldr %[xa], %[end]\n\t"
-        "sub %[xa], %[xa], %[s]\n\t"
-        "tst %[xa], #4\n\t"
-        "beq 3f\n\t"
-        DW_S8_S1_COL
-        "ldr %[xa], %[end]\n\t"
-        "sub %[xa], %[xa], %[s]\n"
-        "3:\n\t"
-        "tst %[xa], #8\n\t"
-        "bne 2f\n\t"
-        "cmp %[xa], #0\n\t"
-        "beq 9f\n\t"
-        ".p2align 2\n"
-        "1:\n\t"
-        DW_S8_S1_COL DW_S8_S1_COL
-        "2:\n\t"
-        DW_S8_S1_COL DW_S8_S1_COL
-        "ldr %[xa], %[end]\n\t"
-        "cmp %[s], %[xa]\n\t"
-        "bne 1b\n"
-        "9:"
+        DW_S8_ROW_LOOP("%[xa]", DW_S8_END_M("%[xa]"), "%[xa]", DW_S8_S1_COL, DW_S8_C_HALF,
+            DW_S8_S1_COL DW_S8_S1_COL, DW_S8_S1_COL DW_S8_S1_COL)
         : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc)
         : [row] "r"(in_row), [d] "r"(in_d), [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [wc] "r"(wc), [w2c] "r"(w2c),
           [end] "m"(end)
@@ -334,31 +346,10 @@ DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s1(const dw_s8_row_t *r, const int8_t
     uint32_t c, e;
     int32_t x1, x2, t0, t1, t2;
     __asm__ volatile(
-        "ldr %[x1], %[end]\n\t"
-        "sub %[x1], %[x1], %[s]\n\t"
-        "tst %[x1], #4\n\t"
-        "beq 3f\n\t"
-        DW_S8_S1_M3_ONE
-        "ldr %[x1], %[end]\n\t"
-        "sub %[x1], %[x1], %[s]\n"
-        "3:\n\t"
-        "tst %[x1], #8\n\t"
-        "beq 4f\n\t"
-        "mov %[c], %[a]\n\t"
-        "mov %[e], %[b]\n\t"
-        "b 2f\n"
-        "4:\n\t"
-        "cmp %[x1], #0\n\t"
-        "beq 9f\n\t"
-        ".p2align 2\n"
-        "1:\n\t"
-        DW_S8_S1_M3_TWO_AB
-        "2:\n\t"
-        DW_S8_S1_M3_TWO_CE
-        "ldr %[x1], %[end]\n\t"
-        "cmp %[s], %[x1]\n\t"
-        "bne 1b\n"
-        "9:"
+        // Entered at its second half, the sums so far move to c and e.
+        DW_S8_ROW_LOOP("%[x1]", DW_S8_END_M("%[x1]"), "%[x1]", DW_S8_S1_M3_ONE,
+            "bcc 4f\n\t" "mov %[c], %[a]\n\t" "mov %[e], %[b]\n\t" "b 2f\n" "4:\n\t",
+            DW_S8_S1_M3_TWO_AB, DW_S8_S1_M3_TWO_CE)
         : [p1] "+r"(p), [p2] "+r"(p2), [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [c] "=&r"(c), [e] "=&r"(e),
           [x1] "=&r"(x1), [x2] "=&r"(x2), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2)
         : [row] "r"(in_row), [d2] "r"(2 * in_d), [m0] "m"(wm[0]), [m1] "m"(wm[1]), [m2] "m"(wm[2]),
@@ -464,24 +455,9 @@ DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s2(const dw_s8_row_t *r, const int8_t
     const uint32_t w0 = r->wp[0], w1 = r->wp[1], w2 = r->wp[2], wc = tflm_pack16(r->w[6], r->w[7]);
     const int32_t w2c = r->w[8];
     __asm__ volatile(
-        "sub %[xa], %[end], %[s]\n\t"
-        "tst %[xa], #4\n\t"
-        "beq 3f\n\t"
-        DW_S8_S2_COL_A DW_S8_S2_COL_B
-        "sub %[xa], %[end], %[s]\n"
-        "3:\n\t"
-        "tst %[xa], #8\n\t"
-        "bne 2f\n\t"
-        "cmp %[xa], #0\n\t"
-        "beq 9f\n\t"
-        ".p2align 2\n"
-        "1:\n\t"
-        DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
-        "2:\n\t"
-        DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
-        "cmp %[s], %[end]\n\t"
-        "bne 1b\n"
-        "9:"
+        DW_S8_ROW_LOOP("%[xa]", "", "%[end]", DW_S8_S2_COL_A DW_S8_S2_COL_B, DW_S8_C_HALF,
+            DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B,
+            DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B)
         : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc)
         : [row] "r"(in_row), [d] "r"(in_d), [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [wc] "r"(wc), [w2c] "r"(w2c),
           [end] "r"(end)
@@ -490,27 +466,9 @@ DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s2(const dw_s8_row_t *r, const int8_t
     const int32_t wm[6] = { r->w[0], r->w[1], r->w[2], r->w[3], r->w[4], r->w[5] };
     int32_t t0, t1;
     __asm__ volatile(
-        "ldr %[xa], %[end]\n\t"
-        "sub %[xa], %[xa], %[s]\n\t"
-        "tst %[xa], #4\n\t"
-        "beq 3f\n\t"
-        DW_S8_S2_COL_A DW_S8_S2_COL_B
-        "ldr %[xa], %[end]\n\t"
-        "sub %[xa], %[xa], %[s]\n"
-        "3:\n\t"
-        "tst %[xa], #8\n\t"
-        "bne 2f\n\t"
-        "cmp %[xa], #0\n\t"
-        "beq 9f\n\t"
-        ".p2align 2\n"
-        "1:\n\t"
-        DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
-        "2:\n\t"
-        DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B
-        "ldr %[xa], %[end]\n\t"
-        "cmp %[s], %[xa]\n\t"
-        "bne 1b\n"
-        "9:"
+        DW_S8_ROW_LOOP("%[xa]", DW_S8_END_M("%[xa]"), "%[xa]", DW_S8_S2_COL_A DW_S8_S2_COL_B, DW_S8_C_HALF,
+            DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B,
+            DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B)
         : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc), [t0] "=&r"(t0),
           [t1] "=&r"(t1)
         : [row] "r"(in_row), [d] "r"(in_d), [w3] "r"(r->w[3]), [w6] "r"(r->w[6]), [w7] "r"(r->w[7]),
@@ -617,27 +575,8 @@ static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uin
     if (sat) {
         uint32_t v1, h1, l1;
         __asm__ volatile(
-            "ldr %[v0], %[end]\n\t"
-            "sub %[v0], %[v0], %[s]\n\t"
-            "tst %[v0], #4\n\t"
-            "beq 3f\n\t"
-            DW_S8_OUT_SAT1
-            "ldr %[v0], %[end]\n\t"
-            "sub %[v0], %[v0], %[s]\n"
-            "3:\n\t"
-            "tst %[v0], #8\n\t"
-            "bne 2f\n\t"
-            "cmp %[v0], #0\n\t"
-            "beq 9f\n\t"
-            ".p2align 2\n"
-            "1:\n\t"
-            DW_S8_OUT_SAT2
-            "2:\n\t"
-            DW_S8_OUT_SAT2
-            "ldr %[v0], %[end]\n\t"
-            "cmp %[s], %[v0]\n\t"
-            "bne 1b\n"
-            "9:"
+            DW_S8_ROW_LOOP("%[v0]", DW_S8_END_M("%[v0]"), "%[v0]", DW_S8_OUT_SAT1, DW_S8_C_HALF, DW_S8_OUT_SAT2,
+                DW_S8_OUT_SAT2)
             : [s] "+r"(s), [out] "+r"(out), [v0] "=&r"(v0), [v1] "=&r"(v1), [h0] "=&r"(h0), [h1] "=&r"(h1),
               [l0] "=&r"(l0), [l1] "=&r"(l1)
             : [bias] "r"(bias), [k] "r"(k), [c30] "r"(c30), [mult] "r"(mult), [shift] "r"(shift), [d] "r"(out_d),
@@ -646,24 +585,11 @@ static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uin
         return out;
     }
     __asm__ volatile(
-        "sub %[v0], %[end], %[s]\n\t"
-        "tst %[v0], #4\n\t"
-        "beq 3f\n\t"
-        DW_S8_OUT_CLAMP
-        "sub %[v0], %[end], %[s]\n"
-        "3:\n\t"
-        "tst %[v0], #8\n\t"
-        "bne 2f\n\t"
-        "cmp %[v0], #0\n\t"
-        "beq 9f\n\t"
-        ".p2align 2\n"
-        "1:\n\t"
-        DW_S8_OUT_CLAMP DW_S8_OUT_CLAMP
-        "2:\n\t"
-        DW_S8_OUT_CLAMP DW_S8_OUT_CLAMP
-        "cmp %[s], %[end]\n\t"
-        "bne 1b\n"
-        "9:"
+        // The clamp's compares set the flags: C again from the count left
+        // (its bit 3 the count's).
+        DW_S8_ROW_LOOP("%[v0]", "", "%[end]",
+            DW_S8_OUT_CLAMP "sub %[v0], %[end], %[s]\n\t" "lsls %[v0], %[v0], #29\n\t", DW_S8_C_HALF,
+            DW_S8_OUT_CLAMP DW_S8_OUT_CLAMP, DW_S8_OUT_CLAMP DW_S8_OUT_CLAMP)
         : [s] "+r"(s), [out] "+r"(out), [v0] "=&r"(v0), [h0] "=&r"(h0), [l0] "=&r"(l0)
         : [bias] "r"(bias), [k] "r"(k), [c30] "r"(c30), [mult] "r"(mult), [shift] "r"(shift), [d] "r"(out_d),
           [lo] "r"(lo), [hi] "r"(hi), [end] "r"(end)

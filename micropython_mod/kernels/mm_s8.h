@@ -558,11 +558,7 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_widen2(const int8_t *x0, const int8_t 
 // its label 3.
 #define TFLM_MM_S16S8_2X2_LOOP \
     "sub %[wt], %[end], %[xw]\n\t" \
-    "lsls %[wt], %[wt], #27\n\t" \
-    "bpl 2f\n\t" \
-    TFLM_MM_S16S8_2X2_STEP \
-    "2:\n\t" \
-    "bcc 6f\n\t" \
+    TFLM_ASM_TWO_BITS("%[wt]", 27, 2, TFLM_MM_S16S8_2X2_STEP, "bcc 6f\n\t") \
     TFLM_MM_S16S8_2X2_STEP TFLM_MM_S16S8_2X2_STEP \
     "6:\n\t" \
     "cmp %[xw], %[end]\n\t" \
