@@ -219,11 +219,13 @@ def cases() -> list[Case]:
     # last one, pixels past the last group of four; and a layer whose
     # activation narrows the range (the C output stage).
     # Depths of every start of the four-pixel loop (four, then eight values
-    # first as k's bits ask, then sixteen a turn): 8, 24, 28, 44 and 60.
+    # first as k's bits ask, then sixteen a turn): 4, 8, 12, 20, 24, 28, 36,
+    # 44 and 60 (20 and 36: four values, then the loop).
     for in_d, out_d, (h, w), act in [(4, 2, (2, 2), "NONE"), (12, 7, (3, 3), "NONE"), (64, 40, (2, 5), "NONE"),
                                      (128, 67, (1, 5), "NONE"), (32, 33, (3, 3), "NONE"), (16, 6, (2, 4), "RELU"),
                                      (8, 4, (2, 2), "NONE"), (24, 6, (1, 4), "NONE"), (28, 3, (2, 2), "NONE"),
-                                     (44, 5, (2, 2), "NONE"), (60, 4, (1, 4), "NONE")]:
+                                     (44, 5, (2, 2), "NONE"), (60, 4, (1, 4), "NONE"), (20, 5, (1, 4), "NONE"),
+                                     (36, 3, (2, 2), "NONE")]:
         conv(f"1x1_pairs_{in_d}to{out_d}_{h}x{w}_{act.lower()}", h=h, w=w, in_d=in_d, out_d=out_d, kh=1, kw=1,
              stride=1, padding="SAME", act=act)
     # The same blocks with channels of the wide form (shifts of 25-31 bits,

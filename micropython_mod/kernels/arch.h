@@ -79,6 +79,27 @@
     #label ":\n\t" \
     c_branch
 
+// The same for a loop of sixteen steps a turn whose count is a multiple of
+// four and at least four (conv_s8.c's pair and quad blocks): LSLS by `sh`
+// of `cnt` into scratch register `t` (then `between`, which leaves the
+// flags alone), `four` steps once or three times, or twice, as bits 2 and
+// 3 ask, each followed by the loop's end test at label `check` (the count
+// may end there); with both bits clear the count is sixteen or more, and
+// the loop (label `loop`) is entered at once, without that test. `skip`
+// and `eight`: two more numeric local labels free in the block.
+#define TFLM_ASM_START16(cnt, sh, t, between, four, skip, eight, check, loop) \
+    "lsls " t ", " cnt ", #" #sh "\n\t" \
+    between \
+    "bpl " #skip "f\n\t" \
+    four \
+    "bcs " #eight "f\n\t" \
+    "b " #check "f\n" \
+    #skip ":\n\t" \
+    "bcc " #loop "f\n" \
+    #eight ":\n\t" \
+    four four \
+    #check ":\n\t"
+
 // 32 bits from any address (the cores with DSP load unaligned words; memcpy
 // becomes one LDR there).
 static inline uint32_t tflm_ld_u32(const void *p) {

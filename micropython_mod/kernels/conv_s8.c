@@ -698,20 +698,20 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 // assembly (the Cortex-M3), when each channel has the fast scaling (or each
 // the wide form: copies that add the zero point after the shift) and the
 // activation's range is all of int8 (conv_s8_t.sat, .wide): the 2x2 block's
-// loop with post-indexed loads (sixteen values a turn, four, then eight,
-// first as k's bits ask, both tested by one LSLS into N and C, which the
-// steps leave alone; then one a step for the k % 4 left, pointwise or a
-// gathered window), then the four outputs from the registers it leaves its
-// sums in. (GCC's code added the four
+// loop with post-indexed loads (sixteen values a turn, four, eight or
+// twelve first as k's bits ask, both tested by one LSLS into N and C,
+// which the steps leave alone; then one a step for the k % 4 left,
+// pointwise or a gathered window), then the four outputs from the registers
+// it leaves its sums in. (GCC's code added the four
 // pointers' increments at each step, and reloaded and spilled about 50
 // instructions' worth at each pair of channels around the loop.)
 // Four values: tflm_mm_s8_2x2's steps (kernels/mm_s8.h).
 #define CONV_S8_PAIR_FOUR TFLM_MM_S8_2X2_T2_FOUR
-// The block for each pair of channels; `end` loads the values the loop of
-// four a step takes, `first` and `rest` bracket it: with k a multiple of 4
-// they are empty, else they skip it when k < 4 and run the k % 4 values
-// left one a step.
-#define CONV_S8_PAIR_BLOCK(end, first, rest, zp, sh, post) \
+// The block for each pair of channels; `start` enters the loop of four a
+// step (CONV_S8_PAIR_START for k a multiple of 4; else
+// CONV_S8_PAIR_FIRST, which skips it when k < 4), `rest` runs the k % 4
+// values left one a step (empty for k a multiple of 4).
+#define CONV_S8_PAIR_BLOCK(start, rest, zp, sh, post) \
     "0:\n\t" \
     "ldr %[e], %[qm]\n\t" \
     "ldr %[a0], [%[e]]\n\t" \
@@ -723,13 +723,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
     "ldr %[f0], %[wm]\n\t" \
     "ldr %[e], %[km]\n\t" \
     "add %[f1], %[f0], %[e]\n\t" \
-    end \
-    "add %[e], %[p0], %[e]\n\t" \
-    first \
-    "sub %[t0], %[e], %[p0]\n\t" \
-    TFLM_ASM_TWO_BITS("%[t0]", 29, 6, CONV_S8_PAIR_FOUR, "bcc 7f\n\t") \
-    CONV_S8_PAIR_FOUR CONV_S8_PAIR_FOUR \
-    "7:\n\t" \
+    start \
     "cmp %[p0], %[e]\n\t" \
     "beq 5f\n" \
     ".p2align 2\n" \
@@ -770,9 +764,20 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
     "subs %[t0], %[t0], #1\n\t" \
     "str %[t0], %[left]\n\t" \
     "bne 0b"
+// The loop's start for k a multiple of 4 (e holds k).
+#define CONV_S8_PAIR_START \
+    TFLM_ASM_START16("%[e]", 29, "%[t0]", "add %[e], %[p0], %[e]\n\t", CONV_S8_PAIR_FOUR, 6, 8, 7, 1)
+// Else the loop's share, k4 = k & ~3 values (possibly none), then the k % 4
+// values left one a step (CONV_S8_PAIR_REST).
 #define CONV_S8_PAIR_FIRST \
+    "ldr %[e], %[k4m]\n\t" \
+    "add %[e], %[p0], %[e]\n\t" \
     "cmp %[p0], %[e]\n\t" \
-    "beq 2f\n\t"
+    "beq 2f\n\t" \
+    "sub %[t0], %[e], %[p0]\n\t" \
+    TFLM_ASM_TWO_BITS("%[t0]", 29, 6, CONV_S8_PAIR_FOUR, "bcc 7f\n\t") \
+    CONV_S8_PAIR_FOUR CONV_S8_PAIR_FOUR \
+    "7:\n\t"
 #define CONV_S8_PAIR_REST \
     "2:\n\t" \
     "ldr %[t0], %[k3m]\n\t" \
@@ -796,21 +801,22 @@ static void conv_s8_pair_sat(const int8_t *x0, const int8_t *x1, int32_t k, cons
     int32_t t0, t1, t2, t3;
     // (With k3 == 0, k >= 4: conv_s8_pair takes no empty window.)
     if (wide && k3 == 0) {
-        __asm__ volatile(CONV_S8_PAIR_BLOCK("", "", "", CONV_S8_PAIR_ZP, CONV_S8_PAIR_SH, CONV_S8_PAIR_POST)
+        __asm__ volatile(CONV_S8_PAIR_BLOCK(CONV_S8_PAIR_START, "", CONV_S8_PAIR_ZP, CONV_S8_PAIR_SH, CONV_S8_PAIR_POST)
             CONV_S8_PAIR_OPERANDS);
     } else if (wide) {
-        __asm__ volatile(CONV_S8_PAIR_BLOCK("ldr %[e], %[k4m]\n\t", CONV_S8_PAIR_FIRST, CONV_S8_PAIR_REST,
+        __asm__ volatile(CONV_S8_PAIR_BLOCK(CONV_S8_PAIR_FIRST, CONV_S8_PAIR_REST,
             CONV_S8_PAIR_ZP, CONV_S8_PAIR_SH, CONV_S8_PAIR_POST) CONV_S8_PAIR_OPERANDS);
     } else if (k3 == 0) {
-        __asm__ volatile(CONV_S8_PAIR_BLOCK("", "", "", "", "", TFLM_OUT_S8_ASM_NONE) CONV_S8_PAIR_OPERANDS);
+        __asm__ volatile(CONV_S8_PAIR_BLOCK(CONV_S8_PAIR_START, "", "", "", TFLM_OUT_S8_ASM_NONE) CONV_S8_PAIR_OPERANDS);
     } else {
-        __asm__ volatile(CONV_S8_PAIR_BLOCK("ldr %[e], %[k4m]\n\t", CONV_S8_PAIR_FIRST, CONV_S8_PAIR_REST,
+        __asm__ volatile(CONV_S8_PAIR_BLOCK(CONV_S8_PAIR_FIRST, CONV_S8_PAIR_REST,
             "", "", TFLM_OUT_S8_ASM_NONE) CONV_S8_PAIR_OPERANDS);
     }
 }
 #undef CONV_S8_PAIR_BLOCK
 #undef CONV_S8_PAIR_FOUR
 #undef CONV_S8_PAIR_FIRST
+#undef CONV_S8_PAIR_START
 #undef CONV_S8_PAIR_REST
 #undef CONV_S8_PAIR_OPERANDS
 #undef CONV_S8_PAIR_ZP
@@ -948,35 +954,36 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 // assembly, when each has the fast scaling (or each the wide form: a second
 // copy adds the zero point after the shift) and the activation's range is
 // all of int8 (conv_s8_t.sat, .wide) and k is a multiple of 4:
-// tflm_mm_s8_4x2's loop sixteen values a turn (four, then eight, first as
-// k's bits ask, both tested at once: bit 2 into N, bit 3 into C, which the
-// steps leave alone; the loop's end test and branch once per 16 values),
-// then conv_s8_out4's arithmetic with SSAT, the values in the registers the
-// loop leaves them in. (In C the output stage cost more than
-// half the loop's instructions again on 64 values: the loop takes every
-// register, and GCC reloaded and spilled around it at each pair.) The
-// second channel's sums wait in `keep` while the first's go out.
-#define CONV_S8_QUAD_BLOCK(wide, post) \
+// tflm_mm_s8_4x2's loop sixteen values a turn (four, eight or twelve
+// first as k's bits ask, TFLM_ASM_START16; the loop's end test and branch
+// once per 16 values), then conv_s8_out4's arithmetic with SSAT, the values
+// in the registers the loop leaves them in. (In C the output stage cost
+// more than half the loop's instructions again on 64 values: the loop
+// takes every register, and GCC reloaded and spilled around it at each
+// pair.) The second channel's sums wait in `keep` while the first's go
+// out. The code a pair of channels runs is kept within the STM32F4's 1 KB
+// flash cache (its ART accelerator: a few lines more, and each pair
+// missed every line of it again): the sums start from one register
+// pair's 2^22 and 0 copied by 16-bit MOVs, the start tests k itself, a k
+// of a multiple of 16 enters the loop at once, and the wide form's outputs
+// go in a loop (lines conv_s8_quad missed an invoke in the estimator's
+// model of the ART: person_detect 764,000, then 94,000; vww_96_int8
+// 780,000, then 91,000; kws_ref_model 268,000, then 10,000).
+#define CONV_S8_QUAD_BLOCK(wide, post, outs) \
     "0:\n\t" \
     "mov %Q[a00], #0x400000\n\t" \
-    "mov %R[a00], #0\n\t" \
-    "mov %Q[a10], #0x400000\n\t" \
-    "mov %R[a10], #0\n\t" \
-    "mov %Q[a01], #0x400000\n\t" \
-    "mov %R[a01], #0\n\t" \
-    "mov %Q[a11], #0x400000\n\t" \
-    "mov %R[a11], #0\n\t" \
+    "movs %R[a00], #0\n\t" \
+    "mov %Q[a10], %Q[a00]\n\t" \
+    "mov %R[a10], %R[a00]\n\t" \
+    "mov %Q[a01], %Q[a00]\n\t" \
+    "mov %R[a01], %R[a00]\n\t" \
+    "mov %Q[a11], %Q[a00]\n\t" \
+    "mov %R[a11], %R[a00]\n\t" \
     "ldr %[p], %[xp]\n\t" \
     "ldr %[w0], %[w]\n\t" \
     "ldr %[w1], %[kk]\n\t" \
-    "add %[w1], %[w0], %[w1]\n\t" \
-    "ldr %[wv], %[end]\n\t" \
-    "sub %[wv], %[wv], %[p]\n\t" \
-    TFLM_ASM_TWO_BITS("%[wv]", 26, 3, \
-        TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP, "bcc 4f\n\t") \
-    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
-    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
-    "4:\n\t" \
+    TFLM_ASM_START16("%[w1]", 29, "%[wv]", "add %[w1], %[w0], %[w1]\n\t", \
+        TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP, 3, 5, 4, 1) \
     "ldr %[wv], %[end]\n\t" \
     "cmp %[p], %[wv]\n\t" \
     "beq 2f\n" \
@@ -998,14 +1005,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     "ldr %R[a11], %[qm]\n\t" \
     "ldr %[wv], %[odm]\n\t" \
     "ldr %[p], %[om]\n\t" \
-    CONV_S8_OUT4_SAT("a00", "a10", wide, post) \
-    "ldr %Q[a00], %[keep0]\n\t" \
-    "ldr %R[a00], %[keep1]\n\t" \
-    "ldr %Q[a10], %[keep2]\n\t" \
-    "ldr %R[a10], %[keep3]\n\t" \
-    "add %R[a11], %R[a11], #16\n\t" \
-    "add %[p], %[p], #1\n\t" \
-    CONV_S8_OUT4_SAT("a00", "a10", wide, post) \
+    outs(CONV_S8_OUT4_SAT("a00", "a10", wide, post)) \
     "add %R[a11], %R[a11], #16\n\t" \
     "add %[p], %[p], #1\n\t" \
     "str %R[a11], %[qm]\n\t" \
@@ -1014,6 +1014,32 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     "subs %Q[a01], %Q[a01], #1\n\t" \
     "str %Q[a01], %[left]\n\t" \
     "bne 0b"
+// The two channels' outputs, `out4` each: written out twice, or (the wide
+// form, whose steps would take the code a pair runs past 1 KB) in a loop
+// of two turns, told apart by Z: set by the sixteen-step loop's last
+// compare (equal) for the first, cleared by the move of the output pointer
+// for the second. (Five cycles more a pair.)
+#define CONV_S8_QUAD_OUTS_TWICE(out4) \
+    out4 \
+    "ldr %Q[a00], %[keep0]\n\t" \
+    "ldr %R[a00], %[keep1]\n\t" \
+    "ldr %Q[a10], %[keep2]\n\t" \
+    "ldr %R[a10], %[keep3]\n\t" \
+    "add %R[a11], %R[a11], #16\n\t" \
+    "add %[p], %[p], #1\n\t" \
+    out4
+#define CONV_S8_QUAD_OUTS_LOOP(out4) \
+    "8:\n\t" \
+    out4 \
+    "bne 9f\n\t" \
+    "ldr %Q[a00], %[keep0]\n\t" \
+    "ldr %R[a00], %[keep1]\n\t" \
+    "ldr %Q[a10], %[keep2]\n\t" \
+    "ldr %R[a10], %[keep3]\n\t" \
+    "add %R[a11], %R[a11], #16\n\t" \
+    "adds %[p], %[p], #1\n\t" \
+    "b 8b\n" \
+    "9:\n\t"
 #define CONV_S8_QUAD_OPERANDS \
     : [a00] "=&r"(a00), [a10] "=&r"(a10), [a01] "=&r"(a01), [a11] "=&r"(a11), [p] "=&r"(p), [w0] "=&r"(w0), \
       [w1] "=&r"(w1), [xa] "=&r"(xa), [xb] "=&r"(xb), [wv] "=&r"(wv), \
@@ -1029,13 +1055,17 @@ static void conv_s8_quad_sat(const int32_t *xp, int32_t k, const int8_t *w, cons
     int64_t a00, a10, a01, a11;
     int32_t p, w0, w1, xa, xb, wv;
     if (wide) {
-        __asm__ volatile(CONV_S8_QUAD_BLOCK(CONV_S8_OUT4_WIDE, CONV_S8_OUT4_POST) CONV_S8_QUAD_OPERANDS);
+        __asm__ volatile(CONV_S8_QUAD_BLOCK(CONV_S8_OUT4_WIDE, CONV_S8_OUT4_POST, CONV_S8_QUAD_OUTS_LOOP)
+            CONV_S8_QUAD_OPERANDS);
     } else {
-        __asm__ volatile(CONV_S8_QUAD_BLOCK("", TFLM_OUT_S8_ASM_NONE) CONV_S8_QUAD_OPERANDS);
+        __asm__ volatile(CONV_S8_QUAD_BLOCK("", TFLM_OUT_S8_ASM_NONE, CONV_S8_QUAD_OUTS_TWICE)
+            CONV_S8_QUAD_OPERANDS);
     }
 }
 #undef CONV_S8_QUAD_BLOCK
 #undef CONV_S8_QUAD_OPERANDS
+#undef CONV_S8_QUAD_OUTS_TWICE
+#undef CONV_S8_QUAD_OUTS_LOOP
 #undef CONV_S8_OUT4_WIDE
 #undef CONV_S8_OUT4_POST
 #undef CONV_S8_OUT4_SAT
