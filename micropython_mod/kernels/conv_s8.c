@@ -801,13 +801,15 @@ static void conv_s8_pair_sat(const int8_t *x0, const int8_t *x1, int32_t k, cons
     int32_t t0, t1, t2, t3;
     // (With k3 == 0, k >= 4: conv_s8_pair takes no empty window.)
     if (wide && k3 == 0) {
-        __asm__ volatile(CONV_S8_PAIR_BLOCK(CONV_S8_PAIR_START, "", CONV_S8_PAIR_ZP, CONV_S8_PAIR_SH, CONV_S8_PAIR_POST)
+        __asm__ volatile(
+            CONV_S8_PAIR_BLOCK(CONV_S8_PAIR_START, "", CONV_S8_PAIR_ZP, CONV_S8_PAIR_SH, CONV_S8_PAIR_POST)
             CONV_S8_PAIR_OPERANDS);
     } else if (wide) {
         __asm__ volatile(CONV_S8_PAIR_BLOCK(CONV_S8_PAIR_FIRST, CONV_S8_PAIR_REST,
             CONV_S8_PAIR_ZP, CONV_S8_PAIR_SH, CONV_S8_PAIR_POST) CONV_S8_PAIR_OPERANDS);
     } else if (k3 == 0) {
-        __asm__ volatile(CONV_S8_PAIR_BLOCK(CONV_S8_PAIR_START, "", "", "", TFLM_OUT_S8_ASM_NONE) CONV_S8_PAIR_OPERANDS);
+        __asm__ volatile(CONV_S8_PAIR_BLOCK(CONV_S8_PAIR_START, "", "", "", TFLM_OUT_S8_ASM_NONE)
+            CONV_S8_PAIR_OPERANDS);
     } else {
         __asm__ volatile(CONV_S8_PAIR_BLOCK(CONV_S8_PAIR_FIRST, CONV_S8_PAIR_REST,
             "", "", TFLM_OUT_S8_ASM_NONE) CONV_S8_PAIR_OPERANDS);
