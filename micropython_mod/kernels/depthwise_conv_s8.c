@@ -141,6 +141,16 @@ static inline int8_t dw_s8_put(uint32_t sum, const dw_s8_row_t *r) {
 #define DW_S8_ROW_LINKAGE __attribute__((noinline)) static
 #endif
 
+// Branch hints that lay a row's usual path out in one run of code (the
+// STM32F4's 1 KB flash cache holds a row's code only if it is compact).
+#if defined(__GNUC__)
+#define DW_S8_LIKELY(x) __builtin_expect(!!(x), 1)
+#define DW_S8_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define DW_S8_LIKELY(x) (x)
+#define DW_S8_UNLIKELY(x) (x)
+#endif
+
 #if DW_S8_SPLIT
 // One column of three values (or weights): with DSP the first two packed
 // into halfwords (one SMLAD), the third by itself.
@@ -213,6 +223,34 @@ static TFLM_ALWAYS_INLINE uint32_t dw_s8_dot3(uint32_t acc, dw_s8_col_t x, dw_s8
     "cmp %[s], " e "\n\t" \
     "bne 1b\n" \
     "9:"
+// The same for a loop of four equal steps (one sum each) without a first
+// step of its own: entered at the step that leaves a multiple of four,
+// as bits 2 and 3 of the count in bytes ask (N: odd, C: two or three
+// left over); with three left over (a stride-1 row's usual count) its
+// branches cost what the loop above's did, with other counts fewer. Any
+// n above 0. Fewer lines of code for the flash cache: no separate first
+// step, no test of the end before the loop.
+#define DW_S8_ROW_LOOP4(cnt, load, e, step) \
+    load \
+    "sub " cnt ", " e ", %[s]\n\t" \
+    "lsls " cnt ", " cnt ", #29\n\t" \
+    "bcc 5f\n\t" \
+    "bmi 1f\n\t" \
+    "b 2f\n" \
+    "5:\n\t" \
+    "bmi 3f\n\t" \
+    ".p2align 2\n" \
+    "0:\n\t" \
+    step \
+    "1:\n\t" \
+    step \
+    "2:\n\t" \
+    step \
+    "3:\n\t" \
+    step \
+    load \
+    "cmp %[s], " e "\n\t" \
+    "bne 0b\n"
 // The end in memory, into register r.
 #define DW_S8_END_M(r) "ldr " r ", %[end]\n\t"
 #define DW_S8_C_HALF "bcs 2f\n\t"
@@ -323,10 +361,11 @@ DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s1(const dw_s8_row_t *r, const int8_t
     const int32_t in_row = r->in_row, in_d = r->in_d;
 #if DW_S8_ROW_ASM
     // GCC's loop reloaded weights and the end from the stack, and the
-    // values' loads were apart (not pipelined). Four columns a step: an
-    // odd n's first column by itself, then, where four do not divide the
-    // rest, the loop entered at its second two (the end's test and branch
-    // once per four).
+    // values' loads were apart (not pipelined). Four columns a step, the
+    // loop entered at the column that leaves a multiple of four (the
+    // end's test and branch once per four; the Cortex-M3's two columns a
+    // step: an odd n's first by itself, then the loop entered at its
+    // second two where four do not divide the rest).
     const uint32_t *const end = s + n;
     uint32_t a = acc[0], b = acc[1];
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
@@ -334,8 +373,7 @@ DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s1(const dw_s8_row_t *r, const int8_t
     const uint32_t w0 = r->wp[0], w1 = r->wp[1], w2 = r->wp[2], wc = tflm_pack16(r->w[6], r->w[7]);
     const int32_t w2c = r->w[8];
     __asm__ volatile(
-        DW_S8_ROW_LOOP("%[xa]", DW_S8_END_M("%[xa]"), "%[xa]", DW_S8_S1_COL, DW_S8_C_HALF,
-            DW_S8_S1_COL DW_S8_S1_COL, DW_S8_S1_COL DW_S8_S1_COL)
+        DW_S8_ROW_LOOP4("%[xa]", DW_S8_END_M("%[xa]"), "%[xa]", DW_S8_S1_COL)
         : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [b] "+r"(b), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc)
         : [row] "r"(in_row), [d] "r"(in_d), [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [wc] "r"(wc), [w2c] "r"(w2c),
           [end] "m"(end)
@@ -455,9 +493,7 @@ DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s2(const dw_s8_row_t *r, const int8_t
     const uint32_t w0 = r->wp[0], w1 = r->wp[1], w2 = r->wp[2], wc = tflm_pack16(r->w[6], r->w[7]);
     const int32_t w2c = r->w[8];
     __asm__ volatile(
-        DW_S8_ROW_LOOP("%[xa]", "", "%[end]", DW_S8_S2_COL_A DW_S8_S2_COL_B, DW_S8_C_HALF,
-            DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B,
-            DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B)
+        DW_S8_ROW_LOOP4("%[xa]", "", "%[end]", DW_S8_S2_COL_A DW_S8_S2_COL_B)
         : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc)
         : [row] "r"(in_row), [d] "r"(in_d), [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [wc] "r"(wc), [w2c] "r"(w2c),
           [end] "r"(end)
@@ -466,9 +502,7 @@ DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s2(const dw_s8_row_t *r, const int8_t
     const int32_t wm[6] = { r->w[0], r->w[1], r->w[2], r->w[3], r->w[4], r->w[5] };
     int32_t t0, t1;
     __asm__ volatile(
-        DW_S8_ROW_LOOP("%[xa]", DW_S8_END_M("%[xa]"), "%[xa]", DW_S8_S2_COL_A DW_S8_S2_COL_B, DW_S8_C_HALF,
-            DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B,
-            DW_S8_S2_COL_A DW_S8_S2_COL_B DW_S8_S2_COL_A DW_S8_S2_COL_B)
+        DW_S8_ROW_LOOP4("%[xa]", DW_S8_END_M("%[xa]"), "%[xa]", DW_S8_S2_COL_A DW_S8_S2_COL_B)
         : [p] "+r"(p), [s] "+r"(s), [a] "+r"(a), [xa] "=&r"(xa), [xb] "=&r"(xb), [xc] "=&r"(xc), [t0] "=&r"(t0),
           [t1] "=&r"(t1)
         : [row] "r"(in_row), [d] "r"(in_d), [w3] "r"(r->w[3]), [w6] "r"(r->w[6]), [w7] "r"(r->w[7]),
@@ -534,10 +568,18 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_clamp(int32_t v, int32_t lo, int32_t hi,
 // clamped to [lo, hi] (two selects).
 #define DW_S8_OUT_R0 ("%[v0]", "%[mult]", "%[k]", "%[shift]", "%[l0]", "%[h0]", "%[c30]")
 #define DW_S8_OUT_R1 ("%[v1]", "%[mult]", "%[k]", "%[shift]", "%[l1]", "%[h1]", "%[c30]")
+// Its steps written out as out_s8.h's, with the flag-setting ASRS: with
+// h0, shift and out low registers ("l") both shifts and the store take
+// 16 bits (24 B less in the loop of four; the flags are free there).
 #define DW_S8_OUT_CLAMP \
     "ldr %[v0], [%[s]], #4\n\t" \
     "add %[v0], %[v0], %[bias]\n\t" \
-    TFLM_OUT_S8_ASM(DW_S8_OUT_R0, TFLM_OUT_S8_ASM_LO_REG, TFLM_OUT_S8_ASM_NONE, TFLM_OUT_S8_ASM_CLAMP) \
+    "add %[h0], %[k], %[v0], asr #31\n\t" \
+    "orr %[l0], %[c30], %[h0], lsl #31\n\t" \
+    "asrs %[h0], %[h0], #1\n\t" \
+    "smlal %[l0], %[h0], %[v0], %[mult]\n\t" \
+    "asrs %[h0], %[h0], %[shift]\n\t" \
+    TFLM_OUT_S8_ASM_CLAMP("", "", "", "", "", "%[h0]", "") \
     "strb %[h0], [%[out]]\n\t" \
     "add %[out], %[out], %[d]\n\t"
 // One sum clamped by SSAT, then two side by side.
@@ -567,8 +609,9 @@ static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uin
     // tflm_out_s8_scale's steps with its constants in registers (GCC's
     // loop read out_d from the stack and built 2^30 twice): with SSAT two
     // sums side by side (14 registers, the end read from the stack), else
-    // one after the other; four a step (an odd n's first sum by itself,
-    // then the second two where four do not divide the rest), as the
+    // one after the other; four a step (with SSAT an odd n's first sum by
+    // itself, then the second two where four do not divide the rest; else
+    // entered at the sum that leaves a multiple of four), as the
     // sums' loops.
     const uint32_t c30 = 0x40000000u;
     uint32_t v0, h0, l0;
@@ -585,13 +628,9 @@ static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uin
         return out;
     }
     __asm__ volatile(
-        // The clamp's compares set the flags: C again from the count left
-        // (its bit 3 the count's).
-        DW_S8_ROW_LOOP("%[v0]", "", "%[end]",
-            DW_S8_OUT_CLAMP "sub %[v0], %[end], %[s]\n\t" "lsls %[v0], %[v0], #29\n\t", DW_S8_C_HALF,
-            DW_S8_OUT_CLAMP DW_S8_OUT_CLAMP, DW_S8_OUT_CLAMP DW_S8_OUT_CLAMP)
-        : [s] "+r"(s), [out] "+r"(out), [v0] "=&r"(v0), [h0] "=&r"(h0), [l0] "=&r"(l0)
-        : [bias] "r"(bias), [k] "r"(k), [c30] "r"(c30), [mult] "r"(mult), [shift] "r"(shift), [d] "r"(out_d),
+        DW_S8_ROW_LOOP4("%[v0]", "", "%[end]", DW_S8_OUT_CLAMP)
+        : [s] "+r"(s), [out] "+l"(out), [v0] "=&r"(v0), [h0] "=&l"(h0), [l0] "=&r"(l0)
+        : [bias] "r"(bias), [k] "r"(k), [c30] "r"(c30), [mult] "r"(mult), [shift] "l"(shift), [d] "r"(out_d),
           [lo] "r"(lo), [hi] "r"(hi), [end] "r"(end)
         : "memory", "cc");
     return out;
@@ -611,7 +650,7 @@ static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uin
 // Any output stage: the other ones (rare) a value at a time.
 DW_S8_ROW_LINKAGE int8_t *dw_s8_flush(const dw_s8_row_t *r, const uint32_t *s, int32_t n,
     int8_t *out) {
-    if (r->shift < 0) {
+    if (DW_S8_UNLIKELY(r->shift < 0)) {
         for (const uint32_t *const end = s + n; s != end; ++s, out += r->out_d) {
             *out = dw_s8_put(*s + r->bias, r);
         }
@@ -632,7 +671,7 @@ __attribute__((noinline)) static void dw_s8_row_s1(const dw_s8_row_t *r, int8_t 
     // one after it (column 0).
     uint32_t acc_a = r->bias, acc_b = r->bias;
     const int8_t *p = r->r0;
-    if (r->x0 < 0) {
+    if (DW_S8_LIKELY(r->x0 < 0)) {
         acc_a += r->z[0];
     } else {
         DW_S8_LOAD1(p, in_row, a, b, c);
@@ -649,14 +688,14 @@ __attribute__((noinline)) static void dw_s8_row_s1(const dw_s8_row_t *r, int8_t 
     // The assembly takes any count: the last segment ends with the odd
     // output and those past the right edge (at most two; else as below),
     // so that all go through dw_s8_flush.
-    if (r->out_w - r->inside <= 2) {
+    if (DW_S8_LIKELY(r->out_w - r->inside <= 2)) {
         uint32_t acc[2] = { acc_a - r->bias, acc_b - r->bias }, sums[DW_S8_SEG + 2];
         int32_t left = r->inside;
-        for (; left > DW_S8_SEG; left -= DW_S8_SEG) {
+        for (; DW_S8_UNLIKELY(left > DW_S8_SEG); left -= DW_S8_SEG) {
             p = dw_s8_sums_s1(r, p, DW_S8_SEG, sums, acc);
             out = dw_s8_flush(r, sums, DW_S8_SEG, out);
         }
-        if (left > 0) {
+        if (DW_S8_LIKELY(left > 0)) {
             dw_s8_sums_s1(r, p, left, sums, acc);
         }
         // Past the right edge: columns of zero points (sums without the
@@ -667,7 +706,7 @@ __attribute__((noinline)) static void dw_s8_row_s1(const dw_s8_row_t *r, int8_t 
             a = b + r->z[1];
             b = r->z[0];
         }
-        if (left > 0) {
+        if (DW_S8_LIKELY(left > 0)) {
             dw_s8_flush(r, sums, left, out);
         }
         return;
@@ -731,7 +770,8 @@ __attribute__((noinline)) static void dw_s8_row_s2(const dw_s8_row_t *r, int8_t 
     const int32_t in_row = r->in_row, out_d = r->out_d, in_d = r->in_d;
     uint32_t acc = r->bias;  // the next output's column 0
     const int8_t *p = r->r0;
-    if (r->x0 < 0) {
+    // SAME padding pads on the left with stride 2 only for odd widths.
+    if (DW_S8_UNLIKELY(r->x0 < 0)) {
         acc += r->z[0];
     } else {
         DW_S8_LOAD(p, in_row, a, b, c);
@@ -740,33 +780,31 @@ __attribute__((noinline)) static void dw_s8_row_s2(const dw_s8_row_t *r, int8_t 
     }
 #if DW_S8_ROW_ASM
     // As dw_s8_row_s1's.
-    if (r->out_w - r->inside <= 2) {
+    if (DW_S8_LIKELY(r->out_w - r->inside <= 2)) {
         uint32_t a[1] = { acc - r->bias }, sums[DW_S8_SEG + 2];
         int32_t left = r->inside;
-        for (; left > DW_S8_SEG; left -= DW_S8_SEG) {
+        for (; DW_S8_UNLIKELY(left > DW_S8_SEG); left -= DW_S8_SEG) {
             p = dw_s8_sums_s2(r, p, DW_S8_SEG, sums, a);
             out = dw_s8_flush(r, sums, DW_S8_SEG, out);
         }
-        if (left > 0) {
-            dw_s8_sums_s2(r, p, left, sums, a);
+        if (DW_S8_LIKELY(left > 0)) {
+            p = dw_s8_sums_s2(r, p, left, sums, a);
         }
-        // Past the right edge: the first new column may still be inside
-        // (the input's last), the second is not.
+        // Past the right edge: the first new column (column cx, at p) may
+        // still be inside (the input's last), the second is not.
         uint32_t a0 = a[0];
-        for (int32_t ox = r->inside; ox < r->out_w; ++ox) {
+        int32_t cx = r->x0 + 2 * r->inside + 1;
+        for (int32_t ox = r->inside; ox < r->out_w; ++ox, cx += 2) {
             uint32_t s0 = a0 + r->z[2];
-            const int32_t cx = r->x0 + 2 * ox + 1;
             if (cx < r->in_w) {
-                const int8_t *q = r->r0 + cx * in_d;
-                DW_S8_LOAD(q, in_row, x1, x2, x3);
-                DW_S8_COL(s0, r, 1, x1, x2, x3);
+                s0 = dw_s8_dot3(s0, dw_s8_col_at(p, in_row), dw_s8_wcol(r, 1));
             } else {
                 s0 += r->z[1];
             }
             sums[left++] = s0;
             a0 = r->z[0];
         }
-        if (left > 0) {
+        if (DW_S8_LIKELY(left > 0)) {
             dw_s8_flush(r, sums, left, out);
         }
         return;
