@@ -656,7 +656,7 @@ DW_S8_ROW_LINKAGE int8_t *dw_s8_flush(const dw_s8_row_t *r, const uint32_t *s, i
         }
         return out;
     }
-    if (r->lo == -128 && r->hi == 127) {
+    if (DW_S8_LIKELY(r->lo == -128 && r->hi == 127)) {
         return dw_s8_flush_in(r, s, n, out, true);
     }
     return dw_s8_flush_in(r, s, n, out, false);
