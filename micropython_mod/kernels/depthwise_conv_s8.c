@@ -790,19 +790,20 @@ __attribute__((noinline)) static void dw_s8_row_s2(const dw_s8_row_t *r, int8_t 
         if (DW_S8_LIKELY(left > 0)) {
             p = dw_s8_sums_s2(r, p, left, sums, a);
         }
-        // Past the right edge: the first new column (column cx, at p) may
-        // still be inside (the input's last), the second is not.
-        uint32_t a0 = a[0];
-        int32_t cx = r->x0 + 2 * r->inside + 1;
-        for (int32_t ox = r->inside; ox < r->out_w; ++ox, cx += 2) {
-            uint32_t s0 = a0 + r->z[2];
-            if (cx < r->in_w) {
+        // Past the right edge (at most two outputs): the first one's middle
+        // column (at p) may still be inside (the input's last), its last is
+        // not; the second one's are not.
+        if (r->inside < r->out_w) {
+            uint32_t s0 = a[0] + r->z[2];
+            if (r->x0 + 2 * r->inside + 1 < r->in_w) {
                 s0 = dw_s8_dot3(s0, dw_s8_col_at(p, in_row), dw_s8_wcol(r, 1));
             } else {
                 s0 += r->z[1];
             }
             sums[left++] = s0;
-            a0 = r->z[0];
+            if (r->inside + 1 < r->out_w) {
+                sums[left++] = r->z[0] + r->z[2] + r->z[1];
+            }
         }
         if (DW_S8_LIKELY(left > 0)) {
             dw_s8_flush(r, sums, left, out);
