@@ -698,13 +698,13 @@ __attribute__((noinline)) static void dw_s8_row_s1(const dw_s8_row_t *r, int8_t 
         if (DW_S8_LIKELY(left > 0)) {
             dw_s8_sums_s1(r, p, left, sums, acc);
         }
-        // Past the right edge: columns of zero points (sums without the
-        // bias, as the segments').
-        uint32_t a = acc[0], b = acc[1];
-        for (int32_t ox = r->inside; ox < r->out_w; ++ox) {
-            sums[left++] = a + r->z[2];
-            a = b + r->z[1];
-            b = r->z[0];
+        // Past the right edge (at most two outputs, straight code):
+        // columns of zero points (sums without the bias, as the segments').
+        if (r->inside < r->out_w) {
+            sums[left++] = acc[0] + r->z[2];
+            if (r->inside + 1 < r->out_w) {
+                sums[left++] = acc[1] + r->z[1] + r->z[2];
+            }
         }
         if (DW_S8_LIKELY(left > 0)) {
             dw_s8_flush(r, sums, left, out);
