@@ -261,24 +261,46 @@ static TFLM_ALWAYS_INLINE uint32_t dw_s8_dot3(uint32_t acc, dw_s8_col_t x, dw_s8
 // p; acc[0], acc[1] the next two outputs' sums so far (without the bias),
 // in and out. Returns p past the columns read.
 #if DW_S8_ROW_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+// A column's three values (the first two packed), p moved on.
+#define DW_S8_COL_LOAD \
+    "ldrsb %[xa], [%[p]]\n\t" \
+    "ldrsb %[xb], [%[p], %[row]]\n\t" \
+    "ldrsb %[xc], [%[p], %[row], lsl #1]\n\t" \
+    "add %[p], %[p], %[d]\n\t" \
+    "pkhbt %[xa], %[xa], %[xb], lsl #16\n\t"
+// The output that takes the column as its last: the sum so far in a,
+// finished with the column's products by the third weights and stored.
+#define DW_S8_COL_LAST \
+    "smlad %[xb], %[xa], %[w2], %[a]\n\t" \
+    "smlabb %[xb], %[xc], %[w2c], %[xb]\n\t" \
+    "str %[xb], [%[s]], #4\n\t"
 // One column of dw_s8_sums_s1 with DSP: its three values (the first two
 // packed), the finished sum stored, the next two moved on. The third
 // weights of columns 0 and 1 packed in wc (SMLABB, SMLABT), column 2's in
 // w2c.
 #define DW_S8_S1_COL \
-    "ldrsb %[xa], [%[p]]\n\t" \
-    "ldrsb %[xb], [%[p], %[row]]\n\t" \
-    "ldrsb %[xc], [%[p], %[row], lsl #1]\n\t" \
-    "add %[p], %[p], %[d]\n\t" \
-    "pkhbt %[xa], %[xa], %[xb], lsl #16\n\t" \
-    "smlad %[xb], %[xa], %[w2], %[a]\n\t" \
-    "smlabb %[xb], %[xc], %[w2c], %[xb]\n\t" \
-    "str %[xb], [%[s]], #4\n\t" \
+    DW_S8_COL_LOAD \
+    DW_S8_COL_LAST \
     "smlad %[a], %[xa], %[w1], %[b]\n\t" \
     "smlabt %[a], %[xc], %[wc], %[a]\n\t" \
     "smuad %[b], %[xa], %[w0]\n\t" \
     "smlabb %[b], %[xc], %[wc], %[b]\n\t"
 #elif DW_S8_ROW_ASM
+// A later row of the window for DW_S8_S1_M3_TWO: the row's value of each
+// column (at `at` from p1 and p2) and its weights m[a], m[b], m[c]; all six
+// products added.
+#define DW_S8_S1_M3_ROW(o0, o1, n0, n1, at, ma, mb, mc) \
+    "ldrsb %[x1], [%[p1]" at "]\n\t" \
+    "ldrsb %[x2], [%[p2]" at "]\n\t" \
+    "ldr %[t0], %[" ma "]\n\t" \
+    "ldr %[t1], %[" mb "]\n\t" \
+    "ldr %[t2], %[" mc "]\n\t" \
+    "mla %[" o0 "], %[x1], %[t2], %[" o0 "]\n\t" \
+    "mla %[" o1 "], %[x1], %[t1], %[" o1 "]\n\t" \
+    "mla %[" o1 "], %[x2], %[t2], %[" o1 "]\n\t" \
+    "mla %[" n0 "], %[x1], %[t0], %[" n0 "]\n\t" \
+    "mla %[" n0 "], %[x2], %[t1], %[" n0 "]\n\t" \
+    "mla %[" n1 "], %[x2], %[t0], %[" n1 "]\n\t"
 // dw_s8_sums_s1 on the Cortex-M3, two columns at a time (at p1 and p2 =
 // p1 + in_d, both moved on by d2 = 2 in_d), a row of the window at a time:
 // the row's value of each column and its three weights (loaded back to
@@ -298,28 +320,8 @@ static TFLM_ALWAYS_INLINE uint32_t dw_s8_dot3(uint32_t acc, dw_s8_col_t x, dw_s8
     "mul %[" n0 "], %[x1], %[t0]\n\t" \
     "mla %[" n0 "], %[x2], %[t1], %[" n0 "]\n\t" \
     "mul %[" n1 "], %[x2], %[t0]\n\t" \
-    "ldrsb %[x1], [%[p1], %[row]]\n\t" \
-    "ldrsb %[x2], [%[p2], %[row]]\n\t" \
-    "ldr %[t0], %[m3]\n\t" \
-    "ldr %[t1], %[m4]\n\t" \
-    "ldr %[t2], %[m5]\n\t" \
-    "mla %[" o0 "], %[x1], %[t2], %[" o0 "]\n\t" \
-    "mla %[" o1 "], %[x1], %[t1], %[" o1 "]\n\t" \
-    "mla %[" o1 "], %[x2], %[t2], %[" o1 "]\n\t" \
-    "mla %[" n0 "], %[x1], %[t0], %[" n0 "]\n\t" \
-    "mla %[" n0 "], %[x2], %[t1], %[" n0 "]\n\t" \
-    "mla %[" n1 "], %[x2], %[t0], %[" n1 "]\n\t" \
-    "ldrsb %[x1], [%[p1], %[row], lsl #1]\n\t" \
-    "ldrsb %[x2], [%[p2], %[row], lsl #1]\n\t" \
-    "ldr %[t0], %[m6]\n\t" \
-    "ldr %[t1], %[m7]\n\t" \
-    "ldr %[t2], %[m8]\n\t" \
-    "mla %[" o0 "], %[x1], %[t2], %[" o0 "]\n\t" \
-    "mla %[" o1 "], %[x1], %[t1], %[" o1 "]\n\t" \
-    "mla %[" o1 "], %[x2], %[t2], %[" o1 "]\n\t" \
-    "mla %[" n0 "], %[x1], %[t0], %[" n0 "]\n\t" \
-    "mla %[" n0 "], %[x2], %[t1], %[" n0 "]\n\t" \
-    "mla %[" n1 "], %[x2], %[t0], %[" n1 "]\n\t" \
+    DW_S8_S1_M3_ROW(o0, o1, n0, n1, ", %[row]", "m3", "m4", "m5") \
+    DW_S8_S1_M3_ROW(o0, o1, n0, n1, ", %[row], lsl #1", "m6", "m7", "m8") \
     "str %[" o0 "], [%[s]], #4\n\t" \
     "str %[" o1 "], [%[s]], #4\n\t" \
     "add %[p1], %[p1], %[d2]\n\t" \
@@ -433,22 +435,12 @@ DW_S8_ROW_LINKAGE const int8_t *dw_s8_sums_s1(const dw_s8_row_t *r, const int8_t
 // output's two new columns (its middle one), then the second (its last,
 // and the next output's first).
 #define DW_S8_S2_COL_A \
-    "ldrsb %[xa], [%[p]]\n\t" \
-    "ldrsb %[xb], [%[p], %[row]]\n\t" \
-    "ldrsb %[xc], [%[p], %[row], lsl #1]\n\t" \
-    "add %[p], %[p], %[d]\n\t" \
-    "pkhbt %[xa], %[xa], %[xb], lsl #16\n\t" \
+    DW_S8_COL_LOAD \
     "smlad %[a], %[xa], %[w1], %[a]\n\t" \
     "smlabt %[a], %[xc], %[wc], %[a]\n\t"
 #define DW_S8_S2_COL_B \
-    "ldrsb %[xa], [%[p]]\n\t" \
-    "ldrsb %[xb], [%[p], %[row]]\n\t" \
-    "ldrsb %[xc], [%[p], %[row], lsl #1]\n\t" \
-    "add %[p], %[p], %[d]\n\t" \
-    "pkhbt %[xa], %[xa], %[xb], lsl #16\n\t" \
-    "smlad %[xb], %[xa], %[w2], %[a]\n\t" \
-    "smlabb %[xb], %[xc], %[w2c], %[xb]\n\t" \
-    "str %[xb], [%[s]], #4\n\t" \
+    DW_S8_COL_LOAD \
+    DW_S8_COL_LAST \
     "smuad %[a], %[xa], %[w0]\n\t" \
     "smlabb %[a], %[xc], %[wc], %[a]\n\t"
 #elif DW_S8_ROW_ASM
