@@ -53,6 +53,7 @@ V7M = {
     "ldr_str": (2, (3, 3, 4), (3, 3, 4)),        # "LDR R0,[R1,R2]; STR R0,[R3,#20] - normally three"
     "ldr_str_reg": (2, (3, 3, 4), (3, 3, 4)),    # "LDR R0,[R1,R2]; STR R1,[R3,R2] - normally three"
     "ldr_three": (3, (4, 4, 6), (4, 4, 6)),      # "...; LDR R1,[R2]; LDR R2,[R3,#4] - normally four"
+    "ldr_pair_page": (2, (3, 3, 4), (3, 3, 4)),  # the same, the second across a 1 KB page of QEMU's
     "ldr_dep": (2, (4, 4, 4), (4, 4, 4)),        # the second address is the first load's result
     "str_imm": (4, (4, 4, 8), (4, 4, 8)),        # "STR Rx,[Ry,#imm] is always one cycle"
     "str_ldr": (2, (3, 3, 4), (3, 3, 4)),        # nothing pipelines after a store

@@ -387,11 +387,15 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     for (size_t i = 0; i < n; ++i) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         const uint8_t *bytes = qemu_plugin_insn_data(insn);
-        size_t size = qemu_plugin_insn_size(insn);
+        // The bytes QEMU read for the instruction: before an instruction
+        // that crosses a page, the block's last one also holds the halfword
+        // QEMU looked ahead at (6 bytes), so the size is the decoder's.
+        size_t read = qemu_plugin_insn_size(insn);
         uint16_t hw1 = (uint16_t)(bytes[0] | bytes[1] << 8);
-        uint16_t hw2 = size >= 4 ? (uint16_t)(bytes[2] | bytes[3] << 8) : 0;
+        uint16_t hw2 = read >= 4 ? (uint16_t)(bytes[2] | bytes[3] << 8) : 0;
         slot_t *s = &slots[i];
         thumb_decode(core, hw1, hw2, &s->d);
+        size_t size = s->d.size;
         s->cond = (s->d.flags & F_COND) || it_left > 0;
         if (it_left > 0) {
             --it_left;

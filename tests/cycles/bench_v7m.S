@@ -58,6 +58,17 @@ reset:
         ldr r1, [r2]
         ldr r2, [r3, #4]
         END(ldr_three)
+        // ldr_pair with its second load a 32-bit instruction across a 1 KB
+        // boundary (QEMU's pages here): QEMU ends a block before such an
+        // instruction and reads its first halfword with the one before.
+        b.w 2f
+        .balign 1024
+        .space 1024 - 10
+2:
+        CASE(ldr_pair_page)
+        ldr r0, [r1]
+        ldr.w r1, [r2]
+        END(ldr_pair_page)
         CASE(ldr_dep)
         ldr r0, [r1]
         ldr r4, [r0]
