@@ -166,6 +166,11 @@ def cases() -> list[Case]:
             (1, "SAME", (2, 9), 17, 1)]:
         dw(f"3x3s{stride}_{padding.lower()}_{h}x{w}x{in_d}_m{mult}", h=h, w=w, in_d=in_d, stride=stride,
            padding=padding, mult=mult)
+    # Whole windows on the channels path (outputs 4 to 8 wide): groups of
+    # four channels in one loop a pixel, chunks of 16 and the channels left
+    # over, without and with a clamp.
+    dw("3x3s1_same_6x6x36_whole", h=6, w=6, in_d=36, stride=1, padding="SAME", act="NONE")
+    dw("3x3s2_same_11x9x21_whole", h=11, w=9, in_d=21, stride=2, padding="SAME", act="RELU6")
     dw("3x3_batches", h=4, w=4, in_d=4, stride=1, padding="SAME", batches=2)
     dw("3x3_extreme_shifts", h=4, w=5, in_d=12, stride=1, padding="SAME", per_channel=True, extreme=True)
     # Other windows: the channels path (multipliers 1, 2 and multiples of

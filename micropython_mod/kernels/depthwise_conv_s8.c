@@ -1370,37 +1370,6 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_groups(const tflm_out_s8_t *q, int32_t n
 #else
 #define DW_S8_FULL_WORDS (1)
 #endif
-typedef struct {
-    uint32_t bias[DW_S8_CHUNK];
-    uint32_t w[DW_S8_CHUNK / 4][9][DW_S8_FULL_WORDS];
-} dw_s8_full_t;
-
-// For the chunk's groups of four channels (the rest go one by one).
-static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n, const int8_t *w_c, int32_t in_d,
-    int32_t off) {
-    for (int32_t j = 0; j + 4 <= n; j += 4) {
-        uint32_t (*wg)[DW_S8_FULL_WORDS] = f->w[j / 4];
-        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (int32_t t = 0; t < 9; ++t) {
-            const uint32_t wv = tflm_ld_u32(w_c + t * in_d + j);
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-            wg[t][0] = tflm_sxtb16(wv);
-            wg[t][1] = tflm_sxtb16_ror8(wv);
-#else
-            wg[t][0] = wv;
-#endif
-            s0 += (int8_t)wv;
-            s1 += (int8_t)(wv >> 8);
-            s2 += (int8_t)(wv >> 16);
-            s3 += (int32_t)wv >> 24;
-        }
-        f->bias[j] = (uint32_t)q[j].bias + (uint32_t)(off * s0);
-        f->bias[j + 1] = (uint32_t)q[j + 1].bias + (uint32_t)(off * s1);
-        f->bias[j + 2] = (uint32_t)q[j + 2].bias + (uint32_t)(off * s2);
-        f->bias[j + 3] = (uint32_t)q[j + 3].bias + (uint32_t)(off * s3);
-    }
-}
-
 // In assembly on the M profile in optimised builds (the host's tests build
 // the C loop below, the same sums).
 #if defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__)
@@ -1408,6 +1377,67 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
 #else
 #define DW_S8_FULL_ASM (0)
 #endif
+// A group of four channels as a whole window takes it: the sums' starts
+// and the nine taps' weights, and for the assembly loop
+// (dw_s8_full_pixel), which walks the groups with one pointer, the output
+// stage's constants and the call's geometry next to them.
+typedef struct {
+    uint32_t bias[4];
+    uint32_t w[9][DW_S8_FULL_WORDS];
+#if DW_S8_FULL_ASM
+    uint32_t raw[4];  // the bias alone: the start of a window that adds the offset (a border's)
+    int32_t q[4][3];  // each channel's mult, k and shift (tflm_out_s8_t's)
+    int32_t back;     // from the input past the nine taps to the next group's first tap
+    int32_t lo, hi;   // the clamp
+    int32_t d, row;   // in_d, in_row - in_d (the taps' steps)
+#endif
+} dw_s8_group_t;
+
+typedef struct {
+    dw_s8_group_t g[DW_S8_CHUNK / 4];
+} dw_s8_full_t;
+
+// For the chunk's groups of four channels (the rest go one by one).
+static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n, const int8_t *w_c, int32_t in_d,
+    int32_t in_row, int32_t off, int32_t lo, int32_t hi) {
+    for (int32_t j = 0; j + 4 <= n; j += 4) {
+        dw_s8_group_t *g = &f->g[j / 4];
+        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (int32_t t = 0; t < 9; ++t) {
+            const uint32_t wv = tflm_ld_u32(w_c + t * in_d + j);
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+            g->w[t][0] = tflm_sxtb16(wv);
+            g->w[t][1] = tflm_sxtb16_ror8(wv);
+#else
+            g->w[t][0] = wv;
+#endif
+            s0 += (int8_t)wv;
+            s1 += (int8_t)(wv >> 8);
+            s2 += (int8_t)(wv >> 16);
+            s3 += (int32_t)wv >> 24;
+        }
+        g->bias[0] = (uint32_t)q[j].bias + (uint32_t)(off * s0);
+        g->bias[1] = (uint32_t)q[j + 1].bias + (uint32_t)(off * s1);
+        g->bias[2] = (uint32_t)q[j + 2].bias + (uint32_t)(off * s2);
+        g->bias[3] = (uint32_t)q[j + 3].bias + (uint32_t)(off * s3);
+#if DW_S8_FULL_ASM
+        for (int32_t i = 0; i < 4; ++i) {
+            g->raw[i] = (uint32_t)q[j + i].bias;
+            g->q[i][0] = q[j + i].mult;
+            g->q[i][1] = q[j + i].k;
+            g->q[i][2] = q[j + i].shift;
+        }
+        g->back = 2 * in_row + in_d - 4;
+        g->lo = lo;
+        g->hi = hi;
+        g->d = in_d;
+        g->row = in_row - in_d;
+#else
+        (void)in_row, (void)lo, (void)hi;
+#endif
+    }
+}
+
 #if DW_S8_FULL_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
 // One tap: the four values (a word at x plus `at`), the widened weights at
 // `w` bytes into the group's (two LDR pipelined behind the first, a cycle
@@ -1416,13 +1446,20 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
     "ldr %[t0], [%[x]" at "]\n\t" \
     "ldr %[w0], [%[wg], #" w "]\n\t" \
     "ldr %[w1], [%[wg], #" w "+4]\n\t"
-#define DW_S8_FULL_MAC \
+#define DW_S8_FULL_WIDEN \
     "sxtb16 %[t1], %[t0]\n\t" \
-    "sxtb16 %[t0], %[t0], ror #8\n\t" \
+    "sxtb16 %[t0], %[t0], ror #8\n\t"
+#define DW_S8_FULL_SMLA \
     "smlabb %[a0], %[t1], %[w0], %[a0]\n\t" \
     "smlatt %[a2], %[t1], %[w0], %[a2]\n\t" \
     "smlabb %[a1], %[t0], %[w1], %[a1]\n\t" \
     "smlatt %[a3], %[t0], %[w1], %[a3]\n\t"
+#define DW_S8_FULL_MAC DW_S8_FULL_WIDEN DW_S8_FULL_SMLA
+// The same with the input offset (packed in both halfwords) added to the
+// values, for a window whose sums start from the bias alone.
+#define DW_S8_OFF_MAC \
+    DW_S8_FULL_WIDEN "sadd16 %[t1], %[t1], %[off]\n\t" "sadd16 %[t0], %[t0], %[off]\n\t" DW_S8_FULL_SMLA
+#define DW_S8_TAP_BYTES "8"
 #elif DW_S8_FULL_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
 // One tap on the Cortex-M3: the four values and the four weights a word
 // each, sign-extended a byte at a time (SXTB with rotation, ASR for the top
@@ -1443,39 +1480,113 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
     "asr %[t0], %[t0], #24\n\t" \
     "asr %[w0], %[w0], #24\n\t" \
     "mla %[a3], %[t0], %[w0], %[a3]\n\t"
+// The same with the input offset added to each value.
+#define DW_S8_OFF_MAC \
+    "sxtb %[t1], %[t0]\n\t" \
+    "sxtb %[w1], %[w0]\n\t" \
+    "add %[t1], %[t1], %[off]\n\t" \
+    "mla %[a0], %[t1], %[w1], %[a0]\n\t" \
+    "sxtb %[t1], %[t0], ror #8\n\t" \
+    "sxtb %[w1], %[w0], ror #8\n\t" \
+    "add %[t1], %[t1], %[off]\n\t" \
+    "mla %[a1], %[t1], %[w1], %[a1]\n\t" \
+    "sxtb %[t1], %[t0], ror #16\n\t" \
+    "sxtb %[w1], %[w0], ror #16\n\t" \
+    "add %[t1], %[t1], %[off]\n\t" \
+    "mla %[a2], %[t1], %[w1], %[a2]\n\t" \
+    "asr %[t0], %[t0], #24\n\t" \
+    "asr %[w0], %[w0], #24\n\t" \
+    "add %[t0], %[t0], %[off]\n\t" \
+    "mla %[a3], %[t0], %[w0], %[a3]\n\t"
+#define DW_S8_TAP_BYTES "4"
 #endif
 #ifdef DW_S8_FULL_LOAD
 // A row of the window: its third column from x moved by in_d (twelve
 // registers), then `next` (on to the next row); x moved once its loads are
 // done, between them and the products, as the core has no path from an
 // addition's result to the next instruction's address (a cycle lost).
-#define DW_S8_FULL_ROW(w0, w1, w2, next) \
-    DW_S8_FULL_LOAD("", w0) DW_S8_FULL_MAC DW_S8_FULL_LOAD(", %[d]", w1) "add %[x], %[x], %[d]\n\t" \
-    DW_S8_FULL_MAC DW_S8_FULL_LOAD(", %[d]", w2) next DW_S8_FULL_MAC
+#define DW_S8_TAPS_ROW3(mac, w0, w1, w2, next) \
+    DW_S8_FULL_LOAD("", w0) mac DW_S8_FULL_LOAD(", %[d]", w1) "add %[x], %[x], %[d]\n\t" \
+    mac DW_S8_FULL_LOAD(", %[d]", w2) next mac
+#define DW_S8_FULL_ROW(w0, w1, w2, next) DW_S8_TAPS_ROW3(DW_S8_FULL_MAC, w0, w1, w2, next)
+// A row of two columns (`next` then moves x by a whole input row).
+#define DW_S8_TAPS_ROW2(mac, w0, w1, next) DW_S8_FULL_LOAD("", w0) mac DW_S8_FULL_LOAD(", %[d]", w1) next mac
+// The weights of the window's tap (r, c) from its first tap's.
+#define DW_S8_TAP_W(r, c) "(" #r "*3+" #c ")*" DW_S8_TAP_BYTES
 #define DW_S8_FULL_NEXT "add %[x], %[x], %[row]\n\t"
 #endif
 
+#if DW_S8_FULL_ASM
+// The output stage of channel i of a group (its sum in register v):
+// out_s8.h's steps with the group's constants (mult, k and shift loaded
+// together: two of the loads pipelined), then `clamp`, the byte stored.
+#define DW_S8_GROUP_OUT(v, i, clamp) \
+    "ldr %[t0], [%[wg], #%c[oq]+" #i "*12+4]\n\t" \
+    "ldr %[t1], [%[wg], #%c[oq]+" #i "*12]\n\t" \
+    "ldr %[w0], [%[wg], #%c[oq]+" #i "*12+8]\n\t" \
+    TFLM_OUT_S8_ASM((v, "%[t1]", "%[t0]", "%[w0]", "%[w1]", "%[t0]", ""), TFLM_OUT_S8_ASM_LO_IMM, \
+        TFLM_OUT_S8_ASM_NONE, clamp) \
+    "strb %[t0], [%[o], #" #i "]\n\t"
+// The clamp to the group's range, loaded into the registers of the taps'
+// steps (reloaded before the next group's taps).
+#define DW_S8_GROUP_CLAMP(v, m, k, sh, t, u, c30) TFLM_OUT_S8_ASM_CLAMP_TO(u, "%[d]", "%[row]")
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+#define DW_S8_GROUP_TAPS \
+    DW_S8_FULL_ROW("16", "24", "32", DW_S8_FULL_NEXT) DW_S8_FULL_ROW("40", "48", "56", DW_S8_FULL_NEXT) \
+    DW_S8_FULL_ROW("64", "72", "80", "")
+#else
+#define DW_S8_GROUP_TAPS \
+    DW_S8_FULL_ROW("16", "20", "24", DW_S8_FULL_NEXT) DW_S8_FULL_ROW("28", "32", "36", DW_S8_FULL_NEXT) \
+    DW_S8_FULL_ROW("40", "44", "48", "")
+#endif
+// One group a turn from g to end: the sums from the starts through the nine
+// taps (x back to the next group's first after them), the four outputs.
+// `pre` and `post` go around the outputs (the clamp's range in, the steps
+// back).
+#define DW_S8_GROUP_LOOP(pre, clamp, post) \
+    "1:\n\t" \
+    "ldrd %[a0], %[a1], [%[wg]]\n\t" \
+    "ldrd %[a2], %[a3], [%[wg], #8]\n\t" \
+    DW_S8_GROUP_TAPS \
+    "ldr %[t0], [%[wg], #%c[ob]]\n\t" \
+    "sub %[x], %[x], %[t0]\n\t" \
+    pre \
+    DW_S8_GROUP_OUT("%[a0]", 0, clamp) DW_S8_GROUP_OUT("%[a1]", 1, clamp) \
+    DW_S8_GROUP_OUT("%[a2]", 2, clamp) DW_S8_GROUP_OUT("%[a3]", 3, clamp) \
+    post \
+    "adds %[o], %[o], #4\n\t" \
+    "adds %[wg], %[wg], #%c[sz]\n\t" \
+    "cmp %[wg], %[e]\n\t" \
+    "bne 1b\n\t"
+
+// The groups g to end (one or more) of one output pixel whose window is
+// whole inside the input (first tap at x), to out: each group's registers
+// stay in one loop, its constants next to its weights.
+static TFLM_ALWAYS_INLINE void dw_s8_full_pixel(const dw_s8_group_t *g, const dw_s8_group_t *end, const int8_t *x,
+    int8_t *out, bool sat) {
+    uint32_t a0, a1, a2, a3, t0, t1, w0, w1;
+    int32_t d = g->d, row = g->row;
+#define DW_S8_GROUP_OPERANDS \
+    : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [t0] "=&r"(t0), [t1] "=&r"(t1), \
+      [w0] "=&r"(w0), [w1] "=&r"(w1), [x] "+r"(x), [wg] "+r"(g), [o] "+r"(out), [d] "+r"(d), [row] "+r"(row) \
+    : [e] "r"(end), [oq] "i"(offsetof(dw_s8_group_t, q)), [ob] "i"(offsetof(dw_s8_group_t, back)), \
+      [ol] "i"(offsetof(dw_s8_group_t, lo)), [od] "i"(offsetof(dw_s8_group_t, d)), \
+      [sz] "i"(sizeof(dw_s8_group_t)) \
+    : "memory", "cc"
+    if (sat) {
+        __asm__ volatile(DW_S8_GROUP_LOOP("", TFLM_OUT_S8_ASM_SSAT, "") DW_S8_GROUP_OPERANDS);
+    } else {
+        __asm__ volatile(DW_S8_GROUP_LOOP("ldrd %[d], %[row], [%[wg], #%c[ol]]\n\t", DW_S8_GROUP_CLAMP,
+            "ldrd %[d], %[row], [%[wg], #%c[od]]\n\t") DW_S8_GROUP_OPERANDS);
+    }
+#undef DW_S8_GROUP_OPERANDS
+}
+#else
 // Four channels' sums over a whole window from x (its first tap, columns
 // in_d apart, rows in_row) with the group's copied weights wg.
 static TFLM_ALWAYS_INLINE void dw_s8_full4(const int8_t *x, const uint32_t (*wg)[DW_S8_FULL_WORDS], int32_t in_d,
     int32_t in_row, uint32_t *a) {
     uint32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-#ifdef DW_S8_FULL_LOAD
-    // Nine taps in one block: GCC's own loop kept the offsets on the stack.
-    uint32_t t0, t1, w0, w1;
-    const int32_t row = in_row - in_d;
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-    __asm__(DW_S8_FULL_ROW("0", "8", "16", DW_S8_FULL_NEXT) DW_S8_FULL_ROW("24", "32", "40", DW_S8_FULL_NEXT)
-        DW_S8_FULL_ROW("48", "56", "64", "")
-#else
-    __asm__(DW_S8_FULL_ROW("0", "4", "8", DW_S8_FULL_NEXT) DW_S8_FULL_ROW("12", "16", "20", DW_S8_FULL_NEXT)
-        DW_S8_FULL_ROW("24", "28", "32", "")
-#endif
-        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [t0] "=&r"(t0),
-          [t1] "=&r"(t1), [w0] "=&r"(w0), [w1] "=&r"(w1)
-        : [d] "r"(in_d), [row] "r"(row), [wg] "r"(wg)
-        : "memory");
-#else
     for (int32_t t = 0; t < 9; ++t) {
         const uint32_t xv = tflm_ld_u32(x + (t / 3) * in_row + (t % 3) * in_d);
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
@@ -1492,22 +1603,30 @@ static TFLM_ALWAYS_INLINE void dw_s8_full4(const int8_t *x, const uint32_t (*wg)
         a3 += (uint32_t)(((int32_t)xv >> 24) * ((int32_t)wv >> 24));
 #endif
     }
-#endif
     a[0] = a0;
     a[1] = a1;
     a[2] = a2;
     a[3] = a3;
 }
+#endif
 
 // Each four of the chunk's n channels of one output pixel whose window is
 // whole inside the input (first tap at xs), to the output stage; returns
 // how many it did.
 static TFLM_ALWAYS_INLINE int32_t dw_s8_full_groups(const tflm_out_s8_t *q, const dw_s8_full_t *f, int32_t n,
     const int8_t *xs, int32_t in_d, int32_t in_row, int32_t lo, int32_t hi, bool sat, int8_t *out) {
+#if DW_S8_FULL_ASM
+    (void)q, (void)in_d, (void)in_row, (void)lo, (void)hi;
+    const int32_t groups = n / 4;
+    if (groups > 0) {
+        dw_s8_full_pixel(f->g, f->g + groups, xs, out, sat);
+    }
+    return groups * 4;
+#else
     int32_t j = 0;
     for (; j + 4 <= n; j += 4) {
-        uint32_t a[4] = { f->bias[j], f->bias[j + 1], f->bias[j + 2], f->bias[j + 3] };
-        dw_s8_full4(xs + j, f->w[j / 4], in_d, in_row, a);
+        uint32_t a[4] = { f->g[j / 4].bias[0], f->g[j / 4].bias[1], f->g[j / 4].bias[2], f->g[j / 4].bias[3] };
+        dw_s8_full4(xs + j, f->g[j / 4].w, in_d, in_row, a);
         if (sat) {
             dw_s8_out4(q, j, a[0], a[1], a[2], a[3], lo, hi, true, out);
             continue;
@@ -1515,32 +1634,90 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_full_groups(const tflm_out_s8_t *q, cons
         dw_s8_out4(q, j, a[0], a[1], a[2], a[3], lo, hi, false, out);
     }
     return j;
+#endif
 }
 
-// The chunk's output channels over rows [row0, row1): per output pixel the
-// window's first tap inside the input and how many rows and columns of it
-// are inside, then each four channels from the bias through those taps
-// (rows in_row apart in the input, 3 * in_d in the filter; columns in_d
-// apart in both; a loop for each number of columns) to the output stage,
-// the rest one by one. Each sum is the reference's: the same products,
-// modulo 2^32. Only for a chunk whose output stages are all one multiply
-// and shift (tflm_out_s8_scale): returns false, having written nothing,
-// for another (dw_s8_channels_whole's then).
-DW_S8_NOIPA static bool dw_s8_channels_3x3(const dw_s8_t *c, int8_t *output, int32_t batch,
-    int32_t row0, int32_t row1) {
+#if DW_S8_FULL_ASM
+// The four outputs of group g from its sums, to out.
+static TFLM_ALWAYS_INLINE void dw_s8_group_out(const dw_s8_group_t *g, uint32_t a0, uint32_t a1, uint32_t a2,
+    uint32_t a3, int8_t *out, int32_t lo, int32_t hi, bool sat) {
+    uint32_t t0, t1, w0, w1;
+#define DW_S8_GROUP_OUT_OPERANDS \
+    : [t0] "=&r"(t0), [t1] "=&r"(t1), [w0] "=&r"(w0), [w1] "=&r"(w1) \
+    : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3), [wg] "r"(g), [o] "r"(out), [lo] "r"(lo), \
+      [hi] "r"(hi), [oq] "i"(offsetof(dw_s8_group_t, q)) \
+    : "memory", "cc"
+#define DW_S8_GROUP_OUTS(clamp) \
+    DW_S8_GROUP_OUT("%[a0]", 0, clamp) DW_S8_GROUP_OUT("%[a1]", 1, clamp) DW_S8_GROUP_OUT("%[a2]", 2, clamp) \
+    DW_S8_GROUP_OUT("%[a3]", 3, clamp)
+    if (sat) {
+        __asm__ volatile(DW_S8_GROUP_OUTS(TFLM_OUT_S8_ASM_SSAT) DW_S8_GROUP_OUT_OPERANDS);
+    } else {
+        __asm__ volatile(DW_S8_GROUP_OUTS(TFLM_OUT_S8_ASM_CLAMP) DW_S8_GROUP_OUT_OPERANDS);
+    }
+#undef DW_S8_GROUP_OUTS
+#undef DW_S8_GROUP_OUT_OPERANDS
+}
+
+// Each four of the chunk's n channels of one output pixel whose window has
+// two or three rows and two or three columns inside the input, not both
+// three (a border's: `rows` and `cols` of the window), its first tap at xs
+// and its weights `wt` bytes into a group's: the sums from the bias, the
+// offset added to the values (the taps outside would otherwise have to be
+// taken off a folded start). Returns how many channels it did.
+static TFLM_ALWAYS_INLINE int32_t dw_s8_border_groups(const dw_s8_full_t *f, int32_t n, const int8_t *xs,
+    int32_t wt, int32_t in_d, int32_t in_row, uint32_t off4, int32_t lo, int32_t hi, bool sat, int8_t *out,
+    int32_t rows, int32_t cols) {
+    const int32_t groups = n / 4;
+    for (int32_t k = 0; k < groups; ++k, xs += 4, out += 4) {
+        const dw_s8_group_t *g = &f->g[k];
+        const uint8_t *w = (const uint8_t *)g->w + wt;
+        const int8_t *x = xs;
+        // t1 brings the starts' address in (the first loads), then serves
+        // the taps: one register fewer.
+        uint32_t a0, a1, a2, a3, t0, w0, w1;
+        uintptr_t t1 = (uintptr_t)g->raw;
+#define DW_S8_BORDER_START "ldrd %[a0], %[a1], [%[t1]]\n\t" "ldrd %[a2], %[a3], [%[t1], #8]\n\t"
+#define DW_S8_BORDER_OPERANDS(step) \
+    : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [t0] "=&r"(t0), [t1] "+&r"(t1), \
+      [w0] "=&r"(w0), [w1] "=&r"(w1), [x] "+&r"(x) \
+    : [wg] "r"(w), [d] "r"(in_d), [row] "r"(step), [off] "r"(off4) \
+    : "memory"
+        if (cols == 3) {
+            __asm__(DW_S8_BORDER_START DW_S8_TAPS_ROW3(DW_S8_OFF_MAC, DW_S8_TAP_W(0, 0), DW_S8_TAP_W(0, 1),
+                DW_S8_TAP_W(0, 2), DW_S8_FULL_NEXT) DW_S8_TAPS_ROW3(DW_S8_OFF_MAC, DW_S8_TAP_W(1, 0),
+                DW_S8_TAP_W(1, 1), DW_S8_TAP_W(1, 2), "") DW_S8_BORDER_OPERANDS(in_row - in_d));
+        } else if (rows == 3) {
+            __asm__(DW_S8_BORDER_START DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(0, 0), DW_S8_TAP_W(0, 1),
+                DW_S8_FULL_NEXT) DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(1, 0), DW_S8_TAP_W(1, 1),
+                DW_S8_FULL_NEXT) DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(2, 0), DW_S8_TAP_W(2, 1), "")
+                DW_S8_BORDER_OPERANDS(in_row));
+        } else {
+            __asm__(DW_S8_BORDER_START DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(0, 0), DW_S8_TAP_W(0, 1),
+                DW_S8_FULL_NEXT) DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(1, 0), DW_S8_TAP_W(1, 1), "")
+                DW_S8_BORDER_OPERANDS(in_row));
+        }
+#undef DW_S8_BORDER_OPERANDS
+#undef DW_S8_BORDER_START
+        dw_s8_group_out(g, a0, a1, a2, a3, out, lo, hi, sat);
+    }
+    return groups * 4;
+}
+#endif
+
+// The pixels of rows [row0, row1) of dw_s8_channels_3x3's chunk: per
+// output pixel the window's first tap inside the input and how many rows
+// and columns of it are inside, then each four channels from the bias
+// through those taps (rows in_row apart in the input, 3 * in_d in the
+// filter; columns in_d apart in both; a loop for each number of columns)
+// to the output stage, the rest one by one. With `groups` (a constant at
+// each call: the pixel loop then keeps the registers the assembly's blocks
+// need) whole windows, and in the assembly border windows, take the
+// groups' set-up in `full`.
+static TFLM_ALWAYS_INLINE void dw_s8_3x3_pixels(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0,
+    int32_t row1, const dw_s8_full_t *full, const bool groups) {
     const tflm_out_s8_t *q = c->q;
     const int32_t n = c->n;
-    int32_t shift_bits = 0;  // negative if a channel's shift is (-1: the reference's steps)
-    int32_t j = 0;
-    for (; j + 4 <= n; j += 4) {
-        shift_bits |= q[j].shift | q[j + 1].shift | q[j + 2].shift | q[j + 3].shift;
-    }
-    for (; j < n; ++j) {
-        shift_bits |= q[j].shift;
-    }
-    if (shift_bits < 0) {
-        return false;
-    }
     const int32_t in_d = c->in_d, in_row = c->in_row, out_w = c->out_w, w_row = 3 * in_d;
     const int32_t off = c->input_offset, lo = c->act_min, hi = c->act_max;
     const bool sat = lo == -128 && hi == 127;
@@ -1550,26 +1727,24 @@ DW_S8_NOIPA static bool dw_s8_channels_3x3(const dw_s8_t *c, int8_t *output, int
     const uint32_t off4 = (uint32_t)off;
 #endif
     const int8_t *in_c = c->in_b + c->c0, *w_c = c->filter + c->c0;
-    // Whole windows only where a row has some (on a map of three columns
-    // or fewer, at most one per row: not worth the setup).
-    dw_s8_full_t full;
-    const bool use_full = out_w > 3;
-    if (use_full) {
-        dw_s8_full_setup(&full, q, n, w_c, in_d, off);
-    }
     for (int32_t oy = row0; oy < row1; ++oy) {
         int32_t fy0, fy1;
         const int32_t y0 = conv_window(oy, c->stride_h, c->pad_h, 1, 3, c->in_h, &fy0, &fy1);
         int8_t *out = output + ((batch * c->out_h + oy) * out_w) * in_d + c->c0;
         for (int32_t ox = 0; ox < out_w; ++ox, out += in_d) {
-            int32_t fx0, fx1;
+            int32_t fx0, fx1, j;
             const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, 1, 3, c->in_w, &fx0, &fx1);
             const int32_t cols = fx1 - fx0, rows = cols > 0 ? fy1 - fy0 : 0;
             const int32_t span = rows * in_row;  // from a tap's first row to past its last
             const int8_t *xs = in_c + (y0 + fy0) * in_row + (x0 + fx0) * in_d;
             const int8_t *ws = w_c + (fy0 * 3 + fx0) * in_d;
-            if (cols == 3 && rows == 3 && use_full) {
-                j = dw_s8_full_groups(q, &full, n, xs, in_d, in_row, lo, hi, sat, out);
+            if (groups && cols == 3 && rows == 3) {
+                j = dw_s8_full_groups(q, full, n, xs, in_d, in_row, lo, hi, sat, out);
+#if DW_S8_FULL_ASM
+            } else if (groups && cols >= 2 && rows >= 2) {
+                j = dw_s8_border_groups(full, n, xs, (fy0 * 3 + fx0) * 4 * DW_S8_FULL_WORDS, in_d, in_row, off4, lo,
+                    hi, sat, out, rows, cols);
+#endif
             } else if (cols == 3) {
                 j = dw_s8_groups(q, n, xs, ws, span, in_d, in_row, off4, lo, hi, sat, out, 3);
             } else if (cols == 2) {
@@ -1588,6 +1763,38 @@ DW_S8_NOIPA static bool dw_s8_channels_3x3(const dw_s8_t *c, int8_t *output, int
                 out[j] = dw_s8_out_fast(a, &q[j], lo, hi, false);
             }
         }
+    }
+}
+
+// The chunk's output channels over rows [row0, row1) (dw_s8_3x3_pixels).
+// Each sum is the reference's: the same products, modulo 2^32. Only for a
+// chunk whose output stages are all one multiply and shift
+// (tflm_out_s8_scale): returns false, having written nothing, for another
+// (dw_s8_channels_whole's then).
+DW_S8_NOIPA static bool dw_s8_channels_3x3(const dw_s8_t *c, int8_t *output, int32_t batch,
+    int32_t row0, int32_t row1) {
+    const tflm_out_s8_t *q = c->q;
+    const int32_t n = c->n;
+    int32_t shift_bits = 0;  // negative if a channel's shift is (-1: the reference's steps)
+    int32_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        shift_bits |= q[j].shift | q[j + 1].shift | q[j + 2].shift | q[j + 3].shift;
+    }
+    for (; j < n; ++j) {
+        shift_bits |= q[j].shift;
+    }
+    if (shift_bits < 0) {
+        return false;
+    }
+    // The groups' set-up only where a row has whole windows: on a map of
+    // three columns or fewer (at most one a row) it costs what it saves.
+    dw_s8_full_t full;
+    if (c->out_w > 3) {
+        dw_s8_full_setup(&full, q, n, c->filter + c->c0, c->in_d, c->in_row, c->input_offset, c->act_min,
+            c->act_max);
+        dw_s8_3x3_pixels(c, output, batch, row0, row1, &full, true);
+    } else {
+        dw_s8_3x3_pixels(c, output, batch, row0, row1, NULL, false);
     }
     return true;
 }

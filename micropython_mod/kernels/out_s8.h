@@ -190,13 +190,15 @@ static inline int32_t tflm_out_s8_sat(int32_t v) {
 // The range all of int8: one SSAT. Else clamped to the block's operands
 // named lo and hi (two compares, each with a conditional move).
 #define TFLM_OUT_S8_ASM_SSAT(v, m, k, sh, t, u, c30) "ssat " u ", #8, " u "\n\t"
-#define TFLM_OUT_S8_ASM_CLAMP(v, m, k, sh, t, u, c30) \
-    "cmp " u ", %[lo]\n\t" \
+#define TFLM_OUT_S8_ASM_CLAMP(v, m, k, sh, t, u, c30) TFLM_OUT_S8_ASM_CLAMP_TO(u, "%[lo]", "%[hi]")
+// u clamped to the registers lo and hi.
+#define TFLM_OUT_S8_ASM_CLAMP_TO(u, lo, hi) \
+    "cmp " u ", " lo "\n\t" \
     "it lt\n\t" \
-    "movlt " u ", %[lo]\n\t" \
-    "cmp " u ", %[hi]\n\t" \
+    "movlt " u ", " lo "\n\t" \
+    "cmp " u ", " hi "\n\t" \
     "it gt\n\t" \
-    "movgt " u ", %[hi]\n\t"
+    "movgt " u ", " hi "\n\t"
 // The steps in order, each through `each` (one value, or two side by side).
 #define TFLM_OUT_S8_ASM_STEPS(each, A, B, lo, post, clamp) \
     each(TFLM_OUT_S8_ASM_KK, A, B) each(lo, A, B) each(TFLM_OUT_S8_ASM_HI, A, B) each(TFLM_OUT_S8_ASM_MUL, A, B) \
