@@ -1314,11 +1314,11 @@ static TFLM_ALWAYS_INLINE int8_t dw_s8_out_fast(uint32_t sum, const tflm_out_s8_
 }
 
 // The output stage of channels j to j + 3 (sums a0 to a3) to out[j] to
-// out[j + 3], for dw_s8_groups and dw_s8_full_groups: with `sat` (a
-// constant at each call) one SSAT each, else clamped to [lo, hi]. The
-// callers test `sat` and `continue`, as before this function: with the
-// test in here (or q + j and out + j given) GCC's code for
-// dw_s8_channels_3x3 came out otherwise (other registers and stack slots).
+// out[j + 3], for dw_s8_groups and (in C builds) dw_s8_full_groups: with
+// `sat` (a constant at each call) one SSAT each, else clamped to [lo, hi].
+// The callers test `sat` and `continue`, as before this function: with the
+// test in here (or q + j and out + j given) GCC's code for the pixel loop
+// came out otherwise (other registers and stack slots).
 static TFLM_ALWAYS_INLINE void dw_s8_out4(const tflm_out_s8_t *q, int32_t j, uint32_t a0, uint32_t a1, uint32_t a2,
     uint32_t a3, int32_t lo, int32_t hi, const bool sat, int8_t *out) {
     out[j] = dw_s8_out_fast(a0, &q[j], lo, hi, sat);
@@ -1359,12 +1359,13 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_groups(const tflm_out_s8_t *q, int32_t n
 }
 
 // A window whole inside the input (three rows, three columns): its sums
-// start from dw_s8_full_t's bias, which holds the input offset times the
-// channel's nine weights, so the taps add the products of the values as
-// they are (sum (x + off) * w = sum x * w + off * sum w: the reference's
-// sums, modulo 2^32). Each four channels' nine weights are copied once per
-// call next to each other, so that a tap's are one load at a constant
-// offset; with DSP already widened (SXTB16: channels 0 and 2, then 1 and 3).
+// start from its group's bias (dw_s8_group_t), which holds the input
+// offset times the channel's nine weights, so the taps add the products of
+// the values as they are (sum (x + off) * w = sum x * w + off * sum w: the
+// reference's sums, modulo 2^32). Each four channels' nine weights are
+// copied once per call next to each other, so that a tap's are one load at
+// a constant offset; with DSP already widened (SXTB16: channels 0 and 2,
+// then 1 and 3).
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
 #define DW_S8_FULL_WORDS (2)
 #else
@@ -1392,6 +1393,12 @@ typedef struct {
     int32_t d, row;   // in_d, in_row - in_d (the taps' steps)
 #endif
 } dw_s8_group_t;
+
+#if DW_S8_FULL_ASM
+// The assembly's immediates: the starts first, the weights after them.
+_Static_assert(offsetof(dw_s8_group_t, bias) == 0 && offsetof(dw_s8_group_t, w) == 16,
+    "DW_S8_GROUP_LOOP and DW_S8_GROUP_TAPS read the starts at 0 and the weights at 16");
+#endif
 
 typedef struct {
     dw_s8_group_t g[DW_S8_CHUNK / 4];
@@ -1501,8 +1508,8 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
 #define DW_S8_TAP_BYTES "4"
 #endif
 #ifdef DW_S8_FULL_LOAD
-// A row of the window: its third column from x moved by in_d (twelve
-// registers), then `next` (on to the next row); x moved once its loads are
+// A row of the window: its third column from x moved by in_d, then `next`
+// (on to the next row); x moved once its loads are
 // done, between them and the products, as the core has no path from an
 // addition's result to the next instruction's address (a cycle lost).
 #define DW_S8_TAPS_ROW3(mac, w0, w1, w2, next) \
