@@ -1021,25 +1021,21 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 // of two turns, told apart by Z: set by the sixteen-step loop's last
 // compare (equal) for the first, cleared by the move of the output pointer
 // for the second. (Five cycles more a pair.)
-#define CONV_S8_QUAD_OUTS_TWICE(out4) \
-    out4 \
+// The second channel's sums back from `keep`, its constants and output
+// next (`add`: ADD, or ADDS where the loop reads Z).
+#define CONV_S8_QUAD_SECOND(add) \
     "ldr %Q[a00], %[keep0]\n\t" \
     "ldr %R[a00], %[keep1]\n\t" \
     "ldr %Q[a10], %[keep2]\n\t" \
     "ldr %R[a10], %[keep3]\n\t" \
     "add %R[a11], %R[a11], #16\n\t" \
-    "add %[p], %[p], #1\n\t" \
-    out4
+    add " %[p], %[p], #1\n\t"
+#define CONV_S8_QUAD_OUTS_TWICE(out4) out4 CONV_S8_QUAD_SECOND("add") out4
 #define CONV_S8_QUAD_OUTS_LOOP(out4) \
     "8:\n\t" \
     out4 \
     "bne 9f\n\t" \
-    "ldr %Q[a00], %[keep0]\n\t" \
-    "ldr %R[a00], %[keep1]\n\t" \
-    "ldr %Q[a10], %[keep2]\n\t" \
-    "ldr %R[a10], %[keep3]\n\t" \
-    "add %R[a11], %R[a11], #16\n\t" \
-    "adds %[p], %[p], #1\n\t" \
+    CONV_S8_QUAD_SECOND("adds") \
     "b 8b\n" \
     "9:\n\t"
 #define CONV_S8_QUAD_OPERANDS \
@@ -1068,6 +1064,7 @@ static void conv_s8_quad_sat(const int32_t *xp, int32_t k, const int8_t *w, cons
 #undef CONV_S8_QUAD_OPERANDS
 #undef CONV_S8_QUAD_OUTS_TWICE
 #undef CONV_S8_QUAD_OUTS_LOOP
+#undef CONV_S8_QUAD_SECOND
 #undef CONV_S8_OUT4_WIDE
 #undef CONV_S8_OUT4_POST
 #undef CONV_S8_OUT4_SAT

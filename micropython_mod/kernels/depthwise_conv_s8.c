@@ -560,18 +560,13 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_clamp(int32_t v, int32_t lo, int32_t hi,
 // clamped to [lo, hi] (two selects).
 #define DW_S8_OUT_R0 ("%[v0]", "%[mult]", "%[k]", "%[shift]", "%[l0]", "%[h0]", "%[c30]")
 #define DW_S8_OUT_R1 ("%[v1]", "%[mult]", "%[k]", "%[shift]", "%[l1]", "%[h1]", "%[c30]")
-// Its steps written out as out_s8.h's, with the flag-setting ASRS: with
-// h0, shift and out low registers ("l") both shifts and the store take
-// 16 bits (24 B less in the loop of four; the flags are free there).
+// With the flag-setting shifts: with h0, shift and out low registers
+// ("l") both shifts and the store take 16 bits (24 B less in the loop of
+// four; the flags are free there).
 #define DW_S8_OUT_CLAMP \
     "ldr %[v0], [%[s]], #4\n\t" \
     "add %[v0], %[v0], %[bias]\n\t" \
-    "add %[h0], %[k], %[v0], asr #31\n\t" \
-    "orr %[l0], %[c30], %[h0], lsl #31\n\t" \
-    "asrs %[h0], %[h0], #1\n\t" \
-    "smlal %[l0], %[h0], %[v0], %[mult]\n\t" \
-    "asrs %[h0], %[h0], %[shift]\n\t" \
-    TFLM_OUT_S8_ASM_CLAMP("", "", "", "", "", "%[h0]", "") \
+    TFLM_OUT_S8_ASM_S(DW_S8_OUT_R0, TFLM_OUT_S8_ASM_LO_REG, TFLM_OUT_S8_ASM_NONE, TFLM_OUT_S8_ASM_CLAMP) \
     "strb %[h0], [%[out]]\n\t" \
     "add %[out], %[out], %[d]\n\t"
 // One sum clamped by SSAT, then two side by side.

@@ -177,7 +177,9 @@ static inline int32_t tflm_out_s8_sat(int32_t v) {
 // of R's seven names: `lo` makes the low word (TFLM_OUT_S8_ASM_LO_IMM or
 // _LO_REG), `post` follows the shift (the wide form's zero point; else
 // TFLM_OUT_S8_ASM_NONE), `clamp` is last (TFLM_OUT_S8_ASM_SSAT or _CLAMP).
-// No step sets the flags but _CLAMP's compares.
+// No step sets the flags but _CLAMP's compares and the flag-setting forms
+// of the two shifts (_HIS, _SHIFTS: 16 bits in low registers, for blocks
+// whose flags are free there).
 #define TFLM_OUT_S8_ASM_KK(v, m, k, sh, t, u, c30) "add " u ", " k ", " v ", asr #31\n\t"
 #define TFLM_OUT_S8_ASM_LO_IMM(v, m, k, sh, t, u, c30) \
     "lsl " t ", " u ", #31\n\t" \
@@ -186,6 +188,8 @@ static inline int32_t tflm_out_s8_sat(int32_t v) {
 #define TFLM_OUT_S8_ASM_HI(v, m, k, sh, t, u, c30) "asr " u ", " u ", #1\n\t"
 #define TFLM_OUT_S8_ASM_MUL(v, m, k, sh, t, u, c30) "smlal " t ", " u ", " v ", " m "\n\t"
 #define TFLM_OUT_S8_ASM_SHIFT(v, m, k, sh, t, u, c30) "asr " u ", " u ", " sh "\n\t"
+#define TFLM_OUT_S8_ASM_HIS(v, m, k, sh, t, u, c30) "asrs " u ", " u ", #1\n\t"
+#define TFLM_OUT_S8_ASM_SHIFTS(v, m, k, sh, t, u, c30) "asrs " u ", " u ", " sh "\n\t"
 #define TFLM_OUT_S8_ASM_NONE(v, m, k, sh, t, u, c30) ""
 // The range all of int8: one SSAT. Else clamped to the block's operands
 // named lo and hi (two compares, each with a conditional move).
@@ -199,10 +203,14 @@ static inline int32_t tflm_out_s8_sat(int32_t v) {
     "cmp " u ", " hi "\n\t" \
     "it gt\n\t" \
     "movgt " u ", " hi "\n\t"
-// The steps in order, each through `each` (one value, or two side by side).
+// The steps in order, each through `each` (one value, or two side by side),
+// the shifts `hi` and `shift` (TFLM_OUT_S8_ASM_HI and _SHIFT, or the _HIS
+// and _SHIFTS forms).
+#define TFLM_OUT_S8_ASM_STEPS_ASR(each, A, B, lo, hi, shift, post, clamp) \
+    each(TFLM_OUT_S8_ASM_KK, A, B) each(lo, A, B) each(hi, A, B) each(TFLM_OUT_S8_ASM_MUL, A, B) \
+    each(shift, A, B) each(post, A, B) each(clamp, A, B)
 #define TFLM_OUT_S8_ASM_STEPS(each, A, B, lo, post, clamp) \
-    each(TFLM_OUT_S8_ASM_KK, A, B) each(lo, A, B) each(TFLM_OUT_S8_ASM_HI, A, B) each(TFLM_OUT_S8_ASM_MUL, A, B) \
-    each(TFLM_OUT_S8_ASM_SHIFT, A, B) each(post, A, B) each(clamp, A, B)
+    TFLM_OUT_S8_ASM_STEPS_ASR(each, A, B, lo, TFLM_OUT_S8_ASM_HI, TFLM_OUT_S8_ASM_SHIFT, post, clamp)
 #define TFLM_OUT_S8_ASM_ON_A(step, A, B) step A
 #define TFLM_OUT_S8_ASM_ON_AB(step, A, B) step A step B
 // One value (registers A), result in A's u.
@@ -210,6 +218,9 @@ static inline int32_t tflm_out_s8_sat(int32_t v) {
 // Two values (A, B), interleaved step by step: each hides the other's
 // latencies.
 #define TFLM_OUT_S8_ASM2(A, B, lo, post, clamp) TFLM_OUT_S8_ASM_STEPS(TFLM_OUT_S8_ASM_ON_AB, A, B, lo, post, clamp)
+// One value with the flag-setting shifts.
+#define TFLM_OUT_S8_ASM_S(A, lo, post, clamp) \
+    TFLM_OUT_S8_ASM_STEPS_ASR(TFLM_OUT_S8_ASM_ON_A, A, A, lo, TFLM_OUT_S8_ASM_HIS, TFLM_OUT_S8_ASM_SHIFTS, post, clamp)
 
 // The value before the clamp for the cases other than the fast one (wide
 // shifts, the reference's steps). Out of line on Armv6-M: the kernels'
