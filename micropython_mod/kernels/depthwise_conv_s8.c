@@ -1381,7 +1381,6 @@ typedef struct {
     uint32_t bias[4];
     uint32_t w[9][DW_S8_FULL_WORDS];
 #if DW_S8_FULL_ASM
-    uint32_t raw[4];  // the bias alone: the start of a window that adds the offset (a border's)
     int32_t q[4][3];  // each channel's mult, k and shift (tflm_out_s8_t's)
     int32_t back;     // from the input past the nine taps to the next group's first tap
     int32_t lo, hi;   // the clamp
@@ -1393,6 +1392,7 @@ typedef struct {
 // The assembly's immediates: the starts first, the weights after them.
 _Static_assert(offsetof(dw_s8_group_t, bias) == 0 && offsetof(dw_s8_group_t, w) == 16,
     "DW_S8_GROUP_LOOP and DW_S8_GROUP_TAPS read the starts at 0 and the weights at 16");
+_Static_assert(offsetof(tflm_out_s8_t, bias) == 0, "DW_S8_BORDER_START reads each channel's bias at 0");
 #endif
 
 typedef struct {
@@ -1424,7 +1424,6 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
         g->bias[3] = (uint32_t)q[j + 3].bias + (uint32_t)(off * s3);
 #if DW_S8_FULL_ASM
         for (int32_t i = 0; i < 4; ++i) {
-            g->raw[i] = (uint32_t)q[j + i].bias;
             g->q[i][0] = q[j + i].mult;
             g->q[i][1] = q[j + i].k;
             g->q[i][2] = q[j + i].shift;
@@ -1667,23 +1666,27 @@ static TFLM_ALWAYS_INLINE void dw_s8_group_out(const dw_s8_group_t *g, uint32_t 
 // and its weights `wt` bytes into a group's: the sums from the bias, the
 // offset added to the values (the taps outside would otherwise have to be
 // taken off a folded start). Returns how many channels it did.
-static TFLM_ALWAYS_INLINE int32_t dw_s8_border_groups(const dw_s8_full_t *f, int32_t n, const int8_t *xs,
-    int32_t wt, int32_t in_d, int32_t in_row, uint32_t off4, int32_t lo, int32_t hi, bool sat, int8_t *out,
-    int32_t rows, int32_t cols) {
+static TFLM_ALWAYS_INLINE int32_t dw_s8_border_groups(const tflm_out_s8_t *q, const dw_s8_full_t *f, int32_t n,
+    const int8_t *xs, int32_t wt, int32_t in_d, int32_t in_row, uint32_t off4, int32_t lo, int32_t hi, bool sat,
+    int8_t *out, int32_t rows, int32_t cols) {
     const int32_t groups = n / 4;
     for (int32_t k = 0; k < groups; ++k, xs += 4, out += 4) {
         const dw_s8_group_t *g = &f->g[k];
         const uint8_t *w = (const uint8_t *)g->w + wt;
         const int8_t *x = xs;
-        // t1 brings the starts' address in (the first loads), then serves
-        // the taps: one register fewer.
+        // t1 brings the group's first tflm_out_s8_t in (the starts' loads,
+        // the biases alone), then serves the taps: one register fewer.
         uint32_t a0, a1, a2, a3, t0, w0, w1;
-        uintptr_t t1 = (uintptr_t)g->raw;
-#define DW_S8_BORDER_START "ldrd %[a0], %[a1], [%[t1]]\n\t" "ldrd %[a2], %[a3], [%[t1], #8]\n\t"
+        uintptr_t t1 = (uintptr_t)&q[4 * k];
+#define DW_S8_BORDER_START \
+    "ldr %[a0], [%[t1]]\n\t" \
+    "ldr %[a1], [%[t1], #%c[qs]]\n\t" \
+    "ldr %[a2], [%[t1], #2*%c[qs]]\n\t" \
+    "ldr %[a3], [%[t1], #3*%c[qs]]\n\t"
 #define DW_S8_BORDER_OPERANDS(step) \
     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [t0] "=&r"(t0), [t1] "+&r"(t1), \
       [w0] "=&r"(w0), [w1] "=&r"(w1), [x] "+&r"(x) \
-    : [wg] "r"(w), [d] "r"(in_d), [row] "r"(step), [off] "r"(off4) \
+    : [wg] "r"(w), [d] "r"(in_d), [row] "r"(step), [off] "r"(off4), [qs] "i"(sizeof(tflm_out_s8_t)) \
     : "memory"
         if (cols == 3) {
             __asm__(DW_S8_BORDER_START DW_S8_TAPS_ROW3(DW_S8_OFF_MAC, DW_S8_TAP_W(0, 0), DW_S8_TAP_W(0, 1),
@@ -1744,8 +1747,8 @@ static TFLM_ALWAYS_INLINE void dw_s8_3x3_pixels(const dw_s8_t *c, int8_t *output
                 j = dw_s8_full_groups(q, full, n, xs, in_d, in_row, lo, hi, sat, out);
 #if DW_S8_FULL_ASM
             } else if (groups && cols >= 2 && rows >= 2) {
-                j = dw_s8_border_groups(full, n, xs, (fy0 * 3 + fx0) * 4 * DW_S8_FULL_WORDS, in_d, in_row, off4, lo,
-                    hi, sat, out, rows, cols);
+                j = dw_s8_border_groups(q, full, n, xs, (fy0 * 3 + fx0) * 4 * DW_S8_FULL_WORDS, in_d, in_row, off4,
+                    lo, hi, sat, out, rows, cols);
 #endif
             } else if (cols == 3) {
                 j = dw_s8_groups(q, n, xs, ws, span, in_d, in_row, off4, lo, hi, sat, out, 3);
