@@ -42,7 +42,8 @@ def _scales(rng, n: int, per_channel: bool, typical: float, extreme: bool | str)
 
 def _conv_case(rng, name: str, *, h: int, w: int, in_d: int, out_d: int, kh: int, kw: int, stride: int,
                padding: str, dil: int = 1, groups: int = 1, batches: int = 1, per_channel: bool, act: str,
-               depthwise: bool = False, mult: int = 1, extreme: bool | str = False, bias: bool = True) -> Case:
+               depthwise: bool = False, mult: int = 1, extreme: bool | str = False, bias: bool = True,
+               big_bias: bool = False) -> Case:
     oh, ow = _out(padding, h, kh, stride, dil), _out(padding, w, kw, stride, dil)
     qin = act_quant(rng, "INT8")
     qout = act_quant(rng, "INT8")
@@ -58,8 +59,16 @@ def _conv_case(rng, name: str, *, h: int, w: int, in_d: int, out_d: int, kh: int
     qw = (scales, [0] * len(scales), qdim)
     weights = random_data(rng, "INT8", fshape, -127, 127)
     qb = ([qin[0][0] * s for s in scales], [0] * len(scales), 0)
+    biases = bias_data(rng, "INT32", out_d)
+    if big_bias:
+        # Every third channel's bias at or past the bound of the DSP cores'
+        # SMMLAR output stage (out_s8.h: 2^29), as trained layers have
+        # (vww_96_int8: 2^30).
+        edges = [1 << 30, -(1 << 30), (1 << 29) - 1, -(1 << 29) + 1, 1 << 29, -(1 << 29), 3 << 29]
+        for i in range(0, out_d, 3):
+            biases[i] = edges[(i // 3) % len(edges)]
     inputs = [((batches, h, w, in_d), "INT8", None, qin), (fshape, "INT8", weights, qw),
-              ((out_d,), "INT32", bias_data(rng, "INT32", out_d), qb) if bias or depthwise else None]
+              ((out_d,), "INT32", biases, qb) if bias or depthwise else None]
     options = dict(Padding=padding, StrideH=stride, StrideW=stride, DilationHFactor=dil, DilationWFactor=dil,
                    FusedActivationFunction=act)
     if depthwise:
@@ -67,7 +76,8 @@ def _conv_case(rng, name: str, *, h: int, w: int, in_d: int, out_d: int, kh: int
     op = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
     model, _ = single_op(op, inputs, [((batches, oh, ow, out_d), "INT8", qout)], **options)
     params = dict(h=h, w=w, in_d=in_d, out_d=out_d, kh=kh, kw=kw, stride=stride, padding=padding, dil=dil,
-                  groups=groups, batches=batches, per_channel=per_channel, act=act, mult=mult, extreme=extreme)
+                  groups=groups, batches=batches, per_channel=per_channel, act=act, mult=mult, extreme=extreme,
+                  big_bias=big_bias)
     return Case(f"{op}/{name}", model, params)
 
 
@@ -270,6 +280,14 @@ def cases() -> list[Case]:
         dw(f"3x3s{stride}_{padding.lower()}_{h}x{w}x{in_d}_wide_{act.lower()}", h=h, w=w, in_d=in_d, stride=stride,
            padding=padding, act=act, per_channel=True)
     out += _tail_cases(rng)
+    # Biases at and past the bound of the DSP cores' SMMLAR output stage:
+    # pointwise chunks in the fast form, beside the wide form, over 128
+    # values (pairs of pixels), and a 3x3 window.
+    for name, kw in [("1x1_big_bias_16to8", dict(h=2, w=4, in_d=16, out_d=8, kh=1, kw=1)),
+                     ("1x1_big_bias_64to21_wide", dict(h=3, w=3, in_d=64, out_d=21, kh=1, kw=1, extreme="wide")),
+                     ("1x1_big_bias_200to7", dict(h=1, w=4, in_d=200, out_d=7, kh=1, kw=1)),
+                     ("3x3_big_bias", dict(h=5, w=5, in_d=8, out_d=7, kh=3, kw=3))]:
+        conv(name, stride=1, padding="SAME", per_channel=True, act="NONE", big_bias=True, **kw)
     return out
 
 

@@ -129,7 +129,7 @@ static uint32_t rnd(void) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return (uin
 int main(void) {
     static const int32_t edges[] = { INT32_MIN, INT32_MIN + 1, -65536, -65535, -32769, -1, 0, 1, 65535,
         INT32_MAX };
-    long bad = 0;
+    long bad = 0, mmr = 0;
     for (long it = 0; it < 4000000; ++it) {
         // TFLM's shifts run from 31 bits left to 31 right; a scale below
         // 2^-31 gets multiplier 0 (shift 0; any shift is tried here).
@@ -146,6 +146,41 @@ int main(void) {
         if (got != want && bad++ < 5) {
             printf("acc %d mult %d shift %d zp %d: %d, reference %d\n", acc, mult, shift, zp, got, want);
         }
+        // The SMMLAR form where the kernels take it: a bias and the fast
+        // constants that fit it (tflm_out_s8_mmr_fits), or widened, plus a
+        // lane sum (|s| < 2^22). Biases up to 2^31 - 2^22 (the bound's
+        // edges every 8th time), the sum fitting or not.
+        int32_t sum = (int32_t)(rnd() & 0x3fffffu) * (rnd() % 2 ? 1 : -1);
+        int32_t bias = it % 8 == 5 ? (rnd() % 2 ? (1 << 29) - 1 : -(1 << 29) + 1)
+            : it % 8 == 6 ? (rnd() % 2 ? (1 << 29) : -(1 << 29))
+            : (int32_t)(rnd() % (1u << 31)) - (1 << 30) - (int32_t)(rnd() % (1u << 29));
+        int32_t acc2 = bias + sum;
+        tflm_out_s8_t w = q;
+        tflm_out_s8_widen(&w);
+        for (int form = 0; form < 2; ++form) {
+            tflm_out_s8_t b = form == 0 ? q : w;
+            const tflm_out_s8_t *f = &b;
+            b.bias = bias;
+            if (f->shift == -1 || (form == 1 && q.shift < -1) || !tflm_out_s8_mmr_fits(&b)) {
+                continue;
+            }
+            // As the assembly: kk from the doubled sum's sign, SMMLAR, the
+            // shift by r, the wide form's zero point after it.
+            const int32_t r = f->shift >= 0 ? f->shift + 1 : ~f->shift;
+            const int32_t v2 = 2 * acc2;
+            int32_t u = tflm_out_s8_smmlar(v2, f->mult, f->k + (v2 >> 31)) >> r;
+            u = tflm_clamp(f->shift < 0 ? u + zp : u, -128, 127);
+            int32_t want2 = tflm_clamp(tflm_wrap_add(tflm_mul_by_quantized_mul(acc2, mult, shift), zp), -128, 127);
+            ++mmr;
+            if (u != want2 && bad++ < 5) {
+                printf("SMMLAR form %d: acc %d mult %d shift %d zp %d: %d, reference %d\n", form, acc2, mult, shift,
+                    zp, u, want2);
+            }
+        }
+    }
+    if (mmr < 1000000) {
+        printf("the SMMLAR form checked %ld times only\n", mmr);
+        bad++;
     }
     printf("%ld differ\n", bad);
     return bad != 0;

@@ -55,6 +55,9 @@
 // scaling and the activation's range is all of int8 (conv_s8_t.sat): the
 // Cortex-M3's loops and the DSP cores' lanes then clamp with one SSAT.
 #define CONV_S8_SAT (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_MM_S8_LANES)
+// Whether conv_s8_quad_sat's assembly runs the lanes' pointwise outputs
+// with SMMLAR (out_s8.h): its chunks' constants must fit the form.
+#define CONV_S8_QUAD_MMR (TFLM_MM_S8_LANES && TFLM_MM_S8_LANES_ASM)
 // Shortest window row read in place (a shorter one is gathered).
 #define CONV_S8_DIRECT_MIN (8)
 // Whether a window that fits CONV_S8_GATHER_MAX is gathered even where its
@@ -914,14 +917,14 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 
 #if TFLM_MM_S8_LANES_ASM
 // One channel's four outputs in conv_s8_quad_sat's assembly, from lane
-// sums A (pixels 0, 1) and B (pixels 2, 3): tflm_out_s8_scale for each, then
-// SSAT, stored at o, o + od, o + 2 od and o + 3 od. Once the loop is done
-// its registers take other roles: the channel's tflm_out_s8_t at q
-// (%R[a11]): bias (xa), multiplier (xb), k (w0), shift (w1), four LDR
-// (5 cycles, two LDRD 6); o (p), od (wv); scratch %Q[a01], %R[a01], %Q[a11].
-#define CONV_S8_SCALE_SAT(v, post) \
-    CONV_S8_ASM_OUT(v, "%[xb]", "%[w0]", "%[w1]", "%Q[a11]", "%R[a01]", post)
-#define CONV_S8_OUT4_SAT(A, B, wide, post) \
+// sums A (pixels 0, 1) and B (pixels 2, 3): the four sums out of the lanes
+// (`sums`: as they are, or doubled for SMMLAR), `adjust` to the channel's
+// constants, `scale` on each sum (out_s8.h's steps, SSAT last), stored at
+// o, o + od, o + 2 od and o + 3 od. Once the loop is done its registers
+// take other roles: the channel's tflm_out_s8_t at q (%R[a11]): bias (xa),
+// multiplier (xb), k (w0), shift (w1), four LDR (5 cycles, two LDRD 6); o
+// (p), od (wv); scratch %Q[a01], %R[a01] (the value), %Q[a11].
+#define CONV_S8_OUT4(A, B, sums, adjust, scale) \
     "ldr %[xa], [%R[a11]]\n\t" \
     "ldr %[xb], [%R[a11], #4]\n\t" \
     "ldr %[w0], [%R[a11], #8]\n\t" \
@@ -932,34 +935,57 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     "ubfx %R[a01], %Q[" B "], #0, #23\n\t" \
     "lsr %Q[" B "], %Q[" B "], #23\n\t" \
     "orr %Q[" B "], %Q[" B "], %R[" B "], lsl #9\n\t" \
+    sums(A, B) \
+    adjust \
+    scale("%R[" A "]") \
+    "strb %R[a01], [%[p]]\n\t" \
+    scale("%Q[" A "]") \
+    "strb %R[a01], [%[p], %[wv]]\n\t" \
+    "add %Q[a01], %[p], %[wv], lsl #1\n\t" \
+    scale("%R[" B "]") \
+    "strb %R[a01], [%Q[a01]]\n\t" \
+    scale("%Q[" B "]") \
+    "strb %R[a01], [%Q[a01], %[wv]]\n\t"
+// The bias added to each pixel's sum (the low lanes' less the 2^22 they
+// started from).
+#define CONV_S8_OUT4_SUMS(A, B) \
     "add %Q[" A "], %Q[" A "], %[xa]\n\t" \
     "add %Q[" B "], %Q[" B "], %[xa]\n\t" \
     "sub %[xa], %[xa], #0x400000\n\t" \
     "add %R[" A "], %Q[a01], %[xa]\n\t" \
-    "add %R[" B "], %R[a01], %[xa]\n\t" \
-    wide \
-    CONV_S8_SCALE_SAT("%R[" A "]", post) \
-    "strb %R[a01], [%[p]]\n\t" \
-    CONV_S8_SCALE_SAT("%Q[" A "]", post) \
-    "strb %R[a01], [%[p], %[wv]]\n\t" \
-    "add %Q[a01], %[p], %[wv], lsl #1\n\t" \
-    CONV_S8_SCALE_SAT("%R[" B "]", post) \
-    "strb %R[a01], [%Q[a01]]\n\t" \
-    CONV_S8_SCALE_SAT("%Q[" B "]", post) \
-    "strb %R[a01], [%Q[a01], %[wv]]\n\t"
-// The wide form's extra steps (out_s8.h): the zero point into xa once the
-// bias is added, the shift from -(r + 1) to r - 1; the zero point added.
-#define CONV_S8_OUT4_WIDE "ldr %[xa], %[zpm]\n\t" CONV_S8_ASM_WIDE_SHIFT("%[w1]")
-#define CONV_S8_OUT4_POST(v, m, k, sh, t, u, c30) "add " u ", " u ", %[xa]\n\t"
+    "add %R[" B "], %R[a01], %[xa]\n\t"
+// The same, doubled: the bias once, each lane's sum in the addition's shift.
+#define CONV_S8_OUT4_SUMS2(A, B) \
+    "lsl %[xa], %[xa], #1\n\t" \
+    "add %Q[" A "], %[xa], %Q[" A "], lsl #1\n\t" \
+    "add %Q[" B "], %[xa], %Q[" B "], lsl #1\n\t" \
+    "sub %[xa], %[xa], #0x800000\n\t" \
+    "add %R[" A "], %[xa], %Q[a01], lsl #1\n\t" \
+    "add %R[" B "], %[xa], %R[a01], lsl #1\n\t"
+// The fast form with SMMLAR (each constant fits it: conv_s8_setup): the
+// shift from r - 1 to r.
+#define CONV_S8_OUT4_FAST_R "add %[w1], %[w1], #1\n\t"
+#define CONV_S8_OUT4_FAST_SCALE(v) TFLM_OUT_S8_ASM_MMR(v, "%[xb]", "%[w0]", "%[w1]", "%R[a01]", "")
+#define CONV_S8_OUT4_FAST(A, B) CONV_S8_OUT4(A, B, CONV_S8_OUT4_SUMS2, CONV_S8_OUT4_FAST_R, CONV_S8_OUT4_FAST_SCALE)
+// The wide form by the 64-bit constant (its biases may be too large for
+// SMMLAR: vww_96_int8's layers have channels of bias 2^30): the zero point
+// into xa once the bias is added, the shift from -(r + 1) to r - 1; the
+// zero point added after the shift.
+#define CONV_S8_OUT4_WIDE_ADJUST "ldr %[xa], %[zpm]\n\t" CONV_S8_ASM_WIDE_SHIFT("%[w1]")
+#define CONV_S8_OUT4_WIDE_POST(v, m, k, sh, t, u, c30) "add " u ", " u ", %[xa]\n\t"
+#define CONV_S8_OUT4_WIDE_SCALE(v) \
+    CONV_S8_ASM_OUT(v, "%[xb]", "%[w0]", "%[w1]", "%Q[a11]", "%R[a01]", CONV_S8_OUT4_WIDE_POST)
+#define CONV_S8_OUT4_WIDE(A, B) CONV_S8_OUT4(A, B, CONV_S8_OUT4_SUMS, CONV_S8_OUT4_WIDE_ADJUST, CONV_S8_OUT4_WIDE_SCALE)
 
 // conv_s8_quad's channels two by two (pairs of them), in one block of
-// assembly, when each has the fast scaling (or each the wide form: a second
-// copy adds the zero point after the shift) and the activation's range is
-// all of int8 (conv_s8_t.sat, .wide) and k is a multiple of 4:
-// tflm_mm_s8_4x2's loop sixteen values a turn (four, eight or twelve
-// first as k's bits ask, TFLM_ASM_START16; the loop's end test and branch
-// once per 16 values), then conv_s8_out4's arithmetic with SSAT, the values
-// in the registers the loop leaves them in. (In C the output stage cost
+// assembly, when each has the fast scaling (`out4`: CONV_S8_OUT4_FAST, by
+// SMMLAR) or each the wide form (CONV_S8_OUT4_WIDE: a second copy, by the
+// 64-bit constant, adds the zero point after the shift) and the
+// activation's range is all of int8 (conv_s8_t.sat, .wide) and k is a
+// multiple of 4: tflm_mm_s8_4x2's loop sixteen values a turn (four, eight
+// or twelve first as k's bits ask, TFLM_ASM_START16; the loop's end test
+// and branch once per 16 values), then conv_s8_out4's arithmetic with
+// SSAT, the values in the registers the loop leaves them in. (In C the output stage cost
 // more than half the loop's instructions again on 64 values: the loop
 // takes every register, and GCC reloaded and spilled around it at each
 // pair.) The second channel's sums wait in `keep` while the first's go
@@ -971,7 +997,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 // go in a loop (lines conv_s8_quad missed an invoke in the estimator's
 // model of the ART: person_detect 764,000, then 94,000; vww_96_int8
 // 780,000, then 91,000; kws_ref_model 268,000, then 10,000).
-#define CONV_S8_QUAD_BLOCK(wide, post, outs) \
+#define CONV_S8_QUAD_BLOCK(out4, outs) \
     "0:\n\t" \
     "mov %Q[a00], #0x400000\n\t" \
     "movs %R[a00], #0\n\t" \
@@ -1007,7 +1033,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     "ldr %R[a11], %[qm]\n\t" \
     "ldr %[wv], %[odm]\n\t" \
     "ldr %[p], %[om]\n\t" \
-    outs(CONV_S8_OUT4_SAT("a00", "a10", wide, post)) \
+    outs(out4("a00", "a10")) \
     "add %R[a11], %R[a11], #16\n\t" \
     "add %[p], %[p], #1\n\t" \
     "str %R[a11], %[qm]\n\t" \
@@ -1053,11 +1079,9 @@ static void conv_s8_quad_sat(const int32_t *xp, int32_t k, const int8_t *w, cons
     int64_t a00, a10, a01, a11;
     int32_t p, w0, w1, xa, xb, wv;
     if (wide) {
-        __asm__ volatile(CONV_S8_QUAD_BLOCK(CONV_S8_OUT4_WIDE, CONV_S8_OUT4_POST, CONV_S8_QUAD_OUTS_LOOP)
-            CONV_S8_QUAD_OPERANDS);
+        __asm__ volatile(CONV_S8_QUAD_BLOCK(CONV_S8_OUT4_WIDE, CONV_S8_QUAD_OUTS_LOOP) CONV_S8_QUAD_OPERANDS);
     } else {
-        __asm__ volatile(CONV_S8_QUAD_BLOCK("", TFLM_OUT_S8_ASM_NONE, CONV_S8_QUAD_OUTS_TWICE)
-            CONV_S8_QUAD_OPERANDS);
+        __asm__ volatile(CONV_S8_QUAD_BLOCK(CONV_S8_OUT4_FAST, CONV_S8_QUAD_OUTS_TWICE) CONV_S8_QUAD_OPERANDS);
     }
 }
 #undef CONV_S8_QUAD_BLOCK
@@ -1065,10 +1089,16 @@ static void conv_s8_quad_sat(const int32_t *xp, int32_t k, const int8_t *w, cons
 #undef CONV_S8_QUAD_OUTS_TWICE
 #undef CONV_S8_QUAD_OUTS_LOOP
 #undef CONV_S8_QUAD_SECOND
+#undef CONV_S8_OUT4
+#undef CONV_S8_OUT4_SUMS
+#undef CONV_S8_OUT4_SUMS2
+#undef CONV_S8_OUT4_FAST_R
+#undef CONV_S8_OUT4_FAST_SCALE
+#undef CONV_S8_OUT4_FAST
+#undef CONV_S8_OUT4_WIDE_ADJUST
+#undef CONV_S8_OUT4_WIDE_POST
+#undef CONV_S8_OUT4_WIDE_SCALE
 #undef CONV_S8_OUT4_WIDE
-#undef CONV_S8_OUT4_POST
-#undef CONV_S8_OUT4_SAT
-#undef CONV_S8_SCALE_SAT
 #endif
 
 // Four pointwise pixels (k values each, one after the other) against the
@@ -1264,6 +1294,12 @@ __attribute__((noinline)) static void conv_s8_setup(const conv_data_t *d, const 
 #if CONV_S8_SAT
         fast &= q[j].shift >= 0;
         wide &= q[j].shift != -1;
+#if CONV_S8_QUAD_MMR
+        // conv_s8_quad_sat's fast form (SMMLAR) takes a chunk whose
+        // constants all fit it; the others are widened (a bias of 2^29 or
+        // more: vww_96_int8's layers have channels of bias 2^30).
+        fast &= tflm_out_s8_mmr_fits(&q[j]);
+#endif
 #endif
     }
 #if CONV_S8_SAT

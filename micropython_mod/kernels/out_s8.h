@@ -222,6 +222,42 @@ static inline int32_t tflm_out_s8_sat(int32_t v) {
 #define TFLM_OUT_S8_ASM_S(A, lo, post, clamp) \
     TFLM_OUT_S8_ASM_STEPS_ASR(TFLM_OUT_S8_ASM_ON_A, A, A, lo, TFLM_OUT_S8_ASM_HIS, TFLM_OUT_S8_ASM_SHIFTS, post, clamp)
 
+// The same value with the DSP cores' SMMLAR (one cycle on the Cortex-M4;
+// the Cortex-M3 has none), which adds a * 2^32 and rounds by 2^31 itself:
+// SMMLAR(x, M, a) = floor((a * 2^32 + x * M + 2^31) / 2^32). With x = 2 acc
+// and a = kk (above), the floors compose again:
+//
+//   floor((acc * M + 2^30 + 2^31 * kk) / 2^(32 + s)) = SMMLAR(2 acc, M, kk) >> r
+//
+// (r = s + 1: the wide form's r too, its zero point added after). Four
+// instructions a value (ADD for kk, SMMLAR, ASR, SSAT) where the 64-bit
+// constant took seven, exact while 2 acc and SMMLAR's result fit 32 bits:
+// |acc| < 2^30 and -2^30 <= k <= 2^30. A kernel whose sums are a bias plus
+// at most 2^22 in magnitude (the lanes, mm_s8.h) checks the bias and k
+// once per channel (tflm_out_s8_mmr_fits; the wide form's k, at most
+// 2^30, always fits).
+static inline bool tflm_out_s8_mmr_bias_fits(int32_t bias) {
+    return bias > -((int32_t)1 << 29) && bias < ((int32_t)1 << 29);
+}
+static inline bool tflm_out_s8_mmr_fits(const tflm_out_s8_t *q) {
+    return tflm_out_s8_mmr_bias_fits(q->bias) && (q->shift < 0 || (q->k >= -(1 << 30) && q->k <= (1 << 30)));
+}
+// SMMLAR in C, modulo 2^64 as the instruction (the host's check of the
+// form, test_speed_paths).
+static inline int32_t tflm_out_s8_smmlar(int32_t x, int32_t m, int32_t a) {
+    const uint64_t v = ((uint64_t)(uint32_t)a << 32) + (uint64_t)((int64_t)x * m) + 0x80000000u;
+    return (int32_t)(uint32_t)(v >> 32);
+}
+// The form's steps on the doubled sum v2 (register names, as the steps
+// above): kk into u, SMMLAR, the shift by r in register r; `post` (the wide
+// form's zero point) and the clamp (SSAT) follow.
+#define TFLM_OUT_S8_ASM_MMR(v2, m, k, r, u, post) \
+    "add " u ", " k ", " v2 ", asr #31\n\t" \
+    "smmlar " u ", " v2 ", " m ", " u "\n\t" \
+    "asr " u ", " u ", " r "\n\t" \
+    post \
+    "ssat " u ", #8, " u "\n\t"
+
 // The value before the clamp for the cases other than the fast one (wide
 // shifts, the reference's steps). Out of line on Armv6-M: the kernels'
 // loops inline tflm_out_s8, and a second copy of the scaling in them cost
