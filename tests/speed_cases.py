@@ -31,10 +31,14 @@ def _scales(rng, n: int, per_channel: bool, typical: float, extreme: bool | str)
     """Filter scales around `typical`; `extreme` spreads them so that some
     channels' multipliers shift left or by more than 24 bits; "wide" only
     right, by 25 to 31 bits or so far that the multiplier is 0, beside
-    typical ones (out_s8.h's wide form)."""
+    typical ones (out_s8.h's wide form); "wide_last" the last channel only."""
     count = n if per_channel else 1
     s = rng.uniform(typical * 0.5, typical * 2.0, count)
-    if extreme:
+    if extreme == "wide_last":
+        # Only the last channel's shift in the wide form: a chunk of them
+        # all takes that form, every other channel's output still varied.
+        s[-1] *= 1e-6
+    elif extreme:
         factors = [1.0, 1e-6, 2e-7, 1e-9] if extreme == "wide" else [1e-9, 1e-6, 3e-4, 1.0, 40.0, 300.0]
         s = s * np.array([factors[i % len(factors)] for i in range(count)])
     return [float(np.float32(v)) for v in s]
@@ -288,6 +292,12 @@ def cases() -> list[Case]:
                      ("1x1_big_bias_200to7", dict(h=1, w=4, in_d=200, out_d=7, kh=1, kw=1)),
                      ("3x3_big_bias", dict(h=5, w=5, in_d=8, out_d=7, kh=3, kw=3))]:
         conv(name, stride=1, padding="SAME", per_channel=True, act="NONE", big_bias=True, **kw)
+    # The DSP cores' pointwise loops for each k they tell apart, in the wide
+    # form (the fast form: the pairs above), two pairs of channels whose
+    # outputs vary and a last one that makes the chunk wide.
+    for in_d in (8, 16, 32, 64, 128, 48):
+        conv(f"1x1_wide_last_k{in_d}", h=2, w=4, in_d=in_d, out_d=5, kh=1, kw=1, stride=1, padding="SAME",
+             per_channel=True, act="NONE", extreme="wide_last")
     return out
 
 

@@ -58,6 +58,15 @@
 // Whether conv_s8_quad_sat's assembly runs the lanes' pointwise outputs
 // with SMMLAR (out_s8.h): its chunks' constants must fit the form.
 #define CONV_S8_QUAD_MMR (TFLM_MM_S8_LANES && TFLM_MM_S8_LANES_ASM)
+// Whether that block has its own loops for k of 8, 16, 32, 64 and 128
+// (each pair's second filter read at k past the first: one register for
+// a weight more, 10% fewer cycles in the loop; 4.8 KB of flash more on the
+// Cortex-M4, the fast and the wide form's copies; a board short of flash
+// says 0).
+#ifndef TFLM_CONV_S8_QUAD_K
+#define TFLM_CONV_S8_QUAD_K (1)
+#endif
+#define CONV_S8_QUAD_K (CONV_S8_QUAD_MMR && TFLM_CONV_S8_QUAD_K)
 // Shortest window row read in place (a shorter one is gathered).
 #define CONV_S8_DIRECT_MIN (8)
 // Whether a window that fits CONV_S8_GATHER_MAX is gathered even where its
@@ -997,7 +1006,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 // go in a loop (lines conv_s8_quad missed an invoke in the estimator's
 // model of the ART: person_detect 764,000, then 94,000; vww_96_int8
 // 780,000, then 91,000; kws_ref_model 268,000, then 10,000).
-#define CONV_S8_QUAD_BLOCK(out4, outs) \
+#define CONV_S8_QUAD_BLOCK(sums, outputs) \
     "0:\n\t" \
     "mov %Q[a00], #0x400000\n\t" \
     "movs %R[a00], #0\n\t" \
@@ -1009,6 +1018,28 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     "mov %R[a11], %R[a00]\n\t" \
     "ldr %[p], %[xp]\n\t" \
     "ldr %[w0], %[w]\n\t" \
+    sums \
+    "2:\n\t" \
+    "str %[w1], %[w]\n\t" \
+    "str %Q[a01], %[keep0]\n\t" \
+    "str %R[a01], %[keep1]\n\t" \
+    "str %Q[a11], %[keep2]\n\t" \
+    "str %R[a11], %[keep3]\n\t" \
+    "ldr %R[a11], %[qm]\n\t" \
+    "ldr %[wv], %[odm]\n\t" \
+    "ldr %[p], %[om]\n\t" \
+    outputs \
+    "add %R[a11], %R[a11], #16\n\t" \
+    "add %[p], %[p], #1\n\t" \
+    "str %R[a11], %[qm]\n\t" \
+    "str %[p], %[om]\n\t" \
+    "ldr %Q[a01], %[left]\n\t" \
+    "subs %Q[a01], %Q[a01], #1\n\t" \
+    "str %Q[a01], %[left]\n\t" \
+    "bne 0b"
+// The pair's sums for any k (a multiple of 4): w1 walks the second
+// channel's filter, the next pair's start after it.
+#define CONV_S8_QUAD_SUMS \
     "ldr %[w1], %[kk]\n\t" \
     TFLM_ASM_START16("%[w1]", 29, "%[wv]", "add %[w1], %[w0], %[w1]\n\t", \
         TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP, 3, 5, 4, 1) \
@@ -1023,30 +1054,80 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
     "ldr %[wv], %[end]\n\t" \
     "cmp %[p], %[wv]\n\t" \
-    "bne 1b\n" \
-    "2:\n\t" \
-    "str %[w1], %[w]\n\t" \
-    "str %Q[a01], %[keep0]\n\t" \
-    "str %R[a01], %[keep1]\n\t" \
-    "str %Q[a11], %[keep2]\n\t" \
-    "str %R[a11], %[keep3]\n\t" \
-    "ldr %R[a11], %[qm]\n\t" \
-    "ldr %[wv], %[odm]\n\t" \
-    "ldr %[p], %[om]\n\t" \
-    outs(out4("a00", "a10")) \
-    "add %R[a11], %R[a11], #16\n\t" \
-    "add %[p], %[p], #1\n\t" \
-    "str %R[a11], %[qm]\n\t" \
-    "str %[p], %[om]\n\t" \
-    "ldr %Q[a01], %[left]\n\t" \
-    "subs %Q[a01], %Q[a01], #1\n\t" \
-    "str %Q[a01], %[left]\n\t" \
-    "bne 0b"
-// The two channels' outputs, `out4` each: written out twice, or (the wide
-// form, whose steps would take the code a pair runs past 1 KB) in a loop
-// of two turns, told apart by Z: set by the sixteen-step loop's last
-// compare (equal) for the first, cleared by the move of the output pointer
-// for the second. (Five cycles more a pair.)
+    "bne 1b\n"
+#if CONV_S8_QUAD_K
+// One step of the sums for a k known to the code (K, a string): the second
+// channel's value read at K past the first's through one pointer, so that
+// w1 holds a value and both loads follow the pixels' back to back (a
+// load after a multiply takes two cycles, each load behind another one):
+// 9 cycles a step on the Cortex-M4 where the two pointers' took 10.
+#define CONV_S8_QUAD_STEP_K(K) \
+    "ldr %[xb], [%[p], #4]\n\t" \
+    "ldr %[xa], [%[p]], #8\n\t" \
+    "ldrsb %[wv], [%[w0], #" K "]\n\t" \
+    "ldrsb %[w1], [%[w0]], #1\n\t" \
+    "smlal %Q[a00], %R[a00], %[xa], %[w1]\n\t" \
+    "smlal %Q[a10], %R[a10], %[xb], %[w1]\n\t" \
+    "smlal %Q[a01], %R[a01], %[xa], %[wv]\n\t" \
+    "smlal %Q[a11], %R[a11], %[xb], %[wv]\n\t"
+#define CONV_S8_QUAD_STEPS4_K(K) \
+    CONV_S8_QUAD_STEP_K(K) CONV_S8_QUAD_STEP_K(K) CONV_S8_QUAD_STEP_K(K) CONV_S8_QUAD_STEP_K(K)
+#define CONV_S8_QUAD_STEPS16_K(K) \
+    CONV_S8_QUAD_STEPS4_K(K) CONV_S8_QUAD_STEPS4_K(K) CONV_S8_QUAD_STEPS4_K(K) CONV_S8_QUAD_STEPS4_K(K)
+// k values (K) at once, then the next pair's start into w1.
+#define CONV_S8_QUAD_SUMS_K_ONCE(label, K, steps) \
+    label ":\n\t" \
+    steps \
+    "add %[w1], %[w0], #" K "\n\t" \
+    "b 2f\n"
+// K values sixteen a turn.
+#define CONV_S8_QUAD_SUMS_K_LOOP(label, K) \
+    ".p2align 2\n" \
+    label ":\n\t" \
+    CONV_S8_QUAD_STEPS16_K(K) \
+    "ldr %[wv], %[end]\n\t" \
+    "cmp %[p], %[wv]\n\t" \
+    "bne " label "b\n\t" \
+    "add %[w1], %[w0], #" K "\n\t" \
+    "b 2f\n"
+// The sums by k (conv_s8_quad_k: 8, 16, 32, 64, 128, else any), through a
+// table of branches (TBH, about as many cycles as the start of the
+// sixteen-step loop for any k): each pair runs one of them.
+#define CONV_S8_QUAD_SUMS_BY_K \
+    "ldr %[wv], %[kix]\n\t" \
+    "tbh [pc, %[wv], lsl #1]\n" \
+    "3:\n\t" \
+    ".hword (10f - 3b) / 2\n\t" \
+    ".hword (11f - 3b) / 2\n\t" \
+    ".hword (12f - 3b) / 2\n\t" \
+    ".hword (13f - 3b) / 2\n\t" \
+    ".hword (14f - 3b) / 2\n\t" \
+    ".hword (15f - 3b) / 2\n" \
+    CONV_S8_QUAD_SUMS_K_ONCE("10", "8", CONV_S8_QUAD_STEPS4_K("8") CONV_S8_QUAD_STEPS4_K("8")) \
+    CONV_S8_QUAD_SUMS_K_ONCE("11", "16", CONV_S8_QUAD_STEPS16_K("16")) \
+    CONV_S8_QUAD_SUMS_K_LOOP("12", "32") \
+    CONV_S8_QUAD_SUMS_K_LOOP("13", "64") \
+    CONV_S8_QUAD_SUMS_K_LOOP("14", "128") \
+    "15:\n\t" \
+    CONV_S8_QUAD_SUMS
+
+// The table's entry for k.
+static inline int32_t conv_s8_quad_k(int32_t k) {
+    return k == 8 ? 0 : k == 16 ? 1 : k == 32 ? 2 : k == 64 ? 3 : k == 128 ? 4 : 5;
+}
+#else
+#define CONV_S8_QUAD_SUMS_BY_K CONV_S8_QUAD_SUMS
+static inline int32_t conv_s8_quad_k(int32_t k) {
+    (void)k;
+    return 0;
+}
+#endif
+// The two channels' outputs, `out4` each: written out twice (the fast
+// form), or (the wide form, whose steps would take the code a pair runs
+// past 1 KB) in a loop of two turns, told apart by Z: set by a CMP of a
+// register with itself for the first (the sums' loops may end without
+// one), cleared by the move of the output pointer for the second. (Six
+// cycles more a pair.)
 // The second channel's sums back from `keep`, its constants and output
 // next (`add`: ADD, or ADDS where the loop reads Z).
 #define CONV_S8_QUAD_SECOND(add) \
@@ -1058,6 +1139,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     add " %[p], %[p], #1\n\t"
 #define CONV_S8_QUAD_OUTS_TWICE(out4) out4 CONV_S8_QUAD_SECOND("add") out4
 #define CONV_S8_QUAD_OUTS_LOOP(out4) \
+    "cmp %[p], %[p]\n" \
     "8:\n\t" \
     out4 \
     "bne 9f\n\t" \
@@ -1069,22 +1151,34 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
       [w1] "=&r"(w1), [xa] "=&r"(xa), [xb] "=&r"(xb), [wv] "=&r"(wv), \
       [w] "+m"(w), [qm] "+m"(q), [om] "+m"(o), [left] "+m"(pairs), [keep0] "=m"(keep[0]), \
       [keep1] "=m"(keep[1]), [keep2] "=m"(keep[2]), [keep3] "=m"(keep[3]) \
-    : [xp] "m"(xp), [end] "m"(end), [kk] "m"(k), [odm] "m"(od), [zpm] "m"(zp) \
+    : [xp] "m"(xp), [end] "m"(end), [kk] "m"(k), [odm] "m"(od), [zpm] "m"(zp), [kix] "m"(kix) \
     : "memory", "cc"
 
 static void conv_s8_quad_sat(const int32_t *xp, int32_t k, const int8_t *w, const tflm_out_s8_t *q, int32_t zp,
     bool wide, int8_t *o, int32_t od, int32_t pairs) {
     const int32_t *end = xp + 2 * k;
+    const int32_t kix = conv_s8_quad_k(k);
     uint32_t keep[4];
     int64_t a00, a10, a01, a11;
     int32_t p, w0, w1, xa, xb, wv;
     if (wide) {
-        __asm__ volatile(CONV_S8_QUAD_BLOCK(CONV_S8_OUT4_WIDE, CONV_S8_QUAD_OUTS_LOOP) CONV_S8_QUAD_OPERANDS);
+        __asm__ volatile(CONV_S8_QUAD_BLOCK(CONV_S8_QUAD_SUMS_BY_K,
+            CONV_S8_QUAD_OUTS_LOOP(CONV_S8_OUT4_WIDE("a00", "a10")))
+            CONV_S8_QUAD_OPERANDS);
     } else {
-        __asm__ volatile(CONV_S8_QUAD_BLOCK(CONV_S8_OUT4_FAST, CONV_S8_QUAD_OUTS_TWICE) CONV_S8_QUAD_OPERANDS);
+        __asm__ volatile(CONV_S8_QUAD_BLOCK(CONV_S8_QUAD_SUMS_BY_K,
+            CONV_S8_QUAD_OUTS_TWICE(CONV_S8_OUT4_FAST("a00", "a10")))
+            CONV_S8_QUAD_OPERANDS);
     }
 }
 #undef CONV_S8_QUAD_BLOCK
+#undef CONV_S8_QUAD_SUMS
+#undef CONV_S8_QUAD_STEP_K
+#undef CONV_S8_QUAD_STEPS4_K
+#undef CONV_S8_QUAD_STEPS16_K
+#undef CONV_S8_QUAD_SUMS_K_ONCE
+#undef CONV_S8_QUAD_SUMS_K_LOOP
+#undef CONV_S8_QUAD_SUMS_BY_K
 #undef CONV_S8_QUAD_OPERANDS
 #undef CONV_S8_QUAD_OUTS_TWICE
 #undef CONV_S8_QUAD_OUTS_LOOP
