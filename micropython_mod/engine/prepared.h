@@ -51,8 +51,9 @@
 // 2: fully connected data holds its folded starting sums; 3: index lists;
 // 4: constants' records; 5: subgraph and node records; 6: CONV_2D int8 data
 // holds its folded starting sums; 7: 8-byte tensor records (bytes, type and
-// where in one word).
-#define TFLM_PREPARED_VERSION (7)
+// where in one word); 8: CONV_2D int8 data's lanes in two bits (whether the
+// output stages fit SMMLAR, kernels/conv_common.h).
+#define TFLM_PREPARED_VERSION (8)
 #define TFLM_PREPARED_HEADER_WORDS (7)
 // Alignment of each operator's data inside the buffer (and of the buffer in memory).
 #define TFLM_PREPARED_ALIGN (8)

@@ -6,6 +6,7 @@
 #include "kernels/fold.h"
 #include "kernels/dot.h"
 #include "kernels/mm_s8.h"
+#include "kernels/out_s8.h"
 #include "engine/quant.h"
 #include "engine/schema.h"
 
@@ -176,6 +177,28 @@ static tflm_status_t conv_check_scales(tflm_prepare_t *p, const conv_tensors_t *
     return TFLM_OK;
 }
 
+// Whether every output channel of an int8 layer in lanes fits out_s8.h's
+// SMMLAR form: a start (bias plus the input offset times the filter's sum:
+// under 128 * 2^15 = 2^22 in magnitude with lanes) within +-2^29, and k.
+static bool conv_mmr_fits(const conv_tensors_t *t, const conv_data_t *d, const int32_t *mults,
+    const int8_t *shifts) {
+    const uint8_t *bias = t->bias.index >= 0 ? t->bias.data : NULL;
+    if (t->bias.index >= 0 && bias == NULL) {
+        return false; // a bias computed by the model
+    }
+    for (uint32_t c = 0; c < d->out_d; ++c) {
+        const uint32_t m = d->per_channel ? c : 0u;
+        tflm_out_s8_t q;
+        tflm_out_s8_setup(&q, mults[m], shifts[m], d->output_offset);
+        const int32_t b = bias != NULL ? (int32_t)tflm_rd_u32(bias + 4 * c) : 0;
+        q.bias = 0;
+        if (b <= -((1 << 29) - (1 << 22)) || b >= (1 << 29) - (1 << 22) || !tflm_out_s8_mmr_fits(&q)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 // The integer variants' output stage: multipliers and shifts (the 64-bit
 // rescaling handles left shifts up to 7, as TFLM's), offsets, clamps, and
 // whether int8 pixels may share sums (kernels/mm_s8.h).
@@ -193,8 +216,9 @@ static tflm_status_t conv_quantize(tflm_prepare_t *p, const conv_tensors_t *t, u
         return st;
     }
     const bool is8 = d->kind == CONV_INT8;
-    d->lanes = is8 && !depthwise && w->data != NULL
+    const bool lanes = is8 && !depthwise && w->data != NULL
         && tflm_mm_s8_lanes_fit((const int8_t *)w->data, d->out_d, d->f_h * d->f_w * d->f_d);
+    d->lanes = !lanes ? 0 : conv_mmr_fits(t, d, mults, shifts) ? TFLM_CONV_LANES_MMR : TFLM_CONV_LANES;
     tflm_activation_range_quantized(activation, out->scale, out->zero_point, is8 ? -128 : -32768,
         is8 ? 127 : 32767, &d->act_min.q, &d->act_max.q);
     return TFLM_OK;

@@ -15,8 +15,11 @@ typedef struct {
     uint8_t per_channel;   // one multiplier per output channel, else one in all
     uint8_t has_bias;
     // CONV_2D int8, constant filters whose absolute values each add up to
-    // less than 2^15: two pixels sum in one 64-bit sum (kernels/mm_s8.h).
-    uint8_t lanes : 1;
+    // less than 2^15: two pixels sum in one 64-bit sum (kernels/mm_s8.h):
+    // TFLM_CONV_LANES, or TFLM_CONV_LANES_MMR where every channel's output
+    // stage fits out_s8.h's SMMLAR form too (the DSP cores' pointwise block,
+    // conv_s8.c; in this field, so that the kernel reads both at once).
+    uint8_t lanes : 2;
     // CONV_2D int8 in a prepared model (tflm_prep_data_in_model), constant
     // filters and bias: the data ends with each output channel's starting
     // sum (tflm_conv_starts), computed once on the host and read from flash.
@@ -36,6 +39,8 @@ typedef struct {
     union { int32_t q; float f; } act_min, act_max;
     // Then int32 multipliers[n] and int8 shifts[n]: n = out_d per channel, 1 per tensor.
 } conv_data_t;
+
+enum { TFLM_CONV_LANES = 1, TFLM_CONV_LANES_MMR = 3 };
 
 // Bytes of a conv_data_t with its multipliers and shifts (none for float32).
 static inline uint32_t tflm_conv_data_size(unsigned kind, bool per_channel, uint32_t out_d) {

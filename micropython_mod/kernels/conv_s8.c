@@ -56,7 +56,8 @@
 // Cortex-M3's loops and the DSP cores' lanes then clamp with one SSAT.
 #define CONV_S8_SAT (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_MM_S8_LANES)
 // Whether conv_s8_quad_sat's assembly runs the lanes' pointwise outputs
-// with SMMLAR (out_s8.h): its chunks' constants must fit the form.
+// in the fast form with SMMLAR (out_s8.h): a layer whose constants fit it
+// (TFLM_CONV_LANES_MMR).
 #define CONV_S8_QUAD_MMR (TFLM_MM_S8_LANES && TFLM_MM_S8_LANES_ASM)
 // Whether that block has its own loops for k of 8, 16, 32, 64 and 128
 // (each pair's second filter read at k past the first: one register for
@@ -126,7 +127,7 @@ typedef struct {
     bool wide;               // every one in the wide form (conv_s8_setup), the range all of int8
 #endif
 #if TFLM_MM_S8_LANES
-    bool lanes;              // two pixels may sum in one 64-bit sum (conv_data_t.lanes)
+    uint8_t lanes;           // conv_data_t.lanes: two pixels may sum in one 64-bit sum
 #endif
 } conv_s8_t;
 
@@ -1206,7 +1207,11 @@ __attribute__((noinline)) static void conv_s8_quad(const conv_s8_t *c, const int
     tflm_mm_s8_pack4(x, k, k, xp);
     int32_t j = 0;
 #if TFLM_MM_S8_LANES_ASM
-    if ((c->sat || c->wide) && k >= 4 && (k & 3) == 0 && n >= 2) {
+    // The fast form by SMMLAR where every channel's constants fit it (a
+    // layer's in the fast form with biases of 2^29 or more, unseen in
+    // trained models, takes the C loop below: vww_96_int8's channels of
+    // bias 2^30 shift by 24 to 35 bits, the wide form or the reference's).
+    if (((c->sat && c->lanes == TFLM_CONV_LANES_MMR) || c->wide) && k >= 4 && (k & 3) == 0 && n >= 2) {
         conv_s8_quad_sat(xp, k, w, c->q, c->zero_point, c->wide, out, out_d, n >> 1);
         j = n & ~1;
         w += j * k;
@@ -1388,12 +1393,6 @@ __attribute__((noinline)) static void conv_s8_setup(const conv_data_t *d, const 
 #if CONV_S8_SAT
         fast &= q[j].shift >= 0;
         wide &= q[j].shift != -1;
-#if CONV_S8_QUAD_MMR
-        // conv_s8_quad_sat's fast form (SMMLAR) takes a chunk whose
-        // constants all fit it; the others are widened (a bias of 2^29 or
-        // more: vww_96_int8's layers have channels of bias 2^30).
-        fast &= tflm_out_s8_mmr_fits(&q[j]);
-#endif
 #endif
     }
 #if CONV_S8_SAT
@@ -1467,7 +1466,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
     c.act_max = d->act_max.q;
     c.per_group = c.out_d / (c.in_d / c.f_d);
 #if TFLM_MM_S8_LANES
-    c.lanes = d->lanes != 0;
+    c.lanes = d->lanes;
 #endif
 
     // How pixels are read: in place (inside the input, window rows long

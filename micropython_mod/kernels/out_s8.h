@@ -236,11 +236,13 @@ static inline int32_t tflm_out_s8_sat(int32_t v) {
 // at most 2^22 in magnitude (the lanes, mm_s8.h) checks the bias and k
 // once per channel (tflm_out_s8_mmr_fits; the wide form's k, at most
 // 2^30, always fits).
+// (Without branches: a chunk's set-up checks every channel.)
 static inline bool tflm_out_s8_mmr_bias_fits(int32_t bias) {
-    return bias > -((int32_t)1 << 29) && bias < ((int32_t)1 << 29);
+    return (uint32_t)bias + ((1u << 29) - 1u) <= (1u << 30) - 2u; // -2^29 < bias < 2^29
 }
 static inline bool tflm_out_s8_mmr_fits(const tflm_out_s8_t *q) {
-    return tflm_out_s8_mmr_bias_fits(q->bias) && (q->shift < 0 || (q->k >= -(1 << 30) && q->k <= (1 << 30)));
+    const bool k_fits = (uint32_t)q->k + (1u << 30) <= (1u << 31); // -2^30 <= k <= 2^30
+    return tflm_out_s8_mmr_bias_fits(q->bias) & ((q->shift < 0) | k_fits);
 }
 // SMMLAR in C, modulo 2^64 as the instruction (the host's check of the
 // form, test_speed_paths).
