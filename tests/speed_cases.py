@@ -298,6 +298,12 @@ def cases() -> list[Case]:
     for in_d in (8, 16, 32, 64, 128, 48):
         conv(f"1x1_wide_last_k{in_d}", h=2, w=4, in_d=in_d, out_d=5, kh=1, kw=1, stride=1, padding="SAME",
              per_channel=True, act="NONE", extreme="wide_last")
+    # 3x3 depthwise on the channels path's groups (outputs 4 to 8 wide)
+    # with biases past the SMMLAR stage's bound, clamped or not.
+    dw("3x3s1_same_6x6x8_big_bias", h=6, w=6, in_d=8, stride=1, padding="SAME", act="NONE", per_channel=True,
+       big_bias=True)
+    dw("3x3s2_same_9x9x12_big_bias", h=9, w=9, in_d=12, stride=2, padding="SAME", act="RELU6", per_channel=True,
+       big_bias=True)
     return out
 
 

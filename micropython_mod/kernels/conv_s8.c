@@ -975,7 +975,8 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
 // The fast form with SMMLAR (each constant fits it: conv_s8_setup): the
 // shift from r - 1 to r.
 #define CONV_S8_OUT4_FAST_R "add %[w1], %[w1], #1\n\t"
-#define CONV_S8_OUT4_FAST_SCALE(v) TFLM_OUT_S8_ASM_MMR(v, "%[xb]", "%[w0]", "%[w1]", "%R[a01]", "")
+#define CONV_S8_OUT4_FAST_SCALE(v) \
+    TFLM_OUT_S8_ASM_MMR(v, "%[xb]", "%[w0]", "%[w1]", "%R[a01]", "", TFLM_OUT_S8_ASM_SSAT)
 #define CONV_S8_OUT4_FAST(A, B) CONV_S8_OUT4(A, B, CONV_S8_OUT4_SUMS2, CONV_S8_OUT4_FAST_R, CONV_S8_OUT4_FAST_SCALE)
 // The wide form by the 64-bit constant (its biases may be too large for
 // SMMLAR: vww_96_int8's layers have channels of bias 2^30): the zero point

@@ -1373,6 +1373,9 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_groups(const tflm_out_s8_t *q, int32_t n
 #else
 #define DW_S8_FULL_ASM (0)
 #endif
+// Whether the assembly's output stage is out_s8.h's SMMLAR form (the DSP
+// cores): the groups' weights and starts are then doubled, each shift is r.
+#define DW_S8_FULL_MMR (DW_S8_FULL_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_DSP)
 // A group of four channels as a whole window takes it: the sums' starts
 // and the nine taps' weights, and for the assembly loop
 // (dw_s8_full_pixel), which walks the groups with one pointer, the output
@@ -1381,7 +1384,7 @@ typedef struct {
     uint32_t bias[4];
     uint32_t w[9][DW_S8_FULL_WORDS];
 #if DW_S8_FULL_ASM
-    int32_t q[4][3];  // each channel's mult, k and shift (tflm_out_s8_t's)
+    int32_t q[4][3];  // each channel's mult, k and shift (tflm_out_s8_t's; with SMMLAR r)
     int32_t back;     // from the input past the nine taps to the next group's first tap
     int32_t lo, hi;   // the clamp
     int32_t d, row;   // in_d, in_row - in_d (the taps' steps)
@@ -1397,17 +1400,29 @@ _Static_assert(offsetof(tflm_out_s8_t, bias) == 0, "DW_S8_BORDER_START reads eac
 
 typedef struct {
     dw_s8_group_t g[DW_S8_CHUNK / 4];
+#if DW_S8_FULL_MMR
+    bool fits;
+#endif
 } dw_s8_full_t;
 
-// For the chunk's groups of four channels (the rest go one by one).
+// For the chunk's groups of four channels (the rest go one by one). With
+// SMMLAR, whether every group's constants fit it (f->fits: the sums'
+// starts within 2^29 and the taps' at most 2^19, so that the doubled sums
+// fit 32 bits); if not, the caller takes the loops without the groups.
 static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n, const int8_t *w_c, int32_t in_d,
     int32_t in_row, int32_t off, int32_t lo, int32_t hi) {
+#if DW_S8_FULL_MMR
+    bool fits = true;
+#endif
     for (int32_t j = 0; j + 4 <= n; j += 4) {
         dw_s8_group_t *g = &f->g[j / 4];
         int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
         for (int32_t t = 0; t < 9; ++t) {
             const uint32_t wv = tflm_ld_u32(w_c + t * in_d + j);
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+#if DW_S8_FULL_MMR
+            g->w[t][0] = tflm_sadd16(tflm_sxtb16(wv), tflm_sxtb16(wv));
+            g->w[t][1] = tflm_sadd16(tflm_sxtb16_ror8(wv), tflm_sxtb16_ror8(wv));
+#elif TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
             g->w[t][0] = tflm_sxtb16(wv);
             g->w[t][1] = tflm_sxtb16_ror8(wv);
 #else
@@ -1427,6 +1442,12 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
             g->q[i][0] = q[j + i].mult;
             g->q[i][1] = q[j + i].k;
             g->q[i][2] = q[j + i].shift;
+#if DW_S8_FULL_MMR
+            // Border windows start from the bias alone (dw_s8_border_groups).
+            fits &= tflm_out_s8_mmr_fits(&q[j + i]) & tflm_out_s8_mmr_bias_fits((int32_t)g->bias[i]);
+            g->bias[i] *= 2u;
+            g->q[i][2] += 1;
+#endif
         }
         g->back = 2 * in_row + in_d - 4;
         g->lo = lo;
@@ -1437,6 +1458,9 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
         (void)in_row, (void)lo, (void)hi;
 #endif
     }
+#if DW_S8_FULL_MMR
+    f->fits = fits;
+#endif
 }
 
 #if DW_S8_FULL_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
@@ -1521,12 +1545,20 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
 // The output stage of channel i of a group (its sum in register v):
 // out_s8.h's steps with the group's constants (mult, k and shift loaded
 // together: two of the loads pipelined), then `clamp`, the byte stored.
+// (With SMMLAR on the doubled sum, four steps where the 64-bit constant
+// took seven.)
+#if DW_S8_FULL_MMR
+#define DW_S8_GROUP_SCALE(v, clamp) TFLM_OUT_S8_ASM_MMR(v, "%[t1]", "%[t0]", "%[w0]", "%[t0]", "", clamp)
+#else
+#define DW_S8_GROUP_SCALE(v, clamp) \
+    TFLM_OUT_S8_ASM((v, "%[t1]", "%[t0]", "%[w0]", "%[w1]", "%[t0]", ""), TFLM_OUT_S8_ASM_LO_IMM, \
+        TFLM_OUT_S8_ASM_NONE, clamp)
+#endif
 #define DW_S8_GROUP_OUT(v, i, clamp) \
     "ldr %[t0], [%[wg], #%c[oq]+" #i "*12+4]\n\t" \
     "ldr %[t1], [%[wg], #%c[oq]+" #i "*12]\n\t" \
     "ldr %[w0], [%[wg], #%c[oq]+" #i "*12+8]\n\t" \
-    TFLM_OUT_S8_ASM((v, "%[t1]", "%[t0]", "%[w0]", "%[w1]", "%[t0]", ""), TFLM_OUT_S8_ASM_LO_IMM, \
-        TFLM_OUT_S8_ASM_NONE, clamp) \
+    DW_S8_GROUP_SCALE(v, clamp) \
     "strb %[t0], [%[o], #" #i "]\n\t"
 // The clamp to the group's range, loaded into the registers of the taps'
 // steps (reloaded before the next group's taps).
@@ -1678,11 +1710,21 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_border_groups(const tflm_out_s8_t *q, co
         // the biases alone), then serves the taps: one register fewer.
         uint32_t a0, a1, a2, a3, t0, w0, w1;
         uintptr_t t1 = (uintptr_t)&q[4 * k];
+#if DW_S8_FULL_MMR
+#define DW_S8_BORDER_DOUBLE \
+    "add %[a0], %[a0], %[a0]\n\t" \
+    "add %[a1], %[a1], %[a1]\n\t" \
+    "add %[a2], %[a2], %[a2]\n\t" \
+    "add %[a3], %[a3], %[a3]\n\t"
+#else
+#define DW_S8_BORDER_DOUBLE ""
+#endif
 #define DW_S8_BORDER_START \
     "ldr %[a0], [%[t1]]\n\t" \
     "ldr %[a1], [%[t1], #%c[qs]]\n\t" \
     "ldr %[a2], [%[t1], #2*%c[qs]]\n\t" \
-    "ldr %[a3], [%[t1], #3*%c[qs]]\n\t"
+    "ldr %[a3], [%[t1], #3*%c[qs]]\n\t" \
+    DW_S8_BORDER_DOUBLE
 #define DW_S8_BORDER_OPERANDS(step) \
     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [t0] "=&r"(t0), [t1] "+&r"(t1), \
       [w0] "=&r"(w0), [w1] "=&r"(w1), [x] "+&r"(x) \
@@ -1704,6 +1746,7 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_border_groups(const tflm_out_s8_t *q, co
         }
 #undef DW_S8_BORDER_OPERANDS
 #undef DW_S8_BORDER_START
+#undef DW_S8_BORDER_DOUBLE
         dw_s8_group_out(g, a0, a1, a2, a3, out, lo, hi, sat);
     }
     return groups * 4;
@@ -1797,6 +1840,12 @@ DW_S8_NOIPA static bool dw_s8_channels_3x3(const dw_s8_t *c, int8_t *output, int
     if (c->out_w > 3) {
         dw_s8_full_setup(&full, q, n, c->filter + c->c0, c->in_d, c->in_row, c->input_offset, c->act_min,
             c->act_max);
+#if DW_S8_FULL_MMR
+        if (!full.fits) {
+            dw_s8_3x3_pixels(c, output, batch, row0, row1, NULL, false);
+            return true;
+        }
+#endif
         dw_s8_3x3_pixels(c, output, batch, row0, row1, &full, true);
     } else {
         dw_s8_3x3_pixels(c, output, batch, row0, row1, NULL, false);

@@ -252,13 +252,14 @@ static inline int32_t tflm_out_s8_smmlar(int32_t x, int32_t m, int32_t a) {
 }
 // The form's steps on the doubled sum v2 (register names, as the steps
 // above): kk into u, SMMLAR, the shift by r in register r; `post` (the wide
-// form's zero point) and the clamp (SSAT) follow.
-#define TFLM_OUT_S8_ASM_MMR(v2, m, k, r, u, post) \
+// form's zero point) and `clamp` (a step above: TFLM_OUT_S8_ASM_SSAT,
+// _CLAMP) follow.
+#define TFLM_OUT_S8_ASM_MMR(v2, m, k, r, u, post, clamp) \
     "add " u ", " k ", " v2 ", asr #31\n\t" \
     "smmlar " u ", " v2 ", " m ", " u "\n\t" \
     "asr " u ", " u ", " r "\n\t" \
     post \
-    "ssat " u ", #8, " u "\n\t"
+    clamp(v2, m, k, r, "", u, "")
 
 // The value before the clamp for the cases other than the fast one (wide
 // shifts, the reference's steps). Out of line on Armv6-M: the kernels'
