@@ -1392,9 +1392,21 @@ typedef struct {
 } dw_s8_group_t;
 
 #if DW_S8_FULL_ASM
-// The assembly's immediates: the starts first, the weights after them.
+// The assembly's immediates: the starts first, the weights after them; the
+// offsets of the fields after those, as text (the loop's block has no
+// operand left for them: GCC takes at most 30).
 _Static_assert(offsetof(dw_s8_group_t, bias) == 0 && offsetof(dw_s8_group_t, w) == 16,
     "DW_S8_GROUP_LOOP and DW_S8_GROUP_TAPS read the starts at 0 and the weights at 16");
+#define DW_S8_G_Q (16 + 36 * DW_S8_FULL_WORDS)
+#define DW_S8_G_BACK (DW_S8_G_Q + 48)
+#define DW_S8_G_LO (DW_S8_G_BACK + 4)
+#define DW_S8_G_D (DW_S8_G_BACK + 12)
+#define DW_S8_G_SIZE (DW_S8_G_BACK + 20)
+_Static_assert(offsetof(dw_s8_group_t, q) == DW_S8_G_Q && offsetof(dw_s8_group_t, back) == DW_S8_G_BACK
+    && offsetof(dw_s8_group_t, lo) == DW_S8_G_LO && offsetof(dw_s8_group_t, d) == DW_S8_G_D
+    && sizeof(dw_s8_group_t) == DW_S8_G_SIZE, "the assembly's offsets into dw_s8_group_t");
+#define DW_S8_TEXT_(x) #x
+#define DW_S8_TEXT(x) DW_S8_TEXT_(x)
 _Static_assert(offsetof(tflm_out_s8_t, bias) == 0, "DW_S8_BORDER_START reads each channel's bias at 0");
 #endif
 
@@ -1555,9 +1567,9 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
         TFLM_OUT_S8_ASM_NONE, clamp)
 #endif
 #define DW_S8_GROUP_OUT(v, i, clamp) \
-    "ldr %[t0], [%[wg], #%c[oq]+" #i "*12+4]\n\t" \
-    "ldr %[t1], [%[wg], #%c[oq]+" #i "*12]\n\t" \
-    "ldr %[w0], [%[wg], #%c[oq]+" #i "*12+8]\n\t" \
+    "ldr %[t0], [%[wg], #" DW_S8_TEXT(DW_S8_G_Q) "+" #i "*12+4]\n\t" \
+    "ldr %[t1], [%[wg], #" DW_S8_TEXT(DW_S8_G_Q) "+" #i "*12]\n\t" \
+    "ldr %[w0], [%[wg], #" DW_S8_TEXT(DW_S8_G_Q) "+" #i "*12+8]\n\t" \
     DW_S8_GROUP_SCALE(v, clamp) \
     "strb %[t0], [%[o], #" #i "]\n\t"
 // The clamp to the group's range, loaded into the registers of the taps'
@@ -1575,42 +1587,65 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
 // One group a turn from g to end: the sums from the starts through the nine
 // taps (x back to the next group's first after them), the four outputs.
 // `pre` and `post` go around the outputs (the clamp's range in, the steps
-// back).
+// back). Then the next of `count` pixels (from memory: every register is
+// the groups'): its first tap xstep bytes on, its outputs ostep, the
+// groups again from g.
 #define DW_S8_GROUP_LOOP(pre, clamp, post) \
+    "2:\n\t" \
     "1:\n\t" \
     "ldrd %[a0], %[a1], [%[wg]]\n\t" \
     "ldrd %[a2], %[a3], [%[wg], #8]\n\t" \
     DW_S8_GROUP_TAPS \
-    "ldr %[t0], [%[wg], #%c[ob]]\n\t" \
+    "ldr %[t0], [%[wg], #" DW_S8_TEXT(DW_S8_G_BACK) "]\n\t" \
     "sub %[x], %[x], %[t0]\n\t" \
     pre \
     DW_S8_GROUP_OUT("%[a0]", 0, clamp) DW_S8_GROUP_OUT("%[a1]", 1, clamp) \
     DW_S8_GROUP_OUT("%[a2]", 2, clamp) DW_S8_GROUP_OUT("%[a3]", 3, clamp) \
     post \
     "adds %[o], %[o], #4\n\t" \
-    "adds %[wg], %[wg], #%c[sz]\n\t" \
+    "adds %[wg], %[wg], #" DW_S8_TEXT(DW_S8_G_SIZE) "\n\t" \
     "cmp %[wg], %[e]\n\t" \
-    "bne 1b\n\t"
+    "bne 1b\n\t" \
+    "ldr %[t0], %[cm]\n\t" \
+    "subs %[t0], %[t0], #1\n\t" \
+    "beq 3f\n\t" \
+    "str %[t0], %[cm]\n\t" \
+    "ldr %[x], %[xm]\n\t" \
+    "ldr %[t0], %[xsm]\n\t" \
+    "ldr %[o], %[om]\n\t" \
+    "ldr %[t1], %[osm]\n\t" \
+    "ldr %[wg], %[gm]\n\t" \
+    "add %[x], %[x], %[t0]\n\t" \
+    "add %[o], %[o], %[t1]\n\t" \
+    "str %[x], %[xm]\n\t" \
+    "str %[o], %[om]\n\t" \
+    "b 2b\n" \
+    "3:\n\t"
 
-// The groups g to end (one or more) of one output pixel whose window is
-// whole inside the input (first tap at x), to out: each group's registers
-// stay in one loop, its constants next to its weights.
+// The groups g to end (one or more) of `count` output pixels in a row whose
+// windows are whole inside the input (the first's first tap at x, each
+// next xstep bytes on), to out (each next ostep on): each group's
+// registers stay in one loop, its constants next to its weights, and the
+// pixels follow in the same block (a call and the C loop's window
+// arithmetic a pixel cost about 60 cycles more).
 static TFLM_ALWAYS_INLINE void dw_s8_full_pixel(const dw_s8_group_t *g, const dw_s8_group_t *end, const int8_t *x,
-    int8_t *out, bool sat) {
+    int8_t *out, int32_t count, int32_t xstep, int32_t ostep, bool sat) {
     uint32_t a0, a1, a2, a3, t0, t1, w0, w1;
     int32_t d = g->d, row = g->row;
+    const dw_s8_group_t *g0 = g;
+    const int8_t *x_pix = x;
+    int8_t *o_pix = out;
 #define DW_S8_GROUP_OPERANDS \
     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [t0] "=&r"(t0), [t1] "=&r"(t1), \
-      [w0] "=&r"(w0), [w1] "=&r"(w1), [x] "+r"(x), [wg] "+r"(g), [o] "+r"(out), [d] "+r"(d), [row] "+r"(row) \
-    : [e] "r"(end), [oq] "i"(offsetof(dw_s8_group_t, q)), [ob] "i"(offsetof(dw_s8_group_t, back)), \
-      [ol] "i"(offsetof(dw_s8_group_t, lo)), [od] "i"(offsetof(dw_s8_group_t, d)), \
-      [sz] "i"(sizeof(dw_s8_group_t)) \
+      [w0] "=&r"(w0), [w1] "=&r"(w1), [x] "+r"(x), [wg] "+r"(g), [o] "+r"(out), [d] "+r"(d), [row] "+r"(row), \
+      [cm] "+m"(count), [xm] "+m"(x_pix), [om] "+m"(o_pix) \
+    : [e] "r"(end), [xsm] "m"(xstep), [osm] "m"(ostep), [gm] "m"(g0) \
     : "memory", "cc"
     if (sat) {
         __asm__ volatile(DW_S8_GROUP_LOOP("", TFLM_OUT_S8_ASM_SSAT, "") DW_S8_GROUP_OPERANDS);
     } else {
-        __asm__ volatile(DW_S8_GROUP_LOOP("ldrd %[d], %[row], [%[wg], #%c[ol]]\n\t", DW_S8_GROUP_CLAMP,
-            "ldrd %[d], %[row], [%[wg], #%c[od]]\n\t") DW_S8_GROUP_OPERANDS);
+        __asm__ volatile(DW_S8_GROUP_LOOP("ldrd %[d], %[row], [%[wg], #" DW_S8_TEXT(DW_S8_G_LO) "]\n\t",
+            DW_S8_GROUP_CLAMP, "ldrd %[d], %[row], [%[wg], #" DW_S8_TEXT(DW_S8_G_D) "]\n\t") DW_S8_GROUP_OPERANDS);
     }
 #undef DW_S8_GROUP_OPERANDS
 }
@@ -1652,7 +1687,7 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_full_groups(const tflm_out_s8_t *q, cons
     (void)q, (void)in_d, (void)in_row, (void)lo, (void)hi;
     const int32_t groups = n / 4;
     if (groups > 0) {
-        dw_s8_full_pixel(f->g, f->g + groups, xs, out, sat);
+        dw_s8_full_pixel(f->g, f->g + groups, xs, out, 1, 0, 0, sat);
     }
     return groups * 4;
 #else
@@ -1678,7 +1713,7 @@ static TFLM_ALWAYS_INLINE void dw_s8_group_out(const dw_s8_group_t *g, uint32_t 
 #define DW_S8_GROUP_OUT_OPERANDS \
     : [t0] "=&r"(t0), [t1] "=&r"(t1), [w0] "=&r"(w0), [w1] "=&r"(w1) \
     : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3), [wg] "r"(g), [o] "r"(out), [lo] "r"(lo), \
-      [hi] "r"(hi), [oq] "i"(offsetof(dw_s8_group_t, q)) \
+      [hi] "r"(hi) \
     : "memory", "cc"
 #define DW_S8_GROUP_OUTS(clamp) \
     DW_S8_GROUP_OUT("%[a0]", 0, clamp) DW_S8_GROUP_OUT("%[a1]", 1, clamp) DW_S8_GROUP_OUT("%[a2]", 2, clamp) \
@@ -1775,6 +1810,11 @@ static TFLM_ALWAYS_INLINE void dw_s8_3x3_pixels(const dw_s8_t *c, int8_t *output
     const uint32_t off4 = (uint32_t)off;
 #endif
     const int8_t *in_c = c->in_b + c->c0, *w_c = c->filter + c->c0;
+#if DW_S8_FULL_ASM
+    // Past the last column whose window ends inside the input (those from
+    // one that starts inside it are whole).
+    const int32_t ox_whole = c->in_w + c->pad_w >= 3 ? (c->in_w + c->pad_w - 3) / c->stride_w + 1 : 0;
+#endif
     for (int32_t oy = row0; oy < row1; ++oy) {
         int32_t fy0, fy1;
         const int32_t y0 = conv_window(oy, c->stride_h, c->pad_h, 1, 3, c->in_h, &fy0, &fy1);
@@ -1786,6 +1826,16 @@ static TFLM_ALWAYS_INLINE void dw_s8_3x3_pixels(const dw_s8_t *c, int8_t *output
             const int32_t span = rows * in_row;  // from a tap's first row to past its last
             const int8_t *xs = in_c + (y0 + fy0) * in_row + (x0 + fx0) * in_d;
             const int8_t *ws = w_c + (fy0 * 3 + fx0) * in_d;
+#if DW_S8_FULL_ASM
+            if (groups && cols == 3 && rows == 3 && (n & 3) == 0) {
+                // The run of whole windows from here, in one block.
+                const int32_t run = (ox_whole < out_w ? ox_whole : out_w) - ox;
+                dw_s8_full_pixel(full->g, full->g + n / 4, xs, out, run, c->stride_w * in_d, in_d, sat);
+                ox += run - 1;
+                out += (run - 1) * in_d;
+                continue;
+            }
+#endif
             if (groups && cols == 3 && rows == 3) {
                 j = dw_s8_full_groups(q, full, n, xs, in_d, in_row, lo, hi, sat, out);
 #if DW_S8_FULL_ASM
