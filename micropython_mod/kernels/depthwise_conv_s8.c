@@ -1566,12 +1566,13 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
     TFLM_OUT_S8_ASM((v, "%[t1]", "%[t0]", "%[w0]", "%[w1]", "%[t0]", ""), TFLM_OUT_S8_ASM_LO_IMM, \
         TFLM_OUT_S8_ASM_NONE, clamp)
 #endif
-#define DW_S8_GROUP_OUT(v, i, clamp) \
-    "ldr %[t0], [%[wg], #" DW_S8_TEXT(DW_S8_G_Q) "+" #i "*12+4]\n\t" \
-    "ldr %[t1], [%[wg], #" DW_S8_TEXT(DW_S8_G_Q) "+" #i "*12]\n\t" \
-    "ldr %[w0], [%[wg], #" DW_S8_TEXT(DW_S8_G_Q) "+" #i "*12+8]\n\t" \
+#define DW_S8_GROUP_OUT_AT(g, v, i, clamp) \
+    "ldr %[t0], [" g ", #" DW_S8_TEXT(DW_S8_G_Q) "+" #i "*12+4]\n\t" \
+    "ldr %[t1], [" g ", #" DW_S8_TEXT(DW_S8_G_Q) "+" #i "*12]\n\t" \
+    "ldr %[w0], [" g ", #" DW_S8_TEXT(DW_S8_G_Q) "+" #i "*12+8]\n\t" \
     DW_S8_GROUP_SCALE(v, clamp) \
     "strb %[t0], [%[o], #" #i "]\n\t"
+#define DW_S8_GROUP_OUT(v, i, clamp) DW_S8_GROUP_OUT_AT("%[wg]", v, i, clamp)
 // The clamp to the group's range, loaded into the registers of the taps'
 // steps (reloaded before the next group's taps).
 #define DW_S8_GROUP_CLAMP(v, m, k, sh, t, u, c30) TFLM_OUT_S8_ASM_CLAMP_TO(u, "%[d]", "%[row]")
@@ -1706,46 +1707,19 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_full_groups(const tflm_out_s8_t *q, cons
 }
 
 #if DW_S8_FULL_ASM
-// The four outputs of group g from its sums, to out.
-static TFLM_ALWAYS_INLINE void dw_s8_group_out(const dw_s8_group_t *g, uint32_t a0, uint32_t a1, uint32_t a2,
-    uint32_t a3, int8_t *out, int32_t lo, int32_t hi, bool sat) {
-    uint32_t t0, t1, w0, w1;
-#define DW_S8_GROUP_OUT_OPERANDS \
-    : [t0] "=&r"(t0), [t1] "=&r"(t1), [w0] "=&r"(w0), [w1] "=&r"(w1) \
-    : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3), [wg] "r"(g), [o] "r"(out), [lo] "r"(lo), \
-      [hi] "r"(hi) \
-    : "memory", "cc"
-#define DW_S8_GROUP_OUTS(clamp) \
-    DW_S8_GROUP_OUT("%[a0]", 0, clamp) DW_S8_GROUP_OUT("%[a1]", 1, clamp) DW_S8_GROUP_OUT("%[a2]", 2, clamp) \
-    DW_S8_GROUP_OUT("%[a3]", 3, clamp)
-    if (sat) {
-        __asm__ volatile(DW_S8_GROUP_OUTS(TFLM_OUT_S8_ASM_SSAT) DW_S8_GROUP_OUT_OPERANDS);
-    } else {
-        __asm__ volatile(DW_S8_GROUP_OUTS(TFLM_OUT_S8_ASM_CLAMP) DW_S8_GROUP_OUT_OPERANDS);
-    }
-#undef DW_S8_GROUP_OUTS
-#undef DW_S8_GROUP_OUT_OPERANDS
-}
-
 // Each four of the chunk's n channels of one output pixel whose window has
 // two or three rows and two or three columns inside the input, not both
 // three (a border's: `rows` and `cols` of the window), its first tap at xs
 // and its weights `wt` bytes into a group's: the sums from the bias, the
 // offset added to the values (the taps outside would otherwise have to be
-// taken off a folded start). Returns how many channels it did.
-static TFLM_ALWAYS_INLINE int32_t dw_s8_border_groups(const tflm_out_s8_t *q, const dw_s8_full_t *f, int32_t n,
-    const int8_t *xs, int32_t wt, int32_t in_d, int32_t in_row, uint32_t off4, int32_t lo, int32_t hi, bool sat,
-    int8_t *out, int32_t rows, int32_t cols) {
-    const int32_t groups = n / 4;
-    for (int32_t k = 0; k < groups; ++k, xs += 4, out += 4) {
-        const dw_s8_group_t *g = &f->g[k];
-        const uint8_t *w = (const uint8_t *)g->w + wt;
-        const int8_t *x = xs;
-        // t1 brings the group's first tflm_out_s8_t in (the starts' loads,
-        // the biases alone), then serves the taps: one register fewer.
-        uint32_t a0, a1, a2, a3, t0, w0, w1;
-        uintptr_t t1 = (uintptr_t)&q[4 * k];
+// taken off a folded start), then the outputs, the groups in one block of
+// assembly as dw_s8_full_pixel's (each group's first tflm_out_s8_t, the
+// step back to the next group's first tap, the weights' distance from
+// their group's start, the end and the registers the outputs take over:
+// from memory). Returns how many channels it did.
+_Static_assert(sizeof(tflm_out_s8_t) == 16, "DW_S8_BORDER_LOOP reads each channel's bias 16 bytes apart");
 #if DW_S8_FULL_MMR
+// The SMMLAR stage's doubled starts (the weights are doubled already).
 #define DW_S8_BORDER_DOUBLE \
     "add %[a0], %[a0], %[a0]\n\t" \
     "add %[a1], %[a1], %[a1]\n\t" \
@@ -1754,38 +1728,95 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_border_groups(const tflm_out_s8_t *q, co
 #else
 #define DW_S8_BORDER_DOUBLE ""
 #endif
-#define DW_S8_BORDER_START \
+#define DW_S8_BORDER_LOOP(taps, pre, clamp, post) \
+    "1:\n\t" \
+    "ldr %[t1], %[qm]\n\t" \
     "ldr %[a0], [%[t1]]\n\t" \
-    "ldr %[a1], [%[t1], #%c[qs]]\n\t" \
-    "ldr %[a2], [%[t1], #2*%c[qs]]\n\t" \
-    "ldr %[a3], [%[t1], #3*%c[qs]]\n\t" \
-    DW_S8_BORDER_DOUBLE
-#define DW_S8_BORDER_OPERANDS(step) \
-    : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [t0] "=&r"(t0), [t1] "+&r"(t1), \
-      [w0] "=&r"(w0), [w1] "=&r"(w1), [x] "+&r"(x) \
-    : [wg] "r"(w), [d] "r"(in_d), [row] "r"(step), [off] "r"(off4), [qs] "i"(sizeof(tflm_out_s8_t)) \
-    : "memory"
-        if (cols == 3) {
-            __asm__(DW_S8_BORDER_START DW_S8_TAPS_ROW3(DW_S8_OFF_MAC, DW_S8_TAP_W(0, 0), DW_S8_TAP_W(0, 1),
-                DW_S8_TAP_W(0, 2), DW_S8_FULL_NEXT) DW_S8_TAPS_ROW3(DW_S8_OFF_MAC, DW_S8_TAP_W(1, 0),
-                DW_S8_TAP_W(1, 1), DW_S8_TAP_W(1, 2), "") DW_S8_BORDER_OPERANDS(in_row - in_d));
-        } else if (rows == 3) {
-            __asm__(DW_S8_BORDER_START DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(0, 0), DW_S8_TAP_W(0, 1),
-                DW_S8_FULL_NEXT) DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(1, 0), DW_S8_TAP_W(1, 1),
-                DW_S8_FULL_NEXT) DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(2, 0), DW_S8_TAP_W(2, 1), "")
-                DW_S8_BORDER_OPERANDS(in_row));
-        } else {
-            __asm__(DW_S8_BORDER_START DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(0, 0), DW_S8_TAP_W(0, 1),
-                DW_S8_FULL_NEXT) DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(1, 0), DW_S8_TAP_W(1, 1), "")
-                DW_S8_BORDER_OPERANDS(in_row));
-        }
-#undef DW_S8_BORDER_OPERANDS
-#undef DW_S8_BORDER_START
-#undef DW_S8_BORDER_DOUBLE
-        dw_s8_group_out(g, a0, a1, a2, a3, out, lo, hi, sat);
+    "ldr %[a1], [%[t1], #16]\n\t" \
+    "ldr %[a2], [%[t1], #32]\n\t" \
+    "ldr %[a3], [%[t1], #48]\n\t" \
+    DW_S8_BORDER_DOUBLE \
+    "add %[t1], %[t1], #64\n\t" \
+    "str %[t1], %[qm]\n\t" \
+    taps \
+    "ldr %[t0], %[backm]\n\t" \
+    "sub %[x], %[x], %[t0]\n\t" \
+    "ldr %[t0], %[wtm]\n\t" \
+    "sub %[off], %[wg], %[t0]\n\t" \
+    pre \
+    DW_S8_GROUP_OUT_AT("%[off]", "%[a0]", 0, clamp) DW_S8_GROUP_OUT_AT("%[off]", "%[a1]", 1, clamp) \
+    DW_S8_GROUP_OUT_AT("%[off]", "%[a2]", 2, clamp) DW_S8_GROUP_OUT_AT("%[off]", "%[a3]", 3, clamp) \
+    post \
+    "ldr %[off], %[offm]\n\t" \
+    "adds %[o], %[o], #4\n\t" \
+    "adds %[wg], %[wg], #" DW_S8_TEXT(DW_S8_G_SIZE) "\n\t" \
+    "ldr %[t0], %[endm]\n\t" \
+    "cmp %[wg], %[t0]\n\t" \
+    "bne 1b\n\t"
+#define DW_S8_BORDER_TAPS_2X3 \
+    DW_S8_TAPS_ROW3(DW_S8_OFF_MAC, DW_S8_TAP_W(0, 0), DW_S8_TAP_W(0, 1), DW_S8_TAP_W(0, 2), DW_S8_FULL_NEXT) \
+    DW_S8_TAPS_ROW3(DW_S8_OFF_MAC, DW_S8_TAP_W(1, 0), DW_S8_TAP_W(1, 1), DW_S8_TAP_W(1, 2), "")
+#define DW_S8_BORDER_TAPS_3X2 \
+    DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(0, 0), DW_S8_TAP_W(0, 1), DW_S8_FULL_NEXT) \
+    DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(1, 0), DW_S8_TAP_W(1, 1), DW_S8_FULL_NEXT) \
+    DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(2, 0), DW_S8_TAP_W(2, 1), "")
+#define DW_S8_BORDER_TAPS_2X2 \
+    DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(0, 0), DW_S8_TAP_W(0, 1), DW_S8_FULL_NEXT) \
+    DW_S8_TAPS_ROW2(DW_S8_OFF_MAC, DW_S8_TAP_W(1, 0), DW_S8_TAP_W(1, 1), "")
+// The clamp's range into the taps' step registers, and the steps back.
+#define DW_S8_BORDER_PRE "ldrd %[d], %[row], [%[off], #" DW_S8_TEXT(DW_S8_G_LO) "]\n\t"
+#define DW_S8_BORDER_POST "ldr %[d], %[dm]\n\t" "ldr %[row], %[rowm]\n\t"
+#define DW_S8_BORDER_BLOCK(taps, sat) \
+    if (sat) { \
+        __asm__ volatile(DW_S8_BORDER_LOOP(taps, "", TFLM_OUT_S8_ASM_SSAT, "") DW_S8_BORDER_OPERANDS); \
+    } else { \
+        __asm__ volatile(DW_S8_BORDER_LOOP(taps, DW_S8_BORDER_PRE, DW_S8_GROUP_CLAMP, DW_S8_BORDER_POST) \
+            DW_S8_BORDER_OPERANDS); \
     }
+static TFLM_ALWAYS_INLINE int32_t dw_s8_border_groups(const tflm_out_s8_t *q, const dw_s8_full_t *f, int32_t n,
+    const int8_t *xs, int32_t wt, int32_t in_d, int32_t in_row, uint32_t off4, bool sat, int8_t *out, int32_t rows,
+    int32_t cols) {
+    const int32_t groups = n / 4;
+    if (groups == 0) {
+        return 0;
+    }
+    uint32_t a0, a1, a2, a3, t0, t1, w0, w1;
+    const uint8_t *wg = (const uint8_t *)f->g[0].w + wt;
+    const uint8_t *const end = wg + groups * DW_S8_G_SIZE;
+    const int32_t wt16 = wt + 16;  // the weights' distance from their group's start
+    const int8_t *x = xs;
+    int8_t *o = out;
+    uint32_t off = off4;
+    const uint32_t off_keep = off4;
+    // Each window's rows: the step from the end of one to the next, and from
+    // the last tap back to the next group's first.
+    const int32_t d = in_d, step = cols == 3 ? in_row - in_d : in_row;
+    const int32_t back = cols == 3 ? in_row + in_d - 4 : rows == 3 ? 2 * in_row - 4 : in_row - 4;
+    int32_t dr = d, rowr = step;
+#define DW_S8_BORDER_OPERANDS \
+    : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [t0] "=&r"(t0), [t1] "=&r"(t1), \
+      [w0] "=&r"(w0), [w1] "=&r"(w1), [x] "+r"(x), [wg] "+r"(wg), [o] "+r"(o), [d] "+r"(dr), [row] "+r"(rowr), \
+      [off] "+r"(off), [qm] "+m"(q) \
+    : [backm] "m"(back), [wtm] "m"(wt16), [endm] "m"(end), [offm] "m"(off_keep), [dm] "m"(d), [rowm] "m"(step) \
+    : "memory", "cc"
+    if (cols == 3) {
+        DW_S8_BORDER_BLOCK(DW_S8_BORDER_TAPS_2X3, sat)
+    } else if (rows == 3) {
+        DW_S8_BORDER_BLOCK(DW_S8_BORDER_TAPS_3X2, sat)
+    } else {
+        DW_S8_BORDER_BLOCK(DW_S8_BORDER_TAPS_2X2, sat)
+    }
+#undef DW_S8_BORDER_OPERANDS
     return groups * 4;
 }
+#undef DW_S8_BORDER_LOOP
+#undef DW_S8_BORDER_TAPS_2X3
+#undef DW_S8_BORDER_TAPS_3X2
+#undef DW_S8_BORDER_TAPS_2X2
+#undef DW_S8_BORDER_PRE
+#undef DW_S8_BORDER_POST
+#undef DW_S8_BORDER_BLOCK
+#undef DW_S8_BORDER_DOUBLE
 #endif
 
 // The pixels of rows [row0, row1) of dw_s8_channels_3x3's chunk: per
@@ -1841,7 +1872,7 @@ static TFLM_ALWAYS_INLINE void dw_s8_3x3_pixels(const dw_s8_t *c, int8_t *output
 #if DW_S8_FULL_ASM
             } else if (groups && cols >= 2 && rows >= 2) {
                 j = dw_s8_border_groups(q, full, n, xs, (fy0 * 3 + fx0) * 4 * DW_S8_FULL_WORDS, in_d, in_row, off4,
-                    lo, hi, sat, out, rows, cols);
+                    sat, out, rows, cols);
 #endif
             } else if (cols == 3) {
                 j = dw_s8_groups(q, n, xs, ws, span, in_d, in_row, off4, lo, hi, sat, out, 3);
