@@ -1844,7 +1844,7 @@ static TFLM_ALWAYS_INLINE void dw_s8_3x3_pixels(const dw_s8_t *c, int8_t *output
 #if DW_S8_FULL_ASM
     // Past the last column whose window ends inside the input (those from
     // one that starts inside it are whole).
-    const int32_t ox_whole = c->in_w + c->pad_w >= 3 ? (c->in_w + c->pad_w - 3) / c->stride_w + 1 : 0;
+    const int32_t ox_whole = groups && c->in_w + c->pad_w >= 3 ? (c->in_w + c->pad_w - 3) / c->stride_w + 1 : 0;
 #endif
     for (int32_t oy = row0; oy < row1; ++oy) {
         int32_t fy0, fy1;
