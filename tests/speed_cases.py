@@ -304,6 +304,11 @@ def cases() -> list[Case]:
        big_bias=True)
     dw("3x3s2_same_9x9x12_big_bias", h=9, w=9, in_d=12, stride=2, padding="SAME", act="RELU6", per_channel=True,
        big_bias=True)
+    # The same on rows wider than 8 (the rows' segments), both strides.
+    dw("3x3s1_same_3x20x4_big_bias", h=3, w=20, in_d=4, stride=1, padding="SAME", act="NONE", per_channel=True,
+       big_bias=True)
+    dw("3x3s2_same_4x41x3_big_bias", h=4, w=41, in_d=3, stride=2, padding="SAME", act="RELU", per_channel=True,
+       big_bias=True)
     return out
 
 

@@ -135,6 +135,9 @@ static inline int8_t dw_s8_put(uint32_t sum, const dw_s8_row_t *r) {
 // On the Cortex-M3 the loops' functions inlined in dw_s8_row_s1 and _s2
 // (their calls' cost: person_detect 0.3% fewer cycles); on the M4 GCC
 // cannot give the DSP blocks their fourteen registers there.
+// The DSP cores' output stage there by SMMLAR (out_s8.h): a row whose
+// constants do not fit it takes the stage's steps a value at a time.
+#define DW_S8_ROW_MMR (DW_S8_ROW_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_DSP)
 #if DW_S8_ROW_ASM && TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
 #define DW_S8_ROW_LINKAGE static TFLM_ALWAYS_INLINE
 #else
@@ -587,12 +590,61 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_clamp(int32_t v, int32_t lo, int32_t hi,
     "add %[out], %[out], %[d], lsl #1\n\t"
 #endif
 
+#if DW_S8_ROW_MMR
+// With SMMLAR (the DSP cores): each sum doubled by the bias's addition
+// (the bias doubled once), out_s8.h's four steps, r in `shift`; clamped
+// by SSAT (two sums side by side), or to [lo, hi].
+#define DW_S8_MMR_SCALE(v, u, clamp) TFLM_OUT_S8_ASM_MMR(v, "%[mult]", "%[k]", "%[shift]", u, "", clamp)
+#define DW_S8_OUT_MMR1(clamp) \
+    "ldr %[v0], [%[s]], #4\n\t" \
+    "add %[v0], %[bias], %[v0], lsl #1\n\t" \
+    DW_S8_MMR_SCALE("%[v0]", "%[h0]", clamp) \
+    "strb %[h0], [%[out]]\n\t" \
+    "add %[out], %[out], %[d]\n\t"
+#define DW_S8_OUT_MMR2 \
+    "ldrd %[v0], %[v1], [%[s]], #8\n\t" \
+    "add %[v0], %[bias], %[v0], lsl #1\n\t" \
+    "add %[v1], %[bias], %[v1], lsl #1\n\t" \
+    "add %[h0], %[k], %[v0], asr #31\n\t" \
+    "add %[h1], %[k], %[v1], asr #31\n\t" \
+    "smmlar %[h0], %[v0], %[mult], %[h0]\n\t" \
+    "smmlar %[h1], %[v1], %[mult], %[h1]\n\t" \
+    "asr %[h0], %[h0], %[shift]\n\t" \
+    "asr %[h1], %[h1], %[shift]\n\t" \
+    "ssat %[h0], #8, %[h0]\n\t" \
+    "ssat %[h1], #8, %[h1]\n\t" \
+    "strb %[h0], [%[out]]\n\t" \
+    "strb %[h1], [%[out], %[d]]\n\t" \
+    "add %[out], %[out], %[d], lsl #1\n\t"
+#endif
+
 static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uint32_t *s, int32_t n, int8_t *out,
     const bool sat) {
     const int32_t mult = r->mult, k = r->k, shift = r->shift, lo = r->lo, hi = r->hi, out_d = r->out_d;
     const uint32_t bias = r->bias;
     const uint32_t *const end = s + n;
-#if DW_S8_ROW_ASM
+#if DW_S8_ROW_MMR
+    const uint32_t bias2 = 2u * bias;
+    const int32_t rr = shift + 1;
+    uint32_t v0, h0;
+    if (sat) {
+        uint32_t v1, h1;
+        __asm__ volatile(
+            DW_S8_ROW_LOOP("%[v0]", DW_S8_END_M("%[v0]"), "%[v0]", DW_S8_OUT_MMR1(TFLM_OUT_S8_ASM_SSAT), DW_S8_C_HALF,
+                DW_S8_OUT_MMR2, DW_S8_OUT_MMR2)
+            : [s] "+r"(s), [out] "+r"(out), [v0] "=&r"(v0), [v1] "=&r"(v1), [h0] "=&r"(h0), [h1] "=&r"(h1)
+            : [bias] "r"(bias2), [k] "r"(k), [mult] "r"(mult), [shift] "r"(rr), [d] "r"(out_d), [end] "m"(end)
+            : "memory", "cc");
+        return out;
+    }
+    __asm__ volatile(
+        DW_S8_ROW_LOOP4("%[v0]", "", "%[end]", DW_S8_OUT_MMR1(TFLM_OUT_S8_ASM_CLAMP))
+        : [s] "+r"(s), [out] "+r"(out), [v0] "=&r"(v0), [h0] "=&r"(h0)
+        : [bias] "r"(bias2), [k] "r"(k), [mult] "r"(mult), [shift] "r"(rr), [d] "r"(out_d), [lo] "r"(lo),
+          [hi] "r"(hi), [end] "r"(end)
+        : "memory", "cc");
+    return out;
+#elif DW_S8_ROW_ASM
     // tflm_out_s8_scale's steps with its constants in registers (GCC's
     // loop read out_d from the stack and built 2^30 twice): with SSAT two
     // sums side by side (14 registers, the end read from the stack), else
@@ -637,7 +689,14 @@ static TFLM_ALWAYS_INLINE int8_t *dw_s8_flush_in(const dw_s8_row_t *r, const uin
 // Any output stage: the other ones (rare) a value at a time.
 DW_S8_ROW_LINKAGE int8_t *dw_s8_flush(const dw_s8_row_t *r, const uint32_t *s, int32_t n,
     int8_t *out) {
-    if (DW_S8_UNLIKELY(r->shift < 0)) {
+#if DW_S8_ROW_MMR
+    // (The sums without the bias: under 2^19 in magnitude.)
+    const bool other = r->shift < 0 || !tflm_out_s8_mmr_bias_fits((int32_t)r->bias)
+        || (uint32_t)r->k + (1u << 30) > (1u << 31);
+#else
+    const bool other = r->shift < 0;
+#endif
+    if (DW_S8_UNLIKELY(other)) {
         for (const uint32_t *const end = s + n; s != end; ++s, out += r->out_d) {
             *out = dw_s8_put(*s + r->bias, r);
         }
