@@ -292,6 +292,9 @@ def cases() -> list[Case]:
                      ("1x1_big_bias_200to7", dict(h=1, w=4, in_d=200, out_d=7, kh=1, kw=1)),
                      ("3x3_big_bias", dict(h=5, w=5, in_d=8, out_d=7, kh=3, kw=3))]:
         conv(name, stride=1, padding="SAME", per_channel=True, act="NONE", big_bias=True, **kw)
+    # The fast form's loop for k = 16 (its sixteen steps once, no loop).
+    conv("1x1_pairs_16to6_2x4_none", h=2, w=4, in_d=16, out_d=6, kh=1, kw=1, stride=1, padding="SAME",
+         act="NONE")
     # The DSP cores' pointwise loops for each k they tell apart, in the wide
     # form (the fast form: the pairs above), two pairs of channels whose
     # outputs vary and a last one that makes the chunk wide.

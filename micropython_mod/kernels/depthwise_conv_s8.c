@@ -692,7 +692,7 @@ DW_S8_ROW_LINKAGE int8_t *dw_s8_flush(const dw_s8_row_t *r, const uint32_t *s, i
 #if DW_S8_ROW_MMR
     // (The sums without the bias: under 2^19 in magnitude.)
     const bool other = r->shift < 0 || !tflm_out_s8_mmr_bias_fits((int32_t)r->bias)
-        || (uint32_t)r->k + (1u << 30) > (1u << 31);
+        || !tflm_out_s8_mmr_k_fits(r->k);
 #else
     const bool other = r->shift < 0;
 #endif
@@ -1515,7 +1515,9 @@ static void dw_s8_full_setup(dw_s8_full_t *f, const tflm_out_s8_t *q, int32_t n,
             g->q[i][2] = q[j + i].shift;
 #if DW_S8_FULL_MMR
             // Border windows start from the bias alone (dw_s8_border_groups).
-            fits &= tflm_out_s8_mmr_fits(&q[j + i]) & tflm_out_s8_mmr_bias_fits((int32_t)g->bias[i]);
+            // (Every channel here in the fast form: dw_s8_channels_3x3.)
+            fits &= tflm_out_s8_mmr_bias_fits(q[j + i].bias) & tflm_out_s8_mmr_k_fits(q[j + i].k)
+                & tflm_out_s8_mmr_bias_fits((int32_t)g->bias[i]);
             g->bias[i] *= 2u;
             g->q[i][2] += 1;
 #endif

@@ -240,9 +240,13 @@ static inline int32_t tflm_out_s8_sat(int32_t v) {
 static inline bool tflm_out_s8_mmr_bias_fits(int32_t bias) {
     return (uint32_t)bias + ((1u << 29) - 1u) <= (1u << 30) - 2u; // -2^29 < bias < 2^29
 }
+static inline bool tflm_out_s8_mmr_k_fits(int32_t k) {
+    return (uint32_t)k + (1u << 30) <= (1u << 31); // -2^30 <= k <= 2^30
+}
+// (The reference's own steps, shift -1, never fit.)
 static inline bool tflm_out_s8_mmr_fits(const tflm_out_s8_t *q) {
-    const bool k_fits = (uint32_t)q->k + (1u << 30) <= (1u << 31); // -2^30 <= k <= 2^30
-    return tflm_out_s8_mmr_bias_fits(q->bias) & ((q->shift < 0) | k_fits);
+    return tflm_out_s8_mmr_bias_fits(q->bias)
+        & ((q->shift < -1) | ((q->shift >= 0) & tflm_out_s8_mmr_k_fits(q->k)));
 }
 // SMMLAR in C, modulo 2^64 as the instruction (the host's check of the
 // form, test_speed_paths).
