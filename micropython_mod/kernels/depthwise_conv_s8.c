@@ -1426,8 +1426,10 @@ static TFLM_ALWAYS_INLINE int32_t dw_s8_groups(const tflm_out_s8_t *q, int32_t n
 #define DW_S8_FULL_WORDS (1)
 #endif
 // In assembly on the M profile in optimised builds (the host's tests build
-// the C loop below, the same sums).
-#if defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__)
+// the C loop below, the same sums), not position-independent ones (the
+// natmod's: its register for the data leaves the blocks too few).
+#if defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__) \
+    && !defined(__PIC__)
 #define DW_S8_FULL_ASM (1)
 #else
 #define DW_S8_FULL_ASM (0)
