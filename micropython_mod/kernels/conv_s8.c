@@ -972,8 +972,8 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     "sub %[xa], %[xa], #0x800000\n\t" \
     "add %R[" A "], %[xa], %Q[a01], lsl #1\n\t" \
     "add %R[" B "], %[xa], %R[a01], lsl #1\n\t"
-// The fast form with SMMLAR (each constant fits it: conv_s8_setup): the
-// shift from r - 1 to r.
+// The fast form with SMMLAR (each constant fits it: prepare()'s
+// TFLM_CONV_LANES_MMR): the shift from r - 1 to r.
 #define CONV_S8_OUT4_FAST_R "add %[w1], %[w1], #1\n\t"
 #define CONV_S8_OUT4_FAST_SCALE(v) \
     TFLM_OUT_S8_ASM_MMR(v, "%[xb]", "%[w0]", "%[w1]", "%R[a01]", "", TFLM_OUT_S8_ASM_SSAT)
@@ -1039,24 +1039,28 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     "subs %Q[a01], %Q[a01], #1\n\t" \
     "str %Q[a01], %[left]\n\t" \
     "bne 0b"
+// A step four and sixteen times.
+#define CONV_S8_QUAD_X4(step) step step step step
+#define CONV_S8_QUAD_X16(step) CONV_S8_QUAD_X4(CONV_S8_QUAD_X4(step))
+// The sums' loop from numeric label `label`: sixteen steps a turn (the
+// pixels' pointer p at the end, read from the stack, ends it).
+#define CONV_S8_QUAD_TURNS(label, step) \
+    ".p2align 2\n" \
+    label ":\n\t" \
+    CONV_S8_QUAD_X16(step) \
+    "ldr %[wv], %[end]\n\t" \
+    "cmp %[p], %[wv]\n\t" \
+    "bne " label "b\n\t"
 // The pair's sums for any k (a multiple of 4): w1 walks the second
 // channel's filter, the next pair's start after it.
 #define CONV_S8_QUAD_SUMS \
     "ldr %[w1], %[kk]\n\t" \
     TFLM_ASM_START16("%[w1]", 29, "%[wv]", "add %[w1], %[w0], %[w1]\n\t", \
-        TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP, 3, 5, 4, 1) \
+        CONV_S8_QUAD_X4(TFLM_MM_S8_4X2_STEP), 3, 5, 4, 1) \
     "ldr %[wv], %[end]\n\t" \
     "cmp %[p], %[wv]\n\t" \
     "beq 2f\n" \
-    ".p2align 2\n" \
-    "1:\n\t" \
-    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
-    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
-    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
-    TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP TFLM_MM_S8_4X2_STEP \
-    "ldr %[wv], %[end]\n\t" \
-    "cmp %[p], %[wv]\n\t" \
-    "bne 1b\n"
+    CONV_S8_QUAD_TURNS("1", TFLM_MM_S8_4X2_STEP)
 #if CONV_S8_QUAD_K
 // One step of the sums for a k known to the code (K, a string): the second
 // channel's value read at K past the first's through one pointer, so that
@@ -1072,26 +1076,14 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     "smlal %Q[a10], %R[a10], %[xb], %[w1]\n\t" \
     "smlal %Q[a01], %R[a01], %[xa], %[wv]\n\t" \
     "smlal %Q[a11], %R[a11], %[xb], %[wv]\n\t"
-#define CONV_S8_QUAD_STEPS4_K(K) \
-    CONV_S8_QUAD_STEP_K(K) CONV_S8_QUAD_STEP_K(K) CONV_S8_QUAD_STEP_K(K) CONV_S8_QUAD_STEP_K(K)
-#define CONV_S8_QUAD_STEPS16_K(K) \
-    CONV_S8_QUAD_STEPS4_K(K) CONV_S8_QUAD_STEPS4_K(K) CONV_S8_QUAD_STEPS4_K(K) CONV_S8_QUAD_STEPS4_K(K)
-// k values (K) at once, then the next pair's start into w1.
-#define CONV_S8_QUAD_SUMS_K_ONCE(label, K, steps) \
-    label ":\n\t" \
+// k values (K) at once (`steps`) or sixteen a turn, then the next pair's
+// start into w1.
+#define CONV_S8_QUAD_SUMS_K(K, steps) \
     steps \
     "add %[w1], %[w0], #" K "\n\t" \
     "b 2f\n"
-// K values sixteen a turn.
-#define CONV_S8_QUAD_SUMS_K_LOOP(label, K) \
-    ".p2align 2\n" \
-    label ":\n\t" \
-    CONV_S8_QUAD_STEPS16_K(K) \
-    "ldr %[wv], %[end]\n\t" \
-    "cmp %[p], %[wv]\n\t" \
-    "bne " label "b\n\t" \
-    "add %[w1], %[w0], #" K "\n\t" \
-    "b 2f\n"
+#define CONV_S8_QUAD_SUMS_K_ONCE(label, K, steps) CONV_S8_QUAD_SUMS_K(K, label ":\n\t" steps)
+#define CONV_S8_QUAD_SUMS_K_LOOP(label, K) CONV_S8_QUAD_SUMS_K(K, CONV_S8_QUAD_TURNS(label, CONV_S8_QUAD_STEP_K(K)))
 // The sums by k (conv_s8_quad_k: 8, 16, 32, 64, 128, else any), through a
 // table of branches (TBH, about as many cycles as the start of the
 // sixteen-step loop for any k): each pair runs one of them.
@@ -1105,8 +1097,8 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     ".hword (13f - 3b) / 2\n\t" \
     ".hword (14f - 3b) / 2\n\t" \
     ".hword (15f - 3b) / 2\n" \
-    CONV_S8_QUAD_SUMS_K_ONCE("10", "8", CONV_S8_QUAD_STEPS4_K("8") CONV_S8_QUAD_STEPS4_K("8")) \
-    CONV_S8_QUAD_SUMS_K_ONCE("11", "16", CONV_S8_QUAD_STEPS16_K("16")) \
+    CONV_S8_QUAD_SUMS_K_ONCE("10", "8", CONV_S8_QUAD_X4(CONV_S8_QUAD_STEP_K("8") CONV_S8_QUAD_STEP_K("8"))) \
+    CONV_S8_QUAD_SUMS_K_ONCE("11", "16", CONV_S8_QUAD_X16(CONV_S8_QUAD_STEP_K("16"))) \
     CONV_S8_QUAD_SUMS_K_LOOP("12", "32") \
     CONV_S8_QUAD_SUMS_K_LOOP("13", "64") \
     CONV_S8_QUAD_SUMS_K_LOOP("14", "128") \
@@ -1175,9 +1167,11 @@ static void conv_s8_quad_sat(const int32_t *xp, int32_t k, const int8_t *w, cons
 }
 #undef CONV_S8_QUAD_BLOCK
 #undef CONV_S8_QUAD_SUMS
+#undef CONV_S8_QUAD_X4
+#undef CONV_S8_QUAD_X16
+#undef CONV_S8_QUAD_TURNS
 #undef CONV_S8_QUAD_STEP_K
-#undef CONV_S8_QUAD_STEPS4_K
-#undef CONV_S8_QUAD_STEPS16_K
+#undef CONV_S8_QUAD_SUMS_K
 #undef CONV_S8_QUAD_SUMS_K_ONCE
 #undef CONV_S8_QUAD_SUMS_K_LOOP
 #undef CONV_S8_QUAD_SUMS_BY_K
@@ -1208,10 +1202,10 @@ __attribute__((noinline)) static void conv_s8_quad(const conv_s8_t *c, const int
     tflm_mm_s8_pack4(x, k, k, xp);
     int32_t j = 0;
 #if TFLM_MM_S8_LANES_ASM
-    // The fast form by SMMLAR where every channel's constants fit it (a
-    // layer's in the fast form with biases of 2^29 or more, unseen in
-    // trained models, takes the C loop below: vww_96_int8's channels of
-    // bias 2^30 shift by 24 to 35 bits, the wide form or the reference's).
+    // The fast form by SMMLAR where every channel's constants fit it
+    // (TFLM_CONV_LANES_MMR); a layer in the fast form that does not takes
+    // the C loop below (vww_96_int8's channels of bias 2^30 shift by 24 to
+    // 35 bits: the wide form, or the reference's steps).
     if (((c->sat && c->lanes == TFLM_CONV_LANES_MMR) || c->wide) && k >= 4 && (k & 3) == 0 && n >= 2) {
         conv_s8_quad_sat(xp, k, w, c->q, c->zero_point, c->wide, out, out_d, n >> 1);
         j = n & ~1;

@@ -236,7 +236,8 @@ static inline int32_t tflm_out_s8_sat(int32_t v) {
 // at most 2^22 in magnitude (the lanes, mm_s8.h) checks the bias and k
 // once per channel (tflm_out_s8_mmr_fits; the wide form's k, at most
 // 2^30, always fits).
-// (Without branches: a chunk's set-up checks every channel.)
+// (Without branches: the depthwise kernel's set-up checks every channel of
+// a chunk at each call.)
 static inline bool tflm_out_s8_mmr_bias_fits(int32_t bias) {
     return (uint32_t)bias + ((1u << 29) - 1u) <= (1u << 30) - 2u; // -2^29 < bias < 2^29
 }
