@@ -38,6 +38,10 @@ $(addprefix $(TFLM_KERNEL_OBJ_DIR)/,$(addsuffix .o,$(filter-out $(TFLM_KERNEL_AL
 $(addprefix $(TFLM_KERNEL_OBJ_DIR)/,$(addsuffix .o,$(filter $(TFLM_KERNEL_ALIGN_EXCEPT),$(TFLM_KERNEL_OPT_FILES)))): \
     CFLAGS += $(TFLM_KERNEL_OPT)
 
+# The engine's dispatch loop too (invoke.c), between the operators: on the
+# Cortex-M4 hello_world_int8 runs 3% fewer cycles for about 250 B more.
+$(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/engine/invoke.o: CFLAGS += $(TFLM_KERNEL_OPT)
+
 # TFLM_OPS="FULLY_CONNECTED QUANTIZE ..." links only those kernels.
 ifneq ($(strip $(TFLM_OPS)),)
 CFLAGS_USERMOD += -DTFLM_KERNELS_DEFAULT=0 $(foreach op,$(TFLM_OPS),-DTFLM_KERNEL_$(op)=1)

@@ -543,6 +543,39 @@ print('variables written', len(bytes(it2.output(0))))
     assert out[36:] == ["head written True", "variables written 10"]
 
 
+@pytest.mark.parametrize("target", EVERY_TARGET)
+def test_own_arena_handed_out_after_invokes(target):
+    """An arena the module allocated is compared with its seal only once
+    Arena.buffer has handed it out (no other code can write it before). The
+    seal taken at the build, and again after each invoke of a model whose
+    kernels keep state in the tail (audio_preprocessor_int8's spectral
+    subtraction), is right then, and a byte written after it is refused."""
+    code = DEVICE_PRELUDE + f"""
+for name in ('{HELLO}', 'audio_preprocessor_int8.tflite'):
+    m = tflm.Model(load(name))
+    it = tflm.Interpreter(m)
+    fresh = tflm.Interpreter(m, tflm.Arena(tflm.arena_size(m) + 16))
+    for k in range(3):
+        it.invoke()
+        fresh.invoke()
+    buf = it.arena.buffer
+    top = it.arena.size
+    it.invoke()
+    fresh.invoke()
+    print('handed out', bytes(it.output(0)) == bytes(fresh.output(0)))
+    buf[top - 1] ^= 0x5a
+    attempt(it.invoke)
+    buf[top - 1] ^= 0x5a
+    it.invoke()
+    fresh.invoke()
+    print('restored', bytes(it.output(0)) == bytes(fresh.output(0)))
+"""
+    out = run_on(target, code, model_files(HELLO, "audio_preprocessor_int8.tflite")).splitlines()
+    overwritten = ("ValueError this interpreter's records in the arena were overwritten since it was built (the "
+                   "arena's bytes are the interpreter's alone: build it again)")
+    assert out == ["handed out True", overwritten, "restored True"] * 2
+
+
 # ---------------------------------------------------------------------------
 # Smaller items
 

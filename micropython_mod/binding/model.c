@@ -152,7 +152,7 @@ bool tflm_buffer_is(mp_obj_t obj, const void *buf, size_t len, mp_uint_t flags) 
 
 // The model's bytes must not have moved or shrunk since it was read.
 void tflm_model_check_buffer(tflm_model_obj_t *self) {
-    if (!tflm_buffer_is(self->buffer, self->model.fb.buf, self->model.fb.len, MP_BUFFER_READ)) {
+    if (!self->fixed && !tflm_buffer_is(self->buffer, self->model.fb.buf, self->model.fb.len, MP_BUFFER_READ)) {
         mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("model buffer was resized or moved"));
     }
 }
@@ -231,6 +231,12 @@ static mp_obj_t model_make_new(const mp_obj_type_t *type, size_t n_args, size_t 
     // change.
     self->model.rewritable = self->model.immutable && !mp_obj_is_str_or_bytes(args[0]);
     self->anchor = tflm_buffer_anchor(bufinfo.buf, bufinfo.len);
+    // Neither a bytes object nor a memoryview ever gives other bytes than at
+    // first (a bytearray or an array can be resized, and moves).
+    self->fixed = false;
+    #if !TFLM_NATMOD
+    self->fixed = mp_obj_is_exact_type(args[0], &mp_type_bytes) || mp_obj_is_exact_type(args[0], &mp_type_memoryview);
+    #endif
     return MP_OBJ_FROM_PTR(self);
 }
 

@@ -6,6 +6,7 @@ void tflm_arena_init(tflm_arena_t *a, void *buf, size_t len) {
     uintptr_t p = (uintptr_t)buf;
     uintptr_t aligned = (p + (TFLM_ALIGN - 1)) & ~(uintptr_t)(TFLM_ALIGN - 1);
     a->align_loss = (uint32_t)(aligned - p);
+    a->exposed = true;
     if (buf == NULL || len <= a->align_loss) {
         a->base = (uint8_t *)aligned;
         a->size = 0;
@@ -22,6 +23,7 @@ void tflm_arena_init(tflm_arena_t *a, void *buf, size_t len) {
 void tflm_arena_init_dry(tflm_arena_t *a) {
     memset(a, 0, sizeof(*a));
     a->size = TFLM_ARENA_DRY_SIZE;
+    a->exposed = true;
 }
 
 uint32_t tflm_arena_alloc_tail(tflm_arena_t *a, uint32_t bytes, uint32_t align) {

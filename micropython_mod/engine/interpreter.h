@@ -164,6 +164,10 @@ typedef struct _tflm_interp_t {
     // TFLM. NULL: never asked. Set after tflm_interp_init().
     bool (*interrupt)(void *ctx);
     void *interrupt_ctx;
+    // Read at the same points, as the callback is asked: a word not NULL
+    // stops the invoke the same way (a binding's pending exception, without
+    // a call at every operator). NULL: none.
+    void *const volatile *interrupt_word;
     tflm_error_t err;
 } tflm_interp_t;
 
@@ -236,12 +240,20 @@ tflm_status_t tflm_interp_reset(tflm_interp_t *ip);
 // The seal (seal.c). The arena's bytes are the user's (a buffer they gave,
 // Arena.buffer): everything the tail holds that invoke() and the API turn
 // into pointers is checked to be what the build wrote before it is
-// followed. tflm_interp_seal() takes the checksums (end of the build and of
-// set_external), tflm_interp_verify() compares them: RuntimeError when the
-// interpreter is not allocated, ValueError when its records (or a prepared
-// model's data read in place from a rewritable buffer) changed.
+// followed (unless no code but the engine's can write the arena:
+// tflm_arena_t.exposed). tflm_interp_seal() takes the checksums (end of
+// the build and of set_external), tflm_interp_verify() compares them:
+// RuntimeError when the interpreter is not allocated, ValueError when its
+// records (or a prepared model's data read in place from a rewritable
+// buffer) changed.
 void tflm_interp_seal(tflm_interp_t *ip);
 tflm_status_t tflm_interp_verify(tflm_interp_t *ip);
+// Whether tflm_interp_verify() has anything to compare (or to refuse): false
+// for a built interpreter in an arena no other code can write, reading no
+// prepared data in place from a rewritable buffer.
+static inline bool tflm_interp_seal_compared(const tflm_interp_t *ip) {
+    return !ip->ready || ip->arena->exposed || ip->sealed_model_bytes != 0;
+}
 // After an invoke: the tail's checksum again when kernels keep state in it.
 void tflm_interp_seal_state(tflm_interp_t *ip);
 

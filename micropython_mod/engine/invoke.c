@@ -66,7 +66,8 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
         // of a WHILE loop) no operator is half run: an interrupt stops the
         // invoke here, as an operator error would. Control-flow kernels
         // start afresh at the next invoke() (e->resumed false).
-        if (ip->interrupt != NULL && ip->interrupt(ip->interrupt_ctx)) {
+        if ((ip->interrupt_word != NULL && *ip->interrupt_word != NULL)
+            || (ip->interrupt != NULL && ip->interrupt(ip->interrupt_ctx))) {
             return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "invoke interrupted");
         }
         if (f->node == s->n_nodes) {
@@ -174,11 +175,13 @@ tflm_status_t tflm_interp_run(tflm_interp_t *ip) {
     }
     tflm_status_t st = run_nodes(ip);
     // Kernel state changed (also when a kernel failed half way).
-    tflm_interp_seal_state(ip);
+    if (ip->stateful) {
+        tflm_interp_seal_state(ip);
+    }
     return st;
 }
 
 tflm_status_t tflm_interp_invoke(tflm_interp_t *ip) {
-    tflm_status_t st = tflm_interp_verify(ip);
+    tflm_status_t st = tflm_interp_seal_compared(ip) ? tflm_interp_verify(ip) : TFLM_OK;
     return st ? st : tflm_interp_run(ip);
 }

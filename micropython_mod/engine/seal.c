@@ -19,13 +19,17 @@
 // sealed again after each invoke. A prepared model's data read in place
 // from bytes that can still change (tflm_model_t.rewritable) has its own
 // chain. Not a cryptographic hash: it catches accidental writes, not
-// writes crafted to keep it.
+// writes crafted to keep it. An arena no code but the engine can write
+// (tflm_arena_t.exposed false: a binding's own buffer, not handed out) has
+// its tails' chains taken as always but not compared: nothing could have
+// changed them, and they are right whenever the buffer is handed out.
 //
 // Cost: 3 instructions a word on the Cortex-M3/M4 (load, rotate-xor,
-// multiply; eight words a step), no memory, per invoke: the tail (and the
-// prepared data read in place from a rewritable buffer); the ranges skipped
-// are found once, when the seal is taken (a pass over the records per range
-// then; per invoke too for a model with more than TFLM_SEAL_SKIPS of them).
+// multiply; eight words a step), no memory, per invoke: the tail of an
+// exposed arena (and the prepared data read in place from a rewritable
+// buffer); the ranges skipped are found once, when the seal is taken (a
+// pass over the records per range then; per invoke too for a model with
+// more than TFLM_SEAL_SKIPS of them).
 #include "interpreter.h"
 
 #define SEAL_MUL (0x9e3779b1u) // odd: each step is a bijection
@@ -205,11 +209,11 @@ tflm_status_t tflm_interp_verify(tflm_interp_t *ip) {
     if (!ip->ready) {
         return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
     }
-    if (seal_tail(ip) != ip->seal_tail) {
+    if (ip->arena->exposed && seal_tail(ip) != ip->seal_tail) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "this interpreter's records in the arena were overwritten "
             "since it was built (the arena's bytes are the interpreter's alone: build it again)");
     }
-    if (seal_model(ip) != ip->seal_model) {
+    if (ip->sealed_model_bytes != 0 && seal_model(ip) != ip->seal_model) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, "the prepared data this interpreter reads in place from the "
             "model changed since it was built (a rewritten buffer or ROMFS region: build it again)");
     }
