@@ -207,13 +207,20 @@ def cases() -> list[Case]:
 
     # Fully connected: units odd and even (groups of five, four, two and one
     # on the Cortex-M0, four, two and one elsewhere), depths around the
-    # 4-value step and the two-step turn, rows of one value.
+    # 4-value step and the two-step turn, rows of one value; units of one to
+    # three values (fc_short: eight outputs a store, a loop per depth) in
+    # blocks of eight and what is left of them.
     for batches, depth, units in [(1, 64, 12), (1, 256, 2), (3, 7, 5), (2, 33, 1), (1, 3, 16), (2, 5, 7),
-                                  (1, 8, 11), (2, 12, 19), (1, 1, 16), (1, 16, 1), (1, 20, 14)]:
+                                  (1, 8, 11), (2, 12, 19), (1, 1, 16), (1, 16, 1), (1, 20, 14), (2, 2, 9),
+                                  (3, 1, 17), (1, 2, 8), (2, 3, 3)]:
         out.append(_fc_case(rng, f"{batches}x{depth}to{units}", batches=batches, depth=depth, units=units,
                             per_channel=next(k) % 2 == 0, act=next(acts)))
     out.append(_fc_case(rng, "extreme_shifts", batches=2, depth=16, units=9, per_channel=True, act="NONE",
                         extreme=True))
+    out.append(_fc_case(rng, "short_extreme_shifts", batches=2, depth=2, units=11, per_channel=True, act="NONE",
+                        extreme=True))
+    out.append(_fc_case(rng, "short_no_bias", batches=1, depth=3, units=10, per_channel=False, act="RELU",
+                        bias=False))
     # Two pixels in one 64-bit sum (Cortex-M3/M4): the largest sums, with
     # their own input sets (all -128, all 127, random).
     out += opgen.cases(16, only="CONV_2D/int8_lanes")

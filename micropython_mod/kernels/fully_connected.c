@@ -518,6 +518,49 @@ static TFLM_ALWAYS_INLINE int32_t fc_groups(fc_out_t *o, const int8_t *x, const 
     return u;
 }
 
+// Whether units of fewer than four values take fc_short (PYBV11, short of
+// flash, turns it off: they take the groups' loops).
+#ifndef TFLM_FC_S8_SHORT
+#define TFLM_FC_S8_SHORT (1)
+#endif
+
+// One row of x against all units when a unit has fewer than four values
+// (an input layer of one to three features: hello_world_int8's 1->16):
+// each sum straight from its start, eight outputs a store, a loop for each
+// depth (`depth` a constant in each). The groups' loops above set up more
+// per group than such units multiply (on the Cortex-M4 hello_world_int8's
+// 1->16 layer took 930 cycles through them, for 16 products).
+static TFLM_ALWAYS_INLINE void fc_short_depth(const fc_out_t *o, const int8_t *x, const int8_t *w, int32_t depth,
+    int32_t units, int32_t x_offset, int8_t *out) {
+    const int32_t x0 = x[0] + x_offset, x1 = depth > 1 ? x[1] + x_offset : 0, x2 = depth > 2 ? x[2] + x_offset : 0;
+    for (int32_t u = 0; u < units; u += 8) {
+        const int32_t n = units - u < 8 ? units - u : 8;
+        uint32_t acc[8];
+        for (int32_t j = 0; j < n; ++j, w += depth) {
+            uint32_t a = fc_start(o, u + j) + (uint32_t)(w[0] * x0);
+            if (depth > 1) {
+                a += (uint32_t)(w[1] * x1);
+            }
+            if (depth > 2) {
+                a += (uint32_t)(w[2] * x2);
+            }
+            acc[j] = a;
+        }
+        fc_store(o, acc, n, u, out);
+    }
+}
+
+static void fc_short(const fc_out_t *o, const int8_t *x, const int8_t *w, int32_t depth, int32_t units,
+    int32_t x_offset, int8_t *out) {
+    if (depth == 1) {
+        fc_short_depth(o, x, w, 1, units, x_offset, out);
+    } else if (depth == 2) {
+        fc_short_depth(o, x, w, 2, units, x_offset, out);
+    } else {
+        fc_short_depth(o, x, w, 3, units, x_offset, out);
+    }
+}
+
 // (Inline: a call here cost the tiny models' one-unit layers about 2% of their cycles on the M4.)
 static TFLM_ALWAYS_INLINE void fc_out_init(fc_out_t *o, const fc_data_t *d, const int32_t *bias) {
     tflm_out_s8_setup(&o->q, d->multiplier, d->shift, d->output_offset);
@@ -542,6 +585,10 @@ static void tflm_fully_connected_int8(const fc_data_t *d, const int8_t *input, c
     fc_out_init(&o, d, bias);
     for (int32_t b = 0; b < batches; ++b, input += depth, output += units) {
         // Sums wrap on overflow as the reference's do on its targets.
+        if (TFLM_FC_S8_SHORT && filter_offset == 0 && depth > 0 && depth < 4) {
+            fc_short(&o, input, filter, depth, units, x_offset, output);
+            continue;
+        }
         int32_t u = filter_offset == 0 ? fc_groups(&o, input, filter, depth, units, x_offset, output) : 0;
         for (const int8_t *w = filter + u * depth; u < units; ++u, w += depth) {
             uint32_t acc = fc_start(&o, u) + (filter_offset == 0 ? tflm_dot_s8_row(w, input, depth, x_offset)

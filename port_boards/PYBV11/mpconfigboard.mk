@@ -51,7 +51,7 @@ TFLM_KERNEL_OPT_ONLY ?= conv_s8 depthwise_conv depthwise_conv_s8 fully_connected
 # (and without the walk of large one-channel windows: micro_speech's 10x8
 # layer takes the blocks of listed taps, as before it).
 $(BUILD)/micropython_mod/kernels/depthwise_conv_s8.o: CFLAGS += -DTFLM_DW_S8_COMPACT=1 -DTFLM_DW_S8_WALK=0
-$(BUILD)/micropython_mod/kernels/fully_connected.o: CFLAGS += -DTFLM_FC_S8_SLICE_QUADS=0
+$(BUILD)/micropython_mod/kernels/fully_connected.o: CFLAGS += -DTFLM_FC_S8_SLICE_QUADS=0 -DTFLM_FC_S8_SHORT=0
 # The int8 pointwise convolutions' pairs of channels summed by one loop for
 # every k, not by their own for k of 8 to 128 as well (conv_s8.c: 4.8 KB;
 # person_detect's pointwise layers about 10% slower than on NETDUINOPLUS2).
