@@ -40,7 +40,9 @@ $(addprefix $(TFLM_KERNEL_OBJ_DIR)/,$(addsuffix .o,$(filter $(TFLM_KERNEL_ALIGN_
 
 # The engine's dispatch loop too (invoke.c), between the operators: on the
 # Cortex-M4 hello_world_int8 runs 3% fewer cycles for about 250 B more.
-$(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/engine/invoke.o: CFLAGS += $(TFLM_KERNEL_OPT)
+# TFLM_INVOKE_OPT= (PYBV11, short of flash) builds it as the firmware is.
+TFLM_INVOKE_OPT ?= $(TFLM_KERNEL_OPT)
+$(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/engine/invoke.o: CFLAGS += $(TFLM_INVOKE_OPT)
 
 # TFLM_OPS="FULLY_CONNECTED QUANTIZE ..." links only those kernels.
 ifneq ($(strip $(TFLM_OPS)),)

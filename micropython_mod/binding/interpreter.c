@@ -551,14 +551,7 @@ void tflm_interp_check(tflm_interp_obj_t *self) {
     }
 }
 
-void tflm_interp_check_buffers(tflm_interp_obj_t *self) {
-    // The usual case in one test, without the calls below (a tenth of a
-    // one-layer model's fixed cost on the Cortex-M4): an arena and a model
-    // whose bytes cannot have moved, no pre-allocated tensors.
-    const tflm_model_obj_t *model = MP_OBJ_TO_PTR(self->model);
-    if (self->ip.ready && !self->arena->arena.exposed && model->fixed && self->ip.n_external == 0) {
-        return;
-    }
+void tflm_interp_check_moved(tflm_interp_obj_t *self) {
     tflm_interp_live(self);
     arena_check(self->arena);
     tflm_model_check_buffer(MP_OBJ_TO_PTR(self->model));
@@ -761,7 +754,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(interp_invoke_obj, interp_invoke);
 // reset() puts it. Allocates nothing.
 static mp_obj_t interp_reset(mp_obj_t self_in) {
     tflm_interp_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    tflm_interp_check_buffers(self);
+    tflm_interp_check_moved(self);
     // The engine checks the seal before it follows the records.
     if (tflm_interp_reset(&self->ip) != TFLM_OK) {
         tflm_raise(&self->ip.err);

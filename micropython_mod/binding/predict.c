@@ -199,7 +199,7 @@ static float real_value(tflm_interp_obj_t *self, mp_obj_t item, bool *ran) {
     float v = (float)mp_obj_get_float(item);
     if (runs_python(item)) {
         *ran = true;
-        tflm_interp_check_buffers(self);
+        tflm_interp_check_moved(self);
     }
     return v;
 }
@@ -284,7 +284,7 @@ static void set_input(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x, bool *ran
             raise_length(i, &t, k);
         }
         float v = (float)mp_obj_get_float(item);
-        tflm_interp_check_buffers(self);
+        tflm_interp_check_moved(self);
         store_real(&t, k, v);
     }
 }

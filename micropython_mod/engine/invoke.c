@@ -18,33 +18,92 @@ typedef struct {
 // The top bit of an address (run_nodes' bases).
 #define BASE_FLIP ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
 
+// Where each kind of record's `data` counts from, as
+// tflm_interp_tensor_data() reads it: the planned buffers, the tail's and
+// the constants without its call (an operator takes four to six records,
+// and on a small model those calls cost as much as its arithmetic); 0 for
+// the kinds left to it. Kept with their top bit flipped: run_nodes' frame
+// outlives the call as stale stack bytes, and a garbage collector that
+// scans stacks conservatively (MicroPython's) takes a word equal to the
+// start of a heap block for a reference: a plain copy of the arena's start
+// kept an arena that was dropped alive. With them the records, looked up
+// once rather than through the interpreter at every input (kernels' stores
+// could alias it): the arena's, and the constants' of a prepared model
+// (index TFLM_REC_CONST + k; without consts the build wrote no such index).
+typedef struct {
+    uintptr_t bases[8];
+    const tflm_tensor_rec_t *recs, *consts;
+} invoke_recs_t;
+
+// Node nr's inputs, outputs and scratch buffers into ptrs, and the fields
+// of e that change from node to node.
+static TFLM_ALWAYS_INLINE void invoke_node(const tflm_interp_t *ip, const invoke_recs_t *x,
+    const tflm_node_rec_t *nr, void **ptrs, tflm_eval_t *e, bool resumed) {
+    const uint16_t *io = tflm_interp_io(ip, nr->io);
+    const uint32_t n_io = (uint32_t)nr->n_inputs + nr->n_outputs;
+    const uintptr_t *bases = x->bases;
+    const tflm_tensor_rec_t *recs = x->recs, *consts = x->consts;
+    // Two loops: the one without constants has fewer values live.
+    if (consts == NULL) {
+        for (uint32_t k = 0; k < n_io; ++k) {
+            const uint32_t r = io[k];
+            void *p = NULL;
+            if (r != TFLM_NO_INDEX) {
+                const tflm_tensor_rec_t *t = recs + r;
+                p = bases[t->where] ? (void *)((bases[t->where] ^ BASE_FLIP) + t->data)
+                                    : tflm_interp_tensor_data(ip, t);
+            }
+            ptrs[k] = p;
+        }
+    } else {
+        for (uint32_t k = 0; k < n_io; ++k) {
+            const uint32_t r = io[k];
+            void *p = NULL;
+            if (r != TFLM_NO_INDEX) {
+                const tflm_tensor_rec_t *t = (r & TFLM_REC_CONST) ? consts + (r - TFLM_REC_CONST) : recs + r;
+                p = bases[t->where] ? (void *)((bases[t->where] ^ BASE_FLIP) + t->data)
+                                    : tflm_interp_tensor_data(ip, t);
+            }
+            ptrs[k] = p;
+        }
+    }
+    for (uint32_t k = 0; k < nr->n_scratch; ++k) {
+        ptrs[n_io + k] = tflm_interp_tensor_data(ip, recs + nr->scratch + k);
+    }
+    e->data = tflm_interp_node_data(ip, nr);
+    e->out = ptrs + nr->n_inputs;
+    e->scratch = ptrs + n_io;
+    e->n_in = nr->n_inputs;
+    e->n_out = nr->n_outputs;
+    e->call = TFLM_EVAL_NO_CALL;
+    e->resumed = resumed;
+    e->stop = false;
+}
+
+// Between operators (and at each return from a subgraph: every pass of a
+// WHILE loop) no operator is half run: an interrupt stops the invoke there,
+// as an operator error would. Control-flow kernels start afresh at the next
+// invoke() (e->resumed false).
+static TFLM_ALWAYS_INLINE bool invoke_interrupted(tflm_interp_t *ip) {
+    return (ip->interrupt_word != NULL && *ip->interrupt_word != NULL)
+        || (ip->interrupt != NULL && ip->interrupt(ip->interrupt_ctx));
+}
+
 // The nodes, in order (the seal checked).
 static tflm_status_t run_nodes(tflm_interp_t *ip) {
     invoke_frame_t frames[TFLM_MAX_CALL_DEPTH];
     void *ptrs[TFLM_MAX_NODE_IO + TFLM_MAX_SCRATCH_PER_OP];
-    // The records, looked up here rather than through the interpreter at
-    // every input (kernels' stores could alias it): the arena's, and the
-    // constants' of a prepared model (index TFLM_REC_CONST + k; without
-    // consts the build wrote no such index).
-    const tflm_tensor_rec_t *recs = tflm_interp_tensor(ip, 0), *consts = ip->consts;
-    // Where each kind of record's `data` counts from, as
-    // tflm_interp_tensor_data() reads it: the planned buffers, the tail's and
-    // the constants without its call (an operator takes four to six records,
-    // and on a small model those calls cost as much as its arithmetic); 0
-    // for the kinds left to it. Kept with their top bit flipped: this frame
-    // outlives the call as stale stack bytes, and a garbage collector that
-    // scans stacks conservatively (MicroPython's) takes a word equal to the
-    // start of a heap block for a reference: a plain copy of the arena's
-    // start kept an arena that was dropped alive.
+    invoke_recs_t x;
+    x.recs = tflm_interp_tensor(ip, 0);
+    x.consts = ip->consts;
     // (Assigned one by one: an initializer's zeroes cost a memset() call.)
     const uintptr_t arena = (uintptr_t)ip->arena->base ^ BASE_FLIP;
-    uintptr_t bases[8];
-    bases[TFLM_AT_NONE] = 0;
-    bases[TFLM_AT_HEAD] = arena;
-    bases[2] = 0;
-    bases[TFLM_AT_MODEL] = (uintptr_t)ip->model->fb.buf ^ BASE_FLIP;
-    bases[TFLM_AT_EXTERNAL] = 0;
-    bases[TFLM_AT_TAIL] = bases[TFLM_AT_KEPT] = bases[TFLM_AT_STATE] = arena;
+    x.bases[TFLM_AT_NONE] = 0;
+    x.bases[TFLM_AT_HEAD] = arena;
+    x.bases[2] = 0;
+    x.bases[TFLM_AT_MODEL] = (uintptr_t)ip->model->fb.buf ^ BASE_FLIP;
+    x.bases[TFLM_AT_EXTERNAL] = 0;
+    x.bases[TFLM_AT_TAIL] = x.bases[TFLM_AT_KEPT] = x.bases[TFLM_AT_STATE] = arena;
     // The subgraph and node records (the arena's or a prepared model's),
     // and the patch-based stage's extent: subgraph 0's nodes start to split - 1.
     const tflm_subgraph_rec_t *subgraphs = tflm_interp_subgraph(ip, 0);
@@ -55,6 +114,33 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
     e.in = ptrs;
     e.ip = ip;
     e.err = &ip->err;
+    if (ip->n_subgraphs == 1 && split == 0) {
+        // One subgraph, no stage: its nodes in a loop of their own, without
+        // the frames (no kernel can call a subgraph; on a model of a few
+        // small layers the frames cost a tenth of the dispatch).
+        const uint32_t n = subgraphs->n_nodes;
+        for (uint32_t node = 0; node < n; ++node) {
+            if (invoke_interrupted(ip)) {
+                return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "invoke interrupted");
+            }
+            const tflm_node_rec_t *nr = nodes + node;
+            invoke_node(ip, &x, nr, ptrs, &e, false);
+            const tflm_kernel_t *k = &tflm_kernels[tflm_kernel_slots[nr->kernel]]; // the build's id: never absent
+            if (k->eval(&e) != TFLM_OK) {
+                return tflm_interp_node_error(ip, node, k->op);
+            }
+            if (e.stop) {
+                return TFLM_OK; // the operators after it keep what they last wrote
+            }
+            if (e.call != TFLM_EVAL_NO_CALL) {
+                tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: call to subgraph %d at depth %u",
+                    (int)e.call, 1u);
+                return tflm_interp_node_error(ip, node, k->op);
+            }
+        }
+        // (As the frames' loop asks at the return from subgraph 0.)
+        return invoke_interrupted(ip) ? tflm_error(&ip->err, TFLM_ERR_RUNTIME, "invoke interrupted") : TFLM_OK;
+    }
     uint32_t depth = 1;
     bool resumed = false;
     frames[0].subgraph = 0;
@@ -62,12 +148,7 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
     while (depth > 0) {
         invoke_frame_t *f = &frames[depth - 1];
         const tflm_subgraph_rec_t *s = subgraphs + f->subgraph;
-        // Between operators (and at each return from a subgraph: every pass
-        // of a WHILE loop) no operator is half run: an interrupt stops the
-        // invoke here, as an operator error would. Control-flow kernels
-        // start afresh at the next invoke() (e->resumed false).
-        if ((ip->interrupt_word != NULL && *ip->interrupt_word != NULL)
-            || (ip->interrupt != NULL && ip->interrupt(ip->interrupt_ctx))) {
+        if (invoke_interrupted(ip)) {
             return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "invoke interrupted");
         }
         if (f->node == s->n_nodes) {
@@ -83,45 +164,9 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
             f->node++; // run by the patch-based stage at its last node
             continue;
         }
-        const uint16_t *io = tflm_interp_io(ip, nr->io);
-        uint32_t n_io = (uint32_t)nr->n_inputs + nr->n_outputs;
-        // Two loops: the one without constants has fewer values live.
-        if (consts == NULL) {
-            for (uint32_t k = 0; k < n_io; ++k) {
-                const uint32_t r = io[k];
-                void *p = NULL;
-                if (r != TFLM_NO_INDEX) {
-                    const tflm_tensor_rec_t *t = recs + r;
-                    p = bases[t->where] ? (void *)((bases[t->where] ^ BASE_FLIP) + t->data)
-                                        : tflm_interp_tensor_data(ip, t);
-                }
-                ptrs[k] = p;
-            }
-        } else {
-            for (uint32_t k = 0; k < n_io; ++k) {
-                const uint32_t r = io[k];
-                void *p = NULL;
-                if (r != TFLM_NO_INDEX) {
-                    const tflm_tensor_rec_t *t = (r & TFLM_REC_CONST) ? consts + (r - TFLM_REC_CONST) : recs + r;
-                    p = bases[t->where] ? (void *)((bases[t->where] ^ BASE_FLIP) + t->data)
-                                        : tflm_interp_tensor_data(ip, t);
-                }
-                ptrs[k] = p;
-            }
-        }
-        for (uint32_t k = 0; k < nr->n_scratch; ++k) {
-            ptrs[n_io + k] = tflm_interp_tensor_data(ip, recs + nr->scratch + k);
-        }
-        const tflm_kernel_t *k = &tflm_kernels[tflm_kernel_slots[nr->kernel]]; // the build's id: never absent
-        e.data = tflm_interp_node_data(ip, nr);
-        e.out = ptrs + nr->n_inputs;
-        e.scratch = ptrs + n_io;
-        e.n_in = nr->n_inputs;
-        e.n_out = nr->n_outputs;
-        e.call = TFLM_EVAL_NO_CALL;
-        e.resumed = resumed;
-        e.stop = false;
+        invoke_node(ip, &x, nr, ptrs, &e, resumed);
         resumed = false;
+        const tflm_kernel_t *k = &tflm_kernels[tflm_kernel_slots[nr->kernel]]; // the build's id: never absent
         tflm_status_t st = stage ? tflm_patch_run(ip, &e) : k->eval(&e);
         if (st != TFLM_OK) {
             return tflm_interp_node_error(ip, node, k->op);

@@ -46,6 +46,7 @@ MICROPY_VFS_LFS2 = 1
 # 18-143 cycles more per shared model with one (NETDUINOPLUS2, the same
 # comparison).
 TFLM_KERNEL_OPT_ONLY ?= conv_s8 depthwise_conv depthwise_conv_s8 fully_connected pooling mul
+TFLM_INVOKE_OPT ?=
 # and DEPTHWISE_CONV_2D int8's channels path as one function (3.7 KB less;
 # its layers 1-12% slower than on the other Cortex-M4 boards).
 # (and without the walk of large one-channel windows: micro_speech's 10x8
