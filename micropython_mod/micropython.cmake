@@ -64,7 +64,7 @@ if(TFLM_PLAN)
     list(APPEND TFLM_DEFINITIONS TFLM_BUILTIN_PLAN_HEADER="${TFLM_PLAN_ABS}")
 endif()
 
-# Optimization of the kernel sources and invoke.c, as in micropython.mk: TFLM_KERNEL_OPT
+# Optimization of the kernel sources, as in micropython.mk: TFLM_KERNEL_OPT
 # (-O2 unless given; -DTFLM_KERNEL_OPT= keeps the port's own). Source options
 # come after the target's, so they win for these files only.
 if(NOT DEFINED TFLM_KERNEL_OPT)
@@ -72,8 +72,15 @@ if(NOT DEFINED TFLM_KERNEL_OPT)
 endif()
 if(TFLM_KERNEL_OPT)
     file(GLOB TFLM_KERNEL_SOURCES ${CMAKE_CURRENT_LIST_DIR}/kernels/*.c)
-    set_source_files_properties(${TFLM_KERNEL_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/engine/invoke.c
-        PROPERTIES COMPILE_OPTIONS "${TFLM_KERNEL_OPT}")
+    set_source_files_properties(${TFLM_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS "${TFLM_KERNEL_OPT}")
+endif()
+# invoke.c too (TFLM_INVOKE_OPT, as in micropython.mk; empty: the port's own).
+if(NOT DEFINED TFLM_INVOKE_OPT)
+    set(TFLM_INVOKE_OPT ${TFLM_KERNEL_OPT})
+endif()
+if(TFLM_INVOKE_OPT)
+    set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/engine/invoke.c
+        PROPERTIES COMPILE_OPTIONS "${TFLM_INVOKE_OPT}")
 endif()
 
 if(ESP_PLATFORM)

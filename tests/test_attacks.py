@@ -29,7 +29,8 @@ import numpy as np
 import pytest
 import tflite
 
-from conftest import DEVICE_PRELUDE, EVERY_TARGET, TARGETS, int8_add_model, model_files, model_path, run_on
+from conftest import MODELS, DEVICE_PRELUDE, EVERY_TARGET, TARGETS, int8_add_model, model_files, model_path, \
+    run_on
 from model_spots import spots
 from tflm_host import prepare, romfs
 from tflm_dev.builder import ModelBuilder
@@ -574,6 +575,64 @@ for name in ('{HELLO}', 'audio_preprocessor_int8.tflite'):
     overwritten = ("ValueError this interpreter's records in the arena were overwritten since it was built (the "
                    "arena's bytes are the interpreter's alone: build it again)")
     assert out == ["handed out True", overwritten, "restored True"] * 2
+
+
+@pytest.mark.parametrize("target", EVERY_TARGET)
+def test_views_of_a_released_interpreter(target):
+    """Views of an interpreter's tensors outlive it: after its __del__ the
+    next interpreters built in the arena (here the module's own, never
+    handed out) take bytes the views still reach. Written through them, the
+    records of those interpreters are refused (the arena is exposed from
+    the release on), not followed: once a crash and wrong outputs."""
+    lstm = load_model(model_path("trained_lstm_int8.tflite").read_bytes())
+    variables = [t.index for t in lstm.main.tensors if t.is_variable]
+    code = DEVICE_PRELUDE + f"""
+a = tflm.Arena(4096)
+it1 = tflm.Interpreter(tflm.Model(load('trained_lstm_int8.tflite')), a)
+views = [it1.tensor(v) for v in {variables}]
+it1.__del__()
+m = tflm.Model(load('{HELLO}'))
+its = [tflm.Interpreter(m, a), tflm.Interpreter(m, a)]
+for v in views:
+    for i in range(len(v)):
+        v[i] = 127
+for it in its:
+    try:
+        it.input(0)[0] = 42
+        it.invoke()
+        print('works', it.output(0)[0])
+    except ValueError as e:
+        print('ValueError', e)
+"""
+    out = run_on(target, code, model_files(HELLO, "trained_lstm_int8.tflite")).splitlines()
+    overwritten = ("ValueError this interpreter's records in the arena were overwritten since it was built (the "
+                   "arena's bytes are the interpreter's alone: build it again)")
+    assert len(out) == 2 and all(line in (overwritten, f"works {hello_ref(42)}") for line in out), out
+    assert overwritten in out, out  # the views reached records (else the case tests nothing)
+
+
+def test_seals_right_when_exposed_every_model():
+    """The seal left uncompared in the module's own arena is only sound if
+    every seal taken meanwhile is right: for every shared model and models
+    with control flow (WHILE, IF: kernel state in the tail), three
+    invokes, reset(), an invoke, then Arena.buffer handed out and one more
+    invoke, which compares the seal."""
+    from test_control_flow import _count_model, _if_model
+
+    files = model_files(*sorted(p.name for p in MODELS.glob("*.tflite")))
+    files["while.tflite"] = _count_model(5, outer=2)
+    files["if.tflite"] = _if_model()
+    code = DEVICE_PRELUDE + f"""
+for name in {sorted(files)}:
+    it = tflm.Interpreter(tflm.Model(load(name)))
+    for k in range(3):
+        it.invoke()
+    it.reset()
+    it.invoke()
+    buf = it.arena.buffer
+    attempt(it.invoke)
+"""
+    assert run_on("unix", code, files).splitlines() == ["ok"] * len(files)
 
 
 # ---------------------------------------------------------------------------

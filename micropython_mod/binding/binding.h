@@ -29,7 +29,7 @@ typedef struct _tflm_model_obj_t {
     mp_obj_t buffer;        // keeps the bytes alive
     const uint8_t *anchor;  // tflm_buffer_anchor() of the bytes, for views into them
     mp_obj_t labels;        // tuple of str from the .labels file beside a loaded model, or None
-    bool fixed;             // buffer is a bytes or memoryview object: its bytes cannot move
+    bool fixed;             // buffer is a bytes or memoryview object: its pointer cannot change
     tflm_model_t model;
 } tflm_model_obj_t;
 

@@ -154,7 +154,8 @@ static tflm_arena_obj_t *arena_new_bytes(size_t size) {
     self->anchor = self->buf;
     tflm_arena_init(&self->arena, self->buf, self->len);
     self->arena.size = (uint32_t)size & ~(TFLM_ALIGN - 1);
-    // Its bytearray is the arena's alone until Arena.buffer hands it out.
+    // Its bytearray is the arena's alone until Arena.buffer hands it out
+    // (or views outlive the layout they were made for: arena_release_tail).
     self->arena.exposed = false;
     return self;
 }
@@ -327,6 +328,10 @@ static void arena_release_tail(tflm_arena_obj_t *self, const tflm_interp_t *ip) 
     if (k == self->n_tails || !self->tails[k].alive) {
         return;
     }
+    // Its tensors' views outlive it, over bytes the next interpreters' records
+    // may take (its tail, a head that shrinks): writes through them are the
+    // user's from now on, and the seals are compared.
+    a->exposed = true;
     self->tails[k].alive = false;
     a->users--;
     if (k + 1 < self->n_tails && !self->tails[k + 1].alive) {
@@ -354,6 +359,9 @@ static void arena_release_tail(tflm_arena_obj_t *self, const tflm_interp_t *ip) 
 static void arena_set_head(tflm_arena_obj_t *self, const tflm_interp_t *ip) {
     size_t k = arena_tail_index(self, ip);
     if (k < self->n_tails) {
+        // A smaller plan: views of the tensors of the one before may reach
+        // bytes the next interpreters' records take (as arena_release_tail).
+        self->arena.exposed |= ip->head_bytes < self->tails[k].head;
         self->tails[k].head = ip->head_bytes;
     }
 }

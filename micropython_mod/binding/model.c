@@ -231,8 +231,11 @@ static mp_obj_t model_make_new(const mp_obj_type_t *type, size_t n_args, size_t 
     // change.
     self->model.rewritable = self->model.immutable && !mp_obj_is_str_or_bytes(args[0]);
     self->anchor = tflm_buffer_anchor(bufinfo.buf, bufinfo.len);
-    // Neither a bytes object nor a memoryview ever gives other bytes than at
-    // first (a bytearray or an array can be resized, and moves).
+    // Neither a bytes object nor a memoryview ever gives another pointer or
+    // length than at first (a bytearray or an array can be resized, and
+    // moves): the check, which compares those, cannot fail for them. (A
+    // bytearray resized under a memoryview frees the bytes the view still
+    // points at: MicroPython's own hazard, docs/reliability.md.)
     self->fixed = false;
     #if !TFLM_NATMOD
     self->fixed = mp_obj_is_exact_type(args[0], &mp_type_bytes) || mp_obj_is_exact_type(args[0], &mp_type_memoryview);

@@ -33,10 +33,11 @@ typedef struct _tflm_arena_t {
     // whose lowest offset is gap_floor (0: no gap).
     uint32_t cursor;
     uint32_t gap_floor;
-    // Whether code other than the engine can write these bytes: a buffer
+    // Whether anything given out can write these bytes' records: a buffer
     // the user gave or was given (tflm_arena_init sets it). Only then does
     // invoke() compare the seal of the records in it (seal.c); a binding
-    // clears it for a buffer of its own that it has not handed out.
+    // clears it for a buffer of its own that it has not handed out, and sets
+    // it again when views it gave may reach records (an interpreter gone).
     bool exposed;
 } tflm_arena_t;
 

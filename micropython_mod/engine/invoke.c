@@ -7,13 +7,21 @@
 // So the stack invoke() needs does not grow with the nesting of subgraphs,
 // whose depth the build bounded by TFLM_MAX_CALL_DEPTH. The records are in
 // the arena, which the user can write: nothing is followed before the seal
-// (seal.c) says they are what the build wrote.
+// (seal.c) says they are what the build wrote, in an arena that anything
+// given out can reach (tflm_arena_t.exposed).
 #include "build.h"
 
 typedef struct {
     uint16_t subgraph;
     uint16_t node; // operator of the subgraph running
 } invoke_frame_t;
+
+// Whether a model of one subgraph without a stage takes run_nodes' loop
+// without frames (0: the frames' loop runs every model; PYBV11, short of
+// flash: 200 B less).
+#ifndef TFLM_INVOKE_FLAT
+#define TFLM_INVOKE_FLAT (1)
+#endif
 
 // The top bit of an address (run_nodes' bases).
 #define BASE_FLIP ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
@@ -89,7 +97,7 @@ static TFLM_ALWAYS_INLINE bool invoke_interrupted(tflm_interp_t *ip) {
         || (ip->interrupt != NULL && ip->interrupt(ip->interrupt_ctx));
 }
 
-// The nodes, in order (the seal checked).
+// The nodes, in order (the seal checked, where it is compared).
 static tflm_status_t run_nodes(tflm_interp_t *ip) {
     invoke_frame_t frames[TFLM_MAX_CALL_DEPTH];
     void *ptrs[TFLM_MAX_NODE_IO + TFLM_MAX_SCRATCH_PER_OP];
@@ -114,12 +122,12 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
     e.in = ptrs;
     e.ip = ip;
     e.err = &ip->err;
-    if (ip->n_subgraphs == 1 && split == 0) {
+    if (TFLM_INVOKE_FLAT && ip->n_subgraphs == 1 && split == 0) {
         // One subgraph, no stage: its nodes in a loop of their own, without
         // the frames (no kernel can call a subgraph; on a model of a few
         // small layers the frames cost a tenth of the dispatch).
-        const uint32_t n = subgraphs->n_nodes;
-        for (uint32_t node = 0; node < n; ++node) {
+        const uint32_t base = subgraphs->node_base, end = base + subgraphs->n_nodes;
+        for (uint32_t node = base; node < end; ++node) {
             if (invoke_interrupted(ip)) {
                 return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "invoke interrupted");
             }

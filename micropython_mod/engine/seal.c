@@ -19,10 +19,13 @@
 // sealed again after each invoke. A prepared model's data read in place
 // from bytes that can still change (tflm_model_t.rewritable) has its own
 // chain. Not a cryptographic hash: it catches accidental writes, not
-// writes crafted to keep it. An arena no code but the engine can write
-// (tflm_arena_t.exposed false: a binding's own buffer, not handed out) has
-// its tails' chains taken as always but not compared: nothing could have
-// changed them, and they are right whenever the buffer is handed out.
+// writes crafted to keep it. An arena that nothing given out can reach
+// (tflm_arena_t.exposed false: a binding's own buffer, not handed out, and
+// no view of a tensor that outlived the layout it was made for) has its
+// tails' chains taken as always but not compared: nothing could have
+// changed them, and they are right whenever the arena is exposed. (Raw
+// memory access, MicroPython's uctypes and machine.mem, is outside this
+// contract, as it is for every object.)
 //
 // Cost: 3 instructions a word on the Cortex-M3/M4 (load, rotate-xor,
 // multiply; eight words a step), no memory, per invoke: the tail of an

@@ -62,6 +62,7 @@ $(BUILD)/micropython_mod/kernels/conv_s8.o: CFLAGS += -DTFLM_CONV_S8_QUAD_K=0
 $(BUILD)/micropython_mod/kernels/batch_matmul.o: CFLAGS += -DTFLM_MM_S8_2X2_ASM=0
 # The seal's chain word by word (engine/seal.c), not four words a load.
 $(BUILD)/micropython_mod/engine/seal.o: CFLAGS += -DTFLM_SEAL_LDM=0
+$(BUILD)/micropython_mod/engine/invoke.o: CFLAGS += -DTFLM_INVOKE_FLAT=0
 # The output stage's shifts of 25-31 bits out of line (kernels/out_s8.h:
 # 1.5 KB less; vww_96_int8's last pointwise layers a few % slower).
 $(BUILD)/micropython_mod/kernels/%.o: CFLAGS += -DTFLM_OUT_S8_WIDE_INLINE=0
