@@ -276,26 +276,32 @@ def test_preallocated_input_shrinks_the_arena(target, name):
     base = arena.plan_layout(model)
     with_in = arena.plan_layout(model, preallocated=(inp,))
     both = arena.plan_layout(model, preallocated=(inp, out))
+    # Each interpreter in a function of its own: the collector scans the VM's
+    # stack conservatively, and a dead slot of module-level code that held
+    # the interpreter kept its arena alive (the next one then did not fit
+    # the Netduino's 112 KiB heap).
     chunks = [OPEN, f"""
 m = tflm.Model(load({name!r}))
 frame = bytearray(load('frame.bin'))
 result = bytearray({model.main.tensors[out].nbytes})
-size = tflm.arena_size(m, preallocated={{{inp}: frame}})
-it = tflm.Interpreter(m, preallocated={{{inp}: frame}})
-print(it.arena_used_bytes(), size)
-it.invoke()
-print(bytes(it.output(0)).hex())
-v = it.input(0)
-v[0] = 5
-print(frame[0], len(v))
-it = v = None
+def first():
+    size = tflm.arena_size(m, preallocated={{{inp}: frame}})
+    it = tflm.Interpreter(m, preallocated={{{inp}: frame}})
+    print(it.arena_used_bytes(), size)
+    it.invoke()
+    print(bytes(it.output(0)).hex())
+    v = it.input(0)
+    v[0] = 5
+    print(frame[0], len(v))
+first()
 gc.collect()
 """, f"""
-it = tflm.Interpreter(m, preallocated={{{inp}: frame, {out}: result}})
-frame[0] = {int(x.ravel()[0]) & 0xFF}
-it.invoke()
-print(it.arena_used_bytes(), bytes(result).hex() == bytes(it.output(0)).hex())
-it = None
+def both():
+    it = tflm.Interpreter(m, preallocated={{{inp}: frame, {out}: result}})
+    frame[0] = {int(x.ravel()[0]) & 0xFF}
+    it.invoke()
+    print(it.arena_used_bytes(), bytes(result).hex() == bytes(it.output(0)).hex())
+both()
 gc.collect()
 """]
     # Moving the input out after allocation: the greedy arena and the frame
@@ -303,12 +309,14 @@ gc.collect()
     replan = target != "NETDUINO2" or base.used + x.nbytes < 100_000
     if replan:
         chunks.append(f"""
-it = tflm.Interpreter(m, {base.needed})
-before = it.arena_used_bytes()
-it.set_tensor_buffer({inp}, frame)
-print(before, it.arena_used_bytes())
-it.invoke()
-print(bytes(it.output(0)).hex())
+def replanned():
+    it = tflm.Interpreter(m, {base.needed})
+    before = it.arena_used_bytes()
+    it.set_tensor_buffer({inp}, frame)
+    print(before, it.arena_used_bytes())
+    it.invoke()
+    print(bytes(it.output(0)).hex())
+replanned()
 """)
     files = model_files(name)
     files["frame.bin"] = x.tobytes()
