@@ -240,22 +240,30 @@ tflm_status_t tflm_interp_reset(tflm_interp_t *ip);
 // The seal (seal.c). The arena's bytes are the user's (a buffer they gave,
 // Arena.buffer): everything the tail holds that invoke() and the API turn
 // into pointers is checked to be what the build wrote before it is
-// followed (unless no code but the engine's can write the arena:
+// followed (where anything given out can write the arena:
 // tflm_arena_t.exposed). tflm_interp_seal() takes the checksums (end of
 // the build and of set_external), tflm_interp_verify() compares them:
 // RuntimeError when the interpreter is not allocated, ValueError when its
 // records (or a prepared model's data read in place from a rewritable
 // buffer) changed.
 void tflm_interp_seal(tflm_interp_t *ip);
-tflm_status_t tflm_interp_verify(tflm_interp_t *ip);
-// Whether tflm_interp_verify() has anything to compare (or to refuse): false
-// for a built interpreter in an arena no other code can write, reading no
-// prepared data in place from a rewritable buffer.
-static inline bool tflm_interp_seal_compared(const tflm_interp_t *ip) {
-    return !ip->ready || ip->arena->exposed || ip->sealed_model_bytes != 0;
+tflm_status_t tflm_interp_compare_seals(tflm_interp_t *ip);
+static inline tflm_status_t tflm_interp_verify(tflm_interp_t *ip) {
+    // Nothing to compare, without a call (invoke()'s usual case): a built
+    // interpreter in an arena nothing given out can write, reading no
+    // prepared data in place from a rewritable buffer.
+    if (ip->ready && !ip->arena->exposed && ip->sealed_model_bytes == 0) {
+        return TFLM_OK;
+    }
+    return tflm_interp_compare_seals(ip);
 }
 // After an invoke: the tail's checksum again when kernels keep state in it.
-void tflm_interp_seal_state(tflm_interp_t *ip);
+void tflm_interp_seal_tail(tflm_interp_t *ip);
+static inline void tflm_interp_seal_state(tflm_interp_t *ip) {
+    if (ip->stateful) {
+        tflm_interp_seal_tail(ip);
+    }
+}
 
 // Record `rec` (an index list's entry, not a model tensor's index: see
 // tflm_interp_rec_of): in the arena, or a constant's in a prepared model.

@@ -202,13 +202,11 @@ void tflm_interp_seal(tflm_interp_t *ip) {
     ip->seal_model = seal_model(ip);
 }
 
-void tflm_interp_seal_state(tflm_interp_t *ip) {
-    if (ip->stateful) {
-        ip->seal_tail = seal_tail(ip);
-    }
+void tflm_interp_seal_tail(tflm_interp_t *ip) {
+    ip->seal_tail = seal_tail(ip);
 }
 
-tflm_status_t tflm_interp_verify(tflm_interp_t *ip) {
+tflm_status_t tflm_interp_compare_seals(tflm_interp_t *ip) {
     if (!ip->ready) {
         return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "interpreter is not allocated");
     }
