@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import littlefs
@@ -81,7 +82,10 @@ class NatmodTarget(Target):
     def __init__(self, inner: Target, mpy: bytes) -> None:
         self.inner, self.mpy, self.name = inner, mpy, inner.name
         if hasattr(inner, "board"):
-            self.board = inner.board  # its ROMFS region, for run_batch
+            # The ROMFS region run_batch fills: what tflm.mpy leaves of it
+            # (its data, alignment and record headers).
+            self.board = types.SimpleNamespace(name=inner.board.name,
+                                               romfs_size=inner.board.romfs_size - len(mpy) - 1024)
 
     def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600) -> str:
         return self.inner.run(chunks, {**(files or {}), "tflm.mpy": self.mpy}, timeout=timeout)

@@ -1340,10 +1340,13 @@ def speed_report(models: list[Path], boards: list[str], runs: int, anchor: Path,
 # The layer-by-layer runs' counts are means over the runs; the cost of the
 # counter's call comes off as it does for instructions.
 def measure_ours_cycles(board: str, files: dict[str, bytes], runs: dict[str, int], firmware: Path | None = None,
-                        timeout: float = 3600) -> dict[str, tuple["cycles.Counts", list, int]]:
+                        timeout: float = 3600, beside: dict[str, bytes] | None = None
+                        ) -> dict[str, tuple["cycles.Counts", list, int]]:
     """Per model file: its counts per invoke under the estimator (mean over
     the runs), its first output values, and the device's own instruction
-    figure (qemuboard.icount_low) for the same runs."""
+    figure (qemuboard.icount_low) for the same runs. `beside`: files put
+    into every run's ROMFS too, not measured (tflm.mpy on stock firmware)."""
+    beside = beside or {}
     tgt = make_target(board, firmware)
     fw = tgt.board.firmware
     # The C function of the reader `_count` is bound to (QemuTarget.counters).
@@ -1351,11 +1354,11 @@ def measure_ours_cycles(board: str, files: dict[str, bytes], runs: dict[str, int
     core = cycles.BOARD_CORES[board]
     regions = cycles.flash_regions(board, fw, (tgt.board.romfs_start, tgt.board.romfs_size))
     results = {}
-    for batch in romfs_batches(tgt, files):
+    for batch in romfs_batches(tgt, files, sum(len(d) + 512 for d in beside.values())):
         chunks = [_counter_code(tgt), SPEED_DEVICE_CODE] + [f"_measure({n!r}, {runs[n]})" for n in batch]
         with tempfile.TemporaryDirectory(prefix="tflm-cycles-") as tmp:
             out = Path(tmp, "marks.txt")
-            text = tgt.run(chunks, {n: files[n] for n in batch}, timeout=timeout,
+            text = tgt.run(chunks, {**{n: files[n] for n in batch}, **beside}, timeout=timeout,
                            plugin=cycles.plugin_option(core, [mark], out, board, regions))
             marks = cycles.parse_marks(out.read_text() if out.is_file() else "")
         device = {}
@@ -1911,6 +1914,51 @@ def speed_boards_cycles_markdown(rows: list[dict], boards: list[str], key: str =
     return "\n".join(lines) + "\n"
 
 
+def natmod_speed_rows(models: list[Path], boards: list[str], every: list[dict], runs: int,
+                      progress=None) -> list[dict]:
+    """tflm.mpy (make natmod) on the stock firmware (make natmod-stock) of
+    each of `boards` timed by the estimator whose board.json has a natmod
+    build, against the built-in module's figures in `every`
+    (speed_boards_cycles_rows): the build tests/test_natmod.py loads there
+    (every kernel, or its models' kernels only, as `tflm-host ops --natmod`
+    builds them) with the models it holds."""
+    from tflm_host import install
+    from tflm_host.cli import natmod_kernels
+    builtin = _by_model(every)
+    by_name = {p.name: p for p in runnable_models(models)}
+    todo = [b for b in board_info.boards()
+            if b.name in boards and b.natmod_arch and board_timing(b.name) == "estimator"]
+    rows = []
+    for i, b in enumerate(todo):
+        if progress:
+            progress(i, len(todo), f"{b.name}, tflm.mpy")
+        firmware = build_dir() / f"{b.name}-stock" / "firmware.elf"
+        if not firmware.is_file():
+            raise FileNotFoundError(f"{firmware} missing: run `make natmod-stock`")
+        paths = [by_name[n] for n in (b.natmod_models or by_name) if n in by_name]
+        ops, types = natmod_kernels(paths) if b.natmod_models else ("", "")
+        mpy, size = install.make_natmod(b.natmod_arch, ops, types)
+        files = {p.name: p.read_bytes() for p in paths}
+        counts = measure_ours_cycles(b.name, files, {n: runs for n in files}, firmware=firmware,
+                                     beside={"tflm.mpy": mpy.read_bytes()})
+        for p in paths:
+            rows.append({"model": p.name, "board": b.name, "arch": b.natmod_arch, "size": size,
+                         "kernels": "its models'" if b.natmod_models else "every", "natmod": counts[p.name][0],
+                         "builtin": builtin.get(p.name, {}).get(b.name, {}).get("ours")})
+    return rows
+
+
+def natmod_speed_markdown(rows: list[dict]) -> str:
+    lines = ["| model | board (core) | tflm.mpy: ARCH, kernels, bytes | built-in module: cycles | tflm.mpy: cycles "
+             "| tflm.mpy / built-in |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        mine, theirs = r["natmod"].cycles, r["builtin"].cycles if r["builtin"] else 0
+        core = cycles.CORE_NAMES[cycles.BOARD_CORES[r["board"]]]
+        lines.append(f"| {r['model']} | {r['board']} ({core}) | `{r['arch']}`, {r['kernels']}, {r['size']:,} "
+                     f"| {f'{theirs:,}' if theirs else '-'} | {mine:,} | {_ratio(mine, theirs)} |")
+    return "\n".join(lines) + "\n"
+
+
 def speed_prepared_cycles_markdown(rows: list[dict], boards: list[str]) -> str:
     """Plain against prepared, in cycles (in instructions on a board nothing times)."""
     timed = _timed(rows)
@@ -1968,6 +2016,15 @@ def speed_cycles_report(models: list[Path], boards: list[str], runs: int, anchor
     text += ("\n## Every shared model, every board\n\n" + speed_boards_cycles_markdown(every, boards)
              + "\nPer invoke, inputs all zero: on the QEMU Arm boards counted by the estimator (instructions "
              "exactly, cycles nominal)" + _own_counters_note(every, cmsis=False) + ".\n")
+    natmod = natmod_speed_rows(models, boards, every, runs, progress)
+    if natmod:
+        text += ("\n## tflm.mpy on stock firmware\n\n" + natmod_speed_markdown(natmod)
+                 + "\nThe module for stock firmware (docs/natmod.md) on each board's MicroPython 1.25.0 firmware "
+                 "without the built-in module (`make natmod-stock`), measured as above with tflm.mpy beside the "
+                 "models in ROMFS; the build tests/test_natmod.py loads on that board (every kernel, or the models' "
+                 "kernels only as `tflm-host ops --natmod` builds them, for a small heap). Its code runs from RAM; "
+                 "it is position-independent, and only the kernels that hold the int8 loops are built at -O2 "
+                 "(micropython_mod/natmod.mk).\n")
     text += ("\n## Prepared models, every board\n\n" + speed_prepared_cycles_markdown(every, boards)
              + "\nThe same models after `tflm-host prepare`, measured the same way with the same firmware. A prepared "
              "model's kernel data is read from the model (flash), so it may hold what costs RAM otherwise: the int8 "

@@ -902,11 +902,12 @@ class PicoTarget(Target):
                 raise
 
 
-def romfs_batches(tgt: Target, files: dict[str, bytes]) -> list[list[str]]:
+def romfs_batches(tgt: Target, files: dict[str, bytes], reserve: int = 0) -> list[list[str]]:
     """The names of `files` in groups whose ROMFS image fits the target's
     region with room to spare (one group on a target without a region), in
-    order: as few sessions as the board allows."""
-    limit = getattr(getattr(tgt, "board", None), "romfs_size", 1 << 30) - 32 * 1024
+    order: as few sessions as the board allows. `reserve`: bytes of each
+    image taken by files beside every group."""
+    limit = getattr(getattr(tgt, "board", None), "romfs_size", 1 << 30) - 32 * 1024 - reserve
     names, batches = list(files), []
     while names:
         batch, size = [], 0

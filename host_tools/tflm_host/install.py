@@ -383,12 +383,15 @@ finally:
 
     def import_check(self, folder: str) -> tuple[str | None, str, int, str | None]:
         """tflm imported afresh (from `folder`, put on sys.path for the
-        check when it is not there): (version, where it was found, heap its
-        code took, error)."""
+        check when it is not there) and left imported: (version, where it
+        was found, heap its code took, error)."""
         return self.call(IMPORT_CHECK.replace("FOLDER", repr(folder)), timeout=120)
 
 
-# Device code: tflm imported afresh, then dropped.
+# Device code: tflm imported afresh, and left in sys.modules: MicroPython
+# keeps a native module's code in the heap until a reset even when the module
+# is dropped (py/persistentcode.c tracks it), so a later `import tflm` that
+# did not find it there would load a second copy.
 IMPORT_CHECK = """
 import sys, gc
 added = FOLDER not in sys.path
@@ -404,7 +407,6 @@ try:
 except Exception as e:
     out = (None, '', -1, type(e).__name__ + ': ' + str(e))
 tflm = None
-sys.modules.pop('tflm', None)
 if added:
     sys.path.remove(FOLDER)
 gc.collect()

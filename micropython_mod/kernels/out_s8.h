@@ -26,11 +26,10 @@
 #include "kernels/arch.h"
 
 // Whether Armv6-M's output stage is in assembly (Thumb-1, optimised builds,
-// not position-independent code: it takes seven low registers; the host's
-// tests build the same arithmetic in C).
+// position-independent ones too, as mm_s8.h's loops; the host's tests build
+// the same arithmetic in C).
 #ifndef TFLM_OUT_S8_V6M_ASM
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && defined(__thumb__) && !defined(__thumb2__) && defined(__OPTIMIZE__) \
-    && !defined(__PIC__)
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && defined(__thumb__) && !defined(__thumb2__) && defined(__OPTIMIZE__)
 #define TFLM_OUT_S8_V6M_ASM (1)
 #else
 #define TFLM_OUT_S8_V6M_ASM (0)
