@@ -254,6 +254,10 @@ NATMOD_ARCHS := x64 armv6m armv7m armv7emsp
 # $(call natmod_dir,ARCH,TFLM_OPS,TFLM_TYPES): where make natmod builds with those settings.
 natmod_dir = $(BUILD)/natmod/$(1)$(if $(strip $(2)$(3)),-cfg-$(shell echo "$(sort $(2)) $(sort $(3))" | md5sum | cut -c1-8))
 NATMOD_DIR = $(call natmod_dir,$(ARCH),$(TFLM_OPS),$(TFLM_TYPES))
+# What a build's objects were made with (natmod.mk's optimization knobs when
+# given): another setting rebuilds them.
+NATMOD_CONFIG = $(TFLM_OPS) $(TFLM_TYPES)$(foreach v,TFLM_KERNEL_OPT TFLM_KERNEL_OPT_ONLY,$(if \
+	$(filter undefined,$(origin $(v))),, $(v)=[$($(v))]))
 # The release's second tflm.mpy for the RP2040: the ops most small
 # convolutional and dense models use, every type (a stock Pico's heap cannot
 # hold every kernel and a model: docs/natmod.md).
@@ -268,8 +272,8 @@ natmod: $(MPY_STAMP) $(VENV_STAMP)
 	@mkdir -p $(NATMOD_DIR)
 	@ln -sfn $(TOP)/micropython_mod $(NATMOD_DIR)/src
 	@ln -sfn src/natmod.mk $(NATMOD_DIR)/Makefile
-	@if [ "$$(cat $(NATMOD_DIR)/.config 2>/dev/null)" != "$(TFLM_OPS) $(TFLM_TYPES)" ]; then rm -rf $(NATMOD_DIR)/obj; fi
-	@echo "$(TFLM_OPS) $(TFLM_TYPES)" > $(NATMOD_DIR)/.config
+	@if [ "$$(cat $(NATMOD_DIR)/.config 2>/dev/null)" != "$(NATMOD_CONFIG)" ]; then rm -rf $(NATMOD_DIR)/obj; fi
+	@echo "$(NATMOD_CONFIG)" > $(NATMOD_DIR)/.config
 	$(MAKE) -C $(NATMOD_DIR) MPY_DIR=$(MPY_DIR) ARCH=$(ARCH) PYTHON=$(PY) BUILD=obj \
 		TFLM_OPS="$(TFLM_OPS)" TFLM_TYPES="$(TFLM_TYPES)" -j$(JOBS)
 	@echo "natmod: $(NATMOD_DIR)/tflm.mpy ($$(stat -c %s $(NATMOD_DIR)/tflm.mpy) bytes)"

@@ -253,7 +253,7 @@ def test_install_on_stock_firmware(capsys):
         # /lib as a board's flash filesystem has it, on sys.path as on the
         # rp2 and stm32 ports; /small, a filesystem too small for the module.
         # /tiny: one that does not say how full it is (no statvfs), the copy finds out.
-        on_board(board.url, RAM_FS.replace("CAPACITY", "100000").replace("MOUNT", "'/lib'"),
+        on_board(board.url, RAM_FS.replace("CAPACITY", "120000").replace("MOUNT", "'/lib'"),
                  "sys.path.append('/lib')", RAM_FS.replace("CAPACITY", "20000").replace("MOUNT", "'/small'"),
                  "class Mute(RamFS):\n    def statvfs(self, path):\n        raise OSError(95)\n"
                  "vfs.mount(Mute(6000), '/tiny')")
