@@ -256,17 +256,22 @@ natmod_dir = $(BUILD)/natmod/$(1)$(if $(strip $(2)$(3)),-cfg-$(shell echo "$(sor
 NATMOD_DIR = $(call natmod_dir,$(ARCH),$(TFLM_OPS),$(TFLM_TYPES))
 # What a build's objects were made with (natmod.mk's optimization knobs when
 # given): another setting rebuilds them.
-NATMOD_CONFIG = $(TFLM_OPS) $(TFLM_TYPES)$(foreach v,TFLM_KERNEL_OPT TFLM_KERNEL_OPT_ONLY,$(if \
-	$(filter undefined,$(origin $(v))),, $(v)=[$($(v))]))
+NATMOD_KNOBS = $(foreach v,TFLM_KERNEL_OPT TFLM_KERNEL_OPT_ONLY,$(if $(filter undefined,$(origin $(v))),, $(v)=[$($(v))]))
+NATMOD_CONFIG = $(TFLM_OPS) $(TFLM_TYPES)$(NATMOD_KNOBS)
 # The release's second tflm.mpy for the RP2040: the ops most small
 # convolutional and dense models use, every type (a stock Pico's heap cannot
 # hold every kernel and a model: docs/natmod.md).
 NATMOD_CORE_OPS := ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D DEQUANTIZE FULLY_CONNECTED LOGISTIC \
 	MAX_POOL_2D MEAN MUL PAD QUANTIZE RESHAPE SOFTMAX
 NATMOD_CORE_ARCHS := armv6m
+# Its kernels at -O2 (natmod.mk's TFLM_KERNEL_OPT_ONLY): the convolutions'
+# only, so that a stock Pico's heap still holds kws_ref_model read into it
+# beside the module (tests/test_dist.py): with the depthwise kernel's too
+# (4 KB more) it does not.
+NATMOD_CORE_OPT_ONLY := conv_s8
 UNIX_STOCK := $(BUILD)/unix-stock/micropython
 
-## make natmod ARCH=x64|armv6m|armv7m|armv7emsp [TFLM_OPS= TFLM_TYPES=]: tflm.mpy, the module for stock firmware (build/natmod/ARCH)
+## make natmod ARCH=x64|armv6m|armv7m|armv7emsp [TFLM_OPS= TFLM_TYPES= TFLM_KERNEL_OPT= TFLM_KERNEL_OPT_ONLY=]: tflm.mpy, the module for stock firmware (build/natmod/ARCH)
 natmod: $(MPY_STAMP) $(VENV_STAMP)
 	@test -n "$(filter $(ARCH),$(NATMOD_ARCHS))" || (echo "Unknown ARCH=$(ARCH); archs: $(NATMOD_ARCHS)" && false)
 	@mkdir -p $(NATMOD_DIR)
@@ -347,8 +352,9 @@ dist: dist-parts
 
 # What `make dist` copies, each built where its own target builds it.
 dist-parts: venv
-	@if [ -n "$(strip $(TFLM_OPS)$(TFLM_TYPES)$(TFLM_PLANNERS)$(PLAN))" ]; then \
-		echo "make dist ships the default builds: no TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS or PLAN" >&2; exit 1; fi
+	@if [ -n "$(strip $(TFLM_OPS)$(TFLM_TYPES)$(TFLM_PLANNERS)$(PLAN)$(NATMOD_KNOBS))" ]; then \
+		echo "make dist ships the default builds: no TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS, PLAN, TFLM_KERNEL_OPT or" \
+			"TFLM_KERNEL_OPT_ONLY" >&2; exit 1; fi
 	@for b in $(RELEASE_BOARDS); do $(BOARDS_MAKE) firmware-real BOARD=$$b || exit 1; done
 	@$(MAKE) --no-print-directory dist-natmod dist-pkg
 
@@ -356,7 +362,8 @@ dist-parts: venv
 ## make dist-natmod: tflm.mpy with every kernel for each ARCH (build/natmod/ARCH), and with NATMOD_CORE_OPS for NATMOD_CORE_ARCHS
 dist-natmod:
 	@for a in $(NATMOD_ARCHS); do $(MAKE) --no-print-directory natmod ARCH=$$a || exit 1; done
-	@for a in $(NATMOD_CORE_ARCHS); do $(MAKE) --no-print-directory natmod ARCH=$$a TFLM_OPS="$(NATMOD_CORE_OPS)" || exit 1; done
+	@for a in $(NATMOD_CORE_ARCHS); do $(MAKE) --no-print-directory natmod ARCH=$$a TFLM_OPS="$(NATMOD_CORE_OPS)" \
+		TFLM_KERNEL_OPT_ONLY="$(NATMOD_CORE_OPT_ONLY)" || exit 1; done
 
 ## make dist-pkg: the host package's sdist and the wheel built from it (build/pkg)
 dist-pkg: $(PKG_STAMP)

@@ -21,15 +21,10 @@ LINK_RUNTIME = 1
 ifneq ($(filter armv6m armv7m,$(ARCH)),)
 MICROPY_FLOAT_IMPL = float
 endif
-# Cortex-M3: the kernels' own symbols hidden, so that their data is reached
-# from the PC (position-independent code otherwise keeps the GOT's address
-# in a register, which the assembly loops of kernels/mm_s8.h and of the fully
-# connected layers need: ad01_int8, 1.52 M cycles with the C loops, 1.16 M
-# with them). Not the binding's: mpy_ld takes its zeroed data only through
-# the GOT. Cortex-M4: the DSP loops need one more register still, so C.
-ifeq ($(ARCH),armv7m)
-$(BUILD)/src/kernels/%.o: CFLAGS += -fvisibility=hidden
-endif
+# Cortex-M4: position-independent code needs a register for the GOT's
+# address, and the DSP loops of kernels/mm_s8.h and fully_connected.c take
+# every one: their C loops instead. (The Cortex-M3's loops leave it one:
+# ad01_int8 runs in 1.16 M cycles with them, 1.52 M with the C loops.)
 ifeq ($(ARCH),armv7emsp)
 CFLAGS_EXTRA += -DTFLM_MM_S8_LANES_ASM=0
 endif
@@ -37,17 +32,21 @@ endif
 # The kernels that hold the loops of most models at -O2 (convolutions,
 # fully connected, elementwise, pooling, SVDF and LSTM layers, the audio
 # front end's signal processing), the rest at -Os (dynruntime.mk's), as the
-# built-in module builds them (micropython.mk's TFLM_KERNEL_OPT and
-# TFLM_KERNEL_OPT_ONLY, the same knobs here): at -Os GCC leaves the output
-# stage and other helpers of those loops as calls. A native module's code is
-# loaded into RAM, where every kernel at -O2 would take 28 KB more than these
-# (armv6m, every kernel: 314,236 B against 285,652). micro_speech_quantized
-# on the Cortex-M0+: 2.94 M cycles, 4.89 M at -Os; simple_add_model on the
-# Cortex-M3: 1.54 M, 2.46 M (docs/speed.md, docs/natmod.md).
+# built-in module builds them: micropython.mk's TFLM_KERNEL_OPT and
+# TFLM_KERNEL_OPT_ONLY, the same knobs with the same meaning here
+# (TFLM_KERNEL_OPT= builds every kernel at -Os, TFLM_KERNEL_OPT_ONLY= every
+# kernel at TFLM_KERNEL_OPT). At -Os GCC leaves the output stage and other
+# helpers of those loops as calls. A native module's code is loaded into
+# RAM: every kernel at -Os takes 28 KB less than this list at -O2 (armv6m:
+# 258,263 B against 286,396), every kernel at -O2 28 KB more (314,236 B).
+# micro_speech_quantized on the Cortex-M0+: 2.94 M cycles, 4.89 M at -Os;
+# simple_add_model on the Cortex-M3: 1.54 M, 2.46 M (docs/speed.md).
 TFLM_KERNEL_OPT ?= -O2
 TFLM_KERNEL_OPT_ONLY ?= conv_s8 depthwise_conv_s8 fully_connected add_sub mul pooling svdf lstm signal signal_fft \
-	signal_rfft signal_stream
-$(addprefix $(BUILD)/src/kernels/,$(addsuffix .o,$(TFLM_KERNEL_OPT_ONLY))): CFLAGS += $(TFLM_KERNEL_OPT)
+	signal_rfft signal_irfft signal_stream
+NATMOD_OPT_FILES := $(if $(strip $(TFLM_KERNEL_OPT_ONLY)),$(TFLM_KERNEL_OPT_ONLY),$(basename $(notdir \
+	$(wildcard src/kernels/*.c))))
+$(addprefix $(BUILD)/src/kernels/,$(addsuffix .o,$(NATMOD_OPT_FILES))): CFLAGS += $(TFLM_KERNEL_OPT)
 
 # No fused multiply-add: results must round as TFLM's reference kernels do.
 # No loops turned into calls of memset, strlen...: natmod.c defines those.

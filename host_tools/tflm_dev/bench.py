@@ -1914,29 +1914,54 @@ def speed_boards_cycles_markdown(rows: list[dict], boards: list[str], key: str =
     return "\n".join(lines) + "\n"
 
 
+def natmod_boards(boards: list[str]) -> list[board_info.Board]:
+    """Those of `boards` timed by the estimator whose board.json has a
+    natmod build; FileNotFoundError unless their stock firmware is built."""
+    found = [b for b in board_info.boards()
+             if b.name in boards and b.natmod_arch and board_timing(b.name) == "estimator"]
+    for b in found:
+        firmware = build_dir() / f"{b.name}-stock" / "firmware.elf"
+        if not firmware.is_file():
+            raise FileNotFoundError(f"{firmware} missing: run `make natmod-stock`")
+    return found
+
+
+def _kernel_set(ops: str, types: str) -> dict[str, set[str]]:
+    """TFLM_OPS and TFLM_TYPES as op -> its types (empty: every type)."""
+    out = {op: set() for op in ops.split()}
+    for item in types.split():
+        op, _, kinds = item.partition(":")
+        out.setdefault(op, set()).update(kinds.split(","))
+    return out
+
+
+def _holds(build: dict[str, set[str]], model: dict[str, set[str]]) -> bool:
+    return all(op in build and (not build[op] or kinds <= build[op]) for op, kinds in model.items())
+
+
 def natmod_speed_rows(models: list[Path], boards: list[str], every: list[dict], runs: int,
                       progress=None) -> list[dict]:
     """tflm.mpy (make natmod) on the stock firmware (make natmod-stock) of
-    each of `boards` timed by the estimator whose board.json has a natmod
-    build, against the built-in module's figures in `every`
-    (speed_boards_cycles_rows): the build tests/test_natmod.py loads there
-    (every kernel, or its models' kernels only, as `tflm-host ops --natmod`
-    builds them) with the models it holds."""
+    each of natmod_boards(boards), against the built-in module's figures in
+    `every` (speed_boards_cycles_rows): the build tests/test_natmod.py loads
+    there (every kernel, or its models' kernels only, as `tflm-host ops
+    --natmod` builds them) with every runnable model whose kernels it has."""
     from tflm_host import install
     from tflm_host.cli import natmod_kernels
     builtin = _by_model(every)
-    by_name = {p.name: p for p in runnable_models(models)}
-    todo = [b for b in board_info.boards()
-            if b.name in boards and b.natmod_arch and board_timing(b.name) == "estimator"]
+    runnable = runnable_models(models)
+    todo = natmod_boards(boards)
     rows = []
     for i, b in enumerate(todo):
         if progress:
             progress(i, len(todo), f"{b.name}, tflm.mpy")
         firmware = build_dir() / f"{b.name}-stock" / "firmware.elf"
-        if not firmware.is_file():
-            raise FileNotFoundError(f"{firmware} missing: run `make natmod-stock`")
-        paths = [by_name[n] for n in (b.natmod_models or by_name) if n in by_name]
-        ops, types = natmod_kernels(paths) if b.natmod_models else ("", "")
+        paths = runnable
+        ops, types = "", ""
+        if b.natmod_models:
+            ops, types = natmod_kernels([p for p in runnable if p.name in b.natmod_models])
+            held = _kernel_set(ops, types)
+            paths = [p for p in runnable if _holds(held, _kernel_set(*natmod_kernels([p])))]
         mpy, size = install.make_natmod(b.natmod_arch, ops, types)
         files = {p.name: p.read_bytes() for p in paths}
         counts = measure_ours_cycles(b.name, files, {n: runs for n in files}, firmware=firmware,
@@ -2000,6 +2025,7 @@ def speed_cycles_report(models: list[Path], boards: list[str], runs: int, anchor
     its check against the RP2040 emulator, every model on every board), then
     what the memory techniques cost in instructions."""
     vs = [m for m in models if m.name in CMSIS_MODELS]
+    natmod_boards(boards)  # before hours of runs: their stock firmware is there
     if rows is None:
         rows = speed_cycles_rows(vs, boards, runs, anchor, workers, progress)
     text = "## Against CMSIS-NN, in cycles\n\n" + speed_cycles_markdown(rows)
@@ -2022,9 +2048,9 @@ def speed_cycles_report(models: list[Path], boards: list[str], runs: int, anchor
                  + "\nThe module for stock firmware (docs/natmod.md) on each board's MicroPython 1.25.0 firmware "
                  "without the built-in module (`make natmod-stock`), measured as above with tflm.mpy beside the "
                  "models in ROMFS; the build tests/test_natmod.py loads on that board (every kernel, or the models' "
-                 "kernels only as `tflm-host ops --natmod` builds them, for a small heap). Its code runs from RAM; "
-                 "it is position-independent, and only the kernels that hold the int8 loops are built at -O2 "
-                 "(micropython_mod/natmod.mk).\n")
+                 "kernels only as `tflm-host ops --natmod` builds them, for a small heap: then every model whose "
+                 "kernels it has). Its code runs from RAM and is position-independent; the kernels that hold the "
+                 "loops of most models are built at -O2, the rest at -Os (micropython_mod/natmod.mk).\n")
     text += ("\n## Prepared models, every board\n\n" + speed_prepared_cycles_markdown(every, boards)
              + "\nThe same models after `tflm-host prepare`, measured the same way with the same firmware. A prepared "
              "model's kernel data is read from the model (flash), so it may hold what costs RAM otherwise: the int8 "
