@@ -171,6 +171,17 @@ static TFLM_ALWAYS_INLINE void fc_store(const fc_out_t *o, const uint32_t *acc, 
     "smlad %[" #a "], %[x02], %[t], %[" #a "]\n\t" \
     "sxtb16 %[wv], %[wv], ror #8\n\t" \
     "smlad %[" #a "], %[x13], %[wv], %[" #a "]\n\t"
+// The loop's end (`end`) against x (t: scratch): in a register, or in
+// memory for position-independent code, which keeps a register for itself.
+#ifdef __PIC__
+#define FC_DSP_SUB_END "ldr %[t], %[end]\n\t" "sub %[t], %[t], %[x]\n\t"
+#define FC_DSP_CMP_END "ldr %[t], %[end]\n\t" "cmp %[x], %[t]\n\t"
+#define FC_DSP_END [end] "m"(end)
+#else
+#define FC_DSP_SUB_END "sub %[t], %[end], %[x]\n\t"
+#define FC_DSP_CMP_END "cmp %[x], %[end]\n\t"
+#define FC_DSP_END [end] "r"(end)
+#endif
 // Four values of x, widened with their offset, against the four units'
 // words (units 1, 0, 3, 2: each load behind the one before where it can).
 #define FC_DSP_STEP \
@@ -226,28 +237,31 @@ static TFLM_ALWAYS_INLINE void fc_dot4(const int8_t *x, const int8_t *w, int32_t
 #if FC_S8_ASM
         // GCC's own code for the C below keeps the pointers on the stack
         // (a load each a step): here the fourteen registers hold it all.
+        // Position-independent code (tflm.mpy) keeps one for the GOT's
+        // address: `end` is then read from memory where it is compared (a
+        // load per 32 products).
         uint32_t x02, x13, wv, t;
         // An odd step first, then two a turn (one branch for 32 products).
         // The loop starts on a word: its first instruction takes 32 bits,
         // and across a word boundary the branch's refill costs one cycle
         // more (Cortex-M3/M4 TRM, 3.3.1).
         __asm__ volatile(
-            "sub %[t], %[end], %[x]\n\t"
+            FC_DSP_SUB_END
             "tst %[t], #4\n\t"
             "beq 2f\n\t"
             FC_DSP_STEP
             "2:\n\t"
-            "cmp %[x], %[end]\n\t"
+            FC_DSP_CMP_END
             "beq 3f\n\t"
             ".p2align 2\n"
             "1:\n\t"
             FC_DSP_STEP FC_DSP_STEP
-            "cmp %[x], %[end]\n\t"
+            FC_DSP_CMP_END
             "bne 1b\n\t"
             "3:"
             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w), [q] "+r"(q),
               [x02] "=&r"(x02), [x13] "=&r"(x13), [wv] "=&r"(wv), [t] "=&r"(t)
-            : [end] "r"(end), [s] "r"(stride), [off] "r"(off2)
+            : FC_DSP_END, [s] "r"(stride), [off] "r"(off2)
             : "memory", "cc");
 #else
         for (; x != end; x += 4, w += 4, q += 4) {
