@@ -76,3 +76,7 @@ $(BUILD)/libgcc.a: | $(BUILD_DIRS)
 	cp $(LIBGCC_FULL) $@ && $(CROSS)ar d $@ divdf3.o divsf3.o
 $(BUILD)/$(MOD).native.mpy: | $(BUILD)/libgcc.a
 endif
+
+# dynruntime.mk's objects depend on their own source and this file alone:
+# every header of the module too, so that an edit of one rebuilds them.
+$(SRC_O): $(wildcard src/*.h src/*/*.h)
