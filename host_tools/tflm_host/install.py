@@ -389,9 +389,9 @@ finally:
 
 
 # Device code: tflm imported afresh, and left in sys.modules: MicroPython
-# keeps a native module's code in the heap until a reset even when the module
-# is dropped (py/persistentcode.c tracks it), so a later `import tflm` that
-# did not find it there would load a second copy.
+# keeps a native module's code until a reset even when the module is dropped
+# (py/persistentcode.c tracks it), so a later `import tflm` that did not
+# find it there would load a second copy.
 IMPORT_CHECK = """
 import sys, gc
 added = FOLDER not in sys.path
