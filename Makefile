@@ -264,11 +264,13 @@ NATMOD_CONFIG = $(TFLM_OPS) $(TFLM_TYPES)$(NATMOD_KNOBS)
 NATMOD_CORE_OPS := ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D DEQUANTIZE FULLY_CONNECTED LOGISTIC \
 	MAX_POOL_2D MEAN MUL PAD QUANTIZE RESHAPE SOFTMAX
 NATMOD_CORE_ARCHS := armv6m
-# Its kernels at -O2 (natmod.mk's TFLM_KERNEL_OPT_ONLY): the convolutions'
-# only, so that a stock Pico's heap still holds kws_ref_model read into it
-# beside the module (tests/test_dist.py): with the depthwise kernel's too
-# (4 KB more) it does not.
-NATMOD_CORE_OPT_ONLY := conv_s8
+# Its kernels at -O2 (natmod.mk's TFLM_KERNEL_OPT_ONLY): the depthwise
+# convolution's alone, so that a stock Pico's heap still holds kws_ref_model
+# read into it beside the module (tests/test_dist.py; with conv_s8's too,
+# 165,686 B, it does not). On MICROBIT's stock firmware: micro_speech_quantized
+# 2,944,548 cycles (4,886,259 with conv_s8 at -O2 instead), kws_ref_model
+# 23,019,741 (22,925,423).
+NATMOD_CORE_OPT_ONLY := depthwise_conv_s8
 UNIX_STOCK := $(BUILD)/unix-stock/micropython
 
 ## make natmod ARCH=x64|armv6m|armv7m|armv7emsp [TFLM_OPS= TFLM_TYPES= TFLM_KERNEL_OPT= TFLM_KERNEL_OPT_ONLY=]: tflm.mpy, the module for stock firmware (build/natmod/ARCH)
