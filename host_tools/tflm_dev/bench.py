@@ -1914,15 +1914,17 @@ def speed_boards_cycles_markdown(rows: list[dict], boards: list[str], key: str =
     return "\n".join(lines) + "\n"
 
 
-def natmod_boards(boards: list[str]) -> list[board_info.Board]:
+def natmod_boards(boards: list[str]) -> list[tuple[board_info.Board, Path]]:
     """Those of `boards` timed by the estimator whose board.json has a
-    natmod build; FileNotFoundError unless their stock firmware is built."""
-    found = [b for b in board_info.boards()
-             if b.name in boards and b.natmod_arch and board_timing(b.name) == "estimator"]
-    for b in found:
-        firmware = build_dir() / f"{b.name}-stock" / "firmware.elf"
-        if not firmware.is_file():
-            raise FileNotFoundError(f"{firmware} missing: run `make natmod-stock`")
+    natmod build, each with its stock firmware; FileNotFoundError unless
+    that is built."""
+    found = []
+    for b in board_info.boards():
+        if b.name in boards and b.natmod_arch and board_timing(b.name) == "estimator":
+            firmware = build_dir() / f"{b.name}-stock" / "firmware.elf"
+            if not firmware.is_file():
+                raise FileNotFoundError(f"{firmware} missing: run `make natmod-stock`")
+            found.append((b, firmware))
     return found
 
 
@@ -1952,10 +1954,9 @@ def natmod_speed_rows(models: list[Path], boards: list[str], every: list[dict], 
     runnable = runnable_models(models)
     todo = natmod_boards(boards)
     rows = []
-    for i, b in enumerate(todo):
+    for i, (b, firmware) in enumerate(todo):
         if progress:
             progress(i, len(todo), f"{b.name}, tflm.mpy")
-        firmware = build_dir() / f"{b.name}-stock" / "firmware.elf"
         paths = runnable
         ops, types = "", ""
         if b.natmod_models:
