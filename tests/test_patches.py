@@ -41,7 +41,7 @@ GOALS = {"vww_96_int8.tflite": 34816, "person_detect.tflite": 19500}
 # pretrainedResnet_quant, through its first two residual blocks: 0.5 x
 # TFLM's 55,984 B).
 BANDED = SHARED + ["micro_speech_quantized.tflite", "pretrainedResnet_quant.tflite"]
-BANDED_GOALS = {"vww_96_int8.tflite": 34816, "micro_speech_quantized.tflite": 3792,
+BANDED_GOALS = {"person_detect.tflite": 19500, "vww_96_int8.tflite": 34816, "micro_speech_quantized.tflite": 3792,
                 "pretrainedResnet_quant.tflite": 27992}
 
 _patched: dict[str, bytes] = {}
@@ -62,14 +62,21 @@ def banded(case: opgen.Case, bands: int | None = None) -> bytes:
     """The case's stage in rows mode (bands of rows keeping their halos): as
     many bands as its grid has rows, or `bands`."""
     return patches.with_schedule(case.model, case.params["split"], bands or case.params["grid"][0], 1,
-                                 case.params.get("start", 0), rows=True)
+                                 case.params.get("start", 0), patches.ROWS)
+
+
+def kept(case: opgen.Case, grid: tuple[int, int] | None = None) -> bytes:
+    """The case's stage in patches keeping their halos: its grid, or `grid`."""
+    return patches.with_schedule(case.model, case.params["split"], *(grid or case.params["grid"]),
+                                 case.params.get("start", 0), patches.KEEP)
 
 
 _banded_shared: dict[str, bytes] = {}
 
 
 def banded_shared(name: str) -> bytes:
-    """A shared model prepared with --max-extra-macs 0: a stage in bands of rows, when one lowers the arena."""
+    """A shared model prepared with --max-extra-macs 0: a stage in bands of rows or in patches keeping their
+    halos, when one lowers the arena."""
     if name not in _banded_shared:
         _banded_shared[name] = prepare_model(model_path(name).read_bytes(), max_extra_macs=0.0)
     return _banded_shared[name]
@@ -135,6 +142,45 @@ def test_generated_chains_in_bands_bit_exact_on_host(tmp_path):
             assert _same(_host_outputs(data, samples), reference_outputs(path, samples)), (case.describe(), bands)
 
 
+def test_generated_chains_keeping_halos_bit_exact_on_host(tmp_path):
+    """Keep mode: each chain's stage in its grid, in one patch, in patches of
+    one output pixel, and in grids of one row and of one column of patches.
+    TFLM's outputs; the intermediate maps leave the head; no MAC is computed
+    twice (the MACs of one patch over the whole stage, which computes each
+    element any window reads once)."""
+    for case in CHAINS:
+        sg = load_model(case.model).main
+        _, out_h, out_w, _ = sg.tensors[sg.operators[case.params["split"] - 1].outputs[0]].shape
+        gh, gw = case.params["grid"]
+        path = tmp_path / "m.tflite"
+        path.write_bytes(case.model)
+        samples = make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()), count=2)
+        ref = reference_outputs(path, samples)
+        one = _engine.allocate(_engine.Model(patches.with_schedule(case.model, case.params["split"], 1, 1,
+                                                                   case.params.get("start", 0))))
+        skips = any(_reach(sg, op) < max(op.options.get("StrideH", 1), op.options.get("StrideW", 1))
+                    for op in sg.operators[case.params.get("start", 0):case.params["split"]])
+        for grid in sorted({(gh, gw), (1, 1), (out_h, out_w), (out_h, 1), (1, out_w)}):
+            data = kept(case, grid)
+            ip = _engine.allocate(_engine.Model(data))
+            assert ip.patch_mode == patches.KEEP and ip.patch == (case.params["split"], *grid), case.describe()
+            # (Fewer where a stride passes over rows or columns no window reads.)
+            assert ip.patch_macs == one.patch_macs or (skips and ip.patch_macs < one.patch_macs), \
+                (case.describe(), grid)
+            layout = arena.plan_layout(load_model(data))
+            inner = {sg.operators[j].outputs[0] for j in range(case.params.get("start", 0), case.params["split"] - 1)}
+            assert not inner & {b.tensor for b in layout.buffers if b.tensor >= 0}, case.describe()
+            assert _same(_host_outputs(data, samples), ref), (case.describe(), grid)
+
+
+def _reach(sg, op) -> int:
+    """The rows or columns an op's window reaches at least (its filter's smaller side, dilated)."""
+    if op.opcode in ("MAX_POOL_2D", "AVERAGE_POOL_2D"):
+        return min(op.options["FilterHeight"], op.options["FilterWidth"])
+    _, fh, fw, _ = sg.tensors[op.inputs[1]].shape
+    return min((fh - 1) * op.options.get("DilationHFactor", 1) + 1, (fw - 1) * op.options.get("DilationWFactor", 1) + 1)
+
+
 def test_chains_ending_in_fully_connected_bit_exact_on_host(tmp_path):
     """A stage in bands of rows ending in a FULLY_CONNECTED, which takes its
     input's rows in slices and keeps each unit's sum between bands: TFLM's
@@ -180,14 +226,16 @@ def test_shared_models_in_bands_bit_exact_on_host(tmp_path):
     """person_detect, magic_wand, vww_96_int8, test_conv_model,
     micro_speech_quantized (its depthwise layer and the fully connected layer
     that reads it) and pretrainedResnet_quant (its first two residual
-    blocks) prepared with --max-extra-macs 0: a stage in bands of rows, no
-    extra MAC, a smaller arena than prepared alone (vww_96_int8's within
-    issue 28's goal, micro_speech_quantized's and pretrainedResnet_quant's
-    within 0.5 x TFLM's); TFLM's outputs."""
+    blocks) prepared with --max-extra-macs 0: a stage in bands of rows or in
+    patches keeping their halos, no extra MAC, a smaller arena than prepared
+    alone (person_detect's and vww_96_int8's within issue 28's goals,
+    micro_speech_quantized's and pretrainedResnet_quant's within 0.5 x
+    TFLM's); TFLM's outputs."""
     for name in BANDED:
         data = banded_shared(name)
         ip = _engine.allocate(_engine.Model(data))
-        assert ip.patch[0] >= 2 and ip.patch_rows and ip.patch[2] == 1, name
+        assert ip.patch[0] >= 2 and ip.patch_mode in (patches.ROWS, patches.KEEP), name
+        assert ip.patch_mode == patches.KEEP or ip.patch[2] == 1, name
         assert ip.patch_macs <= ip.patch_whole_macs, name
         assert ip.used < _engine.allocate(_engine.Model(prepare_model(model_path(name).read_bytes()))).used, name
         if name in BANDED_GOALS:
@@ -247,7 +295,7 @@ def test_chains_on_engine_with_each_cores_loops(arch, tmp_path, monkeypatch):
     monkeypatch.setattr(engine_host, "tflm_run", lambda: binary)
     for i, case in enumerate(CHAINS):
         samples = make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()), count=2)
-        for mode, data in (("patches", scheduled(case)), ("bands", banded(case))):
+        for mode, data in (("patches", scheduled(case)), ("bands", banded(case)), ("kept", kept(case))):
             path = tmp_path / f"c{i}.tflite"
             path.write_bytes(data)
             run = engine_host.run_engine(path, load_model(path), samples, tmp_path)
@@ -277,6 +325,7 @@ def test_patched_models_on_device(target):
     items += [(c.name.replace("/", "_"), scheduled(c), c.model) for c in some]
     items += [(c.name.replace("/", "_") + "_bands", banded(c), c.model)
               for c in some + FC_CHAINS[:4] + RESIDUAL[:3] + RESIDUAL[8:10]]
+    items += [(c.name.replace("/", "_") + "_kept", kept(c), c.model) for c in some]
     for key, data, original in items:
         samples = make_inputs(load_model(data), "random", seed=zlib.crc32(key.encode()), count=1)
         jobs.append(BatchJob(key, data, samples))
@@ -322,20 +371,24 @@ def _bad_schedules() -> dict[str, bytes]:
         "short": _short(data),
         "a stage writing its own input": _in_place_chain(),
         "bands over 1 MB of buffers": _wide_chain(),
-        "mode 2": put(6, 2),
+        "mode 3": put(6, 3),
         "bands of two columns": put(6, 1),  # its grid is 4x4
         "bands of one operator": banded(CHAINS[0]).replace(
-            patches.schedule_metadata(CHAINS[0].params["split"], CHAINS[0].params["grid"][0], 1, 0, True),
-            patches.schedule_metadata(1, CHAINS[0].params["grid"][0], 1, 0, True)),
+            patches.schedule_metadata(CHAINS[0].params["split"], CHAINS[0].params["grid"][0], 1, 0, patches.ROWS),
+            patches.schedule_metadata(1, CHAINS[0].params["grid"][0], 1, 0, patches.ROWS)),
         "more bands than rows": patches.with_schedule(prepare_model(model_path("person_detect.tflite").read_bytes()),
-                                                      4, 25, 1, 0, True),
+                                                      4, 25, 1, 0, patches.ROWS),
         "fully connected in patches": patches.with_schedule(FC_CHAINS[0].model, FC_CHAINS[0].params["split"], 1, 1),
         "fully connected inside the stage": patches.with_schedule(
-            model_path("micro_speech_quantized.tflite").read_bytes(), 4, 5, 1, 1, True),
+            model_path("micro_speech_quantized.tflite").read_bytes(), 4, 5, 1, 1, patches.ROWS),
         "an ADD of a map from before the stage": patches.with_schedule(
-            model_path("pretrainedResnet_quant.tflite").read_bytes(), 4, 4, 1, 2, True),
+            model_path("pretrainedResnet_quant.tflite").read_bytes(), 4, 4, 1, 2, patches.ROWS),
         "an ADD in patches": patches.with_schedule(
-            model_path("pretrainedResnet_quant.tflite").read_bytes(), 4, 4, 1, 0, False),
+            model_path("pretrainedResnet_quant.tflite").read_bytes(), 4, 4, 1, 0, patches.PATCHES),
+        "an ADD in patches keeping their halos": patches.with_schedule(
+            model_path("pretrainedResnet_quant.tflite").read_bytes(), 4, 4, 1, 0, patches.KEEP),
+        "kept patches past the map": patches.with_schedule(
+            prepare_model(model_path("person_detect.tflite").read_bytes()), 8, 13, 1, 0, patches.KEEP),
     }
 
 
@@ -379,7 +432,7 @@ def _wide_chain() -> bytes:
     sg.op("CONV_2D", [x, w, bias], [h], Padding="SAME", StrideH=1, StrideW=1)
     sg.op("CONV_2D", [h, w, bias], [y], Padding="SAME", StrideH=1, StrideW=1)
     sg.inputs, sg.outputs = [x], [y]
-    return patches.with_schedule(b.build(), 2, 2, 1, 0, True)
+    return patches.with_schedule(b.build(), 2, 2, 1, 0, patches.ROWS)
 
 
 def _short(data: bytes) -> bytes:
@@ -425,16 +478,23 @@ def test_cli_prepare_max_extra_macs(tmp_path, capsys):
     assert f"-> {ip.used} " in text and "patch-based stage: operators 0-" in text
     assert cli.main(["arena", str(out)]) == 0
     split, gh, gw = ip.patch
-    assert (f"patch-based stage: operators 0-{split - 1} in {gh}x{gw} patches "
-            f"(+{ip.patch_macs - ip.patch_whole_macs} MACs)") in capsys.readouterr().out
-    # No extra MACs allowed: a stage in bands of rows.
+    # Patches keeping their halos: the smallest arena within 20%, and no extra MAC.
+    assert ip.patch_mode == patches.KEEP and ip.patch_macs == ip.patch_whole_macs
+    assert (f"patch-based stage: operators 0-{split - 1} in {gh}x{gw} patches (halos kept) (+0 MACs)"
+            in capsys.readouterr().out)
+    # No extra MACs allowed: the same stage; in bands of rows for magic_wand.
     assert cli.main(["prepare", str(model_path("person_detect.tflite")), "-o", str(out),
+                     "--max-extra-macs", "0"]) == 0
+    assert _engine.allocate(_engine.Model(out.read_bytes())).patch == (split, gh, gw)
+    assert (f"patch-based stage: operators 0-{split - 1} in {gh}x{gw} patches (halos kept), 0 extra MACs"
+            in capsys.readouterr().out)
+    assert cli.main(["prepare", str(model_path("magic_wand.tflite")), "-o", str(out),
                      "--max-extra-macs", "0"]) == 0
     ip = _engine.allocate(_engine.Model(out.read_bytes()))
     split, gh, gw = ip.patch
-    assert ip.patch_rows and gw == 1 and ip.patch_macs == ip.patch_whole_macs
-    assert (f"patch-based stage: operators 0-{split - 1} in {gh} bands of rows (halos kept), 0 extra MACs"
-            in capsys.readouterr().out)
+    assert ip.patch_rows and gw == 1 and ip.patch_macs <= ip.patch_whole_macs
+    assert (f"patch-based stage: operators 0-{split - 1} in {gh} bands of rows (halos kept), "
+            f"{ip.patch_macs - ip.patch_whole_macs} extra MACs" in capsys.readouterr().out)
     # No stage lowers hello_world_int8's arena (a fully connected model).
     assert cli.main(["prepare", str(model_path("hello_world_int8.tflite")), "-o", str(out),
                      "--max-extra-macs", "0"]) == 0
@@ -453,7 +513,7 @@ def test_stage_output_over_its_input_is_safe(tmp_path):
     # Chains whose stage is the whole model (its input and output are the stage's).
     whole = [c for c in CHAINS if not c.params["tail"]]
     for i, case in enumerate(whole[:10]):
-        for mode, data in (("patches", scheduled(case)), ("bands", banded(case))):
+        for mode, data in (("patches", scheduled(case)), ("bands", banded(case)), ("kept", kept(case))):
             kind, info = brute(data, tmp_path, f"stage{i}")
             assert kind == "rule", (mode, case.describe())
             assert info["tight"] <= info["rule"], (mode, case.describe())
@@ -564,11 +624,11 @@ print(len(it.tensor({last})))
     assert int(lines[1]) == load_model(data).main.tensors[last].elements
 
 
-def _front_rows(text: str) -> tuple[int, list[tuple[bool, int, int, str, int, tuple[int, int], int, bool]]]:
+def _front_rows(text: str) -> tuple[int, list[tuple[bool, int, int, str, int, tuple[int, int], int, int]]]:
     """prepare --explain's table: the arena with no stage, and (chosen,
     arena_used_bytes, extra MACs, % of model, the operator after the stage,
-    grid, the stage's first operator, rows mode) of each stage row ('4x4' or
-    '24 bands')."""
+    grid, the stage's first operator, mode) of each stage row ('4x4',
+    '6x6 kept' or '24 bands')."""
     lines = text[text.index("the trade-off curve"):].splitlines()
     assert lines[1].split() == ["arena_used_bytes", "extra", "MACs", "%", "of", "model", "stage", "ops", "grid"]
     plain = lines[2].split()
@@ -580,11 +640,11 @@ def _front_rows(text: str) -> tuple[int, list[tuple[bool, int, int, str, int, tu
             break
         chosen = f[0] == "*"
         f = f[1:] if chosen else f
-        bands = f[-1] == "bands"
+        mode = {"bands": patches.ROWS, "kept": patches.KEEP}.get(f[-1], patches.PATCHES)
         used, extra, pct, ops, grid = f[:5]
-        gh, gw = (grid, "1") if bands else grid.split("x")
+        gh, gw = (grid, "1") if mode == patches.ROWS else grid.split("x")
         first, last = ops.split("-")
-        rows.append((chosen, int(used), int(extra), pct, int(last) + 1, (int(gh), int(gw)), int(first), bands))
+        rows.append((chosen, int(used), int(extra), pct, int(last) + 1, (int(gh), int(gw)), int(first), mode))
     return int(plain[0]), rows
 
 
@@ -607,9 +667,11 @@ def test_cli_prepare_explain_front(tmp_path, capsys):
         assert len(rows) >= 2 and rows[0][1] < plain_used, (name, text)
         for (_, used, extra, *_), (_, used2, extra2, *_) in zip(rows, rows[1:]):
             assert used2 < used and extra2 > extra, name
-        assert rows[0][7] and rows[0][2] == 0, (name, text)  # bands of rows: the first point, no extra MAC
-        for chosen, used, extra, pct, split, grid, start, bands in rows:
-            ip = _engine.allocate(_engine.Model(patches.with_schedule(plain, split, *grid, start, bands)))
+        # Bands of rows or patches keeping their halos: the first point, no extra MAC.
+        assert rows[0][7] in (patches.ROWS, patches.KEEP) and rows[0][2] == 0, (name, text)
+        for chosen, used, extra, pct, split, grid, start, mode in rows:
+            ip = _engine.allocate(_engine.Model(patches.with_schedule(plain, split, *grid, start, mode)))
+            assert ip.patch_mode == mode, (name, split, grid)
             assert (ip.used, ip.patch_macs - ip.patch_whole_macs) == (used, extra), (name, split, grid)
             assert float(pct[:-1]) / 100 >= extra / total > float(pct[:-1]) / 100 - 1e-4, (name, pct)
         ip = _engine.allocate(_engine.Model(out.read_bytes()))
@@ -622,13 +684,13 @@ def test_cli_prepare_explain_front(tmp_path, capsys):
     found = patches.search(plain)
     assert all(any(r[1] <= c.used and r[2] <= c.extra_macs for r in rows) or c.used >= found.plain_used
                for c in found.candidates)
-    for _, used, extra, pct, split, grid, start, bands in rows:
+    for _, used, extra, pct, split, grid, start, mode in rows:
         assert cli.main(["prepare", str(model_path("test_conv_model.tflite")), "-o", str(out),
                          "--max-extra-macs", pct, "-q"]) == 0
         capsys.readouterr()
         ip = _engine.allocate(_engine.Model(out.read_bytes()))
-        assert (ip.patch_start, ip.patch[0], tuple(ip.patch[1:]), ip.patch_rows, ip.used) == \
-            (start, split, grid, bands, used), pct
+        assert (ip.patch_start, ip.patch[0], tuple(ip.patch[1:]), ip.patch_mode, ip.used) == \
+            (start, split, grid, mode, used), pct
 
 
 def test_scheduler_writes_what_with_schedule_writes():
@@ -640,10 +702,12 @@ def test_scheduler_writes_what_with_schedule_writes():
         base = patches.without_schedule(data)
         scheduler = patches.Scheduler(base)
         assert scheduler.at > 0
-        for split, gh, gw, start, rows in ((2, 2, 2, 0, False), (7, 4, 4, 0, False), (3, 16, 1, 1, False),
-                                           (8, 1, 16, 5, False), (4, 24, 1, 0, True), (3, 7, 1, 1, True)):
-            assert scheduler(split, gh, gw, start, rows) == patches.with_schedule(base, split, gh, gw, start, rows), \
-                (split, gh, gw, rows)
+        for split, gh, gw, start, mode in ((2, 2, 2, 0, patches.PATCHES), (7, 4, 4, 0, patches.PATCHES),
+                                           (3, 16, 1, 1, patches.PATCHES), (8, 1, 16, 5, patches.PATCHES),
+                                           (4, 24, 1, 0, patches.ROWS), (3, 7, 1, 1, patches.ROWS),
+                                           (8, 12, 7, 0, patches.KEEP), (3, 2, 5, 1, patches.KEEP)):
+            assert scheduler(split, gh, gw, start, mode) == patches.with_schedule(base, split, gh, gw, start, mode), \
+                (split, gh, gw, mode)
 
 
 @pytest.mark.parametrize("board", ["MICROBIT", "RPI_PICO"])
@@ -700,19 +764,19 @@ def test_architecture_stage_figures_are_the_engines():
     from pathlib import Path
 
     text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "architecture.md").read_text().split())
-    pattern = (r"(\w+)'s operators (\d+)-(\d+) in (?:(\d+)x(\d+) patches|(\d+) bands) take its arena from "
-               r"([\d,]+) B prepared to ([\d,]+) B (?:\(([+-][\d.]+)% MACs\)|with no extra MAC)")
+    pattern = (r"(\w+)'s operators (\d+)-(\d+) in (?:(\d+)x(\d+) patches( keeping their halos)?|(\d+) bands) take "
+               r"its arena from ([\d,]+) B prepared to ([\d,]+) B (?:\(([+-][\d.]+)% MACs\)|with no extra MAC)")
     found = re.findall(pattern, text)
-    assert len(found) >= 6, found
-    for name, first, last, gh, gw, bands, prepared, used, pct in found:
+    assert len(found) >= 8 and any(f[5] for f in found), found
+    for name, first, last, gh, gw, keep, bands, prepared, used, pct in found:
         plain = prepare_model(model_path(name + ".tflite").read_bytes())
         assert int(prepared.replace(",", "")) == _engine.allocate(_engine.Model(plain)).used, name
         grid = (int(bands), 1) if bands else (int(gh), int(gw))
-        ip = _engine.allocate(_engine.Model(patches.with_schedule(plain, int(last) + 1, *grid, int(first),
-                                                                  bool(bands))))
+        mode = patches.ROWS if bands else patches.KEEP if keep else patches.PATCHES
+        ip = _engine.allocate(_engine.Model(patches.with_schedule(plain, int(last) + 1, *grid, int(first), mode)))
         extra = ip.patch_macs - ip.patch_whole_macs
         assert int(used.replace(",", "")) == ip.used, (name, grid)
-        if bands:
+        if bands or keep:
             assert extra == 0, name
         else:
             assert f"{100 * extra / patches.model_macs(load_model(plain)):+.1f}" == pct, (name, grid)

@@ -97,7 +97,7 @@ def arena_rows(models: list[Path], target_name: str, progress=None) -> list[dict
             row["svdf_dropped"] = svdf_dropped_bytes(model)
             row["floor"] = operator_floor(model)
             # With a patch-based stage within PATCH_BOUND extra MACs, and with
-            # one of no extra MACs (bands of rows), when one lowers the arena.
+            # one of no extra MACs (bands of rows or patches keeping their halos), when one lowers the arena.
             for key, bound in (("patched", PATCH_BOUND), ("banded", 0.0)):
                 row[key] = None
                 staged = prepare_model(path.read_bytes(), max_extra_macs=bound)
@@ -200,27 +200,27 @@ def why_not_lower(row: dict) -> str | None:
 PATCH_BOUND = 0.2
 
 
-def _patch_of(data: bytes) -> tuple[int, int, int, float, int, bool]:
+def _patch_of(data: bytes) -> tuple[int, int, int, float, int, int]:
     """A model's patch-based stage: (the operator after it (0: none), grid rows, grid columns, extra MACs / the
-    model's, its first operator, rows mode)."""
+    model's, its first operator, its mode: patches.PATCHES, ROWS or KEEP)."""
     ip = _engine.allocate(_engine.Model(data))
     split, gh, gw = ip.patch
     return (split, gh, gw, (ip.patch_macs - ip.patch_whole_macs) / max(model_macs(load_model(data)), 1),
-            ip.patch_start, ip.patch_rows)
+            ip.patch_start, ip.patch_mode)
 
 
 def patch_cell(row: dict, key: str = "patched") -> str:
     if not row.get(key):
         return "-"
-    used, (split, gh, gw, extra, start, rows) = row[key]
-    return f"{used} (ops {start}-{split - 1}, {patches.layout_text(gh, gw, rows)}, {extra:+.1%} MACs)"
+    used, (split, gh, gw, extra, start, mode) = row[key]
+    return f"{used} (ops {start}-{split - 1}, {patches.layout_text(gh, gw, mode)}, {extra:+.1%} MACs)"
 
 
 def arena_markdown(rows: list[dict], target_name: str) -> str:
     lines = [
         "| model | TFLM head | TFLM tail | TFLM used | our head | our tail | our used | our tail / TFLM's "
         "| prepared: tail | prepared: used | prepared: used / TFLM's | kernel data in the model "
-        "| prepared + patches: used | prepared + bands: used | bound |",
+        "| prepared + patches: used | prepared, no extra MAC: used | bound |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
@@ -249,9 +249,10 @@ def arena_markdown(rows: list[dict], target_name: str) -> str:
         "records. Prepared + patches: "
         f"`tflm-host prepare --max-extra-macs {PATCH_BOUND:.0%}`, measured the same way, where a patch-based "
         "stage lowers the arena: the operators it runs patch by patch, the grid, and the MACs the "
-        "halos add to the model's. Prepared + bands: `tflm-host prepare --max-extra-macs 0`, the same way: "
-        "a stage run in bands of whole rows that keep the rows the next band shares (no MAC computed twice; "
-        "fewer where a stride skips rows no window reads), the number of bands.",
+        "halos add to the model's ('kept': patches keeping their halos, which add none). Prepared, no extra "
+        "MAC: `tflm-host prepare --max-extra-macs 0`, the same way: a stage that computes no MAC twice (fewer "
+        "where a stride skips rows no window reads), in bands of whole rows that keep the rows the next band "
+        "shares ('N bands') or in patches keeping their halos ('GxG kept').",
     ]
     why = [w for w in (why_not_lower(row) for row in rows) if w]
     if why:
@@ -273,7 +274,7 @@ def readme_table(rows: list[dict], models_dir: Path) -> str:
     lines = ["| model | TFLM arena | ours | ours, prepared (`tflm-host prepare`) "
              "| ours, prepared + offline plan (`tflm-host plan --prepare --backward`) "
              f"| ours, prepared + patches (`--max-extra-macs {PATCH_BOUND:.0%}`) "
-             "| ours, prepared + bands of rows (`--max-extra-macs 0`) |", "|---|---|---|---|---|---|---|"]
+             "| ours, prepared, no extra MAC (`--max-extra-macs 0`) |", "|---|---|---|---|---|---|---|"]
     for name in README_MODELS:
         row = by_name.get(name)
         if row is None or "ours" not in row or row["tflm"] is None:
@@ -583,9 +584,9 @@ def patch_speed_markdown(rows: list[dict], board: str) -> str:
                "host: prepared", "host: + patches", "MACs added"]
     body = []
     for r in rows:
-        split, gh, gw, extra, start, rows = r["stage"]
+        split, gh, gw, extra, start, mode = r["stage"]
         (q0, h0, u0), (q1, h1, u1) = r["plain"], r["patched"]
-        stage = f"ops {start}-{split - 1}, {patches.layout_text(gh, gw, rows)}"
+        stage = f"ops {start}-{split - 1}, {patches.layout_text(gh, gw, mode)}"
         body.append(f"| {r['model']} | {stage} | {u0:,} | {u1:,} | {q0:,} | {q1:,} "
                     f"({q1 / q0 - 1:+.1%}) | {h0:,} | {h1:,} ({h1 / h0 - 1:+.1%}) | {extra:+.1%} |")
     notes = [
@@ -1497,7 +1498,7 @@ def front_files(data: bytes, found: patches.Search) -> dict[str, bytes]:
     base = patches.without_schedule(data)
     files = {"stage00.tflite": base}
     for k, s in enumerate(found.front(), 1):
-        files[f"stage{k:02d}.tflite"] = patches.with_schedule(base, s.split, *s.grid, s.start, s.rows)
+        files[f"stage{k:02d}.tflite"] = patches.with_schedule(base, s.split, *s.grid, s.start, s.mode)
     return files
 
 
@@ -1563,9 +1564,10 @@ def stage_front_markdown(rows: list[dict]) -> str:
         f"{PATCH_BOUND:.0%}` picks. Extra MACs: the halos' recomputation, as a share of the model's "
         "convolution and fully connected MACs. The halos are recomputed in the stage's layers, which take more "
         "cycles per MAC than the model's average (the first convolution and the depthwise layers), so a stage "
-        "costs a larger share of cycles than of MACs. A stage in bands of rows ('N bands') recomputes nothing: "
-        "what it costs is each operator's kernel setup again in every band. Every point's output equals the "
-        "model's without a stage.\n")
+        "costs a larger share of cycles than of MACs. A stage in bands of rows ('N bands') or in patches keeping "
+        "their halos ('GxG kept') recomputes nothing: what it costs is each operator's kernel run again in every "
+        "band or patch, over maps a few pixels wide in fine grids (the kernels' loops then spend more cycles per "
+        "MAC), and the copies of the halos kept. Every point's output equals the model's without a stage.\n")
 
 
 def speed_cycles_rows(models: list[Path], boards: list[str], runs: int, anchor: Path = ANCHOR_DIR,

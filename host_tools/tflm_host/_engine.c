@@ -406,6 +406,9 @@ static PyObject *interp_get_int(InterpObject *self, void *what) {
             return PyLong_FromUnsignedLong(ip->patch.start);
         case 17:
             return PyBool_FromLong(ip->patch.rows);
+        case 18:
+            return PyLong_FromUnsignedLong(ip->patch.rows ? TFLM_PATCH_MODE_ROWS
+                : ip->patch.keep ? TFLM_PATCH_MODE_KEEP : TFLM_PATCH_MODE_PATCHES);
         case 12:
             return Py_BuildValue("(III)", (unsigned)ip->patch.split, (unsigned)ip->patch.grid_h,
                 (unsigned)ip->patch.grid_w);
@@ -445,6 +448,8 @@ static PyGetSetDef interp_getset[] = {
     { "patch_start", (getter)interp_get_int, NULL, "the patch-based stage's first operator", (void *)16 },
     { "patch_rows", (getter)interp_get_int, NULL,
       "whether the patch-based stage runs in bands of rows keeping their halos (its grid one column)", (void *)17 },
+    { "patch_mode", (getter)interp_get_int, NULL,
+      "the patch-based stage's mode: PATCH_MODE_PATCHES, PATCH_MODE_ROWS or PATCH_MODE_KEEP", (void *)18 },
     { "planner", (getter)interp_get_planner, NULL, "the memory planner's name", NULL },
     { NULL, NULL, NULL, NULL, NULL },
 };
@@ -1028,6 +1033,9 @@ PyMODINIT_FUNC PyInit__engine(void) {
         || PyModule_AddStringConstant(m, "PATCH_METADATA", TFLM_PATCH_METADATA) < 0
         || PyModule_AddIntConstant(m, "PATCH_MAGIC", TFLM_PATCH_MAGIC) < 0
         || PyModule_AddIntConstant(m, "PATCH_VERSION", TFLM_PATCH_VERSION) < 0
+        || PyModule_AddIntConstant(m, "PATCH_MODE_PATCHES", TFLM_PATCH_MODE_PATCHES) < 0
+        || PyModule_AddIntConstant(m, "PATCH_MODE_ROWS", TFLM_PATCH_MODE_ROWS) < 0
+        || PyModule_AddIntConstant(m, "PATCH_MODE_KEEP", TFLM_PATCH_MODE_KEEP) < 0
         || PyModule_AddIntConstant(m, "PATCH_MAX_OPS", TFLM_PATCH_MAX_OPS) < 0
         || PyModule_AddIntConstant(m, "PATCH_MAX_GRID", TFLM_PATCH_MAX_GRID) < 0) {
         Py_DECREF(m);

@@ -337,23 +337,25 @@ def cmd_arena(args) -> int:
     stage = _patch_stage(layout)
     if stage:
         print(f"  patch-based stage: operators {stage[4]}-{stage[0] - 1} in "
-              f"{_stage_grid(stage[1], stage[2], bool(stage[5]))} ({stage[3]:+d} MACs)")
+              f"{_stage_grid(stage[1], stage[2], stage[5])} ({stage[3]:+d} MACs)")
     return 0
 
 
 def _patch_stage(layout: arena.Layout) -> list[int] | None:
     """The model's patch-based stage: [the operator after it, grid rows, grid columns, extra MACs, its first
-    operator, 1 in rows mode (bands keeping their halos) else 0], or None."""
+    operator, its mode (engine/patch.h: 0 patches, 1 bands of rows keeping their halos, 2 patches keeping
+    them)], or None."""
     ip = layout.picture
     if ip is None or not getattr(ip, "patch", (0,))[0]:
         return None
-    return [*ip.patch, ip.patch_macs - ip.patch_whole_macs, ip.patch_start, int(ip.patch_rows)]
+    return [*ip.patch, ip.patch_macs - ip.patch_whole_macs, ip.patch_start, ip.patch_mode]
 
 
-def _stage_grid(grid_h: int, grid_w: int, rows: bool) -> str:
-    """'4x4 patches' or '24 bands of rows (halos kept)'."""
-    text = patches.layout_text(grid_h, grid_w, rows)
-    return f"{text} of rows (halos kept)" if rows else f"{text} patches"
+def _stage_grid(grid_h: int, grid_w: int, mode: int) -> str:
+    """'4x4 patches', '6x6 patches (halos kept)' or '24 bands of rows (halos kept)'."""
+    if mode == patches.ROWS:
+        return f"{patches.layout_text(grid_h, grid_w, mode)} of rows (halos kept)"
+    return f"{grid_h}x{grid_w} patches" + (" (halos kept)" if mode == patches.KEEP else "")
 
 
 def _preallocated(model: Model, names: list[str] | None) -> tuple[int, ...]:
@@ -488,7 +490,7 @@ def cmd_prepare(args) -> int:
         if split:
             total = patches.model_macs(load_model(out))
             extra = ip.patch_macs - ip.patch_whole_macs
-            grid = _stage_grid(gh, gw, ip.patch_rows)
+            grid = _stage_grid(gh, gw, ip.patch_mode)
             print(f"  patch-based stage: operators {ip.patch_start}-{split - 1} in {grid}, "
                   f"{extra} extra MACs" + (f" ({100 * extra / total:.1f}% of {total})" if total else ""))
         else:
@@ -931,8 +933,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-extra-macs", metavar="BOUND",
                    help="also run the first convolutions patch by patch (their big maps never whole in the "
                         "arena): the stage and grid with the smallest arena whose extra MACs stay within "
-                        "BOUND of the model's (20%% or 0.2); 0: a stage in bands of rows, which computes no "
-                        "MAC twice")
+                        "BOUND of the model's (20%% or 0.2); 0: a stage that computes no MAC twice (bands of "
+                        "rows, or patches keeping their halos)")
     p.add_argument("--explain", action="store_true",
                    help="print the patch stages' trade-off curve: each stage and grid no other beats on both "
                         "arena and extra MACs (with --max-extra-macs, '*' marks the one chosen; a row's "

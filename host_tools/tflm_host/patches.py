@@ -5,13 +5,15 @@ chain of CONV_2D / DEPTHWISE_CONV_2D, int8 or float32, and pools: the first
 ones, or those after an operator such as the QUANTIZE of a float input)
 patch by patch over a grid of the stage's output (engine/patch.h), so their
 big feature maps are never whole in the arena. Each patch recomputes its
-halo, which costs multiply-accumulates; or the stage runs in bands of whole
-rows that keep the rows the next band shares (rows mode: line buffers, no
-extra MACs, more bytes than small patches). This module tries every stage
-(each run of such operators, from its first) with every grid and every
-number of bands, measures each candidate's arena exactly with the engine
-(the device's own build), and keeps the smallest arena whose extra MACs stay
-within the user's bound.
+halo, which costs multiply-accumulates (patch mode); or the patches keep
+what the next patches share of each map, its rows over the map's width and
+its columns over a window's height (keep mode: no extra MACs, a few rows of
+each map more than small patches); or the stage runs in bands of whole rows
+that keep the rows the next band shares (rows mode: line buffers, no extra
+MACs). This module tries every stage (each run of such operators, from its
+first) with every grid in each mode and every number of bands, measures each
+candidate's arena exactly with the engine (the device's own build), and
+keeps the smallest arena whose extra MACs stay within the user's bound.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ STAGE_END_OPS = ("FULLY_CONNECTED",)
 GRIDS = [(gh, gw) for gh in range(1, 17) for gw in range(1, 17) if gh * gw > 1]
 # Bands tried in rows mode: every count the engine takes (one band: every map whole).
 BANDS = range(2, _engine.PATCH_MAX_GRID + 1)
+# The schedule's modes (engine/patch.h).
+PATCHES: int = _engine.PATCH_MODE_PATCHES
+ROWS: int = _engine.PATCH_MODE_ROWS
+KEEP: int = _engine.PATCH_MODE_KEEP
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,11 @@ class Schedule:
     extra_macs: int     # MACs the halos add
     model_macs: int     # MACs of the whole model run without patches
     start: int = 0      # the stage's first operator
-    rows: bool = False  # bands of rows keeping their halos (grid: bands x 1)
+    mode: int = PATCHES  # ROWS: bands of rows keeping their halos (grid: bands x 1); KEEP: patches keeping them
+
+    @property
+    def rows(self) -> bool:
+        return self.mode == ROWS
 
     @property
     def ops(self) -> str:
@@ -55,21 +65,25 @@ class Schedule:
 
     @property
     def layout(self) -> str:
-        return layout_text(*self.grid, self.rows)
+        return layout_text(*self.grid, self.mode)
 
     @property
     def overhead(self) -> float:
         return self.extra_macs / self.model_macs if self.model_macs else 0.0
 
 
-def layout_text(grid_h: int, grid_w: int, rows: bool) -> str:
+def layout_text(grid_h: int, grid_w: int, mode: int) -> str:
     """A stage's grid as `prepare --explain`, `arena` and the docs name it:
-    '4x3' (patches that recompute their halos) or '24 bands' (rows mode)."""
-    return f"{grid_h} bands" if rows else f"{grid_h}x{grid_w}"
+    '4x3' (patches that recompute their halos), '6x6 kept' (patches keeping
+    them) or '24 bands' (rows mode)."""
+    if mode == ROWS:
+        return f"{grid_h} bands"
+    return f"{grid_h}x{grid_w}" + (" kept" if mode == KEEP else "")
 
 
-def schedule_metadata(split: int, grid_h: int, grid_w: int, start: int = 0, rows: bool = False) -> bytes:
-    return struct.pack("<7I", _engine.PATCH_MAGIC, _engine.PATCH_VERSION, split, grid_h, grid_w, start, int(rows))
+def schedule_metadata(split: int, grid_h: int, grid_w: int, start: int = 0, mode: int = PATCHES) -> bytes:
+    """The schedule's words (engine/patch.h); `mode` PATCHES, ROWS or KEEP."""
+    return struct.pack("<7I", _engine.PATCH_MAGIC, _engine.PATCH_VERSION, split, grid_h, grid_w, start, int(mode))
 
 
 def model_macs(model: Model) -> int:
@@ -113,8 +127,8 @@ def _stage_candidates(model: Model) -> list[tuple[int, int]]:
     return runs
 
 
-def with_schedule(data: bytes, split: int, grid_h: int, grid_w: int, start: int = 0, rows: bool = False) -> bytes:
-    return fbedit.edit_model(data, metadata={METADATA_NAME: schedule_metadata(split, grid_h, grid_w, start, rows)})
+def with_schedule(data: bytes, split: int, grid_h: int, grid_w: int, start: int = 0, mode: int = PATCHES) -> bytes:
+    return fbedit.edit_model(data, metadata={METADATA_NAME: schedule_metadata(split, grid_h, grid_w, start, mode)})
 
 
 def without_schedule(data: bytes) -> bytes:
@@ -139,15 +153,16 @@ class Scheduler:
         self.at = at + 8 if at >= 0 and self.template.find(mark, at + 1) < 0 else -1
         self._out = bytearray(self.template)
 
-    def __call__(self, split: int, grid_h: int, grid_w: int, start: int = 0, rows: bool = False) -> bytes:
-        return bytes(self.buffer(split, grid_h, grid_w, start, rows))
+    def __call__(self, split: int, grid_h: int, grid_w: int, start: int = 0, mode: int = PATCHES) -> bytes:
+        return bytes(self.buffer(split, grid_h, grid_w, start, mode))
 
-    def buffer(self, split: int, grid_h: int, grid_w: int, start: int = 0, rows: bool = False) -> bytes | bytearray:
+    def buffer(self, split: int, grid_h: int, grid_w: int, start: int = 0,
+               mode: int = PATCHES) -> bytes | bytearray:
         """The model with this schedule, in a buffer of the Scheduler's that
         the next call rewrites (the engine's Model copies what it is given)."""
         if self.at < 0:  # the marker is not unique: edit the model
-            return with_schedule(self.template, split, grid_h, grid_w, start, rows)
-        struct.pack_into("<5I", self._out, self.at, split, grid_h, grid_w, start, int(rows))
+            return with_schedule(self.template, split, grid_h, grid_w, start, mode)
+        struct.pack_into("<5I", self._out, self.at, split, grid_h, grid_w, start, int(mode))
         return self._out
 
 
@@ -163,7 +178,7 @@ class Search:
         no other beats on both arena and extra MACs, by increasing extra
         MACs (so by decreasing arena)."""
         out: list[Schedule] = []
-        for s in sorted(self.candidates, key=lambda c: (c.extra_macs, c.used, c.start, c.split, c.rows, c.grid)):
+        for s in sorted(self.candidates, key=lambda c: (c.extra_macs, c.used, c.start, c.split, c.mode, c.grid)):
             if s.used < (out[-1].used if out else self.plain_used):
                 out.append(s)
         return out
@@ -191,15 +206,16 @@ def search(data: bytes, progress: Callable[[int, int], None] | None = None) -> S
     for k, (start, split) in enumerate(stages):
         if progress:
             progress(k, len(stages))
-        for (gh, gw), rows in [(g, False) for g in GRIDS] + [((b, 1), True) for b in BANDS]:
+        tries = [(g, mode) for mode in (PATCHES, KEEP) for g in GRIDS] + [((b, 1), ROWS) for b in BANDS]
+        for (gh, gw), mode in tries:
             try:
-                ip = _engine.allocate(_engine.Model(scheduled.buffer(split, gh, gw, start, rows)))
+                ip = _engine.allocate(_engine.Model(scheduled.buffer(split, gh, gw, start, mode)))
             except ValueError:
-                if rows:
+                if mode == ROWS:
                     break  # more bands than the stage's output has rows
                 continue  # the engine refuses this stage or grid (a map smaller than the grid, ...)
             found.append(Schedule(split, (gh, gw), ip.used, ip.needed, ip.patch_macs - ip.patch_whole_macs, total,
-                                  start, rows))
+                                  start, mode))
     if progress:
         progress(len(stages), len(stages))
     return Search(found, plain.used, total)

@@ -56,7 +56,7 @@ def prepare_searched(data: bytes, max_extra_macs: float | None, progress=None,
         found = patches.search(out, progress)
         best = found.best(max_extra_macs) if max_extra_macs is not None else None
         out = patches.without_schedule(out) if best is None else \
-            patches.with_schedule(out, best.split, *best.grid, best.start, best.rows)
+            patches.with_schedule(out, best.split, *best.grid, best.start, best.mode)
     _engine.allocate(_engine.Model(out))
     return out, found
 

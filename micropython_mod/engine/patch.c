@@ -14,10 +14,10 @@ tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *p
     }
     uint32_t split = tflm_rd_u32(p + 8), gh = tflm_rd_u32(p + 12), gw = tflm_rd_u32(p + 16);
     uint32_t start = tflm_rd_u32(p + 20), mode = tflm_rd_u32(p + 24);
-    if (mode > TFLM_PATCH_MODE_ROWS || (mode == TFLM_PATCH_MODE_ROWS && (gw != 1 || split - start < 2))) {
+    if (mode > TFLM_PATCH_MODE_KEEP || (mode == TFLM_PATCH_MODE_ROWS && (gw != 1 || split - start < 2))) {
         return tflm_error(err, TFLM_ERR_VALUE,
             TFLM_PATCH_METADATA " metadata: mode %u (0: patches; 1: bands of rows, of one grid column and two "
-            "operators or more)", (unsigned)mode);
+            "operators or more; 2: patches keeping their halos)", (unsigned)mode);
     }
     if (start >= split || split - start > TFLM_PATCH_MAX_OPS || split > n_nodes || gh < 1 || gh > TFLM_PATCH_MAX_GRID
         || gw < 1 || gw > TFLM_PATCH_MAX_GRID) {
@@ -30,6 +30,7 @@ tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *p
     patch->grid_h = (uint16_t)gh;
     patch->grid_w = (uint16_t)gw;
     patch->rows = mode == TFLM_PATCH_MODE_ROWS;
+    patch->keep = mode == TFLM_PATCH_MODE_KEEP;
     return TFLM_OK;
 }
 
@@ -303,6 +304,61 @@ static bool used_outside(tflm_interp_t *ip, uint16_t t) {
     return false;
 }
 
+// Patches keeping their halos (patch.h's keep mode). Rows and columns are
+// separable: which rows of each map a patch computes depends on its row of
+// patches alone, which columns on its column alone. Along one axis, op j of
+// patch p computes outputs [n0, n1): those its reader's window needs that
+// no patch before computed (the last op: the patch's own). Its window over
+// them is [t0, t1) inside its input map (the rest of it is padding),
+// of which [t0, min(f, t1)) an earlier patch computed (f: how far the op
+// before computed the map, 0 for op 0's, the stage's input, which is whole)
+// and the rest is new.
+typedef struct {
+    int16_t n0[TFLM_PATCH_MAX_OPS], n1[TFLM_PATCH_MAX_OPS];
+    int16_t t0[TFLM_PATCH_MAX_OPS], t1[TFLM_PATCH_MAX_OPS];
+    int16_t f[TFLM_PATCH_MAX_OPS];
+} keep_axis_t;
+
+// Op o along rows or columns: input and output sizes, the window's reach,
+// stride and leading padding.
+typedef struct {
+    int32_t in, out, eff, stride, pad;
+} keep_geom_t;
+
+static TFLM_ALWAYS_INLINE keep_geom_t keep_geom(const patch_op_t *o, bool cols) {
+    return cols ? (keep_geom_t){ o->in_w, o->out_w, (o->f_w - 1) * o->dil_w + 1, o->stride_w, o->pad_w }
+                : (keep_geom_t){ o->in_h, o->out_h, (o->f_h - 1) * o->dil_h + 1, o->stride_h, o->pad_h };
+}
+
+// Patch p of g along an axis, after patch p - 1 (p = 0 first, then each in
+// turn): `ends` holds how far each op's output is computed (op j's outputs
+// [0, ends[j])), all 0 before patch 0, and is moved past patch p: the last
+// op's patch, and before it the end of the windows its reader's outputs
+// reach. An op with nothing new (n0 == n1) has the map's computed end as
+// its empty window, so nothing is new before it.
+static void keep_axis(const patch_op_t *ops, uint32_t n, bool cols, uint32_t g, int32_t p, int16_t *ends,
+    keep_axis_t *x) {
+    int32_t e = (int32_t)((uint32_t)(p + 1) * (uint32_t)keep_geom(&ops[n - 1], cols).out / g), next_t0 = 0;
+    for (uint32_t j = n; j-- > 0;) {
+        const keep_geom_t a = keep_geom(&ops[j], cols);
+        const int32_t f = j > 0 ? ends[j - 1] : 0;
+        int32_t n0 = j + 1 == n ? ends[j] : TFLM_MAX(ends[j], next_t0), n1 = e, t0, t1, w0;
+        ends[j] = (int16_t)e;
+        // Where the op before it computes to now: its window's end.
+        e = e <= 0 ? 0 : TFLM_MIN(TFLM_MAX((e - 1) * a.stride - a.pad + a.eff, 0), a.in);
+        if (n0 >= n1) {
+            n0 = n1, t0 = t1 = w0 = j > 0 ? e : a.in;
+        } else {
+            w0 = n0 * a.stride - a.pad;
+            t0 = TFLM_MIN(TFLM_MAX(w0, 0), a.in);
+            t1 = TFLM_MAX(e, t0);
+        }
+        x->n0[j] = (int16_t)n0, x->n1[j] = (int16_t)n1, x->t0[j] = (int16_t)t0, x->t1[j] = (int16_t)t1;
+        x->f[j] = (int16_t)f;
+        next_t0 = t0;
+    }
+}
+
 // How far below the stage's input (record x) its output (record y) must
 // start to lie over it (overlap.h): the patches run in rows of patches, each
 // copying its input window (rows from the window's first row inside the map
@@ -322,11 +378,18 @@ static bool stage_overlap(tflm_interp_t *ip, const patch_op_t *ops, uint32_t n, 
         return false;
     }
     uint64_t written = 0, dist = rows_dist ? *rows_dist : 0;
+    int16_t keep_ends[TFLM_PATCH_MAX_OPS] = { 0 };
     for (uint32_t py = 0; py < pt->grid_h && !rows_dist; ++py) {
+        int32_t keep_r0 = 0; // keep mode: the first input row op 0 reads in the row of patches
+        if (pt->keep) {
+            keep_axis_t r;
+            keep_axis(ops, n, false, pt->grid_h, (int32_t)py, keep_ends, &r);
+            keep_r0 = r.t0[0];
+        }
         for (uint32_t px = 0; px < pt->grid_w; ++px) {
             patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
             patch_regions(ops, n, pt->grid_h, pt->grid_w, py, px, out, win);
-            uint64_t safe = (uint64_t)rect_clip(&win[0], first->in_h, first->in_w).r0 * row_x;
+            uint64_t safe = (uint64_t)(pt->keep ? keep_r0 : rect_clip(&win[0], first->in_h, first->in_w).r0) * row_x;
             dist = written > safe && written - safe > dist ? written - safe : dist;
             // The end of this patch's region: its last row's last pixel.
             written = (uint64_t)(out[n - 1].r1 - 1) * row_y + (uint64_t)out[n - 1].c1 * pixel_y;
@@ -838,6 +901,97 @@ static TFLM_NOINLINE tflm_status_t bands_size(tflm_interp_t *ip, const patch_sta
     return TFLM_OK;
 }
 
+// Where keep mode's buffers lie in the patch buffer: map j's row cache
+// (kr[j] rows of the whole map, row r at r % kr[j]) and column cache (the
+// window's rows of kc[j] columns, column c at c % kc[j]) for j >= 1, the
+// tile (an op's window) and the new part of an op's output.
+typedef struct {
+    uint16_t rc[TFLM_PATCH_MAX_OPS], cc[TFLM_PATCH_MAX_OPS]; // in TFLM_ALIGN units (within 1 MB)
+    int16_t kr[TFLM_PATCH_MAX_OPS], kc[TFLM_PATCH_MAX_OPS];
+    uint32_t tile, fresh, total;
+    uint64_t macs;
+    bool empty; // an op has new outputs and an empty window
+} keep_layout_t;
+
+static inline uint32_t in_pixel(const patch_op_t *d) {
+    return (uint32_t)d->in_d * d->elem;
+}
+
+// Walks the rows and the columns of patches (each axis once: they are
+// separable) to lay out the buffers; false when they are too big.
+static bool keep_layout(const patch_op_t *ops, uint32_t n, uint32_t gh, uint32_t gw, keep_layout_t *k) {
+    int32_t tile[2][TFLM_PATCH_MAX_OPS], fresh[2][TFLM_PATCH_MAX_OPS], sum[2][TFLM_PATCH_MAX_OPS];
+    memset(k, 0, sizeof(*k));
+    memset(tile, 0, sizeof(tile));
+    memset(fresh, 0, sizeof(fresh));
+    memset(sum, 0, sizeof(sum));
+    for (uint32_t ax = 0; ax < 2; ++ax) {
+        int16_t *kept = ax ? k->kc : k->kr, ends[TFLM_PATCH_MAX_OPS] = { 0 };
+        for (uint32_t p = 0; p < (ax ? gw : gh); ++p) {
+            keep_axis_t x;
+            keep_axis(ops, n, ax != 0, ax ? gw : gh, (int32_t)p, ends, &x);
+            for (uint32_t j = 0; j < n; ++j) {
+                const int32_t news = x.n1[j] - x.n0[j];
+                if (news == 0) {
+                    continue;
+                }
+                k->empty |= x.t0[j] == x.t1[j];
+                tile[ax][j] = TFLM_MAX(tile[ax][j], x.t1[j] - x.t0[j]);
+                fresh[ax][j] = TFLM_MAX(fresh[ax][j], news);
+                sum[ax][j] += news;
+                if (j > 0) {
+                    kept[j] = (int16_t)TFLM_MAX(kept[j], TFLM_MIN(x.f[j], x.t1[j]) - x.t0[j]);
+                }
+            }
+        }
+    }
+    uint64_t at = 0, most_tile = 0, most_fresh = 0;
+    for (uint32_t j = 0; j < n; ++j) {
+        const patch_op_t *d = &ops[j];
+        const uint64_t t = (uint64_t)tile[0][j] * (uint64_t)tile[1][j] * in_pixel(d);
+        const uint64_t f = (uint64_t)fresh[0][j] * (uint64_t)fresh[1][j] * d->out_d * d->elem;
+        most_tile = TFLM_MAX(most_tile, t);
+        most_fresh = TFLM_MAX(most_fresh, f);
+        k->macs += (uint64_t)d->macs * (uint64_t)sum[0][j] * (uint64_t)sum[1][j];
+        if (j > 0) {
+            k->rc[j] = (uint16_t)(at / TFLM_ALIGN);
+            at = tflm_align_up(at + (uint64_t)k->kr[j] * (uint64_t)d->in_w * in_pixel(d), TFLM_ALIGN);
+            k->cc[j] = (uint16_t)(at / TFLM_ALIGN);
+            at = tflm_align_up(at + (uint64_t)tile[0][j] * (uint64_t)k->kc[j] * in_pixel(d), TFLM_ALIGN);
+        }
+        if (t > PATCH_MAX_BYTES || f > PATCH_MAX_BYTES || at > (uint64_t)UINT16_MAX * TFLM_ALIGN) {
+            return false;
+        }
+    }
+    k->tile = (uint32_t)at;
+    k->fresh = (uint32_t)tflm_align_up(at + most_tile, TFLM_ALIGN);
+    k->total = (uint32_t)(k->fresh + most_fresh);
+    return true;
+}
+
+// Keep mode's buffer and MACs.
+static TFLM_NOINLINE tflm_status_t keep_size(tflm_interp_t *ip, const patch_stage_t *s, uint32_t *size,
+    uint64_t *macs) {
+    for (uint32_t j = 0; j < s->n; ++j) {
+        const patch_op_t *d = &s->ops[j];
+        const int32_t most = TFLM_MAX(TFLM_MAX(d->in_h, d->in_w), TFLM_MAX(d->out_h, d->out_w));
+        if (most > TFLM_PATCH_MAX_ROWS || (d->f_h - 1) * d->dil_h + 1 > TFLM_PATCH_MAX_ROWS
+            || (d->f_w - 1) * d->dil_w + 1 > TFLM_PATCH_MAX_ROWS) {
+            return bad_stage(ip, j, "has maps or windows too big for patches keeping their halos");
+        }
+    }
+    keep_layout_t k;
+    if (!keep_layout(s->ops, s->n, ip->patch.grid_h, ip->patch.grid_w, &k)) {
+        return bad_stage(ip, 0, "has an oversized patch");
+    }
+    if (k.empty) {
+        return bad_stage(ip, 0, "has an empty patch");
+    }
+    *size = k.total;
+    *macs = k.macs;
+    return TFLM_OK;
+}
+
 tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     tflm_patch_t *pt = &ip->patch;
     patch_stage_t s;
@@ -895,7 +1049,8 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         copy = TFLM_MAX(copy, d->data_bytes);
     }
     uint64_t dist = 0;
-    st = pt->rows ? bands_size(ip, &s, &size, &macs, &dist) : patches_size(ip, &s, &size, &macs);
+    st = pt->rows ? bands_size(ip, &s, &size, &macs, &dist)
+        : pt->keep ? keep_size(ip, &s, &size, &macs) : patches_size(ip, &s, &size, &macs);
     if (st) {
         return st;
     }
@@ -1024,6 +1179,116 @@ static TFLM_NOINLINE tflm_status_t patches_run(tflm_interp_t *ip, const patch_st
     return TFLM_OK;
 }
 
+// Copies columns [c0, c1) of a map's pixels (`px` bytes each) between a
+// row at `row` (column `at` first) and a ring of `k` columns (column c at
+// c % k): into the ring, or out of it. At most two runs: the ring wraps once.
+static void ring_copy(uint8_t *ring, uint8_t *row, int32_t at, int32_t c0, int32_t c1, int32_t k, size_t px,
+    bool into) {
+    while (c0 < c1) {
+        const int32_t slot = c0 % k, run = TFLM_MIN(c1 - c0, k - slot);
+        uint8_t *r = ring + (size_t)slot * px, *m = row + (size_t)(c0 - at) * px;
+        if (into) {
+            patch_copy_row(r, m, (size_t)run * px);
+        } else {
+            patch_copy_row(m, r, (size_t)run * px);
+        }
+        c0 += run;
+    }
+}
+
+// Keep mode: op j's window (rows r, columns c of the patch) into the tile:
+// what earlier patches computed from the caches, the rest from the new part
+// of op j - 1's output at `fresh`; then the caches take what the next row of
+// patches and the next patch in the row will share of the new part.
+static void keep_tile(const patch_op_t *d, const keep_layout_t *k, uint32_t j, const keep_axis_t *r,
+    const keep_axis_t *c, uint8_t *buf, bool last_row, bool last_col) {
+    const size_t px = in_pixel(d);
+    const int32_t t0r = r->t0[j], t1r = r->t1[j], t0c = c->t0[j], t1c = c->t1[j];
+    const int32_t ar = TFLM_MIN(TFLM_MAX(r->f[j], t0r), t1r), ac = TFLM_MIN(TFLM_MAX(c->f[j], t0c), t1c);
+    const int32_t kr = k->kr[j], kc = k->kc[j];
+    const size_t tile_row = (size_t)(t1c - t0c) * px, fresh_row = (size_t)(t1c - ac) * px;
+    uint8_t *tile = buf + k->tile, *rc = buf + (size_t)k->rc[j] * TFLM_ALIGN, *cc = buf + (size_t)k->cc[j] * TFLM_ALIGN;
+    const uint8_t *fresh = buf + k->fresh;
+    const size_t map_row = (size_t)d->in_w * px;
+    for (int32_t y = t0r; y < t1r; ++y) {
+        uint8_t *row = tile + (size_t)(y - t0r) * tile_row;
+        if (ac > t0c) {
+            ring_copy(cc + (size_t)(y - t0r) * (size_t)kc * px, row, t0c, t0c, ac, kc, px, false);
+        }
+        if (fresh_row == 0) {
+            continue;
+        }
+        uint8_t *rest = row + (size_t)(ac - t0c) * px;
+        if (y < ar) {
+            patch_copy_row(rest, rc + (size_t)(y % kr) * map_row + (size_t)ac * px, fresh_row);
+        } else {
+            patch_copy_row(rest, fresh + (size_t)(y - ar) * fresh_row, fresh_row);
+            if (!last_row && y >= t1r - kr) {
+                patch_copy_row(rc + (size_t)(y % kr) * map_row + (size_t)ac * px, rest, fresh_row);
+            }
+        }
+        if (!last_col && kc > 0) {
+            ring_copy(cc + (size_t)(y - t0r) * (size_t)kc * px, row, t0c, TFLM_MAX(ac, t1c - kc), t1c, kc, px, true);
+        }
+    }
+}
+
+// Keep mode's run: patch by patch, each op over its tile into the new part
+// of its output (the last op's straight into the stage's output when its
+// rows are whole).
+static TFLM_NOINLINE tflm_status_t keep_run(tflm_interp_t *ip, const patch_stage_t *s, tflm_eval_t *re,
+    void **ins, void **outs, const uint8_t *input, uint8_t *output, uint8_t *buf, uint32_t size) {
+    const tflm_patch_t *pt = &ip->patch;
+    const uint32_t n = s->n;
+    const patch_op_t *last = &s->ops[n - 1];
+    const size_t out_pixel = (size_t)last->out_d * last->elem;
+    keep_layout_t k;
+    if (!keep_layout(s->ops, n, pt->grid_h, pt->grid_w, &k) || k.total > size) {
+        return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: the patches do not fit their buffer");
+    }
+    int16_t row_ends[TFLM_PATCH_MAX_OPS] = { 0 };
+    for (uint32_t py = 0; py < pt->grid_h; ++py) {
+        keep_axis_t r;
+        keep_axis(s->ops, n, false, pt->grid_h, (int32_t)py, row_ends, &r);
+        int16_t col_ends[TFLM_PATCH_MAX_OPS] = { 0 };
+        for (uint32_t px = 0; px < pt->grid_w; ++px) {
+            keep_axis_t c;
+            keep_axis(s->ops, n, true, pt->grid_w, (int32_t)px, col_ends, &c);
+            for (uint32_t j = 0; j < n; ++j) {
+                const patch_op_t *d = &s->ops[j];
+                const int32_t oh = r.n1[j] - r.n0[j], ow = c.n1[j] - c.n0[j];
+                if (oh == 0 || ow == 0) {
+                    continue; // nothing new: its readers' windows are in the caches
+                }
+                if (j == 0) {
+                    const patch_rect_t in = { r.t0[0], r.t1[0], c.t0[0], c.t1[0] };
+                    load_window(input, d, &in, buf + k.tile);
+                } else {
+                    keep_tile(d, &k, j, &r, &c, buf, py + 1 == pt->grid_h, px + 1 == pt->grid_w);
+                }
+                // The padding before the tile: what the window of its first new output reaches outside the map.
+                const int32_t pad_h = r.t0[j] - (r.n0[j] * d->stride_h - d->pad_h);
+                const int32_t pad_w = c.t0[j] - (c.n0[j] * d->stride_w - d->pad_w);
+                const tflm_window_t w = { r.t1[j] - r.t0[j], c.t1[j] - c.t0[j], pad_h, pad_w, oh, ow, d->data };
+                const bool direct = j + 1 == n && ow == last->out_w;
+                uint8_t *dst = direct ? output + (size_t)r.n0[j] * (size_t)ow * out_pixel : buf + k.fresh;
+                tflm_status_t st = run_op(re, ins, outs, d, &w, buf + k.tile, dst);
+                if (st) {
+                    return st;
+                }
+                if (j + 1 == n && !direct) {
+                    const size_t row = (size_t)ow * out_pixel, map_row = (size_t)last->out_w * out_pixel;
+                    for (int32_t y = 0; y < oh; ++y) {
+                        patch_copy_row(output + (size_t)(r.n0[j] + y) * map_row + (size_t)c.n0[j] * out_pixel,
+                            buf + k.fresh + (size_t)y * row, row);
+                    }
+                }
+            }
+        }
+    }
+    return TFLM_OK;
+}
+
 tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
     const tflm_patch_t *pt = &ip->patch;
     patch_stage_t s;
@@ -1049,6 +1314,9 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
     };
     if (pt->rows) {
         return bands_run(ip, &s, &re, ins, outs, input, output, scratch[0], size);
+    }
+    if (pt->keep) {
+        return keep_run(ip, &s, &re, ins, outs, input, output, scratch[0], size);
     }
     return patches_run(ip, &s, &re, ins, outs, input, output, scratch[0], size);
 }

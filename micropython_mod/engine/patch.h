@@ -45,11 +45,23 @@
 // block), and an element-wise op of two such maps may join (its kernel's
 // span hook: ADD); each buffer keeps the rows all its readers still need.
 //
+// Patches keeping their halos (the schedule's `keep` mode): patches as
+// above, run in rows of patches, but no op computes an element twice. Each
+// patch, op by op, computes only the part of its output no patch before it
+// computed; the part of its input window an earlier patch computed comes
+// from two caches of that map: the rows the next row of patches shares
+// (over the map's whole width) and the columns the next patch in the row
+// shares (over the window's height). Each op's window is assembled from the
+// caches and the new part into a tile, and the op runs over the tile as in
+// patch mode (its kernel's run_window hook). The stage costs no extra MACs;
+// its buffers hold each map's shared rows whole, which fine grids make
+// cheap (the tiles shrink, the caches do not grow).
+//
 // Schedule (metadata "TflmPatchSchedule", written by `tflm-host prepare
 // --max-extra-macs`, little-endian int32 words): magic "TFPS", version,
 // split (the operator after the stage), grid rows, grid columns, start (the
 // stage's first operator), mode (0: patches, 1: bands of rows keeping their
-// halos, one grid column). The device
+// halos, one grid column, 2: patches keeping their halos). The device
 // derives everything else from the graph and checks it; a bad schedule is a
 // ValueError. A model without one runs every operator whole.
 #ifndef TFLM_ENGINE_PATCH_H
@@ -64,10 +76,12 @@
 #define TFLM_PATCH_WORDS (7)
 #define TFLM_PATCH_MODE_PATCHES (0)
 #define TFLM_PATCH_MODE_ROWS (1)
+#define TFLM_PATCH_MODE_KEEP (2)
 // At most this many operators in a stage, and patches along a side.
 #define TFLM_PATCH_MAX_OPS (16)
 #define TFLM_PATCH_MAX_GRID (64)
-// At most this many rows in a map, and in a window, of a stage in bands of rows.
+// At most this many rows in a map, and in a window, of a stage in bands of
+// rows; rows and columns of a stage in patches keeping their halos.
 #define TFLM_PATCH_MAX_ROWS (16383)
 // The stage's scratch buffers: the patch buffer and a copy of one
 // operator's kernel data with a patch's geometry.
@@ -80,6 +94,7 @@ typedef struct _tflm_patch_t {
     uint16_t grid_w;
     uint16_t scratch;    // record of the first of its TFLM_PATCH_SCRATCH buffers
     bool rows;           // bands of rows keeping their halos (TFLM_PATCH_MODE_ROWS)
+    bool keep;           // patches keeping their halos (TFLM_PATCH_MODE_KEEP)
     uint64_t macs;       // multiply-accumulates of the stage run by patches
     uint64_t whole_macs; // the same operators run whole
     // Overlapped placement (overlap.h) of the stage's output over its input

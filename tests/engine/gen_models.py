@@ -38,7 +38,7 @@ def main(out: Path, shared: Path | None = None) -> None:
             continue  # ops the host engine lacks (test kernels), or models it refuses
         (out / ("prepared_" + name + ".tflite")).write_bytes(data)
         prepared += 1
-    from tflm_host.patches import with_schedule
+    from tflm_host.patches import KEEP, ROWS, with_schedule
 
     patched = 0
     for case in opgen.cases(4, only="PATCH/chain_int8"):
@@ -47,13 +47,17 @@ def main(out: Path, shared: Path | None = None) -> None:
         (out / ("patched_" + name + ".tflite")).write_bytes(scheduled)
         (out / ("patched_prepared_" + name + ".tflite")).write_bytes(prepare_model(scheduled))
         # The same stage in bands of rows (patch.h's rows mode).
-        banded = with_schedule(case.model, case.params["split"], case.params["grid"][0], 1, 0, True)
+        banded = with_schedule(case.model, case.params["split"], case.params["grid"][0], 1, 0, ROWS)
         (out / ("banded_" + name + ".tflite")).write_bytes(banded)
-        patched += 3
+        # And in patches keeping their halos (keep mode).
+        kept = with_schedule(case.model, case.params["split"], *case.params["grid"], 0, KEEP)
+        (out / ("kept_" + name + ".tflite")).write_bytes(kept)
+        (out / ("kept_prepared_" + name + ".tflite")).write_bytes(prepare_model(kept))
+        patched += 5
     # (And bands through residual blocks: ADDs of maps the stage makes.)
     for case in opgen.cases(3, only="PATCH/chain_fc_int8") + opgen.cases(3, only="PATCH/residual_int8"):
         name = case.name.replace("/", "_")
-        banded = with_schedule(case.model, case.params["split"], case.params["grid"][0], 1, 0, True)
+        banded = with_schedule(case.model, case.params["split"], case.params["grid"][0], 1, 0, ROWS)
         (out / ("banded_" + name + ".tflite")).write_bytes(banded)
         (out / ("banded_prepared_" + name + ".tflite")).write_bytes(prepare_model(banded))
         patched += 2
