@@ -1182,16 +1182,12 @@ static TFLM_NOINLINE tflm_status_t patches_run(tflm_interp_t *ip, const patch_st
 // Copies columns [c0, c1) of a map's pixels (`px` bytes each) between a
 // row at `row` (column `at` first) and a ring of `k` columns (column c at
 // c % k): into the ring, or out of it. At most two runs: the ring wraps once.
-static void ring_copy(uint8_t *ring, uint8_t *row, int32_t at, int32_t c0, int32_t c1, int32_t k, size_t px,
-    bool into) {
+static TFLM_NOINLINE void ring_copy(uint8_t *ring, uint8_t *row, int32_t at, int32_t c0, int32_t c1, int32_t k,
+    size_t px, bool into) {
     while (c0 < c1) {
         const int32_t slot = c0 % k, run = TFLM_MIN(c1 - c0, k - slot);
         uint8_t *r = ring + (size_t)slot * px, *m = row + (size_t)(c0 - at) * px;
-        if (into) {
-            patch_copy_row(r, m, (size_t)run * px);
-        } else {
-            patch_copy_row(m, r, (size_t)run * px);
-        }
+        patch_copy_row(into ? r : m, into ? m : r, (size_t)run * px);
         c0 += run;
     }
 }
@@ -1234,8 +1230,7 @@ static void keep_tile(const patch_op_t *d, const keep_layout_t *k, uint32_t j, c
 }
 
 // Keep mode's run: patch by patch, each op over its tile into the new part
-// of its output (the last op's straight into the stage's output when its
-// rows are whole).
+// of its output (the last op's into the stage's output).
 static TFLM_NOINLINE tflm_status_t keep_run(tflm_interp_t *ip, const patch_stage_t *s, tflm_eval_t *re,
     void **ins, void **outs, const uint8_t *input, uint8_t *output, uint8_t *buf, uint32_t size) {
     const tflm_patch_t *pt = &ip->patch;
@@ -1260,28 +1255,24 @@ static TFLM_NOINLINE tflm_status_t keep_run(tflm_interp_t *ip, const patch_stage
                 if (oh == 0 || ow == 0) {
                     continue; // nothing new: its readers' windows are in the caches
                 }
+                // Its new outputs and their window (reaching outside the map
+                // where it pads; inside it, the tile), the last op's into the
+                // stage's output (row by row unless its rows are whole).
+                const patch_rect_t out = { r.n0[j], r.n1[j], c.n0[j], c.n1[j] };
+                const patch_rect_t win = { out.r0 * d->stride_h - d->pad_h, r.t1[j], out.c0 * d->stride_w - d->pad_w,
+                    c.t1[j] };
                 if (j == 0) {
-                    const patch_rect_t in = { r.t0[0], r.t1[0], c.t0[0], c.t1[0] };
-                    load_window(input, d, &in, buf + k.tile);
+                    load_window(input, d, &win, buf + k.tile);
                 } else {
                     keep_tile(d, &k, j, &r, &c, buf, py + 1 == pt->grid_h, px + 1 == pt->grid_w);
                 }
-                // The padding before the tile: what the window of its first new output reaches outside the map.
-                const int32_t pad_h = r.t0[j] - (r.n0[j] * d->stride_h - d->pad_h);
-                const int32_t pad_w = c.t0[j] - (c.n0[j] * d->stride_w - d->pad_w);
-                const tflm_window_t w = { r.t1[j] - r.t0[j], c.t1[j] - c.t0[j], pad_h, pad_w, oh, ow, d->data };
-                const bool direct = j + 1 == n && ow == last->out_w;
-                uint8_t *dst = direct ? output + (size_t)r.n0[j] * (size_t)ow * out_pixel : buf + k.fresh;
-                tflm_status_t st = run_op(re, ins, outs, d, &w, buf + k.tile, dst);
+                const bool last_op = j + 1 == n;
+                uint8_t *dst = last_op ? output + ((size_t)out.r0 * (size_t)last->out_w + (size_t)out.c0) * out_pixel
+                                       : buf + k.fresh;
+                tflm_status_t st = run_region(re, ins, outs, d, &out, &win, buf + k.tile, dst,
+                    last_op ? last->out_w : rect_w(&out));
                 if (st) {
                     return st;
-                }
-                if (j + 1 == n && !direct) {
-                    const size_t row = (size_t)ow * out_pixel, map_row = (size_t)last->out_w * out_pixel;
-                    for (int32_t y = 0; y < oh; ++y) {
-                        patch_copy_row(output + (size_t)(r.n0[j] + y) * map_row + (size_t)c.n0[j] * out_pixel,
-                            buf + k.fresh + (size_t)y * row, row);
-                    }
                 }
             }
         }

@@ -71,7 +71,9 @@
 
 #define TFLM_PATCH_METADATA "TflmPatchSchedule"
 #define TFLM_PATCH_MAGIC (0x53504654u) // "TFPS"
-// 3: the mode word (2: patches only; 1: the stage from operator 0).
+// 3: the mode word (2: patches only; 1: the stage from operator 0). Mode
+// 2 came later within version 3: a firmware without it refuses the mode
+// by its number (a ValueError), as it would a version it does not know.
 #define TFLM_PATCH_VERSION (3)
 #define TFLM_PATCH_WORDS (7)
 #define TFLM_PATCH_MODE_PATCHES (0)

@@ -16,8 +16,11 @@ ifeq ($(USE_MBOOT),1)
 $(error BOARD_DIR=$(BOARD_DIR) has no Mboot layout; build without USE_MBOOT)
 endif
 TFLM_PYBV11_LD := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))tflm_pybv11.ld)
-LD_FILES = $(TFLM_PYBV11_LD) boards/common_ifs.ld
+# The port's sections, and one object of the module's in sector 0
+# (tflm_pybv11_sections.ld), which firmware0.bin then holds too.
+LD_FILES = $(TFLM_PYBV11_LD) $(dir $(TFLM_PYBV11_LD))tflm_pybv11_sections.ld
 TEXT0_ADDR = 0x08000000
+TEXT0_SECTIONS = .isr_vector .isr_extratext .tflm_text0
 # firmware1.bin's address (the .dfu, .hex and deploy rules): the start of
 # the linker script's FLASH_TEXT region, so the two cannot disagree.
 TEXT1_ADDR := $(shell sed -n 's/^ *FLASH_TEXT *([a-z]*) *: *ORIGIN *= *\(0x[0-9A-Fa-f]*\),.*/\1/p' $(TFLM_PYBV11_LD))
@@ -44,8 +47,12 @@ MICROPY_VFS_LFS2 = 1
 # 6% slower here (all of these at -Os against all at -O2 on NETDUINOPLUS2:
 # +6.0%). SOFTMAX too (0.7 KB) for the pointwise loops' longer turns:
 # 18-143 cycles more per shared model with one (NETDUINOPLUS2, the same
-# comparison).
-TFLM_KERNEL_OPT_ONLY ?= conv_s8 depthwise_conv depthwise_conv_s8 fully_connected pooling mul
+# comparison). The pools and MUL (1.5 KB at -O2) until patches keeping
+# their halos (engine/patch.c) needed 2.1 KB, with engine/plan_picture.o
+# and error.o moved to sector 0 (tflm_pybv11_sections.ld): magic_wand 1% slower (the
+# same comparison); DEPTHWISE_CONV_2D's float32 loops at -Os would have
+# cost it 19%.
+TFLM_KERNEL_OPT_ONLY ?= conv_s8 depthwise_conv depthwise_conv_s8 fully_connected
 TFLM_INVOKE_OPT ?=
 # and DEPTHWISE_CONV_2D int8's channels path as one function (3.7 KB less;
 # its layers 1-12% slower than on the other Cortex-M4 boards).

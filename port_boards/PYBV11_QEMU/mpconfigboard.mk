@@ -7,7 +7,8 @@
 include $(BOARD_DIR)/../PYBV11/mpconfigboard.mk
 
 # The pyboard's flash map, plus the symbols the project's QEMU runner reads.
-LD_FILES = $(BOARD_DIR)/../PYBV11/tflm_pybv11.ld $(BOARD_DIR)/qemu_romfs.ld boards/common_ifs.ld
+LD_FILES = $(BOARD_DIR)/../PYBV11/tflm_pybv11.ld $(BOARD_DIR)/qemu_romfs.ld \
+	$(BOARD_DIR)/../PYBV11/tflm_pybv11_sections.ld
 
 QEMU_MACHINE = netduinoplus2
 
