@@ -22,6 +22,9 @@ from tflm_host.runner import BatchJob, make_inputs
 
 CHAINS = (opgen.cases(12, only="PATCH/chain_int8") + opgen.cases(8, only="PATCH/chain_pool_float32")
           + opgen.cases(8, only="PATCH/chain_pool_int8") + opgen.cases(8, only="PATCH/chain_after_quantize_int8"))
+# Chains whose windows, strides and dilations differ between rows and
+# columns, float32 and int8, strides longer than windows among them.
+UNEVEN = opgen.cases(40, only="PATCH/chain_uneven")
 # Int8 chains ending in a FULLY_CONNECTED (a stage in bands of rows only).
 FC_CHAINS = opgen.cases(8, only="PATCH/chain_fc_int8")
 # Residual blocks, int8 and float32: ADDs of maps the stage makes (bands of rows only).
@@ -173,6 +176,36 @@ def test_generated_chains_keeping_halos_bit_exact_on_host(tmp_path):
             assert _same(_host_outputs(data, samples), ref), (case.describe(), grid)
 
 
+def test_uneven_chains_in_every_mode_bit_exact_on_host(tmp_path):
+    """Windows, strides and dilations that differ between rows and columns
+    (the modes walk each axis apart), strides past the window: each chain's
+    stage in patches and in patches keeping their halos over its grid, one
+    patch, and a patch per output pixel, and in as many bands as its grid
+    has rows (two operators or more): TFLM's outputs; kept patches compute
+    no more MACs than one patch does, and no more than recomputing ones."""
+    for case in UNEVEN:
+        sg = load_model(case.model).main
+        _, out_h, out_w, _ = sg.tensors[sg.operators[case.params["split"] - 1].outputs[0]].shape
+        path = tmp_path / "m.tflite"
+        path.write_bytes(case.model)
+        samples = make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()), count=1)
+        ref = reference_outputs(path, samples)
+        one = _engine.allocate(_engine.Model(patches.with_schedule(case.model, case.params["split"], 1, 1)))
+        runs = [(grid, mode) for grid in sorted({case.params["grid"], (1, 1), (out_h, out_w)})
+                for mode in (patches.PATCHES, patches.KEEP)]
+        if case.params["split"] >= 2:
+            runs.append(((case.params["grid"][0], 1), patches.ROWS))
+        for grid, mode in runs:
+            data = patches.with_schedule(case.model, case.params["split"], *grid, 0, mode)
+            ip = _engine.allocate(_engine.Model(data))
+            assert ip.patch_mode == mode and ip.patch == (case.params["split"], *grid), case.describe()
+            if mode == patches.KEEP:
+                recompute = _engine.allocate(_engine.Model(patches.with_schedule(case.model, case.params["split"],
+                                                                                 *grid)))
+                assert ip.patch_macs <= min(one.patch_macs, recompute.patch_macs), (case.describe(), grid)
+            assert _same(_host_outputs(data, samples), ref), (case.describe(), grid, mode)
+
+
 def _reach(sg, op) -> int:
     """The rows or columns an op's window reaches at least (its filter's smaller side, dilated)."""
     if op.opcode in ("MAX_POOL_2D", "AVERAGE_POOL_2D"):
@@ -300,6 +333,13 @@ def test_chains_on_engine_with_each_cores_loops(arch, tmp_path, monkeypatch):
             path.write_bytes(data)
             run = engine_host.run_engine(path, load_model(path), samples, tmp_path)
             assert _same(run.runs, _reference(case.model, samples)), (arch, mode, case.describe())
+    for i, case in enumerate(UNEVEN[:12]):
+        samples = make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()), count=1)
+        for mode, data in (("patches", scheduled(case)), ("kept", kept(case))):
+            path = tmp_path / f"u{i}.tflite"
+            path.write_bytes(data)
+            run = engine_host.run_engine(path, load_model(path), samples, tmp_path)
+            assert _same(run.runs, _reference(case.model, samples)), (arch, mode, case.describe())
     for i, case in enumerate(FC_CHAINS + RESIDUAL):
         samples = make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()), count=2)
         path = tmp_path / f"fc{i}.tflite"
@@ -325,7 +365,7 @@ def test_patched_models_on_device(target):
     items += [(c.name.replace("/", "_"), scheduled(c), c.model) for c in some]
     items += [(c.name.replace("/", "_") + "_bands", banded(c), c.model)
               for c in some + FC_CHAINS[:4] + RESIDUAL[:3] + RESIDUAL[8:10]]
-    items += [(c.name.replace("/", "_") + "_kept", kept(c), c.model) for c in some]
+    items += [(c.name.replace("/", "_") + "_kept", kept(c), c.model) for c in some + UNEVEN[:6]]
     for key, data, original in items:
         samples = make_inputs(load_model(data), "random", seed=zlib.crc32(key.encode()), count=1)
         jobs.append(BatchJob(key, data, samples))

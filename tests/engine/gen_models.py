@@ -54,6 +54,13 @@ def main(out: Path, shared: Path | None = None) -> None:
         (out / ("kept_" + name + ".tflite")).write_bytes(kept)
         (out / ("kept_prepared_" + name + ".tflite")).write_bytes(prepare_model(kept))
         patched += 5
+    # Windows, strides and dilations that differ between rows and columns.
+    for case in opgen.cases(4, only="PATCH/chain_uneven"):
+        name = case.name.replace("/", "_")
+        for kind, mode in (("patched_", 0), ("kept_", KEEP)):
+            (out / (kind + name + ".tflite")).write_bytes(
+                with_schedule(case.model, case.params["split"], *case.params["grid"], 0, mode))
+            patched += 1
     # (And bands through residual blocks: ADDs of maps the stage makes.)
     for case in opgen.cases(3, only="PATCH/chain_fc_int8") + opgen.cases(3, only="PATCH/residual_int8"):
         name = case.name.replace("/", "_")

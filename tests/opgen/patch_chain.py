@@ -106,13 +106,17 @@ def _pool_layer(rng: np.random.Generator, h: int, w: int, d: int) -> dict:
 
 
 def _conv_op(rng: np.random.Generator, sg, L: dict, cur, cd: int, q, dtype: str):
-    """Layer L (a CONV_2D or DEPTHWISE_CONV_2D from _layer) on `cur` (depth
-    cd, quantization q), float32 or int8: its output, the output's
-    quantization and the layer's label."""
+    """Layer L (a CONV_2D or DEPTHWISE_CONV_2D from _layer, or _uneven_layer's
+    with a window, stride and dilation per axis) on `cur` (depth cd,
+    quantization q), float32 or int8: its output, the output's quantization
+    and the layer's label."""
     dw = L["op"] == "DEPTHWISE_CONV_2D"
     out_d = L["out_d"]
-    fshape = (1, L["k"], L["k"], out_d) if dw else (out_d, L["k"], L["k"], cd)
-    taps = L["k"] * L["k"] * (1 if dw else cd)
+    kh, kw = L.get("kh", L["k"]), L.get("kw", L["k"])
+    sh, sw = L.get("sh", L["stride"]), L.get("sw", L["stride"])
+    dh, dw_ = L.get("dh", L["dil"]), L.get("dw", L["dil"])
+    fshape = (1, kh, kw, out_d) if dw else (out_d, kh, kw, cd)
+    taps = kh * kw * (1 if dw else cd)
     if dtype == "FLOAT32":
         wt = sg.tensor(fshape, "FLOAT32", data=(rng.normal(0, 1, fshape) / np.sqrt(taps)).astype(np.float32))
         bt = sg.tensor((out_d,), "FLOAT32", data=bias_data(rng, "FLOAT32", out_d))
@@ -125,12 +129,77 @@ def _conv_op(rng: np.random.Generator, sg, L: dict, cur, cd: int, q, dtype: str)
         bt = sg.tensor((out_d,), "INT32", data=bias_data(rng, "INT32", out_d), quant=qb)
         qout = act_quant(rng, "INT8", (0.01, 0.05))
     y = sg.tensor((1, L["oh"], L["ow"], out_d), dtype, quant=qout)
-    opts = dict(Padding=L["padding"], StrideH=L["stride"], StrideW=L["stride"], DilationHFactor=L["dil"],
-                DilationWFactor=L["dil"], FusedActivationFunction=str(rng.choice(ACTIVATIONS)))
+    opts = dict(Padding=L["padding"], StrideH=sh, StrideW=sw, DilationHFactor=dh, DilationWFactor=dw_,
+                FusedActivationFunction=str(rng.choice(ACTIVATIONS)))
     if dw:
         opts["DepthMultiplier"] = L["mult"]
     sg.op(L["op"], [cur, wt, bt], [y], **opts)
-    return y, qout, f"{L['op'][0]}{L['k']}s{L['stride']}d{L['dil']}{L['padding'][0]}x{L['mult']}->{out_d}"
+    if (kh, sh, dh) == (kw, sw, dw_):
+        return y, qout, f"{L['op'][0]}{kh}s{sh}d{dh}{L['padding'][0]}x{L['mult']}->{out_d}"
+    return y, qout, f"{L['op'][0]}{kh}x{kw}s{sh}x{sw}d{dh}x{dw_}{L['padding'][0]}x{L['mult']}->{out_d}"
+
+
+def _uneven_layer(rng: np.random.Generator, h: int, w: int, d: int) -> dict | None:
+    """A convolution or pool whose window, stride and dilation differ between
+    rows and columns: 1 to 5 taps a side, strides 1 to 3 (some longer than
+    the window, so rows or columns go unread), dilation with stride too;
+    None when no output fits."""
+    op = str(rng.choice(["CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D"]))
+    pool = op.endswith("POOL_2D")
+    kh, kw = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    sh, sw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    dh = 1 if pool or rng.integers(0, 3) else int(rng.integers(2, 4))
+    dw = 1 if pool or rng.integers(0, 3) else int(rng.integers(2, 4))
+    padding = "SAME" if rng.integers(0, 2) else "VALID"
+    if padding == "VALID" and ((kh - 1) * dh + 1 > h or (kw - 1) * dw + 1 > w):
+        padding = "SAME"
+    oh, ow = _out_size(padding, h, kh, sh, dh), _out_size(padding, w, kw, sw, dw)
+    if oh < 1 or ow < 1:
+        return None
+    mult = int(rng.choice([1, 1, 2])) if op == "DEPTHWISE_CONV_2D" else 1
+    out_d = d if pool else d * mult if op == "DEPTHWISE_CONV_2D" else int(rng.integers(1, 9))
+    return dict(op=op, k=kh, kh=kh, kw=kw, stride=sh, sh=sh, sw=sw, dil=dh, dh=dh, dw=dw, padding=padding,
+                mult=mult, out_d=out_d, oh=oh, ow=ow)
+
+
+@generator("PATCH/chain_uneven")
+def chain_uneven(rng: np.random.Generator) -> Case:
+    """A chain of one to eight convolutions and pools, float32 or int8, with
+    windows, strides and dilations that differ between rows and columns,
+    over maps from 1 to 32 pixels a side (the patch stages' axes are walked
+    apart: engine/patch.c)."""
+    dtype = "INT8" if rng.integers(0, 3) else "FLOAT32"
+    h, w, d = int(rng.integers(1, 33)), int(rng.integers(1, 33)), int(rng.integers(1, 5))
+    b = ModelBuilder()
+    sg = b.subgraph()
+    q = act_quant(rng, "INT8") if dtype == "INT8" else None
+    x = sg.tensor((1, h, w, d), dtype, quant=q)
+    sg.inputs = [x]
+    layers = []
+    cur, ch, cw, cd = x, h, w, d
+    for _ in range(int(rng.integers(1, 9))):
+        L = _uneven_layer(rng, ch, cw, cd)
+        if L is None:
+            break
+        if L["op"].endswith("POOL_2D"):
+            y = sg.tensor((1, L["oh"], L["ow"], cd), dtype, quant=q)  # pools keep the quantization
+            sg.op(L["op"], [cur], [y], Padding=L["padding"], StrideH=L["sh"], StrideW=L["sw"],
+                  FilterHeight=L["kh"], FilterWidth=L["kw"], FusedActivationFunction=str(rng.choice(ACTIVATIONS)))
+            layers.append(f"{L['op'][0]}P{L['kh']}x{L['kw']}s{L['sh']}x{L['sw']}{L['padding'][0]}")
+            cur, ch, cw = y, L["oh"], L["ow"]
+            continue
+        y, qout, label = _conv_op(rng, sg, L, cur, cd, q, dtype)
+        layers.append(label)
+        cur, ch, cw, cd, q = y, L["oh"], L["ow"], L["out_d"], qout
+    if not layers:  # (a 1x1 convolution always fits)
+        L = dict(op="CONV_2D", k=1, stride=1, dil=1, padding="SAME", mult=1, out_d=d, oh=h, ow=w)
+        y, q, label = _conv_op(rng, sg, L, cur, cd, q, dtype)
+        layers.append(label)
+        cur, ch, cw = y, h, w
+    sg.outputs = [cur]
+    grid = (int(rng.integers(1, ch + 1)), int(rng.integers(1, cw + 1)))
+    return Case("", b.build(), dict(h=h, w=w, d=d, layers=" ".join(layers), split=len(layers), grid=grid,
+                                    tail=False))
 
 
 def _mixed_chain(rng: np.random.Generator, dtype: str) -> Case:
