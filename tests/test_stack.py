@@ -81,5 +81,5 @@ def test_calls_too_deep_for_the_stack_raise(board, files):
         assert m.group(2).startswith(f"not enough C stack: tflm needs {need} bytes"), m.group(2)
     assert "@ALIVE None" in out, out[-1500:]
     use = boards_report.stack_use(board, {n: files[n] for n in ("trained_lstm.tflite", "person_detect_patches.tflite",
-                                                         "vww_96_int8.tflite", "vww_96_int8_bands.tflite")})
+                                                         "vww_96_int8.tflite", "vww_96_int8_no_extra_mac.tflite")})
     assert max(max(u) for u in use.values()) <= need, use

@@ -209,13 +209,13 @@ def c_stack(elf: Elf) -> int:
 
 def stack_files(models: Path) -> dict[str, bytes]:
     """Every model this build runs, the patch-based ones of docs/arena.md,
-    and vww_96_int8 with its stage in bands of rows (--max-extra-macs 0)."""
+    and vww_96_int8 with its stage of no extra MAC (--max-extra-macs 0: patches keeping their halos)."""
     files = {p.name: p.read_bytes() for p in sorted(models.glob("*.tflite"))
              if not arena.missing_ops(load_model(p.read_bytes()))}
     for name in ("person_detect.tflite", "kws_ref_model.tflite"):
         files[name.replace(".tflite", "_patches.tflite")] = prepare_model(files[name], max_extra_macs=0.2)
     if "vww_96_int8.tflite" in files:
-        files["vww_96_int8_bands.tflite"] = prepare_model(files["vww_96_int8.tflite"], max_extra_macs=0.0)
+        files["vww_96_int8_no_extra_mac.tflite"] = prepare_model(files["vww_96_int8.tflite"], max_extra_macs=0.0)
     return files
 
 
@@ -248,7 +248,7 @@ def report(build: Path, models: Path, pico: bool, esp32: bool = False) -> str:
               if board_info.get(b).port in ("rp2", "stm32")}
     text += ["C stack: the bytes `Interpreter()` and `invoke()` reach below the Python call, deepest of every "
              "model this build runs (and person_detect and kws_ref_model with patch-based stages, vww_96_int8 with "
-             "one in bands of rows), measured on "
+             "one of no extra MAC), measured on "
              "the QEMU boards with `qemuboard.stack_paint()` / `stack_used()` (the free stack filled with a pattern, "
              "then the deepest word changed), and the C stack of the real boards' firmware. "
              "`tests/test_stack.py` holds both to the smallest real board's stack less "
