@@ -139,6 +139,18 @@ def _conv_op(rng: np.random.Generator, sg, L: dict, cur, cd: int, q, dtype: str)
     return y, qout, f"{L['op'][0]}{kh}x{kw}s{sh}x{sw}d{dh}x{dw_}{L['padding'][0]}x{L['mult']}->{out_d}"
 
 
+def _chain_input(rng: np.random.Generator, dtype: str, h: int, w: int, d: int):
+    """A model's builder, its subgraph, and the chain's input (1 x h x w x d,
+    float32 or int8, its quantization drawn here): (builder, subgraph,
+    quantization, input)."""
+    b = ModelBuilder()
+    sg = b.subgraph()
+    q = act_quant(rng, "INT8") if dtype == "INT8" else None
+    x = sg.tensor((1, h, w, d), dtype, quant=q)
+    sg.inputs = [x]
+    return b, sg, q, x
+
+
 def _uneven_layer(rng: np.random.Generator, h: int, w: int, d: int) -> dict | None:
     """A convolution or pool whose window, stride and dilation differ between
     rows and columns: 1 to 5 taps a side, strides 1 to 3 (some longer than
@@ -170,11 +182,7 @@ def chain_uneven(rng: np.random.Generator) -> Case:
     apart: engine/patch.c)."""
     dtype = "INT8" if rng.integers(0, 3) else "FLOAT32"
     h, w, d = int(rng.integers(1, 33)), int(rng.integers(1, 33)), int(rng.integers(1, 5))
-    b = ModelBuilder()
-    sg = b.subgraph()
-    q = act_quant(rng, "INT8") if dtype == "INT8" else None
-    x = sg.tensor((1, h, w, d), dtype, quant=q)
-    sg.inputs = [x]
+    b, sg, q, x = _chain_input(rng, dtype, h, w, d)
     layers = []
     cur, ch, cw, cd = x, h, w, d
     for _ in range(int(rng.integers(1, 9))):
@@ -207,11 +215,7 @@ def _mixed_chain(rng: np.random.Generator, dtype: str) -> Case:
     h, w, d = int(rng.integers(6, 25)), int(rng.integers(1, 25)), int(rng.integers(1, 5))
     n = int(rng.integers(2, 5))
     pools = set(int(j) for j in rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False))
-    b = ModelBuilder()
-    sg = b.subgraph()
-    q = act_quant(rng, "INT8") if dtype == "INT8" else None
-    x = sg.tensor((1, h, w, d), dtype, quant=q)
-    sg.inputs = [x]
+    b, sg, q, x = _chain_input(rng, dtype, h, w, d)
     layers = []
     cur, ch, cw, cd = x, h, w, d
     for j in range(n):
