@@ -133,7 +133,8 @@ def test_generated_chains_in_bands_bit_exact_on_host(tmp_path):
         for bands in (None, 1):
             data = banded(case, bands)
             ip = _engine.allocate(_engine.Model(data))
-            assert ip.patch_rows and ip.patch == (case.params["split"], bands or case.params["grid"][0], 1)
+            assert ip.patch_mode == patches.ROWS
+            assert ip.patch == (case.params["split"], bands or case.params["grid"][0], 1)
             assert 0 < ip.patch_macs <= ip.patch_whole_macs, case.describe()
             layout = arena.plan_layout(load_model(data))
             sg = load_model(data).main
@@ -229,7 +230,7 @@ def test_chains_ending_in_fully_connected_bit_exact_on_host(tmp_path):
         for bands in sorted({1, case.params["grid"][0], rows}):
             data = banded(case, bands)
             ip = _engine.allocate(_engine.Model(data))
-            assert ip.patch_rows and 0 < ip.patch_macs <= ip.patch_whole_macs, case.describe()
+            assert ip.patch_mode == patches.ROWS and 0 < ip.patch_macs <= ip.patch_whole_macs, case.describe()
             assert _same(_host_outputs(data, samples), ref), (case.describe(), bands)
         with pytest.raises(ValueError, match="reduces its whole input"):
             _engine.allocate(_engine.Model(patches.with_schedule(case.model, case.params["split"], 1, 1, 0)))
@@ -248,7 +249,7 @@ def test_residual_blocks_in_bands_bit_exact_on_host():
         for bands in sorted({1, case.params["grid"][0], rows}):
             data = banded(case, bands)
             ip = _engine.allocate(_engine.Model(data))
-            assert ip.patch_rows and ip.patch_macs == ip.patch_whole_macs, case.describe()
+            assert ip.patch_mode == patches.ROWS and ip.patch_macs == ip.patch_whole_macs, case.describe()
             assert _same(_host_outputs(data, samples), ref), (case.describe(), bands)
         first_add = next(k for k, op in enumerate(sg.operators) if op.opcode == "ADD")
         with pytest.raises(ValueError, match=f"operator {first_add} adds two maps element by element"):
@@ -532,7 +533,7 @@ def test_cli_prepare_max_extra_macs(tmp_path, capsys):
                      "--max-extra-macs", "0"]) == 0
     ip = _engine.allocate(_engine.Model(out.read_bytes()))
     split, gh, gw = ip.patch
-    assert ip.patch_rows and gw == 1 and ip.patch_macs <= ip.patch_whole_macs
+    assert ip.patch_mode == patches.ROWS and gw == 1 and ip.patch_macs <= ip.patch_whole_macs
     assert (f"patch-based stage: operators 0-{split - 1} in {gh} bands of rows (halos kept), "
             f"{ip.patch_macs - ip.patch_whole_macs} extra MACs" in capsys.readouterr().out)
     # No stage lowers hello_world_int8's arena (a fully connected model).

@@ -1566,8 +1566,8 @@ def stage_front_markdown(rows: list[dict]) -> str:
         "cycles per MAC than the model's average (the first convolution and the depthwise layers), so a stage "
         "costs a larger share of cycles than of MACs. A stage in bands of rows ('N bands') or in patches keeping "
         "their halos ('GxG kept') recomputes nothing: what it costs is each operator's kernel run again in every "
-        "band or patch, over maps a few pixels wide in fine grids (the kernels' loops then spend more cycles per "
-        "MAC), and the copies of the halos kept. Every point's output equals the model's without a stage.\n")
+        "band or patch, over maps a few pixels wide in fine grids, and the copies of the halos kept. Every point's "
+        "output equals the model's without a stage.\n")
 
 
 def speed_cycles_rows(models: list[Path], boards: list[str], runs: int, anchor: Path = ANCHOR_DIR,
@@ -1932,10 +1932,10 @@ def natmod_boards(boards: list[str]) -> list[tuple[board_info.Board, Path]]:
 
 def _kernel_set(ops: str, types: str) -> dict[str, set[str]]:
     """TFLM_OPS and TFLM_TYPES as op -> its types (empty: every type)."""
+    from tflm_host.cli import parse_types
     out = {op: set() for op in ops.split()}
-    for item in types.split():
-        op, _, kinds = item.partition(":")
-        out.setdefault(op, set()).update(kinds.split(","))
+    for op, kinds in parse_types(types):
+        out.setdefault(op, set()).update(kinds)
     return out
 
 

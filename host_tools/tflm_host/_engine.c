@@ -404,11 +404,8 @@ static PyObject *interp_get_int(InterpObject *self, void *what) {
             return PyLong_FromUnsignedLong(ip->model_nodes_bytes);
         case 16:
             return PyLong_FromUnsignedLong(ip->patch.start);
-        case 17:
-            return PyBool_FromLong(ip->patch.rows);
         case 18:
-            return PyLong_FromUnsignedLong(ip->patch.rows ? TFLM_PATCH_MODE_ROWS
-                : ip->patch.keep ? TFLM_PATCH_MODE_KEEP : TFLM_PATCH_MODE_PATCHES);
+            return PyLong_FromUnsignedLong(ip->patch.mode);
         case 12:
             return Py_BuildValue("(III)", (unsigned)ip->patch.split, (unsigned)ip->patch.grid_h,
                 (unsigned)ip->patch.grid_w);
@@ -446,8 +443,6 @@ static PyGetSetDef interp_getset[] = {
     { "patch", (getter)interp_get_int, NULL,
       "the patch-based stage: (the operator after it (0: none), grid rows, grid columns)", (void *)12 },
     { "patch_start", (getter)interp_get_int, NULL, "the patch-based stage's first operator", (void *)16 },
-    { "patch_rows", (getter)interp_get_int, NULL,
-      "whether the patch-based stage runs in bands of rows keeping their halos (its grid one column)", (void *)17 },
     { "patch_mode", (getter)interp_get_int, NULL,
       "the patch-based stage's mode: PATCH_MODE_PATCHES, PATCH_MODE_ROWS or PATCH_MODE_KEEP", (void *)18 },
     { "planner", (getter)interp_get_planner, NULL, "the memory planner's name", NULL },

@@ -69,13 +69,20 @@ def kernel_types(models: list[Model]) -> str:
                     for flag, types in sorted(used.items()) if types)
 
 
+def parse_types(setting: str) -> list[tuple[str, list[str]]]:
+    """A TFLM_TYPES setting ("CONV_2D:int32,int8 SOFTMAX:int8") as (op flag,
+    its types) pairs, in its order."""
+    pairs = []
+    for entry in setting.split():
+        op, _, types = entry.partition(":")
+        pairs.append((op, [t for t in types.split(",") if t]))
+    return pairs
+
+
 def types_cflags(setting: str) -> list[str]:
     """A TFLM_TYPES setting as compiler flags (as micropython.mk writes them)."""
-    flags = []
-    for entry in setting.upper().split():
-        op, _, types = entry.partition(":")
-        flags.append(f"-DTFLM_TYPES_{op}=0" + "".join(f"+TFLM_T_{t}" for t in types.split(",") if t))
-    return flags
+    return [f"-DTFLM_TYPES_{op}=0" + "".join(f"+TFLM_T_{t}" for t in types)
+            for op, types in parse_types(setting.upper())]
 
 
 def kernel_lines(check: dict, built_with: list[str] | None) -> list[str]:

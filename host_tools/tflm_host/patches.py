@@ -55,10 +55,6 @@ class Schedule:
     mode: int = PATCHES  # ROWS: bands of rows keeping their halos (grid: bands x 1); KEEP: patches keeping them
 
     @property
-    def rows(self) -> bool:
-        return self.mode == ROWS
-
-    @property
     def ops(self) -> str:
         """The stage's operators, as `prepare --explain` and the docs name them."""
         return f"{self.start}-{self.split - 1}"

@@ -29,8 +29,7 @@ tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *p
     patch->split = (uint16_t)split;
     patch->grid_h = (uint16_t)gh;
     patch->grid_w = (uint16_t)gw;
-    patch->rows = mode == TFLM_PATCH_MODE_ROWS;
-    patch->keep = mode == TFLM_PATCH_MODE_KEEP;
+    patch->mode = (uint8_t)mode;
     return TFLM_OK;
 }
 
@@ -236,6 +235,7 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_stage_t *stage) {
     }
     uint16_t outs[TFLM_PATCH_MAX_OPS];
     const uint16_t input = tflm_interp_io(ip, tflm_interp_node(ip, base)->io)[0];
+    const bool rows = ip->patch.mode == TFLM_PATCH_MODE_ROWS;
     for (uint32_t j = 0; j < n; ++j) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, base + j);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
@@ -252,11 +252,11 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_stage_t *stage) {
             return bad_stage(ip, j, "is not an operator of one batch whose kernel can run over a patch");
         }
         patch_op_t *o = &ops[j];
-        if (o->slices && (j + 1 < n || !ip->patch.rows || o->in_d == 0)) {
+        if (o->slices && (j + 1 < n || !rows || o->in_d == 0)) {
             return bad_stage(ip, j, "reduces its whole input: only the last operator of a stage in bands of rows "
                 "after a map of as many elements may");
         }
-        if (o->span && (!ip->patch.rows || o->in_d == 0)) {
+        if (o->span && (!rows || o->in_d == 0)) {
             return bad_stage(ip, j, "adds two maps element by element: only a stage in bands of rows may hold it, "
                 "after an operator that writes a map of its output's shape");
         }
@@ -268,8 +268,8 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_stage_t *stage) {
             const patch_op_t *w = from >= 0 ? &ops[from] : &ops[0];
             const bool same = from >= 0 ? w->out_h == o->in_h && w->out_w == o->in_w && w->out_d == o->in_d
                 : w->in_h == o->in_h && w->in_w == o->in_w && w->in_d == o->in_d;
-            if (from == -2 || (j > 0 && !ip->patch.rows && from != (int32_t)j - 1) || !same || w->elem != o->elem) {
-                return bad_stage(ip, j, ip->patch.rows
+            if (from == -2 || (j > 0 && !rows && from != (int32_t)j - 1) || !same || w->elem != o->elem) {
+                return bad_stage(ip, j, rows
                     ? "does not read the stage's input or an earlier operator's output"
                     : "does not read the previous operator's output");
             }
@@ -378,10 +378,11 @@ static bool stage_overlap(tflm_interp_t *ip, const patch_op_t *ops, uint32_t n, 
         return false;
     }
     uint64_t written = 0, dist = rows_dist ? *rows_dist : 0;
+    const bool keep = pt->mode == TFLM_PATCH_MODE_KEEP;
     int16_t keep_ends[TFLM_PATCH_MAX_OPS] = { 0 };
     for (uint32_t py = 0; py < pt->grid_h && !rows_dist; ++py) {
         int32_t keep_r0 = 0; // keep mode: the first input row op 0 reads in the row of patches
-        if (pt->keep) {
+        if (keep) {
             keep_axis_t r;
             keep_axis(ops, n, false, pt->grid_h, (int32_t)py, keep_ends, &r);
             keep_r0 = r.t0[0];
@@ -389,7 +390,7 @@ static bool stage_overlap(tflm_interp_t *ip, const patch_op_t *ops, uint32_t n, 
         for (uint32_t px = 0; px < pt->grid_w; ++px) {
             patch_rect_t out[TFLM_PATCH_MAX_OPS], win[TFLM_PATCH_MAX_OPS];
             patch_regions(ops, n, pt->grid_h, pt->grid_w, py, px, out, win);
-            uint64_t safe = (uint64_t)(pt->keep ? keep_r0 : rect_clip(&win[0], first->in_h, first->in_w).r0) * row_x;
+            uint64_t safe = (uint64_t)(keep ? keep_r0 : rect_clip(&win[0], first->in_h, first->in_w).r0) * row_x;
             dist = written > safe && written - safe > dist ? written - safe : dist;
             // The end of this patch's region: its last row's last pixel.
             written = (uint64_t)(out[n - 1].r1 - 1) * row_y + (uint64_t)out[n - 1].c1 * pixel_y;
@@ -1001,7 +1002,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     }
     const patch_op_t *last = &s.ops[s.n - 1];
     if (pt->grid_h > last->out_h || pt->grid_w > last->out_w) {
-        if (pt->rows) {
+        if (pt->mode == TFLM_PATCH_MODE_ROWS) {
             return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: %u bands over a %ux%u map",
                 (unsigned)pt->grid_h, (unsigned)last->out_h, (unsigned)last->out_w);
         }
@@ -1049,8 +1050,8 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         copy = TFLM_MAX(copy, d->data_bytes);
     }
     uint64_t dist = 0;
-    st = pt->rows ? bands_size(ip, &s, &size, &macs, &dist)
-        : pt->keep ? keep_size(ip, &s, &size, &macs) : patches_size(ip, &s, &size, &macs);
+    st = pt->mode == TFLM_PATCH_MODE_ROWS ? bands_size(ip, &s, &size, &macs, &dist)
+        : pt->mode == TFLM_PATCH_MODE_KEEP ? keep_size(ip, &s, &size, &macs) : patches_size(ip, &s, &size, &macs);
     if (st) {
         return st;
     }
@@ -1070,7 +1071,7 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     }
     pt->input = input;
     pt->overlaps = stage_overlap(ip, s.ops, s.n, input, tflm_interp_io(ip, end->io)[end->n_inputs],
-        pt->rows ? &dist : NULL, &pt->overlap);
+        pt->mode == TFLM_PATCH_MODE_ROWS ? &dist : NULL, &pt->overlap);
     pt->macs = macs;
     pt->whole_macs = whole;
     return TFLM_OK;
@@ -1303,10 +1304,10 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
     tflm_eval_t re = {
         .data = scratch[1], .in = ins, .out = outs, .n_out = 1, .ip = ip, .err = &ip->err, .call = TFLM_EVAL_NO_CALL,
     };
-    if (pt->rows) {
+    if (pt->mode == TFLM_PATCH_MODE_ROWS) {
         return bands_run(ip, &s, &re, ins, outs, input, output, scratch[0], size);
     }
-    if (pt->keep) {
+    if (pt->mode == TFLM_PATCH_MODE_KEEP) {
         return keep_run(ip, &s, &re, ins, outs, input, output, scratch[0], size);
     }
     return patches_run(ip, &s, &re, ins, outs, input, output, scratch[0], size);

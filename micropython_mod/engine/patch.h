@@ -95,8 +95,7 @@ typedef struct _tflm_patch_t {
     uint16_t grid_h;     // patches along the rows and columns of the stage's output
     uint16_t grid_w;
     uint16_t scratch;    // record of the first of its TFLM_PATCH_SCRATCH buffers
-    bool rows;           // bands of rows keeping their halos (TFLM_PATCH_MODE_ROWS)
-    bool keep;           // patches keeping their halos (TFLM_PATCH_MODE_KEEP)
+    uint8_t mode;        // TFLM_PATCH_MODE_PATCHES, _ROWS (bands of rows) or _KEEP (patches keeping their halos)
     uint64_t macs;       // multiply-accumulates of the stage run by patches
     uint64_t whole_macs; // the same operators run whole
     // Overlapped placement (overlap.h) of the stage's output over its input
