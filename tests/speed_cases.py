@@ -202,6 +202,21 @@ def cases() -> list[Case]:
     dw("3x3s1_8x6x5_m4", h=8, w=6, in_d=5, stride=1, padding="SAME", mult=4)
     dw("3x3s2_4x4x7_m2", h=4, w=4, in_d=7, stride=2, padding="SAME", mult=2)
     dw("1x27_m2", h=3, w=30, in_d=3, stride=1, padding="VALID", kh=1, kw=27, mult=2)
+    # One input channel, windows of at most ten taps, on the channels path
+    # (dw_s8_one_in on the DSP cores): the taps in pairs (an odd count's
+    # last against a zero weight), windows at every edge and inside, chunks
+    # of 16 channels and the ones past them, shifts outside the one-multiply
+    # form, two batches.
+    dw("one_3x3s1_same_7x6_m4", h=7, w=6, in_d=1, stride=1, padding="SAME", mult=4)
+    dw("one_3x3s2_valid_9x11_m8", h=9, w=11, in_d=1, stride=2, padding="VALID", mult=8)
+    dw("one_2x5s1_same_6x8_m20", h=6, w=8, in_d=1, stride=1, padding="SAME", kh=2, kw=5, mult=20)
+    dw("one_3x3_dil2_8x8_m16", h=8, w=8, in_d=1, stride=1, padding="SAME", dil=2, mult=16)
+    dw("one_1x1_3x5_m2", h=3, w=5, in_d=1, stride=1, padding="SAME", kh=1, kw=1, mult=2)
+    dw("one_3x1_5x4_m1", h=5, w=4, in_d=1, stride=1, padding="SAME", kh=3, kw=1)
+    dw("one_1x9_4x12_m4", h=4, w=12, in_d=1, stride=1, padding="SAME", kh=1, kw=9, mult=4)
+    dw("one_3x3_extreme_6x5_m8", h=6, w=5, in_d=1, stride=1, padding="SAME", mult=8, per_channel=True,
+       extreme=True)
+    dw("one_3x3_batches_5x5_m4", h=5, w=5, in_d=1, stride=2, padding="SAME", mult=4, batches=2)
     # Every multiplier the paths tell apart, windows past 25 taps.
     out += opgen.cases(8, only="DEPTHWISE_CONV_2D/int8_multipliers")
 

@@ -34,11 +34,13 @@ CASES = cases()
 # The engine for the host with each core family's loops (kernels/arch.h);
 # those with the DSP and Armv6-M loops run the conv kernels' rows in bands
 # of 3, the last band first (the row-range interface as a patch-by-patch
-# caller uses it; the boards run them whole); the DSP one is built as
-# PYBV11 builds it, the depthwise channels path in one function
-# (TFLM_DW_S8_COMPACT; NETDUINOPLUS2 runs the other form).
+# caller uses it; the boards run them whole); the DSP loops twice, as PYBV11
+# builds them, the depthwise channels path in one function
+# (TFLM_DW_S8_COMPACT), and as NETDUINOPLUS2 does ("dsp_full": the 3x3
+# and one-input-channel paths).
 BANDS = "-DTFLM_CONV_TEST_BAND=3"
-ARCHS = {"portable": None, "dsp": f"-DTFLM_KERNEL_ARCH=3 {BANDS} -DTFLM_DW_S8_COMPACT=1", "v6m": f"-DTFLM_KERNEL_ARCH=1 {BANDS}",
+ARCHS = {"portable": None, "dsp": f"-DTFLM_KERNEL_ARCH=3 {BANDS} -DTFLM_DW_S8_COMPACT=1",
+         "dsp_full": f"-DTFLM_KERNEL_ARCH=3 {BANDS}", "v6m": f"-DTFLM_KERNEL_ARCH=1 {BANDS}",
          "thumb2": "-DTFLM_KERNEL_ARCH=2"}
 
 

@@ -15,8 +15,11 @@
 // registers, so nothing is set up per channel and row (small maps, where a
 // row has few outputs to share that setup); on the Cortex-M3 and M4, 3x3
 // windows of multiplier 1 walk the window's rows instead of a list of taps
-// (dw_s8_channels_3x3). The rest (depth multipliers above 1, windows of
-// more than DW_S8_TAPS_MAX taps) take the generic loop.
+// (dw_s8_channels_3x3), and on the cores with DSP a one-channel input's
+// windows of at most ten taps go two taps a product (dw_s8_one_in: the
+// window packed in pairs once per pixel for all its channels). The rest
+// (other depth multipliers, windows of more than DW_S8_TAPS_MAX taps) take
+// the generic loop.
 #include "kernels/loop_opt.h"
 #include "kernels/conv_common.h"
 #include "kernels/out_s8.h"
@@ -2128,6 +2131,103 @@ __attribute__((noinline)) static void dw_s8_channels_walk(const dw_s8_t *c, int8
 }
 #endif
 
+// One input channel and windows of at most DW_S8_ONE_TAPS taps, on the
+// cores with DSP (a first layer written as a depthwise one, as
+// person_detect's 96x96x1 with multiplier 8): per output pixel the
+// window's values, the offset added (zero for taps outside the input, which
+// the reference skips), are packed in pairs of taps once for all the
+// chunk's channels, and each channel's weights in the same pairs once per
+// call, so one SMLAD takes two taps of a channel. (The channels path loads
+// each value once per four channels and takes one tap a product.) Not with
+// TFLM_DW_S8_COMPACT (PYBV11, short of flash).
+#define DW_S8_ONE_IN (TFLM_KERNEL_ARCH == TFLM_ARCH_DSP && !TFLM_DW_S8_COMPACT)
+#define DW_S8_ONE_PAIRS (5)
+#define DW_S8_ONE_TAPS (2 * DW_S8_ONE_PAIRS)
+
+#if DW_S8_ONE_IN
+// Output channel j's sum over the window's pairs x0-x4 from its bias (the
+// five in registers across the chunk's channels, w[j]'s five loads apart).
+static TFLM_ALWAYS_INLINE uint32_t dw_s8_one_sum(uint32_t x0, uint32_t x1, uint32_t x2, uint32_t x3, uint32_t x4,
+    const uint32_t *w, uint32_t acc) {
+    acc = tflm_smlad(x0, w[0], acc);
+    acc = tflm_smlad(x1, w[1], acc);
+    acc = tflm_smlad(x2, w[2], acc);
+    acc = tflm_smlad(x3, w[3], acc);
+    return tflm_smlad(x4, w[4], acc);
+}
+
+__attribute__((noinline)) static void dw_s8_one_in(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0,
+    int32_t row1) {
+    const int32_t f_h = c->f_h, f_w = c->f_w, taps = f_h * f_w, out_d = c->out_d, n = c->n;
+    const int32_t in_row = c->in_row, off = c->input_offset;
+    const int8_t *in = c->in_b;
+    const tflm_out_s8_t *q = c->q;
+    // Each tap's input from the window's first (taps past the window: 0,
+    // a value inside it, against a zero weight).
+    int32_t at[DW_S8_ONE_TAPS];
+    for (int32_t t = 0; t < DW_S8_ONE_TAPS; ++t) {
+        at[t] = t < taps ? (t / f_w) * c->dil_h * in_row + (t % f_w) * c->dil_w : 0;
+    }
+    // Channel j's weights of taps 2p (low halfword) and 2p + 1; whether
+    // every output stage is one multiply and shift (tflm_out_s8_scale).
+    uint32_t w[DW_S8_CHUNK][DW_S8_ONE_PAIRS];
+    int32_t shift_bits = 0;
+    for (int32_t j = 0; j < n; ++j) {
+        shift_bits |= q[j].shift;
+        const int8_t *f = c->filter + c->c0 + j;
+        for (int32_t p = 0; p < DW_S8_ONE_PAIRS; ++p) {
+            const int32_t t = 2 * p;
+            w[j][p] = tflm_pack16(t < taps ? f[t * out_d] : 0, t + 1 < taps ? f[(t + 1) * out_d] : 0);
+        }
+    }
+    const bool scale = shift_bits >= 0;
+    const int32_t lo = c->act_min, hi = c->act_max;
+    for (int32_t oy = row0; oy < row1; ++oy) {
+        int32_t fy0, fy1;
+        const int32_t y0 = conv_window(oy, c->stride_h, c->pad_h, c->dil_h, f_h, c->in_h, &fy0, &fy1);
+        int8_t *out = output + ((batch * c->out_h + oy) * c->out_w) * out_d + c->c0;
+        for (int32_t ox = 0; ox < c->out_w; ++ox, out += out_d) {
+            int32_t fx0, fx1;
+            const int32_t x0 = conv_window(ox, c->stride_w, c->pad_w, c->dil_w, f_w, c->in_w, &fx0, &fx1);
+            uint32_t xv[DW_S8_ONE_PAIRS];
+            if (fy1 - fy0 == f_h && fx1 - fx0 == f_w) {
+                const int8_t *x = in + y0 * in_row + x0;
+                xv[0] = tflm_pack16(x[at[0]] + off, x[at[1]] + off);
+                xv[1] = tflm_pack16(x[at[2]] + off, x[at[3]] + off);
+                xv[2] = tflm_pack16(x[at[4]] + off, x[at[5]] + off);
+                xv[3] = tflm_pack16(x[at[6]] + off, x[at[7]] + off);
+                xv[4] = tflm_pack16(x[at[8]] + off, x[at[9]] + off);
+            } else {
+                // At an edge: the taps outside the input (or a window with
+                // none inside, fy0 == fy1 or fx0 == fx1) are zeros.
+                int32_t v[DW_S8_ONE_TAPS] = { 0 };
+                for (int32_t fy = fy0; fy < fy1; ++fy) {
+                    for (int32_t fx = fx0; fx < fx1; ++fx) {
+                        const int32_t t = fy * f_w + fx;
+                        v[t] = in[(y0 + fy * c->dil_h) * in_row + x0 + fx * c->dil_w] + off;
+                    }
+                }
+                for (int32_t p = 0; p < DW_S8_ONE_PAIRS; ++p) {
+                    xv[p] = tflm_pack16(v[2 * p], v[2 * p + 1]);
+                }
+            }
+            const uint32_t x0v = xv[0], x1v = xv[1], x2v = xv[2], x3v = xv[3], x4v = xv[4];
+            if (scale) {
+                for (int32_t j = 0; j < n; ++j) {
+                    out[j] = dw_s8_out_fast(dw_s8_one_sum(x0v, x1v, x2v, x3v, x4v, w[j], (uint32_t)q[j].bias), &q[j],
+                        lo, hi, false);
+                }
+                continue;
+            }
+            for (int32_t j = 0; j < n; ++j) {
+                out[j] = dw_s8_out(dw_s8_one_sum(x0v, x1v, x2v, x3v, x4v, w[j], (uint32_t)q[j].bias), &q[j],
+                    c->zero_point, lo, hi);
+            }
+        }
+    }
+}
+#endif
+
 enum { DW_S8_GENERIC, DW_S8_ROWS, DW_S8_CHANNELS };
 
 // Outputs at most this wide take the channels path rather than the 3x3
@@ -2253,6 +2353,12 @@ void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, c
             dw_s8_3x3(&c, output, batch, row0, row1);
         } else if (path == DW_S8_CHANNELS) {
             const int in = c.mult == 1 ? DW_S8_IN_EACH : c.mult == 2 ? DW_S8_IN_PAIRS : DW_S8_IN_ONE;
+#if DW_S8_ONE_IN
+            if (c.in_d == 1 && c.f_h * c.f_w <= DW_S8_ONE_TAPS) {
+                dw_s8_one_in(&c, output, batch, row0, row1);
+                continue;
+            }
+#endif
 #if TFLM_DW_S8_WALK
             // (A multiple of 4: chunks of DW_S8_CHUNK channels are groups of four.)
             if (in == DW_S8_IN_ONE && c.f_h * c.f_w > DW_S8_TAPS_MAX) {
