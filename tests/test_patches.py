@@ -6,6 +6,7 @@ schedule is a ValueError."""
 
 from __future__ import annotations
 
+import math
 import struct
 import zlib
 
@@ -794,6 +795,124 @@ def test_cli_prepare_explain_cycles(board, tmp_path, capsys):
     assert "nothing counts ESP32_GENERIC's cycles" in capsys.readouterr().err and not other.exists()
     assert cli.main(["prepare", conv_model, "-o", str(other), "--cycles", board, "-q"]) != 0
     assert "give --explain too" in capsys.readouterr().err and not other.exists()
+
+
+def _dominates(a: patches.Schedule, b: patches.Schedule) -> bool:
+    """a at most b on arena, extra MACs and kernel runs, and below it on one."""
+    mine, theirs = (a.used, a.extra_macs, a.runs), (b.used, b.extra_macs, b.runs)
+    return all(x <= y for x, y in zip(mine, theirs)) and mine != theirs
+
+
+@pytest.mark.parametrize("name, bound", [("test_conv_model.tflite", None), ("person_detect.tflite", 0.2),
+                                         ("vww_96_int8.tflite", 0.0)])
+def test_fast_front(name, bound):
+    """Search.fast_front(): the candidates within the MAC bound that lower
+    the arena, none beaten on arena, extra MACs and kernel runs together by
+    any candidate within the bound, each such candidate matched or beaten by
+    a point; by decreasing arena; the 2-D curve's points within the bound
+    among them. A stage's kernel runs are its operators times its patches
+    (or bands)."""
+    found = patches.search(prepare_model(model_path(name).read_bytes()))
+    limit = math.inf if bound is None else bound * found.model_macs
+    pool = [c for c in found.candidates if c.used < found.plain_used and c.extra_macs <= limit]
+    fast = found.fast_front(bound)
+    assert fast and all(p in pool for p in fast)
+    assert [p.used for p in fast] == sorted((p.used for p in fast), reverse=True)
+    for p in fast:
+        assert not any(_dominates(c, p) for c in pool), p
+    for c in pool:
+        assert any(p == c or _dominates(p, c) or (p.used, p.extra_macs, p.runs) == (c.used, c.extra_macs, c.runs)
+                   for p in fast), c
+    assert all(p in fast for p in found.front() if p.extra_macs <= limit)
+    s = fast[0]
+    assert s.runs == s.grid[0] * s.grid[1] * (s.split - s.start)
+
+
+def test_within_slowdown():
+    """within_slowdown(): the smallest arena whose cycles are within the
+    bound of the model's without a stage (ties: fewer extra MACs, then fewer
+    kernel runs); None when none is; the counts must match the points."""
+    mk = lambda used, extra, grid: patches.Schedule(4, grid, used, used, extra, 1000, 0, patches.KEEP)
+    a, b, c, d = mk(900, 0, (2, 2)), mk(800, 10, (2, 2)), mk(800, 0, (4, 4)), mk(700, 50, (1, 2))
+    points = [a, b, c, d]
+    assert patches.within_slowdown(points, [100, 101, 120, 110, 130], 0.10) is c
+    assert patches.within_slowdown(points, [100, 101, 110, 110, 130], 0.10) is c
+    assert patches.within_slowdown(points, [100, 101, 110, 111, 130], 0.10) is b
+    assert patches.within_slowdown(points, [100, 101, 120, 120, 130], 0.30) is d
+    assert patches.within_slowdown(points, [100, 102, 120, 120, 130], 0.01) is None
+    with pytest.raises(ValueError, match="4 cycle counts for 4 points"):
+        patches.within_slowdown(points, [100, 1, 2, 3], 0.1)
+
+
+def _fast_rows(text: str) -> list[tuple[bool, patches.Schedule | None, int]]:
+    """prepare --max-slowdown's table: (chosen, the schedule, cycles) of each
+    row, the row without a stage first (None)."""
+    lines = text[text.index("timed for --max-slowdown"):].splitlines()
+    head = lines[1].split()
+    assert head[-6:-3] == ["kernel", "runs", "cycles"] and head[-1] == "slower", lines[1]
+    rows = []
+    for line in lines[2:]:
+        f = line.split()
+        if not f:
+            break
+        chosen = f[0] == "*"
+        f = f[1:] if chosen else f
+        cycles = int(f[-2].replace(",", ""))
+        if f[3] == "-":
+            rows.append((chosen, None, cycles))
+            continue
+        mode = {"bands": patches.ROWS, "kept": patches.KEEP}.get(f[-4], patches.PATCHES)
+        grid = f[4]
+        gh, gw = (int(grid), 1) if mode == patches.ROWS else map(int, grid.split("x"))
+        first, last = map(int, f[3].split("-"))
+        rows.append((chosen, (int(f[0]), int(f[1]), last + 1, (gh, gw), first, mode, int(f[-3])), cycles))
+    return rows
+
+
+def test_cli_prepare_max_slowdown(tmp_path, capsys):
+    """prepare --max-slowdown BOUND --cycles BOARD: the points of
+    fast_front() timed on the board, the model without a stage first; the
+    model written has the smallest arena among the rows at most BOUND
+    slower (its arena and stage the engine's, its cycles the row's), or no
+    stage when none is; with --max-extra-macs only points within it. Without
+    --cycles, or with a bound that is no fraction, refused before anything
+    is written."""
+    from tflm_dev import bench
+
+    board = "MICROBIT"
+    conv_model = str(model_path("test_conv_model.tflite"))
+    found = patches.search(prepare_model(model_path("test_conv_model.tflite").read_bytes()))
+    out = tmp_path / "p.tflite"
+    for bound, extra in (("10%", None), ("10%", "0"), ("0", None)):
+        args = ["prepare", conv_model, "-o", str(out), "--max-slowdown", bound, "--cycles", board, "-q"]
+        assert cli.main(args + (["--max-extra-macs", extra] if extra else [])) == 0
+        text = capsys.readouterr().out
+        rows = _fast_rows(text)
+        fast = found.fast_front(None if extra is None else float(extra))
+        assert rows[0][1] is None and len(rows) == len(fast) + 1
+        for (_, row, _), p in zip(rows[1:], fast):
+            assert row == (p.used, p.extra_macs, p.split, p.grid, p.start, p.mode, p.runs)
+        plain_cycles = rows[0][2]
+        ok = [r for r in rows[1:] if r[2] <= plain_cycles * (1 + patches.parse_fraction(bound))]
+        ip = _engine.allocate(_engine.Model(out.read_bytes()))
+        marked = [r for r in rows if r[0]]
+        if not ok:
+            assert not marked and ip.patch[0] == 0
+            assert f"no patch-based stage lowers the arena within {bound[:-1] if '%' in bound else 0}% more " \
+                f"cycles on {board}" in text, text
+            continue
+        best = min(ok, key=lambda r: (r[1][0], r[1][1], r[1][6]))
+        assert marked == [best]
+        used, _, split, grid, start, mode, _ = best[1]
+        assert (ip.used, ip.patch[0], tuple(ip.patch[1:]), ip.patch_start, ip.patch_mode) == \
+            (used, split, grid, start, mode)
+        measured = bench.measure_counts(board, {"m.tflite": out.read_bytes()}, {"m.tflite": 1})
+        assert measured["m.tflite"][0].cycles == pytest.approx(best[2], rel=2e-4)
+    other = tmp_path / "q.tflite"
+    assert cli.main(["prepare", conv_model, "-o", str(other), "--max-slowdown", "5%", "-q"]) != 0
+    assert "give --cycles BOARD too" in capsys.readouterr().err and not other.exists()
+    assert cli.main(["prepare", conv_model, "-o", str(other), "--max-slowdown", "fast", "--cycles", board, "-q"]) != 0
+    assert "--max-slowdown fast: expected a fraction" in capsys.readouterr().err and not other.exists()
 
 
 def test_architecture_stage_figures_are_the_engines():

@@ -1492,22 +1492,23 @@ def check_timed(board: str) -> None:
         raise ValueError(f"nothing counts {board}'s cycles: boards whose cycles are counted: {', '.join(timed)}")
 
 
-def front_files(data: bytes, found: patches.Search) -> dict[str, bytes]:
+def front_files(data: bytes, points: list[patches.Schedule]) -> dict[str, bytes]:
     """The model (prepared) without a stage, then with each stage and grid of
-    the trade-off curve (found.front()), as files to measure."""
+    `points` (the trade-off curve, found.front(), or found.fast_front()), as
+    files to measure."""
     base = patches.without_schedule(data)
     files = {"stage00.tflite": base}
-    for k, s in enumerate(found.front(), 1):
+    for k, s in enumerate(points, 1):
         files[f"stage{k:02d}.tflite"] = patches.with_schedule(base, s.split, *s.grid, s.start, s.mode)
     return files
 
 
-def front_cycles(board: str, data: bytes, found: patches.Search) -> list[int]:
+def front_cycles(board: str, data: bytes, points: list[patches.Schedule]) -> list[int]:
     """Cycles per invoke (inputs all zero) of the model without a stage, then
-    of each point of the trade-off curve, on a board whose cycles something
+    of each of `points` (front_files), on a board whose cycles something
     counts. Every point must give the output the model gives without one."""
     check_timed(board)
-    files = front_files(data, found)
+    files = front_files(data, points)
     counts = measure_counts(board, files, {n: 1 for n in files})
     plain = counts["stage00.tflite"][1]
     wrong = [n for n in files if counts[n][1] != plain]
@@ -1527,9 +1528,33 @@ def stage_front_rows(models: list[Path], boards: list[str], progress=None) -> li
         found = patches.search(data)
         if not found.front():
             continue
+        fast = found.fast_front(PATCH_BOUND)
         rows.append({"model": path.name, "found": found, "chosen": found.best(PATCH_BOUND),
-                     "cycles": {b: front_cycles(b, data, found) for b in timed}})
+                     "cycles": {b: front_cycles(b, data, found.front()) for b in timed},
+                     "fast": fast, "fast_cycles": {b: front_cycles(b, data, fast) for b in timed}})
     return rows
+
+
+# The bounds on cycles stage_front_markdown shows prepare --max-slowdown's choice for.
+SLOWDOWNS = (0.0, 0.05, 0.10, 0.20)
+
+
+def slowdown_lines(row: dict) -> list[str]:
+    """A model's table of what `prepare --max-extra-macs PATCH_BOUND
+    --max-slowdown S --cycles BOARD` chooses for each S of SLOWDOWNS on each
+    board (the fast front's points timed there)."""
+    boards = list(row["fast_cycles"])
+    lines = ["| `--max-slowdown` |" + "".join(f" {b} ({_core_of(b)}) |" for b in boards),
+             "|---|" + "---|" * len(boards)]
+    for bound in SLOWDOWNS:
+        cells = []
+        for b in boards:
+            c = row["fast_cycles"][b]
+            s = patches.within_slowdown(row["fast"], c, bound)
+            cells.append("no stage" if s is None else
+                         f"{s.used:,} B: ops {s.ops}, {s.layout}, {c[1 + row['fast'].index(s)] / c[0] - 1:+.2%}")
+        lines.append(f"| {bound:.0%} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def stage_front_markdown(rows: list[dict]) -> str:
@@ -1555,7 +1580,9 @@ def stage_front_markdown(rows: list[dict]) -> str:
                 within += 1
             lines.append("| " + " | ".join(cells) + " |")
         text += (f"\n### {r['model']}\n\n" + "\n".join(lines) + "\n\n"
-                 f"Stages slower on no board by more than the share of MACs they add: {within} of {len(front)}.\n")
+                 f"Stages slower on no board by more than the share of MACs they add: {within} of {len(front)}.\n\n"
+                 f"With a bound on cycles too (`--max-extra-macs {PATCH_BOUND:.0%} --max-slowdown S --cycles BOARD`; "
+                 f"{len(r['fast'])} stages and grids timed on each board):\n\n" + "\n".join(slowdown_lines(r)) + "\n")
     return text + (
         "\nEach point of `tflm-host prepare --explain`'s curve (no other stage and grid has both a smaller arena "
         "and fewer extra MACs), timed by the cycle estimator: cycles per invoke of the prepared model with that "
@@ -1567,7 +1594,10 @@ def stage_front_markdown(rows: list[dict]) -> str:
         "costs a larger share of cycles than of MACs. A stage in bands of rows ('N bands') or in patches keeping "
         "their halos ('GxG kept') recomputes nothing: what it costs is each operator's kernel run again in every "
         "band or patch, over maps a few pixels wide in fine grids, and the copies of the halos kept. Every point's "
-        "output equals the model's without a stage.\n")
+        "output equals the model's without a stage. With a bound on cycles: the smallest arena, among the stages "
+        "and grids within the MAC bound that no other beats on arena, extra MACs and kernel runs together (each "
+        "timed on the board, as `prepare --max-slowdown` times them), whose invoke is at most S slower than the "
+        "model's without a stage, with how much slower it is.\n")
 
 
 def speed_cycles_rows(models: list[Path], boards: list[str], runs: int, anchor: Path = ANCHOR_DIR,

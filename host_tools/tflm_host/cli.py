@@ -474,14 +474,33 @@ def cmd_prepare(args) -> int:
         raise NotImplementedError(message)
 
     bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
-    if args.cycles and not args.explain:
+    slowdown = patches.parse_fraction(args.max_slowdown, "--max-slowdown") if args.max_slowdown else None
+    if slowdown is not None and not args.cycles:
+        raise ValueError("--max-slowdown bounds the cycles on a board: give --cycles BOARD too")
+    if args.cycles and not args.explain and slowdown is None:
         raise ValueError("--cycles times the rows of --explain's table: give --explain too")
     if args.cycles:
         dev_tool("bench", "prepare --cycles").check_timed(args.cycles)
     progress.set_quiet(args.quiet)
-    search = bound is not None or args.explain
+    search = bound is not None or args.explain or slowdown is not None
     with progress.bar("searching patch-based stages (stages tried)") as tick:
-        out, found = prepare_searched(data, bound, tick if search else None, search=search)
+        # With --max-slowdown the stage is chosen below, once the points are timed.
+        out, found = prepare_searched(data, None if slowdown is not None else bound, tick if search else None,
+                                      search=search)
+    fast = fast_timed = chosen = None
+    if slowdown is not None:
+        bench = dev_tool("bench", "prepare --cycles")
+        fast = found.fast_front(bound)
+        with progress.bar(f"timing {len(fast) + 1} models on {args.cycles} (models run)") as tick:
+            tick(0, 1)
+            fast_timed = bench.front_cycles(args.cycles, out, fast)
+            tick(1, 1)
+        chosen = patches.within_slowdown(fast, fast_timed, slowdown)
+        if chosen is not None:
+            out = patches.with_schedule(out, chosen.split, *chosen.grid, chosen.start, chosen.mode)
+            _engine_interp(out)  # the engine's checks, as prepare_searched's
+    elif found is not None and bound is not None:
+        chosen = found.best(bound)
     before = arena.plan_layout(load_model(data))
     after = arena.plan_layout(load_model(out))
     Path(args.output).write_bytes(out)
@@ -491,30 +510,41 @@ def cmd_prepare(args) -> int:
           f"flash), written to {args.output}")
     print(f"  arena_used_bytes {before.used} -> {after.used} (tail {before.tail} -> {after.tail}, "
           f"head {before.head} -> {after.head}); arena_size {before.needed} -> {after.needed}")
-    if bound is not None:
+    if bound is not None or slowdown is not None:
         ip = _engine_interp(out)
         split, gh, gw = ip.patch
+        within = " and ".join(([f"{100 * bound:g}% extra MACs"] if bound is not None else [])
+                              + ([f"{100 * slowdown:g}% more cycles on {args.cycles}"] if slowdown is not None else []))
         if split:
             total = patches.model_macs(load_model(out))
             extra = ip.patch_macs - ip.patch_whole_macs
             grid = _stage_grid(gh, gw, ip.patch_mode)
+            slower = ""
+            if chosen is not None and fast_timed is not None:
+                c = fast_timed[1 + fast.index(chosen)]
+                slower = f"; {c:,} cycles on {args.cycles}, {100 * (c / fast_timed[0] - 1):+.2f}%"
             print(f"  patch-based stage: operators {ip.patch_start}-{split - 1} in {grid}, "
-                  f"{extra} extra MACs" + (f" ({100 * extra / total:.1f}% of {total})" if total else ""))
+                  f"{extra} extra MACs" + (f" ({100 * extra / total:.1f}% of {total})" if total else "") + slower)
         else:
-            print(f"  no patch-based stage lowers the arena within {100 * bound:g}% extra MACs")
+            print(f"  no patch-based stage lowers the arena within {within}")
     if found is not None:
-        chosen = found.best(bound) if bound is not None else None
         timed = None
-        if args.cycles:
+        if args.cycles and slowdown is None:
             bench = dev_tool("bench", "prepare --cycles")
             with progress.bar(f"timing the curve on {args.cycles} (models run)") as tick:
                 tick(0, 1)
-                timed = bench.front_cycles(args.cycles, out, found)
+                timed = bench.front_cycles(args.cycles, out, found.front())
                 tick(1, 1)
         print("patch-based stages: the trade-off curve (no other stage and grid has both a smaller arena "
               "and fewer extra MACs; --max-extra-macs with a row's percentage chooses it)")
         for line in patches.front_table(found, chosen, timed, args.cycles or ""):
             print("  " + line)
+        if fast is not None:
+            print("patch-based stages timed for --max-slowdown (no other stage and grid" +
+                  (" within --max-extra-macs" if bound is not None else "") +
+                  " has a smaller arena, fewer extra MACs and fewer kernel runs together)")
+            for line in patches.front_table(found, chosen, fast_timed, args.cycles, fast):
+                print("  " + line)
     return 0
 
 
@@ -951,6 +981,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "emulated board (the cycle estimator on the QEMU Arm boards, the RP2040 emulator on "
                         "RPI_PICO; its firmware built: make firmware BOARD=..., and make deps), and print "
                         "each row's cycles per invoke and how much slower it is")
+    p.add_argument("--max-slowdown", metavar="BOUND",
+                   help="with --cycles BOARD: the stage and grid with the smallest arena whose invoke on BOARD "
+                        "is at most BOUND slower than the model's without a stage (5%% or 0.05), of those "
+                        "within --max-extra-macs when given; the ones timed are those no other beats on arena, "
+                        "extra MACs and kernel runs together (--explain lists them)")
     p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_prepare)
 

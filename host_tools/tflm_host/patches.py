@@ -67,6 +67,12 @@ class Schedule:
     def overhead(self) -> float:
         return self.extra_macs / self.model_macs if self.model_macs else 0.0
 
+    @property
+    def runs(self) -> int:
+        """Kernel runs the stage makes per invoke, at most: each of its
+        operators once per patch (or band)."""
+        return self.grid[0] * self.grid[1] * (self.split - self.start)
+
 
 def layout_text(grid_h: int, grid_w: int, mode: int) -> str:
     """A stage's grid as `prepare --explain`, `arena` and the docs name it:
@@ -179,6 +185,22 @@ class Search:
                 out.append(s)
         return out
 
+    def fast_front(self, max_extra: float | None = None) -> list[Schedule]:
+        """The candidates that lower the arena (and whose extra MACs are at
+        most `max_extra` of the model's, when given) that no other of them
+        beats on arena, extra MACs and kernel runs together, by decreasing
+        arena: the points a bound on cycles chooses from (prepare
+        --max-slowdown times them), as a stage's cycles grow with its extra
+        MACs and with the runs of its kernels over small patches. Of points
+        equal on all three, the first the search tried."""
+        pool = [c for c in self.candidates if c.used < self.plain_used
+                and (max_extra is None or c.extra_macs <= max_extra * self.model_macs)]
+        out: list[Schedule] = []
+        for c in sorted(pool, key=lambda c: (c.used, c.extra_macs, c.runs)):
+            if not any(o.extra_macs <= c.extra_macs and o.runs <= c.runs for o in out):
+                out.append(c)
+        return out[::-1]
+
     def best(self, max_extra: float) -> Schedule | None:
         """The smallest arena whose extra MACs are at most `max_extra` (a
         fraction) of the model's (ties: fewer extra MACs), None when no stage
@@ -226,6 +248,17 @@ def choose(data: bytes, max_extra: float,
     return found.best(max_extra), found.plain_used
 
 
+def within_slowdown(points: list[Schedule], cycles: list[int], max_slowdown: float) -> Schedule | None:
+    """Of `points` timed as `cycles` (the model without a stage first, then
+    each point's), the smallest arena at most `max_slowdown` (a fraction)
+    slower than the model without a stage (ties: fewer extra MACs, then
+    fewer kernel runs), None when none is."""
+    if len(cycles) != len(points) + 1:
+        raise ValueError(f"{len(cycles)} cycle counts for {len(points)} points and the model without a stage")
+    ok = [p for p, c in zip(points, cycles[1:]) if c <= cycles[0] * (1 + max_slowdown)]
+    return min(ok, key=lambda p: (p.used, p.extra_macs, p.runs)) if ok else None
+
+
 def percent_up(fraction: float) -> str:
     """A fraction as a percentage rounded up to 0.01%: given back to
     --max-extra-macs, it admits the schedule it describes."""
@@ -233,35 +266,43 @@ def percent_up(fraction: float) -> str:
 
 
 def front_table(found: Search, chosen: Schedule | None, cycles: list[int] | None = None,
-                board: str = "") -> list[str]:
+                board: str = "", points: list[Schedule] | None = None) -> list[str]:
     """The trade-off curve as a text table (prepare --explain): the arena
     with no stage, then each point of the front; '*' marks `chosen`. With
-    `cycles` (per invoke on `board`, the row without a stage first, then
-    each point's), two more columns: the cycles, and how much slower each
-    point is than the model without a stage."""
+    `points` (found.fast_front()'s), those rows instead, and a column of
+    each one's kernel runs. With `cycles` (per invoke on `board`, the row
+    without a stage first, then each point's), two more columns: the cycles,
+    and how much slower each point is than the model without a stage."""
     head = ("", "arena_used_bytes", "extra MACs", "% of model", "stage ops", "grid")
     rows = [("", str(found.plain_used), "0", "0.00%", "-", "-")]
-    for s in found.front():
+    for s in found.front() if points is None else points:
         rows.append(("*" if s == chosen else "", str(s.used), str(s.extra_macs), percent_up(s.overhead),
                      s.ops, s.layout))
     right = {1, 2, 3}
+    if points is not None:
+        head += ("kernel runs",)
+        rows = [rows[0] + ("-",)] + [r + (str(s.runs),) for r, s in zip(rows[1:], points)]
+        right |= {len(head) - 1}
     if cycles is not None:
         if len(cycles) != len(rows):
             raise ValueError(f"{len(cycles)} cycle counts for {len(rows)} rows")
         head += (f"cycles on {board}", "slower")
         rows = [r + (f"{c:,}", f"{100 * (c / cycles[0] - 1):+.2f}%" if k else "-")
                 for k, (r, c) in enumerate(zip(rows, cycles))]
-        right |= {6, 7}
+        right |= {len(head) - 2, len(head) - 1}
     rows.insert(0, head)
     widths = [max(len(r[k]) for r in rows) for k in range(len(head))]
     return ["  ".join(c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths))).rstrip()
             for r in rows]
 
 
-def parse_fraction(text: str) -> float:
-    """'20%' or '0.2' -> 0.2."""
+def parse_fraction(text: str, option: str = "--max-extra-macs") -> float:
+    """'20%' or '0.2' -> 0.2 (`option` names the argument in the error)."""
     t = text.strip()
-    value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    try:
+        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        value = math.nan
     if not 0 <= value <= 10:
-        raise ValueError(f"--max-extra-macs {text}: expected a fraction such as 20% or 0.2")
+        raise ValueError(f"{option} {text}: expected a fraction such as 20% or 0.2")
     return value
