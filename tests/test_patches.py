@@ -840,8 +840,31 @@ def test_within_slowdown():
     assert patches.within_slowdown(points, [100, 101, 110, 111, 130], 0.10) is b
     assert patches.within_slowdown(points, [100, 101, 120, 120, 130], 0.30) is d
     assert patches.within_slowdown(points, [100, 102, 120, 120, 130], 0.01) is None
+    # On the bound exactly (13% of 100: the float 1.13 * 100 is below 113).
+    assert patches.within_slowdown([a], [100, 113], patches.parse_fraction("13%")) is a
+    assert patches.within_slowdown([a], [100, 114], patches.parse_fraction("13%")) is None
+    assert patches.within_slowdown([a], [1000, 1130], 0.13) is a
     with pytest.raises(ValueError, match="4 cycle counts for 4 points"):
         patches.within_slowdown(points, [100, 1, 2, 3], 0.1)
+
+
+def test_slowdown_lines():
+    """docs/speed.md's table of --max-slowdown's choices: per bound and
+    board, within_slowdown()'s point (arena, stage, grid, how much slower),
+    or no stage."""
+    from tflm_dev import bench
+
+    mk = lambda used, grid, mode: patches.Schedule(8, grid, used, used, 0, 1000, 0, mode)
+    kept, bands = mk(17120, (12, 7), patches.KEEP), mk(20384, (9, 1), patches.ROWS)
+    row = {"fast": [bands, kept], "fast_cycles": {"MPS2_AN385": [1000, 1004, 1120],
+                                                  "NETDUINOPLUS2": [1000, 1060, 1300]}}
+    lines = bench.slowdown_lines(row)
+    assert lines[0] == "| `--max-slowdown` | MPS2_AN385 (Cortex-M3) | NETDUINOPLUS2 (Cortex-M4) |"
+    assert [line.split(" | ")[0] for line in lines[2:]] == [f"| {b:.0%}" for b in bench.SLOWDOWNS]
+    cells = {line.split(" | ")[0][2:]: line.split(" | ")[1:] for line in lines[2:]}
+    assert cells["0%"] == ["no stage", "no stage |"]
+    assert cells["5%"] == ["20,384 B: ops 0-7, 9 bands, +0.40%", "no stage |"]
+    assert cells["20%"] == ["17,120 B: ops 0-7, 12x7 kept, +12.00%", "20,384 B: ops 0-7, 9 bands, +6.00% |"]
 
 
 def _fast_rows(text: str) -> list[tuple[bool, patches.Schedule | None, int]]:
@@ -908,6 +931,12 @@ def test_cli_prepare_max_slowdown(tmp_path, capsys):
             (used, split, grid, start, mode)
         measured = bench.measure_counts(board, {"m.tflite": out.read_bytes()}, {"m.tflite": 1})
         assert measured["m.tflite"][0].cycles == pytest.approx(best[2], rel=2e-4)
+    # No stage lowers hello_world's arena: nothing timed, no stage, said so.
+    assert cli.main(["prepare", str(model_path("hello_world_int8.tflite")), "-o", str(out), "--max-slowdown", "5%",
+                     "--cycles", board, "-q"]) == 0
+    text = capsys.readouterr().out
+    assert "  no patch-based stage lowers the arena\n" in text and "timed for" not in text, text
+    assert _engine.allocate(_engine.Model(out.read_bytes())).patch[0] == 0
     other = tmp_path / "q.tflite"
     assert cli.main(["prepare", conv_model, "-o", str(other), "--max-slowdown", "5%", "-q"]) != 0
     assert "give --cycles BOARD too" in capsys.readouterr().err and not other.exists()

@@ -489,13 +489,14 @@ def cmd_prepare(args) -> int:
                                       search=search)
     fast = fast_timed = chosen = None
     if slowdown is not None:
-        bench = dev_tool("bench", "prepare --cycles")
         fast = found.fast_front(bound)
-        with progress.bar(f"timing {len(fast) + 1} models on {args.cycles} (models run)") as tick:
-            tick(0, 1)
-            fast_timed = bench.front_cycles(args.cycles, out, fast)
-            tick(1, 1)
-        chosen = patches.within_slowdown(fast, fast_timed, slowdown)
+        if fast:  # (else no stage lowers the arena: nothing to time)
+            bench = dev_tool("bench", "prepare --cycles")
+            with progress.bar(f"timing {len(fast) + 1} models on {args.cycles} (models run)") as tick:
+                tick(0, 1)
+                fast_timed = bench.front_cycles(args.cycles, out, fast)
+                tick(1, 1)
+            chosen = patches.within_slowdown(fast, fast_timed, slowdown)
         if chosen is not None:
             out = patches.with_schedule(out, chosen.split, *chosen.grid, chosen.start, chosen.mode)
             _engine_interp(out)  # the engine's checks, as prepare_searched's
@@ -514,7 +515,7 @@ def cmd_prepare(args) -> int:
         ip = _engine_interp(out)
         split, gh, gw = ip.patch
         within = " and ".join(([f"{100 * bound:g}% extra MACs"] if bound is not None else [])
-                              + ([f"{100 * slowdown:g}% more cycles on {args.cycles}"] if slowdown is not None else []))
+                              + ([f"{100 * slowdown:g}% more cycles on {args.cycles}"] if fast else []))
         if split:
             total = patches.model_macs(load_model(out))
             extra = ip.patch_macs - ip.patch_whole_macs
@@ -526,7 +527,7 @@ def cmd_prepare(args) -> int:
             print(f"  patch-based stage: operators {ip.patch_start}-{split - 1} in {grid}, "
                   f"{extra} extra MACs" + (f" ({100 * extra / total:.1f}% of {total})" if total else "") + slower)
         else:
-            print(f"  no patch-based stage lowers the arena within {within}")
+            print("  no patch-based stage lowers the arena" + (f" within {within}" if within else ""))
     if found is not None:
         timed = None
         if args.cycles and slowdown is None:
@@ -539,7 +540,7 @@ def cmd_prepare(args) -> int:
               "and fewer extra MACs; --max-extra-macs with a row's percentage chooses it)")
         for line in patches.front_table(found, chosen, timed, args.cycles or ""):
             print("  " + line)
-        if fast is not None:
+        if fast:
             print("patch-based stages timed for --max-slowdown (no other stage and grid" +
                   (" within --max-extra-macs" if bound is not None else "") +
                   " has a smaller arena, fewer extra MACs and fewer kernel runs together)")
@@ -982,10 +983,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "RPI_PICO; its firmware built: make firmware BOARD=..., and make deps), and print "
                         "each row's cycles per invoke and how much slower it is")
     p.add_argument("--max-slowdown", metavar="BOUND",
-                   help="with --cycles BOARD: the stage and grid with the smallest arena whose invoke on BOARD "
-                        "is at most BOUND slower than the model's without a stage (5%% or 0.05), of those "
-                        "within --max-extra-macs when given; the ones timed are those no other beats on arena, "
-                        "extra MACs and kernel runs together (--explain lists them)")
+                   help="with --cycles BOARD: of the stages and grids timed on BOARD, the one with the smallest "
+                        "arena whose invoke is at most BOUND slower than the model's without a stage (5%% or "
+                        "0.05); those timed are the ones within --max-extra-macs (when given) that no other "
+                        "beats on arena, extra MACs and kernel runs (operators times patches) together, printed "
+                        "with their cycles (the curve's table is then printed without them)")
     p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_prepare)
 

@@ -16,8 +16,9 @@
 // row has few outputs to share that setup); on the Cortex-M3 and M4, 3x3
 // windows of multiplier 1 walk the window's rows instead of a list of taps
 // (dw_s8_channels_3x3), and a one-channel input's windows of at most ten
-// taps go two taps a step (dw_s8_one_in: the window packed in pairs once
-// per pixel for all its channels, one SMLAD a pair with DSP). The rest
+// taps with multipliers past 1 go two taps a step (dw_s8_one_in: the
+// window packed in pairs once per pixel for all its channels, one SMLAD a
+// pair with DSP). The rest
 // (other depth multipliers, windows of more than DW_S8_TAPS_MAX taps) take
 // the generic loop.
 #include "kernels/loop_opt.h"
@@ -2139,10 +2140,15 @@ __attribute__((noinline)) static void dw_s8_channels_walk(const dw_s8_t *c, int8
 // chunk's channels, and each channel's weights in the same pairs once per
 // call, so one SMLAD takes two taps of a channel (two multiplies on the
 // M3). The channels path loads each value once per four channels and takes
-// one tap a product: on NETDUINOPLUS2 the sweep's 16x16x1 layer of
-// multiplier 8 took 31.5% fewer cycles this way, 5.4% on the M3. Not with
+// one tap a product. Multiplier 2 and those from DW_S8_ONE_MULT: on 8x8
+// outputs of a 3x3 window (tflm-host bench sweep's shapes, one input
+// channel), against the channels path, on the M4 a third fewer cycles with
+// multiplier 2, a sixth with 4 and (stride 2) a third with 8, but a
+// thirteenth more with 1; on the M3 a fifth fewer with 2 and a twentieth
+// with 8, but a twentieth more with 4 and a fifth more with 1. Not with
 // TFLM_DW_S8_COMPACT (PYBV11, short of flash).
 #define DW_S8_ONE_IN ((TFLM_KERNEL_ARCH == TFLM_ARCH_DSP || TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2) && !TFLM_DW_S8_COMPACT)
+#define DW_S8_ONE_MULT (TFLM_KERNEL_ARCH == TFLM_ARCH_DSP ? 2 : 8)
 #define DW_S8_ONE_PAIRS (5)
 #define DW_S8_ONE_TAPS (2 * DW_S8_ONE_PAIRS)
 
@@ -2374,7 +2380,7 @@ void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, c
         } else if (path == DW_S8_CHANNELS) {
             const int in = c.mult == 1 ? DW_S8_IN_EACH : c.mult == 2 ? DW_S8_IN_PAIRS : DW_S8_IN_ONE;
 #if DW_S8_ONE_IN
-            if (c.in_d == 1 && c.f_h * c.f_w <= DW_S8_ONE_TAPS) {
+            if (c.in_d == 1 && (c.mult == 2 || c.mult >= DW_S8_ONE_MULT) && c.f_h * c.f_w <= DW_S8_ONE_TAPS) {
                 dw_s8_one_in(&c, output, batch, row0, row1);
                 continue;
             }
