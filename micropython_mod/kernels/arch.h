@@ -13,8 +13,9 @@
 //                      the host)
 //
 // Override with -DTFLM_KERNEL_ARCH=TFLM_ARCH_<NAME>. On a target without the
-// instructions, TFLM_ARCH_DSP uses the C versions below: the host tests build
-// it that way to check the DSP paths' loops under AddressSanitizer.
+// instructions, TFLM_ARCH_DSP uses the C versions below (the host tests build
+// it that way to check the DSP paths' loops under AddressSanitizer), as does
+// another family's loop that wants the same arithmetic.
 // Every path computes the same bits; only the instruction count differs.
 #ifndef TFLM_KERNELS_ARCH_H
 #define TFLM_KERNELS_ARCH_H
@@ -119,9 +120,10 @@ static inline uint32_t tflm_ld_u32_aligned(const void *p) {
     return v;
 }
 
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+// The DSP instructions the kernels use: the instructions themselves on the
+// cores with DSP; elsewhere (the host's builds of the DSP loops, and a loop
+// of another core that wants the same arithmetic) the same results in C.
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 #include <arm_acle.h>
 
 // Bytes 0 and 2 of x, sign-extended into the two halfwords.
@@ -178,9 +180,8 @@ static inline uint32_t tflm_sxtb16_ror8(uint32_t x) {
     return tflm_sxtb16((x >> 8) | (x << 24));
 }
 static inline uint32_t tflm_smlad(uint32_t a, uint32_t b, uint32_t acc) {
-    int32_t p0 = (int16_t)(a & 0xffff) * (int16_t)(b & 0xffff);
-    int32_t p1 = (int16_t)(a >> 16) * (int16_t)(b >> 16);
-    return acc + (uint32_t)p0 + (uint32_t)p1;
+    // (The high halves by arithmetic shifts: one ASR each on the M3.)
+    return acc + (uint32_t)((int32_t)(int16_t)a * (int16_t)b) + (uint32_t)(((int32_t)a >> 16) * ((int32_t)b >> 16));
 }
 static inline uint32_t tflm_sadd16(uint32_t a, uint32_t b) {
     return tflm_pack16((int16_t)(a & 0xffff) + (int16_t)(b & 0xffff), (int16_t)(a >> 16) + (int16_t)(b >> 16));
@@ -198,7 +199,5 @@ static inline uint32_t tflm_smlatt(uint32_t a, uint32_t b, uint32_t acc) {
     return acc + (uint32_t)((int16_t)(a >> 16) * (int16_t)(b >> 16));
 }
 #endif
-
-#endif // TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
 
 #endif // TFLM_KERNELS_ARCH_H

@@ -2153,33 +2153,15 @@ __attribute__((noinline)) static void dw_s8_channels_walk(const dw_s8_t *c, int8
 #define DW_S8_ONE_TAPS (2 * DW_S8_ONE_PAIRS)
 
 #if DW_S8_ONE_IN
-// Two values as halfwords (lo below), and acc plus the products of two
-// such pairs: PKHBT and SMLAD with DSP, else two multiplies.
-static TFLM_ALWAYS_INLINE uint32_t dw_s8_one_pack(int32_t lo, int32_t hi) {
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-    return tflm_pack16(lo, hi);
-#else
-    return ((uint32_t)hi << 16) | ((uint32_t)lo & 0xffffu);
-#endif
-}
-
-static TFLM_ALWAYS_INLINE uint32_t dw_s8_one_mac(uint32_t x, uint32_t w, uint32_t acc) {
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
-    return tflm_smlad(x, w, acc);
-#else
-    return acc + (uint32_t)((int32_t)(int16_t)x * (int16_t)w) + (uint32_t)(((int32_t)x >> 16) * ((int32_t)w >> 16));
-#endif
-}
-
 // Output channel j's sum over the window's pairs x0-x4 from its bias (the
 // five in registers across the chunk's channels, w[j]'s five loads apart).
 static TFLM_ALWAYS_INLINE uint32_t dw_s8_one_sum(uint32_t x0, uint32_t x1, uint32_t x2, uint32_t x3, uint32_t x4,
     const uint32_t *w, uint32_t acc) {
-    acc = dw_s8_one_mac(x0, w[0], acc);
-    acc = dw_s8_one_mac(x1, w[1], acc);
-    acc = dw_s8_one_mac(x2, w[2], acc);
-    acc = dw_s8_one_mac(x3, w[3], acc);
-    return dw_s8_one_mac(x4, w[4], acc);
+    acc = tflm_smlad(x0, w[0], acc);
+    acc = tflm_smlad(x1, w[1], acc);
+    acc = tflm_smlad(x2, w[2], acc);
+    acc = tflm_smlad(x3, w[3], acc);
+    return tflm_smlad(x4, w[4], acc);
 }
 
 __attribute__((noinline)) static void dw_s8_one_in(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0,
@@ -2203,7 +2185,7 @@ __attribute__((noinline)) static void dw_s8_one_in(const dw_s8_t *c, int8_t *out
         const int8_t *f = c->filter + c->c0 + j;
         for (int32_t p = 0; p < DW_S8_ONE_PAIRS; ++p) {
             const int32_t t = 2 * p;
-            w[j][p] = dw_s8_one_pack(t < taps ? f[t * out_d] : 0, t + 1 < taps ? f[(t + 1) * out_d] : 0);
+            w[j][p] = tflm_pack16(t < taps ? f[t * out_d] : 0, t + 1 < taps ? f[(t + 1) * out_d] : 0);
         }
     }
     const bool scale = shift_bits >= 0;
@@ -2218,11 +2200,11 @@ __attribute__((noinline)) static void dw_s8_one_in(const dw_s8_t *c, int8_t *out
             uint32_t xv[DW_S8_ONE_PAIRS];
             if (fy1 - fy0 == f_h && fx1 - fx0 == f_w) {
                 const int8_t *x = in + y0 * in_row + x0;
-                xv[0] = dw_s8_one_pack(x[at[0]] + off, x[at[1]] + off);
-                xv[1] = dw_s8_one_pack(x[at[2]] + off, x[at[3]] + off);
-                xv[2] = dw_s8_one_pack(x[at[4]] + off, x[at[5]] + off);
-                xv[3] = dw_s8_one_pack(x[at[6]] + off, x[at[7]] + off);
-                xv[4] = dw_s8_one_pack(x[at[8]] + off, x[at[9]] + off);
+                xv[0] = tflm_pack16(x[at[0]] + off, x[at[1]] + off);
+                xv[1] = tflm_pack16(x[at[2]] + off, x[at[3]] + off);
+                xv[2] = tflm_pack16(x[at[4]] + off, x[at[5]] + off);
+                xv[3] = tflm_pack16(x[at[6]] + off, x[at[7]] + off);
+                xv[4] = tflm_pack16(x[at[8]] + off, x[at[9]] + off);
             } else {
                 // At an edge: the taps outside the input (or a window with
                 // none inside, fy0 == fy1 or fx0 == fx1) are zeros.
@@ -2234,7 +2216,7 @@ __attribute__((noinline)) static void dw_s8_one_in(const dw_s8_t *c, int8_t *out
                     }
                 }
                 for (int32_t p = 0; p < DW_S8_ONE_PAIRS; ++p) {
-                    xv[p] = dw_s8_one_pack(v[2 * p], v[2 * p + 1]);
+                    xv[p] = tflm_pack16(v[2 * p], v[2 * p + 1]);
                 }
             }
             const uint32_t x0v = xv[0], x1v = xv[1], x2v = xv[2], x3v = xv[3], x4v = xv[4];
