@@ -6,7 +6,9 @@
 // into each filter's starting sum, the requantization) sit on the stack;
 // pixels go in pairs through tflm_mm_s8_2x2, two filters at a time, sums in
 // registers (on cores with DSP, pointwise pixels in fours summed two pixels
-// per multiply: kernels/mm_s8.h). A pixel's window is read where it lies
+// per multiply; on the Cortex-M3, a pair's values packed two pixels to a
+// word for all the chunk's filters, also two pixels per multiply:
+// kernels/mm_s8.h). A pixel's window is read where it lies
 // when it is inside the input and its rows are long enough; otherwise
 // (borders, or short rows such as a 3-channel or 1-channel input) it is
 // first gathered on the stack, with the zero point where the window leaves
@@ -128,6 +130,9 @@ typedef struct {
 #endif
 #if TFLM_MM_S8_LANES
     uint8_t lanes;           // conv_data_t.lanes: two pixels may sum in one 64-bit sum
+#endif
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+    bool packs;              // pairs of pixels packed for the chunk (conv_s8_packs)
 #endif
 } conv_s8_t;
 
@@ -636,6 +641,28 @@ static void conv_s8_pair_sat_dsp(const uint32_t *xws, const uint32_t *xw_end, co
 #undef CONV_S8_PAIR_DSP_OUT
 #endif
 
+// Whether the Cortex-M3's pairs of pixels run in assembly (Thumb-2 without
+// DSP, optimised builds: the conditions of mm_s8.h's loops).
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) \
+    && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__)
+#define CONV_S8_PAIR_ASM (1)
+#else
+#define CONV_S8_PAIR_ASM (0)
+#endif
+
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+// Whether a pair of pixels of k values goes through the packed blocks
+// (mm_s8.h, conv_s8_pair_packed) against n channels: they save about 3.5
+// cycles a value for each pair of channels, the packing costs about 6 a
+// value and the call and each pair of channels' start a few dozen more.
+// By the cycle estimator on pointwise layers of 4 to 24 input and output
+// channels, they take fewer cycles from about 64 values times pairs of
+// channels on, and never with k = 4.
+static inline bool conv_s8_packs(int32_t k, int32_t n) {
+    return k >= 8 && k <= CONV_S8_WIDE_MAX && (n >> 1) * k >= 64;
+}
+#endif
+
 // Two pixels (x1 == NULL: one) of `k` contiguous values each (a 1x1
 // window, or a window gathered on the stack) against the chunk's filters,
 // two at a time. out0/out1: the pixels' outputs at the chunk's first channel.
@@ -651,6 +678,16 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
     const int32_t k4 = k <= CONV_S8_WIDE_MAX ? k & ~3 : 0;
     if (x1 != NULL) {
         tflm_mm_s8_widen2(x0, x1, k4 >> 2, xw);
+    }
+#elif TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 && !CONV_S8_PAIR_ASM
+    // Both pixels packed once for all the filters (mm_s8.h, conv_s8_packs):
+    // conv_s8_pair_packed's sums in C. (The assembly's builds leave the
+    // rare chunks it does not take, which are not `sat`, to the 2x2 block:
+    // this frame then stays small.)
+    uint32_t xw[CONV_S8_WIDE_MAX];
+    const bool packed = x1 != NULL && c->packs && k <= CONV_S8_WIDE_MAX;
+    if (packed) {
+        tflm_mm_s8_pack2(x0, x1, k, xw);
     }
 #endif
     int32_t j = 0;
@@ -671,6 +708,12 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
             tflm_mm_s16s8_2x2(xw, xw + k4, w, (int32_t)(w1 - w), a);
             tflm_mm_s8_2x2(x0 + k4, x1 + k4, w + k4, w1 + k4, k - k4, a);
+#elif TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 && !CONV_S8_PAIR_ASM
+            if (packed) {
+                tflm_mm_s8_pair2x2(xw, k, w, w1, a);
+            } else {
+                tflm_mm_s8_2x2(x0, x1, w, w1, k, a);
+            }
 #else
             tflm_mm_s8_2x2(x0, x1, w, w1, k, a);
 #endif
@@ -687,15 +730,6 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
         }
     }
 }
-
-// Whether the Cortex-M3's pairs of pixels run in assembly (Thumb-2 without
-// DSP, optimised builds: the conditions of mm_s8.h's loops).
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) \
-    && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__)
-#define CONV_S8_PAIR_ASM (1)
-#else
-#define CONV_S8_PAIR_ASM (0)
-#endif
 
 #if CONV_S8_PAIR_ASM
 // The output stage into t1: the multiplier in f0, k in f1, the shift in p1
@@ -717,7 +751,9 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 // pointwise or a gathered window), then the four outputs from the registers
 // it leaves its sums in. (GCC's code added the four
 // pointers' increments at each step, and reloaded and spilled about 50
-// instructions' worth at each pair of channels around the loop.)
+// instructions' worth at each pair of channels around the loop.) Since
+// conv_s8_pair_packed, only for windows over CONV_S8_WIDE_MAX values and
+// chunks of fewer than four channels.
 // Four values: tflm_mm_s8_2x2's steps (kernels/mm_s8.h).
 #define CONV_S8_PAIR_FOUR TFLM_MM_S8_2X2_T2_FOUR
 // The block for each pair of channels; `start` enters the loop of four a
@@ -841,20 +877,229 @@ static void conv_s8_pair_sat(const int8_t *x0, const int8_t *x1, int32_t k, cons
 #endif
 
 #if CONV_S8_PAIR_ASM
+// conv_s8_pair_sat with both pixels packed (mm_s8.h, tflm_mm_s8_pair2x2):
+// per pair of channels, the blocks of two values four a turn (one, then
+// two first as the count's bits ask, tested by one LSLS into N and C), an
+// odd last value alone, then the four outputs. A block of both channels:
+// the pixels' two words and the four weights loaded back to back (7
+// cycles), then per channel MUL, MLA, RSB and two SUB (6): 19 cycles for
+// eight products, where conv_s8_pair_sat's loop takes 26.
+// The loop's end: in register e, or, in position-independent builds
+// (tflm.mpy), where the GOT's address takes a register, loaded at each
+// turn (2 cycles in 79).
+#if defined(__PIC__)
+#define CONV_S8_PACKED_END_LOAD ""
+#define CONV_S8_PACKED_CMP "ldr %[wa], %[endm]\n\t" "cmp %[xp], %[wa]\n\t"
+#define CONV_S8_PACKED_E
+#else
+#define CONV_S8_PACKED_END_LOAD "ldr %[e], %[endm]\n\t"
+#define CONV_S8_PACKED_CMP "cmp %[xp], %[e]\n\t"
+#define CONV_S8_PACKED_E , [e] "=&r"(e)
+#endif
+#define CONV_S8_PACKED_OUT(v, post) CONV_S8_ASM_OUT(v, "%[ya]", "%[yb]", "%[wa]", "%[wb]", "%[wc]", post)
+#define CONV_S8_PACKED_ZP "ldr %[wd], %[zpm]\n\t"
+#define CONV_S8_PACKED_SH CONV_S8_ASM_WIDE_SHIFT("%[wa]")
+#define CONV_S8_PACKED_POST(v, m, k, sh, t, u, c30) "add " u ", " u ", %[wd]\n\t"
+// Both channels' products of a block whose words are in ya, yb and weights
+// in wa, wb (channel 0) and wc, wd (channel 1).
+#define CONV_S8_PACKED_MACS \
+    "mul %[wa], %[ya], %[wa]\n\t" \
+    "mla %[wa], %[yb], %[wb], %[wa]\n\t" \
+    "rsb %[wa], %[wa], #32768\n\t" \
+    "sub %[l0], %[l0], %[wa]\n\t" \
+    "sub %[h0], %[h0], %[wa], asr #16\n\t" \
+    "mul %[wc], %[ya], %[wc]\n\t" \
+    "mla %[wc], %[yb], %[wd], %[wc]\n\t" \
+    "rsb %[wc], %[wc], #32768\n\t" \
+    "sub %[l1], %[l1], %[wc]\n\t" \
+    "sub %[h1], %[h1], %[wc], asr #16\n\t"
+// Block i of a turn (words at 8i, weights at 2i), not the first.
+#define CONV_S8_PACKED_AT(xo, xo1, wo, wo1) \
+    "ldr %[ya], [%[xp], #" #xo "]\n\t" \
+    "ldr %[yb], [%[xp], #" #xo1 "]\n\t" \
+    "ldrsb %[wa], [%[f0], #" #wo "]\n\t" \
+    "ldrsb %[wb], [%[f0], #" #wo1 "]\n\t" \
+    "ldrsb %[wc], [%[f1], #" #wo "]\n\t" \
+    "ldrsb %[wd], [%[f1], #" #wo1 "]\n\t" \
+    CONV_S8_PACKED_MACS
+// The first block of a turn, last: its loads move the pointers past the
+// turn's `blocks` blocks (post-indexed).
+#define CONV_S8_PACKED_LAST(xstep, wstep) \
+    "ldr %[yb], [%[xp], #4]\n\t" \
+    "ldr %[ya], [%[xp]], #" #xstep "\n\t" \
+    "ldrsb %[wb], [%[f0], #1]\n\t" \
+    "ldrsb %[wa], [%[f0]], #" #wstep "\n\t" \
+    "ldrsb %[wd], [%[f1], #1]\n\t" \
+    "ldrsb %[wc], [%[f1]], #" #wstep "\n\t" \
+    CONV_S8_PACKED_MACS
+#define CONV_S8_PACKED_ONE CONV_S8_PACKED_LAST(8, 2)
+#define CONV_S8_PACKED_TWO CONV_S8_PACKED_AT(8, 12, 2, 3) CONV_S8_PACKED_LAST(16, 4)
+#define CONV_S8_PACKED_FOUR \
+    CONV_S8_PACKED_AT(8, 12, 2, 3) CONV_S8_PACKED_AT(16, 20, 4, 5) CONV_S8_PACKED_AT(24, 28, 6, 7) \
+    CONV_S8_PACKED_LAST(32, 8)
+#define CONV_S8_PACKED_BLOCK(zp, sh, post) \
+    "0:\n\t" \
+    "ldr %[wa], %[qm]\n\t" \
+    "ldr %[h0], [%[wa]]\n\t" \
+    "ldr %[h1], [%[wa], #16]\n\t" \
+    "ldr %[wb], %[halfm]\n\t" \
+    "add %[l0], %[h0], %[h0], lsl #16\n\t" \
+    "add %[l0], %[l0], %[wb]\n\t" \
+    "add %[l1], %[h1], %[h1], lsl #16\n\t" \
+    "add %[l1], %[l1], %[wb]\n\t" \
+    "ldr %[xp], %[xwm]\n\t" \
+    "ldr %[f0], %[wm]\n\t" \
+    "ldr %[wa], %[km]\n\t" \
+    "add %[f1], %[f0], %[wa]\n\t" \
+    "lsls %[wa], %[wa], #30\n\t" \
+    "bpl 2f\n\t" \
+    CONV_S8_PACKED_ONE \
+    "2:\n\t" \
+    "bcc 7f\n\t" \
+    CONV_S8_PACKED_TWO \
+    "7:\n\t" \
+    CONV_S8_PACKED_END_LOAD \
+    CONV_S8_PACKED_CMP \
+    "beq 5f\n" \
+    ".p2align 2\n" \
+    "1:\n\t" \
+    CONV_S8_PACKED_FOUR \
+    CONV_S8_PACKED_CMP \
+    "bne 1b\n" \
+    "5:\n\t" \
+    "ldr %[wa], %[km]\n\t" \
+    "lsls %[wa], %[wa], #31\n\t" \
+    "beq 3f\n\t" \
+    "ldr %[ya], [%[xp]]\n\t" \
+    "ldrsb %[wa], [%[f0]]\n\t" \
+    "ldrsb %[wc], [%[f1]], #1\n\t" \
+    "mul %[wa], %[ya], %[wa]\n\t" \
+    "rsb %[wa], %[wa], #32768\n\t" \
+    "sub %[l0], %[l0], %[wa]\n\t" \
+    "sub %[h0], %[h0], %[wa], asr #16\n\t" \
+    "mul %[wc], %[ya], %[wc]\n\t" \
+    "rsb %[wc], %[wc], #32768\n\t" \
+    "sub %[l1], %[l1], %[wc]\n\t" \
+    "sub %[h1], %[h1], %[wc], asr #16\n" \
+    "3:\n\t" \
+    "str %[f1], %[wm]\n\t" \
+    "sub %[l0], %[l0], %[h0], lsl #16\n\t" \
+    "sub %[l1], %[l1], %[h1], lsl #16\n\t" \
+    "ldr %[xp], %[qm]\n\t" \
+    "ldr %[ya], [%[xp], #4]\n\t" \
+    "ldr %[yb], [%[xp], #8]\n\t" \
+    "ldr %[wa], [%[xp], #12]\n\t" \
+    sh \
+    "ldr %[f0], %[o0m]\n\t" \
+    "ldr %[f1], %[o1dm]\n\t" \
+    "add %[f1], %[f0], %[f1]\n\t" \
+    zp \
+    CONV_S8_PACKED_OUT("%[l0]", post) \
+    "strb %[wc], [%[f0]]\n\t" \
+    CONV_S8_PACKED_OUT("%[h0]", post) \
+    "strb %[wc], [%[f1]]\n\t" \
+    "ldr %[ya], [%[xp], #20]\n\t" \
+    "ldr %[yb], [%[xp], #24]\n\t" \
+    "ldr %[wa], [%[xp], #28]\n\t" \
+    sh \
+    CONV_S8_PACKED_OUT("%[l1]", post) \
+    "strb %[wc], [%[f0], #1]\n\t" \
+    CONV_S8_PACKED_OUT("%[h1]", post) \
+    "strb %[wc], [%[f1], #1]\n\t" \
+    "add %[xp], %[xp], #32\n\t" \
+    "str %[xp], %[qm]\n\t" \
+    "add %[f0], %[f0], #2\n\t" \
+    "str %[f0], %[o0m]\n\t" \
+    "ldr %[wb], %[left]\n\t" \
+    "subs %[wb], %[wb], #1\n\t" \
+    "str %[wb], %[left]\n\t" \
+    "bne 0b"
+#define CONV_S8_PACKED_OPERANDS \
+    : [l0] "=&r"(l0), [h0] "=&r"(h0), [l1] "=&r"(l1), [h1] "=&r"(h1), [xp] "=&r"(xp) CONV_S8_PACKED_E, \
+      [f0] "=&r"(f0), [f1] "=&r"(f1), [ya] "=&r"(ya), [yb] "=&r"(yb), [wa] "=&r"(wa), [wb] "=&r"(wb), \
+      [wc] "=&r"(wc), [wd] "=&r"(wd), [wm] "+m"(w), [qm] "+m"(q), [o0m] "+m"(o0), [left] "+m"(pairs) \
+    : [xwm] "m"(xws), [endm] "m"(xw_end), [km] "m"(k), [halfm] "m"(half), [zpm] "m"(zp), [o1dm] "m"(o1d) \
+    : "memory", "cc"
+
+// The block above over both pixels packed in xw (tflm_mm_s8_pack2, k
+// values). (conv_s8_pair_pack holds xw: in this frame it would put the
+// operands in memory out of reach of an offset from SP that GCC accepts,
+// which then takes a register for their base, one more than
+// position-independent builds have.)
+__attribute__((noinline)) static void conv_s8_pair_packed(const uint32_t *xw, const conv_s8_t *c, int8_t *o0,
+    int8_t *o1) {
+    const int32_t k = c->w_size, zp = c->zero_point;
+    int32_t pairs = c->n >> 1;
+    const int8_t *w = c->filter + c->c0 * k;
+    const tflm_out_s8_t *q = c->q;
+    const uint32_t half = (uint32_t)((k + 1) >> 1) << 15;
+    const uint32_t *xws = xw, *xw_end = xw + (k & ~1);
+    const ptrdiff_t o1d = o1 - o0;
+    uint32_t l0, h0, l1, h1, ya, yb, wa, wb, wc, wd;
+    const uint32_t *xp;
+    const int8_t *f0, *f1;
+#if !defined(__PIC__)
+    int32_t e;
+#endif
+    if (c->wide) {
+        __asm__ volatile(CONV_S8_PACKED_BLOCK(CONV_S8_PACKED_ZP, CONV_S8_PACKED_SH, CONV_S8_PACKED_POST)
+            CONV_S8_PACKED_OPERANDS);
+    } else {
+        __asm__ volatile(CONV_S8_PACKED_BLOCK("", "", TFLM_OUT_S8_ASM_NONE) CONV_S8_PACKED_OPERANDS);
+    }
+}
+#undef CONV_S8_PACKED_OUT
+#undef CONV_S8_PACKED_ZP
+#undef CONV_S8_PACKED_SH
+#undef CONV_S8_PACKED_POST
+#undef CONV_S8_PACKED_MACS
+#undef CONV_S8_PACKED_AT
+#undef CONV_S8_PACKED_LAST
+#undef CONV_S8_PACKED_ONE
+#undef CONV_S8_PACKED_TWO
+#undef CONV_S8_PACKED_FOUR
+#undef CONV_S8_PACKED_BLOCK
+#undef CONV_S8_PACKED_OPERANDS
+#undef CONV_S8_PACKED_END_LOAD
+#undef CONV_S8_PACKED_CMP
+#undef CONV_S8_PACKED_E
+
+// Both pixels of a window (c->w_size values) packed on the stack, then
+// conv_s8_pair_packed over the chunk's channels but an odd last one. Out
+// of line: its frame (1 KB) is not taken by the pixels that go another way.
+__attribute__((noinline)) static void conv_s8_pair_pack(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
+    int8_t *out0, int8_t *out1) {
+    uint32_t xw[CONV_S8_WIDE_MAX];
+    tflm_mm_s8_pack2(x0, x1, c->w_size, xw);
+    conv_s8_pair_packed(xw, c, out0, out1);
+}
+#endif
+
+#if CONV_S8_PAIR_ASM
 // What conv_s8_pair_sat leaves (a single pixel, an odd last channel, a
 // chunk that is not `sat`), out of line: inlined, the 2x2 loop's assembly
 // (all fourteen registers) made every call of conv_s8_pair save three more
 // (person_detect +0.04% on the M3).
-__attribute__((noinline)) static void conv_s8_pair_rest(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
-    int32_t k, int8_t *out0, int8_t *out1) {
-    if (c->sat) {
-        conv_s8_pair_run(c, x0, x1, k, out0, out1, true);
+// `from`: the chunk's channels from there on (the odd last one; its copy
+// of the chunk sits in this frame, not in conv_s8_pair's, which is on the
+// stack under conv_s8_pair_packed's).
+__attribute__((noinline)) static void conv_s8_pair_rest(const conv_s8_t *c, int32_t from, const int8_t *x0,
+    const int8_t *x1, int32_t k, int8_t *out0, int8_t *out1) {
+    conv_s8_t part = *c;
+    part.c0 += from;
+    part.n -= from;
+    part.q += from;
+    out0 += from;
+    out1 = x1 != NULL ? out1 + from : NULL;
+    if (part.sat) {
+        conv_s8_pair_run(&part, x0, x1, k, out0, out1, true);
     } else {
-        conv_s8_pair_run(c, x0, x1, k, out0, out1, false);
+        conv_s8_pair_run(&part, x0, x1, k, out0, out1, false);
     }
 }
 #endif
 
+// k: the window's values, c->w_size (a pointwise layer's in_d).
 static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1, int32_t k, int8_t *out0,
     int8_t *out1) {
 #if CONV_S8_PAIR_DSP_ASM
@@ -865,19 +1110,17 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
 #elif CONV_S8_PAIR_ASM
     if ((c->sat || c->wide) && x1 != NULL && k >= 1 && c->n >= 2) {
         const int32_t m = c->n & ~1;
-        conv_s8_pair_sat(x0, x1, k, c->filter + c->c0 * k, c->q, c->zero_point, c->wide, out0, out1, m >> 1);
-        if (m == c->n) {
-            return;
+        if (c->packs) {
+            conv_s8_pair_pack(c, x0, x1, out0, out1);
+        } else {
+            conv_s8_pair_sat(x0, x1, k, c->filter + c->c0 * k, c->q, c->zero_point, c->wide, out0, out1, m >> 1);
         }
-        // The odd last channel.
-        conv_s8_t last = *c;
-        last.c0 += m;
-        last.n -= m;
-        last.q += m;
-        conv_s8_pair_rest(&last, x0, x1, k, out0 + m, out1 + m);
+        if (m != c->n) {
+            conv_s8_pair_rest(c, m, x0, x1, k, out0, out1);  // the odd last channel
+        }
         return;
     }
-    conv_s8_pair_rest(c, x0, x1, k, out0, out1);
+    conv_s8_pair_rest(c, 0, x0, x1, k, out0, out1);
 #else
 #if CONV_S8_SAT
     if (c->sat) {
@@ -1514,6 +1757,9 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
     const int32_t step = reverse ? -chunk : chunk;
     for (c.c0 = reverse ? last : 0; c.c0 >= 0 && c.c0 <= last; c.c0 += step) {
         c.n = all ? c.out_d : c.out_d - c.c0 < chunk ? c.out_d - c.c0 : chunk;
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+        c.packs = conv_s8_packs(c.w_size, c.n);
+#endif
         if (all) {
             // Set up once by the caller.
         } else if (keep == NULL) {

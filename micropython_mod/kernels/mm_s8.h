@@ -12,7 +12,8 @@
 // on Xtensa (ESP32) two values per step in assembly, the loop the core's
 // own (LOOP); elsewhere one value per step, four steps unrolled. With DSP,
 // four pointwise pixels also share each multiply, two by two in lanes of a
-// 64-bit sum (TFLM_MM_S8_LANE, below).
+// 64-bit sum (TFLM_MM_S8_LANE, below); on the Cortex-M3, two pixels share
+// each 32-bit multiply, packed in one word (tflm_mm_s8_pair2x2, below).
 #ifndef TFLM_KERNELS_MM_S8_H
 #define TFLM_KERNELS_MM_S8_H
 
@@ -620,6 +621,69 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s16s8_2x2(const uint32_t *xw, const uint3
 }
 
 #endif // TFLM_KERNEL_ARCH == TFLM_ARCH_DSP
+
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
+// Two pixels in one 32-bit multiply (the Cortex-M3, which has no 16-bit
+// lanes: MUL takes 1 cycle, MLA 2, SMLAL 4-7). A word X = x0 + x1 * 2^16
+// (modulo 2^32) times a filter value is x0.w + x1.w * 2^16. Two values at
+// a time (a block), t = 2^15 - X0.w0 - X1.w1 holds 2^15 - a in its low
+// half and -c in its high one, a = x0.w and c = x1.w over the block: with
+// |x| <= 128 and |w| <= 128, a and c lie in [-32512, 32768], so the low
+// half's 2^15 - a in [0, 65280] and the high half's -c in [-32768, 32512]
+// are exact, and t >> 16 (arithmetic) is -c. Per block, h -= t >> 16 and
+// l -= t: h started at pixel 1's starting sum s1 ends at its sum; l,
+// started at s0 + s1 * 2^16 + 2^15 per block, ends at pixel 0's sum plus
+// h * 2^16 (every step modulo 2^32, as the reference's int32 sums wrap).
+// Four products in MUL, MLA, RSB and two SUB: 6 cycles, against four MLA's
+// 8, and a word of both pixels loaded once for two filters.
+
+// Two pixels' n values packed once for all the filters they meet: xw[i] =
+// x0[i] + x1[i] * 2^16.
+static TFLM_ALWAYS_INLINE void tflm_mm_s8_pack2(const int8_t *x0, const int8_t *x1, int32_t n, uint32_t *xw) {
+    // Four values a turn: the eight loads back to back, the stores at
+    // offsets (about 5 cycles a value; one a turn, 8).
+    for (; n >= 4; n -= 4, x0 += 4, x1 += 4, xw += 4) {
+        const int32_t a0 = x0[0], a1 = x0[1], a2 = x0[2], a3 = x0[3];
+        const int32_t b0 = x1[0], b1 = x1[1], b2 = x1[2], b3 = x1[3];
+        xw[0] = (uint32_t)a0 + ((uint32_t)b0 << 16);
+        xw[1] = (uint32_t)a1 + ((uint32_t)b1 << 16);
+        xw[2] = (uint32_t)a2 + ((uint32_t)b2 << 16);
+        xw[3] = (uint32_t)a3 + ((uint32_t)b3 << 16);
+    }
+    for (int32_t i = 0; i < n; ++i) {
+        xw[i] = (uint32_t)x0[i] + ((uint32_t)x1[i] << 16);
+    }
+}
+
+// One block's t into the running l and h.
+static inline void tflm_mm_s8_pair_add(uint32_t t, uint32_t *l, uint32_t *h) {
+    *l -= t;
+    *h -= (uint32_t)((int32_t)t >> 16);
+}
+
+// tflm_mm_s8_2x2 on packed pixels (tflm_mm_s8_pack2), a[] starting sums in
+// and sums out as there: a[0] = x0.w0, a[1] = x0.w1, a[2] = x1.w0,
+// a[3] = x1.w1 over n values (conv_s8.c's assembly runs the same blocks).
+static TFLM_ALWAYS_INLINE void tflm_mm_s8_pair2x2(const uint32_t *xw, int32_t n, const int8_t *w0,
+    const int8_t *w1, uint32_t *a) {
+    const uint32_t half = (uint32_t)((n + 1) >> 1) << 15;
+    uint32_t l0 = a[0] + (a[2] << 16) + half, h0 = a[2];
+    uint32_t l1 = a[1] + (a[3] << 16) + half, h1 = a[3];
+    int32_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+        tflm_mm_s8_pair_add(0x8000u - (xw[i] * (uint32_t)w0[i] + xw[i + 1] * (uint32_t)w0[i + 1]), &l0, &h0);
+        tflm_mm_s8_pair_add(0x8000u - (xw[i] * (uint32_t)w1[i] + xw[i + 1] * (uint32_t)w1[i + 1]), &l1, &h1);
+    }
+    if (i < n) {
+        tflm_mm_s8_pair_add(0x8000u - xw[i] * (uint32_t)w0[i], &l0, &h0);
+        tflm_mm_s8_pair_add(0x8000u - xw[i] * (uint32_t)w1[i], &l1, &h1);
+    }
+    a[0] = l0 - (h0 << 16);
+    a[1] = l1 - (h1 << 16);
+    a[2] = h0;
+    a[3] = h1;
+}
+#endif // TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
 
 // Two pixels in one multiply (cores with DSP, tflm_mm_s8_4x2): a word holding two
 // pixels' values, x0 + x1 * 2^23, times a filter value is x0.w + x1.w * 2^23,

@@ -182,12 +182,14 @@ def depthwise_int16_bias64_misaligned(rng):
 @generator("CONV_2D/int8_lanes")
 def conv_int8_lanes(rng):
     """int8 convolutions at the edges of the sums that hold two pixels in one
-    64-bit multiply-accumulate (kernels/mm_s8.h, Cortex-M3/M4): pointwise
-    layers of 1 to 258 input channels (four pixels a pass up to 128, two up
-    to 256) and 3x3 windows (two gathered pixels), filters of +-127 or -128
-    throughout (their absolute values adding up to just under, or at, 2^15:
-    then the plain sums), and inputs all -128 or all 127 as well as random,
-    the output scale spanning the largest sum so a wrong lane shows."""
+    64-bit multiply-accumulate (kernels/mm_s8.h, Cortex-M4) or in one 32-bit
+    multiply (Cortex-M3): pointwise layers of 1 to 258 input channels (four
+    pixels a pass up to 128, two up to 256) and 3x3 windows (two gathered
+    pixels), filters of +-127 or -128 throughout (their absolute values
+    adding up to just under, or at, 2^15: then the plain sums; two values
+    of -128 against inputs of -128 fill the M3's low half exactly), and
+    inputs all -128 or all 127 as well as random, the output scale spanning
+    the largest sum so a wrong lane shows."""
     pointwise = bool(rng.integers(0, 3))
     in_d = int(rng.choice([1, 3, 4, 7, 8, 64, 127, 128, 129, 200, 255, 256, 257, 258])) if pointwise \
         else int(rng.integers(1, 15))
