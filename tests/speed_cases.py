@@ -101,6 +101,25 @@ def _fc_case(rng, name: str, *, batches: int, depth: int, units: int, per_channe
                                                       per_channel=per_channel, act=act, extreme=extreme))
 
 
+def _unit_case(rng, name: str, *, h: int, w: int, in_d: int, out_d: int, kh: int) -> Case:
+    """A convolution whose output is its sum itself: the output scale is the
+    input's times the filter's (a multiplier of 1), weights of -1, 0 and 1
+    against inputs of -3 to 3 (zero point 1) keep every sum within int8, so
+    a sum off by one shows in the output (the Cortex-M3's packed pairs:
+    their decoding and an odd last value)."""
+    qin, sw = ([0.05], [1]), float(np.float32(0.01))
+    qw = ([sw], [0], 0)
+    qout = ([float(np.float32(qin[0][0] * sw))], [0])
+    weights = rng.integers(-1, 2, (out_d, kh, kh, in_d)).astype(np.int8)
+    biases = rng.integers(-20, 21, out_d).astype(np.int32)
+    inputs = [((1, h, w, in_d), "INT8", None, qin), ((out_d, kh, kh, in_d), "INT8", weights, qw),
+              ((out_d,), "INT32", biases, ([qin[0][0] * sw], [0], 0))]
+    model, _ = single_op("CONV_2D", inputs, [((1, h, w, out_d), "INT8", qout)], Padding="SAME", StrideH=1,
+                         StrideW=1, DilationHFactor=1, DilationWFactor=1, FusedActivationFunction="NONE")
+    sets = [[rng.integers(-3, 4, (1, h, w, in_d)).astype(np.int8)] for _ in range(2)]
+    return Case(f"CONV_2D/{name}", model, dict(h=h, w=w, in_d=in_d, out_d=out_d, kh=kh), sets)
+
+
 def cases() -> list[Case]:
     rng = np.random.default_rng(20261124)
     acts = itertools.cycle(ACTIVATIONS)
@@ -254,6 +273,12 @@ def cases() -> list[Case]:
         model, _ = single_op("BATCH_MATMUL", [((2, m, k_), "INT8", None, q), ((k_, n), "INT8", rhs, rq)],
                              [((2, m, n), "INT8", oq)])
         out.append(Case(f"batch_matmul_{m}x{k_}x{n}", model, dict(m=m, k=k_, n=n, const=const)))
+    # Sums that show in the output one by one, through the Cortex-M3's
+    # packed pairs: an even and an odd pointwise depth, an odd last
+    # channel and pixel, and 3x3 windows gathered at the edges.
+    out += [_unit_case(rng, "1x1_unit_24to9", h=3, w=3, in_d=24, out_d=9, kh=1),
+            _unit_case(rng, "1x1_unit_25to8", h=2, w=3, in_d=25, out_d=8, kh=1),
+            _unit_case(rng, "3x3_unit_3to8", h=4, w=4, in_d=3, out_d=8, kh=3)]
     # Pointwise channel pairs in one block of assembly on the DSP cores
     # (every channel's scaling fast, the activation's range all of int8, k
     # a multiple of 4): one to several chunks of 32 output channels, an odd

@@ -652,14 +652,13 @@ static void conv_s8_pair_sat_dsp(const uint32_t *xws, const uint32_t *xw_end, co
 
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2
 // Whether a pair of pixels of k values goes through the packed blocks
-// (mm_s8.h, conv_s8_pair_packed) against n channels: they save about 3.5
-// cycles a value for each pair of channels, the packing costs about 6 a
-// value and the call and each pair of channels' start a few dozen more.
-// By the cycle estimator on pointwise layers of 4 to 24 input and output
-// channels, they take fewer cycles from about 64 values times pairs of
-// channels on, and never with k = 4.
+// (mm_s8.h, conv_s8_pair_packed) against n channels: by the cycle
+// estimator on pointwise layers of 8 to 256 values and 4 to 16 channels,
+// they save about 3.5 cycles a value for each pair of channels less 8 for
+// its start, and the packing and the calls cost about 6.5 a value and 95
+// more (so one pair of channels alone gains nothing, and k = 4 never).
 static inline bool conv_s8_packs(int32_t k, int32_t n) {
-    return k >= 8 && k <= CONV_S8_WIDE_MAX && (n >> 1) * k >= 64;
+    return k <= CONV_S8_WIDE_MAX && (n >> 1) * (7 * k - 16) > 13 * k + 192;
 }
 #endif
 
@@ -751,9 +750,9 @@ static TFLM_ALWAYS_INLINE void conv_s8_pair_run(const conv_s8_t *c, const int8_t
 // pointwise or a gathered window), then the four outputs from the registers
 // it leaves its sums in. (GCC's code added the four
 // pointers' increments at each step, and reloaded and spilled about 50
-// instructions' worth at each pair of channels around the loop.) Since
-// conv_s8_pair_packed, only for windows over CONV_S8_WIDE_MAX values and
-// chunks of fewer than four channels.
+// instructions' worth at each pair of channels around the loop.) Where
+// conv_s8_pair_packed does not pay (conv_s8_packs: short windows, few
+// channels) or cannot take the window (over CONV_S8_WIDE_MAX values).
 // Four values: tflm_mm_s8_2x2's steps (kernels/mm_s8.h).
 #define CONV_S8_PAIR_FOUR TFLM_MM_S8_2X2_T2_FOUR
 // The block for each pair of channels; `start` enters the loop of four a
@@ -1108,13 +1107,17 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
     // windows over 256 values) value by value (1.1 KB less text).
     conv_s8_pair_run(c, x0, x1, k, out0, out1, c->sat);
 #elif CONV_S8_PAIR_ASM
+    // (c->packs: k >= 5 and four channels or more.)
+    if (c->packs && x1 != NULL && (c->sat || c->wide)) {
+        conv_s8_pair_pack(c, x0, x1, out0, out1);
+        if (c->n & 1) {
+            conv_s8_pair_rest(c, c->n & ~1, x0, x1, k, out0, out1);  // the odd last channel
+        }
+        return;
+    }
     if ((c->sat || c->wide) && x1 != NULL && k >= 1 && c->n >= 2) {
         const int32_t m = c->n & ~1;
-        if (c->packs) {
-            conv_s8_pair_pack(c, x0, x1, out0, out1);
-        } else {
-            conv_s8_pair_sat(x0, x1, k, c->filter + c->c0 * k, c->q, c->zero_point, c->wide, out0, out1, m >> 1);
-        }
+        conv_s8_pair_sat(x0, x1, k, c->filter + c->c0 * k, c->q, c->zero_point, c->wide, out0, out1, m >> 1);
         if (m != c->n) {
             conv_s8_pair_rest(c, m, x0, x1, k, out0, out1);  // the odd last channel
         }
