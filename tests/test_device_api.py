@@ -282,17 +282,21 @@ def run():
     it.invoke()
 run()
 first = bytes(out)
-state = 0
-print('go')
-try:
-    while True:
-        out[:] = b'\\x55\\x55'
-        state = 1
-        run()
-        state = 2
-except KeyboardInterrupt:
-    # Stopped between two operators: the last one never ran.
-    print('stopped', state, bytes(out) == b'\\x55\\x55')
+for attempt in range(4):
+    state = 0
+    print('go')
+    try:
+        while True:
+            out[:] = b'\\x55\\x55'
+            state = 1
+            run()
+            state = 2
+    except KeyboardInterrupt:
+        # Stopped between two operators: the last one never ran.
+        inside = state == 1 and bytes(out) == b'\\x55\\x55'
+        print('stopped', state, inside)
+    if inside:
+        break
 run()
 print('again', bytes(out) == first)
 """
@@ -304,7 +308,11 @@ def test_ctrl_c_stops_an_invoke_between_operators():
     the interpreter then runs the model again with the same answer. (Before,
     the engine looked only at the ends of subgraphs: the whole invoke ran,
     the output was written.) The stm32 port's firmware: its UART sees a
-    Ctrl-C while code runs (the qemu port's reads its UART only for input)."""
+    Ctrl-C while code runs (the qemu port's reads its UART only for input).
+    A Ctrl-C that lands past the engine's last check (in the last operator,
+    or in Python between two invokes) stops the loop outside invoke(): the
+    script says so and the test sends another, four times at most; an
+    engine that never stops between operators fails every time."""
     from tflm_host import romfs
 
     image = romfs.build_image({"person_detect.tflite": model_path("person_detect.tflite").read_bytes()})
@@ -313,11 +321,17 @@ def test_ctrl_c_stops_an_invoke_between_operators():
         transport.enter_raw_repl(soft_reset=False)
         device.exec_chunk(transport, "ROOT = '/rom'", 30)
         transport.exec_raw_no_follow(CTRL_C)
-        assert transport.read_until(1, b"go\r\n", timeout=60).endswith(b"go\r\n")
-        time.sleep(0.5)
-        transport.serial.write(b"\x03")
+        stops = []
+        for _ in range(4):
+            assert transport.read_until(1, b"go\r\n", timeout=60).endswith(b"go\r\n"), stops
+            time.sleep(0.5)
+            transport.serial.write(b"\x03")
+            stops.append(transport.read_until(1, b"\r\n", timeout=60))
+            if stops[-1].endswith(b"stopped 1 True\r\n"):
+                break
         out = transport.read_until(1, b"\x04", timeout=60) + transport.read_until(1, b"\x04", timeout=10)
-        assert b"stopped 1 True\r\nagain True\r\n" in out, out
+        assert stops[-1].endswith(b"stopped 1 True\r\n"), stops
+        assert b"again True\r\n" in out, (stops, out)
 
 
 
