@@ -1063,15 +1063,6 @@ __attribute__((noinline)) static void conv_s8_pair_packed(const uint32_t *xw, co
 #undef CONV_S8_PACKED_CMP
 #undef CONV_S8_PACKED_E
 
-// Both pixels of a window (c->w_size values) packed on the stack, then
-// conv_s8_pair_packed over the chunk's channels but an odd last one. Out
-// of line: its frame (1 KB) is not taken by the pixels that go another way.
-__attribute__((noinline)) static void conv_s8_pair_pack(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
-    int8_t *out0, int8_t *out1) {
-    uint32_t xw[CONV_S8_WIDE_MAX];
-    tflm_mm_s8_pack2(x0, x1, c->w_size, xw);
-    conv_s8_pair_packed(xw, c, out0, out1);
-}
 #endif
 
 #if CONV_S8_PAIR_ASM
@@ -1096,6 +1087,28 @@ __attribute__((noinline)) static void conv_s8_pair_rest(const conv_s8_t *c, int3
         conv_s8_pair_run(&part, x0, x1, k, out0, out1, false);
     }
 }
+
+// Both pixels of a window (c->w_size values) packed on the stack, then
+// conv_s8_pair_packed over the chunk's channels, and an odd last one
+// through conv_s8_pair_rest: a pair of pixels of a chunk that c->packs and
+// that is `sat` or `wide`. Out of line: its frame (1 KB) is not taken by
+// the pixels that go another way. Its callers test the chunk once
+// (conv_s8_packed), not each pair of pixels: a test in conv_s8_pair cost
+// small layers that keep the 2x2 loop up to 1.4% more cycles.
+__attribute__((noinline)) static void conv_s8_pair_pack(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
+    int8_t *out0, int8_t *out1) {
+    uint32_t xw[CONV_S8_WIDE_MAX];
+    tflm_mm_s8_pack2(x0, x1, c->w_size, xw);
+    conv_s8_pair_packed(xw, c, out0, out1);
+    if (c->n & 1) {
+        conv_s8_pair_rest(c, c->n & ~1, x0, x1, c->w_size, out0, out1);  // the odd last channel
+    }
+}
+
+// Whether a chunk's pairs of pixels go through conv_s8_pair_pack.
+static inline bool conv_s8_packed(const conv_s8_t *c) {
+    return c->packs && (c->sat || c->wide);
+}
 #endif
 
 // k: the window's values, c->w_size (a pointwise layer's in_d).
@@ -1107,14 +1120,6 @@ static void conv_s8_pair(const conv_s8_t *c, const int8_t *x0, const int8_t *x1,
     // windows over 256 values) value by value (1.1 KB less text).
     conv_s8_pair_run(c, x0, x1, k, out0, out1, c->sat);
 #elif CONV_S8_PAIR_ASM
-    // (c->packs: k >= 5 and four channels or more.)
-    if (c->packs && x1 != NULL && (c->sat || c->wide)) {
-        conv_s8_pair_pack(c, x0, x1, out0, out1);
-        if (c->n & 1) {
-            conv_s8_pair_rest(c, c->n & ~1, x0, x1, k, out0, out1);  // the odd last channel
-        }
-        return;
-    }
     if ((c->sat || c->wide) && x1 != NULL && k >= 1 && c->n >= 2) {
         const int32_t m = c->n & ~1;
         conv_s8_pair_sat(x0, x1, k, c->filter + c->c0 * k, c->q, c->zero_point, c->wide, out0, out1, m >> 1);
@@ -1493,6 +1498,13 @@ static TFLM_ALWAYS_INLINE void conv_s8_pointwise(const conv_s8_t *c, const int8_
         return;
     }
 #endif
+#if CONV_S8_PAIR_ASM
+    if (conv_s8_packed(c)) {
+        for (; pixels >= 2; pixels -= 2, x += 2 * k, out += 2 * out_d) {
+            conv_s8_pair_pack(c, x, x + k, out, out + out_d);
+        }
+    }
+#endif
     for (; pixels >= 2; pixels -= 2, x += 2 * k, out += 2 * out_d) {
         conv_s8_pair(c, x, x + k, k, out, out + out_d);
     }
@@ -1543,6 +1555,14 @@ __attribute__((noinline)) static void conv_s8_pointwise_back(const conv_s8_t *c,
         }
         for (p -= 4; p >= 0; p -= 4) {
             conv_s8_quad(c, x + p * k, k, out + p * out_d);
+        }
+        return;
+    }
+#endif
+#if CONV_S8_PAIR_ASM
+    if (conv_s8_packed(c)) {
+        for (p -= 2; p >= 0; p -= 2) {
+            conv_s8_pair_pack(c, x + p * k, x + (p + 1) * k, out + p * out_d, out + (p + 1) * out_d);
         }
         return;
     }
@@ -1786,6 +1806,12 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
         c.sat = c.sat && c.act_min == -128 && c.act_max == 127;
         c.wide = c.wide && c.act_min == -128 && c.act_max == 127;
 #endif
+#if CONV_S8_PAIR_ASM
+        // Gathered pairs through the packed blocks, the chunk's choice made
+        // once here (in conv_s8_pixels it cost small layers that keep the
+        // 2x2 loop up to 2% more cycles).
+        const bool packed = conv_s8_packed(&c);
+#endif
         if (pointwise) {
             int8_t *out = output + ((size_t)batch * out_h * out_w + pix0) * c.out_d + c.c0;
             if (keep != NULL && keep->back) {
@@ -1842,6 +1868,13 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
                     out_wait = out;
                     continue;
                 }
+#if CONV_S8_PAIR_ASM
+                if (k == PIX_GATHER && packed) {
+                    conv_s8_pair_pack(&c, x_wait, x, out_wait, out);
+                    kind = PIX_NONE;
+                    continue;
+                }
+#endif
                 conv_s8_pixels(&c, k, x_wait, x, out_wait, out);
                 kind = PIX_NONE;
             }
