@@ -629,9 +629,9 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s16s8_2x2(const uint32_t *xw, const uint3
 // a time (a block), t = 2^15 - X0.w0 - X1.w1 holds 2^15 - a in its low
 // half and -c in its high one, a = x0.w and c = x1.w over the block: with
 // x and w int8 (-128 to 127: the input offset is in the starting sums), a
-// and c lie in [-32512, 32768], so the low
-// half's 2^15 - a in [0, 65280] and the high half's -c in [-32768, 32512]
-// are exact, and t >> 16 (arithmetic) is -c. Per block, h -= t >> 16 and
+// and c lie in [-32512, 32768], so the low half's 2^15 - a in [0, 65280]
+// and the high half's -c in [-32768, 32512] are exact, and t >> 16
+// (arithmetic) is -c. Per block, h -= t >> 16 and
 // l -= t: h started at pixel 1's starting sum s1 ends at its sum; l,
 // started at s0 + s1 * 2^16 + 2^15 per block, ends at pixel 0's sum plus
 // h * 2^16 (every step modulo 2^32, as the reference's int32 sums wrap).

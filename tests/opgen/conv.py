@@ -187,7 +187,7 @@ def conv_int8_lanes(rng):
     pixels a pass up to 128, two up to 256) and 3x3 windows (two gathered
     pixels), filters of +-127 or -128 throughout (their absolute values
     adding up to just under, or at, 2^15: then the plain sums; two values
-    of -128 against inputs of -128 fill the M3's low half exactly), and
+    of -128 against inputs of -128 take the M3's low half to its edge), and
     inputs all -128 or all 127 as well as random, the output scale spanning
     the largest sum so a wrong lane shows."""
     pointwise = bool(rng.integers(0, 3))
