@@ -43,6 +43,7 @@ $(addprefix $(TFLM_KERNEL_OBJ_DIR)/,$(addsuffix .o,$(filter $(TFLM_KERNEL_ALIGN_
 # TFLM_INVOKE_OPT= (PYBV11, short of flash) builds it as the firmware is.
 TFLM_INVOKE_OPT ?= $(TFLM_KERNEL_OPT)
 $(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/engine/invoke.o: CFLAGS += $(TFLM_INVOKE_OPT)
+$(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/engine/patch.o: CFLAGS += $(TFLM_INVOKE_OPT)
 
 # TFLM_OPS="FULLY_CONNECTED QUANTIZE ..." links only those kernels.
 ifneq ($(strip $(TFLM_OPS)),)

@@ -15,7 +15,10 @@
 // instruction excluded) is written to `out` (default: QEMU's log, -d plugin);
 // flash=BASE:SIZE (up to 4 regions) with icache=LINES:BYTES:WAYS and
 // dcache=... (a data cache; dcache=unified shares the instruction cache): the
-// flash regions' accesses.
+// flash regions' accesses; profile=1: at each mark, also a line per
+// translated block that ran since the previous mark ("block ADDR END
+// cycles=N runs=N", nominal cycles: its own, a taken branch into it, its
+// unaligned and conditional accesses), for a profile by function.
 //
 // Counts come in three figures: nominal (the TRM's figure, its ranges read
 // as documented in docs/speed.md), least and most (the ends of the TRM's
@@ -87,6 +90,9 @@ static uint64_t marks[MAX_MARKS];
 static int n_marks;
 static FILE *out;
 static uint64_t mark_seq;
+static bool profile;
+static struct block **prof_blocks; // every block translated, for the profile's lines
+static size_t prof_n, prof_cap;
 
 // A set-associative LRU cache of flash lines (tags only).
 typedef struct {
@@ -152,7 +158,7 @@ typedef struct {
     bool cond; // conditional: in an IT block, or B<cc>/CBZ/CBNZ
 } slot_t;
 
-typedef struct {
+typedef struct block {
     uint64_t vaddr, end;   // first byte, and the address after the last instruction
     counts_t stat;         // the block's counts when it runs to its end (a branch: not taken)
     // The branch ending the block, if any.
@@ -164,6 +170,7 @@ typedef struct {
     slot_t head, tail;
     uint8_t first_size;
     bool flash; // fetched from the flash region
+    uint64_t prof_cycles, prof_runs; // since the last mark (profile=1)
 } block_t;
 
 typedef struct {
@@ -240,8 +247,9 @@ static void add_pair_to(counts_t *c, const slot_t *b, int dn, int dl, int dh) {
 
 static void vcpu_tb_exec(unsigned int vcpu, void *udata) {
     (void)vcpu;
-    const block_t *b = udata;
+    block_t *b = udata;
     const block_t *p = prev_block;
+    uint64_t before = totals.nom;
     if (p != NULL) {
         bool seq = b->vaddr == p->end;
         if (p->branch) {
@@ -275,6 +283,10 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata) {
             }
         }
     }
+    if (profile) {
+        b->prof_cycles += totals.nom - before;
+        b->prof_runs++;
+    }
     prev_block = b;
 }
 
@@ -286,6 +298,9 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vad
         totals.min += m->per_access;
         totals.max += m->per_access;
         totals.cyc[m->cls] += m->per_access;
+        if (profile && prev_block) {
+            ((block_t *)prev_block)->prof_cycles += m->per_access;
+        }
     }
     if (m->check_align) {
         unsigned size = 1u << qemu_plugin_mem_size_shift(info);
@@ -301,6 +316,9 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vad
             totals.max += extra;
             totals.cyc[m->cls] += extra;
             totals.ev[E_UNALIGNED]++;
+            if (profile && prev_block) {
+                ((block_t *)prev_block)->prof_cycles += extra;
+            }
         }
     }
     if (flash_on && !qemu_plugin_mem_is_store(info) && in_flash(vaddr)) {
@@ -340,6 +358,18 @@ static void vcpu_mark(unsigned int vcpu, void *udata) {
     counts_t now = totals;
     counts_sub(&now, &m->suffix);
     print_counts("mark", mark_seq++, m->pc, &now);
+    if (profile) {
+        FILE *f = out ? out : stderr;
+        for (size_t i = 0; i < prof_n; ++i) {
+            block_t *b = prof_blocks[i];
+            if (b->prof_runs) {
+                fprintf(f, "block 0x%" PRIx64 " 0x%" PRIx64 " cycles=%" PRIu64 " runs=%" PRIu64 "\n", b->vaddr,
+                        b->end, b->prof_cycles, b->prof_runs);
+                b->prof_cycles = b->prof_runs = 0;
+            }
+        }
+        fflush(f);
+    }
 }
 
 // The instruction's own counts, as the block adds them.
@@ -467,6 +497,13 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
         }
     }
     b->stat.insns = n;
+    if (profile) {
+        if (prof_n == prof_cap) {
+            prof_cap = prof_cap ? 2 * prof_cap : 1024;
+            prof_blocks = realloc(prof_blocks, prof_cap * sizeof *prof_blocks);
+        }
+        prof_blocks[prof_n++] = b;
+    }
     free(own);
     free(slots);
     qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec, QEMU_PLUGIN_CB_NO_REGS, b);
@@ -545,6 +582,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             }
         } else if (klen == 6 && !strncmp(a, "dcache", 6)) {
             dcache_arg = v;
+        } else if (klen == 7 && !strncmp(a, "profile", 7)) {
+            if (strcmp(v, "0") && strcmp(v, "1")) {
+                fprintf(stderr, "tflm_cycles: profile=0|1\n");
+                return -1;
+            }
+            profile = !strcmp(v, "1");
         } else {
             fprintf(stderr, "tflm_cycles: unknown argument %s\n", a);
             return -1;
