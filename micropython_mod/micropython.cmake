@@ -74,12 +74,12 @@ if(TFLM_KERNEL_OPT)
     file(GLOB TFLM_KERNEL_SOURCES ${CMAKE_CURRENT_LIST_DIR}/kernels/*.c)
     set_source_files_properties(${TFLM_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS "${TFLM_KERNEL_OPT}")
 endif()
-# invoke.c too (TFLM_INVOKE_OPT, as in micropython.mk; empty: the port's own).
+# invoke.c and patch.c too (TFLM_INVOKE_OPT, as in micropython.mk; empty: the port's own).
 if(NOT DEFINED TFLM_INVOKE_OPT)
     set(TFLM_INVOKE_OPT ${TFLM_KERNEL_OPT})
 endif()
 if(TFLM_INVOKE_OPT)
-    set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/engine/invoke.c
+    set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/engine/invoke.c ${CMAKE_CURRENT_LIST_DIR}/engine/patch.c
         PROPERTIES COMPILE_OPTIONS "${TFLM_INVOKE_OPT}")
 endif()
 

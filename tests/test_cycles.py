@@ -135,12 +135,14 @@ def test_rp2040_emulator_on_the_microbenchmarks(bench_dir):
 
 def test_plugin_rejects_bad_arguments(tmp_path):
     elf = cycles.build_microbench("m3", tmp_path)
-    for bad in ["core=m7", "mark=0x10"]:
+    for bad in ["core=m7", "mark=0x10", "core=m3,profile=2"]:
         option = f"{cycles.plugin_path()},{bad},out={tmp_path / 'x'}"
         proc = subprocess.run(["qemu-system-arm", "-machine", "mps2-an385", "-nographic", "-monitor", "none",
                                "-serial", "null", "-semihosting", "-kernel", str(elf), "-plugin", option],
                               capture_output=True, text=True, timeout=60)
-        if bad.startswith("core"):
+        if bad.startswith("core=m3"):
+            assert proc.returncode != 0 and "profile=0|1" in proc.stderr
+        elif bad.startswith("core"):
             assert proc.returncode != 0 and "m0, m0plus, m3 or m4" in proc.stderr
         else:
             assert proc.returncode != 0 and "core=m0|m0plus|m3|m4 is needed" in proc.stderr
@@ -200,6 +202,58 @@ def test_bench_speed_cycles_json(tmp_path):
     assert r["core"] == "Cortex-M0+" and r["clock_hz"] == 125_000_000
     assert r["ms"] == pytest.approx(r["cycles"] / 125_000)
     assert r["cmsis_nn_instructions"] is None and r["cmsis_nn_cycles"] is None
+
+
+@pytest.mark.parametrize("board", ["MICROBIT", "MPS2_AN385"])
+def test_bench_profile_adds_up(board):
+    """`tflm-host bench profile`: the functions' cycles add up to the
+    estimator's between the two readings around invoke() (the blocks of the
+    readings' own instructions fall on either side: a few cycles), which less
+    the counter's call are bench speed --cycles' figure for the same run;
+    test_conv_model's go mostly to the convolution kernels."""
+    from conftest import MODELS
+    from tflm_dev import bench
+
+    name = "test_conv_model.tflite"
+    p, = bench.profile_ours(board, [MODELS / name])
+    assert abs(sum(p.functions.values()) - p.span.cycles) <= 32
+    assert 0 < p.span.cycles - p.total.cycles < 2000  # the counter's call
+    timed = bench.measure_ours_cycles(board, {name: (MODELS / name).read_bytes()}, {name: 1})[name][0]
+    assert timed.cycles == p.total.cycles
+    kernels = sum(v for f, v in p.functions.items() if f.startswith(("conv_s8", "tflm_conv_2d", "dw_s8")))
+    assert kernels > 0.8 * p.span.cycles
+    # Code outside every function symbol (assembly without a size: libgcc's helpers' tails).
+    assert p.functions.get("?", 0) < 1e-4 * p.span.cycles
+
+
+def test_bench_profile_patches_section(tmp_path):
+    """`tflm-host bench profile --patches --out FILE`: per model with a
+    stage, its functions with and without it, their differences summing to
+    the invoke's; the section written between its markers, the rest of the
+    file kept."""
+    import os
+    import sys
+
+    from conftest import MODELS, ROOT
+    from tflm_dev import bench
+
+    doc = tmp_path / "speed.md"
+    doc.write_text("# Speed\n\nkept\n")
+    proc = subprocess.run([sys.executable, "-m", "tflm_host", "bench", "profile", "--patches", "--only",
+                           "test_conv_model", "--boards", "MPS2_AN385", "--models", str(MODELS), "--out", str(doc),
+                           "-q"], capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT / "host_tools")))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = doc.read_text()
+    assert text.startswith("# Speed\n\nkept\n") and text.count(bench.PROFILE_START) == 1
+    section = text.split(bench.PROFILE_START)[1].split(bench.PROFILE_END)[0]
+    assert "### test_conv_model.tflite: ops 1-3" in section and "MPS2_AN385 (Cortex-M3)" in section
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    diffs = [int(r[3].split()[0].rstrip(" |").replace(",", "")) for r in rows[:-1]]
+    without, with_stage = (int(rows[-1][k].replace(",", "")) for k in (1, 2))
+    # The functions' differences add up to the invoke()s' (the readings' blocks aside).
+    assert abs(sum(diffs) - (with_stage - without)) <= 64
+    assert with_stage > without  # a stage's kernels run once per patch
 
 
 @pytest.mark.parametrize("board", ["MICROBIT", "NETDUINOPLUS2"])

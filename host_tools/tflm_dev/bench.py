@@ -558,16 +558,23 @@ def speed_markdown(rows: list[dict], board: str) -> str:
     return _markdown_table(columns, body, notes)
 
 
-def patch_speed_rows(models: list[Path], board: str, runs: int, progress=None) -> list[dict]:
-    """Per model that a patch-based stage makes smaller: instructions
-    per invoke prepared, and prepared with the stage (PATCH_BOUND)."""
-    rows = []
+def staged_models(models: list[Path], progress=None):
+    """Each model that a patch-based stage makes smaller: (its path, it
+    prepared, it prepared with the stage PATCH_BOUND chooses, _patch_of's
+    account of that stage)."""
     for path in runnable(models, progress):
         plain = prepare_model(path.read_bytes())
         patched = prepare_model(path.read_bytes(), max_extra_macs=PATCH_BOUND)
         stage = _patch_of(patched)
-        if not stage[0]:
-            continue
+        if stage[0]:
+            yield path, plain, patched, stage
+
+
+def patch_speed_rows(models: list[Path], board: str, runs: int, progress=None) -> list[dict]:
+    """Per model that a patch-based stage makes smaller: instructions
+    per invoke prepared, and prepared with the stage (PATCH_BOUND)."""
+    rows = []
+    for path, plain, patched, stage in staged_models(models, progress):
         row = {"model": path.name, "stage": stage}
         with tempfile.TemporaryDirectory() as tmp:
             for key, data in (("plain", plain), ("patched", patched)):
@@ -1381,6 +1388,128 @@ def measure_ours_cycles(board: str, files: dict[str, bytes], runs: dict[str, int
         if i != len(marks):
             raise RuntimeError(f"{board}: {len(marks)} marks for {i} counter calls")
     return results
+
+
+# -- where an invoke's cycles go (bench profile) ------------------------------------
+
+@dataclass
+class Profile:
+    """One invoke of a model under the estimator, by function."""
+    name: str
+    total: "cycles.Counts"        # the invoke's counts, as bench speed --cycles takes them (one run)
+    span: "cycles.Counts"         # from the counter's reading before invoke() to the one after
+    functions: dict[str, int]     # nominal cycles per function of the firmware, over the span
+
+
+def profile_ours(board: str, paths: list[Path], firmware: Path | None = None, timeout: float = 3600,
+                 progress=None) -> list[Profile]:
+    """Each model's second invoke (inputs all zero) on a QEMU Arm board
+    under the estimator with profile=1, a model a run: its counts between
+    the marks around invoke(), and the cycles of the blocks that ran between
+    them summed per function. The blocks of the marks' own instructions
+    (the counter's call, a few cycles) fall on either side."""
+    tgt = make_target(board, firmware)
+    fw = tgt.board.firmware
+    mark = elf_symbol(fw, "qemuboard_icount_low")
+    core = cycles.BOARD_CORES[board]
+    regions = cycles.flash_regions(board, fw, (tgt.board.romfs_start, tgt.board.romfs_size))
+    out = []
+    for k, path in enumerate(paths):
+        if progress:
+            progress(k, len(paths), path.name)
+        chunks = [_counter_code(tgt), SPEED_DEVICE_CODE, f"_measure({path.name!r}, 1)"]
+        with tempfile.TemporaryDirectory(prefix="tflm-profile-") as tmp:
+            log = Path(tmp, "marks.txt")
+            text = tgt.run(chunks, {path.name: path.read_bytes()}, timeout=timeout,
+                           plugin=cycles.plugin_option(core, [mark], log, board, regions, profile=True))
+            raw = log.read_text() if log.is_file() else ""
+        marks, spans = cycles.parse_marks(raw), cycles.parse_profile(raw)
+        if "@RUN " not in text or len(marks) != 4 or len(spans) != 4:
+            raise RuntimeError(f"{board}: no profile of {path.name}:\n{text[-2000:]}")
+        c, d, a, e = marks
+        # spans[3]: what ran from mark a (the reading before invoke()) to mark e (the one after).
+        out.append(Profile(path.name, (e - a) - (d - c), e - a, cycles.by_function(fw, spans[3])))
+    if progress:
+        progress(len(paths), len(paths), "")
+    return out
+
+
+def profile_markdown(rows: list[Profile], board: str, top: int = 30) -> str:
+    """The functions that took the most cycles in any of the models, a
+    column per model, then the rest and the sums."""
+    names = sorted({f for r in rows for f in r.functions},
+                   key=lambda f: -max(r.functions.get(f, 0) for r in rows))
+    shown = names[:top]
+    columns = ["function"] + [r.name for r in rows]
+    body = ["| " + " | ".join([f"`{f}`"] + [f"{r.functions.get(f, 0):,}" for r in rows]) + " |" for f in shown]
+    body.append("| (the rest) | " + " | ".join(f"{sum(v for f, v in r.functions.items() if f not in shown):,}"
+                                             for r in rows) + " |")
+    body.append("| **sum** | " + " | ".join(f"{sum(r.functions.values()):,}" for r in rows) + " |")
+    body.append("| invoke(), as bench speed --cycles | " + " | ".join(f"{r.total.cycles:,}" for r in rows) + " |")
+    core = cycles.CORE_NAMES[cycles.BOARD_CORES[board]]
+    notes = [f"{board} ({core}): nominal cycles of one invoke (the second, inputs all zero) by function of the "
+             "firmware, the cycle estimator's blocks summed by the function holding their first instruction "
+             "(inlined code counts as its caller's). The sum holds the counter's call too, which bench speed "
+             "--cycles takes off."]
+    return _markdown_table(columns, body, notes)
+
+
+# bench profile --patches's section of docs/speed.md
+PROFILE_START = "<!-- tflm-host bench profile --patches: start -->"
+PROFILE_END = "<!-- tflm-host bench profile --patches: end -->"
+
+
+def stage_profile_rows(models: list[Path], board: str, progress=None) -> list[tuple[str, tuple, Profile, Profile]]:
+    """Per model that a patch-based stage makes smaller: profiles of its
+    invoke prepared without a stage and with the one --max-extra-macs
+    PATCH_BOUND chooses."""
+    rows = []
+    for path, plain, patched, stage in staged_models(models, progress):
+        with tempfile.TemporaryDirectory() as tmp:
+            files = []
+            for key, data in (("without", plain), ("with", patched)):
+                f = Path(tmp, key) / path.name
+                f.parent.mkdir()
+                f.write_bytes(data)
+                files.append(f)
+            without, with_stage = (profile_ours(board, [f])[0] for f in files)
+        rows.append((path.name, stage, without, with_stage))
+    return rows
+
+
+def stage_profile_markdown(rows: list[tuple[str, tuple, Profile, Profile]], board: str, top: int = 12) -> str:
+    """Per model, the functions whose cycles the stage changes the most."""
+    core = cycles.CORE_NAMES[cycles.BOARD_CORES[board]]
+    parts = []
+    for name, stage, without, with_stage in rows:
+        split, gh, gw, extra, start, mode = stage
+        a, b = without.functions, with_stage.functions
+        names = sorted(set(a) | set(b), key=lambda f: (-abs(b.get(f, 0) - a.get(f, 0)), f))
+        shown = names[:top]
+        body = [f"| `{f}` | {a.get(f, 0):,} | {b.get(f, 0):,} | {b.get(f, 0) - a.get(f, 0):+,} |" for f in shown]
+        rest_a = sum(v for f, v in a.items() if f not in shown)
+        rest_b = sum(v for f, v in b.items() if f not in shown)
+        body.append(f"| (the rest) | {rest_a:,} | {rest_b:,} | {rest_b - rest_a:+,} |")
+        ta, tb = without.total.cycles, with_stage.total.cycles
+        body.append(f"| invoke() | {ta:,} | {tb:,} | {tb - ta:+,} ({(tb - ta) / ta:+.2%}) |")
+        parts.append(f"### {name}: ops {start}-{split - 1}, {patches.layout_text(gh, gw, mode)} ({extra:.2%} extra "
+                     f"MACs), {board} ({core})\n\n"
+                     + _markdown_table(["function", "without a stage", "with the stage", "difference"], body, []))
+    note = (f"The functions whose cycles a model's patch-based stage (the one `prepare --max-extra-macs 20%` "
+            f"chooses) changes the most, on {board}: nominal cycles of one invoke (the second, inputs all zero) "
+            "by function of the firmware, the cycle estimator's blocks summed by the function holding their "
+            "first instruction (inlined code counts as its caller's). A stage runs each of its operators' "
+            "kernels once per patch, over maps a few pixels wide where kernels take other paths than over the "
+            "whole map, and copies what the patches share (`patch_copy_words`, `keep_run`: the halos kept, "
+            "each operator's data given a patch's geometry).\n")
+    return note + "\n" + "\n".join(parts)
+
+
+def write_profile(doc: Path, table: str, boards: list[str], only: list[str] | None) -> None:
+    """Puts bench profile --patches's section into docs/speed.md."""
+    opts = f" --only {' '.join(only)}" if only else ""
+    write_section(doc, PROFILE_START, PROFILE_END, "Where a patch-based stage's cycles go",
+                  f"tflm-host bench profile --patches --boards {' '.join(boards)}{opts} --out FILE", table)
 
 
 @dataclass
@@ -2296,7 +2425,7 @@ def keep_sweep(doc: Path, new_text: str) -> str:
     """A regenerated speed.md (speed-reference.md) keeps the sections other
     commands write between their markers: the sweep's, the ops' table."""
     old = doc.read_text() if doc.is_file() else ""
-    for start, end in ((SWEEP_START, SWEEP_END), (OPS_START, OPS_END)):
+    for start, end in ((SWEEP_START, SWEEP_END), (OPS_START, OPS_END), (PROFILE_START, PROFILE_END)):
         if start in old and end in old:
             section = start + old.split(start, 1)[1].split(end, 1)[0] + end + "\n"
             new_text = new_text.rstrip("\n") + "\n\n" + section

@@ -94,10 +94,13 @@ def plugin_path() -> Path:
 
 
 def plugin_option(core: str, marks: list[int], out: Path, board: str | None = None,
-                  flash: list[tuple[int, int]] | None = None) -> str:
+                  flash: list[tuple[int, int]] | None = None, profile: bool = False) -> str:
     """The value of QEMU's -plugin option; with `flash`, the regions whose
-    accesses go through the board's modelled flash cache."""
+    accesses go through the board's modelled flash cache; with `profile`,
+    the blocks' cycles at each mark too (parse_profile)."""
     args = [str(plugin_path()), f"core={core}", f"out={out}"] + [f"mark={m & ~1:#x}" for m in marks]
+    if profile:
+        args.append("profile=1")
     real = REAL_BOARDS.get(board or "")
     if real and real.icache and flash:
         args += [f"flash={base:#x}:{size:#x}" for base, size in flash]
@@ -157,6 +160,38 @@ def parse_marks(text: str) -> list[Counts]:
                 c.events[k] = int(v)
         marks.append(c)
     return marks
+
+
+def parse_profile(text: str) -> list[dict[int, int]]:
+    """The blocks' lines of the estimator's output with profile=1, per mark:
+    entry k maps each translated block's first address to the nominal
+    cycles it took between mark k - 1 (or the start) and mark k."""
+    spans: list[dict[int, int]] = []
+    for line in text.splitlines():
+        if line.startswith("mark "):
+            spans.append({})
+        elif line.startswith("block ") and spans:
+            parts = line.split()
+            at = int(parts[1], 16)
+            spans[-1][at] = spans[-1].get(at, 0) + int(parts[3].split("=", 1)[1])
+    return spans
+
+
+def by_function(elf: Path, blocks: dict[int, int]) -> dict[str, int]:
+    """Blocks' cycles (parse_profile) summed per function of `elf` holding
+    the block's first address ('?' where none does)."""
+    import bisect
+
+    from tflm_host.device import elf_functions
+    funcs = sorted(elf_functions(elf), key=lambda f: f[1])
+    starts = [f[1] for f in funcs]
+    out: dict[str, int] = {}
+    for at, cyc in blocks.items():
+        i = bisect.bisect_right(starts, at) - 1
+        # Functions do not nest; a zero-size symbol covers its first halfword.
+        name = funcs[i][0] if i >= 0 and at < funcs[i][1] + max(funcs[i][2], 2) else "?"
+        out[name] = out.get(name, 0) + cyc
+    return out
 
 
 def flash_cycles(board: str, c: Counts) -> int:

@@ -589,11 +589,32 @@ def _bench_ops(args) -> int:
     return 0
 
 
+def _bench_profile(args) -> int:
+    """bench profile: where one invoke of each model file's cycles go, by
+    function, under the cycle estimator on a QEMU Arm board."""
+    bench = dev_tool("bench", "bench")
+    cycles = dev_tool("cycles", "bench")
+    board = args.target if args.target != "unix" else "MPS2_AN385"
+    if board not in cycles.BOARD_CORES:
+        print(f"bench profile: {board} is not timed by the cycle estimator "
+              f"(boards: {', '.join(cycles.BOARD_CORES)})", file=sys.stderr)
+        return 2
+    paths = [Path(m) for m in args.files]
+    if not paths:
+        print("bench profile: name the .tflite files (or --patches for the shared models' stages)", file=sys.stderr)
+        return 2
+    rows = bench.profile_ours(board, paths, progress=None if args.quiet else bench.progress_bar)
+    print(bench.profile_markdown(rows, board, args.top), end="")
+    return 0
+
+
 def cmd_bench(args) -> int:
     bench = dev_tool("bench", "bench")
 
     if args.what == "speed" and args.ops:
         return _bench_ops(args)
+    if args.what == "profile" and not args.patches:
+        return _bench_profile(args)
     args.models = args.models or shared_models("bench")
     models = sorted(Path(args.models).glob("*.tflite"))
     if args.only:
@@ -602,6 +623,16 @@ def cmd_bench(args) -> int:
         print(f"no .tflite files in {args.models}", file=sys.stderr)
         return 2
     progress = None if args.quiet else bench.progress_bar
+    if args.what == "profile":
+        # Per function, each model without its patch-based stage and with it.
+        boards = args.boards or ["MPS2_AN385"]
+        table = "".join(bench.stage_profile_markdown(bench.stage_profile_rows(models, b, progress), b)
+                        for b in boards)
+        print(table, end="")
+        if args.out:
+            bench.write_profile(Path(args.out), table, boards, args.only)
+            print(f"written into {args.out}")
+        return 0
     if args.what == "sweep":
         # Single-layer models over the convolutions' shapes, ours / CMSIS-NN in cycles.
         boards = args.boards or list(bench.CMSIS_CORES)
@@ -991,7 +1022,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
-    p.add_argument("what", choices=["arena", "plans", "speed", "size", "sweep"])
+    p.add_argument("what", choices=["arena", "plans", "speed", "size", "sweep", "profile"])
+    p.add_argument("files", nargs="*", help="profile: the .tflite files, each timed by function (the cycle "
+                   "estimator, --target a QEMU Arm board)")
+    p.add_argument("--top", type=_at_least(1), default=30, help="profile: the functions shown")
     p.add_argument("--models", help="the models' folder (default: ../shared/models beside the checkout)")
     p.add_argument("--only", nargs="*", help="only models whose file name contains one of these")
     p.add_argument("--runs", type=_at_least(1), default=3, help="invokes measured per model (speed)")
@@ -1009,7 +1043,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "version, measured too (before / after)")
     p.add_argument("--baseline-label", help="speed --vs: what the baseline firmware is, for the report")
     p.add_argument("--patches", action="store_true",
-                   help="speed: prepared models with and without a patch-based stage (--max-extra-macs 20%%)")
+                   help="speed: prepared models with and without a patch-based stage (--max-extra-macs 20%%); "
+                   "profile: the same by function on each of --boards (default MPS2_AN385), with --out a "
+                   "section of FILE")
     p.add_argument("--cycles", action="store_true",
                    help="speed: cycles next to instructions, ours and CMSIS-NN's (the cycle estimator on the QEMU "
                    "Arm boards, the RP2040 emulator on RPI_PICO; ESP32_GENERIC: instructions only), per model, "

@@ -115,6 +115,12 @@ def elf_function_at(path: Path, address: int) -> str:
     return f"{best[0]}+{address - best[1]:#x}" if best else f"{address:#010x}"
 
 
+def elf_functions(path: Path) -> list[tuple[str, int, int]]:
+    """The functions of a 32-bit ELF file: (name, address, size), Thumb's
+    bit 0 cleared."""
+    return _elf_functions(path, path.stat().st_mtime_ns)
+
+
 @functools.lru_cache(maxsize=8)
 def _elf_functions(path: Path, mtime_ns: int) -> list[tuple[str, int, int]]:
     data = path.read_bytes()
