@@ -17,8 +17,12 @@
 // dcache=... (a data cache; dcache=unified shares the instruction cache): the
 // flash regions' accesses; profile=1: at each mark, also a line per
 // translated block that ran since the previous mark ("block ADDR END
-// cycles=N runs=N", nominal cycles: its own, a taken branch into it, its
-// unaligned and conditional accesses), for a profile by function.
+// cycles=N runs=N", nominal cycles: its own, a taken branch into it (so a
+// call's branch counts in the function called, a return's in the caller),
+// its unaligned and conditional accesses; a marked block's instructions
+// from the mark on in the next span, as the marks count them), for a
+// profile by function: each span's lines add up to the difference of its
+// marks' nominal cycles.
 //
 // Counts come in three figures: nominal (the TRM's figure, its ranges read
 // as documented in docs/speed.md), least and most (the ends of the TRM's
@@ -176,6 +180,7 @@ typedef struct block {
 typedef struct {
     counts_t suffix; // counts of the marked instruction and those after it in its block
     uint64_t pc;
+    block_t *block;  // the block holding it
 } mark_t;
 
 typedef struct {
@@ -329,6 +334,15 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vad
     }
 }
 
+// A line of output: to `out`, else to QEMU's log (as the marks').
+static void put_line(const char *line) {
+    if (out) {
+        fputs(line, out);
+    } else {
+        qemu_plugin_outs(line);
+    }
+}
+
 static void print_counts(const char *what, uint64_t seq, uint64_t pc, const counts_t *c) {
     char line[2048];
     int n = snprintf(line, sizeof line, "%s %" PRIu64 " pc=0x%" PRIx64 " insns=%" PRIu64 " cycles=%" PRIu64
@@ -344,11 +358,9 @@ static void print_counts(const char *what, uint64_t seq, uint64_t pc, const coun
         line[n++] = '\n';
         line[n] = 0;
     }
+    put_line(line);
     if (out) {
-        fputs(line, out);
         fflush(out);
-    } else {
-        qemu_plugin_outs(line);
     }
 }
 
@@ -359,16 +371,23 @@ static void vcpu_mark(unsigned int vcpu, void *udata) {
     counts_sub(&now, &m->suffix);
     print_counts("mark", mark_seq++, m->pc, &now);
     if (profile) {
-        FILE *f = out ? out : stderr;
+        // The marked block's instructions from the mark on run after it, as
+        // the mark's counts have them: they go to the next span.
+        m->block->prof_cycles -= m->suffix.nom;
         for (size_t i = 0; i < prof_n; ++i) {
             block_t *b = prof_blocks[i];
-            if (b->prof_runs) {
-                fprintf(f, "block 0x%" PRIx64 " 0x%" PRIx64 " cycles=%" PRIu64 " runs=%" PRIu64 "\n", b->vaddr,
-                        b->end, b->prof_cycles, b->prof_runs);
+            if (b->prof_runs || b->prof_cycles) {
+                char line[128];
+                snprintf(line, sizeof line, "block 0x%" PRIx64 " 0x%" PRIx64 " cycles=%" PRIu64 " runs=%" PRIu64 "\n",
+                         b->vaddr, b->end, b->prof_cycles, b->prof_runs);
+                put_line(line);
                 b->prof_cycles = b->prof_runs = 0;
             }
         }
-        fflush(f);
+        m->block->prof_cycles = m->suffix.nom;
+        if (out) {
+            fflush(out);
+        }
     }
 }
 
@@ -489,6 +508,7 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
             if (marks[k] == pc) {
                 mark_t *m = calloc(1, sizeof *m);
                 m->pc = pc;
+                m->block = b;
                 for (size_t j = i; j < n; ++j) {
                     counts_add(&m->suffix, &own[j]);
                 }
@@ -501,6 +521,10 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
         if (prof_n == prof_cap) {
             prof_cap = prof_cap ? 2 * prof_cap : 1024;
             prof_blocks = realloc(prof_blocks, prof_cap * sizeof *prof_blocks);
+            if (!prof_blocks) {
+                fprintf(stderr, "tflm_cycles: out of memory for the profile\n");
+                abort();
+            }
         }
         prof_blocks[prof_n++] = b;
     }

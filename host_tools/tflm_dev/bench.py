@@ -1406,8 +1406,8 @@ def profile_ours(board: str, paths: list[Path], firmware: Path | None = None, ti
     """Each model's second invoke (inputs all zero) on a QEMU Arm board
     under the estimator with profile=1, a model a run: its counts between
     the marks around invoke(), and the cycles of the blocks that ran between
-    them summed per function. The blocks of the marks' own instructions
-    (the counter's call, a few cycles) fall on either side."""
+    them summed per function (they add up to the marks' difference: the
+    invoke and the counter's call)."""
     tgt = make_target(board, firmware)
     fw = tgt.board.firmware
     mark = elf_symbol(fw, "qemuboard_icount_low")
@@ -1438,7 +1438,7 @@ def profile_markdown(rows: list[Profile], board: str, top: int = 30) -> str:
     """The functions that took the most cycles in any of the models, a
     column per model, then the rest and the sums."""
     names = sorted({f for r in rows for f in r.functions},
-                   key=lambda f: -max(r.functions.get(f, 0) for r in rows))
+                   key=lambda f: (-max(r.functions.get(f, 0) for r in rows), f))
     shown = names[:top]
     columns = ["function"] + [r.name for r in rows]
     body = ["| " + " | ".join([f"`{f}`"] + [f"{r.functions.get(f, 0):,}" for r in rows]) + " |" for f in shown]
@@ -1477,7 +1477,7 @@ def stage_profile_rows(models: list[Path], board: str, progress=None) -> list[tu
     return rows
 
 
-def stage_profile_markdown(rows: list[tuple[str, tuple, Profile, Profile]], board: str, top: int = 12) -> str:
+def stage_profile_markdown(rows: list[tuple[str, tuple, Profile, Profile]], board: str, top: int | None = None) -> str:
     """Per model, the functions whose cycles the stage changes the most."""
     core = cycles.CORE_NAMES[cycles.BOARD_CORES[board]]
     parts = []
@@ -1485,7 +1485,7 @@ def stage_profile_markdown(rows: list[tuple[str, tuple, Profile, Profile]], boar
         split, gh, gw, extra, start, mode = stage
         a, b = without.functions, with_stage.functions
         names = sorted(set(a) | set(b), key=lambda f: (-abs(b.get(f, 0) - a.get(f, 0)), f))
-        shown = names[:top]
+        shown = names[:top or 12]
         body = [f"| `{f}` | {a.get(f, 0):,} | {b.get(f, 0):,} | {b.get(f, 0) - a.get(f, 0):+,} |" for f in shown]
         rest_a = sum(v for f, v in a.items() if f not in shown)
         rest_b = sum(v for f, v in b.items() if f not in shown)
@@ -1498,10 +1498,13 @@ def stage_profile_markdown(rows: list[tuple[str, tuple, Profile, Profile]], boar
     note = (f"The functions whose cycles a model's patch-based stage (the one `prepare --max-extra-macs 20%` "
             f"chooses) changes the most, on {board}: nominal cycles of one invoke (the second, inputs all zero) "
             "by function of the firmware, the cycle estimator's blocks summed by the function holding their "
-            "first instruction (inlined code counts as its caller's). A stage runs each of its operators' "
-            "kernels once per patch, over maps a few pixels wide where kernels take other paths than over the "
-            "whole map, and copies what the patches share (`patch_copy_words`, `keep_run`: the halos kept, "
-            "each operator's data given a patch's geometry).\n")
+            "first instruction (inlined code counts as its caller's; a call's branch as the function called). "
+            "The functions' rows add up to the span between the counter's readings around invoke(), whose "
+            "own call the invoke() row leaves out, as bench speed --cycles does. A stage runs each of its "
+            "operators' kernels once per patch, over maps a few pixels wide where kernels take other paths "
+            "than over the whole map, and copies what its patches read: their windows, the halos patches "
+            "keep (`keep_run` and `patch_copy_words` in a stage keeping them), each operator's data given a "
+            "patch's geometry (`run_region`, `patch_copy_down`).\n")
     return note + "\n" + "\n".join(parts)
 
 
@@ -2423,7 +2426,8 @@ def write_sweep(doc: Path, table: str, boards: list[str]) -> None:
 
 def keep_sweep(doc: Path, new_text: str) -> str:
     """A regenerated speed.md (speed-reference.md) keeps the sections other
-    commands write between their markers: the sweep's, the ops' table."""
+    commands write between their markers: the sweep's, the ops' table, the
+    stages' profiles."""
     old = doc.read_text() if doc.is_file() else ""
     for start, end in ((SWEEP_START, SWEEP_END), (OPS_START, OPS_END), (PROFILE_START, PROFILE_END)):
         if start in old and end in old:

@@ -226,19 +226,34 @@ def run_qemu_elf(elf: Path, core: str, marks: list[int], board: str | None = Non
     """Runs a bare-metal ELF (semihosting output and exit) on the QEMU
     machine of `core` (or of `board`) under the estimator, with `board`'s
     flash model; returns its marks and output."""
+    text, output = _qemu_elf(elf, core, marks, board, timeout, extra, False)
+    return parse_marks(text), output
+
+
+def profile_qemu_elf(elf: Path, core: str, marks: list[int], timeout: float = 600
+                     ) -> tuple[list[Counts], list[dict[int, int]]]:
+    """run_qemu_elf with profile=1: its marks and each span's blocks
+    (parse_profile)."""
+    text, _ = _qemu_elf(elf, core, marks, None, timeout, None, True)
+    return parse_marks(text), parse_profile(text)
+
+
+def _qemu_elf(elf: Path, core: str, marks: list[int], board: str | None, timeout: float, extra: list[str] | None,
+              profile: bool) -> tuple[str, str]:
+    """The estimator's output and the program's, for run_qemu_elf."""
     qboard = board if board and board in BOARD_CORES else qemu_boards_by_core()[core]
     machine = board_info.make_setting(qboard, "QEMU_MACHINE")
     with tempfile.TemporaryDirectory(prefix="tflm-cycles-") as tmp:
         out = Path(tmp, "marks.txt")
+        plugin = plugin_option(core, marks, out, board, flash_regions(board or "", elf), profile)
         cmd = ["qemu-system-arm", "-machine", machine, *_qemu_machine_args(qboard), "-nographic", "-monitor", "none",
-               "-serial", "null", "-semihosting", "-kernel", str(elf),
-               "-plugin", plugin_option(core, marks, out, board, flash_regions(board or "", elf)), *(extra or [])]
+               "-serial", "null", "-semihosting", "-kernel", str(elf), "-plugin", plugin, *(extra or [])]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             raise RuntimeError(f"QEMU failed on {elf}: {proc.stderr[-2000:]}")
         text = out.read_text() if out.is_file() else ""
     # QEMU writes the semihosting console to its standard error.
-    return parse_marks(text), proc.stdout + proc.stderr
+    return text, proc.stdout + proc.stderr
 
 
 def pico_bare_runner() -> Path:

@@ -603,8 +603,11 @@ def _bench_profile(args) -> int:
     if not paths:
         print("bench profile: name the .tflite files (or --patches for the shared models' stages)", file=sys.stderr)
         return 2
+    if args.out or args.boards:
+        print("bench profile MODEL...: one board (--target) and no --out (those are --patches's)", file=sys.stderr)
+        return 2
     rows = bench.profile_ours(board, paths, progress=None if args.quiet else bench.progress_bar)
-    print(bench.profile_markdown(rows, board, args.top), end="")
+    print(bench.profile_markdown(rows, board, args.top or 30), end="")
     return 0
 
 
@@ -613,6 +616,9 @@ def cmd_bench(args) -> int:
 
     if args.what == "speed" and args.ops:
         return _bench_ops(args)
+    if args.files and args.what != "profile":
+        print(f"bench {args.what}: takes no model files (--models DIR, --only NAME...)", file=sys.stderr)
+        return 2
     if args.what == "profile" and not args.patches:
         return _bench_profile(args)
     args.models = args.models or shared_models("bench")
@@ -626,7 +632,13 @@ def cmd_bench(args) -> int:
     if args.what == "profile":
         # Per function, each model without its patch-based stage and with it.
         boards = args.boards or ["MPS2_AN385"]
-        table = "".join(bench.stage_profile_markdown(bench.stage_profile_rows(models, b, progress), b)
+        cycles = dev_tool("cycles", "bench")
+        untimed = [b for b in boards if b not in cycles.BOARD_CORES]
+        if untimed:
+            print(f"bench profile: {', '.join(untimed)} not timed by the cycle estimator "
+                  f"(boards: {', '.join(cycles.BOARD_CORES)})", file=sys.stderr)
+            return 2
+        table = "".join(bench.stage_profile_markdown(bench.stage_profile_rows(models, b, progress), b, args.top)
                         for b in boards)
         print(table, end="")
         if args.out:
@@ -1024,8 +1036,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="arena use or speed of every model, ours next to TFLM's, or the module's firmware size, as Markdown")
     p.add_argument("what", choices=["arena", "plans", "speed", "size", "sweep", "profile"])
     p.add_argument("files", nargs="*", help="profile: the .tflite files, each timed by function (the cycle "
-                   "estimator, --target a QEMU Arm board)")
-    p.add_argument("--top", type=_at_least(1), default=30, help="profile: the functions shown")
+                   "estimator, --target a QEMU Arm board), named right after `profile`")
+    p.add_argument("--top", type=_at_least(1), help="profile: the functions shown (default 30; --patches: 12 a "
+                   "model)")
     p.add_argument("--models", help="the models' folder (default: ../shared/models beside the checkout)")
     p.add_argument("--only", nargs="*", help="only models whose file name contains one of these")
     p.add_argument("--runs", type=_at_least(1), default=3, help="invokes measured per model (speed)")
