@@ -494,16 +494,17 @@ static bool conv_2d_window(const void *data, tflm_rows_t *g) {
     return tflm_conv_geometry(d, d->f_d, g);
 }
 
-// int8 by its rows (fast paths included; row by row over an overlapped
-// input, which the row rule allows, rather than eval()'s bands: those hold
-// every channel's constants on a stack a patch stage already runs deep
-// in), float32 by its loops (row after row).
+// int8 by its rows (fast paths included; over an overlapped input band by
+// band, which the row rule allows, rather than eval()'s bands: those hold
+// every channel's constants, up to 64, on a stack a patch stage already
+// runs deep in; tflm_conv_2d_s8_window holds one chunk's), float32 by its
+// loops (row after row).
 static tflm_status_t conv_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
     const conv_data_t *d = tflm_conv_set_window(e, w);
     const void *bias = d->has_bias ? e->in[2] : NULL;
     if (d->kind == CONV_INT8) {
         const int32_t *starts = d->folded ? tflm_conv_starts(w->data) : NULL;
-        tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, e->in[0], e->in[1], bias, starts, e->out[0], false);
+        tflm_conv_2d_s8_window(d, e->in[0], e->in[1], bias, starts, e->out[0]);
     } else if (conv_2d_has(TFLM_FLOAT32)) {
         tflm_conv_2d_float32(d, e->in[0], e->in[1], bias, e->out[0]);
     }

@@ -145,6 +145,14 @@ static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv
 void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     const int32_t *starts, int8_t *output);
 
+// A patch's CONV_2D over every row (conv_s8.c; engine/patch.c's windows):
+// over an overlapped input in bands of rows, each band's pixels finished
+// before the next band's (the row rule), as row-by-row calls would, in one
+// call (the constants set up once) where the layer's output channels are
+// one chunk and its windows are not 1x1.
+void tflm_conv_2d_s8_window(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
+    const int32_t *starts, int8_t *output);
+
 // Whether one call of the int8 DEPTHWISE_CONV_2D kernel over all rows
 // never reads an input byte it has overwritten, `output` overlapping
 // `input`: one chunk of output channels, not the 3x3 path (which goes

@@ -1694,13 +1694,15 @@ static TFLM_ALWAYS_INLINE void conv_s8_inside(const conv_data_t *d, int32_t *lo,
 }
 
 // Rows [row0, row1) of one batch, or for a pointwise layer its pixels
-// [pix0, pix1) counted from the batch's first; keep NULL: a call alone.
-// Inlined in both callers, with the loops it calls: the pixel loops of a
-// call alone (keep NULL, a constant there) keep the registers they had
-// before calls kept constants (out of line they cost resnet 3% on the M3).
+// [pix0, pix1) counted from the batch's first; keep NULL: a call alone,
+// which with `band` (else 0) stops its waiting pixels at the end of every
+// `band` rows (as keep->band does). Inlined in its callers, with the loops
+// it calls: the pixel loops of a call alone (keep NULL, a constant there)
+// keep the registers they had before calls kept constants (out of line
+// they cost resnet 3% on the M3).
 static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter,
     const int32_t *bias, const int32_t *starts, int8_t *output, int32_t batch, int32_t row0, int32_t row1,
-    int32_t pix0, int32_t pix1, conv_s8_keep_t *keep) {
+    int32_t pix0, int32_t pix1, conv_s8_keep_t *keep, int32_t band) {
     conv_s8_t c;
     const int32_t out_w = d->out_w, out_h = d->out_h, stride_h = d->stride_h, pad_h = d->pad_h;
     c.in_h = d->in_h;
@@ -1831,7 +1833,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
         slab.sums = gathered_words;
         // Over an overlapped input no pixel waits past the end of a band
         // (the distance allows a band's rows in any order, not the next's).
-        int32_t band_left = keep ? keep->band : 0;
+        int32_t band_left = keep ? keep->band : band;
         for (int32_t oy = row0; oy < row1; ++oy) {
             conv_s8_row_t row;
             row.y0 = conv_window(oy, stride_h, pad_h, c.dil_h, c.f_h, c.in_h, &row.fy0, &row.fy1);
@@ -1878,8 +1880,8 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
                 conv_s8_pixels(&c, k, x_wait, x, out_wait, out);
                 kind = PIX_NONE;
             }
-            if (keep != NULL && --band_left == 0) {
-                band_left = keep->band;
+            if ((keep != NULL || band > 0) && --band_left == 0) {
+                band_left = keep ? keep->band : band;
                 if (kind != PIX_NONE) {
                     conv_s8_pixels(&c, kind, x_wait, NULL, out_wait, NULL);
                     kind = PIX_NONE;
@@ -1900,7 +1902,8 @@ static TFLM_ALWAYS_INLINE void conv_s8_rows(const conv_data_t *d, const int8_t *
 
 void tflm_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     const int32_t *starts, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
-    conv_s8_rows(d, input, filter, bias, starts, output, batch, row0, row1, row0 * d->out_w, row1 * d->out_w, NULL);
+    conv_s8_rows(d, input, filter, bias, starts, output, batch, row0, row1, row0 * d->out_w, row1 * d->out_w, NULL,
+        0);
 }
 
 // A pointwise layer over an overlapped input, `below` bytes from the
@@ -2021,7 +2024,7 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
             for (int32_t i = 0; i < n; ++i) {
                 const int32_t p = (back ? n - 1 - i : i) * group;
                 conv_s8_rows(d, input, filter, bias, starts, output, 0, 0, 0, p,
-                    pixels - p < group ? pixels : p + group, &keep);
+                    pixels - p < group ? pixels : p + group, &keep, 0);
                 keep.reverse = !keep.reverse;
             }
             return;
@@ -2038,9 +2041,33 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
     for (int32_t i = 0; i < d->batches * n; ++i) {
         const int32_t k = back ? d->batches * n - 1 - i : i, b = k / n, y = k % n * step;
         const int32_t y1 = d->out_h - y < step ? d->out_h : y + step;
-        conv_s8_rows(d, input, filter, bias, starts, output, b, y, y1, y * d->out_w, y1 * d->out_w, &keep);
+        conv_s8_rows(d, input, filter, bias, starts, output, b, y, y1, y * d->out_w, y1 * d->out_w, &keep, 0);
         keep.reverse = !keep.reverse;
     }
+}
+
+// tflm_conv_2d_s8_window's overlapped layers of one chunk of channels,
+// not 1x1: band after band in one call, as tflm_conv_s8_row_by_row's
+// calls go (conv_s8_rows stops its waiting pixels at each band's end, so
+// every pixel of a band is finished before the next band's input is read;
+// one chunk: all a band's channels before the next band), its constants set
+// up once rather than once per band. Out of line, as tflm_conv_2d_s8_rows:
+// the frame of its loops is not under the caller's other calls.
+__attribute__((noinline)) static void conv_s8_bands(const conv_data_t *d, const int8_t *input, const int8_t *filter,
+    const int32_t *bias, const int32_t *starts, int8_t *output) {
+    const int32_t band = tflm_conv_s8_band(d, input, output);
+    for (int32_t b = 0; b < d->batches; ++b) {
+        conv_s8_rows(d, input, filter, bias, starts, output, b, 0, d->out_h, 0, d->out_h * d->out_w, NULL, band);
+    }
+}
+
+void tflm_conv_2d_s8_window(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
+    const int32_t *starts, int8_t *output) {
+    if (tflm_conv_s8_overlapped(d, input, output) && d->out_d <= CONV_S8_CHUNK && !conv_s8_pointwise_layer(d)) {
+        conv_s8_bands(d, input, filter, bias, starts, output);
+        return;
+    }
+    tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, input, filter, bias, starts, output, false);
 }
 
 #endif // TFLM_KERNEL_CONV_2D
