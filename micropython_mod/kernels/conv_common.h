@@ -125,14 +125,19 @@ static inline int32_t tflm_conv_s8_band(const conv_data_t *d, const int8_t *inpu
     return (int32_t)g.band;
 }
 
-static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
-    const int8_t *filter, const int32_t *bias, const int32_t *starts, int8_t *output) {
-    const int32_t band = tflm_conv_s8_band(d, input, output);
+// Every row of every batch, `band` rows a call.
+static inline void tflm_conv_s8_by_bands(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
+    const int8_t *filter, const int32_t *bias, const int32_t *starts, int8_t *output, int32_t band) {
     for (int32_t b = 0; b < d->batches; ++b) {
         for (int32_t y = 0; y < d->out_h; y += band) {
             rows(d, input, filter, bias, starts, output, b, y, d->out_h - y < band ? d->out_h : y + band);
         }
     }
+}
+
+static inline void tflm_conv_s8_row_by_row(tflm_conv_s8_rows_fn rows, const conv_data_t *d, const int8_t *input,
+    const int8_t *filter, const int32_t *bias, const int32_t *starts, int8_t *output) {
+    tflm_conv_s8_by_bands(rows, d, input, filter, bias, starts, output, tflm_conv_s8_band(d, input, output));
 }
 
 // CONV_2D's eval over every row of every batch (conv_s8.c): over an
@@ -149,7 +154,7 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
 // over an overlapped input in bands of rows, each band's pixels finished
 // before the next band's (the row rule), as row-by-row calls would, in one
 // call (the constants set up once) where the layer's output channels are
-// one chunk and its windows are not 1x1.
+// one chunk (and a 1x1 layer's bands whole units of its pixel loop).
 void tflm_conv_2d_s8_window(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     const int32_t *starts, int8_t *output);
 

@@ -2046,16 +2046,18 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
     }
 }
 
-// tflm_conv_2d_s8_window's overlapped layers of one chunk of channels,
-// not 1x1: band after band in one call, as tflm_conv_s8_row_by_row's
-// calls go (conv_s8_rows stops its waiting pixels at each band's end, so
-// every pixel of a band is finished before the next band's input is read;
-// one chunk: all a band's channels before the next band), its constants set
-// up once rather than once per band. Out of line, as tflm_conv_2d_s8_rows:
-// the frame of its loops is not under the caller's other calls.
+// tflm_conv_2d_s8_window's overlapped layers of one chunk of channels:
+// band after band (`band` rows) in one call, as tflm_conv_s8_row_by_row's
+// calls go, its constants set up once rather than once per band. The
+// calls' order of pixels is kept: conv_s8_rows stops its waiting pixels at
+// each band's end, and a 1x1 layer comes here only where a band's pixels
+// are whole units of conv_s8_pointwise's loop (its units then fall as the
+// calls' did). So every pixel of a band is finished, all its channels,
+// before the next band's input is read. Out of line, as
+// tflm_conv_2d_s8_rows: the frame of its loops is not under the caller's
+// other calls.
 __attribute__((noinline)) static void conv_s8_bands(const conv_data_t *d, const int8_t *input, const int8_t *filter,
-    const int32_t *bias, const int32_t *starts, int8_t *output) {
-    const int32_t band = tflm_conv_s8_band(d, input, output);
+    const int32_t *bias, const int32_t *starts, int8_t *output, int32_t band) {
     for (int32_t b = 0; b < d->batches; ++b) {
         conv_s8_rows(d, input, filter, bias, starts, output, b, 0, d->out_h, 0, d->out_h * d->out_w, NULL, band);
     }
@@ -2063,11 +2065,17 @@ __attribute__((noinline)) static void conv_s8_bands(const conv_data_t *d, const 
 
 void tflm_conv_2d_s8_window(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     const int32_t *starts, int8_t *output) {
-    if (tflm_conv_s8_overlapped(d, input, output) && d->out_d <= CONV_S8_CHUNK && !conv_s8_pointwise_layer(d)) {
-        conv_s8_bands(d, input, filter, bias, starts, output);
+    if (!tflm_conv_s8_overlapped(d, input, output)) {
+        tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, input, filter, bias, starts, output, false);
         return;
     }
-    tflm_conv_s8_all_rows(tflm_conv_2d_s8_rows, d, input, filter, bias, starts, output, false);
+    const int32_t band = tflm_conv_s8_band(d, input, output);
+    if (d->out_d <= CONV_S8_CHUNK
+        && (!conv_s8_pointwise_layer(d) || band * d->out_w % conv_s8_pointwise_unit(d) == 0)) {
+        conv_s8_bands(d, input, filter, bias, starts, output, band);
+    } else {
+        tflm_conv_s8_by_bands(tflm_conv_2d_s8_rows, d, input, filter, bias, starts, output, band);
+    }
 }
 
 #endif // TFLM_KERNEL_CONV_2D
