@@ -2046,6 +2046,14 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
     }
 }
 
+// A patch's overlapped layers of one chunk in one call (conv_s8_bands:
+// about 3 KB more code on the Cortex-M4); 0 (PYBV11, short of flash): a
+// band a call, as other layers go.
+#ifndef TFLM_CONV_S8_WINDOW_BANDS
+#define TFLM_CONV_S8_WINDOW_BANDS (1)
+#endif
+
+#if TFLM_CONV_S8_WINDOW_BANDS
 // tflm_conv_2d_s8_window's overlapped layers of one chunk of channels:
 // band after band (`band` rows) in one call, as tflm_conv_s8_row_by_row's
 // calls go, its constants set up once rather than once per band. The
@@ -2062,6 +2070,7 @@ __attribute__((noinline)) static void conv_s8_bands(const conv_data_t *d, const 
         conv_s8_rows(d, input, filter, bias, starts, output, b, 0, d->out_h, 0, d->out_h * d->out_w, NULL, band);
     }
 }
+#endif
 
 void tflm_conv_2d_s8_window(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     const int32_t *starts, int8_t *output) {
@@ -2070,12 +2079,14 @@ void tflm_conv_2d_s8_window(const conv_data_t *d, const int8_t *input, const int
         return;
     }
     const int32_t band = tflm_conv_s8_band(d, input, output);
+#if TFLM_CONV_S8_WINDOW_BANDS
     if (d->out_d <= CONV_S8_CHUNK
         && (!conv_s8_pointwise_layer(d) || band * d->out_w % conv_s8_pointwise_unit(d) == 0)) {
         conv_s8_bands(d, input, filter, bias, starts, output, band);
-    } else {
-        tflm_conv_s8_by_bands(tflm_conv_2d_s8_rows, d, input, filter, bias, starts, output, band);
+        return;
     }
+#endif
+    tflm_conv_s8_by_bands(tflm_conv_2d_s8_rows, d, input, filter, bias, starts, output, band);
 }
 
 #endif // TFLM_KERNEL_CONV_2D

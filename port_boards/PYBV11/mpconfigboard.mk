@@ -62,8 +62,10 @@ $(BUILD)/micropython_mod/kernels/depthwise_conv_s8.o: CFLAGS += -DTFLM_DW_S8_COM
 $(BUILD)/micropython_mod/kernels/fully_connected.o: CFLAGS += -DTFLM_FC_S8_SLICE_QUADS=0 -DTFLM_FC_S8_SHORT=0
 # The int8 pointwise convolutions' pairs of channels summed by one loop for
 # every k, not by their own for k of 8 to 128 as well (conv_s8.c: 4.8 KB;
-# person_detect's pointwise layers about 10% slower than on NETDUINOPLUS2).
-$(BUILD)/micropython_mod/kernels/conv_s8.o: CFLAGS += -DTFLM_CONV_S8_QUAD_K=0
+# person_detect's pointwise layers about 10% slower than on NETDUINOPLUS2);
+# and a patch's overlapped convolutions a band of rows a call (3.2 KB; the
+# stages that recompute halos, vww_96_int8's, a few % slower).
+$(BUILD)/micropython_mod/kernels/conv_s8.o: CFLAGS += -DTFLM_CONV_S8_QUAD_K=0 -DTFLM_CONV_S8_WINDOW_BANDS=0
 # BATCH_MATMUL's pairs of rows through GCC's 2x2 loop (kernels/mm_s8.h), not
 # the assembly the convolutions take.
 $(BUILD)/micropython_mod/kernels/batch_matmul.o: CFLAGS += -DTFLM_MM_S8_2X2_ASM=0
