@@ -318,7 +318,7 @@ def test_shared_models_patched_bit_exact_on_host(tmp_path):
         assert _same(reference_outputs(path, samples), reference_outputs(model_path(name), samples)), name
 
 
-@pytest.mark.parametrize("arch", ["portable", "dsp", "v6m"])
+@pytest.mark.parametrize("arch", ["portable", "dsp", "dsp_full", "v6m"])
 def test_chains_on_engine_with_each_cores_loops(arch, tmp_path, monkeypatch):
     """The patches through the engine under ASan/UBSan, with the portable
     loops and with the DSP and Armv6-M kernels' loops (test_speed_paths'
@@ -622,7 +622,7 @@ def test_outputs_over_inputs_in_the_patch_buffer_are_safe(tmp_path):
         assert all(v >= 0 for v in nudges.values()), (name, nudges)
 
 
-@pytest.mark.parametrize("arch", ["dsp", "v6m"])
+@pytest.mark.parametrize("arch", ["dsp", "dsp_full", "v6m"])
 def test_patch_buffer_overlap_with_each_cores_loops(arch, tmp_path):
     """The same with the DSP and Armv6-M kernels' loops (their int8 rows)."""
     from test_speed_paths import arch_binary

@@ -13,6 +13,7 @@ pool's lanes and division) against the engine's and plain sums."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import zlib
 
@@ -35,11 +36,21 @@ CASES = cases()
 # those with the DSP and Armv6-M loops run the conv kernels' rows in bands
 # of 3, the last band first (the row-range interface as a patch-by-patch
 # caller uses it; the boards run them whole); the DSP loops twice, as PYBV11
-# builds them, the depthwise channels path in one function
-# (TFLM_DW_S8_COMPACT), and as NETDUINOPLUS2 does ("dsp_full": the 3x3
-# and one-input-channel paths).
+# builds them (the settings its mpconfigboard.mk gives the module's objects:
+# the depthwise channels path in one function, a patch's overlapped
+# convolutions a band a call, ...), and as NETDUINOPLUS2 does ("dsp_full").
+
+
+def board_settings(board: str) -> str:
+    """The -D settings a board's mpconfigboard.mk adds to the module's
+    objects' CFLAGS (PYBV11's, which leave paths out to fit its flash)."""
+    text = (ROOT / "port_boards" / board / "mpconfigboard.mk").read_text()
+    lines = re.findall(r"^\$\(BUILD\)/micropython_mod/\S+\.o: CFLAGS \+= (.+)$", text, re.M)
+    return " ".join(f for line in lines for f in line.split() if f.startswith("-D"))
+
+
 BANDS = "-DTFLM_CONV_TEST_BAND=3"
-ARCHS = {"portable": None, "dsp": f"-DTFLM_KERNEL_ARCH=3 {BANDS} -DTFLM_DW_S8_COMPACT=1",
+ARCHS = {"portable": None, "dsp": f"-DTFLM_KERNEL_ARCH=3 {BANDS} {board_settings('PYBV11')}",
          "dsp_full": f"-DTFLM_KERNEL_ARCH=3 {BANDS}", "v6m": f"-DTFLM_KERNEL_ARCH=1 {BANDS}",
          "thumb2": "-DTFLM_KERNEL_ARCH=2"}
 

@@ -154,7 +154,10 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
 // over an overlapped input in bands of rows, each band's pixels finished
 // before the next band's (the row rule), as row-by-row calls would, in one
 // call (the constants set up once) where the layer's output channels are
-// one chunk (and a 1x1 layer's bands whole units of its pixel loop).
+// one chunk (and a 1x1 layer's bands whole units of its pixel loop). The
+// bands go first to last: an output overlapping its input lies below it
+// (patch.c's placement, patch_place, puts none above; the backward rule is
+// tflm_conv_2d_s8_all's alone).
 void tflm_conv_2d_s8_window(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     const int32_t *starts, int8_t *output);
 
