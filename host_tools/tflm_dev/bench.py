@@ -1472,7 +1472,7 @@ def stage_profile_rows(models: list[Path], board: str, progress=None) -> list[tu
                 f.parent.mkdir()
                 f.write_bytes(data)
                 files.append(f)
-            without, with_stage = (profile_ours(board, [f])[0] for f in files)
+            without, with_stage = profile_ours(board, files)
         rows.append((path.name, stage, without, with_stage))
     return rows
 

@@ -180,16 +180,12 @@ def parse_profile(text: str) -> list[dict[int, int]]:
 def by_function(elf: Path, blocks: dict[int, int]) -> dict[str, int]:
     """Blocks' cycles (parse_profile) summed per function of `elf` holding
     the block's first address ('?' where none does)."""
-    import bisect
-
-    from tflm_host.device import elf_functions
-    funcs = sorted(elf_functions(elf), key=lambda f: f[1])
-    starts = [f[1] for f in funcs]
+    from tflm_host.device import elf_function_finder
+    find = elf_function_finder(elf)
     out: dict[str, int] = {}
     for at, cyc in blocks.items():
-        i = bisect.bisect_right(starts, at) - 1
-        # Functions do not nest; a zero-size symbol covers its first halfword.
-        name = funcs[i][0] if i >= 0 and at < funcs[i][1] + max(funcs[i][2], 2) else "?"
+        f = find(at)
+        name = f[0] if f else "?"
         out[name] = out.get(name, 0) + cyc
     return out
 

@@ -589,15 +589,23 @@ def _bench_ops(args) -> int:
     return 0
 
 
+def _profiled_boards(boards: list[str]) -> bool:
+    """Whether the cycle estimator times every one of `boards` (bench
+    profile), else says which it does not."""
+    cycles = dev_tool("cycles", "bench")
+    untimed = [b for b in boards if b not in cycles.BOARD_CORES]
+    if untimed:
+        print(f"bench profile: {', '.join(untimed)} not timed by the cycle estimator "
+              f"(boards: {', '.join(cycles.BOARD_CORES)})", file=sys.stderr)
+    return not untimed
+
+
 def _bench_profile(args) -> int:
     """bench profile: where one invoke of each model file's cycles go, by
     function, under the cycle estimator on a QEMU Arm board."""
     bench = dev_tool("bench", "bench")
-    cycles = dev_tool("cycles", "bench")
     board = args.target if args.target != "unix" else "MPS2_AN385"
-    if board not in cycles.BOARD_CORES:
-        print(f"bench profile: {board} is not timed by the cycle estimator "
-              f"(boards: {', '.join(cycles.BOARD_CORES)})", file=sys.stderr)
+    if not _profiled_boards([board]):
         return 2
     paths = [Path(m) for m in args.files]
     if not paths:
@@ -632,11 +640,7 @@ def cmd_bench(args) -> int:
     if args.what == "profile":
         # Per function, each model without its patch-based stage and with it.
         boards = args.boards or ["MPS2_AN385"]
-        cycles = dev_tool("cycles", "bench")
-        untimed = [b for b in boards if b not in cycles.BOARD_CORES]
-        if untimed:
-            print(f"bench profile: {', '.join(untimed)} not timed by the cycle estimator "
-                  f"(boards: {', '.join(cycles.BOARD_CORES)})", file=sys.stderr)
+        if not _profiled_boards(boards):
             return 2
         table = "".join(bench.stage_profile_markdown(bench.stage_profile_rows(models, b, progress), b, args.top)
                         for b in boards)

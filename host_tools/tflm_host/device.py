@@ -15,6 +15,7 @@ temporary folder. Either way the code finds its files under the global ROOT.
 from __future__ import annotations
 
 import atexit
+import bisect
 import functools
 import os
 import re
@@ -28,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,17 +110,24 @@ def elf_function_at(path: Path, address: int) -> str:
     """The function of a 32-bit ELF file holding `address`, as 'name+0x12'
     ('0x...' when none does): where a board was stopped."""
     address &= ~1  # Thumb code addresses carry bit 0
-    best = None
-    for name, value, size in _elf_functions(path, path.stat().st_mtime_ns):
-        if value <= address < value + max(size, 2):
-            best = (name, value)
+    best = elf_function_finder(path)(address)
     return f"{best[0]}+{address - best[1]:#x}" if best else f"{address:#010x}"
 
 
-def elf_functions(path: Path) -> list[tuple[str, int, int]]:
-    """The functions of a 32-bit ELF file: (name, address, size), Thumb's
-    bit 0 cleared."""
-    return _elf_functions(path, path.stat().st_mtime_ns)
+def elf_function_finder(path: Path) -> Callable[[int], tuple[str, int] | None]:
+    """A lookup of the function of a 32-bit ELF file holding an address
+    (Thumb's bit 0 cleared): its (name, address), or None; of functions
+    that overlap (libgcc's entry points into one body), the one starting
+    last before it. A symbol of size 0 covers its first halfword."""
+    funcs = sorted(_elf_functions(path, path.stat().st_mtime_ns), key=lambda f: f[1])
+    starts = [f[1] for f in funcs]
+
+    def find(address: int) -> tuple[str, int] | None:
+        for i in range(bisect.bisect_right(starts, address) - 1, -1, -1):
+            if address < funcs[i][1] + max(funcs[i][2], 2):
+                return funcs[i][0], funcs[i][1]
+        return None
+    return find
 
 
 @functools.lru_cache(maxsize=8)
