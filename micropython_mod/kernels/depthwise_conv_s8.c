@@ -1122,11 +1122,120 @@ static TFLM_ALWAYS_INLINE void dw_s8_mac4(uint32_t x02, uint32_t x13, uint32_t w
 }
 #endif
 
+// On the Cortex-M0 and M0+ the tap loops of multiplier 1 and of one input
+// channel in assembly (in optimised GCC builds), where each four channels'
+// weights (and, with multiplier 1, inputs) are a word at every tap:
+// Armv6-M has no unaligned loads. GCC's loops loaded each byte with an
+// offset register of its own and kept a sum on the stack: 42 instructions
+// a tap of multiplier 1 against 29 here (and 31 against 20), the sums in
+// r8-r11, the offset in r12 (ADD reaches the high registers, one cycle).
+// By the estimator on MICROBIT, person_detect's kept patch stage (its
+// narrow tiles go channels innermost): 66.44 M -> 64.53 M cycles.
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && defined(__GNUC__) && defined(__thumb__) && !defined(__thumb2__) \
+    && defined(__OPTIMIZE__)
+#define DW_S8_V6M_ASM (1)
+#else
+#define DW_S8_V6M_ASM (0)
+#endif
+
+#if DW_S8_V6M_ASM
+// One tap's offsets into p and q (LDM's registers go in ascending order:
+// hence the fixed registers), then the words at them.
+#define DW_S8_V6M_TAP(load_x) \
+    ".syntax unified\n\t" \
+    "1:\n\t" \
+    "ldm %[t]!, {%[p], %[q]}\n\t" load_x "ldr %[q], [%[w], %[q]]\n\t"
+// Channel k's value of word v (bits 8k to 8k + 7) into d, sign-extended.
+#define DW_S8_V6M_BYTE1(d, v) "lsls " d ", " v ", #16\n\tasrs " d ", " d ", #24\n\t"
+#define DW_S8_V6M_BYTE2(d, v) "lsls " d ", " v ", #8\n\tasrs " d ", " d ", #24\n\t"
+
+// dw_s8_taps4 for DW_S8_IN_EACH and DW_S8_IN_ONE (the same sums): x, w
+// and the taps' offsets as above; at least one tap.
+static TFLM_ALWAYS_INLINE void dw_s8_taps4_v6m(const int8_t *x, const int8_t *w, const dw_s8_tap_t *tap,
+    const dw_s8_tap_t *end, int32_t off, uint32_t *a, const int in) {
+    register const int8_t *rx __asm__("r0") = x;
+    register const int8_t *rw __asm__("r1") = w;
+    register const dw_s8_tap_t *rt __asm__("r2") = tap;
+    register const dw_s8_tap_t *re __asm__("r3") = end;
+    register uint32_t p __asm__("r4"), q __asm__("r5"), u __asm__("r6"), v __asm__("r7");
+    register uint32_t a0 __asm__("r8") = a[0], a1 __asm__("r9") = a[1], a2 __asm__("r10") = a[2],
+                      a3 __asm__("r11") = a[3];
+    register int32_t ro __asm__("r12") = off;
+    if (in == DW_S8_IN_EACH) {
+        __asm__ volatile(
+            DW_S8_V6M_TAP("ldr %[p], [%[x], %[p]]\n\t")
+            "sxtb %[u], %[p]\n\t"
+            "sxtb %[v], %[q]\n\t"
+            "add %[u], %[o]\n\t"
+            "muls %[u], %[v]\n\t"
+            "add %[a0], %[u]\n\t"
+            DW_S8_V6M_BYTE1("%[u]", "%[p]") DW_S8_V6M_BYTE1("%[v]", "%[q]")
+            "add %[u], %[o]\n\t"
+            "muls %[u], %[v]\n\t"
+            "add %[a1], %[u]\n\t"
+            DW_S8_V6M_BYTE2("%[u]", "%[p]") DW_S8_V6M_BYTE2("%[v]", "%[q]")
+            "add %[u], %[o]\n\t"
+            "muls %[u], %[v]\n\t"
+            "add %[a2], %[u]\n\t"
+            "asrs %[p], %[p], #24\n\t"
+            "asrs %[q], %[q], #24\n\t"
+            "add %[p], %[o]\n\t"
+            "muls %[p], %[q]\n\t"
+            "add %[a3], %[p]\n\t"
+            "cmp %[t], %[e]\n\t"
+            "bcc 1b"
+            : [t] "+l"(rt), [p] "=&l"(p), [q] "=&l"(q), [u] "=&l"(u), [v] "=&l"(v), [a0] "+h"(a0), [a1] "+h"(a1),
+              [a2] "+h"(a2), [a3] "+h"(a3)
+            : [x] "l"(rx), [w] "l"(rw), [e] "l"(re), [o] "h"(ro)
+            : "cc", "memory");
+    } else {
+        __asm__ volatile(
+            DW_S8_V6M_TAP("ldrsb %[p], [%[x], %[p]]\n\t")
+            "add %[p], %[o]\n\t"
+            "sxtb %[u], %[q]\n\t"
+            "muls %[u], %[p]\n\t"
+            "add %[a0], %[u]\n\t"
+            DW_S8_V6M_BYTE1("%[u]", "%[q]")
+            "muls %[u], %[p]\n\t"
+            "add %[a1], %[u]\n\t"
+            DW_S8_V6M_BYTE2("%[u]", "%[q]")
+            "muls %[u], %[p]\n\t"
+            "add %[a2], %[u]\n\t"
+            "asrs %[q], %[q], #24\n\t"
+            "muls %[q], %[p]\n\t"
+            "add %[a3], %[q]\n\t"
+            "cmp %[t], %[e]\n\t"
+            "bcc 1b"
+            : [t] "+l"(rt), [p] "=&l"(p), [q] "=&l"(q), [u] "=&l"(u), [a0] "+h"(a0), [a1] "+h"(a1), [a2] "+h"(a2),
+              [a3] "+h"(a3)
+            : [x] "l"(rx), [w] "l"(rw), [e] "l"(re), [o] "h"(ro)
+            : "cc", "memory");
+        (void)v;
+    }
+    a[0] = a0;
+    a[1] = a1;
+    a[2] = a2;
+    a[3] = a3;
+}
+#endif
+
 // Four output channels' sums (a) over a block of taps, the input from x and
 // the weights from w at each tap's offsets, the input offset added to each
-// input value; `in` says which input channels from x the four read.
+// input value; `in` says which input channels from x the four read. With
+// `words` (DW_S8_V6M_ASM's condition holds for these x, w and offsets) the
+// assembly's loops.
 static TFLM_ALWAYS_INLINE void dw_s8_taps4(const int8_t *x, const int8_t *w, const dw_s8_tap_t *tap,
-    const dw_s8_tap_t *end, int32_t off, uint32_t *a, const int in) {
+    const dw_s8_tap_t *end, int32_t off, uint32_t *a, const int in, const bool words) {
+#if DW_S8_V6M_ASM
+    if (words && in != DW_S8_IN_PAIRS) {
+        if (tap != end) {
+            dw_s8_taps4_v6m(x, w, tap, end, off, a, in);
+        }
+        return;
+    }
+#else
+    (void)words;
+#endif
     uint32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
 #if defined(__GNUC__)
     // Each base in one register: GCC otherwise splits x's sum of offsets
@@ -1210,7 +1319,7 @@ static TFLM_ALWAYS_INLINE void dw_s8_block(const dw_s8_t *c, const int32_t *xi, 
     const int32_t n = c->n, off = c->input_offset;
     int32_t j = 0;
     for (; j + 4 <= n; j += 4) {
-        dw_s8_taps4(c->in_b + xi[j], w + j, taps, end, off, acc + j, in);
+        dw_s8_taps4(c->in_b + xi[j], w + j, taps, end, off, acc + j, in, false);
     }
     for (; j < n; ++j) {
         const int8_t *x = c->in_b + xi[j];
@@ -1228,6 +1337,7 @@ typedef struct {
     const int8_t *x, *w;       // the input's first channel, the chunk's weights
     const tflm_out_s8_t *q;
     int32_t c0, n, off, zp, lo, hi;
+    bool words;                // dw_s8_taps4's `words` for every pixel
 } dw_s8_chunk_t;
 
 // One output pixel's chunk of channels over a window of at most
@@ -1244,11 +1354,11 @@ static TFLM_ALWAYS_INLINE void dw_s8_pixel(const dw_s8_chunk_t k, const int32_t 
         // two branches fold away; TFLM_DW_S8_COMPACT's one function keeps
         // all three tap loops and shares the output stage.)
         if (in == DW_S8_IN_EACH) {
-            dw_s8_taps4(k.x + k.c0 + j, k.w + j, taps, end, k.off, a, DW_S8_IN_EACH);
+            dw_s8_taps4(k.x + k.c0 + j, k.w + j, taps, end, k.off, a, DW_S8_IN_EACH, k.words);
         } else if (in == DW_S8_IN_PAIRS) {
-            dw_s8_taps4(k.x + xi[j], k.w + j, taps, end, k.off, a, DW_S8_IN_PAIRS);
+            dw_s8_taps4(k.x + xi[j], k.w + j, taps, end, k.off, a, DW_S8_IN_PAIRS, k.words);
         } else {
-            dw_s8_taps4(k.x + xi[j], k.w + j, taps, end, k.off, a, DW_S8_IN_ONE);
+            dw_s8_taps4(k.x + xi[j], k.w + j, taps, end, k.off, a, DW_S8_IN_ONE, k.words);
         }
         out[j] = dw_s8_out(a[0], &q[j], k.zp, k.lo, k.hi);
         out[j + 1] = dw_s8_out(a[1], &q[j + 1], k.zp, k.lo, k.hi);
@@ -1276,8 +1386,16 @@ static TFLM_ALWAYS_INLINE void dw_s8_pixel(const dw_s8_chunk_t k, const int32_t 
 static TFLM_ALWAYS_INLINE void dw_s8_channels_in(const dw_s8_t *c, int8_t *output, int32_t batch, int32_t row0,
     int32_t row1, const int in, const bool whole) {
     const int32_t in_w = c->in_w, out_w = c->out_w, out_d = c->out_d, n = c->n;
+#if DW_S8_V6M_ASM
+    // Words at every tap: the weights' (and with multiplier 1 the inputs')
+    // first channel aligned, and the offsets' steps whole words.
+    const uintptr_t wa = (uintptr_t)(c->filter + c->c0) | (uintptr_t)out_d;
+    const bool words = ((in == DW_S8_IN_ONE ? wa : wa | (uintptr_t)(c->in_b + c->c0) | (uintptr_t)c->in_d) & 3) == 0;
+#else
+    const bool words = false;
+#endif
     const dw_s8_chunk_t k = { c->in_b, c->filter + c->c0, c->q, c->c0, n, c->input_offset, c->zero_point,
-                              c->act_min, c->act_max };
+                              c->act_min, c->act_max, words };
     dw_s8_tap_t taps[DW_S8_TAPS_MAX];
     int32_t xi[DW_S8_CHUNK];  // each output channel's input channel
     for (int32_t j = 0; j < n; ++j) {
