@@ -65,6 +65,15 @@
 #define TFLM_ALWAYS_INLINE inline
 #endif
 
+// Whether Armv6-M's inner loops may be Thumb-1 inline assembly: optimised
+// builds for it, position-independent ones too (out_s8.h, mm_s8.h,
+// depthwise_conv_s8.c; the host's tests build the same arithmetic in C).
+#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && defined(__thumb__) && !defined(__thumb2__) && defined(__OPTIMIZE__)
+#define TFLM_V6M_ASM (1)
+#else
+#define TFLM_V6M_ASM (0)
+#endif
+
 // The start of a Thumb-2 assembly loop that takes 2^b steps a turn, its
 // count's two bits below tested at once (conv_s8.c, mm_s8.h,
 // depthwise_conv_s8.c): LSLS by `sh` moves bit 31 - sh of register `cnt`

@@ -1131,12 +1131,7 @@ static TFLM_ALWAYS_INLINE void dw_s8_mac4(uint32_t x02, uint32_t x13, uint32_t w
 // r8-r11, the offset in r12 (ADD reaches the high registers, one cycle).
 // By the estimator on MICROBIT, person_detect's kept patch stage (its
 // narrow tiles go channels innermost): 66.44 M -> 64.53 M cycles.
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && defined(__GNUC__) && defined(__thumb__) && !defined(__thumb2__) \
-    && defined(__OPTIMIZE__)
-#define DW_S8_V6M_ASM (1)
-#else
-#define DW_S8_V6M_ASM (0)
-#endif
+#define DW_S8_V6M_ASM TFLM_V6M_ASM
 
 #if DW_S8_V6M_ASM
 // One tap's offsets into p and q (LDM's registers go in ascending order:
@@ -1157,11 +1152,12 @@ static TFLM_ALWAYS_INLINE void dw_s8_taps4_v6m(const int8_t *x, const int8_t *w,
     register const int8_t *rw __asm__("r1") = w;
     register const dw_s8_tap_t *rt __asm__("r2") = tap;
     register const dw_s8_tap_t *re __asm__("r3") = end;
-    register uint32_t p __asm__("r4"), q __asm__("r5"), u __asm__("r6"), v __asm__("r7");
+    register uint32_t p __asm__("r4"), q __asm__("r5"), u __asm__("r6");
     register uint32_t a0 __asm__("r8") = a[0], a1 __asm__("r9") = a[1], a2 __asm__("r10") = a[2],
                       a3 __asm__("r11") = a[3];
     register int32_t ro __asm__("r12") = off;
     if (in == DW_S8_IN_EACH) {
+        register uint32_t v __asm__("r7");
         __asm__ volatile(
             DW_S8_V6M_TAP("ldr %[p], [%[x], %[p]]\n\t")
             "sxtb %[u], %[p]\n\t"
@@ -1210,7 +1206,6 @@ static TFLM_ALWAYS_INLINE void dw_s8_taps4_v6m(const int8_t *x, const int8_t *w,
               [a3] "+h"(a3)
             : [x] "l"(rx), [w] "l"(rw), [e] "l"(re), [o] "h"(ro)
             : "cc", "memory");
-        (void)v;
     }
     a[0] = a0;
     a[1] = a1;

@@ -333,11 +333,7 @@ static TFLM_ALWAYS_INLINE void tflm_mm_s8_2x2(const int8_t *x0, const int8_t *x1
 // no block names a symbol (kws_ref_model on the Cortex-M0+ through tflm.mpy:
 // 51.1 M cycles with the C loops, 24.4 M with these).
 #ifndef TFLM_MM_S8_V6M_ASM
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && defined(__thumb__) && !defined(__thumb2__) && defined(__OPTIMIZE__)
-#define TFLM_MM_S8_V6M_ASM (1)
-#else
-#define TFLM_MM_S8_V6M_ASM (0)
-#endif
+#define TFLM_MM_S8_V6M_ASM TFLM_V6M_ASM
 #endif
 
 #if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M

@@ -29,11 +29,7 @@
 // position-independent ones too, as mm_s8.h's loops; the host's tests build
 // the same arithmetic in C).
 #ifndef TFLM_OUT_S8_V6M_ASM
-#if TFLM_KERNEL_ARCH == TFLM_ARCH_V6M && defined(__thumb__) && !defined(__thumb2__) && defined(__OPTIMIZE__)
-#define TFLM_OUT_S8_V6M_ASM (1)
-#else
-#define TFLM_OUT_S8_V6M_ASM (0)
-#endif
+#define TFLM_OUT_S8_V6M_ASM TFLM_V6M_ASM
 #endif
 
 // Whether the wide form and multiplier 0 take the fast steps (above); a
