@@ -243,14 +243,23 @@ qemu-firmware: $(MPY_CROSS)
 # The module as a dynamic native module (tflm.mpy) for stock MicroPython
 # 1.25.0 firmware: micropython_mod/natmod.mk, built in build/natmod/<ARCH>.
 # armv6m: Cortex-M0/M0+ (RP2040), armv7m: Cortex-M3, armv7emsp: Cortex-M4F,
-# x64: the unix port. TFLM_OPS and TFLM_TYPES as for `make firmware`: a
-# native module's code is loaded into RAM, so a model's ops only save it.
+# xtensawin: the ESP32's LX6 (and the ESP32-S3's LX7), x64: the unix port.
+# TFLM_OPS and TFLM_TYPES as for `make firmware`: a native module's code is
+# loaded into RAM, so a model's ops only save it.
 # (The stock firmware the tests load it on: build/unix-stock, build/<BOARD>-stock.)
 # BUILD=obj: the natmod's own object folder, whatever BUILD this make was given
 # (a command-line BUILD reaches sub-makes and would put every ARCH's objects
 # in one place).
 ARCH ?= x64
-NATMOD_ARCHS := x64 armv6m armv7m armv7emsp
+NATMOD_ARCHS := x64 armv6m armv7m armv7emsp xtensawin
+# Those the release folder has no build for (make dist): every kernel's
+# xtensawin build is more code than the ESP32 holds in executable RAM
+# (docs/natmod.md); a model's own kernels are built from a checkout.
+NATMOD_CHECKOUT_ARCHS := xtensawin
+NATMOD_RELEASE_ARCHS := $(filter-out $(NATMOD_CHECKOUT_ARCHS),$(NATMOD_ARCHS))
+# xtensawin's compiler: xtensa-esp32-elf-gcc on PATH (ESP-IDF's export.sh),
+# else the offline ESP32 kit's (make esp32-sdk extracts it).
+NATMOD_XTENSA_PATH = $(if $(shell command -v xtensa-esp32-elf-gcc 2> /dev/null),,$(abspath $(ESP32_DIR))/xt/bin:)
 # $(call natmod_dir,ARCH,TFLM_OPS,TFLM_TYPES): where make natmod builds with those settings.
 natmod_dir = $(BUILD)/natmod/$(1)$(if $(strip $(2)$(3)),-cfg-$(shell echo "$(sort $(2)) $(sort $(3))" | md5sum | cut -c1-8))
 NATMOD_DIR = $(call natmod_dir,$(ARCH),$(TFLM_OPS),$(TFLM_TYPES))
@@ -273,7 +282,7 @@ NATMOD_CORE_ARCHS := armv6m
 NATMOD_CORE_OPT_ONLY := depthwise_conv_s8
 UNIX_STOCK := $(BUILD)/unix-stock/micropython
 
-## make natmod ARCH=x64|armv6m|armv7m|armv7emsp [TFLM_OPS= TFLM_TYPES= TFLM_KERNEL_OPT= TFLM_KERNEL_OPT_ONLY=]: tflm.mpy, the module for stock firmware (build/natmod/ARCH)
+## make natmod ARCH=x64|armv6m|armv7m|armv7emsp|xtensawin [TFLM_OPS= TFLM_TYPES= TFLM_KERNEL_OPT= TFLM_KERNEL_OPT_ONLY=]: tflm.mpy, the module for stock firmware (build/natmod/ARCH)
 natmod: $(MPY_STAMP) $(VENV_STAMP)
 	@test -n "$(filter $(ARCH),$(NATMOD_ARCHS))" || (echo "Unknown ARCH=$(ARCH); archs: $(NATMOD_ARCHS)" && false)
 	@mkdir -p $(NATMOD_DIR)
@@ -281,7 +290,14 @@ natmod: $(MPY_STAMP) $(VENV_STAMP)
 	@ln -sfn src/natmod.mk $(NATMOD_DIR)/Makefile
 	@if [ "$$(cat $(NATMOD_DIR)/.config 2>/dev/null)" != "$(NATMOD_CONFIG)" ]; then rm -rf $(NATMOD_DIR)/obj; fi
 	@echo "$(NATMOD_CONFIG)" > $(NATMOD_DIR)/.config
-	$(MAKE) -C $(NATMOD_DIR) MPY_DIR=$(MPY_DIR) ARCH=$(ARCH) PYTHON=$(PY) BUILD=obj \
+ifeq ($(ARCH),xtensawin)
+	@if [ -n "$(NATMOD_XTENSA_PATH)" ]; then \
+		if [ -z "$(ESP32_KIT)" ]; then echo "make natmod ARCH=xtensawin: no xtensa-esp32-elf-gcc on PATH (source" \
+			"ESP-IDF's export.sh) and no offline ESP32 kit in $(ESP32_SDK)" >&2; exit 1; fi; \
+		$(MAKE) --no-print-directory esp32-sdk; fi
+endif
+	PATH="$(if $(filter xtensawin,$(ARCH)),$(NATMOD_XTENSA_PATH))$$PATH" \
+		$(MAKE) -C $(NATMOD_DIR) MPY_DIR=$(MPY_DIR) ARCH=$(ARCH) PYTHON=$(PY) BUILD=obj \
 		TFLM_OPS="$(TFLM_OPS)" TFLM_TYPES="$(TFLM_TYPES)" -j$(JOBS)
 	@echo "natmod: $(NATMOD_DIR)/tflm.mpy ($$(stat -c %s $(NATMOD_DIR)/tflm.mpy) bytes)"
 
@@ -333,7 +349,7 @@ unix-stock: $(MPY_CROSS)
 
 # ---------------------------------------------------------------------------
 # Release artifacts: `make dist` builds what is missing (every RELEASE_BOARDS
-# firmware, tflm.mpy with every kernel for each of NATMOD_ARCHS and with
+# firmware, tflm.mpy with every kernel for each of NATMOD_RELEASE_ARCHS and with
 # NATMOD_CORE_OPS for NATMOD_CORE_ARCHS, the host package's sdist and the
 # wheel built from it) and copies it into DIST with
 # SHA256SUMS and manifest.json (host_tools/tflm_dev/dist.py). Only the
@@ -349,7 +365,7 @@ PKG_SOURCES := host_tools/pyproject.toml host_tools/setup.py host_tools/MANIFEST
 ## make dist [DIST=build/dist]: release artifacts: every real board's firmware, tflm.mpy per ARCH, the host wheel and sdist, SHA256SUMS, manifest.json
 dist: dist-parts
 	$(PY) -m tflm_dev.dist --build $(BUILD) --pkg $(PKG_DIR) --out $(DIST) --micropython $(MPY_VERSION) \
-		--archs $(NATMOD_ARCHS) --core-ops $(NATMOD_CORE_OPS) \
+		--archs $(NATMOD_RELEASE_ARCHS) --core-ops $(NATMOD_CORE_OPS) \
 		--core $(foreach a,$(NATMOD_CORE_ARCHS),$(a)=$(call natmod_dir,$(a),$(NATMOD_CORE_OPS),)/tflm.mpy)
 
 # What `make dist` copies, each built where its own target builds it.
@@ -361,9 +377,9 @@ dist-parts: venv
 	@$(MAKE) --no-print-directory dist-natmod dist-pkg
 
 # make test builds these in its host lane, the firmware in its real-boards lane.
-## make dist-natmod: tflm.mpy with every kernel for each ARCH (build/natmod/ARCH), and with NATMOD_CORE_OPS for NATMOD_CORE_ARCHS
+## make dist-natmod: tflm.mpy with every kernel for each NATMOD_RELEASE_ARCHS (build/natmod/ARCH), and with NATMOD_CORE_OPS for NATMOD_CORE_ARCHS
 dist-natmod:
-	@for a in $(NATMOD_ARCHS); do $(MAKE) --no-print-directory natmod ARCH=$$a || exit 1; done
+	@for a in $(NATMOD_RELEASE_ARCHS); do $(MAKE) --no-print-directory natmod ARCH=$$a || exit 1; done
 	@for a in $(NATMOD_CORE_ARCHS); do $(MAKE) --no-print-directory natmod ARCH=$$a TFLM_OPS="$(NATMOD_CORE_OPS)" \
 		TFLM_KERNEL_OPT_ONLY="$(NATMOD_CORE_OPT_ONLY)" || exit 1; done
 

@@ -73,6 +73,22 @@ CFLAGS_EXTRA += $(call tflm_types_cflags,$(TFLM_TYPES))
 
 include $(MPY_DIR)/py/dynruntime.mk
 
+# Xtensa (ESP32, ESP32-S3): mpy_ld names a literal that points into a
+# section by the section's name and offset alone ("name+0x10"), not by its
+# object file, and takes one entry for every literal of that name: a string
+# of one file came out as another's. Each object's sections get its own
+# suffix (objcopy, after the compile), so that no two files share a name.
+# GCC's switch tables are R_XTENSA_NDIFF32 relocations, which mpy_ld does
+# not take: none.
+ifeq ($(ARCH),xtensawin)
+CFLAGS += -fno-jump-tables
+$(BUILD)/%.o: %.c $(CONFIG_H) Makefile
+	$(ECHO) "CC $<"
+	$(Q)$(CROSS)gcc $(CFLAGS) -o $@ -c $<
+	$(Q)$(CROSS)objcopy $$($(CROSS)objdump -h $@ | awk -v t=".$(subst /,.,$*)" \
+		'$$2 ~ /^\.(text|rodata|data|bss)/ { printf " --rename-section %s=%s%s", $$2, $$2, t }') $@
+endif
+
 # Cortex-M0: libgcc's float and double division read a table by absolute address,
 # which mpy_ld cannot relocate; binding/natmod.c has its own, and the link
 # takes libgcc without that member.

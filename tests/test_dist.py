@@ -26,7 +26,10 @@ from tflm_host.runner import run_batch
 
 MAKEFILE = (ROOT / "Makefile").read_text()
 MPY_VERSION = re.search(r"^MPY_VERSION := (\S+)$", MAKEFILE, re.M).group(1)
-NATMOD_ARCHS = re.search(r"^NATMOD_ARCHS := (.+)$", MAKEFILE, re.M).group(1).split()
+# The architectures the release folder holds tflm.mpy for (make dist-natmod):
+# NATMOD_ARCHS but NATMOD_CHECKOUT_ARCHS.
+NATMOD_ARCHS = [a for a in re.search(r"^NATMOD_ARCHS := (.+)$", MAKEFILE, re.M).group(1).split()
+                if a not in re.search(r"^NATMOD_CHECKOUT_ARCHS := (.+)$", MAKEFILE, re.M).group(1).split()]
 # The architectures with a second build of the core ops (mpy/<ARCH>/core/), and those ops.
 CORE_ARCHS = re.search(r"^NATMOD_CORE_ARCHS := (.+)$", MAKEFILE, re.M).group(1).split()
 CORE_OPS = re.search(r"^NATMOD_CORE_OPS := ((?:.*\\\n)*.*)$", MAKEFILE, re.M).group(1).replace("\\", " ").split()

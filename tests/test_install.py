@@ -90,10 +90,11 @@ def test_which_native_code_a_board_loads(board, file, loads):
 
 
 @pytest.mark.parametrize("board, arch", [(ARMV6M, "armv6m"), (ARMV7M, "armv7m"), (ARMV7EM, "armv7m"),
-                                         (ARMV7EMSP, "armv7emsp"), (ARMV7EMDP, "armv7emsp"), (X64, "x64")])
+                                         (ARMV7EMSP, "armv7emsp"), (ARMV7EMDP, "armv7emsp"), (X64, "x64"),
+                                         (XTENSAWIN, "xtensawin")])
 def test_pick_arch_from_the_makefiles_list(board, arch):
     archs = install.checkout_archs(ROOT)
-    assert set(archs) >= {"x64", "armv6m", "armv7m", "armv7emsp"}
+    assert set(archs) >= {"x64", "armv6m", "armv7m", "armv7emsp", "xtensawin"}
     assert pick_arch(board_format(sys_mpy(board)), archs, "make natmod") == arch
 
 

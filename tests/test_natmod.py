@@ -25,7 +25,7 @@ import littlefs
 import pytest
 
 from conftest import DEVICE_PRELUDE, model_files, model_path
-from tflm_host import board_info
+from tflm_host import board_info, device
 from tflm_host.device import PicoServer, QemuTarget, Target, UnixTarget, run_chunks
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
@@ -241,9 +241,13 @@ def test_natmod_api_as_builtin():
 
 
 # docs/natmod.md's table: (its row's build, ARCH) -> the target whose tflm.mpy it is.
+# ESP32 (xtensawin): the build of hello_world_int8's kernels (test_natmod_on_esp32).
+ESP32_MODELS = ("hello_world_int8.tflite",)
+
 DOC_ROWS = {("every kernel", "x64"): "unix", ("every kernel", "armv7m"): "MPS2_AN385",
             ("hello_world, kws_ref_model and person_detect's ops and types", "armv6m"): "MICROBIT",
-            ("hello_world_int8's op (FULLY_CONNECTED, int8 and int32)", "armv7emsp"): "NETDUINOPLUS2"}
+            ("hello_world_int8's op (FULLY_CONNECTED, int8 and int32)", "armv7emsp"): "NETDUINOPLUS2",
+            ("hello_world_int8's op (FULLY_CONNECTED, int8 and int32)", "xtensawin"): ("xtensawin", ESP32_MODELS)}
 
 
 def test_natmod_md_sizes_are_the_builds():
@@ -254,5 +258,46 @@ def test_natmod_md_sizes_are_the_builds():
             for m in re.finditer(r"^\| (.+?) \| `(\w+)` \|\s*[\d,]*\s*\|\s*([\d,]+)\s*\|", doc, re.M)}
     for key, target in DOC_ROWS.items():
         assert key in rows, f"docs/natmod.md has no row {key}"
-        built = len(natmod_file(target))
+        built = len(natmod_path(*target).read_bytes() if isinstance(target, tuple) else natmod_file(target))
         assert abs(built - rows[key]) <= 0.03 * rows[key], f"{key}: {built:,} B built, docs/natmod.md says {rows[key]:,}"
+
+
+class ShadowTarget(Target):
+    """The ESP32_GENERIC firmware on QEMU with tflm.mpy in its ROMFS as
+    tflm_mpy.mpy, which each run imports first and enters in sys.modules as
+    tflm: the device code's `import tflm` then finds the native module, not
+    the firmware's built-in one (MicroPython looks in sys.modules first). No
+    stock ESP32 firmware is built here; this one is the same port of
+    MicroPython 1.25.0, which loads native code alike."""
+
+    SHADOW = "import sys, tflm_mpy\nsys.modules['tflm'] = tflm_mpy"
+
+    def __init__(self, mpy: bytes) -> None:
+        self.inner = device.target("ESP32_GENERIC")
+        self.mpy, self.name = mpy, self.inner.name
+        self.board = types.SimpleNamespace(name=self.inner.board.name,
+                                           romfs_size=self.inner.board.romfs_size - len(mpy) - 1024)
+
+    def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600) -> str:
+        return self.inner.run([self.SHADOW] + chunks, {**(files or {}), "tflm_mpy.mpy": self.mpy}, timeout=timeout)
+
+
+def test_natmod_on_esp32():
+    """tflm.mpy for xtensawin (its objects' sections renamed per file for
+    mpy_ld: natmod.mk) on the ESP32's LX6: TFLM's outputs, the built-in
+    module's arena figures; and the module that ran is the native one. A
+    build of micro_speech_quantized's kernels is more code than the
+    executable RAM holds (docs/natmod.md says so)."""
+    big = natmod_path("xtensawin", ("micro_speech_quantized.tflite",)).read_bytes()
+    code = "try:\n    import tflm_mpy\nexcept MemoryError:\n    print('MemoryError')"
+    out = device.target("ESP32_GENERIC").run([code], {"tflm_mpy.mpy": big})
+    assert out.split() == ["MemoryError"]
+    target = ShadowTarget(natmod_path("xtensawin", ESP32_MODELS).read_bytes())
+    assert target.run(["import tflm\nprint(tflm.__name__, tflm.ops)"]).split("\n")[0] == \
+        "tflm_mpy ('FULLY_CONNECTED',)"
+    todo = jobs(list(ESP32_MODELS))
+    ours = run_batch(target, todo)
+    builtin = run_batch(UnixTarget(), todo)
+    check_bit_exact(ours, todo, "ESP32_GENERIC (xtensawin tflm.mpy)")
+    for job in todo:
+        assert ours[job.name].arena == builtin[job.name].arena, job.name

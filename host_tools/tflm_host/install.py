@@ -467,7 +467,8 @@ def install(port: str, source: Source, target: str | None = None) -> int:
         version, found, heap, error = board.import_check(folder)
         if error and error.startswith("MemoryError"):
             raise MemoryError(f"import tflm on the board failed: {error}: its code ({len(data):,} bytes) is loaded "
-                              f"into the heap in one block; {dest} stays: a reset frees the heap, and --model "
+                              f"into RAM in one block (the heap; on the ESP32 executable RAM, which the heap "
+                              f"grows into too); {dest} stays: a reset frees the heap, and --model "
                               f"MODEL... installs a tflm.mpy with only those models' kernels")
         if error:
             raise RuntimeError(f"import tflm on the board failed: {error}")
