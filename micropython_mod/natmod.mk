@@ -71,6 +71,14 @@ endif
 include src/tflm_types.mk
 CFLAGS_EXTRA += $(call tflm_types_cflags,$(TFLM_TYPES))
 
+# Xtensa: mpy_ld links every object file it is given, whole; from an
+# archive it takes only the members that define what the others need. The
+# entry point alone is linked as a file, the rest from libtflm.a (below).
+ifeq ($(ARCH),xtensawin)
+NATMOD_LIB_SRC := $(filter-out src/binding/natmod.c,$(SRC))
+SRC := src/binding/natmod.c
+endif
+
 include $(MPY_DIR)/py/dynruntime.mk
 
 # Xtensa (ESP32, ESP32-S3): mpy_ld names a literal that points into a
@@ -87,6 +95,27 @@ $(BUILD)/%.o: %.c $(CONFIG_H) Makefile
 	$(Q)$(CROSS)gcc $(CFLAGS) -o $@ -c $<
 	$(Q)$(CROSS)objcopy $$($(CROSS)objdump -h $@ | awk -v t=".$(subst /,.,$*)" \
 		'$$2 ~ /^\.(text|rodata|data|bss)/ { printf " --rename-section %s=%s%s", $$2, $$2, t }') $@
+
+# The ESP32 loads the code into executable RAM in one block, where a few KB
+# decide whether a model's build loads: linked from an archive, the files
+# nothing reaches from mpy_init stay out (hello_world's build: 72,662 bytes
+# of text, 83,198 with every file). Its members are named by their paths
+# (mpy_ld's archive reader keys them by name: engine/model.o and
+# binding/model.o would be one). The entry point's object is made again when
+# the archive changes, so that the module is linked again.
+NATMOD_LIB := $(BUILD)/libtflm.a
+NATMOD_LIB_O := $(addprefix $(BUILD)/,$(NATMOD_LIB_SRC:.c=.o))
+$(CONFIG_H): $(NATMOD_LIB_SRC)
+$(NATMOD_LIB_O): | $(BUILD)/.lib-dirs
+$(BUILD)/.lib-dirs:
+	$(Q)mkdir -p $(sort $(dir $(NATMOD_LIB_O))) && touch $@
+$(NATMOD_LIB): $(NATMOD_LIB_O)
+	$(ECHO) "AR $@"
+	$(Q)rm -rf $@ $(BUILD)/lib && mkdir -p $(BUILD)/lib
+	$(Q)for o in $^; do m=$${o#$(BUILD)/src/}; cp $$o $(BUILD)/lib/$$(echo $$m | tr / _); done
+	$(Q)$(CROSS)ar rcs $@ $(BUILD)/lib/*.o
+$(BUILD)/src/binding/natmod.o: $(NATMOD_LIB)
+MPY_LD_FLAGS += -l $(CURDIR)/$(NATMOD_LIB)
 endif
 
 # Cortex-M0: libgcc's float and double division read a table by absolute address,
@@ -102,4 +131,4 @@ endif
 
 # dynruntime.mk's objects depend on their own source and this file alone:
 # every header of the module too, so that an edit of one rebuilds them.
-$(SRC_O): $(wildcard src/*.h src/*/*.h)
+$(SRC_O) $(NATMOD_LIB_O): $(wildcard src/*.h src/*/*.h)
