@@ -85,8 +85,22 @@ bool tflm_quantize_multiplier(double real, int32_t *multiplier, int32_t *shift) 
     return true;
 }
 
+// zero_point + round(f / scale), the reference's sum. Where a scale too
+// small for the activation's bound puts it beyond int32 (a cast the C
+// standard leaves undefined there, and a sum that overflows) it saturates:
+// the bound then lies outside every type's range, as it does in real
+// numbers. (Not a number, from a scale that is none: the zero point.)
 static int32_t quantize_with(float f, float scale, int32_t zero_point) {
-    return zero_point + (int32_t)tflm_roundf(f / scale);
+    const float q = tflm_roundf(f / scale);
+    int64_t v = zero_point;
+    if (q >= 2147483648.0f) {
+        v += INT32_MAX;
+    } else if (q <= -2147483648.0f) {
+        v += INT32_MIN;
+    } else if (q == q) {
+        v += (int32_t)q;
+    }
+    return (int32_t)TFLM_MIN(TFLM_MAX(v, (int64_t)INT32_MIN), (int64_t)INT32_MAX);
 }
 
 void tflm_activation_range_float(unsigned activation, float *act_min, float *act_max) {

@@ -11,6 +11,7 @@
 #include "engine/flatbuffer.h"
 #include "engine/planner.h"
 #include "engine/quant.h"
+#include "engine/schema.h"
 #include "kernels/signal_fft.h"
 
 static int failures;
@@ -81,6 +82,23 @@ static void test_quantize_multiplier(void) {
         double err = fabs(multiplier_value(m, s) - real);
         CHECK(m >= (1 << 30) && err <= ldexp(1.0, s - 32), "multiplier %.17g -> %d %d", real, m, s);
     }
+}
+
+// A fused activation's bounds where the output scale puts them beyond
+// int32 (a scale far too small for RELU6's 6): saturated, not undefined
+// (the fuzzer's ADD_int8_0 case 284, seed 7, changed after loading).
+static void test_activation_range(void) {
+    int32_t lo, hi;
+    tflm_activation_range_quantized(TFLM_ACT_RELU6, 1e-12f, -40, -128, 127, &lo, &hi);
+    CHECK(lo == -40 && hi == 127, "RELU6, scale 1e-12: [%d, %d]", lo, hi);
+    tflm_activation_range_quantized(TFLM_ACT_RELU_N1_TO_1, 1e-12f, -40, -128, 127, &lo, &hi);
+    CHECK(lo == -128 && hi == 127, "RELU_N1_TO_1, scale 1e-12: [%d, %d]", lo, hi);
+    tflm_activation_range_quantized(TFLM_ACT_RELU_N1_TO_1, 1e-12f, 2147483647, INT32_MIN, INT32_MAX, &lo, &hi);
+    CHECK(lo == -1 && hi == INT32_MAX, "int32 zero point: [%d, %d]", lo, hi);
+    tflm_activation_range_quantized(TFLM_ACT_RELU6, 0.5f, 3, -128, 127, &lo, &hi);
+    CHECK(lo == 3 && hi == 15, "RELU6, scale 0.5: [%d, %d]", lo, hi);
+    tflm_activation_range_quantized(TFLM_ACT_RELU, 0.0f, 3, -128, 127, &lo, &hi);
+    CHECK(lo == 3 && hi == 127, "RELU, scale 0: [%d, %d]", lo, hi);
 }
 
 static void test_fixed_point(void) {
@@ -345,6 +363,7 @@ static void test_fft_twiddles(void) {
 int main(void) {
     test_rounding();
     test_quantize_multiplier();
+    test_activation_range();
     test_fixed_point();
     test_planners();
     test_record_layout();
