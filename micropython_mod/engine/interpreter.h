@@ -247,6 +247,8 @@ tflm_status_t tflm_interp_reset(tflm_interp_t *ip);
 // records (or a prepared model's data read in place from a rewritable
 // buffer) changed.
 void tflm_interp_seal(tflm_interp_t *ip);
+// The seal's chain over n words (4-byte aligned) from h (its tests call it).
+uint32_t tflm_seal_words(uint32_t h, const uint8_t *p, uint32_t n);
 tflm_status_t tflm_interp_compare_seals(tflm_interp_t *ip);
 static inline tflm_status_t tflm_interp_verify(tflm_interp_t *ip) {
     // Nothing to compare, without a call (invoke()'s usual case): a built

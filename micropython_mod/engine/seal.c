@@ -7,12 +7,16 @@
 // the tail holds (subgraph, tensor and node records, index lists, kernel
 // data, resource records) is turned into pointers and loop bounds without
 // further checks, so it must be exactly what the build wrote. The tail's
-// words are hashed in a chain, h = rotl(h, 5) ^ word, then h *= M (M odd):
-// each step is a bijection of h and of the word, so a changed word always
-// changes the result, and the rotation carries every bit into the next
-// multiplication, so several changed words cancel out only by chance
-// (about 2^-32; a plain polynomial, whose multiplications only carry
-// upwards, let two changes in words' top bytes cancel one time in 256).
+// words are hashed in a chain, x = (h ^ word) * M (M odd), then
+// h = x ^ (x >> 15): each step is a bijection of h and of the word, so a
+// changed word always changes the result. The multiplication carries a
+// change only upwards; the shift brings it down again, so that whatever
+// byte of a word changed, h differs in bits of three bytes, which a change
+// of the next word's bytes cancels only by chance. (h = rotl(h, 5) ^ word,
+// then h *= M, left a change of a word's top byte in 8 bits: one time in
+// about 2^11 a change of the next word's low byte cancelled it, and the
+// engine's fuzzer found such a pair, seed 7, and then followed a corrupted
+// index.)
 // The words that legitimately change between calls are skipped: variable
 // tensors (and outputs kept in a kernel's state), which tensor() views may
 // write, and resource variables. Kernel state (tflm_prep_alloc_state) is
@@ -27,8 +31,9 @@
 // memory access, MicroPython's uctypes and machine.mem, is outside this
 // contract, as it is for every object.)
 //
-// Cost: 3 instructions a word on the Cortex-M3/M4 (load, rotate-xor,
-// multiply; eight words a step), no memory, per invoke: the tail of an
+// Cost: 3 instructions a word on the Cortex-M3/M4 (xor, multiply,
+// shift-xor; an LDM loads four words, eight words a step), no memory, per
+// invoke: the tail of an
 // exposed arena (and the prepared data read in place from a rewritable
 // buffer); the ranges skipped are found once, when the seal is taken (a
 // pass over the records per range then; per invoke too for a model with
@@ -38,7 +43,8 @@
 #define SEAL_MUL (0x9e3779b1u) // odd: each step is a bijection
 
 static inline uint32_t seal_step(uint32_t h, uint32_t w) {
-    return (((h << 5) | (h >> 27)) ^ w) * SEAL_MUL;
+    const uint32_t x = (h ^ w) * SEAL_MUL;
+    return x ^ (x >> 15);
 }
 
 // Whether the chain's loop is in assembly (Thumb-2, M profile, optimised
@@ -56,13 +62,15 @@ static inline uint32_t seal_step(uint32_t h, uint32_t w) {
 #define SEAL_LDM (0)
 #endif
 
-// One word of the chain in assembly: v ^ rotl(h, 5), times the multiplier.
+// One word of the chain in assembly: v ^ h, times the multiplier, then
+// xor its own bits 15 up.
 #define SEAL_ASM_STEP(v) \
-    "eor " v ", " v ", %[h], ror #27\n\t" \
-    "mul %[h], " v ", %[m]\n\t"
+    "eor " v ", " v ", %[h]\n\t" \
+    "mul " v ", " v ", %[m]\n\t" \
+    "eor %[h], " v ", " v ", lsr #15\n\t"
 
 // The chain over n words (4-byte aligned), from h.
-static uint32_t seal_words(uint32_t h, const uint8_t *p, uint32_t n) {
+uint32_t tflm_seal_words(uint32_t h, const uint8_t *p, uint32_t n) {
     const uint32_t *w = (const uint32_t *)(const void *)p, *end8 = w + (n & ~7u), *end = w + n;
 #if SEAL_LDM
     if (w != end8) {
@@ -181,7 +189,7 @@ static uint32_t seal_tail(const tflm_interp_t *ip) {
             lo = ip->seal_skip[i][0];
             hi = ip->seal_skip[i][1];
         }
-        h = seal_words(h, base + at, (lo - at) / 4);
+        h = tflm_seal_words(h, base + at, (lo - at) / 4);
         if (lo == end) {
             return h;
         }
@@ -193,7 +201,7 @@ static uint32_t seal_tail(const tflm_interp_t *ip) {
 // The prepared data read in place from a rewritable model buffer (8-byte
 // aligned, a multiple of 8 bytes: prepared.c checked both).
 static uint32_t seal_model(const tflm_interp_t *ip) {
-    return seal_words(0, ip->model->fb.buf + ip->sealed_model_at, ip->sealed_model_bytes / 4);
+    return tflm_seal_words(0, ip->model->fb.buf + ip->sealed_model_at, ip->sealed_model_bytes / 4);
 }
 
 void tflm_interp_seal(tflm_interp_t *ip) {
