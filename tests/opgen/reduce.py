@@ -165,3 +165,14 @@ def _max_computed_axes():
                      "NotImplementedError axes must be a constant tensor", tflm=False,
                      why="TFLM takes axes computed at run time; this engine plans the loops in prepare(), "
                          "as for MEAN and SUM")
+
+
+@error_case("MEAN/empty_input_huge_dims")
+def _mean_empty_huge():
+    # A zero batch leaves the other dimensions unbounded: the reduced ones,
+    # merged, would overflow int32 (the engine's fuzzer, seed 8,
+    # MEAN_float32_4d_hw_0 case 595).
+    shape = (0, 536870917, 4, 6)
+    model, _ = single_op("MEAN", [(shape, "FLOAT32", None, None), ((2,), "INT32", np.array([1, 2], np.int32), None)],
+                         [((0, 1, 1, 6), "FLOAT32", None)], KeepDims=True)
+    return ErrorCase("", model, [np.zeros(shape, np.float32)], "ValueError input dimensions too large")
