@@ -240,13 +240,13 @@ def test_natmod_api_as_builtin():
     assert ours.splitlines() == builtin.splitlines()
 
 
-# docs/natmod.md's table: (its row's build, ARCH) -> the target whose tflm.mpy it is.
+# docs/natmod.md's table: (its row's build, ARCH) -> that build's (ARCH, models), as NATMOD gives them.
 # ESP32 (xtensawin): the build of hello_world_int8's kernels (test_natmod_on_esp32).
 ESP32_MODELS = ("hello_world_int8.tflite",)
 
-DOC_ROWS = {("every kernel", "x64"): "unix", ("every kernel", "armv7m"): "MPS2_AN385",
-            ("hello_world, kws_ref_model and person_detect's ops and types", "armv6m"): "MICROBIT",
-            ("hello_world_int8's op (FULLY_CONNECTED, int8 and int32)", "armv7emsp"): "NETDUINOPLUS2",
+DOC_ROWS = {("every kernel", "x64"): NATMOD["unix"], ("every kernel", "armv7m"): NATMOD["MPS2_AN385"],
+            ("hello_world, kws_ref_model and person_detect's ops and types", "armv6m"): NATMOD["MICROBIT"],
+            ("hello_world_int8's op (FULLY_CONNECTED, int8 and int32)", "armv7emsp"): NATMOD["NETDUINOPLUS2"],
             ("hello_world_int8's op (FULLY_CONNECTED, int8 and int32)", "xtensawin"): ("xtensawin", ESP32_MODELS)}
 
 
@@ -256,13 +256,13 @@ def test_natmod_md_sizes_are_the_builds():
     doc = (Path(__file__).resolve().parents[1] / "docs" / "natmod.md").read_text()
     rows = {(m.group(1), m.group(2)): int(m.group(3).replace(",", ""))
             for m in re.finditer(r"^\| (.+?) \| `(\w+)` \|\s*[\d,]*\s*\|\s*([\d,]+)\s*\|", doc, re.M)}
-    for key, target in DOC_ROWS.items():
+    for key, (arch, models) in DOC_ROWS.items():
         assert key in rows, f"docs/natmod.md has no row {key}"
-        built = len(natmod_path(*target).read_bytes() if isinstance(target, tuple) else natmod_file(target))
+        built = len(natmod_path(arch, models).read_bytes())
         assert abs(built - rows[key]) <= 0.03 * rows[key], f"{key}: {built:,} B built, docs/natmod.md says {rows[key]:,}"
 
 
-class ShadowTarget(Target):
+class ShadowTarget(NatmodTarget):
     """The ESP32_GENERIC firmware on QEMU with tflm.mpy in its ROMFS as
     tflm_mpy.mpy, which each run imports first and enters in sys.modules as
     tflm: the device code's `import tflm` then finds the native module, not
@@ -273,10 +273,7 @@ class ShadowTarget(Target):
     SHADOW = "import sys, tflm_mpy\nsys.modules['tflm'] = tflm_mpy"
 
     def __init__(self, mpy: bytes) -> None:
-        self.inner = device.target("ESP32_GENERIC")
-        self.mpy, self.name = mpy, self.inner.name
-        self.board = types.SimpleNamespace(name=self.inner.board.name,
-                                           romfs_size=self.inner.board.romfs_size - len(mpy) - 1024)
+        super().__init__(device.target("ESP32_GENERIC"), mpy)
 
     def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600) -> str:
         return self.inner.run([self.SHADOW] + chunks, {**(files or {}), "tflm_mpy.mpy": self.mpy}, timeout=timeout)
