@@ -52,8 +52,14 @@ TFLM_TYPES ?=
 TFLM_PLANNERS ?=
 # A plan compiled in as tflm.builtin_plan: PLAN=plan.h (tflm-host plan --c-header).
 PLAN ?=
+# Patch-based stages (`tflm-host prepare --max-extra-macs`) built in (empty or
+# 1) or left out (0: `tflm-host ops MODEL` prints it when no model has one).
+TFLM_PATCH ?=
+ifneq ($(filter-out 0 1,$(strip $(TFLM_PATCH))),)
+$(error TFLM_PATCH=$(TFLM_PATCH): 0 (no patch-based stages) or 1)
+endif
 MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MANIFEST= \
-	TFLM_OPS="$(TFLM_OPS)" TFLM_TYPES="$(TFLM_TYPES)" TFLM_PLANNERS="$(TFLM_PLANNERS)" \
+	TFLM_OPS="$(TFLM_OPS)" TFLM_TYPES="$(TFLM_TYPES)" TFLM_PLANNERS="$(TFLM_PLANNERS)" TFLM_PATCH="$(TFLM_PATCH)" \
 	TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
 
 # The RISC-V and Xtensa compilers are for `make compile-check` (ESP32 cores);
@@ -201,11 +207,12 @@ test-attacks-asan: unix-asan
 	TFLM_UNIX_BINARY=$(BUILD)/unix-asan/micropython ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		nice $(PY) tests/api_fuzz.py $(FUZZ_API_ASAN_N) $(FUZZ_SEED)
 
-# With TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS or PLAN the firmware goes to its
-# own folder, build/<BOARD>-cfg-<hash>: MicroPython's make does not rebuild
-# objects when compiler flags change.
+# With TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS, TFLM_PATCH or PLAN the firmware
+# goes to its own folder, build/<BOARD>-cfg-<hash>: MicroPython's make does
+# not rebuild objects when compiler flags change.
 FW_CONFIG = $(strip $(sort $(TFLM_OPS)) $(if $(strip $(TFLM_TYPES)),types: $(sort $(TFLM_TYPES))) \
-	$(if $(TFLM_PLANNERS),planners: $(sort $(TFLM_PLANNERS))) $(if $(PLAN),plan: $(abspath $(PLAN))))
+	$(if $(TFLM_PLANNERS),planners: $(sort $(TFLM_PLANNERS))) $(if $(PLAN),plan: $(abspath $(PLAN))) \
+	$(if $(strip $(TFLM_PATCH)),patch: $(strip $(TFLM_PATCH))))
 FW_BUILD = $(BUILD)/$(BOARD)$(if $(FW_CONFIG),-cfg-$(shell echo "$(FW_CONFIG)" | md5sum | cut -c1-8))
 
 # Real boards (RPI_PICO, ESP32_GENERIC, PYBV11) and the cross-compile checks.
@@ -216,7 +223,7 @@ include port_boards/boards.mk
 BOARD_CONFIG_HASH = $(shell cat port_boards/$(BOARD)/mpconfigboard.mk port_boards/common/*.mk port_boards/common/*.h \
 	2>/dev/null | md5sum | cut -c1-16)
 
-## make firmware BOARD=... [TFLM_OPS= TFLM_TYPES= TFLM_PLANNERS= PLAN=]: MicroPython with the module for a board
+## make firmware BOARD=... [TFLM_OPS= TFLM_TYPES= TFLM_PLANNERS= TFLM_PATCH= PLAN=]: MicroPython with the module for a board
 ifneq ($(filter $(BOARD),$(REAL_BOARDS)),)
 firmware: firmware-real
 else
@@ -260,13 +267,14 @@ NATMOD_RELEASE_ARCHS := $(filter-out $(NATMOD_CHECKOUT_ARCHS),$(NATMOD_ARCHS))
 # xtensawin's compiler: xtensa-esp32-elf-gcc on PATH (ESP-IDF's export.sh),
 # else the offline ESP32 kit's (make esp32-sdk extracts it).
 NATMOD_XTENSA_PATH = $(if $(shell command -v xtensa-esp32-elf-gcc 2> /dev/null),,$(abspath $(ESP32_DIR))/xt/bin:)
-# $(call natmod_dir,ARCH,TFLM_OPS,TFLM_TYPES): where make natmod builds with those settings.
-natmod_dir = $(BUILD)/natmod/$(1)$(if $(strip $(2)$(3)),-cfg-$(shell echo "$(sort $(2)) $(sort $(3))" | md5sum | cut -c1-8))
-NATMOD_DIR = $(call natmod_dir,$(ARCH),$(TFLM_OPS),$(TFLM_TYPES))
+# $(call natmod_dir,ARCH,TFLM_OPS,TFLM_TYPES[,TFLM_PATCH]): where make natmod builds with those settings.
+natmod_dir = $(BUILD)/natmod/$(1)$(if $(strip $(2)$(3)$(4)),-cfg-$(shell echo "$(sort $(2)) $(sort $(3))$(if \
+	$(strip $(4)), patch: $(strip $(4)))" | md5sum | cut -c1-8))
+NATMOD_DIR = $(call natmod_dir,$(ARCH),$(TFLM_OPS),$(TFLM_TYPES),$(TFLM_PATCH))
 # What a build's objects were made with (natmod.mk's optimization knobs when
 # given): another setting rebuilds them.
 NATMOD_KNOBS = $(foreach v,TFLM_KERNEL_OPT TFLM_KERNEL_OPT_ONLY,$(if $(filter undefined,$(origin $(v))),, $(v)=[$($(v))]))
-NATMOD_CONFIG = $(TFLM_OPS) $(TFLM_TYPES)$(NATMOD_KNOBS)
+NATMOD_CONFIG = $(TFLM_OPS) $(TFLM_TYPES)$(if $(strip $(TFLM_PATCH)), TFLM_PATCH=$(strip $(TFLM_PATCH)))$(NATMOD_KNOBS)
 # The release's second tflm.mpy for the RP2040: the ops most small
 # convolutional and dense models use, every type (a stock Pico's heap cannot
 # hold every kernel and a model: docs/natmod.md).
@@ -282,7 +290,7 @@ NATMOD_CORE_ARCHS := armv6m
 NATMOD_CORE_OPT_ONLY := depthwise_conv_s8
 UNIX_STOCK := $(BUILD)/unix-stock/micropython
 
-## make natmod ARCH=x64|armv6m|armv7m|armv7emsp|xtensawin [TFLM_OPS= TFLM_TYPES= TFLM_KERNEL_OPT= TFLM_KERNEL_OPT_ONLY=]: tflm.mpy, the module for stock firmware (build/natmod/ARCH)
+## make natmod ARCH=x64|armv6m|armv7m|armv7emsp|xtensawin [TFLM_OPS= TFLM_TYPES= TFLM_PATCH= TFLM_KERNEL_OPT= TFLM_KERNEL_OPT_ONLY=]: tflm.mpy, the module for stock firmware (build/natmod/ARCH)
 natmod: $(MPY_STAMP) $(VENV_STAMP)
 	@test -n "$(filter $(ARCH),$(NATMOD_ARCHS))" || (echo "Unknown ARCH=$(ARCH); archs: $(NATMOD_ARCHS)" && false)
 	@mkdir -p $(NATMOD_DIR)
@@ -298,7 +306,7 @@ ifeq ($(ARCH),xtensawin)
 endif
 	PATH="$(if $(filter xtensawin,$(ARCH)),$(NATMOD_XTENSA_PATH))$$PATH" \
 		$(MAKE) -C $(NATMOD_DIR) MPY_DIR=$(MPY_DIR) ARCH=$(ARCH) PYTHON=$(PY) BUILD=obj \
-		TFLM_OPS="$(TFLM_OPS)" TFLM_TYPES="$(TFLM_TYPES)" -j$(JOBS)
+		TFLM_OPS="$(TFLM_OPS)" TFLM_TYPES="$(TFLM_TYPES)" TFLM_PATCH="$(TFLM_PATCH)" -j$(JOBS)
 	@echo "natmod: $(NATMOD_DIR)/tflm.mpy ($$(stat -c %s $(NATMOD_DIR)/tflm.mpy) bytes)"
 
 # The firmware of a QEMU board without the module, to load tflm.mpy:
@@ -370,8 +378,8 @@ dist: dist-parts
 
 # What `make dist` copies, each built where its own target builds it.
 dist-parts: venv
-	@if [ -n "$(strip $(TFLM_OPS)$(TFLM_TYPES)$(TFLM_PLANNERS)$(PLAN)$(NATMOD_KNOBS))" ]; then \
-		echo "make dist ships the default builds: no TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS, PLAN, TFLM_KERNEL_OPT or" \
+	@if [ -n "$(strip $(TFLM_OPS)$(TFLM_TYPES)$(TFLM_PLANNERS)$(TFLM_PATCH)$(PLAN)$(NATMOD_KNOBS))" ]; then \
+		echo "make dist ships the default builds: no TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS, TFLM_PATCH, PLAN, TFLM_KERNEL_OPT or" \
 			"TFLM_KERNEL_OPT_ONLY" >&2; exit 1; fi
 	@for b in $(RELEASE_BOARDS); do $(BOARDS_MAKE) firmware-real BOARD=$$b || exit 1; done
 	@$(MAKE) --no-print-directory dist-natmod dist-pkg
@@ -400,8 +408,9 @@ fw-dir:
 	@echo $(FW_BUILD)
 
 # Firmware text of the module with every kernel, with person_detect's only
-# for its tensor types only (and for every type), and with those and
-# person_detect's plan built in, no greedy planner (docs/size.md).
+# for its tensor types only (and for every type), those without patch-based
+# stages, and with those and person_detect's plan built in, no greedy
+# planner (docs/size.md).
 SIZE_SETTING = $(shell $(PY) -m tflm_host ops $(MODELS)/person_detect.tflite | sed -n 's/^$(1)="\(.*\)"$$/\1/p')
 SIZE_OPS = $(call SIZE_SETTING,TFLM_OPS)
 SIZE_TYPES = $(call SIZE_SETTING,TFLM_TYPES)
@@ -415,12 +424,14 @@ size-report: deps
 	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2
 	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2 TFLM_OPS="$(SIZE_OPS)" TFLM_TYPES="$(SIZE_TYPES)"
 	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2 TFLM_OPS="$(SIZE_OPS)"
+	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2 TFLM_OPS="$(SIZE_OPS)" TFLM_TYPES="$(SIZE_TYPES)" TFLM_PATCH=0
 	@$(MAKE) --no-print-directory firmware BOARD=NETDUINO2 TFLM_OPS="$(SIZE_OPS)" TFLM_TYPES="$(SIZE_TYPES)" \
 		TFLM_PLANNERS=offline PLAN=$(SIZE_PLAN)
 	$(PY) -m tflm_host bench size --target NETDUINO2 --out docs/size.md \
 		--builds "all ops=$(call SIZE_DIR)" \
 		"person_detect's ops ($(SIZE_OPS)), its types only (TFLM_TYPES)=$(call SIZE_DIR,TFLM_OPS="$(SIZE_OPS)" TFLM_TYPES="$(SIZE_TYPES)")" \
 		"person_detect's ops, every type=$(call SIZE_DIR,TFLM_OPS="$(SIZE_OPS)")" \
+		"person_detect's ops and types, no patch-based stages (TFLM_PATCH=0)=$(call SIZE_DIR,TFLM_OPS="$(SIZE_OPS)" TFLM_TYPES="$(SIZE_TYPES)" TFLM_PATCH=0)" \
 		"person_detect's ops and types, its plan built in, offline planner only=$(call SIZE_DIR,TFLM_OPS="$(SIZE_OPS)" TFLM_TYPES="$(SIZE_TYPES)" TFLM_PLANNERS=offline PLAN=$(SIZE_PLAN))"
 
 # ---------------------------------------------------------------------------
@@ -471,9 +482,9 @@ test-esp32: deps
 test-engine: venv
 	$(MAKE) -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY))
 
-# engine/fmath.c against glibc over every float input (make test takes
-# every 61st): after a change to fmath.c.
-## make test-fmath: engine/fmath.c against glibc over every float input
+# engine/fmath*.c against glibc over every float input (make test takes
+# every 61st): after a change to them.
+## make test-fmath: engine/fmath*.c against glibc over every float input
 test-fmath:
 	@$(MAKE) --no-print-directory -C tests/engine BUILD=$(BUILD)/engine fmath
 

@@ -58,6 +58,11 @@ if(TFLM_PLANNERS)
     endforeach()
 endif()
 
+# TFLM_PATCH=0 leaves patch-based stages out (tflm_config.h).
+if(NOT "${TFLM_PATCH}" STREQUAL "")
+    list(APPEND TFLM_DEFINITIONS TFLM_PATCH=${TFLM_PATCH})
+endif()
+
 # TFLM_PLAN: a header from `tflm-host plan --c-header`, built in as tflm.builtin_plan.
 if(TFLM_PLAN)
     get_filename_component(TFLM_PLAN_ABS ${TFLM_PLAN} ABSOLUTE)

@@ -62,6 +62,11 @@ include $(TFLM_MOD_DIR)/tflm_types.mk
 TFLM_TYPES_CFLAGS := $(call tflm_types_cflags,$(TFLM_TYPES))
 CFLAGS_USERMOD += $(TFLM_TYPES_CFLAGS)
 
+# TFLM_PATCH=0 leaves patch-based stages out (tflm_config.h).
+ifneq ($(strip $(TFLM_PATCH)),)
+CFLAGS_USERMOD += -DTFLM_PATCH=$(strip $(TFLM_PATCH))
+endif
+
 # TFLM_PLANNERS="offline" links only those memory planners (greedy, linear,
 # offline); without the greedy one, models need complete offline plans.
 ifneq ($(strip $(TFLM_PLANNERS)),)

@@ -41,4 +41,14 @@
 #define TFLM_PLANNER_OFFLINE (1)
 #endif
 
+// Patch-based stages (engine/patch.h, TflmPatchSchedule metadata written by
+// `tflm-host prepare --max-extra-macs`): engine/patch.c and the kernels'
+// window, slice and span hooks. A build for models without a schedule can
+// leave them out (`make ... TFLM_PATCH=0`; `tflm-host ops MODEL...` says
+// when the models allow it): a model with one is then refused with
+// NotImplementedError when an interpreter is built.
+#ifndef TFLM_PATCH
+#define TFLM_PATCH (1)
+#endif
+
 #endif // TFLM_CONFIG_H

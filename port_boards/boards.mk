@@ -106,10 +106,12 @@ tflm_cmake_list = $(subst $(tflm_space),;,$(strip $(1)))
 TFLM_CMAKE_DEFS = $(if $(strip $(TFLM_OPS)),"-DTFLM_OPS=$(call tflm_cmake_list,$(TFLM_OPS))") \
 	$(if $(strip $(TFLM_TYPES)),"-DTFLM_TYPES=$(call tflm_cmake_list,$(TFLM_TYPES))") \
 	$(if $(strip $(TFLM_PLANNERS)),"-DTFLM_PLANNERS=$(call tflm_cmake_list,$(TFLM_PLANNERS))") \
+	$(if $(strip $(TFLM_PATCH)),"-DTFLM_PATCH=$(strip $(TFLM_PATCH))") \
 	$(if $(strip $(PLAN)),"-DTFLM_PLAN=$(abspath $(PLAN))")
 TFLM_IDF_DEFS = $(if $(strip $(TFLM_OPS)),-D "TFLM_OPS=$(call tflm_cmake_list,$(TFLM_OPS))") \
 	$(if $(strip $(TFLM_TYPES)),-D "TFLM_TYPES=$(call tflm_cmake_list,$(TFLM_TYPES))") \
 	$(if $(strip $(TFLM_PLANNERS)),-D "TFLM_PLANNERS=$(call tflm_cmake_list,$(TFLM_PLANNERS))") \
+	$(if $(strip $(TFLM_PATCH)),-D "TFLM_PATCH=$(strip $(TFLM_PATCH))") \
 	$(if $(strip $(PLAN)),-D "TFLM_PLAN=$(abspath $(PLAN))")
 
 MPY_CLONE_DIR := \$$HOME/micropython-1.25
@@ -277,7 +279,8 @@ ifeq ($(REAL_PORT),stm32)
 		rm -rf $$f $(FW_BUILD)/micropython_mod; fi
 	$(MAKE) -C $(MPY_DIR)/ports/stm32 BOARD=$(BOARD) BOARD_DIR=$(TOP)/port_boards/$(BOARD) \
 		BUILD=$(FW_BUILD) MICROPY_MPYCROSS=$(MPY_CROSS) USER_C_MODULES=$(TOP) TFLM_OPS="$(TFLM_OPS)" \
-		TFLM_TYPES="$(TFLM_TYPES)" TFLM_PLANNERS="$(TFLM_PLANNERS)" TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
+		TFLM_TYPES="$(TFLM_TYPES)" TFLM_PLANNERS="$(TFLM_PLANNERS)" TFLM_PATCH="$(TFLM_PATCH)" \
+		TFLM_PLAN="$(if $(PLAN),$(abspath $(PLAN)))" -j$(JOBS)
 	@PYTHONPATH=$(TOP)/host_tools python3 -m tflm_host.boards check $(BOARD) $(FW_BUILD)
 	@echo "firmware: $(FW_BUILD)/firmware.dfu (also firmware.hex, firmware0.bin at 0x08000000, firmware1.bin at the FLASH_TEXT region's start above)"
 endif
@@ -391,7 +394,9 @@ CC_SRCS = $(patsubst $(CC_MOD)/%,%,$(sort $(wildcard $(CC_MOD)/engine/*.c $(CC_M
 # The configuration with fewer kernels: TFLM_OPS if given, else those of
 # person_detect.tflite (tflm-host ops), built for TFLM_TYPES if given, else
 # for person_detect's types (so the kernels' code for the types left out is
-# compiled out under -Werror too).
+# compiled out under -Werror too), and without patch-based stages unless
+# TFLM_PATCH=1 (person_detect as it comes has none: tflm-host ops prints
+# TFLM_PATCH=0 for it).
 CHECK_OPS ?= $(or $(strip $(TFLM_OPS)),AVERAGE_POOL_2D CONV_2D DEPTHWISE_CONV_2D RESHAPE SOFTMAX)
 CHECK_TYPES_DEFAULT := AVERAGE_POOL_2D:int8 CONV_2D:int32,int8 DEPTHWISE_CONV_2D:int32,int8 RESHAPE:int32,int8 SOFTMAX:int8
 CHECK_TYPES ?= $(or $(strip $(TFLM_TYPES)),$(CHECK_TYPES_DEFAULT))
@@ -472,9 +477,11 @@ CC_xtensa-lx6_WHAT := ESP32_GENERIC (esp32 port): Xtensa LX6, xtensa-esp32-elf G
 CC_cortex-m4-ops_CC := $(CC_cortex-m4_CC)
 CC_cortex-m4-ops_SIZE := $(CC_cortex-m4_SIZE)
 CC_cortex-m4-ops_FLAGS = $(CC_cortex-m4_FLAGS) -DTFLM_KERNELS_DEFAULT=0 $(foreach op,$(CHECK_OPS),-DTFLM_KERNEL_$(op)=1) \
-	$(call tflm_types_cflags,$(CHECK_TYPES)) $(TFLM_CHECK_PLANNERS)
+	$(call tflm_types_cflags,$(CHECK_TYPES)) $(TFLM_CHECK_PLANNERS) -DTFLM_PATCH=$(CHECK_PATCH)
+CHECK_PATCH = $(or $(strip $(TFLM_PATCH)),0)
 CC_cortex-m4-ops_KOPT := $(CC_cortex-m4_KOPT)
-CC_cortex-m4-ops_WHAT = PYBV11, only $(CHECK_OPS) for their types $(CHECK_TYPES)$(if $(strip $(TFLM_PLANNERS)), and the $(TFLM_PLANNERS) planners)
+CC_cortex-m4-ops_WHAT = PYBV11, only $(CHECK_OPS) for their types $(CHECK_TYPES)$(if $(strip $(TFLM_PLANNERS)), and the \
+	$(TFLM_PLANNERS) planners)$(if $(filter 0,$(CHECK_PATCH)), without patch-based stages)
 
 CC_OBJS = $(foreach c,$(CC_CONFIGS),$(addprefix $(CC_DIR)/$(c)/,$(CC_SRCS:.c=.o)))
 
@@ -517,7 +524,7 @@ CC_GENHDR_FILES := qstrdefs.generated.h moduledefs.h root_pointers.h mpversion.h
 compile-check-genhdr: $(MPY_STAMP)
 	@mkdir -p $(CC_DIR)
 	@$(MAKE) -C $(MPY_DIR)/ports/qemu BOARD=$(CC_GENHDR_BOARD) BOARD_DIR=$(TOP)/port_boards/$(CC_GENHDR_BOARD) \
-		BUILD=$(CC_GENHDR_DIR) USER_C_MODULES=$(TOP) FROZEN_MANIFEST= TFLM_OPS= TFLM_TYPES= TFLM_PLANNERS= TFLM_PLAN= \
+		BUILD=$(CC_GENHDR_DIR) USER_C_MODULES=$(TOP) FROZEN_MANIFEST= TFLM_OPS= TFLM_TYPES= TFLM_PLANNERS= TFLM_PATCH= TFLM_PLAN= \
 		$(addprefix $(CC_GENHDR_DIR)/genhdr/,$(CC_GENHDR_FILES)) > $(CC_DIR)/genhdr.log 2>&1 \
 		|| (cat $(CC_DIR)/genhdr.log; echo "compile-check: the generated headers of $(CC_GENHDR_BOARD) could not be made" >&2; exit 1)
 

@@ -186,11 +186,29 @@ def test_ops_prints_the_types_kernels_need(capsys):
     assert f'make natmod ARCH=... TFLM_OPS="{ops}" TFLM_TYPES="{types}"' in natmod
     flags = [line for line in out.splitlines() if line.startswith("# or compile with")][0].split()
     assert "-DTFLM_TYPES_CONV_2D=0+TFLM_T_INT32+TFLM_T_INT8" in flags and "-DTFLM_TYPES_SOFTMAX=0+TFLM_T_INT8" in flags
+    # no patch-based stage in it: their code left out, in each form of the setting
+    assert "TFLM_PATCH=0" in out.splitlines() and "-DTFLM_PATCH=0" in flags
+    assert natmod.endswith(f'TFLM_TYPES="{types}" TFLM_PATCH=0 (docs/natmod.md)')
     # quantized inside, float at the edges: each op its own types
     code, out, _ = run_cli(capsys, "ops", model_path("hello_world_legacy.tflite"), model_path("magic_wand.tflite"))
     assert ('TFLM_TYPES="CONV_2D:float32 DEPTHWISE_CONV_2D:float32 DEQUANTIZE:float32,int8 '
             'FULLY_CONNECTED:float32,int32,int8 MAX_POOL_2D:float32 QUANTIZE:float32,int8 SOFTMAX:float32"'
             in out.splitlines())
+
+
+def test_ops_keeps_patch_stages_for_a_model_with_one(capsys, tmp_path):
+    """A model with a patch-based stage (TflmPatchSchedule metadata) needs
+    their code: `ops` then prints no TFLM_PATCH (the default builds them
+    in), for it alone or with others."""
+    from tflm_host import patches
+    from tflm_host.prepare import prepare_model
+
+    staged = tmp_path / "staged.tflite"
+    staged.write_bytes(patches.with_schedule(prepare_model(model_path("person_detect.tflite").read_bytes()), 8, 4, 4))
+    for models in ([staged], [model_path("hello_world_int8.tflite"), staged]):
+        code, out, err = run_cli(capsys, "ops", *models)
+        assert code == 0 and err == "" and "TFLM_PATCH" not in out, out
+    assert cli.patch_setting([cli.load_model(model_path("hello_world_int8.tflite"))]) == "0"
 
 
 def test_ops_natmod_of_an_unknown_arch(capsys):

@@ -25,9 +25,10 @@ import littlefs
 import pytest
 
 from conftest import DEVICE_PRELUDE, model_files, model_path
-from tflm_host import board_info, device
+from tflm_host import board_info, device, patches
 from tflm_host.device import PicoServer, QemuTarget, Target, UnixTarget, run_chunks
 from tflm_host.model import load_model
+from tflm_host.prepare import prepare_model
 from tflm_host.reference import reference_outputs
 from tflm_host.runner import BatchJob, make_inputs, run_batch
 
@@ -241,13 +242,14 @@ def test_natmod_api_as_builtin():
 
 
 # docs/natmod.md's table: (its row's build, ARCH) -> that build's (ARCH, models), as NATMOD gives them.
-# ESP32 (xtensawin): the build of hello_world_int8's kernels (test_natmod_on_esp32).
-ESP32_MODELS = ("hello_world_int8.tflite",)
+# ESP32 (xtensawin): the build of hello_world_int8's and micro_speech_quantized's kernels
+# (test_natmod_on_esp32).
+ESP32_MODELS = ("hello_world_int8.tflite", "micro_speech_quantized.tflite")
 
 DOC_ROWS = {("every kernel", "x64"): NATMOD["unix"], ("every kernel", "armv7m"): NATMOD["MPS2_AN385"],
             ("hello_world, kws_ref_model and person_detect's ops and types", "armv6m"): NATMOD["MICROBIT"],
             ("hello_world_int8's op (FULLY_CONNECTED, int8 and int32)", "armv7emsp"): NATMOD["NETDUINOPLUS2"],
-            ("hello_world_int8's op (FULLY_CONNECTED, int8 and int32)", "xtensawin"): ("xtensawin", ESP32_MODELS)}
+            ("hello_world_int8 and micro_speech_quantized's ops and types", "xtensawin"): ("xtensawin", ESP32_MODELS)}
 
 
 def test_natmod_md_sizes_are_the_builds():
@@ -281,17 +283,24 @@ class ShadowTarget(NatmodTarget):
 
 def test_natmod_on_esp32():
     """tflm.mpy for xtensawin (its objects' sections renamed per file for
-    mpy_ld: natmod.mk) on the ESP32's LX6: TFLM's outputs, the built-in
-    module's arena figures; and the module that ran is the native one. A
-    build of micro_speech_quantized's kernels is more code than the
-    executable RAM holds (docs/natmod.md says so)."""
-    big = natmod_path("xtensawin", ("micro_speech_quantized.tflite",)).read_bytes()
-    code = "try:\n    import tflm_mpy\nexcept MemoryError:\n    print('MemoryError')"
-    out = device.target("ESP32_GENERIC").run([code], {"tflm_mpy.mpy": big})
-    assert out.split() == ["MemoryError"]
+    mpy_ld: natmod.mk) on the ESP32's LX6, with the kernels of
+    hello_world_int8 and micro_speech_quantized and, as `tflm-host ops` sets
+    it for models without a patch-based stage, without stages
+    (TFLM_PATCH=0): a build small enough for the executable RAM
+    (docs/natmod.md). TFLM's outputs, the built-in module's arena figures;
+    the module that ran is the native one; and micro_speech_quantized with
+    a stage (prepare --max-extra-macs 0: its depthwise and fully connected
+    layers in bands) is refused by that build with NotImplementedError
+    naming the setting."""
     target = ShadowTarget(natmod_path("xtensawin", ESP32_MODELS).read_bytes())
-    assert target.run(["import tflm\nprint(tflm.__name__, tflm.ops)"]).split("\n")[0] == \
-        "tflm_mpy ('FULLY_CONNECTED',)"
+    staged = prepare_model(model_path("micro_speech_quantized.tflite").read_bytes(), max_extra_macs=0.0)
+    assert patches.METADATA_NAME in load_model(staged).metadata
+    out = target.run([DEVICE_PRELUDE + "print(tflm.__name__, tflm.ops)\n"
+                      "attempt(lambda: tflm.Interpreter(tflm.Model(load('staged.tflite'))))"],
+                     {"staged.tflite": staged}).splitlines()
+    assert out == ["tflm_mpy ('DEPTHWISE_CONV_2D', 'FULLY_CONNECTED', 'RESHAPE', 'SOFTMAX')",
+                   f"NotImplementedError the model has a patch-based stage ({patches.METADATA_NAME} metadata), which "
+                   "this build leaves out (TFLM_PATCH=0): build with what `tflm-host ops` prints for the model"]
     todo = jobs(list(ESP32_MODELS))
     ours = run_batch(target, todo)
     builtin = run_batch(UnixTarget(), todo)

@@ -639,10 +639,10 @@ def firmware_text(build: Path) -> int:
 PLANNER_OBJECTS = ("planner_greedy", "planner_linear", "planner_offline", "plan")
 
 
-def planner_sizes(build: Path) -> dict[str, int]:
-    """Text bytes of each planner's object file in a firmware build (0: not linked in)."""
+def planner_sizes(build: Path, names: tuple[str, ...] = PLANNER_OBJECTS) -> dict[str, int]:
+    """Text bytes of each of these engine objects (the planners') in a firmware build (0: not linked in)."""
     sizes = {}
-    for name in PLANNER_OBJECTS:
+    for name in names:
         obj = build / "micropython_mod" / "engine" / f"{name}.o"
         out = subprocess.run(["arm-none-eabi-size", str(obj)], check=True, capture_output=True, text=True).stdout
         sizes[name] = int(out.strip().splitlines()[-1].split()[0])
@@ -669,7 +669,10 @@ def size_markdown(builds: dict[str, Path], board: str) -> str:
               + ", ".join(f"`{n}.c` {v:,}" for n, v in p.items())
               + ". A firmware with `TFLM_PLANNERS=offline` leaves out the greedy and linear planners "
               f"({p['planner_greedy'] + p['planner_linear']:,} bytes); the last row also carries the "
-              "plan itself (its words, in flash).", "",
+              "plan itself (its words, in flash). A firmware with `TFLM_PATCH=0` (which `tflm-host ops` prints "
+              "for models without a patch-based stage) leaves out `patch.c` "
+              f"({planner_sizes(first, ('patch',))['patch']:,} bytes) and the kernels' window, slice and span hooks.",
+              "",
               "The module as a native `.mpy` for stock firmware (`tflm.mpy`) has its code loaded into RAM instead of "
               "flash: [natmod.md](natmod.md) gives its size and the heap it takes on each architecture, with every "
               "kernel and with a model's."]
@@ -2122,12 +2125,18 @@ def natmod_speed_rows(models: list[Path], boards: list[str], every: list[dict], 
         if progress:
             progress(i, len(todo), f"{b.name}, tflm.mpy")
         paths = runnable
-        ops, types = "", ""
+        settings = None
         if b.natmod_models:
-            ops, types = natmod_kernels([p for p in runnable if p.name in b.natmod_models])
-            held = _kernel_set(ops, types)
-            paths = [p for p in runnable if _holds(held, _kernel_set(*natmod_kernels([p])))]
-        mpy, size = install.make_natmod(b.natmod_arch, ops, types)
+            settings = natmod_kernels([p for p in runnable if p.name in b.natmod_models])
+            held = _kernel_set(settings["TFLM_OPS"], settings["TFLM_TYPES"])
+
+            def runs(p: Path) -> bool:
+                own = natmod_kernels([p])
+                return (_holds(held, _kernel_set(own["TFLM_OPS"], own["TFLM_TYPES"]))
+                        and not (settings["TFLM_PATCH"] == "0" and own["TFLM_PATCH"] != "0"))
+
+            paths = [p for p in runnable if runs(p)]
+        mpy, size = install.make_natmod(b.natmod_arch, settings)
         files = {p.name: p.read_bytes() for p in paths}
         counts = measure_ours_cycles(b.name, files, {n: runs for n in files}, firmware=firmware,
                                      beside={"tflm.mpy": mpy.read_bytes()})

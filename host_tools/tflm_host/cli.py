@@ -661,7 +661,7 @@ def cmd_bench(args) -> int:
         return 0
     if args.what == "size":
         # LABEL=BUILD_DIR pairs (`make size-report` passes them).
-        builds = dict(b.split("=", 1) for b in args.builds) if args.builds else {"all ops": device.build_dir() / args.target}
+        builds = dict(b.rsplit("=", 1) for b in args.builds) if args.builds else {"all ops": device.build_dir() / args.target}
         board = args.target if args.target != "unix" else "NETDUINO2"
         title = "Firmware size of the module"
         table = bench.size_markdown({k: Path(v) for k, v in builds.items()}, board)
@@ -750,48 +750,65 @@ def used_ops(models: list[Model]) -> list[str]:
     return used
 
 
-def natmod_kernels(paths: list[Path]) -> tuple[str, str]:
-    """TFLM_OPS and TFLM_TYPES of a tflm.mpy with only these models' kernels
-    (as `ops --natmod` builds it); ValueError when an op has no kernel."""
+def patch_setting(models: list[Model]) -> str:
+    """TFLM_PATCH of a build for these models: "0" (patch-based stages left
+    out) when none has a schedule (prepare --max-extra-macs), else "" (the
+    default: built in)."""
+    return "" if any(patches.METADATA_NAME in model.metadata for model in models) else "0"
+
+
+def build_settings(models: list[Model], ops: str) -> dict[str, str]:
+    """The make settings of a build that runs these models (ops: their
+    TFLM_OPS); an empty one is the default."""
+    return {"TFLM_OPS": ops, "TFLM_TYPES": kernel_types(models), "TFLM_PATCH": patch_setting(models)}
+
+
+def natmod_kernels(paths: list[Path]) -> dict[str, str]:
+    """The make settings (TFLM_OPS, TFLM_TYPES, TFLM_PATCH) of a tflm.mpy
+    with only these models' kernels (as `ops --natmod` builds it);
+    ValueError when an op has no kernel."""
     models = [load_model(path) for path in paths]
     check = kernel_check(used_ops(models))
     problems = kernel_lines(check, None)
     if problems:
         raise ValueError("; ".join(problems))
-    return check["tflm_ops"], kernel_types(models)
+    return build_settings(models, check["tflm_ops"])
 
 
 def cmd_ops(args) -> int:
     models = [load_model(path) for path in args.models]
     built_with = _built_with(args)
     check = kernel_check(used_ops(models), built_with)
-    ops = check["tflm_ops"]
-    types = kernel_types(models)
+    settings = build_settings(models, check["tflm_ops"])
+    ops, types, patch = settings["TFLM_OPS"], settings["TFLM_TYPES"], settings["TFLM_PATCH"]
     names = ", ".join(Path(p).name for p in args.models)
     print(f"# kernels needed by {names}")
     print(f'TFLM_OPS="{ops}"')
     print("# the tensor types their operators use: each kernel built for those only")
     print(f'TFLM_TYPES="{types}"')
-    print(f"# make firmware BOARD=... TFLM_OPS=\"{ops}\" TFLM_TYPES=\"{types}\"")
-    print(f"# tflm.mpy for stock firmware, its code in RAM: make natmod ARCH=... TFLM_OPS=\"{ops}\" "
-          f"TFLM_TYPES=\"{types}\" (docs/natmod.md)")
+    if patch:
+        print("# no patch-based stage (prepare --max-extra-macs) in these models: their code left out")
+        print(f"TFLM_PATCH={patch}")
+    make = f'TFLM_OPS="{ops}" TFLM_TYPES="{types}"' + (f" TFLM_PATCH={patch}" if patch else "")
+    print(f"# make firmware BOARD=... {make}")
+    print(f"# tflm.mpy for stock firmware, its code in RAM: make natmod ARCH=... {make} (docs/natmod.md)")
     print("# or compile with: " + " ".join(["-DTFLM_KERNELS_DEFAULT=0"] + [f"-DTFLM_KERNEL_{op}=1" for op in ops.split()]
-                                          + types_cflags(types)))
+                                          + types_cflags(types) + ([f"-DTFLM_PATCH={patch}"] if patch else [])))
     problems = kernel_lines(check, built_with)
     for line in problems:
         print(f"tflm-host ops: {line}", file=sys.stderr)
     if problems:
         return 1
     if args.natmod:
-        return natmod_build(args.natmod, ops, types)
+        return natmod_build(args.natmod, settings)
     return 0
 
 
-def natmod_build(arch: str, ops: str, types: str) -> int:
-    """`make natmod` in the checkout for these kernels and types; prints
-    where tflm.mpy is."""
+def natmod_build(arch: str, settings: dict[str, str]) -> int:
+    """`make natmod` in the checkout with these settings (build_settings);
+    prints where tflm.mpy is."""
     try:
-        path, size = install.make_natmod(arch, ops, types)
+        path, size = install.make_natmod(arch, settings)
     except RuntimeError as e:
         print(f"tflm-host ops: {e}", file=sys.stderr)
         return 2
@@ -1048,7 +1065,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=_at_least(1), default=3, help="invokes measured per model (speed)")
     p.add_argument("--target", default="unix", choices=device.TARGETS)
     p.add_argument("--out", help="also write the table to this Markdown file")
-    p.add_argument("--builds", nargs="*", help="size: LABEL=FIRMWARE_BUILD_DIR pairs")
+    p.add_argument("--builds", nargs="*", help="size: LABEL=FIRMWARE_BUILD_DIR pairs (split at the last =)")
     p.add_argument("--readme", help="arena: also write the README's table into this file (between its markers)")
     p.add_argument("--vs", choices=["cmsis-nn"], help="speed: Arm's CMSIS-NN kernels on the same QEMU cores, "
                    "model by model and layer by layer, then every model on every board")

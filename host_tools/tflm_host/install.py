@@ -163,14 +163,15 @@ def dist_file(dist: Path, arch: str, heap_free: int | None) -> Path:
     return full
 
 
-def make_natmod(arch: str, ops: str = "", types: str = "") -> tuple[Path, int]:
-    """`make natmod ARCH=...` in the checkout (with these kernels and types,
-    or every one): where tflm.mpy is and its size, as make says last
+def make_natmod(arch: str, settings: dict[str, str] | None = None) -> tuple[Path, int]:
+    """`make natmod ARCH=...` in the checkout with these make settings
+    (TFLM_OPS, TFLM_TYPES, TFLM_PATCH: cli.build_settings; none: every
+    kernel and type): where tflm.mpy is and its size, as make says last
     ("natmod: PATH (N bytes)"). On failure make's output goes to stderr and
     RuntimeError says so."""
     root = device.checkout("make natmod")
-    cmd = ["make", "--no-print-directory", "-C", str(root), "natmod", f"ARCH={arch}", f"TFLM_OPS={ops}",
-           f"TFLM_TYPES={types}"]
+    cmd = ["make", "--no-print-directory", "-C", str(root), "natmod", f"ARCH={arch}"]
+    cmd += [f"{k}={v}" for k, v in {"TFLM_OPS": "", "TFLM_TYPES": "", "TFLM_PATCH": "", **(settings or {})}.items()]
     if "TFLM_BUILD" in os.environ:
         cmd.append(f"BUILD={os.environ['TFLM_BUILD']}")
     with progress.step(f"make natmod ARCH={arch}"):
@@ -191,7 +192,7 @@ class Source:
     dist: Path | None = None
     build: bool = False
     models: tuple[Path, ...] = ()
-    kernels: Callable[[list[Path]], tuple[str, str]] | None = None  # models -> (TFLM_OPS, TFLM_TYPES)
+    kernels: Callable[[list[Path]], dict[str, str]] | None = None  # models -> make settings (cli.natmod_kernels)
 
     def file_for(self, board: MpyFormat, heap_free: int | None = None) -> Path:
         """`heap_free`: the board's free heap, which picks a release
@@ -205,8 +206,7 @@ class Source:
         root = device.checkout("install without --mpy or --dist")
         arch = pick_arch(board, checkout_archs(root), "make natmod")
         if self.models:
-            ops, types = self.kernels(list(self.models))
-            path, _ = make_natmod(arch, ops, types)
+            path, _ = make_natmod(arch, self.kernels(list(self.models)))
             return path
         path = device.build_dir("install") / "natmod" / arch / MODULE
         if self.build:

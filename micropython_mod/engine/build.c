@@ -596,7 +596,7 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
     }
     // The patch-based stage's buffers (sized by tflm_patch_finish) after
     // every node's, so no node record depends on the schedule.
-    if (ip->patch.split) {
+    if (TFLM_PATCH && ip->patch.split) {
         ip->patch.scratch = (uint16_t)(ip->map.n_live + b->n_scratch);
         if (!b->dry) {
             if (b->n_scratch + TFLM_PATCH_SCRATCH > b->scratch_cap) {
@@ -779,7 +779,7 @@ static tflm_status_t build_tail(tflm_build_t *b) {
         return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PREPARED_METADATA " metadata: %u bytes after the index lists",
             (unsigned)(b->pd.lists_end - b->pd.pos - b->lists_next));
     }
-    if (!b->dry && ip->patch.split && (st = tflm_patch_finish(ip))) {
+    if (TFLM_PATCH && !b->dry && ip->patch.split && (st = tflm_patch_finish(ip))) {
         return st;
     }
     uint32_t tail_before = b->arena->cursor;

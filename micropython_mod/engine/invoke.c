@@ -116,7 +116,7 @@ static tflm_status_t run_nodes(tflm_interp_t *ip) {
     // and the patch-based stage's extent: subgraph 0's nodes start to split - 1.
     const tflm_subgraph_rec_t *subgraphs = tflm_interp_subgraph(ip, 0);
     const tflm_node_rec_t *nodes = tflm_interp_node(ip, 0);
-    const uint32_t start = ip->patch.start, split = ip->patch.split;
+    const uint32_t start = ip->patch.start, split = TFLM_PATCH ? ip->patch.split : 0u;
     // The operators' view of their node: the fields no node changes set once.
     tflm_eval_t e;
     e.in = ptrs;

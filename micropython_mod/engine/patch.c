@@ -12,6 +12,11 @@ tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *p
     if (st || p == NULL) {
         return st;
     }
+    #if !TFLM_PATCH
+    (void)n_nodes;
+    return tflm_error(err, TFLM_ERR_NOT_IMPLEMENTED, "the model has a patch-based stage (" TFLM_PATCH_METADATA
+        " metadata), which this build leaves out (TFLM_PATCH=0): build with what `tflm-host ops` prints for the model");
+    #else
     uint32_t split = tflm_rd_u32(p + 8), gh = tflm_rd_u32(p + 12), gw = tflm_rd_u32(p + 16);
     uint32_t start = tflm_rd_u32(p + 20), mode = tflm_rd_u32(p + 24);
     if (mode > TFLM_PATCH_MODE_KEEP || (mode == TFLM_PATCH_MODE_ROWS && (gw != 1 || split - start < 2))) {
@@ -31,7 +36,10 @@ tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *p
     patch->grid_w = (uint16_t)gw;
     patch->mode = (uint8_t)mode;
     return TFLM_OK;
+    #endif
 }
+
+#if TFLM_PATCH
 
 // Rows [r0, r1) and columns [c0, c1) of a feature map (may reach outside it).
 typedef struct {
@@ -1372,3 +1380,5 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
     }
     return patches_run(ip, &s, &re, ins, outs, input, output, scratch[0], size);
 }
+
+#endif // TFLM_PATCH

@@ -63,7 +63,9 @@
 // stage's first operator), mode (0: patches, 1: bands of rows keeping their
 // halos, one grid column, 2: patches keeping their halos). The device
 // derives everything else from the graph and checks it; a bad schedule is a
-// ValueError. A model without one runs every operator whole.
+// ValueError. A model without one runs every operator whole. A build
+// without stages (TFLM_PATCH=0, tflm_config.h) refuses a schedule with
+// NotImplementedError.
 #ifndef TFLM_ENGINE_PATCH_H
 #define TFLM_ENGINE_PATCH_H
 
@@ -131,12 +133,13 @@ tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *p
 // the stage runs at its last node, and is skipped by invoke(); or it is
 // that last node, which runs the stage.
 static inline bool tflm_patch_skips(const tflm_patch_t *pt, uint32_t node) {
-    return node >= pt->start && node + 1u < pt->split;
+    return TFLM_PATCH && node >= pt->start && node + 1u < pt->split;
 }
 static inline bool tflm_patch_ends(const tflm_patch_t *pt, uint32_t node) {
-    return pt->split != 0 && node + 1u == pt->split;
+    return TFLM_PATCH && pt->split != 0 && node + 1u == pt->split;
 }
 
+#if TFLM_PATCH
 // Real pass, all nodes built (the build reserved the patch buffers' records
 // at `scratch`): checks the stage against the records and the kernels'
 // data, sizes the patch buffers, unplans the intermediate tensors and sets
@@ -145,5 +148,18 @@ tflm_status_t tflm_patch_finish(struct _tflm_interp_t *ip);
 
 // Runs the stage (invoke, at its last node, with that node's pointers).
 tflm_status_t tflm_patch_run(struct _tflm_interp_t *ip, const tflm_eval_t *e);
+#else
+// A build without stages (TFLM_PATCH=0): tflm_patch_find() refuses every
+// schedule, so split is always 0 and these are never called.
+static inline tflm_status_t tflm_patch_finish(struct _tflm_interp_t *ip) {
+    (void)ip;
+    return TFLM_ERR_RUNTIME;
+}
+static inline tflm_status_t tflm_patch_run(struct _tflm_interp_t *ip, const tflm_eval_t *e) {
+    (void)ip;
+    (void)e;
+    return TFLM_ERR_RUNTIME;
+}
+#endif
 
 #endif // TFLM_ENGINE_PATCH_H

@@ -269,6 +269,7 @@ tflm_status_t tflm_add_eval(tflm_eval_t *e) {
     return add_sub_eval(e);
 }
 
+#if TFLM_PATCH
 // A stage in bands of rows (kernel.h's span): inputs of the output's shape
 // have a plan of one loop (tflm_bcast_plan fuses the dimensions they walk
 // alike) whose extent, in a copy of the data, runs any run of elements.
@@ -288,10 +289,15 @@ static tflm_status_t add_run_span(tflm_eval_t *e, uint32_t count) {
     d->plan[1] = (int32_t)count;
     return add_sub_eval(e);
 }
+#endif // TFLM_PATCH
 
 const tflm_kernel_hooks_t tflm_add_hooks = {
+#if TFLM_PATCH
     .span = add_span,
     .run_span = add_run_span,
+#else
+    .span = NULL, // (no hook left: an initializer list may not be empty in C99)
+#endif
 };
 #endif
 

@@ -489,6 +489,7 @@ static bool conv_2d_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g)
     return true;
 }
 
+#if TFLM_PATCH
 static bool conv_2d_window(const void *data, tflm_rows_t *g) {
     const conv_data_t *d = data;
     return tflm_conv_geometry(d, d->f_d, g);
@@ -510,11 +511,14 @@ static tflm_status_t conv_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) 
     }
     return TFLM_OK;
 }
+#endif // TFLM_PATCH
 
 const tflm_kernel_hooks_t tflm_conv_2d_hooks = {
     .overlap = conv_2d_overlap,
+#if TFLM_PATCH
     .window = conv_2d_window,
     .run_window = conv_2d_run_window,
+#endif
 };
 
 #endif // TFLM_KERNEL_CONV_2D

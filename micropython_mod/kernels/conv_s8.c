@@ -2046,6 +2046,7 @@ void tflm_conv_2d_s8_all(const conv_data_t *d, const int8_t *input, const int8_t
     }
 }
 
+#if TFLM_PATCH
 // A patch's overlapped layers of one chunk in one call (conv_s8_bands:
 // about 3 KB more code on the Cortex-M4); 0 (PYBV11, short of flash): a
 // band a call, as other layers go.
@@ -2088,5 +2089,7 @@ void tflm_conv_2d_s8_window(const conv_data_t *d, const int8_t *input, const int
 #endif
     tflm_conv_s8_by_bands(tflm_conv_2d_s8_rows, d, input, filter, bias, starts, output, band);
 }
+
+#endif // TFLM_PATCH
 
 #endif // TFLM_KERNEL_CONV_2D

@@ -167,6 +167,7 @@ tflm_status_t tflm_depthwise_conv_2d_eval(tflm_eval_t *e) {
     return TFLM_OK;
 }
 
+#if TFLM_PATCH
 static bool depthwise_conv_2d_window(const void *data, tflm_rows_t *g) {
     return tflm_conv_geometry(data, 1, g);
 }
@@ -183,11 +184,14 @@ static tflm_status_t depthwise_conv_2d_run_window(tflm_eval_t *e, const tflm_win
     }
     return TFLM_OK;
 }
+#endif // TFLM_PATCH
 
 const tflm_kernel_hooks_t tflm_depthwise_conv_2d_hooks = {
     .overlap = tflm_conv_overlap,
+#if TFLM_PATCH
     .window = depthwise_conv_2d_window,
     .run_window = depthwise_conv_2d_run_window,
+#endif
 };
 
 #endif // TFLM_KERNEL_DEPTHWISE_CONV_2D

@@ -738,6 +738,7 @@ tflm_status_t tflm_fully_connected_prepare(tflm_prepare_t *p) {
     return TFLM_OK;
 }
 
+#if TFLM_PATCH
 // The int8 layer of one batch as a stage's last node (kernel.h's reduce):
 // its input in slices, in order, each unit's sum kept between them. The
 // sums wrap as the whole layer's do, so any slicing gives its output bit
@@ -799,10 +800,15 @@ static tflm_status_t fc_run_slice(tflm_eval_t *e, void *acc_bytes, uint32_t k0, 
     }
     return TFLM_OK;
 }
+#endif // TFLM_PATCH
 
 const tflm_kernel_hooks_t tflm_fully_connected_hooks = {
+#if TFLM_PATCH
     .reduce = fc_reduce,
     .run_slice = fc_run_slice,
+#else
+    .reduce = NULL, // (no hook left: an initializer list may not be empty in C99)
+#endif
 };
 
 tflm_status_t tflm_fully_connected_eval(tflm_eval_t *e) {

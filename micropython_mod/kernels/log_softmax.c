@@ -1,5 +1,5 @@
 // LOG_SOFTMAX over the last dimension: float32 (x - max - log(sum(exp(x -
-// max))) in float, with the host libm's exp and log, engine/fmath.c) and
+// max))) in float, with the host libm's exp and log, engine/fmath*.c) and
 // int8 (TFLM's fixed point: differences scaled into Q5.26, exps summed in
 // Q12.19, their log in Q5.26; output scale 16/256, zero point 127),
 // bit-exact with TFLM's reference kernels.

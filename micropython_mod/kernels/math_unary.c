@@ -1,7 +1,7 @@
 // ABS, NEG, CEIL, FLOOR, ROUND, SQRT, RSQRT, SQUARE, EXP, LOG, SIN and COS:
 // functions of one tensor, element by element, bit-exact with TFLM's
 // reference kernels. All take float32, with the results TFLM's host gives
-// (its libm's, engine/fmath.c; NaN bits as x86 makes them); ABS also takes
+// (its libm's, engine/fmath*.c; NaN bits as x86 makes them); ABS also takes
 // int8 and int16 (quantized, or int16 without quantization), RSQRT int8 and
 // int16 (quantized: TFLM's fixed-point inverse square root). Other types are
 // refused in prepare(), as TFLM refuses them in prepare() or eval().

@@ -356,12 +356,14 @@ static bool pool_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g) {
     return pool_geometry(data, g);
 }
 
+#if TFLM_PATCH
 // Sets the window, then runs the op's own eval().
 static void pool_set_window(tflm_eval_t *e, const tflm_window_t *w) {
     pool_data_t *d = e->data;
     d->in_h = w->in_h, d->in_w = w->in_w, d->out_h = w->out_h, d->out_w = w->out_w;
     d->pad_h = (uint16_t)w->pad_h, d->pad_w = (uint16_t)w->pad_w;
 }
+#endif
 
 #endif
 
@@ -395,15 +397,19 @@ tflm_status_t tflm_average_pool_2d_eval(tflm_eval_t *e) {
     return TFLM_OK;
 }
 
+#if TFLM_PATCH
 static tflm_status_t average_pool_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
     pool_set_window(e, w);
     return tflm_average_pool_2d_eval(e);
 }
+#endif
 
 const tflm_kernel_hooks_t tflm_average_pool_2d_hooks = {
     .overlap = pool_overlap,
+#if TFLM_PATCH
     .window = pool_geometry,
     .run_window = average_pool_2d_run_window,
+#endif
 };
 
 #endif
@@ -438,15 +444,19 @@ tflm_status_t tflm_max_pool_2d_eval(tflm_eval_t *e) {
     return TFLM_OK;
 }
 
+#if TFLM_PATCH
 static tflm_status_t max_pool_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
     pool_set_window(e, w);
     return tflm_max_pool_2d_eval(e);
 }
+#endif
 
 const tflm_kernel_hooks_t tflm_max_pool_2d_hooks = {
     .overlap = pool_overlap,
+#if TFLM_PATCH
     .window = pool_geometry,
     .run_window = max_pool_2d_run_window,
+#endif
 };
 
 #endif

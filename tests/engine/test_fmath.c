@@ -1,4 +1,4 @@
-// engine/fmath.c against the host's glibc: expf (and both of its ways), tanhf, expm1f, logf, sinf,
+// engine/fmath*.c against the host's glibc: expf (and both of its ways), tanhf, expm1f, logf, sinf,
 // cosf and sqrtf over all 2^32 float inputs (bit-exact, NaN payloads
 // included; `make test-fmath`) or every STRIDE-th (`make test`: 7), exp (double) over a dense random sample and the softmax-table
 // range (within 1 ulp, nearly always equal), sqrt (double) over a random
