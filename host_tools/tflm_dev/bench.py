@@ -2130,12 +2130,12 @@ def natmod_speed_rows(models: list[Path], boards: list[str], every: list[dict], 
             settings = natmod_kernels([p for p in runnable if p.name in b.natmod_models])
             held = _kernel_set(settings["TFLM_OPS"], settings["TFLM_TYPES"])
 
-            def runs(p: Path) -> bool:
+            def held_by_build(p: Path) -> bool:
                 own = natmod_kernels([p])
                 return (_holds(held, _kernel_set(own["TFLM_OPS"], own["TFLM_TYPES"]))
                         and not (settings["TFLM_PATCH"] == "0" and own["TFLM_PATCH"] != "0"))
 
-            paths = [p for p in runnable if runs(p)]
+            paths = [p for p in runnable if held_by_build(p)]
         mpy, size = install.make_natmod(b.natmod_arch, settings)
         files = {p.name: p.read_bytes() for p in paths}
         counts = measure_ours_cycles(b.name, files, {n: runs for n in files}, firmware=firmware,
