@@ -639,8 +639,8 @@ def firmware_text(build: Path) -> int:
 PLANNER_OBJECTS = ("planner_greedy", "planner_linear", "planner_offline", "plan")
 
 
-def planner_sizes(build: Path, names: tuple[str, ...] = PLANNER_OBJECTS) -> dict[str, int]:
-    """Text bytes of each of these engine objects (the planners') in a firmware build (0: not linked in)."""
+def engine_object_sizes(build: Path, names: tuple[str, ...]) -> dict[str, int]:
+    """Text bytes of each of these engine objects in a firmware build (0: not linked in)."""
     sizes = {}
     for name in names:
         obj = build / "micropython_mod" / "engine" / f"{name}.o"
@@ -664,14 +664,14 @@ def size_markdown(builds: dict[str, Path], board: str) -> str:
         lines.append(f"| {label} | " + " | ".join(f"{s[p]:,}" for p in SIZE_PARTS)
                      + f" | {s['total']:,} | {firmware_text(build):,} |")
     first = next(iter(builds.values()))
-    p = planner_sizes(first)
+    p = engine_object_sizes(first, PLANNER_OBJECTS)
     lines += ["", "The memory planners in the first build (text bytes of their objects): "
               + ", ".join(f"`{n}.c` {v:,}" for n, v in p.items())
               + ". A firmware with `TFLM_PLANNERS=offline` leaves out the greedy and linear planners "
               f"({p['planner_greedy'] + p['planner_linear']:,} bytes); the last row also carries the "
               "plan itself (its words, in flash). A firmware with `TFLM_PATCH=0` (which `tflm-host ops` prints "
               "for models without a patch-based stage) leaves out `patch.c` "
-              f"({planner_sizes(first, ('patch',))['patch']:,} bytes) and the kernels' window, slice and span hooks.",
+              f"({engine_object_sizes(first, ('patch',))['patch']:,} bytes) and the kernels' window, slice and span hooks.",
               "",
               "The module as a native `.mpy` for stock firmware (`tflm.mpy`) has its code loaded into RAM instead of "
               "flash: [natmod.md](natmod.md) gives its size and the heap it takes on each architecture, with every "
