@@ -7,6 +7,8 @@ board raise the expected exception."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -29,8 +31,15 @@ def test_error_case(case, tmp_path):
     if case.tflm:
         with pytest.raises(RuntimeError):
             reference_outputs(path, [case.inputs])
+    try:
+        model = load_model(path)
+    except ValueError:
+        # The host's reader asks the engine first, so a model the engine
+        # refuses to load stops here: the ASan/UBSan engine's verdict below
+        # (run_engine needs only the inputs' count then).
+        model = SimpleNamespace(inputs=case.inputs, outputs=[])
     with pytest.raises(EngineError) as err:
-        run_engine(path, load_model(path), [case.inputs], tmp_path)
+        run_engine(path, model, [case.inputs], tmp_path)
     assert err.value.status == STATUS[kind], str(err.value)
     assert message in str(err.value)
 

@@ -111,7 +111,9 @@ void tflm_zero_point_range(unsigned type, int64_t *lo, int64_t *hi);
 // True when `n` bytes at `s` are valid UTF-8 (FlatBuffers strings must be).
 bool tflm_utf8_valid(const uint8_t *s, uint32_t n);
 
-// Element count and byte size of a tensor; false on overflow or unsized type.
+// Element count and byte size of a tensor; false when a dimension is
+// negative or those other than zeros multiply past INT32_MAX elements or
+// bytes (so any product of a tensor's dimensions fits int32).
 bool tflm_model_tensor_size(const tflm_model_t *m, const tflm_model_tensor_t *t, uint32_t *elements, uint32_t *bytes);
 
 // Tensor index i of a checked int32 index vector.

@@ -307,11 +307,8 @@ static tflm_status_t reduce_prepare(tflm_prepare_t *p, red_op_t op) {
         uint32_t *n = cls ? &n_red : &n_kept;
         if (last == cls) {
             // Adjacent dims of one class are contiguous in row-major order.
-            // (Their product fits int32 unless the input is empty: a zero
-            // dim leaves the others unbounded.)
-            if ((int64_t)ext[*n - 1] * e > INT32_MAX) {
-                return tflm_error(p->err, TFLM_ERR_VALUE, "input dimensions too large");
-            }
+            // (Their product fits int32, an empty input's too:
+            // tflm_model_tensor_size.)
             ext[*n - 1] *= e;
             str[*n - 1] = strides[i];
         } else {

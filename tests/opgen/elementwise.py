@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tflm_dev.builder import ModelBuilder
-from . import Case, act_quant, generator, generators, random_data, single_op
+from . import Case, ErrorCase, act_quant, error_case, generator, generators, random_data, single_op
 
 ACTIVATIONS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6"]
 NP = {"INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64, "FLOAT32": np.float32}
@@ -119,3 +119,17 @@ def _two_op(rng, dtype: str) -> Case:
 generators(_two_op, {"ELEMENTWISE/two_op_float32": ("FLOAT32",),
                      "ELEMENTWISE/two_op_int8": ("INT8",),
                      "ELEMENTWISE/two_op_int16": ("INT16",)})
+
+
+@error_case("SUB/empty_output_huge_dims")
+def _sub_empty_huge():
+    # An empty output whose other dimensions multiply past int32: the
+    # broadcast plan fused them into one loop extent, which overflowed (the
+    # engine's fuzzer, seed 13, SUB_int16_0 case 386, shapes changed after
+    # loading). The model reader bounds the product of a tensor's dimensions
+    # other than zeros.
+    shape = (0, 1019869635, 4)
+    model, _ = single_op("SUB", [(shape, "FLOAT32", None, None), (shape, "FLOAT32", None, None)],
+                         [(shape, "FLOAT32", None)])
+    return ErrorCase("", model, [np.zeros(shape, np.float32)] * 2,
+                     "ValueError malformed model: tensor 0 of subgraph 0 has a negative or too large shape")

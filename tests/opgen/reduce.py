@@ -169,10 +169,12 @@ def _max_computed_axes():
 
 @error_case("MEAN/empty_input_huge_dims")
 def _mean_empty_huge():
-    # A zero batch leaves the other dimensions unbounded: the reduced ones,
-    # merged, would overflow int32 (the engine's fuzzer, seed 8,
-    # MEAN_float32_4d_hw_0 case 595).
+    # A zero batch would leave the other dimensions unbounded: the reduced
+    # ones, merged, overflowed int32 (the engine's fuzzer, seed 8,
+    # MEAN_float32_4d_hw_0 case 595). The model reader bounds the product
+    # of a tensor's dimensions other than zeros.
     shape = (0, 536870917, 4, 6)
     model, _ = single_op("MEAN", [(shape, "FLOAT32", None, None), ((2,), "INT32", np.array([1, 2], np.int32), None)],
                          [((0, 1, 1, 6), "FLOAT32", None)], KeepDims=True)
-    return ErrorCase("", model, [np.zeros(shape, np.float32)], "ValueError input dimensions too large")
+    return ErrorCase("", model, [np.zeros(shape, np.float32)],
+                     "ValueError malformed model: tensor 0 of subgraph 0 has a negative or too large shape")
