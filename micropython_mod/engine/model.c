@@ -161,11 +161,10 @@ tflm_status_t tflm_model_own_metadata(tflm_model_t *m, const char *name, uint32_
 }
 
 bool tflm_model_tensor_size(const tflm_model_t *m, const tflm_model_tensor_t *t, uint32_t *elements, uint32_t *bytes) {
-    // The dimensions other than zeros multiply to at most INT32_MAX elements
-    // and bytes, in an empty tensor too: a zero would otherwise leave the
-    // others unbounded, and kernels fold dimensions into loop extents and
-    // strides in int32 (the engine's fuzzer, seed 13: an empty SUB output
-    // of shape (0, 1019869635, 4) overflowed the broadcast plan's extent).
+    // Zeros are skipped, not multiplied in: a zero would leave the other
+    // dimensions unbounded, and kernels fold them into int32 loop extents
+    // and strides (the engine's fuzzer, seed 13: an empty SUB output of
+    // shape (0, 1019869635, 4) overflowed the broadcast plan's extent).
     uint64_t n = 1;
     bool empty = false;
     for (uint32_t d = 0; d < t->shape.count; ++d) {
