@@ -45,8 +45,13 @@ _references: dict[str, list[list[np.ndarray]]] = {}
 
 
 def case_reference(case: opgen.Case, path) -> list[list[np.ndarray]]:
-    """TFLM's outputs for the case, computed once per session."""
+    """TFLM's outputs for the case (of its twin where it has one: its
+    model at `path`'s name with .twin before the suffix), computed once per
+    session."""
     if case.name not in _references:
+        if case.twin is not None:
+            path = path.with_suffix(".twin.tflite")
+            path.write_bytes(case.twin)
         _references[case.name] = reference_outputs(path, case_samples(case))
     return _references[case.name]
 

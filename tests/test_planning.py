@@ -139,15 +139,21 @@ def test_in_place_add_goes_below_the_bound():
 
 
 def _check_on_engine(data: bytes, embedded: bytes, samples, tmp_path, expect_head: int, plan_file=None,
-                     defined=None):
+                     defined=None, twin: bytes | None = None):
     """Runs the planned model through the engine and TFLM: outputs equal TFLM's
     on the original model, TFLM gives the same on the planned model (the
-    parts TFLM defines: opgen.Case.defined)."""
+    parts TFLM defines: opgen.Case.defined). TFLM runs `twin` instead where
+    it refuses the model (opgen.Case.twin), planned on its own."""
     orig, planned_path = tmp_path / "orig.tflite", tmp_path / "planned.tflite"
-    orig.write_bytes(data)
     planned_path.write_bytes(embedded)
+    orig.write_bytes(data if twin is None else twin)
     ref = reference_outputs(orig, samples)
-    ref_planned = reference_outputs(planned_path, samples)
+    if twin is not None:
+        planned_twin = tmp_path / "planned_twin.tflite"
+        planned_twin.write_bytes(plan_model(twin, time_limit=1).embedded())
+        ref_planned = reference_outputs(planned_twin, samples)
+    else:
+        ref_planned = reference_outputs(planned_path, samples)
     model = load_model(embedded)
     ours = run_engine(planned_path, model, samples, tmp_path, planner="default" if plan_file is None else "offline",
                       plan=plan_file)
@@ -160,7 +166,8 @@ def _check_on_engine(data: bytes, embedded: bytes, samples, tmp_path, expect_hea
         for k, (a, b, c) in enumerate(zip(a_run, b_run, c_run)):
             b = np.asarray(b).astype(a.dtype).reshape(a.shape)
             assert a.tobytes() == b.tobytes(), f"run {r} output {k}"
-            assert np.asarray(c).tobytes() == np.asarray(b).tobytes(), f"TFLM on the planned model: run {r} output {k}"
+            c = np.asarray(c).astype(a.dtype).reshape(a.shape)
+            assert c.tobytes() == b.tobytes(), f"TFLM on the planned model: run {r} output {k}"
 
 
 @pytest.mark.parametrize("name", RUNNABLE)
@@ -191,7 +198,7 @@ def test_planned_generated_model(case, tmp_path):
     result = plan_model(case.model, time_limit=1)
     try:
         _check_on_engine(case.model, result.embedded(), case_samples(case), tmp_path, result.head,
-                         defined=case.defined)
+                         defined=case.defined, twin=case.twin)
     except AssertionError as e:
         raise AssertionError(f"{case.describe()}\n{e}") from e
 

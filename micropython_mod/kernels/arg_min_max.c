@@ -1,8 +1,9 @@
 // ARG_MAX and ARG_MIN: float32 and int8 inputs, an int32 axis (constant or
-// computed), int32 indices out, as TFLM's reference: the first index wins a
-// tie, and a NaN is never greater or less than anything, so it only stays
-// the answer when it comes first. TFLM gives int64 indices nowhere (it
-// fails at invoke), so an int64 output is refused here.
+// computed), int32 or int64 indices out, as TFLM's reference: the first
+// index wins a tie, and a NaN is never greater or less than anything, so it
+// only stays the answer when it comes first. TFLM fails at invoke on int64
+// indices, which TensorFlow's converter gives by default (tf.argmax's
+// output_type); they are the same indices, widened.
 //
 // TFLM reads the axis at run time and trusts it; a constant axis is checked
 // here once, a computed one at each invoke, where an axis that leaves the
@@ -15,6 +16,7 @@
 typedef struct {
     uint8_t is_int8;
     uint8_t ndims;
+    uint8_t wide;  // int64 indices out
     uint32_t out_elements;
     int32_t dims[TFLM_MAX_DIMS];
 } arg_data_t;
@@ -53,7 +55,7 @@ static tflm_status_t arg_prepare(tflm_prepare_t *p) {
     if (st) {
         return st;
     }
-    if (out.type != TFLM_INT32) {
+    if (out.type != TFLM_INT32 && out.type != TFLM_INT64) {
         return tflm_prep_unsupported_type(p, "output", out.type);
     }
     if (in.ndims == 0) {
@@ -67,6 +69,7 @@ static tflm_status_t arg_prepare(tflm_prepare_t *p) {
         return tflm_prep_status(p);
     }
     d->is_int8 = in.type == TFLM_INT8;
+    d->wide = out.type == TFLM_INT64;
     d->ndims = in.ndims;
     d->out_elements = out.elements;
     memcpy(d->dims, in.dims, sizeof(d->dims));
@@ -139,6 +142,17 @@ static tflm_status_t arg_eval(tflm_eval_t *e, bool is_max) {
         arg_f32(&l, e->in[0], e->out[0], true);
     } else {
         arg_f32(&l, e->in[0], e->out[0], false);
+    }
+    if (d->wide) {
+        // The int32 indices fill the output's first half. Widened from the
+        // last: index k's 8 bytes lie over int32 indices 2k and 2k + 1,
+        // read already. Stored by bytes, which alias the int32 view (an
+        // int64 store need not).
+        uint8_t *out = e->out[0];
+        for (uint32_t k = d->out_elements; k-- > 0;) {
+            const int64_t v = ((const int32_t *)(const void *)out)[k];
+            memcpy(out + 8u * k, &v, sizeof(v));
+        }
     }
     return TFLM_OK;
 }

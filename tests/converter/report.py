@@ -6,12 +6,13 @@ the same random inputs, and writes a Markdown table of the verdicts.
 
 Verdicts: bit-exact; DIFFERENT; refused by both (this engine's message
 given); refused here only and runs here only (a gap either way). Where
-only TFLM runs a model, TensorFlow Lite's interpreter (run by
+only one of the two runs a model, TensorFlow Lite's interpreter (run by
 `--tflite-python`, a Python with tensorflow) gives a third opinion on the
 first input set: when TFLM's answer is not TF Lite's, the verdict is
 "refused here, TFLM wrong" (TFLM computes on shapes the model does not
-have: a converter's placeholder for a dynamic shape). The exit status is 1
-when a model differs or only TFLM runs it correctly, so `make
+have: a converter's placeholder for a dynamic shape); when ours is, "runs
+here only, not TF Lite's". The exit status is 1 when a model differs, only
+TFLM runs it correctly or only we run it and TF Lite disagrees, so `make
 converter-check` fails on a regression."""
 
 from __future__ import annotations
@@ -34,22 +35,28 @@ RUNS = 5
 ARCHITECTURES = Path(__file__).with_name("architectures.py")
 
 
-def tflite_agrees(path: Path, sample: list[np.ndarray], theirs: list[np.ndarray], python: str) -> str:
-    """'' when TF Lite's outputs match TFLM's (float: to 1e-4 of the
-    largest value; integers: to one step), else how far apart they are."""
+def tflite_agrees(path: Path, sample: list[np.ndarray], theirs: list[np.ndarray], python: str,
+                  whose: str = "TFLM's") -> str:
+    """'' when TF Lite's outputs match `theirs` (TFLM's, or `whose`; float:
+    to 1e-4 of the largest value; quantized values: to one step; indices
+    and other integers: exactly), else how far apart they are."""
     with tempfile.TemporaryDirectory() as tmp:
         inputs, outputs = Path(tmp, "in.npz"), Path(tmp, "out.npz")
         np.savez(inputs, **{f"input_{k}": x for k, x in enumerate(sample)})
         subprocess.run([python, str(ARCHITECTURES), "--run", str(path), str(inputs), str(outputs)],
                        check=True, capture_output=True)
         lite = np.load(outputs)
-        worst = 0.0
+        over = 0.0  # the worst difference over its tolerance
         for k, t in enumerate(theirs):
+            kind = np.asarray(t).dtype
             a, b = np.asarray(t, dtype=np.float64), lite[f"output_{k}"].astype(np.float64).reshape(np.shape(t))
-            scale = max(float(np.abs(b).max()), 1e-30) if np.issubdtype(np.asarray(t).dtype, np.floating) else 1.0
-            worst = max(worst, float(np.abs(a - b).max()) / scale)
-        tolerance = 1e-4 if np.issubdtype(np.asarray(theirs[0]).dtype, np.floating) else 1.0
-        return "" if worst <= tolerance else f"TFLM's outputs are {worst:.3g} (relative) from TF Lite's"
+            floating = np.issubdtype(kind, np.floating)
+            scale = max(float(np.abs(b).max()), 1e-30) if floating else 1.0
+            tolerance = 1e-4 if floating else 1.0 if kind.itemsize <= 2 else 0.0
+            worst = float(np.abs(a - b).max()) / scale if a.size else 0.0
+            if worst > tolerance:
+                over = max(over, worst)
+        return "" if over == 0.0 else f"{whose} outputs are {over:.3g} (relative) from TF Lite's"
 
 
 def _first_line(e: BaseException) -> str:
@@ -83,6 +90,12 @@ def verdict(path: Path, tflite_python: str | None = None) -> tuple[str, str, str
             if wrong:
                 return ops, "refused here, TFLM wrong", f"{ours_error} ({wrong})"
         return ops, "refused here only", ours_error
+    if tflite_python:
+        for sample, run in zip(samples, ours):
+            wrong = tflite_agrees(path, sample, run, tflite_python, "our")
+            if wrong:
+                return ops, "runs here only, not TF Lite's", f"{wrong}; TFLM: {theirs_error}"
+        return ops, "runs here only", f"as TF Lite on all {len(samples)} input sets; TFLM: {theirs_error}"
     return ops, "runs here only", f"TFLM: {theirs_error}"
 
 
@@ -96,7 +109,7 @@ def main(argv: list[str]) -> int:
     rows, bad = [], 0
     for path in sorted(args.models.glob("*.tflite")):
         ops, v, detail = verdict(path, args.tflite_python)
-        bad += v in ("DIFFERENT", "refused here only")
+        bad += v in ("DIFFERENT", "refused here only", "runs here only, not TF Lite's")
         rows.append(f"| {path.stem} | {ops} | {v} | {detail} |")
         print(f"{path.name}: {v} {detail}", file=sys.stderr)
     failed = []
@@ -109,7 +122,7 @@ def main(argv: list[str]) -> int:
                 failed.append((f"{name}_int8.tflite", why))
     counts = {v: sum(f"| {v} |" in r for r in rows)
               for v in ("bit-exact", "DIFFERENT", "refused by both", "refused here, TFLM wrong", "refused here only",
-                        "runs here only")}
+                        "runs here only", "runs here only, not TF Lite's")}
     text = ["# Models from TensorFlow's converter", "",
             "Small architectures with random weights (`tests/converter/architectures.py`), converted by "
             "TensorFlow's own converter, float32 and full-integer int8, each run on the host engine and on "

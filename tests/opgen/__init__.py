@@ -38,6 +38,14 @@ class Case:
     # the signal streaming ops' frames before their buffers fill): only that
     # part compares. Called with the outputs and the run's index. None: all.
     defined: Callable[[list[np.ndarray], int], list[np.ndarray]] | None = None
+    # The model TFLM runs for the reference when it refuses this one (int64
+    # indices: the same op with int32 ones), its outputs cast to the case's
+    # types. None: the case's own model.
+    twin: bytes | None = None
+
+    @property
+    def reference_model(self) -> bytes:
+        return self.twin if self.twin is not None else self.model
 
     def describe(self) -> str:
         return f"{self.name} " + ", ".join(f"{k}={v}" for k, v in self.params.items())
