@@ -46,8 +46,10 @@ _references: dict[str, list[list[np.ndarray]]] = {}
 
 def case_reference(case: opgen.Case, path) -> list[list[np.ndarray]]:
     """TFLM's outputs for the case (of its twin where it has one: its
-    model at `path`'s name with .twin before the suffix), computed once per
-    session."""
+    model at `path`'s name with .twin before the suffix; its expected
+    outputs where TFLM has no kernel), computed once per session."""
+    if case.name not in _references and case.expected is not None:
+        _references[case.name] = [case.expected(sample) for sample in case_samples(case)]
     if case.name not in _references:
         if case.twin is not None:
             path = path.with_suffix(".twin.tflite")

@@ -139,20 +139,24 @@ def test_in_place_add_goes_below_the_bound():
 
 
 def _check_on_engine(data: bytes, embedded: bytes, samples, tmp_path, expect_head: int, plan_file=None,
-                     defined=None, twin: bytes | None = None):
+                     defined=None, twin: bytes | None = None, expected=None):
     """Runs the planned model through the engine and TFLM: outputs equal TFLM's
     on the original model, TFLM gives the same on the planned model (the
     parts TFLM defines: opgen.Case.defined). TFLM runs `twin` instead where
-    it refuses the model (opgen.Case.twin), planned on its own."""
+    it refuses the model (opgen.Case.twin), planned on its own; where TFLM
+    has no kernel, the outputs are `expected`'s (opgen.Case.expected)."""
     orig, planned_path = tmp_path / "orig.tflite", tmp_path / "planned.tflite"
     planned_path.write_bytes(embedded)
     orig.write_bytes(data if twin is None else twin)
-    ref = reference_outputs(orig, samples)
-    if twin is not None:
+    if expected is not None:
+        ref = ref_planned = [expected(sample) for sample in samples]
+    elif twin is not None:
+        ref = reference_outputs(orig, samples)
         planned_twin = tmp_path / "planned_twin.tflite"
         planned_twin.write_bytes(plan_model(twin, time_limit=1).embedded())
         ref_planned = reference_outputs(planned_twin, samples)
     else:
+        ref = reference_outputs(orig, samples)
         ref_planned = reference_outputs(planned_path, samples)
     model = load_model(embedded)
     ours = run_engine(planned_path, model, samples, tmp_path, planner="default" if plan_file is None else "offline",
@@ -198,7 +202,7 @@ def test_planned_generated_model(case, tmp_path):
     result = plan_model(case.model, time_limit=1)
     try:
         _check_on_engine(case.model, result.embedded(), case_samples(case), tmp_path, result.head,
-                         defined=case.defined, twin=case.twin)
+                         defined=case.defined, twin=case.twin, expected=case.expected)
     except AssertionError as e:
         raise AssertionError(f"{case.describe()}\n{e}") from e
 

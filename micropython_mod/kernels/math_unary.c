@@ -3,8 +3,10 @@
 // reference kernels. All take float32, with the results TFLM's host gives
 // (its libm's, engine/fmath*.c; NaN bits as x86 makes them); ABS also takes
 // int8 and int16 (quantized, or int16 without quantization), RSQRT int8 and
-// int16 (quantized: TFLM's fixed-point inverse square root). Other types are
-// refused in prepare(), as TFLM refuses them in prepare() or eval().
+// int16 (quantized: TFLM's fixed-point inverse square root). EXP also takes
+// int8, which TFLM refuses: TensorFlow Lite's table (mu_exp_table), what a
+// converted model's int8 EXP is meant to give. Other types are refused in
+// prepare(), as TFLM refuses them in prepare() or eval().
 #include "kernels/kernels.h"
 #include "engine/fixedpoint.h"
 #include "engine/fmath.h"
@@ -30,6 +32,7 @@ typedef struct {
     int16_t out_zp;
     uint32_t count;
     int32_t multiplier;
+    int8_t table[];     // int8 EXP: 256 outputs, by input byte (as uint8)
 } math_unary_data_t;
 
 // -- float32 ---------------------------------------------------------------
@@ -214,6 +217,24 @@ static tflm_status_t mu_rsqrt_q(const math_unary_data_t *d, const void *in, void
     return TFLM_OK;
 }
 
+// TensorFlow Lite's int8 EXP table: each input dequantized in float, its
+// expf (glibc's, engine/fmath_expf.c), times 1/output scale, rounded half
+// away from zero, plus the zero point, clamped in float (an overflow to
+// infinity gives 127).
+static void mu_exp_table(const tflm_tinfo_t *in, const tflm_tinfo_t *out, float inverse, int8_t *table) {
+    for (int32_t v = -128; v <= 127; ++v) {
+        const float x = in->scale * (float)(v - in->zero_point);
+        const float q = tflm_roundf(tflm_expf(x) * inverse) + (float)out->zero_point;
+        table[(uint8_t)(int8_t)v] = (int8_t)(q <= -128.0f ? -128 : q >= 127.0f ? 127 : (int32_t)q);
+    }
+}
+
+static void mu_lookup(const math_unary_data_t *d, const int8_t *in, int8_t *out) {
+    for (uint32_t i = 0; i < d->count; ++i) {
+        out[i] = d->table[(uint8_t)in[i]];
+    }
+}
+
 // -- prepare and eval -------------------------------------------------------
 
 // The types each op takes (bits of tflm_type_t).
@@ -222,6 +243,8 @@ static uint32_t mu_types(uint8_t op) {
         case MU_ABS:
         case MU_RSQRT:
             return (1u << TFLM_FLOAT32) | (1u << TFLM_INT8) | (1u << TFLM_INT16);
+        case MU_EXP:
+            return (1u << TFLM_FLOAT32) | (1u << TFLM_INT8);
         default:
             return 1u << TFLM_FLOAT32;
     }
@@ -249,7 +272,7 @@ static tflm_status_t mu_quantized(tflm_prepare_t *p, uint8_t op, const tflm_tinf
         if (d->rescale) {
             st = tflm_prep_multiplier(p, (double)in->scale / (double)out->scale, 31, &multiplier, &shift);
         }
-    } else {
+    } else if (op == MU_RSQRT) {
         double real = 1.0 / (tflm_sqrt((double)in->scale) * (double)out->scale);
         st = tflm_prep_multiplier(p, real, 31, &multiplier, &shift);
         // The second rescaling shifts by shift - 20: it must stay a valid shift.
@@ -301,11 +324,19 @@ static tflm_status_t mu_prepare(tflm_prepare_t *p, uint8_t op) {
     } else if (q.kind != MU_FLOAT32 && (st = mu_quantized(p, op, &in, &out, &q))) {
         return st;
     }
-    math_unary_data_t *d = tflm_prep_alloc(p, sizeof(math_unary_data_t));
+    const bool table = op == MU_EXP && q.kind == MU_INT8;
+    math_unary_data_t *d = tflm_prep_alloc(p, sizeof(math_unary_data_t) + (table ? 256u : 0u));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
     *d = q;
+    if (table) {
+        const float inverse = 1.0f / out.scale;
+        if ((tflm_f32_bits(inverse) & 0x7f800000u) == 0x7f800000u) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "the output scale is too small for its inverse to be a float");
+        }
+        mu_exp_table(&in, &out, inverse, d->table);
+    }
     return TFLM_OK;
 }
 
@@ -317,6 +348,10 @@ static tflm_status_t mu_eval(tflm_eval_t *e) {
     }
     if (d->op == MU_RSQRT) {
         return mu_rsqrt_q(d, e->in[0], e->out[0], e->err);
+    }
+    if (d->op == MU_EXP) {
+        mu_lookup(d, e->in[0], e->out[0]);
+        return TFLM_OK;
     }
     mu_abs_q(d, e->in[0], e->out[0]);
     return TFLM_OK;

@@ -10,10 +10,14 @@ only one of the two runs a model, TensorFlow Lite's interpreter (run by
 `--tflite-python`, a Python with tensorflow) gives a third opinion on the
 first input set: when TFLM's answer is not TF Lite's, the verdict is
 "refused here, TFLM wrong" (TFLM computes on shapes the model does not
-have: a converter's placeholder for a dynamic shape); when ours is, "runs
-here only, not TF Lite's". The exit status is 1 when a model differs, only
-TFLM runs it correctly or only we run it and TF Lite disagrees, so `make
-converter-check` fails on a regression."""
+have: a converter's placeholder for a dynamic shape); where only ours
+runs it, how far TF Lite's outputs are on every input set: "runs here only,
+not TF Lite's" when floats or indices differ (quantized values are not
+TF Lite's where TFLM's kernels, which this engine follows, are not: how
+far TFLM's are on the models both run is given beside them). The exit
+status is 1 when a model differs, only TFLM runs it correctly or only we
+run it and TF Lite's floats or indices differ, so `make converter-check`
+fails on a regression."""
 
 from __future__ import annotations
 
@@ -35,28 +39,41 @@ RUNS = 5
 ARCHITECTURES = Path(__file__).with_name("architectures.py")
 
 
-def tflite_agrees(path: Path, sample: list[np.ndarray], theirs: list[np.ndarray], python: str,
-                  whose: str = "TFLM's") -> str:
-    """'' when TF Lite's outputs match `theirs` (TFLM's, or `whose`; float:
-    to 1e-4 of the largest value; quantized values: to one step; indices
-    and other integers: exactly), else how far apart they are."""
+def tflite_gaps(path: Path, sample: list[np.ndarray], outputs: list[np.ndarray], python: str) -> tuple[float, float, float]:
+    """How far TF Lite's outputs for one input set are from `outputs`: the
+    largest float difference relative to TF Lite's largest value, the most
+    steps of a quantized (8- or 16-bit) output, the most of another integer
+    output (indices)."""
     with tempfile.TemporaryDirectory() as tmp:
-        inputs, outputs = Path(tmp, "in.npz"), Path(tmp, "out.npz")
+        inputs, out = Path(tmp, "in.npz"), Path(tmp, "out.npz")
         np.savez(inputs, **{f"input_{k}": x for k, x in enumerate(sample)})
-        subprocess.run([python, str(ARCHITECTURES), "--run", str(path), str(inputs), str(outputs)],
+        subprocess.run([python, str(ARCHITECTURES), "--run", str(path), str(inputs), str(out)],
                        check=True, capture_output=True)
-        lite = np.load(outputs)
-        over = 0.0  # the worst difference over its tolerance
-        for k, t in enumerate(theirs):
+        lite = np.load(out)
+        gaps = [0.0, 0.0, 0.0]
+        for k, t in enumerate(outputs):
             kind = np.asarray(t).dtype
             a, b = np.asarray(t, dtype=np.float64), lite[f"output_{k}"].astype(np.float64).reshape(np.shape(t))
+            if a.size == 0:
+                continue
             floating = np.issubdtype(kind, np.floating)
-            scale = max(float(np.abs(b).max()), 1e-30) if floating else 1.0
-            tolerance = 1e-4 if floating else 1.0 if kind.itemsize <= 2 else 0.0
-            worst = float(np.abs(a - b).max()) / scale if a.size else 0.0
-            if worst > tolerance:
-                over = max(over, worst)
-        return "" if over == 0.0 else f"{whose} outputs are {over:.3g} (relative) from TF Lite's"
+            scale = max(float(np.nanmax(np.abs(b), initial=0.0)), 1e-30) if floating else 1.0
+            at = 0 if floating else 1 if kind.itemsize <= 2 else 2
+            # Equal values (infinities too) and NaN beside NaN count as equal; a
+            # NaN beside a number as infinitely far.
+            same = (a == b) | (np.isnan(a) & np.isnan(b))
+            diff = np.where(same, 0.0, np.nan_to_num(np.abs(a - b), nan=np.inf))
+            gaps[at] = max(gaps[at], float(diff.max()) / scale)
+        return gaps[0], gaps[1], gaps[2]
+
+
+def tflite_agrees(path: Path, sample: list[np.ndarray], theirs: list[np.ndarray], python: str) -> str:
+    """'' when TF Lite's outputs match TFLM's `theirs` (float: to 1e-4 of
+    the largest value; quantized values: to one step; indices and other
+    integers: exactly), else how far apart they are."""
+    floats, quantized, ints = tflite_gaps(path, sample, theirs, python)
+    over = [g for g, tolerance in ((floats, 1e-4), (quantized, 1.0), (ints, 0.0)) if g > tolerance]
+    return f"TFLM's outputs are {max(over):.3g} (relative) from TF Lite's" if over else ""
 
 
 def _first_line(e: BaseException) -> str:
@@ -91,12 +108,72 @@ def verdict(path: Path, tflite_python: str | None = None) -> tuple[str, str, str
                 return ops, "refused here, TFLM wrong", f"{ours_error} ({wrong})"
         return ops, "refused here only", ours_error
     if tflite_python:
-        for sample, run in zip(samples, ours):
-            wrong = tflite_agrees(path, sample, run, tflite_python, "our")
-            if wrong:
-                return ops, "runs here only, not TF Lite's", f"{wrong}; TFLM: {theirs_error}"
-        return ops, "runs here only", f"as TF Lite on all {len(samples)} input sets; TFLM: {theirs_error}"
+        gaps = [tflite_gaps(path, sample, run, tflite_python) for sample, run in zip(samples, ours)]
+        floats, quantized, ints = (max(g[i] for g in gaps) for i in range(3))
+        if floats > 1e-4 or ints > 0:
+            return ops, "runs here only, not TF Lite's", \
+                f"our outputs are {max(floats, ints):.3g} (relative) from TF Lite's; TFLM: {theirs_error}"
+        near = "TF Lite's outputs"
+        if quantized > 1:
+            # TFLM's int8 and int16 kernels are not TF Lite's, and ours are
+            # TFLM's: how far TFLM's are on the models both run says more.
+            steps, worst = tflm_steps(path.parent, tflite_python)
+            near = (f"quantized values up to {quantized:.0f} steps from TF Lite's (TFLM's, whose quantized kernels "
+                    f"are not TF Lite's, up to {steps:.0f} on {worst})")
+        return ops, "runs here only", f"{near} on all {len(samples)} input sets; TFLM: {theirs_error}"
     return ops, "runs here only", f"TFLM: {theirs_error}"
+
+
+_steps: dict[Path, tuple[float, str]] = {}
+
+
+def tflm_steps(folder: Path, python: str) -> tuple[float, str]:
+    """The most steps TFLM's quantized outputs are from TF Lite's over the
+    folder's models both run (first input set), and on which model."""
+    if folder not in _steps:
+        best = (0.0, "")
+        for path in sorted(folder.glob("*.tflite")):
+            model = load_model(path)
+            sample = make_inputs(model, "random", seed=1, count=1)
+            try:
+                theirs = reference_outputs(path, sample)[0]
+            except Exception:
+                continue  # TFLM refuses it
+            quantized = tflite_gaps(path, sample[0], theirs, python)[1]
+            best = max(best, (quantized, path.stem))
+        _steps[folder] = best
+    return _steps[folder]
+
+
+# Generated cases (tests/opgen) of what this engine runs and TFLM does not:
+# their make-test reference is TF Lite's definition (int8 EXP's table) or
+# TFLM's int32 indices; here TF Lite itself runs them.
+BEYOND_TFLM = "EXP/int8,ARG_MAX/float32_int64,ARG_MIN/int8_int64"
+BEYOND_CASES = 3
+
+
+def beyond_tflm(python: str) -> tuple[list[str], int]:
+    """Rows of the generated cases against TF Lite, and how many differ."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import opgen  # tests/opgen, beside this folder
+
+    rows, bad = [], 0
+    by_name: dict[str, list[opgen.Case]] = {}
+    for case in opgen.cases(BEYOND_CASES, only=BEYOND_TFLM):
+        by_name.setdefault(case.name.rsplit("/", 1)[0], []).append(case)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, cases in by_name.items():
+            sets = same = 0
+            for case in cases:
+                path = Path(tmp, "case.tflite")
+                path.write_bytes(case.model)
+                for sample, run in zip(case.inputs, run_model(path, HostTarget(), case.inputs).runs):
+                    sets += 1
+                    same += not any(tflite_gaps(path, sample, run, python))
+            bad += same != sets
+            rows.append(f"| {name} | {len(cases)} | {same} of {sets} |")
+            print(f"{name}: {same} of {sets} input sets as TF Lite", file=sys.stderr)
+    return rows, bad
 
 
 def main(argv: list[str]) -> int:
@@ -131,6 +208,13 @@ def main(argv: list[str]) -> int:
             "rewrites this file.", "",
             "Totals: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".", "",
             "| model | ops | verdict | this engine's message, or the difference |", "|---|---|---|---|", *rows]
+    if args.tflite_python:
+        beyond, wrong = beyond_tflm(args.tflite_python)
+        bad += wrong
+        text += ["", "What this engine runs and TFLM refuses, op by op: generated cases (`tests/opgen`, "
+                 f"{BEYOND_CASES} per generator, all their input sets) against TensorFlow Lite's interpreter, "
+                 "bit-exact or not.", "",
+                 "| generator | cases | input sets as TF Lite's |", "|---|---|---|", *beyond]
     if failed:
         text += ["", "Not converted (the converter's own error, or its process stopped by a signal):", ""]
         text += [f"- {name}: {why}" for name, why in failed]

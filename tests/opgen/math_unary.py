@@ -1,6 +1,7 @@
 """Element-wise functions of one tensor: ABS, NEG, CEIL, FLOOR, ROUND, SQRT,
 RSQRT, SQUARE, EXP, LOG, SIN, COS in float32 (every one), ABS in int8 and
-int16 (quantized, and int16 without quantization), RSQRT in int8 and int16.
+int16 (quantized, and int16 without quantization), RSQRT in int8 and int16,
+EXP in int8 (against TensorFlow Lite's table: TFLM has no int8 EXP).
 
 Float inputs mix ordinary values with each function's hard ones: NaNs of
 both signs (quiet and signalling, with payloads), infinities, signed zeros,
@@ -10,6 +11,9 @@ and underflow edges. The first input set always holds the specials, so each
 board's single case per generator runs them too."""
 
 from __future__ import annotations
+
+import ctypes
+import ctypes.util
 
 import numpy as np
 
@@ -141,3 +145,51 @@ def rsqrt_int8(rng):
 @generator("RSQRT/int16")
 def rsqrt_int16(rng):
     return _rsqrt_case(rng, "INT16")
+
+
+# -- int8 EXP: TensorFlow Lite's table (TFLM has no int8 EXP) -----------------
+
+_LIBM = None
+
+
+def glibc_expf(x: np.float32) -> np.float32:
+    """expf of the C library TensorFlow Lite's Linux build calls."""
+    global _LIBM
+    if _LIBM is None:
+        _LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
+        _LIBM.expf.restype, _LIBM.expf.argtypes = ctypes.c_float, [ctypes.c_float]
+    return np.float32(_LIBM.expf(float(x)))
+
+
+def tflite_exp_table(qin, qout) -> np.ndarray:
+    """TF Lite's int8 EXP outputs for inputs -128..127 (its LUT, as its
+    int8 kernel fills it): the input dequantized in float32, expf, times the
+    float32 inverse of the output scale, rounded half away from zero, plus
+    the zero point, clamped."""
+    si, zi = np.float32(qin[0][0]), qin[1][0]
+    inverse, zo = np.float32(1) / np.float32(qout[0][0]), np.float32(qout[1][0])
+    out = []
+    for v in range(-128, 128):
+        t = np.float32(glibc_expf(np.float32(si * np.float32(v - zi))) * inverse)
+        a = np.floor(np.abs(t))
+        r = np.copysign(a + np.float32(np.abs(t) - a >= 0.5), t)  # exact in float32
+        q = float(np.float32(r) + zo)
+        out.append(-128 if q <= -128 else 127 if q >= 127 else int(q))
+    return np.array(out, np.int8)
+
+
+@generator("EXP/int8")
+def exp_int8(rng):
+    """Input scales from a few steps per unit to ones where expf overflows
+    (over 88.7), output scales from fine (most values clamp at 127) to
+    coarse; every int8 value in the first input set when it fits."""
+    shape = _shape(rng) if rng.random() < 0.7 else (256,)
+    qin = act_quant(rng, "INT8", (0.005, 0.5))
+    qout = act_quant(rng, "INT8", (0.001, 4.0))
+    model, _ = single_op("EXP", [(shape, "INT8", None, qin)], [(shape, "INT8", qout)])
+    sets = _int_inputs(rng, "INT8", shape)
+    if int(np.prod(shape)) == 256:
+        sets[0] = [np.arange(-128, 128, dtype=np.int8).reshape(shape)]
+    table = tflite_exp_table(qin, qout)
+    return Case("", model, dict(shape=shape, qin=qin, qout=qout), inputs=sets,
+                expected=lambda sample: [table[sample[0].astype(np.int32) + 128]])
