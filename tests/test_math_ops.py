@@ -45,6 +45,8 @@ CASES = [
     ("EXP int8 without quantization", _unary("EXP", "INT8"), VALUE, "int8 input and output need quantization", False),
     ("EXP int8 output scale", _unary("EXP", "INT8", Q8, ([1e-45], [0])), VALUE,
      "the output scale is too small for its inverse to be a float", False),
+    ("EXP int8 infinite input scale", _unary("EXP", "INT8", ([float("inf")], [3]), Q8), VALUE,
+     "int8 EXP needs finite scales", False),
     ("RSQRT int32", _unary("RSQRT", "INT32"), NOT_IMPLEMENTED, "input of type int32 is not supported", True),
     ("ABS int8 without quantization", _unary("ABS", "INT8"), VALUE,
      "int8 input and output need quantization", True),

@@ -217,15 +217,19 @@ static tflm_status_t mu_rsqrt_q(const math_unary_data_t *d, const void *in, void
     return TFLM_OK;
 }
 
+static inline bool mu_finite(float x) {
+    return (tflm_f32_bits(x) & 0x7f800000u) != 0x7f800000u;
+}
+
 // TensorFlow Lite's int8 EXP table: each input dequantized in float, its
 // expf (glibc's, engine/fmath_expf.c), times 1/output scale, rounded half
 // away from zero, plus the zero point, clamped in float (an overflow to
-// infinity gives 127).
+// infinity gives 127). Finite scales make no NaN; one would give -128.
 static void mu_exp_table(const tflm_tinfo_t *in, const tflm_tinfo_t *out, float inverse, int8_t *table) {
     for (int32_t v = -128; v <= 127; ++v) {
         const float x = in->scale * (float)(v - in->zero_point);
         const float q = tflm_roundf(tflm_expf(x) * inverse) + (float)out->zero_point;
-        table[(uint8_t)(int8_t)v] = (int8_t)(q <= -128.0f ? -128 : q >= 127.0f ? 127 : (int32_t)q);
+        table[(uint8_t)(int8_t)v] = (int8_t)(q >= 127.0f ? 127 : q > -128.0f ? (int32_t)q : -128);
     }
 }
 
@@ -325,16 +329,19 @@ static tflm_status_t mu_prepare(tflm_prepare_t *p, uint8_t op) {
         return st;
     }
     const bool table = op == MU_EXP && q.kind == MU_INT8;
+    const float inverse = table ? 1.0f / out.scale : 0.0f;
+    if (table && !(mu_finite(in.scale) && mu_finite(out.scale))) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "int8 EXP needs finite scales");
+    }
+    if (!mu_finite(inverse)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE, "the output scale is too small for its inverse to be a float");
+    }
     math_unary_data_t *d = tflm_prep_alloc(p, sizeof(math_unary_data_t) + (table ? 256u : 0u));
     if (d == NULL) {
         return tflm_prep_status(p);
     }
     *d = q;
     if (table) {
-        const float inverse = 1.0f / out.scale;
-        if ((tflm_f32_bits(inverse) & 0x7f800000u) == 0x7f800000u) {
-            return tflm_error(p->err, TFLM_ERR_VALUE, "the output scale is too small for its inverse to be a float");
-        }
         mu_exp_table(&in, &out, inverse, d->table);
     }
     return TFLM_OK;

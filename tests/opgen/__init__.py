@@ -46,10 +46,6 @@ class Case:
     # the op's definition in TensorFlow Lite, instead of TFLM's.
     expected: Callable[[list[np.ndarray]], list[np.ndarray]] | None = None
 
-    @property
-    def reference_model(self) -> bytes:
-        return self.twin if self.twin is not None else self.model
-
     def describe(self) -> str:
         return f"{self.name} " + ", ".join(f"{k}={v}" for k, v in self.params.items())
 

@@ -174,7 +174,7 @@ def tflite_exp_table(qin, qout) -> np.ndarray:
         a = np.floor(np.abs(t))
         r = np.copysign(a + np.float32(np.abs(t) - a >= 0.5), t)  # exact in float32
         q = float(np.float32(r) + zo)
-        out.append(-128 if q <= -128 else 127 if q >= 127 else int(q))
+        out.append(127 if q >= 127 else int(q) if q > -128 else -128)
     return np.array(out, np.int8)
 
 
