@@ -147,3 +147,17 @@ def test_elu_int8_without_quantization_matches_tflm(tmp_path):
     ours = run_engine(path, load_model(path), [[x]], tmp_path).runs[0][0]
     ref = reference_outputs(path, [[x]])[0][0]
     assert ours.tobytes() == ref.tobytes() and (ref == -128).all()
+
+
+def test_elu_int8_table_overflow_matches_tflm(tmp_path):
+    """Values past 2^31 in TFLM's table convert, as x86 converts them, to
+    INT32_MIN and clamp to -128 (int8 EXP's table, TF Lite's, clamps them in
+    float to 127 instead): an input scale of 1e4 over an output scale of 1e-6."""
+    model = _unary("ELU", "INT8", ([1e4], [0]), ([1e-6], [0]))
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    x = np.array([[-128, -1, 0], [1, 50, 127]], np.int8)
+    ours = run_engine(path, load_model(path), [[x]], tmp_path).runs[0][0]
+    ref = reference_outputs(path, [[x]])[0][0]
+    assert ours.tobytes() == ref.tobytes()
+    assert ref.tolist() == [[-128, -128, 0], [-128, -128, -128]]

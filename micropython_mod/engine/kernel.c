@@ -471,6 +471,18 @@ tflm_status_t tflm_prep_unary(tflm_prepare_t *p, const uint8_t *types, uint32_t 
     return tflm_prep_same_elements(p, in, out);
 }
 
+void tflm_prep_table_s8(const tflm_tinfo_t *in, const tflm_tinfo_t *out, float inverse, float (*f)(float), bool x86,
+    int8_t *table) {
+    for (int32_t v = -128; v <= 127; ++v) {
+        const float x = in->scale * (float)(v - in->zero_point);
+        const float q = tflm_roundf(f(x) * inverse) + (float)out->zero_point;
+        // x86 converts 2^31 and more (infinity too) to INT32_MIN, which
+        // clamps as NaN and the rest below -128 do.
+        const bool low = x86 && q >= 2147483648.0f;
+        table[(uint8_t)(int8_t)v] = (int8_t)(low ? -128 : q >= 127.0f ? 127 : q > -128.0f ? (int32_t)q : -128);
+    }
+}
+
 // Whether a kernel's custom name is the model's custom_code.
 static bool custom_name_is(const char *name, const uint8_t *custom, uint32_t len) {
     if (name == NULL || custom == NULL) {

@@ -416,6 +416,15 @@ tflm_status_t tflm_prep_positive_scales(tflm_prepare_t *p, const tflm_tinfo_t *a
 // and element count.
 tflm_status_t tflm_prep_unary(tflm_prepare_t *p, const uint8_t *types, uint32_t n_types, tflm_tinfo_t *in,
     tflm_tinfo_t *out, uint8_t *kind);
+// An int8 element-wise function as a table of its 256 outputs (by input
+// byte, as uint8), as TensorFlow Lite and TFLM build theirs: each input
+// dequantized in float, f of it times `inverse` (the output scale's float
+// inverse), rounded half away from zero, plus the output's zero point in
+// float. Then clamped in float (TF Lite's: an overflow gives 127, NaN
+// -128), or with `x86` converted as x86 converts (NaN and overflow give
+// INT32_MIN) and clamped (TFLM's, built on x86).
+void tflm_prep_table_s8(const tflm_tinfo_t *in, const tflm_tinfo_t *out, float inverse, float (*f)(float), bool x86,
+    int8_t *table);
 
 // An op along an axis tensor (ARG_MAX/ARG_MIN, CUMSUM): two inputs and one
 // output, the input float32 or int8, the axis int32.

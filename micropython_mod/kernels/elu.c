@@ -3,7 +3,6 @@
 // it), bit-exact with TFLM's reference kernel.
 #include "kernels/kernels.h"
 #include "engine/fmath.h"
-#include "engine/quant.h"
 
 #if TFLM_KERNEL_ELU
 
@@ -28,24 +27,9 @@ static void elu_int8(const elu_data_t *d, const int8_t *in, int8_t *out) {
     }
 }
 
-// TFLM's table: each input dequantized in float, exp(x) - 1 below zero,
-// scaled by 1/output scale, rounded half away from zero, plus the zero point
-// (in float), converted as x86 converts, clamped. An input without
-// quantization has scale 0 and gives NaN there, as in TFLM: -128.
-static void elu_table(const tflm_tinfo_t *in, const tflm_tinfo_t *out, int8_t *table) {
-    const uint32_t inf_bits = 0x7f800000u;
-    float inverse = 0.0f;
-    if (out->scale != 0.0f) {
-        inverse = 1.0f / out->scale;
-    } else {
-        memcpy(&inverse, &inf_bits, sizeof(inverse));
-    }
-    for (int32_t v = -128; v <= 127; ++v) {
-        float x = in->scale * (float)(v - in->zero_point);
-        float y = x < 0.0f ? tflm_expf(x) - 1.0f : x;
-        float q = tflm_roundf(y * inverse) + (float)out->zero_point;
-        table[(uint8_t)(int8_t)v] = (int8_t)tflm_clamp(tflm_float_to_int32(q), -128, 127);
-    }
+// ELU's function as TFLM's table takes it: exp(x) - 1 below zero.
+static float elu_f(float x) {
+    return x < 0.0f ? tflm_expf(x) - 1.0f : x;
 }
 
 tflm_status_t tflm_elu_prepare(tflm_prepare_t *p) {
@@ -66,7 +50,12 @@ tflm_status_t tflm_elu_prepare(tflm_prepare_t *p) {
     d->int8 = int8;
     d->count = in.elements;
     if (int8) {
-        elu_table(&in, &out, d->table);
+        // TFLM's table (converted as x86 converts). An output without
+        // quantization (scale 0) gets an infinite inverse, as TFLM's
+        // division gives it: each entry NaN or infinite, which x86 converts
+        // to INT32_MIN: -128.
+        const float inverse = out.scale != 0.0f ? 1.0f / out.scale : tflm_f32_from(0x7f800000u);
+        tflm_prep_table_s8(&in, &out, inverse, elu_f, true, d->table);
     }
     return TFLM_OK;
 }

@@ -4,7 +4,7 @@
 // (its libm's, engine/fmath*.c; NaN bits as x86 makes them); ABS also takes
 // int8 and int16 (quantized, or int16 without quantization), RSQRT int8 and
 // int16 (quantized: TFLM's fixed-point inverse square root). EXP also takes
-// int8, which TFLM refuses: TensorFlow Lite's table (mu_exp_table), what a
+// int8, which TFLM refuses: TensorFlow Lite's table (tflm_prep_table_s8), what a
 // converted model's int8 EXP is meant to give. Other types are refused in
 // prepare(), as TFLM refuses them in prepare() or eval().
 #include "kernels/kernels.h"
@@ -221,18 +221,6 @@ static inline bool mu_finite(float x) {
     return (tflm_f32_bits(x) & 0x7f800000u) != 0x7f800000u;
 }
 
-// TensorFlow Lite's int8 EXP table: each input dequantized in float, its
-// expf (glibc's, engine/fmath_expf.c), times 1/output scale, rounded half
-// away from zero, plus the zero point, clamped in float (an overflow to
-// infinity gives 127). Finite scales make no NaN; one would give -128.
-static void mu_exp_table(const tflm_tinfo_t *in, const tflm_tinfo_t *out, float inverse, int8_t *table) {
-    for (int32_t v = -128; v <= 127; ++v) {
-        const float x = in->scale * (float)(v - in->zero_point);
-        const float q = tflm_roundf(tflm_expf(x) * inverse) + (float)out->zero_point;
-        table[(uint8_t)(int8_t)v] = (int8_t)(q >= 127.0f ? 127 : q > -128.0f ? (int32_t)q : -128);
-    }
-}
-
 static void mu_lookup(const math_unary_data_t *d, const int8_t *in, int8_t *out) {
     for (uint32_t i = 0; i < d->count; ++i) {
         out[i] = d->table[(uint8_t)in[i]];
@@ -328,13 +316,18 @@ static tflm_status_t mu_prepare(tflm_prepare_t *p, uint8_t op) {
     } else if (q.kind != MU_FLOAT32 && (st = mu_quantized(p, op, &in, &out, &q))) {
         return st;
     }
+    // int8 EXP: TensorFlow Lite's table (glibc's expf, engine/fmath_expf.c;
+    // clamped in float). Finite scales and a finite inverse make no NaN.
     const bool table = op == MU_EXP && q.kind == MU_INT8;
-    const float inverse = table ? 1.0f / out.scale : 0.0f;
-    if (table && !(mu_finite(in.scale) && mu_finite(out.scale))) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "int8 EXP needs finite scales");
-    }
-    if (!mu_finite(inverse)) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "the output scale is too small for its inverse to be a float");
+    float inverse = 0.0f;
+    if (table) {
+        if (!(mu_finite(in.scale) && mu_finite(out.scale))) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "int8 EXP needs finite scales");
+        }
+        inverse = 1.0f / out.scale;
+        if (!mu_finite(inverse)) {
+            return tflm_error(p->err, TFLM_ERR_VALUE, "the output scale is too small for its inverse to be a float");
+        }
     }
     math_unary_data_t *d = tflm_prep_alloc(p, sizeof(math_unary_data_t) + (table ? 256u : 0u));
     if (d == NULL) {
@@ -342,7 +335,7 @@ static tflm_status_t mu_prepare(tflm_prepare_t *p, uint8_t op) {
     }
     *d = q;
     if (table) {
-        mu_exp_table(&in, &out, inverse, d->table);
+        tflm_prep_table_s8(&in, &out, inverse, tflm_expf, false, d->table);
     }
     return TFLM_OK;
 }
