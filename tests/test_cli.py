@@ -247,20 +247,20 @@ def test_ops_and_inspect_flag_missing_kernels(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "inspect", person)
     assert f'kernels: tflm has every op (TFLM_OPS="{need}" links only these)' in out.splitlines()
     # The engine's own prepare() checks, before anything is flashed: an op
-    # every firmware has, in a type its kernel does not take (EXP takes
-    # float32 and int8).
+    # every firmware has, in a type its kernel does not take (LOG takes
+    # float32 only).
     from tflm_dev.builder import ModelBuilder
 
     b = ModelBuilder()
     sg = b.subgraph()
     x = sg.tensor((4,), "INT16", quant=([0.1], [0]))
     y = sg.tensor((4,), "INT16", quant=([0.1], [0]))
-    sg.op("EXP", [x], [y])
+    sg.op("LOG", [x], [y])
     sg.inputs, sg.outputs = [x], [y]
-    exp_int16 = tmp_path / "exp_int16.tflite"
-    exp_int16.write_bytes(b.build())
-    code, out, _ = run_cli(capsys, "inspect", exp_int16)
-    assert ("engine: refuses it: UnsupportedModel: operator 0 (EXP): input of type int16 is not supported"
+    log_int16 = tmp_path / "log_int16.tflite"
+    log_int16.write_bytes(b.build())
+    code, out, _ = run_cli(capsys, "inspect", log_int16)
+    assert ("engine: refuses it: UnsupportedModel: operator 0 (LOG): input of type int16 is not supported"
             in out.splitlines()), out
     code, out, _ = run_cli(capsys, "inspect", person)
     arena_line = [line for line in out.splitlines() if line.startswith("engine: ")]

@@ -4,9 +4,10 @@
 // (its libm's, engine/fmath*.c; NaN bits as x86 makes them); ABS also takes
 // int8 and int16 (quantized, or int16 without quantization), RSQRT int8 and
 // int16 (quantized: TFLM's fixed-point inverse square root). EXP also takes
-// int8, which TFLM refuses: TensorFlow Lite's table (tflm_prep_table_s8), what a
-// converted model's int8 EXP is meant to give. Other types are refused in
-// prepare(), as TFLM refuses them in prepare() or eval().
+// int8 and int16, which TFLM refuses: TensorFlow Lite's tables (int8:
+// tflm_prep_table_s8; int16: mu_exp_table16), what a converted model's
+// quantized EXP is meant to give. Other types are refused in prepare(), as
+// TFLM refuses them in prepare() or eval().
 #include "kernels/kernels.h"
 #include "engine/fixedpoint.h"
 #include "engine/fmath.h"
@@ -32,7 +33,9 @@ typedef struct {
     int16_t out_zp;
     uint32_t count;
     int32_t multiplier;
-    int8_t table[];     // int8 EXP: 256 outputs, by input byte (as uint8)
+    // EXP: int8, 256 outputs by input byte (as uint8, through an int8_t
+    // pointer); int16, MU_TABLE16 anchors (mu_exp_table16).
+    int16_t table[];
 } math_unary_data_t;
 
 // -- float32 ---------------------------------------------------------------
@@ -222,10 +225,75 @@ static inline bool mu_finite(float x) {
 }
 
 static void mu_lookup(const math_unary_data_t *d, const int8_t *in, int8_t *out) {
+    const int8_t *table = (const int8_t *)d->table;
     for (uint32_t i = 0; i < d->count; ++i) {
-        out[i] = d->table[(uint8_t)in[i]];
+        out[i] = table[(uint8_t)in[i]];
     }
 }
+
+// Whether this build's EXP takes int16 (TFLM_TYPES: a board short of flash
+// leaves its table and lookup out).
+#define MU_EXP16 (TFLM_KERNEL_EXP && ((TFLM_TYPES_EXP) & TFLM_T_INT16) != 0)
+
+// Anchors of int16 EXP's table.
+#define MU_TABLE16 (513)
+
+#if MU_EXP16
+// int16 EXP's table, as TensorFlow Lite's int16 kernels fill theirs (zero
+// points 0): the input's range in 512 segments, anchor i the value at the
+// start of segment i less half the error interpolating would make at its
+// midpoint, anchor 512 the value at the range's end; every step in float,
+// rounded half away from zero, clamped in float, NaN (infinity times 0,
+// or less itself) converted as x86 converts it to int16: 0.
+
+static inline float mu_half(float x) {
+    return tflm_roundf(x / 2.0f);
+}
+
+static int16_t mu_anchor16(float v) {
+    if (v != v) {
+        return 0;
+    }
+    return (int16_t)(v >= 32767.0f ? 32767 : v > -32768.0f ? (int32_t)v : -32768);
+}
+
+static void mu_exp_table16(float in_scale, float inverse, int16_t *lut) {
+    const float lo = in_scale * -32768.0f, hi = in_scale * 32767.0f;
+    const float step = (hi - lo) / 512.0f, half = step / 2.0f;
+    // Segment i's end is segment i + 1's start, the same float.
+    float x = lo, at = tflm_expf(x);
+    for (int32_t i = 0; i < MU_TABLE16 - 1; ++i) {
+        const float mid = tflm_expf(x + half);
+        x = lo + (float)(i + 1) * step;
+        const float next = tflm_expf(x);
+        const float sample = tflm_roundf(at * inverse);
+        const float bias = mu_half(mu_half(next * inverse + sample) - tflm_roundf(mid * inverse));
+        lut[i] = mu_anchor16(sample - bias);
+        at = next;
+    }
+    lut[MU_TABLE16 - 1] = mu_anchor16(tflm_roundf(tflm_expf(hi) * inverse));
+}
+
+// 16 bits of x as a signed value (the kernels' int16 arithmetic wraps).
+static inline int32_t mu_wrap16(int32_t x) {
+    const int32_t low = (int32_t)((uint32_t)x & 0xffffu);
+    return low >= 0x8000 ? low - 0x10000 : low;
+}
+
+// Each value between the anchors of its segment (its top 9 bits), the
+// slope in 16 bits and the sum wrapped to 16 bits as TF Lite's are.
+static void mu_lookup16(const math_unary_data_t *d, const int16_t *in, int16_t *out) {
+    const int16_t *lut = d->table;
+    for (uint32_t i = 0; i < d->count; ++i) {
+        const int32_t u = (int32_t)in[i] + 32768;  // 0 .. 65535
+        const int32_t k = u >> 7, offset = u & 0x7f;
+        const int32_t slope = mu_wrap16(lut[k + 1] - lut[k]);
+        // (slope * offset + 64) >> 7, floored, without shifting a negative value.
+        const int32_t delta = ((slope * offset + 64 + (1 << 22)) >> 7) - (1 << 15);
+        out[i] = (int16_t)mu_wrap16(lut[k] + delta);
+    }
+}
+#endif
 
 // -- prepare and eval -------------------------------------------------------
 
@@ -236,7 +304,7 @@ static uint32_t mu_types(uint8_t op) {
         case MU_RSQRT:
             return (1u << TFLM_FLOAT32) | (1u << TFLM_INT8) | (1u << TFLM_INT16);
         case MU_EXP:
-            return (1u << TFLM_FLOAT32) | (1u << TFLM_INT8);
+            return (1u << TFLM_FLOAT32) | (1u << TFLM_INT8) | (MU_EXP16 ? 1u << TFLM_INT16 : 0u);
         default:
             return 1u << TFLM_FLOAT32;
     }
@@ -310,33 +378,43 @@ static tflm_status_t mu_prepare(tflm_prepare_t *p, uint8_t op) {
         // TFLM's ABS takes int16 without quantization as plain integers;
         // its RSQRT would run with a multiplier it never set.
         if (op != MU_ABS) {
-            return tflm_error(p->err, TFLM_ERR_VALUE, "int16 RSQRT needs quantization");
+            return tflm_error(p->err, TFLM_ERR_VALUE, "int16 %s needs quantization", op == MU_EXP ? "EXP" : "RSQRT");
         }
         q.kind = MU_INT16_RAW;
     } else if (q.kind != MU_FLOAT32 && (st = mu_quantized(p, op, &in, &out, &q))) {
         return st;
     }
-    // int8 EXP: TensorFlow Lite's table (glibc's expf, engine/fmath_expf.c;
-    // clamped in float). Finite scales and a finite inverse make no NaN.
-    const bool table = op == MU_EXP && q.kind == MU_INT8;
+    // Quantized EXP: TensorFlow Lite's tables (glibc's expf,
+    // engine/fmath_expf.c). The inverse of the output's scale (int16: of its
+    // range over 65536 steps) must be a float; finite scales and a finite
+    // inverse make no NaN in int8's table.
+    // (Without MU_EXP16, int16 EXP was refused above: mu_types.)
+    const bool wide = MU_EXP16 && q.kind == MU_INT16;
+    const bool table = op == MU_EXP && (q.kind == MU_INT8 || wide);
     float inverse = 0.0f;
     if (table) {
         if (!(mu_finite(in.scale) && mu_finite(out.scale))) {
-            return tflm_error(p->err, TFLM_ERR_VALUE, "int8 EXP needs finite scales");
+            return tflm_error(p->err, TFLM_ERR_VALUE, "EXP needs finite scales");
         }
-        inverse = 1.0f / out.scale;
+        inverse = wide ? 65536.0f / (out.scale * 32767.0f - out.scale * -32768.0f) : 1.0f / out.scale;
         if (!mu_finite(inverse)) {
             return tflm_error(p->err, TFLM_ERR_VALUE, "the output scale is too small for its inverse to be a float");
         }
     }
-    math_unary_data_t *d = tflm_prep_alloc(p, sizeof(math_unary_data_t) + (table ? 256u : 0u));
+    const uint32_t table_bytes = !table ? 0u : wide ? MU_TABLE16 * 2u : 256u;
+    math_unary_data_t *d = tflm_prep_alloc(p, sizeof(math_unary_data_t) + table_bytes);
     if (d == NULL) {
         return tflm_prep_status(p);
     }
     *d = q;
-    if (table) {
-        tflm_prep_table_s8(&in, &out, inverse, tflm_expf, false, d->table);
+    if (table && !wide) {
+        tflm_prep_table_s8(&in, &out, inverse, tflm_expf, false, (int8_t *)d->table);
     }
+#if MU_EXP16
+    if (table && wide) {
+        mu_exp_table16(in.scale, inverse, d->table);
+    }
+#endif
     return TFLM_OK;
 }
 
@@ -350,6 +428,12 @@ static tflm_status_t mu_eval(tflm_eval_t *e) {
         return mu_rsqrt_q(d, e->in[0], e->out[0], e->err);
     }
     if (d->op == MU_EXP) {
+#if MU_EXP16
+        if (d->kind == MU_INT16) {
+            mu_lookup16(d, e->in[0], e->out[0]);
+            return TFLM_OK;
+        }
+#endif
         mu_lookup(d, e->in[0], e->out[0]);
         return TFLM_OK;
     }

@@ -1,7 +1,8 @@
 """Element-wise functions of one tensor: ABS, NEG, CEIL, FLOOR, ROUND, SQRT,
 RSQRT, SQUARE, EXP, LOG, SIN, COS in float32 (every one), ABS in int8 and
 int16 (quantized, and int16 without quantization), RSQRT in int8 and int16,
-EXP in int8 (against TensorFlow Lite's table: TFLM has no int8 EXP).
+EXP in int8 and int16 (against TensorFlow Lite's tables: TFLM has no
+quantized EXP).
 
 Float inputs mix ordinary values with each function's hard ones: NaNs of
 both signs (quiet and signalling, with payloads), infinities, signed zeros,
@@ -169,12 +170,13 @@ def tflite_exp_table(qin, qout) -> np.ndarray:
     si, zi = np.float32(qin[0][0]), qin[1][0]
     inverse, zo = np.float32(1) / np.float32(qout[0][0]), np.float32(qout[1][0])
     out = []
-    for v in range(-128, 128):
-        t = np.float32(glibc_expf(np.float32(si * np.float32(v - zi))) * inverse)
-        a = np.floor(np.abs(t))
-        r = np.copysign(a + np.float32(np.abs(t) - a >= 0.5), t)  # exact in float32
-        q = float(np.float32(r) + zo)
-        out.append(127 if q >= 127 else int(q) if q > -128 else -128)
+    with np.errstate(all="ignore"):  # expf's overflow, infinity times the inverse
+        for v in range(-128, 128):
+            t = np.float32(glibc_expf(np.float32(si * np.float32(v - zi))) * inverse)
+            a = np.floor(np.abs(t))
+            r = np.copysign(a + np.float32(np.abs(t) - a >= 0.5), t)  # exact in float32
+            q = float(np.float32(r) + zo)
+            out.append(127 if q >= 127 else int(q) if q > -128 else -128)
     return np.array(out, np.int8)
 
 
@@ -193,3 +195,73 @@ def exp_int8(rng):
     table = tflite_exp_table(qin, qout)
     return Case("", model, dict(shape=shape, qin=qin, qout=qout), inputs=sets,
                 expected=lambda sample: [table[sample[0].astype(np.int32) + 128]])
+
+
+# -- int16 EXP: TensorFlow Lite's interpolated table -------------------------
+
+def _round_half_away(x: np.float32) -> np.float32:
+    """std::round in float32 (infinities and NaN as they are)."""
+    x = np.float32(x)
+    if not np.isfinite(x):
+        return x
+    a = np.floor(np.abs(x))
+    return np.float32(np.copysign(a + np.float32(np.abs(x) - a >= np.float32(0.5)), x))
+
+
+def _anchor16(v: np.float32) -> int:
+    """A table entry: clamped in float; NaN as x86 converts it to int16, 0."""
+    return 0 if np.isnan(v) else int(min(max(v, np.float32(-32768)), np.float32(32767)))
+
+
+def tflite_exp_table16(qin, qout) -> np.ndarray:
+    """TF Lite's int16 EXP table (zero points 0): 513 anchors over the input's
+    range, 512 segments, anchor i the value at segment i's start less half
+    the error interpolation makes at its midpoint, the last the value at the
+    range's end; each step in float32, rounded half away from zero."""
+    f, rnd = np.float32, _round_half_away
+    si, so = f(qin[0][0]), f(qout[0][0])
+    lo, hi = f(si * f(-32768)), f(si * f(32767))
+    step = f(f(hi - lo) / f(512))
+    half, inverse = f(step / f(2)), f(f(65536) / f(f(so * f(32767)) - f(so * f(-32768))))
+    lut = []
+    with np.errstate(all="ignore"):
+        for i in range(512):
+            x = f(lo + f(f(i) * step))
+            at, mid, nxt = glibc_expf(x), glibc_expf(f(x + half)), glibc_expf(f(lo + f(f(i + 1) * step)))
+            sample = rnd(f(at * inverse))
+            interp = rnd(f(f(f(nxt * inverse) + sample) / f(2)))
+            bias = rnd(f(f(interp - rnd(f(mid * inverse))) / f(2)))
+            lut.append(_anchor16(f(sample - bias)))
+        lut.append(_anchor16(rnd(f(glibc_expf(hi) * inverse))))
+    return np.array(lut, np.int32)
+
+
+def tflite_lookup16(x: np.ndarray, lut: np.ndarray) -> np.ndarray:
+    """TF Lite's int16 lookup: between the anchors of each value's segment
+    (its top 9 bits), the slope and the result wrapped to 16 bits."""
+    u = x.astype(np.int32) + 32768
+    k, offset = u >> 7, u & 0x7F
+    slope = (lut[k + 1] - lut[k]).astype(np.int16).astype(np.int32)
+    return (lut[k] + ((slope * offset + 64) >> 7)).astype(np.int16)
+
+
+@generator("EXP/int16")
+def exp_int16(rng):
+    """Input scales from ranges of a few units to ones where expf overflows
+    (over 88.7) and output scales from fine (the top of the range wraps in
+    TF Lite's interpolation) to coarse, zero points 0 (TF Lite's int16 EXP
+    requires them); every segment of the table in the first input set when
+    it fits."""
+    sweep = rng.random() < 0.3
+    shape = (2, 512) if sweep else _shape(rng)
+    qin = ([float(np.float32(10 ** rng.uniform(-5, -2.4)))], [0])
+    qout = ([float(np.float32(10 ** rng.uniform(-5, -1)))], [0])
+    model, _ = single_op("EXP", [(shape, "INT16", None, qin)], [(shape, "INT16", qout)])
+    sets = _int_inputs(rng, "INT16", shape)
+    if sweep:
+        starts = np.arange(-32768, 32768, 128, dtype=np.int32)
+        offsets = np.stack([rng.integers(0, 128, 512), np.where(np.arange(512) % 2, 127, 0)])
+        sets[0] = [(starts + offsets).astype(np.int16)]
+    table = tflite_exp_table16(qin, qout)
+    return Case("", model, dict(shape=shape, qin=qin, qout=qout), inputs=sets,
+                expected=lambda sample: [tflite_lookup16(sample[0], table)])
