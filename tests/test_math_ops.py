@@ -41,10 +41,13 @@ CASES = [
     ("ABS int32", _unary("ABS", "INT32"), NOT_IMPLEMENTED, "input of type int32 is not supported", True),
     ("SQRT int8", _unary("SQRT", "INT8", Q8, Q8), NOT_IMPLEMENTED, "input of type int8 is not supported", True),
     ("LOG int16", _unary("LOG", "INT16", Q16, Q16), NOT_IMPLEMENTED, "input of type int16 is not supported", True),
-    # TFLM refuses int8 and int16 EXP, which this engine takes (TF Lite's
-    # tables), with TF Lite's requirements.
+    # TFLM refuses int8 and int16 EXP and int8 LOG, which this engine takes
+    # (TF Lite's tables), with TF Lite's requirements.
     ("EXP int8 without quantization", _unary("EXP", "INT8"), VALUE, "int8 input and output need quantization", False),
     ("EXP int16 without quantization", _unary("EXP", "INT16"), VALUE, "int16 EXP needs quantization", False),
+    ("LOG int8 without quantization", _unary("LOG", "INT8"), VALUE, "int8 input and output need quantization", False),
+    ("LOG int8 infinite output scale", _unary("LOG", "INT8", Q8, ([float("inf")], [0])), VALUE,
+     "LOG needs finite scales", False),
     ("EXP int16 zero point", _unary("EXP", "INT16", ([0.001], [5]), Q16), VALUE, "int16 needs zero points 0", False),
     ("EXP int16 output scale", _unary("EXP", "INT16", Q16, ([1e-45], [0])), VALUE,
      "the output scale is too small for its inverse to be a float", False),

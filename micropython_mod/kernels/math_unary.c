@@ -4,10 +4,10 @@
 // (its libm's, engine/fmath*.c; NaN bits as x86 makes them); ABS also takes
 // int8 and int16 (quantized, or int16 without quantization), RSQRT int8 and
 // int16 (quantized: TFLM's fixed-point inverse square root). EXP also takes
-// int8 and int16, which TFLM refuses: TensorFlow Lite's tables (int8:
-// tflm_prep_table_s8; int16: mu_exp_table16), what a converted model's
-// quantized EXP is meant to give. Other types are refused in prepare(), as
-// TFLM refuses them in prepare() or eval().
+// int8 and int16, LOG int8, which TFLM refuses: TensorFlow Lite's tables
+// (int8: tflm_prep_table_s8; int16: mu_exp_table16), what a converted
+// model's quantized EXP and LOG are meant to give. Other types are refused
+// in prepare(), as TFLM refuses them in prepare() or eval().
 #include "kernels/kernels.h"
 #include "engine/fixedpoint.h"
 #include "engine/fmath.h"
@@ -33,8 +33,8 @@ typedef struct {
     int16_t out_zp;
     uint32_t count;
     int32_t multiplier;
-    // EXP: int8, 256 outputs by input byte (as uint8, through an int8_t
-    // pointer); int16, MU_TABLE16 anchors (mu_exp_table16).
+    // EXP and LOG: int8, 256 outputs by input byte (as uint8, through an
+    // int8_t pointer); EXP int16, MU_TABLE16 anchors (mu_exp_table16).
     int16_t table[];
 } math_unary_data_t;
 
@@ -305,6 +305,8 @@ static uint32_t mu_types(uint8_t op) {
             return (1u << TFLM_FLOAT32) | (1u << TFLM_INT8) | (1u << TFLM_INT16);
         case MU_EXP:
             return (1u << TFLM_FLOAT32) | (1u << TFLM_INT8) | (MU_EXP16 ? 1u << TFLM_INT16 : 0u);
+        case MU_LOG:
+            return (1u << TFLM_FLOAT32) | (1u << TFLM_INT8);
         default:
             return 1u << TFLM_FLOAT32;
     }
@@ -390,11 +392,11 @@ static tflm_status_t mu_prepare(tflm_prepare_t *p, uint8_t op) {
     // inverse make no NaN in int8's table.
     // (Without MU_EXP16, int16 EXP was refused above: mu_types.)
     const bool wide = MU_EXP16 && q.kind == MU_INT16;
-    const bool table = op == MU_EXP && (q.kind == MU_INT8 || wide);
+    const bool table = (op == MU_EXP || op == MU_LOG) && (q.kind == MU_INT8 || wide);
     float inverse = 0.0f;
     if (table) {
         if (!(mu_finite(in.scale) && mu_finite(out.scale))) {
-            return tflm_error(p->err, TFLM_ERR_VALUE, "EXP needs finite scales");
+            return tflm_error(p->err, TFLM_ERR_VALUE, "%s needs finite scales", op == MU_LOG ? "LOG" : "EXP");
         }
         inverse = wide ? 65536.0f / (out.scale * 32767.0f - out.scale * -32768.0f) : 1.0f / out.scale;
         if (!mu_finite(inverse)) {
@@ -408,7 +410,7 @@ static tflm_status_t mu_prepare(tflm_prepare_t *p, uint8_t op) {
     }
     *d = q;
     if (table && !wide) {
-        tflm_prep_table_s8(&in, &out, inverse, tflm_expf, false, (int8_t *)d->table);
+        tflm_prep_table_s8(&in, &out, inverse, op == MU_LOG ? tflm_logf : tflm_expf, false, (int8_t *)d->table);
     }
 #if MU_EXP16
     if (table && wide) {
@@ -427,7 +429,7 @@ static tflm_status_t mu_eval(tflm_eval_t *e) {
     if (d->op == MU_RSQRT) {
         return mu_rsqrt_q(d, e->in[0], e->out[0], e->err);
     }
-    if (d->op == MU_EXP) {
+    if (d->op == MU_EXP || d->op == MU_LOG) {
 #if MU_EXP16
         if (d->kind == MU_INT16) {
             mu_lookup16(d, e->in[0], e->out[0]);

@@ -148,9 +148,10 @@ def tflm_steps(folder: Path, python: str) -> tuple[float, str]:
 
 
 # Generated cases (tests/opgen) of what this engine runs and TFLM does not:
-# their make-test reference is TF Lite's definition (int8 and int16 EXP's
-# tables) or TFLM's int32 indices; here TF Lite itself runs them.
-BEYOND_TFLM = "EXP/int8,EXP/int16,_int64"
+# their make-test reference is TF Lite's definition (the tables of int8 and
+# int16 EXP and int8 LOG) or TFLM's int32 indices; here TF Lite itself runs
+# them.
+BEYOND_TFLM = "EXP/int8,EXP/int16,LOG/int8,_int64"
 BEYOND_CASES = 3
 
 

@@ -1,8 +1,8 @@
 """Element-wise functions of one tensor: ABS, NEG, CEIL, FLOOR, ROUND, SQRT,
 RSQRT, SQUARE, EXP, LOG, SIN, COS in float32 (every one), ABS in int8 and
 int16 (quantized, and int16 without quantization), RSQRT in int8 and int16,
-EXP in int8 and int16 (against TensorFlow Lite's tables: TFLM has no
-quantized EXP).
+EXP in int8 and int16, LOG in int8 (against TensorFlow Lite's tables: TFLM
+has no quantized EXP or LOG).
 
 Float inputs mix ordinary values with each function's hard ones: NaNs of
 both signs (quiet and signalling, with payloads), infinities, signed zeros,
@@ -148,31 +148,40 @@ def rsqrt_int16(rng):
     return _rsqrt_case(rng, "INT16")
 
 
-# -- int8 EXP: TensorFlow Lite's table (TFLM has no int8 EXP) -----------------
+# -- int8 EXP and LOG: TensorFlow Lite's tables (TFLM has neither) -----------
 
 _LIBM = None
 
 
-def glibc_expf(x: np.float32) -> np.float32:
-    """expf of the C library TensorFlow Lite's Linux build calls."""
+def _glibc(name: str, x: np.float32) -> np.float32:
+    """A float function of the C library TensorFlow Lite's Linux build calls."""
     global _LIBM
     if _LIBM is None:
         _LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
-        _LIBM.expf.restype, _LIBM.expf.argtypes = ctypes.c_float, [ctypes.c_float]
-    return np.float32(_LIBM.expf(float(x)))
+        for f in ("expf", "logf"):
+            getattr(_LIBM, f).restype, getattr(_LIBM, f).argtypes = ctypes.c_float, [ctypes.c_float]
+    return np.float32(getattr(_LIBM, name)(float(x)))
 
 
-def tflite_exp_table(qin, qout) -> np.ndarray:
-    """TF Lite's int8 EXP outputs for inputs -128..127 (its LUT, as its
-    int8 kernel fills it): the input dequantized in float32, expf, times the
-    float32 inverse of the output scale, rounded half away from zero, plus
-    the zero point, clamped."""
+def glibc_expf(x: np.float32) -> np.float32:
+    return _glibc("expf", x)
+
+
+def glibc_logf(x: np.float32) -> np.float32:
+    return _glibc("logf", x)
+
+
+def tflite_exp_table(qin, qout, fn=glibc_expf) -> np.ndarray:
+    """TF Lite's int8 EXP (or, with glibc_logf, LOG) outputs for inputs
+    -128..127 (its LUT, as its int8 kernels fill it): the input dequantized
+    in float32, the function, times the float32 inverse of the output scale,
+    rounded half away from zero, plus the zero point, clamped (NaN: -128)."""
     si, zi = np.float32(qin[0][0]), qin[1][0]
     inverse, zo = np.float32(1) / np.float32(qout[0][0]), np.float32(qout[1][0])
     out = []
-    with np.errstate(all="ignore"):  # expf's overflow, infinity times the inverse
+    with np.errstate(all="ignore"):  # expf's overflow, infinity times the inverse, logf's NaN
         for v in range(-128, 128):
-            t = np.float32(glibc_expf(np.float32(si * np.float32(v - zi))) * inverse)
+            t = np.float32(fn(np.float32(si * np.float32(v - zi))) * inverse)
             a = np.floor(np.abs(t))
             r = np.copysign(a + np.float32(np.abs(t) - a >= 0.5), t)  # exact in float32
             q = float(np.float32(r) + zo)
@@ -193,6 +202,24 @@ def exp_int8(rng):
     if int(np.prod(shape)) == 256:
         sets[0] = [np.arange(-128, 128, dtype=np.int8).reshape(shape)]
     table = tflite_exp_table(qin, qout)
+    return Case("", model, dict(shape=shape, qin=qin, qout=qout), inputs=sets,
+                expected=lambda sample: [table[sample[0].astype(np.int32) + 128]])
+
+
+@generator("LOG/int8")
+def log_int8(rng):
+    """Zero points anywhere (inputs at or below them give log of zero or
+    of a negative value: -128), input scales from fine to coarse, output
+    scales from fine (values clamp) to coarse; every int8 value in the first
+    input set when it fits."""
+    shape = _shape(rng) if rng.random() < 0.7 else (256,)
+    qin = act_quant(rng, "INT8", (0.001, 2.0))
+    qout = act_quant(rng, "INT8", (0.002, 0.5))
+    model, _ = single_op("LOG", [(shape, "INT8", None, qin)], [(shape, "INT8", qout)])
+    sets = _int_inputs(rng, "INT8", shape)
+    if int(np.prod(shape)) == 256:
+        sets[0] = [np.arange(-128, 128, dtype=np.int8).reshape(shape)]
+    table = tflite_exp_table(qin, qout, glibc_logf)
     return Case("", model, dict(shape=shape, qin=qin, qout=qout), inputs=sets,
                 expected=lambda sample: [table[sample[0].astype(np.int32) + 128]])
 
