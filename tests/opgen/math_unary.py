@@ -189,39 +189,35 @@ def tflite_exp_table(qin, qout, fn=glibc_expf) -> np.ndarray:
     return np.array(out, np.int8)
 
 
+def _table_int8_case(rng, op: str, in_scales: tuple, out_scales: tuple, fn) -> Case:
+    """A case of an int8 op TF Lite computes through a table (tflite_exp_table
+    with `fn`): every int8 value in the first input set when it fits."""
+    shape = _shape(rng) if rng.random() < 0.7 else (256,)
+    qin = act_quant(rng, "INT8", in_scales)
+    qout = act_quant(rng, "INT8", out_scales)
+    model, _ = single_op(op, [(shape, "INT8", None, qin)], [(shape, "INT8", qout)])
+    sets = _int_inputs(rng, "INT8", shape)
+    if int(np.prod(shape)) == 256:
+        sets[0] = [np.arange(-128, 128, dtype=np.int8).reshape(shape)]
+    table = tflite_exp_table(qin, qout, fn)
+    return Case("", model, dict(shape=shape, qin=qin, qout=qout), inputs=sets,
+                expected=lambda sample: [table[sample[0].astype(np.int32) + 128]])
+
+
 @generator("EXP/int8")
 def exp_int8(rng):
     """Input scales from a few steps per unit to ones where expf overflows
     (over 88.7), output scales from fine (most values clamp at 127) to
-    coarse; every int8 value in the first input set when it fits."""
-    shape = _shape(rng) if rng.random() < 0.7 else (256,)
-    qin = act_quant(rng, "INT8", (0.005, 0.5))
-    qout = act_quant(rng, "INT8", (0.001, 4.0))
-    model, _ = single_op("EXP", [(shape, "INT8", None, qin)], [(shape, "INT8", qout)])
-    sets = _int_inputs(rng, "INT8", shape)
-    if int(np.prod(shape)) == 256:
-        sets[0] = [np.arange(-128, 128, dtype=np.int8).reshape(shape)]
-    table = tflite_exp_table(qin, qout)
-    return Case("", model, dict(shape=shape, qin=qin, qout=qout), inputs=sets,
-                expected=lambda sample: [table[sample[0].astype(np.int32) + 128]])
+    coarse."""
+    return _table_int8_case(rng, "EXP", (0.005, 0.5), (0.001, 4.0), glibc_expf)
 
 
 @generator("LOG/int8")
 def log_int8(rng):
     """Zero points anywhere (inputs at or below them give log of zero or
     of a negative value: -128), input scales from fine to coarse, output
-    scales from fine (values clamp) to coarse; every int8 value in the first
-    input set when it fits."""
-    shape = _shape(rng) if rng.random() < 0.7 else (256,)
-    qin = act_quant(rng, "INT8", (0.001, 2.0))
-    qout = act_quant(rng, "INT8", (0.002, 0.5))
-    model, _ = single_op("LOG", [(shape, "INT8", None, qin)], [(shape, "INT8", qout)])
-    sets = _int_inputs(rng, "INT8", shape)
-    if int(np.prod(shape)) == 256:
-        sets[0] = [np.arange(-128, 128, dtype=np.int8).reshape(shape)]
-    table = tflite_exp_table(qin, qout, glibc_logf)
-    return Case("", model, dict(shape=shape, qin=qin, qout=qout), inputs=sets,
-                expected=lambda sample: [table[sample[0].astype(np.int32) + 128]])
+    scales from fine (values clamp) to coarse."""
+    return _table_int8_case(rng, "LOG", (0.001, 2.0), (0.002, 0.5), glibc_logf)
 
 
 # -- int16 EXP: TensorFlow Lite's interpolated table -------------------------
