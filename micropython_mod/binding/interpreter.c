@@ -279,12 +279,22 @@ static bool arena_find_gap(const tflm_arena_obj_t *self, uint32_t bytes, uint32_
     return false;
 }
 
-static void arena_insert_tail(tflm_arena_obj_t *self, size_t k, tflm_tail_t t) {
-    if (self->n_tails == self->tails_alloc) {
+// Room in the list for the part a new interpreter adds (at most one: its
+// tail, or its tail split from a gap), made before it is built. Growing the
+// list later, in arena_add_tail, could collect garbage interpreters of this
+// arena in the middle of it: their finalisers merge and drop parts of the
+// list and lower the arena's tail under the index it holds, and over the
+// new interpreter's tail, not listed yet.
+static void arena_reserve_tail(tflm_arena_obj_t *self) {
+    if (self->n_tails + 1 > self->tails_alloc) {
         size_t more = self->tails_alloc ? 2 * self->tails_alloc : 2;
         self->tails = m_renew(tflm_tail_t, self->tails, self->tails_alloc, more);
         self->tails_alloc = more;
     }
+}
+
+// (Allocates nothing: arena_reserve_tail made the room.)
+static void arena_insert_tail(tflm_arena_obj_t *self, size_t k, tflm_tail_t t) {
     memmove(&self->tails[k + 1], &self->tails[k], (self->n_tails - k) * sizeof(tflm_tail_t));
     self->tails[k] = t;
     self->n_tails++;
@@ -498,10 +508,16 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
     }
     self->predicted = MP_OBJ_NULL;
     self->predicted_raw = MP_OBJ_NULL;
+    // The last allocation before the tail is listed: from here to
+    // arena_add_tail no collection runs, so no finaliser changes the arena
+    // (the collection below runs before this one is built in it).
+    arena_reserve_tail(arena);
     bool built = build_in(self, &build.cfg);
-    if (!built && self->ip.err.status == TFLM_ERR_MEMORY && arena->arena.users > 0) {
+    if (!built && self->ip.err.status == TFLM_ERR_MEMORY) {
         // Interpreters in this arena that are garbage but not yet collected
-        // may hold the memory this one needs: collect them, try once more.
+        // may hold the memory this one needs, and garbage the heap the
+        // planners' records need (plan_memory collects nothing): collect
+        // them, try once more.
         gc_collect();
         built = build_in(self, &build.cfg);
     }

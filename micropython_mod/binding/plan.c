@@ -129,16 +129,24 @@ void tflm_external_arg(tflm_model_obj_t *model, mp_obj_t index_in, mp_obj_t buff
 
 // The planners' records while a head is planned, on the heap (outside any
 // invoke): the arena holds only what it keeps (tflm_config_t.plan_memory).
-// NULL when the heap has no room; nothing here raises.
+// NULL when the heap has no room; nothing here raises. No collection runs
+// for them: it would run finalisers of garbage interpreters, which give
+// their tails back to their arena, while the engine is building a tail in
+// that arena (Interpreter() collects and builds again when this fails).
 static void *plan_memory(void *old, uint32_t bytes) {
     if (old) {
         m_del(uint8_t, old, bytes);
         return NULL;
     }
     #if TFLM_NATMOD
+    // (A native module's objects have no finalisers: natmod.c.)
     return m_realloc_maybe(NULL, bytes, true);
     #else
-    return m_malloc_maybe(bytes);
+    const uint16_t automatic = MP_STATE_MEM(gc_auto_collect_enabled);
+    MP_STATE_MEM(gc_auto_collect_enabled) = 0;
+    void *p = m_malloc_maybe(bytes);
+    MP_STATE_MEM(gc_auto_collect_enabled) = automatic;
+    return p;
     #endif
 }
 
