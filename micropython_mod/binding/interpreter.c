@@ -513,11 +513,11 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
     // (the collection below runs before this one is built in it).
     arena_reserve_tail(arena);
     bool built = build_in(self, &build.cfg);
-    if (!built && self->ip.err.status == TFLM_ERR_MEMORY) {
+    if (!built && self->ip.err.status == TFLM_ERR_MEMORY && (arena->arena.users > 0 || self->ip.err.given == 0)) {
         // Interpreters in this arena that are garbage but not yet collected
         // may hold the memory this one needs, and garbage the heap the
-        // planners' records need (plan_memory collects nothing): collect
-        // them, try once more.
+        // planners' records need (plan_memory collects nothing; its error
+        // names no arena size): collect them, try once more.
         gc_collect();
         built = build_in(self, &build.cfg);
     }
