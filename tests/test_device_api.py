@@ -105,7 +105,8 @@ for k in range(16):
     it.invoke()
     if it2.output(0)[0] != it.output(0)[0] or it2.arena_used_bytes() != need:
         print('differs at offset', k)
-    it2 = None  # the next view overlaps this arena: one tflm.Arena per buffer in use
+    it2.__del__()  # the next view overlaps this arena: one tflm.Arena per buffer in use
+    it2 = None
 print('done')
 """
     out = run_on(target, code, model_files("hello_world_legacy.tflite")).splitlines()
