@@ -386,10 +386,11 @@ static tflm_status_t mu_prepare(tflm_prepare_t *p, uint8_t op) {
     } else if (q.kind != MU_FLOAT32 && (st = mu_quantized(p, op, &in, &out, &q))) {
         return st;
     }
-    // Quantized EXP: TensorFlow Lite's tables (glibc's expf,
-    // engine/fmath_expf.c). The inverse of the output's scale (int16: of its
-    // range over 65536 steps) must be a float; finite scales and a finite
-    // inverse make no NaN in int8's table.
+    // Quantized EXP and LOG: TensorFlow Lite's tables (glibc's expf and
+    // logf, engine/fmath_expf.c and fmath_log.c). The inverse of the
+    // output's scale (int16: of its range over 65536 steps) must be a float
+    // and the scales finite (LOG's NaN, of inputs at or below the zero
+    // point, gives -128).
     // (Without MU_EXP16, int16 EXP was refused above: mu_types.)
     const bool wide = MU_EXP16 && q.kind == MU_INT16;
     const bool table = (op == MU_EXP || op == MU_LOG) && (q.kind == MU_INT8 || wide);
