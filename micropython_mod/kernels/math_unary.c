@@ -239,17 +239,12 @@ static void mu_lookup(const math_unary_data_t *d, const int8_t *in, int8_t *out)
 #define MU_TABLE16 (513)
 
 #if MU_EXP16
-// int16 EXP's table, as TensorFlow Lite's int16 kernels fill theirs (zero
-// points 0): the input's range in 512 segments, anchor i the value at the
-// start of segment i less half the error interpolating would make at its
-// midpoint, anchor 512 the value at the range's end; every step in float,
-// rounded half away from zero, clamped in float, NaN (infinity times 0,
-// or less itself) converted as x86 converts it to int16: 0.
-
 static inline float mu_half(float x) {
     return tflm_roundf(x / 2.0f);
 }
 
+// A table entry: clamped in float; NaN (infinity times 0, or less itself)
+// as x86 converts it to int16: 0.
 static int16_t mu_anchor16(float v) {
     if (v != v) {
         return 0;
@@ -257,6 +252,11 @@ static int16_t mu_anchor16(float v) {
     return (int16_t)(v >= 32767.0f ? 32767 : v > -32768.0f ? (int32_t)v : -32768);
 }
 
+// int16 EXP's table, as TensorFlow Lite's int16 kernels fill theirs (zero
+// points 0): the input's range in 512 segments, anchor i the value at the
+// start of segment i less half the error interpolating would make at its
+// midpoint, anchor 512 the value at the range's end; every step in float,
+// rounded half away from zero.
 static void mu_exp_table16(float in_scale, float inverse, int16_t *lut) {
     const float lo = in_scale * -32768.0f, hi = in_scale * 32767.0f;
     const float step = (hi - lo) / 512.0f, half = step / 2.0f;

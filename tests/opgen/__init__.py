@@ -42,8 +42,9 @@ class Case:
     # indices: the same op with int32 ones), its outputs cast to the case's
     # types. None: the case's own model.
     twin: bytes | None = None
-    # An op TFLM has no kernel for (int8 and int16 EXP): each input set's outputs from
-    # the op's definition in TensorFlow Lite, instead of TFLM's.
+    # An op TFLM has no kernel for (int8 and int16 EXP, int8 LOG): each input
+    # set's outputs from the op's definition in TensorFlow Lite, instead of
+    # TFLM's.
     expected: Callable[[list[np.ndarray]], list[np.ndarray]] | None = None
 
     def describe(self) -> str:

@@ -171,6 +171,15 @@ def glibc_logf(x: np.float32) -> np.float32:
     return _glibc("logf", x)
 
 
+def _round_half_away(x: np.float32) -> np.float32:
+    """std::round in float32 (infinities and NaN as they are)."""
+    x = np.float32(x)
+    if not np.isfinite(x):
+        return x
+    a = np.floor(np.abs(x))
+    return np.float32(np.copysign(a + np.float32(np.abs(x) - a >= np.float32(0.5)), x))
+
+
 def tflite_exp_table(qin, qout, fn=glibc_expf) -> np.ndarray:
     """TF Lite's int8 EXP (or, with glibc_logf, LOG) outputs for inputs
     -128..127 (its LUT, as its int8 kernels fill it): the input dequantized
@@ -182,9 +191,7 @@ def tflite_exp_table(qin, qout, fn=glibc_expf) -> np.ndarray:
     with np.errstate(all="ignore"):  # expf's overflow, infinity times the inverse, logf's NaN
         for v in range(-128, 128):
             t = np.float32(fn(np.float32(si * np.float32(v - zi))) * inverse)
-            a = np.floor(np.abs(t))
-            r = np.copysign(a + np.float32(np.abs(t) - a >= 0.5), t)  # exact in float32
-            q = float(np.float32(r) + zo)
+            q = float(np.float32(_round_half_away(t) + zo))
             out.append(127 if q >= 127 else int(q) if q > -128 else -128)
     return np.array(out, np.int8)
 
@@ -221,15 +228,6 @@ def log_int8(rng):
 
 
 # -- int16 EXP: TensorFlow Lite's interpolated table -------------------------
-
-def _round_half_away(x: np.float32) -> np.float32:
-    """std::round in float32 (infinities and NaN as they are)."""
-    x = np.float32(x)
-    if not np.isfinite(x):
-        return x
-    a = np.floor(np.abs(x))
-    return np.float32(np.copysign(a + np.float32(np.abs(x) - a >= np.float32(0.5)), x))
-
 
 def _anchor16(v: np.float32) -> int:
     """A table entry: clamped in float; NaN as x86 converts it to int16, 0."""
