@@ -1505,9 +1505,9 @@ def stage_profile_markdown(rows: list[tuple[str, tuple, Profile, Profile]], boar
             "The functions' rows add up to the span between the counter's readings around invoke(), whose "
             "own call the invoke() row leaves out, as bench speed --cycles does. A stage runs each of its "
             "operators' kernels once per patch, over maps a few pixels wide where kernels take other paths "
-            "than over the whole map, and copies what its patches read: their windows, the halos patches "
-            "keep (`keep_run` and `patch_copy_words` in a stage keeping them), each operator's data given a "
-            "patch's geometry (`run_region`, `patch_copy_down`).\n")
+            "than over the whole map, and copies what its patches read: their windows (`patch_copy_down`), "
+            "the halos patches keep (`keep_run` and `patch_copy_words` in a stage keeping them). Each kernel "
+            "gives a copy of its operator's header a patch's geometry on the stack (`run_region` calls it).\n")
     return note + "\n" + "\n".join(parts)
 
 

@@ -122,15 +122,15 @@ typedef struct {
     int32_t dil_h, dil_w;
     int32_t pad_h, pad_w;         // leading padding (-1: row y reads rows after y only)
     uint32_t macs;                // multiply-accumulates (or compares) per output pixel
-    uint32_t data_bytes;          // bytes of the kernel's data
     bool backward;                // overlap(): eval() also runs its rows last first over an input
                                   // below its output (engine/overlap.h, the backward rule)
 } tflm_rows_t;
 
 // A patch of a map (engine/patch.h): an input of in_h x in_w whose padding
 // (what the windows reach outside the map) is pad_h, pad_w, and an output of
-// out_h x out_w. `data` is the node's data as prepare() left it (e->data is
-// a copy of its first data_bytes, given the patch's geometry).
+// out_h x out_w. `data` is the node's data as prepare() left it (e->data
+// too: a kernel gives a copy of what it needs the patch's geometry, and
+// writes nothing of it: it may lie in flash).
 typedef struct {
     int32_t in_h, in_w, pad_h, pad_w, out_h, out_w;
     const void *data;
@@ -154,9 +154,9 @@ typedef struct {
     // Patch-based stages (engine/patch.h): the node's geometry, from its data
     // alone; false when it cannot run over part of its input map.
     bool (*window)(const void *data, tflm_rows_t *g);
-    // Runs the node over a patch: e->data is a copy of its data (window()'s
-    // data_bytes) to give the patch's geometry `w`, e->in[0] and e->out[0]
-    // the patch's maps, its other inputs as eval() gets them. The output may
+    // Runs the node over a patch of geometry `w`: e->data is its data, read
+    // only (the kernel runs a copy given `w`), e->in[0] and e->out[0] the
+    // patch's maps, its other inputs as eval() gets them. The output may
     // lie over the input as overlap() allows for the patch's geometry
     // (engine/overlap.h): the kernel keeps its rows in order then, as eval()
     // does over overlapped tensors.
@@ -172,11 +172,11 @@ typedef struct {
     tflm_status_t (*run_slice)(tflm_eval_t *e, void *acc, uint32_t k0, uint32_t k1, bool last);
     // A stage in bands of rows may also hold an element-wise node of two
     // maps shaped as its output (the ADD that ends a residual block): span()
-    // gives the elements of its output and the bytes of its data, from its
-    // data alone; false when it broadcasts. run_span() runs it over `count`
-    // elements, e->in[0] and e->in[1] the inputs' first, e->out[0] the
-    // output's; e->data is a copy of its data (span()'s bytes) to change.
-    bool (*span)(const void *data, uint32_t *count, uint32_t *data_bytes);
+    // gives the elements of its output, from its data alone; false when it
+    // broadcasts. run_span() runs it over `count` elements, e->in[0] and
+    // e->in[1] the inputs' first, e->out[0] the output's; e->data is its
+    // data, read only as run_window()'s.
+    bool (*span)(const void *data, uint32_t *count);
     tflm_status_t (*run_span)(tflm_eval_t *e, uint32_t count);
     // State the op's operators share across the model, laid out in the tail
     // once per build (dry and real pass alike) after the variable tensors,

@@ -183,7 +183,7 @@ static tflm_status_t finish_node(lt_walk_t *w, const lt_frame_t *f) {
     }
     if (tflm_patch_ends(&ip->patch, node)) {
         // A patch-based stage (patch.h) reads its nodes' inputs until its
-        // last node has run every patch, in its patch buffers.
+        // last node has run every patch, in its patch buffer.
         for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
             tflm_plan_rec_t *r = &w->recs[ip->patch.scratch + k];
             r->first = f->start;

@@ -64,14 +64,13 @@ static inline patch_rect_t rect_clip(const patch_rect_t *r, int32_t h, int32_t w
 #define PATCH_MAX_INPUTS (3)
 
 // One stage operator as the stage sees it: its geometry (whole maps, as its
-// kernel's window hook gives it), its kernel data (copied and given a
-// patch's geometry for each run) and its inputs.
+// kernel's window hook gives it), its kernel data (which its kernel copies
+// and gives a patch's geometry for each run) and its inputs.
 typedef struct {
     int32_t in_h, in_w, in_d, out_h, out_w, out_d;
     int32_t f_h, f_w, stride_h, stride_w, dil_h, dil_w, pad_h, pad_w;
     uint32_t macs;        // multiply-accumulates (or compares) per output pixel
     uint32_t elem;        // bytes per element of its input and output
-    uint32_t data_bytes;  // of its kernel data
     uint8_t n_in;
     // The maps it reads (two for an element-wise node): where each comes
     // from, -1 the stage's input, else the op of the stage that writes it.
@@ -177,7 +176,7 @@ static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, const patch_m
         return true;
     }
     if (h != NULL && h->span != NULL && h->run_span != NULL && nr->n_inputs == 2 && io[1] != TFLM_NO_INDEX
-        && h->span(o->data, &count, &o->data_bytes)) {
+        && h->span(o->data, &count)) {
         o->span = true;
         o->n_maps = 2;
         o->run.run_span = h->run_span;
@@ -193,7 +192,6 @@ static bool stage_op(tflm_interp_t *ip, const tflm_node_rec_t *nr, const patch_m
     o->f_h = g.f_h, o->f_w = g.f_w, o->stride_h = g.stride_h, o->stride_w = g.stride_w;
     o->dil_h = g.dil_h, o->dil_w = g.dil_w, o->pad_h = g.pad_h, o->pad_w = g.pad_w;
     o->macs = g.macs;
-    o->data_bytes = g.data_bytes;
     return true;
 }
 
@@ -593,9 +591,8 @@ static TFLM_NOINLINE void patch_copy_words(uint8_t *dst, const uint8_t *src, siz
 // else a word a step where the core loads and stores words at any address
 // (the Cortex-M3 and M4; a word is read before it is written, so forward is
 // safe with dst below src). (The ports link MicroPython's memcpy, a word in
-// about 8 cycles and unaligned bytes one by one; a band copies each op's
-// data and moves the rows each buffer keeps, a patch copies its input
-// window's rows.)
+// about 8 cycles and unaligned bytes one by one; a band moves the rows
+// each buffer keeps, a patch copies its input window's rows.)
 static void patch_copy_down(void *dst, const void *src, size_t n) {
     uint8_t *d = dst;
     const uint8_t *s = src;
@@ -673,20 +670,12 @@ static TFLM_ALWAYS_INLINE void patch_copy_row(uint8_t *dst, const uint8_t *src, 
 #endif
 }
 
-// An op's kernel data into the copy buffer, to be given a patch's geometry.
-static TFLM_ALWAYS_INLINE void patch_copy_data(tflm_eval_t *e, const patch_op_t *op) {
-    if (patch_small(e->data, op->data, op->data_bytes)) {
-        patch_copy_words(e->data, op->data, op->data_bytes);
-    } else {
-        patch_copy_down(e->data, op->data, op->data_bytes);
-    }
-}
-
 // Runs op `op` over window `w` of its input (at `src`) into `dst`: `e` is
-// the stage's, its data the copy buffer, its inputs `ins` and output `outs`.
-// Points `e` at op's maps: input 0 at `src` (its constants as the model
-// has them), output 0 at `dst`.
+// the stage's, its inputs `ins` and output `outs`.
+// Points `e` at op's data and maps: input 0 at `src` (its constants as the
+// model has them), output 0 at `dst`. (The data is read only: kernel.h.)
 static void op_io(tflm_eval_t *e, void **ins, void **outs, const patch_op_t *op, const uint8_t *src, uint8_t *dst) {
+    e->data = (void *)(uintptr_t)op->data;
     ins[0] = (void *)src;
     ins[1] = (void *)op->in[1];
     ins[2] = (void *)op->in[2];
@@ -696,16 +685,14 @@ static void op_io(tflm_eval_t *e, void **ins, void **outs, const patch_op_t *op,
 
 static tflm_status_t run_op(tflm_eval_t *e, void **ins, void **outs, const patch_op_t *op, const tflm_window_t *w,
     const uint8_t *src, uint8_t *dst) {
-    patch_copy_data(e, op);
     op_io(e, ins, outs, op, src, dst);
     return op->run.run_window(e, w);
 }
 
 // Runs element-wise op `op` over `count` elements of its maps at `a` and
-// `b` into `dst`, its data copied to e->data to be given the count.
+// `b` into `dst`.
 static tflm_status_t run_span(tflm_eval_t *e, void **ins, void **outs, const patch_op_t *op, const uint8_t *a,
     const uint8_t *b, uint8_t *dst, uint32_t count) {
-    patch_copy_data(e, op);
     op_io(e, ins, outs, op, a, dst);
     ins[1] = (void *)b;
     return op->run.run_span(e, count);
@@ -799,17 +786,12 @@ typedef struct {
 } band_io_t;
 
 // The last op's slice of its input, elements [k0, k1) at `src`, into the
-// sums after the buffers (a reducing op reads its data in place: nothing
-// of it changes).
+// sums after the buffers.
 static tflm_status_t run_slice(const band_io_t *x, const patch_op_t *op, const uint8_t *src, uint32_t k0,
     uint32_t k1) {
-    void *copy = x->e->data;
-    x->e->data = (void *)(uintptr_t)op->data;
     op_io(x->e, x->ins, x->outs, op, src, x->output);
-    tflm_status_t st = op->run.run_slice(x->e, x->acc, k0, k1, k1 == (uint32_t)op->in_h * (uint32_t)op->in_w
+    return op->run.run_slice(x->e, x->acc, k0, k1, k1 == (uint32_t)op->in_h * (uint32_t)op->in_w
         * (uint32_t)op->in_d);
-    x->e->data = copy;
-    return st;
 }
 
 // Walks the bands: sizes them into `plan`, and with `x` runs them. Before
@@ -1102,12 +1084,11 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         }
     }
     // The patch buffer: the smallest that holds every patch's layout.
-    uint32_t size = 0, copy = 0;
+    uint32_t size = 0;
     uint64_t macs = 0, whole = 0;
     for (uint32_t j = 0; j < s.n; ++j) {
         const patch_op_t *d = &s.ops[j];
         whole += (uint64_t)d->macs * (uint64_t)d->out_h * (uint64_t)d->out_w;
-        copy = TFLM_MAX(copy, d->data_bytes);
     }
     uint64_t dist = 0;
     st = pt->mode == TFLM_PATCH_MODE_ROWS ? bands_size(ip, &s, &size, &macs, &dist)
@@ -1116,14 +1097,11 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
         return st;
     }
     const tflm_node_rec_t *end = tflm_interp_node(ip, s.base + s.n - 1);
-    if ((size | copy) > TFLM_MAX_TENSOR_BYTES) {
+    if (size > TFLM_MAX_TENSOR_BYTES) {
         return bad_stage(ip, 0, "has an oversized patch");
     }
-    uint32_t bytes[TFLM_PATCH_SCRATCH] = { size, copy };
-    for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
-        *tflm_interp_tensor_mut(ip, pt->scratch + k) = (tflm_tensor_rec_t){ .bytes = bytes[k], .type = TFLM_INT8,
-            .where = bytes[k] ? TFLM_AT_HEAD : TFLM_AT_NONE };
-    }
+    *tflm_interp_tensor_mut(ip, pt->scratch) = (tflm_tensor_rec_t){ .bytes = size, .type = TFLM_INT8,
+        .where = size ? TFLM_AT_HEAD : TFLM_AT_NONE };
     for (uint32_t j = 0; j + 1 < s.n; ++j) {
         const tflm_node_rec_t *nr = tflm_interp_node(ip, s.base + j);
         const uint16_t *io = tflm_interp_io(ip, nr->io);
@@ -1157,8 +1135,8 @@ static void load_window(const uint8_t *map, const patch_op_t *op, const patch_re
 // window `win` inside the map, at `src`; the taps outside it are padding,
 // which the kernel skips as it does at the map's edges. The output goes to
 // `dst`, rows dst_w pixels apart, its first pixel (out's top left) at `dst`.
-// `e` is the stage's: its data the copy buffer, its inputs `ins` and its
-// output `outs`, set here.
+// `e` is the stage's: its data, its inputs `ins` and its output `outs`,
+// set here.
 static tflm_status_t run_region(tflm_eval_t *e, void **ins, void **outs, const patch_op_t *op,
     const patch_rect_t *out, const patch_rect_t *win, const uint8_t *src, uint8_t *dst, int32_t dst_w) {
     patch_rect_t in = rect_clip(win, op->in_h, op->in_w);
@@ -1206,7 +1184,7 @@ static TFLM_NOINLINE tflm_status_t bands_run(tflm_interp_t *ip, const patch_stag
 }
 
 // Patch mode's run: each op's output over its input where patch_place put
-// it in the patch buffer, its data copied to re->data.
+// it in the patch buffer.
 static TFLM_NOINLINE tflm_status_t patches_run(tflm_interp_t *ip, const patch_stage_t *s, tflm_eval_t *re,
     void **ins, void **outs, const uint8_t *input, uint8_t *output, uint8_t *buf, uint32_t size) {
     const tflm_patch_t *pt = &ip->patch;
@@ -1360,25 +1338,21 @@ tflm_status_t tflm_patch_run(tflm_interp_t *ip, const tflm_eval_t *e) {
     const uint8_t *input = tflm_interp_tensor_data(ip,
         tflm_interp_tensor(ip, tflm_interp_io(ip, first->io)[0]));
     uint8_t *output = e->out[0];
-    const uint32_t first_scratch = pt->scratch;
-    void *scratch[TFLM_PATCH_SCRATCH];
-    for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
-        scratch[k] = tflm_interp_tensor_data(ip, tflm_interp_tensor(ip, first_scratch + k));
-    }
-    const uint32_t size = tflm_interp_tensor(ip, first_scratch)->bytes;
-    // Each op runs through its kernel's run_window hook, its data copied to
-    // scratch[1] to be given a patch's geometry.
+    const tflm_tensor_rec_t *patch = tflm_interp_tensor(ip, pt->scratch);
+    uint8_t *buf = tflm_interp_tensor_data(ip, patch);
+    const uint32_t size = patch->bytes;
+    // Each op runs through its kernel's hooks, given its own data (op_io).
     void *ins[PATCH_MAX_INPUTS], *outs[1];
     tflm_eval_t re = {
-        .data = scratch[1], .in = ins, .out = outs, .n_out = 1, .ip = ip, .err = &ip->err, .call = TFLM_EVAL_NO_CALL,
+        .in = ins, .out = outs, .n_out = 1, .ip = ip, .err = &ip->err, .call = TFLM_EVAL_NO_CALL,
     };
     if (pt->mode == TFLM_PATCH_MODE_ROWS) {
-        return bands_run(ip, &s, &re, ins, outs, input, output, scratch[0], size);
+        return bands_run(ip, &s, &re, ins, outs, input, output, buf, size);
     }
     if (pt->mode == TFLM_PATCH_MODE_KEEP) {
-        return keep_run(ip, &s, &re, ins, outs, input, output, scratch[0], size);
+        return keep_run(ip, &s, &re, ins, outs, input, output, buf, size);
     }
-    return patches_run(ip, &s, &re, ins, outs, input, output, scratch[0], size);
+    return patches_run(ip, &s, &re, ins, outs, input, output, buf, size);
 }
 
 #endif // TFLM_PATCH

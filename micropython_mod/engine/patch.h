@@ -16,20 +16,21 @@
 // Padding: a patch's buffers hold the part of each window inside the map,
 // and each op runs over it as over a small tensor whose padding is what the
 // window reaches outside the map (0 inside it): its kernel's run_window hook
-// gives a copy of its data that geometry and runs its ordinary loops. The
-// kernels skip those taps exactly as they skip padding on the whole map, so
-// the ordinary row kernels (fast paths included) compute each output element
-// with the same arithmetic as an unpatched run.
+// gives a copy of its data (on the stack) that geometry and runs its
+// ordinary loops. The kernels skip those taps exactly as they skip padding
+// on the whole map, so the ordinary row kernels (fast paths included)
+// compute each output element with the same arithmetic as an unpatched run.
 //
 // In the records the stage is one operator: the intermediate tensors are not
-// planned (TFLM_AT_NONE), the stage's last node runs the whole stage in two
-// patch buffers (scratch records of the stage's own, after every node's, so
+// planned (TFLM_AT_NONE), the stage's last node runs the whole stage in its
+// patch buffer (a scratch record of the stage's own, after every node's, so
 // that the node records are the same with or without a schedule), its
 // other nodes are skipped (tflm_patch_skips, tflm_patch_ends: from `split`,
 // not from flags in the records), and the stage's inputs and the patch
-// buffers live until its last node. The planners and the host's prediction follow. The
-// stage's output may overlap its input when that dies at the stage, by a
-// distance of the stage's own (overlap.h, patch.c's stage_overlap).
+// buffer live until its last node. The planners and the host's prediction
+// follow. The stage's output may overlap its input when that dies at the
+// stage, by a distance of the stage's own (overlap.h, patch.c's
+// stage_overlap).
 //
 // Bands of rows (the schedule's `rows` mode): the grid is one column of
 // bands of the stage's last output, and no halo is recomputed. Each op's
@@ -87,16 +88,16 @@
 // At most this many rows in a map, and in a window, of a stage in bands of
 // rows; rows and columns of a stage in patches keeping their halos.
 #define TFLM_PATCH_MAX_ROWS (16383)
-// The stage's scratch buffers: the patch buffer and a copy of one
-// operator's kernel data with a patch's geometry.
-#define TFLM_PATCH_SCRATCH (2)
+// The stage's scratch buffers: the patch buffer alone (the kernels give
+// a copy of a node's data a patch's geometry on the stack: kernel.h).
+#define TFLM_PATCH_SCRATCH (1)
 
 typedef struct _tflm_patch_t {
     uint16_t start;      // the stage's first operator
     uint16_t split;      // the operator after the stage's last, 0: no stage
     uint16_t grid_h;     // patches along the rows and columns of the stage's output
     uint16_t grid_w;
-    uint16_t scratch;    // record of the first of its TFLM_PATCH_SCRATCH buffers
+    uint16_t scratch;    // record of its TFLM_PATCH_SCRATCH buffers, the patch buffer first
     uint8_t mode;        // TFLM_PATCH_MODE_PATCHES, _ROWS (bands of rows) or _KEEP (patches keeping their halos)
     uint64_t macs;       // multiply-accumulates of the stage run by patches
     uint64_t whole_macs; // the same operators run whole
@@ -140,9 +141,9 @@ static inline bool tflm_patch_ends(const tflm_patch_t *pt, uint32_t node) {
 }
 
 #if TFLM_PATCH
-// Real pass, all nodes built (the build reserved the patch buffers' records
+// Real pass, all nodes built (the build reserved the patch buffer's record
 // at `scratch`): checks the stage against the records and the kernels'
-// data, sizes the patch buffers, unplans the intermediate tensors and sets
+// data, sizes the patch buffer, unplans the intermediate tensors and sets
 // the overlap distance of its output.
 tflm_status_t tflm_patch_finish(struct _tflm_interp_t *ip);
 

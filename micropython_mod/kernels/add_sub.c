@@ -272,22 +272,31 @@ tflm_status_t tflm_add_eval(tflm_eval_t *e) {
 #if TFLM_PATCH
 // A stage in bands of rows (kernel.h's span): inputs of the output's shape
 // have a plan of one loop (tflm_bcast_plan fuses the dimensions they walk
-// alike) whose extent, in a copy of the data, runs any run of elements.
-static bool add_span(const void *data, uint32_t *count, uint32_t *data_bytes) {
-    const add_data_t *d = data;
-    const int32_t *plan = d->plan; // n, extent[n], step1[n], step2[n]
+// alike: n, extent[n], step1[n], step2[n]) whose extent, in a copy of the
+// data on the stack, runs any run of elements.
+#define ADD_SPAN_PLAN (4)
+
+static bool add_span(const void *data, uint32_t *count) {
+    const int32_t *plan = ((const add_data_t *)data)->plan;
     if (plan[0] != 1 || plan[1] < 1 || plan[2] != 1 || plan[3] != 1) {
         return false;
     }
     *count = (uint32_t)plan[1];
-    *data_bytes = (uint32_t)sizeof(add_data_t) + 4u * 4u;
     return true;
 }
 
 static tflm_status_t add_run_span(tflm_eval_t *e, uint32_t count) {
-    add_data_t *d = e->data;
-    d->plan[1] = (int32_t)count;
-    return add_sub_eval(e);
+    union {
+        add_data_t d;
+        int32_t words[(sizeof(add_data_t) + 4u * ADD_SPAN_PLAN + 3u) / 4u];
+    } c;
+    memcpy(&c, e->data, sizeof(add_data_t) + 4u * ADD_SPAN_PLAN);
+    c.d.plan[1] = (int32_t)count;
+    void *node = e->data;
+    e->data = &c.d;
+    const tflm_status_t st = add_sub_eval(e);
+    e->data = node;
+    return st;
 }
 #endif // TFLM_PATCH
 

@@ -277,7 +277,6 @@ bool tflm_conv_geometry(const conv_data_t *d, uint32_t taps, tflm_rows_t *g) {
     g->f_h = d->f_h, g->f_w = d->f_w, g->stride_h = d->stride_h, g->stride_w = d->stride_w;
     g->dil_h = d->dil_h, g->dil_w = d->dil_w, g->pad_h = d->pad_h, g->pad_w = d->pad_w;
     g->macs = (uint32_t)d->f_h * d->f_w * taps * d->out_d;
-    g->data_bytes = tflm_conv_data_size(d->kind, d->per_channel, d->out_d);
     return d->kind == CONV_INT8 || d->kind == CONV_FLOAT32;
 }
 
@@ -501,7 +500,8 @@ static bool conv_2d_window(const void *data, tflm_rows_t *g) {
 // runs deep in; tflm_conv_2d_s8_window holds one chunk's), float32 by its
 // loops (row after row).
 static tflm_status_t conv_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
-    const conv_data_t *d = tflm_conv_set_window(e, w);
+    tflm_conv_window_t c;
+    const conv_data_t *d = tflm_conv_window(&c, w);
     const void *bias = d->has_bias ? e->in[2] : NULL;
     if (d->kind == CONV_INT8) {
         const int32_t *starts = d->folded ? tflm_conv_starts(w->data) : NULL;

@@ -25,6 +25,10 @@ typedef struct {
     // sum (tflm_conv_starts), computed once on the host and read from flash.
     // (A bit of this byte: a byte more would make every node's data 4 larger.)
     uint8_t folded : 1;
+    // A patch's copy of the header alone (tflm_conv_window_t): the
+    // multipliers and shifts are the node's data's, at the address the copy
+    // holds after the header (conv_multipliers).
+    uint8_t window : 1;
     // Geometry: 16 bits each (prepare rejects larger), keeps the data small.
     uint16_t batches;
     uint16_t in_h, in_w, in_d;
@@ -49,8 +53,8 @@ static inline uint32_t tflm_conv_data_size(unsigned kind, bool per_channel, uint
 
 // A folded layer's starting sums (bias + input offset * the filter's sum),
 // int32 per output channel after its multipliers and shifts, from the
-// data prepare() left (not a patch's copy of its first bytes, which holds
-// no sums: tflm_window_t.data).
+// data prepare() left (not a patch's copy of its header, which holds none:
+// tflm_window_t.data).
 static inline const int32_t *tflm_conv_starts(const conv_data_t *d) {
     const uint32_t at = tflm_align_up(tflm_conv_data_size(d->kind, d->per_channel, d->out_d), 4);
     return (const int32_t *)(const void *)((const uint8_t *)d + at);
@@ -69,13 +73,27 @@ tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *
 
 // The engine's hooks (engine/kernel.h) both ops share: every variant writes
 // its output row after row, all channels of a row before the next; a patch
-// is run with its window set in the geometry fields of a data copy.
+// runs a copy of the node's header given the patch's geometry.
 bool tflm_conv_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g);
-static inline conv_data_t *tflm_conv_set_window(const tflm_eval_t *e, const tflm_window_t *w) {
-    conv_data_t *d = e->data;
-    d->in_h = (uint16_t)w->in_h, d->in_w = (uint16_t)w->in_w, d->out_h = (uint16_t)w->out_h;
-    d->out_w = (uint16_t)w->out_w, d->pad_h = (uint16_t)w->pad_h, d->pad_w = (uint16_t)w->pad_w;
-    return d;
+// A patch's run of a node (run_window): its header copied to the stack and
+// given the patch's window, followed by the address of the node's own
+// multipliers and shifts, so that a patch stage copies no per-channel
+// constants (5 bytes a channel) for each patch of each op and keeps no copy
+// of any node's data in its arena. (Bytes after the header, not a pointer
+// member: no padding between the two on any core.)
+typedef struct {
+    conv_data_t d;
+    uint8_t consts[sizeof(void *)];
+} tflm_conv_window_t;
+static inline const conv_data_t *tflm_conv_window(tflm_conv_window_t *c, const tflm_window_t *w) {
+    const conv_data_t *node = w->data;
+    const void *consts = node + 1;
+    c->d = *node;
+    c->d.in_h = (uint16_t)w->in_h, c->d.in_w = (uint16_t)w->in_w, c->d.out_h = (uint16_t)w->out_h;
+    c->d.out_w = (uint16_t)w->out_w, c->d.pad_h = (uint16_t)w->pad_h, c->d.pad_w = (uint16_t)w->pad_w;
+    c->d.window = 1;
+    memcpy(c->consts, &consts, sizeof consts);
+    return &c->d;
 }
 // The node's geometry; `taps` per output value (f_h * f_w * taps per filter
 // position: the filter's depth, or 1 for a depthwise filter). Whether
@@ -219,6 +237,11 @@ static inline int32_t conv_window(int32_t o, int32_t stride, int32_t pad, int32_
 }
 
 static inline const int32_t *conv_multipliers(const conv_data_t *d) {
+    if (d->window) {
+        const void *consts;
+        memcpy(&consts, d + 1, sizeof consts);
+        return consts;
+    }
     return (const int32_t *)(d + 1);
 }
 

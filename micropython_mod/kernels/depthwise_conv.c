@@ -175,7 +175,8 @@ static bool depthwise_conv_2d_window(const void *data, tflm_rows_t *g) {
 // As eval(): int8 by its rows (fast paths included; row by row over an
 // overlapped input when needed), float32 by its loops (row after row).
 static tflm_status_t depthwise_conv_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
-    const conv_data_t *d = tflm_conv_set_window(e, w);
+    tflm_conv_window_t c;
+    const conv_data_t *d = tflm_conv_window(&c, w);
     const void *bias = d->has_bias ? e->in[2] : NULL;
     if (d->kind == CONV_INT8) {
         dw_s8_all(d, e->in[0], e->in[1], bias, e->out[0]);

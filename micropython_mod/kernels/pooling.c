@@ -337,7 +337,8 @@ static tflm_status_t pool_prepare(tflm_prepare_t *p, bool float_only, uint32_t t
 #if TFLM_KERNEL_AVERAGE_POOL_2D || TFLM_KERNEL_MAX_POOL_2D
 
 // The engine's hooks (engine/kernel.h): the loops write the output row
-// after row, and a patch runs a copy of the data given the patch's geometry.
+// after row, and a patch runs a copy of the data on the stack given the
+// patch's geometry.
 static bool pool_geometry(const void *data, tflm_rows_t *g) {
     const pool_data_t *d = data;
     g->batches = d->batches;
@@ -347,7 +348,6 @@ static bool pool_geometry(const void *data, tflm_rows_t *g) {
     g->dil_h = g->dil_w = 1;
     g->pad_h = d->pad_h, g->pad_w = d->pad_w;
     g->macs = (uint32_t)d->filter_h * d->filter_w * (uint32_t)d->depth;
-    g->data_bytes = (uint32_t)sizeof(pool_data_t);
     return true;
 }
 
@@ -357,11 +357,20 @@ static bool pool_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g) {
 }
 
 #if TFLM_PATCH
-// Sets the window, then runs the op's own eval().
-static void pool_set_window(tflm_eval_t *e, const tflm_window_t *w) {
-    pool_data_t *d = e->data;
-    d->in_h = w->in_h, d->in_w = w->in_w, d->out_h = w->out_h, d->out_w = w->out_w;
-    d->pad_h = (uint16_t)w->pad_h, d->pad_w = (uint16_t)w->pad_w;
+// The node's data (w->data, which e->data holds: read only) given the
+// patch's window, for the op's own eval() through e->data. (eval() itself
+// stays as it is: reading the data through an argument instead costs the
+// int8 max pool 7% more cycles on the Cortex-M0+.)
+typedef tflm_status_t (*pool_eval_fn)(tflm_eval_t *e);
+static tflm_status_t pool_run_window(tflm_eval_t *e, const tflm_window_t *w, pool_eval_fn eval) {
+    pool_data_t d = *(const pool_data_t *)w->data;
+    d.in_h = w->in_h, d.in_w = w->in_w, d.out_h = w->out_h, d.out_w = w->out_w;
+    d.pad_h = (uint16_t)w->pad_h, d.pad_w = (uint16_t)w->pad_w;
+    void *node = e->data;
+    e->data = &d;
+    const tflm_status_t st = eval(e);
+    e->data = node;
+    return st;
 }
 #endif
 
@@ -399,8 +408,7 @@ tflm_status_t tflm_average_pool_2d_eval(tflm_eval_t *e) {
 
 #if TFLM_PATCH
 static tflm_status_t average_pool_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
-    pool_set_window(e, w);
-    return tflm_average_pool_2d_eval(e);
+    return pool_run_window(e, w, tflm_average_pool_2d_eval);
 }
 #endif
 
@@ -446,8 +454,7 @@ tflm_status_t tflm_max_pool_2d_eval(tflm_eval_t *e) {
 
 #if TFLM_PATCH
 static tflm_status_t max_pool_2d_run_window(tflm_eval_t *e, const tflm_window_t *w) {
-    pool_set_window(e, w);
-    return tflm_max_pool_2d_eval(e);
+    return pool_run_window(e, w, tflm_max_pool_2d_eval);
 }
 #endif
 
