@@ -249,6 +249,9 @@ ifeq ($(REAL_PORT),rp2)
 	@echo "firmware: $(FW_BUILD)/firmware.uf2"
 endif
 ifeq ($(REAL_PORT),esp32)
+	@# ESP-IDF's build scripts import its Python requirements (make deps
+	@# installs them too; a build without it would stop at the first import).
+	@$(BOARDS_MAKE) esp32-python
 	@# A folder configured by another ESP-IDF (or the other variant) keeps
 	@# that one's sdkconfig: start afresh.
 	@if [ -d $(FW_BUILD) ] && [ "$$(cat $(FW_BUILD)/.tflm-idf 2>/dev/null)" != "$(ESP32_IDF_ID)" ]; then \
