@@ -766,7 +766,8 @@ PICO_BOOTROM = "rp2040-bootrom-b1.bin"
 # SCRATCH1 and SCRATCH2 (host_tools/tflm_host/pico/emulator.cjs). The whole
 # count is a long int (it allocates); the _low readers, for timing spans,
 # get the count's low 30 bits latched into SCRATCH1 alone: a small int, no
-# allocation.
+# allocation. The pico_boot_ readers: the counts when the firmware first
+# printed the REPL's prompt (boot's end, before any wait for the client).
 PICO_COUNTERS = """
 import machine
 def _pico_count(kind):
@@ -776,6 +777,10 @@ def pico_cycles():
     return _pico_count(1)
 def pico_instructions():
     return _pico_count(2)
+def pico_boot_cycles():
+    return _pico_count(5)
+def pico_boot_instructions():
+    return _pico_count(6)
 def pico_cycles_low():
     machine.mem32[0x4005800c] = 3
     return machine.mem32[0x40058010]

@@ -5,8 +5,9 @@
 //   node emulator.cjs --bootrom B1.bin --firmware firmware.uf2 \
 //       [--image FILE@0x100000 ...] [--listen 127.0.0.1:0]
 //
-// Prints one line, "serial socket://HOST:PORT", once it listens; runs until
-// its standard input closes (the parent is gone) or it gets SIGTERM.
+// Prints one line, "serial socket://HOST:PORT", once it listens; powers the
+// board on when the first client connects; runs until its standard input
+// closes (the parent is gone) or it gets SIGTERM.
 //
 // Counters for benchmarks: a write of 1 (cycles) or 2 (instructions) to the
 // WATCHDOG's SCRATCH0 register latches that counter, since boot, into
@@ -14,7 +15,13 @@
 // (machine.mem32). A write of 3 (cycles) or 4 (instructions) latches the
 // count's low 30 bits into SCRATCH1 alone: one read that MicroPython gets as
 // a small int, so timing a span allocates nothing (device.py's
-// PICO_COUNTERS). The firmware is unchanged: only the emulator answers.
+// PICO_COUNTERS). A write of 5 (cycles) or 6 (instructions) latches the
+// count when the firmware's output first ended with the REPL's prompt (all
+// ones before that): the firmware prints it in answer to the client's first
+// bytes, which go in as soon as the board's USB port is configured. The
+// board is powered on when the first client connects, so that count is the
+// same whenever the client comes. The firmware is unchanged: only the
+// emulator answers.
 'use strict';
 
 const fs = require('fs');
@@ -96,11 +103,17 @@ function main() {
   mcu.core.PC = FLASH_BASE;
 
   let instructions = 0;
+  // The counts when the output first ended with the prompt (-1: not yet).
+  const boot = { cycles: -1, instructions: -1 };
   const watchdog = mcu.peripherals[0x40058];
   const watchdogWrite = watchdog.writeUint32.bind(watchdog);
   watchdog.writeUint32 = (offset, value) => {
     watchdogWrite(offset, value);
-    if (offset === WATCHDOG_SCRATCH0 && (value === 1 || value === 2)) {
+    if (offset === WATCHDOG_SCRATCH0 && value >= 5 && value <= 6) {
+      const count = value === 5 ? boot.cycles : boot.instructions;
+      watchdog.scratchData[1] = count < 0 ? 0xffffffff : count % 0x100000000;
+      watchdog.scratchData[2] = count < 0 ? 0xffffffff : Math.floor(count / 0x100000000);
+    } else if (offset === WATCHDOG_SCRATCH0 && (value === 1 || value === 2)) {
       const count = value === 1 ? mcu.core.cycles : instructions;
       watchdog.scratchData[1] = count % 0x100000000;
       watchdog.scratchData[2] = Math.floor(count / 0x100000000);
@@ -119,8 +132,16 @@ function main() {
   let client = null;
   const held = []; // output while no client is connected
   cdc.onDeviceConnected = () => { connected = true; };
+  let lastOut = '';
   cdc.onSerialData = (data) => {
     const chunk = Buffer.from(data);
+    if (boot.cycles < 0) {
+      lastOut = (lastOut + chunk.toString('latin1')).slice(-4);
+      if (lastOut === '>>> ') {
+        boot.cycles = mcu.core.cycles;
+        boot.instructions = instructions;
+      }
+    }
     if (client) client.write(chunk);
     else held.push(chunk);
   };
@@ -132,7 +153,12 @@ function main() {
     pending = pending.subarray(n);
   }
 
+  let powered = false;
   const server = net.createServer((socket) => {
+    if (!powered) {
+      powered = true;
+      setImmediate(run);
+    }
     if (client) client.destroy(); // one client at a time: the newest wins
     client = socket;
     socket.setNoDelay(true);
@@ -171,7 +197,6 @@ function main() {
     if (idle > 64 && pending.length === 0) setTimeout(run, 1);
     else setImmediate(run);
   }
-  run();
 
   process.stdin.on('data', () => {});
   process.stdin.on('end', () => process.exit(0));
