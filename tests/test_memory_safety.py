@@ -449,10 +449,11 @@ def loop(n):
         wrong += it.output(0)[0] != ref[42]
     it = None  # (not left for the collector to find in a register)
     return wrong
-# Called one frame down: on ESP32_GENERIC the registers a callee leaves are
-# the caller's (Xtensa's register windows), and the module's frame, which
-# every later collect scans, kept an interpreter's address from loop()'s
-# return in one that no later call wrote again.
+# Called one frame down: on ESP32_GENERIC, called from the module, one of
+# the loop's interpreters stayed alive through every later collect, most
+# likely through the module's frame, which each collect scans (with Xtensa's
+# register windows the registers a callee leaves are its caller's: one
+# holding an address from loop()'s return that no later call wrote again).
 def first():
     print('loop', loop(COUNT))
 first()
