@@ -594,19 +594,17 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
         }
         tensor_base += sg.tensors.count;
     }
-    // The patch-based stage's buffers (sized by tflm_patch_finish) after
+    // The patch-based stage's buffer (sized by tflm_patch_finish) after
     // every node's, so no node record depends on the schedule.
     if (TFLM_PATCH && ip->patch.split) {
         ip->patch.scratch = (uint16_t)(ip->map.n_live + b->n_scratch);
         if (!b->dry) {
-            if (b->n_scratch + TFLM_PATCH_SCRATCH > b->scratch_cap) {
+            if (b->n_scratch + 1 > b->scratch_cap) {
                 return tflm_error(&ip->err, TFLM_ERR_RUNTIME, "internal error: scratch requests differ between passes");
             }
-            for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
-                scratch_record(ip, ip->patch.scratch + k, 0);
-            }
+            scratch_record(ip, ip->patch.scratch, 0);
         }
-        b->n_scratch += TFLM_PATCH_SCRATCH;
+        b->n_scratch += 1;
     }
     return TFLM_OK;
 }

@@ -184,11 +184,9 @@ static tflm_status_t finish_node(lt_walk_t *w, const lt_frame_t *f) {
     if (tflm_patch_ends(&ip->patch, node)) {
         // A patch-based stage (patch.h) reads its nodes' inputs until its
         // last node has run every patch, in its patch buffer.
-        for (uint32_t k = 0; k < TFLM_PATCH_SCRATCH; ++k) {
-            tflm_plan_rec_t *r = &w->recs[ip->patch.scratch + k];
-            r->first = f->start;
-            r->last = (int16_t)w->scope;
-        }
+        tflm_plan_rec_t *buf = &w->recs[ip->patch.scratch];
+        buf->first = f->start;
+        buf->last = (int16_t)w->scope;
         for (uint32_t n = sr->node_base + ip->patch.start; n < node; ++n) {
             const tflm_node_rec_t *sn = tflm_interp_node(ip, n);
             const uint16_t *sio = tflm_interp_io(ip, sn->io);

@@ -88,16 +88,12 @@
 // At most this many rows in a map, and in a window, of a stage in bands of
 // rows; rows and columns of a stage in patches keeping their halos.
 #define TFLM_PATCH_MAX_ROWS (16383)
-// The stage's scratch buffers: the patch buffer alone (the kernels give
-// a copy of a node's data a patch's geometry on the stack: kernel.h).
-#define TFLM_PATCH_SCRATCH (1)
-
 typedef struct _tflm_patch_t {
     uint16_t start;      // the stage's first operator
     uint16_t split;      // the operator after the stage's last, 0: no stage
     uint16_t grid_h;     // patches along the rows and columns of the stage's output
     uint16_t grid_w;
-    uint16_t scratch;    // record of its TFLM_PATCH_SCRATCH buffers, the patch buffer first
+    uint16_t scratch;    // record of its patch buffer (its only scratch buffer)
     uint8_t mode;        // TFLM_PATCH_MODE_PATCHES, _ROWS (bands of rows) or _KEEP (patches keeping their halos)
     uint64_t macs;       // multiply-accumulates of the stage run by patches
     uint64_t whole_macs; // the same operators run whole

@@ -109,7 +109,7 @@ function main() {
   const watchdogWrite = watchdog.writeUint32.bind(watchdog);
   watchdog.writeUint32 = (offset, value) => {
     watchdogWrite(offset, value);
-    if (offset === WATCHDOG_SCRATCH0 && value >= 5 && value <= 6) {
+    if (offset === WATCHDOG_SCRATCH0 && (value === 5 || value === 6)) {
       const count = value === 5 ? boot.cycles : boot.instructions;
       watchdog.scratchData[1] = count < 0 ? 0xffffffff : count % 0x100000000;
       watchdog.scratchData[2] = count < 0 ? 0xffffffff : Math.floor(count / 0x100000000);
