@@ -7,6 +7,7 @@ schedule is a ValueError."""
 from __future__ import annotations
 
 import math
+import re
 import struct
 import zlib
 
@@ -511,6 +512,86 @@ def test_schedule_with_an_offline_plan_is_refused():
     assert _host_verdict(both).startswith("ValueError"), "schedule and offline plan together"
 
 
+# tflm.Interpreter(model, stage=...): a model prepared without a stage, run
+# with stages of each mode and with none; the errors of bad ones.
+STAGE_ARGUMENT = DEVICE_PRELUDE + """
+plain = tflm.Model(load('plain.tflite'))
+staged = tflm.Model(load('staged.tflite'))
+x = load('x.bin')
+def run(model, **kw):
+    it = tflm.Interpreter(model, **kw)
+    it.set_input(0, x)
+    it.invoke()
+    print(repr(it.stage), it.arena_used_bytes(), tflm.arena_size(model, **kw), bytes(it.output(0)).hex())
+    del it
+    gc.collect()
+run(plain)
+run(staged)
+run(staged, stage=())
+for st in STAGES:
+    run(plain, stage=st)
+for bad in BAD:
+    attempt(lambda: tflm.Interpreter(plain, stage=bad))
+"""
+# (bad stage=, its error): the binding's checks, then the engine's (as of
+# the model's own schedule, `stage:` for `TflmPatchSchedule metadata:`).
+USAGE = ("ValueError stage must be () or (first op, last op, grid rows, grid columns, "
+         "'patches'|'bands'|'kept')")
+BAD_STAGES = [
+    ((0, 7, 12, 7, "keep"), USAGE),
+    ((0, 7, 12, 7), USAGE),
+    (5, USAGE),
+    ([0, 7, 12, 7, "kept"], USAGE),
+    ((-1, 3, 2, 2, "patches"), USAGE),
+    ((0, 65535, 2, 2, "patches"), "ValueError stage: a stage of operators 0 to 65535 (of 31) in 2x2 patches is out "
+                                  "of range"),
+    ((3, 1, 2, 2, "patches"), "ValueError stage: a stage of operators 3 to 1 (of 31) in 2x2 patches is out of range"),
+    ((0, 3, 9, 2, "bands"), "ValueError stage: bands of rows take one grid column and two operators or more"),
+    ((0, 7, 13, 1, "kept"), "ValueError stage: 13x1 patches over a 12x12 map"),
+    ((0, 20, 2, 2, "patches"), "ValueError stage: a stage of operators 0 to 20 (of 31) in 2x2 patches is out of "
+                               "range"),
+    ((27, 29, 1, 1, "patches"), "ValueError stage: operator 29 is not an operator of one batch whose kernel can run "
+                                "over a patch"),
+]
+
+
+@pytest.mark.parametrize("target", ["unix", "NETDUINOPLUS2"])
+def test_stage_argument_runs_any_stage(target):
+    """tflm.Interpreter(model, stage=(first op, last op, grid rows, grid
+    columns, mode)) runs the model with that stage instead of its own
+    schedule (stage=(): none): each point of person_detect's curve and
+    --max-slowdown's (patches, bands and kept patches) gives the output of
+    the model without a stage, which is TFLM's, with the arena the host
+    predicts for the model carrying that schedule; interp.stage says which
+    ran; bad stages are refused as the model's own schedule would be.
+    (NETDUINOPLUS2: magic_wand, whose model its RAM holds.)"""
+    name = "person_detect.tflite" if target == "unix" else "magic_wand.tflite"
+    staged = patched(name)
+    plain = patches.without_schedule(staged)
+    found = patches.search(plain)
+    points = list(dict.fromkeys(found.front() + found.fast_front(BOUND)))
+    modes = {patches.PATCHES: "patches", patches.ROWS: "bands", patches.KEEP: "kept"}
+    stages = [(s.start, s.split - 1, *s.grid, modes[s.mode]) for s in points]
+    if target == "unix":
+        assert {s[4] for s in stages} == {"patches", "bands", "kept"}
+    bad = BAD_STAGES if target == "unix" else BAD_STAGES[:5]
+    code = f"STAGES = {stages!r}\nBAD = {[b for b, _ in bad]!r}\n" + STAGE_ARGUMENT
+    samples = make_inputs(load_model(plain), "random", seed=5, count=1)
+    want = np.asarray(_reference(plain, samples)[0][0]).tobytes().hex()
+    out = run_on(target, code, {"plain.tflite": plain, "staged.tflite": staged,
+                                "x.bin": samples[0][0].tobytes()}).splitlines()
+
+    def expect(data: bytes, stage: tuple) -> str:
+        ip = _engine.allocate(_engine.Model(data))
+        return f"{stage!r} {ip.used} {ip.needed} {want}"
+
+    best = found.best(BOUND)
+    assert out[:3] == [expect(plain, ()), expect(staged, stages[points.index(best)]), expect(plain, ())]
+    assert out[3:3 + len(stages)] == [expect(patches.with_schedule(plain, s.split, *s.grid, s.start, s.mode), st)
+                                      for s, st in zip(points, stages)]
+    assert out[3 + len(stages):] == [e for _, e in bad]
+
+
 def test_cli_prepare_max_extra_macs(tmp_path, capsys):
     out = tmp_path / "p.tflite"
     assert cli.main(["prepare", str(model_path("person_detect.tflite")), "-o", str(out),
@@ -841,6 +922,75 @@ def test_fast_front(name, bound):
     assert s.runs == s.grid[0] * s.grid[1] * (s.split - s.start)
 
 
+def _port_rows(text: str, table: str) -> tuple[str, list[tuple[bool, tuple | None, int | None]]]:
+    """A table of prepare --port (`table`: the words it follows): the unit
+    of its figures, and (chosen, the stage row's fields as _stage_row's, the
+    figure) of each row, the row without a stage first (None)."""
+    lines = text[text.index(table):].splitlines()
+    head = lines[1].split()
+    assert head[-1] == "slower" and head[-3] == "on", lines[1]
+    rows = []
+    for chosen, f in _marked_rows(lines[2:]):
+        figure = None if f[-2] == "room" else int(f[-2].replace(",", ""))
+        stage = None if f[3] == "-" else _stage_row(f, len(f) - (3 if table.startswith("timed") else 2))
+        rows.append((chosen, stage, figure))
+    return head[-4], rows
+
+
+def test_cli_prepare_port(tmp_path, capsys):
+    """prepare --max-slowdown BOUND --port PORT: the points of fast_front()
+    timed on the board at a serial port by its own clock, as
+    tflm.Interpreter(model, stage=...) runs them (an emulated NETDUINOPLUS2
+    over its socket: QEMU's boards have no time module, so qemuboard's
+    instruction count, which bench's own measure of the written model
+    matches), the model sent into its RAM; the model written has the
+    smallest arena among the rows at most BOUND slower. --explain --port
+    with --on-board: the curve timed from a copy in the board's ROMFS. A
+    model its RAM cannot hold says how to put it in flash; a file on the
+    board that is not the model is refused, as are --on-board without
+    --port and --port with --cycles."""
+    from tflm_dev import bench
+    from tflm_host import device, romfs
+
+    wand = str(model_path("magic_wand.tflite"))
+    found = patches.search(prepare_model(model_path("magic_wand.tflite").read_bytes()))
+    person = prepare_model(model_path("person_detect.tflite").read_bytes())
+    out = tmp_path / "p.tflite"
+    image = romfs.build_image({"pd.tflite": person, "mw.tflite": patches.without_schedule(patched("magic_wand.tflite"))})
+    with device.QemuServer("NETDUINOPLUS2", image=image) as board:
+        assert cli.main(["prepare", wand, "-o", str(out), "--max-slowdown", "1%", "--port", board.url, "-q"]) == 0
+        text = capsys.readouterr().out
+        unit, rows = _port_rows(text, "timed for --max-slowdown")
+        fast = found.fast_front(None)
+        assert unit == "instructions" and rows[0][1] is None and len(rows) == len(fast) + 1
+        assert [r[1] for r in rows[1:]] == [(p.used, p.extra_macs, p.split, p.grid, p.start, p.mode) for p in fast]
+        figures = [r[2] for r in rows]
+        chosen = patches.within_slowdown(fast, figures, 0.01)
+        assert chosen is not None and [r for r in rows if r[0]] == [rows[1 + fast.index(chosen)]]
+        ip = _engine.allocate(_engine.Model(out.read_bytes()))
+        assert (ip.used, ip.patch[0], ip.patch_mode) == (chosen.used, chosen.split, chosen.mode)
+        measured = bench.measure_ours("NETDUINOPLUS2", {"m.tflite": out.read_bytes()}, {"m.tflite": 1})
+        assert measured["m.tflite"][0] == pytest.approx(figures[1 + fast.index(chosen)], rel=1e-3)
+        # The curve, timed from the copy in ROMFS.
+        args = ["prepare", str(model_path("person_detect.tflite")), "-o", str(out), "--explain", "--port", board.url]
+        assert cli.main(args + ["--on-board", "/rom/pd.tflite", "-q"]) == 0
+        unit, rows = _port_rows(capsys.readouterr().out, "the trade-off curve")
+        front = patches.search(person).front()
+        assert unit == "instructions" and len(rows) == len(front) + 1 and all(r[2] > 0 for r in rows)
+        assert [r[1][0] for r in rows[1:]] == [p.used for p in front]
+        assert cli.main(args + ["--on-board", "/rom/mw.tflite", "-q"]) != 0
+        assert "/rom/mw.tflite on the board is not this model" in capsys.readouterr().err
+        assert cli.main(args + ["-q"]) != 0
+        err = capsys.readouterr().err
+        assert re.search(r"the model \([\d,]+ bytes\) does not fit the board's RAM: put it in its flash", err), err
+    other = tmp_path / "q.tflite"
+    assert cli.main(["prepare", wand, "-o", str(other), "--explain", "--on-board", "/rom/x.tflite", "-q"]) != 0
+    assert "give --port too" in capsys.readouterr().err and not other.exists()
+    assert cli.main(["prepare", wand, "-o", str(other), "--explain", "--port", "socket://127.0.0.1:1", "--cycles",
+                     "MICROBIT", "-q"]) != 0
+    assert "not both" in capsys.readouterr().err and not other.exists()
+
+
 def test_within_slowdown():
     """within_slowdown(): the smallest arena whose cycles are within the
     bound of the model's without a stage (ties: fewer extra MACs, then fewer
@@ -942,7 +1092,7 @@ def test_cli_prepare_max_slowdown(tmp_path, capsys):
     assert _engine.allocate(_engine.Model(out.read_bytes())).patch[0] == 0
     other = tmp_path / "q.tflite"
     assert cli.main(["prepare", conv_model, "-o", str(other), "--max-slowdown", "5%", "-q"]) != 0
-    assert "give --cycles BOARD too" in capsys.readouterr().err and not other.exists()
+    assert "give --cycles BOARD (or --port PORT) too" in capsys.readouterr().err and not other.exists()
     assert cli.main(["prepare", conv_model, "-o", str(other), "--max-slowdown", "fast", "--cycles", board, "-q"]) != 0
     assert "--max-slowdown fast: expected a fraction" in capsys.readouterr().err and not other.exists()
 

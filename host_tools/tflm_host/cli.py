@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import (__version__, _engine, arena, board_info, boards, device, install, patches, plot, prepare, progress,
-               romfs, schema)
+from . import (__version__, _engine, arena, board_info, board_time, boards, device, install, patches, plot, prepare,
+               progress, romfs, schema)
 from .demo import EXAMPLES, run_demo
 from .deploy import deploy
 from .flash import add_parser as add_flash_parser
@@ -475,10 +475,17 @@ def cmd_prepare(args) -> int:
 
     bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
     slowdown = patches.parse_fraction(args.max_slowdown, "--max-slowdown") if args.max_slowdown else None
-    if slowdown is not None and not args.cycles:
-        raise ValueError("--max-slowdown bounds the cycles on a board: give --cycles BOARD too")
-    if args.cycles and not args.explain and slowdown is None:
-        raise ValueError("--cycles times the rows of --explain's table: give --explain too")
+    if args.cycles and args.port:
+        raise ValueError("time the stages on an emulated board (--cycles BOARD) or on the board at a port "
+                         "(--port PORT), not both")
+    if args.on_board and not args.port:
+        raise ValueError("--on-board names the model's copy on the board at --port PORT: give --port too")
+    timer = args.cycles or args.port
+    if slowdown is not None and not timer:
+        raise ValueError("--max-slowdown bounds the cycles on a board: give --cycles BOARD (or --port PORT) too")
+    if timer and not args.explain and slowdown is None:
+        raise ValueError(f"{'--cycles' if args.cycles else '--port'} times the rows of --explain's table: "
+                         "give --explain too")
     if args.cycles:
         dev_tool("bench", "prepare --cycles").check_timed(args.cycles)
     progress.set_quiet(args.quiet)
@@ -487,15 +494,30 @@ def cmd_prepare(args) -> int:
         # With --max-slowdown the stage is chosen below, once the points are timed.
         out, found = prepare_searched(data, None if slowdown is not None else bound, tick if search else None,
                                       search=search)
+    unit = "cycles"
+
+    def time_points(points: list[patches.Schedule]) -> list[int | None]:
+        """The model without a stage, then each point, on the board (cycles
+        by the estimator, or the board's own clock at --port)."""
+        nonlocal unit
+        with progress.bar(f"timing {len(points) + 1} models on {timer} (models run)") as tick:
+            tick(0, 1)
+            if args.cycles:
+                timed = dev_tool("bench", "prepare --cycles").front_cycles(args.cycles, out, points)
+            else:
+                board = board_time.time_stages(args.port, out, points, found, args.on_board)
+                unit = board.clock
+                timed = board.times
+                for note in board.notes:
+                    print(f"note: {note}", file=sys.stderr)
+            tick(1, 1)
+        return timed
+
     fast = fast_timed = chosen = None
     if slowdown is not None:
         fast = found.fast_front(bound)
         if fast:  # (else no stage lowers the arena: nothing to time)
-            bench = dev_tool("bench", "prepare --cycles")
-            with progress.bar(f"timing {len(fast) + 1} models on {args.cycles} (models run)") as tick:
-                tick(0, 1)
-                fast_timed = bench.front_cycles(args.cycles, out, fast)
-                tick(1, 1)
+            fast_timed = time_points(fast)
             chosen = patches.within_slowdown(fast, fast_timed, slowdown)
         if chosen is not None:  # (a schedule the search's engine accepted)
             out = patches.with_schedule(out, chosen.split, *chosen.grid, chosen.start, chosen.mode)
@@ -514,7 +536,7 @@ def cmd_prepare(args) -> int:
         ip = _engine_interp(out)
         split, gh, gw = ip.patch
         within = " and ".join(([f"{100 * bound:g}% extra MACs"] if bound is not None else [])
-                              + ([f"{100 * slowdown:g}% more cycles on {args.cycles}"] if fast else []))
+                              + ([f"{100 * slowdown:g}% more {unit} on {timer}"] if fast else []))
         if split:
             total = patches.model_macs(load_model(out))
             extra = ip.patch_macs - ip.patch_whole_macs
@@ -522,28 +544,22 @@ def cmd_prepare(args) -> int:
             slower = ""
             if chosen is not None and fast_timed is not None:
                 c = fast_timed[1 + fast.index(chosen)]
-                slower = f"; {c:,} cycles on {args.cycles}, {100 * (c / fast_timed[0] - 1):+.2f}%"
+                slower = f"; {c:,} {unit} on {timer}, {100 * (c / fast_timed[0] - 1):+.2f}%"
             print(f"  patch-based stage: operators {ip.patch_start}-{split - 1} in {grid}, "
                   f"{extra} extra MACs" + (f" ({100 * extra / total:.1f}% of {total})" if total else "") + slower)
         else:
             print("  no patch-based stage lowers the arena" + (f" within {within}" if within else ""))
     if found is not None:
-        timed = None
-        if args.cycles and slowdown is None:
-            bench = dev_tool("bench", "prepare --cycles")
-            with progress.bar(f"timing the curve on {args.cycles} (models run)") as tick:
-                tick(0, 1)
-                timed = bench.front_cycles(args.cycles, out, found.front())
-                tick(1, 1)
+        timed = time_points(found.front()) if timer and slowdown is None else None
         print("patch-based stages: the trade-off curve (no other stage and grid has both a smaller arena "
               "and fewer extra MACs; --max-extra-macs with a row's percentage chooses it)")
-        for line in patches.front_table(found, chosen, timed, args.cycles or ""):
+        for line in patches.front_table(found, chosen, timed, timer or "", unit=unit):
             print("  " + line)
         if fast:
             print("patch-based stages timed for --max-slowdown (no other stage and grid" +
                   (" within --max-extra-macs" if bound is not None else "") +
                   " has a smaller arena, fewer extra MACs and fewer kernel runs together)")
-            for line in patches.front_table(found, chosen, fast_timed, args.cycles, fast):
+            for line in patches.front_table(found, chosen, fast_timed, timer, fast, unit=unit):
                 print("  " + line)
     return 0
 
@@ -1045,12 +1061,23 @@ def build_parser() -> argparse.ArgumentParser:
                         "emulated board (the cycle estimator on the QEMU Arm boards, the RP2040 emulator on "
                         "RPI_PICO; its firmware built: make firmware BOARD=..., and make deps), and print "
                         "each row's cycles per invoke and how much slower it is")
+    p.add_argument("--port", metavar="PORT",
+                   help="instead of --cycles: time them on the board at this serial port (/dev/ttyACM0, COM3, "
+                        "or the socket://127.0.0.1:PORT `tflm-host qemu` prints) by its own clock, "
+                        "time.ticks_us() (the QEMU boards: qemuboard's instruction count), the least of 3 "
+                        "invokes each, as tflm.Interpreter(model, stage=...) runs them: the model goes into "
+                        "its RAM over the port, nothing on the board is written")
+    p.add_argument("--on-board", metavar="PATH",
+                   help="with --port: the model is already on the board at PATH (what `prepare` wrote, put "
+                        "in its flash by `tflm-host deploy`, e.g. /rom/model.tflite), for a model its RAM "
+                        "cannot hold")
     p.add_argument("--max-slowdown", metavar="BOUND",
-                   help="with --cycles BOARD: of the stages and grids timed on BOARD, the one with the smallest "
-                        "arena whose invoke is at most BOUND slower than the model's without a stage (5%% or "
-                        "0.05); those timed are the ones within --max-extra-macs (when given) that no other "
-                        "beats on arena, extra MACs and kernel runs (operators times patches) together, printed "
-                        "with their cycles (the curve's table is then printed without them)")
+                   help="with --cycles BOARD or --port PORT: of the stages and grids timed on the board, the "
+                        "one with the smallest arena whose invoke is at most BOUND slower than the model's "
+                        "without a stage (5%% or 0.05); those timed are the ones within --max-extra-macs (when "
+                        "given) that no other beats on arena, extra MACs and kernel runs (operators times "
+                        "patches) together, printed with their figures (the curve's table is then printed "
+                        "without them)")
     p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.set_defaults(func=cmd_prepare)
 

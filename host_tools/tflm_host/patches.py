@@ -249,17 +249,18 @@ def choose(data: bytes, max_extra: float,
     return found.best(max_extra), found.plain_used
 
 
-def within_slowdown(points: list[Schedule], cycles: list[int], max_slowdown: float) -> Schedule | None:
+def within_slowdown(points: list[Schedule], cycles: list[int | None], max_slowdown: float) -> Schedule | None:
     """Of `points` timed as `cycles` (the model without a stage first, then
-    each point's), the smallest arena at most `max_slowdown` (a fraction)
-    slower than the model without a stage (ties: fewer extra MACs, then
-    fewer kernel runs), None when none is."""
+    each point's; None for a point the board had no room for), the smallest
+    arena at most `max_slowdown` (a fraction) slower than the model without
+    a stage (ties: fewer extra MACs, then fewer kernel runs), None when none
+    is."""
     if len(cycles) != len(points) + 1:
         raise ValueError(f"{len(cycles)} cycle counts for {len(points)} points and the model without a stage")
     # Exactly, in integers: 13% of 100 cycles admits 113 (the float 1.13 * 100 does not).
     bound = Fraction(max_slowdown).limit_denominator(10**9)
     ok = [p for p, c in zip(points, cycles[1:])
-          if c * bound.denominator <= cycles[0] * (bound.denominator + bound.numerator)]
+          if c is not None and c * bound.denominator <= cycles[0] * (bound.denominator + bound.numerator)]
     return min(ok, key=lambda p: (p.used, p.extra_macs, p.runs)) if ok else None
 
 
@@ -269,14 +270,15 @@ def percent_up(fraction: float) -> str:
     return f"{math.ceil(round(fraction * 1e4, 6)) / 100:.2f}%"
 
 
-def front_table(found: Search, chosen: Schedule | None, cycles: list[int] | None = None,
-                board: str = "", points: list[Schedule] | None = None) -> list[str]:
+def front_table(found: Search, chosen: Schedule | None, cycles: list[int | None] | None = None,
+                board: str = "", points: list[Schedule] | None = None, unit: str = "cycles") -> list[str]:
     """The trade-off curve as a text table (prepare --explain): the arena
     with no stage, then each point of the front; '*' marks `chosen`. With
     `points` (found.fast_front()'s), those rows instead, and a column of
-    each one's kernel runs. With `cycles` (per invoke on `board`, the row
-    without a stage first, then each point's), two more columns: the cycles,
-    and how much slower each point is than the model without a stage."""
+    each one's kernel runs. With `cycles` (per invoke on `board`, in `unit`,
+    the row without a stage first, then each point's; None: no room on the
+    board), two more columns: the figure, and how much slower each point is
+    than the model without a stage."""
     head = ("", "arena_used_bytes", "extra MACs", "% of model", "stage ops", "grid")
     rows = [("", str(found.plain_used), "0", "0.00%", "-", "-")]
     for s in found.front() if points is None else points:
@@ -290,8 +292,8 @@ def front_table(found: Search, chosen: Schedule | None, cycles: list[int] | None
     if cycles is not None:
         if len(cycles) != len(rows):
             raise ValueError(f"{len(cycles)} cycle counts for {len(rows)} rows")
-        head += (f"cycles on {board}", "slower")
-        rows = [r + (f"{c:,}", f"{100 * (c / cycles[0] - 1):+.2f}%" if k else "-")
+        head += (f"{unit} on {board}", "slower")
+        rows = [r + (("no room", "-") if c is None else (f"{c:,}", f"{100 * (c / cycles[0] - 1):+.2f}%" if k else "-"))
                 for k, (r, c) in enumerate(zip(rows, cycles))]
         right |= {len(head) - 2, len(head) - 1}
     rows.insert(0, head)

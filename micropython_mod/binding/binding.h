@@ -78,10 +78,19 @@ typedef struct {
     mp_obj_t plan_obj;                        // keeps the plan's bytes alive
     const void *plan_buf;                     // where they were read
     size_t plan_len;
+    tflm_schedule_t stage;                    // cfg.stage's, when given
 } tflm_build_args_t;
 
 void tflm_build_args(tflm_model_obj_t *model, mp_obj_t planner, mp_obj_t plan, mp_obj_t preallocated,
-    tflm_build_args_t *out);
+    mp_obj_t stage, tflm_build_args_t *out);
+// Interpreter()'s and arena_size()'s stage= and interp.stage: in the
+// firmware's module, not in tflm.mpy, whose code takes heap (a stock Pico's
+// holds kws_ref_model beside the core build only without them).
+#ifndef TFLM_STAGE_ARG
+#define TFLM_STAGE_ARG (!TFLM_NATMOD)
+#endif
+// An interpreter's patch-based stage as stage= takes it ((): none).
+mp_obj_t tflm_stage_obj(const tflm_patch_t *pt);
 // After the arguments' conversions (which may run Python code: __int__ of
 // an index or an offset): the model's and the pre-allocated buffers must
 // still be where they were read.

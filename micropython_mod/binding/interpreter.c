@@ -28,21 +28,30 @@ static void measure(tflm_model_t *model, const tflm_config_t *cfg, tflm_interp_t
     }
 }
 
-// arena_size(model, *, planner=None, plan=None, preallocated=None)
+// arena_size(model, *, planner=None, plan=None, preallocated=None, stage=None)
 static mp_obj_t tflm_arena_size(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
-    enum { ARG_model, ARG_planner, ARG_plan, ARG_preallocated };
+    enum { ARG_model, ARG_planner, ARG_plan, ARG_preallocated, ARG_stage };
     TFLM_ARG_TABLE mp_arg_t allowed_args[] = {
         { MP_QSTR_model, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
         { MP_QSTR_planner, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
         { MP_QSTR_plan, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
         { MP_QSTR_preallocated, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        #if TFLM_STAGE_ARG
+        { MP_QSTR_stage, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        #endif
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed_args)];
     mp_arg_parse_all(n_args, pos_args, kw_args, MP_ARRAY_SIZE(allowed_args), allowed_args, args);
     tflm_c_stack_check();
     tflm_model_obj_t *model = tflm_get_model(args[ARG_model].u_obj);
     tflm_build_args_t build;
-    tflm_build_args(model, args[ARG_planner].u_obj, args[ARG_plan].u_obj, args[ARG_preallocated].u_obj, &build);
+    #if TFLM_STAGE_ARG
+    mp_obj_t stage = args[ARG_stage].u_obj;
+    #else
+    mp_obj_t stage = mp_const_none;
+    #endif
+    tflm_build_args(model, args[ARG_planner].u_obj, args[ARG_plan].u_obj, args[ARG_preallocated].u_obj, stage,
+        &build);
     tflm_build_args_check(model, &build);
     tflm_interp_t measured;
     measure(&model->model, &build.cfg, &measured);
@@ -458,15 +467,18 @@ static bool build_in(tflm_interp_obj_t *self, const tflm_config_t *base_cfg) {
     return tflm_interp_init(&self->ip, model, &arena->arena, &cfg) == TFLM_OK;
 }
 
-// Interpreter(model, arena=None, *, planner=None, plan=None, preallocated=None)
+// Interpreter(model, arena=None, *, planner=None, plan=None, preallocated=None, stage=None)
 static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *all_args) {
-    enum { ARG_model, ARG_arena, ARG_planner, ARG_plan, ARG_preallocated };
+    enum { ARG_model, ARG_arena, ARG_planner, ARG_plan, ARG_preallocated, ARG_stage };
     TFLM_ARG_TABLE mp_arg_t allowed_args[] = {
         { MP_QSTR_model, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
         { MP_QSTR_arena, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
         { MP_QSTR_planner, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
         { MP_QSTR_plan, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
         { MP_QSTR_preallocated, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        #if TFLM_STAGE_ARG
+        { MP_QSTR_stage, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        #endif
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed_args)];
     mp_arg_parse_all_kw_array(n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed_args), allowed_args, args);
@@ -474,7 +486,13 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
 
     tflm_model_obj_t *model = tflm_get_model(args[ARG_model].u_obj);
     tflm_build_args_t build;
-    tflm_build_args(model, args[ARG_planner].u_obj, args[ARG_plan].u_obj, args[ARG_preallocated].u_obj, &build);
+    #if TFLM_STAGE_ARG
+    mp_obj_t stage = args[ARG_stage].u_obj;
+    #else
+    mp_obj_t stage = mp_const_none;
+    #endif
+    tflm_build_args(model, args[ARG_planner].u_obj, args[ARG_plan].u_obj, args[ARG_preallocated].u_obj, stage,
+        &build);
     // The conversions may have run Python code (an index's __int__): the
     // buffers are read where they are now, from here on no Python runs.
     tflm_build_args_check(model, &build);
@@ -984,6 +1002,10 @@ static void interp_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
         dest[0] = MP_OBJ_FROM_PTR(self->arena);
     } else if (attr == MP_QSTR_planner) {
         dest[0] = mp_obj_new_str_from_cstr(self->ip.planner->name);
+    #if TFLM_STAGE_ARG
+    } else if (attr == MP_QSTR_stage) {
+        dest[0] = tflm_stage_obj(&self->ip.patch);
+    #endif
     } else {
         dest[1] = MP_OBJ_SENTINEL;
     }

@@ -150,8 +150,61 @@ static void *plan_memory(void *old, uint32_t bytes) {
     #endif
 }
 
+#if TFLM_STAGE_ARG
+// stage=: (first op, last op, grid rows, grid columns, mode) instead of the
+// model's schedule, () for none; the engine checks it as it checks the
+// model's (tflm_patch_find, patch.c). One message for every bad form: the
+// native module's code takes heap (a stock Pico's holds kws_ref_model beside
+// the core build only just).
+static const char *const stage_modes[] = { "patches", "bands", "kept" };
+
+static void parse_stage(mp_obj_t in, tflm_schedule_t *out) {
+    size_t n = 0;
+    mp_obj_t *items = NULL;
+    if (mp_obj_is_type(in, &mp_type_tuple)) {
+        mp_obj_get_array(in, &n, &items);
+    }
+    memset(out, 0, sizeof(*out));
+    uint32_t v[5] = { 0 };
+    bool ok = mp_obj_is_type(in, &mp_type_tuple) && (n == 0 || (n == 5 && mp_obj_is_str(items[4])));
+    for (size_t k = 0; ok && k < n; ++k) {
+        if (k < 4) {
+            mp_int_t x = mp_obj_get_int(items[k]);
+            ok = x >= 0 && x <= 0xffff;
+            v[k] = (uint32_t)x;
+            continue;
+        }
+        const char *mode = mp_obj_str_get_str(items[4]);
+        while (v[4] < MP_ARRAY_SIZE(stage_modes) && strcmp(mode, stage_modes[v[4]]) != 0) {
+            ++v[4];
+        }
+        ok = v[4] < MP_ARRAY_SIZE(stage_modes);
+    }
+    if (!ok) {
+        mp_raise_ValueError(MP_ERROR_TEXT("stage must be () or (first op, last op, grid rows, grid columns, "
+            "'patches'|'bands'|'kept')"));
+    }
+    if (n != 0) {
+        // (The modes' order is the schedule's: TFLM_PATCH_MODE_PATCHES, _ROWS, _KEEP.)
+        *out = (tflm_schedule_t){ .split = v[1] + 1, .grid_h = v[2], .grid_w = v[3], .start = v[0], .mode = v[4] };
+    }
+}
+
+mp_obj_t tflm_stage_obj(const tflm_patch_t *pt) {
+    if (pt->split == 0) {
+        return mp_const_empty_tuple;
+    }
+    mp_obj_t items[5] = {
+        MP_OBJ_NEW_SMALL_INT(pt->start), MP_OBJ_NEW_SMALL_INT(pt->split - 1), MP_OBJ_NEW_SMALL_INT(pt->grid_h),
+        MP_OBJ_NEW_SMALL_INT(pt->grid_w), mp_obj_new_str_from_cstr(stage_modes[pt->mode]),
+    };
+    return mp_obj_new_tuple(5, items);
+}
+
+#endif
+
 void tflm_build_args(tflm_model_obj_t *model, mp_obj_t planner_in, mp_obj_t plan_in, mp_obj_t prealloc_in,
-    tflm_build_args_t *out) {
+    mp_obj_t stage_in, tflm_build_args_t *out) {
     memset(out, 0, sizeof(*out));
     out->cfg.plan_memory = plan_memory;
     tflm_model_t *m = &model->model;
@@ -201,6 +254,14 @@ void tflm_build_args(tflm_model_obj_t *model, mp_obj_t planner_in, mp_obj_t plan
         }
         out->cfg.external = out->external;
     }
+    #if TFLM_STAGE_ARG
+    if (stage_in != mp_const_none) {
+        parse_stage(stage_in, &out->stage);
+        out->cfg.stage = &out->stage;
+    }
+    #else
+    (void)stage_in;
+    #endif
 }
 
 void tflm_build_args_check(tflm_model_obj_t *model, const tflm_build_args_t *args) {

@@ -489,11 +489,12 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
     // places the maps the stage never materialises, so it cannot have one.
     memset(&ip->patch, 0, sizeof(ip->patch));
     if (!ip->tensors_only) {
-        tflm_status_t st = tflm_patch_find(m, subgraph0_ops(m), &ip->patch, &ip->err);
+        tflm_status_t st = tflm_patch_find(m, subgraph0_ops(m), ip->stage_given ? &ip->stage : NULL, &ip->patch,
+            &ip->err);
         #if TFLM_PLANNER_OFFLINE
         if (st == TFLM_OK && ip->patch.split && ip->planner == &tflm_planner_offline) {
-            st = tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata with an offline plan: "
-                "a patch-based stage runs with the online planners");
+            st = tflm_error(&ip->err, TFLM_ERR_VALUE, "%s with an offline plan: a patch-based stage runs with the "
+                "online planners", tflm_patch_source(&ip->patch));
         }
         #endif
         if (st) {

@@ -310,6 +310,10 @@ const tflm_planner_t *tflm_interp_default_planner(tflm_model_t *model) {
 static tflm_status_t set_planner(tflm_interp_t *ip, const tflm_config_t *cfg) {
     ip->tensors_only = cfg->tensors_only;
     ip->forward_overlaps = cfg->forward_overlaps;
+    ip->stage_given = cfg->stage != NULL;
+    if (cfg->stage != NULL) {
+        ip->stage = *cfg->stage;
+    }
     ip->kernel_data = cfg->kernel_data;
     ip->index_list = cfg->index_list;
     ip->kernel_data_ctx = cfg->kernel_data_ctx;

@@ -66,6 +66,9 @@ typedef struct {
     // below its input (engine/overlap.h's forward rule), none above. For
     // plans written into a model, which TFLM may run too (tflm-host plan).
     bool forward_overlaps;
+    // A patch-based stage instead of the model's schedule (NULL: the
+    // model's; split 0: none), copied at init: tflm.Interpreter's stage=.
+    const tflm_schedule_t *stage;
 } tflm_config_t;
 
 // Audit categories: what the arena holds, by kind. Their `used` bytes add up
@@ -155,6 +158,8 @@ typedef struct _tflm_interp_t {
     bool stateful;             // kernel data that eval() changes (sealed again after each invoke)
     bool fixed;                // some head offsets came from an offline plan
     bool tensors_only;         // built without kernels (tflm_config_t.tensors_only)
+    bool stage_given;          // tflm_config_t.stage was given: `stage` is the stage
+    tflm_schedule_t stage;
     bool ready;
     // Asked before each operator and at each return from a subgraph (every
     // pass of a WHILE loop), where invoke() is between operators: true stops

@@ -3,38 +3,53 @@
 #include "build.h"
 #include "overlap.h"
 
-tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *patch, tflm_error_t *err) {
+tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, const tflm_schedule_t *given, tflm_patch_t *patch,
+    tflm_error_t *err) {
     memset(patch, 0, sizeof(*patch));
-    const uint8_t *p;
-    uint32_t len;
-    tflm_status_t st = tflm_model_own_metadata(m, TFLM_PATCH_METADATA, TFLM_PATCH_MAGIC, TFLM_PATCH_VERSION,
-        4 * TFLM_PATCH_WORDS, &p, &len, err);
-    if (st || p == NULL) {
-        return st;
+    tflm_schedule_t w;
+    if (given != NULL) {
+        w = *given;
+        patch->given = true;
+    } else {
+        const uint8_t *p;
+        uint32_t len;
+        tflm_status_t st = tflm_model_own_metadata(m, TFLM_PATCH_METADATA, TFLM_PATCH_MAGIC, TFLM_PATCH_VERSION,
+            4 * TFLM_PATCH_WORDS, &p, &len, err);
+        if (st || p == NULL) {
+            return st;
+        }
+        w = (tflm_schedule_t){ tflm_rd_u32(p + 8), tflm_rd_u32(p + 12), tflm_rd_u32(p + 16), tflm_rd_u32(p + 20),
+            tflm_rd_u32(p + 24) };
+    }
+    if (given != NULL && w.split == 0) {
+        return TFLM_OK; // the caller's: no stage
     }
     #if !TFLM_PATCH
     (void)n_nodes;
-    return tflm_error(err, TFLM_ERR_NOT_IMPLEMENTED, "the model has a patch-based stage (" TFLM_PATCH_METADATA
-        " metadata), which this build leaves out (TFLM_PATCH=0): build with what `tflm-host ops` prints for the model");
+    return tflm_error(err, TFLM_ERR_NOT_IMPLEMENTED, "%s, which this build leaves out (TFLM_PATCH=0): build with "
+        "what `tflm-host ops` prints for the model", given != NULL ? "stage= asks for a patch-based stage"
+        : "the model has a patch-based stage (" TFLM_PATCH_METADATA " metadata)");
     #else
-    uint32_t split = tflm_rd_u32(p + 8), gh = tflm_rd_u32(p + 12), gw = tflm_rd_u32(p + 16);
-    uint32_t start = tflm_rd_u32(p + 20), mode = tflm_rd_u32(p + 24);
-    if (mode > TFLM_PATCH_MODE_KEEP || (mode == TFLM_PATCH_MODE_ROWS && (gw != 1 || split - start < 2))) {
-        return tflm_error(err, TFLM_ERR_VALUE,
-            TFLM_PATCH_METADATA " metadata: mode %u (0: patches; 1: bands of rows, of one grid column and two "
-            "operators or more; 2: patches keeping their halos)", (unsigned)mode);
+    const char *what = tflm_patch_source(patch);
+    if (w.mode > TFLM_PATCH_MODE_KEEP) {
+        return tflm_error(err, TFLM_ERR_VALUE, "%s: mode %u (0: patches; 1: bands of rows; 2: patches keeping their "
+            "halos)", what, (unsigned)w.mode);
     }
-    if (start >= split || split - start > TFLM_PATCH_MAX_OPS || split > n_nodes || gh < 1 || gh > TFLM_PATCH_MAX_GRID
-        || gw < 1 || gw > TFLM_PATCH_MAX_GRID) {
-        return tflm_error(err, TFLM_ERR_VALUE,
-            TFLM_PATCH_METADATA " metadata: a stage of operators %u to %u (of %u) in %ux%u patches is out of range",
-            (unsigned)start, (unsigned)split - 1u, (unsigned)n_nodes, (unsigned)gh, (unsigned)gw);
+    if (w.mode == TFLM_PATCH_MODE_ROWS && (w.grid_w != 1 || w.split <= w.start + 1)) {
+        return tflm_error(err, TFLM_ERR_VALUE, "%s: bands of rows take one grid column and two operators or more",
+            what);
     }
-    patch->start = (uint16_t)start;
-    patch->split = (uint16_t)split;
-    patch->grid_h = (uint16_t)gh;
-    patch->grid_w = (uint16_t)gw;
-    patch->mode = (uint8_t)mode;
+    if (w.start >= w.split || w.split - w.start > TFLM_PATCH_MAX_OPS || w.split > n_nodes || w.grid_h < 1
+        || w.grid_h > TFLM_PATCH_MAX_GRID || w.grid_w < 1 || w.grid_w > TFLM_PATCH_MAX_GRID) {
+        return tflm_error(err, TFLM_ERR_VALUE, "%s: a stage of operators %u to %u (of %u) in %ux%u patches is out of "
+            "range", what, (unsigned)w.start, (unsigned)w.split - 1u, (unsigned)n_nodes, (unsigned)w.grid_h,
+            (unsigned)w.grid_w);
+    }
+    patch->start = (uint16_t)w.start;
+    patch->split = (uint16_t)w.split;
+    patch->grid_h = (uint16_t)w.grid_h;
+    patch->grid_w = (uint16_t)w.grid_w;
+    patch->mode = (uint8_t)w.mode;
     return TFLM_OK;
     #endif
 }
@@ -120,7 +135,7 @@ static void patch_regions(const patch_op_t *ops, uint32_t n, uint32_t gh, uint32
 }
 
 static tflm_status_t bad_stage(tflm_interp_t *ip, uint32_t node, const char *why) {
-    return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: operator %u %s",
+    return tflm_error(&ip->err, TFLM_ERR_VALUE, "%s: operator %u %s", tflm_patch_source(&ip->patch),
         (unsigned)(ip->patch.start + node), why);
 }
 
@@ -236,7 +251,7 @@ static tflm_status_t stage_ops(tflm_interp_t *ip, patch_stage_t *stage) {
     const uint32_t base = stage->base = sg->node_base + ip->patch.start;
     patch_op_t *ops = stage->ops;
     if (ip->patch.split > sg->n_nodes) {
-        return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: no %u operators",
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "%s: no %u operators", tflm_patch_source(&ip->patch),
             (unsigned)ip->patch.split);
     }
     uint16_t outs[TFLM_PATCH_MAX_OPS];
@@ -1045,10 +1060,10 @@ tflm_status_t tflm_patch_finish(tflm_interp_t *ip) {
     const patch_op_t *last = &s.ops[s.n - 1];
     if (pt->grid_h > last->out_h || pt->grid_w > last->out_w) {
         if (pt->mode == TFLM_PATCH_MODE_ROWS) {
-            return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: %u bands over a %ux%u map",
+            return tflm_error(&ip->err, TFLM_ERR_VALUE, "%s: %u bands over a %ux%u map", tflm_patch_source(pt),
                 (unsigned)pt->grid_h, (unsigned)last->out_h, (unsigned)last->out_w);
         }
-        return tflm_error(&ip->err, TFLM_ERR_VALUE, TFLM_PATCH_METADATA " metadata: %ux%u patches over a %ux%u map",
+        return tflm_error(&ip->err, TFLM_ERR_VALUE, "%s: %ux%u patches over a %ux%u map", tflm_patch_source(pt),
             (unsigned)pt->grid_h, (unsigned)pt->grid_w, (unsigned)last->out_h, (unsigned)last->out_w);
     }
     // Weights are constants, and each op writes a tensor of its own (not the

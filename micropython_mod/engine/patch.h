@@ -88,6 +88,14 @@
 // At most this many rows in a map, and in a window, of a stage in bands of
 // rows; rows and columns of a stage in patches keeping their halos.
 #define TFLM_PATCH_MAX_ROWS (16383)
+// A schedule's words after its magic and version, in the metadata's order.
+// One given to the interpreter (tflm_config_t.stage: tflm.Interpreter's
+// stage=) takes the place of the model's metadata, split 0 for no stage,
+// and is checked as the metadata's is.
+typedef struct {
+    uint32_t split, grid_h, grid_w, start, mode;
+} tflm_schedule_t;
+
 typedef struct _tflm_patch_t {
     uint16_t start;      // the stage's first operator
     uint16_t split;      // the operator after the stage's last, 0: no stage
@@ -95,6 +103,7 @@ typedef struct _tflm_patch_t {
     uint16_t grid_w;
     uint16_t scratch;    // record of its patch buffer (its only scratch buffer)
     uint8_t mode;        // TFLM_PATCH_MODE_PATCHES, _ROWS (bands of rows) or _KEEP (patches keeping their halos)
+    bool given;          // the schedule is the caller's (tflm_config_t.stage), not the model's
     uint64_t macs;       // multiply-accumulates of the stage run by patches
     uint64_t whole_macs; // the same operators run whole
     // Overlapped placement (overlap.h) of the stage's output over its input
@@ -122,9 +131,16 @@ typedef struct _tflm_patch_t {
 
 struct _tflm_interp_t;
 
-// Reads the schedule of a model whose subgraph 0 has n_nodes operators:
-// split 0 when it has none, ValueError when it is malformed.
-tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, tflm_patch_t *patch, tflm_error_t *err);
+// Reads the schedule of a model whose subgraph 0 has n_nodes operators, or
+// takes `given` instead when not NULL: split 0 when there is none,
+// ValueError when it is malformed.
+tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, const tflm_schedule_t *given, tflm_patch_t *patch,
+    tflm_error_t *err);
+
+// What a stage's errors name: the model's metadata or the caller's stage.
+static inline const char *tflm_patch_source(const tflm_patch_t *pt) {
+    return pt->given ? "stage" : TFLM_PATCH_METADATA " metadata";
+}
 
 // Node `node` (numbered over all subgraphs: subgraph 0's come first) is one
 // the stage runs at its last node, and is skipped by invoke(); or it is

@@ -616,9 +616,21 @@ static tflm_status_t run(tflm_interp_t *p) {
 // Builds an interpreter as tflm.Interpreter(model) does: measured first in a
 // buffer of the tail's size, then in an arena of exactly the needed bytes
 // (capped by `arena_len`), so AddressSanitizer sees any access past either.
+// One build in eight is given a stage of its own (tflm.Interpreter's
+// stage=) instead of the model's schedule, over the first operators of any
+// model: most such stages are refused, some run.
 static tflm_status_t build(tflm_model_t *m, size_t arena_len, uint8_t **arena_buf, uint32_t *needed) {
     tflm_config_t cfg = { 0 };  // the default planner: offline plans in the metadata too
     cfg.plan_memory = tflm_plan_heap;
+    tflm_schedule_t stage;
+    if (rnd() % 8 == 0) {
+        stage.start = rnd() % 6;
+        stage.split = rnd() % 8 == 0 ? 0 : stage.start + 1 + rnd() % 8;
+        stage.mode = rnd() % 3;
+        stage.grid_h = 1 + rnd() % 12;
+        stage.grid_w = stage.mode == TFLM_PATCH_MODE_ROWS && rnd() % 4 ? 1 : 1 + rnd() % 12;
+        cfg.stage = &stage;
+    }
     tflm_error_t err;
     tflm_error_clear(&err);
     uint32_t tail_bytes, work_bytes;
