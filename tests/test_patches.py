@@ -546,7 +546,8 @@ BAD_STAGES = [
     ((0, 65535, 2, 2, "patches"), "ValueError stage: a stage of operators 0 to 65535 (of 31) in 2x2 patches is out "
                                   "of range"),
     ((3, 1, 2, 2, "patches"), "ValueError stage: a stage of operators 3 to 1 (of 31) in 2x2 patches is out of range"),
-    ((0, 3, 9, 2, "bands"), "ValueError stage: bands of rows take one grid column and two operators or more"),
+    ((0, 3, 9, 2, "bands"), "ValueError stage: mode 1 (0: patches; 1: bands of rows: one grid column, two ops or "
+                            "more; 2: patches keeping halos)"),
     ((0, 7, 13, 1, "kept"), "ValueError stage: 13x1 patches over a 12x12 map"),
     ((0, 20, 2, 2, "patches"), "ValueError stage: a stage of operators 0 to 20 (of 31) in 2x2 patches is out of "
                                "range"),

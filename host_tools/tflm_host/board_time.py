@@ -120,9 +120,9 @@ def time_stages(port: str, data: bytes, points: list[patches.Schedule], found: p
         text = target.run(chunks, files)
     except DeviceError as e:
         if "keyword" in str(e) and "stage" in str(e):
-            raise RuntimeError(f"the tflm module on the board at {port} takes no stage= argument: tflm.mpy leaves "
-                               f"it out, and firmware older than this tflm-host ({__version__}) has none; flash this "
-                               f"version's firmware (tflm-host flash)") from None
+            raise RuntimeError(f"the tflm module on the board at {port} takes no stage= argument: tflm.mpy and "
+                               f"PYBV11's firmware leave it out, firmware older than this tflm-host ({__version__}) "
+                               f"has none; flash this version's firmware (tflm-host flash)") from None
         if "MemoryError" in str(e) and on_board is None:
             raise MemoryError(f"the model ({len(data):,} bytes) does not fit the board's RAM: put it in its flash "
                               f"(tflm-host prepare MODEL -o OUT, then tflm-host deploy OUT --port {port}) and time "

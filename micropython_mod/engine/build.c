@@ -493,8 +493,8 @@ static tflm_status_t build_nodes(tflm_build_t *b) {
             &ip->err);
         #if TFLM_PLANNER_OFFLINE
         if (st == TFLM_OK && ip->patch.split && ip->planner == &tflm_planner_offline) {
-            st = tflm_error(&ip->err, TFLM_ERR_VALUE, "%s with an offline plan: a patch-based stage runs with the "
-                "online planners", tflm_patch_source(&ip->patch));
+            st = tflm_error(&ip->err, TFLM_ERR_VALUE, "%s with an offline plan: stages run with the online planners",
+                tflm_patch_source(&ip->patch));
         }
         #endif
         if (st) {

@@ -31,13 +31,10 @@ tflm_status_t tflm_patch_find(tflm_model_t *m, uint32_t n_nodes, const tflm_sche
         : "the model has a patch-based stage (" TFLM_PATCH_METADATA " metadata)");
     #else
     const char *what = tflm_patch_source(patch);
-    if (w.mode > TFLM_PATCH_MODE_KEEP) {
-        return tflm_error(err, TFLM_ERR_VALUE, "%s: mode %u (0: patches; 1: bands of rows; 2: patches keeping their "
-            "halos)", what, (unsigned)w.mode);
-    }
-    if (w.mode == TFLM_PATCH_MODE_ROWS && (w.grid_w != 1 || w.split <= w.start + 1)) {
-        return tflm_error(err, TFLM_ERR_VALUE, "%s: bands of rows take one grid column and two operators or more",
-            what);
+    const bool bands = w.mode == TFLM_PATCH_MODE_ROWS;
+    if (w.mode > TFLM_PATCH_MODE_KEEP || (bands && (w.grid_w != 1 || w.split <= w.start + 1))) {
+        return tflm_error(err, TFLM_ERR_VALUE, "%s: mode %u (0: patches; 1: bands of rows: one grid column, two ops "
+            "or more; 2: patches keeping halos)", what, (unsigned)w.mode);
     }
     if (w.start >= w.split || w.split - w.start > TFLM_PATCH_MAX_OPS || w.split > n_nodes || w.grid_h < 1
         || w.grid_h > TFLM_PATCH_MAX_GRID || w.grid_w < 1 || w.grid_w > TFLM_PATCH_MAX_GRID) {

@@ -59,6 +59,9 @@ TFLM_INVOKE_OPT ?=
 # (and without the walk of large one-channel windows: micro_speech's 10x8
 # layer takes the blocks of listed taps, as before it).
 $(BUILD)/micropython_mod/kernels/depthwise_conv_s8.o: CFLAGS += -DTFLM_DW_S8_COMPACT=1 -DTFLM_DW_S8_WALK=0
+# Without Interpreter(stage=...) and interp.stage (binding/binding.h's
+# TFLM_STAGE_ARG: 0.8 KB, which this flash no longer had).
+$(BUILD)/micropython_mod/binding/plan.o $(BUILD)/micropython_mod/binding/interpreter.o: CFLAGS += -DTFLM_STAGE_ARG=0
 $(BUILD)/micropython_mod/kernels/fully_connected.o: CFLAGS += -DTFLM_FC_S8_SLICE_QUADS=0 -DTFLM_FC_S8_SHORT=0
 # The int8 pointwise convolutions' pairs of channels summed by one loop for
 # every k, not by their own for k of 8 to 128 as well (conv_s8.c: 4.8 KB;
