@@ -85,8 +85,6 @@ class Timed:
     """A board's figures for the model without a stage, then each point."""
     clock: str                 # "us" or "instructions"
     times: list[int | None]    # None: its arena did not fit the board's heap
-    used: list[int | None]     # arena_used_bytes on the board
-    why: list[str]             # the board's MemoryError, where one was raised
     notes: list[str]           # arena figures of the board that are not this tflm-host's
 
 
@@ -149,4 +147,4 @@ def time_stages(port: str, data: bytes, points: list[patches.Schedule], found: p
     notes = [f"stage={a!r}: arena_used_bytes {u:,} on the board, {e:,} here (the board's tflm is not this "
              f"tflm-host's version {__version__})" for a, u, e in zip(args, used, expected)
              if u is not None and u != e]
-    return Timed(clock, times, used, [r[3] if r[1] == "-" else "" for r in rows], notes)
+    return Timed(clock, times, notes)
