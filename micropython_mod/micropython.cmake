@@ -77,7 +77,14 @@ if(NOT DEFINED TFLM_KERNEL_OPT)
 endif()
 if(TFLM_KERNEL_OPT)
     file(GLOB TFLM_KERNEL_SOURCES ${CMAKE_CURRENT_LIST_DIR}/kernels/*.c)
-    set_source_files_properties(${TFLM_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS "${TFLM_KERNEL_OPT}")
+    set(TFLM_KERNEL_COMPILE_OPTIONS ${TFLM_KERNEL_OPT})
+    # At a level other than -O2 the largest assembly blocks are left out
+    # (kernels/arch.h, TFLM_KERNEL_O2).
+    list(FIND TFLM_KERNEL_OPT -O2 TFLM_KERNEL_AT_O2)
+    if(TFLM_KERNEL_AT_O2 EQUAL -1)
+        list(APPEND TFLM_KERNEL_COMPILE_OPTIONS -DTFLM_KERNEL_O2=0)
+    endif()
+    set_source_files_properties(${TFLM_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS "${TFLM_KERNEL_COMPILE_OPTIONS}")
 endif()
 # invoke.c and patch.c too (TFLM_INVOKE_OPT, as in micropython.mk; empty: the port's own).
 if(NOT DEFINED TFLM_INVOKE_OPT)

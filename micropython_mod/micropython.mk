@@ -30,13 +30,16 @@ TFLM_KERNEL_OPT ?= -O2
 TFLM_KERNEL_OPT_ONLY ?=
 TFLM_KERNEL_ALIGN ?=
 TFLM_KERNEL_ALIGN_EXCEPT ?=
+# At a level other than -O2 the largest assembly blocks are left out
+# (kernels/arch.h, TFLM_KERNEL_O2).
+TFLM_KERNEL_OPT_DEFS := $(if $(filter-out -O2,$(filter -O%,$(TFLM_KERNEL_OPT))),-DTFLM_KERNEL_O2=0)
 TFLM_KERNEL_OBJ_DIR := $(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/kernels
 TFLM_KERNEL_OPT_FILES := $(if $(strip $(TFLM_KERNEL_OPT_ONLY)),$(TFLM_KERNEL_OPT_ONLY),$(basename $(notdir \
     $(wildcard $(TFLM_MOD_DIR)/kernels/*.c))))
 $(addprefix $(TFLM_KERNEL_OBJ_DIR)/,$(addsuffix .o,$(filter-out $(TFLM_KERNEL_ALIGN_EXCEPT),$(TFLM_KERNEL_OPT_FILES)))): \
-    CFLAGS += $(TFLM_KERNEL_OPT) $(TFLM_KERNEL_ALIGN)
+    CFLAGS += $(TFLM_KERNEL_OPT) $(TFLM_KERNEL_OPT_DEFS) $(TFLM_KERNEL_ALIGN)
 $(addprefix $(TFLM_KERNEL_OBJ_DIR)/,$(addsuffix .o,$(filter $(TFLM_KERNEL_ALIGN_EXCEPT),$(TFLM_KERNEL_OPT_FILES)))): \
-    CFLAGS += $(TFLM_KERNEL_OPT)
+    CFLAGS += $(TFLM_KERNEL_OPT) $(TFLM_KERNEL_OPT_DEFS)
 
 # The engine's dispatch loop too (invoke.c), between the operators: on the
 # Cortex-M4 hello_world_int8 runs 3% fewer cycles for about 250 B more. And

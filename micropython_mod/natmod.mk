@@ -39,16 +39,17 @@ endif
 # (TFLM_KERNEL_OPT= builds every kernel at -Os, TFLM_KERNEL_OPT_ONLY= every
 # kernel at TFLM_KERNEL_OPT). At -Os GCC leaves the output stage and other
 # helpers of those loops as calls. A native module's code is loaded into
-# RAM: every kernel at -Os takes 28 KB less than this list at -O2 (armv6m:
-# 258,263 B against 286,396), every kernel at -O2 28 KB more (314,236 B).
-# micro_speech_quantized on the Cortex-M0+: 2.94 M cycles, 4.89 M at -Os;
-# simple_add_model on the Cortex-M3: 1.54 M, 2.46 M (docs/speed.md).
+# RAM: what each choice costs in bytes and cycles is docs/natmod.md's
+# "The RAM it takes".
 TFLM_KERNEL_OPT ?= -O2
 TFLM_KERNEL_OPT_ONLY ?= conv_s8 depthwise_conv_s8 fully_connected add_sub mul pooling svdf lstm signal signal_fft \
 	signal_rfft signal_irfft signal_stream
 NATMOD_OPT_FILES := $(if $(strip $(TFLM_KERNEL_OPT_ONLY)),$(TFLM_KERNEL_OPT_ONLY),$(basename $(notdir \
 	$(wildcard src/kernels/*.c))))
-$(addprefix $(BUILD)/src/kernels/,$(addsuffix .o,$(NATMOD_OPT_FILES))): CFLAGS += $(TFLM_KERNEL_OPT)
+# At a level other than -O2 the largest assembly blocks are left out
+# (kernels/arch.h, TFLM_KERNEL_O2).
+$(addprefix $(BUILD)/src/kernels/,$(addsuffix .o,$(NATMOD_OPT_FILES))): CFLAGS += $(TFLM_KERNEL_OPT) \
+	$(if $(filter-out -O2,$(filter -O%,$(TFLM_KERNEL_OPT))),-DTFLM_KERNEL_O2=0)
 
 # A patch's overlapped convolutions a band of rows a call, as PYBV11 runs
 # them (kernels/conv_s8.c's TFLM_CONV_S8_WINDOW_BANDS): their one-call path

@@ -74,6 +74,22 @@
 #define TFLM_V6M_ASM (0)
 #endif
 
+// Whether the assembly blocks that take every register GCC can give (the
+// DSP cores' pointwise quads and fully connected units, Armv6-M's
+// depthwise taps) are built: at -O2 GCC places their operands; at -Os,
+// -O1 or -O3 it keeps a register for itself in some of their callers
+// ("impossible constraints") and those builds take the C loops there. GCC
+// names no level but -Os (__OPTIMIZE_SIZE__): micropython.mk,
+// micropython.cmake and natmod.mk say 0 for a TFLM_KERNEL_OPT other than
+// -O2 (tests/test_kernel_opt.py compiles the kernels at each level).
+#ifndef TFLM_KERNEL_O2
+#if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
+#define TFLM_KERNEL_O2 (1)
+#else
+#define TFLM_KERNEL_O2 (0)
+#endif
+#endif
+
 // The start of a Thumb-2 assembly loop that takes 2^b steps a turn, its
 // count's two bits below tested at once (conv_s8.c, mm_s8.h,
 // depthwise_conv_s8.c): LSLS by `sh` moves bit 31 - sh of register `cnt`

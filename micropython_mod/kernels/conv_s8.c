@@ -16,6 +16,13 @@
 // A larger window goes the same way a slab of its values at a time, the
 // chunk's sums of the pixel pair kept on the stack between slabs. Grouped
 // filters take the generic per-pixel loop.
+
+// At -Os GCC cannot place the operands of mm_s8.h's DSP blocks where this
+// file inlines them ("impossible constraints"): the C loops then (a build
+// at -Os asked for size; tests/test_kernel_opt.py).
+#if defined(__OPTIMIZE_SIZE__) && !defined(TFLM_MM_S8_LANES_ASM)
+#define TFLM_MM_S8_LANES_ASM (0)
+#endif
 #include "kernels/loop_opt.h"
 #include "kernels/conv_common.h"
 #include "kernels/dot.h"
@@ -59,8 +66,10 @@
 #define CONV_S8_SAT (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_MM_S8_LANES)
 // Whether conv_s8_quad_sat's assembly runs the lanes' pointwise outputs
 // in the fast form with SMMLAR (out_s8.h): a layer whose constants fit it
-// (TFLM_CONV_LANES_MMR).
-#define CONV_S8_QUAD_MMR (TFLM_MM_S8_LANES && TFLM_MM_S8_LANES_ASM)
+// (TFLM_CONV_LANES_MMR). That block takes fourteen registers
+// (TFLM_KERNEL_O2).
+#define CONV_S8_QUAD_ASM (TFLM_MM_S8_LANES_ASM && TFLM_KERNEL_O2)
+#define CONV_S8_QUAD_MMR (TFLM_MM_S8_LANES && CONV_S8_QUAD_ASM)
 // Whether that block has its own loops for k of 8, 16, 32, 64 and 128
 // (each pair's second filter read at k past the first: one register for
 // a weight more, 10% fewer cycles in the loop; 4.8 KB of flash more on the
@@ -1176,7 +1185,7 @@ static TFLM_ALWAYS_INLINE void conv_s8_out4(const conv_s8_t *c, int32_t j, int64
     }
 }
 
-#if TFLM_MM_S8_LANES_ASM
+#if CONV_S8_QUAD_ASM
 // One channel's four outputs in conv_s8_quad_sat's assembly, from lane
 // sums A (pixels 0, 1) and B (pixels 2, 3): the four sums out of the lanes
 // (`sums`: as they are, or doubled for SMMLAR), `adjust` to the channel's
@@ -1452,7 +1461,7 @@ __attribute__((noinline)) static void conv_s8_quad(const conv_s8_t *c, const int
     int32_t xp[2 * CONV_S8_QUAD_MAX];
     tflm_mm_s8_pack4(x, k, k, xp);
     int32_t j = 0;
-#if TFLM_MM_S8_LANES_ASM
+#if CONV_S8_QUAD_ASM
     // The fast form by SMMLAR where every channel's constants fit it
     // (TFLM_CONV_LANES_MMR); a layer in the fast form that does not takes
     // the C loop below (vww_96_int8's channels of bias 2^30 shift by 24 to

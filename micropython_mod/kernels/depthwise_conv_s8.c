@@ -1131,7 +1131,7 @@ static TFLM_ALWAYS_INLINE void dw_s8_mac4(uint32_t x02, uint32_t x13, uint32_t w
 // r8-r11, the offset in r12 (ADD reaches the high registers, one cycle).
 // By the estimator on MICROBIT, person_detect's kept patch stage (its
 // narrow tiles go channels innermost): 66.44 M -> 64.53 M cycles.
-#define DW_S8_V6M_ASM TFLM_V6M_ASM
+#define DW_S8_V6M_ASM (TFLM_V6M_ASM && TFLM_KERNEL_O2)
 
 #if DW_S8_V6M_ASM
 // One tap's offsets into p and q (LDM's registers go in ascending order:

@@ -68,6 +68,8 @@ typedef struct {
 // An option TFLM reads with AsInt32 (a float truncates), `dflt` when absent.
 static tflm_status_t opt_int(tflm_prepare_t *p, const tflm_flex_map_t *m, const char *key, int32_t dflt,
     int32_t lo, int32_t hi, int32_t *out) {
+    // (Set on every path: GCC at -O3 warns of the callers' values otherwise.)
+    *out = dflt;
     tflm_flex_value_t v;
     tflm_status_t st = tflm_flex_value(p, m, key, &v);
     if (st) {

@@ -154,7 +154,7 @@ static TFLM_ALWAYS_INLINE void fc_store(const fc_out_t *o, const uint32_t *acc, 
 #define TFLM_FC_S8_QUAD (1)
 #endif
 #define FC_S8_QUAD (TFLM_FC_S8_QUAD && (TFLM_KERNEL_ARCH == TFLM_ARCH_THUMB2 || TFLM_KERNEL_ARCH == TFLM_ARCH_DSP))
-#define FC_S8_ASM (FC_S8_QUAD && TFLM_MM_S8_LANES_ASM)
+#define FC_S8_ASM (FC_S8_QUAD && TFLM_MM_S8_LANES_ASM && TFLM_KERNEL_O2)
 // Whether a stage's slices (fc_run_slice) take four units at a time too, as
 // the whole layer does: 656 B more on the Cortex-M4, micro_speech_quantized
 // in bands 2% faster there. (PYBV11, short of flash, turns it off.)

@@ -1,0 +1,92 @@
+"""The kernels compile for every Arm core family at every optimization level
+a build may ask for (TFLM_KERNEL_OPT: -O2 by default, -Os with
+`TFLM_KERNEL_OPT=`, or -O1, -O3), position-independent too (tflm.mpy),
+with the flags the build files add at that level (kernels/arch.h's
+TFLM_KERNEL_O2=0 away from -O2), warnings as errors as MicroPython's ports
+build them. The inline assembly's operands are register-allocated by GCC,
+and what it can place depends on the level: a block that fits at -O2 can
+fail at -Os ("impossible constraints"). Only the sources that hold
+assembly, themselves or through the kernels' headers, are compiled; the
+others' C is the same at every level and is built by the other tests."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+MOD = ROOT / "micropython_mod"
+CPUS = {"cortex-m0": ["-mcpu=cortex-m0"], "cortex-m3": ["-mcpu=cortex-m3"],
+        "cortex-m4": ["-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
+        "cortex-m7": ["-mcpu=cortex-m7", "-mfloat-abi=hard", "-mfpu=fpv5-d16"]}
+# -O2 is what every firmware and tflm.mpy here builds (the other tests);
+# the Cortex-M7 (the STM32F7 boards) has no board here, so -O2 too.
+LEVELS = {"cortex-m0": ["-Os", "-O1", "-O3"], "cortex-m3": ["-Os", "-O1", "-O3"],
+          "cortex-m4": ["-Os", "-O1", "-O3"], "cortex-m7": ["-Os", "-O1", "-O2", "-O3"]}
+CC = "arm-none-eabi-gcc"
+
+
+def level_flags(level: str) -> list[str]:
+    """What micropython.mk, micropython.cmake and natmod.mk add to the
+    kernels' flags with TFLM_KERNEL_OPT=level (read from micropython.mk)."""
+    text = (MOD / "micropython.mk").read_text()
+    assert "$(if $(filter-out -O2,$(filter -O%,$(TFLM_KERNEL_OPT))),-DTFLM_KERNEL_O2=0)" in text
+    return [level] if level in ("-O2", "-Os") else [level, "-DTFLM_KERNEL_O2=0"]
+
+
+def natmod_armv7emsp() -> tuple[set[str], list[str]]:
+    """natmod.mk's flags for the armv7emsp kernels (position-independent
+    Cortex-M4 code), and the kernels it leaves them out of."""
+    text = (MOD / "natmod.mk").read_text()
+    found = re.search(r"^ifeq \(\$\(ARCH\),armv7emsp\)\n\$\(filter-out ([^,]+),.*\n\s*CFLAGS \+= (.+)\nendif",
+                      text, re.M)
+    assert found, "natmod.mk's armv7emsp kernel flags"
+    return {Path(p).stem for p in found.group(1).split()}, found.group(2).split()
+
+
+NATMOD_ARMV7EMSP = natmod_armv7emsp()
+
+
+def sources_with_asm() -> list[Path]:
+    """The kernel sources (and the engine's) that hold __asm__, themselves
+    or through the headers they include from micropython_mod."""
+    memo: dict[Path, bool] = {}
+
+    def has_asm(path: Path) -> bool:
+        if path not in memo:
+            memo[path] = False
+            text = path.read_text()
+            memo[path] = "__asm__" in text or any(
+                has_asm(MOD / inc) for inc in re.findall(r'^#include "([^"]+)"', text, re.M) if (MOD / inc).is_file())
+        return memo[path]
+
+    found = [p for p in sorted([*MOD.glob("kernels/*.c"), *MOD.glob("engine/*.c")]) if has_asm(p)]
+    assert {"conv_s8.c", "depthwise_conv_s8.c", "fully_connected.c", "mm_s8.c"} <= {p.name for p in found}
+    return found
+
+
+@pytest.mark.parametrize("cpu", sorted(CPUS))
+def test_kernels_compile_at_every_level(cpu, tmp_path):
+    jobs = [(level, pic, src) for level in LEVELS[cpu] for pic in ([], ["-fpic"]) for src in sources_with_asm()]
+
+    def compile_one(job) -> str | None:
+        level, pic, src = job
+        out = tmp_path / f"{src.stem}{level}{''.join(pic)}.o"
+        natmod = NATMOD_ARMV7EMSP[1] if pic and cpu in ("cortex-m4", "cortex-m7") and \
+            src.stem not in NATMOD_ARMV7EMSP[0] else []
+        cmd = [CC, "-std=c99", "-Wall", "-Werror", "-mthumb", *CPUS[cpu], *level_flags(level), *pic, *natmod,
+               f"-I{MOD}", "-c", str(src), "-o", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if proc.returncode == 0:
+            return None
+        errors = [line for line in proc.stderr.splitlines() if "error" in line]
+        return f"{src.name} {level} {' '.join(pic)}: {'; '.join(errors[:3])}"
+
+    with ThreadPoolExecutor(2) as pool:
+        failures = [f for f in pool.map(compile_one, jobs) if f]
+    assert not failures, f"{cpu}:\n" + "\n".join(failures)
