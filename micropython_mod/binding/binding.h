@@ -89,6 +89,16 @@ void tflm_build_args(tflm_model_obj_t *model, mp_obj_t planner, mp_obj_t plan, m
 #ifndef TFLM_STAGE_ARG
 #define TFLM_STAGE_ARG (!TFLM_NATMOD)
 #endif
+// stage='s value among the parsed arguments (at `at`, the last), None
+// where the module has no stage=.
+static inline mp_obj_t tflm_stage_arg(const mp_arg_val_t *args, size_t at) {
+    #if TFLM_STAGE_ARG
+    return args[at].u_obj;
+    #else
+    (void)args, (void)at;
+    return mp_const_none;
+    #endif
+}
 // An interpreter's patch-based stage as stage= takes it ((): none).
 mp_obj_t tflm_stage_obj(const tflm_patch_t *pt);
 // After the arguments' conversions (which may run Python code: __int__ of

@@ -45,13 +45,8 @@ static mp_obj_t tflm_arena_size(size_t n_args, const mp_obj_t *pos_args, mp_map_
     tflm_c_stack_check();
     tflm_model_obj_t *model = tflm_get_model(args[ARG_model].u_obj);
     tflm_build_args_t build;
-    #if TFLM_STAGE_ARG
-    mp_obj_t stage = args[ARG_stage].u_obj;
-    #else
-    mp_obj_t stage = mp_const_none;
-    #endif
-    tflm_build_args(model, args[ARG_planner].u_obj, args[ARG_plan].u_obj, args[ARG_preallocated].u_obj, stage,
-        &build);
+    tflm_build_args(model, args[ARG_planner].u_obj, args[ARG_plan].u_obj, args[ARG_preallocated].u_obj,
+        tflm_stage_arg(args, ARG_stage), &build);
     tflm_build_args_check(model, &build);
     tflm_interp_t measured;
     measure(&model->model, &build.cfg, &measured);
@@ -486,13 +481,8 @@ static mp_obj_t interp_make_new(const mp_obj_type_t *type, size_t n_args, size_t
 
     tflm_model_obj_t *model = tflm_get_model(args[ARG_model].u_obj);
     tflm_build_args_t build;
-    #if TFLM_STAGE_ARG
-    mp_obj_t stage = args[ARG_stage].u_obj;
-    #else
-    mp_obj_t stage = mp_const_none;
-    #endif
-    tflm_build_args(model, args[ARG_planner].u_obj, args[ARG_plan].u_obj, args[ARG_preallocated].u_obj, stage,
-        &build);
+    tflm_build_args(model, args[ARG_planner].u_obj, args[ARG_plan].u_obj, args[ARG_preallocated].u_obj,
+        tflm_stage_arg(args, ARG_stage), &build);
     // The conversions may have run Python code (an index's __int__): the
     // buffers are read where they are now, from here on no Python runs.
     tflm_build_args_check(model, &build);
