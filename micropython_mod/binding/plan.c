@@ -16,6 +16,8 @@ const mp_obj_str_t tflm_builtin_plan_obj = {
 };
 #endif
 
+#if TFLM_PLANNER_OFFLINE
+// plan=: the offline planner's (a build without it refuses the argument).
 static uint32_t model_tensor_count(tflm_model_t *m) {
     uint32_t n = 0;
     for (uint32_t s = 0; s < m->subgraphs.count; ++s) {
@@ -95,6 +97,7 @@ static void parse_plan(tflm_model_t *m, mp_obj_t plan_in, tflm_build_args_t *out
     out->plan_len = words.len;
     out->cfg.plan = &out->plan;
 }
+#endif
 
 void tflm_external_arg(tflm_model_obj_t *model, mp_obj_t index_in, mp_obj_t buffer, tflm_external_t *ext,
     mp_obj_t *keep) {
@@ -207,7 +210,6 @@ void tflm_build_args(tflm_model_obj_t *model, mp_obj_t planner_in, mp_obj_t plan
     mp_obj_t stage_in, tflm_build_args_t *out) {
     memset(out, 0, sizeof(*out));
     out->cfg.plan_memory = plan_memory;
-    tflm_model_t *m = &model->model;
     if (planner_in != mp_const_none) {
         const char *name = mp_obj_str_get_str(planner_in);
         out->cfg.planner = tflm_planner_find(name);
@@ -231,7 +233,7 @@ void tflm_build_args(tflm_model_obj_t *model, mp_obj_t planner_in, mp_obj_t plan
                 out->cfg.planner->name);
         }
         out->cfg.planner = &tflm_planner_offline;
-        parse_plan(m, plan_in, out);
+        parse_plan(&model->model, plan_in, out);
         #else
         mp_raise_msg(&mp_type_NotImplementedError, MP_ERROR_TEXT("this firmware has no offline planner"));
         #endif

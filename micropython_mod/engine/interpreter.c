@@ -177,9 +177,9 @@ static tflm_status_t plan_head(tflm_interp_t *ip, tflm_plan_rec_t *recs) {
 // The offline plan's offsets, then the head's plan (the pre-allocated
 // tensors are out of the head already).
 static tflm_status_t place_head(tflm_interp_t *ip, const tflm_config_t *cfg, tflm_plan_rec_t *recs) {
-    tflm_status_t st;
     #if TFLM_PLANNER_OFFLINE
     if (ip->planner == &tflm_planner_offline) {
+        tflm_status_t st;
         tflm_plan_t from_model;
         const tflm_plan_t *plan = cfg->plan;
         if (plan == NULL) {
@@ -199,6 +199,8 @@ static tflm_status_t place_head(tflm_interp_t *ip, const tflm_config_t *cfg, tfl
         }
         ip->fixed = true;
     }
+    #else
+    (void)cfg;
     #endif
     return plan_head(ip, recs);
 }
