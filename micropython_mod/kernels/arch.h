@@ -81,7 +81,7 @@
 // ("impossible constraints") and those builds take the C loops there. GCC
 // names no level but -Os (__OPTIMIZE_SIZE__): micropython.mk,
 // micropython.cmake and natmod.mk say 0 for a TFLM_KERNEL_OPT other than
-// -O2 (tests/test_kernel_opt.py compiles the kernels at each level).
+// -O2 (tests/test_build_settings.py compiles the kernels at each level).
 #ifndef TFLM_KERNEL_O2
 #if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
 #define TFLM_KERNEL_O2 (1)

@@ -98,7 +98,8 @@ static tflm_status_t copy_tensors(tflm_eval_t *e, void *const *node, uint32_t sg
     return TFLM_OK;
 }
 
-// Byte-for-byte copies of the operator's inputs to its outputs (WHILE).
+#if TFLM_KERNEL_WHILE
+// Byte-for-byte copies of the operator's inputs to its outputs.
 static void copy_inputs_to_outputs(tflm_eval_t *e, const flow_data_t *d) {
     for (uint32_t i = 0; i < d->n_out; ++i) {
         uint32_t bytes;
@@ -108,6 +109,7 @@ static void copy_inputs_to_outputs(tflm_eval_t *e, const flow_data_t *d) {
         }
     }
 }
+#endif
 
 #endif
 

@@ -19,7 +19,7 @@
 
 // At -Os GCC cannot place the operands of mm_s8.h's DSP blocks where this
 // file inlines them ("impossible constraints"): the C loops then (a build
-// at -Os asked for size; tests/test_kernel_opt.py).
+// at -Os asked for size; tests/test_build_settings.py).
 #if defined(__OPTIMIZE_SIZE__) && !defined(TFLM_MM_S8_LANES_ASM)
 #define TFLM_MM_S8_LANES_ASM (0)
 #endif

@@ -15,7 +15,7 @@
 #include "engine/fmath.h"
 #include "engine/quant.h"
 
-#if TFLM_KERNEL_SIGNAL_FRAMER || TFLM_KERNEL_SIGNAL_DELAY || TFLM_KERNEL_SIGNAL_OVERLAP_ADD
+#if TFLM_KERNEL_SIGNAL_FRAMER || TFLM_KERNEL_SIGNAL_DELAY
 // Rows of the input (all dimensions but the last) and the last dimension.
 static tflm_status_t stream_rows(tflm_prepare_t *p, const tflm_tinfo_t *in, uint32_t *rows, uint32_t *inner) {
     if (in->ndims < 1 || in->dims[in->ndims - 1] <= 0) {
@@ -25,7 +25,10 @@ static tflm_status_t stream_rows(tflm_prepare_t *p, const tflm_tinfo_t *in, uint
     *rows = in->elements / *inner;
     return TFLM_OK;
 }
+#endif
 
+#if TFLM_KERNEL_SIGNAL_FRAMER || TFLM_KERNEL_SIGNAL_DELAY || TFLM_KERNEL_SIGNAL_STACKER \
+    || TFLM_KERNEL_SIGNAL_OVERLAP_ADD
 // Bytes of `count` elements of `size` bytes, refused past 16 MiB (no arena holds them).
 static tflm_status_t stream_state_bytes(tflm_prepare_t *p, uint64_t count, uint32_t size, uint32_t head, uint32_t *bytes) {
     uint64_t b = count * size + head;

@@ -1,13 +1,19 @@
-"""The kernels compile for every Arm core family at every optimization level
-a build may ask for (TFLM_KERNEL_OPT: -O2 by default, -Os with
-`TFLM_KERNEL_OPT=`, or -O1, -O3), position-independent too (tflm.mpy),
-with the flags the build files add at that level (kernels/arch.h's
-TFLM_KERNEL_O2=0 away from -O2), warnings as errors as MicroPython's ports
-build them. The inline assembly's operands are register-allocated by GCC,
-and what it can place depends on the level: a block that fits at -O2 can
-fail at -Os ("impossible constraints"). Only the sources that hold
-assembly, themselves or through the kernels' headers, are compiled; the
-others' C is the same at every level and is built by the other tests."""
+"""The module's C builds with the settings a build may ask for, warnings as
+errors as MicroPython's ports build it:
+
+- every optimization level (TFLM_KERNEL_OPT: -O2 by default, -Os with
+  `TFLM_KERNEL_OPT=`, or -O1, -O3) for every Arm core family,
+  position-independent too (tflm.mpy), with the flags the build files add
+  at that level (kernels/arch.h's TFLM_KERNEL_O2=0 away from -O2). The
+  inline assembly's operands are register-allocated by GCC, and what it can
+  place depends on the level: a block that fits at -O2 can fail at -Os
+  ("impossible constraints"). Only the sources that hold assembly,
+  themselves or through the kernels' headers, are compiled;
+- every op alone (`TFLM_OPS="OP"`, as `tflm-host ops` prints it for a model
+  of that one op): the sources that name the op's flag, where helpers
+  shared by several ops are left unused when only one is built in.
+
+The other tests build the default settings."""
 
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from tflm_host.schema import flag_name
 
 MOD = ROOT / "micropython_mod"
 CPUS = {"cortex-m0": ["-mcpu=cortex-m0"], "cortex-m3": ["-mcpu=cortex-m3"],
@@ -90,3 +97,34 @@ def test_kernels_compile_at_every_level(cpu, tmp_path):
     with ThreadPoolExecutor(2) as pool:
         failures = [f for f in pool.map(compile_one, jobs) if f]
     assert not failures, f"{cpu}:\n" + "\n".join(failures)
+
+
+KERNEL_TABLE = MOD / "kernels" / "kernel_table.txt"
+# MicroPython's stm32 port's warnings (its Makefile) beside -Wall -Werror.
+PORT_WARNINGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror", "-Wdouble-promotion", "-Wfloat-conversion",
+                 "-Wpointer-arith"]
+
+
+def op_flag(op: str) -> str:
+    return "TFLM_KERNEL_" + flag_name(op)
+
+
+def test_each_op_alone_compiles(tmp_path):
+    ops = [line.split()[0] for line in KERNEL_TABLE.read_text().splitlines() if line and not line.startswith("#")]
+    sources = sorted([*MOD.glob("kernels/*.c"), *MOD.glob("engine/*.c")])
+    texts = {src: src.read_text() for src in sources}
+    jobs = [(op, src) for op in ops for src in sources if re.search(rf"\b{op_flag(op)}\b", texts[src])]
+    assert len({op for op, _ in jobs}) == len(ops), "an op whose flag no source names"
+
+    def compile_one(job) -> str | None:
+        op, src = job
+        cmd = [CC, "-std=c99", "-O2", "-mthumb", *CPUS["cortex-m4"], *PORT_WARNINGS, "-DTFLM_KERNELS_DEFAULT=0",
+               f"-D{op_flag(op)}=1", f"-I{MOD}", "-c", str(src), "-o", str(tmp_path / f"{src.stem}-{op_flag(op)}.o")]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if proc.returncode == 0:
+            return None
+        return f"{op} alone, {src.name}: {'; '.join(line for line in proc.stderr.splitlines() if 'error' in line)}"
+
+    with ThreadPoolExecutor(2) as pool:
+        failures = [f for f in pool.map(compile_one, jobs) if f]
+    assert not failures, "\n".join(failures)
