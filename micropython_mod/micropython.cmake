@@ -75,17 +75,21 @@ endif()
 if(NOT DEFINED TFLM_KERNEL_OPT)
     set(TFLM_KERNEL_OPT -O2)
 endif()
-if(TFLM_KERNEL_OPT)
-    file(GLOB TFLM_KERNEL_SOURCES ${CMAKE_CURRENT_LIST_DIR}/kernels/*.c)
-    set(TFLM_KERNEL_COMPILE_OPTIONS ${TFLM_KERNEL_OPT})
-    # At a level other than -O2 the largest assembly blocks are left out
-    # (kernels/arch.h, TFLM_KERNEL_O2).
-    list(FIND TFLM_KERNEL_OPT -O2 TFLM_KERNEL_AT_O2)
-    if(TFLM_KERNEL_AT_O2 EQUAL -1)
-        list(APPEND TFLM_KERNEL_COMPILE_OPTIONS -DTFLM_KERNEL_O2=0)
+# Unless the last level it names is -O2, the assembly blocks that take
+# every register are left out (kernels/arch.h, TFLM_KERNEL_O2; as
+# micropython.mk's TFLM_KERNEL_OPT_DEFS).
+separate_arguments(TFLM_KERNEL_COMPILE_OPTIONS UNIX_COMMAND "${TFLM_KERNEL_OPT}")
+set(TFLM_KERNEL_LEVEL "")
+foreach(TFLM_ARG ${TFLM_KERNEL_COMPILE_OPTIONS})
+    if(TFLM_ARG MATCHES "^-O")
+        set(TFLM_KERNEL_LEVEL ${TFLM_ARG})
     endif()
-    set_source_files_properties(${TFLM_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS "${TFLM_KERNEL_COMPILE_OPTIONS}")
+endforeach()
+if(NOT TFLM_KERNEL_LEVEL STREQUAL "-O2")
+    list(APPEND TFLM_KERNEL_COMPILE_OPTIONS -DTFLM_KERNEL_O2=0)
 endif()
+file(GLOB TFLM_KERNEL_SOURCES ${CMAKE_CURRENT_LIST_DIR}/kernels/*.c)
+set_source_files_properties(${TFLM_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS "${TFLM_KERNEL_COMPILE_OPTIONS}")
 # invoke.c and patch.c too (TFLM_INVOKE_OPT, as in micropython.mk; empty: the port's own).
 if(NOT DEFINED TFLM_INVOKE_OPT)
     set(TFLM_INVOKE_OPT ${TFLM_KERNEL_OPT})

@@ -30,9 +30,10 @@ TFLM_KERNEL_OPT ?= -O2
 TFLM_KERNEL_OPT_ONLY ?=
 TFLM_KERNEL_ALIGN ?=
 TFLM_KERNEL_ALIGN_EXCEPT ?=
-# At a level other than -O2 the largest assembly blocks are left out
-# (kernels/arch.h, TFLM_KERNEL_O2).
-TFLM_KERNEL_OPT_DEFS := $(if $(filter-out -O2,$(filter -O%,$(TFLM_KERNEL_OPT))),-DTFLM_KERNEL_O2=0)
+# Unless the last level TFLM_KERNEL_OPT names is -O2, the assembly blocks
+# that take every register are left out (kernels/arch.h, TFLM_KERNEL_O2;
+# natmod.mk has the same line; tests/test_build_settings.py).
+TFLM_KERNEL_OPT_DEFS := $(if $(filter -O2,$(lastword $(filter -O%,$(TFLM_KERNEL_OPT)))),,-DTFLM_KERNEL_O2=0)
 TFLM_KERNEL_OBJ_DIR := $(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/kernels
 TFLM_KERNEL_OPT_FILES := $(if $(strip $(TFLM_KERNEL_OPT_ONLY)),$(TFLM_KERNEL_OPT_ONLY),$(basename $(notdir \
     $(wildcard $(TFLM_MOD_DIR)/kernels/*.c))))

@@ -46,10 +46,10 @@ TFLM_KERNEL_OPT_ONLY ?= conv_s8 depthwise_conv_s8 fully_connected add_sub mul po
 	signal_rfft signal_irfft signal_stream
 NATMOD_OPT_FILES := $(if $(strip $(TFLM_KERNEL_OPT_ONLY)),$(TFLM_KERNEL_OPT_ONLY),$(basename $(notdir \
 	$(wildcard src/kernels/*.c))))
-# At a level other than -O2 the largest assembly blocks are left out
-# (kernels/arch.h, TFLM_KERNEL_O2).
-$(addprefix $(BUILD)/src/kernels/,$(addsuffix .o,$(NATMOD_OPT_FILES))): CFLAGS += $(TFLM_KERNEL_OPT) \
-	$(if $(filter-out -O2,$(filter -O%,$(TFLM_KERNEL_OPT))),-DTFLM_KERNEL_O2=0)
+# Unless the last level TFLM_KERNEL_OPT names is -O2, the assembly blocks
+# that take every register are left out (micropython.mk's line).
+TFLM_KERNEL_OPT_DEFS := $(if $(filter -O2,$(lastword $(filter -O%,$(TFLM_KERNEL_OPT)))),,-DTFLM_KERNEL_O2=0)
+$(addprefix $(BUILD)/src/kernels/,$(addsuffix .o,$(NATMOD_OPT_FILES))): CFLAGS += $(TFLM_KERNEL_OPT) $(TFLM_KERNEL_OPT_DEFS)
 
 # A patch's overlapped convolutions a band of rows a call, as PYBV11 runs
 # them (kernels/conv_s8.c's TFLM_CONV_S8_WINDOW_BANDS): their one-call path

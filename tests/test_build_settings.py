@@ -2,13 +2,16 @@
 errors as MicroPython's ports build it:
 
 - every optimization level (TFLM_KERNEL_OPT: -O2 by default, -Os with
-  `TFLM_KERNEL_OPT=`, or -O1, -O3) for every Arm core family,
-  position-independent too (tflm.mpy), with the flags the build files add
-  at that level (kernels/arch.h's TFLM_KERNEL_O2=0 away from -O2). The
-  inline assembly's operands are register-allocated by GCC, and what it can
-  place depends on the level: a block that fits at -O2 can fail at -Os
-  ("impossible constraints"). Only the sources that hold assembly,
-  themselves or through the kernels' headers, are compiled;
+  `TFLM_KERNEL_OPT=` on most ports, -Og with the stm32 port's DEBUG=1, or
+  -O1, -O3) for every Arm core family, position-independent too
+  (tflm.mpy), with the flags the build files add at that level
+  (kernels/arch.h's TFLM_KERNEL_O2=0 unless the level is -O2). The inline
+  assembly's operands are register-allocated by GCC, and what it can place
+  depends on the level: a block that fits at -O2 can fail at -Os
+  ("impossible constraints"). Every source for the Cortex-M4 (PYBV11,
+  NETDUINOPLUS2): GCC's warnings differ by level too; for the other cores
+  the sources that hold assembly, themselves or through the kernels'
+  headers;
 - every op alone (`TFLM_OPS="OP"`, as `tflm-host ops` prints it for a model
   of that one op): the sources that name the op's flag, where helpers
   shared by several ops are left unused when only one is built in.
@@ -17,6 +20,7 @@ The other tests build the default settings."""
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -33,17 +37,40 @@ CPUS = {"cortex-m0": ["-mcpu=cortex-m0"], "cortex-m3": ["-mcpu=cortex-m3"],
         "cortex-m7": ["-mcpu=cortex-m7", "-mfloat-abi=hard", "-mfpu=fpv5-d16"]}
 # -O2 is what every firmware and tflm.mpy here builds (the other tests);
 # the Cortex-M7 (the STM32F7 boards) has no board here, so -O2 too.
-LEVELS = {"cortex-m0": ["-Os", "-O1", "-O3"], "cortex-m3": ["-Os", "-O1", "-O3"],
-          "cortex-m4": ["-Os", "-O1", "-O3"], "cortex-m7": ["-Os", "-O1", "-O2", "-O3"]}
+LEVELS = {"cortex-m0": ["-Os", "-Og", "-O1", "-O3"], "cortex-m3": ["-Os", "-Og", "-O1", "-O3"],
+          "cortex-m4": ["-Os", "-Og", "-O1", "-O3"], "cortex-m7": ["-Os", "-Og", "-O1", "-O2", "-O3"]}
 CC = "arm-none-eabi-gcc"
+# MicroPython's stm32 port's warnings (its Makefile) beside -Wall -Werror.
+PORT_WARNINGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror", "-Wdouble-promotion", "-Wfloat-conversion",
+                 "-Wpointer-arith"]
 
 
-def level_flags(level: str) -> list[str]:
-    """What micropython.mk, micropython.cmake and natmod.mk add to the
-    kernels' flags with TFLM_KERNEL_OPT=level (read from micropython.mk)."""
-    text = (MOD / "micropython.mk").read_text()
-    assert "$(if $(filter-out -O2,$(filter -O%,$(TFLM_KERNEL_OPT))),-DTFLM_KERNEL_O2=0)" in text
-    return [level] if level in ("-O2", "-Os") else [level, "-DTFLM_KERNEL_O2=0"]
+def opt_defs_line() -> str:
+    """micropython.mk's TFLM_KERNEL_OPT_DEFS line, which natmod.mk repeats
+    (and micropython.cmake says in CMake: the last -O level, if not -O2,
+    adds -DTFLM_KERNEL_O2=0)."""
+    lines = [re.search(r"^TFLM_KERNEL_OPT_DEFS :=.*$", (MOD / f).read_text(), re.M) for f in ("micropython.mk", "natmod.mk")]
+    assert all(lines), "TFLM_KERNEL_OPT_DEFS in micropython.mk and natmod.mk"
+    assert lines[0].group(0) == lines[1].group(0), "natmod.mk's TFLM_KERNEL_OPT_DEFS differs from micropython.mk's"
+    return lines[0].group(0)
+
+
+@functools.cache
+def level_flags(level: str) -> tuple[str, ...]:
+    """The kernels' flags with TFLM_KERNEL_OPT=level: the level and what
+    the build files' line adds, evaluated by make."""
+    makefile = f"{opt_defs_line()}\nall:\n\t@echo $(TFLM_KERNEL_OPT_DEFS)\n"
+    proc = subprocess.run(["make", "-s", "-f", "-", f"TFLM_KERNEL_OPT={level}"], input=makefile, capture_output=True,
+                          text=True, check=True)
+    return (level, *proc.stdout.split())
+
+
+def test_opt_defs():
+    """The build files' line: TFLM_KERNEL_O2=0 unless the last level is -O2."""
+    assert level_flags("-O2") == ("-O2",)
+    assert level_flags("-O3 -O2") == ("-O3 -O2",)
+    for level in ("-Os", "-Og", "-O1", "-O3", "-O2 -O3", "", "-g"):
+        assert level_flags(level) == (level, "-DTFLM_KERNEL_O2=0"), level
 
 
 def natmod_armv7emsp() -> tuple[set[str], list[str]]:
@@ -79,14 +106,19 @@ def sources_with_asm() -> list[Path]:
 
 @pytest.mark.parametrize("cpu", sorted(CPUS))
 def test_kernels_compile_at_every_level(cpu, tmp_path):
-    jobs = [(level, pic, src) for level in LEVELS[cpu] for pic in ([], ["-fpic"]) for src in sources_with_asm()]
+    # The Cortex-M4 (PYBV11, NETDUINOPLUS2) every source, as the firmware
+    # builds them: GCC's warnings differ by level too (-O3's "may be used
+    # uninitialized").
+    every = sorted([*MOD.glob("kernels/*.c"), *MOD.glob("engine/*.c")]) if cpu == "cortex-m4" else sources_with_asm()
+    jobs = [(level, pic, src) for level in LEVELS[cpu] for pic in ([], ["-fpic"])
+            for src in (sources_with_asm() if pic else every)]
 
     def compile_one(job) -> str | None:
         level, pic, src = job
         out = tmp_path / f"{src.stem}{level}{''.join(pic)}.o"
         natmod = NATMOD_ARMV7EMSP[1] if pic and cpu in ("cortex-m4", "cortex-m7") and \
             src.stem not in NATMOD_ARMV7EMSP[0] else []
-        cmd = [CC, "-std=c99", "-Wall", "-Werror", "-mthumb", *CPUS[cpu], *level_flags(level), *pic, *natmod,
+        cmd = [CC, "-std=c99", *PORT_WARNINGS, "-mthumb", *CPUS[cpu], *level_flags(level), *pic, *natmod,
                f"-I{MOD}", "-c", str(src), "-o", str(out)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if proc.returncode == 0:
@@ -100,9 +132,6 @@ def test_kernels_compile_at_every_level(cpu, tmp_path):
 
 
 KERNEL_TABLE = MOD / "kernels" / "kernel_table.txt"
-# MicroPython's stm32 port's warnings (its Makefile) beside -Wall -Werror.
-PORT_WARNINGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror", "-Wdouble-promotion", "-Wfloat-conversion",
-                 "-Wpointer-arith"]
 
 
 def op_flag(op: str) -> str:

@@ -491,15 +491,15 @@ static inline uint32_t align_down(uint32_t x) {
 // input lies far enough below it, else its lowest, under the next input.
 static bool patch_place(uint32_t n, const patch_sizes_t *z, uint32_t size, uint32_t *at) {
     uint32_t lo[TFLM_PATCH_MAX_OPS], hi[TFLM_PATCH_MAX_OPS];
-    for (uint32_t j = 0; j < n; ++j) {
+    if (n == 0 || z->in[0] > size) {
+        return false;
+    }
+    lo[0] = 0, hi[0] = align_down(size - z->in[0]);
+    for (uint32_t j = 1; j < n; ++j) {
         if (z->in[j] > size) {
             return false;
         }
         const uint32_t top = align_down(size - z->in[j]);
-        if (j == 0) {
-            lo[0] = 0, hi[0] = top;
-            continue;
-        }
         const uint32_t d = z->dist[j - 1];
         const bool below = hi[j - 1] >= d;
         const uint64_t above_from = tflm_align_up(lo[j - 1] + z->in[j - 1], TFLM_ALIGN);

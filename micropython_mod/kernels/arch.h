@@ -75,13 +75,14 @@
 #endif
 
 // Whether the assembly blocks that take every register GCC can give (the
-// DSP cores' pointwise quads and fully connected units, Armv6-M's
-// depthwise taps) are built: at -O2 GCC places their operands; at -Os,
-// -O1 or -O3 it keeps a register for itself in some of their callers
-// ("impossible constraints") and those builds take the C loops there. GCC
-// names no level but -Os (__OPTIMIZE_SIZE__): micropython.mk,
-// micropython.cmake and natmod.mk say 0 for a TFLM_KERNEL_OPT other than
-// -O2 (tests/test_build_settings.py compiles the kernels at each level).
+// pointwise quads of the DSP cores, the fully connected units and the
+// depthwise rows of the Cortex-M3 and M4, Armv6-M's depthwise taps) are
+// built: at -O2 GCC places their operands; at -Os, -Og, -O1 or -O3 it
+// keeps a register for itself in some of their callers ("impossible
+// constraints") and those builds take the C loops there. GCC names no
+// level but -Os (__OPTIMIZE_SIZE__): micropython.mk, micropython.cmake and
+// natmod.mk say 0 unless TFLM_KERNEL_OPT's last level is -O2
+// (tests/test_build_settings.py compiles the kernels at each level).
 #ifndef TFLM_KERNEL_O2
 #if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
 #define TFLM_KERNEL_O2 (1)

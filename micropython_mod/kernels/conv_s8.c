@@ -19,8 +19,9 @@
 
 // At -Os GCC cannot place the operands of mm_s8.h's DSP blocks where this
 // file inlines them ("impossible constraints"): the C loops then (a build
-// at -Os asked for size; tests/test_build_settings.py).
-#if defined(__OPTIMIZE_SIZE__) && !defined(TFLM_MM_S8_LANES_ASM)
+// at -Os asked for size; tests/test_build_settings.py). The Cortex-M3's
+// blocks fit.
+#if defined(__OPTIMIZE_SIZE__) && defined(__ARM_FEATURE_DSP) && !defined(TFLM_MM_S8_LANES_ASM)
 #define TFLM_MM_S8_LANES_ASM (0)
 #endif
 #include "kernels/loop_opt.h"
