@@ -64,11 +64,12 @@ MPY_MAKE_FLAGS := USER_C_MODULES=$(TOP) MICROPY_MPYCROSS=$(MPY_CROSS) FROZEN_MAN
 
 # The RISC-V and Xtensa compilers are for `make compile-check` (ESP32 cores);
 # cmake, g++ and Arm's libstdc++ build the RP2040 firmware and picotool;
+# clang the engine's tests a second time, its sanitizers seeing more;
 # Python's headers the host package's engine extension; dpkg-source
 # unpacks QEMU's source package for the cycle estimator's plugin header.
 APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 	gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gcc-xtensa-lx106 picolibc-xtensa-lx106-elf \
-	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev dpkg-dev
+	cmake g++ libstdc++-arm-none-eabi-newlib python3-dev dpkg-dev clang
 
 .PHONY: help deps apt-deps venv cycles-plugin micropython mpy-cross unix unix-asan test-attacks-asan firmware qemu-firmware \
 	list-qemu-boards demo size-report fw-dir test engine-binaries test-engine test-fmath test-pico test-esp32 fuzz soak \
@@ -102,6 +103,11 @@ apt-deps:
 		echo "Installing:$$missing"; \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@# clang's sanitizer runtime, a package of its own (libclang-rt-<major>-dev) that clang only recommends.
+	@if ! echo 'int main(void) { return 0; }' | clang -x c -fsanitize=address,undefined -o /dev/null - 2>/dev/null; then \
+		v=$$(clang -dumpversion | cut -d. -f1); echo "Installing: libclang-rt-$$v-dev"; \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends libclang-rt-$$v-dev; \
 	fi
 
 # tflm-host's engine extension (tflm_host._engine), built in place by the
@@ -478,9 +484,12 @@ test-esp32: deps
 	TFLM_ESP32=all TFLM_MODELS=$(MODELS) TFLM_BUILD=$(BUILD) $(PY) -m pytest -q tests -k ESP32_GENERIC
 
 # The engine alone, on the host, under AddressSanitizer and UBSan.
-## make test-engine: the engine's C tests and a fuzz slice on the host under ASan/UBSan
+## make test-engine: the engine's C tests and a fuzz slice on the host under ASan/UBSan, built by gcc, then by clang
 test-engine: venv
 	$(MAKE) -C tests/engine BUILD=$(BUILD)/engine MODELS=$(MODELS) PY=$(abspath $(PY))
+	@# Again built by clang, whose UBSan also stops at an offset added to a null pointer.
+	$(MAKE) -C tests/engine BUILD=$(BUILD)/engine-clang GENERATED=$(BUILD)/engine/generated CC=clang MODELS=$(MODELS) \
+		PY=$(abspath $(PY))
 
 # engine/fmath*.c against glibc over every float input (make test takes
 # every 61st): after a change to them.

@@ -95,7 +95,8 @@ typedef struct {
 
 extern const char *const tflm_audit_names[TFLM_AUDIT_COUNT];
 
-typedef struct _tflm_interp_t {
+// (tflm_interp_t: kernel.h names it, for the kernels.)
+struct _tflm_interp_t {
     tflm_model_t *model;
     tflm_arena_t *arena;
     const tflm_planner_t *planner;
@@ -174,7 +175,7 @@ typedef struct _tflm_interp_t {
     // a call at every operator). NULL: none.
     void *const volatile *interrupt_word;
     tflm_error_t err;
-} tflm_interp_t;
+};
 
 // Builds the interpreter in the arena. On TFLM_ERR_MEMORY, err.needed is the
 // exact arena size needed (0 when even the tail did not fit: measure it with

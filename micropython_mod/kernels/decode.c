@@ -144,7 +144,6 @@ static bool decode_lut(const decode_item_t *it, const uint8_t *enc, const uint8_
 // Pruning: false when the mask takes more values than the table holds.
 static bool decode_prune(const decode_item_t *it, const uint8_t *data, const uint8_t *mask, const uint8_t *table,
     uint8_t *out) {
-    const int8_t *zps = (const int8_t *)(data + it->zp_at);
     decode_channel_t ch = decode_channel_start(it);
     uint32_t taken = 0;
     for (uint32_t i = 0; i < it->count; ++i) {
@@ -155,7 +154,9 @@ static bool decode_prune(const decode_item_t *it, const uint8_t *data, const uin
             decode_put(out, i, table + (size_t)taken++ * it->size, it->size);
         } else if (out != NULL) {
             // the zero point as the element type (an int8 widened)
-            int64_t zp = it->per_channel_zp ? zps[ch.channel] : (int8_t)it->zp;
+            // (data is NULL when only checking, with out: its zero points
+            // are read here only.)
+            int64_t zp = it->per_channel_zp ? ((const int8_t *)(data + it->zp_at))[ch.channel] : (int8_t)it->zp;
             uint8_t v[8];
             if (it->size == 1) {
                 v[0] = (uint8_t)zp;

@@ -128,7 +128,8 @@ static inline int8_t dw_s8_put(uint32_t sum, const dw_s8_row_t *r) {
 #endif
 
 // The segments' loops in assembly on the M profile in builds at -O2
-// (TFLM_KERNEL_O2: at -Og GCC cannot place their operands), as DW_S8_FULL_ASM (the host's tests build the C loops, the same sums and
+// (TFLM_KERNEL_O2: at -Og GCC cannot place their operands), as
+// DW_S8_FULL_ASM (the host's tests build the C loops, the same sums and
 // outputs); not with TFLM_DW_S8_COMPACT (PYBV11, short of flash).
 #if DW_S8_SPLIT && !TFLM_DW_S8_COMPACT && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) \
     && __ARM_ARCH_PROFILE == 'M' && defined(__OPTIMIZE__) && TFLM_KERNEL_O2

@@ -383,7 +383,8 @@ tflm_status_t tflm_tf_lite_detection_post_process_eval(tflm_eval_t *e) {
     const dp_data_t *d = e->data;
     const float *enc = e->in[0], *anchors = e->in[2];
     float *boxes = e->scratch[S_DECODED];
-    const double sy = d->scale[0], sx = d->scale[1], sh = d->scale[2], sw = d->scale[3];
+    const double sy = (double)d->scale[0], sx = (double)d->scale[1], sh = (double)d->scale[2],
+                 sw = (double)d->scale[3];
     for (uint32_t i = 0; i < d->n; ++i) {
         const float *b = enc + (size_t)i * d->stride, *a = anchors + 4 * (size_t)i;
         // anchor: y, x, h, w; all in double, each result rounded to float.

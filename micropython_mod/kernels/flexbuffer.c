@@ -181,7 +181,7 @@ tflm_status_t tflm_flex_value(tflm_prepare_t *p, const tflm_flex_map_t *map, con
             uint32_t bits = (uint32_t)raw;
             float f;
             memcpy(&f, &bits, 4);
-            v->f = f;
+            v->f = (double)f;
         } else {
             memcpy(&v->f, &raw, 8);
         }

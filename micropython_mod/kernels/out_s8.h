@@ -241,8 +241,10 @@ static inline bool tflm_out_s8_mmr_k_fits(int32_t k) {
 }
 // (The reference's own steps, shift -1, never fit.)
 static inline bool tflm_out_s8_mmr_fits(const tflm_out_s8_t *q) {
-    return tflm_out_s8_mmr_bias_fits(q->bias)
-        & ((q->shift < -1) | ((q->shift >= 0) & tflm_out_s8_mmr_k_fits(q->k)));
+    // (Bitwise on purpose: no branches. As unsigned, which clang does not
+    // take for a mistyped && or ||.)
+    return (unsigned)tflm_out_s8_mmr_bias_fits(q->bias)
+        & ((unsigned)(q->shift < -1) | ((unsigned)(q->shift >= 0) & (unsigned)tflm_out_s8_mmr_k_fits(q->k)));
 }
 // SMMLAR in C, modulo 2^64 as the instruction (the host's check of the
 // form, test_speed_paths).
