@@ -213,12 +213,13 @@ test-attacks-asan: unix-asan
 	TFLM_UNIX_BINARY=$(BUILD)/unix-asan/micropython ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		nice $(PY) tests/api_fuzz.py $(FUZZ_API_ASAN_N) $(FUZZ_SEED)
 
-# With TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS, TFLM_PATCH or PLAN the firmware
-# goes to its own folder, build/<BOARD>-cfg-<hash>: MicroPython's make does
-# not rebuild objects when compiler flags change.
+# With TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS, TFLM_PATCH, PLAN, or
+# TFLM_KERNEL_OPT or TFLM_KERNEL_OPT_ONLY given, the firmware goes to its
+# own folder, build/<BOARD>-cfg-<hash>: MicroPython's make does not rebuild
+# objects when compiler flags change.
 FW_CONFIG = $(strip $(sort $(TFLM_OPS)) $(if $(strip $(TFLM_TYPES)),types: $(sort $(TFLM_TYPES))) \
 	$(if $(TFLM_PLANNERS),planners: $(sort $(TFLM_PLANNERS))) $(if $(PLAN),plan: $(abspath $(PLAN))) \
-	$(if $(strip $(TFLM_PATCH)),patch: $(strip $(TFLM_PATCH))))
+	$(if $(strip $(TFLM_PATCH)),patch: $(strip $(TFLM_PATCH)))$(KERNEL_OPT_KNOBS))
 FW_BUILD = $(BUILD)/$(BOARD)$(if $(FW_CONFIG),-cfg-$(shell echo "$(FW_CONFIG)" | md5sum | cut -c1-8))
 
 # Real boards (RPI_PICO, ESP32_GENERIC, PYBV11) and the cross-compile checks.
@@ -277,10 +278,11 @@ NATMOD_XTENSA_PATH = $(if $(shell command -v xtensa-esp32-elf-gcc 2> /dev/null),
 natmod_dir = $(BUILD)/natmod/$(1)$(if $(strip $(2)$(3)$(4)),-cfg-$(shell echo "$(sort $(2)) $(sort $(3))$(if \
 	$(strip $(4)), patch: $(strip $(4)))" | md5sum | cut -c1-8))
 NATMOD_DIR = $(call natmod_dir,$(ARCH),$(TFLM_OPS),$(TFLM_TYPES),$(TFLM_PATCH))
-# What a build's objects were made with (natmod.mk's optimization knobs when
-# given): another setting rebuilds them.
-NATMOD_KNOBS = $(foreach v,TFLM_KERNEL_OPT TFLM_KERNEL_OPT_ONLY,$(if $(filter undefined,$(origin $(v))),, $(v)=[$($(v))]))
-NATMOD_CONFIG = $(TFLM_OPS) $(TFLM_TYPES)$(if $(strip $(TFLM_PATCH)), TFLM_PATCH=$(strip $(TFLM_PATCH)))$(NATMOD_KNOBS)
+# The kernels' optimization knobs when given (micropython.mk's and
+# natmod.mk's): a natmod's objects made with other settings are made again,
+# a firmware with them has a folder of its own (FW_CONFIG).
+KERNEL_OPT_KNOBS = $(foreach v,TFLM_KERNEL_OPT TFLM_KERNEL_OPT_ONLY,$(if $(filter undefined,$(origin $(v))),, $(v)=[$($(v))]))
+NATMOD_CONFIG = $(TFLM_OPS) $(TFLM_TYPES)$(if $(strip $(TFLM_PATCH)), TFLM_PATCH=$(strip $(TFLM_PATCH)))$(KERNEL_OPT_KNOBS)
 # The release's second tflm.mpy for the RP2040: the ops most small
 # convolutional and dense models use, every type (a stock Pico's heap cannot
 # hold every kernel and a model: docs/natmod.md).
@@ -384,7 +386,7 @@ dist: dist-parts
 
 # What `make dist` copies, each built where its own target builds it.
 dist-parts: venv
-	@if [ -n "$(strip $(TFLM_OPS)$(TFLM_TYPES)$(TFLM_PLANNERS)$(TFLM_PATCH)$(PLAN)$(NATMOD_KNOBS))" ]; then \
+	@if [ -n "$(strip $(TFLM_OPS)$(TFLM_TYPES)$(TFLM_PLANNERS)$(TFLM_PATCH)$(PLAN)$(KERNEL_OPT_KNOBS))" ]; then \
 		echo "make dist ships the default builds: no TFLM_OPS, TFLM_TYPES, TFLM_PLANNERS, TFLM_PATCH, PLAN, TFLM_KERNEL_OPT or" \
 			"TFLM_KERNEL_OPT_ONLY" >&2; exit 1; fi
 	@for b in $(RELEASE_BOARDS); do $(BOARDS_MAKE) firmware-real BOARD=$$b || exit 1; done
