@@ -17,7 +17,8 @@ $(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/%.o: CFLAGS += -fno-s
 # On the Cortex-M3 boards the conv models run 15-30% fewer instructions than
 # at -Os, for about 20 KB more code; TFLM_KERNEL_OPT= builds the kernels like
 # the rest of the firmware. (MicroPython's make does not rebuild objects when
-# flags change: use a fresh BUILD folder when switching.)
+# flags change: the project's make firmware gives a build with either knob
+# a folder of its own; outside it, use a fresh BUILD folder when switching.)
 # TFLM_KERNEL_OPT_ONLY="conv fully_connected ..." (a board short of flash)
 # gives TFLM_KERNEL_OPT to those kernel files only, the rest built as the
 # firmware is.
