@@ -10,7 +10,11 @@ SRC_USERMOD_LIB_C += $(sort $(wildcard $(TFLM_MOD_DIR)/engine/*.c $(TFLM_MOD_DIR
 CFLAGS_USERMOD += -I$(TFLM_MOD_DIR) -ffp-contract=off
 # Ports that build with -fsingle-precision-constant (stm32, nrf, samd, ...)
 # would turn the engine's double constants into floats: off for the module.
+# (GCC's option: clang, which the unix port builds with on macOS, has
+# neither, and refuses it.)
+ifeq ($(findstring clang,$(shell $(CC) --version 2>/dev/null | head -n 1)),)
 $(patsubst $(USER_C_MODULES)/%,$(BUILD)/%,$(TFLM_MOD_DIR))/%.o: CFLAGS += -fno-single-precision-constant
+endif
 
 # Optimization of the kernel objects, which hold the loops invoke() spends its
 # time in: added after the port's own flags (-Os), so it wins for them only.

@@ -386,7 +386,7 @@ static mp_obj_t model_tensor_info(tflm_model_obj_t *self, uint32_t index) {
         dims[d] = mp_obj_new_int(tflm_fb_vec_i32(&m->fb, t.shape, d));
     }
     info->shape = mp_obj_new_tuple(t.shape.count, dims);
-    info->scale = mp_obj_new_float(t.scale.count ? tflm_fb_vec_f32(&m->fb, t.scale, 0) : 0.0f);
+    info->scale = mp_obj_new_float((mp_float_t)(t.scale.count ? tflm_fb_vec_f32(&m->fb, t.scale, 0) : 0.0f));
     info->zero_point = t.zero_point.count ? (int32_t)tflm_fb_vec_i64(&m->fb, t.zero_point, 0) : 0;
     return MP_OBJ_FROM_PTR(info);
 }
