@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -153,6 +154,36 @@ def attempt(f):
     except Exception as e:
         print(type(e).__name__, e)
 """
+
+
+def model_firmware(name: str, *settings: str, board: str = "NETDUINO2") -> device.QemuTarget:
+    """`make firmware` for the QEMU board with the model's kernels only, for
+    its tensor types (TFLM_OPS and TFLM_TYPES as `tflm-host ops` prints
+    them), and make's `settings` (VAR=value): the board running it."""
+    from tflm_host import cli
+
+    model = load_model(model_path(name))
+    ops = sorted({op.opcode for op in model.main.operators} & SUPPORTED_OPS)
+    args = ["make", "-s", "--no-print-directory", "-C", str(ROOT), f"BUILD={device.build_dir()}", f"BOARD={board}",
+            f"TFLM_OPS={' '.join(ops)}", f"TFLM_TYPES={cli.kernel_types([model])}", *settings]
+    built = subprocess.run(args + ["firmware"], capture_output=True, text=True)
+    assert built.returncode == 0, (built.stdout + built.stderr)[-3000:]
+    fw_dir = subprocess.run(args + ["fw-dir"], check=True, capture_output=True, text=True).stdout.strip()
+    return device.QemuTarget(board, firmware=Path(fw_dir) / "firmware.elf")
+
+
+def invoke_inputs(model, samples) -> tuple[str, dict[str, bytes]]:
+    """Device code that runs interpreter `it` on each sample's first input
+    (read from x.bin) and prints output 0 in hex, and the x.bin it reads."""
+    n = model.inputs[0].nbytes
+    code = f"""
+x = open(ROOT + '/x.bin', 'rb').read()
+for k in range({len(samples)}):
+    it.set_input(0, x[k * {n}:(k + 1) * {n}])
+    it.invoke()
+    print(bytes(it.output(0)).hex())
+"""
+    return code, {"x.bin": b"".join(s[0].tobytes() for s in samples)}
 
 
 def run_each_model(target: str, names: list[str], body: str, after: str = "") -> list[str]:

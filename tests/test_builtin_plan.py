@@ -6,12 +6,10 @@ firmware says of models whose ops or types it was built without."""
 
 from __future__ import annotations
 
-import subprocess
-
 import numpy as np
 import pytest
 
-from conftest import UNKNOWN_OPS_MESSAGE, DEVICE_PRELUDE, ROOT, SUPPORTED_OPS, model_files, model_path, \
+from conftest import UNKNOWN_OPS_MESSAGE, DEVICE_PRELUDE, invoke_inputs, model_files, model_firmware, model_path, \
     unknown_ops_model
 from opgen import single_op
 from tflm_host import cli, device
@@ -35,14 +33,7 @@ def firmware():
     text = formats.c_header(result.plan, NAME, result.head)
     if not header.exists() or header.read_text() != text:
         header.write_text(text)
-    model = load_model(model_path(NAME))
-    ops = sorted({op.opcode for op in model.main.operators} & SUPPORTED_OPS)
-    args = ["make", "-s", "--no-print-directory", "-C", str(ROOT), f"BUILD={build}", "BOARD=NETDUINO2",
-            f"TFLM_OPS={' '.join(ops)}", f"TFLM_TYPES={cli.kernel_types([model])}", "TFLM_PLANNERS=offline",
-            f"PLAN={header}"]
-    subprocess.run(args + ["firmware"], check=True, capture_output=True)
-    fw_dir = subprocess.run(args + ["fw-dir"], check=True, capture_output=True, text=True).stdout.strip()
-    return device.QemuTarget("NETDUINO2", firmware=device.Path(fw_dir) / "firmware.elf"), result
+    return model_firmware(NAME, "TFLM_PLANNERS=offline", f"PLAN={header}"), result
 
 
 def test_builtin_plan_without_greedy_planner(firmware):
@@ -53,6 +44,7 @@ def test_builtin_plan_without_greedy_planner(firmware):
     first = next(i for i, off in enumerate(result.plan.tensors) if off >= 0)
     partial = list(result.plan.tensors)
     partial[first] = -1  # left to the greedy planner, which is not there
+    run, x = invoke_inputs(model, samples)
     code = DEVICE_PRELUDE + f"""
 m = tflm.Model(memoryview(open(ROOT + '/{NAME}', 'rb')))
 print(len(tflm.builtin_plan))
@@ -61,15 +53,8 @@ attempt(lambda: tflm.Interpreter(m, planner='greedy'))
 attempt(lambda: tflm.Interpreter(m, plan={partial!r}))
 it = tflm.Interpreter(m, plan=tflm.builtin_plan)
 print(it.planner, it.arena_used_bytes(), it.head_bytes())
-x = open(ROOT + '/x.bin', 'rb').read()
-for k in range(2):
-    it.set_input(0, x[k * {model.inputs[0].nbytes}:(k + 1) * {model.inputs[0].nbytes}])
-    it.invoke()
-    print(bytes(it.output(0)).hex())
-"""
-    files = model_files(NAME)
-    files["x.bin"] = b"".join(s[0].tobytes() for s in samples)
-    out = target.run([code], files).splitlines()
+""" + run
+    out = target.run([code], model_files(NAME) | x).splitlines()
     assert out[0] == str(4 * (4 + n))
     assert out[1] == "ValueError the model has no OfflineMemoryAllocation metadata: give the offline planner a plan"
     assert out[2] == "ValueError unknown planner 'greedy' (planners: 'offline')"

@@ -7,13 +7,11 @@ planner alone)."""
 
 from __future__ import annotations
 
-import subprocess
-
 import numpy as np
 import pytest
 
-from conftest import DEVICE_PRELUDE, ROOT, SUPPORTED_OPS, model_files, model_path
-from tflm_host import arena, cli, device
+from conftest import DEVICE_PRELUDE, invoke_inputs, model_files, model_firmware, model_path
+from tflm_host import arena
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
 from tflm_host.runner import make_inputs
@@ -26,19 +24,13 @@ NAME = "hello_world_int8.tflite"
 
 @pytest.fixture(scope="module")
 def target():
-    model = load_model(model_path(NAME))
-    ops = sorted({op.opcode for op in model.main.operators} & SUPPORTED_OPS)
-    args = ["make", "-s", "--no-print-directory", "-C", str(ROOT), f"BUILD={device.build_dir()}", "BOARD=NETDUINO2",
-            f"TFLM_OPS={' '.join(ops)}", f"TFLM_TYPES={cli.kernel_types([model])}", "TFLM_PLANNERS=greedy"]
-    built = subprocess.run(args + ["firmware"], capture_output=True, text=True)
-    assert built.returncode == 0, (built.stdout + built.stderr)[-3000:]
-    fw_dir = subprocess.run(args + ["fw-dir"], check=True, capture_output=True, text=True).stdout.strip()
-    return device.QemuTarget("NETDUINO2", firmware=device.Path(fw_dir) / "firmware.elf")
+    return model_firmware(NAME, "TFLM_PLANNERS=greedy")
 
 
 def test_greedy_planner_alone(target):
     model = load_model(model_path(NAME))
     samples = make_inputs(model, "random", seed=3, count=2)
+    run, x = invoke_inputs(model, samples)
     code = DEVICE_PRELUDE + f"""
 m = tflm.Model(memoryview(open(ROOT + '/{NAME}', 'rb')))
 print(tflm.builtin_plan)
@@ -48,15 +40,8 @@ attempt(lambda: tflm.Interpreter(m, plan=[0] * 12))
 attempt(lambda: tflm.arena_size(m, plan=[0] * 12))
 it = tflm.Interpreter(m)
 print(it.planner, it.arena_used_bytes(), tflm.arena_size(m))
-x = open(ROOT + '/x.bin', 'rb').read()
-for k in range(2):
-    it.set_input(0, x[k * {model.inputs[0].nbytes}:(k + 1) * {model.inputs[0].nbytes}])
-    it.invoke()
-    print(bytes(it.output(0)).hex())
-"""
-    files = model_files(NAME)
-    files["x.bin"] = b"".join(s[0].tobytes() for s in samples)
-    out = target.run([code], files).splitlines()
+""" + run
+    out = target.run([code], model_files(NAME) | x).splitlines()
     used = arena.plan_layout(model).used
     assert out[:6] == ["None",
                        "ValueError unknown planner 'linear' (planners: 'greedy', 'tflm')",
