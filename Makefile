@@ -188,6 +188,14 @@ unix: $(MPY_CROSS)
 	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix STRIP= \
 		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 $(MPY_MAKE_FLAGS)
 
+# The same port built by clang (macOS's compiler; build/unix-clang), with the
+# port's warnings as errors as with GCC: tests/test_models.py runs the shared
+# models on it too.
+## make unix-clang: the unix port built by clang (build/unix-clang/micropython)
+unix-clang: $(MPY_CROSS)
+	$(MAKE) -C $(MPY_DIR)/ports/unix VARIANT=standard BUILD=$(BUILD)/unix-clang STRIP= CC=clang \
+		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 $(MPY_MAKE_FLAGS)
+
 # The unix port under AddressSanitizer and UBSan (build/unix-asan): the
 # binding's attacks and API fuzzing run on it (TFLM_UNIX_BINARY). The
 # collector's heap is one block to ASan, so it sees accesses past the heap

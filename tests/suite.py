@@ -37,12 +37,12 @@ def build_lanes() -> dict[str, list[list[str]]]:
     built before them), each lane's in order: the unix port, the QEMU
     boards, tflm.mpy and its stock firmware, tflm.mpy of every architecture
     and the host package's sdist and wheel (for the release folder); the
-    real boards `make test` builds."""
+    real boards `make test` builds, then the unix port built by clang."""
     boards = board_info.make_vars()
     qemu, real = boards["QEMU_BOARDS"], boards["TESTED_REAL_BOARDS"]
     return {"host-qemu": [["unix"]] + [["firmware", f"BOARD={b}"] for b in qemu]
             + [["natmod-stock"], ["dist-natmod"], ["dist-pkg"]],
-            "real-boards": [["firmware", f"BOARD={b}"] for b in real]}
+            "real-boards": [["firmware", f"BOARD={b}"] for b in real] + [["unix-clang"]]}
 
 
 # After the lanes: the release folder (tests/test_dist.py), from what they built.

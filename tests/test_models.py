@@ -1,6 +1,6 @@
 """Every shared model whose ops this runtime has: bit-exact with TFLM on
 zeros and random inputs, several invokes in a row (stateful models see the
-same sequence), on the unix port, MPS2_AN385 (Cortex-M3), the Cortex-M4F
+same sequence), on the unix port (built by GCC, and by clang), MPS2_AN385 (Cortex-M3), the Cortex-M4F
 board (hard float) and the Cortex-M0 board; the largest also on the
 Netduino 2 (128 KiB RAM); on the real ESP32 firmware on QEMU's esp32
 machine (Xtensa LX6); with TFLM_PICO=all also on the real Pico firmware in
@@ -14,6 +14,7 @@ import re
 import pytest
 
 from conftest import MEASURED, TARGETS, get_target, model_path
+from tflm_host import device
 from tflm_host.device import DeviceError
 from tflm_host.model import load_model
 from tflm_host.reference import reference_outputs
@@ -22,7 +23,8 @@ from tflm_host.runner import BatchJob, RunResult, make_inputs, run_batch, run_mo
 RUNNABLE = sorted(n for n, m in MEASURED.items() if m.runnable)
 LARGE = {"person_detect.tflite", "vww_96_int8.tflite"}
 ESP32 = "ESP32_GENERIC"
-CASES = [(n, t) for n in RUNNABLE for t in ("unix", "MPS2_AN385", "NETDUINOPLUS2", "MICROBIT")] + \
+CLANG = "unix-clang"  # the unix port built by clang, macOS's compiler (make unix-clang)
+CASES = [(n, t) for n in RUNNABLE for t in ("unix", CLANG, "MPS2_AN385", "NETDUINOPLUS2", "MICROBIT")] + \
         [(n, "NETDUINO2") for n in RUNNABLE if n in LARGE] + \
         [(n, "RPI_PICO") for n in RUNNABLE if "RPI_PICO" in TARGETS]
 # On the ESP32 (whose every run boots the firmware on QEMU) the models go in
@@ -42,6 +44,8 @@ def esp32_results() -> dict:
 
 
 def run_case(path, target: str, samples) -> RunResult:
+    if target == CLANG:
+        return run_model(path, device.UnixTarget(device.build_dir() / "unix-clang" / "micropython"), samples)
     if target != ESP32:
         return run_model(path, get_target(target), samples)
     res = esp32_results()[path.name]
