@@ -197,6 +197,22 @@ def test_pyboard_filesystem_as_linked():
     assert cache >= largest == 16 * 1024
 
 
+def test_pyboard_factory_files_are_the_boards():
+    """A new /flash gets the board's boot.py and main.py
+    (port_boards/PYBV11/tflm_factory.c), whose factory_reset_make_files
+    replaces the port's weak one: the linked image holds their text and
+    neither the port's pybcdc.inf nor its README.txt (3.2 KB of text)."""
+    source = (ROOT / "port_boards" / "PYBV11" / "tflm_factory.c").read_text()
+    ours = [b"# boot.py: runs at every boot, before main.py", b"# main.py: your program."]
+    assert all(line.decode() in source for line in ours)
+    image = b"".join((BUILD / "PYBV11" / part).read_bytes() for part in ("firmware0.bin", "firmware1.bin"))
+    assert all(image.count(line) == 1 for line in ours)
+    for port_text in (b"Windows USB CDC ACM Setup File", b"pybcdc.inf", b"This is a MicroPython board"):
+        assert port_text not in image
+    sym = boards.read_elf(BUILD / "PYBV11" / "firmware.elf").symbols
+    assert "factory_reset_make_files" in sym and "tflm_factory_files" in sym
+
+
 # ---------------------------------------------------------------------------
 # The SDK step (make deps-boards), on MicroPython trees of the test's own
 

@@ -52,6 +52,10 @@ MICROPY_VFS_LFS2 = 1
 # and error.o moved to sector 0 (tflm_pybv11_sections.ld): magic_wand 1% slower (the
 # same comparison); DEPTHWISE_CONV_2D's float32 loops at -Os would have
 # cost it 19%.
+# The files a new /flash gets are the board's (tflm_factory.c: boot.py and
+# main.py, not the port's pybcdc.inf and README.txt), 3.2 KB for the engine
+# and the kernels; the next change that needs more: fully_connected at -Os
+# saves 1.6 KB (ad01_int8's time).
 TFLM_KERNEL_OPT_ONLY ?= conv_s8 depthwise_conv depthwise_conv_s8 fully_connected
 TFLM_INVOKE_OPT ?=
 # and DEPTHWISE_CONV_2D int8's channels path as one function (3.7 KB less;
