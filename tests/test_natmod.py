@@ -25,6 +25,7 @@ import littlefs
 import pytest
 
 from conftest import DEVICE_PRELUDE, model_files, model_path
+from test_predict import PREDICT_FILES, PREDICT_LINES, PREDICT_SCRIPT
 from tflm_host import board_info, device, patches
 from tflm_host.device import PicoServer, QemuTarget, Target, UnixTarget, run_chunks
 from tflm_host.model import load_model
@@ -239,6 +240,14 @@ def test_natmod_api_as_builtin():
     ours = NatmodTarget(stock_target("unix"), natmod_file("unix")).run([API_SCRIPT], files)
     builtin = UnixTarget().run([API_SCRIPT], files)
     assert ours.splitlines() == builtin.splitlines()
+
+
+def test_natmod_predict_inputs_as_builtin():
+    """predict()'s inputs on tflm.mpy as on the built-in module
+    (test_predict.py): sequences of every kind, those refused, untyped
+    bytes. (The table's iterator of a range once crashed tflm.mpy.)"""
+    ours = NatmodTarget(stock_target("unix"), natmod_file("unix")).run([PREDICT_SCRIPT], model_files(*PREDICT_FILES))
+    assert ours.splitlines() == PREDICT_LINES
 
 
 # docs/natmod.md's table: (its row's build, ARCH) -> that build's (ARCH, models), as NATMOD gives them.

@@ -186,9 +186,8 @@ print(y is first, r is first_raw, counted(50))
     assert run_on(target, code, model_files("hello_world_int8.tflite")).split() == ["True", "True", "0"]
 
 
-@pytest.mark.parametrize("target", ["unix"])
-def test_predict_float_model_and_errors(target):
-    code = DEVICE_PRELUDE + """
+# predict()'s inputs and its errors (test_natmod.py runs the same on tflm.mpy).
+PREDICT_SCRIPT = DEVICE_PRELUDE + """
 import array
 it = tflm.Interpreter(tflm.Model(load('hello_world_float.tflite')))
 it.input(0)[0] = 1.25
@@ -210,23 +209,44 @@ q.predict((array.array('f', [1.0]),))
 print('wrapped ok')
 # Any other sequence with a length (a ulab ndarray without the buffer protocol, ...).
 print(q.predict(range(2, 3))[0] == q.predict([2.0])[0], q.predict(range(2, 3), raw=True)[0] == q.predict([2], raw=True)[0])
+# but not one without an order
+for x in ({2.0}, frozenset([2.0]), {2.0: 1}):
+    attempt(lambda: q.predict(x))
+# Untyped bytes are an input's values only where they are bytes: an int16
+# input takes array('h') (set_input() copies any bytes raw).
+s = tflm.Interpreter(tflm.Model(load('keyword_scrambled.tflite')))
+for x in (bytes(192), bytearray(192), memoryview(bytes(192))):
+    attempt(lambda: s.predict(x))
+s.set_input(0, bytes(192))
+print(s.predict(array.array('h', bytes(192)), raw=True)[0] == s.predict([0.0] * 96, raw=True)[0])
 """
-    lines = run_on(target, code, model_files("hello_world_float.tflite", "hello_world_int8.tflite")).splitlines()
-    assert lines == [
-        "True True True",
-        "ValueError input 0 takes 1 values, got 2",
-        "ValueError input 0 takes 1 values, got 0",
-        "TypeError input 0 is int8 [1,1]: pass array('b') or bytes of signed values, or floats (quantized), not str",
-        "TypeError input 0: expected a sequence, array, memoryview or ndarray of numbers, not int",
-        "TypeError input 0 is int8 [1,1]: pass array('b') or bytes of signed values, or floats (quantized), "
-        "not array('h')",
-        "ValueError input 0 is int8 [1,1] (1 bytes): got 2 bytes",
-        # ['a'] is 'a' in a list of one
-        "TypeError input 0 is int8 [1,1]: pass array('b') or bytes of signed values, or floats (quantized), not str",
-        "TypeError extra keyword arguments given",
-        "wrapped ok",
-        "True True",
-    ]
+PREDICT_FILES = ("hello_world_float.tflite", "hello_world_int8.tflite", "keyword_scrambled.tflite")
+PREDICT_LINES = [
+    "True True True",
+    "ValueError input 0 takes 1 values, got 2",
+    "ValueError input 0 takes 1 values, got 0",
+    "TypeError input 0 is int8 [1,1]: pass array('b') or bytes of signed values, or floats (quantized), not str",
+    "TypeError input 0: expected a sequence, array, memoryview or ndarray of numbers, not int",
+    "TypeError input 0 is int8 [1,1]: pass array('b') or bytes of signed values, or floats (quantized), "
+    "not array('h')",
+    "ValueError input 0 is int8 [1,1] (1 bytes): got 2 bytes",
+    # ['a'] is 'a' in a list of one
+    "TypeError input 0 is int8 [1,1]: pass array('b') or bytes of signed values, or floats (quantized), not str",
+    "TypeError extra keyword arguments given",
+    "wrapped ok",
+    "True True",
+    "TypeError input 0: expected a sequence, array, memoryview or ndarray of numbers, not set (no order)",
+    "TypeError input 0: expected a sequence, array, memoryview or ndarray of numbers, not frozenset (no order)",
+    "TypeError input 0: expected a sequence, array, memoryview or ndarray of numbers, not dict (no order)",
+    "TypeError input 0 is int16 [1,96]: pass array('h'), or floats (quantized), not bytes",
+    "TypeError input 0 is int16 [1,96]: pass array('h'), or floats (quantized), not bytearray",
+    "TypeError input 0 is int16 [1,96]: pass array('h'), or floats (quantized), not memoryview",
+    "True",
+]
+
+
+def test_predict_float_model_and_errors():
+    assert run_on("unix", PREDICT_SCRIPT, model_files(*PREDICT_FILES)).splitlines() == PREDICT_LINES
 
 
 def io_text(tensors) -> str:

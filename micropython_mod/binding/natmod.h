@@ -78,8 +78,14 @@ static inline void tflm_natmod_memoryview_init(mp_obj_array_t *self, size_t type
 }
 #define mp_obj_list_get(list, n, items) mp_obj_get_array((list), (n), (items))
 #define mp_call_function_0(f) mp_call_function_n_kw((f), 0, 0, NULL)
-#define mp_getiter(o, buf) (mp_fun_table.getiter((o), (buf)))
-#define mp_iternext(it) (mp_fun_table.iternext(it))
+// The table's getiter, given a buffer, fills it and returns NULL, and its
+// iternext takes that buffer (py/nativeglue.c): the buffer is the iterator.
+static inline mp_obj_t tflm_natmod_getiter(mp_obj_t o, mp_obj_iter_buf_t *buf) {
+    mp_obj_t it = mp_fun_table.getiter(o, buf);
+    return buf != NULL ? MP_OBJ_FROM_PTR(buf) : it;
+}
+#define mp_getiter(o, buf) tflm_natmod_getiter((o), (buf))
+#define mp_iternext(it) (mp_fun_table.iternext((mp_obj_iter_buf_t *)MP_OBJ_TO_PTR(it)))
 #define mp_obj_new_str_from_cstr(s) mp_obj_new_str((s), strlen(s))
 
 // Exceptions: formatted messages, and the nlr calls through the table.

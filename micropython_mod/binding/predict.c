@@ -262,6 +262,15 @@ static void set_input(tflm_interp_obj_t *self, uint32_t i, mp_obj_t x, bool *ran
         }
         return;
     }
+    // A set or a dict has a length and an iterator, but no order that a
+    // tensor's values could follow (a dict iterates its keys): refused
+    // rather than read in hash order.
+    const qstr kind = mp_obj_get_type(x)->name;
+    if (kind == MP_QSTR_set || kind == MP_QSTR_frozenset || kind == MP_QSTR_dict) {
+        mp_raise_msg_varg(&mp_type_TypeError,
+            MP_ERROR_TEXT("input %u: expected a sequence, array, memoryview or ndarray of numbers, not %s (no order)"),
+            (unsigned)i, mp_obj_get_type_str(x));
+    }
     // Any other sequence (a ulab ndarray without the buffer protocol, a
     // generator, the caller's own type): its length and iterator may run
     // Python code.
