@@ -5,14 +5,16 @@ sdist carries a copy of them in engine_src/ (written when the sdist is made),
 so a wheel built from it is the same engine. The boards' descriptions,
 ../port_boards/<BOARD>/board.json, go into the package as
 tflm_host/board_data/<BOARD>.json the same way (in the sdist, and in a wheel
-built from the checkout); tflm_host.board_info reads those copies where
-there is no checkout. The project's metadata is in pyproject.toml.
+built from the checkout), with the heap and ROMFS region the board's files
+give; tflm_host.board_info reads those copies where there is no checkout. The project's metadata is in pyproject.toml.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 from setuptools import Extension, find_packages, setup
@@ -59,10 +61,19 @@ def engine_extension() -> Extension:
 
 
 def copy_board_data(dest: Path) -> None:
-    """port_boards/<BOARD>/board.json -> dest/<BOARD>.json."""
+    """port_boards/<BOARD>/board.json -> dest/<BOARD>.json, with the heap and
+    ROMFS region the board's files give (tflm_host.boards.files_budget, the
+    standard library only): `tflm-host arena --board` reads them where there
+    is no checkout."""
+    sys.path.insert(0, str(HERE))
+    from tflm_host.boards import files_budget
+
     dest.mkdir(parents=True, exist_ok=True)
     for src in sorted(BOARDS.glob("*/board.json")):
-        shutil.copy2(src, dest / f"{src.parent.name}.json")
+        board = json.loads(src.read_text())
+        b = files_budget(src.parent.name, src.parent)
+        board["budget"] = {"heap": b.heap, "romfs": b.romfs, "heap_source": b.heap_source}
+        (dest / f"{src.parent.name}.json").write_text(json.dumps(board, indent=2) + "\n")
 
 
 class BuildPyWithBoards(build_py):

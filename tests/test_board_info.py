@@ -37,6 +37,34 @@ def test_every_board_folder_has_its_description():
     assert sorted(board_info.names()) == BOARD_DIRS
 
 
+def test_budgets_are_only_in_a_packages_copies(tmp_path, monkeypatch):
+    """A board's heap and ROMFS figures (budget) come from its build files:
+    setup.py writes them into a package's copies; port_boards/ holds none
+    (a budget typed there is refused), the copies are read where there is
+    no checkout."""
+    assert all(b.budget is None for b in board_info.boards())
+    checkout, shipped = tmp_path / "port_boards", tmp_path / "board_data"
+    shipped.mkdir()
+    for name in BOARD_DIRS:
+        d = json.loads((PORT_BOARDS / name / "board.json").read_text())
+        if name == "RPI_PICO":
+            d["budget"] = {"heap": 1, "romfs": 2, "heap_source": "x"}
+        (checkout / name).mkdir(parents=True)
+        (checkout / name / "board.json").write_text(json.dumps(d))
+        (shipped / f"{name}.json").write_text(json.dumps(d))
+    monkeypatch.setattr(board_info, "CHECKOUT", checkout)
+    board_info.boards.cache_clear()
+    try:
+        with pytest.raises(board_info.BoardFileError, match="budget is written into a package's copies"):
+            board_info.boards()
+        monkeypatch.setattr(board_info, "CHECKOUT", tmp_path / "none")
+        monkeypatch.setattr(board_info, "SHIPPED", shipped)
+        board_info.boards.cache_clear()
+        assert board_info.get("RPI_PICO").budget == (1, 2, "x") and board_info.get("PYBV11").budget is None
+    finally:
+        board_info.boards.cache_clear()
+
+
 def test_descriptions_agree_with_the_build_files():
     for b in board_info.boards():
         machine = re.search(r"^QEMU_MACHINE\s*=\s*(\S+)", mk(b.name), re.M)

@@ -19,7 +19,7 @@ import zipfile
 from pathlib import Path
 
 from conftest import MEASURED, ROOT, dist_artifacts, model_path, run_on
-from tflm_host import board_info
+from tflm_host import board_info, boards
 
 
 def sh(*args, cwd=None) -> str:
@@ -76,10 +76,19 @@ def test_wheel_from_sdist_in_a_fresh_venv(dist_copy, tmp_path):
     assert plan["head"] <= plan["tflm_greedy_head"]
     host = json.loads(run(tool, "run", person, "--target", "host", "--inputs", "zeros", "--json", cwd=work))
     assert host["outputs"][0]["data"] == [72, -72] and host["arena_used_bytes"] == int(device)
+    # A board's heap and ROMFS region ship with the package: its build files' figures.
+    fits = run(tool, "arena", person, "--board", "RPI_PICO", cwd=work).splitlines()
+    b = boards.files_budget("RPI_PICO", ROOT / "port_boards" / "RPI_PICO")
+    assert fits[0] == (f"RPI_PICO: MicroPython heap {b.heap:,} B ({b.heap_source}, when this tflm-host was built), "
+                       f"ROMFS region {b.romfs:,} B")
+    assert fits[-1] == "person_detect.tflite fits RPI_PICO in ROMFS flash, in place (tflm-host deploy)"
 
     # What needs the checkout, or an extra, says so in one line.
     needs = "needs the project's checkout"
-    for command, message in ((["run", person, "--target", "unix"], needs), (["codegen", "--check"], needs),
+    for command, message in ((["run", person, "--target", "unix"], needs),
+                             (["run", person], "(or --target host: the engine built into tflm-host)"),
+                             (["run", person, "--firmware", work / "none"], f"{work / 'none'} not found"),
+                             (["codegen", "--check"], needs),
                              (["bench", "arena"], needs),
                              (["plan", person, "--png", work / "p.png"], "pip install matplotlib")):
         proc = subprocess.run([str(tool), *map(str, command)], cwd=work, capture_output=True, text=True,

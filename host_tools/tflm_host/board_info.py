@@ -33,6 +33,10 @@ own files. A board.json holds:
                (the .mpy's, `make natmod ARCH=`), models (the shared models it is
                built for and tested with, `tflm-host ops --natmod`; absent: every
                kernel)
+  budget       only in the copies a package carries (setup.py writes it from the
+               board's files, never typed into port_boards/): heap, romfs (bytes)
+               and heap_source, what `tflm-host arena --board` reads there
+               without a checkout (tflm_host.boards.files_budget)
 
 Standard library only: the Makefile reads the boards through
 `python3 -m tflm_host.board_info make-vars` before any virtual environment
@@ -127,6 +131,7 @@ class Board:
     readme_status: str = ""
     natmod_arch: str = ""
     natmod_models: tuple[str, ...] | None = None  # None: the whole module
+    budget: tuple[int, int, str] | None = None  # a package's copy: (heap, romfs, heap_source)
 
     @property
     def real(self) -> bool:
@@ -167,7 +172,7 @@ def parse(name: str, d: dict, where: str = "") -> Board:
     where = where or f"port_boards/{name}/board.json"
     _take(d, where, ("order", "port", "emulator", "make_test"),
           ("variant_of", "chip", "cycles", "cmsis_nn", "cmsis_nn_stand_in", "stack_core", "flash", "demo", "readme",
-           "natmod"))
+           "natmod", "budget"))
     if d["port"] not in PORTS:
         raise BoardFileError(f"{where}: port {d['port']!r} is none of {', '.join(PORTS)}")
     if d["emulator"] is not None and d["emulator"] not in EMULATORS:
@@ -204,10 +209,15 @@ def parse(name: str, d: dict, where: str = "") -> Board:
     if models is not None and (not isinstance(models, list) or not models
                                or not all(isinstance(m, str) and m.endswith(".tflite") for m in models)):
         raise BoardFileError(f"{where}: natmod.models: a list of .tflite file names expected")
+    budget = None
+    if "budget" in d:
+        b = _take(d["budget"], f"{where}: budget", ("heap", "romfs", "heap_source"), ())
+        budget = (_int(b["heap"], f"{where}: budget.heap"), _int(b["romfs"], f"{where}: budget.romfs"),
+                  str(b["heap_source"]))
     return Board(name, _int(d["order"], f"{where}: order"), d["port"], d["emulator"], bool(d["make_test"]),
                  d.get("variant_of"), d.get("chip", ""), cycles, cmsis, d.get("cmsis_nn_stand_in"),
                  d.get("stack_core", ""), flash, d.get("demo", ""), readme["what"], readme["status"],
-                 natmod["arch"], tuple(models) if models is not None else None)
+                 natmod["arch"], tuple(models) if models is not None else None, budget)
 
 
 def board_files() -> dict[str, Path]:
@@ -227,6 +237,8 @@ def boards() -> tuple[Board, ...]:
             d = json.loads(path.read_text())
         except (OSError, ValueError) as e:
             raise BoardFileError(f"{path}: {e}") from None
+        if "budget" in d and path.is_relative_to(CHECKOUT):
+            raise BoardFileError(f"{path}: budget is written into a package's copies (setup.py), not here")
         found.append(parse(name, d))
     if not found:
         raise BoardFileError(f"no board descriptions in {SHIPPED} or {CHECKOUT}")

@@ -306,28 +306,43 @@ class Budget:
 
 
 def budget(board: str) -> Budget:
-    """The heap and ROMFS region of a board, from port_boards/: a QEMU
-    board's MICROPY_HEAP_SIZE and ROMFS linker region; a real board's ROMFS
-    region (flash.BOARDS, checked against its files) and heap: the built
-    firmware's own (its ELF), else the TFLM_HEAP_BYTES its mpconfigboard.h
-    records from `make boards-report`."""
+    """The heap and ROMFS region of a board: a real board's heap from its
+    built firmware (its ELF) when there is one, else files_budget(); an
+    installed tflm-host without a checkout takes what files_budget() gave
+    when its package was built (board_info's budget)."""
     if board not in board_info.names():
         raise ValueError(f"unknown board {board} (boards: {', '.join(board_info.names())})")
-    root = checkout("a board's figures") / "port_boards" / board
+    try:
+        root = checkout("a board's figures") / "port_boards" / board
+    except RuntimeError:
+        shipped = board_info.get(board).budget
+        if shipped is None:
+            raise
+        heap, romfs, source = shipped
+        return Budget(board, heap, romfs, f"{source}, when this tflm-host was built")
+    if board_info.get(board).real and board != "ESP32_GENERIC":
+        build = build_dir("a board's figures") / board
+        if (build / "firmware.elf").is_file():
+            return Budget(board, figures(board, build).heap, BOARDS[VARIANTS.get(board, board)].romfs_size,
+                          "the built firmware (firmware.elf)")
+    return files_budget(board, root)
+
+
+def files_budget(board: str, root: Path) -> Budget:
+    """The heap and ROMFS region a board's files give (`root`: its folder of
+    port_boards/): a QEMU board's MICROPY_HEAP_SIZE and ROMFS linker region;
+    a real board's ROMFS region (flash.BOARDS, checked against its files) and
+    the TFLM_HEAP_BYTES its mpconfigboard.h records from `make boards-report`.
+    setup.py ships these figures with the package (board_info's budget)."""
     mk = root / "mpconfigboard.mk"
     heap = re.search(r"^MICROPY_HEAP_SIZE\s*=\s*(\d+)", mk.read_text(), re.M) if mk.is_file() else None
     if heap:
         rom = [r for script in sorted(root.glob("*.ld")) for r in linker_regions(script).values() if r.name == "ROMFS"]
         return Budget(board, int(heap.group(1)), rom[0].size, f"MICROPY_HEAP_SIZE in port_boards/{board}")
-    flash_board = BOARDS[VARIANTS.get(board, board)]
-    build = build_dir("a board's figures") / board
-    elf = build / ("micropython.elf" if board == "ESP32_GENERIC" else "firmware.elf")
-    if board != "ESP32_GENERIC" and elf.is_file():
-        return Budget(board, figures(board, build).heap, flash_board.romfs_size, f"the built firmware ({elf.name})")
     m = re.search(r"^#define TFLM_HEAP_BYTES \((\d+)\)", (root / "mpconfigboard.h").read_text(), re.M)
     if not m:
         raise ValueError(f"port_boards/{board}/mpconfigboard.h records no TFLM_HEAP_BYTES")
-    return Budget(board, int(m.group(1)), flash_board.romfs_size,
+    return Budget(board, int(m.group(1)), BOARDS[VARIANTS.get(board, board)].romfs_size,
                   f"TFLM_HEAP_BYTES in port_boards/{board}/mpconfigboard.h")
 
 

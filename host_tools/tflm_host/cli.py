@@ -194,7 +194,12 @@ def _target(args):
         return device.PortTarget(args.port)
     if args.target == "host":
         return HostTarget()
-    return device.target(args.target or "unix", args.firmware)
+    try:
+        return device.target(args.target or "unix", args.firmware)
+    except (RuntimeError, FileNotFoundError) as e:
+        if args.target is None and args.firmware is None:  # the unix port by default: say what needs none
+            raise type(e)(f"{e} (or --target host: the engine built into tflm-host)") from None
+        raise
 
 
 def cmd_run(args) -> int:

@@ -213,9 +213,9 @@ class UnixTarget(Target):
         env = os.environ.get("TFLM_UNIX_BINARY")
         self.binary = binary or (Path(env) if env else build_dir() / "unix" / "micropython")
         if not self.binary.is_file():
-            # build/unix, unix-clang or unix-asan: the make target of that name builds it.
-            made_by = self.binary.parent.name if self.binary.parent.name.startswith("unix") else "unix"
-            raise FileNotFoundError(f"{self.binary} not found: run `make {made_by}`")
+            if binary is not None or env:  # the caller's path (--firmware, TFLM_UNIX_BINARY)
+                raise FileNotFoundError(f"{self.binary} not found" + ("" if binary else " (TFLM_UNIX_BINARY)"))
+            raise FileNotFoundError(f"{self.binary} not found: run `make unix`")
         self.heap = heap
 
     def run(self, chunks: list[str], files: dict[str, bytes] | None = None, timeout: float = 600) -> str:
