@@ -47,6 +47,23 @@ def test_run_several_and_npz(capsys, tmp_path):
     np.savez(npz, wrong=x)
     code, _, err = run_cli(capsys, "run", model_path("hello_world_int8.tflite"), "--inputs", npz)
     assert code == 2 and "has no array 'input_0'" in err
+    # Files that are no .npz of arrays: one line each, naming the file.
+    not_npz = f"{npz} is not an .npz file of arrays input_0, input_1, ... (numpy.savez writes one)"
+    for content in (b"text\n", b"", None):
+        if content is None:
+            np.save(tmp_path / "one.npy", x)
+            npz.write_bytes((tmp_path / "one.npy").read_bytes())  # one array, renamed
+        else:
+            npz.write_bytes(content)
+        code, _, err = run_cli(capsys, "run", model_path("hello_world_int8.tflite"), "--inputs", npz)
+        assert code == 2 and err.strip() == f"tflm-host run: {not_npz}", err
+    np.savez(npz, input_0=np.array([object()], dtype=object))
+    code, _, err = run_cli(capsys, "run", model_path("hello_world_int8.tflite"), "--inputs", npz)
+    assert code == 2 and err.strip() == f"tflm-host run: {npz}: input_0 holds Python objects; an input takes numbers"
+    for option, value, message in (("--planner", "foo", "invalid choice: 'foo'"), ("--seed", "-1", "-1 is less than 0")):
+        with pytest.raises(SystemExit):
+            cli.main(["run", str(model_path("hello_world_int8.tflite")), option, value])
+        assert f"argument {option}: {message}" in capsys.readouterr().err
 
 
 # The three hello_world models on the unix port, one on every other target
@@ -277,3 +294,18 @@ def test_ops_and_inspect_flag_missing_kernels(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "inspect", audio, "--built-with", "CUSTOM:SignalWindow SIGNAL_RFFT", "--json")
     left = json.loads(out)["kernels"]["left_out"]
     assert "CUSTOM:SignalWindow" not in left and "CUSTOM:SignalRfft" not in left and "CUSTOM:SignalPCAN" in left
+
+
+def test_output_files_written_when_the_reader_leaves(tmp_path):
+    """`tflm-host ... -o FILE | head`: once the pipe's reader has gone, the
+    command still writes its file and exits 0, quietly (it used to die of
+    SIGPIPE before writing it)."""
+    import subprocess
+
+    out = tmp_path / "planned.tflite"
+    tool = f"{sys.executable} -m tflm_host"
+    proc = subprocess.run(f"{tool} plan {model_path('hello_world_int8.tflite')} --prepare -o {out} | true; "
+                          "exit ${PIPESTATUS[0]}", shell=True, executable="/bin/bash", capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert out.read_bytes()[4:8] == b"TFL3"

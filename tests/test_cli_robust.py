@@ -19,6 +19,7 @@ BAD_FILE_COMMANDS = MODEL_COMMANDS + [
     ["compare", "{}", "--target", "host"],
     ["ops", "GOOD", "{}"],
     ["arena", "GOOD", "--plan", "{}"],
+    ["prepare", "{}", "-o", "/dev/null"],
 ]
 
 

@@ -242,6 +242,33 @@ def test_natmod_api_as_builtin():
     assert ours.splitlines() == builtin.splitlines()
 
 
+def test_natmod_shared_arena_frees_tails_at_del():
+    """tflm.mpy has no finalisers: interpreters dropped in a loop keep their
+    tails in a shared tflm.Arena until it runs out, and the MemoryError says
+    why; interp.__del__() frees each (README, docs/natmod.md)."""
+    code = DEVICE_PRELUDE + """
+m = tflm.Model(load('hello_world_int8.tflite'))
+a = tflm.Arena(1000)
+try:
+    for n in range(300):
+        it = tflm.Interpreter(m, a)
+        it.predict([1.0])
+except MemoryError as e:
+    print(n, e)
+b = tflm.Arena(1000)
+for n in range(300):
+    it = tflm.Interpreter(m, b)
+    it.predict([1.0])
+    it.__del__()
+print(b)
+"""
+    out = NatmodTarget(stock_target("unix"), natmod_file("unix")).run([code], model_files("hello_world_int8.tflite"))
+    assert out.splitlines() == [
+        "2 arena too small: needs 1040 bytes, has 992 (672 of them the tails of 2 interpreters in it: "
+        "tflm.mpy frees one's at its __del__())",
+        "Arena(size=992, used=0, head=0, tail=0, free=992, interpreters=0, gaps=0)"]
+
+
 def test_natmod_predict_inputs_as_builtin():
     """predict()'s inputs on tflm.mpy as on the built-in module
     (test_predict.py): sequences of every kind, those refused, untyped

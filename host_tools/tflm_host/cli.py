@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import signal
 import sys
 import time
@@ -18,7 +19,7 @@ from .demo import EXAMPLES, run_demo
 from .deploy import deploy
 from .flash import add_parser as add_flash_parser
 from .host_run import HostTarget
-from .model import Model, load_model
+from .model import Model, load_model, read_bytes
 from .planning import plan_model
 from .planning.formats import c_header, read_plan_file
 from .prepare import prepare_model, prepare_searched
@@ -473,8 +474,9 @@ def cmd_plan(args) -> int:
 
 
 def cmd_prepare(args) -> int:
-    data = Path(args.model).read_bytes()
-    message = arena.missing_ops_message(load_model(data))
+    model = load_model(args.model)  # what is wrong with the file, named as the other commands name it
+    data = read_bytes(args.model)
+    message = arena.missing_ops_message(model)
     if message:
         raise NotImplementedError(message)
 
@@ -972,10 +974,10 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
                    "(/dev/ttyACM0, COM3, or the socket://127.0.0.1:PORT `tflm-host qemu` prints): the model "
                    "and inputs go over the port into its RAM, nothing on the board is written")
     p.add_argument("--inputs", default="random", help="zeros, random or FILE.npz (input_0, input_1, ...)")
-    p.add_argument("--seed", type=int, default=0, help="seed of random inputs")
+    p.add_argument("--seed", type=_at_least(0, 2**32 - 1), default=0, help="seed of random inputs")
     p.add_argument("--count", type=_at_least(1, MAX_COUNT), default=1,
                    help=f"input sets to run (zeros, random), at most {MAX_COUNT}")
-    p.add_argument("--planner", default=None,
+    p.add_argument("--planner", default=None, choices=sorted(arena.PLANNERS) + ["offline"],
                    help="memory planner on the device (default: offline for a model with a plan, else greedy)")
     p.add_argument("--firmware", type=Path, help="firmware or unix binary (default: the project's build)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -1193,9 +1195,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Stdout:
+    """stdout for `tflm-host ... | head`: once the reader has gone, the rest
+    of the output goes to the null device (the stream's file descriptor
+    too, which Python flushes at exit), so the command still writes its
+    files (-o, --shim-out) and ends as it would have, without a word."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def _reader_gone(self) -> None:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, self._stream.fileno())
+        os.close(null)
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._reader_gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._reader_gone()
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None and hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet exit when piped into head
+        # A write into a pipe with no reader raises BrokenPipeError (Python's
+        # own setting, which another program embedding it may have changed).
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        sys.stdout = _Stdout(sys.stdout)
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,13 +98,24 @@ def make_inputs(model: Model, spec: str, seed: int = 0, count: int = 1) -> list[
     path = Path(spec)
     if path.suffix != ".npz" or not path.is_file():
         raise ValueError(f"--inputs must be zeros, random or an existing .npz file, not {spec!r}")
-    with np.load(path) as npz:
+    not_npz = f"{path} is not an .npz file of arrays input_0, input_1, ... (numpy.savez writes one)"
+    try:
+        npz = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile):
+        raise ValueError(not_npz) from None
+    if not isinstance(npz, np.lib.npyio.NpzFile):  # a .npy file's one array
+        raise ValueError(not_npz)
+    with npz:
         arrays = []
         for i, t in enumerate(tensors):
             key = f"input_{i}"
             if key not in npz:
                 raise ValueError(f"{path} has no array {key!r} (it has {', '.join(npz.files)})")
-            a = _npz_values(npz[key], key, t.numpy_dtype)
+            try:
+                stored = npz[key]
+            except ValueError:  # an array of Python objects (pickled), which allow_pickle=False refuses
+                raise ValueError(f"{path}: {key} holds Python objects; an input takes numbers") from None
+            a = _npz_values(stored, key, t.numpy_dtype)
             if tuple(a.shape) == tuple(t.shape):
                 a = a[np.newaxis]
             elif tuple(a.shape[1:]) != tuple(t.shape):

@@ -419,6 +419,15 @@ static NORETURN void raise_arena_too_small(tflm_interp_obj_t *self, const tflm_c
         measure(&model->model, cfg, &measured);
         needed = tflm_interp_needed_in(a, &measured);
     }
+    #if TFLM_NATMOD
+    // Without finalisers, the tails of interpreters dropped without
+    // __del__() stay (natmod.h): say so where there are any.
+    if (a->users > 0) {
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("arena too small: needs %u bytes, has %u "
+            "(%u of them the tails of %u interpreters in it: tflm.mpy frees one's at its __del__())"),
+            (unsigned)needed, (unsigned)a->size, (unsigned)a->tail, (unsigned)a->users);
+    }
+    #endif
     mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("arena too small: needs %u bytes, has %u"),
         (unsigned)needed, (unsigned)a->size);
 }
