@@ -224,10 +224,10 @@ print('@COPY', it.arena_used_bytes(), it.allocations()['kernel data']['used'])
     out = run_on(target, code, {"m.tflite": data})
     where = "the model's RAM" if target == "unix" else "flash"
     assert (f"[tflm] 'kernel data in the model' {layout.model_data} bytes in {where}, not in the arena "
-            f"(for {sum(1 for n in layout.nodes)})") in out
+            f"(for {sum(1 for n in layout.nodes)} operators)") in out
     assert f"[tflm] 'index lists in the model' {layout.model_lists} bytes, not in the arena" in out
     assert (f"[tflm] 'tensor records in the model' {layout.model_records} bytes, not in the arena "
-            f"(for {constant_tensors(load_model(data))})") in out
+            f"(for {constant_tensors(load_model(data))} constant tensors)") in out
     assert "[tflm] 'index lists' takes 0 bytes for 0 allocations" in out
     model = load_model(data)
     n_records = len(model.subgraphs) + sum(len(sg.operators) for sg in model.subgraphs)

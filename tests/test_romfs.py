@@ -110,16 +110,24 @@ print(bytes(it.output(0)).hex())
 
 def test_load_outside_romfs_reads_into_ram(tmp_path):
     path = model_path("hello_world_int8.tflite")
+    text = tmp_path / "notes.tflite"
+    text.write_text("not a model\n")
     code = f"""
 import tflm
 m = tflm.load({str(path)!r})
 print(m.ram_bytes)
 m = tflm.load({str(path)!r}, quiet=True)
 print(m.ram_bytes, m.size)
+try:
+    tflm.load({str(text)!r})
+except ValueError as e:
+    print('ValueError', e)
 """
     out = run_on("unix", code).splitlines()
     size = path.stat().st_size
-    assert out == [f"tflm.load: {path} is not in ROMFS: read into {size} bytes of RAM", str(size), f"{size} {size}"]
+    # A file that is no model: the error alone, no line about reading it.
+    assert out == [f"tflm.load: {path} is not in ROMFS: read into {size} bytes of RAM", str(size), f"{size} {size}",
+                   "ValueError not a .tflite model (file identifier is not TFL3)"]
 
 
 def test_load_without_ram_for_the_model_names_romfs():

@@ -874,7 +874,7 @@ static mp_obj_t interp_print_allocations(mp_obj_t self_in) {
     if (ip->model_data_count) {
         // A prepared model's kernel data, read in place: flash when the model
         // is in ROMFS, the model's own RAM otherwise; never the arena.
-        mp_printf(&mp_plat_print, "[tflm] 'kernel data in the model' %u bytes in %s, not in the arena (for %u)\n",
+        mp_printf(&mp_plat_print, "[tflm] 'kernel data in the model' %u bytes in %s, not in the arena (for %u operators)\n",
             (unsigned)ip->model_data_bytes, tflm_in_heap(ip->model->fb.buf) ? "the model's RAM" : "flash",
             (unsigned)ip->model_data_count);
     }
@@ -883,7 +883,7 @@ static mp_obj_t interp_print_allocations(mp_obj_t self_in) {
             (unsigned)ip->model_lists_bytes);
     }
     if (ip->model_records_bytes) {
-        mp_printf(&mp_plat_print, "[tflm] 'tensor records in the model' %u bytes, not in the arena (for %u)\n",
+        mp_printf(&mp_plat_print, "[tflm] 'tensor records in the model' %u bytes, not in the arena (for %u constant tensors)\n",
             (unsigned)ip->model_records_bytes, (unsigned)ip->n_const);
     }
     if (ip->model_nodes_bytes) {

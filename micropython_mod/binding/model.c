@@ -344,14 +344,15 @@ static mp_obj_t tflm_load(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_
             nlr_jump(nlr.ret_val);
         }
         mp_call_function_0(mp_load_attr(f, MP_QSTR_close));
-        if (!args[ARG_quiet].u_bool) {
-            mp_get_buffer_raise(buffer, &bufinfo, MP_BUFFER_READ);
-            mp_printf(&mp_plat_print, "tflm.load: %s is not in ROMFS: read into %u bytes of RAM\n",
-                mp_obj_str_get_str(args[ARG_path].u_obj), (unsigned)bufinfo.len);
-        }
     }
     mp_obj_t model = MP_OBJ_TYPE_GET_SLOT(&tflm_model_type, make_new)(&tflm_model_type, 1, 0, &buffer);
     ((tflm_model_obj_t *)MP_OBJ_TO_PTR(model))->labels = read_labels(args[ARG_path].u_obj);
+    // Said once the bytes are a model (a file that is none says only that).
+    if (buffer != f && !args[ARG_quiet].u_bool) {
+        mp_get_buffer_raise(buffer, &bufinfo, MP_BUFFER_READ);
+        mp_printf(&mp_plat_print, "tflm.load: %s is not in ROMFS: read into %u bytes of RAM\n",
+            mp_obj_str_get_str(args[ARG_path].u_obj), (unsigned)bufinfo.len);
+    }
     return model;
 }
 MP_DEFINE_CONST_FUN_OBJ_KW(tflm_load_obj, 1, tflm_load);
