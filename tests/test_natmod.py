@@ -269,6 +269,19 @@ print(b)
         "Arena(size=992, used=0, head=0, tail=0, free=992, interpreters=0, gaps=0)"]
 
 
+def test_natmod_has_no_stage_argument():
+    """docs/natmod.md: tflm.mpy leaves out stage= and interp.stage (their code
+    takes heap the stock Pico needs)."""
+    code = DEVICE_PRELUDE + """
+m = tflm.Model(load('hello_world_int8.tflite'))
+attempt(lambda: tflm.Interpreter(m, stage=()))
+attempt(lambda: tflm.arena_size(m, stage=()))
+print(hasattr(tflm.Interpreter(m), 'stage'))
+"""
+    out = NatmodTarget(stock_target("unix"), natmod_file("unix")).run([code], model_files("hello_world_int8.tflite"))
+    assert out.splitlines() == ["TypeError extra keyword arguments given"] * 2 + ["False"]
+
+
 def test_natmod_predict_inputs_as_builtin():
     """predict()'s inputs on tflm.mpy as on the built-in module
     (test_predict.py): sequences of every kind, those refused, untyped
