@@ -531,6 +531,10 @@ fuzz: venv
 	TFLM_MODELS=$(MODELS) nice $(PY) tests/cli_fuzz.py $(FUZZ_CLI_N) --doc docs/reliability.md
 	@$(MAKE) --no-print-directory unix
 	TFLM_BUILD=$(BUILD) nice $(PY) tests/api_fuzz.py $(FUZZ_API_N) $(FUZZ_SEED) --doc docs/reliability.md
+	@# The same calls on tflm.mpy and the stock unix port (its calls into MicroPython go through natmod.h).
+	@$(MAKE) --no-print-directory unix-stock natmod ARCH=x64
+	MICROPYPATH=$(BUILD)/natmod/x64 TFLM_UNIX_BINARY=$(BUILD)/unix-stock/micropython TFLM_BUILD=$(BUILD) \
+		nice $(PY) tests/api_fuzz.py $(FUZZ_API_N) $(FUZZ_SEED)
 	nice $(PY) tests/slow_spots.py --doc docs/reliability.md
 
 # 100,000 invokes of a stateless and a stateful model on one QEMU board (and

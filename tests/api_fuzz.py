@@ -208,10 +208,11 @@ print('@API', CALLS, sorted(outcomes.items()))
 """
 
 
-def run(target: str, calls: int, seed: int, models: Path) -> dict[str, int]:
+def run(target: str | device.Target, calls: int, seed: int, models: Path) -> dict[str, int]:
+    """The calls on a target (a name, or a Target: tflm.mpy on stock firmware)."""
     code = DEVICE_CODE.format(calls=calls, seed=seed, models=MODELS)
     files = {n: (models / n).read_bytes() for n in MODELS}
-    out = device.target(target).run([code], files, timeout=3600)
+    out = (device.target(target) if isinstance(target, str) else target).run([code], files, timeout=3600)
     line = [ln for ln in out.splitlines() if ln.startswith("@API ")]
     if not line:
         raise RuntimeError(f"the API fuzz did not finish:\n{out[-2000:]}")

@@ -24,6 +24,8 @@ from pathlib import Path
 import littlefs
 import pytest
 
+import api_fuzz
+from conftest import MODELS as MODELS_FOLDER
 from conftest import DEVICE_PRELUDE, model_files, model_path
 from test_predict import PREDICT_FILES, PREDICT_LINES, PREDICT_SCRIPT
 from tflm_host import board_info, device, patches
@@ -267,6 +269,15 @@ print(b)
         "2 arena too small: needs 1040 bytes, has 992 (672 of them the tails of 2 interpreters in it: "
         "tflm.mpy frees one's at its __del__())",
         "Arena(size=992, used=0, head=0, tail=0, free=992, interpreters=0, gaps=0)"]
+
+
+def test_natmod_api_fuzz_short():
+    """tests/api_fuzz.py's random calls on tflm.mpy (whose calls into
+    MicroPython go through natmod.h's shims): every one returns or raises a
+    Python exception. `make fuzz` runs many more."""
+    outcomes = api_fuzz.run(NatmodTarget(stock_target("unix"), natmod_file("unix")), 4000, 1, MODELS_FOLDER)
+    assert sum(outcomes.values()) == 4000
+    assert outcomes["ok"] > 500 and outcomes["TypeError"] > 500 and outcomes["ValueError"] > 0
 
 
 def test_natmod_has_no_stage_argument():
