@@ -293,6 +293,59 @@ print(hasattr(tflm.Interpreter(m), 'stage'))
     assert out.splitlines() == ["TypeError extra keyword arguments given"] * 2 + ["False"]
 
 
+# What natmod.h's shims must do as the firmware's functions do (each line
+# once crashed tflm.mpy or differed from the built-in module): builtins
+# looked up as builtins, not in the caller's globals; ints past a machine
+# word; str arguments that are other buffers; a __len__ that raises; a
+# slice of a tensor view outliving its interpreter.
+SHIM_SCRIPT = DEVICE_PRELUDE + """
+import array, gc
+m = tflm.Model(load('hello_world_int8.tflite'))
+memoryview = 7
+print(len(tflm.Interpreter(m).input()))
+del memoryview
+MemoryError = ZeroDivisionError
+attempt(lambda: tflm.Interpreter(m, 16))
+del MemoryError
+float = int
+print(tflm.Interpreter(m).predict([0.5])[0] == tflm.Interpreter(m).predict(array.array('f', [0.5]))[0])
+del float
+it = tflm.Interpreter(m)
+len = 0
+print(tflm.Interpreter(m, plan=[-1] * 10).planner)
+del len
+for big in (2 ** 64, -2 ** 64):
+    attempt(lambda: it.input(big))
+    attempt(lambda: tflm.Interpreter(m, big + 4000))
+    attempt(lambda: it.set_input(0, b'', big))
+for p in (bytearray(b'linear'), memoryview(b'linearZZZZ')[:6], array.array('i', [-1] * 4), 5):
+    attempt(lambda: tflm.Interpreter(m, planner=p))
+class L:
+    def __len__(self):
+        raise TypeError('len boom')
+    def __iter__(self):
+        return iter([0.5])
+attempt(lambda: it.predict(L()))
+def sliced():
+    f = tflm.Interpreter(tflm.Model(load('hello_world_float.tflite')))
+    f.predict([1.0])
+    return f.output()[0:]
+v = sliced()
+gc.collect()
+first = v[0]
+junk = [[i, i] for i in range(300)]
+print(v[0] == first, len(repr(junk)))
+"""
+
+
+def test_natmod_shims_as_builtin():
+    files = model_files("hello_world_int8.tflite", "hello_world_float.tflite")
+    ours = NatmodTarget(stock_target("unix"), natmod_file("unix")).run([SHIM_SCRIPT], files)
+    builtin = UnixTarget().run([SHIM_SCRIPT], files)
+    assert ours.splitlines() == builtin.splitlines()
+    assert len(builtin.splitlines()) == 16 and "OverflowError" in builtin and "TypeError len boom" in builtin
+
+
 def test_natmod_predict_inputs_as_builtin():
     """predict()'s inputs on tflm.mpy as on the built-in module
     (test_predict.py): sequences of every kind, those refused, untyped

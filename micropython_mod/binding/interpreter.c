@@ -660,20 +660,25 @@ mp_obj_t tflm_tensor_view(tflm_interp_obj_t *self, uint32_t rec) {
         : r->where == TFLM_AT_EXTERNAL ? self->external_anchor[r->data] : self->arena->anchor;
     size_t offset = (size_t)((uintptr_t)data - (uintptr_t)anchor);
     mp_obj_array_t *view;
-    // (A native module does not know where heap blocks start: anchors are
-    // the bytes themselves there, held through the interpreter.)
-    if (!TFLM_NATMOD && offset % item == 0 && offset / item < ((size_t)1 << MP_OBJ_ARRAY_FREE_SIZE_BITS)) {
+    const bool anchored = offset % item == 0 && offset / item < ((size_t)1 << MP_OBJ_ARRAY_FREE_SIZE_BITS);
+    if (!TFLM_NATMOD && anchored) {
         view = mp_obj_malloc(mp_obj_array_t, &mp_type_memoryview);
     } else {
-        // 8-byte constants that the model aligns to 4 only cannot be reached
-        // from the block's start in whole items: the view points at them and
-        // holds the interpreter (so the model) in a word of its own after
-        // the memoryview (the collector scans all of an object's words).
+        // The view also holds the interpreter (so its arena and model) in a
+        // word of its own after the memoryview (the collector scans all of
+        // an object's words): a native module does not know where heap
+        // blocks start, so its anchors are the buffers' starts (a block's,
+        // but for a buffer given as a slice), which slices of the view still
+        // point at; and 8-byte constants that the model aligns to 4 only
+        // cannot be reached from an anchor in whole items, so the view
+        // points at them.
         view = m_malloc(sizeof(mp_obj_array_t) + sizeof(mp_obj_t));
         view->base.type = &mp_type_memoryview;
         ((mp_obj_t *)(view + 1))[0] = MP_OBJ_FROM_PTR(self);
-        anchor = data;
-        offset = 0;
+        if (!anchored) {
+            anchor = data;
+            offset = 0;
+        }
     }
     mp_obj_memoryview_init(view, typecode | (writable ? MP_OBJ_ARRAY_TYPECODE_FLAG_RW : 0),
         offset / item, r->bytes / item, (void *)anchor);

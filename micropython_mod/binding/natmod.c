@@ -14,10 +14,14 @@
 #if TFLM_NATMOD
 
 const mp_obj_type_t *tflm_natmod_array_type;
+mp_obj_t tflm_natmod_builtins;
 
 // The qstrs natmod.h uses, named here because tools/mpy_ld.py collects a
 // module's qstrs from its .c files only: MP_QSTR_MemoryError MP_QSTR_OSError
-// MP_QSTR_float MP_QSTR_memoryview MP_QSTR_open MP_QSTR_repr MP_QSTR_issubclass
+// MP_QSTR_float MP_QSTR_memoryview MP_QSTR_open MP_QSTR_repr MP_QSTR_issubclass MP_QSTR_builtins
+// MP_QSTR_int MP_QSTR_bytes MP_QSTR_bytearray MP_QSTR_EOFError MP_QSTR_IndexError MP_QSTR_KeyError
+// MP_QSTR_NotImplementedError MP_QSTR_RuntimeError MP_QSTR_TypeError MP_QSTR_ValueError MP_QSTR_len
+// MP_QSTR_OverflowError MP_QSTR_str
 
 // ---------------------------------------------------------------------------
 // The C library the engine calls: the firmware's through mp_fun_table where
@@ -221,7 +225,7 @@ NORETURN void tflm_natmod_raise_varg(const mp_obj_type_t *type, const char *fmt,
 }
 
 void tflm_natmod_print_repr(const mp_print_t *print, mp_obj_t o) {
-    mp_obj_t r = mp_call_function_n_kw(mp_load_global(MP_QSTR_repr), 1, 0, &o);
+    mp_obj_t r = mp_call_function_n_kw(tflm_natmod_builtin_obj(MP_QSTR_repr), 1, 0, &o);
     size_t len;
     const char *s = mp_obj_str_get_data(r, &len);
     print->print_strn(print->data, s, len);
@@ -229,20 +233,49 @@ void tflm_natmod_print_repr(const mp_print_t *print, mp_obj_t o) {
 
 bool tflm_natmod_issubclass(mp_obj_t a, mp_obj_t b) {
     mp_obj_t args[2] = { a, b };
-    return mp_obj_is_true(mp_call_function_n_kw(mp_load_global(MP_QSTR_issubclass), 2, 0, args));
+    return mp_obj_is_true(mp_call_function_n_kw(tflm_natmod_builtin_obj(MP_QSTR_issubclass), 2, 0, args));
 }
 
+// As py/obj.c's mp_obj_len_maybe: a str's or bytes' length, else the
+// type's MP_UNARY_OP_LEN (MP_OBJ_NULL where it has none); an exception a
+// __len__ raises goes on as it is.
 mp_obj_t tflm_natmod_len_maybe(mp_obj_t o) {
-    nlr_buf_t nlr;
-    if (nlr_push(&nlr) == 0) {
-        mp_obj_t len = mp_obj_len(o);
-        nlr_pop();
-        return len;
+    if (mp_obj_is_str_or_bytes(o)) {
+        size_t len;
+        tflm_natmod_str_get_data(o, &len);
+        return MP_OBJ_NEW_SMALL_INT(len);
     }
-    if (tflm_natmod_issubclass(MP_OBJ_FROM_PTR(((mp_obj_base_t *)nlr.ret_val)->type), MP_OBJ_FROM_PTR(&mp_type_TypeError))) {
-        return MP_OBJ_NULL;
+    const mp_obj_type_t *type = mp_obj_get_type(o);
+    return MP_OBJ_TYPE_HAS_SLOT(type, unary_op) ? MP_OBJ_TYPE_GET_SLOT(type, unary_op)(MP_UNARY_OP_LEN, o)
+                                                : MP_OBJ_NULL;
+}
+
+mp_obj_t tflm_natmod_len(mp_obj_t o) {
+    return mp_call_function_n_kw(tflm_natmod_builtin_obj(MP_QSTR_len), 1, 0, &o);
+}
+
+mp_int_t tflm_natmod_get_int(mp_obj_t o) {
+    // The table's conversion (TypeError for what is no int), then whether
+    // it kept the value: equal to o again only if o fits a machine word.
+    mp_int_t v = (mp_int_t)mp_fun_table.native_from_obj(o, MP_NATIVE_TYPE_INT);
+    if (!mp_obj_is_small_int(o) && !mp_obj_is_true(mp_binary_op(MP_BINARY_OP_EQUAL, o, mp_obj_new_int(v)))) {
+        mp_raise_msg_varg(tflm_natmod_builtin(MP_QSTR_OverflowError),
+            "overflow converting long int to machine word");
     }
-    nlr_jump(nlr.ret_val);
+    return v;
+}
+
+const void *tflm_natmod_str_get_data(mp_obj_t o, size_t *len) {
+    if (!mp_obj_is_str_or_bytes(o)) {
+        mp_raise_msg_varg(&mp_type_TypeError, "can't convert '%s' object to %s implicitly", mp_obj_get_type_str(o),
+            "str");
+    }
+    mp_buffer_info_t b;
+    mp_get_buffer_raise(o, &b, MP_BUFFER_READ);
+    if (len != NULL) {
+        *len = b.len;
+    }
+    return b.buf;
 }
 
 const char *tflm_natmod_type_str(mp_obj_t o) {
@@ -295,6 +328,7 @@ static void fix_type(const mp_obj_type_t *type, qstr name) {
 mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *args) {
     MP_DYNRUNTIME_INIT_ENTRY
 
+    tflm_natmod_builtins = mp_import_name(MP_QSTR_builtins, mp_const_none, MP_OBJ_NEW_SMALL_INT(0));
     mp_obj_t array_mod = mp_import_name(MP_QSTR_array, mp_const_none, MP_OBJ_NEW_SMALL_INT(0));
     tflm_natmod_array_type = MP_OBJ_TO_PTR(mp_load_attr(array_mod, MP_QSTR_array));
 

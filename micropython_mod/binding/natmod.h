@@ -45,8 +45,49 @@
 #undef MP_ROM_NONE
 #define MP_ROM_NONE (mp_const_none)
 
-// Builtin types and functions, looked up by name.
-#define tflm_natmod_builtin(q) ((mp_obj_type_t *)MP_OBJ_TO_PTR(mp_load_global(q)))
+// Builtin types and functions, looked up by name in the builtins module
+// (read at import), never in the caller's globals: a script's own
+// `memoryview = 7` or `len = 0` must not become the module's types and
+// functions, as dynruntime.h's mp_load_global would make them.
+extern mp_obj_t tflm_natmod_builtins;
+#define tflm_natmod_builtin_obj(q) (mp_load_attr(tflm_natmod_builtins, (q)))
+#define tflm_natmod_builtin(q) ((mp_obj_type_t *)MP_OBJ_TO_PTR(tflm_natmod_builtin_obj(q)))
+#undef mp_type_int
+#define mp_type_int (*tflm_natmod_builtin(MP_QSTR_int))
+#undef mp_type_bytes
+#define mp_type_bytes (*tflm_natmod_builtin(MP_QSTR_bytes))
+#undef mp_type_bytearray
+#define mp_type_bytearray (*tflm_natmod_builtin(MP_QSTR_bytearray))
+#undef mp_type_EOFError
+#define mp_type_EOFError (*tflm_natmod_builtin(MP_QSTR_EOFError))
+#undef mp_type_IndexError
+#define mp_type_IndexError (*tflm_natmod_builtin(MP_QSTR_IndexError))
+#undef mp_type_KeyError
+#define mp_type_KeyError (*tflm_natmod_builtin(MP_QSTR_KeyError))
+#undef mp_type_NotImplementedError
+#define mp_type_NotImplementedError (*tflm_natmod_builtin(MP_QSTR_NotImplementedError))
+#undef mp_type_RuntimeError
+#define mp_type_RuntimeError (*tflm_natmod_builtin(MP_QSTR_RuntimeError))
+#undef mp_type_TypeError
+#define mp_type_TypeError (*tflm_natmod_builtin(MP_QSTR_TypeError))
+#undef mp_type_ValueError
+#define mp_type_ValueError (*tflm_natmod_builtin(MP_QSTR_ValueError))
+#undef mp_obj_len
+#define mp_obj_len(o) tflm_natmod_len(o)
+mp_obj_t tflm_natmod_len(mp_obj_t o);
+// An int as the firmware's mp_obj_get_int gives it: OverflowError for one
+// past a machine word (dynruntime.h's conversion truncates it).
+#undef mp_obj_get_int
+#define mp_obj_get_int(o) tflm_natmod_get_int(o)
+mp_int_t tflm_natmod_get_int(mp_obj_t o);
+// A str's (or bytes') characters, as the firmware's functions give them:
+// TypeError for anything else (dynruntime.h's take any buffer, whose bytes
+// need not end in a NUL).
+#undef mp_obj_str_get_str
+#define mp_obj_str_get_str(s) ((const char *)tflm_natmod_str_get_data((s), NULL))
+#undef mp_obj_str_get_data
+#define mp_obj_str_get_data(o, len) ((const char *)tflm_natmod_str_get_data((o), (len)))
+const void *tflm_natmod_str_get_data(mp_obj_t o, size_t *len);
 #define mp_type_MemoryError (*tflm_natmod_builtin(MP_QSTR_MemoryError))
 #define mp_type_OSError (*tflm_natmod_builtin(MP_QSTR_OSError))
 #define mp_type_float (*tflm_natmod_builtin(MP_QSTR_float))
