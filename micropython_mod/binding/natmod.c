@@ -14,14 +14,18 @@
 #if TFLM_NATMOD
 
 const mp_obj_type_t *tflm_natmod_array_type;
-mp_obj_t tflm_natmod_builtins;
+mp_obj_t tflm_natmod_builtins; // (not static: the loader places no static bss)
+
+mp_obj_t tflm_natmod_builtin_obj(qstr q) {
+    return mp_load_attr(tflm_natmod_builtins, q);
+}
 
 // The qstrs natmod.h uses, named here because tools/mpy_ld.py collects a
 // module's qstrs from its .c files only: MP_QSTR_MemoryError MP_QSTR_OSError
 // MP_QSTR_float MP_QSTR_memoryview MP_QSTR_open MP_QSTR_repr MP_QSTR_issubclass MP_QSTR_builtins
-// MP_QSTR_int MP_QSTR_bytes MP_QSTR_bytearray MP_QSTR_EOFError MP_QSTR_IndexError MP_QSTR_KeyError
+// MP_QSTR_bytes MP_QSTR_bytearray MP_QSTR_IndexError
 // MP_QSTR_NotImplementedError MP_QSTR_RuntimeError MP_QSTR_TypeError MP_QSTR_ValueError MP_QSTR_len
-// MP_QSTR_OverflowError MP_QSTR_str
+// MP_QSTR_OverflowError
 
 // ---------------------------------------------------------------------------
 // The C library the engine calls: the firmware's through mp_fun_table where

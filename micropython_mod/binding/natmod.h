@@ -49,8 +49,8 @@
 // (read at import), never in the caller's globals: a script's own
 // `memoryview = 7` or `len = 0` must not become the module's types and
 // functions, as dynruntime.h's mp_load_global would make them.
-extern mp_obj_t tflm_natmod_builtins;
-#define tflm_natmod_builtin_obj(q) (mp_load_attr(tflm_natmod_builtins, (q)))
+// (Out of line: a call a use, where each error path names a type.)
+mp_obj_t tflm_natmod_builtin_obj(qstr q);
 #define tflm_natmod_builtin(q) ((mp_obj_type_t *)MP_OBJ_TO_PTR(tflm_natmod_builtin_obj(q)))
 #undef mp_type_int
 #define mp_type_int (*tflm_natmod_builtin(MP_QSTR_int))
