@@ -171,7 +171,7 @@ def test_plan_png_without_matplotlib(capsys, monkeypatch, tmp_path, planner):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
     png, out_model = tmp_path / "p.png", tmp_path / "p.tflite"
     code, out, err = run_cli(capsys, "plan", model_path("vww_96_int8.tflite"), "--planner", planner,
-                             "--png", png, "-o", out_model)
+                             "--png", png, *(["-o", out_model] if planner == "offline" else []))
     assert code == 2 and out == ""
     assert err == "tflm-host plan: --png draws with matplotlib, which is not installed: pip install matplotlib " \
                   "(tflm-host's [plot] extra)\n"
@@ -181,6 +181,25 @@ def test_plan_png_without_matplotlib(capsys, monkeypatch, tmp_path, planner):
 def test_plan_command_errors(capsys, tmp_path):
     code, _, err = run_cli(capsys, "plan", model_path("vww_96_int8.tflite"), "--embed")
     assert code == 2 and "--embed needs -o OUT.tflite" in err
+    # The device's own planners take none of the options that write or change a plan.
+    out_model = tmp_path / "g.tflite"
+    code, _, err = run_cli(capsys, "plan", model_path("kws_ref_model.tflite"), "--planner", "greedy", "--embed",
+                           "-o", out_model, "--time-limit", "1")
+    assert code == 2 and err == ("tflm-host plan: --planner greedy shows the device's own plan; --embed, -o, "
+                                 "--time-limit are for the plan computed here (--planner offline, the default)\n")
+    # A file that cannot be written stops the command before any is written.
+    code, _, err = run_cli(capsys, "plan", model_path("kws_ref_model.tflite"), "--embed", "-o", out_model,
+                           "--c-header", tmp_path / "none" / "p.h")
+    assert code == 2 and err == f"tflm-host plan: {tmp_path / 'none' / 'p.h'}: no folder {tmp_path / 'none'} to " \
+                                "write it into\n"
+    assert not out_model.exists()
+    # With --json, stdout is the object alone; what else is said goes to stderr.
+    shim = tmp_path / "g.plan"
+    code, out, err = run_cli(capsys, "plan", model_path("kws_ref_model.tflite"), "--json", "--embed", "-o",
+                             out_model, "--shim-out", shim)
+    assert code == 0 and json.loads(out)["head"] > 0 and out_model.is_file() and shim.is_file()
+    assert f"written to {out_model}" in err and f"written to {shim}" in err
+    assert "the plan embedded takes" in err  # more than the device's own plan on this runtime
     unknown = tmp_path / "unknown_ops.tflite"
     unknown.write_bytes(unknown_ops_model())
     code, _, err = run_cli(capsys, "plan", unknown)

@@ -86,6 +86,18 @@ def test_deploy_dry_run(capsys, tmp_path):
     assert cli.main(["deploy", str(tmp_path / "m.tflite"), "--port", "/dev/ttyACM0", "--dry-run", "--no-romfs"]) == 0
     out = capsys.readouterr().out
     assert f"$ mpremote connect /dev/ttyACM0 fs cp {tmp_path / 'm_labels.txt'} :m.labels" in out.splitlines()
+    # A path as the shell takes it; two files that would have one name on the board are refused.
+    (tmp_path / "my model.tflite").write_bytes(model.read_bytes())
+    assert cli.main(["deploy", str(tmp_path / "my model.tflite"), "--port", "/dev/ttyACM0", "--dry-run",
+                     "--no-romfs"]) == 0
+    assert f"$ mpremote connect /dev/ttyACM0 fs cp '{tmp_path / 'my model.tflite'}' ':my model.tflite'" in \
+        capsys.readouterr().out.splitlines()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "m.tflite").write_bytes(model_path("hello_world_float.tflite").read_bytes())
+    assert cli.main(["deploy", str(tmp_path / "m.tflite"), str(tmp_path / "b" / "m.tflite"), "--port",
+                     "/dev/ttyACM0", "--dry-run"]) == 2
+    assert capsys.readouterr().err == (f"tflm-host deploy: {tmp_path / 'm.tflite'} and {tmp_path / 'b' / 'm.tflite'} "
+                                       "would both be m.tflite on the board: rename one\n")
     bad = tmp_path / "x.tflite"
     bad.write_bytes(b"not a model")
     assert cli.main(["deploy", str(bad), "--port", "/dev/ttyACM0", "--dry-run"]) == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import os
@@ -385,9 +386,43 @@ def _preallocated(model: Model, names: list[str] | None) -> tuple[int, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def _output_paths(*paths: str | None) -> None:
+    """Files a command will write, checked before any work: each one's folder
+    exists and the path is no folder (nothing is written when one is wrong)."""
+    for p in paths:
+        if p is None:
+            continue
+        path = Path(p)
+        if path.is_dir():
+            raise ValueError(f"{path} is a folder: name a file to write")
+        if not path.parent.is_dir():
+            raise ValueError(f"{path}: no folder {path.parent} to write it into")
+
+
+# Seconds plan's exact search takes at most (--time-limit).
+PLAN_TIME_LIMIT = 5.0
+# plan's options that only the offline planner (the default) takes.
+_OFFLINE_ONLY = (("no_alias", "--no-alias"), ("no_reorder", "--no-reorder"), ("embed", "--embed"),
+                 ("prepare", "--prepare"), ("backward", "--backward"), ("output", "-o"),
+                 ("shim_out", "--shim-out"), ("c_header", "--c-header"), ("json", "--json"))
+
+
 def cmd_plan(args) -> int:
+    if args.planner != "offline":
+        given = [flag for attr, flag in _OFFLINE_ONLY if getattr(args, attr)]
+        if args.time_limit != PLAN_TIME_LIMIT:
+            given.append("--time-limit")
+        if given:
+            raise ValueError(f"--planner {args.planner} shows the device's own plan; {', '.join(given)} "
+                             f"{'is' if len(given) == 1 else 'are'} for the plan computed here (--planner "
+                             "offline, the default)")
+    if (args.embed or args.prepare) and not args.output:
+        raise ValueError(f"{'--embed' if args.embed else '--prepare'} needs -o OUT.tflite")
+    _output_paths(args.output, args.shim_out, args.c_header, args.png)
     if args.png:
         plot.require_matplotlib()
+    # With --json, stdout is the one object: what else the command says goes to stderr.
+    say = functools.partial(print, file=sys.stderr) if args.json else print
     model = load_model(args.model)
     name = Path(args.model).name
     missing = arena.missing_ops(model)
@@ -405,7 +440,7 @@ def cmd_plan(args) -> int:
         return 0
     if missing:
         raise NotImplementedError(arena.missing_ops_message(model))
-    data = Path(args.model).read_bytes()
+    data = read_bytes(args.model)
     was_prepared = prepare.is_prepared(data)
     if was_prepared:
         # Prepared data follows the operator order: planned without it, made again for the written model.
@@ -415,6 +450,9 @@ def cmd_plan(args) -> int:
     overlapped = arena.plan_layout(model, "greedy", preallocated=prealloc)
     result = plan_model(data, alias=not args.no_alias, reorder=not args.no_reorder,
                         time_limit=args.time_limit, preallocated=prealloc, backward=args.backward)
+    if (args.shim_out or args.c_header) and result.order and not args.output:
+        raise ValueError("the plan runs the operators in a new order: write that model with -o OUT.tflite "
+                         "(or plan with --no-reorder)")
     if args.json:
         print(json.dumps({"model": name, "bound": result.bound, "tflm_greedy_head": greedy.head,
                           "greedy_head": overlapped.head,
@@ -440,36 +478,34 @@ def cmd_plan(args) -> int:
         print(f"  arena_used_bytes {result.layout.used} (head {result.layout.head} + tail {result.layout.tail}), "
               f"greedy: {overlapped.used}, TFLM's greedy: {greedy.used}")
         print(result.layout.memory_plan(args.width), end="")
-        if not args.backward and overlapped.head < result.head:
-            print(f"note: the device's own greedy plan, {overlapped.head} bytes, also puts outputs above their "
-                  "inputs (its int8 convolutions run backward, TFLM's do not): --backward plans that way, for this "
-                  "runtime only")
+    if not args.backward and overlapped.head < result.head and (args.embed or not args.json):
+        # An embedded plan is the device's default for the model: say what it costs there.
+        say(f"note: the device's own greedy plan, {overlapped.head} bytes, also puts outputs above their "
+            "inputs (its int8 convolutions run backward, TFLM's do not)"
+            + (f"; the plan embedded takes {result.head - overlapped.head} bytes more on this runtime"
+               if args.embed else "") + ": --backward plans that way, for this runtime only")
+    # Every file once the plan is made, none before.
     if args.png:
         plot.plot_plans([("TFLM's greedy", greedy), ("this plan", result.layout)], Path(args.png), name)
-        print(f"plans drawn in {args.png}")
-    if (args.shim_out or args.c_header) and result.order and not args.output:
-        raise ValueError("the plan runs the operators in a new order: write that model with -o OUT.tflite "
-                         "(or plan with --no-reorder)")
+        say(f"plans drawn in {args.png}")
     if args.output:
         out = result.embedded() if args.embed else result.model
         if args.prepare or was_prepared:
             out = prepare.prepare_model(out)
             used = arena.plan_layout(load_model(out)).used
-            print(f"kernel data stored in the model (prepared): arena_used_bytes {used}")
+            say(f"kernel data stored in the model (prepared): arena_used_bytes {used}")
         if len(model.subgraphs) > 1 and args.embed:
             print("note: TFLM reads offline plans of models with several subgraphs with subgraph-local "
                   "indices; this runtime reads them as documented", file=sys.stderr)
         Path(args.output).write_bytes(out)
         what = "with the plan in its metadata" if args.embed else "in the plan's operator order"
-        print(f"model {what} written to {args.output}")
-    elif args.embed or args.prepare:
-        raise ValueError(f"{'--embed' if args.embed else '--prepare'} needs -o OUT.tflite")
+        say(f"model {what} written to {args.output}")
     if args.shim_out:
         Path(args.shim_out).write_bytes(result.plan.to_bytes())
-        print(f"plan written to {args.shim_out} (tflm.Interpreter(model, plan={Path(args.shim_out).name!r}))")
+        say(f"plan written to {args.shim_out} (tflm.Interpreter(model, plan={Path(args.shim_out).name!r}))")
     if args.c_header:
         Path(args.c_header).write_text(c_header(result.plan, name, result.head))
-        print(f"C header written to {args.c_header} (make firmware BOARD=... PLAN={args.c_header})")
+        say(f"C header written to {args.c_header} (make firmware BOARD=... PLAN={args.c_header})")
     return 0
 
 
@@ -1030,12 +1066,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plan", help="an offline memory plan better than TFLM's, as text, picture, metadata or C")
     p.add_argument("model")
     p.add_argument("--planner", default="offline", choices=sorted(arena.PLANNERS) + ["offline"],
-                   help="offline: compute a plan here (default); greedy/linear: show the device's own plan")
+                   help="offline: compute a plan here (default); greedy, linear, tflm: show the device's own "
+                        "plan (the options that write or change a plan are the offline planner's)")
     p.add_argument("--width", type=_at_least(8), default=80, help="columns of the text picture")
     p.add_argument("--png", help="also draw the plan (and TFLM's greedy plan beside it) into this PNG file")
     p.add_argument("--no-alias", action="store_true", help="no views or in-place ops sharing bytes")
     p.add_argument("--no-reorder", action="store_true", help="keep the model's operator order")
-    p.add_argument("--time-limit", type=_positive_float, default=5.0, help="seconds for the exact search")
+    p.add_argument("--time-limit", type=_positive_float, default=PLAN_TIME_LIMIT, help="seconds for the exact search")
     p.add_argument("--preallocate", nargs="*", metavar="TENSOR",
                    help="tensors kept outside the arena (indices, or input / output)")
     p.add_argument("--embed", action="store_true", help="write the plan into the model's metadata (needs -o)")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -84,15 +85,22 @@ class Plan:
 def collect(models: list[Path], extra: list[Path] | None = None) -> Plan:
     files: dict[str, bytes] = {}
     sources: dict[str, Path] = {}
+
+    def add(name: str, path: Path) -> None:
+        # The board's files are named by the files' own names, in one folder.
+        if name in sources and sources[name].resolve() != path.resolve():
+            raise ValueError(f"{sources[name]} and {path} would both be {name} on the board: rename one")
+        files[name], sources[name] = path.read_bytes(), path
+
     for path in models:
         load_model(path)  # a .tflite model, or ValueError now rather than on the board
-        files[path.name], sources[path.name] = path.read_bytes(), path
+        add(path.name, path)
         for suffix in LABEL_SUFFIXES:
             labels = path.with_name(path.stem + suffix)
             if labels.is_file():
-                files[path.stem + ".labels"], sources[path.stem + ".labels"] = labels.read_bytes(), labels
+                add(path.stem + ".labels", labels)
     for path in extra or []:
-        files[path.name], sources[path.name] = path.read_bytes(), path
+        add(path.name, path)
     return Plan(files, romfs.build_image(files), models, sources)
 
 
@@ -100,8 +108,9 @@ def mpremote(port: str, *args: str, dry_run: bool = False, timeout: float = 600,
     """Runs mpremote on the board at `port`, its command printed first and
     `what` it does timed on stderr while it runs (progress.py)."""
     cmd = [sys.executable, "-m", "mpremote", "connect", port, *args]
-    shown_args = [f"'<script of {a.count(chr(10))} lines>'" if "\n" in a else a for a in args]
-    shown = " ".join(["mpremote", "connect", port, *shown_args])
+    # As a shell would take it (paths with spaces quoted), scripts summarised.
+    shown_args = [f"'<script of {a.count(chr(10))} lines>'" if "\n" in a else shlex.quote(a) for a in args]
+    shown = " ".join(["mpremote", "connect", shlex.quote(port), *shown_args])
     print(f"$ {shown}", flush=True)
     if dry_run:
         return ""
