@@ -111,12 +111,24 @@ def test_arena_board_says_how_person_detect_fits(capsys, board):
     b = boards.budget(board)
     assert b.heap > 0 and b.romfs > 0
     assert cli.main(["arena", str(path), "--board", board, "--json"]) == 0
-    ways = {w["how"].split(" (")[0]: w for w in __import__("json").loads(capsys.readouterr().out)["ways"]}
+    data = __import__("json").loads(capsys.readouterr().out)
+    assert (data["heap_bytes"], data["romfs_bytes"], data["heap_source"]) == (b.heap, b.romfs, b.heap_source)
+    assert data["fits"] == next((w["how"] for w in data["ways"] if w["fits"]), None)
+    ways = {w["how"].split(" (")[0]: w for w in data["ways"]}
     needed = arena.plan_layout(load_model(path)).needed
     assert ways["in RAM"]["heap_bytes"] == needed + path.stat().st_size
     assert ways["in RAM"]["fits"] == (needed + path.stat().st_size <= b.heap)
     assert ways["in ROMFS flash, in place"]["heap_bytes"] == needed
     assert ways["in ROMFS flash, in place"]["fits"] == (needed <= b.heap)
+
+
+def test_arena_board_refuses_the_figures_options(capsys):
+    """--board weighs the ways the device builds the model; the options of
+    the plain arena figures are refused with it, not ignored."""
+    path = str(model_path("kws_ref_model.tflite"))
+    assert cli.main(["arena", path, "--board", "MICROBIT", "--planner", "linear", "-v"]) == 2
+    assert capsys.readouterr().err == ("tflm-host arena: --board weighs each way the model can go on the board as the "
+                                       "device builds it; --planner, -v are for the arena figures without --board\n")
 
 
 def test_arena_board_tries_patches_when_nothing_else_fits(capsys, monkeypatch):

@@ -101,7 +101,7 @@ def test_plan_file_not_a_plan(capsys, tmp_path):
 
 def test_output_into_a_folder(capsys, tmp_path):
     line = check_refused(capsys, ["plan", str(model_path(GOOD)), "--no-reorder", "-o", str(tmp_path)])
-    assert str(tmp_path) in line and "directory" in line
+    assert line == f"tflm-host plan: {tmp_path} is a folder: name a file to write"
 
 
 @pytest.mark.parametrize("name", MUTATED_MODELS)
@@ -151,3 +151,51 @@ def test_bench_folder_with_a_bad_model(capsys, tmp_path, what):
             target.write_bytes(path.read_bytes())
         line = check_refused(capsys, ["bench", what, "--models", str(folder), "-q"])
         assert path.name in line and message in line, (bad, line)
+
+
+GOOD_PATH = str(model_path(GOOD))
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["ops", GOOD_PATH, "--built-with", "FOO_BAR conv_2d"], "--built-with: no kernel of tflm is named FOO_BAR, conv_2d"),
+    (["ops", GOOD_PATH, "--natmod", "foo"], "--natmod 'foo': make natmod builds "),
+    (["plan", GOOD_PATH, "--preallocate", "foo"], "--preallocate takes tensor indices, input or output, not 'foo'"),
+    (["arena", GOOD_PATH, "--preallocate", "1,x"], "--preallocate takes tensor indices, input or output, not 'x'"),
+    (["run", GOOD_PATH, "--target", "host", "--firmware", "/bin/true"],
+     "--target host runs the engine built into tflm-host: no --firmware with it"),
+    (["deploy", GOOD_PATH, "--port", "/dev/ttyACM0", "--no-romfs"], "--no-romfs goes with --dry-run"),
+    (["install", "--port", "/dev/ttyACM97", "--mpy", "/nonexistent/tflm.mpy"], "--mpy /nonexistent/tflm.mpy: no such file"),
+])
+def test_bad_options_refused_in_one_line(capsys, argv, message):
+    """Option values a command cannot use: one line naming them, exit 2,
+    before any work (a board is not reached, a file not written)."""
+    assert message in check_refused(capsys, argv)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["deploy", GOOD_PATH, "--port", "", "--dry-run"], "argument --port: an empty port"),
+    (["flash", "ESP32_GENERIC", "x.bin", "--baud", "-5", "--dry-run"], "argument --baud: -5: a baud rate is above 0"),
+])
+def test_bad_option_values_are_argparse_errors(capsys, argv, message):
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_built_with_empty_is_every_kernel(capsys):
+    """--built-with "" is TFLM_OPS as make takes it empty: every kernel."""
+    assert cli.main(["ops", GOOD_PATH, "--built-with", ""]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_firmware_without_tflm_says_so(capsys, tmp_path):
+    """run on a unix binary without the tflm module (the stock port), or one
+    that prints nothing: one line saying so, not the device's traceback."""
+    from tflm_host import device
+
+    stock = device.build_dir() / "unix-stock" / "micropython"
+    line = check_refused(capsys, ["run", GOOD_PATH, "--target", "unix", "--firmware", str(stock)])
+    assert line == ("tflm-host run: unix: the firmware has no tflm module (stock MicroPython? `tflm-host install` "
+                    "puts tflm.mpy on a board)")
+    code, err = run_cli(capsys, ["run", GOOD_PATH, "--target", "unix", "--firmware", "/bin/true"])
+    assert code == 2 and err.strip().endswith("unix printed nothing (no MicroPython with tflm?)")

@@ -600,6 +600,7 @@ def test_cli_prepare_max_extra_macs(tmp_path, capsys):
     text = capsys.readouterr().out
     ip = _engine.allocate(_engine.Model(out.read_bytes()))
     assert f"-> {ip.used} " in text and "patch-based stage: operators 0-" in text
+    assert "trade-off curve" not in text  # --explain prints it
     assert cli.main(["arena", str(out)]) == 0
     split, gh, gw = ip.patch
     # Patches keeping their halos: the smallest arena within 20%, and no extra MAC.

@@ -379,6 +379,16 @@ def test_cli_prepare_and_plan_prepare(tmp_path, capsys):
     model = load_model(planned.read_bytes())
     assert METADATA_NAME in model.metadata and "OfflineMemoryAllocation" in model.metadata
     assert arena.plan_layout(model).audit["kernel data"].used == 0
+    # Preparing again changes nothing (an edit would append the same data
+    # again), nor does --explain without a bound (it only measures stages).
+    again, explained = tmp_path / "again.tflite", tmp_path / "explained.tflite"
+    assert cli.main(["prepare", str(out), "-o", str(again)]) == 0
+    assert cli.main(["prepare", str(src), "-o", str(explained), "--explain"]) == 0
+    assert again.read_bytes() == out.read_bytes() == explained.read_bytes()
+    staged, staged_again = tmp_path / "s.tflite", tmp_path / "s2.tflite"
+    assert cli.main(["prepare", str(model_path("person_detect.tflite")), "-o", str(staged), "--max-extra-macs", "0"]) == 0
+    assert cli.main(["prepare", str(staged), "-o", str(staged_again), "--max-extra-macs", "0"]) == 0
+    assert staged_again.read_bytes() == staged.read_bytes()
 
 
 @pytest.mark.parametrize("board", [BOARD, "MICROBIT"])

@@ -106,8 +106,8 @@ def engine_check(model: Model) -> dict:
     try:
         layout = arena.plan_layout(model)
     except (ValueError, MemoryError, NotImplementedError) as e:
-        return {"accepted": False, "message": f"{type(e).__name__}: {e}", "arena_size": None}
-    return {"accepted": True, "message": "", "arena_size": layout.needed}
+        return {"accepted": False, "message": f"{type(e).__name__}: {e}", "arena_size": None, "planner": None}
+    return {"accepted": True, "message": "", "arena_size": layout.needed, "planner": layout.planner}
 
 
 def inspect_text(model: Model, name: str, built_with: list[str] | None = None) -> str:
@@ -125,7 +125,8 @@ def inspect_text(model: Model, name: str, built_with: list[str] | None = None) -
     if not check["unimplemented"]:
         verdict = engine_check(model)
         lines.append(f"engine: every operator's prepare() accepts it: {verdict['arena_size']} B of arena "
-                     "(greedy planner)" if verdict["accepted"] else f"engine: refuses it: {verdict['message']}")
+                     f"({verdict['planner']} planner)" if verdict["accepted"]
+                     else f"engine: refuses it: {verdict['message']}")
     for sg in model.subgraphs:
         lines.append(f"subgraph {sg.index} {sg.name!r}: {len(sg.tensors)} tensors, {len(sg.operators)} operators")
         for label, indices in (("inputs", sg.inputs), ("outputs", sg.outputs)):
@@ -168,10 +169,17 @@ def inspect_json(model: Model, name: str, built_with: list[str] | None = None) -
 
 
 def _built_with(args) -> list[str] | None:
-    """--built-with: a firmware's TFLM_OPS (flags, or op names as in models)."""
-    if args.built_with is None:
+    """--built-with: a firmware's TFLM_OPS (flags, or op names as in models);
+    empty, as make takes TFLM_OPS, is every kernel."""
+    if args.built_with is None or not args.built_with.strip():
         return None
-    return [schema.flag_name(op) for op in args.built_with.replace(",", " ").split()]
+    names = args.built_with.replace(",", " ").split()
+    known = {schema.flag_name(op) for op in arena.kernel_ops()}
+    unknown = [n for n in names if schema.flag_name(n) not in known]
+    if unknown:
+        raise ValueError(f"--built-with: no kernel of tflm is named {', '.join(unknown)} "
+                         "(TFLM_OPS takes the names `tflm-host ops` prints, such as CONV_2D)")
+    return [schema.flag_name(op) for op in names]
 
 
 def cmd_inspect(args) -> int:
@@ -195,6 +203,8 @@ def _target(args):
             raise ValueError("--port runs on the board at that port as it is: no --target or --firmware with it")
         return device.PortTarget(args.port)
     if args.target == "host":
+        if args.firmware:
+            raise ValueError("--target host runs the engine built into tflm-host: no --firmware with it")
         return HostTarget()
     try:
         return device.target(args.target or "unix", args.firmware)
@@ -309,11 +319,21 @@ def board_text(path: Path, board: str) -> list[str]:
 
 def cmd_arena(args) -> int:
     if args.board:
+        given = [flag for flag, value in (("--planner", args.planner), ("--plan", args.plan),
+                                          ("--preallocate", args.preallocate), ("-v", args.verbose)) if value]
+        if given:
+            raise ValueError(f"--board weighs each way the model can go on the board as the device builds it; "
+                             f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for the arena figures "
+                             "without --board")
         progress.set_quiet(args.quiet)
         if args.json:
-            print(json.dumps({"model": Path(args.model).name, "board": args.board,
+            b = boards.budget(args.board)
+            ways = board_fit(Path(args.model), args.board)
+            first = next((how for how, *_, fits in ways if fits), None)
+            print(json.dumps({"model": Path(args.model).name, "board": args.board, "heap_bytes": b.heap,
+                              "heap_source": b.heap_source, "romfs_bytes": b.romfs, "fits": first,
                               "ways": [{"how": how, "heap_bytes": heap, "romfs_bytes": rom, "fits": fits}
-                                       for how, heap, rom, fits in board_fit(Path(args.model), args.board)]}))
+                                       for how, heap, rom, fits in ways]}))
         else:
             print("\n".join(board_text(Path(args.model), args.board)))
         return 0
@@ -381,8 +401,10 @@ def _preallocated(model: Model, names: list[str] | None) -> tuple[int, ...]:
                 out += list(model.main.inputs)
             elif part == "output":
                 out += list(model.main.outputs)
-            else:
+            elif part.strip().isdigit():
                 out.append(int(part))
+            else:
+                raise ValueError(f"--preallocate takes tensor indices, input or output, not {part!r}")
     return tuple(dict.fromkeys(out))
 
 
@@ -593,11 +615,12 @@ def cmd_prepare(args) -> int:
         else:
             print("  no patch-based stage lowers the arena" + (f" within {within}" if within else ""))
     if found is not None:
-        timed = time_points(found.front()) if timer and slowdown is None else None
-        print("patch-based stages: the trade-off curve (no other stage and grid has both a smaller arena "
-              "and fewer extra MACs; --max-extra-macs with a row's percentage chooses it)")
-        for line in patches.front_table(found, chosen, timed, timer or "", unit=unit):
-            print("  " + line)
+        if args.explain:  # (--max-extra-macs alone says the stage chosen, above)
+            timed = time_points(found.front()) if timer and slowdown is None else None
+            print("patch-based stages: the trade-off curve (no other stage and grid has both a smaller arena "
+                  "and fewer extra MACs; --max-extra-macs with a row's percentage chooses it)")
+            for line in patches.front_table(found, chosen, timed, timer or "", unit=unit):
+                print("  " + line)
         if fast:
             print("patch-based stages timed for --max-slowdown (no other stage and grid" +
                   (" within --max-extra-macs" if bound is not None else "") +
@@ -835,6 +858,10 @@ def natmod_kernels(paths: list[Path]) -> dict[str, str]:
 
 
 def cmd_ops(args) -> int:
+    if args.natmod is not None:
+        archs = install.checkout_archs(device.checkout("ops --natmod"))
+        if args.natmod not in archs:
+            raise ValueError(f"--natmod {args.natmod!r}: make natmod builds {', '.join(archs)}")
     models = [load_model(path) for path in args.models]
     built_with = _built_with(args)
     check = kernel_check(used_ops(models), built_with)
@@ -889,6 +916,8 @@ def cmd_romfs(args) -> int:
 
 
 def cmd_deploy(args) -> int:
+    if args.no_romfs and not args.dry_run:
+        raise ValueError("--no-romfs goes with --dry-run: on a board, deploy asks the board whether it has ROMFS")
     progress.set_quiet(args.quiet)
     caps = None
     if args.dry_run and args.no_romfs:
@@ -898,6 +927,12 @@ def cmd_deploy(args) -> int:
 
 
 def cmd_install(args) -> int:
+    # The files given, checked before the board is reached.
+    for flag, given, want in (("--mpy", args.mpy, "file"), ("--dist", args.dist, "folder")):
+        if given is not None and not (Path(given).is_file() if want == "file" else Path(given).is_dir()):
+            raise ValueError(f"{flag} {given}: no such {want}")
+    for m in args.model or ():
+        load_model(m)  # a .tflite model, or its message now
     progress.set_quiet(args.quiet)
     source = install.Source(mpy=Path(args.mpy) if args.mpy else None, dist=Path(args.dist) if args.dist else None,
                             build=args.build, models=tuple(Path(m) for m in args.model or ()),
@@ -963,6 +998,14 @@ def cmd_demo(args) -> int:
     return run_demo(args.board, Path(args.models or shared_models("demo")), args.example, prepare=args.prepare)
 
 
+def _port(text: str) -> str:
+    """An argparse type: a serial port (or socket:// URL), not empty."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty port: name the board's serial port (/dev/ttyACM0, COM3, "
+                                         "socket://...)")
+    return text
+
+
 def _at_least(low: int, high: int | None = None):
     """An argparse type: an int of at least `low` (and at most `high`)."""
     def parse(text: str) -> int:
@@ -1006,7 +1049,7 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", default=None, choices=("host",) + tuple(device.TARGETS),
                    help="host: the module's engine on this computer, no board or firmware needed; a board: its "
                         "firmware on its emulator (default: unix, the unix port)")
-    p.add_argument("--port", help="run on the board at this serial port, with the firmware it has "
+    p.add_argument("--port", type=_port, help="run on the board at this serial port, with the firmware it has "
                    "(/dev/ttyACM0, COM3, or the socket://127.0.0.1:PORT `tflm-host qemu` prints): the model "
                    "and inputs go over the port into its RAM, nothing on the board is written")
     p.add_argument("--inputs", default="random", help="zeros, random or FILE.npz (input_0, input_1, ...)")
@@ -1182,7 +1225,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("deploy", help="models into a board's ROMFS flash (mpremote), then a check on the board")
     p.add_argument("models", nargs="+", help=".tflite files (labels next to them, MODEL.labels, go too)")
-    p.add_argument("--port", required=True, help="the board's serial port, as mpremote takes it "
+    p.add_argument("--port", required=True, type=_port, help="the board's serial port, as mpremote takes it "
                    "(/dev/ttyACM0, COM3, or the socket://127.0.0.1:PORT `tflm-host qemu` prints)")
     p.add_argument("--file", nargs="*", help="more files to put beside the models (example scripts)")
     p.add_argument("--no-check", action="store_true", help="do not run the models on the board afterwards")
@@ -1193,7 +1236,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("install", help="tflm.mpy, the module for stock firmware, onto a board for the architecture "
                                        "it reports, then a check there (mpremote)")
-    p.add_argument("--port", required=True, help="the board's serial port, as mpremote takes it "
+    p.add_argument("--port", required=True, type=_port, help="the board's serial port, as mpremote takes it "
                    "(/dev/ttyACM0, COM3, or the socket://127.0.0.1:PORT `tflm-host qemu` prints)")
     source = p.add_mutually_exclusive_group()
     source.add_argument("--mpy", metavar="FILE", help="this tflm.mpy (checked against the board first)")

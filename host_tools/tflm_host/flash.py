@@ -515,6 +515,17 @@ def cmd_flash(args) -> int:
         return 2
 
 
+def _baud(text: str) -> int:
+    """An argparse type: a baud rate, a whole number above 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value}: a baud rate is above 0")
+    return value
+
+
 def add_parser(sub) -> argparse.ArgumentParser:
     """Registers `flash` on an argparse subparsers object."""
     p = sub.add_parser(
@@ -528,7 +539,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--port", help="serial port (ESP32_GENERIC); mount point of the RPI-RP2 drive (RPI_PICO)")
     p.add_argument("--romfs", metavar="IMAGE",
                    help="also (or only) write this ROMFS image (tflm-host romfs) to the board's ROMFS region")
-    p.add_argument("--baud", type=int, default=ESP32_BAUD, help="esptool's baud rate")
+    p.add_argument("--baud", type=_baud, default=ESP32_BAUD, help="esptool's baud rate (ESP32_GENERIC)")
     p.add_argument("--tool", choices=sorted({t for ts in TOOLS.values() for t in ts}),
                    help="use this tool rather than the one picked (RPI_PICO: picotool or drive; "
                         "PYBV11: dfu-util or st-flash)")

@@ -49,14 +49,20 @@ def prepare_model(data: bytes, max_extra_macs: float | None = None, progress=Non
 def prepare_searched(data: bytes, max_extra_macs: float | None, progress=None,
                      search: bool = False) -> tuple[bytes, patches.Search | None]:
     """prepare_model(), with the patch search's measurements (None unless
-    `search`); without a bound the search only measures and no stage is set."""
-    out = fbedit.edit_model(data, metadata={METADATA_NAME: prepared_metadata(*kernel_data(data))})
+    `search`); without a bound the search only measures, and the model's
+    stage (or none) is left as it is."""
+    meta = prepared_metadata(*kernel_data(data))
+    # A model prepared the same already stays as it is (an edit appends to
+    # the file: preparing again would grow it by the same data each time).
+    same = load_model(data).metadata.get(METADATA_NAME) == meta
+    out = data if same else fbedit.edit_model(data, metadata={METADATA_NAME: meta})
     found = None
     if search:
         found = patches.search(out, progress)
-        best = found.best(max_extra_macs) if max_extra_macs is not None else None
-        out = patches.without_schedule(out) if best is None else \
-            patches.with_schedule(out, best.split, *best.grid, best.start, best.mode)
+        if max_extra_macs is not None:  # else the search measures, and the model keeps its stage (or none)
+            best = found.best(max_extra_macs)
+            out = patches.without_schedule(out) if best is None else \
+                patches.with_schedule(out, best.split, *best.grid, best.start, best.mode)
     _engine.allocate(_engine.Model(out))
     return out, found
 

@@ -216,7 +216,13 @@ def run_batch(target: Target, jobs: list[BatchJob], planner: str | None = "greed
             files.update(_job_files(job))
             sizes = [int(np.asarray(x).nbytes) for x in job.samples[0]] if job.samples else []
             chunks.append(f"_job({job.name!r}, {sizes!r}, {len(job.samples)}, {planner!r})")
-        text = target.run(chunks, files, timeout=timeout)
+        try:
+            text = target.run(chunks, files, timeout=timeout)
+        except DeviceError as e:
+            if "no module named 'tflm'" in str(e):  # a firmware without the module
+                raise DeviceError(f"{target.name}: the firmware has no tflm module (stock MicroPython? `tflm-host "
+                                  "install` puts tflm.mpy on a board)") from None
+            raise
         models = {job.name: load_model(job.model) for job in group}
         for job in group:
             results[job.name] = BatchResult(job.name, [], None)
@@ -243,6 +249,6 @@ def run_batch(target: Target, jobs: list[BatchJob], planner: str | None = "greed
         for job in group:
             res = results[job.name]
             if res.error is None and len(res.runs) != len(job.samples):
-                raise RuntimeError(f"{job.name}: {len(res.runs)} of {len(job.samples)} runs came back:\n"
-                                   f"{text[-2000:]}")
+                said = text[-2000:] if text.strip() else f"{target.name} printed nothing (no MicroPython with tflm?)"
+                raise RuntimeError(f"{job.name}: {len(res.runs)} of {len(job.samples)} runs came back:\n{said}")
     return results
