@@ -165,6 +165,8 @@ GOOD_PATH = str(model_path(GOOD))
      "--target host runs the engine built into tflm-host: no --firmware with it"),
     (["deploy", GOOD_PATH, "--port", "/dev/ttyACM0", "--no-romfs"], "--no-romfs goes with --dry-run"),
     (["install", "--port", "/dev/ttyACM97", "--mpy", "/nonexistent/tflm.mpy"], "--mpy /nonexistent/tflm.mpy: no such file"),
+    (["prepare", GOOD_PATH, "-o", "/nonexistent/p.tflite", "--max-extra-macs", "20%"],
+     "/nonexistent/p.tflite: no folder /nonexistent to write it into"),
 ])
 def test_bad_options_refused_in_one_line(capsys, argv, message):
     """Option values a command cannot use: one line naming them, exit 2,

@@ -510,6 +510,9 @@ def cmd_plan(args) -> int:
     if args.png:
         plot.plot_plans([("TFLM's greedy", greedy), ("this plan", result.layout)], Path(args.png), name)
         say(f"plans drawn in {args.png}")
+    if args.backward and args.embed:
+        say("note: the plan embedded lets int8 convolutions write outputs above their inputs: TFLM's kernels "
+            "would not run the model right with it, this runtime's do")
     if args.output:
         out = result.embedded() if args.embed else result.model
         if args.prepare or was_prepared:
@@ -532,6 +535,7 @@ def cmd_plan(args) -> int:
 
 
 def cmd_prepare(args) -> int:
+    _output_paths(args.output)
     model = load_model(args.model)  # what is wrong with the file, named as the other commands name it
     data = read_bytes(args.model)
     message = arena.missing_ops_message(model)
