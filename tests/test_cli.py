@@ -337,3 +337,12 @@ def test_output_files_written_when_the_reader_leaves(tmp_path):
                           text=True, timeout=300)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert out.read_bytes()[4:8] == b"TFL3"
+
+
+def test_arena_verbose_rows_line_up(capsys):
+    """arena -v: one row per allocation category, their columns aligned
+    whatever the longest category's name."""
+    code, out, _ = run_cli(capsys, "arena", model_path("hello_world_int8.tflite"), "-v")
+    rows = [line for line in out.splitlines() if line.endswith(" allocations")]
+    assert code == 0 and len(rows) >= 10 and any("resource variables" in r for r in rows)
+    assert len({r.index(" used ") for r in rows}) == 1 and len({len(r) for r in rows}) == 1

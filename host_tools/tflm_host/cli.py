@@ -356,8 +356,9 @@ def cmd_arena(args) -> int:
     if layout.needed > layout.used:
         print(f"  ({layout.used} bytes after allocation; prepare() needs {layout.needed} at its peak)")
     if args.verbose:
+        width = max(len(name) for name in layout.audit)
         for name, a in layout.audit.items():
-            print(f"  {name:17s} {a.used:8d} used {a.requested:8d} requested {a.count:6d} allocations")
+            print(f"  {name:{width}s} {a.used:8d} used {a.requested:8d} requested {a.count:6d} allocations")
     if layout.model_data:
         print(f"  kernel data in the model: {layout.model_data} bytes, read in place (flash in ROMFS), "
               "not in the arena")
