@@ -12,7 +12,7 @@
 #       firmware-real), in build/<BOARD>[-cfg-<hash>], then checked for fit
 #       (firmware text in its region, ROMFS region free, heap for the
 #       largest shared model's arena).
-#   make real-firmware   RPI_PICO, PYBV11 and PYBV11_QEMU (what `make test` builds)
+#   make real-firmware   the real boards `make test` builds (TESTED_REAL_BOARDS)
 #   make boards-report   docs/boards.md's figures, from the built firmware, and
 #       the README's board table, from the board files
 #   make pico-emulator   rp2040js and the RP2040 bootrom in build/rp2040js

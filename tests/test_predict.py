@@ -285,3 +285,16 @@ print(repr(shared))
         expected.append(f"Arena(size={size}, used={layout.used}, head={layout.head}, tail={layout.tail}, "
                         f"free={size - layout.used}, interpreters=1, gaps=0)")
     assert lines == expected
+
+
+def test_dir_lists_every_interpreter_attribute():
+    """README: help() and dir() list every attribute of tflm.Interpreter,
+    those answered on access (model, arena, planner, stage) too."""
+    code = DEVICE_PRELUDE + """
+names = dir(tflm.Interpreter)
+print(all(n in names for n in ('model', 'arena', 'planner', 'stage', 'predict', 'invoke', 'memory_plan')))
+it = tflm.Interpreter(tflm.Model(load('hello_world_int8.tflite')))
+print(it.planner, it.stage, type(it.model).__name__, type(it.arena).__name__)
+"""
+    out = run_on("unix", code, model_files("hello_world_int8.tflite")).splitlines()
+    assert out == ["True", "greedy () Model Arena"]

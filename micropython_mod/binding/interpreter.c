@@ -1033,12 +1033,18 @@ static void interp_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kin
 // Attributes (answered by interp_attr), for help() and dir() of the class.
 TFLM_ATTR_DOC(model, "tflm.Model (model.inputs[i] describes input(i))");
 TFLM_ATTR_DOC(arena, "tflm.Arena");
-TFLM_ATTR_DOC(planner, "str: 'greedy', 'linear', 'offline'");
+TFLM_ATTR_DOC(planner, "str: 'greedy', 'linear', 'tflm', 'offline'");
+#if TFLM_STAGE_ARG
+TFLM_ATTR_DOC(stage, "the patch-based stage, as stage= takes it; (): none");
+#endif
 
 static const mp_rom_map_elem_t interp_locals_table[] = {
     TFLM_ATTR_ENTRY(model),
     TFLM_ATTR_ENTRY(arena),
     TFLM_ATTR_ENTRY(planner),
+    #if TFLM_STAGE_ARG
+    TFLM_ATTR_ENTRY(stage),
+    #endif
     { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&interp_del_obj) },
     { MP_ROM_QSTR(MP_QSTR_input), MP_ROM_PTR(&interp_input_obj) },
     { MP_ROM_QSTR(MP_QSTR_output), MP_ROM_PTR(&interp_output_obj) },
