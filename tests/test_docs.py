@@ -300,3 +300,17 @@ def test_readme_converter_settings_are_the_converter_checks():
     for key in ours:
         if key != "representative_dataset":
             assert ours[key] == theirs[key], key
+
+
+def test_boards_md_repl_figures_are_the_engines():
+    """docs/boards.md's REPL session on a board: hello_world_int8's arena as
+    the engine gives it (the same on every board and on the host)."""
+    text = (ROOT / "docs" / "boards.md").read_text()
+    layout = arena.plan_layout(load_model(model_path("hello_world_int8.tflite")))
+    size = re.search(r">>> tflm\.arena_size\(m\)\n(\d+)\n", text)
+    used = re.search(r">>> i\.arena_used_bytes\(\), i\.head_bytes\(\), i\.tail_bytes\(\)\n\((\d+), (\d+), (\d+)\)", text)
+    printed = re.search(r"`(\d+) bytes \(head (\d+) \+ tail (\d+)\)` before anything is flashed", text)
+    assert size and used and printed, "docs/boards.md's REPL session moved"
+    assert int(size.group(1)) == layout.needed
+    assert tuple(map(int, used.groups())) == tuple(map(int, printed.groups())) == (layout.used, layout.head,
+                                                                                    layout.tail)
