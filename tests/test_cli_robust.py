@@ -179,9 +179,12 @@ def test_bad_options_refused_in_one_line(capsys, argv, message):
     (["flash", "ESP32_GENERIC", "x.bin", "--baud", "-5", "--dry-run"], "argument --baud: -5: a baud rate is above 0"),
 ])
 def test_bad_option_values_are_argparse_errors(capsys, argv, message):
+    """argparse's errors: one line, naming where the usage is (not the whole usage first)."""
     with pytest.raises(SystemExit) as e:
         cli.main(argv)
-    assert e.value.code == 2 and message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and message in err and len(err.splitlines()) == 1
+    assert err.rstrip().endswith(f"(usage: tflm-host {argv[0]} --help)")
 
 
 def test_built_with_empty_is_every_kernel(capsys):

@@ -1075,8 +1075,16 @@ QUIET_HELP = ("no progress on stderr (shown for steps over a second when stderr 
               "or with TFLM_PROGRESS=1)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors are the one line that matters and
+    where the usage is (argparse prints the whole usage first)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (usage: {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tflm-host", description="Host tools for the tflm MicroPython module")
+    parser = _Parser(prog="tflm-host", description="Host tools for the tflm MicroPython module")
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="command", required=True)
 
