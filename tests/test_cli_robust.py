@@ -12,7 +12,7 @@ import pytest
 
 from conftest import model_path
 from cli_fuzz import MODEL_COMMANDS, MUTATED_MODELS, fuzz_model
-from tflm_host import cli
+from tflm_host import _engine, cli
 
 GOOD = "hello_world_int8.tflite"
 BAD_FILE_COMMANDS = MODEL_COMMANDS + [
@@ -177,6 +177,8 @@ def test_bad_options_refused_in_one_line(capsys, argv, message):
 @pytest.mark.parametrize("argv,message", [
     (["deploy", GOOD_PATH, "--port", "", "--dry-run"], "argument --port: an empty port"),
     (["flash", "ESP32_GENERIC", "x.bin", "--baud", "-5", "--dry-run"], "argument --baud: -5: a baud rate is above 0"),
+    # memory_plan()'s widest picture (the engine's TFLM_PLAN_MAX_WIDTH), not a wider one cut silently
+    (["plan", GOOD_PATH, "--width", "100000"], f"argument --width: 100000 is more than {_engine.PLAN_MAX_WIDTH}"),
 ])
 def test_bad_option_values_are_argparse_errors(capsys, argv, message):
     """argparse's errors: one line, naming where the usage is (not the whole usage first)."""

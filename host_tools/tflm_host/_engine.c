@@ -1032,7 +1032,8 @@ PyMODINIT_FUNC PyInit__engine(void) {
         || PyModule_AddIntConstant(m, "PATCH_MODE_ROWS", TFLM_PATCH_MODE_ROWS) < 0
         || PyModule_AddIntConstant(m, "PATCH_MODE_KEEP", TFLM_PATCH_MODE_KEEP) < 0
         || PyModule_AddIntConstant(m, "PATCH_MAX_OPS", TFLM_PATCH_MAX_OPS) < 0
-        || PyModule_AddIntConstant(m, "PATCH_MAX_GRID", TFLM_PATCH_MAX_GRID) < 0) {
+        || PyModule_AddIntConstant(m, "PATCH_MAX_GRID", TFLM_PATCH_MAX_GRID) < 0
+        || PyModule_AddIntConstant(m, "PLAN_MAX_WIDTH", TFLM_PLAN_MAX_WIDTH) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1124,7 +1124,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--planner", default="offline", choices=sorted(arena.PLANNERS) + ["offline"],
                    help="offline: compute a plan here (default); greedy, linear, tflm: show the device's own "
                         "plan (the options that write or change a plan are the offline planner's)")
-    p.add_argument("--width", type=_at_least(8), default=80, help="columns of the text picture")
+    p.add_argument("--width", type=_at_least(8, _engine.PLAN_MAX_WIDTH), default=80,
+                   help=f"columns of the text picture (8 to {_engine.PLAN_MAX_WIDTH}, as memory_plan() takes them)")
     p.add_argument("--png", help="also draw the plan (and TFLM's greedy plan beside it) into this PNG file")
     p.add_argument("--no-alias", action="store_true", help="no views or in-place ops sharing bytes")
     p.add_argument("--no-reorder", action="store_true", help="keep the model's operator order")
