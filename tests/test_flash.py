@@ -81,7 +81,11 @@ def test_esp32_firmware(capsys, tools, files):
     tools("esptool.py")
     rc, out, err = run(capsys, "ESP32_GENERIC", "--port", "/dev/ttyUSB0", files / "firmware.bin", "--dry-run")
     assert rc == 0, err
-    assert out == [f"esptool.py --chip esp32 --port /dev/ttyUSB0 --baud 460800 write_flash -z 0x1000 "
+    # The whole image brings the project's partition table: the erase a board from another firmware needs.
+    assert out == ["firmware.bin holds this project's partition table: on a board that ran another firmware, "
+                   "erase its flash once first (esptool.py --chip esp32 --port /dev/ttyUSB0 erase_flash; its "
+                   "filesystem goes too)",
+                   f"esptool.py --chip esp32 --port /dev/ttyUSB0 --baud 460800 write_flash -z 0x1000 "
                    f"{files / 'firmware.bin'}"]
 
 
@@ -99,9 +103,10 @@ def test_esp32_firmware_and_romfs(capsys, tools, files):
     rc, out, err = run(capsys, "ESP32_GENERIC", "--port", "/dev/ttyUSB0", files / "firmware.bin",
                        "--romfs", files / "romfs.img", "--baud", "921600", "--dry-run")
     assert rc == 0, err
-    assert out[0].startswith("ROMFS region of ESP32_GENERIC: 0x00200000, 1024 KiB "
+    assert out[0].startswith("firmware.bin holds this project's partition table")
+    assert out[1].startswith("ROMFS region of ESP32_GENERIC: 0x00200000, 1024 KiB "
                              "(port_boards/ESP32_GENERIC/partitions-tflm-4MiB.csv)")
-    assert out[1] == (f"esptool.py --chip esp32 --port /dev/ttyUSB0 --baud 921600 write_flash -z "
+    assert out[2] == (f"esptool.py --chip esp32 --port /dev/ttyUSB0 --baud 921600 write_flash -z "
                       f"0x1000 {files / 'firmware.bin'} 0x200000 {files / 'romfs.img'}")
 
 

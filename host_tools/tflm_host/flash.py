@@ -234,6 +234,9 @@ def plan_esp32(board: Board, firmware: Path | None, romfs: Path | None, port: st
         if not data or data[0] != 0xE9:
             raise _wrong_type(board, firmware, " (no ESP image header)")
         if data[ESP32_TABLE_IN_IMAGE:ESP32_TABLE_IN_IMAGE + 2] == b"\xaa\x50":
+            notes.append(f"{firmware.name} holds this project's partition table: on a board that ran another "
+                         "firmware, erase its flash once first (esptool.py --chip esp32"
+                         + (f" --port {port}" if port else "") + " erase_flash; its filesystem goes too)")
             writes.append((f"0x{ESP32_BOOTLOADER_OFFSET:x}", firmware))
         else:
             notes.append(f"{firmware.name} is an application image alone: written to the app partition at "
