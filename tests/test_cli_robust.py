@@ -181,12 +181,12 @@ def test_bad_options_refused_in_one_line(capsys, argv, message):
     (["plan", GOOD_PATH, "--width", "100000"], f"argument --width: 100000 is more than {_engine.PLAN_MAX_WIDTH}"),
 ])
 def test_bad_option_values_are_argparse_errors(capsys, argv, message):
-    """argparse's errors: one line, naming where the usage is (not the whole usage first)."""
+    """argparse's errors: where the usage is, in one line (not the whole usage), then the error."""
     with pytest.raises(SystemExit) as e:
         cli.main(argv)
-    err = capsys.readouterr().err
-    assert e.value.code == 2 and message in err and len(err.splitlines()) == 1
-    assert err.rstrip().endswith(f"(usage: tflm-host {argv[0]} --help)")
+    err = capsys.readouterr().err.splitlines()
+    assert e.value.code == 2 and len(err) == 2 and err[0] == f"usage: tflm-host {argv[0]} --help"
+    assert err[1].startswith(f"tflm-host {argv[0]}: error: ") and message in err[1]
 
 
 def test_built_with_empty_is_every_kernel(capsys):

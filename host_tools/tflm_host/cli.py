@@ -1076,11 +1076,12 @@ QUIET_HELP = ("no progress on stderr (shown for steps over a second when stderr 
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser, whose errors are the one line that matters and
-    where the usage is (argparse prints the whole usage first)."""
+    """argparse's parser, whose errors say where the usage is in one line,
+    then the error, last as argparse puts it (argparse prints the whole
+    usage first)."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (usage: {self.prog} --help)\n")
+        self.exit(2, f"usage: {self.prog} --help\n{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
