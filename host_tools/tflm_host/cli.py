@@ -20,7 +20,7 @@ from .demo import EXAMPLES, run_demo
 from .deploy import deploy
 from .flash import add_parser as add_flash_parser
 from .host_run import HostTarget
-from .model import Model, load_model, read_bytes
+from .model import Model, load_model
 from .planning import plan_model
 from .planning.formats import c_header, read_plan_file
 from .prepare import prepare_model, prepare_searched
@@ -422,6 +422,8 @@ def _output_paths(*paths: str | None) -> None:
             raise ValueError(f"{path}: no folder {path.parent} to write it into")
 
 
+# --planner's choices: the engine's planners and the offline plan.
+PLANNER_CHOICES = sorted(arena.PLANNERS) + ["offline"]
 # Seconds plan's exact search takes at most (--time-limit).
 PLAN_TIME_LIMIT = 5.0
 # plan's options that only the offline planner (the default) takes.
@@ -463,7 +465,7 @@ def cmd_plan(args) -> int:
         return 0
     if missing:
         raise NotImplementedError(arena.missing_ops_message(model))
-    data = read_bytes(args.model)
+    data = model.raw
     was_prepared = prepare.is_prepared(data)
     if was_prepared:
         # Prepared data follows the operator order: planned without it, made again for the written model.
@@ -538,7 +540,7 @@ def cmd_plan(args) -> int:
 def cmd_prepare(args) -> int:
     _output_paths(args.output)
     model = load_model(args.model)  # what is wrong with the file, named as the other commands name it
-    data = read_bytes(args.model)
+    data = model.raw
     message = arena.missing_ops_message(model)
     if message:
         raise NotImplementedError(message)
@@ -1061,7 +1063,7 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=_at_least(0, 2**32 - 1), default=0, help="seed of random inputs")
     p.add_argument("--count", type=_at_least(1, MAX_COUNT), default=1,
                    help=f"input sets to run (zeros, random), at most {MAX_COUNT}")
-    p.add_argument("--planner", default=None, choices=sorted(arena.PLANNERS) + ["offline"],
+    p.add_argument("--planner", default=None, choices=PLANNER_CHOICES,
                    help="memory planner on the device (default: offline for a model with a plan, else greedy)")
     p.add_argument("--firmware", type=Path, help="firmware or unix binary (default: the project's build)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -1108,7 +1110,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("arena", help="exact arena bytes the device will use")
     p.add_argument("model")
-    p.add_argument("--planner", default=None, choices=sorted(arena.PLANNERS) + ["offline"],
+    p.add_argument("--planner", default=None, choices=PLANNER_CHOICES,
                    help="default: as the device picks (offline for a model with a plan, else greedy)")
     p.add_argument("--plan", help="a plan file (tflm-host plan --shim-out) for the offline planner")
     p.add_argument("--preallocate", nargs="*", metavar="TENSOR", help="tensors outside the arena (indices, input, output)")
@@ -1122,7 +1124,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plan", help="an offline memory plan better than TFLM's, as text, picture, metadata or C")
     p.add_argument("model")
-    p.add_argument("--planner", default="offline", choices=sorted(arena.PLANNERS) + ["offline"],
+    p.add_argument("--planner", default="offline", choices=PLANNER_CHOICES,
                    help="offline: compute a plan here (default); greedy, linear, tflm: show the device's own "
                         "plan (the options that write or change a plan are the offline planner's)")
     p.add_argument("--width", type=_at_least(8, _engine.PLAN_MAX_WIDTH), default=80,

@@ -124,6 +124,25 @@ class _Writer:
         return table, positions
 
 
+def _metadata_now(r: _Reader, root: int) -> dict[str, bytes | None]:
+    """The model's metadata entries: name -> their buffer's bytes (None for
+    a buffer this reader does not read: out of range, or at an offset)."""
+    buffers_at, n_buffers = r.vector(root, MODEL_BUFFERS)
+    meta_at, n_meta = r.vector(root, MODEL_METADATA)
+    out: dict[str, bytes | None] = {}
+    for i in range(n_meta):
+        t = r.deref(meta_at + 4 * i)
+        name = (r.string(t, METADATA_NAME) or b"").decode("utf-8", "replace")
+        p = r.field(t, METADATA_BUFFER)
+        index = r.u32(p) if p else 0
+        if index >= n_buffers or r.field(r.deref(buffers_at + 4 * index), BUFFER_OFFSET):
+            out[name] = None
+            continue
+        at, n = r.vector(r.deref(buffers_at + 4 * index), BUFFER_DATA)
+        out[name] = bytes(r.b[at:at + n])
+    return out
+
+
 def edit_model(data: bytes, metadata: dict[str, bytes] | None = None, remove: tuple[str, ...] = (),
                order: list[int] | None = None) -> bytes:
     """The model with metadata entries added (replacing entries of the same
@@ -138,6 +157,12 @@ def edit_model(data: bytes, metadata: dict[str, bytes] | None = None, remove: tu
     if not metadata and not remove:
         return bytes(old)
     metadata = metadata or {}
+    if order is None:
+        # An edit appends to the file: one that would change nothing (the
+        # entries there already, none of those to remove) leaves it as it is.
+        now = _metadata_now(r, root)
+        if all(now.get(k) == v for k, v in metadata.items()) and not any(k in now for k in remove):
+            return bytes(data)
     if r.n_fields(root) > MODEL_FIELDS and any(r.field(root, n) for n in range(MODEL_FIELDS, r.n_fields(root))):
         raise ValueError("the model's root table has fields this tool does not know")
 

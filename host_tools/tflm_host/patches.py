@@ -131,18 +131,10 @@ def _stage_candidates(model: Model) -> list[tuple[int, int]]:
 
 
 def with_schedule(data: bytes, split: int, grid_h: int, grid_w: int, start: int = 0, mode: int = PATCHES) -> bytes:
-    """The model with this schedule (as it is when it has it already: an
-    edit appends to the file)."""
-    meta = schedule_metadata(split, grid_h, grid_w, start, mode)
-    if load_model(data).metadata.get(METADATA_NAME) == meta:
-        return data
-    return fbedit.edit_model(data, metadata={METADATA_NAME: meta})
+    return fbedit.edit_model(data, metadata={METADATA_NAME: schedule_metadata(split, grid_h, grid_w, start, mode)})
 
 
 def without_schedule(data: bytes) -> bytes:
-    """The model without a schedule (as it is when it has none)."""
-    if METADATA_NAME not in load_model(data).metadata:
-        return data
     return fbedit.edit_model(data, remove=(METADATA_NAME,))
 
 

@@ -51,11 +51,8 @@ def prepare_searched(data: bytes, max_extra_macs: float | None, progress=None,
     """prepare_model(), with the patch search's measurements (None unless
     `search`); without a bound the search only measures, and the model's
     stage (or none) is left as it is."""
-    meta = prepared_metadata(*kernel_data(data))
-    # A model prepared the same already stays as it is (an edit appends to
-    # the file: preparing again would grow it by the same data each time).
-    same = load_model(data).metadata.get(METADATA_NAME) == meta
-    out = data if same else fbedit.edit_model(data, metadata={METADATA_NAME: meta})
+    # (A model prepared the same already comes back as it is: fbedit.)
+    out = fbedit.edit_model(data, metadata={METADATA_NAME: prepared_metadata(*kernel_data(data))})
     found = None
     if search:
         found = patches.search(out, progress)
