@@ -258,6 +258,51 @@ def test_residual_blocks_in_bands_bit_exact_on_host():
             _engine.allocate(_engine.Model(patches.with_schedule(case.model, case.params["split"], 1, 1, 0)))
 
 
+def _branch_model(dead: bool) -> bytes:
+    """Two 3x3 convolutions of the input (float32 12x6x2, SAME), the second
+    followed by a 1x1 one: the first's output read by no op (`dead`) or a
+    model output too."""
+    from tflm_dev.builder import ModelBuilder
+
+    rng = np.random.default_rng(5)
+    b = ModelBuilder()
+    sg = b.subgraph()
+
+    def conv(x, d, k, out_d):
+        w = sg.tensor((out_d, k, k, d), "FLOAT32", data=rng.normal(0, 1, (out_d, k, k, d)).astype(np.float32))
+        bias = sg.tensor((out_d,), "FLOAT32", data=rng.normal(0, 1, out_d).astype(np.float32))
+        y = sg.tensor((1, 12, 6, out_d), "FLOAT32")
+        sg.op("CONV_2D", [x, w, bias], [y], Padding="SAME", StrideH=1, StrideW=1)
+        return y
+
+    x = sg.tensor((1, 12, 6, 2), "FLOAT32")
+    sg.inputs = [x]
+    first = conv(x, 2, 3, 2)
+    out = conv(conv(x, 2, 3, 3), 3, 1, 2)
+    sg.outputs = [out] if dead else [out, first]
+    return b.build()
+
+
+def test_bands_whose_last_op_reads_the_stage_input():
+    """A stage in bands of rows whose last operator reads the stage's input
+    itself, not the operator before it (that one's output read by no other
+    operator of the stage): the stage's output, laid over the input that
+    dies there, starts far enough below it that the last operator's own
+    rows written in a band never reach the input rows it still reads in
+    that band. TFLM's outputs in every number of bands; a ValueError when
+    the first operator's output is also read outside the stage."""
+    model = _branch_model(dead=True)
+    samples = make_inputs(load_model(model), "random", seed=3, count=2)
+    ref = _reference(model, samples)
+    for bands in range(1, 13):
+        data = patches.with_schedule(model, 2, bands, 1, 0, patches.ROWS)
+        ip = _engine.allocate(_engine.Model(data))
+        assert ip.patch_mode == patches.ROWS, bands
+        assert _same(_host_outputs(data, samples), ref), bands
+    with pytest.raises(ValueError, match="operator 0 has an output used outside the stage"):
+        _engine.allocate(_engine.Model(patches.with_schedule(_branch_model(dead=False), 2, 4, 1, 0, patches.ROWS)))
+
+
 def test_shared_models_in_bands_bit_exact_on_host(tmp_path):
     """person_detect, magic_wand, vww_96_int8, test_conv_model,
     micro_speech_quantized (its depthwise layer and the fully connected layer

@@ -367,6 +367,15 @@ tflm_status_t tflm_prep_multiplier_below_one(tflm_prepare_t *p, double real, int
     return tflm_prep_multiplier(p, real, 0, multiplier, shift);
 }
 
+tflm_status_t tflm_prep_activation_range(tflm_prepare_t *p, unsigned activation, float scale, int32_t zero_point,
+    int32_t qmin, int32_t qmax, int32_t *act_min, int32_t *act_max) {
+    if (!tflm_activation_range_quantized(activation, scale, zero_point, qmin, qmax, act_min, act_max)) {
+        return tflm_error(p->err, TFLM_ERR_VALUE,
+            "the fused activation's bound is beyond int32 at the output's scale");
+    }
+    return TFLM_OK;
+}
+
 tflm_status_t tflm_prep_channel_multipliers(tflm_prepare_t *p, const tflm_tinfo_t *in, const tflm_tinfo_t *w,
     const tflm_tinfo_t *out, uint32_t n, int32_t max_shift, int32_t *multipliers, int8_t *shifts) {
     for (uint32_t c = 0; c < n; ++c) {

@@ -124,6 +124,8 @@ typedef struct {
     uint32_t macs;                // multiply-accumulates (or compares) per output pixel
     bool backward;                // overlap(): eval() also runs its rows last first over an input
                                   // below its output (engine/overlap.h, the backward rule)
+    bool pixels;                  // overlap(): eval() also keeps the pixel rule (engine/overlap.h)
+                                  // over an input the row rule would not allow
 } tflm_rows_t;
 
 // A patch of a map (engine/patch.h): an input of in_h x in_w whose padding
@@ -354,6 +356,11 @@ tflm_status_t tflm_prep_scratch(tflm_prepare_t *p, uint32_t bytes, uint32_t *ind
 tflm_status_t tflm_prep_multiplier(tflm_prepare_t *p, double real, int32_t max_shift, int32_t *multiplier, int32_t *shift);
 // The same for a real strictly between 0 and 1 (shift <= 0), as TFLM's
 // QuantizeMultiplierSmallerThanOneExp requires (it aborts otherwise).
+// A fused activation's clamp range for a quantized output of the type
+// [qmin, qmax] (tflm_activation_range_quantized): a ValueError where the
+// reference refuses it.
+tflm_status_t tflm_prep_activation_range(tflm_prepare_t *p, unsigned activation, float scale, int32_t zero_point,
+    int32_t qmin, int32_t qmax, int32_t *act_min, int32_t *act_max);
 tflm_status_t tflm_prep_multiplier_below_one(tflm_prepare_t *p, double real, int32_t *multiplier, int32_t *shift);
 // Per output channel c < n of a convolution or fully connected layer: the
 // fixed-point form of in's scale * w's scale for c / out's scale (w's one

@@ -818,14 +818,18 @@ static tflm_status_t bands(const patch_op_t *ops, uint32_t n, uint32_t gh, band_
     for (uint32_t py = 0; py < gh; ++py) {
         band_op_t w[TFLM_PATCH_MAX_OPS]; // (band_step sets ops 0 .. n - 1: no memset a band)
         band_step(ops, n, gh, py, &s, w);
-        // The output written before the band lies below every input row read
-        // in it. (The plan's figures are the build's: a run skips them.)
+        // The output written before an op runs in the band lies below every
+        // input row it reads there: before the band's for the ops before the
+        // last, the band's own too for the last one (which writes the output
+        // while it reads, its rows in any order). (The plan's figures are
+        // the build's: a run skips them.)
         const uint64_t written = x ? 0 : (uint64_t)s.done[n - 1] * out_row(&ops[n - 1]);
         for (uint32_t j = 0; j < n && !x; ++j) {
             const uint64_t safe = (uint64_t)w[j].a * row_in;
+            const uint64_t ahead = j + 1 == n ? (uint64_t)w[j].r1 * out_row(&ops[j]) : written;
             const bool reads_input = ops[j].src[0] < 0 || (ops[j].n_maps > 1 && ops[j].src[1] < 0);
-            if (reads_input && w[j].r0 < w[j].r1 && written > safe) {
-                plan->dist = TFLM_MAX(plan->dist, written - safe);
+            if (reads_input && w[j].r0 < w[j].r1 && ahead > safe) {
+                plan->dist = TFLM_MAX(plan->dist, ahead - safe);
             }
         }
         for (uint32_t j = 0; j < n; ++j) {

@@ -85,22 +85,18 @@ bool tflm_quantize_multiplier(double real, int32_t *multiplier, int32_t *shift) 
     return true;
 }
 
-// zero_point + round(f / scale), the reference's sum. Where a scale too
-// small for the activation's bound puts it beyond int32 (a cast the C
-// standard leaves undefined there, and a sum that overflows) it saturates:
-// the bound then lies outside every type's range, as it does in real
-// numbers. (Not a number, from a scale that is none: the zero point.)
-static int32_t quantize_with(float f, float scale, int32_t zero_point) {
-    const float q = tflm_roundf(f / scale);
-    int64_t v = zero_point;
-    if (q >= 2147483648.0f) {
-        v += INT32_MAX;
-    } else if (q <= -2147483648.0f) {
-        v += INT32_MIN;
-    } else if (q == q) {
-        v += (int32_t)q;
+// zero_point + round(f / scale) as the reference sums it (TFLM's Quantize
+// in kernel_util): false where round(f / scale) lies outside [-2^31, 2^31]
+// or is not a number, which the reference refuses. Exactly 2^31 passes its
+// check (float(INT32_MAX) is 2^31) and converts to INT32_MIN, as x86-64
+// converts (docs/arithmetic.md, float to int); the sum wraps.
+static bool quantize_with(float f, float scale, int32_t zero_point, int32_t *q) {
+    const float t = tflm_roundf(f / scale);
+    if (!(t >= -2147483648.0f && t <= 2147483648.0f)) {
+        return false;
     }
-    return (int32_t)TFLM_MIN(TFLM_MAX(v, (int64_t)INT32_MIN), (int64_t)INT32_MAX);
+    *q = tflm_wrap_add(zero_point, tflm_float_to_int32(t));
+    return true;
 }
 
 void tflm_activation_range_float(unsigned activation, float *act_min, float *act_max) {
@@ -123,11 +119,35 @@ void tflm_activation_range_float(unsigned activation, float *act_min, float *act
     }
 }
 
-void tflm_activation_range_quantized(unsigned activation, float scale, int32_t zero_point,
+bool tflm_activation_range_quantized(unsigned activation, float scale, int32_t zero_point,
     int32_t qmin, int32_t qmax, int32_t *act_min, int32_t *act_max) {
     float lo, hi;
+    int32_t q;
     tflm_activation_range_float(activation, &lo, &hi);
     // A side the activation leaves open (the float range's end) keeps the type's limit.
-    *act_min = lo > -FLT_MAX ? TFLM_MAX(qmin, quantize_with(lo, scale, zero_point)) : qmin;
-    *act_max = hi < FLT_MAX ? TFLM_MIN(qmax, quantize_with(hi, scale, zero_point)) : qmax;
+    *act_min = qmin;
+    *act_max = qmax;
+    if (lo > -FLT_MAX) {
+        if (!quantize_with(lo, scale, zero_point, &q)) {
+            return false;
+        }
+        *act_min = TFLM_MAX(qmin, q);
+    }
+    if (hi < FLT_MAX) {
+        if (!quantize_with(hi, scale, zero_point, &q)) {
+            return false;
+        }
+        *act_max = TFLM_MIN(qmax, q);
+    }
+    if (*act_min > *act_max) {
+        // Crossed (a bound at 2^31, wrapped): the reference's clamp,
+        // min(max(x, act_min), act_max), gives act_max whatever x is, stored
+        // in the output's type (its low bits). Both bounds that value, so
+        // that every kernel's clamp, in either order, gives it too.
+        const uint32_t v = (uint32_t)*act_max;
+        *act_min = *act_max = qmin == -128 ? (int32_t)(int8_t)(uint8_t)v
+            : qmin == -32768 ? (int32_t)(int16_t)(uint16_t)v : qmin == 0 && qmax == 255 ? (int32_t)(v & 0xffu)
+            : (int32_t)v;
+    }
+    return true;
 }

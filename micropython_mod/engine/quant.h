@@ -104,8 +104,10 @@ static inline int32_t tflm_rescale8(const tflm_rescale8_t *r, int32_t v) {
 static inline int32_t tflm_mul_by_quantized_mul64(int64_t x, int32_t multiplier, int32_t shift) {
     int32_t reduced = multiplier < 0x7fff0000 ? ((multiplier + (1 << 15)) >> 16) : 0x7fff;
     int32_t total_shift = 15 - shift;
-    int64_t round = (int64_t)1 << (total_shift - 1);
-    int64_t result = (int64_t)((uint64_t)x * (uint64_t)(int64_t)reduced) + round;
+    // The product and the rounding wrap as on the reference's targets (a bias
+    // near 2^63 can take them past int64), in uint64_t: no undefined behaviour.
+    const uint64_t round = (uint64_t)1 << (total_shift - 1);
+    const int64_t result = (int64_t)((uint64_t)x * (uint64_t)(int64_t)reduced + round);
     return (int32_t)(result >> total_shift);
 }
 
@@ -123,8 +125,10 @@ static inline int32_t tflm_wrap_add(int32_t a, int32_t b) {
     return (int32_t)((uint32_t)a + (uint32_t)b);
 }
 
-// Clamp range of a fused activation for a quantized output.
-void tflm_activation_range_quantized(unsigned activation, float scale, int32_t zero_point,
+// Clamp range of a fused activation for a quantized output of the type
+// [qmin, qmax], as the reference computes it; false where the reference
+// refuses it (a bound beyond int32 at the output's scale).
+bool tflm_activation_range_quantized(unsigned activation, float scale, int32_t zero_point,
     int32_t qmin, int32_t qmax, int32_t *act_min, int32_t *act_max);
 // Clamp range of a fused activation for a float output.
 void tflm_activation_range_float(unsigned activation, float *act_min, float *act_max);

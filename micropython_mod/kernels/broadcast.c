@@ -43,6 +43,14 @@ tflm_status_t tflm_arith_prepare(tflm_prepare_t *p, const char *name, const uint
         return tflm_error(p->err, TFLM_ERR_NOT_IMPLEMENTED, "fused activation %u is not supported",
             (unsigned)a->activation);
     }
+    if (a->quantized) {
+        // The clamp is set up again when the data is stored (arith_range).
+        int32_t lo, hi;
+        if ((st = tflm_prep_activation_range(p, a->activation, a->out.scale, a->out.zero_point,
+                 a->out.type == TFLM_INT8 ? -128 : -32768, a->out.type == TFLM_INT8 ? 127 : 32767, &lo, &hi))) {
+            return st;
+        }
+    }
     return tflm_bcast_plan(p, &a->in1, &a->in2, &a->out, &a->plan);
 }
 
@@ -54,7 +62,8 @@ static void arith_range(const tflm_arith_t *a, tflm_bound_t *min, tflm_bound_t *
     } else {
         int32_t qmin = a->out.type == TFLM_INT8 ? -128 : -32768;
         int32_t qmax = a->out.type == TFLM_INT8 ? 127 : 32767;
-        tflm_activation_range_quantized(a->activation, a->out.scale, a->out.zero_point, qmin, qmax, &min->i, &max->i);
+        (void)tflm_activation_range_quantized(a->activation, a->out.scale, a->out.zero_point, qmin, qmax, &min->i,
+            &max->i);  // (checked by tflm_arith_prepare)
     }
 }
 

@@ -224,9 +224,8 @@ static tflm_status_t conv_quantize(tflm_prepare_t *p, const conv_tensors_t *t, u
     const bool lanes = is8 && !depthwise && w->data != NULL
         && tflm_mm_s8_lanes_fit((const int8_t *)w->data, d->out_d, d->f_h * d->f_w * d->f_d);
     d->lanes = !lanes ? 0 : conv_mmr_fits(t, d, mults, shifts) ? TFLM_CONV_LANES_MMR : TFLM_CONV_LANES;
-    tflm_activation_range_quantized(activation, out->scale, out->zero_point, is8 ? -128 : -32768,
+    return tflm_prep_activation_range(p, activation, out->scale, out->zero_point, is8 ? -128 : -32768,
         is8 ? 127 : 32767, &d->act_min.q, &d->act_max.q);
-    return TFLM_OK;
 }
 
 tflm_status_t tflm_conv_prepare_common(tflm_prepare_t *p, const conv_options_t *opt, bool depthwise) {
@@ -277,6 +276,8 @@ bool tflm_conv_geometry(const conv_data_t *d, uint32_t taps, tflm_rows_t *g) {
     g->f_h = d->f_h, g->f_w = d->f_w, g->stride_h = d->stride_h, g->stride_w = d->stride_w;
     g->dil_h = d->dil_h, g->dil_w = d->dil_w, g->pad_h = d->pad_h, g->pad_w = d->pad_w;
     g->macs = (uint32_t)d->f_h * d->f_w * taps * d->out_d;
+    g->backward = false;
+    g->pixels = false;
     return d->kind == CONV_INT8 || d->kind == CONV_FLOAT32;
 }
 

@@ -734,8 +734,8 @@ tflm_status_t tflm_fully_connected_prepare(tflm_prepare_t *p) {
     }
     int32_t qmin = kind == FC_INT8 ? -128 : -32768;
     int32_t qmax = kind == FC_INT8 ? 127 : 32767;
-    tflm_activation_range_quantized(activation, out.scale, out.zero_point, qmin, qmax, &d->act_min, &d->act_max);
-    return TFLM_OK;
+    return tflm_prep_activation_range(p, activation, out.scale, out.zero_point, qmin, qmax, &d->act_min,
+        &d->act_max);
 }
 
 #if TFLM_PATCH

@@ -325,9 +325,11 @@ static tflm_status_t pool_prepare(tflm_prepare_t *p, bool float_only, uint32_t t
     if (kind == POOL_FLOAT32) {
         tflm_activation_range_float(activation, &d->act_min.f, &d->act_max.f);
     } else if (kind == POOL_INT8) {
-        tflm_activation_range_quantized(activation, out.scale, out.zero_point, -128, 127, &d->act_min.q, &d->act_max.q);
+        return tflm_prep_activation_range(p, activation, out.scale, out.zero_point, -128, 127, &d->act_min.q,
+            &d->act_max.q);
     } else {
-        tflm_activation_range_quantized(activation, out.scale, out.zero_point, -32768, 32767, &d->act_min.q, &d->act_max.q);
+        return tflm_prep_activation_range(p, activation, out.scale, out.zero_point, -32768, 32767, &d->act_min.q,
+            &d->act_max.q);
     }
     return TFLM_OK;
 }

@@ -267,7 +267,11 @@ tflm_status_t tflm_transpose_conv_prepare(tflm_prepare_t *p) {
     d->output_offset = out.zero_point;
     int32_t qmin = kind == TCONV_INT8 ? -128 : -32768;
     int32_t qmax = kind == TCONV_INT8 ? 127 : 32767;
-    tflm_activation_range_quantized(activation, out.scale, out.zero_point, qmin, qmax, &d->act_min, &d->act_max);
+    st = tflm_prep_activation_range(p, activation, out.scale, out.zero_point, qmin, qmax, &d->act_min,
+        &d->act_max);
+    if (st) {
+        return st;
+    }
     // The 64-bit rescaling of int16 handles shifts up to 7, as TFLM's.
     int32_t max_shift = kind == TCONV_INT8 ? 31 : 7;
     int32_t *mults = (int32_t *)(d + 1);

@@ -86,21 +86,36 @@ static void test_quantize_multiplier(void) {
     }
 }
 
-// A fused activation's bounds where the output scale puts them beyond
-// int32 (a scale far too small for RELU6's 6): saturated, not undefined
-// (the fuzzer's ADD_int8_0 case 284, seed 7, changed after loading).
+// A fused activation's bounds as TFLM's reference computes them
+// (CalculateActivationRangeQuantized): refused where the output scale puts
+// round(bound / scale) past 2^31 or makes it no number (the fuzzer's
+// ADD_int8_0 case 284, seed 7, changed after loading, had such a scale); at
+// exactly 2^31 (which its check lets through) converted as x86-64 does, to
+// INT32_MIN, and the zero point added with wrapping: the bounds then cross,
+// and the reference's clamp gives the upper one in the output's type.
 static void test_activation_range(void) {
     int32_t lo, hi;
-    tflm_activation_range_quantized(TFLM_ACT_RELU6, 1e-12f, -40, -128, 127, &lo, &hi);
-    CHECK(lo == -40 && hi == 127, "RELU6, scale 1e-12: [%d, %d]", lo, hi);
-    tflm_activation_range_quantized(TFLM_ACT_RELU_N1_TO_1, 1e-12f, -40, -128, 127, &lo, &hi);
-    CHECK(lo == -128 && hi == 127, "RELU_N1_TO_1, scale 1e-12: [%d, %d]", lo, hi);
-    tflm_activation_range_quantized(TFLM_ACT_RELU_N1_TO_1, 1e-12f, 2147483647, INT32_MIN, INT32_MAX, &lo, &hi);
-    CHECK(lo == -1 && hi == INT32_MAX, "int32 zero point: [%d, %d]", lo, hi);
-    tflm_activation_range_quantized(TFLM_ACT_RELU6, 0.5f, 3, -128, 127, &lo, &hi);
-    CHECK(lo == 3 && hi == 15, "RELU6, scale 0.5: [%d, %d]", lo, hi);
-    tflm_activation_range_quantized(TFLM_ACT_RELU, 0.0f, 3, -128, 127, &lo, &hi);
-    CHECK(lo == 3 && hi == 127, "RELU, scale 0: [%d, %d]", lo, hi);
+    CHECK(!tflm_activation_range_quantized(TFLM_ACT_RELU6, 1e-12f, -40, -128, 127, &lo, &hi), "RELU6, scale 1e-12");
+    CHECK(!tflm_activation_range_quantized(TFLM_ACT_RELU_N1_TO_1, 1e-12f, -40, -128, 127, &lo, &hi),
+        "RELU_N1_TO_1, scale 1e-12");
+    CHECK(!tflm_activation_range_quantized(TFLM_ACT_RELU_N1_TO_1, 1e-12f, 2147483647, INT32_MIN, INT32_MAX, &lo, &hi),
+        "int32 zero point");
+    CHECK(!tflm_activation_range_quantized(TFLM_ACT_RELU, 0.0f, 3, -128, 127, &lo, &hi), "RELU, scale 0");
+    CHECK(tflm_activation_range_quantized(TFLM_ACT_RELU6, 0.5f, 3, -128, 127, &lo, &hi) && lo == 3 && hi == 15,
+        "RELU6, scale 0.5: [%d, %d]", lo, hi);
+    // 2^-31: -1 and 1 give -2^31 and 2^31, both INT32_MIN; zero point 0:
+    // [max(-128, INT32_MIN), min(127, INT32_MIN)], crossed, the upper bound's
+    // low byte 0.
+    const float s31 = 4.656612873077393e-10f;
+    CHECK(tflm_activation_range_quantized(TFLM_ACT_RELU_N1_TO_1, s31, 0, -128, 127, &lo, &hi) && lo == 0 && hi == 0,
+        "RELU_N1_TO_1, scale 2^-31, zero point 0: [%d, %d]", lo, hi);
+    // Zero point -40: the lower bound wraps to 2^31 - 40 (the upper one to
+    // 2^31 - 40 too, then 127): crossed, 127.
+    CHECK(tflm_activation_range_quantized(TFLM_ACT_RELU_N1_TO_1, s31, -40, -128, 127, &lo, &hi) && lo == 127
+        && hi == 127, "RELU_N1_TO_1, scale 2^-31, zero point -40: [%d, %d]", lo, hi);
+    // int16, zero point 5: [-32768, INT32_MIN + 5], crossed, its low half 5.
+    CHECK(tflm_activation_range_quantized(TFLM_ACT_RELU_N1_TO_1, s31, 5, -32768, 32767, &lo, &hi) && lo == 5 && hi == 5,
+        "int16, scale 2^-31, zero point 5: [%d, %d]", lo, hi);
 }
 
 // The seal's chain (engine/seal.c) tells changed words from the build's:

@@ -47,3 +47,23 @@ generators(_fc, {"FULLY_CONNECTED/float32": ("FLOAT32",),
 def fc_int16_bias64_misaligned(rng):
     """int64 bias at 4 modulo 8, as older converters wrote it."""
     return _fc(rng, "INT16", int64_at_4_mod_8=True)
+
+
+@generator("FULLY_CONNECTED/int16_bias_near_int64_ends")
+def fc_int16_huge_bias(rng):
+    """int64 biases at int64's ends, zero inputs, and multipliers near
+    2^-20 (per channel, so that some reduced multipliers are odd): the
+    64-bit requantization's product lands next to 2^63 and its rounding
+    (2^33) passes it, wrapping as on the reference's targets."""
+    units = 8
+    in_scale = float(np.float32(2.0 ** -10))
+    qin, qout = ([in_scale], [0]), ([1.0], [0])
+    scales = [float(np.float32(2.0 ** -10 * (1 + k / 16 + float(rng.uniform(0, 1 / 32))))) for k in range(units)]
+    qw = (scales, [0] * units, 0)
+    qb = ([in_scale * s for s in scales], [0] * units, 0)
+    ends = np.array([np.iinfo(np.int64).max, np.iinfo(np.int64).min], np.int64)
+    bias = (ends[rng.integers(0, 2, units)] + rng.integers(-3, 4, units) * np.int64(1)).astype(np.int64)
+    weights = random_data(rng, "INT8", (units, 2), -127, 127)
+    model, _ = single_op("FULLY_CONNECTED", [((1, 2), "INT16", None, qin), ((units, 2), "INT8", weights, qw),
+                                             ((units,), "INT64", bias, qb)], [((1, units), "INT16", qout)])
+    return Case("", model, dict(bias=bias.tolist()), inputs=[[np.zeros((1, 2), np.int16)]])
