@@ -115,6 +115,10 @@ CASES = {
     # The channels-innermost path over more than one 16-channel chunk: all
     # rows in one call where the distance is a whole number of pixels.
     "dw3x3_narrow_int8": lambda: _conv("INT8", 4, 4, 40, 40, 3, 1, "SAME", depthwise=True),
+    # 24 channels: the pixel rule's distance a whole number of pixels and of
+    # 16 bytes (48s); the distances between, pixel by pixel.
+    "dw3x3_s1_c24_int8": lambda: _conv("INT8", 7, 6, 24, 24, 3, 1, "SAME", depthwise=True),
+    "dw3x3_s1_c3_int8": lambda: _conv("INT8", 8, 8, 3, 3, 3, 1, "SAME", depthwise=True),
     "dw5x5_s2_int8": lambda: _conv("INT8", 9, 9, 36, 36, 5, 2, "SAME", depthwise=True),
     "dw5x5_dil2_int8": lambda: _conv("INT8", 12, 12, 8, 8, 5, 1, "SAME", dil=2, depthwise=True),
     "dw3x3_float32": lambda: _conv("FLOAT32", 8, 8, 6, 6, 3, 2, "SAME", depthwise=True),
@@ -187,6 +191,34 @@ def test_rule_is_safe_and_near_tight(name, tmp_path):
     print(f"{name}: rule {info['rule']} tight {info['tight']}")
 
 
+# The int8 depthwise layers of one output channel per input channel: the
+# pixel rule's distance (engine/overlap.h), worked out by hand from each
+# geometry: px bytes a pixel, P = px * max over output pixels p of
+# (p - first(p)) rounded up to a multiple of px and 16, where the row rule's
+# is larger. 3x3 stride 1 SAME: first(p) a row and a pixel back, W + 1
+# pixels (the row rule: two rows).
+PIXEL_RULE = {
+    "dw3x3_s1_int8": 400,       # 9x9x40: 10 pixels of 40 B, a multiple of 80 (row rule 720)
+    "dw3x3_s1_c24_int8": 192,   # 7x6x24: 7 pixels of 24 B = 168, up to 48s (row rule 288)
+    "dw3x3_s1_c3_int8": 48,     # 8x8x3: 9 pixels of 3 B = 27, up to 48s: the row rule's 48 too
+    "dw3x3_narrow_int8": 240,   # 4x4x40: 5 pixels = 200, up to 80s (row rule 320)
+    "dw3x3_s2_int8": 0,         # 10x10x24, stride 2, no padding before: no pixel reads behind its own
+    "dw5x5_s2_int8": 288,       # 9x9x36, pad 2: output (1, 1) reads from (0, 0), 6 pixels = 216, up to 144s
+    "dw5x5_dil2_int8": 416,     # 12x12x8, reach 9, pad 4: output (4, 4) from (0, 0), 52 pixels (row rule 480)
+}
+
+
+@pytest.mark.parametrize("name", sorted(PIXEL_RULE))
+def test_depthwise_pixel_rule(name, tmp_path):
+    """The int8 depthwise layers of multiplier 1 take the pixel rule where
+    it is smaller than the row rule: their output may start that near below
+    the input, at a whole number of pixels (the kernel's own loops) or not
+    (pixel by pixel), bit-exact from there on (the binary fails otherwise)."""
+    kind, info = brute(CASES[name](), tmp_path, name)
+    assert kind == "rule" and info["rule"] == PIXEL_RULE[name], (name, info)
+    assert info["tight"] <= info["rule"]
+
+
 BACKWARD = sorted(n for n in CASES if n.startswith("conv") and n.endswith("_int8"))
 
 
@@ -216,19 +248,21 @@ def test_forward_only_kernels(name, tmp_path):
 
 def test_kws_zigzags():
     """kws_ref_model: four depthwise-pointwise blocks over 25x5x64 maps
-    (8,000 bytes). Each depthwise output lies two rows (640 bytes) below its
-    input, each pointwise output above its own by the same, so the head is
-    the map and two rows (docs/planning.md gives the figures); overlaps
-    TFLM's kernels also run (an offline plan's) need a row pair per block."""
+    (8,000 bytes, rows of 320). Each depthwise output lies a row and a pixel
+    (384 bytes, the pixel rule) below its input, each pointwise output above
+    its own by the same, so the head is the map and 384 bytes
+    (docs/planning.md gives the figures); overlaps TFLM's kernels also run
+    (an offline plan's) need the two per block."""
     model = load_model(model_path("kws_ref_model.tflite"))
     layout = arena.plan_layout(model, "greedy")
     forward = arena.plan_layout(model, "greedy", forward_overlaps=True)
     live = [b for b in layout.buffers if b.size == 8000]
-    above = [(y, x) for y in layout.buffers for x in layout.buffers
+    above = [(y, x) for y in layout.buffers for x in live
              if x is not y and x.last == y.first and x.offset < y.offset < x.offset + x.size]
     assert len(above) == 4 and all(y.offset - x.offset >= 320 for y, x in above)  # the rule: a row
-    assert len(live) == 9 and layout.head == 8000 + 640
-    assert forward.head == 8000 + 4 * (640 + 320)
+    pixel = (5 + 1) * 64
+    assert len(live) == 9 and layout.head == 8000 + pixel
+    assert forward.head == 8000 + 4 * (pixel + 320)
     doc = " ".join((ROOT / "docs" / "planning.md").read_text().split())
     assert f"head {layout.head:,} bytes, {forward.head:,} forward only" in doc
     readme = " ".join((ROOT / "README.md").read_text().split())
@@ -258,12 +292,16 @@ def test_backward_plan_runs_bit_exact(target, tmp_path, capsys):
     out_path = tmp_path / "kws_backward.tflite"
     assert cli.main(["plan", str(model_path("kws_ref_model.tflite")), "--backward", "--embed", "-o", str(out_path)]) == 0
     text = capsys.readouterr().out
-    assert re.search(r"^  this plan +8640 ", text, re.M), text
+    # The map (8,000 bytes), then per block a depthwise output a row and a
+    # pixel below (the pixel rule: 384 bytes), a pointwise one a row above
+    # (320): zigzagging, 384 bytes of room in all; forward only, four blocks'.
+    zigzag, forward = 8000 + (5 + 1) * 64, 8000 + 4 * ((5 + 1) * 64 + 320)
+    assert re.search(rf"^  this plan +{zigzag} ", text, re.M), text
     assert cli.main(["plan", str(model_path("kws_ref_model.tflite"))]) == 0
     text = capsys.readouterr().out
-    assert re.search(r"^  this plan +11840 ", text, re.M) and "--backward plans that way" in text, text
+    assert re.search(rf"^  this plan +{forward} ", text, re.M) and "--backward plans that way" in text, text
     layout = arena.plan_layout(load_model(out_path.read_bytes()))
-    assert layout.planner == "offline" and layout.head == 8640
+    assert layout.planner == "offline" and layout.head == zigzag
     assert cli.main(["compare", str(out_path), "--target", target, "--count", "3"]) == 0
     assert capsys.readouterr().out.rstrip().endswith("result: bit-exact")
 
@@ -295,9 +333,12 @@ def _unsafe_plan() -> tuple[list[int], str]:
     to the input it is written over, and the host validator's message."""
     model = load_model(model_path("person_detect.tflite"))
     layout = arena.plan_layout(model, "greedy")
-    # An overlapped pair of the greedy plan: output y below its dying input x.
+    # An overlapped pair of the greedy plan: output y below its dying input x,
+    # written by a depthwise layer (a kernel that runs forward only).
+    depthwise = {op.outputs[0] for op in model.main.operators if op.opcode == "DEPTHWISE_CONV_2D"}
     pairs = [(y, x) for y in layout.buffers for x in layout.buffers
-             if x is not y and x.last == y.first and x.offset > y.offset and y.offset + y.size > x.offset]
+             if x is not y and x.last == y.first and x.offset > y.offset and y.offset + y.size > x.offset
+             and y.index in depthwise]
     assert pairs, "the greedy plan overlaps nothing"
     y, x = pairs[0]
     offsets = [r.offset if r.planned else -1 for r in layout.records]

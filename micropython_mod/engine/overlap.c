@@ -57,11 +57,39 @@ static bool model_op(const tflm_plan_view_t *v, uint32_t n, tflm_prepare_t *p, t
     return false;
 }
 
+// The pixel rule's distance (overlap.h) for geometry r, px bytes a pixel of
+// input and output alike. first(p) is taken at the window's first tap
+// clamped to the map (never after the first it reads: the rule only grows).
+// Along a row p - first(p) = ox - max(0, ox * stride_w - pad_w) + a term of
+// the row, which grows while ox * stride_w <= pad_w and never after: each
+// row's largest is at that column.
+static uint64_t pixels_distance(const tflm_rows_t *r, uint64_t px) {
+    const int64_t ox = TFLM_MIN((int64_t)r->out_w - 1, (int64_t)r->pad_w / r->stride_w);
+    const int64_t ix = TFLM_MAX(0, ox * r->stride_w - r->pad_w);
+    int64_t most = 0;
+    for (int64_t oy = 0; oy < r->out_h; ++oy) {
+        const int64_t iy = TFLM_MAX(0, oy * r->stride_h - r->pad_h);
+        if (iy >= r->in_h) {
+            break;  // this row and the later ones read nothing
+        }
+        most = TFLM_MAX(most, oy * r->out_w + ox - (iy * r->in_w + ix));
+    }
+    uint64_t a = px, b = TFLM_ALIGN;  // their least common multiple: px * 16 / gcd
+    while (b != 0) {
+        const uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    const uint64_t unit = px / a * TFLM_ALIGN, p = (uint64_t)most * px;
+    return (p + unit - 1) / unit * unit;
+}
+
 // The row geometry of node n (output 0: record y, input 0: record x), as its
 // kernel answers; false when it has none, or the tensors' sizes are not
-// whole rows.
+// whole rows. *pixels: the pixel rule's distance when the kernel keeps it,
+// else UINT64_MAX.
 static bool row_geometry(const tflm_plan_view_t *v, uint32_t n, const tflm_kernel_hooks_t *hooks,
-    const tflm_plan_rec_t *ry, const tflm_plan_rec_t *rx, tflm_overlap_rows_t *g) {
+    const tflm_plan_rec_t *ry, const tflm_plan_rec_t *rx, tflm_overlap_rows_t *g, uint64_t *pixels) {
     const tflm_node_rec_t *nr = &v->nodes[n];
     const void *data = (nr->flags & TFLM_NODE_DATA_IN_MODEL) ? (const void *)(v->base + nr->data)
         : v->arena ? (const void *)(v->arena + nr->data) : NULL;
@@ -87,6 +115,13 @@ static bool row_geometry(const tflm_plan_view_t *v, uint32_t n, const tflm_kerne
     g->pad_top = r.pad_h;
     g->band = 1;
     g->reach = r.backward && r.f_h > 0 && r.dil_h > 0 ? (uint32_t)((r.f_h - 1) * r.dil_h + 1) : 0;
+    // The pixel rule: one batch, whole pixels of the same bytes on both sides.
+    *pixels = UINT64_MAX;
+    if (r.pixels && r.batches == 1 && r.in_w > 0 && r.out_w > 0 && r.stride_w > 0 && r.pad_w >= 0
+        && g->row_x % (uint32_t)r.in_w == 0 && g->row_y % (uint32_t)r.out_w == 0
+        && g->row_x / (uint32_t)r.in_w == g->row_y / (uint32_t)r.out_w && g->row_x / (uint32_t)r.in_w > 0) {
+        *pixels = pixels_distance(&r, g->row_x / (uint32_t)r.in_w);
+    }
     return true;
 }
 
@@ -154,10 +189,11 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, tf
             return false;
         }
     }
-    if (!row_geometry(v, n, k->hooks, ry, rx, &g)) {
+    uint64_t pixels;
+    if (!row_geometry(v, n, k->hooks, ry, rx, &g, &pixels)) {
         return false;
     }
-    uint64_t dist = tflm_overlap_rows_distance(&g);
+    uint64_t dist = TFLM_MIN(tflm_overlap_rows_distance(&g), pixels);
     if (dist > UINT32_MAX / 2) {
         return false;
     }

@@ -38,7 +38,29 @@
 //
 // Chains of such ops zigzag: a depthwise layer's output below its input,
 // the next pointwise layer's above its own, the pair back where it started
-// (kws_ref_model's four blocks need one row of room, not four pairs' worth).
+// (kws_ref_model's four blocks need a row and a pixel of room, not four
+// pairs' worth).
+//
+// Pixels (a kernel whose overlap hook sets tflm_rows_t.pixels: the int8
+// DEPTHWISE_CONV_2D of one output channel per input channel, one batch):
+// its loops write output pixels in raster order, each after its window was
+// read, and each output channel from the same input channel. Output pixel p
+// (raster index) reads input pixels from first(p) on, the first tap of its
+// window (clamped to the map), so written over input bytes below first(p)
+// it destroys nothing a later pixel reads; nor, within pixel p, a channel
+// its window still has to give, when Y is at least p - first(p) pixels
+// below X whatever the channels' order. Hence, px the bytes of a pixel:
+//
+//     Y.off <= X.off - P,  P = px * max over p of (p - first(p))
+//
+// rounded up to a multiple of px and TFLM_ALIGN, so that the planners'
+// usual placement, exactly P below, is a whole number of pixels: the
+// kernel's fast loops, which go over chunks of channels, are then in order
+// (each channel's bytes only meet the same channel's). At another distance
+// between P and the row rule's, the kernel goes pixel by pixel, all
+// channels of each (tflm_depthwise_conv_2d_s8_pixels). The smaller of the
+// two rules is the op's distance: a 3x3 window of stride 1 needs one row
+// and two pixels instead of two rows, of stride 2 none at all.
 //
 // Element-wise ops (the kernels marked in_place in kernel_table.txt, output
 // and input of the same size and element size): element i is written after

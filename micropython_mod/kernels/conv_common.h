@@ -183,12 +183,19 @@ void tflm_conv_2d_s8_window(const conv_data_t *d, const int8_t *input, const int
 // never reads an input byte it has overwritten, `output` overlapping
 // `input`: one chunk of output channels, not the 3x3 path (which goes
 // channel by channel along the rows), so that each row is finished before
-// later rows' input is read; chunks of one output channel per input
+// later rows' input is read, and each pixel before the next (the pixel
+// rule's order, engine/overlap.h); chunks of one output channel per input
 // channel, the output a whole number of pixels away (each chunk touches
 // only its own channels' bytes); or the 3x3 path where the plan's actual
 // distance keeps each channel's bytes apart from the others' and behind
 // the ones its later outputs read.
 bool tflm_depthwise_conv_2d_s8_in_order(const conv_data_t *d, const int8_t *input, const int8_t *output);
+
+// Every output of the int8 depthwise convolution, pixel by pixel, all the
+// channels of a pixel before the next: the order the pixel rule
+// (engine/overlap.h) takes at any distance it allows.
+void tflm_depthwise_conv_2d_s8_pixels(const conv_data_t *d, const int8_t *input, const int8_t *filter,
+    const int32_t *bias, int8_t *output);
 
 // Every output row of every batch through a row-range kernel; when the
 // output overlaps the input and one call would not keep the rows in order

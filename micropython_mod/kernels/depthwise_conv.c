@@ -136,12 +136,37 @@ static void dw_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *
     tflm_depthwise_conv_2d_s8_rows(d, input, filter, bias, output, batch, row0, row1);
 }
 
+#if defined(TFLM_CONV_TEST_BAND) && TFLM_CONV_TEST_BAND > 0
+#define DW_S8_REORDERED (1)  // tflm_conv_s8_all_rows runs an overlapped map's rows in bands, last first
+#else
+#define DW_S8_REORDERED (0)
+#endif
+
+// Whether the output starts below the input by less than the row rule's
+// distance (engine/overlap.h): a placement only the pixel rule allows.
+static bool dw_s8_below_rows(const conv_data_t *d, const int8_t *input, const int8_t *output) {
+    if (d->batches != 1 || d->f_d != 1 || (uintptr_t)output > (uintptr_t)input) {
+        return false;
+    }
+    const tflm_overlap_rows_t g = { .batches = 1, .in_h = d->in_h, .out_h = d->out_h,
+        .row_x = (uint32_t)d->in_w * d->in_d, .row_y = (uint32_t)d->out_w * d->out_d, .stride = d->stride_h,
+        .pad_top = d->pad_h, .band = 1, .reach = 0 };
+    return (uint64_t)((uintptr_t)input - (uintptr_t)output) < tflm_overlap_rows_distance(&g);
+}
+
 // Every row of the int8 variant; row by row over an overlapped input when
-// one call would not keep the rows in order (the order matters only there).
+// one call would not keep the rows in order (the order matters only there),
+// or pixel by pixel where only the pixel rule allows the placement and the
+// fast loops' order is not one it takes.
 static void dw_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *filter, const int32_t *bias,
     int8_t *output) {
-    tflm_conv_s8_all_rows(dw_s8_rows, d, input, filter, bias, NULL, output,
-        !tflm_conv_s8_overlapped(d, input, output) || tflm_depthwise_conv_2d_s8_in_order(d, input, output));
+    const bool overlapped = tflm_conv_s8_overlapped(d, input, output);
+    const bool in_order = !overlapped || tflm_depthwise_conv_2d_s8_in_order(d, input, output);
+    if (overlapped && (!in_order || DW_S8_REORDERED) && dw_s8_below_rows(d, input, output)) {
+        tflm_depthwise_conv_2d_s8_pixels(d, input, filter, bias, output);
+        return;
+    }
+    tflm_conv_s8_all_rows(dw_s8_rows, d, input, filter, bias, NULL, output, in_order);
 }
 
 tflm_status_t tflm_depthwise_conv_2d_eval(tflm_eval_t *e) {
@@ -187,8 +212,17 @@ static tflm_status_t depthwise_conv_2d_run_window(tflm_eval_t *e, const tflm_win
 }
 #endif // TFLM_PATCH
 
+// The rows rule of both ops, and for the int8 variant of one output channel
+// per input channel the pixel rule too (dw_s8_all keeps it).
+static bool depthwise_conv_2d_overlap(tflm_prepare_t *p, const void *data, tflm_rows_t *g) {
+    const conv_data_t *d = data;
+    tflm_conv_overlap(p, data, g);
+    g->pixels = d->kind == CONV_INT8 && d->f_d == 1 && d->batches == 1;
+    return true;
+}
+
 const tflm_kernel_hooks_t tflm_depthwise_conv_2d_hooks = {
-    .overlap = tflm_conv_overlap,
+    .overlap = depthwise_conv_2d_overlap,
 #if TFLM_PATCH
     .window = depthwise_conv_2d_window,
     .run_window = depthwise_conv_2d_run_window,
