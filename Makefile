@@ -303,6 +303,11 @@ NATMOD_CORE_ARCHS := armv6m
 # 165,686 B, it does not). On MICROBIT's stock firmware: micro_speech_quantized
 # 2,944,548 cycles (4,886,259 with conv_s8 at -O2 instead), kws_ref_model
 # 23,019,741 (22,925,423).
+# Without patch-based stages (TFLM_PATCH=0: 13 KB less of the heap): a model
+# that a stage would help is too big for a stock Pico's heap anyway; one
+# with a stage is refused with NotImplementedError. (With them, after the
+# depthwise pixel rule's code, 165,308 B: kws_ref_model no longer fitted.)
+NATMOD_CORE_PATCH := 0
 NATMOD_CORE_OPT_ONLY := depthwise_conv_s8
 UNIX_STOCK := $(BUILD)/unix-stock/micropython
 
@@ -390,7 +395,7 @@ PKG_SOURCES := host_tools/pyproject.toml host_tools/setup.py host_tools/MANIFEST
 dist: dist-parts
 	$(PY) -m tflm_dev.dist --build $(BUILD) --pkg $(PKG_DIR) --out $(DIST) --micropython $(MPY_VERSION) \
 		--archs $(NATMOD_RELEASE_ARCHS) --core-ops $(NATMOD_CORE_OPS) \
-		--core $(foreach a,$(NATMOD_CORE_ARCHS),$(a)=$(call natmod_dir,$(a),$(NATMOD_CORE_OPS),)/tflm.mpy)
+		--core $(foreach a,$(NATMOD_CORE_ARCHS),$(a)=$(call natmod_dir,$(a),$(NATMOD_CORE_OPS),,$(NATMOD_CORE_PATCH))/tflm.mpy)
 
 # What `make dist` copies, each built where its own target builds it.
 dist-parts: venv
@@ -405,7 +410,7 @@ dist-parts: venv
 dist-natmod:
 	@for a in $(NATMOD_RELEASE_ARCHS); do $(MAKE) --no-print-directory natmod ARCH=$$a || exit 1; done
 	@for a in $(NATMOD_CORE_ARCHS); do $(MAKE) --no-print-directory natmod ARCH=$$a TFLM_OPS="$(NATMOD_CORE_OPS)" \
-		TFLM_KERNEL_OPT_ONLY="$(NATMOD_CORE_OPT_ONLY)" || exit 1; done
+		TFLM_KERNEL_OPT_ONLY="$(NATMOD_CORE_OPT_ONLY)" TFLM_PATCH=$(NATMOD_CORE_PATCH) || exit 1; done
 
 ## make dist-pkg: the host package's sdist and the wheel built from it (build/pkg)
 dist-pkg: $(PKG_STAMP)

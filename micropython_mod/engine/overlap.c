@@ -57,31 +57,33 @@ static bool model_op(const tflm_plan_view_t *v, uint32_t n, tflm_prepare_t *p, t
     return false;
 }
 
+uint64_t tflm_overlap_rows_forward(const tflm_overlap_rows_t *g) {
+    return tflm_overlap_rows_distance(g);
+}
+
 // The pixel rule's distance (overlap.h) for geometry r, px bytes a pixel of
 // input and output alike. first(p) is taken at the window's first tap
 // clamped to the map (never after the first it reads: the rule only grows).
 // Along a row p - first(p) = ox - max(0, ox * stride_w - pad_w) + a term of
 // the row, which grows while ox * stride_w <= pad_w and never after: each
 // row's largest is at that column.
-static uint64_t pixels_distance(const tflm_rows_t *r, uint64_t px) {
-    const int64_t ox = TFLM_MIN((int64_t)r->out_w - 1, (int64_t)r->pad_w / r->stride_w);
-    const int64_t ix = TFLM_MAX(0, ox * r->stride_w - r->pad_w);
-    int64_t most = 0;
-    for (int64_t oy = 0; oy < r->out_h; ++oy) {
-        const int64_t iy = TFLM_MAX(0, oy * r->stride_h - r->pad_h);
+static uint64_t pixels_distance(const tflm_rows_t *r, uint32_t px) {
+    // (Records hold at most 24 bits of bytes: the products of pixel counts
+    // below fit 32 bits.)
+    const int32_t ox = TFLM_MIN(r->out_w - 1, r->pad_w / r->stride_w);
+    const int32_t ix = TFLM_MAX(0, ox * r->stride_w - r->pad_w);
+    int32_t most = 0;
+    for (int32_t oy = 0; oy < r->out_h; ++oy) {
+        const int64_t iy = TFLM_MAX(0, (int64_t)oy * r->stride_h - r->pad_h);
         if (iy >= r->in_h) {
             break;  // this row and the later ones read nothing
         }
-        most = TFLM_MAX(most, oy * r->out_w + ox - (iy * r->in_w + ix));
+        most = TFLM_MAX(most, oy * r->out_w + ox - ((int32_t)iy * r->in_w + ix));
     }
-    uint64_t a = px, b = TFLM_ALIGN;  // their least common multiple: px * 16 / gcd
-    while (b != 0) {
-        const uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    const uint64_t unit = px / a * TFLM_ALIGN, p = (uint64_t)most * px;
-    return (p + unit - 1) / unit * unit;
+    // A multiple of px and of 16: px times 16 over their greatest common
+    // divisor (px's lowest set bit, 16 at most).
+    const uint32_t unit = px / TFLM_MIN(px & (0u - px), (uint32_t)TFLM_ALIGN) * TFLM_ALIGN;
+    return ((uint32_t)most * px + unit - 1) / unit * unit;
 }
 
 // The row geometry of node n (output 0: record y, input 0: record x), as its

@@ -58,7 +58,7 @@
 // kernel's fast loops, which go over chunks of channels, are then in order
 // (each channel's bytes only meet the same channel's). At another distance
 // between P and the row rule's, the kernel goes pixel by pixel, all
-// channels of each (tflm_depthwise_conv_2d_s8_pixels). The smaller of the
+// channels of each (depthwise_conv.c's dw_s8_pixels). The smaller of the
 // two rules is the op's distance: a 3x3 window of stride 1 needs one row
 // and two pixels instead of two rows, of stride 2 none at all.
 //
@@ -152,6 +152,10 @@ static inline uint64_t tflm_overlap_rows_distance(const tflm_overlap_rows_t *g) 
 static inline uint64_t tflm_overlap_rows_distance_up(const tflm_overlap_rows_t *g) {
     return tflm_overlap_rows_span(g, true);
 }
+
+// tflm_overlap_rows_distance out of line, for a kernel that checks where
+// the plan put its output (one copy of the loop in the build).
+uint64_t tflm_overlap_rows_forward(const tflm_overlap_rows_t *g);
 
 // Whether record y (output 0 of the op that writes it) may share bytes with
 // record x (an input of that op that dies there) although both are alive

@@ -191,12 +191,6 @@ void tflm_conv_2d_s8_window(const conv_data_t *d, const int8_t *input, const int
 // the ones its later outputs read.
 bool tflm_depthwise_conv_2d_s8_in_order(const conv_data_t *d, const int8_t *input, const int8_t *output);
 
-// Every output of the int8 depthwise convolution, pixel by pixel, all the
-// channels of a pixel before the next: the order the pixel rule
-// (engine/overlap.h) takes at any distance it allows.
-void tflm_depthwise_conv_2d_s8_pixels(const conv_data_t *d, const int8_t *input, const int8_t *filter,
-    const int32_t *bias, int8_t *output);
-
 // Every output row of every batch through a row-range kernel; when the
 // output overlaps the input and one call would not keep the rows in order
 // (`in_order` false), row by row. Built with

@@ -142,6 +142,46 @@ static void dw_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *
 #define DW_S8_REORDERED (0)
 #endif
 
+// Every output pixel by pixel, all the channels of a pixel before the next,
+// in TFLM's order, each value from its window and requantized as the
+// reference does: the order the pixel rule (engine/overlap.h) takes at any distance it
+// allows. Slow, but only an output nearer its input than the row rule
+// allows and not a whole number of pixels from it comes here (the planners
+// place it a whole number away). Sums as depthwise_conv_s8.c's
+// dw_s8_generic's. (Here, not there: the core natmod builds that file at
+// -O2, this one for size.)
+static void dw_s8_pixels(const conv_data_t *d, const int8_t *input, const int8_t *filter,
+    const int32_t *bias, int8_t *output) {
+    const int32_t *mults = conv_multipliers(d);
+    const int8_t *shifts = conv_shifts(d);
+    const int32_t in_w = d->in_w, in_d = d->in_d, out_d = d->out_d, mult = d->f_d, off = d->input_offset;
+    const int32_t zp = d->output_offset, lo = d->act_min.q, hi = d->act_max.q;
+    int8_t *out = output;
+    for (int32_t b = 0; b < d->batches; ++b) {
+        const int8_t *in_b = input + (size_t)b * d->in_h * in_w * in_d;
+        for (int32_t oy = 0; oy < d->out_h; ++oy) {
+            int32_t fy0, fy1, fx0, fx1;
+            const int32_t y0 = conv_window(oy, d->stride_h, d->pad_h, d->dil_h, d->f_h, d->in_h, &fy0, &fy1);
+            for (int32_t ox = 0; ox < d->out_w; ++ox) {
+                const int32_t x0 = conv_window(ox, d->stride_w, d->pad_w, d->dil_w, d->f_w, in_w, &fx0, &fx1);
+                for (int32_t oc = 0; oc < out_d; ++oc, ++out) {
+                    uint32_t sum = bias ? (uint32_t)bias[oc] : 0;
+                    for (int32_t fy = fy0; fy < fy1; ++fy) {
+                        const int8_t *x = in_b + (size_t)(y0 + d->dil_h * fy) * in_w * in_d + oc / mult;
+                        const int8_t *w = filter + (size_t)fy * d->f_w * out_d + oc;
+                        for (int32_t fx = fx0; fx < fx1; ++fx) {
+                            sum += (uint32_t)((x[(x0 + d->dil_w * fx) * in_d] + off) * w[fx * out_d]);
+                        }
+                    }
+                    const int32_t m = d->per_channel ? oc : 0;
+                    const int32_t v = tflm_wrap_add(tflm_mul_by_quantized_mul((int32_t)sum, mults[m], shifts[m]), zp);
+                    *out = (int8_t)TFLM_MIN(TFLM_MAX(v, lo), hi);
+                }
+            }
+        }
+    }
+}
+
 // Whether the output starts below the input by less than the row rule's
 // distance (engine/overlap.h): a placement only the pixel rule allows.
 static bool dw_s8_below_rows(const conv_data_t *d, const int8_t *input, const int8_t *output) {
@@ -151,7 +191,7 @@ static bool dw_s8_below_rows(const conv_data_t *d, const int8_t *input, const in
     const tflm_overlap_rows_t g = { .batches = 1, .in_h = d->in_h, .out_h = d->out_h,
         .row_x = (uint32_t)d->in_w * d->in_d, .row_y = (uint32_t)d->out_w * d->out_d, .stride = d->stride_h,
         .pad_top = d->pad_h, .band = 1, .reach = 0 };
-    return (uint64_t)((uintptr_t)input - (uintptr_t)output) < tflm_overlap_rows_distance(&g);
+    return (uint64_t)((uintptr_t)input - (uintptr_t)output) < tflm_overlap_rows_forward(&g);
 }
 
 // Every row of the int8 variant; row by row over an overlapped input when
@@ -163,7 +203,7 @@ static void dw_s8_all(const conv_data_t *d, const int8_t *input, const int8_t *f
     const bool overlapped = tflm_conv_s8_overlapped(d, input, output);
     const bool in_order = !overlapped || tflm_depthwise_conv_2d_s8_in_order(d, input, output);
     if (overlapped && (!in_order || DW_S8_REORDERED) && dw_s8_below_rows(d, input, output)) {
-        tflm_depthwise_conv_2d_s8_pixels(d, input, filter, bias, output);
+        dw_s8_pixels(d, input, filter, bias, output);
         return;
     }
     tflm_conv_s8_all_rows(dw_s8_rows, d, input, filter, bias, NULL, output, in_order);

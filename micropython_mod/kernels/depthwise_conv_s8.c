@@ -2434,44 +2434,6 @@ bool tflm_depthwise_conv_2d_s8_in_order(const conv_data_t *d, const int8_t *inpu
     return true;
 }
 
-// TFLM's order, each output value from its window, its constants set up
-// for it: slow, but only an output nearer its input than the row rule
-// allows and not a whole number of pixels from it comes here (the planners
-// place it a whole number away: overlap.h). Sums as dw_s8_generic's.
-void tflm_depthwise_conv_2d_s8_pixels(const conv_data_t *d, const int8_t *input, const int8_t *filter,
-    const int32_t *bias, int8_t *output) {
-    const int32_t *mults = conv_multipliers(d);
-    const int8_t *shifts = conv_shifts(d);
-    const int32_t in_w = d->in_w, in_d = d->in_d, out_d = d->out_d, mult = d->f_d, off = d->input_offset;
-    const int32_t zp = d->output_offset, lo = d->act_min.q, hi = d->act_max.q;
-    int8_t *out = output;
-    for (int32_t b = 0; b < d->batches; ++b) {
-        const int8_t *in_b = input + (size_t)b * d->in_h * in_w * in_d;
-        for (int32_t oy = 0; oy < d->out_h; ++oy) {
-            int32_t fy0, fy1, fx0, fx1;
-            const int32_t y0 = conv_window(oy, d->stride_h, d->pad_h, d->dil_h, d->f_h, d->in_h, &fy0, &fy1);
-            for (int32_t ox = 0; ox < d->out_w; ++ox) {
-                const int32_t x0 = conv_window(ox, d->stride_w, d->pad_w, d->dil_w, d->f_w, in_w, &fx0, &fx1);
-                for (int32_t oc = 0; oc < out_d; ++oc, ++out) {
-                    uint32_t sum = bias ? (uint32_t)bias[oc] : 0;
-                    for (int32_t fy = fy0; fy < fy1; ++fy) {
-                        const int8_t *x = in_b + (size_t)(y0 + d->dil_h * fy) * in_w * in_d + oc / mult;
-                        const int8_t *w = filter + (size_t)fy * d->f_w * out_d + oc;
-                        for (int32_t fx = fx0; fx < fx1; ++fx) {
-                            sum += (uint32_t)((x[(x0 + d->dil_w * fx) * in_d] + off) * w[fx * out_d]);
-                        }
-                    }
-                    const int32_t m = d->per_channel ? oc : 0;
-                    tflm_out_s8_t q;
-                    q.bias = 0;
-                    tflm_out_s8_setup(&q, mults[m], shifts[m], zp);
-                    *out = dw_s8_out(sum, &q, zp, lo, hi);
-                }
-            }
-        }
-    }
-}
-
 void tflm_depthwise_conv_2d_s8_rows(const conv_data_t *d, const int8_t *input, const int8_t *filter,
     const int32_t *bias, int8_t *output, int32_t batch, int32_t row0, int32_t row1) {
     dw_s8_t c;
