@@ -222,6 +222,37 @@ def test_aliases_are_used_by_element_wise_ops():
     assert seen == IN_PLACE_OPS | VIEW_OPS, sorted((IN_PLACE_OPS | VIEW_OPS) - seen)
 
 
+def _output_read_by_a_later_op() -> bytes:
+    """x -> FULLY_CONNECTED -> t -> TANH -> y, outputs y and t: TANH is the
+    last reader of t, but t is an output, read after invoke()."""
+    b = ModelBuilder()
+    sg = b.subgraph()
+    x = sg.tensor((1, 8), "INT8", quant=([0.05], [3]))
+    w = sg.tensor((6, 8), "INT8", data=np.arange(48).reshape(6, 8) % 7 - 3, quant=([0.02], [0]))
+    t = sg.tensor((1, 6), "INT8", quant=([0.03], [-2]))
+    y = sg.tensor((1, 6), "INT8", quant=([1 / 128], [0]))
+    sg.op("FULLY_CONNECTED", [x, w, -1], [t])
+    sg.op("TANH", [t], [y])
+    sg.inputs, sg.outputs = [x], [y, t]
+    return b.build()
+
+
+def test_no_op_is_planned_in_place_over_a_models_output(tmp_path):
+    data = _output_read_by_a_later_op()
+    result = plan_model(data, time_limit=0.5)
+    assert result.aliases == 0
+    offsets = result.plan.tensors
+    assert offsets[2] != offsets[3]  # t and y: both outputs
+    model = load_model(data)
+    samples = make_inputs(model, "random", seed=3, count=2)
+    _check_on_engine(data, result.embedded(), samples, tmp_path, result.head)
+    # The engine refuses a plan that writes y over t, whichever tool wrote it.
+    clobbering = formats.OfflinePlan([16, -1, 0, 0], None)
+    with pytest.raises(ValueError, match="offline plan: tensor 3 is computed in place over tensor 2, but tensor 2 "
+                                         "is an output"):
+        arena.plan_layout(model, "offline", plan=clobbering)
+
+
 # -- execution order ------------------------------------------------------------------
 
 def two_branch_model(width: int = 256, hidden: int = 1024) -> bytes:

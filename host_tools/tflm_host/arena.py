@@ -80,6 +80,7 @@ class Layout:
     model_lists: int = 0  # a prepared model's index lists, read in place too
     model_records: int = 0  # a prepared model's constant tensors' records, read in place too
     model_nodes: int = 0  # a prepared model's subgraph and node records, read in place too
+    outputs: frozenset[int] = frozenset()  # records that are some subgraph's outputs (read after its last op)
 
     @property
     def used(self) -> int:
@@ -210,8 +211,9 @@ def layout_of(model: Model, it) -> Layout:
         if r.node < 0 and split:
             r.node = split - 1
     audit = {name: Audit(*v) for name, v in it.audit().items()}
+    outputs = frozenset(r for sg in it.subgraphs() for r in sg[5] if r >= 0)
     return Layout(records, it.head, it.tail, it.scopes, audit, it.prepare_peak, nodes, it.planner, n_tensors, it,
-                  it.model_data, it.model_lists, it.model_records, it.model_nodes)
+                  it.model_data, it.model_lists, it.model_records, it.model_nodes, outputs)
 
 
 def bound(model: Model) -> int:

@@ -20,8 +20,7 @@ static uint32_t producer(const tflm_plan_view_t *v, uint32_t y) {
     return v->n_nodes;
 }
 
-// Record x is an output of some subgraph: it lives on after its last reader.
-static bool is_subgraph_output(const tflm_plan_view_t *v, uint32_t x) {
+bool tflm_plan_is_output(const tflm_plan_view_t *v, uint32_t x) {
     for (uint32_t s = 0; s < v->n_subgraphs; ++s) {
         const tflm_subgraph_rec_t *sr = &v->subgraphs[s];
         const uint16_t *sio = (const uint16_t *)(v->base + sr->io);
@@ -138,7 +137,7 @@ bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, tf
         return false;
     }
     uint32_t n = producer(v, y);
-    if (n == v->n_nodes || is_subgraph_output(v, x)) {
+    if (n == v->n_nodes || tflm_plan_is_output(v, x)) {
         return false;
     }
     const tflm_node_rec_t *nr = &v->nodes[n];

@@ -163,6 +163,11 @@ uint64_t tflm_overlap_rows_forward(const tflm_overlap_rows_t *g);
 // every other pair.
 bool tflm_overlap_distance(const tflm_plan_view_t *v, uint32_t y, uint32_t x, tflm_overlap_t *o);
 
+// Record x is an output of some subgraph: it lives on after its last
+// reader (the caller, or the user after invoke(), reads it), so nothing may
+// be written over it in place.
+bool tflm_plan_is_output(const tflm_plan_view_t *v, uint32_t x);
+
 // The pair's placement is allowed: y starts at least o->below below x, or
 // at least o->up above it.
 static inline bool tflm_overlap_ok(const tflm_plan_rec_t *ry, const tflm_plan_rec_t *rx, const tflm_overlap_t *o) {

@@ -260,21 +260,27 @@ static tflm_status_t check_pair(tflm_plan_view_t *v, uint32_t i, uint32_t j) {
 }
 
 // An output computed in place over input x overwrites x's values: no record
-// holding them (x and its views) may be read after that operator.
+// holding them (x and its views) may be read after that operator, nor be a
+// subgraph's output (read after the subgraph's last operator).
 static tflm_status_t check_in_place(tflm_plan_view_t *v, uint32_t y, uint32_t x) {
     const tflm_plan_rec_t *ry = &v->recs[y];
     const tflm_plan_rec_t *rx = &v->recs[x];
     uint32_t values = alias_root(v, x, true);
     for (uint32_t m = 0; m < v->n_model_tensors; ++m) {
         const tflm_plan_rec_t *rm = &v->recs[m];
-        if (m == y || rm->where != TFLM_AT_HEAD || rm->data != rx->data || rm->last <= ry->first) {
+        if (m == y || rm->where != TFLM_AT_HEAD || rm->data != rx->data || alias_root(v, m, true) != values) {
             continue;
         }
-        if (alias_root(v, m, true) == values) {
+        if (rm->last > ry->first) {
             return tflm_error(v->err, TFLM_ERR_VALUE,
                 "offline plan: tensor %u is computed in place over tensor %u, but tensor %u is read after that (scope %d)",
                 (unsigned)tensor_number(v, y), (unsigned)tensor_number(v, x), (unsigned)tensor_number(v, m),
                 (int)rm->last);
+        }
+        if (tflm_plan_is_output(v, m)) {
+            return tflm_error(v->err, TFLM_ERR_VALUE,
+                "offline plan: tensor %u is computed in place over tensor %u, but tensor %u is an output",
+                (unsigned)tensor_number(v, y), (unsigned)tensor_number(v, x), (unsigned)tensor_number(v, m));
         }
     }
     return TFLM_OK;

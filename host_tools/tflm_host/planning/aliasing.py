@@ -3,7 +3,8 @@
 A view op (RESHAPE, SQUEEZE, EXPAND_DIMS) whose output sits on its input's
 bytes copies nothing. An element-wise op can write its output over an input
 of the same size when no tensor holding that input's values (the input and
-its views) is read after the op. Tensors chained this way form an alias
+its views) is read after the op or is a subgraph's output (read after the
+subgraph's last op: by the caller, or after invoke()). Tensors chained this way form an alias
 group that the placement treats as one buffer alive from the group's first
 scope to its last. Which ops may alias comes from the engine (its kernel
 table), and the engine checks every plan that uses these aliases.
@@ -43,7 +44,7 @@ def alias_groups(layout) -> dict[int, int]:
             if kind == "in_place":
                 values = vroot(x)
                 holders = [m for m in range(layout.n_tensors) if recs[m].planned and vroot(m) == values]
-                if any(recs[m].last > ry.first for m in holders if m != y):
+                if any(recs[m].last > ry.first or m in layout.outputs for m in holders if m != y):
                     continue
             source[y] = x
             if kind == "view":
