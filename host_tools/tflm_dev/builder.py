@@ -76,6 +76,7 @@ class _Tensor:
     quant: tuple[list[float], list[int], int] | None
     name: str
     variable: bool
+    signature: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -98,9 +99,10 @@ class SubgraphBuilder:
     outputs: list[int] = field(default_factory=list)
 
     def tensor(self, shape, dtype: str, data: Any = None, quant=None, name: str | None = None,
-               variable: bool = False) -> int:
+               variable: bool = False, signature=None) -> int:
         """Adds a tensor; data (array or bytes) makes it a constant; quant is
-        (scales, zero_points) or (scales, zero_points, quantized_dimension)."""
+        (scales, zero_points) or (scales, zero_points, quantized_dimension);
+        signature is the shape_signature (-1 where a size is unknown)."""
         dtype = dtype.upper()
         if dtype not in schema.TENSOR_TYPES:
             raise ValueError(f"unknown tensor type {dtype}")
@@ -113,7 +115,8 @@ class SubgraphBuilder:
             scales, zps = list(quant[0]), list(quant[1])
             q = (scales, zps, quant[2] if len(quant) > 2 else 0)
         self.tensors.append(_Tensor(tuple(int(d) for d in shape), dtype, raw, q,
-                                    name or f"t{len(self.tensors)}", variable))
+                                    name or f"t{len(self.tensors)}", variable,
+                                    None if signature is None else tuple(int(d) for d in signature)))
         return len(self.tensors) - 1
 
     def op(self, opcode: str, inputs: list[int], outputs: list[int], custom_options: bytes | None = None,
@@ -177,6 +180,8 @@ class ModelBuilder:
                     buffer_index = len(buffers) - 1
                 name = b.CreateString(t.name)
                 shape = int_vector(t.shape, tflite.TensorStartShapeVector)
+                signature = None if t.signature is None else \
+                    int_vector(t.signature, tflite.TensorStartShapeSignatureVector)
                 quant = None
                 if t.quant is not None:
                     scales, zps, dim = t.quant
@@ -202,6 +207,8 @@ class ModelBuilder:
                     tflite.TensorAddQuantization(b, quant)
                 if t.variable:
                     tflite.TensorAddIsVariable(b, True)
+                if signature is not None:
+                    tflite.TensorAddShapeSignature(b, signature)
                 tensor_offsets.append(tflite.TensorEnd(b))
             op_offsets = []
             for op in sg.ops:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import (__version__, _engine, arena, board_info, board_time, boards, device, install, patches, plot, prepare,
-               progress, romfs, schema)
+from . import (__version__, _engine, arena, batch_shapes, board_info, board_time, boards, device, install, patches,
+               plot, prepare, progress, romfs, schema)
 from .demo import EXAMPLES, run_demo
 from .deploy import deploy
 from .flash import add_parser as add_flash_parser
@@ -561,6 +561,11 @@ def cmd_prepare(args) -> int:
     if args.cycles:
         dev_tool("bench", "prepare --cycles").check_timed(args.cycles)
     progress.set_quiet(args.quiet)
+    data, changes = batch_shapes.fixed_batch(data)
+    if changes:
+        moved = ", ".join(f"{c.tensor} {c.written} -> {c.batch}" for c in changes)
+        print(f"note: converted with an unknown batch size, the model writes batch 1 where SPACE_TO_BATCH_ND "
+              f"makes it larger: written as the tensors have it at batch 1 (tensor {moved})", file=sys.stderr)
     search = bound is not None or args.explain or slowdown is not None
     with progress.bar("searching patch-based stages (stages tried)") as tick:
         # With --max-slowdown the stage is chosen below, once the points are timed.

@@ -12,7 +12,7 @@ the metadata and runs the model as before.
 
 from __future__ import annotations
 
-from . import _engine, fbedit, patches
+from . import _engine, batch_shapes, fbedit, patches
 from .model import load_model
 from .patches import METADATA_NAME as PATCH_METADATA
 
@@ -51,6 +51,9 @@ def prepare_searched(data: bytes, max_extra_macs: float | None, progress=None,
     """prepare_model(), with the patch search's measurements (None unless
     `search`); without a bound the search only measures, and the model's
     stage (or none) is left as it is."""
+    # The batch TF's converter leaves at 1 where it is not (batch_shapes.py)
+    # is the first thing prepared.
+    data = batch_shapes.fixed_batch(data)[0]
     # (A model prepared the same already comes back as it is: fbedit.)
     out = fbedit.edit_model(data, metadata={METADATA_NAME: prepared_metadata(*kernel_data(data))})
     found = None

@@ -54,6 +54,30 @@ static bool space_batch_resolve(const space_batch_data_t *d, const uint8_t *bloc
     return true;
 }
 
+// The error for constant block shape and paddings that do not fit, saying
+// so when only the batch side's batch is off: what TF's converter writes
+// for a model of unknown batch size (batch 1 in every static shape, which
+// host_tools/tflm_host/batch_shapes.py corrects).
+static tflm_status_t space_batch_refuse(tflm_prepare_t *p, const space_batch_data_t *d, const uint8_t *block,
+    const uint8_t *pads) {
+    const char *what = d->to_batch ? "paddings" : "crops";
+    space_batch_data_t fit = *d;
+    int32_t *batch = d->to_batch ? fit.out : fit.in;
+    const int32_t *space = d->to_batch ? d->in : d->out;
+    const int64_t given = (int64_t)space[0] * tflm_rd_i32(block) * (d->three_d ? 1 : tflm_rd_i32(block + 4));
+    int32_t unused;
+    if (given > 0 && given <= INT32_MAX) {
+        const int32_t written = batch[0];
+        batch[0] = (int32_t)given;
+        if (space_batch_resolve(&fit, block, pads, &unused, &unused, &unused, &unused)) {
+            return tflm_error(p->err, TFLM_ERR_VALUE,
+                "block shape and %s do not give the output's shape: batch %d, not %d (converted with an "
+                "unknown batch size? tflm-host prepare writes the batch)", what, (int)written, (int)given);
+        }
+    }
+    return tflm_error(p->err, TFLM_ERR_VALUE, "block shape and %s do not give the output's shape", what);
+}
+
 static tflm_status_t space_batch_prepare(tflm_prepare_t *p, bool to_batch) {
     tflm_status_t st = tflm_prep_expect_io(p, 3, 3, 1);
     if (st) {
@@ -100,8 +124,7 @@ static tflm_status_t space_batch_prepare(tflm_prepare_t *p, bool to_batch) {
     }
     if (!tmp.dynamic && !space_batch_resolve(&tmp, block.data, pads.data, &tmp.block_h, &tmp.block_w, &tmp.top,
         &tmp.left)) {
-        return tflm_error(p->err, TFLM_ERR_VALUE, "block shape and %s do not give the output's shape",
-            to_batch ? "paddings" : "crops");
+        return space_batch_refuse(p, &tmp, block.data, pads.data);
     }
     space_batch_data_t *d = tflm_prep_alloc(p, sizeof(space_batch_data_t));
     if (d == NULL) {

@@ -1,4 +1,4 @@
-"""Twelve common small architectures, random weights, converted by
+"""Thirteen common small architectures, random weights, converted by
 TensorFlow's own converter: float32 and full-integer int8 (int8 input and
 output). Run with a Python that has tensorflow-cpu (`make converter-check`
 makes one in build/); never part of `make test`.
@@ -117,6 +117,16 @@ def _models():
         xy, wh, rest = K.sigmoid(p[..., 0:2]), K.exp(p[..., 2:4]), K.sigmoid(p[..., 4:])
         return keras.Model(i, L.Concatenate()([xy, wh, rest]))
 
+    def dilated_cnn():
+        # Dilated convolutions at an unknown batch (keras.Input's default):
+        # the converter writes SPACE_TO_BATCH_ND, the convolution and
+        # BATCH_TO_SPACE_ND, with batch 1 where the batch is 4.
+        x = i = L.Input((24, 24, 3))
+        x = L.Conv2D(8, 3, padding="same", activation="relu")(x)
+        x = L.DepthwiseConv2D(3, dilation_rate=2, padding="same", activation="relu")(x)
+        x = L.Conv2D(8, 3, dilation_rate=2, activation="relu")(x)
+        return keras.Model(i, L.Dense(4)(L.GlobalAveragePooling2D()(x)))
+
     def attention_lstm():
         i = L.Input((12, 8), batch_size=1)
         h = L.LSTM(16, return_sequences=True)(i)
@@ -126,11 +136,11 @@ def _models():
     return {"classifier_cnn": classifier_cnn, "mobilenet": mobilenet, "resnet": resnet, "lstm": lstm,
             "gru": gru, "kws_ds_cnn": kws_ds_cnn, "autoencoder": autoencoder, "conv1d": conv1d,
             "transformer": transformer("relu"), "transformer_gelu": transformer("gelu"), "unet": unet,
-            "yolo_head": yolo_head, "attention_lstm": attention_lstm}
+            "yolo_head": yolo_head, "dilated_cnn": dilated_cnn, "attention_lstm": attention_lstm}
 
 
 NAMES = ("classifier_cnn", "mobilenet", "resnet", "lstm", "gru", "kws_ds_cnn", "autoencoder", "conv1d",
-         "transformer", "transformer_gelu", "unet", "yolo_head", "attention_lstm")
+         "transformer", "transformer_gelu", "unet", "yolo_head", "dilated_cnn", "attention_lstm")
 
 
 def convert(name: str, out_dir: str) -> None:
