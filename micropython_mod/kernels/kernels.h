@@ -203,6 +203,8 @@ tflm_status_t tflm_svdf_eval(tflm_eval_t *e);
 extern const tflm_kernel_hooks_t tflm_svdf_hooks;
 tflm_status_t tflm_tanh_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_tanh_eval(tflm_eval_t *e);
+tflm_status_t tflm_tile_prepare(tflm_prepare_t *p);
+tflm_status_t tflm_tile_eval(tflm_eval_t *e);
 tflm_status_t tflm_transpose_prepare(tflm_prepare_t *p);
 tflm_status_t tflm_transpose_eval(tflm_eval_t *e);
 tflm_status_t tflm_transpose_conv_prepare(tflm_prepare_t *p);

@@ -1,4 +1,4 @@
-"""Thirteen common small architectures, random weights, converted by
+"""Fourteen common small architectures, random weights, converted by
 TensorFlow's own converter: float32 and full-integer int8 (int8 input and
 output). Run with a Python that has tensorflow-cpu (`make converter-check`
 makes one in build/); never part of `make test`.
@@ -127,6 +127,15 @@ def _models():
         x = L.Conv2D(8, 3, dilation_rate=2, activation="relu")(x)
         return keras.Model(i, L.Dense(4)(L.GlobalAveragePooling2D()(x)))
 
+    def upsampling():
+        # Keras 3's UpSampling2D: EXPAND_DIMS, TILE and RESHAPE (TFLM has no
+        # TILE), at batch 1 (at an unknown batch the converter leaves shapes
+        # of the tiled tensors unknown too).
+        x = i = L.Input((8, 8, 3), batch_size=1)
+        x = L.UpSampling2D(2)(L.Conv2D(8, 3, padding="same", activation="relu")(x))
+        x = L.Conv2D(4, 3, padding="same", activation="relu")(x)
+        return keras.Model(i, L.Dense(3)(L.GlobalAveragePooling2D()(x)))
+
     def attention_lstm():
         i = L.Input((12, 8), batch_size=1)
         h = L.LSTM(16, return_sequences=True)(i)
@@ -136,11 +145,13 @@ def _models():
     return {"classifier_cnn": classifier_cnn, "mobilenet": mobilenet, "resnet": resnet, "lstm": lstm,
             "gru": gru, "kws_ds_cnn": kws_ds_cnn, "autoencoder": autoencoder, "conv1d": conv1d,
             "transformer": transformer("relu"), "transformer_gelu": transformer("gelu"), "unet": unet,
-            "yolo_head": yolo_head, "dilated_cnn": dilated_cnn, "attention_lstm": attention_lstm}
+            "yolo_head": yolo_head, "dilated_cnn": dilated_cnn, "upsampling": upsampling,
+            "attention_lstm": attention_lstm}
 
 
 NAMES = ("classifier_cnn", "mobilenet", "resnet", "lstm", "gru", "kws_ds_cnn", "autoencoder", "conv1d",
-         "transformer", "transformer_gelu", "unet", "yolo_head", "dilated_cnn", "attention_lstm")
+         "transformer", "transformer_gelu", "unet", "yolo_head", "dilated_cnn", "upsampling",
+         "attention_lstm")
 
 
 def convert(name: str, out_dir: str) -> None:

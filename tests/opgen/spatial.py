@@ -6,7 +6,9 @@ SPACE_TO_DEPTH (float32, int8; block sizes 1 to 3), MIRROR_PAD (float32,
 int8; REFLECT and SYMMETRIC to their largest paddings, int32 or int64
 paddings, constant or computed), REVERSE_V2 (float32, int8, uint8, int16,
 int32, int64, bool; adjacent axes of up to 6 dimensions, in any order,
-negative ones, constant or computed)."""
+negative ones, constant or computed), TILE (the same types; up to 6
+dimensions, int32 or int64 multiples, zero ones too, constant or computed:
+no TFLM kernel, numpy's tile, TF Lite's definition, is the reference)."""
 
 from __future__ import annotations
 
@@ -314,3 +316,83 @@ def _reverse_int64():
 def _reverse_none():
     return _reverse_error("ValueError axes must list 1 to 3 dimensions", axes=(), tflm=False,
                           why="TFLM reads the axis before its list")
+
+
+# -- TILE (no TFLM kernel: TF Lite's definition, numpy's tile) ---------------------------
+
+TILE_TYPES = ["FLOAT32", "INT8", "UINT8", "INT16", "INT32", "INT64", "BOOL"]
+
+
+def _tile_model(dtype, in_shape, multiples, mult_type="INT32", computed=False, out_shape=None, q=None):
+    mult = np.asarray(multiples, np.int64 if mult_type == "INT64" else np.int32)
+    if out_shape is None:
+        out_shape = tuple(int(d) * int(m) for d, m in zip(in_shape, multiples))
+    return single_op("TILE", [(in_shape, dtype, None, q), ((len(multiples),), mult_type, None if computed else mult)],
+                     [(out_shape, dtype, q)])[0]
+
+
+def _tile(rng, dtype):
+    rank = int(rng.integers(1, 7))
+    in_shape = tuple(int(d) for d in rng.integers(1, 5 if rank <= 3 else 3, rank))
+    multiples = [int(m) for m in rng.integers(1, 4 if rank <= 3 else 3, rank)]
+    if rng.integers(0, 8) == 0:
+        multiples[int(rng.integers(0, rank))] = 0  # an empty output
+    mult_type = "INT64" if rng.integers(0, 4) == 0 else "INT32"
+    computed = rng.integers(0, 4) == 0
+    q = int_quant(rng, dtype)
+    model = _tile_model(dtype, in_shape, multiples, mult_type, computed, q=q)
+    mult = np.asarray(multiples, np.int64 if mult_type == "INT64" else np.int32)
+    inputs = _copied_inputs(rng, dtype, in_shape, mult if computed else None)
+    return Case("", model, dict(dtype=dtype, input=in_shape, multiples=multiples, mult_type=mult_type,
+                                computed=computed), inputs=inputs,
+                expected=lambda sample, m=tuple(multiples): [np.tile(sample[0], m)])
+
+
+for _dt in TILE_TYPES:
+    generator(f"TILE/{_dt.lower()}")(lambda rng, dt=_dt: _tile(rng, dt))
+
+
+def _tile_error(error, shape=(2, 3), multiples=(2, 1), tflm=False, why="TFLM has no TILE kernel", **kw):
+    model = _tile_model("FLOAT32", shape, multiples, **kw)
+    inputs = [np.zeros(shape, np.float32)]
+    if kw.get("computed"):
+        inputs.append(np.asarray(multiples, np.int64 if kw.get("mult_type") == "INT64" else np.int32))
+    return ErrorCase("", model, inputs, error, tflm=tflm, why=why)
+
+
+@error_case("TILE/shape")
+def _tile_shape():
+    return _tile_error("ValueError multiples do not give the output's shape", out_shape=(4, 6))
+
+
+@error_case("TILE/negative")
+def _tile_negative():
+    return _tile_error("ValueError multiples do not give the output's shape", multiples=(-1, 1), out_shape=(2, 3))
+
+
+@error_case("TILE/computed_shape")
+def _tile_computed():
+    return _tile_error("RuntimeError multiples do not give the output's shape", computed=True, out_shape=(2, 6))
+
+
+@error_case("TILE/count")
+def _tile_count():
+    model = single_op("TILE", [((2, 3), "FLOAT32"), ((3,), "INT32", np.asarray([1, 1, 1], np.int32))],
+                      [((2, 3), "FLOAT32", None)])[0]
+    return ErrorCase("", model, [np.zeros((2, 3), np.float32)],
+                     "ValueError multiples must hold one value per dimension of input and output", tflm=False,
+                     why="TFLM has no TILE kernel")
+
+
+@error_case("TILE/seven_dims")
+def _tile_rank():
+    return _tile_error("NotImplementedError at most 6 dimensions supported", shape=(1,) * 7, multiples=(1,) * 7)
+
+
+@error_case("TILE/float_multiples")
+def _tile_float_multiples():
+    model = single_op("TILE", [((2, 3), "FLOAT32"), ((2,), "FLOAT32", np.asarray([1, 1], np.float32))],
+                      [((2, 3), "FLOAT32", None)])[0]
+    return ErrorCase("", model, [np.zeros((2, 3), np.float32)],
+                     "NotImplementedError multiples of type float32 is not supported", tflm=False,
+                     why="TFLM has no TILE kernel")
