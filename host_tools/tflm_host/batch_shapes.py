@@ -19,6 +19,7 @@ operator against the new shapes as it checks any model.
 from __future__ import annotations
 
 import struct
+from collections import Counter
 from dataclasses import dataclass
 
 from .fbedit import MODEL_SUBGRAPHS, SUBGRAPH_TENSORS, _Reader
@@ -111,22 +112,17 @@ def fixed_batch(data: bytes) -> tuple[bytes, list[BatchChange]]:
         return data, []
     out = bytearray(data)
     r = _Reader(out)
-    subgraphs_at, _ = r.vector(r.deref(0), MODEL_SUBGRAPHS)
-    owner: dict[int, int] = {}  # shape vector position -> batch written there
-    for c in changes:
-        tensors_at, _ = r.vector(r.deref(subgraphs_at + 4 * c.subgraph), SUBGRAPH_TENSORS)
-        at, n = r.vector(r.deref(tensors_at + 4 * c.tensor), TENSOR_SHAPE)
-        if not n or owner.get(at, c.batch) != c.batch:
-            raise ValueError(f"tensor {c.tensor} ({c.name}) shares its shape with another: cannot write its batch")
-        owner[at] = c.batch
-        struct.pack_into("<i", out, at, c.batch)
-    # A shape shared with a tensor that keeps its batch cannot change either.
-    changed = {(c.subgraph, c.tensor) for c in changes}
-    for s in range(len(load_model(data).subgraphs)):
+    subgraphs_at, n_sg = r.vector(r.deref(0), MODEL_SUBGRAPHS)
+    shape_at: dict[tuple[int, int], int] = {}  # (subgraph, tensor) -> its shape vector's position
+    for s in range(n_sg):
         tensors_at, n_t = r.vector(r.deref(subgraphs_at + 4 * s), SUBGRAPH_TENSORS)
         for i in range(n_t):
-            at, n = r.vector(r.deref(tensors_at + 4 * i), TENSOR_SHAPE)
-            if n and at in owner and (s, i) not in changed:
-                raise ValueError(f"tensor {i} shares its shape with a tensor whose batch changes: "
-                                 "cannot write that batch")
+            shape_at[(s, i)] = r.vector(r.deref(tensors_at + 4 * i), TENSOR_SHAPE)[0]
+    users = Counter(shape_at.values())
+    for c in changes:
+        at = shape_at[(c.subgraph, c.tensor)]
+        if users[at] > 1:
+            raise ValueError(f"tensor {c.tensor} ({c.name}) shares its shape with another tensor: "
+                             "cannot write its batch")
+        struct.pack_into("<i", out, at, c.batch)
     return bytes(out), changes

@@ -564,8 +564,8 @@ def cmd_prepare(args) -> int:
     data, changes = batch_shapes.fixed_batch(data)
     if changes:
         moved = ", ".join(f"{c.tensor} {c.written} -> {c.batch}" for c in changes)
-        print(f"note: converted with an unknown batch size, the model writes batch 1 where SPACE_TO_BATCH_ND "
-              f"makes it larger: written as the tensors have it at batch 1 (tensor {moved})", file=sys.stderr)
+        print(f"note: converted with an unknown batch size: the batch that SPACE_TO_BATCH_ND gives the tensors "
+              f"before BATCH_TO_SPACE_ND is written in their shapes (tensor {moved})", file=sys.stderr)
     search = bound is not None or args.explain or slowdown is not None
     with progress.bar("searching patch-based stages (stages tried)") as tick:
         # With --max-slowdown the stage is chosen below, once the points are timed.

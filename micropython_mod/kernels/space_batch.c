@@ -64,7 +64,10 @@ static tflm_status_t space_batch_refuse(tflm_prepare_t *p, const space_batch_dat
     space_batch_data_t fit = *d;
     int32_t *batch = d->to_batch ? fit.out : fit.in;
     const int32_t *space = d->to_batch ? d->in : d->out;
-    const int64_t given = (int64_t)space[0] * tflm_rd_i32(block) * (d->three_d ? 1 : tflm_rd_i32(block + 4));
+    const int32_t h = tflm_rd_i32(block), w = d->three_d ? 1 : tflm_rd_i32(block + 4);
+    // (Each factor checked first: their product then fits int64.)
+    const int64_t hw = h > 0 && w > 0 ? (int64_t)h * w : 0;
+    const int64_t given = hw <= INT32_MAX ? space[0] * hw : 0;
     int32_t unused;
     if (given > 0 && given <= INT32_MAX) {
         const int32_t written = batch[0];

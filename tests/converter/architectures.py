@@ -117,15 +117,18 @@ def _models():
         xy, wh, rest = K.sigmoid(p[..., 0:2]), K.exp(p[..., 2:4]), K.sigmoid(p[..., 4:])
         return keras.Model(i, L.Concatenate()([xy, wh, rest]))
 
-    def dilated_cnn():
-        # Dilated convolutions at an unknown batch (keras.Input's default):
+    def dilated_cnn(batch_size):
+        # Dilated convolutions. At an unknown batch (keras.Input's default)
         # the converter writes SPACE_TO_BATCH_ND, the convolution and
-        # BATCH_TO_SPACE_ND, with batch 1 where the batch is 4.
-        x = i = L.Input((24, 24, 3))
-        x = L.Conv2D(8, 3, padding="same", activation="relu")(x)
-        x = L.DepthwiseConv2D(3, dilation_rate=2, padding="same", activation="relu")(x)
-        x = L.Conv2D(8, 3, dilation_rate=2, activation="relu")(x)
-        return keras.Model(i, L.Dense(4)(L.GlobalAveragePooling2D()(x)))
+        # BATCH_TO_SPACE_ND, with batch 1 where the batch is 4; at batch 1,
+        # one dilated convolution.
+        def build():
+            x = i = L.Input((24, 24, 3), batch_size=batch_size)
+            x = L.Conv2D(8, 3, padding="same", activation="relu")(x)
+            x = L.DepthwiseConv2D(3, dilation_rate=2, padding="same", activation="relu")(x)
+            x = L.Conv2D(8, 3, dilation_rate=2, activation="relu")(x)
+            return keras.Model(i, L.Dense(4)(L.GlobalAveragePooling2D()(x)))
+        return build
 
     def upsampling():
         # Keras 3's UpSampling2D: EXPAND_DIMS, TILE and RESHAPE (TFLM has no
@@ -145,12 +148,13 @@ def _models():
     return {"classifier_cnn": classifier_cnn, "mobilenet": mobilenet, "resnet": resnet, "lstm": lstm,
             "gru": gru, "kws_ds_cnn": kws_ds_cnn, "autoencoder": autoencoder, "conv1d": conv1d,
             "transformer": transformer("relu"), "transformer_gelu": transformer("gelu"), "unet": unet,
-            "yolo_head": yolo_head, "dilated_cnn": dilated_cnn, "upsampling": upsampling,
+            "yolo_head": yolo_head, "dilated_cnn": dilated_cnn(None), "dilated_cnn_batch1": dilated_cnn(1),
+            "upsampling": upsampling,
             "attention_lstm": attention_lstm}
 
 
 NAMES = ("classifier_cnn", "mobilenet", "resnet", "lstm", "gru", "kws_ds_cnn", "autoencoder", "conv1d",
-         "transformer", "transformer_gelu", "unet", "yolo_head", "dilated_cnn", "upsampling",
+         "transformer", "transformer_gelu", "unet", "yolo_head", "dilated_cnn", "dilated_cnn_batch1", "upsampling",
          "attention_lstm")
 
 
