@@ -562,7 +562,7 @@ ifneq ($(SOAK_PICO),)
 		--interpreters $(SOAK_INTERPRETERS) --models $(MODELS) --doc docs/reliability.md
 endif
 
-# Models from TensorFlow's own converter (tests/converter): fourteen small
+# Models from TensorFlow's own converter (tests/converter): common small
 # architectures, float32 and int8, run here and on TFLM's reference with the
 # same inputs; docs/converter.md gets the verdicts. tensorflow-cpu goes into a
 # venv of its own (about 600 MB), never into .venv nor make test.

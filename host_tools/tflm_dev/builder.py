@@ -55,7 +55,7 @@ OPTIONS_TYPE: dict[str, str] = {
     "BATCH_MATMUL": "BatchMatMulOptions", "L2_POOL_2D": "Pool2DOptions",
     "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions", "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions",
     "DEPTH_TO_SPACE": "DepthToSpaceOptions", "SPACE_TO_DEPTH": "SpaceToDepthOptions",
-    "MIRROR_PAD": "MirrorPadOptions", "REVERSE_V2": "ReverseV2Options",
+    "MIRROR_PAD": "MirrorPadOptions", "REVERSE_V2": "ReverseV2Options", "REDUCE_PROD": "ReducerOptions",
 }
 
 _ENUMS = {

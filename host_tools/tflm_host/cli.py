@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import (__version__, _engine, arena, batch_shapes, board_info, board_time, boards, device, install, patches,
-               plot, prepare, progress, romfs, schema)
+               plot, prepare, progress, romfs, schema, shape_fold)
 from .demo import EXAMPLES, run_demo
 from .deploy import deploy
 from .flash import add_parser as add_flash_parser
@@ -122,6 +122,14 @@ def inspect_text(model: Model, name: str, built_with: list[str] | None = None) -
     problems = kernel_lines(check, built_with)
     lines += [f"kernels: {p}" for p in problems] or [
         f"kernels: tflm has every op (TFLM_OPS=\"{check['tflm_ops']}\" links only these)"]
+    try:
+        folded = shape_fold.fold_plan(model.raw)
+    except ValueError:
+        folded = shape_fold.Folded()  # (what is wrong with the model is the engine's to say below)
+    if folded:
+        lines.append(f"prepare: converted with an unknown batch size: tflm-host prepare writes "
+                     f"{len(folded.shapes)} tensor shape(s), removes {folded.n_removed} shape-arithmetic "
+                     f"operator(s)")
     if not check["unimplemented"]:
         verdict = engine_check(model)
         lines.append(f"engine: every operator's prepare() accepts it: {verdict['arena_size']} B of arena "
@@ -541,9 +549,11 @@ def cmd_prepare(args) -> int:
     _output_paths(args.output)
     model = load_model(args.model)  # what is wrong with the file, named as the other commands name it
     data = model.raw
-    message = arena.missing_ops_message(model)
-    if message:
-        raise NotImplementedError(message)
+    if arena.missing_ops_message(model):
+        # (The shape arithmetic prepare folds away needs no kernel.)
+        message = arena.missing_ops_message(load_model(shape_fold.fold_shapes(batch_shapes.fixed_batch(data)[0])[0]))
+        if message:
+            raise NotImplementedError(message)
 
     bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
     slowdown = patches.parse_fraction(args.max_slowdown, "--max-slowdown") if args.max_slowdown else None
@@ -566,6 +576,10 @@ def cmd_prepare(args) -> int:
         moved = ", ".join(f"{c.tensor} {c.written} -> {c.batch}" for c in changes)
         print(f"note: converted with an unknown batch size: the batch that SPACE_TO_BATCH_ND gives the tensors "
               f"before BATCH_TO_SPACE_ND is written in their shapes (tensor {moved})", file=sys.stderr)
+    data, folded = shape_fold.fold_shapes(data)
+    if folded:
+        print(f"note: converted with an unknown batch size: {folded.summary()} "
+              "(the shapes the model has with its inputs' written shapes)", file=sys.stderr)
     search = bound is not None or args.explain or slowdown is not None
     with progress.bar("searching patch-based stages (stages tried)") as tick:
         # With --max-slowdown the stage is chosen below, once the points are timed.

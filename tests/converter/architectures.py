@@ -1,4 +1,4 @@
-"""Fourteen common small architectures, random weights, converted by
+"""Common small architectures, random weights, converted by
 TensorFlow's own converter: float32 and full-integer int8 (int8 input and
 output). Run with a Python that has tensorflow-cpu (`make converter-check`
 makes one in build/); never part of `make test`.
@@ -139,6 +139,26 @@ def _models():
         x = L.Conv2D(4, 3, padding="same", activation="relu")(x)
         return keras.Model(i, L.Dense(3)(L.GlobalAveragePooling2D()(x)))
 
+    def upsampling_any_batch():
+        # upsampling() at an unknown batch: the converter writes 1 for the
+        # tiled tensors' unknown sizes and computes the RESHAPE's new shape
+        # (SHAPE, STRIDED_SLICE, CONCATENATION): tflm-host prepare writes
+        # the sizes and removes that arithmetic.
+        x = i = L.Input((8, 8, 3))
+        x = L.UpSampling2D(2)(L.Conv2D(8, 3, padding="same", activation="relu")(x))
+        x = L.Conv2D(4, 3, padding="same", activation="relu")(x)
+        return keras.Model(i, L.Dense(3)(L.GlobalAveragePooling2D()(x)))
+
+    def sequence_dense():
+        # Dense layers on a sequence at an unknown batch: each is a RESHAPE
+        # to 2-D and back around FULLY_CONNECTED, the new shapes computed
+        # (SHAPE, GATHER, REDUCE_PROD, PACK: no TFLM kernel for REDUCE_PROD);
+        # tflm-host prepare writes the sizes and removes that arithmetic.
+        x = i = L.Input((12, 16))
+        x = L.Dense(24, activation="relu")(x)
+        x = L.Dense(8)(L.Reshape((-1, 8))(x))
+        return keras.Model(i, L.Dense(4)(L.GlobalAveragePooling1D()(x)))
+
     def attention_lstm():
         i = L.Input((12, 8), batch_size=1)
         h = L.LSTM(16, return_sequences=True)(i)
@@ -149,13 +169,13 @@ def _models():
             "gru": gru, "kws_ds_cnn": kws_ds_cnn, "autoencoder": autoencoder, "conv1d": conv1d,
             "transformer": transformer("relu"), "transformer_gelu": transformer("gelu"), "unet": unet,
             "yolo_head": yolo_head, "dilated_cnn": dilated_cnn(None), "dilated_cnn_batch1": dilated_cnn(1),
-            "upsampling": upsampling,
-            "attention_lstm": attention_lstm}
+            "upsampling": upsampling, "upsampling_any_batch": upsampling_any_batch,
+            "sequence_dense": sequence_dense, "attention_lstm": attention_lstm}
 
 
 NAMES = ("classifier_cnn", "mobilenet", "resnet", "lstm", "gru", "kws_ds_cnn", "autoencoder", "conv1d",
          "transformer", "transformer_gelu", "unet", "yolo_head", "dilated_cnn", "dilated_cnn_batch1", "upsampling",
-         "attention_lstm")
+         "upsampling_any_batch", "sequence_dense", "attention_lstm")
 
 
 def convert(name: str, out_dir: str) -> None:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tflm_host import batch_shapes
+from tflm_host import batch_shapes, shape_fold
 from tflm_host.cli import compare_outputs
 from tflm_host.host_run import HostTarget
 from tflm_host.model import load_model
@@ -90,9 +90,11 @@ def verdict(path: Path, tflite_python: str | None = None) -> tuple[str, str, str
     unknown batch whose file leaves batch 1 where the batch is larger runs,
     on both, as `tflm-host prepare` writes it (tflm_host.batch_shapes); TF
     Lite, which sizes its tensors as it runs, says how far that is from its
-    outputs for the file as converted."""
-    fixed, changes = batch_shapes.fixed_batch(path.read_bytes())
-    if not changes:
+    outputs for the file as converted. So does one whose file leaves other
+    sizes unknown, with the shape arithmetic computing them
+    (tflm_host.shape_fold)."""
+    fixed, what = as_prepared(path.read_bytes())
+    if not what:
         return _verdict(path, path, tflite_python)
     with tempfile.TemporaryDirectory() as tmp:
         prepared = Path(tmp, path.name)
@@ -100,7 +102,7 @@ def verdict(path: Path, tflite_python: str | None = None) -> tuple[str, str, str
         ops, v, detail = _verdict(prepared, path, tflite_python)
         model = load_model(prepared)
         samples = make_inputs(model, "random", seed=1, count=RUNS)
-        note = f"as prepared (tflm-host prepare writes the batch of {len(changes)} tensors)"
+        note = f"as prepared (tflm-host prepare {what})"
         if v == "bit-exact" and tflite_python:
             runs = run_model(prepared, HostTarget(), samples).runs
             gaps = [tflite_gaps(path, sample, run, tflite_python) for sample, run in zip(samples, runs)]
@@ -111,6 +113,17 @@ def verdict(path: Path, tflite_python: str | None = None) -> tuple[str, str, str
                 note += (" (SPACE_TO_BATCH_ND pads with zero bytes, as TFLM does in a fresh arena; TF Lite pads "
                          "with the zero point)")
         return ops, v, f"{note}; {detail}" if detail else note
+
+
+def as_prepared(data: bytes) -> tuple[bytes, str]:
+    """The model with the shapes `tflm-host prepare` writes, and what it
+    wrote ('' when nothing)."""
+    fixed, changes = batch_shapes.fixed_batch(data)
+    folded, plan = shape_fold.fold_shapes(fixed)
+    what = [f"writes the batch of {len(changes)} tensors"] if changes else []
+    what += [f"writes {len(plan.shapes)} tensor shapes and removes {plan.n_removed} shape-arithmetic operators"] \
+        if plan else []
+    return folded, ", ".join(what)
 
 
 def _pads_space_to_batch(model) -> bool:
@@ -174,7 +187,7 @@ def tflm_steps(folder: Path, python: str) -> tuple[float, str]:
     if folder not in _steps:
         best = (0.0, "")
         for path in sorted(folder.glob("*.tflite")):
-            if batch_shapes.batch_changes(path.read_bytes()):
+            if as_prepared(path.read_bytes())[1]:
                 continue  # TFLM computes on shapes the tensors do not have
             model = load_model(path)
             sample = make_inputs(model, "random", seed=1, count=1)
