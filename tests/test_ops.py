@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import zlib
 
 import numpy as np
 import pytest
@@ -25,20 +24,12 @@ from tflm_host.device import build_dir
 from tflm_host.model import load_model
 from tflm_host.prepare import prepare_model
 from tflm_host.reference import reference_outputs
-from tflm_host.runner import BatchJob, make_inputs, run_batch
+from tflm_host.runner import BatchJob, run_batch
 
 PER_GENERATOR = int(os.environ.get("TFLM_OPGEN_CASES", "12"))
 # TFLM_OPGEN_ONLY=SIGNAL/,CUMSUM: the generators whose names hold one of these
 CASES = opgen.cases(PER_GENERATOR, only=os.environ.get("TFLM_OPGEN_ONLY"))
 FAILED = build_dir() / "failed-cases"
-
-
-def case_samples(case: opgen.Case) -> list[list[np.ndarray]]:
-    """The case's input sets: its own, or random ones seeded by its name."""
-    if case.inputs is not None:
-        return case.inputs
-    return make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()),
-                       count=max(3, case.runs))
 
 
 _references: dict[str, list[list[np.ndarray]]] = {}
@@ -49,12 +40,12 @@ def case_reference(case: opgen.Case, path) -> list[list[np.ndarray]]:
     model at `path`'s name with .twin before the suffix; its expected
     outputs where TFLM has no kernel), computed once per session."""
     if case.name not in _references and case.expected is not None:
-        _references[case.name] = [case.expected(sample) for sample in case_samples(case)]
+        _references[case.name] = [case.expected(sample) for sample in case.samples()]
     if case.name not in _references:
         if case.twin is not None:
             path = path.with_suffix(".twin.tflite")
             path.write_bytes(case.twin)
-        _references[case.name] = reference_outputs(path, case_samples(case))
+        _references[case.name] = reference_outputs(path, case.samples())
     return _references[case.name]
 
 
@@ -84,7 +75,7 @@ def check_case(case: opgen.Case, tmp_path) -> None:
     path = tmp_path / "model.tflite"
     path.write_bytes(case.model)
     model = load_model(path)
-    samples = case_samples(case)
+    samples = case.samples()
     try:
         ref = case_reference(case, path)
         ours = run_engine(path, model, samples, tmp_path)
@@ -123,7 +114,7 @@ DEVICE_CASES = {
 @pytest.mark.parametrize("target", sorted(DEVICE_CASES))
 def test_generated_on_device(target, tmp_path):
     cases = DEVICE_CASES[target]
-    jobs = [BatchJob(f"c{i}", c.model, case_samples(c)) for i, c in enumerate(cases)]
+    jobs = [BatchJob(f"c{i}", c.model, c.samples()) for i, c in enumerate(cases)]
     results = run_batch(get_target(target), jobs)
     failures = []
     for job, case in zip(jobs, cases):
@@ -176,7 +167,7 @@ def test_generated_kernel_paths(target):
     """The folded CONV_2D, the depthwise walk and the int8 fully connected's
     groups of units, every core's variant."""
     assert len(WALK) >= 4
-    jobs = [BatchJob(f"c{i}", c.model, case_samples(c)) for i, c in enumerate(PATH_CASES)]
+    jobs = [BatchJob(f"c{i}", c.model, c.samples()) for i, c in enumerate(PATH_CASES)]
     results = run_batch(get_target(target), jobs)
     failures = []
     for job, case in zip(jobs, PATH_CASES):

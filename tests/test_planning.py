@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import zlib
 
 import numpy as np
 import pytest
@@ -190,10 +189,6 @@ def test_planned_shared_model_on_engine(name, tmp_path):
 GENERATED = [c for c in opgen.cases(2)]
 
 
-def case_samples(case):
-    if case.inputs is not None:
-        return case.inputs
-    return make_inputs(load_model(case.model), "random", seed=zlib.crc32(case.name.encode()), count=max(3, case.runs))
 
 
 @pytest.mark.parametrize("case", GENERATED, ids=[c.name for c in GENERATED])
@@ -202,7 +197,7 @@ def test_planned_generated_model(case, tmp_path):
     included): bit-exact with TFLM, which runs the planned model too."""
     result = plan_model(case.model, time_limit=1)
     try:
-        _check_on_engine(case.model, result.embedded(), case_samples(case), tmp_path, result.head,
+        _check_on_engine(case.model, result.embedded(), case.samples(), tmp_path, result.head,
                          defined=case.defined, twin=case.twin, expected=case.expected)
     except AssertionError as e:
         raise AssertionError(f"{case.describe()}\n{e}") from e

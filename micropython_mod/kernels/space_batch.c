@@ -1,6 +1,8 @@
 // SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND: float32 and int8 tensors of 3
 // (NHC) or 4 (NHWC) dimensions, int32 block shape and paddings / crops, as
-// TFLM's reference. TFLM reads the block shape and paddings at run time, so
+// TFLM's reference; int16 ones too, which TFLM refuses when it runs them and
+// TF Lite moves as the other types (16x8 models with dilated convolutions
+// converted at an unknown batch). TFLM reads the block shape and paddings at run time, so
 // they may be computed tensors: constant ones are checked here once, others
 // at each invoke (a mismatch with the output's shape is a RuntimeError
 // where TFLM would leave values unwritten or write past them).
@@ -8,7 +10,7 @@
 // SPACE_TO_BATCH_ND's padding is zero bytes for every type, what TFLM gives
 // in a fresh arena: it fills the padding with a pad value it never sets (a
 // field of its kernel data, whatever the arena held there), never the int8
-// zero point.
+// zero point. (int16's zero point is 0: TF Lite's padding.)
 #include "kernels/kernels.h"
 #include "kernels/pixel_copy.h"
 
@@ -94,7 +96,7 @@ static tflm_status_t space_batch_prepare(tflm_prepare_t *p, bool to_batch) {
     if (in.index < 0 || block.index < 0 || pads.index < 0) {
         return tflm_error(p->err, TFLM_ERR_VALUE, "input, block shape or %s missing", to_batch ? "paddings" : "crops");
     }
-    if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8) {
+    if (in.type != TFLM_FLOAT32 && in.type != TFLM_INT8 && in.type != TFLM_INT16) {
         return tflm_prep_unsupported_type(p, "input", in.type);
     }
     if ((st = tflm_prep_same_type(p, &in, &out))) {

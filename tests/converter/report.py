@@ -205,7 +205,7 @@ def tflm_steps(folder: Path, python: str) -> tuple[float, str]:
 # their make-test reference is TF Lite's definition (the tables of int8 and
 # int16 EXP and int8 LOG, numpy's tile for TILE) or TFLM's int32 indices;
 # here TF Lite itself runs them.
-BEYOND_TFLM = "EXP/int8,EXP/int16,LOG/int8,float32_int64,int8_int64,TILE/"
+BEYOND_TFLM = "EXP/int8,EXP/int16,LOG/int8,float32_int64,int8_int64,TILE/,SPACE_TO_BATCH_ND/int16,BATCH_TO_SPACE_ND/int16"
 BEYOND_CASES = 3
 
 
@@ -224,8 +224,9 @@ def beyond_tflm(python: str) -> tuple[list[str], int]:
             for case in cases:
                 path = Path(tmp, "case.tflite")
                 path.write_bytes(case.model)
+                samples = case.samples()
                 try:
-                    for sample, run in zip(case.inputs, run_model(path, HostTarget(), case.inputs).runs):
+                    for sample, run in zip(samples, run_model(path, HostTarget(), samples).runs):
                         gaps = tflite_gaps(path, sample, run, python)
                         sets += 1
                         same += not any(gaps)

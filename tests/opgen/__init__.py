@@ -50,6 +50,15 @@ class Case:
     def describe(self) -> str:
         return f"{self.name} " + ", ".join(f"{k}={v}" for k, v in self.params.items())
 
+    def samples(self) -> list[list[np.ndarray]]:
+        """The case's input sets: its own, or random ones seeded by its name."""
+        if self.inputs is not None:
+            return self.inputs
+        from tflm_host.model import load_model
+        from tflm_host.runner import make_inputs
+        return make_inputs(load_model(self.model), "random", seed=zlib.crc32(self.name.encode()),
+                           count=max(3, self.runs))
+
 
 @dataclass
 class ErrorCase:
