@@ -19,6 +19,7 @@ from engine_host import run_engine
 from opgen import bias_data, random_data, weight_quant
 from tflm_dev.builder import ModelBuilder
 from tflm_host import _engine, cli
+from tflm_host.deploy import deploy
 from tflm_host.model import load_model
 from tflm_host.prepare import prepare_model
 from tflm_host.reference import reference_outputs
@@ -234,6 +235,16 @@ def test_cli_inspect_and_prepare_say_what_is_folded(tmp_path, capsys):
     assert ("note: converted with an unknown batch size: 2 tensor shape(s) written, 7 shape-arithmetic "
             "operator(s) removed") in capsys.readouterr().err
     _engine.allocate(_engine.Model(out.read_bytes()))
+    # deploy refuses the model as converted, naming prepare; takes the prepared one.
+    with pytest.raises(ValueError, match=r"dense_unknown_batch.tflite: converted with an unknown batch size: "
+                                         r"tflm-host prepare writes 2 tensor shape\(s\), removes 7 shape-arithmetic "
+                                         r"operator\(s\); deploy what it writes \(tflm-host prepare "
+                                         r"dense_unknown_batch.tflite -o OUT.tflite\): as it is, the engine refuses "
+                                         r"it \(model uses ops no kernel of tflm implements: "
+                                         r"REDUCE_PROD\)"):
+        deploy([src], "/dev/ttyACM0", dry_run=True)
+    assert deploy([out], "/dev/ttyACM0", dry_run=True) == 0
+    capsys.readouterr()
     # A prepared model holds nothing more to fold.
     assert cli.main(["prepare", str(out), "-o", str(tmp_path / "again.tflite")]) == 0
     assert "unknown batch size" not in capsys.readouterr().err

@@ -122,14 +122,9 @@ def inspect_text(model: Model, name: str, built_with: list[str] | None = None) -
     problems = kernel_lines(check, built_with)
     lines += [f"kernels: {p}" for p in problems] or [
         f"kernels: tflm has every op (TFLM_OPS=\"{check['tflm_ops']}\" links only these)"]
-    try:
-        folded = shape_fold.fold_plan(model.raw)
-    except ValueError:
-        folded = shape_fold.Folded()  # (what is wrong with the model is the engine's to say below)
-    if folded:
-        lines.append(f"prepare: converted with an unknown batch size: tflm-host prepare writes "
-                     f"{len(folded.shapes)} tensor shape(s), removes {folded.n_removed} shape-arithmetic "
-                     f"operator(s)")
+    note = shape_fold.prepare_note(model.raw)
+    if note:
+        lines.append(f"prepare: {note}")
     if not check["unimplemented"]:
         verdict = engine_check(model)
         lines.append(f"engine: every operator's prepare() accepts it: {verdict['arena_size']} B of arena "

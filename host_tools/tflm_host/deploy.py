@@ -22,7 +22,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import arena, progress, romfs
+from . import arena, progress, romfs, shape_fold
 from .device import check_port, connect, exec_chunk, wait_for_prompt
 from .model import load_model
 
@@ -183,11 +183,31 @@ def wait_for_board(port: str, timeout: float = 60) -> None:
         transport.close()
 
 
+def _needs_prepare(path: Path) -> str:
+    """Why a model must be prepared before it can run on a board ('' when it
+    need not): converted with an unknown batch size, the engine refuses it
+    as it is and takes what `tflm-host prepare` writes."""
+    data = path.read_bytes()
+    note = shape_fold.prepare_note(data)
+    if not note:
+        return ""
+    try:
+        arena.plan_layout(load_model(data))
+    except (ValueError, NotImplementedError) as e:
+        return (f"{path.name}: {note}; deploy what it writes (tflm-host prepare {path.name} -o OUT.tflite): "
+                f"as it is, the engine refuses it ({e})")
+    return ""
+
+
 def deploy(models: list[Path], port: str, extra: list[Path] | None = None, dry_run: bool = False,
            check: bool = True, caps: tuple[bool, int, bool, bool] | None = None) -> int:
     """Writes the models (labels, extra files) to the board on `port` and
     checks them there. `dry_run`: prints the commands, writes nothing (not
     even the image or files they would send: the commands name them)."""
+    for model in models:
+        refusal = _needs_prepare(model)
+        if refusal:
+            raise ValueError(refusal)
     plan = collect(models, extra)
     rom, size, fs, part = caps if caps is not None else (True, len(plan.image), False, False) if dry_run \
         else capabilities(port)

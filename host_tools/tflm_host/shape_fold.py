@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _engine
+from . import _engine, batch_shapes
 from .fbedit import MODEL_SUBGRAPHS, SUBGRAPH_OPERATORS, SUBGRAPH_TENSORS, _Reader, edit_model
 from .model import Operator, Subgraph, load_model
 
@@ -685,3 +685,20 @@ def fold_shapes(data: bytes) -> tuple[bytes, Folded]:
             struct.pack_into("<I", out, slot, t - slot)
         struct.pack_into("<I", out, ops_at - 4, len(kept))
     return bytes(out), plan
+
+
+def prepare_note(data: bytes) -> str:
+    """What `tflm-host prepare` writes in a model converted with an unknown
+    batch size ('' when nothing): `inspect` and `deploy` say it."""
+    try:
+        fixed, changes = batch_shapes.fixed_batch(data)
+        plan = fold_plan(fixed)
+    except ValueError:
+        return ""  # (what is wrong with the model is the engine's to say)
+    what = [f"the batch of {len(changes)} tensor(s)"] if changes else []
+    what += [f"{len(plan.shapes)} tensor shape(s)"] if plan.shapes else []
+    removes = f"removes {plan.n_removed} shape-arithmetic operator(s)" if plan.n_removed else ""
+    if not what and not removes:
+        return ""
+    return "converted with an unknown batch size: tflm-host prepare " + ", ".join(
+        ([f"writes {' and '.join(what)}"] if what else []) + ([removes] if removes else []))
