@@ -271,3 +271,25 @@ def test_mutants_are_folded_or_refused(build):
         except (ValueError, NotImplementedError, MemoryError):
             pass
     assert outcomes["folded"] and outcomes["refused"], outcomes
+
+
+def test_every_rule_gives_the_shapes_of_the_generated_models():
+    """Every generated single-op and multi-op model (tests/opgen: shapes
+    TFLM's kernels accept) followed from its inputs as if each size were
+    unknown: every shape a rule gives is the one the model has (a rule that
+    disagrees leaves the subgraph: the assertion names it)."""
+    import opgen
+    from tflm_host.shape_fold import _RULES, _follow
+
+    followed = set()
+    for case in opgen.cases(2):
+        model = load_model(case.model)
+        for sg in model.subgraphs:
+            if any(op.opcode in ("IF", "WHILE", "CALL_ONCE") for op in model.subgraphs[0].operators):
+                continue
+            unknown = [[-1] * len(t.shape) for t in sg.tensors]
+            _, changed = _follow(sg, unknown)
+            assert not changed, (case.name, {i: (sg.tensors[i].shape, s) for i, s in changed.items()})
+            followed.update(op.opcode for op in sg.operators if op.opcode in _RULES)
+    # Nearly every rule meets a model it gives the shapes of.
+    assert len(followed) >= 0.9 * len(_RULES), sorted(set(_RULES) - followed)

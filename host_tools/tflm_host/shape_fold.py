@@ -82,7 +82,8 @@ class Folded:
         return sum(len(v) for v in self.removed.values())
 
     def summary(self) -> str:
-        return f"{len(self.shapes)} tensor shape(s) written, {self.n_removed} shape-arithmetic operator(s) removed"
+        return ", ".join(([f"{len(self.shapes)} tensor shape(s) written"] if self.shapes else [])
+                         + ([f"{self.n_removed} shape-arithmetic operator(s) removed"] if self.n_removed else []))
 
 
 # --- shapes -----------------------------------------------------------------
@@ -132,19 +133,18 @@ def _reshaped(elements: int, dims: list[int]) -> Shape:
 
 
 def _strided_key(op: Operator, begin: list[int], end: list[int], strides: list[int]) -> tuple:
+    """STRIDED_SLICE as a numpy index, as the kernel runs it: begin, end
+    and shrink-axis masks (TFLM's kernel, and so the engine's, ignores the
+    ellipsis and new-axis masks and the offset option)."""
     o = op.options
     key: list[Any] = []
     for i in range(len(begin)):
         bit = 1 << i
-        if o.get("EllipsisMask", 0) & bit:
-            key.append(Ellipsis)
-        elif o.get("NewAxisMask", 0) & bit:
-            key.append(np.newaxis)
-        elif o.get("ShrinkAxisMask", 0) & bit:
+        if o.get("ShrinkAxisMask", 0) & bit:
             key.append(begin[i])
         else:
             b = None if o.get("BeginMask", 0) & bit else begin[i]
-            e = None if o.get("EndMask", 0) & bit else (begin[i] + end[i] if o.get("Offset") else end[i])
+            e = None if o.get("EndMask", 0) & bit else end[i]
             if strides[i] == 0:
                 raise ShapeError("a stride of 0")
             key.append(slice(b, e, strides[i]))
@@ -157,11 +157,11 @@ class _Graph:
     def __init__(self, sg: Subgraph, signature: list[list[int] | None]) -> None:
         self.sg = sg
         self.signature = signature
-        self.shape: dict[int, Shape] = {}
+        # Written shapes until an operator gives its outputs theirs (the
+        # inputs', constants', variables' and any tensor's no operator writes).
+        self.shape: dict[int, Shape] = {t.index: tuple(t.shape) for t in sg.tensors}
         self.value: dict[int, np.ndarray] = {}
         for t in sg.tensors:
-            if t.is_constant or t.index in sg.inputs or t.is_variable:
-                self.shape[t.index] = tuple(t.shape)
             if t.is_constant and t.dtype in _INT_TYPES and t.elements <= VALUE_MAX_ELEMENTS:
                 v = np.frombuffer(t.data, dtype=t.numpy_dtype)
                 if v.size == t.elements:
@@ -226,15 +226,16 @@ def _reshape(g: _Graph, op: Operator) -> list[Shape]:
         return [_reshaped(n, _vector(v, "the new shape"))]
     if len(op.inputs) > 1 and op.inputs[1] >= 0:
         raise ShapeError("the new shape is computed from values not known here")
-    dims = op.options.get("NewShape")
-    if dims is None:
+    dims = op.options.get("NewShapeAsNumpy")
+    if not isinstance(dims, list):
         raise ShapeError("no new shape")
-    return [_reshaped(n, list(dims))]
+    return [_reshaped(n, [int(d) for d in dims])]
 
 
 def _squeeze(g: _Graph, op: Operator) -> list[Shape]:
     x = g.s(op, 0)
-    dims = op.options.get("SqueezeDims") or []
+    dims = op.options.get("SqueezeDimsAsNumpy")
+    dims = dims if isinstance(dims, list) else []
     axes = {_axis(a, len(x)) for a in dims} if dims else {i for i, d in enumerate(x) if d == 1}
     return [tuple(d for i, d in enumerate(x) if i not in axes)]
 
@@ -522,7 +523,12 @@ def _follow(sg: Subgraph, signature: list[list[int] | None]) -> tuple[_Graph, di
         for o, s in zip(outs, shapes):
             if any(d < 0 for d in s):
                 raise ShapeError(f"operator {op.index} ({op.opcode}): shape {list(s)} of tensor {o}")
-            g.shape[o] = tuple(int(d) for d in s)
+            s = tuple(int(d) for d in s)
+            written = tuple(sg.tensors[o].shape)
+            # A written shape with more leading ones is the same shape (the
+            # kernels take it; TF's converter does not write it).
+            extra = len(written) - len(s)
+            g.shape[o] = written if extra > 0 and written == (1,) * extra + s else s
         try:
             values = _values(g, op) if op.opcode in VALUE_OPS else None
         except _NOT_FOLLOWED:
@@ -695,10 +701,15 @@ def prepare_note(data: bytes) -> str:
         plan = fold_plan(fixed)
     except ValueError:
         return ""  # (what is wrong with the model is the engine's to say)
+    what = prepare_writes(changes, plan)
+    return f"converted with an unknown batch size: tflm-host prepare {what}" if what else ""
+
+
+def prepare_writes(changes: list[batch_shapes.BatchChange], plan: Folded) -> str:
+    """What prepare writes, from batch_shapes.fixed_batch()'s changes and
+    the fold's ("writes 2 tensor shape(s), removes 7 shape-arithmetic
+    operator(s)"; '' when nothing)."""
     what = [f"the batch of {len(changes)} tensor(s)"] if changes else []
     what += [f"{len(plan.shapes)} tensor shape(s)"] if plan.shapes else []
-    removes = f"removes {plan.n_removed} shape-arithmetic operator(s)" if plan.n_removed else ""
-    if not what and not removes:
-        return ""
-    return "converted with an unknown batch size: tflm-host prepare " + ", ".join(
-        ([f"writes {' and '.join(what)}"] if what else []) + ([removes] if removes else []))
+    return ", ".join(([f"writes {' and '.join(what)}"] if what else [])
+                     + ([f"removes {plan.n_removed} shape-arithmetic operator(s)"] if plan.n_removed else []))

@@ -132,8 +132,7 @@ def _models():
 
     def upsampling():
         # Keras 3's UpSampling2D: EXPAND_DIMS, TILE and RESHAPE (TFLM has no
-        # TILE), at batch 1 (at an unknown batch the converter leaves shapes
-        # of the tiled tensors unknown too).
+        # TILE), at batch 1 (upsampling_any_batch: at an unknown batch).
         x = i = L.Input((8, 8, 3), batch_size=1)
         x = L.UpSampling2D(2)(L.Conv2D(8, 3, padding="same", activation="relu")(x))
         x = L.Conv2D(4, 3, padding="same", activation="relu")(x)

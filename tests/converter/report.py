@@ -120,10 +120,7 @@ def as_prepared(data: bytes) -> tuple[bytes, str]:
     wrote ('' when nothing)."""
     fixed, changes = batch_shapes.fixed_batch(data)
     folded, plan = shape_fold.fold_shapes(fixed)
-    what = [f"writes the batch of {len(changes)} tensors"] if changes else []
-    what += [f"writes {len(plan.shapes)} tensor shapes and removes {plan.n_removed} shape-arithmetic operators"] \
-        if plan else []
-    return folded, ", ".join(what)
+    return folded, shape_fold.prepare_writes(changes, plan)
 
 
 def _pads_space_to_batch(model) -> bool:
