@@ -235,6 +235,11 @@ def test_cli_inspect_and_prepare_say_what_is_folded(tmp_path, capsys):
     assert ("note: converted with an unknown batch size: 2 tensor shape(s) written, 7 shape-arithmetic "
             "operator(s) removed") in capsys.readouterr().err
     _engine.allocate(_engine.Model(out.read_bytes()))
+    # The commands that refuse the model as converted say what prepare writes.
+    assert cli.main(["arena", str(src)]) == 2
+    assert capsys.readouterr().err == (
+        "tflm-host arena: model uses ops no kernel of tflm implements: REDUCE_PROD (converted with an unknown "
+        "batch size: tflm-host prepare writes 2 tensor shape(s), removes 7 shape-arithmetic operator(s))\n")
     # deploy refuses the model as converted, naming prepare; takes the prepared one.
     with pytest.raises(ValueError, match=r"dense_unknown_batch.tflite: converted with an unknown batch size: "
                                          r"tflm-host prepare writes 2 tensor shape\(s\), removes 7 shape-arithmetic "

@@ -1337,6 +1337,19 @@ class _Stdout:
         return getattr(self._stream, name)
 
 
+def _prepare_hint(args) -> str:
+    """What prepare would write in the model a command refused (a model
+    converted with an unknown batch size), as the end of its error line."""
+    model = getattr(args, "model", None)
+    if args.command in ("prepare", "deploy") or not isinstance(model, str):
+        return ""
+    try:
+        note = shape_fold.prepare_note(Path(model).read_bytes())
+    except OSError:
+        return ""
+    return f" ({note})" if note else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None and hasattr(signal, "SIGPIPE"):
         # A write into a pipe with no reader raises BrokenPipeError (Python's
@@ -1351,7 +1364,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tflm-host {args.command}: {text}", file=sys.stderr)
         return 2
     except (ValueError, RuntimeError, NotImplementedError, MemoryError) as e:
-        print(f"tflm-host {args.command}: {e}", file=sys.stderr)
+        print(f"tflm-host {args.command}: {e}{_prepare_hint(args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT
         print(f"tflm-host {args.command}: interrupted", file=sys.stderr)

@@ -204,11 +204,11 @@ def deploy(models: list[Path], port: str, extra: list[Path] | None = None, dry_r
     """Writes the models (labels, extra files) to the board on `port` and
     checks them there. `dry_run`: prints the commands, writes nothing (not
     even the image or files they would send: the commands name them)."""
+    plan = collect(models, extra)  # (what cannot be read is named here)
     for model in models:
         refusal = _needs_prepare(model)
         if refusal:
             raise ValueError(refusal)
-    plan = collect(models, extra)
     rom, size, fs, part = caps if caps is not None else (True, len(plan.image), False, False) if dry_run \
         else capabilities(port)
     with tempfile.TemporaryDirectory(prefix="tflm-deploy-") as tmp:

@@ -699,7 +699,7 @@ def prepare_note(data: bytes) -> str:
     try:
         fixed, changes = batch_shapes.fixed_batch(data)
         plan = fold_plan(fixed)
-    except ValueError:
+    except (ValueError, struct.error, IndexError):
         return ""  # (what is wrong with the model is the engine's to say)
     what = prepare_writes(changes, plan)
     return f"converted with an unknown batch size: tflm-host prepare {what}" if what else ""
