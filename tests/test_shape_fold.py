@@ -32,7 +32,7 @@ def _i32(values) -> np.ndarray:
     return np.array(values, np.int32)
 
 
-def _dense(dtype: str, computed: bool, seed: int = 3) -> bytes:
+def _dense(dtype: str, computed: bool, seed: int = 3, own_buffers: bool = True) -> bytes:
     """A Keras Dense layer on a 3-D input as the converter writes it at an
     unknown batch (computed: the new shapes computed from SHAPE, with the
     static shapes it writes), or with constant shapes and the true static
@@ -76,13 +76,13 @@ def _dense(dtype: str, computed: bool, seed: int = 3) -> bytes:
         sg.op("FULLY_CONNECTED", [flat, w, bias], [dense], FusedActivationFunction="RELU", KeepNumDims=False)
         sg.op("RESHAPE", [dense, sg.tensor((3,), "INT32", _i32([1, ROWS, UNITS]))], [y])
     sg.inputs, sg.outputs = [x], [y]
-    return b.build()
+    return b.build(own_buffers=own_buffers)
 
 
 H, W, C = 3, 4, 2
 
 
-def _flatten(computed: bool) -> bytes:
+def _flatten(computed: bool, own_buffers: bool = True) -> bytes:
     """keras Reshape((-1, C)) then a softmax, at an unknown batch: the new
     shape is the batch (STRIDED_SLICE of SHAPE), -1 and C; the converter
     writes the reshaped tensors as (1, 1, C)."""
@@ -107,7 +107,7 @@ def _flatten(computed: bool) -> bytes:
         sg.op("RESHAPE", [x, sg.tensor((3,), "INT32", _i32(rows))], [r])
     sg.op("SOFTMAX", [r], [y], Beta=1.0)
     sg.inputs, sg.outputs = [x], [y]
-    return b.build()
+    return b.build(own_buffers=own_buffers)
 
 
 def _same_outputs(model: bytes, expected_model: bytes, dtype: str, shape: tuple[int, ...], tmp_path) -> None:
@@ -125,9 +125,17 @@ def _same_outputs(model: bytes, expected_model: bytes, dtype: str, shape: tuple[
         assert run[0].tobytes() == np.asarray(w[0]).astype(run[0].dtype).tobytes()
 
 
+def _shape_inputs(model: bytes) -> list:
+    """Each RESHAPE's shape input: its constant values, or None when it has none."""
+    sg = load_model(model).main
+    return [np.frombuffer(sg.tensors[op.inputs[1]].data, np.int32).tolist() if len(op.inputs) > 1 else None
+            for op in sg.operators if op.opcode == "RESHAPE"]
+
+
 @pytest.mark.parametrize("dtype", ["FLOAT32", "INT8"])
-def test_prepare_folds_a_dense_layer_on_3d_inputs(dtype, tmp_path):
-    model = _dense(dtype, computed=True)
+@pytest.mark.parametrize("own_buffers", [True, False], ids=["as converted", "shared buffers"])
+def test_prepare_folds_a_dense_layer_on_3d_inputs(dtype, own_buffers, tmp_path):
+    model = _dense(dtype, computed=True, own_buffers=own_buffers)
     with pytest.raises(NotImplementedError, match="no kernel of tflm implements: REDUCE_PROD"):
         _engine.allocate(_engine.Model(model))
     plan = fold_plan(model)
@@ -135,10 +143,13 @@ def test_prepare_folds_a_dense_layer_on_3d_inputs(dtype, tmp_path):
     assert {names[i]: shapes for (_, i), shapes in plan.shapes.items()} == {
         "flat": ((1, 1), (ROWS, FEATURES)), "dense": ((1, UNITS), (ROWS, UNITS))}
     folded, _ = fold_shapes(model)
-    assert len(folded) == len(model) and fold_shapes(folded)[0] == folded and not fold_plan(folded)
-    ops = load_model(folded).main.operators
-    assert [op.opcode for op in ops] == ["RESHAPE", "FULLY_CONNECTED", "RESHAPE"]
-    assert [len(op.inputs) for op in ops] == [1, 3, 1]
+    assert fold_shapes(folded)[0] == folded and not fold_plan(folded)
+    assert [op.opcode for op in load_model(folded).main.operators] == ["RESHAPE", "FULLY_CONNECTED", "RESHAPE"]
+    # The new shapes as constant inputs where the tensors computing them had
+    # buffers of their own (TF Lite reads them), else no shape input (the
+    # output tensors' shapes: TFLM's and the engine's RESHAPE read only those).
+    assert _shape_inputs(folded) == ([[ROWS, FEATURES], [1, ROWS, UNITS]] if own_buffers else [None, None])
+    assert (len(folded) > len(model)) == own_buffers
 
     prepared = prepare_model(model)
     assert [op.opcode for op in load_model(prepared).main.operators] == ["RESHAPE", "FULLY_CONNECTED", "RESHAPE"]
@@ -151,8 +162,9 @@ def test_prepare_folds_a_reshape_with_an_unknown_dimension(tmp_path):
         _engine.allocate(_engine.Model(model))
     folded, plan = fold_shapes(model)
     assert sorted(shapes for shapes in plan.shapes.values()) == [((1, 1, C), (1, H * W, C))] * 2
-    assert plan.removed == {0: [0, 1, 2]} and plan.reshapes == {0: [3]}
+    assert plan.removed == {0: [0, 1, 2]} and plan.reshapes == {0: []} and len(plan.constants) == 1
     assert [op.opcode for op in load_model(folded).main.operators] == ["RESHAPE", "SOFTMAX"]
+    assert _shape_inputs(folded) == [[1, H * W, C]]  # the -1 resolved
     _same_outputs(prepare_model(model), _flatten(computed=False), "FLOAT32", (1, H, W, C), tmp_path)
 
 

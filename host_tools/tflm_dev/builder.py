@@ -144,10 +144,12 @@ class ModelBuilder:
 
     # -- serialisation -------------------------------------------------------
 
-    def build(self, data_alignment: int = 16) -> bytes:
+    def build(self, data_alignment: int = 16, own_buffers: bool = False) -> bytes:
         """The model's bytes. Buffer data is 16-byte aligned, as today's
         converter writes it; data_alignment=4 writes it as older converters
-        did (int64 data can then sit at 4 modulo 8)."""
+        did (int64 data can then sit at 4 modulo 8). own_buffers: each tensor
+        without data has an empty buffer of its own (TensorFlow's converter
+        writes them so), not buffer 0."""
         b = flatbuffers.Builder(1024)
         buffers: list[bytes | None] = [None]  # buffer 0 is empty by convention
         opcodes: list[tuple[str, str | None]] = []
@@ -175,7 +177,7 @@ class ModelBuilder:
             tensor_offsets = []
             for t in sg.tensors:
                 buffer_index = 0
-                if t.data is not None:
+                if t.data is not None or own_buffers:
                     buffers.append(t.data)
                     buffer_index = len(buffers) - 1
                 name = b.CreateString(t.name)

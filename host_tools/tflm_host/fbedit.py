@@ -144,20 +144,23 @@ def _metadata_now(r: _Reader, root: int) -> dict[str, bytes | None]:
 
 
 def edit_model(data: bytes, metadata: dict[str, bytes] | None = None, remove: tuple[str, ...] = (),
-               order: list[int] | None = None) -> bytes:
+               order: list[int] | None = None, buffers: dict[int, bytes] | None = None) -> bytes:
     """The model with metadata entries added (replacing entries of the same
-    names, and those named in `remove`) and the main subgraph's operators in
-    `order` (a permutation of their indices)."""
+    names, and those named in `remove`), the main subgraph's operators in
+    `order` (a permutation of their indices), and the buffers of the indices
+    in `buffers` holding those bytes (new buffer tables: the old ones stay
+    behind, unreferenced)."""
     _check(data)
     old = bytearray(data)
     r = _Reader(old)
     root = r.deref(0)
     if order is not None:
         _reorder(r, root, order)
-    if not metadata and not remove:
+    if not metadata and not remove and not buffers:
         return bytes(old)
     metadata = metadata or {}
-    if order is None:
+    buffers = buffers or {}
+    if order is None and not buffers:
         # An edit appends to the file: one that would change nothing (the
         # entries there already, none of those to remove) leaves it as it is.
         now = _metadata_now(r, root)
@@ -167,6 +170,8 @@ def edit_model(data: bytes, metadata: dict[str, bytes] | None = None, remove: tu
         raise ValueError("the model's root table has fields this tool does not know")
 
     buffers_at, n_buffers = r.vector(root, MODEL_BUFFERS)
+    if any(not 0 < i < n_buffers for i in buffers):
+        raise ValueError(f"buffers to write must be among buffers 1 to {n_buffers - 1}")
     meta_at, n_meta = r.vector(root, MODEL_METADATA)
     keep_meta = []
     for i in range(n_meta):
@@ -203,14 +208,19 @@ def edit_model(data: bytes, metadata: dict[str, bytes] | None = None, remove: tu
         buffers_vec = w.put("I", n_buffers + len(metadata))
         w.set_u32(model_fields[MODEL_BUFFERS], buffers_vec - model_fields[MODEL_BUFFERS])
         slots = [w.put("I", 0) for _ in range(n_buffers + len(metadata))]
+        pending = []  # (field position, what it points to, its alignment)
         for i in range(n_buffers):
-            w.set_u32(slots[i], r.deref(buffers_at + 4 * i) + shift - slots[i])
+            if i in buffers:
+                buf_table, buf_fields = w.table([("O", None)])
+                w.set_u32(slots[i], buf_table - slots[i])
+                pending.append((buf_fields[BUFFER_DATA], buffers[i], 16))
+            else:
+                w.set_u32(slots[i], r.deref(buffers_at + 4 * i) + shift - slots[i])
         meta_vec = w.put("I", len(keep_meta) + len(metadata))
         w.set_u32(model_fields[MODEL_METADATA], meta_vec - model_fields[MODEL_METADATA])
         meta_slots = [w.put("I", 0) for _ in range(len(keep_meta) + len(metadata))]
         for i, t in enumerate(keep_meta):
             w.set_u32(meta_slots[i], t + shift - meta_slots[i])
-        pending = []  # (field position, what it points to)
         for k, (name, blob) in enumerate(metadata.items()):
             buf_table, buf_fields = w.table([("O", None)])
             w.set_u32(slots[n_buffers + k], buf_table - slots[n_buffers + k])

@@ -18,14 +18,19 @@ small integer tensors computed from shapes and constants, then, in place:
   only at the dimensions its shape_signature leaves unknown (any other
   difference leaves the model as it is: the engine's checks then say what
   is wrong);
-- drops a RESHAPE's computed shape input (TFLM and the engine take the
-  output's shape from the output tensor, which now holds it);
+- makes a RESHAPE's computed shape input a constant holding the new shape
+  (its tensor's buffer, empty and its own as the converter writes it, gets
+  the bytes: TF Lite runs the model as TFLM and the engine do), or drops the
+  input where that buffer is shared (TFLM and the engine take the output's
+  shape from the output tensor, which now holds it; TF Lite then refuses
+  the model);
 - removes the operators whose only use was computing such shapes.
 
 The bytes keep their layout: a shape's rank does not change, an operator's
 input vector only gets shorter, and the subgraph's operator vector keeps the
 operators that remain in their order (fbedit.py explains why that works in
-place).
+place); new buffer tables for the shapes made constant go in front of the
+old bytes (fbedit.edit_model).
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _engine, batch_shapes
-from .fbedit import MODEL_SUBGRAPHS, SUBGRAPH_OPERATORS, SUBGRAPH_TENSORS, _Reader, edit_model
+from .fbedit import (METADATA_BUFFER, MODEL_METADATA, MODEL_SUBGRAPHS, SUBGRAPH_OPERATORS, SUBGRAPH_TENSORS, _Reader,
+                     edit_model)
 from .model import Operator, Subgraph, load_model
 
 TENSOR_SHAPE, TENSOR_SHAPE_SIGNATURE = 0, 7
@@ -66,16 +72,20 @@ _NOT_FOLLOWED = (ValueError, IndexError, KeyError, TypeError, OverflowError, Zer
 @dataclass
 class Folded:
     """What fold_shapes() changed: (subgraph, tensor) -> (written shape, the
-    shape it has), the operators removed per subgraph, and the RESHAPEs
-    whose shape input was dropped; `left` says why a subgraph was left as it
-    is (empty when none was)."""
+    shape it has), the operators removed per subgraph, the buffers that now
+    hold a RESHAPE's new shape (buffer index -> its bytes: the computed
+    shape tensor, an empty buffer of its own, made constant), and the
+    RESHAPEs whose shape input was dropped instead (its tensor shares its
+    buffer); `left` says why a subgraph was left as it is (empty when none
+    was)."""
     shapes: dict[tuple[int, int], tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
     removed: dict[int, list[int]] = field(default_factory=dict)
+    constants: dict[int, bytes] = field(default_factory=dict)
     reshapes: dict[int, list[int]] = field(default_factory=dict)
     left: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.shapes or any(self.removed.values()) or any(self.reshapes.values()))
+        return bool(self.shapes or any(self.removed.values()) or self.constants or any(self.reshapes.values()))
 
     @property
     def n_removed(self) -> int:
@@ -609,6 +619,7 @@ def fold_plan(data: bytes) -> Folded:
     if any(op.opcode in _CONTROL_FLOW for sg in model.subgraphs for op in sg.operators):
         plan.left.append("the model: control flow")
         return plan
+    own = _own_buffers(model, r)
     for s, sg in enumerate(model.subgraphs[:n_sg]):
         tensors_at, n_t = r.vector(r.deref(subgraphs_at + 4 * s), SUBGRAPH_TENSORS)
         signature: list[list[int] | None] = []
@@ -624,8 +635,35 @@ def fold_plan(data: bytes) -> Folded:
             continue
         for i, shape in changed.items():
             plan.shapes[(s, i)] = (tuple(sg.tensors[i].shape), shape)
-        plan.removed[s], plan.reshapes[s] = _removable(sg, g)
+        plan.removed[s], reshapes = _removable(sg, g)
+        # The new shape becomes the RESHAPE's constant input where its tensor
+        # has an empty buffer of its own (TF's converter gives every tensor
+        # one): TF Lite, which reads it, runs the model too. Else the input
+        # goes (TFLM and the engine take the output's shape).
+        plan.reshapes[s] = []
+        for k in reshapes:
+            op = sg.operators[k]
+            t = sg.tensors[op.inputs[1]]
+            out_shape = g.shape[op.outputs[0]]
+            if own.get(t.buffer) == (s, t.index) and t.data is None and t.elements == len(out_shape):
+                plan.constants[t.buffer] = np.asarray(out_shape, dtype=t.numpy_dtype).tobytes()
+            else:
+                plan.reshapes[s].append(k)
     return plan
+
+
+def _own_buffers(model, r: _Reader) -> dict[int, tuple[int, int]]:
+    """Buffer index -> (subgraph, tensor) of the buffers one tensor alone
+    uses (not buffer 0, not a metadata entry's)."""
+    users: dict[int, list[tuple[int, int]]] = {}
+    for s, sg in enumerate(model.subgraphs):
+        for t in sg.tensors:
+            users.setdefault(t.buffer, []).append((s, t.index))
+    meta_at, n_meta = r.vector(r.deref(0), MODEL_METADATA)
+    for i in range(n_meta):
+        p = r.field(r.deref(meta_at + 4 * i), METADATA_BUFFER)
+        users.setdefault(r.u32(p) if p else 0, []).append((-1, -1))
+    return {b: u[0] for b, u in users.items() if b > 0 and len(u) == 1 and b < model.buffer_count}
 
 
 def fold_shapes(data: bytes) -> tuple[bytes, Folded]:
@@ -690,6 +728,8 @@ def fold_shapes(data: bytes) -> tuple[bytes, Folded]:
             slot = ops_at + 4 * i
             struct.pack_into("<I", out, slot, t - slot)
         struct.pack_into("<I", out, ops_at - 4, len(kept))
+    if plan.constants:
+        return edit_model(bytes(out), buffers=plan.constants), plan
     return bytes(out), plan
 
 
