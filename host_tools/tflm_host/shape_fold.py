@@ -451,12 +451,12 @@ def _values(g: _Graph, op: Operator) -> list[np.ndarray] | None:
         return [np.array(g.s(op, 0), dtype=np.int64)]
     ins = [g.v(op, k) for k in range(len(op.inputs))]
     need = ins[:1] if name in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS") else ins
-    if name == "FILL":
-        need = ins
     if not ins or any(v is None for v in need):
         return None
     x = ins[0]
     o = op.options
+    if o.get("FusedActivationFunction", "NONE") != "NONE":
+        return None  # (shape arithmetic has none)
     if name in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "FLOOR_DIV"):
         a, b = (v.astype(np.int64) for v in ins[:2])
         if name == "FLOOR_DIV" and (b == 0).any():
@@ -471,8 +471,8 @@ def _values(g: _Graph, op: Operator) -> list[np.ndarray] | None:
     if name in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS"):
         return [x]  # reshaped to the output's shape by the caller
     if name == "GATHER":
-        if o.get("BatchDims", 0):
-            return None
+        if o.get("BatchDims", 0) or (ins[1] < 0).any():
+            return None  # (the kernels refuse negative indices)
         return [np.take(x, ins[1].astype(np.int64), axis=_axis(o.get("Axis", 0), x.ndim))]
     if name == "STRIDED_SLICE":
         strides = _vector(ins[3], "strides") if len(ins) > 3 else [1] * ins[1].size
