@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import (__version__, _engine, arena, batch_shapes, board_info, board_time, boards, device, install, patches,
-               plot, prepare, progress, romfs, schema, shape_fold)
+from . import (__version__, _engine, arena, batch_shapes, board_info, board_time, boards, device, divergence, install,
+               patches, plot, prepare, progress, romfs, schema, shape_fold)
 from .demo import EXAMPLES, run_demo
 from .deploy import deploy
 from .flash import add_parser as add_flash_parser
@@ -125,6 +125,7 @@ def inspect_text(model: Model, name: str, built_with: list[str] | None = None) -
     note = shape_fold.prepare_note(model.raw)
     if note:
         lines.append(f"prepare: {note}")
+    lines += [f"not TensorFlow's: {line}" for line in divergence.not_tensorflows(model)]
     if not check["unimplemented"]:
         verdict = engine_check(model)
         lines.append(f"engine: every operator's prepare() accepts it: {verdict['arena_size']} B of arena "

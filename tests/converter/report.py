@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tflm_host import batch_shapes, shape_fold
+from tflm_host import batch_shapes, divergence, shape_fold
 from tflm_host.cli import compare_outputs
 from tflm_host.host_run import HostTarget
 from tflm_host.model import load_model
@@ -109,7 +109,7 @@ def verdict(path: Path, tflite_python: str | None = None) -> tuple[str, str, str
             floats, quantized = max(g[0] for g in gaps), max(g[1] for g in gaps)
             note += (f"; TF Lite's floats within {floats:.2g} (relative)" if model.outputs[0].dtype == "FLOAT32"
                      else f"; quantized values up to {quantized:.0f} steps from TF Lite's")
-            if model.outputs[0].dtype != "FLOAT32" and _pads_space_to_batch(model):
+            if any("(SPACE_TO_BATCH_ND)" in line for line in divergence.not_tensorflows(model)):
                 note += (" (SPACE_TO_BATCH_ND pads with zero bytes, as TFLM does in a fresh arena; TF Lite pads "
                          "with the zero point)")
         return ops, v, f"{note}; {detail}" if detail else note
@@ -121,16 +121,6 @@ def as_prepared(data: bytes) -> tuple[bytes, str]:
     fixed, changes = batch_shapes.fixed_batch(data)
     folded, plan = shape_fold.fold_shapes(fixed)
     return folded, shape_fold.prepare_writes(changes, plan)
-
-
-def _pads_space_to_batch(model) -> bool:
-    """Whether a SPACE_TO_BATCH_ND of the model has constant paddings not all 0."""
-    for sg in model.subgraphs:
-        for op in sg.operators:
-            pads = sg.tensors[op.inputs[2]] if op.opcode == "SPACE_TO_BATCH_ND" and len(op.inputs) > 2 else None
-            if pads is not None and pads.data is not None and any(pads.data):
-                return True
-    return False
 
 
 def _verdict(path: Path, source: Path, tflite_python: str | None) -> tuple[str, str, str]:
