@@ -310,3 +310,54 @@ def test_every_rule_gives_the_shapes_of_the_generated_models():
             followed.update(op.opcode for op in sg.operators if op.opcode in _RULES)
     # Nearly every rule meets a model it gives the shapes of.
     assert len(followed) >= 0.9 * len(_RULES), sorted(set(_RULES) - followed)
+
+
+def _float16_conv(dequantized: bool, own_buffers: bool = True) -> bytes:
+    """A CONV_2D whose weights and bias TF's float16 quantization stores as
+    float16 constants, each through a DEQUANTIZE (dequantized: the model
+    with those values as float32 constants, what prepare must write)."""
+    rng = np.random.default_rng(5)
+    w = rng.normal(0, 0.5, (4, 3, 3, 2)).astype(np.float16)
+    bias = rng.normal(0, 0.1, (4,)).astype(np.float16)
+    b = ModelBuilder()
+    sg = b.subgraph()
+    x = sg.tensor((1, 6, 6, 2), "FLOAT32", name="x")
+    y = sg.tensor((1, 6, 6, 4), "FLOAT32", name="y")
+    if dequantized:
+        w32 = sg.tensor(w.shape, "FLOAT32", w.astype(np.float32))
+        b32 = sg.tensor(bias.shape, "FLOAT32", bias.astype(np.float32))
+    else:
+        w16, b16 = sg.tensor(w.shape, "FLOAT16", w), sg.tensor(bias.shape, "FLOAT16", bias)
+        w32, b32 = sg.tensor(w.shape, "FLOAT32", name="w"), sg.tensor(bias.shape, "FLOAT32", name="bias")
+        sg.op("DEQUANTIZE", [w16], [w32])
+        sg.op("DEQUANTIZE", [b16], [b32])
+    sg.op("CONV_2D", [x, w32, b32], [y], Padding="SAME", StrideH=1, StrideW=1, DilationHFactor=1,
+          DilationWFactor=1, FusedActivationFunction="RELU")
+    sg.inputs, sg.outputs = [x], [y]
+    return b.build(own_buffers=own_buffers)
+
+
+def test_prepare_makes_float16_weights_float32(tmp_path, capsys):
+    model = _float16_conv(dequantized=False)
+    with pytest.raises(NotImplementedError, match=r"operator 0 \(DEQUANTIZE\): input of type float16 is not supported"):
+        _engine.allocate(_engine.Model(model))
+    folded, plan = fold_shapes(model)
+    assert plan.dequantized == 2 and plan.removed == {0: [0, 1]} and not plan.summary()
+    sg = load_model(folded).main
+    assert [op.opcode for op in sg.operators] == ["CONV_2D"]
+    expected = load_model(_float16_conv(dequantized=True)).main
+    assert [sg.tensors[i].data for i in sg.operators[0].inputs[1:]] == \
+        [expected.tensors[i].data for i in expected.operators[0].inputs[1:]]
+    _same_outputs(prepare_model(model), _float16_conv(dequantized=True), "FLOAT32", (1, 6, 6, 2), tmp_path)
+
+    src = tmp_path / "fp16.tflite"
+    src.write_bytes(model)
+    assert cli.main(["inspect", str(src)]) == 0
+    assert ("prepare: float16 weights: tflm-host prepare makes 2 float16 constant(s) float32 (neither TFLM nor "
+            "this engine has float16 kernels)") in capsys.readouterr().out
+    assert cli.main(["prepare", str(src), "-o", str(tmp_path / "out.tflite")]) == 0
+    err = capsys.readouterr().err
+    assert "note: float16 weights: 2 float16 constant(s) made float32" in err and "unknown batch" not in err
+    # Dequantized outputs without buffers of their own are left (the engine's refusal stands).
+    shared = _float16_conv(dequantized=False, own_buffers=False)
+    assert fold_shapes(shared) == (shared, fold_plan(shared)) and not fold_plan(shared)

@@ -573,9 +573,12 @@ def cmd_prepare(args) -> int:
         print(f"note: converted with an unknown batch size: the batch that SPACE_TO_BATCH_ND gives the tensors "
               f"before BATCH_TO_SPACE_ND is written in their shapes (tensor {moved})", file=sys.stderr)
     data, folded = shape_fold.fold_shapes(data)
-    if folded:
+    if folded.summary():
         print(f"note: converted with an unknown batch size: {folded.summary()} "
               "(the shapes the model has with its inputs' written shapes)", file=sys.stderr)
+    if folded.dequantized:
+        print(f"note: float16 weights: {folded.dequantized} float16 constant(s) made float32 (neither TFLM nor "
+              "this engine has float16 kernels)", file=sys.stderr)
     search = bound is not None or args.explain or slowdown is not None
     with progress.bar("searching patch-based stages (stages tried)") as tick:
         # With --max-slowdown the stage is chosen below, once the points are timed.

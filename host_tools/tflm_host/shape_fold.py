@@ -83,15 +83,18 @@ class Folded:
     constants: dict[int, bytes] = field(default_factory=dict)
     reshapes: dict[int, list[int]] = field(default_factory=dict)
     left: list[str] = field(default_factory=list)
+    dequantized: int = 0  # float16 constants made float32 (their DEQUANTIZE among `removed`)
 
     def __bool__(self) -> bool:
         return bool(self.shapes or any(self.removed.values()) or self.constants or any(self.reshapes.values()))
 
     @property
     def n_removed(self) -> int:
-        return sum(len(v) for v in self.removed.values())
+        """Shape-arithmetic operators removed."""
+        return sum(len(v) for v in self.removed.values()) - self.dequantized
 
     def summary(self) -> str:
+        """What changed in the shapes ('' when nothing)."""
         return ", ".join(([f"{len(self.shapes)} tensor shape(s) written"] if self.shapes else [])
                          + ([f"{self.n_removed} shape-arithmetic operator(s) removed"] if self.n_removed else []))
 
@@ -614,12 +617,14 @@ def fold_plan(data: bytes) -> Folded:
     r = _Reader(data)
     subgraphs_at, n_sg = r.vector(r.deref(0), MODEL_SUBGRAPHS)
     plan = Folded()
+    own = _own_buffers(model, r)
+    for s, sg in enumerate(model.subgraphs[:n_sg]):
+        _float16_constants(sg, s, own, plan)
     # A subgraph called by another has its caller's shapes: such models are
     # left as they are.
     if any(op.opcode in _CONTROL_FLOW for sg in model.subgraphs for op in sg.operators):
         plan.left.append("the model: control flow")
         return plan
-    own = _own_buffers(model, r)
     for s, sg in enumerate(model.subgraphs[:n_sg]):
         tensors_at, n_t = r.vector(r.deref(subgraphs_at + 4 * s), SUBGRAPH_TENSORS)
         signature: list[list[int] | None] = []
@@ -635,7 +640,8 @@ def fold_plan(data: bytes) -> Folded:
             continue
         for i, shape in changed.items():
             plan.shapes[(s, i)] = (tuple(sg.tensors[i].shape), shape)
-        plan.removed[s], reshapes = _removable(sg, g)
+        removed, reshapes = _removable(sg, g)
+        plan.removed[s] = sorted(set(plan.removed.get(s, [])) | set(removed))
         # The new shape becomes the RESHAPE's constant input where its tensor
         # has an empty buffer of its own (TF's converter gives every tensor
         # one): TF Lite, which reads it, runs the model too. Else the input
@@ -650,6 +656,26 @@ def fold_plan(data: bytes) -> Folded:
             else:
                 plan.reshapes[s].append(k)
     return plan
+
+
+def _float16_constants(sg: Subgraph, s: int, own: dict[int, tuple[int, int]], plan: Folded) -> None:
+    """TF's float16 quantization: each DEQUANTIZE of a constant float16
+    tensor (which neither TFLM nor the engine takes) becomes its float32
+    output made constant (the conversion is exact), where that output has an
+    empty buffer of its own."""
+    outputs = set(sg.outputs)
+    for op in sg.operators:
+        if op.opcode != "DEQUANTIZE" or len(op.inputs) != 1 or len(op.outputs) != 1 \
+                or not all(0 <= i < len(sg.tensors) for i in (*op.inputs, *op.outputs)):
+            continue
+        x, y = sg.tensors[op.inputs[0]], sg.tensors[op.outputs[0]]
+        if x.dtype != "FLOAT16" or x.data is None or len(x.data) != 2 * x.elements or y.dtype != "FLOAT32" \
+                or y.elements != x.elements or y.index in outputs or y.data is not None \
+                or own.get(y.buffer) != (s, y.index):
+            continue
+        plan.constants[y.buffer] = np.frombuffer(x.data, "<f2").astype("<f4").tobytes()
+        plan.removed.setdefault(s, []).append(op.index)
+        plan.dequantized += 1
 
 
 def _own_buffers(model, r: _Reader) -> dict[int, tuple[int, int]]:
@@ -741,14 +767,21 @@ def prepare_note(data: bytes) -> str:
         plan = fold_plan(fixed)
     except (ValueError, struct.error, IndexError):
         return ""  # (what is wrong with the model is the engine's to say)
-    what = prepare_writes(changes, plan)
-    return f"converted with an unknown batch size: tflm-host prepare {what}" if what else ""
+    notes = []
+    shapes = prepare_writes(changes, plan)
+    if shapes:
+        notes.append(f"converted with an unknown batch size: tflm-host prepare {shapes}")
+    if plan.dequantized:
+        notes.append(f"float16 weights: tflm-host prepare makes {plan.dequantized} float16 constant(s) float32 "
+                     "(neither TFLM nor this engine has float16 kernels)")
+    return "; ".join(notes)
 
 
 def prepare_writes(changes: list[batch_shapes.BatchChange], plan: Folded) -> str:
-    """What prepare writes, from batch_shapes.fixed_batch()'s changes and
-    the fold's ("writes 2 tensor shape(s), removes 7 shape-arithmetic
-    operator(s)"; '' when nothing)."""
+    """What prepare writes in a model converted with an unknown batch size,
+    from batch_shapes.fixed_batch()'s changes and the fold's ("writes 2
+    tensor shape(s), removes 7 shape-arithmetic operator(s)"; '' when
+    nothing)."""
     what = [f"the batch of {len(changes)} tensor(s)"] if changes else []
     what += [f"{len(plan.shapes)} tensor shape(s)"] if plan.shapes else []
     return ", ".join(([f"writes {' and '.join(what)}"] if what else [])

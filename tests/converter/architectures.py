@@ -1,7 +1,8 @@
 """Common small architectures, random weights, converted by
 TensorFlow's own converter: float32 and full-integer int8 (int8 input and
-output). Run with a Python that has tensorflow-cpu (`make converter-check`
-makes one in build/); never part of `make test`.
+output), some with float16 weights too. Run with a Python that has
+tensorflow-cpu (`make converter-check` makes one in build/); never part of
+`make test`.
 
     python architectures.py OUT_DIR [NAME ...]
     python architectures.py --run MODEL INPUTS.npz OUTPUTS.npz
@@ -10,7 +11,7 @@ The second form runs a model in TensorFlow Lite's own interpreter (the
 third opinion report.py asks for where this engine and TFLM disagree on
 whether a model can run): inputs input_0..., outputs output_0....
 
-Each model goes to OUT_DIR/<name>_<float|int8>.tflite; a conversion the
+Each model goes to OUT_DIR/<name>_<float|int8|float16>.tflite; a conversion the
 converter refuses is reported on stdout (`<file> FAILED <first line>`) and
 skipped. Each architecture converts in a process of its own: TF's
 converter aborts the process on some graphs (int8 recurrent layers)."""
@@ -177,6 +178,11 @@ NAMES = ("classifier_cnn", "mobilenet", "resnet", "lstm", "gru", "kws_ds_cnn", "
          "upsampling_any_batch", "sequence_dense", "attention_lstm")
 
 
+# Converted with float16 weights too (TF's float16 quantization: DEQUANTIZE
+# of float16 constants, which tflm-host prepare makes float32).
+FLOAT16 = ("mobilenet", "conv1d")
+
+
 def convert(name: str, out_dir: str) -> None:
     import numpy as np
     import tensorflow as tf
@@ -186,16 +192,20 @@ def convert(name: str, out_dir: str) -> None:
     model = keras_model()
     shape = [1] + list(model.inputs[0].shape[1:])
     rng = np.random.default_rng(7)
-    for quant in (False, True):
+    for quant in (False, True, "float16") if name in FLOAT16 else (False, True):
         conv = tf.lite.TFLiteConverter.from_keras_model(model)
-        if quant:
+        if quant == "float16":
+            conv.optimizations = [tf.lite.Optimize.DEFAULT]
+            conv.target_spec.supported_types = [tf.float16]
+        elif quant:
             conv.optimizations = [tf.lite.Optimize.DEFAULT]
             conv.representative_dataset = lambda: ([rng.normal(0, 1, shape).astype(np.float32)] for _ in range(30))
             conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
             conv.inference_input_type = tf.int8
             if model.outputs[0].dtype == "float32":
                 conv.inference_output_type = tf.int8
-        out = os.path.join(out_dir, f"{name}_{'int8' if quant else 'float'}.tflite")
+        kind = quant if quant == "float16" else "int8" if quant else "float"
+        out = os.path.join(out_dir, f"{name}_{kind}.tflite")
         try:
             data = conv.convert()
         except Exception as e:  # the converter's refusal: report, go on

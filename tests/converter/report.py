@@ -120,7 +120,9 @@ def as_prepared(data: bytes) -> tuple[bytes, str]:
     wrote ('' when nothing)."""
     fixed, changes = batch_shapes.fixed_batch(data)
     folded, plan = shape_fold.fold_shapes(fixed)
-    return folded, shape_fold.prepare_writes(changes, plan)
+    what = [shape_fold.prepare_writes(changes, plan)] if changes or plan.summary() else []
+    what += [f"makes {plan.dequantized} float16 constant(s) float32"] if plan.dequantized else []
+    return folded, ", ".join(what)
 
 
 def _verdict(path: Path, source: Path, tflite_python: str | None) -> tuple[str, str, str]:
