@@ -253,7 +253,7 @@ def main(argv: list[str]) -> int:
                         "runs here only", "runs here only, not TF Lite's")}
     text = ["# Models from TensorFlow's converter", "",
             "Small architectures with random weights (`tests/converter/architectures.py`), converted by "
-            "TensorFlow's own converter, float32 and full-integer int8, each run on the host engine and on "
+            "TensorFlow's own converter, float32 and full-integer int8 (some with float16 weights too), each run on the host engine and on "
             f"TFLM's reference interpreter (PyPI `tflite-micro`) with the same {RUNS} random input sets. "
             "`make converter-check` (which installs `tensorflow-cpu` in a venv of its own under build/) "
             "rewrites this file.", "",
