@@ -194,7 +194,8 @@ def tflm_steps(folder: Path, python: str) -> tuple[float, str]:
 # their make-test reference is TF Lite's definition (the tables of int8 and
 # int16 EXP and int8 LOG, numpy's tile for TILE) or TFLM's int32 indices;
 # here TF Lite itself runs them.
-BEYOND_TFLM = "EXP/int8,EXP/int16,LOG/int8,float32_int64,int8_int64,TILE/,SPACE_TO_BATCH_ND/int16,BATCH_TO_SPACE_ND/int16"
+BEYOND_TFLM = ("EXP/int8,EXP/int16,LOG/int8,float32_int64,int8_int64,TILE/,SPACE_TO_BATCH_ND/int16,"
+               "BATCH_TO_SPACE_ND/int16")
 BEYOND_CASES = 3
 
 
@@ -253,7 +254,8 @@ def main(argv: list[str]) -> int:
                         "runs here only", "runs here only, not TF Lite's")}
     text = ["# Models from TensorFlow's converter", "",
             "Small architectures with random weights (`tests/converter/architectures.py`), converted by "
-            "TensorFlow's own converter, float32 and full-integer int8 (some with float16 weights too), each run on the host engine and on "
+            "TensorFlow's own converter, float32 and full-integer int8 (some with float16 weights too), each run "
+            "on the host engine and on "
             f"TFLM's reference interpreter (PyPI `tflite-micro`) with the same {RUNS} random input sets. "
             "`make converter-check` (which installs `tensorflow-cpu` in a venv of its own under build/) "
             "rewrites this file.", "",
