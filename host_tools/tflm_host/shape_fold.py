@@ -26,11 +26,16 @@ small integer tensors computed from shapes and constants, then, in place:
   the model);
 - removes the operators whose only use was computing such shapes.
 
+It also undoes TF's float16 quantization, which stores weights as float16
+constants behind DEQUANTIZE (neither TFLM nor the engine has float16): each
+DEQUANTIZE's float32 output becomes a constant (the conversion is exact)
+and the DEQUANTIZE goes.
+
 The bytes keep their layout: a shape's rank does not change, an operator's
 input vector only gets shorter, and the subgraph's operator vector keeps the
 operators that remain in their order (fbedit.py explains why that works in
-place); new buffer tables for the shapes made constant go in front of the
-old bytes (fbedit.edit_model).
+place); new buffer tables for the tensors made constant go in front of
+the old bytes (fbedit.edit_model).
 """
 
 from __future__ import annotations
@@ -44,9 +49,9 @@ import numpy as np
 from . import _engine, batch_shapes
 from .fbedit import (METADATA_BUFFER, MODEL_METADATA, MODEL_SUBGRAPHS, SUBGRAPH_OPERATORS, SUBGRAPH_TENSORS, _Reader,
                      edit_model)
+from .batch_shapes import TENSOR_SHAPE, TENSOR_SHAPE_SIGNATURE
 from .model import Operator, Subgraph, load_model
 
-TENSOR_SHAPE, TENSOR_SHAPE_SIGNATURE = 0, 7
 OPERATOR_INPUTS = 1
 # Values followed: integer tensors of at most this many elements (shapes,
 # axes, sizes), which is what shape arithmetic computes on.
