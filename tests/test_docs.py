@@ -288,18 +288,27 @@ def test_readme_commands_print_what_the_readme_shows(tmp_path):
 
 def test_readme_converter_settings_are_the_converter_checks():
     """The README's converter settings are those `make converter-check`
-    converts the int8 models with (tests/converter/architectures.py)."""
+    converts the int8 models with (tests/converter/architectures.py), and
+    its float16 setting the one of the models with float16 weights."""
     text = readme()
     block = re.search(r"<!-- converter-settings: checked by tests/test_docs.py -->\n *```python\n(.*?)\n *```",
                       text, re.S).group(1)
     ours = dict(re.findall(r"converter\.([\w.]+) = (.*)", block))
     source = (ROOT / "tests" / "converter" / "architectures.py").read_text()
-    theirs = dict(re.findall(r"conv\.([\w.]+) = (.*)", source))
+
+    def branch(condition: str) -> dict[str, str]:
+        body = re.search(rf"\n( +)(?:el)?if {condition}:\n(.*?)\n\1\S", source, re.S).group(2)
+        return dict(re.findall(r"conv\.([\w.]+) = (.*)", body))
+
+    theirs = branch("quant")
     assert set(ours) == set(theirs) == {"optimizations", "representative_dataset", "target_spec.supported_ops",
                                         "inference_input_type", "inference_output_type"}
     for key in ours:
         if key != "representative_dataset":
             assert ours[key] == theirs[key], key
+    float16 = branch('quant == "float16"')
+    assert float16 == {"optimizations": ours["optimizations"], "target_spec.supported_types": "[tf.float16]"}
+    assert "`converter.target_spec.supported_types = [tf.float16]`" in " ".join(text.split())
 
 
 def test_boards_md_repl_figures_are_the_engines():
