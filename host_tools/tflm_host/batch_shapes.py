@@ -19,7 +19,6 @@ operator against the new shapes as it checks any model.
 from __future__ import annotations
 
 import struct
-from collections import Counter
 from dataclasses import dataclass
 
 from .fbedit import MODEL_SUBGRAPHS, SUBGRAPH_TENSORS, _Reader
@@ -110,19 +109,29 @@ def fixed_batch(data: bytes) -> tuple[bytes, list[BatchChange]]:
         raise ValueError(f"malformed model: a tensor's shape lies outside the file ({e})") from None
     if not changes:
         return data, []
+    subgraphs = load_model(data).subgraphs
     out = bytearray(data)
+    write_shapes(out, {(c.subgraph, c.tensor): (c.batch, *subgraphs[c.subgraph].tensors[c.tensor].shape[1:])
+                       for c in changes})
+    return bytes(out), changes
+
+
+def write_shapes(out: bytearray, shapes: dict[tuple[int, int], tuple[int, ...]]) -> None:
+    """Writes (subgraph, tensor) -> shape into the tensors' shape vectors in
+    place, each of the rank written there. A vector several tensors share
+    is written only when they all get the same shape (ValueError else)."""
     r = _Reader(out)
     subgraphs_at, n_sg = r.vector(r.deref(0), MODEL_SUBGRAPHS)
-    shape_at: dict[tuple[int, int], int] = {}  # (subgraph, tensor) -> its shape vector's position
+    shape_at: dict[tuple[int, int], tuple[int, int]] = {}  # (subgraph, tensor) -> its shape vector (position, rank)
     for s in range(n_sg):
         tensors_at, n_t = r.vector(r.deref(subgraphs_at + 4 * s), SUBGRAPH_TENSORS)
         for i in range(n_t):
-            shape_at[(s, i)] = r.vector(r.deref(tensors_at + 4 * i), TENSOR_SHAPE)[0]
-    users = Counter(shape_at.values())
-    for c in changes:
-        at = shape_at[(c.subgraph, c.tensor)]
-        if users[at] > 1:
-            raise ValueError(f"tensor {c.tensor} ({c.name}) shares its shape with another tensor: "
-                             "cannot write its batch")
-        struct.pack_into("<i", out, at, c.batch)
-    return bytes(out), changes
+            shape_at[(s, i)] = r.vector(r.deref(tensors_at + 4 * i), TENSOR_SHAPE)
+    new_at = {shape_at[key][0]: shape for key, shape in shapes.items()}
+    for (s, i), (at, rank) in shape_at.items():
+        if at in new_at and (shapes.get((s, i)) != new_at[at] or len(new_at[at]) != rank):
+            raise ValueError(f"tensor {i} of subgraph {s} shares its shape with another tensor: "
+                             "cannot write its shape")
+    for at, shape in new_at.items():
+        for k, d in enumerate(shape):
+            struct.pack_into("<i", out, at + 4 * k, d)

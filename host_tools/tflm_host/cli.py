@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import (__version__, _engine, arena, batch_shapes, board_info, board_time, boards, device, divergence, install,
-               patches, plot, prepare, progress, romfs, schema, shape_fold)
+from . import (__version__, _engine, arena, board_info, board_time, boards, device, divergence, install, patches,
+               plot, prepare, progress, romfs, schema, shape_fold)
 from .demo import EXAMPLES, run_demo
 from .deploy import deploy
 from .flash import add_parser as add_flash_parser
@@ -544,12 +544,12 @@ def cmd_plan(args) -> int:
 def cmd_prepare(args) -> int:
     _output_paths(args.output)
     model = load_model(args.model)  # what is wrong with the file, named as the other commands name it
-    data = model.raw
-    if arena.missing_ops_message(model):
-        # (The shape arithmetic prepare folds away needs no kernel.)
-        message = arena.missing_ops_message(load_model(shape_fold.fold_shapes(batch_shapes.fixed_batch(data)[0])[0]))
-        if message:
-            raise NotImplementedError(message)
+    # The shapes first (the shape arithmetic and the DEQUANTIZEs prepare
+    # folds away need no kernel), said below.
+    data, changes, folded = shape_fold.fixed_shapes(model.raw)
+    message = arena.missing_ops_message(load_model(data) if data is not model.raw else model)
+    if message:
+        raise NotImplementedError(message)
 
     bound = patches.parse_fraction(args.max_extra_macs) if args.max_extra_macs else None
     slowdown = patches.parse_fraction(args.max_slowdown, "--max-slowdown") if args.max_slowdown else None
@@ -567,12 +567,10 @@ def cmd_prepare(args) -> int:
     if args.cycles:
         dev_tool("bench", "prepare --cycles").check_timed(args.cycles)
     progress.set_quiet(args.quiet)
-    data, changes = batch_shapes.fixed_batch(data)
     if changes:
         moved = ", ".join(f"{c.tensor} {c.written} -> {c.batch}" for c in changes)
         print(f"note: converted with an unknown batch size: the batch that SPACE_TO_BATCH_ND gives the tensors "
               f"before BATCH_TO_SPACE_ND is written in their shapes (tensor {moved})", file=sys.stderr)
-    data, folded = shape_fold.fold_shapes(data)
     if folded.summary():
         print(f"note: converted with an unknown batch size: {folded.summary()} "
               "(the shapes the model has with its inputs' written shapes)", file=sys.stderr)

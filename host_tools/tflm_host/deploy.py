@@ -183,11 +183,11 @@ def wait_for_board(port: str, timeout: float = 60) -> None:
         transport.close()
 
 
-def _needs_prepare(path: Path) -> str:
-    """Why a model must be prepared before it can run on a board ('' when it
-    need not): converted with an unknown batch size, the engine refuses it
-    as it is and takes what `tflm-host prepare` writes."""
-    data = path.read_bytes()
+def _needs_prepare(path: Path, data: bytes) -> str:
+    """Why the model at `path` (its bytes: `data`) must be prepared before it
+    can run on a board ('' when it need not): converted with an unknown
+    batch size or with float16 weights, the engine refuses it as it is and
+    takes what `tflm-host prepare` writes."""
     note = shape_fold.prepare_note(data)
     if not note:
         return ""
@@ -206,7 +206,7 @@ def deploy(models: list[Path], port: str, extra: list[Path] | None = None, dry_r
     even the image or files they would send: the commands name them)."""
     plan = collect(models, extra)  # (what cannot be read is named here)
     for model in models:
-        refusal = _needs_prepare(model)
+        refusal = _needs_prepare(model, plan.files[model.name])
         if refusal:
             raise ValueError(refusal)
     rom, size, fs, part = caps if caps is not None else (True, len(plan.image), False, False) if dry_run \

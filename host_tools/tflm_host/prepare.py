@@ -12,7 +12,7 @@ the metadata and runs the model as before.
 
 from __future__ import annotations
 
-from . import _engine, batch_shapes, fbedit, patches, shape_fold
+from . import _engine, fbedit, patches, shape_fold
 from .model import load_model
 from .patches import METADATA_NAME as PATCH_METADATA
 
@@ -54,7 +54,7 @@ def prepare_searched(data: bytes, max_extra_macs: float | None, progress=None,
     # The batch TF's converter leaves at 1 where it is not (batch_shapes.py),
     # then the shapes it leaves unknown and the arithmetic computing them
     # (shape_fold.py), are the first things prepared.
-    data = shape_fold.fold_shapes(batch_shapes.fixed_batch(data)[0])[0]
+    data = shape_fold.fixed_shapes(data)[0]
     # (A model prepared the same already comes back as it is: fbedit.)
     out = fbedit.edit_model(data, metadata={METADATA_NAME: prepared_metadata(*kernel_data(data))})
     found = None

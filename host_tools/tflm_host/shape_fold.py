@@ -49,7 +49,7 @@ import numpy as np
 from . import _engine, batch_shapes
 from .fbedit import (METADATA_BUFFER, MODEL_METADATA, MODEL_SUBGRAPHS, SUBGRAPH_OPERATORS, SUBGRAPH_TENSORS, _Reader,
                      edit_model)
-from .batch_shapes import TENSOR_SHAPE, TENSOR_SHAPE_SIGNATURE
+from .batch_shapes import TENSOR_SHAPE_SIGNATURE
 from .model import Operator, Subgraph, load_model
 
 OPERATOR_INPUTS = 1
@@ -714,31 +714,16 @@ def fold_shapes(data: bytes) -> tuple[bytes, Folded]:
         data = edit_model(data, remove=following)
         plan = fold_plan(data)
     out = bytearray(data)
+    batch_shapes.write_shapes(out, {key: shape for key, (_, shape) in plan.shapes.items()})
     r = _Reader(out)
     subgraphs_at, n_sg = r.vector(r.deref(0), MODEL_SUBGRAPHS)
-    shape_at: dict[tuple[int, int], int] = {}
     inputs_at: dict[tuple[int, int], int] = {}
     for s in range(n_sg):
-        sg_table = r.deref(subgraphs_at + 4 * s)
-        tensors_at, n_t = r.vector(sg_table, SUBGRAPH_TENSORS)
-        for i in range(n_t):
-            shape_at[(s, i)] = r.vector(r.deref(tensors_at + 4 * i), TENSOR_SHAPE)[0]
-        ops_at, n_ops = r.vector(sg_table, SUBGRAPH_OPERATORS)
+        ops_at, n_ops = r.vector(r.deref(subgraphs_at + 4 * s), SUBGRAPH_OPERATORS)
         for i in range(n_ops):
             inputs_at[(s, i)] = r.vector(r.deref(ops_at + 4 * i), OPERATOR_INPUTS)[0]
-    # A shape vector several tensors share is written only when they all get
-    # the same shape; an input vector, only when every operator sharing it
-    # drops the same input.
-    new_at: dict[int, tuple[int, ...]] = {}
-    for (s, i), (_, shape) in plan.shapes.items():
-        new_at[shape_at[(s, i)]] = shape
-    for key, at in shape_at.items():
-        if at in new_at and (key not in plan.shapes or plan.shapes[key][1] != new_at[at]):
-            raise ValueError(f"tensor {key[1]} of subgraph {key[0]} shares its shape with another tensor: "
-                             "cannot write its shape")
-    for at, shape in new_at.items():
-        for k, d in enumerate(shape):
-            struct.pack_into("<i", out, at + 4 * k, d)
+    # An input vector several operators share is shortened only when every
+    # one of them drops the same input.
     stripped = {inputs_at[(s, i)] for s, ops in plan.reshapes.items() for i in ops}
     for key, at in inputs_at.items():
         if at in stripped and key[1] not in plan.reshapes.get(key[0], []):
@@ -764,13 +749,22 @@ def fold_shapes(data: bytes) -> tuple[bytes, Folded]:
     return bytes(out), plan
 
 
+def fixed_shapes(data: bytes) -> tuple[bytes, list[batch_shapes.BatchChange], Folded]:
+    """What prepare does first: the batch (batch_shapes.fixed_batch), then
+    the other sizes and the shape arithmetic, and the float16 constants
+    (fold_shapes); with what each changed."""
+    fixed, changes = batch_shapes.fixed_batch(data)
+    out, plan = fold_shapes(fixed)
+    return out, changes, plan
+
+
 def prepare_note(data: bytes) -> str:
     """What `tflm-host prepare` writes in a model converted with an unknown
-    batch size ('' when nothing): `inspect` and `deploy` say it."""
+    batch size or with float16 weights ('' when nothing): `inspect`, `deploy`
+    and the commands' errors say it."""
     try:
-        fixed, changes = batch_shapes.fixed_batch(data)
-        plan = fold_plan(fixed)
-    except (ValueError, struct.error, IndexError):
+        _, changes, plan = fixed_shapes(data)
+    except ValueError:
         return ""  # (what is wrong with the model is the engine's to say)
     notes = []
     shapes = prepare_writes(changes, plan)

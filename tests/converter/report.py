@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tflm_host import batch_shapes, divergence, shape_fold
+from tflm_host import divergence, shape_fold
 from tflm_host.cli import compare_outputs
 from tflm_host.host_run import HostTarget
 from tflm_host.model import load_model
@@ -118,8 +118,7 @@ def verdict(path: Path, tflite_python: str | None = None) -> tuple[str, str, str
 def as_prepared(data: bytes) -> tuple[bytes, str]:
     """The model with the shapes `tflm-host prepare` writes, and what it
     wrote ('' when nothing)."""
-    fixed, changes = batch_shapes.fixed_batch(data)
-    folded, plan = shape_fold.fold_shapes(fixed)
+    folded, changes, plan = shape_fold.fixed_shapes(data)
     what = [shape_fold.prepare_writes(changes, plan)] if changes or plan.summary() else []
     what += [f"makes {plan.dequantized} float16 constant(s) float32"] if plan.dequantized else []
     return folded, ", ".join(what)
